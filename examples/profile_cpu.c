@@ -1,0 +1,371 @@
+/*
+ * profile_cpu - the seed's program (profile_cpu.py) in C.
+ *
+ * Profiles CPU inference of Linear(256,512) > ReLU > Linear(512,64) on a batch
+ * of 128 under schedule(wait=1, warmup=1, active=2, repeat=1), and writes into
+ * a NEW directory: cpu-step-4.json (Chrome trace), cpu-step-4.time.txt and
+ * cpu-step-4.memory.txt (tables), summary.json. The directory appears whole or
+ * not at all: files are written into a temporary sibling that is renamed into
+ * place at the end, and an existing directory is never touched.
+ */
+#define _GNU_SOURCE
+#include <nn/nn.h>
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct options {
+    const char *outdir;
+    const char *stem;
+    int threads, batch, in_features, hidden, out_features, steps;
+    opprof_schedule schedule;
+    bool quiet;
+} options;
+
+typedef struct context {
+    const options *opt;
+    const char *workdir; /* temporary directory being filled */
+    opprof_summary *summary;
+    char failed_path[4096];
+    int error;
+} context;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: profile_cpu [options] OUTDIR\n"
+            "\n"
+            "Profile CPU inference of Linear(IN,HIDDEN) > ReLU > Linear(HIDDEN,OUT) as the seed's\n"
+            "profile_cpu.py does, and write the capture into OUTDIR, which must not exist.\n"
+            "\n"
+            "options:\n"
+            "  --threads N      threads for matrix products (default 1)\n"
+            "  --batch N        rows of the input batch (default 128)\n"
+            "  --in N           input features (default 256)\n"
+            "  --hidden N       hidden features (default 512)\n"
+            "  --out N          output features (default 64)\n"
+            "  --steps N        profiled loop iterations (default 6)\n"
+            "  --skip-first N   schedule: steps skipped before the first cycle (default 0)\n"
+            "  --wait N         schedule: idle steps per cycle (default 1)\n"
+            "  --warmup N       schedule: warm-up steps per cycle (default 1)\n"
+            "  --active N       schedule: recorded steps per cycle (default 2)\n"
+            "  --repeat N       schedule: cycles, 0 = forever (default 1)\n"
+            "  --stem NAME      file name stem of each capture (default cpu-step)\n"
+            "  --quiet          do not print the tables\n"
+            "  -h, --help       this help\n"
+            "\n"
+            "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\n"
+            "for each capture (N = the step number when it was saved), and summary.json.\n"
+            "Exit status: 0 on success, 1 on failure (nothing is left behind), 2 on bad usage.\n");
+}
+
+static int parse_int(const char *text, const char *flag, int min, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > 1000000000) {
+        fprintf(stderr, "profile_cpu: %s takes an integer >= %d, not '%s'\n", flag, min, text);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, options *o) {
+    *o = (options){.stem = "cpu-step",
+                   .threads = 1,
+                   .batch = 128,
+                   .in_features = 256,
+                   .hidden = 512,
+                   .out_features = 64,
+                   .steps = 6,
+                   .schedule = {.skip_first = 0, .wait = 1, .warmup = 1, .active = 2, .repeat = 1}};
+    static const struct option longs[] = {
+        {"threads", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
+        {"in", required_argument, 0, 'i'},      {"hidden", required_argument, 0, 'H'},
+        {"out", required_argument, 0, 'o'},     {"steps", required_argument, 0, 's'},
+        {"skip-first", required_argument, 0, 'S'}, {"wait", required_argument, 0, 'w'},
+        {"warmup", required_argument, 0, 'W'},  {"active", required_argument, 0, 'a'},
+        {"repeat", required_argument, 0, 'r'},  {"stem", required_argument, 0, 'n'},
+        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 't': rc = parse_int(optarg, "--threads", 1, &o->threads); break;
+        case 'b': rc = parse_int(optarg, "--batch", 1, &o->batch); break;
+        case 'i': rc = parse_int(optarg, "--in", 1, &o->in_features); break;
+        case 'H': rc = parse_int(optarg, "--hidden", 1, &o->hidden); break;
+        case 'o': rc = parse_int(optarg, "--out", 1, &o->out_features); break;
+        case 's': rc = parse_int(optarg, "--steps", 0, &o->steps); break;
+        case 'S': rc = parse_int(optarg, "--skip-first", 0, &o->schedule.skip_first); break;
+        case 'w': rc = parse_int(optarg, "--wait", 0, &o->schedule.wait); break;
+        case 'W': rc = parse_int(optarg, "--warmup", 0, &o->schedule.warmup); break;
+        case 'a': rc = parse_int(optarg, "--active", 0, &o->schedule.active); break;
+        case 'r': rc = parse_int(optarg, "--repeat", 0, &o->schedule.repeat); break;
+        case 'n':
+            if (!*optarg || strchr(optarg, '/')) {
+                fprintf(stderr, "profile_cpu: --stem takes a file name without '/', not '%s'\n", optarg);
+                rc = -1;
+            }
+            o->stem = optarg;
+            break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+        if (rc) return -1;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind >= argc ? "profile_cpu: missing OUTDIR\n" : "profile_cpu: too many arguments\n");
+        usage(stderr);
+        return -1;
+    }
+    o->outdir = argv[optind];
+    int rc = opprof_schedule_check(&o->schedule);
+    if (rc) {
+        fprintf(stderr, "profile_cpu: %s\n", opprof_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* Write `text` to dir/name; on failure remember the path. */
+static int write_file(context *ctx, const char *name, const char *text) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+    int rc = opprof_write_text_file(path, text);
+    if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", ctx->opt->outdir, name);
+    return rc;
+}
+
+static int write_trace(context *ctx, const opprof_capture *cap, const char *name) {
+    char path[4096], final_path[4096];
+    snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+    snprintf(final_path, sizeof final_path, "%s/%s", ctx->opt->outdir, name);
+    int rc = 0;
+    FILE *f = fopen(path, "w");
+    if (!f) rc = -errno;
+    if (!rc) rc = opprof_capture_write_chrome_stream(cap, f, final_path);
+    if (f && fclose(f) != 0 && !rc) rc = -errno;
+    if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s", final_path);
+    return rc;
+}
+
+/* on_trace_ready: the seed's save_trace. */
+static int save_trace(const opprof_capture *cap, void *user_data) {
+    context *ctx = user_data;
+    const options *o = ctx->opt;
+    opprof_capture_info info = opprof_capture_get_info(cap);
+    opprof_averages *avg = NULL;
+    char *time_table = NULL, *memory_table = NULL;
+    char name[512];
+    int rc = opprof_capture_averages(cap, &avg);
+    if (!rc) rc = opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &time_table);
+    if (!rc) rc = opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_MEMORY, 12, &memory_table);
+    if (!rc) {
+        snprintf(name, sizeof name, "%s-%lld.time.txt", o->stem, (long long)info.step_num);
+        rc = write_file(ctx, name, time_table);
+    }
+    if (!rc) {
+        snprintf(name, sizeof name, "%s-%lld.memory.txt", o->stem, (long long)info.step_num);
+        rc = write_file(ctx, name, memory_table);
+    }
+    if (!rc) {
+        snprintf(name, sizeof name, "%s-%lld.json", o->stem, (long long)info.step_num);
+        rc = write_trace(ctx, cap, name);
+    }
+    if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);
+    if (!rc && !o->quiet) printf("%s\n%s\n", time_table, memory_table);
+    opprof_free(time_table);
+    opprof_free(memory_table);
+    opprof_averages_free(avg);
+    if (rc && !ctx->error) ctx->error = rc;
+    return rc;
+}
+
+/* Remove a directory that this program created, with the files in it. */
+static void remove_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int make_model(const options *o, nn_module **model) {
+    nn_module *layers[3] = {0};
+    int rc = nn_linear_new(&layers[0], o->in_features, o->hidden);
+    if (!rc) rc = nn_relu_new(&layers[1]);
+    if (!rc) rc = nn_linear_new(&layers[2], o->hidden, o->out_features);
+    if (rc) {
+        for (int i = 0; i < 3; i++) nn_module_free(layers[i]);
+        return rc;
+    }
+    return nn_sequential_new(model, layers, 3);
+}
+
+static int run(const options *o, context *ctx) {
+    nn_module *model = NULL;
+    nn_tensor *inputs = NULL, *reference = NULL, *after = NULL;
+    opprof_session *session = NULL;
+    int rc;
+    const char *what = "building the model";
+
+    nn_manual_seed(7);
+    nn_set_num_threads(o->threads); /* a fixed lab setting, not a tuning recommendation */
+    rc = make_model(o, &model);
+    if (rc) goto done;
+    nn_module_eval(model);
+    what = "creating the inputs";
+    rc = nn_tensor_randn(&inputs, 2, (int64_t[]){o->batch, o->in_features});
+    if (rc) goto done;
+
+    what = "running the model";
+    rc = nn_module_forward(model, inputs, &reference);
+    for (int i = 0; i < 3 && !rc; i++) { /* warm up before the profiler starts */
+        nn_tensor *y;
+        rc = nn_module_forward(model, inputs, &y);
+        nn_tensor_free(y);
+    }
+    if (rc) goto done;
+
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = o->schedule;
+    cfg.on_trace_ready = save_trace;
+    cfg.user_data = ctx;
+    cfg.profile_memory = true;
+    what = "starting the profiler";
+    rc = opprof_session_start(&session, &cfg);
+    if (rc) goto done;
+    for (int step = 0; step < o->steps; step++) {
+        int frc = 0;
+        OPPROF_RANGE("batch_%d", step) {
+            nn_tensor *output = NULL;
+            OPPROF_RANGE("forward") { frc = nn_module_forward(model, inputs, &output); }
+            nn_tensor_free(output);
+        }
+        if (frc) {
+            rc = frc;
+            what = "running the model";
+            break;
+        }
+        opprof_session_step(session); /* advance once after each logical batch */
+        if (ctx->error) break;
+    }
+    int stop_rc = opprof_session_stop(session);
+    if (ctx->error) {
+        rc = ctx->error;
+        what = "saving the capture";
+        goto done;
+    }
+    if (rc) goto done;
+    if (stop_rc) {
+        rc = stop_rc;
+        what = "stopping the profiler";
+        goto done;
+    }
+
+    what = "checking the output";
+    rc = nn_module_forward(model, inputs, &after);
+    if (rc) goto done;
+    if (!nn_tensor_equal(after, reference)) {
+        fprintf(stderr, "profile_cpu: the output after profiling differs from the reference\n");
+        rc = -1;
+        goto done;
+    }
+
+    opprof_summary *sum = ctx->summary;
+    int64_t in_shape[2] = {inputs->shape[0], inputs->shape[1]};
+    int64_t out_shape[2] = {reference->shape[0], reference->shape[1]};
+    rc = opprof_summary_set_string(sum, "device", "cpu");
+    if (!rc) rc = opprof_summary_set_int(sum, "threads", nn_get_num_threads());
+    if (!rc) rc = opprof_summary_set_int_array(sum, "input_shape", in_shape, 2);
+    if (!rc) rc = opprof_summary_set_int_array(sum, "output_shape", out_shape, 2);
+    if (!rc) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/summary.json", ctx->workdir);
+        rc = opprof_summary_write(sum, path);
+        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/summary.json", o->outdir);
+        what = "writing";
+    }
+done:
+    if (rc && rc != -1) {
+        if (ctx->failed_path[0])
+            fprintf(stderr, "profile_cpu: cannot write '%s': %s\n", ctx->failed_path, opprof_strerror(rc));
+        else
+            fprintf(stderr, "profile_cpu: failed %s: %s\n", what,
+                    rc <= -5000 && rc > -6000 ? opprof_strerror(rc) : nn_strerror(rc));
+    }
+    opprof_session_free(session);
+    nn_tensor_free(after);
+    nn_tensor_free(reference);
+    nn_tensor_free(inputs);
+    nn_module_free(model);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    if (parse_options(argc, argv, &o)) return 2;
+
+    /* Refuse an existing OUTDIR before doing anything. */
+    struct stat st;
+    if (lstat(o.outdir, &st) == 0) {
+        fprintf(stderr, "profile_cpu: '%s' already exists; choose a new directory (nothing was changed)\n",
+                o.outdir);
+        return 1;
+    }
+    /* Fill a temporary sibling, then rename it into place. */
+    size_t n = strlen(o.outdir);
+    while (n > 1 && o.outdir[n - 1] == '/') n--;
+    char workdir[4096];
+    if (n + 16 > sizeof workdir) {
+        fprintf(stderr, "profile_cpu: '%s': %s\n", o.outdir, strerror(ENAMETOOLONG));
+        return 1;
+    }
+    snprintf(workdir, sizeof workdir, "%.*s.tmp.XXXXXX", (int)n, o.outdir);
+    if (!mkdtemp(workdir)) {
+        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", o.outdir, strerror(errno));
+        return 1;
+    }
+
+    context ctx = {.opt = &o, .workdir = workdir};
+    int rc = opprof_summary_new(&ctx.summary);
+    if (rc) {
+        fprintf(stderr, "profile_cpu: %s\n", opprof_strerror(rc));
+        remove_tree(workdir);
+        return 1;
+    }
+    rc = run(&o, &ctx);
+    opprof_summary_free(ctx.summary);
+    if (rc) {
+        remove_tree(workdir);
+        return 1;
+    }
+    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a plain directory's mode */
+    umask(mask);
+    chmod(workdir, 0777 & ~mask);
+    if (renameat2(AT_FDCWD, workdir, AT_FDCWD, o.outdir, RENAME_NOREPLACE) != 0) {
+        int err = errno;
+        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", o.outdir, strerror(err));
+        remove_tree(workdir);
+        return 1;
+    }
+    printf("profile_cpu: capture written to %s/\n", o.outdir);
+    return 0;
+}

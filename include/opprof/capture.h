@@ -1,0 +1,223 @@
+/*
+ * capture.h - what a capture holds and what it becomes: averages, PyTorch-style
+ * tables, Chrome/Perfetto traces, summary.json.
+ *
+ * A capture is the one exchange type of opprof: a live session hands one to
+ * on_trace_ready, and a capture can also be built event by event (tests, trace
+ * readers). Once finished it is read-only and may be read from several threads.
+ *
+ * Times are integer nanoseconds from the capture's start; tables and traces
+ * print microseconds, as PyTorch does. Memory is in bytes, signed (a free is
+ * negative).
+ */
+#ifndef OPPROF_CAPTURE_H
+#define OPPROF_CAPTURE_H
+
+#include <opprof/opprof.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Capture contents                                                          */
+/* ------------------------------------------------------------------------- */
+
+/** A range or operator: a complete event ("ph":"X" in a trace). 32 bytes. */
+typedef struct opprof_event {
+    int64_t start_ns;    /* from the capture's start */
+    int64_t duration_ns; /* >= 0 */
+    uint32_t name;       /* index for opprof_capture_name() */
+    uint32_t thread;     /* index into opprof_capture_threads() */
+    int32_t parent;      /* index of the enclosing event on the same thread, or -1 */
+    uint8_t kind;        /* opprof_kind */
+    uint8_t reserved[3];
+} opprof_event;
+
+/** An allocation (bytes > 0) or free (bytes < 0). */
+typedef struct opprof_memory_event {
+    int64_t ts_ns;
+    uint64_t addr;
+    int64_t bytes;
+    int64_t total_allocated; /* the allocator's live bytes after the event */
+    uint32_t thread;
+    int32_t owner;           /* index of the innermost event open at ts_ns, or -1 */
+} opprof_memory_event;
+
+typedef struct opprof_thread_info {
+    int64_t tid;   /* the system's thread id */
+    char name[64]; /* "" when unknown */
+} opprof_thread_info;
+
+/** Facts about a capture as a whole. */
+typedef struct opprof_capture_info {
+    int64_t step_num;          /* the session's step number when it ended (-1 if none) */
+    int64_t pid;
+    int64_t base_time_ns;      /* wall clock (ns since 1970) of the capture's start */
+    int64_t duration_ns;       /* from the capture's start to its end */
+    uint64_t dropped_events;   /* events past the budget, not recorded */
+    bool profile_memory;       /* memory events were recorded */
+    opprof_schedule schedule;  /* the session's schedule */
+} opprof_capture_info;
+
+/** The capture's facts. */
+OPPROF_API opprof_capture_info opprof_capture_get_info(const opprof_capture *capture);
+/** The events, sorted by thread, then start time, then longer first (parents
+ *  before their children). *count receives their number. */
+OPPROF_API const opprof_event *opprof_capture_events(const opprof_capture *capture, size_t *count);
+/** The memory events, sorted by thread then time. */
+OPPROF_API const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *capture,
+                                                                    size_t *count);
+OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture *capture,
+                                                            size_t *count);
+/** An event's name; NULL for an index out of range. Owned by the capture. */
+OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32_t name);
+/** The number of distinct names. */
+OPPROF_API size_t opprof_capture_name_count(const opprof_capture *capture);
+/** The warnings that the capture carries (misuse of ranges, unfinished
+ *  ranges, lost captures), each a sentence. Owned by the capture. */
+OPPROF_API const char *const *opprof_capture_warnings(const opprof_capture *capture, size_t *count);
+
+/* ------------------------------------------------------------------------- */
+/* Building a capture by hand                                                */
+/* ------------------------------------------------------------------------- */
+
+/** A new empty capture, owned by the caller (opprof_capture_free). */
+OPPROF_API int opprof_capture_new(opprof_capture **out);
+OPPROF_API void opprof_capture_free(opprof_capture *capture);
+/** Set the facts of the capture (pid, step_num, base time, dropped events,
+ *  profile_memory, schedule). duration_ns is computed by finish. */
+OPPROF_API void opprof_capture_set_info(opprof_capture *capture, const opprof_capture_info *info);
+/** Add a thread; *index receives its index. The name is copied. */
+OPPROF_API int opprof_capture_add_thread(opprof_capture *capture, int64_t tid, const char *name,
+                                         uint32_t *index);
+/** Add an event (name copied). OPPROF_EINVAL for a bad thread index or a
+ *  negative duration. */
+OPPROF_API int opprof_capture_add_event(opprof_capture *capture, uint32_t thread, const char *name,
+                                        opprof_kind kind, int64_t start_ns, int64_t duration_ns);
+/** Add a memory event. total_allocated -1: computed as the running sum. */
+OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
+                                         uint64_t addr, int64_t bytes, int64_t total_allocated);
+/** Add a warning sentence (copied). */
+OPPROF_API int opprof_capture_add_warning(opprof_capture *capture, const char *text);
+/**
+ * Sort the events and compute nesting: each event's parent is the innermost
+ * event of the same thread that contains it; each memory event's owner is the
+ * innermost event open at its time. Events that overlap without nesting are
+ * cut to their parent's end and a warning says so. Call once after adding.
+ */
+OPPROF_API int opprof_capture_finish(opprof_capture *capture);
+
+/* ------------------------------------------------------------------------- */
+/* Averages (key_averages)                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef struct opprof_averages opprof_averages;
+
+/** One row of key averages: all events of one key. */
+typedef struct opprof_average_row {
+    const char *key;          /* the name; ProfilerStep#N rows merge as "ProfilerStep*" */
+    int64_t calls;
+    int64_t self_ns;          /* durations minus direct children's */
+    int64_t total_ns;         /* durations */
+    int64_t cpu_mem;          /* net bytes allocated inside, children included */
+    int64_t self_cpu_mem;     /* net bytes allocated inside, children excluded */
+} opprof_average_row;
+
+/** Group the capture's events by name. *out is owned by the caller
+ *  (opprof_averages_free); it does not refer to the capture afterwards. */
+OPPROF_API int opprof_capture_averages(const opprof_capture *capture, opprof_averages **out);
+OPPROF_API void opprof_averages_free(opprof_averages *averages);
+/** The rows in first-seen order (by the start of each key's first event). */
+OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages *averages,
+                                                          size_t *count);
+/** The sum of self time over all rows (the table's "Self CPU time total"). */
+OPPROF_API int64_t opprof_averages_self_total_ns(const opprof_averages *averages);
+
+/** Sort keys, as key_averages().table(sort_by=...) names them. */
+typedef enum opprof_sort_key {
+    OPPROF_SORT_NONE = 0,          /* first-seen order */
+    OPPROF_SORT_SELF_CPU_TIME,     /* "self_cpu_time_total" */
+    OPPROF_SORT_CPU_TIME_TOTAL,    /* "cpu_time_total" */
+    OPPROF_SORT_CPU_TIME_AVG,      /* "cpu_time" */
+    OPPROF_SORT_SELF_CPU_MEMORY,   /* "self_cpu_memory_usage" */
+    OPPROF_SORT_CPU_MEMORY,        /* "cpu_memory_usage" */
+    OPPROF_SORT_COUNT              /* "count" */
+} opprof_sort_key;
+
+/** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */
+OPPROF_API int opprof_sort_key_parse(const char *name, opprof_sort_key *out);
+/** PyTorch's name of a sort key ("" for OPPROF_SORT_NONE). */
+OPPROF_API const char *opprof_sort_key_name(opprof_sort_key key);
+
+/**
+ * The table of key_averages().table(sort_by, row_limit) in PyTorch's layout:
+ * dash line, header, dash line, rows sorted descending (ties keep first-seen
+ * order), dash line, "Self CPU time total: ...". Memory columns appear when the
+ * capture recorded memory. row_limit <= 0 prints every row. When events were
+ * dropped or warnings exist, a line after the footer says how many.
+ * *out_text is a NUL-terminated string that the caller frees with opprof_free.
+ */
+OPPROF_API int opprof_averages_table(const opprof_averages *averages, opprof_sort_key sort,
+                                     int row_limit, char **out_text);
+
+/** Free memory that opprof returned (tables, strings). NULL is accepted. */
+OPPROF_API void opprof_free(void *ptr);
+
+/** PyTorch's time format of a duration in microseconds: "12.345us",
+ *  "1.030ms", "2.500s". buf gets at most size bytes, NUL included. */
+OPPROF_API void opprof_format_time_us(double us, char *buf, size_t size);
+/** PyTorch's (2.x) memory format: "592 B", "576.00 KB", "-1.00 MB", "1.50 GB". */
+OPPROF_API void opprof_format_memory(int64_t bytes, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------- */
+/* Files                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Every writer writes to a temporary file in the destination's directory,
+ * flushes it and renames it into place: on failure no partial file remains
+ * and the return value is -errno (OPPROF_ENOSPC, OPPROF_EACCES, ...).
+ */
+
+/** Write the capture as a Chrome trace (Kineto's JSON object form) that
+ *  Perfetto and chrome://tracing open. */
+OPPROF_API int opprof_capture_write_chrome(const opprof_capture *capture, const char *path);
+/** Write the capture as a Chrome trace to an open stream (no temporary file). */
+OPPROF_API int opprof_capture_write_chrome_stream(const opprof_capture *capture, FILE *out,
+                                                  const char *trace_name);
+/** Write a string to a file, atomically as above. */
+OPPROF_API int opprof_write_text_file(const char *path, const char *text);
+
+/* ------------------------------------------------------------------------- */
+/* summary.json                                                              */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * The seed's summary.json: {"opprof": version, <fields set by the caller in
+ * order>, "captures": [{"step", "operators": [{"name", "calls", "self_cpu_us",
+ * "total_cpu_us", "self_cpu_bytes"}], "dropped_events", "warnings"}]}.
+ */
+typedef struct opprof_summary opprof_summary;
+
+OPPROF_API int opprof_summary_new(opprof_summary **out);
+OPPROF_API void opprof_summary_free(opprof_summary *summary);
+/** Add a top-level field (key and value copied). */
+OPPROF_API int opprof_summary_set_string(opprof_summary *summary, const char *key, const char *value);
+OPPROF_API int opprof_summary_set_int(opprof_summary *summary, const char *key, int64_t value);
+OPPROF_API int opprof_summary_set_int_array(opprof_summary *summary, const char *key,
+                                            const int64_t *values, size_t count);
+/** Add a capture's entry: its step, its averages in first-seen order, its
+ *  dropped events and warnings. The summary keeps copies. */
+OPPROF_API int opprof_summary_add_capture(opprof_summary *summary, const opprof_capture *capture,
+                                          const opprof_averages *averages);
+/** The summary as JSON text (2-space indent); caller frees with opprof_free. */
+OPPROF_API int opprof_summary_to_json(const opprof_summary *summary, char **out_text);
+/** Write the summary to a file, atomically. */
+OPPROF_API int opprof_summary_write(const opprof_summary *summary, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPPROF_CAPTURE_H */

@@ -1,0 +1,349 @@
+/*
+ * opprof.h - the profiler: configuration, session, schedule, ranges, memory events.
+ *
+ * This header is the reference manual of the recording side of opprof. What a
+ * capture becomes (tables, traces, summaries) is in <opprof/capture.h>.
+ *
+ *   opprof_config cfg = opprof_config_default();
+ *   cfg.schedule = (opprof_schedule){ .wait = 1, .warmup = 1, .active = 2, .repeat = 1 };
+ *   cfg.profile_memory = true;
+ *   cfg.on_trace_ready = save_trace;       // called with each finished capture
+ *   opprof_session *s;
+ *   int rc = opprof_session_start(&s, &cfg);   // 0, or a negative OPPROF_E... code
+ *   for (int step = 0; step < 6; step++) {
+ *       OPPROF_RANGE("batch_%d", step) {
+ *           OPPROF_RANGE("forward") { work(); }
+ *       }
+ *       opprof_session_step(s);
+ *   }
+ *   opprof_session_stop(s);
+ *   opprof_session_free(s);
+ *
+ * Threads: every function here may be called from any thread. Ranges and memory
+ * events are recorded into a buffer of the calling thread without locks; the
+ * session functions (start, step, stop) take a lock and are meant for one
+ * controlling thread. One session may be active in a process at a time.
+ *
+ * Compile-time switch: define OPPROF_ENABLE to 0 before including this header
+ * and every OPPROF_ macro compiles to nothing but the code of its body.
+ */
+#ifndef OPPROF_OPPROF_H
+#define OPPROF_OPPROF_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(OPPROF_BUILDING) && defined(__GNUC__)
+#define OPPROF_API __attribute__((visibility("default")))
+#else
+#define OPPROF_API
+#endif
+
+#define OPPROF_VERSION_MAJOR 0
+#define OPPROF_VERSION_MINOR 1
+#define OPPROF_VERSION_PATCH 0
+#define OPPROF_VERSION_STRING "0.1.0"
+
+/** The library's version, "MAJOR.MINOR.PATCH". */
+OPPROF_API const char *opprof_version(void);
+
+/* ------------------------------------------------------------------------- */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Every function that can fail returns 0 on success or a negative code.
+ * Codes that come from the system keep errno's meaning (OPPROF_ENOENT is
+ * -ENOENT, and any other -errno may be returned by a file operation);
+ * opprof's own codes lie below -4095.
+ */
+#define OPPROF_ERRNO_MAP(XX)                                                   \
+    XX(EINVAL, -EINVAL, "invalid argument")                                    \
+    XX(ENOMEM, -ENOMEM, "out of memory")                                       \
+    XX(ENOENT, -ENOENT, "no such file or directory")                           \
+    XX(EEXIST, -EEXIST, "file exists")                                         \
+    XX(EACCES, -EACCES, "permission denied")                                   \
+    XX(ENOSPC, -ENOSPC, "no space left on device")                             \
+    XX(EIO, -EIO, "input/output error")                                        \
+    XX(ESCHEDULE, -5001, "invalid schedule: active must be at least 1")        \
+    XX(EACTIVE, -5002, "a profiler session is already active in this process") \
+    XX(ESTOPPED, -5003, "the profiler session is stopped")                     \
+    XX(ECALLBACK, -5004, "the on_trace_ready callback failed")                 \
+    XX(EFORMAT, -5005, "malformed input")                                      \
+    XX(EACTIVITY, -5006, "unsupported activity: only OPPROF_ACTIVITY_CPU exists")
+
+typedef enum opprof_error {
+#define OPPROF__ERR_ENUM(name, value, text) OPPROF_##name = (value),
+    OPPROF_ERRNO_MAP(OPPROF__ERR_ENUM)
+#undef OPPROF__ERR_ENUM
+} opprof_error;
+
+/** A sentence for an error code; for an unknown negative code, the system's
+ *  strerror() of its errno. Never NULL; the string is static. */
+OPPROF_API const char *opprof_strerror(int code);
+/** The code's name ("OPPROF_ESCHEDULE", "OPPROF_ENOENT"), or "OPPROF_UNKNOWN". */
+OPPROF_API const char *opprof_err_name(int code);
+
+/* ------------------------------------------------------------------------- */
+/* Allocator                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * One allocator for everything opprof allocates (buffers, captures, strings).
+ * realloc(ctx, NULL, 0, n) allocates, realloc(ctx, p, old, 0) frees.
+ * Set it before any session starts; the default uses the C library.
+ */
+typedef struct opprof_allocator {
+    void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    void *ctx;
+} opprof_allocator;
+
+/** Replace opprof's allocator (NULL restores the default). Returns OPPROF_EACTIVE
+ *  while a session is active. */
+OPPROF_API int opprof_set_allocator(const opprof_allocator *allocator);
+
+/* ------------------------------------------------------------------------- */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------- */
+
+typedef struct opprof_capture opprof_capture; /* see <opprof/capture.h> */
+typedef struct opprof_session opprof_session;
+
+/** What to record; only the CPU exists. */
+enum { OPPROF_ACTIVITY_CPU = 1u << 0 };
+
+/*
+ * Which steps to record, as torch.profiler.schedule. For step s (counted from 0
+ * at session start, advanced by opprof_session_step):
+ *   s < skip_first                      -> NONE
+ *   s -= skip_first; cycle = wait + warmup + active
+ *   repeat > 0 and s / cycle >= repeat  -> NONE
+ *   s % cycle < wait                    -> NONE
+ *   s % cycle < wait + warmup           -> WARMUP   (not recorded)
+ *   s % cycle < cycle - 1               -> RECORD
+ *   else                                -> RECORD_AND_SAVE
+ * A capture is handed to on_trace_ready when RECORD_AND_SAVE ends, and at
+ * session stop if recording. repeat = 0 repeats forever.
+ * An all-zero schedule means "no schedule": record everything from start to
+ * stop, one capture at stop (as torch.profiler.profile without schedule).
+ * Any other schedule with active = 0 is refused with OPPROF_ESCHEDULE.
+ */
+typedef struct opprof_schedule {
+    int skip_first;
+    int wait;
+    int warmup;
+    int active;
+    int repeat;
+} opprof_schedule;
+
+typedef enum opprof_action {
+    OPPROF_ACTION_NONE = 0,
+    OPPROF_ACTION_WARMUP,
+    OPPROF_ACTION_RECORD,
+    OPPROF_ACTION_RECORD_AND_SAVE
+} opprof_action;
+
+/** The action of a schedule for step `step` (>= 0), per the rule above.
+ *  The all-zero schedule gives RECORD for every step. */
+OPPROF_API opprof_action opprof_schedule_action(const opprof_schedule *schedule, int64_t step);
+/** 0 if the schedule is valid, else OPPROF_ESCHEDULE (active = 0 in a non-zero
+ *  schedule) or OPPROF_EINVAL (a negative field). */
+OPPROF_API int opprof_schedule_check(const opprof_schedule *schedule);
+/** "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE". */
+OPPROF_API const char *opprof_action_name(opprof_action action);
+
+/*
+ * Called with each finished capture, on the thread that called
+ * opprof_session_step() or opprof_session_stop(). The capture belongs to the
+ * session and is freed when the callback returns: copy out what you keep.
+ * Return 0, or a negative code: the failure is counted in the session's
+ * warnings and opprof_session_step/stop return OPPROF_ECALLBACK.
+ */
+typedef int (*opprof_trace_ready_fn)(const opprof_capture *capture, void *user_data);
+
+typedef struct opprof_config {
+    unsigned activities;            /* OPPROF_ACTIVITY_CPU */
+    opprof_schedule schedule;       /* all zero: record from start to stop */
+    opprof_trace_ready_fn on_trace_ready;
+    void *user_data;                /* passed to on_trace_ready */
+    bool profile_memory;            /* record allocations and frees */
+    bool record_shapes;             /* accepted; shapes are not recorded yet */
+    bool with_stack;                /* accepted; stacks are not recorded yet */
+    bool with_flops;                /* accepted; FLOPs are not computed yet */
+    bool record_steps;              /* a ProfilerStep#N range around each step (default true) */
+    uint64_t max_events;            /* event budget of one capture; 0 = unlimited.
+                                       Events past it are dropped and counted. */
+} opprof_config;
+
+/** The defaults: CPU, no schedule, no callback, memory off, record_steps on. */
+OPPROF_API opprof_config opprof_config_default(void);
+
+/* ------------------------------------------------------------------------- */
+/* Session                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Start profiling with a copy of *config. On success *out is a session that the
+ * caller owns (free it with opprof_session_free). Errors: OPPROF_EINVAL (NULL
+ * argument, negative field), OPPROF_ESCHEDULE, OPPROF_EACTIVITY, OPPROF_EACTIVE
+ * (another session is active), OPPROF_ENOMEM.
+ * Opens ProfilerStep#0 when config->record_steps.
+ */
+OPPROF_API int opprof_session_start(opprof_session **out, const opprof_config *config);
+
+/**
+ * Mark the end of a step, as torch.profiler.profile.step(): closes
+ * ProfilerStep#k, advances the step number, applies the schedule's transition
+ * (a capture that ends is handed to on_trace_ready here), opens
+ * ProfilerStep#k+1. Returns 0, OPPROF_ESTOPPED, OPPROF_ENOMEM (capture lost,
+ * counted in warnings), or OPPROF_ECALLBACK.
+ */
+OPPROF_API int opprof_session_step(opprof_session *session);
+
+/** Stop profiling; a capture in progress is handed to on_trace_ready.
+ *  Calling it twice returns OPPROF_ESTOPPED the second time. */
+OPPROF_API int opprof_session_stop(opprof_session *session);
+
+/** Free a session (stops it first if needed). NULL is accepted. */
+OPPROF_API void opprof_session_free(opprof_session *session);
+
+/** The current step number (0 at start, +1 per opprof_session_step). */
+OPPROF_API int64_t opprof_session_step_num(const opprof_session *session);
+
+/** The number of captures handed to on_trace_ready so far. */
+OPPROF_API int opprof_session_capture_count(const opprof_session *session);
+
+/** True while a session is active in this process (started, not stopped). */
+OPPROF_API bool opprof_is_active(void);
+
+/* ------------------------------------------------------------------------- */
+/* Ranges                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/** The kind of a range: a user annotation (record_function) or an operator. */
+typedef enum opprof_kind {
+    OPPROF_KIND_USER_ANNOTATION = 0, /* trace category "user_annotation" */
+    OPPROF_KIND_CPU_OP = 1,          /* trace category "cpu_op" */
+    OPPROF_KIND_STEP = 2             /* ProfilerStep#N, category "user_annotation" */
+} opprof_kind;
+
+/**
+ * A call site. Each OPPROF_ macro puts one in static storage, so recording
+ * passes a pointer. `name` is the range's name, or a printf format for the
+ * *_f functions. All strings must outlive the process's use of opprof
+ * (string literals).
+ */
+typedef struct opprof_srcloc {
+    const char *name;
+    const char *function;
+    const char *file;
+    uint32_t line;
+    uint32_t kind; /* opprof_kind */
+} opprof_srcloc;
+
+/** A handle from a begin call, given back to the matching end call. 0 means
+ *  "not recorded" (profiler off, outside the window, or dropped). */
+typedef uint64_t opprof_range;
+
+/** Begin a range named loc->name on this thread. Cheap when not recording. */
+OPPROF_API opprof_range opprof_range_begin(const opprof_srcloc *loc);
+/** Begin a range named by printf(format, ...); `loc` is its call site (its
+ *  name is the format). The name is formatted only when recording; at most
+ *  255 bytes of it are kept. */
+OPPROF_API opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/** End the range that `range` began. It must be the innermost open range of
+ *  the calling thread; otherwise the misuse is counted in the capture's
+ *  warnings and the ranges opened inside it are closed here. */
+OPPROF_API void opprof_range_end(opprof_range range);
+
+/* ------------------------------------------------------------------------- */
+/* Memory events                                                             */
+/* ------------------------------------------------------------------------- */
+
+/**
+ * Record an allocation (bytes > 0) or a free (bytes < 0) of `addr`, attributed
+ * to the innermost open range of the calling thread. total_allocated is the
+ * allocator's count of live bytes after this event, or -1 when unknown (opprof
+ * then reports the running sum of the window). Cheap when not recording or
+ * when profile_memory is off.
+ */
+OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated);
+
+/** Give the calling thread a name for its track in traces (copied, at most 63
+ *  bytes). Without it, the thread's name from the system is used. */
+OPPROF_API void opprof_thread_set_name(const char *name);
+
+/* ------------------------------------------------------------------------- */
+/* Macros                                                                    */
+/* ------------------------------------------------------------------------- */
+
+#ifndef OPPROF_ENABLE
+#define OPPROF_ENABLE 1
+#endif
+
+#define OPPROF__CAT2(a, b) a##b
+#define OPPROF__CAT(a, b) OPPROF__CAT2(a, b)
+#define OPPROF__FIRST(first, ...) first
+/* 1 when called with one argument, N when called with more (up to 16). */
+#define OPPROF__ARITY(...) OPPROF__ARITY_N(__VA_ARGS__, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, 1, _)
+#define OPPROF__ARITY_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, n, ...) n
+
+/** A pointer to a static call-site record of kind `kind` named `name`. */
+#define OPPROF_SRCLOC(name_, kind_)                                              \
+    __extension__({                                                            \
+        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
+                                                  (uint32_t)__LINE__, (kind_)}; \
+        &opprof__loc;                                                          \
+    })
+
+#define OPPROF__BEGIN_1(kind, name) opprof_range_begin(OPPROF_SRCLOC(name, kind))
+#define OPPROF__BEGIN_N(kind, ...)                                               \
+    opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__)
+#define OPPROF__BEGIN(kind, ...)                                                 \
+    OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
+
+static inline void opprof__range_cleanup(opprof_range *range) { opprof_range_end(*range); }
+
+#if OPPROF_ENABLE
+/*
+ * OPPROF_RANGE("name") { ... } or OPPROF_RANGE("batch_%d", i) { ... }: a range
+ * around the block, ended however the block is left (break, return, goto).
+ * OPPROF_OP is the same for an operator (category cpu_op).
+ * OPPROF_SCOPE("name"); ranges from here to the end of the enclosing block.
+ */
+#define OPPROF_RANGE(...) OPPROF__SCOPED(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+#define OPPROF_OP(...) OPPROF__SCOPED(__COUNTER__, OPPROF_KIND_CPU_OP, __VA_ARGS__)
+#define OPPROF__SCOPED(n, kind, ...)                                             \
+    for (opprof_range OPPROF__CAT(opprof__r, n)                                  \
+             __attribute__((cleanup(opprof__range_cleanup))) = OPPROF__BEGIN(kind, __VA_ARGS__), \
+                       OPPROF__CAT(opprof__once, n) = 1;                         \
+         OPPROF__CAT(opprof__once, n); OPPROF__CAT(opprof__once, n) = 0)
+#define OPPROF_SCOPE(...)                                                        \
+    opprof_range OPPROF__CAT(opprof__s, __COUNTER__)                             \
+        __attribute__((cleanup(opprof__range_cleanup))) =                        \
+            OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+/** Explicit begin/end for code that cannot use a scope. */
+#define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+#define OPPROF_END(range) opprof_range_end(range)
+#else
+#define OPPROF_RANGE(...) if (1)
+#define OPPROF_OP(...) if (1)
+#define OPPROF_SCOPE(...) ((void)0)
+#define OPPROF_BEGIN(...) ((opprof_range)0)
+#define OPPROF_END(range) ((void)(range))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPPROF_OPPROF_H */

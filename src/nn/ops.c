@@ -1,0 +1,232 @@
+/* ops.c - operators, each an opprof operator event named as PyTorch names it.
+ * An operator allocates its output inside its own event, so the bytes are
+ * attributed to it (as PyTorch's structured kernels do). */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
+                  int64_t offset, nn_tensor **out) {
+    if (!t || !out || !strides || nn__check_shape(ndim, shape)) return NN_EINVAL;
+    /* The view must stay inside the storage. */
+    int64_t lo = (int64_t)(t->data - t->storage->data) + offset, hi = lo;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0) {
+            hi = lo - 1;
+            break;
+        }
+        if (strides[i] < 0) return NN_EINVAL;
+        hi += (shape[i] - 1) * strides[i];
+    }
+    if (lo < 0 || hi >= (int64_t)(t->storage->bytes / sizeof(float))) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::as_strided") {
+        rc = nn__tensor_view(t, out);
+        if (!rc) {
+            nn_tensor *v = *out;
+            v->ndim = ndim;
+            v->data = t->data + offset;
+            for (int i = 0; i < ndim; i++) {
+                v->shape[i] = shape[i];
+                v->strides[i] = strides[i];
+            }
+        }
+    }
+    return rc;
+}
+
+int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
+    if (!t || !out || d0 < 0 || d1 < 0 || d0 >= t->ndim || d1 >= t->ndim) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::transpose") {
+        int64_t shape[NN_MAX_DIMS], strides[NN_MAX_DIMS];
+        memcpy(shape, t->shape, sizeof shape);
+        memcpy(strides, t->strides, sizeof strides);
+        shape[d0] = t->shape[d1];
+        shape[d1] = t->shape[d0];
+        strides[d0] = t->strides[d1];
+        strides[d1] = t->strides[d0];
+        rc = nn_as_strided(t, t->ndim, shape, strides, 0, out);
+    }
+    return rc;
+}
+
+int nn_t(const nn_tensor *t, nn_tensor **out) {
+    if (!t || !out || t->ndim != 2) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::t") { rc = nn_transpose(t, 0, 1, out); }
+    return rc;
+}
+
+/* Copy a strided 2-D tensor into a contiguous buffer. */
+static void copy_2d(const nn_tensor *t, float *dst) {
+    for (int64_t i = 0; i < t->shape[0]; i++)
+        for (int64_t j = 0; j < t->shape[1]; j++)
+            dst[i * t->shape[1] + j] = t->data[i * t->strides[0] + j * t->strides[1]];
+}
+
+int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
+    if (!x || !out) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::clone") {
+        rc = nn__tensor_new(out, x->ndim, x->shape);
+        if (!rc) {
+            int64_t n = nn_tensor_numel(x), idx[NN_MAX_DIMS] = {0};
+            for (int64_t k = 0; k < n; k++) {
+                (*out)->data[k] = nn_tensor_get(x, idx);
+                for (int d = x->ndim - 1; d >= 0; d--) {
+                    if (++idx[d] < x->shape[d]) break;
+                    idx[d] = 0;
+                }
+            }
+        }
+    }
+    return rc;
+}
+
+/* out (contiguous [M,N]) += a @ b, for any strides of a and b; temporary
+ * copies (not tensors, not reported) only when a layout is not one that
+ * the GEMM takes directly. */
+static int matmul_into(const nn_tensor *a, const nn_tensor *b, float beta, nn_tensor *out) {
+    int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)b->shape[1];
+    const float *pa = a->data, *pb = b->data;
+    float *copy_a = NULL, *copy_b = NULL;
+    int lda, ldb, trans_b;
+    if (a->strides[1] == 1 && a->strides[0] >= k) {
+        lda = (int)a->strides[0];
+    } else {
+        if (!(copy_a = malloc((size_t)m * k * sizeof(float)))) return NN_ENOMEM;
+        copy_2d(a, copy_a);
+        pa = copy_a;
+        lda = k;
+    }
+    if (b->strides[1] == 1 && b->strides[0] >= n) {
+        ldb = (int)b->strides[0];
+        trans_b = 0;
+    } else if (b->strides[0] == 1 && b->strides[1] >= k) {
+        ldb = (int)b->strides[1]; /* b is the transpose of a row-major [N, K] */
+        trans_b = 1;
+    } else {
+        if (!(copy_b = malloc((size_t)k * n * sizeof(float)))) {
+            free(copy_a);
+            return NN_ENOMEM;
+        }
+        copy_2d(b, copy_b);
+        pb = copy_b;
+        ldb = n;
+        trans_b = 0;
+    }
+    nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, beta, out->data, n);
+    free(copy_a);
+    free(copy_b);
+    return 0;
+}
+
+static int check_matmul(const nn_tensor *a, const nn_tensor *b) {
+    if (!a || !b || a->ndim != 2 || b->ndim != 2) return NN_EINVAL;
+    if (a->shape[1] != b->shape[0]) return NN_ESHAPE;
+    if (a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX || b->shape[1] > INT32_MAX) return NN_EINVAL;
+    return 0;
+}
+
+int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
+    if (!out) return NN_EINVAL;
+    int rc = check_matmul(a, b);
+    if (rc) return rc;
+    int64_t m = a->shape[0], n = b->shape[1];
+    if (!bias) return NN_EINVAL;
+    bool row_bias = bias->ndim == 1 && bias->shape[0] == n;
+    bool full_bias = bias->ndim == 2 && bias->shape[0] == m && bias->shape[1] == n;
+    if (!row_bias && !full_bias) return NN_ESHAPE;
+    OPPROF_OP("aten::addmm") {
+        rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
+        if (rc) break;
+        float *c = (*out)->data;
+        /* The bias fills the output, then the product accumulates onto it. */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                c[i * n + j] = row_bias ? bias->data[j * bias->strides[0]]
+                                        : bias->data[i * bias->strides[0] + j * bias->strides[1]];
+        rc = matmul_into(a, b, 1.0f, *out);
+        if (rc) {
+            nn_tensor_free(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
+    if (!out) return NN_EINVAL;
+    int rc = check_matmul(a, b);
+    if (rc) return rc;
+    OPPROF_OP("aten::mm") {
+        rc = nn__tensor_new(out, 2, (int64_t[]){a->shape[0], b->shape[1]});
+        if (rc) break;
+        rc = matmul_into(a, b, 0.0f, *out);
+        if (rc) {
+            nn_tensor_free(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int nn_linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, nn_tensor **out) {
+    if (!x || !w || !out || x->ndim != 2 || w->ndim != 2) return NN_EINVAL;
+    if (x->shape[1] != w->shape[1]) return NN_ESHAPE;
+    if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return NN_ESHAPE;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::linear") {
+        nn_tensor *wt;
+        rc = nn_t(w, &wt);
+        if (rc) break;
+        rc = b ? nn_addmm(b, x, wt, out) : nn_mm(x, wt, out);
+        nn_tensor_free(wt);
+    }
+    return rc;
+}
+
+static void clamp_min_kernel(const float *x, float *y, int64_t n, float lo) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    __m512 vlo = _mm512_set1_ps(lo);
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i)));
+#endif
+    for (; i < n; i++) y[i] = x[i] < lo ? lo : x[i]; /* NaN propagates, as in PyTorch */
+}
+
+int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
+    if (!x || !out) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::clamp_min") {
+        rc = nn__tensor_new(out, x->ndim, x->shape);
+        if (rc) break;
+        if (nn_tensor_is_contiguous(x)) {
+            clamp_min_kernel(x->data, (*out)->data, nn_tensor_numel(x), min);
+        } else {
+            int64_t n = nn_tensor_numel(x), idx[NN_MAX_DIMS] = {0};
+            for (int64_t k = 0; k < n; k++) {
+                float v = nn_tensor_get(x, idx);
+                (*out)->data[k] = v < min ? min : v;
+                for (int d = x->ndim - 1; d >= 0; d--) {
+                    if (++idx[d] < x->shape[d]) break;
+                    idx[d] = 0;
+                }
+            }
+        }
+    }
+    return rc;
+}
+
+int nn_relu(const nn_tensor *x, nn_tensor **out) {
+    if (!x || !out) return NN_EINVAL;
+    int rc = NN_EINVAL;
+    OPPROF_OP("aten::relu") { rc = nn_clamp_min(x, 0.0f, out); }
+    return rc;
+}

@@ -1,0 +1,89 @@
+/* alloc.c - the one allocator hook through which opprof allocates. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    (void)ctx;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, new_size);
+}
+
+static opprof_allocator g_allocator = {default_realloc, NULL};
+
+int opprof_set_allocator(const opprof_allocator *allocator) {
+    if (opprof_is_active()) return OPPROF_EACTIVE;
+    if (allocator && !allocator->realloc) return OPPROF_EINVAL;
+    if (allocator)
+        g_allocator = *allocator;
+    else
+        g_allocator = (opprof_allocator){default_realloc, NULL};
+    return 0;
+}
+
+void *opprof__alloc(size_t size) {
+    if (size == 0) size = 1;
+    return g_allocator.realloc(g_allocator.ctx, NULL, 0, size);
+}
+
+void *opprof__calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = opprof__alloc(count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+void *opprof__realloc(void *ptr, size_t old_size, size_t new_size) {
+    if (new_size == 0) new_size = 1;
+    return g_allocator.realloc(g_allocator.ctx, ptr, old_size, new_size);
+}
+
+void opprof__dealloc(void *ptr, size_t size) {
+    if (ptr) g_allocator.realloc(g_allocator.ctx, ptr, size, 0);
+}
+
+char *opprof__strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = opprof__alloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem) {
+    if (need <= *capacity) return 0;
+    size_t cap = *capacity ? *capacity : 16;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
+        cap *= 2;
+    }
+    void *p = opprof__realloc(*array, *capacity * elem, cap * elem);
+    if (!p) return OPPROF_ENOMEM;
+    *array = p;
+    *capacity = cap;
+    return 0;
+}
+
+/* Public strings: a size_t header before the text, so opprof_free knows the
+ * size to hand to the allocator hook. */
+char *opprof__public_string(const char *data, size_t len) {
+    size_t total = sizeof(size_t) + len + 1;
+    char *block = opprof__alloc(total);
+    if (!block) return NULL;
+    memcpy(block, &total, sizeof total);
+    memcpy(block + sizeof(size_t), data, len);
+    block[sizeof(size_t) + len] = '\0';
+    return block + sizeof(size_t);
+}
+
+void opprof_free(void *ptr) {
+    if (!ptr) return;
+    char *block = (char *)ptr - sizeof(size_t);
+    size_t total;
+    memcpy(&total, block, sizeof total);
+    opprof__dealloc(block, total);
+}

@@ -1,0 +1,238 @@
+/* chrome.c - the Chrome trace writer (Kineto's JSON object form).
+ *
+ * Streams to the file through a fixed buffer: no whole-trace string is ever
+ * built. Names are escaped once per distinct name, numbers are formatted by
+ * hand (printf would dominate the cost). */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { OUT_BUFFER = 1 << 16 };
+
+typedef struct out {
+    FILE *fp;
+    size_t len;
+    int error;
+    char buf[OUT_BUFFER];
+} out;
+
+static void out_flush(out *o) {
+    if (o->len && !o->error && fwrite(o->buf, 1, o->len, o->fp) != o->len)
+        o->error = errno ? -errno : OPPROF_EIO;
+    o->len = 0;
+}
+
+static inline void out_put(out *o, const char *s, size_t n) {
+    if (o->len + n > OUT_BUFFER) {
+        out_flush(o);
+        if (n > OUT_BUFFER) {
+            if (!o->error && fwrite(s, 1, n, o->fp) != n) o->error = errno ? -errno : OPPROF_EIO;
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+
+#define OUT_LIT(o, s) out_put((o), (s), sizeof(s) - 1)
+
+static inline void out_i64(out *o, int64_t v) {
+    char tmp[24];
+    char *p = tmp + sizeof tmp;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* Nanoseconds as microseconds with three decimals: 12345 -> "12.345". */
+static inline void out_us(out *o, int64_t ns) {
+    char tmp[32];
+    char *p = tmp + sizeof tmp;
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t frac = u % 1000, whole = u / 1000;
+    *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10 % 10);
+    *--p = (char)('0' + frac / 100);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (ns < 0) *--p = '-';
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+static void out_json_string(out *o, const char *s) {
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, s);
+    if (sb.error)
+        o->error = sb.error;
+    else
+        out_put(o, sb.data, sb.len);
+    opprof__sb_free(&sb);
+}
+
+static const char *category(uint8_t kind) {
+    return kind == OPPROF_KIND_CPU_OP ? "cpu_op" : "user_annotation";
+}
+
+int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+    if (!c || !fp) return OPPROF_EINVAL;
+    out *o = opprof__alloc(sizeof *o);
+    if (!o) return OPPROF_ENOMEM;
+    o->fp = fp;
+    o->len = 0;
+    o->error = 0;
+
+    /* Escaped names, once each. */
+    opprof__strbuf names = {0};
+    size_t *offset = opprof__alloc((c->n_names + 1) * sizeof *offset);
+    if (!offset) {
+        opprof__dealloc(o, sizeof *o);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < c->n_names; i++) {
+        offset[i] = names.len;
+        opprof__sb_json_string(&names, c->names[i]);
+    }
+    offset[c->n_names] = names.len;
+    if (names.error) o->error = names.error;
+
+    const opprof_capture_info *info = &c->info;
+    OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    OUT_LIT(o, "  \"profile_memory\": ");
+    out_i64(o, info->profile_memory ? 1 : 0);
+    OUT_LIT(o, ",\n  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n  \"step_num\": ");
+    out_i64(o, info->step_num);
+    OUT_LIT(o, ",\n  \"dropped_events\": ");
+    out_i64(o, (int64_t)info->dropped_events);
+    OUT_LIT(o, ",\n  \"warnings\": [");
+    for (size_t i = 0; i < c->n_warnings; i++) {
+        if (i) OUT_LIT(o, ", ");
+        out_json_string(o, c->warnings[i]);
+    }
+    OUT_LIT(o, "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    out_i64(o, info->base_time_ns);
+    OUT_LIT(o, ",\n  \"traceEvents\": [\n");
+
+    int64_t pid = info->pid;
+    bool first = true;
+#define SEP()                             \
+    do {                                  \
+        if (!first) OUT_LIT(o, ",\n");    \
+        first = false;                    \
+    } while (0)
+    /* Metadata: process and thread names and order. */
+    SEP();
+    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
+    out_i64(o, pid);
+    OUT_LIT(o, ", \"tid\": 0, \"args\": {\"name\": \"CPU\"}}");
+    SEP();
+    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": ");
+    out_i64(o, pid);
+    OUT_LIT(o, ", \"tid\": 0, \"args\": {\"sort_index\": 0}}");
+    for (size_t t = 0; t < c->n_threads; t++) {
+        SEP();
+        OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
+        out_i64(o, pid);
+        OUT_LIT(o, ", \"tid\": ");
+        out_i64(o, c->threads[t].tid);
+        OUT_LIT(o, ", \"args\": {\"name\": ");
+        char label[96];
+        if (c->threads[t].name[0])
+            snprintf(label, sizeof label, "%s", c->threads[t].name);
+        else
+            snprintf(label, sizeof label, "thread %lld", (long long)c->threads[t].tid);
+        out_json_string(o, label);
+        OUT_LIT(o, "}}");
+        SEP();
+        OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": ");
+        out_i64(o, pid);
+        OUT_LIT(o, ", \"tid\": ");
+        out_i64(o, c->threads[t].tid);
+        OUT_LIT(o, ", \"args\": {\"sort_index\": ");
+        out_i64(o, (int64_t)t);
+        OUT_LIT(o, "}}");
+    }
+
+    /* Complete events and memory instants, each thread in time order. */
+    size_t mi = 0;
+    int64_t ev_idx = 0;
+    for (size_t i = 0; i <= c->n_events; i++) {
+        /* Memory events of earlier threads or earlier times go first. */
+        while (mi < c->n_mem &&
+               (i == c->n_events || c->mem[mi].thread < c->events[i].thread ||
+                (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns))) {
+            const opprof_memory_event *m = &c->mem[mi++];
+            SEP();
+            OUT_LIT(o, "  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
+                       "\"name\": \"[memory]\", \"pid\": ");
+            out_i64(o, pid);
+            OUT_LIT(o, ", \"tid\": ");
+            out_i64(o, c->threads[m->thread].tid);
+            OUT_LIT(o, ", \"ts\": ");
+            out_us(o, m->ts_ns);
+            OUT_LIT(o, ", \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Addr\": ");
+            out_i64(o, (int64_t)m->addr);
+            OUT_LIT(o, ", \"Bytes\": ");
+            out_i64(o, m->bytes);
+            OUT_LIT(o, ", \"Total Allocated\": ");
+            out_i64(o, m->total_allocated);
+            OUT_LIT(o, ", \"Total Reserved\": ");
+            out_i64(o, m->total_allocated);
+            OUT_LIT(o, ", \"Ev Idx\": ");
+            out_i64(o, ev_idx++);
+            OUT_LIT(o, "}}");
+        }
+        if (i == c->n_events) break;
+        const opprof_event *e = &c->events[i];
+        SEP();
+        OUT_LIT(o, "  {\"ph\": \"X\", \"cat\": \"");
+        const char *cat = category(e->kind);
+        out_put(o, cat, strlen(cat));
+        OUT_LIT(o, "\", \"name\": ");
+        out_put(o, names.data + offset[e->name], offset[e->name + 1] - offset[e->name]);
+        OUT_LIT(o, ", \"pid\": ");
+        out_i64(o, pid);
+        OUT_LIT(o, ", \"tid\": ");
+        out_i64(o, c->threads[e->thread].tid);
+        OUT_LIT(o, ", \"ts\": ");
+        out_us(o, e->start_ns);
+        OUT_LIT(o, ", \"dur\": ");
+        out_us(o, e->duration_ns);
+        OUT_LIT(o, ", \"args\": {\"External id\": ");
+        out_i64(o, (int64_t)i + 1);
+        OUT_LIT(o, ", \"Ev Idx\": ");
+        out_i64(o, ev_idx++);
+        OUT_LIT(o, "}}");
+    }
+#undef SEP
+    OUT_LIT(o, "\n  ],\n  \"traceName\": ");
+    out_json_string(o, trace_name ? trace_name : "");
+    OUT_LIT(o, "\n}\n");
+    out_flush(o);
+    int rc = o->error;
+    opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
+    opprof__sb_free(&names);
+    opprof__dealloc(o, sizeof *o);
+    return rc;
+}
+
+int opprof_capture_write_chrome(const opprof_capture *c, const char *path) {
+    if (!c || !path) return OPPROF_EINVAL;
+    opprof__file f;
+    int rc = opprof__file_open(&f, path);
+    if (rc) return rc;
+    rc = opprof_capture_write_chrome_stream(c, f.fp, path);
+    if (rc) {
+        opprof__file_abort(&f);
+        return rc;
+    }
+    return opprof__file_commit(&f);
+}

@@ -1,0 +1,34 @@
+/* errors.c - error codes to text, generated from the one table in opprof.h. */
+#include "internal.h"
+
+#include <string.h>
+
+const char *opprof_version(void) { return OPPROF_VERSION_STRING; }
+
+const char *opprof_strerror(int code) {
+    switch (code) {
+#define OPPROF__ERR_TEXT(name, value, text) \
+    case (value):                            \
+        return text;
+        OPPROF_ERRNO_MAP(OPPROF__ERR_TEXT)
+#undef OPPROF__ERR_TEXT
+    case 0:
+        return "success";
+    default:
+        break;
+    }
+    if (code < 0 && code > -4096) return strerror(-code);
+    return "unknown error";
+}
+
+const char *opprof_err_name(int code) {
+    switch (code) {
+#define OPPROF__ERR_NAME(name, value, text) \
+    case (value):                            \
+        return "OPPROF_" #name;
+        OPPROF_ERRNO_MAP(OPPROF__ERR_NAME)
+#undef OPPROF__ERR_NAME
+    default:
+        return "OPPROF_UNKNOWN";
+    }
+}

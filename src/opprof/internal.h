@@ -1,0 +1,105 @@
+/* internal.h - opprof's private declarations, shared by its source files. */
+#ifndef OPPROF_INTERNAL_H
+#define OPPROF_INTERNAL_H
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define OPPROF__HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- allocator (alloc.c) ---- */
+OPPROF__HIDDEN void *opprof__alloc(size_t size);
+OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
+OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t old_size, size_t new_size);
+OPPROF__HIDDEN void opprof__dealloc(void *ptr, size_t size);
+OPPROF__HIDDEN char *opprof__strdup(const char *s);
+/* Strings returned through the public API (opprof_free) carry their size in
+ * a header so that the allocator hook is given the right old_size. */
+OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
+
+/* Grow an array of `elem` bytes to hold at least `need` elements. */
+OPPROF__HIDDEN int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem);
+
+/* ---- growing string (strbuf.c) ---- */
+typedef struct opprof__strbuf {
+    char *data;
+    size_t len, cap;
+    int error; /* sticky: first failure */
+} opprof__strbuf;
+OPPROF__HIDDEN void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n);
+OPPROF__HIDDEN void opprof__sb_puts(opprof__strbuf *sb, const char *s);
+OPPROF__HIDDEN void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
+/* A JSON string literal with quotes, escaping ", \ and control characters;
+ * valid UTF-8 passes through, invalid bytes become U+FFFD. */
+OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
+OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
+
+/* ---- files (file.c) ---- */
+/* Atomic file: open a temporary in path's directory; commit renames it. */
+typedef struct opprof__file {
+    FILE *fp;
+    char *path;
+    char *tmp_path;
+} opprof__file;
+OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
+/* Flush, fsync, close and rename; on any failure removes the temporary. */
+OPPROF__HIDDEN int opprof__file_commit(opprof__file *f);
+OPPROF__HIDDEN void opprof__file_abort(opprof__file *f);
+
+/* ---- clock (clock.c) ---- */
+OPPROF__HIDDEN void opprof__clock_init(void);
+/* Ticks: the TSC where it is invariant, else CLOCK_MONOTONIC nanoseconds. */
+OPPROF__HIDDEN uint64_t opprof__ticks(void);
+OPPROF__HIDDEN double opprof__ns_per_tick(void);
+OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
+OPPROF__HIDDEN int64_t opprof__realtime_ns(void);
+
+/* ---- capture (capture.c) ---- */
+struct opprof_capture {
+    opprof_capture_info info;
+    opprof_event *events;
+    size_t n_events, cap_events;
+    opprof_memory_event *mem;
+    size_t n_mem, cap_mem;
+    opprof_thread_info *threads;
+    size_t n_threads, cap_threads;
+    /* names: interned strings, looked up by a hash table */
+    char **names;
+    size_t n_names, cap_names;
+    uint32_t *name_table; /* open addressing: index+1, 0 = empty */
+    size_t name_table_size;
+    char **warnings;
+    size_t n_warnings, cap_warnings;
+    bool finished;
+    bool owners_known; /* memory owners already set (live captures) */
+};
+/* Intern a name; *id receives its index. */
+OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
+OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- averages (averages.c), for table.c and summary.c ---- */
+OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
+OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
+OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
+
+/* ---- recorder (record.c), used by session.c ---- */
+typedef struct opprof__recorder_config {
+    bool profile_memory;
+    uint64_t max_events;
+} opprof__recorder_config;
+/* Begin a new recording window (new epoch); threads reset their buffers lazily. */
+OPPROF__HIDDEN void opprof__recorder_window_open(const opprof__recorder_config *cfg);
+/* Stop recording; events already written stay readable. */
+OPPROF__HIDDEN void opprof__recorder_window_close(void);
+/* Copy the current window's events into a new capture (finished). */
+OPPROF__HIDDEN int opprof__recorder_snapshot(opprof_capture **out, uint64_t window_start_ticks,
+                                             uint64_t window_end_ticks);
+OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
+
+#endif /* OPPROF_INTERNAL_H */

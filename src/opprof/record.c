@@ -1,0 +1,546 @@
+/* record.c - the hot path: per-thread event buffers written without locks.
+ *
+ * Each thread owns a state (registered once, kept until the process ends so
+ * that a thread that exits keeps its events). A range is one 32-byte slot,
+ * reserved at begin (so a thread's slots are in start order) and completed
+ * at end through the thread's stack of open slots. Memory events go to a
+ * second per-thread stream. The owner publishes its counts with release
+ * stores; the collector (opprof__recorder_snapshot) reads them with acquire
+ * loads, so it sees whole events and never takes a lock that the hot path
+ * takes.
+ *
+ * Windows are epochs: opening a window bumps the epoch; a thread notices on
+ * its next record and resets its own buffers, so no other thread ever writes
+ * them. A collector reads only threads whose epoch is the current one.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum {
+    CHUNK_EVENTS = 8192,       /* 256 KiB of range slots */
+    CHUNK_MEMORY = 8192,       /* 256 KiB of memory events */
+    NAME_ARENA_BYTES = 65536,  /* formatted names */
+    MAX_DEPTH = 1024,          /* open ranges per thread */
+    MAX_NAME = 256
+};
+
+typedef struct slot {
+    uint64_t begin;            /* ticks */
+    uint64_t end;              /* ticks, 0 while open; atomic (read by collector) */
+    const char *name;          /* static or in the thread's name arena */
+    const opprof_srcloc *loc;
+} slot;
+
+typedef struct mem_slot {
+    uint64_t ts;
+    uint64_t addr;
+    int64_t bytes;
+    int64_t total;
+} mem_slot;
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t size;               /* bytes of the whole chunk */
+    _Alignas(64) unsigned char data[];
+} chunk;
+
+typedef struct stream {
+    chunk *head, *tail;
+    size_t used;               /* items in tail (owner only) */
+    size_t count;              /* items published; atomic */
+    size_t budget;             /* items the owner may still write before asking */
+} stream;
+
+typedef struct name_arena {
+    struct name_arena *next;
+    size_t used;
+    char text[NAME_ARENA_BYTES];
+} name_arena;
+
+typedef struct opprof__thread {
+    struct opprof__thread *next_all;
+    uint32_t index;            /* 1-based, stable */
+    int64_t tid;
+    char name[64];
+    uint64_t epoch;            /* epoch of the buffered data; atomic */
+    uint64_t last_ticks;       /* strictly increasing per thread */
+    stream ranges, memory;
+    name_arena *names_head, *names_tail;
+    slot *stack[MAX_DEPTH];
+    uint32_t depth;
+    /* misuse and loss counters of this epoch; atomic (read by collector) */
+    uint64_t dropped;
+    uint64_t unmatched_end;
+    uint64_t out_of_order_end;
+    uint64_t too_deep;
+} opprof__thread;
+
+/* ---- global state ---- */
+static int g_recording;         /* atomic: a window is open */
+static int g_memory;            /* atomic: ... and memory events are wanted */
+static uint64_t g_epoch;        /* atomic */
+static uint64_t g_max_events;   /* atomic: 0 = unlimited */
+static int64_t g_budget;        /* atomic: events left in the window's budget */
+static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads */
+static uint64_t g_window_start; /* ticks */
+static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static opprof__thread *g_threads;
+static uint32_t g_thread_count;
+
+static __thread opprof__thread *tls_thread __attribute__((tls_model("initial-exec")));
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ADD_RELAXED(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+/* ---- thread registration and reset ---- */
+
+static opprof__thread *thread_register(void) {
+    opprof__thread *t = opprof__calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->tid = (int64_t)syscall(SYS_gettid);
+    if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0) t->name[0] = '\0';
+    pthread_mutex_lock(&g_threads_lock);
+    t->index = ++g_thread_count;
+    t->next_all = g_threads;
+    g_threads = t;
+    pthread_mutex_unlock(&g_threads_lock);
+    tls_thread = t;
+    return t;
+}
+
+static void stream_reset(stream *s) {
+    s->tail = s->head;
+    s->used = 0;
+    s->budget = 0;
+    STORE_RELAXED(&s->count, 0);
+}
+
+/* The owner moves its buffers to the current epoch. */
+static opprof__thread *thread_prepare(void) {
+    opprof__thread *t = tls_thread;
+    if (!t && !(t = thread_register())) return NULL;
+    uint64_t epoch = LOAD(&g_epoch);
+    if (t->epoch != epoch) {
+        stream_reset(&t->ranges);
+        stream_reset(&t->memory);
+        for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
+        t->names_tail = t->names_head;
+        t->depth = 0;
+        STORE_RELAXED(&t->dropped, 0);
+        STORE_RELAXED(&t->unmatched_end, 0);
+        STORE_RELAXED(&t->out_of_order_end, 0);
+        STORE_RELAXED(&t->too_deep, 0);
+        STORE(&t->epoch, epoch);
+    }
+    return t;
+}
+
+/* Claim up to `want` events from the window's budget. */
+static size_t budget_claim(size_t want) {
+    if (LOAD_RELAXED(&g_max_events) == 0) return want;
+    int64_t left = LOAD_RELAXED(&g_budget);
+    while (left > 0) {
+        int64_t take = left < (int64_t)want ? left : (int64_t)want;
+        if (__atomic_compare_exchange_n(&g_budget, &left, left - take, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return (size_t)take;
+    }
+    return 0;
+}
+
+/* Slow path of reserving an item: a new chunk, or more budget. */
+static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
+    if (s->budget == 0) {
+        s->budget = budget_claim(per_chunk);
+        if (s->budget == 0) {
+            ADD_RELAXED(dropped, 1);
+            return NULL;
+        }
+    }
+    if (!s->tail || s->used == per_chunk) {
+        chunk *next = s->tail ? s->tail->next : s->head;
+        if (!next) {
+            size_t size = sizeof(chunk) + per_chunk * item;
+            next = opprof__alloc(size);
+            if (!next) {
+                ADD_RELAXED(dropped, 1);
+                return NULL;
+            }
+            next->next = NULL;
+            next->size = size;
+            if (s->tail)
+                s->tail->next = next;
+            else
+                s->head = next;
+        }
+        s->tail = next;
+        s->used = 0;
+    }
+    s->budget--;
+    return s->tail->data + item * s->used++;
+}
+
+static inline void *stream_reserve(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
+    if (__builtin_expect(s->tail && s->used < per_chunk && s->budget, 1)) {
+        s->budget--;
+        return s->tail->data + item * s->used++;
+    }
+    return stream_reserve_slow(s, item, per_chunk, dropped);
+}
+
+static inline uint64_t thread_now(opprof__thread *t) {
+    uint64_t now = opprof__ticks();
+    if (__builtin_expect(now <= t->last_ticks, 0)) now = t->last_ticks + 1;
+    t->last_ticks = now;
+    return now;
+}
+
+/* Token: epoch (low 24 bits) | thread index (20 bits) | depth (20 bits). */
+static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
+    return ((t->epoch & 0xFFFFFFu) << 40) | ((uint64_t)(t->index & 0xFFFFFu) << 20) | depth;
+}
+
+/* ---- ranges ---- */
+
+static opprof_range begin_record(const opprof_srcloc *loc, const char *name) {
+    opprof__thread *t = tls_thread;
+    if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
+        t = thread_prepare();
+        if (!t) return 0;
+    }
+    if (__builtin_expect(t->depth >= MAX_DEPTH, 0)) {
+        ADD_RELAXED(&t->too_deep, 1);
+        return 0;
+    }
+    slot *e = stream_reserve(&t->ranges, sizeof(slot), CHUNK_EVENTS, &t->dropped);
+    if (!e) return 0;
+    e->begin = thread_now(t);
+    e->end = 0;
+    e->name = name;
+    e->loc = loc;
+    STORE(&t->ranges.count, t->ranges.count + 1);
+    t->stack[t->depth++] = e;
+    return make_token(t, t->depth);
+}
+
+opprof_range opprof_range_begin(const opprof_srcloc *loc) {
+    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 1)) return 0;
+    return begin_record(loc, loc->name);
+}
+
+/* Copy a formatted name into the thread's arena (kept until its next epoch). */
+static const char *arena_copy(opprof__thread *t, const char *text, size_t len) {
+    name_arena *a = t->names_tail;
+    if (!a || a->used + len + 1 > NAME_ARENA_BYTES) {
+        name_arena *next = a ? a->next : t->names_head;
+        if (!next) {
+            next = opprof__alloc(sizeof *next);
+            if (!next) return NULL;
+            next->next = NULL;
+            if (a)
+                a->next = next;
+            else
+                t->names_head = next;
+        }
+        next->used = 0;
+        t->names_tail = a = next;
+    }
+    char *dst = a->text + a->used;
+    memcpy(dst, text, len);
+    dst[len] = '\0';
+    a->used += len + 1;
+    return dst;
+}
+
+opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, ...) {
+    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 1)) return 0;
+    opprof__thread *t = thread_prepare();
+    if (!t) return 0;
+    char buf[MAX_NAME];
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(buf, sizeof buf, format, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+    const char *name = arena_copy(t, buf, (size_t)n);
+    if (!name) {
+        ADD_RELAXED(&t->dropped, 1);
+        return 0;
+    }
+    return begin_record(loc, name);
+}
+
+void opprof_range_end(opprof_range range) {
+    if (range == 0) return;
+    opprof__thread *t = tls_thread;
+    uint32_t index = (uint32_t)((range >> 20) & 0xFFFFFu);
+    if (!t || t->index != index) {
+        ADD_RELAXED(&g_foreign_end, 1);
+        return;
+    }
+    if ((t->epoch & 0xFFFFFFu) != (range >> 40)) return; /* begun in an earlier window */
+    uint32_t depth = (uint32_t)(range & 0xFFFFFu);
+    if (depth > t->depth || depth == 0) {
+        ADD_RELAXED(&t->unmatched_end, 1);
+        return;
+    }
+    uint64_t now = thread_now(t);
+    if (depth < t->depth) {
+        /* Ranges opened inside this one are still open: close them here. */
+        ADD_RELAXED(&t->out_of_order_end, t->depth - depth);
+        while (t->depth > depth) STORE_RELAXED(&t->stack[--t->depth]->end, now);
+    }
+    STORE_RELAXED(&t->stack[--t->depth]->end, now);
+}
+
+/* ---- memory ---- */
+
+void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated) {
+    if (__builtin_expect(!LOAD_RELAXED(&g_memory), 1)) return;
+    opprof__thread *t = tls_thread;
+    if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
+        t = thread_prepare();
+        if (!t) return;
+    }
+    mem_slot *m = stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped);
+    if (!m) return;
+    m->ts = thread_now(t);
+    m->addr = (uint64_t)(uintptr_t)addr;
+    m->bytes = bytes;
+    m->total = total_allocated;
+    STORE(&t->memory.count, t->memory.count + 1);
+}
+
+void opprof_thread_set_name(const char *name) {
+    opprof__thread *t = tls_thread;
+    if (!t && !(t = thread_register())) return;
+    pthread_mutex_lock(&g_threads_lock);
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "");
+    pthread_mutex_unlock(&g_threads_lock);
+}
+
+/* ---- windows (called by session.c under its lock) ---- */
+
+void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
+    opprof__clock_init();
+    STORE_RELAXED(&g_max_events, cfg->max_events);
+    STORE_RELAXED(&g_budget, cfg->max_events ? (int64_t)cfg->max_events : 0);
+    STORE_RELAXED(&g_foreign_end, 0);
+    g_window_start = opprof__ticks();
+    __atomic_fetch_add(&g_epoch, 1, __ATOMIC_RELEASE);
+    STORE(&g_memory, cfg->profile_memory ? 1 : 0);
+    STORE(&g_recording, 1);
+}
+
+void opprof__recorder_window_close(void) {
+    STORE(&g_memory, 0);
+    STORE(&g_recording, 0);
+}
+
+uint64_t opprof__recorder_window_start_ticks(void) { return g_window_start; }
+
+/* ---- collection ---- */
+
+typedef struct name_cache {
+    const char **keys; /* static name pointers */
+    uint32_t *ids;
+    size_t size;       /* power of two */
+    size_t used;
+} name_cache;
+
+/* Intern a static name, looked up by its address first (call sites repeat). */
+static int intern_static(opprof_capture *c, name_cache *nc, const char *name, uint32_t *id) {
+    if (nc->used * 4 >= nc->size * 3) return opprof__capture_intern(c, name, strlen(name), id);
+    size_t h = ((uintptr_t)name >> 3) * 0x9E3779B97F4A7C15ull;
+    for (size_t i = h & (nc->size - 1);; i = (i + 1) & (nc->size - 1)) {
+        if (nc->keys[i] == name) {
+            *id = nc->ids[i];
+            return 0;
+        }
+        if (!nc->keys[i]) {
+            int rc = opprof__capture_intern(c, name, strlen(name), id);
+            if (rc) return rc;
+            nc->keys[i] = name;
+            nc->ids[i] = *id;
+            nc->used++;
+            return 0;
+        }
+    }
+}
+
+static int64_t to_ns(uint64_t ticks, uint64_t origin, double ns_per_tick) {
+    if (ticks <= origin) return 0;
+    return (int64_t)((double)(ticks - origin) * ns_per_tick + 0.5);
+}
+
+/* Owner of each memory event: the innermost range open at its tick. Done on
+ * ticks, which strictly increase on a thread, so no rounding can blur an
+ * allocation at the edge of an operator. */
+static int attribute_memory(opprof_capture *c, const opprof__thread *t, size_t n, size_t m,
+                            size_t event_base, size_t mem_base) {
+    if (m == 0) return 0;
+    typedef struct open_range { uint64_t end; int32_t index; } open_range;
+    open_range *stack = NULL;
+    size_t depth = 0, cap = 0;
+    const chunk *rc_chunk = t->ranges.head, *mc_chunk = t->memory.head;
+    size_t rc_chunk_no = 0, next = 0;
+    for (size_t j = 0; j < m; j++) {
+        if (j && j % CHUNK_MEMORY == 0) mc_chunk = mc_chunk->next;
+        uint64_t ts = ((const mem_slot *)mc_chunk->data)[j % CHUNK_MEMORY].ts;
+        while (next < n) {
+            while (rc_chunk_no < next / CHUNK_EVENTS) {
+                rc_chunk = rc_chunk->next;
+                rc_chunk_no++;
+            }
+            const slot *s = (const slot *)rc_chunk->data + next % CHUNK_EVENTS;
+            if (s->begin >= ts) break;
+            uint64_t end = LOAD_RELAXED(&s->end);
+            if (end == 0) end = UINT64_MAX;
+            while (depth && stack[depth - 1].end <= s->begin) depth--;
+            if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
+                opprof__dealloc(stack, cap * sizeof *stack);
+                return OPPROF_ENOMEM;
+            }
+            stack[depth++] = (open_range){end, (int32_t)(event_base + next)};
+            next++;
+        }
+        while (depth && stack[depth - 1].end <= ts) depth--;
+        c->mem[mem_base + j].owner = depth ? stack[depth - 1].index : -1;
+    }
+    opprof__dealloc(stack, cap * sizeof *stack);
+    return 0;
+}
+
+static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
+                          uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
+    uint32_t thread_index;
+    int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
+    if (rc) return rc;
+    size_t n = LOAD(&t->ranges.count);
+    rc = opprof__grow((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
+    if (rc) return rc;
+    chunk *ch = t->ranges.head;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i % CHUNK_EVENTS;
+        if (i && k == 0) ch = ch->next;
+        const slot *s = (const slot *)ch->data + k;
+        uint64_t e_end = LOAD_RELAXED(&s->end);
+        if (e_end == 0 || e_end > end) {
+            e_end = end;
+            if (!*open_name) *open_name = s->name;
+            (*open_count)++;
+        }
+        uint32_t id;
+        rc = s->name == s->loc->name ? intern_static(c, nc, s->name, &id)
+                                     : opprof__capture_intern(c, s->name, strlen(s->name), &id);
+        if (rc) return rc;
+        opprof_event *ev = &c->events[c->n_events++];
+        ev->start_ns = to_ns(s->begin, start, npt);
+        ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
+        if (ev->duration_ns < 0) ev->duration_ns = 0;
+        ev->name = id;
+        ev->thread = thread_index;
+        ev->parent = -1;
+        ev->kind = (uint8_t)s->loc->kind;
+        memset(ev->reserved, 0, sizeof ev->reserved);
+    }
+    size_t m = LOAD(&t->memory.count);
+    rc = opprof__grow((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
+    if (rc) return rc;
+    ch = t->memory.head;
+    for (size_t i = 0; i < m; i++) {
+        size_t k = i % CHUNK_MEMORY;
+        if (i && k == 0) ch = ch->next;
+        const mem_slot *s = (const mem_slot *)ch->data + k;
+        opprof_memory_event *me = &c->mem[c->n_mem++];
+        me->ts_ns = to_ns(s->ts, start, npt);
+        me->addr = s->addr;
+        me->bytes = s->bytes;
+        me->total_allocated = s->total;
+        me->thread = thread_index;
+        me->owner = -1;
+    }
+    c->owners_known = true;
+    return attribute_memory(c, t, n, m, c->n_events - n, c->n_mem - m);
+}
+
+int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end) {
+    opprof_capture *c;
+    int rc = opprof_capture_new(&c);
+    if (rc) return rc;
+    double npt = opprof__ns_per_tick();
+    uint64_t epoch = LOAD(&g_epoch);
+    uint64_t dropped = 0, unmatched = 0, out_of_order = 0, too_deep = 0, open_count = 0;
+    const char *open_name = NULL;
+    name_cache nc = {0};
+    nc.size = 1024;
+    nc.keys = opprof__calloc(nc.size, sizeof *nc.keys);
+    nc.ids = opprof__calloc(nc.size, sizeof *nc.ids);
+    if (!nc.keys || !nc.ids) rc = OPPROF_ENOMEM;
+
+    pthread_mutex_lock(&g_threads_lock);
+    /* The list is newest first; collect oldest first so the main thread leads. */
+    size_t count = 0;
+    for (opprof__thread *t = g_threads; t; t = t->next_all) count++;
+    opprof__thread **order = rc ? NULL : opprof__calloc(count ? count : 1, sizeof *order);
+    if (!rc && !order) rc = OPPROF_ENOMEM;
+    if (!rc) {
+        size_t i = count;
+        for (opprof__thread *t = g_threads; t; t = t->next_all) order[--i] = t;
+        for (i = 0; i < count && !rc; i++) {
+            opprof__thread *t = order[i];
+            if (LOAD(&t->epoch) != epoch) continue;
+            dropped += LOAD_RELAXED(&t->dropped);
+            unmatched += LOAD_RELAXED(&t->unmatched_end);
+            out_of_order += LOAD_RELAXED(&t->out_of_order_end);
+            too_deep += LOAD_RELAXED(&t->too_deep);
+            rc = collect_thread(c, t, &nc, start, end, npt, &open_count, &open_name);
+        }
+    }
+    pthread_mutex_unlock(&g_threads_lock);
+    opprof__dealloc(order, (count ? count : 1) * sizeof *order);
+    opprof__dealloc(nc.keys, nc.size * sizeof *nc.keys);
+    opprof__dealloc(nc.ids, nc.size * sizeof *nc.ids);
+    if (rc) {
+        opprof_capture_free(c);
+        return rc;
+    }
+    c->info.dropped_events = dropped + too_deep;
+    c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
+    uint64_t foreign = LOAD_RELAXED(&g_foreign_end);
+    if (unmatched)
+        opprof__capture_warnf(c, "%llu range end(s) without a matching open range on their thread",
+                              (unsigned long long)unmatched);
+    if (foreign)
+        opprof__capture_warnf(c, "%llu range end(s) called on another thread than their begin; ignored",
+                              (unsigned long long)foreign);
+    if (out_of_order)
+        opprof__capture_warnf(c, "%llu range(s) closed early because an enclosing range ended first",
+                              (unsigned long long)out_of_order);
+    if (too_deep)
+        opprof__capture_warnf(c, "%llu range(s) dropped: more than %d ranges open on one thread",
+                              (unsigned long long)too_deep, MAX_DEPTH);
+    if (open_count)
+        opprof__capture_warnf(c, "%llu range(s) still open at the end of the capture (first: '%s'); "
+                              "cut at the capture's end",
+                              (unsigned long long)open_count, open_name);
+    c->info.duration_ns = to_ns(end, start, npt);
+    rc = opprof_capture_finish(c);
+    if (rc) {
+        opprof_capture_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}

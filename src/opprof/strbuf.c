@@ -1,0 +1,104 @@
+/* strbuf.c - a growing string with JSON escaping, for tables and JSON. */
+#include "internal.h"
+
+#include <string.h>
+
+static int reserve(opprof__strbuf *sb, size_t extra) {
+    if (sb->error) return sb->error;
+    if (sb->len + extra + 1 <= sb->cap) return 0;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < sb->len + extra + 1) cap *= 2;
+    char *p = opprof__realloc(sb->data, sb->cap, cap);
+    if (!p) return sb->error = OPPROF_ENOMEM;
+    sb->data = p;
+    sb->cap = cap;
+    return 0;
+}
+
+void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n) {
+    if (reserve(sb, n)) return;
+    memcpy(sb->data + sb->len, s, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
+}
+
+void opprof__sb_puts(opprof__strbuf *sb, const char *s) { opprof__sb_put(sb, s, strlen(s)); }
+
+void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && reserve(sb, (size_t)n) == 0) {
+        vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
+        sb->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n) {
+    if (reserve(sb, n)) return;
+    memset(sb->data + sb->len, c, n);
+    sb->len += n;
+    sb->data[sb->len] = '\0';
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+static size_t utf8_sequence(const unsigned char *s) {
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
+        if (c == 0xED && s[1] >= 0xA0) return 0; /* surrogates */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
+        if (c == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
+        if (c == 0xF4 && s[1] >= 0x90) return 0; /* above U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+void opprof__sb_json_string(opprof__strbuf *sb, const char *str) {
+    const unsigned char *s = (const unsigned char *)str;
+    opprof__sb_put(sb, "\"", 1);
+    while (*s) {
+        unsigned c = *s;
+        if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            opprof__sb_put(sb, esc, 2);
+            s++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n': opprof__sb_put(sb, "\\n", 2); break;
+            case '\r': opprof__sb_put(sb, "\\r", 2); break;
+            case '\t': opprof__sb_put(sb, "\\t", 2); break;
+            case '\b': opprof__sb_put(sb, "\\b", 2); break;
+            case '\f': opprof__sb_put(sb, "\\f", 2); break;
+            default: opprof__sb_printf(sb, "\\u%04x", c); break;
+            }
+            s++;
+        } else {
+            size_t n = utf8_sequence(s);
+            if (n == 0) {
+                opprof__sb_put(sb, "\xEF\xBF\xBD", 3); /* U+FFFD */
+                s++;
+            } else {
+                opprof__sb_put(sb, (const char *)s, n);
+                s += n;
+            }
+        }
+    }
+    opprof__sb_put(sb, "\"", 1);
+}
+
+void opprof__sb_free(opprof__strbuf *sb) {
+    opprof__dealloc(sb->data, sb->cap);
+    *sb = (opprof__strbuf){0};
+}

@@ -1,0 +1,174 @@
+/* summary.c - summary.json: the seed's report, with opprof's additions.
+ * Each field and capture is rendered to JSON text when it is added, so the
+ * summary keeps no reference to captures (they die with their callback). */
+#include "internal.h"
+
+#include <string.h>
+
+typedef struct field {
+    char *key;
+    char *json; /* rendered value */
+} field;
+
+struct opprof_summary {
+    field *fields;
+    size_t n_fields, cap_fields;
+    char **captures; /* rendered capture objects */
+    size_t n_captures, cap_captures;
+};
+
+int opprof_summary_new(opprof_summary **out) {
+    if (!out) return OPPROF_EINVAL;
+    *out = opprof__calloc(1, sizeof **out);
+    return *out ? 0 : OPPROF_ENOMEM;
+}
+
+void opprof_summary_free(opprof_summary *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->n_fields; i++) {
+        opprof__dealloc(s->fields[i].key, strlen(s->fields[i].key) + 1);
+        opprof__dealloc(s->fields[i].json, strlen(s->fields[i].json) + 1);
+    }
+    for (size_t i = 0; i < s->n_captures; i++) opprof__dealloc(s->captures[i], strlen(s->captures[i]) + 1);
+    opprof__dealloc(s->fields, s->cap_fields * sizeof *s->fields);
+    opprof__dealloc(s->captures, s->cap_captures * sizeof *s->captures);
+    opprof__dealloc(s, sizeof *s);
+}
+
+/* Take ownership of a rendered value under `key` (replacing an earlier one). */
+static int set_field(opprof_summary *s, const char *key, opprof__strbuf *value) {
+    if (value->error) {
+        int rc = value->error;
+        opprof__sb_free(value);
+        return rc;
+    }
+    char *json = opprof__strdup(value->data ? value->data : "null");
+    opprof__sb_free(value);
+    if (!json) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < s->n_fields; i++)
+        if (strcmp(s->fields[i].key, key) == 0) {
+            opprof__dealloc(s->fields[i].json, strlen(s->fields[i].json) + 1);
+            s->fields[i].json = json;
+            return 0;
+        }
+    char *k = opprof__strdup(key);
+    if (!k || opprof__grow((void **)&s->fields, &s->cap_fields, s->n_fields + 1, sizeof *s->fields)) {
+        if (k) opprof__dealloc(k, strlen(k) + 1);
+        opprof__dealloc(json, strlen(json) + 1);
+        return OPPROF_ENOMEM;
+    }
+    s->fields[s->n_fields++] = (field){k, json};
+    return 0;
+}
+
+static bool reserved_key(const char *key) {
+    return strcmp(key, "opprof") == 0 || strcmp(key, "captures") == 0;
+}
+
+int opprof_summary_set_string(opprof_summary *s, const char *key, const char *value) {
+    if (!s || !key || !value || reserved_key(key)) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, value);
+    return set_field(s, key, &sb);
+}
+
+int opprof_summary_set_int(opprof_summary *s, const char *key, int64_t value) {
+    if (!s || !key || reserved_key(key)) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    opprof__sb_printf(&sb, "%lld", (long long)value);
+    return set_field(s, key, &sb);
+}
+
+int opprof_summary_set_int_array(opprof_summary *s, const char *key, const int64_t *values, size_t count) {
+    if (!s || !key || (!values && count) || reserved_key(key)) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    opprof__sb_puts(&sb, "[");
+    for (size_t i = 0; i < count; i++) opprof__sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)values[i]);
+    opprof__sb_puts(&sb, "]");
+    return set_field(s, key, &sb);
+}
+
+static void put_us(opprof__strbuf *sb, int64_t ns) {
+    opprof__sb_printf(sb, "%s%lld.%03lld", ns < 0 ? "-" : "", (long long)(ns < 0 ? -ns : ns) / 1000,
+                      (long long)(ns < 0 ? -ns : ns) % 1000);
+}
+
+int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const opprof_averages *avg) {
+    if (!s || !c || !avg) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    opprof__sb_printf(&sb, "{\n      \"step\": %lld,\n      \"operators\": [", (long long)c->info.step_num);
+    for (size_t i = 0; i < n; i++) {
+        opprof__sb_puts(&sb, i ? ",\n        {\n          \"name\": " : "\n        {\n          \"name\": ");
+        opprof__sb_json_string(&sb, rows[i].key);
+        opprof__sb_printf(&sb, ",\n          \"calls\": %lld,\n          \"self_cpu_us\": ", (long long)rows[i].calls);
+        put_us(&sb, rows[i].self_ns);
+        opprof__sb_puts(&sb, ",\n          \"total_cpu_us\": ");
+        put_us(&sb, rows[i].total_ns);
+        opprof__sb_printf(&sb, ",\n          \"self_cpu_bytes\": %lld,\n          \"cpu_bytes\": %lld\n        }",
+                          (long long)rows[i].self_cpu_mem, (long long)rows[i].cpu_mem);
+    }
+    opprof__sb_puts(&sb, n ? "\n      ],\n" : "],\n");
+    opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
+    put_us(&sb, opprof_averages_self_total_ns(avg));
+    opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
+    opprof__sb_printf(&sb, "      \"dropped_events\": %llu,\n      \"warnings\": [",
+                      (unsigned long long)c->info.dropped_events);
+    for (size_t i = 0; i < c->n_warnings; i++) {
+        if (i) opprof__sb_puts(&sb, ", ");
+        opprof__sb_json_string(&sb, c->warnings[i]);
+    }
+    opprof__sb_puts(&sb, "]\n    }");
+    if (sb.error) {
+        int rc = sb.error;
+        opprof__sb_free(&sb);
+        return rc;
+    }
+    char *copy = opprof__strdup(sb.data);
+    opprof__sb_free(&sb);
+    if (!copy || opprof__grow((void **)&s->captures, &s->cap_captures, s->n_captures + 1, sizeof *s->captures)) {
+        if (copy) opprof__dealloc(copy, strlen(copy) + 1);
+        return OPPROF_ENOMEM;
+    }
+    s->captures[s->n_captures++] = copy;
+    return 0;
+}
+
+static int render(const opprof_summary *s, opprof__strbuf *sb) {
+    opprof__sb_puts(sb, "{\n  \"opprof\": \"" OPPROF_VERSION_STRING "\"");
+    for (size_t i = 0; i < s->n_fields; i++) {
+        opprof__sb_puts(sb, ",\n  ");
+        opprof__sb_json_string(sb, s->fields[i].key);
+        opprof__sb_puts(sb, ": ");
+        opprof__sb_puts(sb, s->fields[i].json);
+    }
+    opprof__sb_puts(sb, ",\n  \"captures\": [");
+    for (size_t i = 0; i < s->n_captures; i++) {
+        opprof__sb_puts(sb, i ? ",\n    " : "\n    ");
+        opprof__sb_puts(sb, s->captures[i]);
+    }
+    opprof__sb_puts(sb, s->n_captures ? "\n  ]\n}\n" : "]\n}\n");
+    return sb->error;
+}
+
+int opprof_summary_to_json(const opprof_summary *s, char **out_text) {
+    if (!s || !out_text) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    int rc = render(s, &sb);
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}
+
+int opprof_summary_write(const opprof_summary *s, const char *path) {
+    if (!s || !path) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    int rc = render(s, &sb);
+    if (!rc) rc = opprof_write_text_file(path, sb.data);
+    opprof__sb_free(&sb);
+    return rc;
+}

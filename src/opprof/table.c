@@ -1,0 +1,198 @@
+/* table.c - key_averages().table() in PyTorch's exact layout. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { COLUMN_WIDTH = 12, SPACING = 2, MAX_NAME_WIDTH = 55 };
+
+void opprof_format_time_us(double us, char *buf, size_t size) {
+    if (us >= 1e6)
+        snprintf(buf, size, "%.3fs", us / 1e6);
+    else if (us >= 1e3)
+        snprintf(buf, size, "%.3fms", us / 1e3);
+    else
+        snprintf(buf, size, "%.3fus", us);
+}
+
+void opprof_format_memory(int64_t bytes, char *buf, size_t size) {
+    const double kb = 1024.0, mb = 1024.0 * kb, gb = 1024.0 * mb;
+    double mag = bytes < 0 ? -(double)bytes : (double)bytes;
+    if (mag >= gb)
+        snprintf(buf, size, "%.2f GB", (double)bytes / gb);
+    else if (mag >= mb)
+        snprintf(buf, size, "%.2f MB", (double)bytes / mb);
+    else if (mag >= kb)
+        snprintf(buf, size, "%.2f KB", (double)bytes / kb);
+    else
+        snprintf(buf, size, "%lld B", (long long)bytes);
+}
+
+static void format_share(int64_t part, int64_t total, char *buf, size_t size) {
+    if (total == 0)
+        snprintf(buf, size, "NaN");
+    else
+        snprintf(buf, size, "%.2f%%", 100.0 * (double)part / (double)total);
+}
+
+static const struct {
+    opprof_sort_key key;
+    const char *name;
+} SORT_NAMES[] = {
+    {OPPROF_SORT_SELF_CPU_TIME, "self_cpu_time_total"}, {OPPROF_SORT_CPU_TIME_TOTAL, "cpu_time_total"},
+    {OPPROF_SORT_CPU_TIME_AVG, "cpu_time"},            {OPPROF_SORT_SELF_CPU_MEMORY, "self_cpu_memory_usage"},
+    {OPPROF_SORT_CPU_MEMORY, "cpu_memory_usage"},      {OPPROF_SORT_COUNT, "count"},
+};
+
+int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
+    if (!name || !out) return OPPROF_EINVAL;
+    for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
+        if (strcmp(name, SORT_NAMES[i].name) == 0) {
+            *out = SORT_NAMES[i].key;
+            return 0;
+        }
+    if (strcmp(name, "none") == 0 || !*name) {
+        *out = OPPROF_SORT_NONE;
+        return 0;
+    }
+    return OPPROF_EINVAL;
+}
+
+const char *opprof_sort_key_name(opprof_sort_key key) {
+    for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
+        if (SORT_NAMES[i].key == key) return SORT_NAMES[i].name;
+    return "";
+}
+
+/* The sort metric of a row, as a double (averages divide). */
+static double metric(const opprof_average_row *r, opprof_sort_key key) {
+    switch (key) {
+    case OPPROF_SORT_SELF_CPU_TIME: return (double)r->self_ns;
+    case OPPROF_SORT_CPU_TIME_TOTAL: return (double)r->total_ns;
+    case OPPROF_SORT_CPU_TIME_AVG: return r->calls ? (double)r->total_ns / (double)r->calls : 0.0;
+    case OPPROF_SORT_SELF_CPU_MEMORY: return (double)r->self_cpu_mem;
+    case OPPROF_SORT_CPU_MEMORY: return (double)r->cpu_mem;
+    case OPPROF_SORT_COUNT: return (double)r->calls;
+    default: return 0.0;
+    }
+}
+
+typedef struct sort_item {
+    double value;
+    size_t index;
+} sort_item;
+
+/* Descending by value; ties keep first-seen order (Python's stable sort). */
+static int sort_item_compare(const void *pa, const void *pb) {
+    const sort_item *a = pa, *b = pb;
+    if (a->value != b->value) return a->value > b->value ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static void cell(opprof__strbuf *sb, const char *text, size_t width) {
+    size_t n = strlen(text);
+    if (n < width) opprof__sb_repeat(sb, ' ', width - n);
+    opprof__sb_puts(sb, text);
+    opprof__sb_repeat(sb, ' ', SPACING);
+}
+
+int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int row_limit,
+                          char **out_text) {
+    if (!avg || !out_text) return OPPROF_EINVAL;
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    bool memory = opprof__averages_profile_memory(avg);
+    int64_t self_total = opprof_averages_self_total_ns(avg);
+
+    sort_item *order = opprof__alloc((n ? n : 1) * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) order[i] = (sort_item){metric(&rows[i], sort), i};
+    if (sort != OPPROF_SORT_NONE) qsort(order, n, sizeof *order, sort_item_compare);
+    size_t shown = (row_limit > 0 && (size_t)row_limit < n) ? (size_t)row_limit : n;
+
+    /* The name column fits the longest key of all rows, as PyTorch does. */
+    size_t longest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(rows[i].key) > longest) longest = strlen(rows[i].key);
+    size_t name_width = longest + 4 < MAX_NAME_WIDTH ? longest + 4 : MAX_NAME_WIDTH;
+
+    static const char *const headers_time[] = {"Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                               "CPU time avg"};
+    size_t columns = 5 + (memory ? 2 : 0) + 1;
+
+    opprof__strbuf sb = {0};
+    /* dash line */
+    opprof__strbuf dash = {0};
+    opprof__sb_repeat(&dash, '-', name_width);
+    opprof__sb_repeat(&dash, ' ', SPACING);
+    for (size_t c = 0; c < columns; c++) {
+        opprof__sb_repeat(&dash, '-', COLUMN_WIDTH);
+        opprof__sb_repeat(&dash, ' ', SPACING);
+    }
+    opprof__sb_put(&dash, "\n", 1);
+
+    opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
+    cell(&sb, "Name", name_width);
+    for (size_t c = 0; c < 5; c++) cell(&sb, headers_time[c], COLUMN_WIDTH);
+    if (memory) {
+        cell(&sb, "CPU Mem", COLUMN_WIDTH);
+        cell(&sb, "Self CPU Mem", COLUMN_WIDTH);
+    }
+    cell(&sb, "# of Calls", COLUMN_WIDTH);
+    opprof__sb_put(&sb, "\n", 1);
+    opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
+
+    char buf[64], name[MAX_NAME_WIDTH + 1];
+    for (size_t k = 0; k < shown; k++) {
+        const opprof_average_row *r = &rows[order[k].index];
+        size_t len = strlen(r->key);
+        if (len >= MAX_NAME_WIDTH - 3) {
+            memcpy(name, r->key, MAX_NAME_WIDTH - 3);
+            memcpy(name + MAX_NAME_WIDTH - 3, "...", 4);
+        } else {
+            memcpy(name, r->key, len + 1);
+        }
+        cell(&sb, name, name_width);
+        format_share(r->self_ns, self_total, buf, sizeof buf);
+        cell(&sb, buf, COLUMN_WIDTH);
+        opprof_format_time_us((double)r->self_ns / 1e3, buf, sizeof buf);
+        cell(&sb, buf, COLUMN_WIDTH);
+        format_share(r->total_ns, self_total, buf, sizeof buf);
+        cell(&sb, buf, COLUMN_WIDTH);
+        opprof_format_time_us((double)r->total_ns / 1e3, buf, sizeof buf);
+        cell(&sb, buf, COLUMN_WIDTH);
+        opprof_format_time_us(r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, buf,
+                              sizeof buf);
+        cell(&sb, buf, COLUMN_WIDTH);
+        if (memory) {
+            opprof_format_memory(r->cpu_mem, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+            opprof_format_memory(r->self_cpu_mem, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
+        snprintf(buf, sizeof buf, "%lld", (long long)r->calls);
+        cell(&sb, buf, COLUMN_WIDTH);
+        opprof__sb_put(&sb, "\n", 1);
+    }
+    opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
+    opprof_format_time_us((double)self_total / 1e3, buf, sizeof buf);
+    opprof__sb_printf(&sb, "Self CPU time total: %s\n", buf);
+    uint64_t dropped = opprof__averages_dropped(avg);
+    if (dropped)
+        opprof__sb_printf(&sb, "Dropped events: %llu (over the capture's event budget)\n",
+                          (unsigned long long)dropped);
+    size_t warnings = opprof__averages_warnings(avg);
+    if (warnings)
+        opprof__sb_printf(&sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n",
+                          warnings);
+
+    opprof__dealloc(order, (n ? n : 1) * sizeof *order);
+    int rc = sb.error ? sb.error : dash.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    opprof__sb_free(&dash);
+    return rc;
+}
