@@ -1,0 +1,108 @@
+/* test_json.c - JSON escaping in traces and summaries, read back by yajl. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <yajl/yajl_tree.h>
+
+static yajl_val field(yajl_val obj, const char *key) {
+    const char *path[] = {key, NULL};
+    return yajl_tree_get(obj, path, yajl_t_any);
+}
+
+int main(void) {
+    const char *names[] = {
+        "quote\"inside",          "back\\slash",        "new\nline\ttab\rcr", "bell\x07""esc\x1b",
+        "utf8 caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5", "slash/and <html>",
+    };
+    const size_t count = sizeof names / sizeof *names;
+    opprof_capture *c;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 42, "thread \"one\"", &t), 0);
+    for (size_t i = 0; i < count; i++)
+        CHECK_INT(opprof_capture_add_event(c, t, names[i], OPPROF_KIND_CPU_OP, (int64_t)i * 10, 5), 0);
+    /* Invalid UTF-8: a lone continuation byte, an overlong form, a cut sequence. */
+    CHECK_INT(opprof_capture_add_event(c, t, "bad\x80here\xC0\xAF" "end\xE2\x82", OPPROF_KIND_CPU_OP, 100, 5), 0);
+    CHECK_INT(opprof_capture_add_warning(c, "a \"quoted\" warning"), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+
+    char dir[256], path[512];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    CHECK_INT(opprof_capture_write_chrome(c, path), 0);
+    char *text = read_text(path);
+    char err[256] = "";
+    yajl_val root = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
+    if (!root) fprintf(stderr, "parse error: %s\n", err);
+    CHECK(root != NULL);
+    if (root) {
+        yajl_val ev = field(root, "traceEvents");
+        size_t found = 0;
+        const char *bad = NULL;
+        for (size_t i = 0; ev && i < YAJL_GET_ARRAY(ev)->len; i++) {
+            yajl_val e = YAJL_GET_ARRAY(ev)->values[i];
+            const char *ph = YAJL_GET_STRING(field(e, "ph"));
+            if (strcmp(ph, "X") != 0) continue;
+            const char *name = YAJL_GET_STRING(field(e, "name"));
+            for (size_t k = 0; k < count; k++) found += strcmp(name, names[k]) == 0;
+            if (strncmp(name, "bad", 3) == 0) bad = name;
+        }
+        CHECK_INT(found, count);
+        CHECK_STR(bad, "bad\xEF\xBF\xBDhere\xEF\xBF\xBD\xEF\xBF\xBD" "end\xEF\xBF\xBD\xEF\xBF\xBD");
+        yajl_val w = field(root, "warnings");
+        CHECK(w && YAJL_IS_ARRAY(w) && YAJL_GET_ARRAY(w)->len == 1);
+        if (w && YAJL_GET_ARRAY(w)->len) CHECK_STR(YAJL_GET_STRING(YAJL_GET_ARRAY(w)->values[0]), "a \"quoted\" warning");
+        yajl_tree_free(root);
+    }
+    /* The escapes themselves, as written. */
+    CHECK_CONTAINS(text, "\"quote\\\"inside\"");
+    CHECK_CONTAINS(text, "\"back\\\\slash\"");
+    CHECK_CONTAINS(text, "\"new\\nline\\ttab\\rcr\"");
+    CHECK_CONTAINS(text, "\"bell\\u0007esc\\u001b\"");
+    free(text);
+
+    /* The summary escapes keys and values too. */
+    opprof_summary *s;
+    CHECK_INT(opprof_summary_new(&s), 0);
+    CHECK_INT(opprof_summary_set_string(s, "device", "cpu \"0\"\n"), 0);
+    CHECK_INT(opprof_summary_set_int(s, "threads", 2), 0);
+    CHECK_INT(opprof_summary_set_int(s, "threads", 3), 0); /* replaces */
+    CHECK_INT(opprof_summary_set_string(s, "captures", "x"), OPPROF_EINVAL); /* reserved */
+    opprof_averages *avg;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    CHECK_INT(opprof_summary_add_capture(s, c, avg), 0);
+    char *json = NULL;
+    CHECK_INT(opprof_summary_to_json(s, &json), 0);
+    root = json ? yajl_tree_parse(json, err, sizeof err) : NULL;
+    CHECK(root != NULL);
+    if (root) {
+        CHECK_STR(YAJL_GET_STRING(field(root, "device")), "cpu \"0\"\n");
+        CHECK_INT(YAJL_GET_INTEGER(field(root, "threads")), 3);
+        yajl_val caps = field(root, "captures");
+        CHECK(caps && YAJL_GET_ARRAY(caps)->len == 1);
+        yajl_val ops = field(YAJL_GET_ARRAY(caps)->values[0], "operators");
+        CHECK(ops && YAJL_GET_ARRAY(ops)->len == count + 1);
+        yajl_tree_free(root);
+    }
+    opprof_free(json);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    CHECK_INT(opprof_summary_write(s, path), 0);
+    /* Writing into a missing directory: -ENOENT, and no file appears. */
+    snprintf(path, sizeof path, "%s/missing/summary.json", dir);
+    CHECK_INT(opprof_summary_write(s, path), OPPROF_ENOENT);
+    snprintf(path, sizeof path, "%s/missing/t.json", dir);
+    CHECK_INT(opprof_capture_write_chrome(c, path), OPPROF_ENOENT);
+    opprof_summary_free(s);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+
+    char *out = NULL;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+    run_command(cmd, &out);
+    CHECK_STR(out, "summary.json\nt.json\n"); /* no temporary left behind */
+    free(out);
+    remove_tree(dir);
+    return check_report("test_json");
+}

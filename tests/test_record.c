@@ -1,0 +1,193 @@
+/* test_record.c - live recording: nesting, names, threads, memory events,
+ * budget, and misuse reported as warnings. */
+#include "check.h"
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct saved {
+    opprof_capture *copy_of_names; /* unused */
+    int calls;
+    size_t events, memory;
+    uint64_t dropped;
+    char names[2048];
+    char warnings[2048];
+    char table[8192];
+    int threads;
+    int nested_ok;
+} saved;
+
+/* Flatten the capture into strings the checks can read. */
+static int on_ready(const opprof_capture *cap, void *user) {
+    saved *s = user;
+    s->calls++;
+    size_t n, m, nt, nw;
+    const opprof_event *ev = opprof_capture_events(cap, &n);
+    opprof_capture_memory_events(cap, &m);
+    opprof_capture_threads(cap, &nt);
+    s->events = n;
+    s->memory = m;
+    s->threads = (int)nt;
+    s->dropped = opprof_capture_get_info(cap).dropped_events;
+    s->names[0] = '\0';
+    for (size_t i = 0; i < n && i < 40; i++) {
+        const char *parent = ev[i].parent < 0 ? "-" : opprof_capture_name(cap, ev[ev[i].parent].name);
+        snprintf(s->names + strlen(s->names), sizeof s->names - strlen(s->names), "%s<%s ",
+                 opprof_capture_name(cap, ev[i].name), parent);
+    }
+    const char *const *w = opprof_capture_warnings(cap, &nw);
+    s->warnings[0] = '\0';
+    for (size_t i = 0; i < nw; i++)
+        snprintf(s->warnings + strlen(s->warnings), sizeof s->warnings - strlen(s->warnings), "%s|", w[i]);
+    opprof_averages *avg;
+    char *table = NULL;
+    if (opprof_capture_averages(cap, &avg) == 0 && opprof_averages_table(avg, OPPROF_SORT_NONE, -1, &table) == 0)
+        snprintf(s->table, sizeof s->table, "%s", table);
+    opprof_free(table);
+    opprof_averages_free(avg);
+    /* Each event's parent is on its own thread and contains it. */
+    s->nested_ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].parent < 0) continue;
+        const opprof_event *p = &ev[ev[i].parent];
+        if (p->thread != ev[i].thread || p->start_ns > ev[i].start_ns ||
+            p->start_ns + p->duration_ns < ev[i].start_ns + ev[i].duration_ns)
+            s->nested_ok = 0;
+    }
+    return 0;
+}
+
+static opprof_session *start(saved *s, opprof_schedule sched, uint64_t max_events) {
+    memset(s, 0, sizeof *s);
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = sched;
+    cfg.on_trace_ready = on_ready;
+    cfg.user_data = s;
+    cfg.profile_memory = true;
+    cfg.max_events = max_events;
+    cfg.record_steps = false;
+    opprof_session *session = NULL;
+    CHECK_INT(opprof_session_start(&session, &cfg), 0);
+    return session;
+}
+
+enum { THREADS = 4, PER_THREAD = 20000 };
+
+static void *worker(void *arg) {
+    char name[16];
+    snprintf(name, sizeof name, "worker-%d", (int)(intptr_t)arg);
+    opprof_thread_set_name(name);
+    for (int i = 0; i < PER_THREAD / 2; i++) {
+        OPPROF_RANGE("outer") {
+            OPPROF_OP("inner") { opprof_record_memory((void *)(intptr_t)(i + 1), 16, -1); }
+        }
+    }
+    return NULL;
+}
+
+static opprof_range begun_elsewhere;
+static void *end_elsewhere(void *arg) {
+    (void)arg;
+    opprof_range_end(begun_elsewhere);
+    return NULL;
+}
+
+int main(void) {
+    saved s;
+    opprof_session *session;
+
+    /* Nothing is recorded without a session. */
+    CHECK(opprof_range_begin(&(opprof_srcloc){"x", "f", "file", 1, 0}) == 0);
+
+    /* Nesting, formatted names, scopes. */
+    session = start(&s, (opprof_schedule){0}, 0);
+    for (int i = 0; i < 2; i++) {
+        OPPROF_RANGE("batch_%d", i) {
+            OPPROF_SCOPE("scope");
+            OPPROF_OP("op") { opprof_record_memory(&s, 100, -1); }
+            opprof_record_memory(&s, -100, -1);
+        }
+    }
+    opprof_range r = OPPROF_BEGIN("explicit");
+    OPPROF_END(r);
+    CHECK_INT(opprof_session_stop(session), 0);
+    opprof_session_free(session);
+    CHECK_INT(s.calls, 1);
+    CHECK_STR(s.names, "batch_0<- scope<batch_0 op<scope batch_1<- scope<batch_1 op<scope explicit<- ");
+    CHECK_INT(s.memory, 4);
+    CHECK_STR(s.warnings, "");
+    CHECK(s.nested_ok);
+    CHECK_CONTAINS(s.table, "  op  ");
+
+    /* Recording stops outside the window: a range begun after stop is not kept. */
+    CHECK(OPPROF_BEGIN("late") == 0);
+
+    /* Threads that start and exit during a capture keep their events, each
+     * on its own track, with its name. */
+    session = start(&s, (opprof_schedule){0}, 0);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+    for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    opprof_session_free(session);
+    CHECK_INT(s.events, THREADS * PER_THREAD);
+    CHECK_INT(s.memory, THREADS * PER_THREAD / 2);
+    CHECK_INT(s.threads, THREADS);
+    CHECK(s.nested_ok);
+    CHECK_INT(s.dropped, 0);
+
+    /* A budget: events past it are dropped and counted; the table says so. */
+    session = start(&s, (opprof_schedule){0}, 100);
+    for (int i = 0; i < 150; i++) {
+        OPPROF_RANGE("r") {}
+    }
+    opprof_session_free(session);
+    CHECK_INT(s.events, 100);
+    CHECK_INT(s.dropped, 50);
+    CHECK_CONTAINS(s.table, "Dropped events: 50 ");
+
+    /* Misuse: end without begin, end on another thread, end out of order,
+     * left open at stop. Each is a warning; the capture stays well nested. */
+    session = start(&s, (opprof_schedule){0}, 0);
+    opprof_range a = OPPROF_BEGIN("a");
+    opprof_range b = OPPROF_BEGIN("b");
+    OPPROF_END(a);  /* closes b too */
+    OPPROF_END(b);  /* already closed: unmatched */
+    OPPROF_END(a);  /* twice */
+    begun_elsewhere = OPPROF_BEGIN("cross");
+    pthread_t other;
+    pthread_create(&other, NULL, end_elsewhere, NULL);
+    pthread_join(other, NULL);
+    OPPROF_END(begun_elsewhere);
+    (void)OPPROF_BEGIN("left-open");
+    opprof_session_free(session);
+    CHECK_CONTAINS(s.warnings, "2 range end(s) without a matching open range");
+    CHECK_CONTAINS(s.warnings, "1 range end(s) called on another thread than their begin");
+    CHECK_CONTAINS(s.warnings, "1 range(s) closed early because an enclosing range ended first");
+    CHECK_CONTAINS(s.warnings, "1 range(s) still open at the end of the capture (first: 'left-open')");
+    CHECK(s.nested_ok);
+    CHECK_CONTAINS(s.table, "Warnings: 4 ");
+    CHECK_STR(s.names, "a<- b<a cross<- left-open<- ");
+
+    /* Memory off: no memory events even if the runtime reports them. */
+    memset(&s, 0, sizeof s);
+    opprof_config cfg = opprof_config_default();
+    cfg.on_trace_ready = on_ready;
+    cfg.user_data = &s;
+    CHECK_INT(opprof_session_start(&session, &cfg), 0);
+    OPPROF_RANGE("m") { opprof_record_memory(&s, 8, -1); }
+    opprof_session_free(session);
+    CHECK_INT(s.memory, 0);
+    CHECK_INT(s.events, 2); /* m and ProfilerStep#0 */
+    CHECK_STR(s.names, "ProfilerStep#0<- m<ProfilerStep#0 ");
+
+    /* Bad configurations. */
+    cfg.activities = 4;
+    CHECK_INT(opprof_session_start(&session, &cfg), OPPROF_EACTIVITY);
+    CHECK_INT(opprof_session_start(NULL, &cfg), OPPROF_EINVAL);
+    CHECK_INT(opprof_session_step(NULL), OPPROF_EINVAL);
+    CHECK_STR(opprof_strerror(-ENOSPC), "no space left on device");
+    CHECK_STR(opprof_strerror(-ENOTDIR), "Not a directory");
+    return check_report("test_record");
+}

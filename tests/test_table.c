@@ -1,0 +1,140 @@
+/* test_table.c - PyTorch's table layout and number formats, on hand-built
+ * captures. */
+#include "check.h"
+
+#include <opprof/capture.h>
+
+static const char *fmt_time(double us) {
+    static char buf[64];
+    opprof_format_time_us(us, buf, sizeof buf);
+    return buf;
+}
+
+static const char *fmt_mem(int64_t b) {
+    static char buf[64];
+    opprof_format_memory(b, buf, sizeof buf);
+    return buf;
+}
+
+int main(void) {
+    /* Time: us below 1e3, ms below 1e6, else s; three decimals. */
+    CHECK_STR(fmt_time(0.0), "0.000us");
+    CHECK_STR(fmt_time(0.583), "0.583us");
+    CHECK_STR(fmt_time(999.9994), "999.999us");
+    CHECK_STR(fmt_time(1000.0), "1.000ms");
+    CHECK_STR(fmt_time(1030.0), "1.030ms");
+    CHECK_STR(fmt_time(999999.0), "999.999ms");
+    CHECK_STR(fmt_time(1e6), "1.000s");
+    CHECK_STR(fmt_time(2.5e6), "2.500s");
+
+    /* Memory: 1024-based, B/KB/MB/GB as PyTorch 2.x prints, sign kept. */
+    CHECK_STR(fmt_mem(0), "0 B");
+    CHECK_STR(fmt_mem(592), "592 B");
+    CHECK_STR(fmt_mem(-312), "-312 B");
+    CHECK_STR(fmt_mem(1023), "1023 B");
+    CHECK_STR(fmt_mem(1024), "1.00 KB");
+    CHECK_STR(fmt_mem(589824), "576.00 KB");
+    CHECK_STR(fmt_mem(-32776), "-32.01 KB");
+    CHECK_STR(fmt_mem(-1048576), "-1.00 MB");
+    CHECK_STR(fmt_mem(-1048580), "-1.00 MB");
+    CHECK_STR(fmt_mem(1536LL * 1024 * 1024), "1.50 GB");
+    CHECK_STR(fmt_mem(-3LL * 1024 * 1024 * 1024), "-3.00 GB");
+
+    /* Sort keys by PyTorch's names. */
+    opprof_sort_key key;
+    CHECK_INT(opprof_sort_key_parse("self_cpu_time_total", &key), 0);
+    CHECK_INT(key, OPPROF_SORT_SELF_CPU_TIME);
+    CHECK_INT(opprof_sort_key_parse("self_cpu_memory_usage", &key), 0);
+    CHECK_INT(key, OPPROF_SORT_SELF_CPU_MEMORY);
+    CHECK_INT(opprof_sort_key_parse("cuda_time_total", &key), OPPROF_EINVAL);
+    CHECK_STR(opprof_sort_key_name(OPPROF_SORT_COUNT), "count");
+
+    /* A capture: outer(10us) > inner(4us) x2, one long name, memory. */
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = {.step_num = 4, .profile_memory = true};
+    opprof_capture_set_info(c, &info);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 100, "main", &t), 0);
+    const char *long_name = "a_very_long_operator_name_that_goes_past_the_limit_of_columns";
+    CHECK_INT(opprof_capture_add_event(c, t, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 10000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "inner", OPPROF_KIND_CPU_OP, 1000, 2000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "inner", OPPROF_KIND_CPU_OP, 4000, 2000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, long_name, OPPROF_KIND_CPU_OP, 20000, 1500000), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t, 1500, 0x10, 2048, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t, 8000, 0x10, -2048, -1), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    opprof_averages *avg;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    char *table = NULL;
+    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, -1, &table), 0);
+    /* name width = min(longest + 4, 55) = 55; the long name is cut to 52 + "...". */
+    const char *expected =
+        "-------------------------------------------------------  ------------  ------------  ------------  "
+        "------------  ------------  ------------  ------------  ------------  \n"
+        "                                                   Name    Self CPU %      Self CPU   CPU total %     "
+        "CPU total  CPU time avg       CPU Mem  Self CPU Mem    # of Calls  \n"
+        "-------------------------------------------------------  ------------  ------------  ------------  "
+        "------------  ------------  ------------  ------------  ------------  \n"
+        "a_very_long_operator_name_that_goes_past_the_limit_o...        99.34%       1.500ms        99.34%     "
+        "  1.500ms       1.500ms           0 B           0 B             1  \n"
+        "                                                  outer         0.40%       6.000us         0.66%     "
+        " 10.000us      10.000us           0 B      -2.00 KB             1  \n"
+        "                                                  inner         0.26%       4.000us         0.26%     "
+        "  4.000us       2.000us       2.00 KB       2.00 KB             2  \n"
+        "-------------------------------------------------------  ------------  ------------  ------------  "
+        "------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 1.510ms\n";
+    CHECK_STR(table, expected);
+    opprof_free(table);
+
+    /* Row limit and another sort key; ties keep first-seen order. */
+    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_COUNT, 1, &table), 0);
+    CHECK_CONTAINS(table, "inner");
+    CHECK(strstr(table, "outer") == NULL);
+    opprof_free(table);
+    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_CPU_MEMORY, 0, &table), 0);
+    /* cpu mem: inner 2048, outer 0, long 0: outer before long (first seen). */
+    const char *inner = strstr(table, "inner"), *outer = strstr(table, "outer"), *lng = strstr(table, "a_very");
+    CHECK(inner && outer && lng && inner < outer && outer < lng);
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+
+    /* Without memory: no memory columns; short names give a narrow column. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "ab", OPPROF_KIND_CPU_OP, 0, 500), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "ProfilerStep#7", OPPROF_KIND_STEP, 1000, 500), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "ProfilerStep#8", OPPROF_KIND_STEP, 2000, 500), 0);
+    CHECK_INT(opprof_capture_add_warning(c, "something odd"), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    CHECK_INT(n, 2);
+    CHECK_STR(rows[1].key, "ProfilerStep*");
+    CHECK_INT(rows[1].calls, 2);
+    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_NONE, 100, &table), 0);
+    CHECK(strncmp(table,
+                  "-----------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+                  "             Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n",
+                  2 * 104) == 0);
+    CHECK_CONTAINS(table, "               ab        33.33%       0.500us        33.33%       0.500us       0.500us             1  \n");
+    CHECK_CONTAINS(table, "    ProfilerStep*        66.67%       1.000us        66.67%       1.000us       0.500us             2  \n");
+    CHECK_CONTAINS(table, "Self CPU time total: 1.500us\nWarnings: 1 ");
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+
+    /* An empty capture: percentages would divide by zero; no rows. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &table), 0);
+    CHECK_CONTAINS(table, "Self CPU time total: 0.000us\n");
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+    return check_report("test_table");
+}

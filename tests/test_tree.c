@@ -1,0 +1,152 @@
+/* test_tree.c - nesting, self time and memory attribution on hand-built
+ * event lists. */
+#include "check.h"
+
+#include <opprof/capture.h>
+
+static const opprof_average_row *row(const opprof_averages *avg, const char *key) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].key, key) == 0) return &rows[i];
+    fprintf(stderr, "no row %s\n", key);
+    return NULL;
+}
+
+static int parent_name(const opprof_capture *c, size_t i, char *buf, size_t size) {
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    if (ev[i].parent < 0) return snprintf(buf, size, "-");
+    return snprintf(buf, size, "%s", opprof_capture_name(c, ev[ev[i].parent].name));
+}
+
+int main(void) {
+    opprof_capture *c;
+    uint32_t t0, t1;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 10, "main", &t0), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 11, "worker", &t1), 0);
+    /* Added out of order on purpose: finish sorts. Thread 0:
+     *   A [0,100)  > B [10,40) > C [20,30)
+     *              > D [40,90)            (starts where B ends: a sibling)
+     *   E [100,110)                       (starts where A ends: top level)
+     * Thread 1: A [5,50) (same name, other thread: not a child of anything). */
+    CHECK_INT(opprof_capture_add_event(c, t0, "D", OPPROF_KIND_CPU_OP, 40, 50), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "C", OPPROF_KIND_CPU_OP, 20, 10), 0);
+    CHECK_INT(opprof_capture_add_event(c, t1, "A", OPPROF_KIND_USER_ANNOTATION, 5, 45), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "A", OPPROF_KIND_USER_ANNOTATION, 0, 100), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "B", OPPROF_KIND_CPU_OP, 10, 30), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "E", OPPROF_KIND_CPU_OP, 100, 10), 0);
+    /* Same start as its parent, shorter: still a child (longer sorts first). */
+    CHECK_INT(opprof_capture_add_event(c, t0, "F", OPPROF_KIND_CPU_OP, 40, 5), 0);
+    /* Memory: in C, in B after C, in D, in A between children, outside all, on thread 1. */
+    CHECK_INT(opprof_capture_add_memory(c, t0, 25, 1, 1000, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 35, 2, 300, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 60, 1, -1000, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 95, 2, -300, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 200, 3, 64, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t1, 7, 4, 4096, -1), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_finish(c), OPPROF_EINVAL); /* once */
+
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    CHECK_INT(n, 7);
+    char got[256] = "", buf[32];
+    for (size_t i = 0; i < n; i++) {
+        parent_name(c, i, buf, sizeof buf);
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s<%s ", opprof_capture_name(c, ev[i].name), buf);
+    }
+    CHECK_STR(got, "A<- B<A C<B D<A F<D E<- A<- ");
+
+    /* Memory owners and running totals (in time order across threads). */
+    const opprof_memory_event *m = opprof_capture_memory_events(c, &n);
+    CHECK_INT(n, 6);
+    const char *owners[6];
+    for (size_t j = 0; j < n; j++) owners[j] = m[j].owner < 0 ? "-" : opprof_capture_name(c, ev[m[j].owner].name);
+    CHECK_STR(owners[0], "C");
+    CHECK_STR(owners[1], "B");
+    CHECK_STR(owners[2], "D");
+    CHECK_STR(owners[3], "A");
+    CHECK_STR(owners[4], "-");
+    CHECK_STR(owners[5], "A"); /* thread 1's A */
+    CHECK_INT(m[5].thread, t1);
+    CHECK_INT(m[5].total_allocated, 4096);       /* t=7: first in time */
+    CHECK_INT(m[0].total_allocated, 4096 + 1000); /* t=25 */
+    CHECK_INT(m[4].total_allocated, 4096 + 64);   /* t=200, last */
+
+    opprof_averages *avg;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    const opprof_average_row *r;
+    /* A: two calls (one per thread), total 145; self = 100-30-50 + 45 = 65. */
+    r = row(avg, "A");
+    CHECK(r);
+    if (r) {
+        CHECK_INT(r->calls, 2);
+        CHECK_INT(r->total_ns, 145);
+        CHECK_INT(r->self_ns, 65);
+        CHECK_INT(r->self_cpu_mem, -300 + 4096);
+        CHECK_INT(r->cpu_mem, 1000 + 300 - 1000 - 300 + 4096);
+    }
+    r = row(avg, "B");
+    if (r) {
+        CHECK_INT(r->self_ns, 20);
+        CHECK_INT(r->total_ns, 30);
+        CHECK_INT(r->self_cpu_mem, 300);
+        CHECK_INT(r->cpu_mem, 1300);
+    }
+    r = row(avg, "C");
+    if (r) {
+        CHECK_INT(r->self_ns, 10);
+        CHECK_INT(r->self_cpu_mem, 1000);
+        CHECK_INT(r->cpu_mem, 1000);
+    }
+    r = row(avg, "D");
+    if (r) {
+        CHECK_INT(r->self_ns, 45);
+        CHECK_INT(r->self_cpu_mem, -1000);
+    }
+    r = row(avg, "F");
+    if (r) CHECK_INT(r->self_ns, 5);
+    r = row(avg, "E");
+    if (r) CHECK_INT(r->self_ns, 10);
+    /* Self times add up to the time covered by top-level events. */
+    CHECK_INT(opprof_averages_self_total_ns(avg), 100 + 10 + 45);
+    /* First-seen order: A (t=0), B, C, A@t1 merges into A, D/F at 40, E. */
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    CHECK_STR(rows[0].key, "A");
+    CHECK_STR(rows[1].key, "B");
+    CHECK_STR(rows[n - 1].key, "E");
+    opprof_averages_free(avg);
+    size_t nw;
+    opprof_capture_warnings(c, &nw);
+    CHECK_INT(nw, 0);
+    opprof_capture_free(c);
+
+    /* Overlap without nesting: cut at the parent's end, with a warning. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "P", OPPROF_KIND_CPU_OP, 0, 50), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "Q", OPPROF_KIND_CPU_OP, 40, 30), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    ev = opprof_capture_events(c, &n);
+    CHECK_INT(ev[1].parent, 0);
+    CHECK_INT(ev[1].duration_ns, 10);
+    const char *const *w = opprof_capture_warnings(c, &nw);
+    CHECK_INT(nw, 1);
+    if (nw) CHECK_CONTAINS(w[0], "overlapped an enclosing event without nesting");
+    opprof_capture_free(c);
+
+    /* Bad input to the builder. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_event(c, 0, "x", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL); /* no thread */
+    CHECK_INT(opprof_capture_add_thread(c, 1, NULL, &t0), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "x", OPPROF_KIND_CPU_OP, 0, -1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_event(c, t0, NULL, OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_memory(c, 7, 0, 0, 1, -1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "late", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
+    opprof_capture_free(c);
+    opprof_capture_free(NULL);
+    return check_report("test_tree");
+}

@@ -1,0 +1,75 @@
+/* testutil.h - helpers for tests that run programs and read their files. */
+#ifndef OPPROF_TESTS_TESTUTIL_H
+#define OPPROF_TESTS_TESTUTIL_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A whole file as a NUL-terminated string (caller frees), or NULL. */
+static inline char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (len + 1 == cap) {
+            char *bigger = realloc(buf, cap *= 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = bigger;
+        }
+    }
+    fclose(f);
+    if (buf) buf[len] = '\0';
+    return buf;
+}
+
+/* Run a shell command; stdout and stderr go to *out (caller frees). Returns
+ * the exit status, or -1. */
+static inline int run_command(const char *cmd, char **out) {
+    char tmpl[] = "/tmp/opprof-test-out-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0) return -1;
+    close(fd);
+    char *full = malloc(strlen(cmd) + strlen(tmpl) + 16);
+    sprintf(full, "(%s) >%s 2>&1", cmd, tmpl);
+    int st = system(full);
+    free(full);
+    if (out) *out = read_text(tmpl);
+    unlink(tmpl);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A new empty directory under /tmp; path written into buf. */
+static inline const char *make_temp_dir(char *buf, size_t size) {
+    snprintf(buf, size, "/tmp/opprof-test-XXXXXX");
+    return mkdtemp(buf);
+}
+
+static inline void remove_tree(const char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* The directory of the built programs (set by CTest). */
+static inline const char *bin_dir(void) {
+    const char *d = getenv("OPPROF_TEST_BIN");
+    return d ? d : "build/bin";
+}
+
+static inline const char *source_dir(void) {
+    const char *d = getenv("OPPROF_SOURCE_DIR");
+    return d ? d : ".";
+}
+
+#endif
