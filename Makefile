@@ -21,5 +21,10 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 
+# Benchmarks (with their PyTorch/libtorch peers when installed: scripts/deps.sh --bench).
+bench: build
+	@cmake --build $(BUILD) --target bench_peers -j2
+	./$(BUILD)/bin/bench_forward
+
 clean:
 	rm -rf $(BUILD)

@@ -26,6 +26,7 @@
 typedef struct options {
     const char *outdir;
     const char *stem;
+    const char *weights, *input, *save_output; /* safetensors files, or NULL */
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
@@ -59,6 +60,11 @@ static void usage(FILE *f) {
             "  --active N       schedule: recorded steps per cycle (default 2)\n"
             "  --repeat N       schedule: cycles, 0 = forever (default 1)\n"
             "  --stem NAME      file name stem of each capture (default cpu-step)\n"
+            "  --weights FILE   load the model's weights from a safetensors file (names as\n"
+            "                   nn.Sequential's state_dict: 0.weight, 0.bias, 2.weight, 2.bias)\n"
+            "  --input FILE     take the input batch from a safetensors file (tensor 'input',\n"
+            "                   [batch, in]); --batch and --in follow it\n"
+            "  --save-output FILE  write the forward's result as a safetensors file (tensor 'output')\n"
             "  --quiet          do not print the tables\n"
             "  -h, --help       this help\n"
             "\n"
@@ -96,6 +102,8 @@ static int parse_options(int argc, char **argv, options *o) {
         {"warmup", required_argument, 0, 'W'},  {"active", required_argument, 0, 'a'},
         {"repeat", required_argument, 0, 'r'},  {"stem", required_argument, 0, 'n'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {"weights", required_argument, 0, 'X'}, {"input", required_argument, 0, 'I'},
+        {"save-output", required_argument, 0, 'O'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -120,6 +128,9 @@ static int parse_options(int argc, char **argv, options *o) {
             o->stem = optarg;
             break;
         case 'q': o->quiet = true; break;
+        case 'X': o->weights = optarg; break;
+        case 'I': o->input = optarg; break;
+        case 'O': o->save_output = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
@@ -226,13 +237,30 @@ static int run(const options *o, context *ctx) {
     int rc;
     const char *what = "building the model";
 
+    char message[512] = "";
+    options sized = *o;
     nn_manual_seed(7);
     nn_set_num_threads(o->threads); /* a fixed lab setting, not a tuning recommendation */
-    rc = make_model(o, &model);
+    if (o->input) { /* the input decides the batch and the input width */
+        rc = nn_tensor_load_safetensors(o->input, "input", &inputs, message, sizeof message);
+        if (!rc && inputs->ndim != 2) {
+            snprintf(message, sizeof message, "%s: tensor 'input' must have 2 dimensions [batch, in], not %d",
+                     o->input, inputs->ndim);
+            rc = NN_ESHAPE;
+        }
+        if (rc) goto load_failed;
+        sized.batch = (int)inputs->shape[0];
+        sized.in_features = (int)inputs->shape[1];
+    }
+    rc = make_model(&sized, &model);
     if (rc) goto done;
     nn_module_eval(model);
+    if (o->weights) {
+        rc = nn_module_load_safetensors(model, o->weights, message, sizeof message);
+        if (rc) goto load_failed;
+    }
     what = "creating the inputs";
-    rc = nn_tensor_randn(&inputs, 2, (int64_t[]){o->batch, o->in_features});
+    if (!inputs) rc = nn_tensor_randn(&inputs, 2, (int64_t[]){o->batch, o->in_features});
     if (rc) goto done;
 
     what = "running the model";
@@ -289,6 +317,11 @@ static int run(const options *o, context *ctx) {
         goto done;
     }
 
+    if (o->save_output) {
+        rc = nn_tensor_save_safetensors(o->save_output, "output", reference, message, sizeof message);
+        if (rc) goto load_failed;
+    }
+
     opprof_summary *sum = ctx->summary;
     int64_t in_shape[2] = {inputs->shape[0], inputs->shape[1]};
     int64_t out_shape[2] = {reference->shape[0], reference->shape[1]};
@@ -302,6 +335,11 @@ static int run(const options *o, context *ctx) {
         rc = opprof_summary_write(sum, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/summary.json", o->outdir);
         what = "writing";
+    }
+    if (0) {
+    load_failed: /* message names the file and the tensor */
+        fprintf(stderr, "profile_cpu: %s\n", message);
+        rc = -1;
     }
 done:
     if (rc && rc != -1) {

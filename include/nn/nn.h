@@ -138,8 +138,33 @@ NN_API int nn_module_forward(nn_module *m, const nn_tensor *x, nn_tensor **out);
 NN_API void nn_module_eval(nn_module *m);
 NN_API void nn_module_free(nn_module *m);
 /** A parameter by PyTorch's state_dict name ("weight", "0.weight", "2.bias"),
- *  or NULL. The tensor belongs to the module. */
+ *  or NULL. The tensor belongs to the module. After writing into a parameter's
+ *  data, call nn_module_parameters_changed(). */
 NN_API nn_tensor *nn_module_parameter(nn_module *m, const char *name);
+/** Tell the module that parameters were written: Linear keeps its weight also
+ *  transposed and packed for the matrix product, and repacks it here. */
+NN_API int nn_module_parameters_changed(nn_module *m);
+
+/* ---- safetensors files ----
+ * The usual file of model weights: an 8-byte little-endian header length, a
+ * JSON header {name: {"dtype", "shape", "data_offsets": [begin, end]}}, then
+ * the raw data. Only F32 tensors are read. On error, `message` (when not
+ * NULL) receives a sentence naming the file and the tensor, and nothing has
+ * changed. */
+
+/** Load every parameter of `m` by its state_dict name ("0.weight", ...).
+ *  Errors: -errno (file), NN_EFORMAT (truncated file, header not JSON,
+ *  offsets outside the data or not matching the shape), NN_EMISSING,
+ *  NN_ESHAPE (shape differs from the model's), NN_EDTYPE. All tensors are
+ *  checked and read before any parameter is written. */
+NN_API int nn_module_load_safetensors(nn_module *m, const char *path, char *message, size_t size);
+/** Read one tensor; *out is the caller's. Errors as above. */
+NN_API int nn_tensor_load_safetensors(const char *path, const char *name, nn_tensor **out, char *message,
+                                      size_t size);
+/** Write one tensor as a safetensors file (atomically: a temporary file is
+ *  renamed into place). */
+NN_API int nn_tensor_save_safetensors(const char *path, const char *name, const nn_tensor *t, char *message,
+                                      size_t size);
 
 /* ---- process settings ---- */
 

@@ -9,7 +9,8 @@
 
 struct nn_storage {
     int refcount; /* atomic */
-    size_t bytes;
+    size_t bytes;    /* as asked */
+    size_t capacity; /* as allocated (64-byte multiple) */
     float *data;
 };
 
@@ -26,11 +27,26 @@ NN__HIDDEN int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape);
 NN__HIDDEN int nn__tensor_view(const nn_tensor *t, nn_tensor **out);
 NN__HIDDEN int nn__check_shape(int ndim, const int64_t *shape);
 
-/* gemm.c: C[M,N] = A[M,K] * op(B) + beta * C, row-major; B is [K,N] with
- * leading dimension ldb, or [N,K] when trans_b. */
-NN__HIDDEN void nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb,
-                          int trans_b, float beta, float *c, int ldc);
+/* gemm.c: C[M,N] = A[M,K] * op(B) + bias (broadcast over rows) when bias is
+ * given, else + beta * C; row-major; B is [K,N] with leading dimension ldb,
+ * or [N,K] when trans_b. */
+NN__HIDDEN void nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b,
+                          const float *bias, float beta, float *c, int ldc);
 NN__HIDDEN void nn__gemm_set_threads(int n);
+
+/* threads.c: run fn(ctx, task, n_tasks) for every task in [0, n_tasks), the
+ * caller taking part; returns when all are done. */
+NN__HIDDEN void nn__parallel_for(int n_tasks, void (*fn)(void *ctx, int task, int n_tasks), void *ctx);
+
+/* ops.c: aten::linear with the same events, but the product reads
+ * `w_packed` (w transposed, contiguous [K, N]) when it is given. */
+NN__HIDDEN int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
+                          nn_tensor **out);
+/* A contiguous transposed copy of a 2-D tensor, made outside any operator. */
+NN__HIDDEN int nn__pack_transposed(const nn_tensor *w, nn_tensor **out);
+
+/* modules.c: the i-th child of a Sequential, or NULL. */
+NN__HIDDEN nn_module *nn__module_child(nn_module *m, size_t i);
 
 /* rng.c */
 NN__HIDDEN uint64_t nn__rng_next(void);

@@ -12,6 +12,7 @@ struct nn_module {
     module_kind kind;
     bool eval;
     nn_tensor *weight, *bias;  /* Linear */
+    nn_tensor *weight_packed;  /* weight transposed, contiguous: what the GEMM reads */
     nn_module **children;      /* Sequential */
     size_t n_children;
 };
@@ -35,6 +36,7 @@ int nn_linear_new(nn_module **out, int64_t in_features, int64_t out_features) {
     float bound = (float)(1.0 / sqrt((double)in_features));
     int rc = nn_tensor_uniform(&m->weight, 2, (int64_t[]){out_features, in_features}, -bound, bound);
     if (!rc) rc = nn_tensor_uniform(&m->bias, 1, (int64_t[]){out_features}, -bound, bound);
+    if (!rc) rc = nn__pack_transposed(m->weight, &m->weight_packed);
     if (rc) {
         nn_module_free(m);
         return rc;
@@ -76,6 +78,7 @@ void nn_module_free(nn_module *m) {
     if (!m) return;
     nn_tensor_free(m->weight);
     nn_tensor_free(m->bias);
+    nn_tensor_free(m->weight_packed);
     for (size_t i = 0; i < m->n_children; i++) nn_module_free(m->children[i]);
     free(m->children);
     free(m);
@@ -90,7 +93,7 @@ void nn_module_eval(nn_module *m) {
 int nn_module_forward(nn_module *m, const nn_tensor *x, nn_tensor **out) {
     if (!m || !x || !out) return NN_EINVAL;
     switch (m->kind) {
-    case MODULE_LINEAR: return nn_linear(x, m->weight, m->bias, out);
+    case MODULE_LINEAR: return nn__linear(x, m->weight, m->weight_packed, m->bias, out);
     case MODULE_RELU: return nn_relu(x, out);
     case MODULE_SEQUENTIAL: {
         if (m->n_children == 0) return nn__tensor_view(x, out);
@@ -110,6 +113,22 @@ int nn_module_forward(nn_module *m, const nn_tensor *x, nn_tensor **out) {
     return NN_EINVAL;
 }
 
+int nn_module_parameters_changed(nn_module *m) {
+    if (!m) return NN_EINVAL;
+    if (m->kind == MODULE_LINEAR) {
+        nn_tensor *packed;
+        int rc = nn__pack_transposed(m->weight, &packed);
+        if (rc) return rc;
+        nn_tensor_free(m->weight_packed);
+        m->weight_packed = packed;
+    }
+    for (size_t i = 0; i < m->n_children; i++) {
+        int rc = nn_module_parameters_changed(m->children[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 nn_tensor *nn_module_parameter(nn_module *m, const char *name) {
     if (!m || !name) return NULL;
     if (m->kind == MODULE_LINEAR) {
@@ -124,4 +143,8 @@ nn_tensor *nn_module_parameter(nn_module *m, const char *name) {
         return nn_module_parameter(m->children[i], end + 1);
     }
     return NULL;
+}
+
+nn_module *nn__module_child(nn_module *m, size_t i) {
+    return m && m->kind == MODULE_SEQUENTIAL && i < m->n_children ? m->children[i] : NULL;
 }

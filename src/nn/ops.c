@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+
 
 int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
                   int64_t offset, nn_tensor **out) {
@@ -92,7 +93,7 @@ int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
 /* out (contiguous [M,N]) += a @ b, for any strides of a and b; temporary
  * copies (not tensors, not reported) only when a layout is not one that
  * the GEMM takes directly. */
-static int matmul_into(const nn_tensor *a, const nn_tensor *b, float beta, nn_tensor *out) {
+static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias, float beta, nn_tensor *out) {
     int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)b->shape[1];
     const float *pa = a->data, *pb = b->data;
     float *copy_a = NULL, *copy_b = NULL;
@@ -121,7 +122,7 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, float beta, nn_te
         ldb = n;
         trans_b = 0;
     }
-    nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, beta, out->data, n);
+    nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, bias, beta, out->data, n);
     free(copy_a);
     free(copy_b);
     return 0;
@@ -134,7 +135,10 @@ static int check_matmul(const nn_tensor *a, const nn_tensor *b) {
     return 0;
 }
 
-int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
+/* aten::addmm; `b_packed`, when given, holds b's values contiguously and is
+ * what the product reads. */
+static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, const nn_tensor *b_packed,
+                 nn_tensor **out) {
     if (!out) return NN_EINVAL;
     int rc = check_matmul(a, b);
     if (rc) return rc;
@@ -146,19 +150,28 @@ int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_t
     OPPROF_OP("aten::addmm") {
         rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
         if (rc) break;
-        float *c = (*out)->data;
-        /* The bias fills the output, then the product accumulates onto it. */
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                c[i * n + j] = row_bias ? bias->data[j * bias->strides[0]]
-                                        : bias->data[i * bias->strides[0] + j * bias->strides[1]];
-        rc = matmul_into(a, b, 1.0f, *out);
+        /* A contiguous row bias goes to the GEMM, which lays it down block by
+         * block just before accumulating onto it; any other bias fills the
+         * output first. */
+        const float *row = row_bias && bias->strides[0] == 1 ? bias->data : NULL;
+        if (!row) {
+            float *c = (*out)->data;
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < n; j++)
+                    c[i * n + j] = row_bias ? bias->data[j * bias->strides[0]]
+                                            : bias->data[i * bias->strides[0] + j * bias->strides[1]];
+        }
+        rc = matmul_into(a, b_packed ? b_packed : b, row, 1.0f, *out);
         if (rc) {
             nn_tensor_free(*out);
             *out = NULL;
         }
     }
     return rc;
+}
+
+int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
+    return addmm(bias, a, b, NULL, out);
 }
 
 int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
@@ -168,7 +181,7 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     OPPROF_OP("aten::mm") {
         rc = nn__tensor_new(out, 2, (int64_t[]){a->shape[0], b->shape[1]});
         if (rc) break;
-        rc = matmul_into(a, b, 0.0f, *out);
+        rc = matmul_into(a, b, NULL, 0.0f, *out);
         if (rc) {
             nn_tensor_free(*out);
             *out = NULL;
@@ -177,28 +190,83 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     return rc;
 }
 
-int nn_linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, nn_tensor **out) {
+int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
+               nn_tensor **out) {
     if (!x || !w || !out || x->ndim != 2 || w->ndim != 2) return NN_EINVAL;
     if (x->shape[1] != w->shape[1]) return NN_ESHAPE;
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return NN_ESHAPE;
+    if (w_packed && (w_packed->ndim != 2 || w_packed->shape[0] != w->shape[1] ||
+                     w_packed->shape[1] != w->shape[0] || !nn_tensor_is_contiguous(w_packed)))
+        return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::linear") {
         nn_tensor *wt;
         rc = nn_t(w, &wt);
         if (rc) break;
-        rc = b ? nn_addmm(b, x, wt, out) : nn_mm(x, wt, out);
+        if (b)
+            rc = addmm(b, x, wt, w_packed, out);
+        else
+            rc = nn_mm(x, w_packed ? w_packed : wt, out);
         nn_tensor_free(wt);
     }
     return rc;
 }
 
-static void clamp_min_kernel(const float *x, float *y, int64_t n, float lo) {
+int nn_linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, nn_tensor **out) {
+    return nn__linear(x, w, NULL, b, out);
+}
+
+int nn__pack_transposed(const nn_tensor *w, nn_tensor **out) {
+    if (!w || w->ndim != 2) return NN_EINVAL;
+    int rc = nn__tensor_new(out, 2, (int64_t[]){w->shape[1], w->shape[0]});
+    if (rc) return rc;
+    for (int64_t i = 0; i < w->shape[0]; i++)
+        for (int64_t j = 0; j < w->shape[1]; j++)
+            (*out)->data[j * w->shape[0] + i] = w->data[i * w->strides[0] + j * w->strides[1]];
+    return 0;
+}
+
+/* max(x, lo) with NaN passing through, as in PyTorch: MAXPS returns its
+ * second operand when either is NaN, so x goes second. */
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) static void clamp_min_avx512(const float *restrict x, float *restrict y,
+                                                                 int64_t n, float lo) {
+    const __m512 vlo = _mm512_set1_ps(lo);
     int64_t i = 0;
-#if defined(__AVX512F__)
-    __m512 vlo = _mm512_set1_ps(lo);
+    for (; i + 64 <= n; i += 64) {
+        _mm512_storeu_ps(y + i, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i)));
+        _mm512_storeu_ps(y + i + 16, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i + 16)));
+        _mm512_storeu_ps(y + i + 32, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i + 32)));
+        _mm512_storeu_ps(y + i + 48, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i + 48)));
+    }
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_max_ps(vlo, _mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 tail = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, tail, _mm512_max_ps(vlo, _mm512_maskz_loadu_ps(tail, x + i)));
+    }
+}
+
+__attribute__((target("avx2"))) static void clamp_min_avx2(const float *restrict x, float *restrict y, int64_t n,
+                                                           float lo) {
+    const __m256 vlo = _mm256_set1_ps(lo);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_max_ps(vlo, _mm256_loadu_ps(x + i)));
+    for (; i < n; i++) y[i] = x[i] < lo ? lo : x[i];
+}
 #endif
-    for (; i < n; i++) y[i] = x[i] < lo ? lo : x[i]; /* NaN propagates, as in PyTorch */
+
+static void clamp_min_kernel(const float *restrict x, float *restrict y, int64_t n, float lo) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+        clamp_min_avx512(x, y, n, lo);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        clamp_min_avx2(x, y, n, lo);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i];
 }
 
 int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {

@@ -1,0 +1,98 @@
+/* bench_util.h - timing, statistics and peers for opprof's benchmarks.
+ * Benchmarks report medians and ratios against a baseline measured in the
+ * same run; they are never part of `make test`. */
+#ifndef OPPROF_BENCH_UTIL_H
+#define OPPROF_BENCH_UTIL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline int64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct bench_stats {
+    double median, q1, q3, iqr;
+    int n;
+} bench_stats;
+
+/* Sorts `v` in place. */
+static inline bench_stats bench_stats_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    bench_stats s = {.n = n};
+    if (n == 0) return s;
+    double pos;
+#define BENCH_Q(p) (pos = (p) * (n - 1), v[(int)pos] + (pos - (int)pos) * (v[(int)pos + ((int)pos + 1 < n)] - v[(int)pos]))
+    s.median = BENCH_Q(0.5);
+    s.q1 = BENCH_Q(0.25);
+    s.q3 = BENCH_Q(0.75);
+#undef BENCH_Q
+    s.iqr = s.q3 - s.q1;
+    return s;
+}
+
+/* The directory of this executable (for peer programs built beside it). */
+static inline const char *bench_self_dir(void) {
+    static char dir[4096];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) return ".";
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    return dir;
+}
+
+/* Run a command and read one double from a "key: value" line of its output;
+ * NAN when the command fails or the key is absent. */
+static inline bool bench_run_peer(const char *cmd, const char *key, double *value) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return false;
+    char line[512];
+    bool found = false;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, p)) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            *value = strtod(line + klen + 1, NULL);
+            found = true;
+        }
+    }
+    int st = pclose(p);
+    return found && st == 0;
+}
+
+static inline bool bench_have_torch(void) {
+    return access("/usr/bin/python3", X_OK) == 0 &&
+           system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+}
+
+/* OpenBLAS 0.3.21 (Debian 12) does not know recent Xeons and falls back to its
+ * generic Prescott kernels (4x slower); peers that use it are measured with
+ * the SkylakeX kernels when the CPU has AVX-512, unless the user chose. */
+static inline const char *bench_openblas_env(void) {
+    if (getenv("OPENBLAS_CORETYPE")) return "OPENBLAS_NUM_THREADS=1";
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? "OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SKYLAKEX"
+                                             : "OPENBLAS_NUM_THREADS=1";
+}
+
+static inline void bench_json_number(FILE *f, const char *key, double v, bool last) {
+    if (isnan(v))
+        fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");
+    else
+        fprintf(f, "  \"%s\": %.6g%s\n", key, v, last ? "" : ",");
+}
+
+#endif
