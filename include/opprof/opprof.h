@@ -287,6 +287,11 @@ OPPROF_API void opprof_thread_set_name(const char *name);
 /* Macros                                                                    */
 /* ------------------------------------------------------------------------- */
 
+/* Nonzero while a window records. Internal: the macros read it so that a
+ * range outside a window costs a load and a branch, no call. */
+extern OPPROF_API int opprof__recording;
+#define OPPROF__RECORDING() __builtin_expect(__atomic_load_n(&opprof__recording, __ATOMIC_RELAXED), 0)
+
 #ifndef OPPROF_ENABLE
 #define OPPROF_ENABLE 1
 #endif
@@ -306,13 +311,18 @@ OPPROF_API void opprof_thread_set_name(const char *name);
         &opprof__loc;                                                          \
     })
 
-#define OPPROF__BEGIN_1(kind, name) opprof_range_begin(OPPROF_SRCLOC(name, kind))
+#define OPPROF__BEGIN_1(kind, name)                                              \
+    (OPPROF__RECORDING() ? opprof_range_begin(OPPROF_SRCLOC(name, kind)) : (opprof_range)0)
 #define OPPROF__BEGIN_N(kind, ...)                                               \
-    opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__)
+    (OPPROF__RECORDING()                                                         \
+         ? opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__) \
+         : (opprof_range)0)
 #define OPPROF__BEGIN(kind, ...)                                                 \
     OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
 
-static inline void opprof__range_cleanup(opprof_range *range) { opprof_range_end(*range); }
+static inline void opprof__range_cleanup(opprof_range *range) {
+    if (*range) opprof_range_end(*range);
+}
 
 #if OPPROF_ENABLE
 /*
@@ -334,7 +344,11 @@ static inline void opprof__range_cleanup(opprof_range *range) { opprof_range_end
             OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
 /** Explicit begin/end for code that cannot use a scope. */
 #define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
-#define OPPROF_END(range) opprof_range_end(range)
+#define OPPROF_END(range)                 \
+    do {                                  \
+        opprof_range opprof__e = (range); \
+        if (opprof__e) opprof_range_end(opprof__e); \
+    } while (0)
 #else
 #define OPPROF_RANGE(...) if (1)
 #define OPPROF_OP(...) if (1)

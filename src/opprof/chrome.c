@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OUT_BUFFER = 1 << 16 };
+enum { OUT_BUFFER = 1 << 20 }; /* written with one fwrite each: larger than stdio's buffer */
 
 typedef struct out {
     FILE *fp;
@@ -163,7 +163,6 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
 
     /* Complete events and memory instants, each thread in time order. */
     size_t mi = 0;
-    int64_t ev_idx = 0;
     for (size_t i = 0; i <= c->n_events; i++) {
         /* Memory events of earlier threads or earlier times go first. */
         while (mi < c->n_mem &&
@@ -171,46 +170,39 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
                 (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns))) {
             const opprof_memory_event *m = &c->mem[mi++];
             SEP();
-            OUT_LIT(o, "  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
-                       "\"name\": \"[memory]\", \"pid\": ");
+            OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":");
             out_i64(o, pid);
-            OUT_LIT(o, ", \"tid\": ");
+            OUT_LIT(o, ",\"tid\":");
             out_i64(o, c->threads[m->thread].tid);
-            OUT_LIT(o, ", \"ts\": ");
+            OUT_LIT(o, ",\"ts\":");
             out_us(o, m->ts_ns);
-            OUT_LIT(o, ", \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Addr\": ");
+            OUT_LIT(o, ",\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Addr\":");
             out_i64(o, (int64_t)m->addr);
-            OUT_LIT(o, ", \"Bytes\": ");
+            OUT_LIT(o, ",\"Bytes\":");
             out_i64(o, m->bytes);
-            OUT_LIT(o, ", \"Total Allocated\": ");
+            OUT_LIT(o, ",\"Total Allocated\":");
             out_i64(o, m->total_allocated);
-            OUT_LIT(o, ", \"Total Reserved\": ");
+            OUT_LIT(o, ",\"Total Reserved\":");
             out_i64(o, m->total_allocated);
-            OUT_LIT(o, ", \"Ev Idx\": ");
-            out_i64(o, ev_idx++);
             OUT_LIT(o, "}}");
         }
         if (i == c->n_events) break;
         const opprof_event *e = &c->events[i];
         SEP();
-        OUT_LIT(o, "  {\"ph\": \"X\", \"cat\": \"");
+        OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
         const char *cat = category(e->kind);
         out_put(o, cat, strlen(cat));
-        OUT_LIT(o, "\", \"name\": ");
+        OUT_LIT(o, "\",\"name\":");
         out_put(o, names.data + offset[e->name], offset[e->name + 1] - offset[e->name]);
-        OUT_LIT(o, ", \"pid\": ");
+        OUT_LIT(o, ",\"pid\":");
         out_i64(o, pid);
-        OUT_LIT(o, ", \"tid\": ");
+        OUT_LIT(o, ",\"tid\":");
         out_i64(o, c->threads[e->thread].tid);
-        OUT_LIT(o, ", \"ts\": ");
+        OUT_LIT(o, ",\"ts\":");
         out_us(o, e->start_ns);
-        OUT_LIT(o, ", \"dur\": ");
+        OUT_LIT(o, ",\"dur\":");
         out_us(o, e->duration_ns);
-        OUT_LIT(o, ", \"args\": {\"External id\": ");
-        out_i64(o, (int64_t)i + 1);
-        OUT_LIT(o, ", \"Ev Idx\": ");
-        out_i64(o, ev_idx++);
-        OUT_LIT(o, "}}");
+        OUT_LIT(o, "}");
     }
 #undef SEP
     OUT_LIT(o, "\n  ],\n  \"traceName\": ");

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +18,7 @@
 #define OPPROF__HAVE_TSC 0
 #endif
 
-static int g_use_tsc;
+int opprof__use_tsc;
 static double g_ns_per_tick = 1.0;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +57,7 @@ static void clock_setup(void) {
         uint64_t c1 = __rdtsc();
         if (c1 > c0) {
             g_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
-            g_use_tsc = 1;
+            opprof__use_tsc = 1;
         }
     }
 #else
@@ -66,11 +67,6 @@ static void clock_setup(void) {
 
 void opprof__clock_init(void) { pthread_once(&g_once, clock_setup); }
 
-uint64_t opprof__ticks(void) {
-#if OPPROF__HAVE_TSC
-    if (__builtin_expect(g_use_tsc, 1)) return __rdtsc();
-#endif
-    return (uint64_t)opprof__monotonic_ns();
-}
+uint64_t opprof__ticks_fallback(void) { return (uint64_t)opprof__monotonic_ns(); }
 
 double opprof__ns_per_tick(void) { return g_ns_per_tick; }

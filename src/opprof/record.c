@@ -83,7 +83,8 @@ typedef struct opprof__thread {
 } opprof__thread;
 
 /* ---- global state ---- */
-static int g_recording;         /* atomic: a window is open */
+int opprof__recording;          /* atomic: a window is open (read by the macros) */
+#define g_recording opprof__recording
 static int g_memory;            /* atomic: ... and memory events are wanted */
 static uint64_t g_epoch;        /* atomic */
 static uint64_t g_max_events;   /* atomic: 0 = unlimited */
@@ -126,7 +127,7 @@ static void stream_reset(stream *s) {
 }
 
 /* The owner moves its buffers to the current epoch. */
-static opprof__thread *thread_prepare(void) {
+__attribute__((cold, noinline)) static opprof__thread *thread_prepare(void) {
     opprof__thread *t = tls_thread;
     if (!t && !(t = thread_register())) return NULL;
     uint64_t epoch = LOAD(&g_epoch);
@@ -159,7 +160,7 @@ static size_t budget_claim(size_t want) {
 }
 
 /* Slow path of reserving an item: a new chunk, or more budget. */
-static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
+__attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
     if (s->budget == 0) {
         s->budget = budget_claim(per_chunk);
         if (s->budget == 0) {
@@ -212,7 +213,8 @@ static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
 
 /* ---- ranges ---- */
 
-static opprof_range begin_record(const opprof_srcloc *loc, const char *name) {
+static inline __attribute__((always_inline)) opprof_range begin_record(const opprof_srcloc *loc,
+                                                                        const char *name) {
     opprof__thread *t = tls_thread;
     if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
         t = thread_prepare();
@@ -234,7 +236,7 @@ static opprof_range begin_record(const opprof_srcloc *loc, const char *name) {
 }
 
 opprof_range opprof_range_begin(const opprof_srcloc *loc) {
-    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 1)) return 0;
+    if (__builtin_expect(!LOAD(&g_recording), 1)) return 0;
     return begin_record(loc, loc->name);
 }
 
@@ -263,7 +265,7 @@ static const char *arena_copy(opprof__thread *t, const char *text, size_t len) {
 }
 
 opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, ...) {
-    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 1)) return 0;
+    if (__builtin_expect(!LOAD(&g_recording), 1)) return 0;
     opprof__thread *t = thread_prepare();
     if (!t) return 0;
     char buf[MAX_NAME];
@@ -307,7 +309,7 @@ void opprof_range_end(opprof_range range) {
 /* ---- memory ---- */
 
 void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated) {
-    if (__builtin_expect(!LOAD_RELAXED(&g_memory), 1)) return;
+    if (__builtin_expect(!LOAD(&g_memory), 1)) return;
     opprof__thread *t = tls_thread;
     if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
         t = thread_prepare();

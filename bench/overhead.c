@@ -1,0 +1,313 @@
+/*
+ * bench_overhead - what opprof costs: ns per range (recording, outside the
+ * window, off), per memory event, the seed's forward pass with and without
+ * recording, analysis and export of 1 M and 10 M events, bytes held per
+ * event; PyTorch's record_function and key_averages() on the same counts when
+ * /usr/bin/python3 has torch.
+ *
+ *   build/bin/bench_overhead [--json] [--events N]   (N: the large capture, default 10000000)
+ */
+#include "bench_util.h"
+
+#include <nn/nn.h>
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+static const char *g_out_dir;
+
+static long rss_kb(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n)) v = strtol(line + n + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* Reset the high-water mark of RSS so that VmHWM measures from here. */
+static void reset_peak(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+static opprof_session *start_session(opprof_schedule sched, bool memory, opprof_trace_ready_fn fn, void *ud) {
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = sched;
+    cfg.profile_memory = memory;
+    cfg.on_trace_ready = fn;
+    cfg.user_data = ud;
+    cfg.record_steps = false;
+    opprof_session *s = NULL;
+    int rc = opprof_session_start(&s, &cfg);
+    if (rc) {
+        fprintf(stderr, "bench_overhead: %s\n", opprof_strerror(rc));
+        exit(1);
+    }
+    return s;
+}
+
+/* ns per empty range (the macros, as users write them), median over batches. */
+static double time_ranges(int batches, int per_batch) {
+    double *t = malloc((size_t)batches * sizeof *t);
+    for (int b = 0; b < batches; b++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < per_batch; i++) {
+            opprof_range r = OPPROF_BEGIN("empty");
+            OPPROF_END(r);
+        }
+        t[b] = (double)(bench_now_ns() - t0) / per_batch;
+    }
+    double m = bench_stats_of(t, batches).median;
+    free(t);
+    return m;
+}
+
+static double time_memory_events(int batches, int per_batch) {
+    double *t = malloc((size_t)batches * sizeof *t);
+    for (int b = 0; b < batches; b++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < per_batch; i++) opprof_record_memory((void *)(intptr_t)(i * 64), (i & 1) ? -64 : 64, -1);
+        t[b] = (double)(bench_now_ns() - t0) / per_batch;
+    }
+    double m = bench_stats_of(t, batches).median;
+    free(t);
+    return m;
+}
+
+/* The floor: one timestamp (rdtsc on x86), ns. */
+static double time_timestamp(void) {
+    double best = 1e9;
+    for (int r = 0; r < 5; r++) {
+        uint64_t sink = 0;
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < 1000000; i++) {
+#if defined(__x86_64__)
+            sink += __builtin_ia32_rdtsc();
+#else
+            sink += (uint64_t)bench_now_ns();
+#endif
+        }
+        double ns = (double)(bench_now_ns() - t0) / 1e6;
+        if (ns < best) best = ns;
+        if (sink == 42) puts("");
+    }
+    return best;
+}
+
+static int discard(const opprof_capture *c, void *ud) {
+    (void)c;
+    (void)ud;
+    return 0;
+}
+
+typedef struct scale {
+    size_t events;
+    double snapshot_s, averages_s, export_s, export_mb;
+    long peak_kb_before, peak_kb;
+} scale;
+
+static int measure_capture(const opprof_capture *c, void *ud) {
+    scale *s = ud;
+    opprof_capture_events(c, &s->events);
+    int64_t t0 = bench_now_ns();
+    opprof_averages *avg;
+    if (opprof_capture_averages(c, &avg)) return -1;
+    s->averages_s = (double)(bench_now_ns() - t0) / 1e9;
+    opprof_averages_free(avg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/opprof-bench-trace.json", g_out_dir);
+    t0 = bench_now_ns();
+    int rc = opprof_capture_write_chrome(c, path);
+    s->export_s = (double)(bench_now_ns() - t0) / 1e9;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        s->export_mb = (double)ftell(f) / 1e6;
+        fclose(f);
+    }
+    unlink(path);
+    s->peak_kb = rss_kb("VmHWM");
+    return rc;
+}
+
+/* Record n events (nested pairs: outer > inner), then snapshot, analyse, export. */
+static scale run_scale(size_t n) {
+    static const opprof_srcloc outer = {"outer", "bench", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION};
+    static const opprof_srcloc inner = {"aten::inner", "bench", __FILE__, __LINE__, OPPROF_KIND_CPU_OP};
+    scale s = {0};
+    reset_peak();
+    s.peak_kb_before = rss_kb("VmRSS");
+    opprof_session *session = start_session((opprof_schedule){0}, false, measure_capture, &s);
+    for (size_t i = 0; i < n / 2; i++) {
+        opprof_range a = opprof_range_begin(&outer);
+        opprof_range_end(opprof_range_begin(&inner));
+        opprof_range_end(a);
+    }
+    int64_t t0 = bench_now_ns();
+    opprof_session_free(session); /* snapshot + callback */
+    s.snapshot_s = (double)(bench_now_ns() - t0) / 1e9 - s.averages_s - s.export_s;
+    return s;
+}
+
+static bench_stats time_forward(nn_module *m, const nn_tensor *x, int reps) {
+    double *t = malloc((size_t)reps * sizeof *t);
+    for (int i = 0; i < reps; i++) {
+        nn_tensor *y;
+        int64_t t0 = bench_now_ns();
+        nn_module_forward(m, x, &y);
+        t[i] = (double)(bench_now_ns() - t0) / 1e3;
+        nn_tensor_free(y);
+    }
+    bench_stats s = bench_stats_of(t, reps);
+    free(t);
+    return s;
+}
+
+static const char *TORCH_SCRIPT =
+    "import sys, time, torch\n"
+    "from torch.profiler import profile, record_function, ProfilerActivity\n"
+    "n = int(sys.argv[1])\n"
+    "with profile(activities=[ProfilerActivity.CPU]) as prof:\n"
+    "    t = time.perf_counter_ns()\n"
+    "    for _ in range(n):\n"
+    "        with record_function('r'): pass\n"
+    "    per = (time.perf_counter_ns() - t) / n\n"
+    "t = time.perf_counter_ns(); prof.key_averages(); ka = (time.perf_counter_ns() - t) / 1e9\n"
+    "print('range_ns: %f' % per); print('key_averages_s: %f' % ka)\n"
+    "print('events: %d' % len(prof.events()))\n";
+
+int main(int argc, char **argv) {
+    bool json = false;
+    size_t big = 10000000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--events") && i + 1 < argc)
+            big = strtoull(argv[++i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: bench_overhead [--json] [--events N]\n");
+            return 2;
+        }
+    }
+    g_out_dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+    /* Ranges and memory events: off, outside the window, recording into
+     * fresh buffers (first window), and into reused ones (later windows,
+     * the steady state of a schedule). */
+    const int batches = 51, per = 100000;
+    double stamp_ns = time_timestamp();
+    double off_ns = time_ranges(batches, per);
+    opprof_session *s = start_session((opprof_schedule){.wait = 1, .active = 1, .repeat = 0}, true, discard, NULL);
+    double outside_ns = time_ranges(batches, per); /* step 0 is NONE: outside */
+    opprof_session_step(s);                        /* step 1: a window */
+    double cold_ns = time_ranges(batches, per);
+    double memory_cold_ns = time_memory_events(batches, per);
+    opprof_session_step(s); /* step 2: NONE (the capture is saved and discarded) */
+    opprof_session_step(s); /* step 3: a window again; buffers are reused */
+    double range_ns = time_ranges(batches, per);
+    double memory_ns = time_memory_events(batches, per);
+    opprof_session_free(s);
+
+    /* The seed's forward pass with and without recording (memory on). */
+    nn_manual_seed(7);
+    nn_module *l[3], *model;
+    nn_linear_new(&l[0], 256, 512);
+    nn_relu_new(&l[1]);
+    nn_linear_new(&l[2], 512, 64);
+    nn_sequential_new(&model, l, 3);
+    nn_tensor *x;
+    nn_tensor_randn(&x, 2, (int64_t[]){128, 256});
+    time_forward(model, x, 50);
+    double plain = 0, profiled = 0;
+    for (int round = 0; round < 5; round++) { /* interleave, to share the machine's moods */
+        plain += time_forward(model, x, 200).median;
+        s = start_session((opprof_schedule){0}, true, discard, NULL);
+        profiled += time_forward(model, x, 200).median;
+        opprof_session_free(s);
+    }
+    double forward_ratio = profiled / plain;
+
+    /* Analysis and export at scale. */
+    scale s1 = run_scale(1000000);
+    scale s10 = run_scale(big);
+    double bytes_per_event = (double)(s10.peak_kb - s10.peak_kb_before) * 1024.0 / (double)s10.events;
+
+    /* PyTorch on the same counts. */
+    double torch_range = NAN, torch_ka = NAN, torch_events = NAN;
+    if (bench_have_torch()) {
+        char path[] = "/tmp/opprof-bench-torch-XXXXXX";
+        int fd = mkstemp(path);
+        if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 100000 2>/dev/null", path);
+            bench_run_peer(cmd, "range_ns", &torch_range);
+            bench_run_peer(cmd, "key_averages_s", &torch_ka);
+            bench_run_peer(cmd, "events", &torch_events);
+        }
+        if (fd >= 0) close(fd);
+        unlink(path);
+    }
+    /* Our averages on the torch run's event count, scaled from the 1 M run. */
+    double ours_ka_same = isnan(torch_events) ? NAN : s1.averages_s * torch_events / (double)s1.events;
+
+    if (json) {
+        printf("{\n");
+        bench_json_number(stdout, "range_ns", range_ns, false);
+        bench_json_number(stdout, "range_outside_window_ns", outside_ns, false);
+        bench_json_number(stdout, "range_off_ns", off_ns, false);
+        bench_json_number(stdout, "memory_event_ns", memory_ns, false);
+        bench_json_number(stdout, "range_fresh_buffers_ns", cold_ns, false);
+        bench_json_number(stdout, "memory_event_fresh_buffers_ns", memory_cold_ns, false);
+        bench_json_number(stdout, "timestamp_ns", stamp_ns, false);
+        bench_json_number(stdout, "forward_us_plain", plain / 5, false);
+        bench_json_number(stdout, "forward_us_profiled", profiled / 5, false);
+        bench_json_number(stdout, "forward_profiled_ratio", forward_ratio, false);
+        bench_json_number(stdout, "averages_1m_s", s1.averages_s, false);
+        bench_json_number(stdout, "averages_10m_s", s10.averages_s, false);
+        bench_json_number(stdout, "large_events", (double)s10.events, false);
+        bench_json_number(stdout, "snapshot_10m_s", s10.snapshot_s, false);
+        bench_json_number(stdout, "export_mb_s", s10.export_mb / s10.export_s, false);
+        bench_json_number(stdout, "export_mevents_s", (double)s10.events / s10.export_s / 1e6, false);
+        bench_json_number(stdout, "export_1m_mb_s", s1.export_mb / s1.export_s, false);
+        bench_json_number(stdout, "trace_bytes_per_event", s10.export_mb * 1e6 / (double)s10.events, false);
+        bench_json_number(stdout, "bytes_per_event", bytes_per_event, false);
+        bench_json_number(stdout, "torch_range_ns", torch_range, false);
+        bench_json_number(stdout, "torch_key_averages_s", torch_ka, false);
+        bench_json_number(stdout, "torch_key_averages_events", torch_events, false);
+        bench_json_number(stdout, "averages_same_events_s", ours_ka_same, false);
+        bench_json_number(stdout, "ratio_range_vs_torch", torch_range / range_ns, false);
+        bench_json_number(stdout, "ratio_key_averages_vs_torch", torch_ka / ours_ka_same, true);
+        printf("}\n");
+    } else {
+        printf("recording cost (median of %d batches of %d)\n", batches, per);
+        printf("  one timestamp (the floor)       %7.2f ns\n", stamp_ns);
+        printf("  range begin+end, recording      %7.2f ns  (fresh buffers: %.2f ns)\n", range_ns, cold_ns);
+        printf("  range begin+end, outside window %7.2f ns\n", outside_ns);
+        printf("  range begin+end, profiler off   %7.2f ns\n", off_ns);
+        printf("  memory event, recording         %7.2f ns  (fresh buffers: %.2f ns)\n", memory_ns, memory_cold_ns);
+        printf("seed's forward pass: %.1f us plain, %.1f us recorded (memory on): ratio %.4f\n", plain / 5,
+               profiled / 5, forward_ratio);
+        printf("at scale (%s):\n", g_out_dir);
+        scale *rows[2] = {&s1, &s10};
+        for (int i = 0; i < 2; i++)
+            printf("  %9zu events: snapshot %.3f s, averages %.3f s, export %.3f s = %.0f MB/s, %.1f M events/s, %.0f B/event in JSON\n",
+                   rows[i]->events, rows[i]->snapshot_s, rows[i]->averages_s, rows[i]->export_s,
+                   rows[i]->export_mb / rows[i]->export_s, (double)rows[i]->events / rows[i]->export_s / 1e6,
+                   rows[i]->export_mb * 1e6 / (double)rows[i]->events);
+        printf("  peak memory held: %.1f bytes per event (recording buffers + capture + analysis)\n", bytes_per_event);
+        if (!isnan(torch_range))
+            printf("PyTorch: record_function %.0f ns a range (%.0fx ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %.0fx faster)\n",
+                   torch_range, torch_range / range_ns, torch_ka, torch_events, ours_ka_same, torch_ka / ours_ka_same);
+        else
+            printf("PyTorch: not installed (apt-get install python3-torch)\n");
+    }
+    nn_tensor_free(x);
+    nn_module_free(model);
+    return 0;
+}
