@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
     /* Ranges and memory events: off, outside the window, recording into
      * fresh buffers (first window), and into reused ones (later windows,
      * the steady state of a schedule). */
-    const int batches = 51, per = 100000;
+    const int batches = 31, per = 50000; /* 1.55 M ranges a window: within the 64 MiB a thread keeps */
     double stamp_ns = time_timestamp();
     double off_ns = time_ranges(batches, per);
     opprof_session *s = start_session((opprof_schedule){.wait = 1, .active = 1, .repeat = 0}, true, discard, NULL);

@@ -59,6 +59,9 @@ typedef struct opprof_capture_info {
     uint64_t dropped_events;   /* events past the budget, not recorded */
     bool profile_memory;       /* memory events were recorded */
     opprof_schedule schedule;  /* the session's schedule */
+    double overhead_range_ns;  /* measured cost of one range (begin + end) on this
+                                  machine when the session started; 0 if unknown */
+    double overhead_memory_event_ns; /* ... of one memory event */
 } opprof_capture_info;
 
 /** The capture's facts. */

@@ -110,6 +110,10 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
     out_i64(o, info->profile_memory ? 1 : 0);
     OUT_LIT(o, ",\n  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n  \"step_num\": ");
     out_i64(o, info->step_num);
+    char cost[128];
+    snprintf(cost, sizeof cost, ",\n  \"overhead_range_ns\": %.2f,\n  \"overhead_memory_event_ns\": %.2f",
+             info->overhead_range_ns, info->overhead_memory_event_ns);
+    out_put(o, cost, strlen(cost));
     OUT_LIT(o, ",\n  \"dropped_events\": ");
     out_i64(o, (int64_t)info->dropped_events);
     OUT_LIT(o, ",\n  \"warnings\": [");

@@ -10,8 +10,17 @@
  * takes.
  *
  * Windows are epochs: opening a window bumps the epoch; a thread notices on
- * its next record and resets its own buffers, so no other thread ever writes
- * them. A collector reads only threads whose epoch is the current one.
+ * its next record and resets its own buffers. A collector reads only threads
+ * whose epoch is the current one.
+ *
+ * Closing a window is a handshake, so that the collector may free buffers
+ * while it copies them (a capture then costs its own 32 bytes an event, not
+ * twice that): every record sets its thread's `busy` flag, then checks that
+ * the window is open; the closer clears the window flag, runs membarrier()
+ * (a full barrier on every thread of the process, paid by the closer, not by
+ * the hot path) and waits until no thread is busy. After that no thread
+ * writes into its buffers until the next window opens. Where membarrier() is
+ * missing, buffers are kept instead of freed.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -20,6 +29,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +37,7 @@ enum {
     CHUNK_EVENTS = 8192,       /* 256 KiB of range slots */
     CHUNK_MEMORY = 8192,       /* 256 KiB of memory events */
     NAME_ARENA_BYTES = 65536,  /* formatted names */
+    RETAIN_CHUNKS = 256,       /* chunks a thread keeps across windows (64 MiB at most) */
     MAX_DEPTH = 1024,          /* open ranges per thread */
     MAX_NAME = 256
 };
@@ -70,6 +81,7 @@ typedef struct opprof__thread {
     int64_t tid;
     char name[64];
     uint64_t epoch;            /* epoch of the buffered data; atomic */
+    int busy;                  /* atomic: inside a record (see the handshake above) */
     uint64_t last_ticks;       /* strictly increasing per thread */
     stream ranges, memory;
     name_arena *names_head, *names_tail;
@@ -91,6 +103,7 @@ static uint64_t g_max_events;   /* atomic: 0 = unlimited */
 static int64_t g_budget;        /* atomic: events left in the window's budget */
 static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads */
 static uint64_t g_window_start; /* ticks */
+static int g_membarrier = -1;   /* 1: registered, 0: unavailable, -1: not tried */
 static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static opprof__thread *g_threads;
 static uint32_t g_thread_count;
@@ -105,7 +118,7 @@ static __thread opprof__thread *tls_thread __attribute__((tls_model("initial-exe
 
 /* ---- thread registration and reset ---- */
 
-static opprof__thread *thread_register(void) {
+__attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
     opprof__thread *t = opprof__calloc(1, sizeof *t);
     if (!t) return NULL;
     t->tid = (int64_t)syscall(SYS_gettid);
@@ -126,25 +139,37 @@ static void stream_reset(stream *s) {
     STORE_RELAXED(&s->count, 0);
 }
 
-/* The owner moves its buffers to the current epoch. */
-__attribute__((cold, noinline)) static opprof__thread *thread_prepare(void) {
-    opprof__thread *t = tls_thread;
-    if (!t && !(t = thread_register())) return NULL;
+/* The owner moves its buffers to the current epoch (called while busy). */
+__attribute__((cold, noinline)) static void thread_reset(opprof__thread *t) {
     uint64_t epoch = LOAD(&g_epoch);
-    if (t->epoch != epoch) {
-        stream_reset(&t->ranges);
-        stream_reset(&t->memory);
-        for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
-        t->names_tail = t->names_head;
-        t->depth = 0;
-        STORE_RELAXED(&t->dropped, 0);
-        STORE_RELAXED(&t->unmatched_end, 0);
-        STORE_RELAXED(&t->out_of_order_end, 0);
-        STORE_RELAXED(&t->too_deep, 0);
-        STORE(&t->epoch, epoch);
+    stream_reset(&t->ranges);
+    stream_reset(&t->memory);
+    for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
+    t->names_tail = t->names_head;
+    t->depth = 0;
+    STORE_RELAXED(&t->dropped, 0);
+    STORE_RELAXED(&t->unmatched_end, 0);
+    STORE_RELAXED(&t->out_of_order_end, 0);
+    STORE_RELAXED(&t->too_deep, 0);
+    STORE(&t->epoch, epoch);
+}
+
+/* Enter a record: this thread's state, flagged busy, with buffers of the
+ * current window; NULL (not busy) when no window is open. */
+static inline __attribute__((always_inline)) opprof__thread *record_enter(void) {
+    opprof__thread *t = tls_thread;
+    if (__builtin_expect(!t, 0) && !(t = thread_register())) return NULL;
+    STORE_RELAXED(&t->busy, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the closer's membarrier() makes it a full fence */
+    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 0)) {
+        STORE(&t->busy, 0);
+        return NULL;
     }
+    if (__builtin_expect(t->epoch != LOAD_RELAXED(&g_epoch), 0)) thread_reset(t);
     return t;
 }
+
+static inline __attribute__((always_inline)) void record_leave(opprof__thread *t) { STORE(&t->busy, 0); }
 
 /* Claim up to `want` events from the window's budget. */
 static size_t budget_claim(size_t want) {
@@ -213,13 +238,9 @@ static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
 
 /* ---- ranges ---- */
 
-static inline __attribute__((always_inline)) opprof_range begin_record(const opprof_srcloc *loc,
+/* Record a begin; the caller has entered (t busy) and leaves after. */
+static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
                                                                         const char *name) {
-    opprof__thread *t = tls_thread;
-    if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
-        t = thread_prepare();
-        if (!t) return 0;
-    }
     if (__builtin_expect(t->depth >= MAX_DEPTH, 0)) {
         ADD_RELAXED(&t->too_deep, 1);
         return 0;
@@ -237,7 +258,11 @@ static inline __attribute__((always_inline)) opprof_range begin_record(const opp
 
 opprof_range opprof_range_begin(const opprof_srcloc *loc) {
     if (__builtin_expect(!LOAD(&g_recording), 1)) return 0;
-    return begin_record(loc, loc->name);
+    opprof__thread *t = record_enter();
+    if (!t) return 0;
+    opprof_range r = begin_record(t, loc, loc->name);
+    record_leave(t);
+    return r;
 }
 
 /* Copy a formatted name into the thread's arena (kept until its next epoch). */
@@ -266,8 +291,6 @@ static const char *arena_copy(opprof__thread *t, const char *text, size_t len) {
 
 opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, ...) {
     if (__builtin_expect(!LOAD(&g_recording), 1)) return 0;
-    opprof__thread *t = thread_prepare();
-    if (!t) return 0;
     char buf[MAX_NAME];
     va_list ap;
     va_start(ap, format);
@@ -275,12 +298,16 @@ opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, .
     va_end(ap);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+    opprof__thread *t = record_enter();
+    if (!t) return 0;
+    opprof_range r = 0;
     const char *name = arena_copy(t, buf, (size_t)n);
-    if (!name) {
+    if (name)
+        r = begin_record(t, loc, name);
+    else
         ADD_RELAXED(&t->dropped, 1);
-        return 0;
-    }
-    return begin_record(loc, name);
+    record_leave(t);
+    return r;
 }
 
 void opprof_range_end(opprof_range range) {
@@ -291,10 +318,18 @@ void opprof_range_end(opprof_range range) {
         ADD_RELAXED(&g_foreign_end, 1);
         return;
     }
-    if ((t->epoch & 0xFFFFFFu) != (range >> 40)) return; /* begun in an earlier window */
+    STORE_RELAXED(&t->busy, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* Begun in an earlier window, or the window is closed: nothing to write
+     * (its buffers may be gone). */
+    if (!LOAD_RELAXED(&g_recording) || (t->epoch & 0xFFFFFFu) != (range >> 40)) {
+        record_leave(t);
+        return;
+    }
     uint32_t depth = (uint32_t)(range & 0xFFFFFu);
     if (depth > t->depth || depth == 0) {
         ADD_RELAXED(&t->unmatched_end, 1);
+        record_leave(t);
         return;
     }
     uint64_t now = thread_now(t);
@@ -304,24 +339,25 @@ void opprof_range_end(opprof_range range) {
         while (t->depth > depth) STORE_RELAXED(&t->stack[--t->depth]->end, now);
     }
     STORE_RELAXED(&t->stack[--t->depth]->end, now);
+    record_leave(t);
 }
 
 /* ---- memory ---- */
 
 void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated) {
     if (__builtin_expect(!LOAD(&g_memory), 1)) return;
-    opprof__thread *t = tls_thread;
-    if (__builtin_expect(!t || t->epoch != LOAD_RELAXED(&g_epoch), 0)) {
-        t = thread_prepare();
-        if (!t) return;
+    opprof__thread *t = record_enter();
+    if (!t) return;
+    mem_slot *m = LOAD_RELAXED(&g_memory) ? stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped)
+                                          : NULL;
+    if (m) {
+        m->ts = thread_now(t);
+        m->addr = (uint64_t)(uintptr_t)addr;
+        m->bytes = bytes;
+        m->total = total_allocated;
+        STORE(&t->memory.count, t->memory.count + 1);
     }
-    mem_slot *m = stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped);
-    if (!m) return;
-    m->ts = thread_now(t);
-    m->addr = (uint64_t)(uintptr_t)addr;
-    m->bytes = bytes;
-    m->total = total_allocated;
-    STORE(&t->memory.count, t->memory.count + 1);
+    record_leave(t);
 }
 
 void opprof_thread_set_name(const char *name) {
@@ -334,8 +370,16 @@ void opprof_thread_set_name(const char *name) {
 
 /* ---- windows (called by session.c under its lock) ---- */
 
+static void membarrier_setup(void) {
+    if (g_membarrier >= 0) return;
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    g_membarrier = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+                   syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
 void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     opprof__clock_init();
+    membarrier_setup();
     STORE_RELAXED(&g_max_events, cfg->max_events);
     STORE_RELAXED(&g_budget, cfg->max_events ? (int64_t)cfg->max_events : 0);
     STORE_RELAXED(&g_foreign_end, 0);
@@ -345,9 +389,20 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     STORE(&g_recording, 1);
 }
 
+/* Close, then wait until no thread is inside a record: from then on no
+ * thread touches its buffers before the next window opens. */
 void opprof__recorder_window_close(void) {
     STORE(&g_memory, 0);
     STORE(&g_recording, 0);
+    if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    pthread_mutex_lock(&g_threads_lock);
+    for (opprof__thread *t = g_threads; t; t = t->next_all)
+        while (LOAD(&t->busy)) {
+#if defined(__x86_64__)
+            __builtin_ia32_pause();
+#endif
+        }
+    pthread_mutex_unlock(&g_threads_lock);
 }
 
 uint64_t opprof__recorder_window_start_ticks(void) { return g_window_start; }
@@ -424,18 +479,76 @@ static int attribute_memory(opprof_capture *c, const opprof__thread *t, size_t n
     return 0;
 }
 
+/* Free a chain of chunks. */
+static void free_chain(chunk *ch) {
+    while (ch) {
+        chunk *next = ch->next;
+        opprof__dealloc(ch, ch->size);
+        ch = next;
+    }
+}
+
+/* Keep the first RETAIN_CHUNKS chunks of a stream for the next window and
+ * free the rest (only when the close handshake makes that safe). */
+static void trim_stream(stream *s) {
+    if (g_membarrier != 1) return;
+    chunk *ch = s->head;
+    for (int i = 1; ch && i < RETAIN_CHUNKS; i++) ch = ch->next;
+    if (ch) {
+        free_chain(ch->next);
+        ch->next = NULL;
+    }
+    s->tail = NULL; /* the owner resets its cursor when it next records */
+    s->used = 0;
+}
+
 static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
                           uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
-    size_t n = LOAD(&t->ranges.count);
+    size_t n = LOAD(&t->ranges.count), m = LOAD(&t->memory.count);
     rc = opprof__grow((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
+    if (!rc) rc = opprof__grow((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
     if (rc) return rc;
-    chunk *ch = t->ranges.head;
+
+    /* Memory events first, and their owners, while the ranges are intact. */
+    chunk *ch = t->memory.head;
+    for (size_t i = 0; i < m; i++) {
+        size_t k = i % CHUNK_MEMORY;
+        if (i && k == 0) ch = ch->next;
+        const mem_slot *s = (const mem_slot *)ch->data + k;
+        opprof_memory_event *me = &c->mem[c->n_mem + i];
+        me->ts_ns = to_ns(s->ts, start, npt);
+        me->addr = s->addr;
+        me->bytes = s->bytes;
+        me->total_allocated = s->total;
+        me->thread = thread_index;
+        me->owner = -1;
+    }
+    rc = attribute_memory(c, t, n, m, c->n_events, c->n_mem);
+    if (rc) return rc;
+    c->n_mem += m;
+    c->owners_known = true;
+    trim_stream(&t->memory);
+
+    /* Ranges, chunk by chunk; chunks past the retained ones are freed as
+     * soon as they are converted, so memory peaks at the capture's size. */
+    bool can_free = g_membarrier == 1;
+    chunk *keep_last = NULL;
+    ch = t->ranges.head;
+    size_t chunk_no = 0;
     for (size_t i = 0; i < n; i++) {
         size_t k = i % CHUNK_EVENTS;
-        if (i && k == 0) ch = ch->next;
+        if (i && k == 0) {
+            chunk *next = ch->next;
+            if (can_free && chunk_no >= RETAIN_CHUNKS)
+                opprof__dealloc(ch, ch->size);
+            else
+                keep_last = ch;
+            ch = next;
+            chunk_no++;
+        }
         const slot *s = (const slot *)ch->data + k;
         uint64_t e_end = LOAD_RELAXED(&s->end);
         if (e_end == 0 || e_end > end) {
@@ -446,7 +559,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         uint32_t id;
         rc = s->name == s->loc->name ? intern_static(c, nc, s->name, &id)
                                      : opprof__capture_intern(c, s->name, strlen(s->name), &id);
-        if (rc) return rc;
+        if (rc) break;
         opprof_event *ev = &c->events[c->n_events++];
         ev->start_ns = to_ns(s->begin, start, npt);
         ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
@@ -457,24 +570,18 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         ev->kind = (uint8_t)s->loc->kind;
         memset(ev->reserved, 0, sizeof ev->reserved);
     }
-    size_t m = LOAD(&t->memory.count);
-    rc = opprof__grow((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
-    if (rc) return rc;
-    ch = t->memory.head;
-    for (size_t i = 0; i < m; i++) {
-        size_t k = i % CHUNK_MEMORY;
-        if (i && k == 0) ch = ch->next;
-        const mem_slot *s = (const mem_slot *)ch->data + k;
-        opprof_memory_event *me = &c->mem[c->n_mem++];
-        me->ts_ns = to_ns(s->ts, start, npt);
-        me->addr = s->addr;
-        me->bytes = s->bytes;
-        me->total_allocated = s->total;
-        me->thread = thread_index;
-        me->owner = -1;
+    if (can_free && chunk_no >= RETAIN_CHUNKS && n) {
+        /* The chain from the retained ones on has been freed up to `ch`. */
+        chunk *rest = ch;
+        if (keep_last) keep_last->next = NULL;
+        free_chain(rest);
+        if (!keep_last) t->ranges.head = NULL;
+        t->ranges.tail = NULL;
+        t->ranges.used = 0;
+    } else {
+        trim_stream(&t->ranges);
     }
-    c->owners_known = true;
-    return attribute_memory(c, t, n, m, c->n_events - n, c->n_mem - m);
+    return rc;
 }
 
 int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end) {

@@ -113,6 +113,8 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
     put_us(&sb, opprof_averages_self_total_ns(avg));
     opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
+    opprof__sb_printf(&sb, "      \"overhead_range_ns\": %.2f,\n      \"overhead_memory_event_ns\": %.2f,\n",
+                      c->info.overhead_range_ns, c->info.overhead_memory_event_ns);
     opprof__sb_printf(&sb, "      \"dropped_events\": %llu,\n      \"warnings\": [",
                       (unsigned long long)c->info.dropped_events);
     for (size_t i = 0; i < c->n_warnings; i++) {
