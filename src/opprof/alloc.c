@@ -1,8 +1,10 @@
 /* alloc.c - the one allocator hook through which opprof allocates. */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
     (void)ctx;
@@ -15,6 +17,24 @@ static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_s
 }
 
 static opprof_allocator g_allocator = {default_realloc, NULL};
+
+/* Large buffers (recording chunks): straight from mmap with the default
+ * allocator, so that freeing them gives the memory back to the system
+ * (malloc keeps freed blocks once its mmap threshold has risen, and a
+ * capture's peak would then include every buffer it freed). */
+void *opprof__alloc_pages(size_t size) {
+    if (g_allocator.realloc != default_realloc) return opprof__alloc(size);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void opprof__free_pages(void *ptr, size_t size) {
+    if (!ptr) return;
+    if (g_allocator.realloc != default_realloc)
+        opprof__dealloc(ptr, size);
+    else
+        munmap(ptr, size);
+}
 
 int opprof_set_allocator(const opprof_allocator *allocator) {
     if (opprof_is_active()) return OPPROF_EACTIVE;

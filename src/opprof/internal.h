@@ -16,6 +16,11 @@ OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
 OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t old_size, size_t new_size);
 OPPROF__HIDDEN void opprof__dealloc(void *ptr, size_t size);
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
+/* Large buffers: mmap'd with the default allocator, the hook otherwise. The
+ * allocator must not change while such buffers live (it cannot: it is
+ * refused while a session is active). */
+OPPROF__HIDDEN void *opprof__alloc_pages(size_t size);
+OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t size);
 /* Strings returned through the public API (opprof_free) carry their size in
  * a header so that the allocator hook is given the right old_size. */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);

@@ -197,7 +197,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             size_t size = sizeof(chunk) + per_chunk * item;
-            next = opprof__alloc(size);
+            next = opprof__alloc_pages(size);
             if (!next) {
                 ADD_RELAXED(dropped, 1);
                 return NULL;
@@ -483,7 +483,7 @@ static int attribute_memory(opprof_capture *c, const opprof__thread *t, size_t n
 static void free_chain(chunk *ch) {
     while (ch) {
         chunk *next = ch->next;
-        opprof__dealloc(ch, ch->size);
+        opprof__free_pages(ch, ch->size);
         ch = next;
     }
 }
@@ -543,7 +543,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         if (i && k == 0) {
             chunk *next = ch->next;
             if (can_free && chunk_no >= RETAIN_CHUNKS)
-                opprof__dealloc(ch, ch->size);
+                opprof__free_pages(ch, ch->size);
             else
                 keep_last = ch;
             ch = next;
