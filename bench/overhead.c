@@ -108,7 +108,7 @@ static int discard(const opprof_capture *c, void *ud) {
 
 typedef struct scale {
     size_t events;
-    double snapshot_s, averages_s, export_s, export_mb;
+    double snapshot_s, averages_s, export_s, export_mb, format_s;
     long peak_kb_before, peak_kb;
 } scale;
 
@@ -132,6 +132,14 @@ static int measure_capture(const opprof_capture *c, void *ud) {
         fclose(f);
     }
     unlink(path);
+    /* The writer's own speed, without the file system: to /dev/null. */
+    FILE *null = fopen("/dev/null", "w");
+    if (null) {
+        t0 = bench_now_ns();
+        opprof_capture_write_chrome_stream(c, null, "null");
+        s->format_s = (double)(bench_now_ns() - t0) / 1e9;
+        fclose(null);
+    }
     s->peak_kb = rss_kb("VmHWM");
     return rc;
 }
@@ -277,6 +285,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "export_mb_s", s10.export_mb / s10.export_s, false);
         bench_json_number(stdout, "export_mevents_s", (double)s10.events / s10.export_s / 1e6, false);
         bench_json_number(stdout, "export_1m_mb_s", s1.export_mb / s1.export_s, false);
+        bench_json_number(stdout, "format_mb_s", s10.export_mb / s10.format_s, false);
+        bench_json_number(stdout, "format_mevents_s", (double)s10.events / s10.format_s / 1e6, false);
         bench_json_number(stdout, "trace_bytes_per_event", s10.export_mb * 1e6 / (double)s10.events, false);
         bench_json_number(stdout, "bytes_per_event", bytes_per_event, false);
         bench_json_number(stdout, "torch_range_ns", torch_range, false);
@@ -302,6 +312,8 @@ int main(int argc, char **argv) {
                    rows[i]->events, rows[i]->snapshot_s, rows[i]->averages_s, rows[i]->export_s,
                    rows[i]->export_mb / rows[i]->export_s, (double)rows[i]->events / rows[i]->export_s / 1e6,
                    rows[i]->export_mb * 1e6 / (double)rows[i]->events);
+        printf("  the writer alone (to /dev/null): %.0f MB/s, %.1f M events/s\n", s10.export_mb / s10.format_s,
+               (double)s10.events / s10.format_s / 1e6);
         printf("  peak memory held: %.1f bytes per event (recording buffers + capture + analysis)\n", bytes_per_event);
         if (!isnan(torch_range))
             printf("PyTorch: record_function %.0f ns a range (%.0fx ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %.0fx faster)\n",
