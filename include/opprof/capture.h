@@ -175,6 +175,33 @@ OPPROF_API void opprof_format_time_us(double us, char *buf, size_t size);
 OPPROF_API void opprof_format_memory(int64_t bytes, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------- */
+/* Comparing two captures                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef enum opprof_diff_format {
+    OPPROF_DIFF_TEXT = 0, /* a table in the style of the averages table */
+    OPPROF_DIFF_JSON = 1  /* {"rows": [...], "totals": {...}, "notes": [...]} */
+} opprof_diff_format;
+
+/**
+ * Compare two captures operator by operator: calls, self and total CPU time,
+ * self CPU memory, before and after, the change and the ratio (after /
+ * before), rows sorted by the largest absolute change in self time; totals;
+ * and a note for each difference of configuration that makes the comparison
+ * uneven (thread tracks, schedule, memory recording, dropped events,
+ * warnings). row_limit <= 0 prints every row. *out_text is freed with
+ * opprof_free.
+ */
+OPPROF_API int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
+                                   opprof_diff_format format, char **out_text);
+
+/** Key averages as JSON: {"rows": [{"name", "calls", "self_cpu_us",
+ *  "total_cpu_us", "cpu_time_avg_us", "cpu_bytes", "self_cpu_bytes"}], sorted
+ *  like the table, "self_cpu_us_total", "dropped_events", "warnings"}. */
+OPPROF_API int opprof_averages_json(const opprof_averages *averages, opprof_sort_key sort, int row_limit,
+                                    char **out_text);
+
+/* ------------------------------------------------------------------------- */
 /* Files                                                                     */
 /* ------------------------------------------------------------------------- */
 
@@ -192,6 +219,68 @@ OPPROF_API int opprof_capture_write_chrome_stream(const opprof_capture *capture,
                                                   const char *trace_name);
 /** Write a string to a file, atomically as above. */
 OPPROF_API int opprof_write_text_file(const char *path, const char *text);
+
+/* ------------------------------------------------------------------------- */
+/* Reading traces                                                            */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * A Chrome trace file becomes a capture: Kineto's object form
+ * ({"traceEvents": [...], ...}, ours and PyTorch's export_chrome_trace) or the
+ * array form of PyTorch's legacy export ([{"name", "ph", "ts", ...}, ...]),
+ * plain or gzip-compressed (detected from the content). The reader streams:
+ * memory grows with the events kept, not with the file's text.
+ *
+ * Kept: complete events ("ph":"X": name, cat, pid, tid, ts, dur), memory
+ * instants ("name":"[memory]": args Bytes, Addr, Total Allocated), thread and
+ * process names ("ph":"M"), and the metadata that opprof writes
+ * (baseTimeNanoseconds, step_num, dropped_events, warnings, profile_memory).
+ * Other phases (B/E pairs, counters, flows, instants) are skipped; a B/E pair
+ * is not joined. Each (pid, tid) pair becomes a thread of the capture.
+ */
+
+/** Where and why a read failed (yyjson style). */
+typedef struct opprof_read_error {
+    int code;        /* 0, -errno, OPPROF_EFORMAT (syntax, limits), OPPROF_ENOMEM */
+    int64_t offset;  /* byte offset in the (uncompressed) text, -1 if none */
+    int64_t line;    /* 1-based, 0 if none */
+    int64_t column;  /* 1-based byte column, 0 if none */
+    char message[256];
+} opprof_read_error;
+
+/** A problem found in a trace that still parses (see opprof_read_options). */
+typedef struct opprof_trace_problem {
+    int64_t offset, line, column; /* of the event concerned, or -1/0/0 */
+    const char *message;          /* valid during the callback */
+} opprof_trace_problem;
+
+typedef struct opprof_read_options {
+    /* Called for each problem of a trace that parses: unknown phase, missing
+     * or mistyped fields, negative durations, complete events that overlap
+     * without nesting on a thread, memory totals that do not add up, events
+     * dropped at record time. NULL: such events are skipped silently (the
+     * capture's warnings still count them). */
+    void (*on_problem)(void *ctx, const opprof_trace_problem *problem);
+    void *ctx;
+    /* Called now and then with the bytes read so far (compressed bytes for a
+     * gzip file) and the file's size. */
+    void (*on_progress)(void *ctx, int64_t bytes_read, int64_t file_size);
+    int max_depth;           /* nesting limit of JSON values; 0: 64 */
+    int64_t max_string;      /* longest string accepted, bytes; 0: 1 MiB */
+} opprof_read_options;
+
+/**
+ * Read a trace file into a new capture (the caller's: opprof_capture_free).
+ * Returns 0, or a negative code with *error filled (when not NULL): the file
+ * cannot be opened or read (-errno), it is not JSON or breaks a limit
+ * (OPPROF_EFORMAT, with the offset, line and column), out of memory.
+ * options may be NULL.
+ */
+OPPROF_API int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
+                                   opprof_read_error *error);
+/** The same from a buffer in memory (len bytes; gzip accepted too). */
+OPPROF_API int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
+                                          opprof_capture **out, opprof_read_error *error);
 
 /* ------------------------------------------------------------------------- */
 /* summary.json                                                              */

@@ -196,3 +196,38 @@ int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int 
     opprof__sb_free(&dash);
     return rc;
 }
+
+int opprof_averages_json(const opprof_averages *avg, opprof_sort_key sort, int row_limit, char **out_text) {
+    if (!avg || !out_text) return OPPROF_EINVAL;
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    sort_item *order = opprof__alloc((n ? n : 1) * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) order[i] = (sort_item){metric(&rows[i], sort), i};
+    if (sort != OPPROF_SORT_NONE) qsort(order, n, sizeof *order, sort_item_compare);
+    size_t shown = (row_limit > 0 && (size_t)row_limit < n) ? (size_t)row_limit : n;
+    opprof__strbuf sb = {0};
+    opprof__sb_puts(&sb, "{\n  \"rows\": [");
+    for (size_t k = 0; k < shown; k++) {
+        const opprof_average_row *r = &rows[order[k].index];
+        opprof__sb_puts(&sb, k ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        opprof__sb_json_string(&sb, r->key);
+        opprof__sb_printf(&sb,
+                          ", \"calls\": %lld, \"self_cpu_us\": %.3f, \"total_cpu_us\": %.3f, \"cpu_time_avg_us\": %.3f, "
+                          "\"cpu_bytes\": %lld, \"self_cpu_bytes\": %lld}",
+                          (long long)r->calls, (double)r->self_ns / 1e3, (double)r->total_ns / 1e3,
+                          r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, (long long)r->cpu_mem,
+                          (long long)r->self_cpu_mem);
+    }
+    opprof__sb_printf(&sb, "%s],\n  \"self_cpu_us_total\": %.3f,\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
+                      shown ? "\n  " : "", (double)opprof_averages_self_total_ns(avg) / 1e3,
+                      (unsigned long long)opprof__averages_dropped(avg), opprof__averages_warnings(avg));
+    opprof__dealloc(order, (n ? n : 1) * sizeof *order);
+    int rc = sb.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}

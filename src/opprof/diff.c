@@ -1,0 +1,207 @@
+/* diff.c - two captures compared operator by operator. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pair {
+    const char *key;
+    const opprof_average_row *before, *after; /* either may be NULL */
+    int64_t self_delta;
+} pair;
+
+static int pair_cmp(const void *a, const void *b) {
+    const pair *x = a, *y = b;
+    int64_t ax = llabs(x->self_delta), ay = llabs(y->self_delta);
+    if (ax != ay) return ax > ay ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static const opprof_average_row *find(const opprof_average_row *rows, size_t n, const char *key) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].key, key) == 0) return &rows[i];
+    return NULL;
+}
+
+static void format_delta_us(double us, char *buf, size_t size) {
+    char t[48];
+    opprof_format_time_us(fabs(us), t, sizeof t);
+    snprintf(buf, size, "%s%s", us < 0 ? "-" : "+", t);
+}
+
+static void format_ratio(int64_t before, int64_t after, const opprof_average_row *b, const opprof_average_row *a,
+                         char *buf, size_t size) {
+    if (!b)
+        snprintf(buf, size, "new");
+    else if (!a)
+        snprintf(buf, size, "gone");
+    else if (before == 0)
+        snprintf(buf, size, after == 0 ? "1.00x" : "inf");
+    else
+        snprintf(buf, size, "%.2fx", (double)after / (double)before);
+}
+
+static void cell(opprof__strbuf *sb, const char *text, size_t width) {
+    size_t n = strlen(text);
+    if (n < width) opprof__sb_repeat(sb, ' ', width - n);
+    opprof__sb_puts(sb, text);
+    opprof__sb_repeat(sb, ' ', 2);
+}
+
+/* Notes on configuration differences. */
+static void notes(const opprof_capture *b, const opprof_capture *a, char out[8][160], int *count) {
+    *count = 0;
+    if (b->n_threads != a->n_threads)
+        snprintf(out[(*count)++], 160, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
+    const opprof_schedule *sb = &b->info.schedule, *sa = &a->info.schedule;
+    if (memcmp(sb, sa, sizeof *sb) != 0)
+        snprintf(out[(*count)++], 160,
+                 "schedules differ: (skip_first %d, wait %d, warmup %d, active %d, repeat %d) before, "
+                 "(%d, %d, %d, %d, %d) after",
+                 sb->skip_first, sb->wait, sb->warmup, sb->active, sb->repeat, sa->skip_first, sa->wait, sa->warmup,
+                 sa->active, sa->repeat);
+    if (b->info.profile_memory != a->info.profile_memory)
+        snprintf(out[(*count)++], 160, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
+    if (b->info.dropped_events || a->info.dropped_events)
+        snprintf(out[(*count)++], 160, "events were dropped at record time: %llu before, %llu after",
+                 (unsigned long long)b->info.dropped_events, (unsigned long long)a->info.dropped_events);
+    if (b->n_warnings || a->n_warnings)
+        snprintf(out[(*count)++], 160, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
+}
+
+int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
+                        opprof_diff_format format, char **out_text) {
+    if (!before || !after || !out_text) return OPPROF_EINVAL;
+    opprof_averages *ab = NULL, *aa = NULL;
+    int rc = opprof_capture_averages(before, &ab);
+    if (!rc) rc = opprof_capture_averages(after, &aa);
+    if (rc) {
+        opprof_averages_free(ab);
+        return rc;
+    }
+    size_t nb, na;
+    const opprof_average_row *rb = opprof_averages_rows(ab, &nb), *ra = opprof_averages_rows(aa, &na);
+    pair *pairs = opprof__alloc((nb + na + 1) * sizeof *pairs);
+    if (!pairs) {
+        opprof_averages_free(ab);
+        opprof_averages_free(aa);
+        return OPPROF_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nb; i++) pairs[n++] = (pair){rb[i].key, &rb[i], find(ra, na, rb[i].key), 0};
+    for (size_t i = 0; i < na; i++)
+        if (!find(rb, nb, ra[i].key)) pairs[n++] = (pair){ra[i].key, NULL, &ra[i], 0};
+    for (size_t i = 0; i < n; i++)
+        pairs[i].self_delta = (pairs[i].after ? pairs[i].after->self_ns : 0) - (pairs[i].before ? pairs[i].before->self_ns : 0);
+    qsort(pairs, n, sizeof *pairs, pair_cmp);
+    size_t shown = row_limit > 0 && (size_t)row_limit < n ? (size_t)row_limit : n;
+    int64_t tb = opprof_averages_self_total_ns(ab), ta = opprof_averages_self_total_ns(aa);
+    char note[8][160];
+    int n_notes;
+    notes(before, after, note, &n_notes);
+
+    opprof__strbuf sb = {0};
+    char buf[64];
+    if (format == OPPROF_DIFF_JSON) {
+        opprof__sb_puts(&sb, "{\n  \"rows\": [");
+        for (size_t i = 0; i < shown; i++) {
+            const pair *pr = &pairs[i];
+            opprof__sb_puts(&sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+            opprof__sb_json_string(&sb, pr->key);
+#define SIDE(row, field) ((row) ? (long long)(row)->field : 0LL)
+            opprof__sb_printf(&sb,
+                              ", \"calls_before\": %lld, \"calls_after\": %lld, \"self_cpu_us_before\": %.3f, "
+                              "\"self_cpu_us_after\": %.3f, \"self_cpu_us_delta\": %.3f, \"total_cpu_us_before\": %.3f, "
+                              "\"total_cpu_us_after\": %.3f, \"self_cpu_bytes_before\": %lld, \"self_cpu_bytes_after\": %lld, "
+                              "\"present\": \"%s\"}",
+                              SIDE(pr->before, calls), SIDE(pr->after, calls), SIDE(pr->before, self_ns) / 1e3,
+                              SIDE(pr->after, self_ns) / 1e3, (double)pr->self_delta / 1e3, SIDE(pr->before, total_ns) / 1e3,
+                              SIDE(pr->after, total_ns) / 1e3, SIDE(pr->before, self_cpu_mem), SIDE(pr->after, self_cpu_mem),
+                              !pr->before ? "after" : !pr->after ? "before" : "both");
+        }
+        opprof__sb_printf(&sb, "%s],\n  \"totals\": {\"self_cpu_us_before\": %.3f, \"self_cpu_us_after\": %.3f},\n",
+                          shown ? "\n  " : "", (double)tb / 1e3, (double)ta / 1e3);
+        opprof__sb_puts(&sb, "  \"notes\": [");
+        for (int i = 0; i < n_notes; i++) {
+            if (i) opprof__sb_puts(&sb, ", ");
+            opprof__sb_json_string(&sb, note[i]);
+        }
+        opprof__sb_puts(&sb, "]\n}\n");
+    } else {
+        size_t longest = 4;
+        for (size_t i = 0; i < n; i++)
+            if (strlen(pairs[i].key) > longest) longest = strlen(pairs[i].key);
+        size_t nw = longest + 4 < 55 ? longest + 4 : 55;
+        static const char *const heads[] = {"Calls before", "Calls after",    "Self before",  "Self after",
+                                            "Self change",  "Self ratio",     "Total before", "Total after",
+                                            "Self Mem bef.", "Self Mem after"};
+        const size_t cols = sizeof heads / sizeof *heads, w = 14;
+        opprof__strbuf dash = {0};
+        opprof__sb_repeat(&dash, '-', nw);
+        opprof__sb_repeat(&dash, ' ', 2);
+        for (size_t c = 0; c < cols; c++) {
+            opprof__sb_repeat(&dash, '-', w);
+            opprof__sb_repeat(&dash, ' ', 2);
+        }
+        opprof__sb_puts(&dash, "\n");
+        opprof__sb_puts(&sb, dash.data ? dash.data : "");
+        cell(&sb, "Name", nw);
+        for (size_t c = 0; c < cols; c++) cell(&sb, heads[c], w);
+        opprof__sb_puts(&sb, "\n");
+        opprof__sb_puts(&sb, dash.data ? dash.data : "");
+        for (size_t i = 0; i < shown; i++) {
+            const pair *pr = &pairs[i];
+            char name[56];
+            if (strlen(pr->key) >= 52)
+                snprintf(name, sizeof name, "%.52s...", pr->key);
+            else
+                snprintf(name, sizeof name, "%s", pr->key);
+            cell(&sb, name, nw);
+            snprintf(buf, sizeof buf, "%lld", SIDE(pr->before, calls));
+            cell(&sb, pr->before ? buf : "-", w);
+            snprintf(buf, sizeof buf, "%lld", SIDE(pr->after, calls));
+            cell(&sb, pr->after ? buf : "-", w);
+            opprof_format_time_us(SIDE(pr->before, self_ns) / 1e3, buf, sizeof buf);
+            cell(&sb, pr->before ? buf : "-", w);
+            opprof_format_time_us(SIDE(pr->after, self_ns) / 1e3, buf, sizeof buf);
+            cell(&sb, pr->after ? buf : "-", w);
+            format_delta_us((double)pr->self_delta / 1e3, buf, sizeof buf);
+            cell(&sb, buf, w);
+            format_ratio(SIDE(pr->before, self_ns), SIDE(pr->after, self_ns), pr->before, pr->after, buf, sizeof buf);
+            cell(&sb, buf, w);
+            opprof_format_time_us(SIDE(pr->before, total_ns) / 1e3, buf, sizeof buf);
+            cell(&sb, pr->before ? buf : "-", w);
+            opprof_format_time_us(SIDE(pr->after, total_ns) / 1e3, buf, sizeof buf);
+            cell(&sb, pr->after ? buf : "-", w);
+            opprof_format_memory(SIDE(pr->before, self_cpu_mem), buf, sizeof buf);
+            cell(&sb, pr->before ? buf : "-", w);
+            opprof_format_memory(SIDE(pr->after, self_cpu_mem), buf, sizeof buf);
+            cell(&sb, pr->after ? buf : "-", w);
+            opprof__sb_puts(&sb, "\n");
+        }
+#undef SIDE
+        opprof__sb_puts(&sb, dash.data ? dash.data : "");
+        char t1[48], t2[48];
+        opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
+        opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
+        if (tb)
+            opprof__sb_printf(&sb, "Self CPU time total: %s before, %s after (%+.2f%%)\n", t1, t2,
+                              100.0 * (double)(ta - tb) / (double)tb);
+        else
+            opprof__sb_printf(&sb, "Self CPU time total: %s before, %s after\n", t1, t2);
+        for (int i = 0; i < n_notes; i++) opprof__sb_printf(&sb, "Note: %s\n", note[i]);
+        if (dash.error) sb.error = dash.error;
+        opprof__sb_free(&dash);
+    }
+    opprof__dealloc(pairs, (nb + na + 1) * sizeof *pairs);
+    opprof_averages_free(ab);
+    opprof_averages_free(aa);
+    rc = sb.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data ? sb.data : "", sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}

@@ -1,0 +1,1149 @@
+/* reader.c - Chrome trace files to captures, streaming.
+ *
+ * A strict JSON parser written for this one job (docs/DEPENDENCIES.md has the
+ * measurement that ruled out yajl's 283 MB/s): it reads the file through a
+ * 1 MiB window (zlib's gzread, which also passes plain files through), parses
+ * each event object into the few fields a capture keeps, and validates
+ * everything else it skips. Limits (nesting depth, string length, number
+ * range) turn hostile input into errors with a byte offset, a line and a
+ * column, never into a crash, a hang or unbounded memory. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum { WINDOW = 1 << 20, DEFAULT_DEPTH = 64, PROGRESS_STEP = 64 << 20 };
+static const int64_t DEFAULT_MAX_STRING = 1 << 20;
+
+/* ---- input: a gz stream (plain files pass through) or memory ---- */
+
+typedef struct source {
+    gzFile gz;
+    const unsigned char *mem; /* memory input (plain) */
+    size_t mem_len, mem_pos;
+    z_stream z;               /* memory input (gzip) */
+    bool z_active;
+    int64_t size;             /* bytes of the file or buffer */
+} source;
+
+static int64_t source_read(source *s, unsigned char *dst, size_t cap) {
+    if (s->gz) {
+        int n = gzread(s->gz, dst, (unsigned)cap);
+        if (n < 0) {
+            int zerr;
+            const char *msg = gzerror(s->gz, &zerr);
+            (void)msg;
+            return zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
+        }
+        return n;
+    }
+    if (s->z_active) {
+        s->z.next_out = dst;
+        s->z.avail_out = (uInt)cap;
+        while (s->z.avail_out == cap) {
+            int rc = inflate(&s->z, Z_NO_FLUSH);
+            if (rc == Z_STREAM_END) break;
+            if (rc != Z_OK) return OPPROF_EFORMAT;
+        }
+        return (int64_t)(cap - s->z.avail_out);
+    }
+    size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
+    memcpy(dst, s->mem + s->mem_pos, n);
+    s->mem_pos += n;
+    return (int64_t)n;
+}
+
+static int64_t source_position(source *s) {
+    if (s->gz) return (int64_t)gzoffset(s->gz);
+    return s->z_active ? (int64_t)s->z.total_in : (int64_t)s->mem_pos;
+}
+
+/* ---- the parser ---- */
+
+typedef struct xrecord { /* complete event, for the checks */
+    uint32_t thread, name;
+    int64_t start, end, offset, line, column;
+} xrecord;
+
+typedef struct mrecord { /* memory event with a total, for the checks */
+    int64_t ts, bytes, total, offset, line, column;
+    uint32_t thread;
+} mrecord;
+
+typedef struct thread_key {
+    int64_t pid, tid;
+    uint32_t index;
+} thread_key;
+
+typedef struct parser {
+    source src;
+    unsigned char *buf;
+    size_t len, pos;
+    int64_t base;          /* offset of buf[0] in the text */
+    int64_t lc_off;        /* line counting has reached this offset (>= base) */
+    int64_t lc_lines;      /* newlines before lc_off */
+    int64_t lc_last;       /* offset of the last newline before lc_off, or -1 */
+    bool eof;
+    int depth, max_depth;
+    int64_t max_string;
+    char *str;             /* the last string, decoded, NUL-terminated */
+    size_t str_len, str_cap;
+    opprof_read_error *err;
+    const opprof_read_options *opt;
+    int64_t next_progress;
+    opprof_capture *cap;
+    thread_key *threads;   /* small linear map: traces have few threads */
+    size_t n_threads, cap_threads;
+    char **string_ids;     /* string pids/tids ("CPU functions") */
+    size_t n_string_ids, cap_string_ids;
+    xrecord *xs;
+    size_t n_xs, cap_xs;
+    mrecord *ms;
+    size_t n_ms, cap_ms;
+    int64_t min_ts;
+    uint64_t problems;
+} parser;
+
+/* Line numbers: a cursor that counts newlines forward through the window,
+ * so that asking for the places of successive events costs O(text). */
+__attribute__((optimize("O3"))) static void advance_lines(parser *p, int64_t upto) {
+    const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
+    int64_t count = 0;
+    for (const unsigned char *q = b; q < e; q++) count += *q == '\n';
+    if (count) {
+        for (const unsigned char *q = e; q-- > b;)
+            if (*q == '\n') {
+                p->lc_last = p->base + (q - p->buf);
+                break;
+            }
+        p->lc_lines += count;
+    }
+    p->lc_off = upto;
+}
+
+/* Line and column of an offset at or after the cursor; 0, 0 for an older one. */
+static void locate(parser *p, int64_t offset, int64_t *line, int64_t *column) {
+    if (offset < p->lc_off) {
+        *line = *column = 0;
+        return;
+    }
+    int64_t end = p->base + (int64_t)p->len;
+    advance_lines(p, offset < end ? offset : end);
+    *line = p->lc_lines + 1;
+    *column = offset - p->lc_last;
+}
+
+static int fail_at(parser *p, int64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_at(parser *p, int64_t offset, const char *fmt, ...) {
+    if (p->err && p->err->code == 0) {
+        p->err->code = OPPROF_EFORMAT;
+        p->err->offset = offset;
+        locate(p, offset, &p->err->line, &p->err->column);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
+        va_end(ap);
+    }
+    return OPPROF_EFORMAT;
+}
+
+#define HERE(p) ((p)->base + (int64_t)(p)->pos)
+#define FAIL(p, ...) fail_at((p), HERE(p), __VA_ARGS__)
+
+static int fail_code(parser *p, int code, const char *what) {
+    if (p->err && p->err->code == 0) {
+        p->err->code = code;
+        p->err->offset = HERE(p);
+        locate(p, HERE(p), &p->err->line, &p->err->column);
+        snprintf(p->err->message, sizeof p->err->message, "%s: %s", what, opprof_strerror(code));
+    }
+    return code;
+}
+
+/* Slide the window: keep what is not consumed, read more. */
+static int refill(parser *p) {
+    if (p->eof) return 0;
+    advance_lines(p, p->base + (int64_t)p->pos);
+    memmove(p->buf, p->buf + p->pos, p->len - p->pos);
+    p->base += (int64_t)p->pos;
+    p->len -= p->pos;
+    p->pos = 0;
+    int64_t n = source_read(&p->src, p->buf + p->len, WINDOW - p->len);
+    if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : fail_code(p, (int)n, "read");
+    if (n == 0) p->eof = true;
+    p->len += (size_t)n;
+    if (p->opt && p->opt->on_progress) {
+        int64_t at = source_position(&p->src);
+        if (at >= p->next_progress || p->eof) {
+            p->opt->on_progress(p->opt->ctx, at, p->src.size);
+            p->next_progress = at + PROGRESS_STEP;
+        }
+    }
+    return 0;
+}
+
+/* The next byte (not consumed), or -1 at the end. */
+static inline int peek_byte(parser *p) {
+    if (__builtin_expect(p->pos < p->len, 1)) return p->buf[p->pos];
+    if (refill(p)) return -2;
+    return p->pos < p->len ? p->buf[p->pos] : -1;
+}
+
+/* Skip white space; the next byte, -1 at the end, -2 on error. */
+static inline int skip_ws(parser *p) {
+    for (;;) {
+        while (p->pos < p->len) {
+            unsigned char c = p->buf[p->pos];
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+            p->pos++;
+        }
+        if (p->eof) return -1;
+        if (refill(p)) return -2;
+    }
+}
+
+static int expect_byte(parser *p, int want, const char *what) {
+    int c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != want) return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
+                                  : FAIL(p, "expected %s, found '%c'", what, c);
+    p->pos++;
+    return 0;
+}
+
+static int str_push(parser *p, const void *data, size_t n) {
+    if ((int64_t)(p->str_len + n) > p->max_string)
+        return FAIL(p, "string longer than %lld bytes", (long long)p->max_string);
+    if (p->str_len + n + 1 > p->str_cap) {
+        size_t cap = p->str_cap ? p->str_cap : 256;
+        while (cap < p->str_len + n + 1) cap *= 2;
+        char *s = opprof__realloc(p->str, p->str_cap, cap);
+        if (!s) return fail_code(p, OPPROF_ENOMEM, "string");
+        p->str = s;
+        p->str_cap = cap;
+    }
+    memcpy(p->str + p->str_len, data, n);
+    p->str_len += n;
+    p->str[p->str_len] = '\0';
+    return 0;
+}
+
+static int hex4(parser *p, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = peek_byte(p);
+        if (c < 0) return c == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in a \\u escape");
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return FAIL(p, "invalid \\u escape");
+        v = v * 16 + (unsigned)d;
+        p->pos++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int put_utf8(parser *p, unsigned cp) {
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | cp >> 6);
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | cp >> 12);
+        b[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (unsigned char)(0xF0 | cp >> 18);
+        b[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    return str_push(p, b, n);
+}
+
+/* Validate one UTF-8 sequence starting at a byte >= 0x80; copy it. */
+static int utf8_sequence(parser *p) {
+    unsigned char b[4];
+    int c = peek_byte(p);
+    b[0] = (unsigned char)c;
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!n) return FAIL(p, "invalid UTF-8 byte 0x%02X in a string", (unsigned)c);
+    p->pos++;
+    for (size_t i = 1; i < n; i++) {
+        int d = peek_byte(p);
+        if (d == -2) return OPPROF_EFORMAT;
+        if (d < 0 || (d & 0xC0) != 0x80) return FAIL(p, "invalid UTF-8 sequence in a string");
+        if (i == 1 && ((b[0] == 0xE0 && d < 0xA0) || (b[0] == 0xED && d >= 0xA0) || (b[0] == 0xF0 && d < 0x90) ||
+                       (b[0] == 0xF4 && d >= 0x90)))
+            return FAIL(p, "invalid UTF-8 sequence in a string");
+        b[i] = (unsigned char)d;
+        p->pos++;
+    }
+    return str_push(p, b, n);
+}
+
+/* A string (the opening quote is next); decoded into p->str. */
+static int parse_string(parser *p) {
+    if (expect_byte(p, '"', "a string")) return OPPROF_EFORMAT;
+    p->str_len = 0;
+    if (p->str) p->str[0] = '\0';
+    for (;;) {
+        /* Plain bytes in a run: copy at once. */
+        size_t start = p->pos;
+        while (p->pos < p->len) {
+            unsigned char c = p->buf[p->pos];
+            if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+            p->pos++;
+        }
+        if (p->pos > start && str_push(p, p->buf + start, p->pos - start)) return OPPROF_EFORMAT;
+        int c = peek_byte(p);
+        if (c == -2) return OPPROF_EFORMAT;
+        if (c == -1) return FAIL(p, "unexpected end of the file inside a string");
+        if (c == '"') {
+            p->pos++;
+            if (!p->str && str_push(p, "", 0)) return OPPROF_EFORMAT;
+            return 0;
+        }
+        if (c < 0x20) return FAIL(p, "control character 0x%02X inside a string", (unsigned)c);
+        if (c >= 0x80) {
+            if (utf8_sequence(p)) return OPPROF_EFORMAT;
+            continue;
+        }
+        /* an escape */
+        p->pos++;
+        int e = peek_byte(p);
+        if (e < 0) return e == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in an escape");
+        p->pos++;
+        char out;
+        switch (e) {
+        case '"': out = '"'; break;
+        case '\\': out = '\\'; break;
+        case '/': out = '/'; break;
+        case 'b': out = '\b'; break;
+        case 'f': out = '\f'; break;
+        case 'n': out = '\n'; break;
+        case 'r': out = '\r'; break;
+        case 't': out = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (hex4(p, &cp)) return OPPROF_EFORMAT;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (peek_byte(p) != '\\') return FAIL(p, "unpaired surrogate in a \\u escape");
+                p->pos++;
+                if (peek_byte(p) != 'u') return FAIL(p, "unpaired surrogate in a \\u escape");
+                p->pos++;
+                if (hex4(p, &lo)) return OPPROF_EFORMAT;
+                if (lo < 0xDC00 || lo > 0xDFFF) return FAIL(p, "unpaired surrogate in a \\u escape");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return FAIL(p, "unpaired surrogate in a \\u escape");
+            }
+            if (put_utf8(p, cp)) return OPPROF_EFORMAT;
+            continue;
+        }
+        default: p->pos--; return FAIL(p, "invalid escape '\\%c' in a string", e);
+        }
+        if (str_push(p, &out, 1)) return OPPROF_EFORMAT;
+    }
+}
+
+/* A number. `ns` receives value x 1000 rounded (microseconds to
+ * nanoseconds), `as_int` the value when it is an integer in range. */
+typedef struct number {
+    bool is_int;
+    int64_t as_int;
+    int64_t ns;
+    bool ns_ok;
+    double value;
+} number;
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int parse_number(parser *p, number *out) {
+    int64_t at = HERE(p);
+    int c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    bool neg = false;
+    if (c == '-') {
+        neg = true;
+        p->pos++;
+        c = peek_byte(p);
+    }
+    if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number");
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    bool lead_zero = c == '0';
+    while ((c = peek_byte(p)) >= '0' && c <= '9') {
+        if (digits < 19) {
+            mant = mant * 10 + (uint64_t)(c - '0');
+            if (mant) digits++;
+        } else {
+            exp10++;
+        }
+        p->pos++;
+        if (lead_zero) break;
+    }
+    if (lead_zero && (c = peek_byte(p)) >= '0' && c <= '9') return FAIL(p, "invalid number: leading zero");
+    bool is_int = true;
+    if (c == '.') {
+        is_int = false;
+        p->pos++;
+        c = peek_byte(p);
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit after '.'");
+        while ((c = peek_byte(p)) >= '0' && c <= '9') {
+            if (digits < 19) {
+                mant = mant * 10 + (uint64_t)(c - '0');
+                if (mant) digits++;
+                exp10--;
+            }
+            p->pos++;
+        }
+    }
+    if (c == 'e' || c == 'E') {
+        is_int = false;
+        p->pos++;
+        c = peek_byte(p);
+        bool eneg = false;
+        if (c == '+' || c == '-') {
+            eneg = c == '-';
+            p->pos++;
+            c = peek_byte(p);
+        }
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit in the exponent");
+        int e = 0;
+        while ((c = peek_byte(p)) >= '0' && c <= '9') {
+            if (e < 100000) e = e * 10 + (c - '0');
+            p->pos++;
+        }
+        exp10 += eneg ? -e : e;
+    }
+    if (c == -2) return OPPROF_EFORMAT;
+    if (mant != 0 && exp10 + digits > 309) return fail_at(p, at, "number out of range");
+    double v = (double)mant;
+    if (exp10 > 0)
+        v *= exp10 <= 22 ? POW10[exp10] : pow(10.0, exp10);
+    else if (exp10 < 0)
+        v /= -exp10 <= 22 ? POW10[-exp10] : pow(10.0, -exp10);
+    out->value = neg ? -v : v;
+    out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
+    out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
+    /* value x 1000, exact when it can be */
+    int e3 = exp10 + 3;
+    out->ns_ok = true;
+    if (mant == 0) {
+        out->ns = 0;
+    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / (uint64_t)POW10[e3]) {
+        out->ns = (int64_t)(mant * (uint64_t)POW10[e3]);
+        if (neg) out->ns = -out->ns;
+    } else if (e3 < 0 && e3 >= -19) {
+        uint64_t div = 1;
+        for (int i = 0; i < -e3; i++) div *= 10;
+        out->ns = (int64_t)((mant + div / 2) / div);
+        if (neg) out->ns = -out->ns;
+    } else {
+        out->ns_ok = fabs(out->value) * 1000.0 < 9.2e18;
+        out->ns = out->ns_ok ? (int64_t)llround(out->value * 1000.0) : 0;
+    }
+    return 0;
+}
+
+static int parse_literal(parser *p, const char *word) {
+    for (const char *w = word; *w; w++) {
+        int c = peek_byte(p);
+        if (c == -2) return OPPROF_EFORMAT;
+        if (c != *w) return FAIL(p, "invalid literal (expected '%s')", word);
+        p->pos++;
+    }
+    return 0;
+}
+
+/* Validate and skip any value. */
+static int skip_value(parser *p) {
+    int c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    switch (c) {
+    case '"': return parse_string(p);
+    case 't': return parse_literal(p, "true");
+    case 'f': return parse_literal(p, "false");
+    case 'n': return parse_literal(p, "null");
+    case '{':
+    case '[': {
+        if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+        p->pos++;
+        int close = c == '{' ? '}' : ']';
+        int d = skip_ws(p);
+        if (d == -2) return OPPROF_EFORMAT;
+        if (d == close) {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        for (;;) {
+            if (c == '{') {
+                if (parse_string(p) || expect_byte(p, ':', "':'")) return OPPROF_EFORMAT;
+            }
+            if (skip_value(p)) return OPPROF_EFORMAT;
+            d = skip_ws(p);
+            if (d == ',') {
+                p->pos++;
+                continue;
+            }
+            if (d == close) {
+                p->pos++;
+                p->depth--;
+                return 0;
+            }
+            if (d == -2) return OPPROF_EFORMAT;
+            return d == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c'", close)
+                           : FAIL(p, "expected ',' or '%c', found '%c'", close, d);
+        }
+    }
+    case -1: return FAIL(p, "unexpected end of the file: expected a value");
+    default:
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            number n;
+            return parse_number(p, &n);
+        }
+        return FAIL(p, "unexpected character '%c': expected a value", c);
+    }
+}
+
+/* Iterate an object: for each key, `on_key` parses (or skips) the value. */
+typedef int (*key_fn)(parser *p, void *ctx, const char *key, size_t key_len);
+
+static int parse_object(parser *p, key_fn on_key, void *ctx) {
+    if (expect_byte(p, '{', "an object")) return OPPROF_EFORMAT;
+    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+    int c = skip_ws(p);
+    if (c == '}') {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    char key[64];
+    for (;;) {
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        size_t klen = p->str_len < sizeof key - 1 ? p->str_len : sizeof key - 1;
+        memcpy(key, p->str, klen);
+        key[klen] = '\0';
+        if (p->str_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
+        if (expect_byte(p, ':', "':' after a key")) return OPPROF_EFORMAT;
+        if (on_key(p, ctx, key, klen)) return OPPROF_EFORMAT;
+        c = skip_ws(p);
+        if (c == ',') {
+            p->pos++;
+            continue;
+        }
+        if (c == '}') {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        if (c == -2) return OPPROF_EFORMAT;
+        return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '}'")
+                       : FAIL(p, "expected ',' or '}' in an object, found '%c'", c);
+    }
+}
+
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+/* ---- problems (opprof check) ---- */
+
+static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, va_list ap) {
+    p->problems++;
+    if (!p->opt || !p->opt->on_problem) return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg};
+    p->opt->on_problem(p->opt->ctx, &pr);
+}
+
+/* A problem at an offset in the current window. */
+static void problem_at(parser *p, int64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem_at(parser *p, int64_t offset, const char *fmt, ...) {
+    int64_t line = 0, column = 0;
+    if (offset >= 0) locate(p, offset, &line, &column);
+    va_list ap;
+    va_start(ap, fmt);
+    vproblem(p, offset, line, column, fmt, ap);
+    va_end(ap);
+}
+
+/* A problem found after parsing, at a place remembered while parsing. */
+static void problem_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void problem_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vproblem(p, offset, line, column, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- events ---- */
+
+enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };
+
+typedef struct event {
+    char ph;
+    char ph_text[8];
+    bool cat_user;
+    bool memory_name;   /* name == "[memory]" */
+    int have;
+    int64_t pid, tid;
+    int64_t ts, dur;
+    int64_t bytes, addr, total;
+    char *name;         /* copy (owned by parser scratch) */
+    size_t name_cap;
+    char *arg_name;     /* args.name of "M" events */
+    size_t arg_name_cap;
+    bool bad_type;
+    const char *bad_field;
+} event;
+
+static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
+    if (n + 1 > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < n + 1) c *= 2;
+        char *s = opprof__realloc(*dst, *cap, c);
+        if (!s) return OPPROF_ENOMEM;
+        *dst = s;
+        *cap = c;
+    }
+    memcpy(*dst, src, n);
+    (*dst)[n] = '\0';
+    return 0;
+}
+
+/* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
+static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
+    int c = skip_ws(p);
+    if (c == '"') {
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        for (size_t i = 0; i < p->n_string_ids; i++)
+            if (strcmp(p->string_ids[i], p->str) == 0) {
+                *out = -(int64_t)i - 1;
+                return 0;
+            }
+        if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
+            return fail_code(p, OPPROF_ENOMEM, "ids");
+        char *copy = opprof__strdup(p->str);
+        if (!copy) return fail_code(p, OPPROF_ENOMEM, "ids");
+        p->string_ids[p->n_string_ids++] = copy;
+        *out = -(int64_t)p->n_string_ids;
+        return 0;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        number n;
+        if (parse_number(p, &n)) return OPPROF_EFORMAT;
+        if (!n.is_int) {
+            e->bad_type = true;
+            e->bad_field = field;
+        }
+        *out = n.as_int;
+        return 0;
+    }
+    e->bad_type = true;
+    e->bad_field = field;
+    return skip_value(p);
+}
+
+static int time_field(parser *p, event *e, int64_t *out, const char *field) {
+    int c = skip_ws(p);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        number n;
+        if (parse_number(p, &n)) return OPPROF_EFORMAT;
+        if (!n.ns_ok) {
+            e->bad_type = true;
+            e->bad_field = field;
+        }
+        *out = n.ns;
+        return 0;
+    }
+    e->bad_type = true;
+    e->bad_field = field;
+    return skip_value(p);
+}
+
+static int int_field(parser *p, event *e, int64_t *out, const char *field) {
+    int c = skip_ws(p);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        number n;
+        if (parse_number(p, &n)) return OPPROF_EFORMAT;
+        if (!n.is_int) {
+            e->bad_type = true;
+            e->bad_field = field;
+        }
+        *out = n.as_int;
+        return 0;
+    }
+    e->bad_type = true;
+    e->bad_field = field;
+    return skip_value(p);
+}
+
+static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
+    event *e = ctx;
+    if (KEY_IS(k, n, "Bytes")) {
+        e->have |= HAS_BYTES;
+        return int_field(p, e, &e->bytes, "args.Bytes");
+    }
+    if (KEY_IS(k, n, "Addr")) return int_field(p, e, &e->addr, "args.Addr");
+    if (KEY_IS(k, n, "Total Allocated")) {
+        e->have |= HAS_TOTAL;
+        return int_field(p, e, &e->total, "args.Total Allocated");
+    }
+    if (KEY_IS(k, n, "name")) {
+        if (skip_ws(p) != '"') return skip_value(p);
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        return copy_into(&e->arg_name, &e->arg_name_cap, p->str, p->str_len) ? fail_code(p, OPPROF_ENOMEM, "args")
+                                                                             : 0;
+    }
+    return skip_value(p);
+}
+
+static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
+    event *e = ctx;
+    switch (n) {
+    case 2:
+        if (KEY_IS(k, n, "ph")) {
+            if (skip_ws(p) != '"') {
+                e->bad_type = true;
+                e->bad_field = "ph";
+                return skip_value(p);
+            }
+            if (parse_string(p)) return OPPROF_EFORMAT;
+            e->have |= HAS_PH;
+            e->ph = p->str_len == 1 ? p->str[0] : '?';
+            snprintf(e->ph_text, sizeof e->ph_text, "%s", p->str);
+            return 0;
+        }
+        if (KEY_IS(k, n, "ts")) {
+            e->have |= HAS_TS;
+            return time_field(p, e, &e->ts, "ts");
+        }
+        break;
+    case 3:
+        if (KEY_IS(k, n, "dur")) {
+            e->have |= HAS_DUR;
+            return time_field(p, e, &e->dur, "dur");
+        }
+        if (KEY_IS(k, n, "pid")) return parse_id(p, e, &e->pid, "pid");
+        if (KEY_IS(k, n, "tid")) return parse_id(p, e, &e->tid, "tid");
+        if (KEY_IS(k, n, "cat")) {
+            if (skip_ws(p) != '"') return skip_value(p);
+            if (parse_string(p)) return OPPROF_EFORMAT;
+            e->cat_user = strcmp(p->str, "user_annotation") == 0;
+            return 0;
+        }
+        break;
+    case 4:
+        if (KEY_IS(k, n, "name")) {
+            if (skip_ws(p) != '"') {
+                e->bad_type = true;
+                e->bad_field = "name";
+                return skip_value(p);
+            }
+            if (parse_string(p)) return OPPROF_EFORMAT;
+            e->have |= HAS_NAME;
+            e->memory_name = strcmp(p->str, "[memory]") == 0;
+            return copy_into(&e->name, &e->name_cap, p->str, p->str_len) ? fail_code(p, OPPROF_ENOMEM, "name") : 0;
+        }
+        if (KEY_IS(k, n, "args")) {
+            if (skip_ws(p) != '{') return skip_value(p);
+            return parse_object(p, on_args_key, e);
+        }
+        break;
+    default: break;
+    }
+    return skip_value(p);
+}
+
+static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
+    for (size_t i = p->n_threads; i-- > 0;) /* recent threads first */
+        if (p->threads[i].pid == pid && p->threads[i].tid == tid) {
+            *index = p->threads[i].index;
+            return 0;
+        }
+    if (opprof__grow((void **)&p->threads, &p->cap_threads, p->n_threads + 1, sizeof *p->threads))
+        return fail_code(p, OPPROF_ENOMEM, "threads");
+    int rc = opprof_capture_add_thread(p->cap, tid, "", index);
+    if (rc) return fail_code(p, rc, "threads");
+    if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
+    p->threads[p->n_threads++] = (thread_key){pid, tid, *index};
+    return 0;
+}
+
+static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRc";
+
+static int take_event(parser *p, event *e, int64_t offset) {
+    if (!(e->have & HAS_PH)) {
+        problem_at(p, offset, "event without \"ph\"");
+        return 0;
+    }
+    if (e->bad_type) {
+        problem_at(p, offset, "event field \"%s\" has the wrong type or is out of range", e->bad_field);
+        return 0;
+    }
+    uint32_t thread;
+    switch (e->ph) {
+    case 'X': {
+        if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
+            problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
+                                                                : !(e->have & HAS_TS) ? "\"ts\""
+                                                                                      : "\"dur\"");
+            return 0;
+        }
+        if (e->dur < 0) {
+            problem_at(p, offset, "complete event '%s' has a negative duration", e->name);
+            return 0;
+        }
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        opprof_kind kind = strncmp(e->name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+                           : e->cat_user                             ? OPPROF_KIND_USER_ANNOTATION
+                                                                     : OPPROF_KIND_CPU_OP;
+        int rc = opprof_capture_add_event(p->cap, thread, e->name, kind, e->ts, e->dur);
+        if (rc) return fail_code(p, rc, "events");
+        if (e->ts < p->min_ts) p->min_ts = e->ts;
+        if (p->opt && p->opt->on_problem) {
+            if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
+                return fail_code(p, OPPROF_ENOMEM, "checks");
+            xrecord *x = &p->xs[p->n_xs++];
+            *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, e->ts, e->ts + e->dur, offset, 0, 0};
+            locate(p, offset, &x->line, &x->column);
+        }
+        return 0;
+    }
+    case 'i':
+    case 'I':
+        if (!e->memory_name) return 0;
+        if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
+            problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
+            return 0;
+        }
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
+                                      (e->have & HAS_TOTAL) ? e->total : -1))
+            return fail_code(p, OPPROF_ENOMEM, "memory events");
+        if (e->ts < p->min_ts) p->min_ts = e->ts;
+        p->cap->info.profile_memory = true;
+        if (p->opt && p->opt->on_problem && (e->have & HAS_TOTAL)) {
+            if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
+                return fail_code(p, OPPROF_ENOMEM, "checks");
+            mrecord *m = &p->ms[p->n_ms++];
+            *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
+            locate(p, offset, &m->line, &m->column);
+        }
+        return 0;
+    case 'M':
+        if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
+            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
+        }
+        return 0;
+    default:
+        if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph))
+            problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
+        else if (e->ph == 'B' || e->ph == 'E')
+            problem_at(p, offset, "phase \"%c\" (begin/end pairs) is not read; only complete events (\"X\") are",
+                       e->ph);
+        return 0;
+    }
+}
+
+static int parse_events(parser *p) {
+    if (expect_byte(p, '[', "an array of events")) return OPPROF_EFORMAT;
+    event e;
+    memset(&e, 0, sizeof e);
+    int rc = 0;
+    int c = skip_ws(p);
+    if (c == ']') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (skip_ws(p) != '{') {
+            rc = FAIL(p, "expected an event object");
+            break;
+        }
+        int64_t offset = HERE(p);
+        e.have = 0;
+        e.bad_type = false;
+        e.cat_user = e.memory_name = false;
+        e.pid = e.tid = 0;
+        e.ts = e.dur = e.bytes = e.addr = 0;
+        e.total = -1;
+        if (e.arg_name) e.arg_name[0] = '\0';
+        if ((rc = parse_object(p, on_event_key, &e))) break;
+        if (e.arg_name && !e.arg_name[0]) {
+            opprof__dealloc(e.arg_name, e.arg_name_cap);
+            e.arg_name = NULL;
+            e.arg_name_cap = 0;
+        }
+        if ((rc = take_event(p, &e, offset))) break;
+        c = skip_ws(p);
+        if (c == ',') {
+            p->pos++;
+            continue;
+        }
+        if (c == ']') {
+            p->pos++;
+            break;
+        }
+        if (c == -2) {
+            rc = OPPROF_EFORMAT;
+            break;
+        }
+        rc = c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or ']' after an event")
+                     : FAIL(p, "expected ',' or ']' after an event, found '%c'", c);
+        break;
+    }
+    opprof__dealloc(e.name, e.name_cap);
+    opprof__dealloc(e.arg_name, e.arg_name_cap);
+    return rc;
+}
+
+typedef struct top {
+    bool saw_events;
+} top;
+
+static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
+    top *t = ctx;
+    opprof_capture_info *info = &p->cap->info;
+    if (KEY_IS(k, n, "traceEvents")) {
+        t->saw_events = true;
+        return parse_events(p);
+    }
+    int c = skip_ws(p);
+    bool num = c == '-' || (c >= '0' && c <= '9');
+    if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
+                KEY_IS(k, n, "profile_memory") || KEY_IS(k, n, "overhead_range_ns") ||
+                KEY_IS(k, n, "overhead_memory_event_ns"))) {
+        number v;
+        if (parse_number(p, &v)) return OPPROF_EFORMAT;
+        if (KEY_IS(k, n, "baseTimeNanoseconds")) info->base_time_ns = v.is_int ? v.as_int : 0;
+        if (KEY_IS(k, n, "step_num")) info->step_num = v.is_int ? v.as_int : -1;
+        if (KEY_IS(k, n, "dropped_events")) info->dropped_events = v.is_int && v.as_int > 0 ? (uint64_t)v.as_int : 0;
+        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = v.value != 0;
+        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = v.value;
+        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = v.value;
+        return 0;
+    }
+    if (KEY_IS(k, n, "warnings") && c == '[') {
+        p->pos++;
+        if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+        c = skip_ws(p);
+        if (c == ']') {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        for (;;) {
+            if (skip_ws(p) == '"') {
+                if (parse_string(p)) return OPPROF_EFORMAT;
+                if (opprof_capture_add_warning(p->cap, p->str)) return fail_code(p, OPPROF_ENOMEM, "warnings");
+            } else if (skip_value(p)) {
+                return OPPROF_EFORMAT;
+            }
+            c = skip_ws(p);
+            if (c == ',') {
+                p->pos++;
+                continue;
+            }
+            if (c == ']') {
+                p->pos++;
+                p->depth--;
+                return 0;
+            }
+            return c == -2 ? OPPROF_EFORMAT : FAIL(p, "expected ',' or ']' in \"warnings\"");
+        }
+    }
+    return skip_value(p);
+}
+
+/* ---- checks that need the whole trace ---- */
+
+static int xrecord_cmp(const void *a, const void *b) {
+    const xrecord *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int mrecord_cmp(const void *a, const void *b) {
+    const mrecord *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static void check_whole(parser *p) {
+    if (!p->opt || !p->opt->on_problem) return;
+    /* Complete events that overlap without nesting, per thread. */
+    qsort(p->xs, p->n_xs, sizeof *p->xs, xrecord_cmp);
+    size_t *stack = NULL, depth = 0, cap = 0;
+    for (size_t i = 0; i < p->n_xs; i++) {
+        const xrecord *x = &p->xs[i];
+        if (i && x->thread != p->xs[i - 1].thread) depth = 0;
+        while (depth && p->xs[stack[depth - 1]].end <= x->start) depth--;
+        if (depth && x->end > p->xs[stack[depth - 1]].end) {
+            const xrecord *outer = &p->xs[stack[depth - 1]];
+            problem_placed(p, x->offset, x->line, x->column,
+                           "complete event '%s' overlaps '%s' (line %lld) without nesting on its thread",
+                           opprof_capture_name(p->cap, x->name), opprof_capture_name(p->cap, outer->name),
+                           (long long)outer->line);
+            continue;
+        }
+        if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) break;
+        stack[depth++] = i;
+    }
+    opprof__dealloc(stack, cap * sizeof *stack);
+    /* Memory totals: each total = the previous total + this event's bytes. */
+    qsort(p->ms, p->n_ms, sizeof *p->ms, mrecord_cmp);
+    for (size_t i = 1; i < p->n_ms; i++) {
+        const mrecord *a = &p->ms[i - 1], *b = &p->ms[i];
+        if (a->total + b->bytes != b->total)
+            problem_placed(p, b->offset, b->line, b->column,
+                           "memory totals do not add up: Total Allocated %lld after %lld, but Bytes is %lld",
+                           (long long)b->total, (long long)a->total, (long long)b->bytes);
+    }
+    if (p->cap->info.dropped_events)
+        problem_at(p, -1, "%llu events were dropped when recording (over the capture's event budget)",
+                   (unsigned long long)p->cap->info.dropped_events);
+}
+
+/* ---- driver ---- */
+
+static int parse_document(parser *p) {
+    int c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c == -1) return FAIL(p, "the file is empty: not JSON");
+    if (c == '[') {
+        if (parse_events(p)) return OPPROF_EFORMAT;
+    } else if (c == '{') {
+        top t = {0};
+        if (parse_object(p, on_top_key, &t)) return OPPROF_EFORMAT;
+        if (!t.saw_events) return fail_at(p, 0, "not a trace: the object has no \"traceEvents\" array");
+    } else {
+        return FAIL(p, "not a trace: expected '{' or '[' at the start, found '%c'", c);
+    }
+    c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != -1) return FAIL(p, "unexpected data after the end of the trace");
+    return 0;
+}
+
+static void shift_times(opprof_capture *c, int64_t origin) {
+    for (size_t i = 0; i < c->n_events; i++) c->events[i].start_ns -= origin;
+    for (size_t j = 0; j < c->n_mem; j++) c->mem[j].ts_ns -= origin;
+    c->info.base_time_ns += origin;
+}
+
+static int read_source(parser *p, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
+    opprof_read_error local;
+    p->err = error ? error : &local;
+    memset(p->err, 0, sizeof *p->err);
+    p->err->offset = -1;
+    p->opt = options;
+    p->max_depth = options && options->max_depth > 0 ? options->max_depth : DEFAULT_DEPTH;
+    p->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
+    p->lc_last = -1;
+    p->min_ts = INT64_MAX;
+    p->buf = opprof__alloc(WINDOW);
+    int rc = p->buf ? opprof_capture_new(&p->cap) : OPPROF_ENOMEM;
+    if (rc) {
+        p->err->code = rc;
+        snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
+    }
+    if (!rc) {
+        p->cap->info.step_num = -1;
+        rc = parse_document(p);
+    }
+    if (!rc) {
+        if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
+        check_whole(p);
+        rc = opprof_capture_finish(p->cap);
+        if (rc) fail_code(p, rc, "building the capture");
+    }
+    opprof__dealloc(p->buf, WINDOW);
+    opprof__dealloc(p->str, p->str_cap);
+    opprof__dealloc(p->threads, p->cap_threads * sizeof *p->threads);
+    for (size_t i = 0; i < p->n_string_ids; i++) opprof__dealloc(p->string_ids[i], strlen(p->string_ids[i]) + 1);
+    opprof__dealloc(p->string_ids, p->cap_string_ids * sizeof *p->string_ids);
+    opprof__dealloc(p->xs, p->cap_xs * sizeof *p->xs);
+    opprof__dealloc(p->ms, p->cap_ms * sizeof *p->ms);
+    if (rc) {
+        if (p->err->code == 0) {
+            p->err->code = rc;
+            snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
+        }
+        opprof_capture_free(p->cap);
+        return p->err->code;
+    }
+    *out = p->cap;
+    return 0;
+}
+
+int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
+                        opprof_read_error *error) {
+    if (!path || !out) return OPPROF_EINVAL;
+    parser p;
+    memset(&p, 0, sizeof p);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int err = fd < 0 ? -errno : fstat(fd, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
+    if (!err) {
+        p.src.size = (int64_t)st.st_size;
+        p.src.gz = gzdopen(fd, "rb");
+        if (!p.src.gz) err = OPPROF_ENOMEM;
+        else
+            gzbuffer(p.src.gz, 1 << 18);
+    }
+    if (err) {
+        if (fd >= 0) close(fd);
+        if (error) {
+            memset(error, 0, sizeof *error);
+            error->code = err;
+            error->offset = -1;
+            snprintf(error->message, sizeof error->message, "%s", opprof_strerror(err));
+        }
+        return err;
+    }
+    int rc = read_source(&p, options, out, error);
+    gzclose(p.src.gz); /* closes fd */
+    return rc;
+}
+
+int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
+                               opprof_capture **out, opprof_read_error *error) {
+    if ((!data && len) || !out) return OPPROF_EINVAL;
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.src.size = (int64_t)len;
+    const unsigned char *bytes = data;
+    if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
+        if (inflateInit2(&p.src.z, 15 + 16) != Z_OK) return OPPROF_ENOMEM;
+        p.src.z.next_in = (Bytef *)(uintptr_t)bytes;
+        p.src.z.avail_in = (uInt)len;
+        p.src.z_active = true;
+    } else {
+        p.src.mem = bytes;
+        p.src.mem_len = len;
+    }
+    int rc = read_source(&p, options, out, error);
+    if (p.src.z_active) inflateEnd(&p.src.z);
+    return rc;
+}

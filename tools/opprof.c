@@ -1,0 +1,340 @@
+/*
+ * opprof - read any capture back: report it, check it, diff it.
+ *
+ *   opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]
+ *   opprof check TRACE [--json] [--max-problems N]
+ *   opprof diff BEFORE AFTER [--row-limit N] [--json]
+ *
+ * TRACE is a Chrome trace (ours, PyTorch's export_chrome_trace, or PyTorch's
+ * legacy array form), plain or gzip-compressed.
+ *
+ * Exit status: 0 success (check: no problem), 1 check found problems,
+ * 2 a file cannot be read or is not a trace, 64 bad usage.
+ */
+#define _GNU_SOURCE
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_PROBLEMS = 1, EXIT_UNREADABLE = 2, EXIT_USAGE = 64 };
+
+static const char *USAGE =
+    "usage: opprof COMMAND [options] FILE...\n"
+    "\n"
+    "commands:\n"
+    "  report TRACE        the key averages table of a trace (as key_averages().table())\n"
+    "  check TRACE         validate a trace and list every problem with its position\n"
+    "  diff BEFORE AFTER   compare two traces operator by operator\n"
+    "\n"
+    "TRACE: a Chrome trace JSON file (opprof's, PyTorch's export_chrome_trace, or PyTorch's\n"
+    "legacy array form), plain or gzip-compressed.\n"
+    "Run 'opprof COMMAND --help' for a command's options.\n"
+    "Exit status: 0 success, 1 check found problems, 2 a file cannot be read or is not a\n"
+    "trace, 64 bad usage.\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "opprof: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'opprof --help')\n");
+    return EXIT_USAGE;
+}
+
+/* ---- progress on stderr, for large files on a terminal ---- */
+
+typedef struct progress {
+    const char *path;
+    bool enabled;
+    double started;
+} progress;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void on_progress(void *ctx, int64_t done, int64_t total) {
+    progress *pr = ctx;
+    if (!pr->enabled || total <= 0) return;
+    int width = 30, filled = (int)((double)done / (double)total * width);
+    if (filled > width) filled = width;
+    double rate = (double)done / 1e6 / (now_s() - pr->started + 1e-9);
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%% %.0f MB/s", pr->path, filled, "##############################",
+            width - filled, "", (int)(100.0 * (double)done / (double)total), rate);
+    if (done >= total) fprintf(stderr, "\n");
+}
+
+static void progress_init(progress *pr, const char *path) {
+    struct stat st;
+    pr->path = path;
+    pr->enabled = isatty(2) && stat(path, &st) == 0 && st.st_size > 100 * 1000 * 1000;
+    pr->started = now_s();
+}
+
+/* Read a trace; on failure print why (file, position, reason). */
+static int load(const char *path, opprof_capture **out) {
+    progress pr;
+    progress_init(&pr, path);
+    opprof_read_options opt = {.on_progress = on_progress, .ctx = &pr};
+    opprof_read_error err;
+    int rc = opprof_capture_read(path, &opt, out, &err);
+    if (rc) {
+        if (err.line > 0)
+            fprintf(stderr, "opprof: %s:%lld:%lld: %s (byte %lld)\n", path, (long long)err.line, (long long)err.column,
+                    err.message, (long long)err.offset);
+        else
+            fprintf(stderr, "opprof: %s: %s\n", path, err.message);
+        return EXIT_UNREADABLE;
+    }
+    return 0;
+}
+
+static int parse_count(const char *text, const char *flag, int *out) {
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || v < -1 || v > 1000000000) {
+        fprintf(stderr, "opprof: %s takes an integer, not '%s'\n", flag, text);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* ---- report ---- */
+
+static int cmd_report(int argc, char **argv) {
+    static const struct option longs[] = {{"sort", required_argument, 0, 's'},
+                                          {"row-limit", required_argument, 0, 'n'},
+                                          {"memory", no_argument, 0, 'm'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
+    int row_limit = 100;
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (opprof_sort_key_parse(optarg, &sort))
+                return usage_error("unknown sort key '%s' (self_cpu_time_total, cpu_time_total, cpu_time, "
+                                   "self_cpu_memory_usage, cpu_memory_usage, count)",
+                                   optarg);
+            break;
+        case 'n':
+            if (parse_count(optarg, "--row-limit", &row_limit)) return EXIT_USAGE;
+            break;
+        case 'm': sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
+        case 'j': json = true; break;
+        case 'h':
+            printf("usage: opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n\n"
+                   "The key averages table of a trace, in PyTorch's layout.\n"
+                   "  --sort KEY       self_cpu_time_total (default), cpu_time_total, cpu_time,\n"
+                   "                   self_cpu_memory_usage, cpu_memory_usage, count, none\n"
+                   "  --row-limit N    rows to print (default 100; -1 or 0: all)\n"
+                   "  --memory         sort by self CPU memory (the seed's memory table)\n"
+                   "  --json           the rows as JSON\n");
+            return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) return usage_error("report takes one TRACE%s", "");
+    opprof_capture *cap;
+    int rc = load(argv[optind], &cap);
+    if (rc) return rc;
+    opprof_averages *avg = NULL;
+    char *text = NULL;
+    rc = opprof_capture_averages(cap, &avg);
+    if (!rc) rc = json ? opprof_averages_json(avg, sort, row_limit, &text) : opprof_averages_table(avg, sort, row_limit, &text);
+    if (rc)
+        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
+    else
+        fputs(text, stdout);
+    opprof_free(text);
+    opprof_averages_free(avg);
+    opprof_capture_free(cap);
+    return rc ? EXIT_UNREADABLE : 0;
+}
+
+/* ---- check ---- */
+
+typedef struct checker {
+    const char *path;
+    bool json;
+    int max;
+    long count;
+    progress pr;
+} checker;
+
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void on_problem(void *ctx, const opprof_trace_problem *p) {
+    checker *ck = ctx;
+    ck->count++;
+    if (ck->max >= 0 && ck->count > ck->max) return;
+    if (ck->json) {
+        printf("%s    {\"offset\": %lld, \"line\": %lld, \"column\": %lld, \"message\": ", ck->count > 1 ? ",\n" : "",
+               (long long)p->offset, (long long)p->line, (long long)p->column);
+        print_json_string(p->message);
+        printf("}");
+    } else if (p->line > 0) {
+        printf("%s:%lld:%lld: %s (byte %lld)\n", ck->path, (long long)p->line, (long long)p->column, p->message,
+               (long long)p->offset);
+    } else {
+        printf("%s: %s\n", ck->path, p->message);
+    }
+}
+
+static void check_progress(void *ctx, int64_t done, int64_t total) { on_progress(&((checker *)ctx)->pr, done, total); }
+
+static int cmd_check(int argc, char **argv) {
+    static const struct option longs[] = {{"json", no_argument, 0, 'j'},
+                                          {"max-problems", required_argument, 0, 'n'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    checker ck = {.max = 1000};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'j': ck.json = true; break;
+        case 'n':
+            if (parse_count(optarg, "--max-problems", &ck.max)) return EXIT_USAGE;
+            break;
+        case 'h':
+            printf("usage: opprof check TRACE [--json] [--max-problems N]\n\n"
+                   "Validate a trace; list each problem as FILE:LINE:COLUMN: message (byte offset):\n"
+                   "not JSON, unknown phases, missing or mistyped fields, negative durations,\n"
+                   "complete events that overlap without nesting on a thread, memory totals that do\n"
+                   "not add up, events dropped at record time.\n"
+                   "  --max-problems N  print at most N problems (default 1000; -1: all); all are counted\n"
+                   "  --json            {\"file\", \"readable\", \"problems\": [...], \"problem_count\", \"events\"}\n"
+                   "Exit status: 0 clean, 1 problems, 2 unreadable, 64 bad usage.\n");
+            return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) return usage_error("check takes one TRACE%s", "");
+    ck.path = argv[optind];
+    progress_init(&ck.pr, ck.path);
+    if (ck.json) {
+        printf("{\n  \"file\": ");
+        print_json_string(ck.path);
+        printf(",\n  \"problems\": [\n");
+    }
+    opprof_read_options opt = {.on_problem = on_problem, .on_progress = check_progress, .ctx = &ck};
+    opprof_read_error err;
+    opprof_capture *cap = NULL;
+    int rc = opprof_capture_read(ck.path, &opt, &cap, &err);
+    size_t events = 0;
+    if (cap) opprof_capture_events(cap, &events);
+    if (ck.json) {
+        printf("%s  ],\n  \"problem_count\": %ld,\n  \"readable\": %s,\n", ck.count ? "\n" : "", ck.count,
+               rc ? "false" : "true");
+        if (rc) {
+            printf("  \"error\": {\"offset\": %lld, \"line\": %lld, \"column\": %lld, \"message\": ",
+                   (long long)err.offset, (long long)err.line, (long long)err.column);
+            print_json_string(err.message);
+            printf("},\n");
+        }
+        printf("  \"events\": %zu\n}\n", events);
+    } else if (rc) {
+        if (err.line > 0)
+            printf("%s:%lld:%lld: %s (byte %lld)\n", ck.path, (long long)err.line, (long long)err.column, err.message,
+                   (long long)err.offset);
+        else
+            printf("%s: %s\n", ck.path, err.message);
+    } else {
+        if (ck.max >= 0 && ck.count > ck.max) printf("... %ld more problem(s) not shown\n", ck.count - ck.max);
+        printf("%s: %zu events, %ld problem(s)\n", ck.path, events, ck.count);
+    }
+    opprof_capture_free(cap);
+    if (rc) return EXIT_UNREADABLE;
+    return ck.count ? EXIT_PROBLEMS : 0;
+}
+
+/* ---- diff ---- */
+
+static int cmd_diff(int argc, char **argv) {
+    static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    int row_limit = 30;
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_count(optarg, "--row-limit", &row_limit)) return EXIT_USAGE;
+            break;
+        case 'j': json = true; break;
+        case 'h':
+            printf("usage: opprof diff BEFORE AFTER [--row-limit N] [--json]\n\n"
+                   "Compare two traces per operator: calls, self and total CPU time, self CPU memory,\n"
+                   "before and after, the change and the ratio, sorted by the largest change in self\n"
+                   "time; totals; notes where the two captures' configurations differ.\n"
+                   "  --row-limit N   rows to print (default 30; -1 or 0: all)\n"
+                   "  --json          the comparison as JSON\n");
+            return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 2) return usage_error("diff takes two traces, BEFORE and AFTER%s", "");
+    opprof_capture *before = NULL, *after = NULL;
+    int rc = load(argv[optind], &before);
+    if (!rc) rc = load(argv[optind + 1], &after);
+    if (rc) {
+        opprof_capture_free(before);
+        return rc;
+    }
+    char *text = NULL;
+    int err = opprof_capture_diff(before, after, row_limit, json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT, &text);
+    if (err)
+        fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
+    else
+        fputs(text, stdout);
+    opprof_free(text);
+    opprof_capture_free(before);
+    opprof_capture_free(after);
+    return err ? EXIT_UNREADABLE : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("opprof %s\n", opprof_version());
+        return 0;
+    }
+    argv[1] = argv[0]; /* getopt sees the command's options only */
+    if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff")) return cmd_diff(argc - 1, argv + 1);
+    return usage_error("unknown command '%s'", cmd);
+}
