@@ -219,8 +219,9 @@ static int expect_byte(parser *p, int want, const char *what) {
 }
 
 static int str_push(parser *p, const void *data, size_t n) {
-    if ((int64_t)(p->str_len + n) > p->max_string)
-        return FAIL(p, "string longer than %lld bytes", (long long)p->max_string);
+    if ((int64_t)(p->str_len + n) > p->max_string) /* the n bytes were just consumed: point at the excess */
+        return fail_at(p, HERE(p) - (int64_t)n + (p->max_string - (int64_t)p->str_len),
+                       "string longer than %lld bytes", (long long)p->max_string);
     if (p->str_len + n + 1 > p->str_cap) {
         size_t cap = p->str_cap ? p->str_cap : 256;
         while (cap < p->str_len + n + 1) cap *= 2;
@@ -322,6 +323,7 @@ static int parse_string(parser *p) {
             if (utf8_sequence(p)) return OPPROF_EFORMAT;
             continue;
         }
+        if (c != '\\') continue; /* the window ended inside a run of plain bytes */
         /* an escape */
         p->pos++;
         int e = peek_byte(p);

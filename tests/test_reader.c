@@ -1,0 +1,306 @@
+/* test_reader.c - reading traces back: ours, PyTorch's legacy array form,
+ * a Kineto-form file built by hand, gzip; malformed input of every kind gets
+ * an error with its position; the checks find what they should. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <zlib.h>
+
+static char dir[256];
+
+static const char *tmp_path(const char *name) {
+    static char path[4][600];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, 600, "%s/%s", dir, name);
+    return p;
+}
+
+static char *table_of(const opprof_capture *c, opprof_sort_key sort, int limit) {
+    opprof_averages *avg;
+    char *t = NULL;
+    if (opprof_capture_averages(c, &avg)) return NULL;
+    opprof_averages_table(avg, sort, limit, &t);
+    opprof_averages_free(avg);
+    return t;
+}
+
+static const opprof_average_row *row(const opprof_averages *avg, const char *key) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].key, key) == 0) return &rows[i];
+    return NULL;
+}
+
+/* Expect a read of `text` to fail with a message holding `what` at line:column. */
+static void expect_error(const char *text, const char *what, long long line, long long column) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    int rc = opprof_capture_read_buffer(text, strlen(text), NULL, &c, &err);
+    CHECK_INT(rc, OPPROF_EFORMAT);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.message, what);
+    if (line) {
+        CHECK_INT(err.line, line);
+        CHECK_INT(err.column, column);
+    }
+    CHECK(err.offset >= 0);
+}
+
+typedef struct problems {
+    int count;
+    char text[4096];
+} problems;
+
+static void collect(void *ctx, const opprof_trace_problem *p) {
+    problems *ps = ctx;
+    ps->count++;
+    snprintf(ps->text + strlen(ps->text), sizeof ps->text - strlen(ps->text), "%lld:%lld %s\n", (long long)p->line,
+             (long long)p->column, p->message);
+}
+
+/* The legacy PyTorch table's rows: name and calls (the last column). */
+static int table_rows(const char *path, char names[][64], long long *calls, int max) {
+    char *text = read_text(path);
+    if (!text) return 0;
+    int n = 0, dashes = 0;
+    for (char *line = strtok(text, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+        if (line[0] == '-') {
+            dashes++;
+            continue;
+        }
+        if (dashes != 2) continue;
+        char first[64];
+        if (sscanf(line, "%63s", first) != 1) continue;
+        char *end = line + strlen(line);
+        while (end > line && end[-1] == ' ') end--;
+        char *start = end;
+        while (start > line && start[-1] != ' ') start--;
+        strcpy(names[n], first);
+        calls[n] = atoll(start);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+int main(void) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[2048], *out = NULL;
+
+    /* 1. Our own trace reads back to the same tables, to the nanosecond. */
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s'", bin_dir(), tmp_path("run"));
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    snprintf(cmd, sizeof cmd, "%s/run/cpu-step-4.json", dir);
+    CHECK_INT(opprof_capture_read(cmd, NULL, &c, &err), 0);
+    if (c) {
+        char *time_table = table_of(c, OPPROF_SORT_SELF_CPU_TIME, 12);
+        char *mem_table = table_of(c, OPPROF_SORT_SELF_CPU_MEMORY, 12);
+        char path[700];
+        snprintf(path, sizeof path, "%s/run/cpu-step-4.time.txt", dir);
+        char *want_time = read_text(path);
+        snprintf(path, sizeof path, "%s/run/cpu-step-4.memory.txt", dir);
+        char *want_mem = read_text(path);
+        CHECK_STR(time_table, want_time);
+        CHECK_STR(mem_table, want_mem);
+        opprof_capture_info info = opprof_capture_get_info(c);
+        CHECK_INT(info.step_num, 4);
+        CHECK(info.profile_memory);
+        CHECK(info.overhead_range_ns > 0);
+        size_t nt;
+        const opprof_thread_info *th = opprof_capture_threads(c, &nt);
+        CHECK_INT(nt, 1);
+        CHECK_STR(th[0].name, "profile_cpu");
+        opprof_free(time_table);
+        opprof_free(mem_table);
+        free(want_time);
+        free(want_mem);
+
+        /* 2. The same trace gzip-compressed. */
+        char *json = read_text(cmd);
+        gzFile gz = gzopen(tmp_path("trace.json.gz"), "wb");
+        gzputs(gz, json);
+        gzclose(gz);
+        opprof_capture *cz = NULL;
+        CHECK_INT(opprof_capture_read(tmp_path("trace.json.gz"), NULL, &cz, &err), 0);
+        if (cz) {
+            char *a = table_of(c, OPPROF_SORT_NONE, -1), *b = table_of(cz, OPPROF_SORT_NONE, -1);
+            CHECK_STR(a, b);
+            opprof_free(a);
+            opprof_free(b);
+        }
+        opprof_capture_free(cz);
+        /* A truncated gzip file: an error, not a partial capture. */
+        char *gzdata = read_text(tmp_path("trace.json.gz"));
+        FILE *f = fopen(tmp_path("cut.json.gz"), "wb");
+        struct stat st;
+        stat(tmp_path("trace.json.gz"), &st);
+        fwrite(gzdata, 1, (size_t)st.st_size / 2, f);
+        fclose(f);
+        free(gzdata);
+        cz = NULL;
+        CHECK(opprof_capture_read(tmp_path("cut.json.gz"), NULL, &cz, &err) != 0);
+        CHECK(cz == NULL);
+        free(json);
+    }
+    opprof_capture_free(c);
+
+    /* 3. PyTorch 1.13's legacy export: names and calls as its own tables list them. */
+    snprintf(cmd, sizeof cmd, "%s/tests/fixtures/pytorch-1.13/cpu-step-4.legacy.json", source_dir());
+    c = NULL;
+    CHECK_INT(opprof_capture_read(cmd, NULL, &c, &err), 0);
+    if (c) {
+        opprof_averages *avg;
+        CHECK_INT(opprof_capture_averages(c, &avg), 0);
+        char names[32][64];
+        long long calls[32];
+        const char *tables[] = {"cpu-step-4.time.txt", "cpu-step-4.memory.txt"};
+        int matched = 0;
+        for (int t = 0; t < 2; t++) {
+            snprintf(cmd, sizeof cmd, "%s/tests/fixtures/pytorch-1.13/%s", source_dir(), tables[t]);
+            int n = table_rows(cmd, names, calls, 32);
+            CHECK_INT(n, 12);
+            for (int i = 0; i < n; i++) {
+                const opprof_average_row *r = row(avg, names[i]);
+                CHECK(r != NULL);
+                if (r) {
+                    CHECK_INT(r->calls, calls[i]);
+                    matched++;
+                }
+            }
+        }
+        CHECK_INT(matched, 24);
+        /* ... and the times, which the legacy file carries: addmm's self 468 us. */
+        const opprof_average_row *addmm = row(avg, "aten::addmm");
+        if (addmm) CHECK_INT(addmm->self_ns, 468000);
+        CHECK_INT(opprof_averages_self_total_ns(avg), 1030000);
+        opprof_averages_free(avg);
+    }
+    opprof_capture_free(c);
+
+    /* 4. A Kineto-form trace written by hand: absolute microsecond timestamps,
+     * string and integer ids, metadata, memory instants, other phases. */
+    const char *kineto =
+        "{\n"
+        "  \"schemaVersion\": 1, \"deviceProperties\": [], \"distributedInfo\": {\"rank\": 0},\n"
+        "  \"traceEvents\": [\n"
+        "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#7\", \"pid\": 42, \"tid\": 42,\n"
+        "   \"ts\": 1700000000000.000, \"dur\": 100.000, \"args\": {\"External id\": 1}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 42, \"tid\": 42,\n"
+        "   \"ts\": 1700000000010.500, \"dur\": 50.250, \"args\": {\"Input Dims\": [[128, 256], [256, 512]],\n"
+        "   \"Input type\": [\"float\", \"float\"], \"Ev Idx\": 3}},\n"
+        "  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 42, \"tid\": 42,\n"
+        "   \"ts\": 1700000000011, \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Addr\": 94000, \"Bytes\": 262144,\n"
+        "   \"Total Allocated\": 262144, \"Total Reserved\": 262144}},\n"
+        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 42, \"tid\": 43,\n"
+        "   \"ts\": 1700000000020, \"dur\": 1e1},\n"
+        "  {\"ph\": \"C\", \"name\": \"counter\", \"pid\": 42, \"ts\": 1700000000000, \"args\": {\"v\": 1}},\n"
+        "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 42, \"tid\": 43, \"args\": {\"name\": \"worker \\\"2\\\"\"}},\n"
+        "  {\"ph\": \"f\", \"id\": 1, \"pid\": 42, \"tid\": 42, \"ts\": 1700000000010.5, \"cat\": \"ac2g\", \"name\": \"f\"}\n"
+        "  ],\n"
+        "  \"traceName\": \"x.json\", \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1000\n"
+        "}\n";
+    c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(kineto, strlen(kineto), NULL, &c, &err), 0);
+    if (c) {
+        opprof_averages *avg;
+        opprof_capture_averages(c, &avg);
+        const opprof_average_row *a = row(avg, "aten::addmm"), *st = row(avg, "ProfilerStep*");
+        CHECK(a && st);
+        if (a && st) {
+            CHECK_INT(a->calls, 2);
+            CHECK_INT(a->total_ns, 50250 + 10000);
+            CHECK_INT(a->self_cpu_mem, 262144);
+            CHECK_INT(st->self_ns, 100000 - 50250);
+            CHECK_INT(st->cpu_mem, 262144);
+        }
+        size_t nt;
+        const opprof_thread_info *th = opprof_capture_threads(c, &nt);
+        CHECK_INT(nt, 2);
+        CHECK_STR(th[1].name, "worker \"2\"");
+        CHECK_INT(opprof_capture_get_info(c).base_time_ns, 1000 + 1700000000000000LL);
+        opprof_averages_free(avg);
+    }
+    opprof_capture_free(c);
+
+    /* 5. Malformed input: an error with its place, never a capture. */
+    expect_error("", "empty", 0, 0);
+    expect_error("{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 1,\n", "unexpected end of the file", 3, 1);
+    expect_error("{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}", "expected ',' or '}'", 1, 29);
+    expect_error("{\"traceEvents\": [{\"ts\": 1e999}]}", "number out of range", 1, 25);
+    expect_error("{\"traceEvents\": [{\"ts\": 01}]}", "leading zero", 1, 26);
+    expect_error("{\"traceEvents\": [{\"name\": \"a\x80z\"}]}", "invalid UTF-8", 1, 29);
+    expect_error("{\"traceEvents\": [{\"name\": \"tab\there\"}]}", "control character", 1, 31);
+    expect_error("{\"traceEvents\": [{\"name\": \"\\ud800\"}]}", "unpaired surrogate", 0, 0);
+    expect_error("{\"traceEvents\": [{\"name\": \"\\q\"}]}", "invalid escape", 0, 0);
+    expect_error("{\"traceEvents\": [{\"ok\": tru}]}", "invalid literal", 0, 0);
+    expect_error("{\"other\": 1}", "no \"traceEvents\"", 1, 1);
+    expect_error("\"just a string\"", "expected '{' or '['", 1, 1);
+    expect_error("{\"traceEvents\": []} extra", "after the end of the trace", 1, 21);
+    expect_error("{\"traceEvents\": [1]}", "expected an event object", 1, 18);
+    /* Deep nesting stops at the limit, not at the stack's end. */
+    char deep[4096];
+    int k = snprintf(deep, sizeof deep, "{\"traceEvents\": [{\"args\": ");
+    for (int i = 0; i < 1000; i++) deep[k++] = '[';
+    deep[k] = '\0';
+    expect_error(deep, "nesting deeper than 64", 0, 0);
+    /* A string past the limit stops at the limit: 2 GiB of it, gzip-compressed. */
+    gzFile gz = gzopen(tmp_path("huge.json.gz"), "wb1R"); /* run-length: fast */
+    gzputs(gz, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"");
+    char block[1 << 16];
+    memset(block, 'a', sizeof block);
+    for (long i = 0; i < (2L << 30) / (long)sizeof block; i++) gzwrite(gz, block, sizeof block);
+    gzputs(gz, "\"}]}");
+    gzclose(gz);
+    c = NULL;
+    CHECK_INT(opprof_capture_read(tmp_path("huge.json.gz"), NULL, &c, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "string longer than 1048576 bytes");
+    CHECK(err.offset > 1048576 && err.offset < 1048576 + 100);
+    /* A missing file and a directory: -errno. */
+    CHECK_INT(opprof_capture_read(tmp_path("missing.json"), NULL, &c, &err), -ENOENT);
+    CHECK_CONTAINS(err.message, "no such file");
+    CHECK_INT(opprof_capture_read(dir, NULL, &c, &err), -EISDIR);
+
+    /* 6. Checks: each problem with its line and column. */
+    const char *odd =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 0, \"dur\": 10, \"tid\": 1},\n"
+        "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 5, \"dur\": 10, \"tid\": 1},\n"
+        "{\"ph\": \"Z\", \"name\": \"c\"},\n"
+        "{\"ph\": \"X\", \"name\": \"d\", \"ts\": 1, \"dur\": -4, \"tid\": 2},\n"
+        "{\"ph\": \"X\", \"ts\": 1, \"dur\": 4},\n"
+        "{\"ph\": \"X\", \"name\": \"e\", \"ts\": \"soon\", \"dur\": 4},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Bytes\": 100, \"Total Allocated\": 100}},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 2, \"args\": {\"Bytes\": 50, \"Total Allocated\": 170}},\n"
+        "{\"ph\": \"B\", \"name\": \"old\", \"ts\": 2}\n"
+        "], \"dropped_events\": 7}\n";
+    problems ps = {0};
+    opprof_read_options opt = {.on_problem = collect, .ctx = &ps};
+    c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(odd, strlen(odd), &opt, &c, &err), 0);
+    CHECK_INT(ps.count, 8);
+    CHECK_CONTAINS(ps.text, "4:1 unknown phase \"Z\"");
+    CHECK_CONTAINS(ps.text, "5:1 complete event 'd' has a negative duration");
+    CHECK_CONTAINS(ps.text, "6:1 complete event without \"name\"");
+    CHECK_CONTAINS(ps.text, "7:1 event field \"ts\" has the wrong type");
+    CHECK_CONTAINS(ps.text, "10:1 phase \"B\" (begin/end pairs) is not read");
+    CHECK_CONTAINS(ps.text, "3:1 complete event 'b' overlaps 'a' (line 2)");
+    CHECK_CONTAINS(ps.text, "9:1 memory totals do not add up: Total Allocated 170 after 100, but Bytes is 50");
+    CHECK_CONTAINS(ps.text, "0:0 7 events were dropped when recording");
+    /* Without a problem callback, the same file reads; b is cut at a's end. */
+    opprof_capture_free(c);
+    c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(odd, strlen(odd), NULL, &c, &err), 0);
+    size_t nw;
+    opprof_capture_warnings(c, &nw);
+    CHECK_INT(nw, 1);
+    opprof_capture_free(c);
+
+    remove_tree(dir);
+    return check_report("test_reader");
+}
