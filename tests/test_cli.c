@@ -1,0 +1,118 @@
+/* test_cli.c - the opprof command as a user runs it: report, check, diff,
+ * their exit codes, JSON outputs and errors. */
+#include "check.h"
+#include "testutil.h"
+
+#include <stdbool.h>
+#include <yajl/yajl_tree.h>
+
+static char dir[256];
+
+static int run(char **out, const char *fmt, const char *a, const char *b) {
+    char cmd[4096], args[3000];
+    snprintf(args, sizeof args, fmt, a, b);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' %s", bin_dir(), args);
+    return run_command(cmd, out);
+}
+
+static bool is_json(const char *text) {
+    char err[256];
+    yajl_val v = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
+    if (v) yajl_tree_free(v);
+    return v != NULL;
+}
+
+int main(void) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char one[600], two[600], trace1[700], trace2[700], cmd[2048], *out = NULL;
+    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(two, sizeof two, "%s/two", dir);
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'", bin_dir(),
+             one, bin_dir(), two);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(trace1, sizeof trace1, "%s/cpu-step-4.json", one);
+    snprintf(trace2, sizeof trace2, "%s/cpu-step-4.json", two);
+
+    /* report: the same tables as profile_cpu wrote. */
+    char path[800];
+    snprintf(path, sizeof path, "%s/cpu-step-4.time.txt", one);
+    char *want = read_text(path);
+    CHECK_INT(run(&out, "report --row-limit 12 '%s'%s", trace1, ""), 0);
+    CHECK_STR(out, want);
+    free(out);
+    free(want);
+    snprintf(path, sizeof path, "%s/cpu-step-4.memory.txt", one);
+    want = read_text(path);
+    CHECK_INT(run(&out, "report --memory --row-limit 12 '%s'%s", trace1, ""), 0);
+    CHECK_STR(out, want);
+    free(out);
+    free(want);
+    CHECK_INT(run(&out, "report --sort count --json '%s'%s", trace1, ""), 0);
+    CHECK(is_json(out));
+    CHECK_CONTAINS(out, "\"name\": \"aten::linear\", \"calls\": 4");
+    free(out);
+
+    /* check: a clean trace exits 0; problems exit 1; unreadable exits 2. */
+    CHECK_INT(run(&out, "check '%s'%s", trace1, ""), 0);
+    CHECK_CONTAINS(out, "0 problem(s)");
+    free(out);
+    snprintf(path, sizeof path, "%s/odd.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 0, \"dur\": 10},\n"
+          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 5, \"dur\": 10}\n]}\n", f);
+    fclose(f);
+    CHECK_INT(run(&out, "check '%s'%s", path, ""), 1);
+    CHECK_CONTAINS(out, "odd.json:3:1: complete event 'b' overlaps 'a'");
+    free(out);
+    CHECK_INT(run(&out, "check --json '%s'%s", path, ""), 1);
+    CHECK(is_json(out));
+    CHECK_CONTAINS(out, "\"problem_count\": 1");
+    free(out);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n{\"ph\": \"X\",", f);
+    fclose(f);
+    CHECK_INT(run(&out, "check '%s'%s", path, ""), 2);
+    CHECK_CONTAINS(out, "odd.json:2:");
+    CHECK_CONTAINS(out, "unexpected end of the file");
+    free(out);
+    CHECK_INT(run(&out, "check --json '%s'%s", path, ""), 2);
+    CHECK(is_json(out));
+    CHECK_CONTAINS(out, "\"readable\": false");
+    free(out);
+    CHECK_INT(run(&out, "report '%s/none.json'%s", dir, ""), 2);
+    CHECK_CONTAINS(out, "none.json: no such file or directory");
+    free(out);
+
+    /* diff: 1 thread against 2 threads; addmm changes the most. */
+    CHECK_INT(run(&out, "diff --json '%s' '%s'", trace1, trace2), 0);
+    CHECK(is_json(out));
+    char *first = out ? strstr(out, "\"name\": ") : NULL;
+    CHECK(first && strncmp(first, "\"name\": \"aten::addmm\"", 21) == 0);
+    free(out);
+    CHECK_INT(run(&out, "diff '%s' '%s'", trace1, trace2), 0);
+    CHECK_CONTAINS(out, "Self CPU time total:");
+    free(out);
+    CHECK_INT(run(&out, "diff '%s'%s", trace1, ""), 64);
+    CHECK_CONTAINS(out, "diff takes two traces");
+    free(out);
+
+    /* usage */
+    CHECK_INT(run(&out, "--help%s%s", "", ""), 0);
+    CHECK_CONTAINS(out, "usage: opprof COMMAND");
+    free(out);
+    CHECK_INT(run(&out, "report --help%s%s", "", ""), 0);
+    CHECK_CONTAINS(out, "--row-limit");
+    free(out);
+    CHECK_INT(run(&out, "frobnicate%s%s", "", ""), 64);
+    CHECK_CONTAINS(out, "unknown command 'frobnicate'");
+    free(out);
+    CHECK_INT(run(&out, "report --sort fastest '%s'%s", trace1, ""), 64);
+    CHECK_CONTAINS(out, "unknown sort key 'fastest'");
+    free(out);
+    CHECK_INT(run(&out, "report --row-limit many '%s'%s", trace1, ""), 64);
+    free(out);
+
+    remove_tree(dir);
+    return check_report("test_cli");
+}
