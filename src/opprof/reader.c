@@ -93,7 +93,10 @@ typedef struct parser {
     bool eof;
     int depth, max_depth;
     int64_t max_string;
-    char *str;             /* the last string, decoded, NUL-terminated */
+    const char *s;         /* the last string, decoded, NUL-terminated: in the window
+                              (valid until the next read) or in str */
+    size_t s_len;
+    char *str;             /* scratch for strings that need decoding or span windows */
     size_t str_len, str_cap;
     opprof_read_error *err;
     const opprof_read_options *opt;
@@ -209,7 +212,16 @@ static inline int skip_ws(parser *p) {
     }
 }
 
-static int expect_byte(parser *p, int want, const char *what) {
+static int expect_byte_slow(parser *p, int want, const char *what);
+static inline int expect_byte(parser *p, int want, const char *what) {
+    if (__builtin_expect(p->pos < p->len && p->buf[p->pos] == want, 1)) {
+        p->pos++;
+        return 0;
+    }
+    return expect_byte_slow(p, want, what);
+}
+
+static int expect_byte_slow(parser *p, int want, const char *what) {
     int c = skip_ws(p);
     if (c == -2) return OPPROF_EFORMAT;
     if (c != want) return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
@@ -296,9 +308,21 @@ static int utf8_sequence(parser *p) {
     return str_push(p, b, n);
 }
 
-/* A string (the opening quote is next); decoded into p->str. */
+/* A string (the opening quote is next); decoded into p->s. */
 static int parse_string(parser *p) {
     if (expect_byte(p, '"', "a string")) return OPPROF_EFORMAT;
+    /* Fast path: plain bytes up to the closing quote inside the window are
+     * used in place, the quote turned into the terminating NUL. */
+    size_t i = p->pos;
+    unsigned char *b = p->buf;
+    while (i < p->len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
+    if (i < p->len && b[i] == '"' && (int64_t)(i - p->pos) <= p->max_string) {
+        b[i] = '\0';
+        p->s = (const char *)b + p->pos;
+        p->s_len = i - p->pos;
+        p->pos = i + 1;
+        return 0;
+    }
     p->str_len = 0;
     if (p->str) p->str[0] = '\0';
     for (;;) {
@@ -316,6 +340,8 @@ static int parse_string(parser *p) {
         if (c == '"') {
             p->pos++;
             if (!p->str && str_push(p, "", 0)) return OPPROF_EFORMAT;
+            p->s = p->str;
+            p->s_len = p->str_len;
             return 0;
         }
         if (c < 0x20) return FAIL(p, "control character 0x%02X inside a string", (unsigned)c);
@@ -375,7 +401,44 @@ typedef struct number {
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+static void number_finish(number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int);
+
+/* Fast path: a plain number (up to 18 digits, an optional fraction, no
+ * exponent) that ends inside the window. Returns false to take the slow path. */
+static inline bool parse_number_fast(parser *p, number *out) {
+    const unsigned char *b = p->buf + p->pos, *end = p->buf + p->len, *q = b;
+    bool neg = false;
+    if (q < end && *q == '-') {
+        neg = true;
+        q++;
+    }
+    if (q >= end || *q < '0' || *q > '9') return false;
+    if (*q == '0' && q + 1 < end && q[1] >= '0' && q[1] <= '9') return false; /* leading zero: slow path says so */
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    while (q < end && *q >= '0' && *q <= '9') {
+        mant = mant * 10 + (uint64_t)(*q++ - '0');
+        digits++;
+    }
+    bool is_int = true;
+    if (q < end && *q == '.') {
+        is_int = false;
+        q++;
+        if (q >= end || *q < '0' || *q > '9') return false;
+        while (q < end && *q >= '0' && *q <= '9') {
+            mant = mant * 10 + (uint64_t)(*q++ - '0');
+            digits++;
+            exp10--;
+        }
+    }
+    if (q >= end || digits > 18 || *q == 'e' || *q == 'E') return false;
+    p->pos += (size_t)(q - b);
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return true;
+}
+
 static int parse_number(parser *p, number *out) {
+    if (parse_number_fast(p, out)) return 0;
     int64_t at = HERE(p);
     int c = skip_ws(p);
     if (c == -2) return OPPROF_EFORMAT;
@@ -435,6 +498,12 @@ static int parse_number(parser *p, number *out) {
     }
     if (c == -2) return OPPROF_EFORMAT;
     if (mant != 0 && exp10 + digits > 309) return fail_at(p, at, "number out of range");
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return 0;
+}
+
+static void number_finish(number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
+    (void)digits;
     double v = (double)mant;
     if (exp10 > 0)
         v *= exp10 <= 22 ? POW10[exp10] : pow(10.0, exp10);
@@ -460,7 +529,6 @@ static int parse_number(parser *p, number *out) {
         out->ns_ok = fabs(out->value) * 1000.0 < 9.2e18;
         out->ns = out->ns_ok ? (int64_t)llround(out->value * 1000.0) : 0;
     }
-    return 0;
 }
 
 static int parse_literal(parser *p, const char *word) {
@@ -539,10 +607,10 @@ static int parse_object(parser *p, key_fn on_key, void *ctx) {
     char key[64];
     for (;;) {
         if (parse_string(p)) return OPPROF_EFORMAT;
-        size_t klen = p->str_len < sizeof key - 1 ? p->str_len : sizeof key - 1;
-        memcpy(key, p->str, klen);
+        size_t klen = p->s_len < sizeof key - 1 ? p->s_len : sizeof key - 1;
+        memcpy(key, p->s, klen);
         key[klen] = '\0';
-        if (p->str_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
+        if (p->s_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
         if (expect_byte(p, ':', "':' after a key")) return OPPROF_EFORMAT;
         if (on_key(p, ctx, key, klen)) return OPPROF_EFORMAT;
         c = skip_ws(p);
@@ -636,13 +704,13 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     if (c == '"') {
         if (parse_string(p)) return OPPROF_EFORMAT;
         for (size_t i = 0; i < p->n_string_ids; i++)
-            if (strcmp(p->string_ids[i], p->str) == 0) {
+            if (strcmp(p->string_ids[i], p->s) == 0) {
                 *out = -(int64_t)i - 1;
                 return 0;
             }
         if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
             return fail_code(p, OPPROF_ENOMEM, "ids");
-        char *copy = opprof__strdup(p->str);
+        char *copy = opprof__strdup(p->s);
         if (!copy) return fail_code(p, OPPROF_ENOMEM, "ids");
         p->string_ids[p->n_string_ids++] = copy;
         *out = -(int64_t)p->n_string_ids;
@@ -711,7 +779,7 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "name")) {
         if (skip_ws(p) != '"') return skip_value(p);
         if (parse_string(p)) return OPPROF_EFORMAT;
-        return copy_into(&e->arg_name, &e->arg_name_cap, p->str, p->str_len) ? fail_code(p, OPPROF_ENOMEM, "args")
+        return copy_into(&e->arg_name, &e->arg_name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "args")
                                                                              : 0;
     }
     return skip_value(p);
@@ -729,8 +797,10 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
             }
             if (parse_string(p)) return OPPROF_EFORMAT;
             e->have |= HAS_PH;
-            e->ph = p->str_len == 1 ? p->str[0] : '?';
-            snprintf(e->ph_text, sizeof e->ph_text, "%s", p->str);
+            e->ph = p->s_len == 1 ? p->s[0] : '?';
+            size_t n_ph = p->s_len < sizeof e->ph_text - 1 ? p->s_len : sizeof e->ph_text - 1;
+            memcpy(e->ph_text, p->s, n_ph);
+            e->ph_text[n_ph] = '\0';
             return 0;
         }
         if (KEY_IS(k, n, "ts")) {
@@ -748,7 +818,7 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "cat")) {
             if (skip_ws(p) != '"') return skip_value(p);
             if (parse_string(p)) return OPPROF_EFORMAT;
-            e->cat_user = strcmp(p->str, "user_annotation") == 0;
+            e->cat_user = p->s_len == 15 && memcmp(p->s, "user_annotation", 15) == 0;
             return 0;
         }
         break;
@@ -761,8 +831,8 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
             }
             if (parse_string(p)) return OPPROF_EFORMAT;
             e->have |= HAS_NAME;
-            e->memory_name = strcmp(p->str, "[memory]") == 0;
-            return copy_into(&e->name, &e->name_cap, p->str, p->str_len) ? fail_code(p, OPPROF_ENOMEM, "name") : 0;
+            e->memory_name = p->s_len == 8 && memcmp(p->s, "[memory]", 8) == 0;
+            return copy_into(&e->name, &e->name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "name") : 0;
         }
         if (KEY_IS(k, n, "args")) {
             if (skip_ws(p) != '{') return skip_value(p);
@@ -956,7 +1026,7 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         for (;;) {
             if (skip_ws(p) == '"') {
                 if (parse_string(p)) return OPPROF_EFORMAT;
-                if (opprof_capture_add_warning(p->cap, p->str)) return fail_code(p, OPPROF_ENOMEM, "warnings");
+                if (opprof_capture_add_warning(p->cap, p->s)) return fail_code(p, OPPROF_ENOMEM, "warnings");
             } else if (skip_value(p)) {
                 return OPPROF_EFORMAT;
             }
