@@ -28,6 +28,30 @@ void *opprof__alloc_pages(size_t size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
+int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {
+    if (need <= *capacity) return 0;
+    size_t cap = *capacity ? *capacity : (65536 + elem - 1) / elem;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
+        cap *= 2;
+    }
+    void *p;
+    if (g_allocator.realloc != default_realloc) {
+        p = opprof__realloc(*array, *capacity * elem, cap * elem);
+        if (!p) return OPPROF_ENOMEM;
+    } else if (*array) {
+        /* the kernel moves the pages: no copy, no second copy in memory */
+        p = mremap(*array, *capacity * elem, cap * elem, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) return OPPROF_ENOMEM;
+    } else {
+        p = mmap(NULL, cap * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return OPPROF_ENOMEM;
+    }
+    *array = p;
+    *capacity = cap;
+    return 0;
+}
+
 void opprof__free_pages(void *ptr, size_t size) {
     if (!ptr) return;
     if (g_allocator.realloc != default_realloc)

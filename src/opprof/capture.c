@@ -20,8 +20,8 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__dealloc(c->names, c->cap_names * sizeof *c->names);
     opprof__dealloc(c->name_table, c->name_table_size * sizeof *c->name_table);
     opprof__dealloc(c->warnings, c->cap_warnings * sizeof *c->warnings);
-    opprof__dealloc(c->events, c->cap_events * sizeof *c->events);
-    opprof__dealloc(c->mem, c->cap_mem * sizeof *c->mem);
+    opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
+    opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__dealloc(c->threads, c->cap_threads * sizeof *c->threads);
     opprof__dealloc(c, sizeof *c);
 }
@@ -119,7 +119,7 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
                              int64_t start_ns, int64_t duration_ns) {
     if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0)
         return OPPROF_EINVAL;
-    if (opprof__grow((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
+    if (opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
         return OPPROF_ENOMEM;
     uint32_t id;
     int rc = opprof__capture_intern(c, name, strlen(name), &id);
@@ -136,7 +136,7 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
 int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint64_t addr,
                               int64_t bytes, int64_t total_allocated) {
     if (!c || c->finished || thread >= c->n_threads) return OPPROF_EINVAL;
-    if (opprof__grow((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
+    if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
         return OPPROF_ENOMEM;
     c->mem[c->n_mem++] = (opprof_memory_event){.ts_ns = ts_ns,
                                                .addr = addr,

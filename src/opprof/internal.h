@@ -21,6 +21,9 @@ OPPROF__HIDDEN char *opprof__strdup(const char *s);
  * refused while a session is active). */
 OPPROF__HIDDEN void *opprof__alloc_pages(size_t size);
 OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t size);
+/* opprof__grow for large arrays: pages that mremap moves without copying
+ * (free with opprof__free_pages(array, capacity * elem)). */
+OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem);
 /* Strings returned through the public API (opprof_free) carry their size in
  * a header so that the allocator hook is given the right old_size. */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);

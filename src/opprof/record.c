@@ -508,8 +508,8 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
     size_t n = LOAD(&t->ranges.count), m = LOAD(&t->memory.count);
-    rc = opprof__grow((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
-    if (!rc) rc = opprof__grow((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
+    rc = opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
+    if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
     if (rc) return rc;
 
     /* Memory events first, and their owners, while the ranges are intact. */
