@@ -3,7 +3,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 RUN_DIR ?= runs/profiler-run-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench fuzz clean
 
 all: build
 
@@ -25,6 +25,17 @@ test: build
 bench: build
 	@cmake --build $(BUILD) --target bench_peers -j2
 	./$(BUILD)/bin/bench_forward
+
+# The trace reader's fuzzer: FUZZ_SECONDS of libFuzzer (clang, ASan, UBSan), starting
+# from the corpus in tests/fixtures/fuzz; new finds go to build-fuzz/corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@sh scripts/deps.sh --fuzz
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPPROF_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz --target fuzz_reader -j2
+	@mkdir -p build-fuzz/corpus
+	./build-fuzz/bin/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+	    -rss_limit_mb=2048 build-fuzz/corpus tests/fixtures/fuzz
 
 clean:
 	rm -rf $(BUILD)

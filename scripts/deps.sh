@@ -5,9 +5,11 @@
 set -eu
 
 packages="cmake make gcc pkg-config libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev"
-if [ "${1:-}" = "--bench" ]; then
-  packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++"
-fi
+case "${1:-}" in
+  --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++" ;;
+  --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
+  --ci) packages="$packages clang libclang-rt-14-dev valgrind" ;;
+esac
 
 missing=""
 for p in $packages; do

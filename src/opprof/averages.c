@@ -23,6 +23,10 @@ struct opprof_averages {
     size_t n_warnings;
 };
 
+/* Sums of values read from files wrap instead of overflowing (undefined in C). */
+#define ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
+#define SUB(acc, v) ((acc) = (int64_t)((uint64_t)(acc) - (uint64_t)(v)))
+
 static const char STEP_PREFIX[] = "ProfilerStep#";
 static const char STEP_KEY[] = "ProfilerStep*";
 
@@ -74,9 +78,9 @@ int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
     for (size_t i = 0; i < c->n_events; i++) {
         group *g = &groups[group_of_name[ev[i].name]];
         g->row.calls++;
-        g->row.total_ns += ev[i].duration_ns;
-        g->row.self_ns += ev[i].duration_ns;
-        if (ev[i].parent >= 0) groups[group_of_name[ev[ev[i].parent].name]].row.self_ns -= ev[i].duration_ns;
+        ADD(g->row.total_ns, ev[i].duration_ns);
+        ADD(g->row.self_ns, ev[i].duration_ns);
+        if (ev[i].parent >= 0) SUB(groups[group_of_name[ev[ev[i].parent].name]].row.self_ns, ev[i].duration_ns);
         if (ev[i].start_ns < g->first_start ||
             (ev[i].start_ns == g->first_start && ev[i].thread < g->first_thread)) {
             g->first_start = ev[i].start_ns;
@@ -87,9 +91,8 @@ int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
     for (size_t j = 0; j < c->n_mem; j++) {
         int32_t o = c->mem[j].owner;
         if (o < 0) continue;
-        groups[group_of_name[ev[o].name]].row.self_cpu_mem += c->mem[j].bytes;
-        for (int32_t a = o; a >= 0; a = ev[a].parent)
-            groups[group_of_name[ev[a].name]].row.cpu_mem += c->mem[j].bytes;
+        ADD(groups[group_of_name[ev[o].name]].row.self_cpu_mem, c->mem[j].bytes);
+        for (int32_t a = o; a >= 0; a = ev[a].parent) ADD(groups[group_of_name[ev[a].name]].row.cpu_mem, c->mem[j].bytes);
     }
 
     /* Keep groups that have events, in first-seen order (keys are distinct:
@@ -113,7 +116,7 @@ int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
         memcpy(k, groups[g].row.key, len);
         avg->rows[g].key = k;
         k += len;
-        avg->self_total_ns += groups[g].row.self_ns;
+        ADD(avg->self_total_ns, groups[g].row.self_ns);
     }
     avg->n_rows = n_groups;
     avg->profile_memory = c->info.profile_memory;

@@ -13,7 +13,8 @@ typedef struct pair {
 
 static int pair_cmp(const void *a, const void *b) {
     const pair *x = a, *y = b;
-    int64_t ax = llabs(x->self_delta), ay = llabs(y->self_delta);
+    uint64_t ax = x->self_delta < 0 ? -(uint64_t)x->self_delta : (uint64_t)x->self_delta;
+    uint64_t ay = y->self_delta < 0 ? -(uint64_t)y->self_delta : (uint64_t)y->self_delta;
     if (ax != ay) return ax > ay ? -1 : 1;
     return strcmp(x->key, y->key);
 }
@@ -93,7 +94,8 @@ int opprof_capture_diff(const opprof_capture *before, const opprof_capture *afte
     for (size_t i = 0; i < na; i++)
         if (!find(rb, nb, ra[i].key)) pairs[n++] = (pair){ra[i].key, NULL, &ra[i], 0};
     for (size_t i = 0; i < n; i++)
-        pairs[i].self_delta = (pairs[i].after ? pairs[i].after->self_ns : 0) - (pairs[i].before ? pairs[i].before->self_ns : 0);
+        pairs[i].self_delta = (int64_t)((uint64_t)(pairs[i].after ? pairs[i].after->self_ns : 0) -
+                                        (uint64_t)(pairs[i].before ? pairs[i].before->self_ns : 0));
     qsort(pairs, n, sizeof *pairs, pair_cmp);
     size_t shown = row_limit > 0 && (size_t)row_limit < n ? (size_t)row_limit : n;
     int64_t tb = opprof_averages_self_total_ns(ab), ta = opprof_averages_self_total_ns(aa);

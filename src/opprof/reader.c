@@ -736,7 +736,8 @@ static int time_field(parser *p, event *e, int64_t *out, const char *field) {
     if (c == '-' || (c >= '0' && c <= '9')) {
         number n;
         if (parse_number(p, &n)) return OPPROF_EFORMAT;
-        if (!n.ns_ok) {
+        /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
+        if (!n.ns_ok || n.ns > (INT64_C(1) << 61) || n.ns < -(INT64_C(1) << 61)) {
             e->bad_type = true;
             e->bad_field = field;
         }
@@ -1065,7 +1066,7 @@ static int mrecord_cmp(const void *a, const void *b) {
 static void check_whole(parser *p) {
     if (!p->opt || !p->opt->on_problem) return;
     /* Complete events that overlap without nesting, per thread. */
-    qsort(p->xs, p->n_xs, sizeof *p->xs, xrecord_cmp);
+    if (p->n_xs > 1) qsort(p->xs, p->n_xs, sizeof *p->xs, xrecord_cmp);
     size_t *stack = NULL, depth = 0, cap = 0;
     for (size_t i = 0; i < p->n_xs; i++) {
         const xrecord *x = &p->xs[i];
@@ -1084,10 +1085,11 @@ static void check_whole(parser *p) {
     }
     opprof__dealloc(stack, cap * sizeof *stack);
     /* Memory totals: each total = the previous total + this event's bytes. */
-    qsort(p->ms, p->n_ms, sizeof *p->ms, mrecord_cmp);
+    if (p->n_ms > 1) qsort(p->ms, p->n_ms, sizeof *p->ms, mrecord_cmp);
     for (size_t i = 1; i < p->n_ms; i++) {
         const mrecord *a = &p->ms[i - 1], *b = &p->ms[i];
-        if (a->total + b->bytes != b->total)
+        int64_t sum;
+        if (__builtin_add_overflow(a->total, b->bytes, &sum) || sum != b->total)
             problem_placed(p, b->offset, b->line, b->column,
                            "memory totals do not add up: Total Allocated %lld after %lld, but Bytes is %lld",
                            (long long)b->total, (long long)a->total, (long long)b->bytes);
