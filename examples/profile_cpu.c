@@ -30,6 +30,9 @@ typedef struct options {
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
+    bool record_shapes, with_stack, with_flops, peak_memory, stacks;
+    bool group_by_input_shape;
+    int group_by_stack_n;
 } options;
 
 typedef struct context {
@@ -65,6 +68,14 @@ static void usage(FILE *f) {
             "  --input FILE     take the input batch from a safetensors file (tensor 'input',\n"
             "                   [batch, in]); --batch and --in follow it\n"
             "  --save-output FILE  write the forward's result as a safetensors file (tensor 'output')\n"
+            "  --record-shapes  record operators' input shapes (trace args \"Input Dims\")\n"
+            "  --with-stack     record call sites (trace args \"Call stack\")\n"
+            "  --with-flops     add the Total FLOPs and GFLOP/s columns (implies --record-shapes)\n"
+            "  --group-by-input-shape  one table row per (name, input shapes) (implies --record-shapes)\n"
+            "  --group-by-stack N      one table row per (name, top N call sites) (implies --with-stack)\n"
+            "  --peak-memory    add the Peak Mem column to the tables\n"
+            "  --stacks         also write STEM-N.stacks: folded stacks of self CPU time (us)\n"
+            "                   for flamegraph.pl and speedscope\n"
             "  --quiet          do not print the tables\n"
             "  -h, --help       this help\n"
             "\n"
@@ -104,6 +115,10 @@ static int parse_options(int argc, char **argv, options *o) {
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
         {"weights", required_argument, 0, 'X'}, {"input", required_argument, 0, 'I'},
         {"save-output", required_argument, 0, 'O'},
+        {"record-shapes", no_argument, 0, 1},  {"with-stack", no_argument, 0, 2},
+        {"with-flops", no_argument, 0, 3},     {"group-by-input-shape", no_argument, 0, 4},
+        {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
+        {"stacks", no_argument, 0, 7},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -128,6 +143,16 @@ static int parse_options(int argc, char **argv, options *o) {
             o->stem = optarg;
             break;
         case 'q': o->quiet = true; break;
+        case 1: o->record_shapes = true; break;
+        case 2: o->with_stack = true; break;
+        case 3: o->with_flops = o->record_shapes = true; break;
+        case 4: o->group_by_input_shape = o->record_shapes = true; break;
+        case 5:
+            rc = parse_int(optarg, "--group-by-stack", 1, &o->group_by_stack_n);
+            o->with_stack = true;
+            break;
+        case 6: o->peak_memory = true; break;
+        case 7: o->stacks = true; break;
         case 'X': o->weights = optarg; break;
         case 'I': o->input = optarg; break;
         case 'O': o->save_output = optarg; break;
@@ -180,9 +205,16 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     opprof_averages *avg = NULL;
     char *time_table = NULL, *memory_table = NULL;
     char name[512];
-    int rc = opprof_capture_averages(cap, &avg);
-    if (!rc) rc = opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &time_table);
-    if (!rc) rc = opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_MEMORY, 12, &memory_table);
+    opprof_averages_options group = {.group_by_input_shape = o->group_by_input_shape,
+                                     .group_by_stack_n = o->group_by_stack_n};
+    opprof_table_options table = {.sort = OPPROF_SORT_SELF_CPU_TIME,
+                                  .row_limit = 12,
+                                  .peak_memory = o->peak_memory,
+                                  .flops = o->with_flops};
+    int rc = opprof_capture_averages_ex(cap, &group, &avg);
+    if (!rc) rc = opprof_averages_table_ex(avg, &table, &time_table);
+    table.sort = OPPROF_SORT_SELF_CPU_MEMORY;
+    if (!rc) rc = opprof_averages_table_ex(avg, &table, &memory_table);
     if (!rc) {
         snprintf(name, sizeof name, "%s-%lld.time.txt", o->stem, (long long)info.step_num);
         rc = write_file(ctx, name, time_table);
@@ -194,6 +226,13 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     if (!rc) {
         snprintf(name, sizeof name, "%s-%lld.json", o->stem, (long long)info.step_num);
         rc = write_trace(ctx, cap, name);
+    }
+    if (!rc && o->stacks) {
+        char path[4096];
+        snprintf(name, sizeof name, "%s-%lld.stacks", o->stem, (long long)info.step_num);
+        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+        rc = opprof_capture_write_stacks(cap, path, OPPROF_STACKS_SELF_TIME);
+        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
     }
     if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);
     if (!rc && !o->quiet) printf("%s\n%s\n", time_table, memory_table);
@@ -277,6 +316,9 @@ static int run(const options *o, context *ctx) {
     cfg.on_trace_ready = save_trace;
     cfg.user_data = ctx;
     cfg.profile_memory = true;
+    cfg.record_shapes = o->record_shapes;
+    cfg.with_stack = o->with_stack;
+    cfg.with_flops = o->with_flops;
     what = "starting the profiler";
     rc = opprof_session_start(&session, &cfg);
     if (rc) goto done;

@@ -25,6 +25,11 @@ static xevent xs[4096];
 static int nx;
 static mevent ms[4096];
 static int nm;
+static struct {
+    double ts;
+    long long value;
+} cs[4096]; /* the "Allocated bytes" counter track */
+static int nc;
 
 static yajl_val field(yajl_val obj, const char *key) {
     const char *path[] = {key, NULL};
@@ -104,6 +109,9 @@ static void check_trace(const char *path) {
             ms[nm++] = (mevent){(long long)number(field(e, "tid")), number(field(e, "ts")),
                                 (long long)number(field(args, "Bytes")),
                                 (long long)number(field(args, "Total Allocated"))};
+        } else if (strcmp(ph, "C") == 0 && nc < 4096) {
+            cs[nc].ts = number(field(e, "ts"));
+            cs[nc++].value = (long long)number(field(field(e, "args"), "Total Allocated"));
         } else if (strcmp(ph, "M") == 0) {
             threads_named += strcmp(name, "thread_name") == 0;
         } else {
@@ -180,6 +188,24 @@ static void check_trace(const char *path) {
     CHECK_INT(batch2, 0);
     CHECK_INT(batch3, 0);
     CHECK_INT(nm, 2 * 3 * 2); /* per pass: 3 tensors allocated, 3 freed */
+    /* The counter track: one sample per memory event, back to its level
+     * before each batch at the batch's end. */
+    CHECK_INT(nc, nm);
+    for (int i = 0; i < nx; i++) {
+        if (strncmp(xs[i].name, "batch_", 6) != 0) continue;
+        long long before = -1, at_end = -1;
+        int inside = 0;
+        for (int k = 0; k < nc; k++) {
+            if (cs[k].ts < xs[i].ts) before = cs[k].value;
+            if (cs[k].ts >= xs[i].ts && cs[k].ts <= xs[i].ts + xs[i].dur) {
+                at_end = cs[k].value;
+                inside++;
+            }
+        }
+        CHECK_INT(inside, 6);
+        if (before < 0 && inside) before = cs[0].value - ms[0].bytes; /* the level before the first sample */
+        CHECK_INT(at_end, before);
+    }
     yajl_tree_free(root);
     free(text);
 }

@@ -2,6 +2,8 @@
  * opprof - read any capture back: report it, check it, diff it.
  *
  *   opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]
+ *                 [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]
+ *   opprof stacks TRACE [--memory]
  *   opprof check TRACE [--json] [--max-problems N]
  *   opprof diff BEFORE AFTER [--row-limit N] [--json]
  *
@@ -30,6 +32,7 @@ static const char *USAGE =
     "\n"
     "commands:\n"
     "  report TRACE        the key averages table of a trace (as key_averages().table())\n"
+    "  stacks TRACE        folded stacks of a trace for flamegraph.pl and speedscope\n"
     "  check TRACE         validate a trace and list every problem with its position\n"
     "  diff BEFORE AFTER   compare two traces operator by operator\n"
     "\n"
@@ -114,11 +117,17 @@ static int cmd_report(int argc, char **argv) {
                                           {"row-limit", required_argument, 0, 'n'},
                                           {"memory", no_argument, 0, 'm'},
                                           {"json", no_argument, 0, 'j'},
+                                          {"group-by-input-shape", no_argument, 0, 'g'},
+                                          {"group-by-stack", required_argument, 0, 'k'},
+                                          {"peak-memory", no_argument, 0, 'p'},
+                                          {"flops", no_argument, 0, 'f'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
     bool json = false;
+    opprof_averages_options group = {0};
+    opprof_table_options table = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
@@ -133,13 +142,25 @@ static int cmd_report(int argc, char **argv) {
             break;
         case 'm': sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
         case 'j': json = true; break;
+        case 'g': group.group_by_input_shape = true; break;
+        case 'k':
+            if (parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
+                return usage_error("--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
+            break;
+        case 'p': table.peak_memory = true; break;
+        case 'f': table.flops = true; break;
         case 'h':
-            printf("usage: opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n\n"
+            printf("usage: opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
+                   "                           [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n\n"
                    "The key averages table of a trace, in PyTorch's layout.\n"
                    "  --sort KEY       self_cpu_time_total (default), cpu_time_total, cpu_time,\n"
                    "                   self_cpu_memory_usage, cpu_memory_usage, count, none\n"
                    "  --row-limit N    rows to print (default 100; -1 or 0: all)\n"
                    "  --memory         sort by self CPU memory (the seed's memory table)\n"
+                   "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
+                   "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
+                   "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
+                   "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
                    "  --json           the rows as JSON\n");
             return 0;
         default: return EXIT_USAGE;
@@ -151,14 +172,49 @@ static int cmd_report(int argc, char **argv) {
     if (rc) return rc;
     opprof_averages *avg = NULL;
     char *text = NULL;
-    rc = opprof_capture_averages(cap, &avg);
-    if (!rc) rc = json ? opprof_averages_json(avg, sort, row_limit, &text) : opprof_averages_table(avg, sort, row_limit, &text);
+    table.sort = sort;
+    table.row_limit = row_limit;
+    rc = opprof_capture_averages_ex(cap, &group, &avg);
+    if (!rc) rc = json ? opprof_averages_json(avg, sort, row_limit, &text) : opprof_averages_table_ex(avg, &table, &text);
     if (rc)
         fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
     else
         fputs(text, stdout);
     opprof_free(text);
     opprof_averages_free(avg);
+    opprof_capture_free(cap);
+    return rc ? EXIT_UNREADABLE : 0;
+}
+
+/* ---- stacks ---- */
+
+static int cmd_stacks(int argc, char **argv) {
+    static const struct option longs[] = {{"memory", no_argument, 0, 'm'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    opprof_stacks_metric metric = OPPROF_STACKS_SELF_TIME;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'm': metric = OPPROF_STACKS_ALLOCATED_BYTES; break;
+        case 'h':
+            printf("usage: opprof stacks TRACE [--memory]\n\n"
+                   "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
+                   "speedscope. COUNT is self CPU time in integer microseconds, or with --memory the\n"
+                   "bytes each frame allocated itself.\n");
+            return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) return usage_error("stacks takes one TRACE%s", "");
+    opprof_capture *cap;
+    int rc = load(argv[optind], &cap);
+    if (rc) return rc;
+    char *text = NULL;
+    rc = opprof_capture_stacks(cap, metric, &text);
+    if (rc)
+        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
+    else
+        fputs(text, stdout);
+    opprof_free(text);
     opprof_capture_free(cap);
     return rc ? EXIT_UNREADABLE : 0;
 }
@@ -335,6 +391,7 @@ int main(int argc, char **argv) {
     argv[1] = argv[0]; /* getopt sees the command's options only */
     if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stacks")) return cmd_stacks(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc - 1, argv + 1);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -29,11 +29,28 @@ typedef struct opprof_event {
     int64_t start_ns;    /* from the capture's start */
     int64_t duration_ns; /* >= 0 */
     uint32_t name;       /* index for opprof_capture_name() */
-    uint32_t thread;     /* index into opprof_capture_threads() */
     int32_t parent;      /* index of the enclosing event on the same thread, or -1 */
+    uint32_t site;       /* call site and input shapes: opprof_capture_site(); 0 = unknown */
+    uint16_t thread;     /* index into opprof_capture_threads() */
     uint8_t kind;        /* opprof_kind */
-    uint8_t reserved[3];
+    uint8_t reserved;
 } opprof_event;
+
+/** Input shapes of an operator call (record_shapes). */
+typedef struct opprof_shapes {
+    int n_inputs;
+    int ndim[OPPROF_MAX_INPUTS];
+    int64_t dims[OPPROF_MAX_INPUTS][OPPROF_MAX_INPUT_DIMS];
+    char dtype[OPPROF_MAX_INPUTS][16]; /* "" for a non-tensor input */
+} opprof_shapes;
+
+/** Where an event was begun, and with which input shapes. */
+typedef struct opprof_site {
+    const char *file;     /* NULL when unknown */
+    const char *function; /* NULL when unknown */
+    uint32_t line;
+    uint32_t shapes;      /* index for opprof_capture_shapes(); 0 = none recorded */
+} opprof_site;
 
 /** An allocation (bytes > 0) or free (bytes < 0). */
 typedef struct opprof_memory_event {
@@ -62,6 +79,8 @@ typedef struct opprof_capture_info {
     double overhead_range_ns;  /* measured cost of one range (begin + end) on this
                                   machine when the session started; 0 if unknown */
     double overhead_memory_event_ns; /* ... of one memory event */
+    bool record_shapes, with_stack, with_flops; /* the session's options */
+    int64_t process_peak_rss_bytes; /* the process's peak resident memory at the capture's end, or 0 */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -78,6 +97,22 @@ OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture
 OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32_t name);
 /** The number of distinct names. */
 OPPROF_API size_t opprof_capture_name_count(const opprof_capture *capture);
+/** A call site (0 is the unknown site: NULL file and function); NULL if out of range. */
+OPPROF_API const opprof_site *opprof_capture_site(const opprof_capture *capture, uint32_t site);
+/** Input shapes by index (0: none); NULL if out of range or 0. */
+OPPROF_API const opprof_shapes *opprof_capture_shapes(const opprof_capture *capture, uint32_t shapes);
+/** "[[128, 256], [512, 256], [512]]": shapes as PyTorch prints input_shapes
+ *  ("[]" for none). buf gets at most size bytes, NUL included. */
+OPPROF_API void opprof_shapes_format(const opprof_shapes *shapes, char *buf, size_t size);
+/** The FLOPs of one call of `name` with `shapes` (NULL: 0): aten::addmm and
+ *  aten::mm 2*M*K*N, aten::bmm 2*B*M*K*N, aten::add, aten::mul and their
+ *  in-place forms the elements of input 0; every other operator 0 (as
+ *  PyTorch: aten::linear's FLOPs are counted in the aten::addmm inside it). */
+OPPROF_API int64_t opprof_flops(const char *name, const opprof_shapes *shapes);
+/** For each event, the peak of allocated bytes reached while it ran, relative
+ *  to the level at its start (>= 0): an array of opprof_capture_events' count,
+ *  the caller's (opprof_free). All zero when no memory was recorded. */
+OPPROF_API int opprof_capture_peak_memory(const opprof_capture *capture, int64_t **out_peaks);
 /** The warnings that the capture carries (misuse of ranges, unfinished
  *  ranges, lost captures), each a sentence. Owned by the capture. */
 OPPROF_API const char *const *opprof_capture_warnings(const opprof_capture *capture, size_t *count);
@@ -99,6 +134,10 @@ OPPROF_API int opprof_capture_add_thread(opprof_capture *capture, int64_t tid, c
  *  negative duration. */
 OPPROF_API int opprof_capture_add_event(opprof_capture *capture, uint32_t thread, const char *name,
                                         opprof_kind kind, int64_t start_ns, int64_t duration_ns);
+/** Give the event added last a call site (strings copied; file or function
+ *  may be NULL) and input shapes (NULL: none). */
+OPPROF_API int opprof_capture_set_last_site(opprof_capture *capture, const char *file, const char *function,
+                                            uint32_t line, const opprof_shapes *shapes);
 /** Add a memory event. total_allocated -1: computed as the running sum. */
 OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
                                          uint64_t addr, int64_t bytes, int64_t total_allocated);
@@ -126,11 +165,25 @@ typedef struct opprof_average_row {
     int64_t total_ns;         /* durations */
     int64_t cpu_mem;          /* net bytes allocated inside, children included */
     int64_t self_cpu_mem;     /* net bytes allocated inside, children excluded */
+    int64_t peak_mem;         /* the largest peak of one call: allocated bytes above the
+                                 level at its start (see opprof_capture_peak_memory) */
+    int64_t flops;            /* FLOPs of all calls (opprof_flops), 0 without shapes */
+    const char *input_shapes; /* "[[128, 256], ...]" when grouped by input shape, else NULL */
+    const char *stack;        /* the top frames, innermost first, one per line
+                                 ("profile_cpu.c(312): run"), when grouped by stack, else NULL */
 } opprof_average_row;
+
+typedef struct opprof_averages_options {
+    bool group_by_input_shape;  /* one row per (name, input shapes) */
+    int group_by_stack_n;       /* > 0: one row per (name, top N call sites); at most 16 */
+} opprof_averages_options;
 
 /** Group the capture's events by name. *out is owned by the caller
  *  (opprof_averages_free); it does not refer to the capture afterwards. */
 OPPROF_API int opprof_capture_averages(const opprof_capture *capture, opprof_averages **out);
+/** The same with grouping options (NULL: by name). */
+OPPROF_API int opprof_capture_averages_ex(const opprof_capture *capture, const opprof_averages_options *options,
+                                          opprof_averages **out);
 OPPROF_API void opprof_averages_free(opprof_averages *averages);
 /** The rows in first-seen order (by the start of each key's first event). */
 OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages *averages,
@@ -146,7 +199,9 @@ typedef enum opprof_sort_key {
     OPPROF_SORT_CPU_TIME_AVG,      /* "cpu_time" */
     OPPROF_SORT_SELF_CPU_MEMORY,   /* "self_cpu_memory_usage" */
     OPPROF_SORT_CPU_MEMORY,        /* "cpu_memory_usage" */
-    OPPROF_SORT_COUNT              /* "count" */
+    OPPROF_SORT_COUNT,             /* "count" */
+    OPPROF_SORT_PEAK_MEMORY,       /* "cpu_memory_peak" (opprof's) */
+    OPPROF_SORT_FLOPS              /* "flops" */
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */
@@ -164,6 +219,21 @@ OPPROF_API const char *opprof_sort_key_name(opprof_sort_key key);
  */
 OPPROF_API int opprof_averages_table(const opprof_averages *averages, opprof_sort_key sort,
                                      int row_limit, char **out_text);
+
+/** What a table shows, beyond PyTorch's default columns. */
+typedef struct opprof_table_options {
+    opprof_sort_key sort;
+    int row_limit;          /* <= 0: every row */
+    bool peak_memory;       /* a "Peak Mem" column after "Self CPU Mem" (memory captures) */
+    bool flops;             /* PyTorch's "Total MFLOPs"-style column, then "GFLOP/s" (total
+                               FLOPs over total CPU time) */
+} opprof_table_options;
+
+/** The table with options. Columns in PyTorch's order: ..., "# of Calls",
+ *  "Input Shapes" (grouped by shape), "Source Location" (grouped by stack:
+ *  one frame per line, left-aligned, then an empty line), "Total <unit>FLOPs". */
+OPPROF_API int opprof_averages_table_ex(const opprof_averages *averages, const opprof_table_options *options,
+                                        char **out_text);
 
 /** Free memory that opprof returned (tables, strings). NULL is accepted. */
 OPPROF_API void opprof_free(void *ptr);
@@ -217,6 +287,21 @@ OPPROF_API int opprof_capture_write_chrome(const opprof_capture *capture, const 
 /** Write the capture as a Chrome trace to an open stream (no temporary file). */
 OPPROF_API int opprof_capture_write_chrome_stream(const opprof_capture *capture, FILE *out,
                                                   const char *trace_name);
+/** What a folded-stacks file counts. */
+typedef enum opprof_stacks_metric {
+    OPPROF_STACKS_SELF_TIME = 0,   /* self CPU time, integer microseconds */
+    OPPROF_STACKS_ALLOCATED_BYTES  /* bytes allocated by each frame itself (frees not counted) */
+} opprof_stacks_metric;
+
+/** Write folded stacks for flamegraph.pl and speedscope: one line per stack
+ *  of range and operator names, outermost first, joined by ';', a space and
+ *  an integer count ("batch_2;forward;aten::linear;aten::addmm 312").
+ *  Stacks whose count rounds to 0 are left out. ';' in names becomes ':'. */
+OPPROF_API int opprof_capture_write_stacks(const opprof_capture *capture, const char *path,
+                                           opprof_stacks_metric metric);
+/** The same into a string (opprof_free). */
+OPPROF_API int opprof_capture_stacks(const opprof_capture *capture, opprof_stacks_metric metric, char **out_text);
+
 /** Write a string to a file, atomically as above. */
 OPPROF_API int opprof_write_text_file(const char *path, const char *text);
 

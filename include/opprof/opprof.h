@@ -173,9 +173,10 @@ typedef struct opprof_config {
     opprof_trace_ready_fn on_trace_ready;
     void *user_data;                /* passed to on_trace_ready */
     bool profile_memory;            /* record allocations and frees */
-    bool record_shapes;             /* accepted; shapes are not recorded yet */
-    bool with_stack;                /* accepted; stacks are not recorded yet */
-    bool with_flops;                /* accepted; FLOPs are not computed yet */
+    bool record_shapes;             /* keep operators' input shapes (opprof_range_set_inputs) */
+    bool with_stack;                /* traces carry each event's "Call stack" (call sites of
+                                       the event and its enclosing ranges) */
+    bool with_flops;                /* tables show FLOPs (needs record_shapes) */
     bool record_steps;              /* a ProfilerStep#N range around each step (default true) */
     uint64_t max_events;            /* event budget of one capture; 0 = unlimited.
                                        Events past it are dropped and counted. */
@@ -265,6 +266,33 @@ OPPROF_API opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char
  *  the calling thread; otherwise the misuse is counted in the capture's
  *  warnings and the ranges opened inside it are closed here. */
 OPPROF_API void opprof_range_end(opprof_range range);
+
+/* ------------------------------------------------------------------------- */
+/* Input shapes                                                              */
+/* ------------------------------------------------------------------------- */
+
+#define OPPROF_MAX_INPUTS 8      /* inputs kept per operator */
+#define OPPROF_MAX_INPUT_DIMS 8  /* dimensions kept per input */
+
+/** One input of an operator: its dims and dtype name ("float", "double",
+ *  "int", "long", "half", "bool"; other names are kept as "unknown"). A
+ *  dtype of NULL means "not a tensor" (kept as an empty shape, as PyTorch
+ *  lists scalars). */
+typedef struct opprof_input {
+    int ndim;
+    const int64_t *dims;
+    const char *dtype;
+} opprof_input;
+
+/** True while a window records with record_shapes: an operator may skip
+ *  building its inputs' description otherwise. */
+OPPROF_API bool opprof_recording_shapes(void);
+/** Attach the inputs' shapes to the innermost open range of this thread
+ *  (copied now: nothing of the inputs is kept), as an operator does right
+ *  after it begins. No effect when no range is open or the session does not
+ *  record shapes. Inputs past OPPROF_MAX_INPUTS, and dimensions past 12 in
+ *  all, are not kept. */
+OPPROF_API void opprof_set_inputs(int n_inputs, const opprof_input *inputs);
 
 /* ------------------------------------------------------------------------- */
 /* Memory events                                                             */

@@ -42,6 +42,8 @@ NN__HIDDEN void nn__parallel_for(int n_tasks, void (*fn)(void *ctx, int task, in
  * `w_packed` (w transposed, contiguous [K, N]) when it is given. */
 NN__HIDDEN int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
                           nn_tensor **out);
+/* record_shapes: describe the current operator's inputs (NULL: a scalar). */
+NN__HIDDEN void nn__record_inputs(int n, const nn_tensor *const *inputs);
 /* A contiguous transposed copy of a 2-D tensor, made outside any operator. */
 NN__HIDDEN int nn__pack_transposed(const nn_tensor *w, nn_tensor **out);
 

@@ -11,6 +11,17 @@
 #endif
 
 
+/* record_shapes: the operator's inputs as PyTorch lists them; NULL stands
+ * for a non-tensor argument (a scalar, a dim), which prints as []. */
+void nn__record_inputs(int n, const nn_tensor *const *inputs) {
+    if (!opprof_recording_shapes()) return;
+    opprof_input in[OPPROF_MAX_INPUTS];
+    if (n > OPPROF_MAX_INPUTS) n = OPPROF_MAX_INPUTS;
+    for (int i = 0; i < n; i++)
+        in[i] = inputs[i] ? (opprof_input){inputs[i]->ndim, inputs[i]->shape, "float"} : (opprof_input){0, NULL, NULL};
+    opprof_set_inputs(n, in);
+}
+
 int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
                   int64_t offset, nn_tensor **out) {
     if (!t || !out || !strides || nn__check_shape(ndim, shape)) return NN_EINVAL;
@@ -27,6 +38,7 @@ int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int6
     if (lo < 0 || hi >= (int64_t)(t->storage->bytes / sizeof(float))) return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::as_strided") {
+        nn__record_inputs(4, (const nn_tensor *[]){t, NULL, NULL, NULL});
         rc = nn__tensor_view(t, out);
         if (!rc) {
             nn_tensor *v = *out;
@@ -45,6 +57,7 @@ int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
     if (!t || !out || d0 < 0 || d1 < 0 || d0 >= t->ndim || d1 >= t->ndim) return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::transpose") {
+        nn__record_inputs(3, (const nn_tensor *[]){t, NULL, NULL});
         int64_t shape[NN_MAX_DIMS], strides[NN_MAX_DIMS];
         memcpy(shape, t->shape, sizeof shape);
         memcpy(strides, t->strides, sizeof strides);
@@ -60,7 +73,10 @@ int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
 int nn_t(const nn_tensor *t, nn_tensor **out) {
     if (!t || !out || t->ndim != 2) return NN_EINVAL;
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::t") { rc = nn_transpose(t, 0, 1, out); }
+    OPPROF_OP("aten::t") {
+        nn__record_inputs(1, (const nn_tensor *[]){t});
+        rc = nn_transpose(t, 0, 1, out);
+    }
     return rc;
 }
 
@@ -75,6 +91,7 @@ int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::clone") {
+        nn__record_inputs(1, (const nn_tensor *[]){x});
         rc = nn__tensor_new(out, x->ndim, x->shape);
         if (!rc) {
             int64_t n = nn_tensor_numel(x), idx[NN_MAX_DIMS] = {0};
@@ -148,6 +165,7 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
     bool full_bias = bias->ndim == 2 && bias->shape[0] == m && bias->shape[1] == n;
     if (!row_bias && !full_bias) return NN_ESHAPE;
     OPPROF_OP("aten::addmm") {
+        nn__record_inputs(5, (const nn_tensor *[]){bias, a, b, NULL, NULL}); /* beta, alpha */
         rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
         if (rc) break;
         /* A contiguous row bias goes to the GEMM, which lays it down block by
@@ -179,6 +197,7 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     int rc = check_matmul(a, b);
     if (rc) return rc;
     OPPROF_OP("aten::mm") {
+        nn__record_inputs(2, (const nn_tensor *[]){a, b});
         rc = nn__tensor_new(out, 2, (int64_t[]){a->shape[0], b->shape[1]});
         if (rc) break;
         rc = matmul_into(a, b, NULL, 0.0f, *out);
@@ -200,6 +219,7 @@ int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed
         return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::linear") {
+        nn__record_inputs(3, (const nn_tensor *[]){x, w, b});
         nn_tensor *wt;
         rc = nn_t(w, &wt);
         if (rc) break;
@@ -273,6 +293,7 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     int rc = NN_EINVAL;
     OPPROF_OP("aten::clamp_min") {
+        nn__record_inputs(2, (const nn_tensor *[]){x, NULL});
         rc = nn__tensor_new(out, x->ndim, x->shape);
         if (rc) break;
         if (nn_tensor_is_contiguous(x)) {
@@ -295,6 +316,9 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
 int nn_relu(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::relu") { rc = nn_clamp_min(x, 0.0f, out); }
+    OPPROF_OP("aten::relu") {
+        nn__record_inputs(1, (const nn_tensor *[]){x});
+        rc = nn_clamp_min(x, 0.0f, out);
+    }
     return rc;
 }

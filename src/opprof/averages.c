@@ -1,4 +1,5 @@
-/* averages.c - key averages: events grouped by name, self time and memory.
+/* averages.c - key averages: events grouped by name (and input shapes, and
+ * call stack), self time, memory, peak memory, FLOPs.
  *
  * One pass over the events and one over the memory events, reading the
  * parents and owners that tree.c computed:
@@ -12,13 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { MAX_STACK = 16 };
+
 struct opprof_averages {
     opprof_average_row *rows;
     size_t n_rows;
-    char *keys;          /* all keys, NUL-separated */
-    size_t keys_size;
+    char *text;          /* keys, shapes and stacks, NUL-separated */
+    size_t text_size;
     int64_t self_total_ns;
     bool profile_memory;
+    bool by_shape;
+    int stack_n;
     uint64_t dropped_events;
     size_t n_warnings;
 };
@@ -39,7 +44,20 @@ typedef struct group {
     int64_t first_start;
     uint32_t first_thread;
     size_t first_index;
+    /* the extended key */
+    uint32_t name_group;
+    uint32_t shapes;
+    int n_frames;
+    uint32_t frames[MAX_STACK]; /* site indexes; compared by file, function, line */
 } group;
+
+typedef struct builder {
+    const opprof_capture *c;
+    group *groups;
+    size_t n, cap;
+    uint32_t *table; /* extended keys: index + 1 */
+    size_t table_size;
+} builder;
 
 static int group_compare(const void *pa, const void *pb) {
     const group *a = pa, *b = pb;
@@ -48,86 +66,212 @@ static int group_compare(const void *pa, const void *pb) {
     return a->first_index < b->first_index ? -1 : a->first_index > b->first_index;
 }
 
-int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
-    if (!c || !out) return OPPROF_EINVAL;
-    int rc = OPPROF_ENOMEM;
-    size_t n_names = c->n_names;
-    uint32_t *group_of_name = opprof__alloc((n_names ? n_names : 1) * sizeof *group_of_name);
-    group *groups = NULL;
-    size_t n_groups = 0, cap_groups = 0;
-    opprof_averages *avg = opprof__calloc(1, sizeof *avg);
-    if (!group_of_name || !avg) goto fail;
+static bool same_frame(const opprof_capture *c, uint32_t a, uint32_t b) {
+    const opprof_site *x = opprof_capture_site(c, a), *y = opprof_capture_site(c, b);
+    return x->file == y->file && x->function == y->function && x->line == y->line;
+}
 
-    /* Names to groups: ProfilerStep#N names share one group. */
+static uint64_t frame_hash(const opprof_capture *c, uint32_t site) {
+    const opprof_site *s = opprof_capture_site(c, site);
+    return ((uintptr_t)s->file * 31 + (uintptr_t)s->function) * 1000003u + s->line;
+}
+
+static uint64_t key_hash(const builder *b, const group *g) {
+    uint64_t h = (uint64_t)g->name_group * 0x9E3779B97F4A7C15ull ^ g->shapes * 0xC2B2AE3D27D4EB4Full;
+    for (int i = 0; i < g->n_frames; i++) h = (h ^ frame_hash(b->c, g->frames[i])) * 0x100000001B3ull;
+    return h;
+}
+
+static bool same_key(const builder *b, const group *x, const group *y) {
+    if (x->name_group != y->name_group || x->shapes != y->shapes || x->n_frames != y->n_frames) return false;
+    for (int i = 0; i < x->n_frames; i++)
+        if (!same_frame(b->c, x->frames[i], y->frames[i])) return false;
+    return true;
+}
+
+/* The group of an extended key (added when new). */
+static int find_group(builder *b, const group *key, uint32_t *out) {
+    if ((b->n + 1) * 2 > b->table_size) {
+        size_t size = b->table_size ? b->table_size * 2 : 256;
+        uint32_t *t = opprof__calloc(size, sizeof *t);
+        if (!t) return OPPROF_ENOMEM;
+        for (size_t i = 0; i < b->n; i++) {
+            size_t k = key_hash(b, &b->groups[i]) & (size - 1);
+            while (t[k]) k = (k + 1) & (size - 1);
+            t[k] = (uint32_t)i + 1;
+        }
+        opprof__dealloc(b->table, b->table_size * sizeof *b->table);
+        b->table = t;
+        b->table_size = size;
+    }
+    size_t k = key_hash(b, key) & (b->table_size - 1);
+    for (; b->table[k]; k = (k + 1) & (b->table_size - 1))
+        if (same_key(b, &b->groups[b->table[k] - 1], key)) {
+            *out = b->table[k] - 1;
+            return 0;
+        }
+    if (opprof__grow((void **)&b->groups, &b->cap, b->n + 1, sizeof *b->groups)) return OPPROF_ENOMEM;
+    b->groups[b->n] = *key;
+    b->table[k] = (uint32_t)b->n + 1;
+    *out = (uint32_t)b->n++;
+    return 0;
+}
+
+/* Text for a row's key, shapes and stack, appended to `sb`; offsets saved. */
+static void frame_text(const opprof_capture *c, uint32_t site, opprof__strbuf *sb) {
+    const opprof_site *s = opprof_capture_site(c, site);
+    opprof__sb_printf(sb, "%s(%u): %s", s->file ? s->file : "?", s->line, s->function ? s->function : "?");
+}
+
+int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
+    return opprof_capture_averages_ex(c, NULL, out);
+}
+
+int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_options *options, opprof_averages **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    bool by_shape = options && options->group_by_input_shape;
+    int stack_n = options ? options->group_by_stack_n : 0;
+    if (stack_n < 0) return OPPROF_EINVAL;
+    if (stack_n > MAX_STACK) stack_n = MAX_STACK;
+    bool extended = by_shape || stack_n > 0;
+    int rc = OPPROF_ENOMEM;
+    size_t n_names = c->n_names, n_events = c->n_events;
+    uint32_t *name_group = opprof__alloc((n_names ? n_names : 1) * sizeof *name_group);
+    uint32_t *group_of_event = extended ? opprof__alloc((n_events ? n_events : 1) * sizeof *group_of_event) : NULL;
+    uint8_t *flops_name = opprof__calloc(n_names ? n_names : 1, 1);
+    int64_t *peaks = NULL;
+    builder b = {.c = c};
+    opprof__strbuf text = {0};
+    size_t *offsets = NULL, n_offsets = 1;
+    opprof_averages *avg = opprof__calloc(1, sizeof *avg);
+    if (!name_group || !avg || !flops_name || (extended && !group_of_event)) goto fail;
+    if (c->n_mem && (rc = opprof_capture_peak_memory(c, &peaks))) goto fail;
+    rc = OPPROF_ENOMEM;
+
+    /* Names to their base group: ProfilerStep#N names share one. */
     uint32_t step_group = UINT32_MAX;
     for (size_t i = 0; i < n_names; i++) {
         const char *key = key_of(c->names[i]);
+        flops_name[i] = opprof__counts_flops(c->names[i]);
         if (key == STEP_KEY && step_group != UINT32_MAX) {
-            group_of_name[i] = step_group;
+            name_group[i] = step_group;
             continue;
         }
-        if (opprof__grow((void **)&groups, &cap_groups, n_groups + 1, sizeof *groups)) goto fail;
-        memset(&groups[n_groups], 0, sizeof *groups);
-        groups[n_groups].row.key = key;
-        groups[n_groups].first_start = INT64_MAX;
-        if (key == STEP_KEY) step_group = (uint32_t)n_groups;
-        group_of_name[i] = (uint32_t)n_groups++;
+        if (opprof__grow((void **)&b.groups, &b.cap, b.n + 1, sizeof *b.groups)) goto fail;
+        memset(&b.groups[b.n], 0, sizeof *b.groups);
+        b.groups[b.n].row.key = key;
+        b.groups[b.n].name_group = (uint32_t)b.n;
+        if (key == STEP_KEY) step_group = (uint32_t)b.n;
+        name_group[i] = (uint32_t)b.n++;
     }
+    size_t n_name_groups = b.n;
 
     const opprof_event *ev = c->events;
-    for (size_t i = 0; i < c->n_events; i++) {
-        group *g = &groups[group_of_name[ev[i].name]];
+    if (extended) {
+        /* The name groups stay (possibly empty); extended keys follow them. */
+        for (size_t g = 0; g < n_name_groups; g++) b.groups[g].n_frames = -1; /* never matched */
+        for (size_t i = 0; i < n_events; i++) {
+            group key;
+            memset(&key, 0, sizeof key);
+            key.row.key = b.groups[name_group[ev[i].name]].row.key;
+            key.name_group = name_group[ev[i].name];
+            key.first_start = INT64_MAX;
+            if (by_shape) key.shapes = opprof_capture_site(c, ev[i].site)->shapes;
+            for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < stack_n; e = ev[e].parent)
+                if (ev[e].site && opprof_capture_site(c, ev[e].site)->file) key.frames[key.n_frames++] = ev[e].site;
+            if ((rc = find_group(&b, &key, &group_of_event[i]))) goto fail;
+        }
+        rc = OPPROF_ENOMEM;
+    }
+#define GROUP_OF(i) (extended ? group_of_event[(i)] : name_group[ev[(i)].name])
+
+    for (size_t i = 0; i < n_events; i++) {
+        group *g = &b.groups[GROUP_OF(i)];
         g->row.calls++;
         ADD(g->row.total_ns, ev[i].duration_ns);
         ADD(g->row.self_ns, ev[i].duration_ns);
-        if (ev[i].parent >= 0) SUB(groups[group_of_name[ev[ev[i].parent].name]].row.self_ns, ev[i].duration_ns);
-        if (ev[i].start_ns < g->first_start ||
+        if (ev[i].parent >= 0) SUB(b.groups[GROUP_OF(ev[i].parent)].row.self_ns, ev[i].duration_ns);
+        if (ev[i].start_ns < g->first_start || g->row.calls == 1 ||
             (ev[i].start_ns == g->first_start && ev[i].thread < g->first_thread)) {
             g->first_start = ev[i].start_ns;
             g->first_thread = ev[i].thread;
             g->first_index = i;
         }
+        if (peaks && peaks[i] > g->row.peak_mem) g->row.peak_mem = peaks[i];
+        if (flops_name[ev[i].name] && ev[i].site) {
+            const opprof_shapes *sh = opprof_capture_shapes(c, opprof_capture_site(c, ev[i].site)->shapes);
+            ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
+        }
     }
     for (size_t j = 0; j < c->n_mem; j++) {
         int32_t o = c->mem[j].owner;
         if (o < 0) continue;
-        ADD(groups[group_of_name[ev[o].name]].row.self_cpu_mem, c->mem[j].bytes);
-        for (int32_t a = o; a >= 0; a = ev[a].parent) ADD(groups[group_of_name[ev[a].name]].row.cpu_mem, c->mem[j].bytes);
+        ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
+        for (int32_t a = o; a >= 0; a = ev[a].parent) ADD(b.groups[GROUP_OF(a)].row.cpu_mem, c->mem[j].bytes);
     }
+#undef GROUP_OF
 
-    /* Keep groups that have events, in first-seen order (keys are distinct:
-     * first_index differs, so an unstable sort is deterministic). */
+    /* Keep groups that have events, in first-seen order (first_index differs
+     * between groups, so an unstable sort is deterministic). */
     size_t kept = 0;
-    for (size_t g = 0; g < n_groups; g++)
-        if (groups[g].row.calls) groups[kept++] = groups[g];
-    n_groups = kept;
-    if (n_groups > 1) qsort(groups, n_groups, sizeof *groups, group_compare);
+    for (size_t g = 0; g < b.n; g++)
+        if (b.groups[g].row.calls) b.groups[kept++] = b.groups[g];
+    if (kept > 1) qsort(b.groups, kept, sizeof *b.groups, group_compare);
 
-    size_t keys_size = 0;
-    for (size_t g = 0; g < n_groups; g++) keys_size += strlen(groups[g].row.key) + 1;
-    avg->rows = opprof__alloc((n_groups ? n_groups : 1) * sizeof *avg->rows);
-    avg->keys = opprof__alloc(keys_size ? keys_size : 1);
-    if (!avg->rows || !avg->keys) goto fail;
-    avg->keys_size = keys_size ? keys_size : 1;
-    char *k = avg->keys;
-    for (size_t g = 0; g < n_groups; g++) {
-        avg->rows[g] = groups[g].row;
-        size_t len = strlen(groups[g].row.key) + 1;
-        memcpy(k, groups[g].row.key, len);
-        avg->rows[g].key = k;
-        k += len;
-        ADD(avg->self_total_ns, groups[g].row.self_ns);
+    /* Row texts: key, then shapes and stack when grouped by them. */
+    n_offsets = kept ? kept : 1;
+    offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
+    if (!offsets) goto fail;
+    char buf[1024];
+    for (size_t g = 0; g < kept; g++) {
+        const group *gr = &b.groups[g];
+        offsets[3 * g] = text.len;
+        opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
+        offsets[3 * g + 1] = text.len;
+        if (by_shape) {
+            opprof_shapes_format(opprof_capture_shapes(c, gr->shapes), buf, sizeof buf);
+            opprof__sb_put(&text, buf, strlen(buf) + 1);
+        }
+        offsets[3 * g + 2] = text.len;
+        if (stack_n > 0) {
+            for (int f = 0; f < gr->n_frames; f++) {
+                if (f) opprof__sb_put(&text, "\n", 1);
+                frame_text(c, gr->frames[f], &text);
+            }
+            opprof__sb_put(&text, "", 1);
+        }
     }
-    avg->n_rows = n_groups;
+    if (text.error) goto fail;
+    avg->rows = opprof__alloc((kept ? kept : 1) * sizeof *avg->rows);
+    if (!avg->rows) goto fail;
+    for (size_t g = 0; g < kept; g++) {
+        avg->rows[g] = b.groups[g].row;
+        avg->rows[g].key = text.data + offsets[3 * g];
+        avg->rows[g].input_shapes = by_shape ? text.data + offsets[3 * g + 1] : NULL;
+        avg->rows[g].stack = stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
+        ADD(avg->self_total_ns, b.groups[g].row.self_ns);
+    }
+    avg->text = text.data;
+    avg->text_size = text.cap;
+    text = (opprof__strbuf){0};
+    avg->n_rows = kept;
     avg->profile_memory = c->info.profile_memory;
+    avg->by_shape = by_shape;
+    avg->stack_n = stack_n;
     avg->dropped_events = c->info.dropped_events;
     avg->n_warnings = c->n_warnings;
     rc = 0;
     *out = avg;
     avg = NULL;
 fail:
-    opprof__dealloc(group_of_name, (n_names ? n_names : 1) * sizeof *group_of_name);
-    opprof__dealloc(groups, cap_groups * sizeof *groups);
+    opprof__dealloc(name_group, (n_names ? n_names : 1) * sizeof *name_group);
+    opprof__dealloc(group_of_event, (n_events ? n_events : 1) * sizeof *group_of_event);
+    opprof__dealloc(flops_name, n_names ? n_names : 1);
+    opprof_free(peaks);
+    opprof__dealloc(b.groups, b.cap * sizeof *b.groups);
+    opprof__dealloc(b.table, b.table_size * sizeof *b.table);
+    opprof__dealloc(offsets, n_offsets * 3 * sizeof *offsets);
+    opprof__sb_free(&text);
     opprof_averages_free(avg);
     return rc;
 }
@@ -135,7 +279,7 @@ fail:
 void opprof_averages_free(opprof_averages *avg) {
     if (!avg) return;
     opprof__dealloc(avg->rows, (avg->n_rows ? avg->n_rows : 1) * sizeof *avg->rows);
-    opprof__dealloc(avg->keys, avg->keys_size);
+    opprof__dealloc(avg->text, avg->text_size);
     opprof__dealloc(avg, sizeof *avg);
 }
 
@@ -150,3 +294,5 @@ int64_t opprof_averages_self_total_ns(const opprof_averages *avg) { return avg->
 bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }
 uint64_t opprof__averages_dropped(const opprof_averages *avg) { return avg->dropped_events; }
 size_t opprof__averages_warnings(const opprof_averages *avg) { return avg->n_warnings; }
+bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
+int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }

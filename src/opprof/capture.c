@@ -1,4 +1,5 @@
 /* capture.c - the capture: storage, name interning, building by hand. */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <string.h>
@@ -23,6 +24,10 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__dealloc(c->threads, c->cap_threads * sizeof *c->threads);
+    opprof__dealloc(c->sites, c->cap_sites * sizeof *c->sites);
+    opprof__dealloc(c->site_table, c->site_table_size * sizeof *c->site_table);
+    opprof__dealloc(c->shapes, c->cap_shapes * sizeof *c->shapes);
+    opprof__dealloc(c->shape_table, c->shape_table_size * sizeof *c->shape_table);
     opprof__dealloc(c, sizeof *c);
 }
 
@@ -99,7 +104,7 @@ void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info)
 }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
-    if (!c || c->finished) return OPPROF_EINVAL;
+    if (!c || c->finished || c->n_threads > UINT16_MAX) return OPPROF_EINVAL;
     if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
         return OPPROF_ENOMEM;
     opprof_thread_info *t = &c->threads[c->n_threads];
@@ -117,7 +122,7 @@ int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, 
 
 int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind,
                              int64_t start_ns, int64_t duration_ns) {
-    if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0)
+    if (!c || !name || c->finished || thread >= c->n_threads || thread > UINT16_MAX || duration_ns < 0)
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
         return OPPROF_ENOMEM;
@@ -127,7 +132,7 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
     c->events[c->n_events++] = (opprof_event){.start_ns = start_ns,
                                               .duration_ns = duration_ns,
                                               .name = id,
-                                              .thread = thread,
+                                              .thread = (uint16_t)thread,
                                               .parent = -1,
                                               .kind = (uint8_t)kind};
     return 0;
@@ -175,4 +180,125 @@ size_t opprof_capture_name_count(const opprof_capture *c) { return c->n_names; }
 const char *const *opprof_capture_warnings(const opprof_capture *c, size_t *count) {
     if (count) *count = c->n_warnings;
     return (const char *const *)c->warnings;
+}
+
+/* ---- sites and shapes ---- */
+
+static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (v >> 29); }
+
+static uint64_t shapes_hash(const opprof_shapes *s) { return hash_bytes((const char *)s, sizeof *s); }
+
+static uint64_t site_hash(const opprof_site *s) {
+    uint64_t h = 1469598103934665603ull;
+    h = hash_mix(h, (uintptr_t)s->file);
+    h = hash_mix(h, (uintptr_t)s->function);
+    h = hash_mix(h, s->line);
+    return hash_mix(h, s->shapes);
+}
+
+/* An open-addressing table of indexes (1-based) into `items`, rebuilt at half load. */
+static int table_find(uint32_t **table, size_t *size, size_t count, uint64_t hash, const void *items, size_t item_size,
+                      const void *key, uint64_t (*hash_of)(const void *), uint32_t *found) {
+    if ((count + 1) * 2 > *size) {
+        size_t n = *size ? *size * 2 : 64;
+        uint32_t *t = opprof__calloc(n, sizeof *t);
+        if (!t) return OPPROF_ENOMEM;
+        for (size_t i = 0; i < count; i++) {
+            size_t k = hash_of((const char *)items + i * item_size) & (n - 1);
+            while (t[k]) k = (k + 1) & (n - 1);
+            t[k] = (uint32_t)i + 1;
+        }
+        opprof__dealloc(*table, *size * sizeof **table);
+        *table = t;
+        *size = n;
+    }
+    size_t k = hash & (*size - 1);
+    while ((*table)[k]) {
+        if (memcmp((const char *)items + ((*table)[k] - 1) * item_size, key, item_size) == 0) {
+            *found = (*table)[k];
+            return 0;
+        }
+        k = (k + 1) & (*size - 1);
+    }
+    *found = 0;
+    (*table)[k] = (uint32_t)count + 1; /* the caller appends the item */
+    return 0;
+}
+
+static uint64_t shapes_hash_v(const void *s) { return shapes_hash(s); }
+static uint64_t site_hash_v(const void *s) { return site_hash(s); }
+
+int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index) {
+    uint32_t found;
+    if (opprof__grow((void **)&c->shapes, &c->cap_shapes, c->n_shapes + 1, sizeof *c->shapes)) return OPPROF_ENOMEM;
+    int rc = table_find(&c->shape_table, &c->shape_table_size, c->n_shapes, shapes_hash(shapes), c->shapes,
+                        sizeof *c->shapes, shapes, shapes_hash_v, &found);
+    if (rc) return rc;
+    if (!found) {
+        c->shapes[c->n_shapes++] = *shapes;
+        found = (uint32_t)c->n_shapes;
+    }
+    *index = found;
+    return 0;
+}
+
+int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
+                                uint32_t shapes, uint32_t *site) {
+    opprof_site key;
+    memset(&key, 0, sizeof key);
+    uint32_t id;
+    if (file) {
+        if (opprof__capture_intern(c, file, strlen(file), &id)) return OPPROF_ENOMEM;
+        key.file = c->names[id];
+    }
+    if (function) {
+        if (opprof__capture_intern(c, function, strlen(function), &id)) return OPPROF_ENOMEM;
+        key.function = c->names[id];
+    }
+    key.line = line;
+    key.shapes = shapes;
+    if (opprof__grow((void **)&c->sites, &c->cap_sites, c->n_sites + 1, sizeof *c->sites)) return OPPROF_ENOMEM;
+    uint32_t found;
+    int rc = table_find(&c->site_table, &c->site_table_size, c->n_sites, site_hash(&key), c->sites, sizeof *c->sites,
+                        &key, site_hash_v, &found);
+    if (rc) return rc;
+    if (!found) {
+        c->sites[c->n_sites++] = key;
+        found = (uint32_t)c->n_sites;
+    }
+    *site = found;
+    return 0;
+}
+
+const opprof_site *opprof_capture_site(const opprof_capture *c, uint32_t site) {
+    static const opprof_site unknown = {NULL, NULL, 0, 0};
+    if (site == 0) return &unknown;
+    return site <= c->n_sites ? &c->sites[site - 1] : NULL;
+}
+
+const opprof_shapes *opprof_capture_shapes(const opprof_capture *c, uint32_t shapes) {
+    return shapes >= 1 && shapes <= c->n_shapes ? &c->shapes[shapes - 1] : NULL;
+}
+
+int opprof_capture_set_last_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
+                                 const opprof_shapes *shapes) {
+    if (!c || c->finished || c->n_events == 0) return OPPROF_EINVAL;
+    uint32_t shapes_index = 0;
+    if (shapes) {
+        if (shapes->n_inputs < 0 || shapes->n_inputs > OPPROF_MAX_INPUTS) return OPPROF_EINVAL;
+        opprof_shapes clean;
+        memset(&clean, 0, sizeof clean);
+        clean.n_inputs = shapes->n_inputs;
+        for (int i = 0; i < shapes->n_inputs; i++) {
+            if (shapes->ndim[i] < 0 || shapes->ndim[i] > OPPROF_MAX_INPUT_DIMS) return OPPROF_EINVAL;
+            clean.ndim[i] = shapes->ndim[i];
+            memcpy(clean.dims[i], shapes->dims[i], (size_t)shapes->ndim[i] * sizeof(int64_t));
+            memcpy(clean.dtype[i], shapes->dtype[i], strnlen(shapes->dtype[i], sizeof clean.dtype[i] - 1));
+        }
+        if (opprof__capture_intern_shapes(c, &clean, &shapes_index)) return OPPROF_ENOMEM;
+    }
+    uint32_t site;
+    if (opprof__capture_intern_site(c, file, function, line, shapes_index, &site)) return OPPROF_ENOMEM;
+    c->events[c->n_events - 1].site = site;
+    return 0;
 }

@@ -78,6 +78,42 @@ static void out_json_string(out *o, const char *s) {
     opprof__sb_free(&sb);
 }
 
+/* "Input Dims": [[128, 256], ...], "Input type": ["float", ...] */
+static void write_shapes(out *o, const opprof_shapes *sh) {
+    OUT_LIT(o, "\"Input Dims\":[");
+    for (int k = 0; k < sh->n_inputs; k++) {
+        if (k) OUT_LIT(o, ",");
+        OUT_LIT(o, "[");
+        for (int d = 0; d < sh->ndim[k]; d++) {
+            if (d) OUT_LIT(o, ",");
+            out_i64(o, sh->dims[k][d]);
+        }
+        OUT_LIT(o, "]");
+    }
+    OUT_LIT(o, "],\"Input type\":[");
+    for (int k = 0; k < sh->n_inputs; k++) {
+        if (k) OUT_LIT(o, ",");
+        out_json_string(o, sh->dtype[k]);
+    }
+    OUT_LIT(o, "]");
+}
+
+/* "Call stack": "file(line): function;..." from the event outwards. */
+static void write_stack(out *o, const opprof_capture *c, int32_t e) {
+    opprof__strbuf sb = {0};
+    int frames = 0;
+    for (; e >= 0 && frames < 64; e = c->events[e].parent) {
+        const opprof_site *s = opprof_capture_site(c, c->events[e].site);
+        if (!c->events[e].site || !s->file) continue;
+        opprof__sb_printf(&sb, "%s%s(%u): %s", frames ? ";" : "", s->file, s->line, s->function ? s->function : "?");
+        frames++;
+    }
+    OUT_LIT(o, "\"Call stack\":");
+    out_json_string(o, sb.data ? sb.data : "");
+    if (sb.error) o->error = sb.error;
+    opprof__sb_free(&sb);
+}
+
 static const char *category(uint8_t kind) {
     return kind == OPPROF_KIND_CPU_OP ? "cpu_op" : "user_annotation";
 }
@@ -113,6 +149,11 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
     char cost[128];
     snprintf(cost, sizeof cost, ",\n  \"overhead_range_ns\": %.2f,\n  \"overhead_memory_event_ns\": %.2f",
              info->overhead_range_ns, info->overhead_memory_event_ns);
+    out_put(o, cost, strlen(cost));
+    snprintf(cost, sizeof cost,
+             ",\n  \"record_shapes\": %d,\n  \"with_stack\": %d,\n  \"with_flops\": %d,\n"
+             "  \"process_peak_rss_bytes\": %lld",
+             info->record_shapes, info->with_stack, info->with_flops, (long long)info->process_peak_rss_bytes);
     out_put(o, cost, strlen(cost));
     OUT_LIT(o, ",\n  \"dropped_events\": ");
     out_i64(o, (int64_t)info->dropped_events);
@@ -189,6 +230,15 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
             OUT_LIT(o, ",\"Total Reserved\":");
             out_i64(o, m->total_allocated);
             OUT_LIT(o, "}}");
+            /* a counter track of allocated bytes: Perfetto draws memory over time */
+            SEP();
+            OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\",\"pid\":");
+            out_i64(o, pid);
+            OUT_LIT(o, ",\"ts\":");
+            out_us(o, m->ts_ns);
+            OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
+            out_i64(o, m->total_allocated);
+            OUT_LIT(o, "}}");
         }
         if (i == c->n_events) break;
         const opprof_event *e = &c->events[i];
@@ -206,6 +256,17 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         out_us(o, e->start_ns);
         OUT_LIT(o, ",\"dur\":");
         out_us(o, e->duration_ns);
+        const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
+        const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
+        if (sh || (info->with_stack && site && site->file)) {
+            OUT_LIT(o, ",\"args\":{");
+            if (sh) write_shapes(o, sh);
+            if (info->with_stack && site && site->file) {
+                if (sh) OUT_LIT(o, ",");
+                write_stack(o, c, (int32_t)i);
+            }
+            OUT_LIT(o, "}");
+        }
         OUT_LIT(o, "}");
     }
 #undef SEP

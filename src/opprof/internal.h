@@ -94,6 +94,15 @@ struct opprof_capture {
     size_t name_table_size;
     char **warnings;
     size_t n_warnings, cap_warnings;
+    /* call sites and input shapes, interned; index i lives at [i - 1] */
+    opprof_site *sites;
+    size_t n_sites, cap_sites;
+    uint32_t *site_table;
+    size_t site_table_size;
+    opprof_shapes *shapes;
+    size_t n_shapes, cap_shapes;
+    uint32_t *shape_table;
+    size_t shape_table_size;
     bool finished;
     bool owners_known; /* memory owners already set (live captures) */
 };
@@ -101,15 +110,29 @@ struct opprof_capture {
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
 OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Intern input shapes (unused entries must be zero); *index >= 1. */
+OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index);
+/* Intern a call site (file/function may be NULL) with a shapes index; *site >= 1. */
+OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
+                                               uint32_t line, uint32_t shapes, uint32_t *site);
+/* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */
+OPPROF__HIDDEN const char *opprof__dtype_name(unsigned code);
+OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);
 
 /* ---- averages (averages.c), for table.c and summary.c ---- */
 OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
+OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
+OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
+/* shapes.c: whether opprof_flops counts an operator of this name. */
+OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 
 /* ---- recorder (record.c), used by session.c ---- */
 typedef struct opprof__recorder_config {
     bool profile_memory;
+    bool record_shapes;
+    bool with_stack;
     uint64_t max_events;
 } opprof__recorder_config;
 /* Begin a new recording window (new epoch); threads reset their buffers lazily. */

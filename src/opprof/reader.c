@@ -682,6 +682,10 @@ typedef struct event {
     size_t arg_name_cap;
     bool bad_type;
     const char *bad_field;
+    bool has_dims, has_types;
+    opprof_shapes shapes; /* args "Input Dims" and "Input type" */
+    char *frame;          /* the first frame of args "Call stack" */
+    size_t frame_cap;
 } event;
 
 static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
@@ -766,8 +770,103 @@ static int int_field(parser *p, event *e, int64_t *out, const char *field) {
     return skip_value(p);
 }
 
+/* Iterate an array: `on_item` parses (or skips) each element. */
+static int parse_array(parser *p, int (*on_item)(parser *p, void *ctx, int index), void *ctx) {
+    if (expect_byte(p, '[', "an array")) return OPPROF_EFORMAT;
+    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+    int c = skip_ws(p);
+    if (c == ']') {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    for (int index = 0;; index++) {
+        if (on_item(p, ctx, index)) return OPPROF_EFORMAT;
+        c = skip_ws(p);
+        if (c == ',') {
+            p->pos++;
+            continue;
+        }
+        if (c == ']') {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        if (c == -2) return OPPROF_EFORMAT;
+        return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or ']'")
+                       : FAIL(p, "expected ',' or ']' in an array, found '%c'", c);
+    }
+}
+
+typedef struct dims_ctx {
+    event *e;
+    int input;
+} dims_ctx;
+
+static int on_dim(parser *p, void *ctx, int index) {
+    dims_ctx *d = ctx;
+    int c = skip_ws(p);
+    if (c != '-' && (c < '0' || c > '9')) {
+        d->e->bad_type = true;
+        d->e->bad_field = "args.Input Dims";
+        return skip_value(p);
+    }
+    number v;
+    if (parse_number(p, &v)) return OPPROF_EFORMAT;
+    if (!v.is_int) {
+        d->e->bad_type = true;
+        d->e->bad_field = "args.Input Dims";
+    }
+    if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
+        d->e->shapes.dims[d->input][index] = v.as_int;
+        d->e->shapes.ndim[d->input] = index + 1;
+    }
+    return 0;
+}
+
+static int on_input_dims(parser *p, void *ctx, int index) {
+    event *e = ctx;
+    if (skip_ws(p) != '[') {
+        e->bad_type = true;
+        e->bad_field = "args.Input Dims";
+        return skip_value(p);
+    }
+    if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
+    dims_ctx d = {e, index};
+    return parse_array(p, on_dim, &d);
+}
+
+static int on_input_type(parser *p, void *ctx, int index) {
+    event *e = ctx;
+    if (skip_ws(p) != '"') return skip_value(p);
+    if (parse_string(p)) return OPPROF_EFORMAT;
+    if (index < OPPROF_MAX_INPUTS) {
+        size_t len = p->s_len < sizeof e->shapes.dtype[0] - 1 ? p->s_len : sizeof e->shapes.dtype[0] - 1;
+        memcpy(e->shapes.dtype[index], p->s, len);
+        e->shapes.dtype[index][len] = '\0';
+    }
+    return 0;
+}
+
 static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
     event *e = ctx;
+    if (KEY_IS(k, n, "Input Dims")) {
+        if (skip_ws(p) != '[') return skip_value(p);
+        e->has_dims = true;
+        return parse_array(p, on_input_dims, e);
+    }
+    if (KEY_IS(k, n, "Input type")) {
+        if (skip_ws(p) != '[') return skip_value(p);
+        e->has_types = true;
+        return parse_array(p, on_input_type, e);
+    }
+    if (KEY_IS(k, n, "Call stack")) {
+        if (skip_ws(p) != '"') return skip_value(p);
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        const char *semi = memchr(p->s, ';', p->s_len);
+        size_t len = semi ? (size_t)(semi - p->s) : p->s_len;
+        return copy_into(&e->frame, &e->frame_cap, p->s, len) ? fail_code(p, OPPROF_ENOMEM, "args") : 0;
+    }
     if (KEY_IS(k, n, "Bytes")) {
         e->have |= HAS_BYTES;
         return int_field(p, e, &e->bytes, "args.Bytes");
@@ -890,6 +989,31 @@ static int take_event(parser *p, event *e, int64_t offset) {
                                                                      : OPPROF_KIND_CPU_OP;
         int rc = opprof_capture_add_event(p->cap, thread, e->name, kind, e->ts, e->dur);
         if (rc) return fail_code(p, rc, "events");
+        if (e->has_dims || (e->frame && e->frame[0])) {
+            /* "file(line): function" */
+            char *file = NULL, *function = NULL;
+            unsigned long line = 0;
+            if (e->frame && e->frame[0]) {
+                char *open = strrchr(e->frame, '(');
+                char *close = open ? strstr(open, "): ") : NULL;
+                if (open && close) {
+                    *open = '\0';
+                    line = strtoul(open + 1, NULL, 10);
+                    file = e->frame;
+                    function = close + 3;
+                } else {
+                    function = e->frame;
+                }
+            }
+            if (e->has_dims) {
+                p->cap->info.record_shapes = true;
+                for (int k = 0; k < e->shapes.n_inputs; k++)
+                    if (!e->has_types) snprintf(e->shapes.dtype[k], sizeof e->shapes.dtype[k], "float");
+            }
+            if (file) p->cap->info.with_stack = true;
+            if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)line, e->has_dims ? &e->shapes : NULL))
+                return fail_code(p, OPPROF_ENOMEM, "sites");
+        }
         if (e->ts < p->min_ts) p->min_ts = e->ts;
         if (p->opt && p->opt->on_problem) {
             if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
@@ -960,6 +1084,9 @@ static int parse_events(parser *p) {
         e.ts = e.dur = e.bytes = e.addr = 0;
         e.total = -1;
         if (e.arg_name) e.arg_name[0] = '\0';
+        if (e.frame) e.frame[0] = '\0';
+        if (e.has_dims || e.has_types) memset(&e.shapes, 0, sizeof e.shapes);
+        e.has_dims = e.has_types = false;
         if ((rc = parse_object(p, on_event_key, &e))) break;
         if (e.arg_name && !e.arg_name[0]) {
             opprof__dealloc(e.arg_name, e.arg_name_cap);
@@ -986,6 +1113,7 @@ static int parse_events(parser *p) {
     }
     opprof__dealloc(e.name, e.name_cap);
     opprof__dealloc(e.arg_name, e.arg_name_cap);
+    opprof__dealloc(e.frame, e.frame_cap);
     return rc;
 }
 

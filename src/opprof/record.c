@@ -56,6 +56,17 @@ typedef struct mem_slot {
     int64_t total;
 } mem_slot;
 
+/* Input shapes of the range with sequence number `seq` on its thread. */
+enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048 };
+typedef struct shape_slot {
+    uint64_t seq;
+    uint8_t n_inputs;
+    uint8_t ndim[OPPROF_MAX_INPUTS];
+    uint8_t dtype[OPPROF_MAX_INPUTS];
+    uint8_t pad[7];
+    int64_t dims[SHAPE_DIMS];
+} shape_slot;
+
 typedef struct chunk {
     struct chunk *next;
     size_t size;               /* bytes of the whole chunk */
@@ -83,9 +94,10 @@ typedef struct opprof__thread {
     uint64_t epoch;            /* epoch of the buffered data; atomic */
     int busy;                  /* atomic: inside a record (see the handshake above) */
     uint64_t last_ticks;       /* strictly increasing per thread */
-    stream ranges, memory;
+    stream ranges, memory, shapes;
     name_arena *names_head, *names_tail;
     slot *stack[MAX_DEPTH];
+    uint64_t stack_seq[MAX_DEPTH]; /* sequence number of each open slot */
     uint32_t depth;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
@@ -98,12 +110,14 @@ typedef struct opprof__thread {
 int opprof__recording;          /* atomic: a window is open (read by the macros) */
 #define g_recording opprof__recording
 static int g_memory;            /* atomic: ... and memory events are wanted */
+static int g_shapes;            /* atomic: ... and input shapes are wanted */
 static uint64_t g_epoch;        /* atomic */
 static uint64_t g_max_events;   /* atomic: 0 = unlimited */
 static int64_t g_budget;        /* atomic: events left in the window's budget */
 static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads */
 static uint64_t g_window_start; /* ticks */
 static int g_membarrier = -1;   /* 1: registered, 0: unavailable, -1: not tried */
+static opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
 static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static opprof__thread *g_threads;
 static uint32_t g_thread_count;
@@ -144,6 +158,7 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t) {
     uint64_t epoch = LOAD(&g_epoch);
     stream_reset(&t->ranges);
     stream_reset(&t->memory);
+    stream_reset(&t->shapes);
     for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
     t->names_tail = t->names_head;
     t->depth = 0;
@@ -251,6 +266,7 @@ static inline __attribute__((always_inline)) opprof_range begin_record(opprof__t
     e->end = 0;
     e->name = name;
     e->loc = loc;
+    t->stack_seq[t->depth] = t->ranges.count;
     STORE(&t->ranges.count, t->ranges.count + 1);
     t->stack[t->depth++] = e;
     return make_token(t, t->depth);
@@ -360,6 +376,34 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
     record_leave(t);
 }
 
+bool opprof_recording_shapes(void) { return LOAD_RELAXED(&g_shapes) != 0; }
+
+void opprof_set_inputs(int n_inputs, const opprof_input *inputs) {
+    if (!LOAD(&g_shapes) || n_inputs < 0 || (n_inputs && !inputs)) return;
+    opprof__thread *t = record_enter();
+    if (!t) return;
+    uint32_t depth = t->depth;
+    if (depth >= 1) {
+        shape_slot *sh = stream_reserve(&t->shapes, sizeof(shape_slot), CHUNK_SHAPES, &t->dropped);
+        if (sh) {
+            memset(sh, 0, sizeof *sh);
+            sh->seq = t->stack_seq[depth - 1];
+            int used = 0;
+            for (int i = 0; i < n_inputs && i < OPPROF_MAX_INPUTS; i++) {
+                int nd = inputs[i].ndim < 0 ? 0 : inputs[i].ndim;
+                if (nd > OPPROF_MAX_INPUT_DIMS || used + nd > SHAPE_DIMS) break; /* kept: the inputs that fit */
+                sh->ndim[i] = (uint8_t)nd;
+                sh->dtype[i] = (uint8_t)opprof__dtype_code(inputs[i].dtype);
+                for (int d = 0; d < nd; d++) sh->dims[used + d] = inputs[i].dims[d];
+                used += nd;
+                sh->n_inputs = (uint8_t)(i + 1);
+            }
+            STORE(&t->shapes.count, t->shapes.count + 1);
+        }
+    }
+    record_leave(t);
+}
+
 void opprof_thread_set_name(const char *name) {
     opprof__thread *t = tls_thread;
     if (!t && !(t = thread_register())) return;
@@ -386,6 +430,8 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     g_window_start = opprof__ticks();
     __atomic_fetch_add(&g_epoch, 1, __ATOMIC_RELEASE);
     STORE(&g_memory, cfg->profile_memory ? 1 : 0);
+    STORE(&g_shapes, cfg->record_shapes ? 1 : 0);
+    g_window_cfg = *cfg;
     STORE(&g_recording, 1);
 }
 
@@ -393,6 +439,7 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
  * thread touches its buffers before the next window opens. */
 void opprof__recorder_window_close(void) {
     STORE(&g_memory, 0);
+    STORE(&g_shapes, 0);
     STORE(&g_recording, 0);
     if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     pthread_mutex_lock(&g_threads_lock);
@@ -502,8 +549,44 @@ static void trim_stream(stream *s) {
     s->used = 0;
 }
 
+/* Sites: (call site, shapes) pairs, looked up through a small cache. */
+typedef struct site_cache {
+    const opprof_srcloc *loc;
+    uint32_t shapes, site;
+} site_cache;
+
+static int site_of(opprof_capture *c, site_cache *cache, const opprof_srcloc *loc, uint32_t shapes, uint32_t *site) {
+    site_cache *e = &cache[(((uintptr_t)loc >> 4) ^ shapes * 31u) & 255];
+    if (e->loc == loc && e->shapes == shapes && e->site) {
+        *site = e->site;
+        return 0;
+    }
+    int rc = opprof__capture_intern_site(c, loc->file, loc->function, loc->line, shapes, site);
+    if (!rc) *e = (site_cache){loc, shapes, *site};
+    return rc;
+}
+
+static int shapes_of(opprof_capture *c, const shape_slot *sh, uint32_t *index) {
+    opprof_shapes s;
+    memset(&s, 0, sizeof s);
+    s.n_inputs = sh->n_inputs;
+    int used = 0;
+    for (int i = 0; i < sh->n_inputs; i++) {
+        s.ndim[i] = sh->ndim[i];
+        for (int d = 0; d < sh->ndim[i]; d++) s.dims[i][d] = sh->dims[used + d];
+        used += sh->ndim[i];
+        snprintf(s.dtype[i], sizeof s.dtype[i], "%s", opprof__dtype_name(sh->dtype[i]));
+    }
+    return opprof__capture_intern_shapes(c, &s, index);
+}
+
 static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
                           uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
+    site_cache cache[256];
+    memset(cache, 0, sizeof cache);
+    bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes;
+    size_t n_shapes = LOAD(&t->shapes.count), next_shape = 0;
+    const chunk *shape_chunk = t->shapes.head;
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
@@ -565,11 +648,25 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
         if (ev->duration_ns < 0) ev->duration_ns = 0;
         ev->name = id;
-        ev->thread = thread_index;
+        ev->thread = (uint16_t)thread_index;
         ev->parent = -1;
         ev->kind = (uint8_t)s->loc->kind;
-        memset(ev->reserved, 0, sizeof ev->reserved);
+        ev->reserved = 0;
+        ev->site = 0;
+        if (want_sites) {
+            uint32_t shapes = 0;
+            /* shape records are in the order of their ranges' sequence numbers */
+            while (next_shape < n_shapes) {
+                const shape_slot *sh = (const shape_slot *)shape_chunk->data + next_shape % CHUNK_SHAPES;
+                if (sh->seq > i) break;
+                if (sh->seq == i && (rc = shapes_of(c, sh, &shapes))) break;
+                next_shape++;
+                if (next_shape % CHUNK_SHAPES == 0 && next_shape < n_shapes) shape_chunk = shape_chunk->next;
+            }
+            if (rc || (rc = site_of(c, cache, s->loc, shapes, &ev->site))) break;
+        }
     }
+    trim_stream(&t->shapes);
     if (can_free && chunk_no >= RETAIN_CHUNKS && n) {
         /* The chain from the retained ones on has been freed up to `ch`. */
         chunk *rest = ch;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct opprof_session {
@@ -80,7 +81,10 @@ static bool is_recording(opprof_action a) {
 }
 
 static void window_open(opprof_session *s) {
-    opprof__recorder_config rc = {.profile_memory = s->cfg.profile_memory, .max_events = s->cfg.max_events};
+    opprof__recorder_config rc = {.profile_memory = s->cfg.profile_memory,
+                                  .record_shapes = s->cfg.record_shapes,
+                                  .with_stack = s->cfg.with_stack,
+                                  .max_events = s->cfg.max_events};
     s->window_base_ns = opprof__realtime_ns();
     opprof__recorder_window_open(&rc);
     s->window_open = true;
@@ -103,6 +107,11 @@ static int window_close_and_save(opprof_session *s) {
     cap->info.schedule = s->cfg.schedule;
     cap->info.profile_memory = s->cfg.profile_memory;
     cap->info.overhead_range_ns = s->overhead_range_ns;
+    cap->info.record_shapes = s->cfg.record_shapes;
+    cap->info.with_stack = s->cfg.with_stack;
+    cap->info.with_flops = s->cfg.with_flops;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
     if (s->callback_failures)
         opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed",

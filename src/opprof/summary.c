@@ -106,13 +106,47 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
         put_us(&sb, rows[i].self_ns);
         opprof__sb_puts(&sb, ",\n          \"total_cpu_us\": ");
         put_us(&sb, rows[i].total_ns);
-        opprof__sb_printf(&sb, ",\n          \"self_cpu_bytes\": %lld,\n          \"cpu_bytes\": %lld\n        }",
+        opprof__sb_printf(&sb, ",\n          \"self_cpu_bytes\": %lld,\n          \"cpu_bytes\": %lld",
                           (long long)rows[i].self_cpu_mem, (long long)rows[i].cpu_mem);
+        if (c->info.profile_memory) opprof__sb_printf(&sb, ",\n          \"peak_bytes\": %lld", (long long)rows[i].peak_mem);
+        if (c->info.with_flops || rows[i].flops)
+            opprof__sb_printf(&sb, ",\n          \"flops\": %lld", (long long)rows[i].flops);
+        if (rows[i].input_shapes) {
+            opprof__sb_puts(&sb, ",\n          \"input_shapes\": ");
+            opprof__sb_json_string(&sb, rows[i].input_shapes);
+        }
+        if (rows[i].stack) {
+            opprof__sb_puts(&sb, ",\n          \"stack\": ");
+            opprof__sb_json_string(&sb, rows[i].stack);
+        }
+        opprof__sb_puts(&sb, "\n        }");
     }
     opprof__sb_puts(&sb, n ? "\n      ],\n" : "],\n");
     opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
     put_us(&sb, opprof_averages_self_total_ns(avg));
     opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
+    int64_t flops_total = 0;
+    for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
+    if (c->info.with_flops || flops_total) opprof__sb_printf(&sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
+    opprof__sb_printf(&sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
+    /* each step: its duration and its peak of allocated bytes */
+    int64_t *peaks = NULL;
+    if (c->n_mem && opprof_capture_peak_memory(c, &peaks)) {
+        opprof__sb_free(&sb);
+        return OPPROF_ENOMEM;
+    }
+    opprof__sb_puts(&sb, "      \"steps\": [");
+    int steps = 0;
+    for (size_t i = 0; i < c->n_events; i++) {
+        if (c->events[i].kind != OPPROF_KIND_STEP) continue;
+        opprof__sb_puts(&sb, steps++ ? ",\n        {\"name\": " : "\n        {\"name\": ");
+        opprof__sb_json_string(&sb, c->names[c->events[i].name]);
+        opprof__sb_puts(&sb, ", \"duration_us\": ");
+        put_us(&sb, c->events[i].duration_ns);
+        opprof__sb_printf(&sb, ", \"peak_bytes\": %lld}", (long long)(peaks ? peaks[i] : 0));
+    }
+    opprof__sb_puts(&sb, steps ? "\n      ],\n" : "],\n");
+    opprof_free(peaks);
     opprof__sb_printf(&sb, "      \"overhead_range_ns\": %.2f,\n      \"overhead_memory_event_ns\": %.2f,\n",
                       c->info.overhead_range_ns, c->info.overhead_memory_event_ns);
     opprof__sb_printf(&sb, "      \"dropped_events\": %llu,\n      \"warnings\": [",

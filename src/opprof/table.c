@@ -1,6 +1,7 @@
 /* table.c - key_averages().table() in PyTorch's exact layout. */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ static const struct {
     {OPPROF_SORT_SELF_CPU_TIME, "self_cpu_time_total"}, {OPPROF_SORT_CPU_TIME_TOTAL, "cpu_time_total"},
     {OPPROF_SORT_CPU_TIME_AVG, "cpu_time"},            {OPPROF_SORT_SELF_CPU_MEMORY, "self_cpu_memory_usage"},
     {OPPROF_SORT_CPU_MEMORY, "cpu_memory_usage"},      {OPPROF_SORT_COUNT, "count"},
+    {OPPROF_SORT_PEAK_MEMORY, "cpu_memory_peak"},      {OPPROF_SORT_FLOPS, "flops"},
 };
 
 int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
@@ -73,6 +75,8 @@ static double metric(const opprof_average_row *r, opprof_sort_key key) {
     case OPPROF_SORT_SELF_CPU_MEMORY: return (double)r->self_cpu_mem;
     case OPPROF_SORT_CPU_MEMORY: return (double)r->cpu_mem;
     case OPPROF_SORT_COUNT: return (double)r->calls;
+    case OPPROF_SORT_PEAK_MEMORY: return (double)r->peak_mem;
+    case OPPROF_SORT_FLOPS: return (double)r->flops;
     default: return 0.0;
     }
 }
@@ -96,37 +100,84 @@ static void cell(opprof__strbuf *sb, const char *text, size_t width) {
     opprof__sb_repeat(sb, ' ', SPACING);
 }
 
-int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int row_limit,
-                          char **out_text) {
-    if (!avg || !out_text) return OPPROF_EINVAL;
+static void cell_left(opprof__strbuf *sb, const char *text, size_t width) {
+    size_t n = strlen(text);
+    opprof__sb_puts(sb, text);
+    if (n < width) opprof__sb_repeat(sb, ' ', width - n);
+    opprof__sb_repeat(sb, ' ', SPACING);
+}
+
+/* PyTorch's auto_scale_flops: the unit from the smallest non-zero count. */
+static void flops_unit(int64_t smallest, double *scale, const char **unit) {
+    static const char *const units[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"};
+    double lg = smallest > 0 ? log10((double)smallest) / 3.0 : 0.0;
+    if (lg < 0) lg = 0;
+    if (lg > 4) lg = 4;
+    int k = (int)lg;
+    *scale = pow(10.0, -3.0 * k);
+    *unit = units[k];
+}
+
+int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int row_limit, char **out_text) {
+    opprof_table_options opt = {.sort = sort, .row_limit = row_limit};
+    return opprof_averages_table_ex(avg, &opt, out_text);
+}
+
+int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    if (!avg || !opt || !out_text) return OPPROF_EINVAL;
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     bool memory = opprof__averages_profile_memory(avg);
+    bool peak = opt->peak_memory && memory;
+    bool shapes = opprof__averages_by_shape(avg);
+    int stack_n = opprof__averages_stack_n(avg);
+    bool flops = opt->flops;
     int64_t self_total = opprof_averages_self_total_ns(avg);
 
     sort_item *order = opprof__alloc((n ? n : 1) * sizeof *order);
     if (!order) return OPPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) order[i] = (sort_item){metric(&rows[i], sort), i};
-    if (sort != OPPROF_SORT_NONE) qsort(order, n, sizeof *order, sort_item_compare);
-    size_t shown = (row_limit > 0 && (size_t)row_limit < n) ? (size_t)row_limit : n;
+    for (size_t i = 0; i < n; i++) order[i] = (sort_item){metric(&rows[i], opt->sort), i};
+    if (opt->sort != OPPROF_SORT_NONE) qsort(order, n, sizeof *order, sort_item_compare);
+    size_t shown = (opt->row_limit > 0 && (size_t)opt->row_limit < n) ? (size_t)opt->row_limit : n;
 
-    /* The name column fits the longest key of all rows, as PyTorch does. */
-    size_t longest = 0;
-    for (size_t i = 0; i < n; i++)
+    /* Widths over all rows, as PyTorch computes them. */
+    size_t longest = 0, longest_shapes = 0, longest_frame = 0;
+    int64_t smallest_flops = 0;
+    for (size_t i = 0; i < n; i++) {
         if (strlen(rows[i].key) > longest) longest = strlen(rows[i].key);
+        if (shapes && rows[i].input_shapes && strlen(rows[i].input_shapes) > longest_shapes)
+            longest_shapes = strlen(rows[i].input_shapes);
+        for (const char *f = rows[i].stack; stack_n && f && *f;) {
+            const char *nl = strchr(f, '\n');
+            size_t len = nl ? (size_t)(nl - f) : strlen(f);
+            if (len > longest_frame) longest_frame = len;
+            f = nl ? nl + 1 : f + len;
+        }
+        if (rows[i].flops > 0 && (smallest_flops == 0 || rows[i].flops < smallest_flops)) smallest_flops = rows[i].flops;
+    }
     size_t name_width = longest + 4 < MAX_NAME_WIDTH ? longest + 4 : MAX_NAME_WIDTH;
+    size_t shapes_width = longest_shapes + 4 < 45 ? longest_shapes + 4 : 45;
+    size_t src_width = longest_frame + 4 < 75 ? longest_frame + 4 : 75;
+    double flops_scale = 1;
+    const char *unit = "FLOPs";
+    flops_unit(smallest_flops, &flops_scale, &unit);
 
-    static const char *const headers_time[] = {"Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                               "CPU time avg"};
-    size_t columns = 5 + (memory ? 2 : 0) + 1;
-
-    opprof__strbuf sb = {0};
-    /* dash line */
-    opprof__strbuf dash = {0};
+    static const char *const headers_time[] = {"Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
+    opprof__strbuf sb = {0}, dash = {0};
+    /* the dash line, column by column */
     opprof__sb_repeat(&dash, '-', name_width);
     opprof__sb_repeat(&dash, ' ', SPACING);
-    for (size_t c = 0; c < columns; c++) {
+    size_t plain = 5 + (memory ? 2 : 0) + (peak ? 1 : 0) + 1 + (flops ? 2 : 0);
+    for (size_t c = 0; c < plain; c++) {
         opprof__sb_repeat(&dash, '-', COLUMN_WIDTH);
+        opprof__sb_repeat(&dash, ' ', SPACING);
+    }
+    if (shapes) {
+        opprof__sb_repeat(&dash, '-', shapes_width);
+        opprof__sb_repeat(&dash, ' ', SPACING);
+    }
+    if (stack_n) {
+        opprof__sb_repeat(&dash, '-', src_width);
         opprof__sb_repeat(&dash, ' ', SPACING);
     }
     opprof__sb_put(&dash, "\n", 1);
@@ -138,11 +189,22 @@ int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int 
         cell(&sb, "CPU Mem", COLUMN_WIDTH);
         cell(&sb, "Self CPU Mem", COLUMN_WIDTH);
     }
+    if (peak) cell(&sb, "Peak Mem", COLUMN_WIDTH);
     cell(&sb, "# of Calls", COLUMN_WIDTH);
+    if (shapes) cell(&sb, "Input Shapes", shapes_width);
+    if (stack_n) cell_left(&sb, "Source Location", src_width);
+    char buf[96], name[MAX_NAME_WIDTH + 1];
+    if (flops) {
+        snprintf(buf, sizeof buf, "Total %s", unit);
+        cell(&sb, buf, COLUMN_WIDTH);
+        cell(&sb, "GFLOP/s", COLUMN_WIDTH);
+    }
     opprof__sb_put(&sb, "\n", 1);
     opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
 
-    char buf[64], name[MAX_NAME_WIDTH + 1];
+    /* the width of the cells before Source Location, for its extra lines */
+    size_t before_src = name_width + SPACING + (plain - (flops ? 2 : 0)) * (COLUMN_WIDTH + SPACING) +
+                        (shapes ? shapes_width + SPACING : 0);
     for (size_t k = 0; k < shown; k++) {
         const opprof_average_row *r = &rows[order[k].index];
         size_t len = strlen(r->key);
@@ -161,8 +223,7 @@ int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int 
         cell(&sb, buf, COLUMN_WIDTH);
         opprof_format_time_us((double)r->total_ns / 1e3, buf, sizeof buf);
         cell(&sb, buf, COLUMN_WIDTH);
-        opprof_format_time_us(r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, buf,
-                              sizeof buf);
+        opprof_format_time_us(r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, buf, sizeof buf);
         cell(&sb, buf, COLUMN_WIDTH);
         if (memory) {
             opprof_format_memory(r->cpu_mem, buf, sizeof buf);
@@ -170,21 +231,59 @@ int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int 
             opprof_format_memory(r->self_cpu_mem, buf, sizeof buf);
             cell(&sb, buf, COLUMN_WIDTH);
         }
+        if (peak) {
+            opprof_format_memory(r->peak_mem, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
         snprintf(buf, sizeof buf, "%lld", (long long)r->calls);
         cell(&sb, buf, COLUMN_WIDTH);
+        if (shapes) {
+            snprintf(buf, sizeof buf, "%.*s", (int)shapes_width, r->input_shapes ? r->input_shapes : "[]");
+            cell(&sb, buf, shapes_width);
+        }
+        const char *frames = stack_n && r->stack ? r->stack : "";
+        if (stack_n) {
+            const char *nl = strchr(frames, '\n');
+            size_t flen = nl ? (size_t)(nl - frames) : strlen(frames);
+            snprintf(buf, sizeof buf, "%.*s", (int)(flen < src_width ? flen : src_width), frames);
+            cell_left(&sb, buf, src_width);
+            frames = nl ? nl + 1 : frames + flen;
+        }
+        if (flops) {
+            if (r->flops > 0)
+                snprintf(buf, sizeof buf, "%8.3f", (double)r->flops * flops_scale);
+            else
+                snprintf(buf, sizeof buf, "--");
+            cell(&sb, buf, COLUMN_WIDTH);
+            if (r->flops > 0 && r->total_ns > 0)
+                snprintf(buf, sizeof buf, "%.1f", (double)r->flops / (double)r->total_ns);
+            else
+                snprintf(buf, sizeof buf, "--");
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
         opprof__sb_put(&sb, "\n", 1);
+        if (stack_n) { /* the other frames, one per line, then an empty line */
+            while (*frames) {
+                const char *nl = strchr(frames, '\n');
+                size_t flen = nl ? (size_t)(nl - frames) : strlen(frames);
+                opprof__sb_repeat(&sb, ' ', before_src);
+                snprintf(buf, sizeof buf, "%.*s", (int)(flen < src_width ? flen : src_width), frames);
+                cell_left(&sb, buf, src_width);
+                opprof__sb_put(&sb, "\n", 1);
+                frames = nl ? nl + 1 : frames + flen;
+            }
+            opprof__sb_put(&sb, "\n", 1);
+        }
     }
     opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
     opprof_format_time_us((double)self_total / 1e3, buf, sizeof buf);
     opprof__sb_printf(&sb, "Self CPU time total: %s\n", buf);
     uint64_t dropped = opprof__averages_dropped(avg);
     if (dropped)
-        opprof__sb_printf(&sb, "Dropped events: %llu (over the capture's event budget)\n",
-                          (unsigned long long)dropped);
+        opprof__sb_printf(&sb, "Dropped events: %llu (over the capture's event budget)\n", (unsigned long long)dropped);
     size_t warnings = opprof__averages_warnings(avg);
     if (warnings)
-        opprof__sb_printf(&sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n",
-                          warnings);
+        opprof__sb_printf(&sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
 
     opprof__dealloc(order, (n ? n : 1) * sizeof *order);
     int rc = sb.error ? sb.error : dash.error;

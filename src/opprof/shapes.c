@@ -1,0 +1,106 @@
+/* shapes.c - input shapes: dtype names, PyTorch's printed form, FLOPs; and
+ * each event's peak memory. */
+#include "internal.h"
+
+#include <string.h>
+
+static const char *const DTYPES[] = {"", "float", "double", "int", "long", "half", "bool", "unknown"};
+
+const char *opprof__dtype_name(unsigned code) { return code < sizeof DTYPES / sizeof *DTYPES ? DTYPES[code] : "unknown"; }
+
+unsigned opprof__dtype_code(const char *name) {
+    if (!name) return 0;
+    for (unsigned i = 1; i + 1 < sizeof DTYPES / sizeof *DTYPES; i++)
+        if (strcmp(name, DTYPES[i]) == 0) return i;
+    return (unsigned)(sizeof DTYPES / sizeof *DTYPES) - 1;
+}
+
+void opprof_shapes_format(const opprof_shapes *s, char *buf, size_t size) {
+    opprof__strbuf sb = {0};
+    opprof__sb_puts(&sb, "[");
+    for (int i = 0; s && i < s->n_inputs; i++) {
+        opprof__sb_puts(&sb, i ? ", [" : "[");
+        for (int d = 0; d < s->ndim[i]; d++) opprof__sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)s->dims[i][d]);
+        opprof__sb_puts(&sb, "]");
+    }
+    opprof__sb_puts(&sb, "]");
+    snprintf(buf, size, "%s", sb.data && !sb.error ? sb.data : "[]");
+    opprof__sb_free(&sb);
+}
+
+static int64_t numel(const opprof_shapes *s, int i) {
+    int64_t n = 1;
+    for (int d = 0; d < s->ndim[i]; d++) n *= s->dims[i][d];
+    return n;
+}
+
+static const char *const FLOPS_OPS[] = {"aten::addmm", "aten::mm", "aten::bmm", "aten::add", "aten::add_", "aten::mul",
+                                        "aten::mul_"};
+
+bool opprof__counts_flops(const char *name) {
+    for (size_t i = 0; i < sizeof FLOPS_OPS / sizeof *FLOPS_OPS; i++)
+        if (strcmp(name, FLOPS_OPS[i]) == 0) return true;
+    return false;
+}
+
+int64_t opprof_flops(const char *name, const opprof_shapes *s) {
+    if (!name || !s) return 0;
+    /* addmm(bias, a [M, K], b [K, N]); mm(a [M, K], b [K, N]); bmm(a [B, M, K], b [B, K, N]) */
+    if (strcmp(name, "aten::addmm") == 0 && s->n_inputs >= 3 && s->ndim[1] == 2 && s->ndim[2] == 2)
+        return 2 * s->dims[1][0] * s->dims[1][1] * s->dims[2][1];
+    if (strcmp(name, "aten::mm") == 0 && s->n_inputs >= 2 && s->ndim[0] == 2 && s->ndim[1] == 2)
+        return 2 * s->dims[0][0] * s->dims[0][1] * s->dims[1][1];
+    if (strcmp(name, "aten::bmm") == 0 && s->n_inputs >= 2 && s->ndim[0] == 3 && s->ndim[1] == 3)
+        return 2 * s->dims[0][0] * s->dims[0][1] * s->dims[0][2] * s->dims[1][2];
+    if ((strcmp(name, "aten::add") == 0 || strcmp(name, "aten::add_") == 0 || strcmp(name, "aten::mul") == 0 ||
+         strcmp(name, "aten::mul_") == 0) &&
+        s->n_inputs >= 1)
+        return numel(s, 0);
+    return 0;
+}
+
+/* Per thread, events and memory events in time order: an event's base is the
+ * level when it starts; every memory event raises the peak of its owner and
+ * of the owner's ancestors. */
+int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
+    if (!c || !out_peaks) return OPPROF_EINVAL;
+    size_t n = c->n_events;
+    int64_t *base = opprof__alloc((n ? n : 1) * sizeof *base);
+    int64_t *peak = opprof__calloc(n ? n : 1, sizeof *peak);
+    if (!base || !peak) {
+        opprof__dealloc(base, (n ? n : 1) * sizeof *base);
+        opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
+        return OPPROF_ENOMEM;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t thread = c->events[i].thread;
+        while (j < c->n_mem && c->mem[j].thread < thread) j++;
+        /* the level before the thread's first memory event */
+        int64_t level = j < c->n_mem && c->mem[j].thread == thread ? c->mem[j].total_allocated - c->mem[j].bytes : 0;
+        for (; i < n && c->events[i].thread == thread; i++) {
+            const opprof_event *e = &c->events[i];
+            /* memory events before this event starts move the level */
+            while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < e->start_ns) {
+                const opprof_memory_event *m = &c->mem[j++];
+                level = m->total_allocated;
+                for (int32_t a = m->owner; a >= 0; a = c->events[a].parent)
+                    if (m->total_allocated > peak[a]) peak[a] = m->total_allocated;
+            }
+            base[i] = peak[i] = level;
+        }
+        while (j < c->n_mem && c->mem[j].thread == thread) {
+            const opprof_memory_event *m = &c->mem[j++];
+            for (int32_t a = m->owner; a >= 0; a = c->events[a].parent)
+                if (m->total_allocated > peak[a]) peak[a] = m->total_allocated;
+        }
+    }
+    for (size_t i = 0; i < n; i++) peak[i] = peak[i] > base[i] ? peak[i] - base[i] : 0;
+    opprof__dealloc(base, (n ? n : 1) * sizeof *base);
+    /* hand it out as a public block (opprof_free) */
+    char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);
+    opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
+    if (!block) return OPPROF_ENOMEM;
+    *out_peaks = (int64_t *)(void *)block;
+    return 0;
+}
