@@ -80,6 +80,25 @@ static double time_memory_events(int batches, int per_batch) {
     return m;
 }
 
+/* ns per operator range with its inputs' shapes recorded (three 2-D inputs). */
+static double time_ranges_with_shapes(int batches, int per_batch) {
+    static const int64_t d0[] = {512}, d1[] = {128, 256}, d2[] = {256, 512};
+    const opprof_input in[5] = {{1, d0, "float"}, {2, d1, "float"}, {2, d2, "float"}, {0, NULL, NULL}, {0, NULL, NULL}};
+    double *t = malloc((size_t)batches * sizeof *t);
+    for (int b = 0; b < batches; b++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < per_batch; i++) {
+            opprof_range r = OPPROF_BEGIN("aten::addmm");
+            if (opprof_recording_shapes()) opprof_set_inputs(5, in);
+            OPPROF_END(r);
+        }
+        t[b] = (double)(bench_now_ns() - t0) / per_batch;
+    }
+    double m = bench_stats_of(t, batches).median;
+    free(t);
+    return m;
+}
+
 /* The floor: one timestamp (rdtsc on x86), ns. */
 static double time_timestamp(void) {
     double best = 1e9;
@@ -222,6 +241,25 @@ int main(int argc, char **argv) {
     double memory_ns = time_memory_events(batches, per);
     opprof_session_free(s);
 
+    /* The same with record_shapes and with_stack (call sites are static: a
+     * range costs the same; shapes are copied into a side buffer). */
+    opprof_config shapes_cfg = opprof_config_default();
+    shapes_cfg.schedule = (opprof_schedule){.wait = 1, .active = 1, .repeat = 0};
+    shapes_cfg.record_shapes = shapes_cfg.with_stack = true;
+    shapes_cfg.on_trace_ready = discard;
+    shapes_cfg.record_steps = false;
+    opprof_session_start(&s, &shapes_cfg);
+    opprof_session_step(s); /* a window with fresh buffers */
+    /* 310 k operators a window: their 128-byte shape records stay within what a thread keeps */
+    time_ranges_with_shapes(batches, per / 5);
+    opprof_session_step(s);
+    opprof_session_step(s); /* a window reusing them */
+    double shapes_ns = time_ranges_with_shapes(batches, per / 5);
+    opprof_session_step(s);
+    opprof_session_step(s); /* a fresh window, buffers reused */
+    double stack_ns = time_ranges(batches, per);
+    opprof_session_free(s);
+
     /* The seed's forward pass with and without recording (memory on). */
     nn_manual_seed(7);
     nn_module *l[3], *model;
@@ -275,6 +313,10 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "range_fresh_buffers_ns", cold_ns, false);
         bench_json_number(stdout, "memory_event_fresh_buffers_ns", memory_cold_ns, false);
         bench_json_number(stdout, "timestamp_ns", stamp_ns, false);
+        bench_json_number(stdout, "range_with_shapes_ns", shapes_ns, false);
+        bench_json_number(stdout, "shapes_extra_ns", shapes_ns - range_ns, false);
+        bench_json_number(stdout, "range_with_stack_ns", stack_ns, false);
+        bench_json_number(stdout, "stack_extra_ns", stack_ns - range_ns, false);
         bench_json_number(stdout, "forward_us_plain", plain / 5, false);
         bench_json_number(stdout, "forward_us_profiled", profiled / 5, false);
         bench_json_number(stdout, "forward_profiled_ratio", forward_ratio, false);
@@ -303,6 +345,10 @@ int main(int argc, char **argv) {
         printf("  range begin+end, outside window %7.2f ns\n", outside_ns);
         printf("  range begin+end, profiler off   %7.2f ns\n", off_ns);
         printf("  memory event, recording         %7.2f ns  (fresh buffers: %.2f ns)\n", memory_ns, memory_cold_ns);
+        printf("  range with 3 input shapes       %7.2f ns  (+%.2f ns for record_shapes)\n", shapes_ns,
+               shapes_ns - range_ns);
+        printf("  range with with_stack           %7.2f ns  (+%.2f ns: call sites are static)\n", stack_ns,
+               stack_ns - range_ns);
         printf("seed's forward pass: %.1f us plain, %.1f us recorded (memory on): ratio %.4f\n", plain / 5,
                profiled / 5, forward_ratio);
         printf("at scale (%s):\n", g_out_dir);

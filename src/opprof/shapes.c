@@ -10,6 +10,7 @@ const char *opprof__dtype_name(unsigned code) { return code < sizeof DTYPES / si
 
 unsigned opprof__dtype_code(const char *name) {
     if (!name) return 0;
+    if (name[0] == 'f' && strcmp(name, "float") == 0) return 1; /* the common case first */
     for (unsigned i = 1; i + 1 < sizeof DTYPES / sizeof *DTYPES; i++)
         if (strcmp(name, DTYPES[i]) == 0) return i;
     return (unsigned)(sizeof DTYPES / sizeof *DTYPES) - 1;
