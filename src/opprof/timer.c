@@ -1,0 +1,427 @@
+/* timer.c - torch.utils.benchmark's Timer for C callables: timeit,
+ * blocked_autorange, adaptive_autorange, the Measurement printout, Compare. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <opprof/timer.h>
+
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+opprof_timer opprof_timer_default(void) {
+    opprof_timer t;
+    memset(&t, 0, sizeof t);
+    t.num_threads = 1;
+    t.pin_cpu = -1;
+    return t;
+}
+
+static void noop(void *ctx) { (void)ctx; }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* torch.quantile's linear interpolation on sorted values. */
+static double quantile(const double *sorted, size_t n, double q) {
+    if (n == 0) return 0;
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (pos - (double)lo) * (sorted[hi] - sorted[lo]);
+}
+
+static void copy_label(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
+
+int opprof_measurement_new(const double *block_times, size_t count, int64_t number_per_run, int num_threads,
+                           const char *label, const char *sub_label, const char *description, opprof_measurement **out) {
+    if (!out || (count && !block_times) || number_per_run < 1) return OPPROF_EINVAL;
+    opprof_measurement *m = opprof__calloc(1, sizeof *m);
+    if (!m) return OPPROF_ENOMEM;
+    m->times = opprof__alloc((count ? count : 1) * sizeof *m->times);
+    if (!m->times) {
+        opprof__dealloc(m, sizeof *m);
+        return OPPROF_ENOMEM;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < count; i++) {
+        m->times[i] = block_times[i] / (double)number_per_run;
+        sum += m->times[i];
+    }
+    m->n_times = count;
+    m->number_per_run = number_per_run;
+    m->num_threads = num_threads;
+    double *sorted = opprof__alloc((count ? count : 1) * sizeof *sorted);
+    if (!sorted) {
+        opprof_measurement_free(m);
+        return OPPROF_ENOMEM;
+    }
+    memcpy(sorted, m->times, count * sizeof *sorted);
+    qsort(sorted, count, sizeof *sorted, cmp_double);
+    m->median = quantile(sorted, count, 0.5);
+    m->q1 = quantile(sorted, count, 0.25);
+    m->q3 = quantile(sorted, count, 0.75);
+    m->iqr = m->q3 - m->q1;
+    m->mean = count ? sum / (double)count : 0;
+    opprof__dealloc(sorted, (count ? count : 1) * sizeof *sorted);
+    copy_label(m->label, sizeof m->label, label);
+    copy_label(m->sub_label, sizeof m->sub_label, sub_label);
+    copy_label(m->description, sizeof m->description, description);
+    *out = m;
+    return 0;
+}
+
+void opprof_measurement_free(opprof_measurement *m) {
+    if (!m) return;
+    opprof__dealloc(m->times, (m->n_times ? m->n_times : 1) * sizeof *m->times);
+    opprof__dealloc(m, sizeof *m);
+}
+
+bool opprof_measurement_meets_confidence(const opprof_measurement *m, double threshold) {
+    return m && m->median > 0 && m->iqr / m->median < threshold;
+}
+
+/* ---- running ---- */
+
+typedef struct runner {
+    const opprof_timer *t;
+    double clock_overhead; /* seconds: two clock reads */
+    double call_overhead;  /* seconds per run: the loop and the indirect call */
+    bool pinned;
+    cpu_set_t saved;
+} runner;
+
+static double now_s(void) { return (double)opprof__monotonic_ns() * 1e-9; }
+
+/* One block of `number` runs, raw seconds (the timer's overhead included). */
+static double block_raw(const opprof_timer *t, opprof_timer_fn fn, int64_t number) {
+    if (t->setup) t->setup(t->ctx);
+    double t0 = now_s();
+    for (int64_t i = 0; i < number; i++) fn(t->ctx);
+    double t1 = now_s();
+    if (t->teardown) t->teardown(t->ctx);
+    return t1 - t0;
+}
+
+static double median_of(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return quantile(v, n, 0.5);
+}
+
+static void runner_start(runner *r, const opprof_timer *t) {
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    if (t->pin_cpu >= 0 && sched_getaffinity(0, sizeof r->saved, &r->saved) == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(t->pin_cpu, &one);
+        r->pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+    /* The timer's own cost: clock reads, and the loop calling a function
+     * that does nothing. Both are subtracted from every block. */
+    opprof_timer bare = *t;
+    bare.setup = bare.teardown = NULL;
+    double v[21];
+    for (int i = 0; i < 21; i++) v[i] = block_raw(&bare, noop, 0);
+    r->clock_overhead = median_of(v, 21);
+    for (int i = 0; i < 21; i++) v[i] = (block_raw(&bare, noop, 10000) - r->clock_overhead) / 10000.0;
+    r->call_overhead = median_of(v, 21);
+    if (r->call_overhead < 0) r->call_overhead = 0;
+}
+
+static void runner_stop(runner *r) {
+    if (r->pinned) sched_setaffinity(0, sizeof r->saved, &r->saved);
+}
+
+/* One block, the timer's overhead taken out. */
+static double block(const runner *r, int64_t number) {
+    double raw = block_raw(r->t, r->t->stmt, number);
+    double net = raw - r->clock_overhead - r->call_overhead * (double)number;
+    return net > 0 ? net : 0;
+}
+
+/* PyTorch's _estimate_block_size. */
+static int64_t estimate_block_size(const runner *r, double min_run_time) {
+    double overhead = r->clock_overhead > 0 ? r->clock_overhead : 1e-9;
+    int64_t number = 1;
+    for (;;) {
+        double taken = block_raw(r->t, r->t->stmt, number);
+        double relative = overhead / (taken > 0 ? taken : 1e-12);
+        if (relative <= 1e-4 && taken >= min_run_time / 1000) break;
+        if (taken > min_run_time) break;
+        if (number * 10 > 2147483647) break;
+        number *= 10;
+    }
+    return number;
+}
+
+typedef bool (*stop_fn)(const double *times, size_t n, int64_t number, double threshold);
+
+/* PyTorch's _threaded_measurement_loop. */
+static int measurement_loop(const runner *r, int64_t number, double min_run_time, double max_run_time, stop_fn stop,
+                            double threshold, opprof_measurement **out) {
+    double *times = NULL;
+    size_t n = 0, cap = 0;
+    double total = 0;
+    bool can_stop = false;
+    while (total < min_run_time || !can_stop) {
+        double t = block(r, number);
+        if (opprof__grow((void **)&times, &cap, n + 1, sizeof *times)) {
+            opprof__dealloc(times, cap * sizeof *times);
+            return OPPROF_ENOMEM;
+        }
+        times[n++] = t;
+        total += t;
+        can_stop = stop(times, n, number, threshold);
+        if (max_run_time > 0 && total > max_run_time) break;
+    }
+    const opprof_timer *tm = r->t;
+    int rc = opprof_measurement_new(times, n, number, tm->num_threads, tm->label, tm->sub_label, tm->description, out);
+    opprof__dealloc(times, cap * sizeof *times);
+    if (!rc) (*out)->overhead_per_run = r->call_overhead + r->clock_overhead / (double)number;
+    return rc;
+}
+
+static bool stop_always(const double *times, size_t n, int64_t number, double threshold) {
+    (void)times, (void)n, (void)number, (void)threshold;
+    return true;
+}
+
+static bool stop_when_confident(const double *times, size_t n, int64_t number, double threshold) {
+    if (n <= 3) return false;
+    opprof_measurement *m;
+    if (opprof_measurement_new(times, n, number, 1, NULL, NULL, NULL, &m)) return true;
+    bool ok = opprof_measurement_meets_confidence(m, threshold);
+    opprof_measurement_free(m);
+    return ok;
+}
+
+static int check_timer(const opprof_timer *t) {
+    if (!t || !t->stmt || t->num_threads < 1) return OPPROF_EINVAL;
+    if (opprof_is_active())
+        fprintf(stderr, "opprof timer: warning: a profiler session is active: measure without it "
+                        "(the measurement says so too)\n");
+    return 0;
+}
+
+static void finish(opprof_measurement *m, bool was_active) {
+    if (m) m->profiler_active = was_active || opprof_is_active();
+}
+
+int opprof_timer_timeit(const opprof_timer *t, int64_t number, opprof_measurement **out) {
+    int rc = check_timer(t);
+    if (rc) return rc;
+    if (!out || number < 1) return OPPROF_EINVAL;
+    bool active = opprof_is_active();
+    runner r;
+    runner_start(&r, t);
+    double one = block(&r, number);
+    runner_stop(&r);
+    rc = opprof_measurement_new(&one, 1, number, t->num_threads, t->label, t->sub_label, t->description, out);
+    if (!rc) (*out)->overhead_per_run = r.call_overhead + r.clock_overhead / (double)number;
+    if (!rc) finish(*out, active);
+    return rc;
+}
+
+int opprof_timer_blocked_autorange(const opprof_timer *t, double min_run_time, opprof_measurement **out) {
+    int rc = check_timer(t);
+    if (rc) return rc;
+    if (!out || !(min_run_time > 0)) return OPPROF_EINVAL;
+    bool active = opprof_is_active();
+    runner r;
+    runner_start(&r, t);
+    int64_t number = estimate_block_size(&r, min_run_time);
+    rc = measurement_loop(&r, number, min_run_time, 0, stop_always, 0, out);
+    runner_stop(&r);
+    if (!rc) finish(*out, active);
+    return rc;
+}
+
+int opprof_timer_adaptive_autorange(const opprof_timer *t, double threshold, double min_run_time,
+                                    double max_run_time, opprof_measurement **out) {
+    int rc = check_timer(t);
+    if (rc) return rc;
+    if (!out || !(threshold > 0) || min_run_time < 0 || !(max_run_time > 0)) return OPPROF_EINVAL;
+    bool active = opprof_is_active();
+    runner r;
+    runner_start(&r, t);
+    int64_t number = estimate_block_size(&r, 0.05);
+    rc = measurement_loop(&r, number, min_run_time, max_run_time, stop_when_confident, threshold, out);
+    runner_stop(&r);
+    if (!rc) finish(*out, active);
+    return rc;
+}
+
+/* ---- printing ---- */
+
+/* PyTorch's select_unit: ns, us, ms or s by the order of magnitude. */
+static void select_unit(double seconds, const char **unit, double *scale) {
+    int k = seconds > 0 ? (int)floor(log10(seconds) / 3.0) : -3;
+    switch (k) {
+    case -3: *unit = "ns", *scale = 1e-9; break;
+    case -2: *unit = "us", *scale = 1e-6; break;
+    case -1: *unit = "ms", *scale = 1e-3; break;
+    default:
+        if (k < -3)
+            *unit = "ns", *scale = 1e-9;
+        else
+            *unit = "s", *scale = 1;
+        break;
+    }
+}
+
+static void title(const opprof_measurement *m, opprof__strbuf *sb) {
+    if (m->label[0]) {
+        opprof__sb_puts(sb, m->label);
+        if (m->sub_label[0]) opprof__sb_printf(sb, ": %s", m->sub_label);
+    } else {
+        opprof__sb_puts(sb, m->sub_label[0] ? m->sub_label : "stmt");
+    }
+}
+
+int opprof_measurement_format(const opprof_measurement *m, char **out_text) {
+    if (!m || !out_text) return OPPROF_EINVAL;
+    const char *unit;
+    double scale;
+    select_unit(m->median, &unit, &scale);
+    size_t n = m->n_times;
+    opprof__strbuf sb = {0};
+    title(m, &sb);
+    opprof__sb_puts(&sb, "\n");
+    if (m->description[0]) opprof__sb_printf(&sb, "%s\n", m->description);
+    opprof__sb_printf(&sb, "  %s%.2f %s\n", n > 1 ? "Median: " : "", m->median / scale, unit);
+    if (n >= 4)
+        opprof__sb_printf(&sb, "  IQR:    %.2f %s (%.2f to %.2f)\n", m->iqr / scale, unit, m->q1 / scale, m->q3 / scale);
+    opprof__sb_printf(&sb, "  %zu measurement%s, %lld runs %s %d thread%s\n", n, n > 1 ? "s" : "",
+                      (long long)m->number_per_run, n > 1 ? "per measurement," : ",", m->num_threads,
+                      m->num_threads > 1 ? "s" : "");
+    if (m->median > 0) {
+        double rel = m->iqr / m->median * 100;
+        const char *msg = !opprof_measurement_meets_confidence(m, 0.25) ? "This suggests significant environmental influence."
+                          : !opprof_measurement_meets_confidence(m, 0.1) ? "This could indicate system fluctuation."
+                                                                          : NULL;
+        if (msg)
+            opprof__sb_printf(&sb, "  WARNING: Interquartile range is %.1f%% of the median measurement.\n           %s\n",
+                              rel, msg);
+    }
+    if (m->profiler_active)
+        opprof__sb_puts(&sb, "  WARNING: a profiler session was active: these times include its cost.\n");
+    int rc = sb.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}
+
+/* ---- compare ---- */
+
+static int index_of(char (*names)[128], int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
+
+int opprof_compare_format(const opprof_measurement *const *ms, size_t count, const opprof_compare_options *options,
+                          char **out_text) {
+    if (!ms || !count || !out_text) return OPPROF_EINVAL;
+    enum { MAX = 32 };
+    char rows[MAX][128], cols[MAX][128];
+    int n_rows = 0, n_cols = 0;
+    const opprof_measurement *cell[MAX][MAX];
+    memset(cell, 0, sizeof cell);
+    double smallest = INFINITY;
+    for (size_t i = 0; i < count; i++) {
+        const opprof_measurement *m = ms[i];
+        if (!m) return OPPROF_EINVAL;
+        int r = index_of(rows, n_rows, m->sub_label), c = index_of(cols, n_cols, m->description);
+        if (r < 0) {
+            if (n_rows == MAX) return OPPROF_EINVAL;
+            snprintf(rows[n_rows], 128, "%s", m->sub_label);
+            r = n_rows++;
+        }
+        if (c < 0) {
+            if (n_cols == MAX) return OPPROF_EINVAL;
+            snprintf(cols[n_cols], 128, "%s", m->description);
+            c = n_cols++;
+        }
+        cell[r][c] = m;
+        if (m->median > 0 && m->median < smallest) smallest = m->median;
+    }
+    int baseline = options ? options->baseline : -1;
+    if (baseline >= n_cols) baseline = -1;
+    bool color = options && options->colorize;
+    const char *unit;
+    double scale;
+    select_unit(isinf(smallest) ? 0 : smallest, &unit, &scale);
+    const char *long_unit = !strcmp(unit, "ns") ? "nanoseconds" : !strcmp(unit, "us") ? "microseconds"
+                            : !strcmp(unit, "ms") ? "milliseconds" : "seconds";
+
+    /* cell texts */
+    char text[MAX][MAX][64];
+    size_t width[MAX] = {0}, row_width = 0;
+    for (int c = 0; c < n_cols; c++) width[c] = strlen(cols[c]);
+    for (int r = 0; r < n_rows; r++) {
+        if (strlen(rows[r]) > row_width) row_width = strlen(rows[r]);
+        for (int c = 0; c < n_cols; c++) {
+            const opprof_measurement *m = cell[r][c];
+            if (!m) {
+                snprintf(text[r][c], 64, " ");
+            } else if (baseline >= 0 && c != baseline && cell[r][baseline] && cell[r][baseline]->median > 0) {
+                snprintf(text[r][c], 64, "%.1f (%.2fx)", m->median / scale, m->median / cell[r][baseline]->median);
+            } else {
+                snprintf(text[r][c], 64, "%.1f", m->median / scale);
+            }
+            if (strlen(text[r][c]) > width[c]) width[c] = strlen(text[r][c]);
+        }
+    }
+    opprof__strbuf sb = {0};
+    size_t total = row_width + 2;
+    for (int c = 0; c < n_cols; c++) total += 3 + width[c] + 2;
+    const char *label = ms[0]->label[0] ? ms[0]->label : "";
+    size_t label_len = strlen(label) + 2;
+    size_t dashes = total > label_len + 2 ? total - label_len - 2 : 2;
+    opprof__sb_puts(&sb, "[");
+    opprof__sb_repeat(&sb, '-', dashes / 2);
+    opprof__sb_printf(&sb, " %s ", label);
+    opprof__sb_repeat(&sb, '-', dashes - dashes / 2);
+    opprof__sb_puts(&sb, "]\n");
+    opprof__sb_repeat(&sb, ' ', row_width + 2);
+    for (int c = 0; c < n_cols; c++) {
+        opprof__sb_puts(&sb, " |  ");
+        size_t pad = width[c] - strlen(cols[c]);
+        opprof__sb_repeat(&sb, ' ', pad / 2);
+        opprof__sb_puts(&sb, cols[c]);
+        opprof__sb_repeat(&sb, ' ', pad - pad / 2 + 1);
+    }
+    opprof__sb_puts(&sb, "\n");
+    for (int r = 0; r < n_rows; r++) {
+        opprof__sb_repeat(&sb, ' ', row_width + 2 - strlen(rows[r]));
+        opprof__sb_puts(&sb, rows[r]);
+        for (int c = 0; c < n_cols; c++) {
+            opprof__sb_puts(&sb, " |  ");
+            opprof__sb_repeat(&sb, ' ', width[c] - strlen(text[r][c]));
+            const char *on = "", *off = "";
+            if (color && baseline >= 0 && c != baseline && cell[r][c] && cell[r][baseline]) {
+                double ratio = cell[r][c]->median / cell[r][baseline]->median;
+                if (ratio < 0.95) on = "\033[32m", off = "\033[0m";
+                if (ratio > 1.05) on = "\033[31m", off = "\033[0m";
+            }
+            opprof__sb_printf(&sb, "%s%s%s ", on, text[r][c], off);
+        }
+        opprof__sb_puts(&sb, "\n");
+    }
+    opprof__sb_printf(&sb, "\nTimes are in %s (%s).\n", long_unit, unit);
+    if (baseline >= 0) opprof__sb_printf(&sb, "Ratios are to the column \"%s\" (below 1.00x: faster).\n", cols[baseline]);
+    int rc = sb.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}
