@@ -33,6 +33,7 @@ typedef struct options {
     bool record_shapes, with_stack, with_flops, peak_memory, stacks;
     bool group_by_input_shape;
     int group_by_stack_n;
+    long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
 } options;
 
 typedef struct context {
@@ -41,6 +42,7 @@ typedef struct context {
     opprof_summary *summary;
     char failed_path[4096];
     int error;
+    bool reported; /* the error has been printed already */
 } context;
 
 static void usage(FILE *f) {
@@ -77,6 +79,8 @@ static void usage(FILE *f) {
             "  --stacks         also write STEM-N.stacks: folded stacks of self CPU time (us)\n"
             "                   for flamegraph.pl and speedscope\n"
             "  --quiet          do not print the tables\n"
+            "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
+            "                   allocator fails (0: count them, printed on stderr at exit)\n"
             "  -h, --help       this help\n"
             "\n"
             "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\n"
@@ -104,7 +108,8 @@ static int parse_options(int argc, char **argv, options *o) {
                    .hidden = 512,
                    .out_features = 64,
                    .steps = 6,
-                   .schedule = {.skip_first = 0, .wait = 1, .warmup = 1, .active = 2, .repeat = 1}};
+                   .schedule = {.skip_first = 0, .wait = 1, .warmup = 1, .active = 2, .repeat = 1},
+                   .fail_alloc = -1};
     static const struct option longs[] = {
         {"threads", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
         {"in", required_argument, 0, 'i'},      {"hidden", required_argument, 0, 'H'},
@@ -118,7 +123,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"record-shapes", no_argument, 0, 1},  {"with-stack", no_argument, 0, 2},
         {"with-flops", no_argument, 0, 3},     {"group-by-input-shape", no_argument, 0, 4},
         {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
-        {"stacks", no_argument, 0, 7},
+        {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -153,6 +158,12 @@ static int parse_options(int argc, char **argv, options *o) {
             break;
         case 6: o->peak_memory = true; break;
         case 7: o->stacks = true; break;
+        case 8: {
+            int n;
+            rc = parse_int(optarg, "--fail-alloc", 0, &n);
+            o->fail_alloc = n;
+            break;
+        }
         case 'X': o->weights = optarg; break;
         case 'I': o->input = optarg; break;
         case 'O': o->save_output = optarg; break;
@@ -202,6 +213,14 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     context *ctx = user_data;
     const options *o = ctx->opt;
     opprof_capture_info info = opprof_capture_get_info(cap);
+    if (info.dropped_events) {
+        /* profile_cpu sets no event budget: only a failed allocation drops events */
+        fprintf(stderr, "profile_cpu: %llu events could not be recorded (out of memory): the capture is incomplete\n",
+                (unsigned long long)info.dropped_events);
+        ctx->error = OPPROF_ENOMEM;
+        ctx->reported = true;
+        return OPPROF_ENOMEM;
+    }
     opprof_averages *avg = NULL;
     char *time_table = NULL, *memory_table = NULL;
     char name[512];
@@ -305,7 +324,7 @@ static int run(const options *o, context *ctx) {
     what = "running the model";
     rc = nn_module_forward(model, inputs, &reference);
     for (int i = 0; i < 3 && !rc; i++) { /* warm up before the profiler starts */
-        nn_tensor *y;
+        nn_tensor *y = NULL;
         rc = nn_module_forward(model, inputs, &y);
         nn_tensor_free(y);
     }
@@ -334,10 +353,16 @@ static int run(const options *o, context *ctx) {
             what = "running the model";
             break;
         }
-        opprof_session_step(session); /* advance once after each logical batch */
+        int step_rc = opprof_session_step(session); /* advance once after each logical batch */
         if (ctx->error) break;
+        if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
+            rc = step_rc;
+            what = "saving the capture";
+            break;
+        }
     }
     int stop_rc = opprof_session_stop(session);
+    if (stop_rc == OPPROF_ECALLBACK) stop_rc = 0; /* ctx->error says why */
     if (ctx->error) {
         rc = ctx->error;
         what = "saving the capture";
@@ -384,6 +409,7 @@ static int run(const options *o, context *ctx) {
         rc = -1;
     }
 done:
+    if (ctx->reported) rc = -1;
     if (rc && rc != -1) {
         if (ctx->failed_path[0])
             fprintf(stderr, "profile_cpu: cannot write '%s': %s\n", ctx->failed_path, opprof_strerror(rc));
@@ -399,9 +425,34 @@ done:
     return rc;
 }
 
+/* --fail-alloc: one allocator for opprof and nn that fails at the Nth call. */
+static long g_allocations, g_fail_at = -1;
+
+static void *counting_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    (void)ctx;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (++g_allocations == g_fail_at) return NULL;
+    return realloc(ptr, new_size);
+}
+
+static void report_allocations(void) {
+    if (g_fail_at == 0) fprintf(stderr, "profile_cpu: %ld allocations through the hooks\n", g_allocations);
+}
+
 int main(int argc, char **argv) {
     options o;
     if (parse_options(argc, argv, &o)) return 2;
+    if (o.fail_alloc >= 0) {
+        static const opprof_allocator counting = {counting_realloc, NULL};
+        g_fail_at = o.fail_alloc;
+        opprof_set_allocator(&counting);
+        nn_set_allocator(&counting);
+        atexit(report_allocations);
+    }
 
     /* Refuse an existing OUTDIR before doing anything. */
     struct stat st;

@@ -19,7 +19,7 @@
  *
  * Errors: 0 or a negative NN_E... code; nn_strerror() names it.
  * Ownership: a function that fills `nn_tensor **out` gives the caller a tensor
- * to release with nn_tensor_free(). Views (aten::t, transpose, as_strided)
+ * to release with nn_tensor_free(); on an error *out is NULL. Views (aten::t, transpose, as_strided)
  * share their base's storage, which lives until its last tensor is freed.
  * Threads: the functions may be called from several threads on different
  * tensors; the random generator and the thread count are process-wide.
@@ -31,6 +31,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <opprof/opprof.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,6 +169,12 @@ NN_API int nn_tensor_save_safetensors(const char *path, const char *name, const 
                                       size_t size);
 
 /* ---- process settings ---- */
+
+/** Replace nn's allocator (NULL restores the C library's): every allocation
+ *  of nn (tensors, buffers, modules, scratch) goes through it. Set it before
+ *  making tensors: a block is freed through the allocator that made it.
+ *  (Libraries below nn, libxsmm and OpenBLAS, allocate on their own.) */
+NN_API int nn_set_allocator(const opprof_allocator *allocator);
 
 /** Seed the process generator (as torch.manual_seed). The default seed is 0. */
 NN_API void nn_manual_seed(uint64_t seed);

@@ -6,6 +6,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the allocator hook (the same shape as opprof's) ---- */
+
+static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    (void)ctx;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, new_size);
+}
+
+static opprof_allocator g_allocator = {default_realloc, NULL};
+
+int nn_set_allocator(const opprof_allocator *allocator) {
+    if (allocator && !allocator->realloc) return NN_EINVAL;
+    g_allocator = allocator ? *allocator : (opprof_allocator){default_realloc, NULL};
+    return 0;
+}
+
+void *nn__alloc(size_t size) { return g_allocator.realloc(g_allocator.ctx, NULL, 0, size ? size : 1); }
+
+void *nn__calloc(size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = nn__alloc(count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+void nn__free(void *ptr, size_t size) {
+    if (ptr) g_allocator.realloc(g_allocator.ctx, ptr, size ? size : 1, 0);
+}
+
+/* 64-byte aligned blocks through the hook: over-allocate, keep the raw
+ * pointer just before the aligned address. */
+static void *alloc_aligned(size_t size) {
+    size_t total = size + 64 + sizeof(void *);
+    char *raw = nn__alloc(total);
+    if (!raw) return NULL;
+    uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+    memcpy((char *)aligned - sizeof(void *), &raw, sizeof raw);
+    return (void *)aligned;
+}
+
+static void free_aligned(void *ptr, size_t size) {
+    if (!ptr) return;
+    char *raw;
+    memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
+    nn__free(raw, size + 64 + sizeof(void *));
+}
+
 static int64_t g_allocated; /* atomic */
 static int64_t g_peak;      /* atomic */
 
@@ -37,7 +88,7 @@ static float *buffer_get(size_t size) {
         }
     }
     pthread_mutex_unlock(&g_cache.lock);
-    return aligned_alloc(64, size);
+    return alloc_aligned(size);
 }
 
 static void buffer_put(float *data, size_t size) {
@@ -48,17 +99,17 @@ static void buffer_put(float *data, size_t size) {
         data = NULL;
     }
     pthread_mutex_unlock(&g_cache.lock);
-    free(data);
+    if (data) free_aligned(data, size);
 }
 
 nn_storage *nn__storage_new(size_t bytes) {
-    nn_storage *s = malloc(sizeof *s);
+    nn_storage *s = nn__alloc(sizeof *s);
     if (!s) return NULL;
     size_t rounded = (bytes + 63) & ~(size_t)63;
     s->capacity = rounded ? rounded : 64;
     s->data = buffer_get(s->capacity);
     if (!s->data) {
-        free(s);
+        nn__free(s, sizeof *s);
         return NULL;
     }
     s->bytes = bytes;
@@ -79,7 +130,7 @@ void nn__storage_release(nn_storage *s) {
     int64_t now = __atomic_sub_fetch(&g_allocated, (int64_t)s->bytes, __ATOMIC_RELAXED);
     opprof_record_memory(s->data, -(int64_t)s->bytes, now);
     buffer_put(s->data, s->capacity);
-    free(s);
+    nn__free(s, sizeof *s);
 }
 
 const char *nn_strerror(int code) {

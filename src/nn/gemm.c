@@ -89,14 +89,14 @@ void nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int
         if (gemm_xsmm(&j) == 0) return;
     } else {
         /* Pack B^T ([N, K] rows) into [K, N] rows for the JIT kernel. */
-        float *packed = malloc((size_t)k * n * sizeof(float));
+        float *packed = nn__alloc((size_t)k * n * sizeof(float));
         if (packed) {
             for (int i = 0; i < n; i++)
                 for (int p = 0; p < k; p++) packed[(size_t)p * n + i] = b[(size_t)i * ldb + p];
             j.b = packed;
             j.ldb = n;
             int rc = gemm_xsmm(&j);
-            free(packed);
+            nn__free(packed, (size_t)k * n * sizeof(float));
             if (rc == 0) return;
         }
     }

@@ -28,7 +28,7 @@ int nn_get_num_threads(void) { return threads_setting; }
 
 int nn_linear_new(nn_module **out, int64_t in_features, int64_t out_features) {
     if (!out || in_features <= 0 || out_features <= 0) return NN_EINVAL;
-    nn_module *m = calloc(1, sizeof *m);
+    nn_module *m = nn__calloc(1, sizeof *m);
     if (!m) return NN_ENOMEM;
     m->kind = MODULE_LINEAR;
     /* PyTorch's default: kaiming_uniform(a=sqrt(5)) gives +-1/sqrt(in) for the
@@ -47,7 +47,7 @@ int nn_linear_new(nn_module **out, int64_t in_features, int64_t out_features) {
 
 int nn_relu_new(nn_module **out) {
     if (!out) return NN_EINVAL;
-    nn_module *m = calloc(1, sizeof *m);
+    nn_module *m = nn__calloc(1, sizeof *m);
     if (!m) return NN_ENOMEM;
     m->kind = MODULE_RELU;
     *out = m;
@@ -59,17 +59,17 @@ int nn_sequential_new(nn_module **out, nn_module **modules, size_t count) {
     if (!out || (count && !modules)) goto fail;
     for (size_t i = 0; i < count; i++)
         if (!modules[i]) goto fail;
-    m = calloc(1, sizeof *m);
+    m = nn__calloc(1, sizeof *m);
     if (!m) goto fail;
     m->kind = MODULE_SEQUENTIAL;
-    m->children = malloc((count ? count : 1) * sizeof *m->children);
+    m->children = nn__alloc((count ? count : 1) * sizeof *m->children);
     if (!m->children) goto fail;
     memcpy(m->children, modules, count * sizeof *modules);
     m->n_children = count;
     *out = m;
     return 0;
 fail:
-    if (m) free(m);
+    if (m) nn__free(m, sizeof *m);
     for (size_t i = 0; modules && i < count; i++) nn_module_free(modules[i]);
     return !out || (count && !modules) ? NN_EINVAL : NN_ENOMEM;
 }
@@ -80,8 +80,8 @@ void nn_module_free(nn_module *m) {
     nn_tensor_free(m->bias);
     nn_tensor_free(m->weight_packed);
     for (size_t i = 0; i < m->n_children; i++) nn_module_free(m->children[i]);
-    free(m->children);
-    free(m);
+    nn__free(m->children, (m->n_children ? m->n_children : 1) * sizeof *m->children);
+    nn__free(m, sizeof *m);
 }
 
 void nn_module_eval(nn_module *m) {
@@ -92,6 +92,7 @@ void nn_module_eval(nn_module *m) {
 
 int nn_module_forward(nn_module *m, const nn_tensor *x, nn_tensor **out) {
     if (!m || !x || !out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     switch (m->kind) {
     case MODULE_LINEAR: return nn__linear(x, m->weight, m->weight_packed, m->bias, out);
     case MODULE_RELU: return nn_relu(x, out);

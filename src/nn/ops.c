@@ -24,7 +24,9 @@ void nn__record_inputs(int n, const nn_tensor *const *inputs) {
 
 int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
                   int64_t offset, nn_tensor **out) {
+    if (out) *out = NULL; /* on any error, *out is NULL */
     if (!t || !out || !strides || nn__check_shape(ndim, shape)) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     /* The view must stay inside the storage. */
     int64_t lo = (int64_t)(t->data - t->storage->data) + offset, hi = lo;
     for (int i = 0; i < ndim; i++) {
@@ -55,6 +57,7 @@ int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int6
 
 int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
     if (!t || !out || d0 < 0 || d1 < 0 || d0 >= t->ndim || d1 >= t->ndim) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::transpose") {
         nn__record_inputs(3, (const nn_tensor *[]){t, NULL, NULL});
@@ -72,6 +75,7 @@ int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
 
 int nn_t(const nn_tensor *t, nn_tensor **out) {
     if (!t || !out || t->ndim != 2) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::t") {
         nn__record_inputs(1, (const nn_tensor *[]){t});
@@ -89,6 +93,7 @@ static void copy_2d(const nn_tensor *t, float *dst) {
 
 int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::clone") {
         nn__record_inputs(1, (const nn_tensor *[]){x});
@@ -118,7 +123,7 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias
     if (a->strides[1] == 1 && a->strides[0] >= k) {
         lda = (int)a->strides[0];
     } else {
-        if (!(copy_a = malloc((size_t)m * k * sizeof(float)))) return NN_ENOMEM;
+        if (!(copy_a = nn__alloc((size_t)m * k * sizeof(float)))) return NN_ENOMEM;
         copy_2d(a, copy_a);
         pa = copy_a;
         lda = k;
@@ -130,8 +135,8 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias
         ldb = (int)b->strides[1]; /* b is the transpose of a row-major [N, K] */
         trans_b = 1;
     } else {
-        if (!(copy_b = malloc((size_t)k * n * sizeof(float)))) {
-            free(copy_a);
+        if (!(copy_b = nn__alloc((size_t)k * n * sizeof(float)))) {
+            nn__free(copy_a, (size_t)m * k * sizeof(float));
             return NN_ENOMEM;
         }
         copy_2d(b, copy_b);
@@ -140,8 +145,8 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias
         trans_b = 0;
     }
     nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, bias, beta, out->data, n);
-    free(copy_a);
-    free(copy_b);
+    nn__free(copy_a, (size_t)m * k * sizeof(float));
+    nn__free(copy_b, (size_t)k * n * sizeof(float));
     return 0;
 }
 
@@ -157,6 +162,7 @@ static int check_matmul(const nn_tensor *a, const nn_tensor *b) {
 static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, const nn_tensor *b_packed,
                  nn_tensor **out) {
     if (!out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = check_matmul(a, b);
     if (rc) return rc;
     int64_t m = a->shape[0], n = b->shape[1];
@@ -194,6 +200,8 @@ int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_t
 
 int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     if (!out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
+    *out = NULL; /* on any error, *out is NULL */
     int rc = check_matmul(a, b);
     if (rc) return rc;
     OPPROF_OP("aten::mm") {
@@ -212,6 +220,7 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
 int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
                nn_tensor **out) {
     if (!x || !w || !out || x->ndim != 2 || w->ndim != 2) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     if (x->shape[1] != w->shape[1]) return NN_ESHAPE;
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return NN_ESHAPE;
     if (w_packed && (w_packed->ndim != 2 || w_packed->shape[0] != w->shape[1] ||
@@ -238,6 +247,7 @@ int nn_linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, nn_ten
 
 int nn__pack_transposed(const nn_tensor *w, nn_tensor **out) {
     if (!w || w->ndim != 2) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = nn__tensor_new(out, 2, (int64_t[]){w->shape[1], w->shape[0]});
     if (rc) return rc;
     for (int64_t i = 0; i < w->shape[0]; i++)
@@ -291,6 +301,7 @@ static void clamp_min_kernel(const float *restrict x, float *restrict y, int64_t
 
 int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::clamp_min") {
         nn__record_inputs(2, (const nn_tensor *[]){x, NULL});
@@ -315,6 +326,7 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
 
 int nn_relu(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::relu") {
         nn__record_inputs(1, (const nn_tensor *[]){x});

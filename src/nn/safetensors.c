@@ -39,7 +39,7 @@ static int fail(char *msg, size_t size, int code, const char *fmt, ...) {
 
 static void st_close(st_file *f) {
     if (f->root) yajl_tree_free(f->root);
-    free(f->header);
+    if (f->header) nn__free(f->header, f->header_len + 1);
     if (f->fp) fclose(f->fp);
     memset(f, 0, sizeof *f);
 }
@@ -70,7 +70,7 @@ static int st_open(st_file *f, const char *path, char *msg, size_t size) {
         return rc;
     }
     f->data_len = file_len - 8 - f->header_len;
-    f->header = malloc(f->header_len + 1);
+    f->header = nn__alloc(f->header_len + 1);
     if (!f->header) {
         st_close(f);
         return fail(msg, size, NN_ENOMEM, "%s: out of memory for the header", path);
@@ -204,10 +204,10 @@ static int collect_names(nn_module *m, const char *prefix, char names[][64], nn_
 int nn_module_load_safetensors(nn_module *m, const char *path, char *message, size_t size) {
     if (!m) return fail(message, size, NN_EINVAL, "no module given");
     enum { MAX_PARAMS = 256 };
-    char(*names)[64] = malloc(MAX_PARAMS * sizeof *names);
-    nn_tensor **params = malloc(MAX_PARAMS * sizeof *params);
-    uint64_t *offsets = malloc(MAX_PARAMS * sizeof *offsets);
-    float **staged = calloc(MAX_PARAMS, sizeof *staged);
+    char(*names)[64] = nn__alloc(MAX_PARAMS * sizeof *names);
+    nn_tensor **params = nn__alloc(MAX_PARAMS * sizeof *params);
+    uint64_t *offsets = nn__alloc(MAX_PARAMS * sizeof *offsets);
+    float **staged = nn__calloc(MAX_PARAMS, sizeof *staged);
     int count = 0, rc = 0;
     st_file f = {0};
     if (!names || !params || !offsets || !staged) rc = fail(message, size, NN_ENOMEM, "out of memory");
@@ -234,7 +234,7 @@ int nn_module_load_safetensors(nn_module *m, const char *path, char *message, si
     }
     for (int i = 0; !rc && i < count; i++) {
         int64_t numel = nn_tensor_numel(params[i]);
-        staged[i] = malloc((size_t)(numel ? numel : 1) * sizeof(float));
+        staged[i] = nn__alloc((size_t)(numel ? numel : 1) * sizeof(float));
         if (!staged[i]) rc = fail(message, size, NN_ENOMEM, "%s: out of memory", path);
         if (!rc) rc = st_read(&f, names[i], offsets[i], staged[i], numel, message, size);
     }
@@ -256,11 +256,12 @@ int nn_module_load_safetensors(nn_module *m, const char *path, char *message, si
         if (rc) fail(message, size, rc, "%s: %s", path, nn_strerror(rc));
     }
     st_close(&f);
-    for (int i = 0; staged && i < count; i++) free(staged[i]);
-    free(staged);
-    free(offsets);
-    free(params);
-    free(names);
+    for (int i = 0; staged && i < count; i++)
+        nn__free(staged[i], (size_t)(nn_tensor_numel(params[i]) ? nn_tensor_numel(params[i]) : 1) * sizeof(float));
+    nn__free(staged, MAX_PARAMS * sizeof *staged);
+    nn__free(offsets, MAX_PARAMS * sizeof *offsets);
+    nn__free(params, MAX_PARAMS * sizeof *params);
+    nn__free(names, MAX_PARAMS * sizeof *names);
     return rc;
 }
 

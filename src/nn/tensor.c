@@ -19,7 +19,7 @@ int nn__check_shape(int ndim, const int64_t *shape) {
 int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape) {
     int rc = nn__check_shape(ndim, shape);
     if (rc) return rc;
-    nn_tensor *t = calloc(1, sizeof *t);
+    nn_tensor *t = nn__calloc(1, sizeof *t);
     if (!t) return NN_ENOMEM;
     t->ndim = ndim;
     int64_t stride = 1;
@@ -30,7 +30,7 @@ int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape) {
     }
     t->storage = nn__storage_new((size_t)stride * sizeof(float));
     if (!t->storage) {
-        free(t);
+        nn__free(t, sizeof *t);
         return NN_ENOMEM;
     }
     t->data = t->storage->data;
@@ -39,7 +39,7 @@ int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape) {
 }
 
 int nn__tensor_view(const nn_tensor *src, nn_tensor **out) {
-    nn_tensor *t = malloc(sizeof *t);
+    nn_tensor *t = nn__alloc(sizeof *t);
     if (!t) return NN_ENOMEM;
     *t = *src;
     nn__storage_retain(t->storage);
@@ -50,11 +50,12 @@ int nn__tensor_view(const nn_tensor *src, nn_tensor **out) {
 void nn_tensor_free(nn_tensor *t) {
     if (!t) return;
     nn__storage_release(t->storage);
-    free(t);
+    nn__free(t, sizeof *t);
 }
 
 int nn_tensor_empty(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::empty") { rc = nn__tensor_new(out, ndim, shape); }
     return rc;
@@ -62,6 +63,7 @@ int nn_tensor_empty(nn_tensor **out, int ndim, const int64_t *shape) {
 
 int nn_tensor_zeros(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::zeros") {
         rc = nn__tensor_new(out, ndim, shape);
@@ -72,6 +74,7 @@ int nn_tensor_zeros(nn_tensor **out, int ndim, const int64_t *shape) {
 
 int nn_tensor_randn(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::randn") {
         rc = nn__tensor_new(out, ndim, shape);
@@ -92,6 +95,7 @@ int nn_tensor_randn(nn_tensor **out, int ndim, const int64_t *shape) {
 
 int nn_tensor_uniform(nn_tensor **out, int ndim, const int64_t *shape, float low, float high) {
     if (!out || !(low <= high)) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::uniform_") {
         rc = nn__tensor_new(out, ndim, shape);
@@ -106,6 +110,7 @@ int nn_tensor_uniform(nn_tensor **out, int ndim, const int64_t *shape, float low
 
 int nn_tensor_from_data(nn_tensor **out, int ndim, const int64_t *shape, const float *data) {
     if (!out || !data) return NN_EINVAL;
+    *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
     OPPROF_OP("aten::empty") { rc = nn__tensor_new(out, ndim, shape); }
     if (!rc) memcpy((*out)->data, data, (size_t)nn_tensor_numel(*out) * sizeof(float));

@@ -13,30 +13,30 @@
 int opprof__file_open(opprof__file *f, const char *path) {
     *f = (opprof__file){0};
     if (!path || !*path) return OPPROF_EINVAL;
-    size_t n = strlen(path);
-    f->path = opprof__strdup(path);
-    f->tmp_path = opprof__alloc(n + 16);
+    f->path_len = strlen(path);
+    f->path = opprof__alloc(f->path_len + 1);
+    f->tmp_path = opprof__alloc(f->path_len + 16);
     if (!f->path || !f->tmp_path) {
         opprof__file_abort(f);
         return OPPROF_ENOMEM;
     }
-    memcpy(f->tmp_path, path, n);
-    memcpy(f->tmp_path + n, ".tmp.XXXXXX", 12);
+    memcpy(f->path, path, f->path_len + 1);
+    memcpy(f->tmp_path, path, f->path_len);
+    memcpy(f->tmp_path + f->path_len, ".tmp.XXXXXX", 12);
     int fd = mkstemp(f->tmp_path);
     if (fd < 0) {
         int err = -errno;
-        opprof__dealloc(f->tmp_path, n + 16);
-        f->tmp_path = NULL;
         opprof__file_abort(f);
         return err;
     }
+    f->created = true;
     /* mkstemp creates 0600: give the file the mode that fopen would. */
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
     f->fp = fdopen(fd, "w");
     if (!f->fp) {
-        int err = -errno;
+        int err = errno ? -errno : OPPROF_ENOMEM;
         close(fd);
         opprof__file_abort(f);
         return err;
@@ -48,10 +48,10 @@ int opprof__file_open(opprof__file *f, const char *path) {
 void opprof__file_abort(opprof__file *f) {
     if (f->fp) fclose(f->fp);
     if (f->tmp_path) {
-        unlink(f->tmp_path);
-        opprof__dealloc(f->tmp_path, strlen(f->path) + 16);
+        if (f->created) unlink(f->tmp_path);
+        opprof__dealloc(f->tmp_path, f->path_len + 16);
     }
-    if (f->path) opprof__dealloc(f->path, strlen(f->path) + 1);
+    opprof__dealloc(f->path, f->path_len + 1);
     *f = (opprof__file){0};
 }
 
@@ -67,10 +67,9 @@ int opprof__file_commit(opprof__file *f) {
         opprof__file_abort(f);
         return err;
     }
-    opprof__dealloc(f->tmp_path, strlen(f->path) + 16);
-    f->tmp_path = NULL;
-    opprof__dealloc(f->path, strlen(f->path) + 1);
-    f->path = NULL;
+    opprof__dealloc(f->tmp_path, f->path_len + 16);
+    opprof__dealloc(f->path, f->path_len + 1);
+    *f = (opprof__file){0};
     return 0;
 }
 

@@ -51,8 +51,10 @@ OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
 /* Atomic file: open a temporary in path's directory; commit renames it. */
 typedef struct opprof__file {
     FILE *fp;
-    char *path;
-    char *tmp_path;
+    char *path;     /* path_len + 1 bytes */
+    char *tmp_path; /* path_len + 16 bytes */
+    size_t path_len;
+    bool created;   /* tmp_path exists on disk */
 } opprof__file;
 OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
 /* Flush, fsync, close and rename; on any failure removes the temporary. */
@@ -143,5 +145,7 @@ OPPROF__HIDDEN void opprof__recorder_window_close(void);
 OPPROF__HIDDEN int opprof__recorder_snapshot(opprof_capture **out, uint64_t window_start_ticks,
                                              uint64_t window_end_ticks);
 OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
+/* The calling thread recorded in the current window and dropped nothing. */
+OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
 
 #endif /* OPPROF_INTERNAL_H */

@@ -115,6 +115,7 @@ static uint64_t g_epoch;        /* atomic */
 static uint64_t g_max_events;   /* atomic: 0 = unlimited */
 static int64_t g_budget;        /* atomic: events left in the window's budget */
 static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads */
+static uint64_t g_lost;         /* atomic: records lost because a thread's state could not be allocated */
 static uint64_t g_window_start; /* ticks */
 static int g_membarrier = -1;   /* 1: registered, 0: unavailable, -1: not tried */
 static opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
@@ -173,7 +174,10 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t) {
  * current window; NULL (not busy) when no window is open. */
 static inline __attribute__((always_inline)) opprof__thread *record_enter(void) {
     opprof__thread *t = tls_thread;
-    if (__builtin_expect(!t, 0) && !(t = thread_register())) return NULL;
+    if (__builtin_expect(!t, 0) && !(t = thread_register())) {
+        if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&g_lost, 1);
+        return NULL;
+    }
     STORE_RELAXED(&t->busy, 1);
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the closer's membarrier() makes it a full fence */
     if (__builtin_expect(!LOAD_RELAXED(&g_recording), 0)) {
@@ -427,6 +431,7 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     STORE_RELAXED(&g_max_events, cfg->max_events);
     STORE_RELAXED(&g_budget, cfg->max_events ? (int64_t)cfg->max_events : 0);
     STORE_RELAXED(&g_foreign_end, 0);
+    STORE_RELAXED(&g_lost, 0);
     g_window_start = opprof__ticks();
     __atomic_fetch_add(&g_epoch, 1, __ATOMIC_RELEASE);
     STORE(&g_memory, cfg->profile_memory ? 1 : 0);
@@ -453,6 +458,11 @@ void opprof__recorder_window_close(void) {
 }
 
 uint64_t opprof__recorder_window_start_ticks(void) { return g_window_start; }
+
+bool opprof__recorder_thread_clean(void) {
+    opprof__thread *t = tls_thread;
+    return t && t->epoch == LOAD_RELAXED(&g_epoch) && LOAD_RELAXED(&t->dropped) == 0 && LOAD_RELAXED(&g_lost) == 0;
+}
 
 /* ---- collection ---- */
 
@@ -722,7 +732,7 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
         opprof_capture_free(c);
         return rc;
     }
-    c->info.dropped_events = dropped + too_deep;
+    c->info.dropped_events = dropped + too_deep + LOAD_RELAXED(&g_lost);
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
     uint64_t foreign = LOAD_RELAXED(&g_foreign_end);
     if (unmatched)

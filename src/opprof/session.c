@@ -142,7 +142,7 @@ static int transit(opprof_session *s, opprof_action prev, opprof_action next, bo
 /* The capture reports its own cost: time a few thousand ranges and memory
  * events through the real hot path, in a window of their own that the next
  * window discards (~0.2 ms, once per session). */
-static void calibrate(opprof_session *s) {
+static int calibrate(opprof_session *s) {
     static const opprof_srcloc loc = {"opprof::calibration", "calibrate", __FILE__, __LINE__,
                                       OPPROF_KIND_USER_ANNOTATION};
     enum { N = 4096 };
@@ -155,12 +155,15 @@ static void calibrate(opprof_session *s) {
         int64_t t1 = opprof__monotonic_ns();
         for (int i = 0; i < N; i++) opprof_record_memory(&loc, i & 1 ? -1 : 1, -1);
         int64_t t2 = opprof__monotonic_ns();
+        bool clean = opprof__recorder_thread_clean();
         opprof__recorder_window_close();
+        if (!clean) return OPPROF_ENOMEM; /* buffers could not be allocated */
         if ((double)(t1 - t0) / N < best_range) best_range = (double)(t1 - t0) / N;
         if ((double)(t2 - t1) / N < best_memory) best_memory = (double)(t2 - t1) / N;
     }
     s->overhead_range_ns = best_range;
     s->overhead_memory_ns = best_memory;
+    return 0;
 }
 
 static void open_step_range(opprof_session *s) {
@@ -189,7 +192,12 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     }
     __atomic_store_n(&g_active, 1, __ATOMIC_RELEASE);
     opprof__clock_init();
-    calibrate(s);
+    if (calibrate(s) != 0) {
+        __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g_session_lock);
+        opprof__dealloc(s, sizeof *s);
+        return OPPROF_ENOMEM;
+    }
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
     transit(s, OPPROF_ACTION_NONE, s->action, false);
     open_step_range(s);
