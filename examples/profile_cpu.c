@@ -14,6 +14,7 @@
 #include <opprof/opprof.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,6 +36,12 @@ typedef struct options {
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
 } options;
+
+/* SIGINT and SIGTERM: noted here, acted on between steps and files, so that
+ * no file is cut short; the temporary directory is then removed. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig) { g_signal = sig; }
 
 typedef struct context {
     const options *opt;
@@ -213,6 +220,7 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     context *ctx = user_data;
     const options *o = ctx->opt;
     opprof_capture_info info = opprof_capture_get_info(cap);
+    if (g_signal) return OPPROF_ECALLBACK; /* interrupted: write nothing more */
     if (info.dropped_events) {
         /* profile_cpu sets no event budget: only a failed allocation drops events */
         fprintf(stderr, "profile_cpu: %llu events could not be recorded (out of memory): the capture is incomplete\n",
@@ -354,6 +362,7 @@ static int run(const options *o, context *ctx) {
             break;
         }
         int step_rc = opprof_session_step(session); /* advance once after each logical batch */
+        if (g_signal) break;
         if (ctx->error) break;
         if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
             rc = step_rc;
@@ -409,7 +418,7 @@ static int run(const options *o, context *ctx) {
         rc = -1;
     }
 done:
-    if (ctx->reported) rc = -1;
+    if (ctx->reported || g_signal) rc = -1;
     if (rc && rc != -1) {
         if (ctx->failed_path[0])
             fprintf(stderr, "profile_cpu: cannot write '%s': %s\n", ctx->failed_path, opprof_strerror(rc));
@@ -482,8 +491,21 @@ int main(int argc, char **argv) {
         remove_tree(workdir);
         return 1;
     }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     rc = run(&o, &ctx);
     opprof_summary_free(ctx.summary);
+    nn_release_cached_memory();
+    if (g_signal) {
+        remove_tree(workdir);
+        fprintf(stderr, "profile_cpu: interrupted by %s: '%s' was not created\n", g_signal == SIGINT ? "SIGINT" : "SIGTERM",
+                o.outdir);
+        return 128 + g_signal;
+    }
     if (rc) {
         remove_tree(workdir);
         return 1;

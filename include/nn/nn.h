@@ -182,6 +182,11 @@ NN_API void nn_manual_seed(uint64_t seed);
 NN_API void nn_set_num_threads(int n);
 NN_API int nn_get_num_threads(void);
 
+/** Give back the buffers that nn keeps for reuse after tensors are freed
+ *  (freed tensors' buffers are cached by size, up to 64 of them and 256 MiB:
+ *  an inference loop allocates the same sizes every pass). */
+NN_API void nn_release_cached_memory(void);
+
 /** Bytes of tensor storage alive now, and the most alive at once since start. */
 NN_API int64_t nn_memory_allocated(void);
 NN_API int64_t nn_memory_peak(void);

@@ -76,6 +76,16 @@ static struct {
     struct cached { size_t size; float *data; } slots[CACHE_SLOTS];
 } g_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {{0, NULL}}};
 
+void nn_release_cached_memory(void) {
+    pthread_mutex_lock(&g_cache.lock);
+    while (g_cache.count) {
+        struct cached c = g_cache.slots[--g_cache.count];
+        free_aligned(c.data, c.size);
+    }
+    g_cache.bytes = 0;
+    pthread_mutex_unlock(&g_cache.lock);
+}
+
 static float *buffer_get(size_t size) {
     pthread_mutex_lock(&g_cache.lock);
     for (size_t i = g_cache.count; i-- > 0;) {

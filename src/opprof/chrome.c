@@ -138,7 +138,13 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         opprof__sb_json_string(&names, c->names[i]);
     }
     offset[c->n_names] = names.len;
-    if (names.error) o->error = names.error;
+    if (names.error) {
+        int rc = names.error;
+        opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
+        opprof__sb_free(&names);
+        opprof__dealloc(o, sizeof *o);
+        return rc;
+    }
 
     const opprof_capture_info *info = &c->info;
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");

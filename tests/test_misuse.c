@@ -1,0 +1,128 @@
+/* test_misuse.c - bad use of the profiler is reported, never fatal: each
+ * case leaves a warning in the capture (table footer, trace metadata,
+ * summary.json), and the trace it writes passes `opprof check`. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static char dir[256];
+static int captures;
+
+/* Write the capture's trace and summary; check them. */
+static int save(const opprof_capture *c, void *user) {
+    const char *expect = user;
+    char trace[600], summary[600], cmd[2000], *out = NULL;
+    snprintf(trace, sizeof trace, "%s/trace%d.json", dir, captures);
+    snprintf(summary, sizeof summary, "%s/summary%d.json", dir, captures);
+    captures++;
+    CHECK_INT(opprof_capture_write_chrome(c, trace), 0);
+    opprof_summary *s;
+    opprof_averages *avg;
+    opprof_summary_new(&s);
+    opprof_capture_averages(c, &avg);
+    opprof_summary_add_capture(s, c, avg);
+    CHECK_INT(opprof_summary_write(s, summary), 0);
+    char *table = NULL;
+    opprof_averages_table(avg, OPPROF_SORT_NONE, -1, &table);
+    CHECK_CONTAINS(table, "Warnings: ");
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_summary_free(s);
+    char *text = read_text(summary);
+    CHECK_CONTAINS(text, expect);
+    free(text);
+    text = read_text(trace);
+    CHECK_CONTAINS(text, expect);
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s'", bin_dir(), trace);
+    CHECK_INT(run_command(cmd, &out), 0); /* valid JSON, proper nesting */
+    free(out);
+    return 0;
+}
+
+static opprof_session *start(const char *expect) {
+    opprof_config cfg = opprof_config_default();
+    cfg.on_trace_ready = save;
+    cfg.user_data = (void *)expect;
+    cfg.record_steps = false; /* ProfilerStep#N would enclose, and close, what is left open */
+    opprof_session *s = NULL;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    return s;
+}
+
+static opprof_range shared;
+static void *end_elsewhere(void *arg) {
+    (void)arg;
+    OPPROF_END(shared);
+    return NULL;
+}
+
+static int fail_first(const opprof_capture *c, void *user) {
+    static int calls;
+    (void)user;
+    if (calls++ == 0) return -1;
+    return save(c, "1 earlier on_trace_ready call(s) of this session failed");
+}
+
+int main(void) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    opprof_session *s;
+
+    /* A range ended that was never begun (or twice). */
+    s = start("range end(s) without a matching open range");
+    opprof_range r = OPPROF_BEGIN("once");
+    OPPROF_END(r);
+    OPPROF_END(r);
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_session_free(s);
+
+    /* A range ended on another thread. */
+    s = start("called on another thread than their begin");
+    shared = OPPROF_BEGIN("crossing");
+    pthread_t th;
+    pthread_create(&th, NULL, end_elsewhere, NULL);
+    pthread_join(th, NULL);
+    opprof_session_free(s);
+
+    /* A range left open at stop: cut at the capture's end. */
+    s = start("still open at the end of the capture (first: 'left open')");
+    (void)OPPROF_BEGIN("left open");
+    opprof_session_free(s);
+
+    /* An enclosing range ended first: the inner one is closed with it. */
+    s = start("closed early because an enclosing range ended first");
+    opprof_range outer = OPPROF_BEGIN("outer");
+    (void)OPPROF_BEGIN("inner");
+    OPPROF_END(outer);
+    opprof_session_free(s);
+
+    /* A callback that fails: step() says so, the next capture carries it. */
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = (opprof_schedule){.active = 1, .repeat = 2};
+    cfg.on_trace_ready = fail_first;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    CHECK_INT(opprof_session_step(s), OPPROF_ECALLBACK); /* the first capture's callback fails */
+    CHECK_INT(opprof_session_step(s), 0);                /* the second one reports it */
+    opprof_session_free(s);
+
+    /* A session started twice, and a step outside a session: errors, no harm. */
+    cfg = opprof_config_default();
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    opprof_session *again = NULL;
+    CHECK_INT(opprof_session_start(&again, &cfg), OPPROF_EACTIVE);
+    CHECK(again == NULL);
+    CHECK_INT(opprof_session_stop(s), 0);
+    CHECK_INT(opprof_session_step(s), OPPROF_ESTOPPED);
+    CHECK_INT(opprof_session_step(NULL), OPPROF_EINVAL);
+    CHECK_INT(opprof_session_stop(s), OPPROF_ESTOPPED);
+    opprof_session_free(s);
+    CHECK_STR(opprof_strerror(OPPROF_EACTIVE), "a profiler session is already active in this process");
+
+    CHECK_INT(captures, 5);
+    remove_tree(dir);
+    return check_report("test_misuse");
+}

@@ -1,0 +1,119 @@
+/* test_reliability.c - failures outside the program: a full file system
+ * during export (a small tmpfs the test mounts when it may, else a file-size
+ * limit), and SIGINT/SIGTERM during a capture. The error names the file, no
+ * partial file and no temporary remains, other artifacts stay as they were. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+static opprof_capture *big_capture(void) {
+    opprof_capture *c;
+    uint32_t t;
+    opprof_capture_new(&c);
+    opprof_capture_add_thread(c, 1, "main", &t);
+    for (int i = 0; i < 20000; i++) opprof_capture_add_event(c, t, "aten::something", OPPROF_KIND_CPU_OP, i * 10, 5);
+    opprof_capture_finish(c);
+    return c;
+}
+
+static char *listing(const char *dir) {
+    char cmd[600], *out = NULL;
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+    run_command(cmd, &out);
+    return out;
+}
+
+int main(void) {
+    char dir[256], small[400], path[600], cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(small, sizeof small, "%s/small", dir);
+    mkdir(small, 0755);
+    bool mounted = geteuid() == 0 && mount("tmpfs", small, "tmpfs", 0, "size=256k") == 0;
+    opprof_capture *c = big_capture(); /* ~1.4 MB of JSON */
+
+    /* A small artifact first: it must survive the failures that follow. */
+    snprintf(path, sizeof path, "%s/keep.txt", small);
+    CHECK_INT(opprof_write_text_file(path, "keep me\n"), 0);
+
+    if (mounted) {
+        /* The file system fills up during export. */
+        snprintf(path, sizeof path, "%s/trace.json", small);
+        CHECK_INT(opprof_capture_write_chrome(c, path), OPPROF_ENOSPC);
+        CHECK_STR(opprof_strerror(OPPROF_ENOSPC), "no space left on device");
+        out = listing(small);
+        CHECK_STR(out, "keep.txt\n"); /* no partial trace, no temporary */
+        free(out);
+        /* profile_cpu into the full file system: an error naming the file. */
+        char filler[700];
+        snprintf(filler, sizeof filler, "%s/filler", small);
+        FILE *f = fopen(filler, "w");
+        static char block[4096];
+        memset(block, 'x', sizeof block);
+        while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0) {
+        }
+        if (f) fclose(f);
+        unlink(filler);
+        f = fopen(filler, "w"); /* leave ~12 KB: the directory and the tables fit, the trace does not */
+        for (int i = 0; f && i < 256 * 1024 / 4096 - 4; i++) fwrite(block, 1, sizeof block, f);
+        if (f) fclose(f);
+        snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --record-shapes --with-stack '%s/run'", bin_dir(), small);
+        CHECK_INT(run_command(cmd, &out), 1);
+        CHECK_CONTAINS(out, "cannot write '");
+        CHECK_CONTAINS(out, "/run/cpu-step-4.");
+        CHECK_CONTAINS(out, "o space left on device");
+        free(out);
+        out = listing(small);
+        CHECK_STR(out, "filler\nkeep.txt\n");
+        free(out);
+    } else {
+        fprintf(stderr, "test_reliability: cannot mount a tmpfs (not root): the file-size limit stands in\n");
+    }
+
+    /* A write that fails midway for any reason (here RLIMIT_FSIZE, open to
+     * anyone): the same guarantees. */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 64 * 1024;
+    CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    snprintf(path, sizeof path, "%s/limited.json", dir);
+    int rc = opprof_capture_write_chrome(c, path);
+    CHECK_INT(rc, -EFBIG);
+    setrlimit(RLIMIT_FSIZE, &old);
+    out = listing(dir);
+    CHECK_STR(out, "small\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/keep.txt", small);
+    char *kept = read_text(path);
+    CHECK_STR(kept, "keep me\n");
+    free(kept);
+    if (mounted) umount(small);
+    opprof_capture_free(c);
+
+    /* SIGINT and SIGTERM during captures written back to back: exit 128 +
+     * signal, the output directory never appears, no temporary remains. */
+    const int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "'%s/profile_cpu' --quiet --steps 100000000 --wait 0 --warmup 0 --active 1 --repeat 0 '%s/sig%d' & "
+                 "pid=$!; sleep 0.5; kill -%d $pid; wait $pid",
+                 bin_dir(), dir, i, sigs[i]);
+        CHECK_INT(run_command(cmd, &out), 128 + sigs[i]);
+        CHECK_CONTAINS(out, "interrupted by");
+        CHECK_CONTAINS(out, "was not created");
+        free(out);
+    }
+    out = listing(dir);
+    CHECK_STR(out, "small\n");
+    free(out);
+    remove_tree(dir);
+    return check_report("test_reliability");
+}
