@@ -109,9 +109,11 @@ int main(int argc, char **argv) {
     } kinds[] = {{"1 thread", 1, false}, {"2 threads", 2, false}, {"unpacked", 1, true}};
     enum { NB = 2, NK = 3 };
     variant_ctx ctx[NB][NK];
+    memset(ctx, 0, sizeof ctx);
+    opprof_measurement *ms[NB * NK] = {0};
     int status = 0;
-    for (int b = 0; b < NB; b++) {
-        nn_tensor *x;
+    for (int b = 0; b < NB && !status; b++) {
+        nn_tensor *x = NULL;
         nn_tensor_randn(&x, 2, (int64_t[]){batches[b], 256});
         nn_tensor *reference = NULL;
         for (int k = 0; k < NK; k++) {
@@ -119,7 +121,8 @@ int main(int argc, char **argv) {
             nn_tensor *y = NULL;
             if (run_variant(&ctx[b][k], &y)) {
                 fprintf(stderr, "compare_forward: variant '%s' failed\n", kinds[k].name);
-                return 1;
+                status = 1;
+                break;
             }
             if (!reference) {
                 reference = y;
@@ -138,9 +141,8 @@ int main(int argc, char **argv) {
         }
         nn_tensor_free(reference);
     }
-    if (status) return status;
+    if (status) goto done;
 
-    opprof_measurement *ms[NB * NK];
     char sub[NB][32];
     for (int b = 0; b < NB; b++) {
         snprintf(sub[b], sizeof sub[b], "batch %d", batches[b]);
@@ -155,7 +157,8 @@ int main(int argc, char **argv) {
             for (int w = 0; w < 10; w++) forward_once(&ctx[b][k]); /* warm up */
             if (opprof_timer_blocked_autorange(&t, min_time, &ms[b * NK + k])) {
                 fprintf(stderr, "compare_forward: measuring failed\n");
-                return 1;
+                status = 1;
+                goto done;
             }
         }
     }
@@ -181,12 +184,14 @@ int main(int argc, char **argv) {
         fputs(table, stdout);
         opprof_free(table);
     }
+done:
     for (int i = 0; i < NB * NK; i++) opprof_measurement_free(ms[i]);
-    for (int b = 0; b < NB; b++) nn_tensor_free((nn_tensor *)ctx[b][0].x);
+    for (int b = 0; b < NB; b++) nn_tensor_free(ctx[b][0].x);
     nn_tensor_free(w1);
     nn_tensor_free(b1);
     nn_tensor_free(w2);
     nn_tensor_free(b2);
     nn_module_free(model);
-    return 0;
+    nn_release_cached_memory();
+    return status;
 }

@@ -24,7 +24,7 @@ static bool is_json(const char *text) {
 
 int main(void) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    char one[600], two[600], trace1[700], trace2[700], cmd[2048], *out = NULL;
+    char one[600], two[600], trace1[700], trace2[700], cmd[4096], *out = NULL;
     snprintf(one, sizeof one, "%s/one", dir);
     snprintf(two, sizeof two, "%s/two", dir);
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'", bin_dir(),
@@ -84,12 +84,24 @@ int main(void) {
     CHECK_CONTAINS(out, "none.json: no such file or directory");
     free(out);
 
-    /* diff: 1 thread against 2 threads; addmm changes the most. */
-    CHECK_INT(run(&out, "diff --json '%s' '%s'", trace1, trace2), 0);
-    CHECK(is_json(out));
-    char *first = out ? strstr(out, "\"name\": ") : NULL;
-    CHECK(first && strncmp(first, "\"name\": \"aten::addmm\"", 21) == 0);
-    free(out);
+    /* diff: 1 thread against 2 threads; addmm changes the most (its GEMMs
+     * split across the two cores). Another process on the machine can eat
+     * the second core: the claim holds if one of three pairs of runs shows it. */
+    bool addmm_first = false;
+    for (int attempt = 0; attempt < 3 && !addmm_first; attempt++) {
+        if (attempt) {
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' && '%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'",
+                     one, two, bin_dir(), one, bin_dir(), two);
+            CHECK_INT(run_command(cmd, &out), 0);
+            free(out);
+        }
+        CHECK_INT(run(&out, "diff --json '%s' '%s'", trace1, trace2), 0);
+        CHECK(is_json(out));
+        char *first = out ? strstr(out, "\"name\": ") : NULL;
+        addmm_first = first && strncmp(first, "\"name\": \"aten::addmm\"", 21) == 0;
+        free(out);
+    }
+    CHECK(addmm_first);
     CHECK_INT(run(&out, "diff '%s' '%s'", trace1, trace2), 0);
     CHECK_CONTAINS(out, "Self CPU time total:");
     free(out);

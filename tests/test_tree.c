@@ -148,5 +148,38 @@ int main(void) {
     CHECK_INT(opprof_capture_add_event(c, t0, "late", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
     opprof_capture_free(c);
     opprof_capture_free(NULL);
+
+    /* diff: rows by the largest change of self time; new and gone operators;
+     * notes on configurations that differ. */
+    opprof_capture *before, *after;
+    opprof_capture_new(&before);
+    opprof_capture_new(&after);
+    opprof_capture_add_thread(before, 1, "", &t0);
+    opprof_capture_add_thread(after, 1, "", &t0);
+    opprof_capture_add_thread(after, 2, "", &t1);
+    opprof_capture_add_event(before, t0, "small", OPPROF_KIND_CPU_OP, 0, 100);
+    opprof_capture_add_event(before, t0, "big", OPPROF_KIND_CPU_OP, 200, 1000);
+    opprof_capture_add_event(before, t0, "gone", OPPROF_KIND_CPU_OP, 2000, 50);
+    opprof_capture_add_event(after, t0, "small", OPPROF_KIND_CPU_OP, 0, 130);
+    opprof_capture_add_event(after, t0, "big", OPPROF_KIND_CPU_OP, 200, 400);
+    opprof_capture_add_event(after, t0, "new", OPPROF_KIND_CPU_OP, 2000, 70);
+    opprof_capture_finish(before);
+    opprof_capture_finish(after);
+    char *text = NULL;
+    CHECK_INT(opprof_capture_diff(before, after, -1, OPPROF_DIFF_TEXT, &text), 0);
+    const char *big = strstr(text, "big"), *newp = strstr(text, " new "), *gone = strstr(text, "gone"),
+               *small = strstr(text, "small");
+    CHECK(big && newp && gone && small && big < newp && newp < gone && gone < small); /* 600, 70, 50, 30 */
+    CHECK_CONTAINS(text, "0.40x");
+    CHECK_CONTAINS(text, "Self CPU time total: 1.150us before, 0.600us after (-47.83%)");
+    CHECK_CONTAINS(text, "Note: thread tracks differ: 1 before, 2 after");
+    opprof_free(text);
+    CHECK_INT(opprof_capture_diff(before, after, 1, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"name\": \"big\", \"calls_before\": 1, \"calls_after\": 1, \"self_cpu_us_before\": 1.000, "
+                         "\"self_cpu_us_after\": 0.400, \"self_cpu_us_delta\": -0.600");
+    CHECK(strstr(text, "\"small\"") == NULL); /* row limit 1 */
+    opprof_free(text);
+    opprof_capture_free(before);
+    opprof_capture_free(after);
     return check_report("test_tree");
 }
