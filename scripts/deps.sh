@@ -8,7 +8,7 @@ packages="cmake make gcc pkg-config libopenblas-dev libxsmm-dev libyajl-dev zlib
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
-  --ci) packages="$packages clang libclang-rt-14-dev valgrind" ;;
+  --ci) packages="$packages valgrind" ;;
 esac
 
 missing=""
