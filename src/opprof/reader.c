@@ -702,6 +702,8 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
     return 0;
 }
 
+static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
+
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
 static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     int c = skip_ws(p);
@@ -720,54 +722,37 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
         *out = -(int64_t)p->n_string_ids;
         return 0;
     }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        number n;
-        if (parse_number(p, &n)) return OPPROF_EFORMAT;
-        if (!n.is_int) {
-            e->bad_type = true;
-            e->bad_field = field;
-        }
-        *out = n.as_int;
-        return 0;
+    return number_field(p, e, out, field, false);
+}
+
+/* A numeric field: an integer (int_field), or microseconds kept as
+ * nanoseconds (time_field); another type or an out-of-range value marks the
+ * event bad (a problem for `opprof check`), and the value is skipped. */
+static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time) {
+    int c = skip_ws(p);
+    if (c != '-' && (c < '0' || c > '9')) {
+        e->bad_type = true;
+        e->bad_field = field;
+        return skip_value(p);
     }
-    e->bad_type = true;
-    e->bad_field = field;
-    return skip_value(p);
+    number n;
+    if (parse_number(p, &n)) return OPPROF_EFORMAT;
+    /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
+    bool ok = as_time ? n.ns_ok && n.ns <= (INT64_C(1) << 61) && n.ns >= -(INT64_C(1) << 61) : n.is_int;
+    if (!ok) {
+        e->bad_type = true;
+        e->bad_field = field;
+    }
+    *out = as_time ? n.ns : n.as_int;
+    return 0;
 }
 
 static int time_field(parser *p, event *e, int64_t *out, const char *field) {
-    int c = skip_ws(p);
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        number n;
-        if (parse_number(p, &n)) return OPPROF_EFORMAT;
-        /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
-        if (!n.ns_ok || n.ns > (INT64_C(1) << 61) || n.ns < -(INT64_C(1) << 61)) {
-            e->bad_type = true;
-            e->bad_field = field;
-        }
-        *out = n.ns;
-        return 0;
-    }
-    e->bad_type = true;
-    e->bad_field = field;
-    return skip_value(p);
+    return number_field(p, e, out, field, true);
 }
 
 static int int_field(parser *p, event *e, int64_t *out, const char *field) {
-    int c = skip_ws(p);
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        number n;
-        if (parse_number(p, &n)) return OPPROF_EFORMAT;
-        if (!n.is_int) {
-            e->bad_type = true;
-            e->bad_field = field;
-        }
-        *out = n.as_int;
-        return 0;
-    }
-    e->bad_type = true;
-    e->bad_field = field;
-    return skip_value(p);
+    return number_field(p, e, out, field, false);
 }
 
 /* Iterate an array: `on_item` parses (or skips) each element. */

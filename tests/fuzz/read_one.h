@@ -1,0 +1,34 @@
+/* read_one.h - one input through the trace reader with the checks on, and
+ * the analysis on what it read: shared by the fuzzer and the corpus test. */
+#ifndef OPPROF_TESTS_READ_ONE_H
+#define OPPROF_TESTS_READ_ONE_H
+
+#include <opprof/capture.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+static void read_one_ignore(void *ctx, const opprof_trace_problem *p) {
+    (void)ctx;
+    (void)p;
+}
+
+/* 0 when the input read as a trace, else the reader's error code. */
+static int read_one(const uint8_t *data, size_t size, opprof_read_error *err) {
+    opprof_read_options opt = {.on_problem = read_one_ignore, .max_string = 4096, .max_depth = 32};
+    opprof_capture *c = NULL;
+    int rc = opprof_capture_read_buffer(data, size, &opt, &c, err);
+    if (rc == 0) {
+        opprof_averages *avg;
+        char *text = NULL;
+        if (opprof_capture_averages(c, &avg) == 0) {
+            opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 20, &text);
+            opprof_free(text);
+            opprof_averages_free(avg);
+        }
+        opprof_capture_free(c);
+    }
+    return rc;
+}
+
+#endif
