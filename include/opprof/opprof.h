@@ -97,7 +97,10 @@ OPPROF_API const char *opprof_err_name(int code);
 /*
  * One allocator for everything opprof allocates (buffers, captures, strings).
  * realloc(ctx, NULL, 0, n) allocates, realloc(ctx, p, old, 0) frees.
- * Set it before any session starts; the default uses the C library.
+ * Set it once, before any other opprof call: memory is given back through the
+ * allocator in place when it is freed, and threads keep recording buffers
+ * from one session to the next. The default uses the C library (and mmap for
+ * large buffers).
  */
 typedef struct opprof_allocator {
     void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
