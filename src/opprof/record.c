@@ -75,9 +75,10 @@ typedef struct chunk {
 
 typedef struct stream {
     chunk *head, *tail;
-    size_t used;               /* items in tail (owner only) */
+    unsigned char *cursor;     /* next item in tail (owner only) */
+    unsigned char *limit;      /* cursor may advance to here: the chunk's end or the budget's */
     size_t count;              /* items published; atomic */
-    size_t budget;             /* items the owner may still write before asking */
+    size_t budget;             /* items claimed from the window's budget, not yet under limit */
 } stream;
 
 typedef struct name_arena {
@@ -148,8 +149,8 @@ __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
 }
 
 static void stream_reset(stream *s) {
-    s->tail = s->head;
-    s->used = 0;
+    s->tail = NULL; /* the slow path starts again from head */
+    s->cursor = s->limit = NULL;
     s->budget = 0;
     STORE_RELAXED(&s->count, 0);
 }
@@ -203,16 +204,11 @@ static size_t budget_claim(size_t want) {
     return 0;
 }
 
-/* Slow path of reserving an item: a new chunk, or more budget. */
-__attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
-    if (s->budget == 0) {
-        s->budget = budget_claim(per_chunk);
-        if (s->budget == 0) {
-            ADD_RELAXED(dropped, 1);
-            return NULL;
-        }
-    }
-    if (!s->tail || s->used == per_chunk) {
+/* Slow path of reserving an item: the next chunk, or more budget. The fast
+ * path is one compare: cursor < limit. */
+__attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk,
+                                                                  uint64_t *dropped) {
+    if (!s->tail || s->cursor == s->tail->data + per_chunk * item) {
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             size_t size = sizeof(chunk) + per_chunk * item;
@@ -229,16 +225,27 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
                 s->head = next;
         }
         s->tail = next;
-        s->used = 0;
+        s->cursor = next->data;
     }
-    s->budget--;
-    return s->tail->data + item * s->used++;
+    if (s->budget == 0 && (s->budget = budget_claim(per_chunk)) == 0) {
+        s->limit = s->cursor;
+        ADD_RELAXED(dropped, 1);
+        return NULL;
+    }
+    size_t room = (size_t)(s->tail->data + per_chunk * item - s->cursor) / item;
+    size_t n = s->budget < room ? s->budget : room;
+    s->budget -= n;
+    s->limit = s->cursor + n * item;
+    void *p = s->cursor;
+    s->cursor += item;
+    return p;
 }
 
 static inline void *stream_reserve(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
-    if (__builtin_expect(s->tail && s->used < per_chunk && s->budget, 1)) {
-        s->budget--;
-        return s->tail->data + item * s->used++;
+    if (__builtin_expect(s->cursor < s->limit, 1)) {
+        void *p = s->cursor;
+        s->cursor += item;
+        return p;
     }
     return stream_reserve_slow(s, item, per_chunk, dropped);
 }
@@ -368,8 +375,8 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
     if (__builtin_expect(!LOAD(&g_memory), 1)) return;
     opprof__thread *t = record_enter();
     if (!t) return;
-    mem_slot *m = LOAD_RELAXED(&g_memory) ? stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped)
-                                          : NULL;
+    /* g_memory closes with g_recording, which record_enter checked while busy */
+    mem_slot *m = stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped);
     if (m) {
         m->ts = thread_now(t);
         m->addr = (uint64_t)(uintptr_t)addr;
@@ -556,7 +563,7 @@ static void trim_stream(stream *s) {
         ch->next = NULL;
     }
     s->tail = NULL; /* the owner resets its cursor when it next records */
-    s->used = 0;
+    s->cursor = s->limit = NULL;
 }
 
 /* Sites: (call site, shapes) pairs, looked up through a small cache. */
@@ -684,7 +691,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         free_chain(rest);
         if (!keep_last) t->ranges.head = NULL;
         t->ranges.tail = NULL;
-        t->ranges.used = 0;
+        t->ranges.cursor = t->ranges.limit = NULL;
     } else {
         trim_stream(&t->ranges);
     }
