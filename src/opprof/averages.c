@@ -203,11 +203,23 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
             ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
         }
     }
-    for (size_t j = 0; j < c->n_mem; j++) {
-        int32_t o = c->mem[j].owner;
-        if (o < 0) continue;
-        ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
-        for (int32_t a = o; a >= 0; a = ev[a].parent) ADD(b.groups[GROUP_OF(a)].row.cpu_mem, c->mem[j].bytes);
+    if (c->n_mem) {
+        /* CPU Mem: bytes of each event's subtree, summed children to parents
+         * in one backward pass (parents precede children): O(events), however
+         * deep the nesting. */
+        int64_t *subtree = opprof__calloc(n_events ? n_events : 1, sizeof *subtree);
+        if (!subtree) goto fail;
+        for (size_t j = 0; j < c->n_mem; j++) {
+            int32_t o = c->mem[j].owner;
+            if (o < 0) continue;
+            ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
+            ADD(subtree[o], c->mem[j].bytes);
+        }
+        for (size_t i = n_events; i-- > 0;) {
+            if (ev[i].parent >= 0) ADD(subtree[ev[i].parent], subtree[i]);
+            ADD(b.groups[GROUP_OF(i)].row.cpu_mem, subtree[i]);
+        }
+        opprof__dealloc(subtree, (n_events ? n_events : 1) * sizeof *subtree);
     }
 #undef GROUP_OF
 

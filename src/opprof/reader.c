@@ -102,8 +102,9 @@ typedef struct parser {
     const opprof_read_options *opt;
     int64_t next_progress;
     opprof_capture *cap;
-    thread_key *threads;   /* small linear map: traces have few threads */
-    size_t n_threads, cap_threads;
+    thread_key *threads;   /* (pid, tid) -> thread, open addressing; n_threads used */
+    size_t n_threads, cap_threads; /* cap_threads: a power of two */
+    uint32_t last_thread;  /* index into threads + 1 of the last hit */
     char **string_ids;     /* string pids/tids ("CPU functions") */
     size_t n_string_ids, cap_string_ids;
     xrecord *xs;
@@ -929,18 +930,51 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
     return skip_value(p);
 }
 
+static size_t thread_slot(const parser *p, int64_t pid, int64_t tid) {
+    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)tid * 0xC2B2AE3D27D4EB4Full);
+    size_t k = (size_t)(h ^ (h >> 29)) & (p->cap_threads - 1);
+    while (p->threads[k].index != UINT32_MAX && (p->threads[k].pid != pid || p->threads[k].tid != tid))
+        k = (k + 1) & (p->cap_threads - 1);
+    return k;
+}
+
+/* The capture's thread of (pid, tid), added when new: a hash table, since a
+ * hostile file may name millions of threads. */
 static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
-    for (size_t i = p->n_threads; i-- > 0;) /* recent threads first */
-        if (p->threads[i].pid == pid && p->threads[i].tid == tid) {
-            *index = p->threads[i].index;
+    if (p->last_thread) {
+        const thread_key *last = &p->threads[p->last_thread - 1];
+        if (last->pid == pid && last->tid == tid) {
+            *index = last->index;
             return 0;
         }
-    if (opprof__grow((void **)&p->threads, &p->cap_threads, p->n_threads + 1, sizeof *p->threads))
-        return fail_code(p, OPPROF_ENOMEM, "threads");
-    int rc = opprof_capture_add_thread(p->cap, tid, "", index);
-    if (rc) return fail_code(p, rc, "threads");
-    if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
-    p->threads[p->n_threads++] = (thread_key){pid, tid, *index};
+    }
+    if ((p->n_threads + 1) * 2 > p->cap_threads) {
+        size_t cap = p->cap_threads ? p->cap_threads * 2 : 64;
+        thread_key *old = p->threads;
+        size_t old_cap = p->cap_threads;
+        p->threads = opprof__alloc(cap * sizeof *p->threads);
+        if (!p->threads) {
+            p->threads = old;
+            return fail_code(p, OPPROF_ENOMEM, "threads");
+        }
+        p->cap_threads = cap;
+        for (size_t i = 0; i < cap; i++) p->threads[i].index = UINT32_MAX;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].index != UINT32_MAX) p->threads[thread_slot(p, old[i].pid, old[i].tid)] = old[i];
+        opprof__dealloc(old, old_cap * sizeof *old);
+        p->last_thread = 0;
+    }
+    size_t k = thread_slot(p, pid, tid);
+    if (p->threads[k].index == UINT32_MAX) {
+        if (p->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
+        int rc = opprof_capture_add_thread(p->cap, tid, "", index);
+        if (rc) return fail_code(p, rc, "threads");
+        if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
+        p->threads[k] = (thread_key){pid, tid, *index};
+        p->n_threads++;
+    }
+    *index = p->threads[k].index;
+    p->last_thread = (uint32_t)k + 1;
     return 0;
 }
 

@@ -60,14 +60,15 @@ int64_t opprof_flops(const char *name, const opprof_shapes *s) {
     return 0;
 }
 
-/* Per thread, events and memory events in time order: an event's base is the
- * level when it starts; every memory event raises the peak of its owner and
- * of the owner's ancestors. */
+/* An event's base is the level when it starts (per thread, events and memory
+ * events in time order); its peak is the highest total of the memory events
+ * of its subtree, carried from children to parents in one backward pass:
+ * O(events + memory events), however deep the nesting. */
 int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
     if (!c || !out_peaks) return OPPROF_EINVAL;
     size_t n = c->n_events;
     int64_t *base = opprof__alloc((n ? n : 1) * sizeof *base);
-    int64_t *peak = opprof__calloc(n ? n : 1, sizeof *peak);
+    int64_t *peak = opprof__alloc((n ? n : 1) * sizeof *peak);
     if (!base || !peak) {
         opprof__dealloc(base, (n ? n : 1) * sizeof *base);
         opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
@@ -78,25 +79,26 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
         uint32_t thread = c->events[i].thread;
         while (j < c->n_mem && c->mem[j].thread < thread) j++;
         /* the level before the thread's first memory event */
-        int64_t level = j < c->n_mem && c->mem[j].thread == thread ? c->mem[j].total_allocated - c->mem[j].bytes : 0;
+        int64_t level = j < c->n_mem && c->mem[j].thread == thread
+                            ? (int64_t)((uint64_t)c->mem[j].total_allocated - (uint64_t)c->mem[j].bytes)
+                            : 0;
         for (; i < n && c->events[i].thread == thread; i++) {
-            const opprof_event *e = &c->events[i];
-            /* memory events before this event starts move the level */
-            while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < e->start_ns) {
-                const opprof_memory_event *m = &c->mem[j++];
-                level = m->total_allocated;
-                for (int32_t a = m->owner; a >= 0; a = c->events[a].parent)
-                    if (m->total_allocated > peak[a]) peak[a] = m->total_allocated;
-            }
+            while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < c->events[i].start_ns)
+                level = c->mem[j++].total_allocated;
             base[i] = peak[i] = level;
         }
-        while (j < c->n_mem && c->mem[j].thread == thread) {
-            const opprof_memory_event *m = &c->mem[j++];
-            for (int32_t a = m->owner; a >= 0; a = c->events[a].parent)
-                if (m->total_allocated > peak[a]) peak[a] = m->total_allocated;
-        }
+        while (j < c->n_mem && c->mem[j].thread == thread) j++;
     }
-    for (size_t i = 0; i < n; i++) peak[i] = peak[i] > base[i] ? peak[i] - base[i] : 0;
+    for (size_t k = 0; k < c->n_mem; k++) {
+        int32_t o = c->mem[k].owner;
+        if (o >= 0 && c->mem[k].total_allocated > peak[o]) peak[o] = c->mem[k].total_allocated;
+    }
+    for (size_t i = n; i-- > 0;) {
+        int32_t p = c->events[i].parent;
+        if (p >= 0 && peak[i] > peak[p]) peak[p] = peak[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        peak[i] = peak[i] > base[i] ? (int64_t)((uint64_t)peak[i] - (uint64_t)base[i]) : 0;
     opprof__dealloc(base, (n ? n : 1) * sizeof *base);
     /* hand it out as a public block (opprof_free) */
     char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);

@@ -5,9 +5,12 @@
 
 #include <string.h>
 
+enum { MAX_FRAMES = 256 }; /* frames written per line: deeper stacks are cut at the root */
+
 typedef struct node {
     int32_t parent; /* node index, -1 for a root */
     uint32_t name;
+    uint32_t depth; /* 1 for a root */
     int64_t value;
 } node;
 
@@ -45,7 +48,7 @@ static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
         }
     }
     if (opprof__grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) return OPPROF_ENOMEM;
-    t->nodes[t->n] = (node){parent, name, 0};
+    t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0};
     t->table[k] = (uint32_t)t->n + 1;
     *out = (int32_t)t->n++;
     return 0;
@@ -58,12 +61,18 @@ static void put_name(opprof__strbuf *sb, const char *name) {
     }
 }
 
+/* The path of node n, outermost first; past MAX_FRAMES, the outer frames are
+ * replaced by one "[N frames]" frame (a hostile trace can nest millions deep). */
 static void put_path(opprof__strbuf *sb, const opprof_capture *c, const tree *t, int32_t n) {
-    if (t->nodes[n].parent >= 0) {
-        put_path(sb, c, t, t->nodes[n].parent);
-        opprof__sb_put(sb, ";", 1);
+    int32_t chain[MAX_FRAMES];
+    int k = 0;
+    uint32_t depth = t->nodes[n].depth;
+    for (int32_t x = n; x >= 0 && k < MAX_FRAMES - (depth > MAX_FRAMES); x = t->nodes[x].parent) chain[k++] = x;
+    if (depth > (uint32_t)k) opprof__sb_printf(sb, "[%u frames];", depth - (uint32_t)k);
+    while (k-- > 0) {
+        put_name(sb, c->names[t->nodes[chain[k]].name]);
+        if (k) opprof__sb_put(sb, ";", 1);
     }
-    put_name(sb, c->names[t->nodes[n].name]);
 }
 
 int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, char **out_text) {
