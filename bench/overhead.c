@@ -260,6 +260,17 @@ int main(int argc, char **argv) {
     double stack_ns = time_ranges(batches, per);
     opprof_session_free(s);
 
+    /* with_native_stack: a backtrace at every begin. */
+    shapes_cfg.record_shapes = shapes_cfg.with_stack = false;
+    shapes_cfg.with_native_stack = true;
+    opprof_session_start(&s, &shapes_cfg);
+    opprof_session_step(s);
+    time_ranges(5, 10000);
+    opprof_session_step(s);
+    opprof_session_step(s);
+    double native_ns = time_ranges(11, 10000);
+    opprof_session_free(s);
+
     /* The seed's forward pass with and without recording (memory on). */
     nn_manual_seed(7);
     nn_module *l[3], *model;
@@ -317,6 +328,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "shapes_extra_ns", shapes_ns - range_ns, false);
         bench_json_number(stdout, "range_with_stack_ns", stack_ns, false);
         bench_json_number(stdout, "stack_extra_ns", stack_ns - range_ns, false);
+        bench_json_number(stdout, "range_with_native_stack_ns", native_ns, false);
         bench_json_number(stdout, "forward_us_plain", plain / 5, false);
         bench_json_number(stdout, "forward_us_profiled", profiled / 5, false);
         bench_json_number(stdout, "forward_profiled_ratio", forward_ratio, false);
@@ -349,6 +361,7 @@ int main(int argc, char **argv) {
                shapes_ns - range_ns);
         printf("  range with with_stack           %7.2f ns  (+%.2f ns: call sites are static)\n", stack_ns,
                stack_ns - range_ns);
+        printf("  range with with_native_stack    %7.2f ns  (a backtrace at each begin)\n", native_ns);
         printf("seed's forward pass: %.1f us plain, %.1f us recorded (memory on): ratio %.4f\n", plain / 5,
                profiled / 5, forward_ratio);
         printf("at scale (%s):\n", g_out_dir);

@@ -31,7 +31,7 @@ typedef struct options {
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
-    bool record_shapes, with_stack, with_flops, peak_memory, stacks;
+    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks;
     bool group_by_input_shape;
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
@@ -79,6 +79,7 @@ static void usage(FILE *f) {
             "  --save-output FILE  write the forward's result as a safetensors file (tensor 'output')\n"
             "  --record-shapes  record operators' input shapes (trace args \"Input Dims\")\n"
             "  --with-stack     record call sites (trace args \"Call stack\")\n"
+            "  --with-native-stack  record native call stacks instead (backtrace; ~1 us a range)\n"
             "  --with-flops     add the Total FLOPs and GFLOP/s columns (implies --record-shapes)\n"
             "  --group-by-input-shape  one table row per (name, input shapes) (implies --record-shapes)\n"
             "  --group-by-stack N      one table row per (name, top N call sites) (implies --with-stack)\n"
@@ -131,6 +132,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"with-flops", no_argument, 0, 3},     {"group-by-input-shape", no_argument, 0, 4},
         {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
+        {"with-native-stack", no_argument, 0, 9},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -165,6 +167,7 @@ static int parse_options(int argc, char **argv, options *o) {
             break;
         case 6: o->peak_memory = true; break;
         case 7: o->stacks = true; break;
+        case 9: o->with_native_stack = true; break;
         case 8: {
             int n;
             rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -345,6 +348,7 @@ static int run(const options *o, context *ctx) {
     cfg.profile_memory = true;
     cfg.record_shapes = o->record_shapes;
     cfg.with_stack = o->with_stack;
+    cfg.with_native_stack = o->with_native_stack;
     cfg.with_flops = o->with_flops;
     what = "starting the profiler";
     rc = opprof_session_start(&session, &cfg);

@@ -87,6 +87,14 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static int keep_native(const opprof_capture *c, void *user) {
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    const opprof_site *site = n ? opprof_capture_site(c, ev[0].site) : NULL;
+    snprintf(user, 4096, "%s", site && site->native_stack ? site->native_stack : "");
+    return 0;
+}
+
 static opprof_range begun_elsewhere;
 static void *end_elsewhere(void *arg) {
     (void)arg;
@@ -181,6 +189,25 @@ int main(void) {
     CHECK_INT(s.memory, 0);
     CHECK_INT(s.events, 2); /* m and ProfilerStep#0 */
     CHECK_STR(s.names, "ProfilerStep#0<- m<ProfilerStep#0 ");
+
+    /* with_native_stack: each range carries its native call stack, innermost
+     * first, symbolized; this executable's frames name its module. */
+    {
+        static char native[4096];
+        native[0] = '\0';
+        opprof_config ncfg = opprof_config_default();
+        ncfg.record_steps = false;
+        ncfg.with_native_stack = true;
+        ncfg.on_trace_ready = keep_native;
+        ncfg.user_data = native;
+        opprof_session *ns;
+        CHECK_INT(opprof_session_start(&ns, &ncfg), 0);
+        OPPROF_RANGE("with native stack") {}
+        opprof_session_free(ns);
+        CHECK_CONTAINS(native, "(test_record)");
+        CHECK_CONTAINS(native, "__libc_start");
+        CHECK(strstr(native, "opprof_range_begin") == NULL); /* opprof's own frames are skipped */
+    }
 
     /* Bad configurations. */
     cfg.activities = 4;

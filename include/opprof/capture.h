@@ -50,6 +50,8 @@ typedef struct opprof_site {
     const char *function; /* NULL when unknown */
     uint32_t line;
     uint32_t shapes;      /* index for opprof_capture_shapes(); 0 = none recorded */
+    const char *native_stack; /* with_native_stack: "symbol+0x1f (libfoo.so);..." innermost
+                                 first, else NULL */
 } opprof_site;
 
 /** An allocation (bytes > 0) or free (bytes < 0). */

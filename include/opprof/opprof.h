@@ -180,6 +180,11 @@ typedef struct opprof_config {
     bool with_stack;                /* traces carry each event's "Call stack" (call sites of
                                        the event and its enclosing ranges) */
     bool with_flops;                /* tables show FLOPs (needs record_shapes) */
+    bool with_native_stack;         /* also the native call stack of each range (glibc's
+                                       backtrace at begin, up to 14 frames, symbolized with
+                                       dladdr at capture time: exported symbols only; link
+                                       executables with -rdynamic to see theirs). Costs
+                                       about 1 us a range: see bench_overhead */
     bool record_steps;              /* a ProfilerStep#N range around each step (default true) */
     uint64_t max_events;            /* event budget of one capture; 0 = unlimited.
                                        Events past it are dropped and counted. */

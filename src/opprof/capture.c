@@ -193,6 +193,7 @@ static uint64_t site_hash(const opprof_site *s) {
     h = hash_mix(h, (uintptr_t)s->file);
     h = hash_mix(h, (uintptr_t)s->function);
     h = hash_mix(h, s->line);
+    h = hash_mix(h, (uintptr_t)s->native_stack);
     return hash_mix(h, s->shapes);
 }
 
@@ -243,7 +244,7 @@ int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes
 }
 
 int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
-                                uint32_t shapes, uint32_t *site) {
+                                uint32_t shapes, const char *native, uint32_t *site) {
     opprof_site key;
     memset(&key, 0, sizeof key);
     uint32_t id;
@@ -254,6 +255,10 @@ int opprof__capture_intern_site(opprof_capture *c, const char *file, const char 
     if (function) {
         if (opprof__capture_intern(c, function, strlen(function), &id)) return OPPROF_ENOMEM;
         key.function = c->names[id];
+    }
+    if (native) {
+        if (opprof__capture_intern(c, native, strlen(native), &id)) return OPPROF_ENOMEM;
+        key.native_stack = c->names[id];
     }
     key.line = line;
     key.shapes = shapes;
@@ -271,7 +276,7 @@ int opprof__capture_intern_site(opprof_capture *c, const char *file, const char 
 }
 
 const opprof_site *opprof_capture_site(const opprof_capture *c, uint32_t site) {
-    static const opprof_site unknown = {NULL, NULL, 0, 0};
+    static const opprof_site unknown = {NULL, NULL, 0, 0, NULL};
     if (site == 0) return &unknown;
     return site <= c->n_sites ? &c->sites[site - 1] : NULL;
 }
@@ -298,7 +303,7 @@ int opprof_capture_set_last_site(opprof_capture *c, const char *file, const char
         if (opprof__capture_intern_shapes(c, &clean, &shapes_index)) return OPPROF_ENOMEM;
     }
     uint32_t site;
-    if (opprof__capture_intern_site(c, file, function, line, shapes_index, &site)) return OPPROF_ENOMEM;
+    if (opprof__capture_intern_site(c, file, function, line, shapes_index, NULL, &site)) return OPPROF_ENOMEM;
     c->events[c->n_events - 1].site = site;
     return 0;
 }

@@ -264,12 +264,18 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         out_us(o, e->duration_ns);
         const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
         const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
-        if (sh || (info->with_stack && site && site->file)) {
+        bool stack = site && (site->native_stack || (info->with_stack && site->file));
+        if (sh || stack) {
             OUT_LIT(o, ",\"args\":{");
             if (sh) write_shapes(o, sh);
-            if (info->with_stack && site && site->file) {
+            if (stack) {
                 if (sh) OUT_LIT(o, ",");
-                write_stack(o, c, (int32_t)i);
+                if (site->native_stack) {
+                    OUT_LIT(o, "\"Call stack\":");
+                    out_json_string(o, site->native_stack);
+                } else {
+                    write_stack(o, c, (int32_t)i);
+                }
             }
             OUT_LIT(o, "}");
         }

@@ -114,9 +114,9 @@ OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...
     __attribute__((format(printf, 2, 3)));
 /* Intern input shapes (unused entries must be zero); *index >= 1. */
 OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index);
-/* Intern a call site (file/function may be NULL) with a shapes index; *site >= 1. */
+/* Intern a call site (file/function/native may be NULL) with a shapes index; *site >= 1. */
 OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
-                                               uint32_t line, uint32_t shapes, uint32_t *site);
+                                               uint32_t line, uint32_t shapes, const char *native, uint32_t *site);
 /* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */
 OPPROF__HIDDEN const char *opprof__dtype_name(unsigned code);
 OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);
@@ -135,6 +135,7 @@ typedef struct opprof__recorder_config {
     bool profile_memory;
     bool record_shapes;
     bool with_stack;
+    bool with_native_stack;
     uint64_t max_events;
 } opprof__recorder_config;
 /* Begin a new recording window (new epoch); threads reset their buffers lazily. */

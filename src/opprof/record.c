@@ -29,6 +29,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -57,7 +59,14 @@ typedef struct mem_slot {
 } mem_slot;
 
 /* Input shapes of the range with sequence number `seq` on its thread. */
-enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048 };
+enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048, NATIVE_FRAMES = 14 };
+
+/* The native call stack of the range with sequence number `seq`. */
+typedef struct native_slot {
+    uint64_t seq;
+    uint64_t n;
+    void *frames[NATIVE_FRAMES];
+} native_slot;
 typedef struct shape_slot {
     uint64_t seq;
     uint8_t n_inputs;
@@ -95,7 +104,7 @@ typedef struct opprof__thread {
     uint64_t epoch;            /* epoch of the buffered data; atomic */
     int busy;                  /* atomic: inside a record (see the handshake above) */
     uint64_t last_ticks;       /* strictly increasing per thread */
-    stream ranges, memory, shapes;
+    stream ranges, memory, shapes, natives;
     name_arena *names_head, *names_tail;
     slot *stack[MAX_DEPTH];
     uint64_t stack_seq[MAX_DEPTH]; /* sequence number of each open slot */
@@ -112,6 +121,7 @@ int opprof__recording;          /* atomic: a window is open (read by the macros)
 #define g_recording opprof__recording
 static int g_memory;            /* atomic: ... and memory events are wanted */
 static int g_shapes;            /* atomic: ... and input shapes are wanted */
+static int g_native;            /* atomic: ... and native call stacks are wanted */
 static uint64_t g_epoch;        /* atomic */
 static uint64_t g_max_events;   /* atomic: 0 = unlimited */
 static int64_t g_budget;        /* atomic: events left in the window's budget */
@@ -161,6 +171,7 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t) {
     stream_reset(&t->ranges);
     stream_reset(&t->memory);
     stream_reset(&t->shapes);
+    stream_reset(&t->natives);
     for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
     t->names_tail = t->names_head;
     t->depth = 0;
@@ -264,6 +275,19 @@ static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
 
 /* ---- ranges ---- */
 
+/* with_native_stack: the return addresses above opprof (noinline, so the
+ * frames to skip are known: this function and the begin function). */
+__attribute__((cold, noinline)) static void record_native(opprof__thread *t, uint64_t seq) {
+    void *frames[NATIVE_FRAMES + 2];
+    int n = backtrace(frames, NATIVE_FRAMES + 2);
+    native_slot *ns = stream_reserve(&t->natives, sizeof(native_slot), CHUNK_SHAPES, &t->dropped);
+    if (!ns) return;
+    ns->seq = seq;
+    ns->n = n > 2 ? (uint64_t)(n - 2) : 0;
+    for (uint64_t i = 0; i < ns->n; i++) ns->frames[i] = frames[i + 2];
+    STORE(&t->natives.count, t->natives.count + 1);
+}
+
 /* Record a begin; the caller has entered (t busy) and leaves after. */
 static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
                                                                         const char *name) {
@@ -278,6 +302,7 @@ static inline __attribute__((always_inline)) opprof_range begin_record(opprof__t
     e->name = name;
     e->loc = loc;
     t->stack_seq[t->depth] = t->ranges.count;
+    if (__builtin_expect(LOAD_RELAXED(&g_native), 0)) record_native(t, t->ranges.count);
     STORE(&t->ranges.count, t->ranges.count + 1);
     t->stack[t->depth++] = e;
     return make_token(t, t->depth);
@@ -443,6 +468,7 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     __atomic_fetch_add(&g_epoch, 1, __ATOMIC_RELEASE);
     STORE(&g_memory, cfg->profile_memory ? 1 : 0);
     STORE(&g_shapes, cfg->record_shapes ? 1 : 0);
+    STORE(&g_native, cfg->with_native_stack ? 1 : 0);
     g_window_cfg = *cfg;
     STORE(&g_recording, 1);
 }
@@ -452,6 +478,7 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
 void opprof__recorder_window_close(void) {
     STORE(&g_memory, 0);
     STORE(&g_shapes, 0);
+    STORE(&g_native, 0);
     STORE(&g_recording, 0);
     if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     pthread_mutex_lock(&g_threads_lock);
@@ -572,15 +599,37 @@ typedef struct site_cache {
     uint32_t shapes, site;
 } site_cache;
 
-static int site_of(opprof_capture *c, site_cache *cache, const opprof_srcloc *loc, uint32_t shapes, uint32_t *site) {
+static int site_of(opprof_capture *c, site_cache *cache, const opprof_srcloc *loc, uint32_t shapes, const char *native,
+                   uint32_t *site) {
+    if (native) return opprof__capture_intern_site(c, loc->file, loc->function, loc->line, shapes, native, site);
     site_cache *e = &cache[(((uintptr_t)loc >> 4) ^ shapes * 31u) & 255];
     if (e->loc == loc && e->shapes == shapes && e->site) {
         *site = e->site;
         return 0;
     }
-    int rc = opprof__capture_intern_site(c, loc->file, loc->function, loc->line, shapes, site);
+    int rc = opprof__capture_intern_site(c, loc->file, loc->function, loc->line, shapes, NULL, site);
     if (!rc) *e = (site_cache){loc, shapes, *site};
     return rc;
+}
+
+/* "symbol+0x1f (libfoo.so);..." for a native stack, with dladdr. */
+static void native_text(const native_slot *ns, opprof__strbuf *sb) {
+    for (uint64_t i = 0; i < ns->n; i++) {
+        Dl_info info;
+        const char *module = "?", *symbol = NULL;
+        uintptr_t offset = (uintptr_t)ns->frames[i];
+        if (dladdr(ns->frames[i], &info) && info.dli_fname) {
+            const char *slash = strrchr(info.dli_fname, '/');
+            module = slash ? slash + 1 : info.dli_fname;
+            if (info.dli_sname) {
+                symbol = info.dli_sname;
+                offset = (uintptr_t)ns->frames[i] - (uintptr_t)info.dli_saddr;
+            } else {
+                offset = (uintptr_t)ns->frames[i] - (uintptr_t)info.dli_fbase;
+            }
+        }
+        opprof__sb_printf(sb, "%s%s+0x%lx (%s)", i ? ";" : "", symbol ? symbol : "", (unsigned long)offset, module);
+    }
 }
 
 static int shapes_of(opprof_capture *c, const shape_slot *sh, uint32_t *index) {
@@ -601,9 +650,12 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
                           uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
     site_cache cache[256];
     memset(cache, 0, sizeof cache);
-    bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes;
+    bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes || g_window_cfg.with_native_stack;
     size_t n_shapes = LOAD(&t->shapes.count), next_shape = 0;
     const chunk *shape_chunk = t->shapes.head;
+    size_t n_natives = LOAD(&t->natives.count), next_native = 0;
+    const chunk *native_chunk = t->natives.head;
+    opprof__strbuf native = {0};
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
@@ -680,10 +732,25 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
                 next_shape++;
                 if (next_shape % CHUNK_SHAPES == 0 && next_shape < n_shapes) shape_chunk = shape_chunk->next;
             }
-            if (rc || (rc = site_of(c, cache, s->loc, shapes, &ev->site))) break;
+            const char *native_stack = NULL;
+            while (!rc && next_native < n_natives) {
+                const native_slot *ns = (const native_slot *)native_chunk->data + next_native % CHUNK_SHAPES;
+                if (ns->seq > i) break;
+                if (ns->seq == i) {
+                    native.len = 0;
+                    native_text(ns, &native);
+                    if (native.error) rc = native.error;
+                    native_stack = native.data;
+                }
+                next_native++;
+                if (next_native % CHUNK_SHAPES == 0 && next_native < n_natives) native_chunk = native_chunk->next;
+            }
+            if (rc || (rc = site_of(c, cache, s->loc, shapes, native_stack, &ev->site))) break;
         }
     }
+    opprof__sb_free(&native);
     trim_stream(&t->shapes);
+    trim_stream(&t->natives);
     if (can_free && chunk_no >= RETAIN_CHUNKS && n) {
         /* The chain from the retained ones on has been freed up to `ch`. */
         chunk *rest = ch;

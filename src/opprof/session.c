@@ -84,6 +84,7 @@ static void window_open(opprof_session *s) {
     opprof__recorder_config rc = {.profile_memory = s->cfg.profile_memory,
                                   .record_shapes = s->cfg.record_shapes,
                                   .with_stack = s->cfg.with_stack,
+                                  .with_native_stack = s->cfg.with_native_stack,
                                   .max_events = s->cfg.max_events};
     s->window_base_ns = opprof__realtime_ns();
     opprof__recorder_window_open(&rc);
