@@ -206,6 +206,7 @@ int main(void) {
         opprof_session_free(ns);
         CHECK_CONTAINS(native, "(test_record)");
         CHECK_CONTAINS(native, "__libc_start");
+        if (strstr(native, "opprof_range_begin")) fprintf(stderr, "native stack: %s\n", native);
         CHECK(strstr(native, "opprof_range_begin") == NULL); /* opprof's own frames are skipped */
     }
 

@@ -181,7 +181,7 @@ typedef struct opprof_config {
                                        the event and its enclosing ranges) */
     bool with_flops;                /* tables show FLOPs (needs record_shapes) */
     bool with_native_stack;         /* also the native call stack of each range (glibc's
-                                       backtrace at begin, up to 14 frames, symbolized with
+                                       backtrace at begin, about 12 frames, symbolized with
                                        dladdr at capture time: exported symbols only; link
                                        executables with -rdynamic to see theirs). Costs
                                        about 1 us a range: see bench_overhead */

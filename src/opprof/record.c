@@ -60,6 +60,8 @@ typedef struct mem_slot {
 
 /* Input shapes of the range with sequence number `seq` on its thread. */
 enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048, NATIVE_FRAMES = 14 };
+/* frames captured: opprof's own (and a sanitizer's interceptor) are dropped later */
+enum { NATIVE_CAPTURED = NATIVE_FRAMES };
 
 /* The native call stack of the range with sequence number `seq`. */
 typedef struct native_slot {
@@ -275,16 +277,14 @@ static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
 
 /* ---- ranges ---- */
 
-/* with_native_stack: the return addresses above opprof (noinline, so the
- * frames to skip are known: this function and the begin function). */
+/* with_native_stack: the return addresses, raw; the frames inside opprof
+ * are dropped when they are symbolized (native_text). */
 __attribute__((cold, noinline)) static void record_native(opprof__thread *t, uint64_t seq) {
-    void *frames[NATIVE_FRAMES + 2];
-    int n = backtrace(frames, NATIVE_FRAMES + 2);
     native_slot *ns = stream_reserve(&t->natives, sizeof(native_slot), CHUNK_SHAPES, &t->dropped);
     if (!ns) return;
+    int n = backtrace(ns->frames, NATIVE_CAPTURED);
     ns->seq = seq;
-    ns->n = n > 2 ? (uint64_t)(n - 2) : 0;
-    for (uint64_t i = 0; i < ns->n; i++) ns->frames[i] = frames[i + 2];
+    ns->n = n > 0 ? (uint64_t)n : 0;
     STORE(&t->natives.count, t->natives.count + 1);
 }
 
@@ -612,9 +612,17 @@ static int site_of(opprof_capture *c, site_cache *cache, const opprof_srcloc *lo
     return rc;
 }
 
-/* "symbol+0x1f (libfoo.so);..." for a native stack, with dladdr. */
+/* "symbol+0x1f (libfoo.so);..." for a native stack, with dladdr; the
+ * frames up to the last one inside opprof itself are left out. */
 static void native_text(const native_slot *ns, opprof__strbuf *sb) {
-    for (uint64_t i = 0; i < ns->n; i++) {
+    Dl_info self;
+    const void *self_base = dladdr((void *)(uintptr_t)native_text, &self) ? self.dli_fbase : NULL;
+    uint64_t first = 0;
+    for (uint64_t i = 0; i < ns->n && i < 4; i++) {
+        Dl_info info;
+        if (dladdr(ns->frames[i], &info) && info.dli_fbase == self_base) first = i + 1;
+    }
+    for (uint64_t i = first; i < ns->n; i++) {
         Dl_info info;
         const char *module = "?", *symbol = NULL;
         uintptr_t offset = (uintptr_t)ns->frames[i];
@@ -628,7 +636,8 @@ static void native_text(const native_slot *ns, opprof__strbuf *sb) {
                 offset = (uintptr_t)ns->frames[i] - (uintptr_t)info.dli_fbase;
             }
         }
-        opprof__sb_printf(sb, "%s%s+0x%lx (%s)", i ? ";" : "", symbol ? symbol : "", (unsigned long)offset, module);
+        opprof__sb_printf(sb, "%s%s+0x%lx (%s)", i > first ? ";" : "", symbol ? symbol : "", (unsigned long)offset,
+                          module);
     }
 }
 
