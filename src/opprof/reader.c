@@ -542,6 +542,37 @@ static int parse_literal(parser *p, const char *word) {
     return 0;
 }
 
+/* Containers. open_items: the opening byte, one level deeper; 0 when the
+ * container is empty (and closed), 1 when items follow. next_item, after an
+ * item: 1 for another, 0 when the closing byte ends the container. Both
+ * return a negative code on an error. */
+static int open_items(parser *p, int open, int close, const char *what) {
+    if (expect_byte(p, open, what)) return OPPROF_EFORMAT;
+    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+    int c = skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != close) return 1;
+    p->pos++;
+    p->depth--;
+    return 0;
+}
+
+static int next_item(parser *p, int close, const char *where) {
+    int c = skip_ws(p);
+    if (c == ',') {
+        p->pos++;
+        return 1;
+    }
+    if (c == close) {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    if (c == -2) return OPPROF_EFORMAT;
+    return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
+                   : FAIL(p, "expected ',' or '%c' %s, found '%c'", close, where, c);
+}
+
 /* Validate and skip any value. */
 static int skip_value(parser *p) {
     int c = skip_ws(p);
@@ -553,35 +584,14 @@ static int skip_value(parser *p) {
     case 'n': return parse_literal(p, "null");
     case '{':
     case '[': {
-        if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
-        p->pos++;
         int close = c == '{' ? '}' : ']';
-        int d = skip_ws(p);
-        if (d == -2) return OPPROF_EFORMAT;
-        if (d == close) {
-            p->pos++;
-            p->depth--;
-            return 0;
-        }
-        for (;;) {
-            if (c == '{') {
-                if (parse_string(p) || expect_byte(p, ':', "':'")) return OPPROF_EFORMAT;
-            }
+        int more = open_items(p, c, close, c == '{' ? "an object" : "an array");
+        while (more == 1) {
+            if (c == '{' && (parse_string(p) || expect_byte(p, ':', "':'"))) return OPPROF_EFORMAT;
             if (skip_value(p)) return OPPROF_EFORMAT;
-            d = skip_ws(p);
-            if (d == ',') {
-                p->pos++;
-                continue;
-            }
-            if (d == close) {
-                p->pos++;
-                p->depth--;
-                return 0;
-            }
-            if (d == -2) return OPPROF_EFORMAT;
-            return d == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c'", close)
-                           : FAIL(p, "expected ',' or '%c', found '%c'", close, d);
+            more = next_item(p, close, c == '{' ? "in an object" : "in an array");
         }
+        return more;
     }
     case -1: return FAIL(p, "unexpected end of the file: expected a value");
     default:
@@ -597,16 +607,9 @@ static int skip_value(parser *p) {
 typedef int (*key_fn)(parser *p, void *ctx, const char *key, size_t key_len);
 
 static int parse_object(parser *p, key_fn on_key, void *ctx) {
-    if (expect_byte(p, '{', "an object")) return OPPROF_EFORMAT;
-    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
-    int c = skip_ws(p);
-    if (c == '}') {
-        p->pos++;
-        p->depth--;
-        return 0;
-    }
     char key[64];
-    for (;;) {
+    int more = open_items(p, '{', '}', "an object");
+    while (more == 1) {
         if (parse_string(p)) return OPPROF_EFORMAT;
         size_t klen = p->s_len < sizeof key - 1 ? p->s_len : sizeof key - 1;
         memcpy(key, p->s, klen);
@@ -614,20 +617,9 @@ static int parse_object(parser *p, key_fn on_key, void *ctx) {
         if (p->s_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
         if (expect_byte(p, ':', "':' after a key")) return OPPROF_EFORMAT;
         if (on_key(p, ctx, key, klen)) return OPPROF_EFORMAT;
-        c = skip_ws(p);
-        if (c == ',') {
-            p->pos++;
-            continue;
-        }
-        if (c == '}') {
-            p->pos++;
-            p->depth--;
-            return 0;
-        }
-        if (c == -2) return OPPROF_EFORMAT;
-        return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '}'")
-                       : FAIL(p, "expected ',' or '}' in an object, found '%c'", c);
+        more = next_item(p, '}', "in an object");
     }
+    return more;
 }
 
 #define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
@@ -758,30 +750,12 @@ static int int_field(parser *p, event *e, int64_t *out, const char *field) {
 
 /* Iterate an array: `on_item` parses (or skips) each element. */
 static int parse_array(parser *p, int (*on_item)(parser *p, void *ctx, int index), void *ctx) {
-    if (expect_byte(p, '[', "an array")) return OPPROF_EFORMAT;
-    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
-    int c = skip_ws(p);
-    if (c == ']') {
-        p->pos++;
-        p->depth--;
-        return 0;
-    }
-    for (int index = 0;; index++) {
+    int more = open_items(p, '[', ']', "an array");
+    for (int index = 0; more == 1; index++) {
         if (on_item(p, ctx, index)) return OPPROF_EFORMAT;
-        c = skip_ws(p);
-        if (c == ',') {
-            p->pos++;
-            continue;
-        }
-        if (c == ']') {
-            p->pos++;
-            p->depth--;
-            return 0;
-        }
-        if (c == -2) return OPPROF_EFORMAT;
-        return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or ']'")
-                       : FAIL(p, "expected ',' or ']' in an array, found '%c'", c);
+        more = next_item(p, ']', "in an array");
     }
+    return more;
 }
 
 typedef struct dims_ctx {
@@ -1081,18 +1055,12 @@ static int take_event(parser *p, event *e, int64_t offset) {
 }
 
 static int parse_events(parser *p) {
-    if (expect_byte(p, '[', "an array of events")) return OPPROF_EFORMAT;
     event e;
     memset(&e, 0, sizeof e);
-    int rc = 0;
-    int c = skip_ws(p);
-    if (c == ']') {
-        p->pos++;
-        return 0;
-    }
-    for (;;) {
+    int more = open_items(p, '[', ']', "an array of events");
+    while (more == 1) {
         if (skip_ws(p) != '{') {
-            rc = FAIL(p, "expected an event object");
+            more = FAIL(p, "expected an event object");
             break;
         }
         int64_t offset = HERE(p);
@@ -1106,34 +1074,27 @@ static int parse_events(parser *p) {
         if (e.frame) e.frame[0] = '\0';
         if (e.has_dims || e.has_types) memset(&e.shapes, 0, sizeof e.shapes);
         e.has_dims = e.has_types = false;
-        if ((rc = parse_object(p, on_event_key, &e))) break;
+        if ((more = parse_object(p, on_event_key, &e))) break;
         if (e.arg_name && !e.arg_name[0]) {
             opprof__dealloc(e.arg_name, e.arg_name_cap);
             e.arg_name = NULL;
             e.arg_name_cap = 0;
         }
-        if ((rc = take_event(p, &e, offset))) break;
-        c = skip_ws(p);
-        if (c == ',') {
-            p->pos++;
-            continue;
-        }
-        if (c == ']') {
-            p->pos++;
-            break;
-        }
-        if (c == -2) {
-            rc = OPPROF_EFORMAT;
-            break;
-        }
-        rc = c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or ']' after an event")
-                     : FAIL(p, "expected ',' or ']' after an event, found '%c'", c);
-        break;
+        if ((more = take_event(p, &e, offset))) break;
+        more = next_item(p, ']', "after an event");
     }
     opprof__dealloc(e.name, e.name_cap);
     opprof__dealloc(e.arg_name, e.arg_name_cap);
     opprof__dealloc(e.frame, e.frame_cap);
-    return rc;
+    return more < 0 ? more : 0;
+}
+
+static int on_warning(parser *p, void *ctx, int index) {
+    (void)ctx;
+    (void)index;
+    if (skip_ws(p) != '"') return skip_value(p);
+    if (parse_string(p)) return OPPROF_EFORMAT;
+    return opprof_capture_add_warning(p->cap, p->s) ? fail_code(p, OPPROF_ENOMEM, "warnings") : 0;
 }
 
 typedef struct top {
@@ -1162,35 +1123,7 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = v.value;
         return 0;
     }
-    if (KEY_IS(k, n, "warnings") && c == '[') {
-        p->pos++;
-        if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
-        c = skip_ws(p);
-        if (c == ']') {
-            p->pos++;
-            p->depth--;
-            return 0;
-        }
-        for (;;) {
-            if (skip_ws(p) == '"') {
-                if (parse_string(p)) return OPPROF_EFORMAT;
-                if (opprof_capture_add_warning(p->cap, p->s)) return fail_code(p, OPPROF_ENOMEM, "warnings");
-            } else if (skip_value(p)) {
-                return OPPROF_EFORMAT;
-            }
-            c = skip_ws(p);
-            if (c == ',') {
-                p->pos++;
-                continue;
-            }
-            if (c == ']') {
-                p->pos++;
-                p->depth--;
-                return 0;
-            }
-            return c == -2 ? OPPROF_EFORMAT : FAIL(p, "expected ',' or ']' in \"warnings\"");
-        }
-    }
+    if (KEY_IS(k, n, "warnings") && c == '[') return parse_array(p, on_warning, NULL);
     return skip_value(p);
 }
 
