@@ -176,7 +176,7 @@ typedef struct opprof_config {
     opprof_trace_ready_fn on_trace_ready;
     void *user_data;                /* passed to on_trace_ready */
     bool profile_memory;            /* record allocations and frees */
-    bool record_shapes;             /* keep operators' input shapes (opprof_range_set_inputs) */
+    bool record_shapes;             /* keep operators' input shapes (opprof_set_inputs) */
     bool with_stack;                /* traces carry each event's "Call stack" (call sites of
                                        the event and its enclosing ranges) */
     bool with_flops;                /* tables show FLOPs (needs record_shapes) */
