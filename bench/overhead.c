@@ -72,7 +72,7 @@ static double time_memory_events(int batches, int per_batch) {
     double *t = malloc((size_t)batches * sizeof *t);
     for (int b = 0; b < batches; b++) {
         int64_t t0 = bench_now_ns();
-        for (int i = 0; i < per_batch; i++) opprof_record_memory((void *)(intptr_t)(i * 64), (i & 1) ? -64 : 64, -1);
+        for (int i = 0; i < per_batch; i++) OPPROF_MEMORY((void *)(intptr_t)(i * 64), (i & 1) ? -64 : 64, -1);
         t[b] = (double)(bench_now_ns() - t0) / per_batch;
     }
     double m = bench_stats_of(t, batches).median;

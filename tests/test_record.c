@@ -81,7 +81,7 @@ static void *worker(void *arg) {
     opprof_thread_set_name(name);
     for (int i = 0; i < PER_THREAD / 2; i++) {
         OPPROF_RANGE("outer") {
-            OPPROF_OP("inner") { opprof_record_memory((void *)(intptr_t)(i + 1), 16, -1); }
+            OPPROF_OP("inner") { OPPROF_MEMORY((void *)(intptr_t)(i + 1), 16, -1); }
         }
     }
     return NULL;
@@ -114,7 +114,7 @@ int main(void) {
     for (int i = 0; i < 2; i++) {
         OPPROF_RANGE("batch_%d", i) {
             OPPROF_SCOPE("scope");
-            OPPROF_OP("op") { opprof_record_memory(&s, 100, -1); }
+            OPPROF_OP("op") { OPPROF_MEMORY(&s, 100, -1); }
             opprof_record_memory(&s, -100, -1);
         }
     }
@@ -178,13 +178,70 @@ int main(void) {
     CHECK_CONTAINS(s.table, "Warnings: 4 ");
     CHECK_STR(s.names, "a<- b<a cross<- left-open<- ");
 
+    /* The macros' inline path and the functions share their state: a handle
+     * from one is ended by the other. */
+    session = start(&s, (opprof_schedule){0}, 0);
+    {
+        static const opprof_srcloc fn_loc = {"by function", "main", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION};
+        opprof_range outer = OPPROF_BEGIN("by macro");
+        opprof_range inner = opprof_range_begin(&fn_loc);
+        opprof_range innermost = OPPROF_BEGIN("macro again");
+        opprof_range_end(innermost);
+        OPPROF_END(inner);
+        opprof_range_end(outer);
+        opprof_range after = opprof_range_begin(&fn_loc);
+        OPPROF_END(after);
+    }
+    opprof_session_free(session);
+    CHECK_STR(s.names, "by macro<- by function<by macro macro again<by function by function<- ");
+    CHECK_STR(s.warnings, "");
+
+    /* More than 1024 ranges open on a thread: the deeper ones are dropped,
+     * counted, and their ends ignored. */
+    session = start(&s, (opprof_schedule){0}, 0);
+    {
+        enum { DEEP = 1030 };
+        static opprof_range open_ranges[DEEP];
+        for (int i = 0; i < DEEP; i++) open_ranges[i] = OPPROF_BEGIN("deep");
+        for (int i = DEEP - 1; i >= 0; i--) OPPROF_END(open_ranges[i]);
+        CHECK(open_ranges[1023] != 0);
+        CHECK(open_ranges[1024] == 0);
+    }
+    opprof_session_free(session);
+    CHECK_INT(s.events, 1024);
+    CHECK_INT(s.dropped, 6);
+    CHECK_CONTAINS(s.warnings, "6 range(s) dropped: more than 1024 ranges open on one thread");
+    CHECK(s.nested_ok);
+
+    /* A range begun in one window and ended in the next: the first capture
+     * cuts it at its end and says so; the second writes nothing of it (the
+     * first window's buffers may be gone). */
+    session = start(&s, (opprof_schedule){.active = 1, .repeat = 2}, 0);
+    {
+        opprof_range spanning = OPPROF_BEGIN("spanning");
+        opprof_range spanning_inner = OPPROF_BEGIN("spanning inner");
+        OPPROF_RANGE("inside first") {}
+        CHECK_INT(opprof_session_step(session), 0);
+        CHECK_INT(s.calls, 1);
+        CHECK_STR(s.names, "spanning<- spanning inner<spanning inside first<spanning inner ");
+        CHECK_CONTAINS(s.warnings, "2 range(s) still open at the end of the capture (first: 'spanning')");
+        OPPROF_END(spanning_inner); /* the thread's first record in this window */
+        OPPROF_RANGE("inside second") {}
+        OPPROF_END(spanning);       /* after one: the thread's buffers are this window's */
+        CHECK_INT(opprof_session_step(session), 0);
+        CHECK_INT(s.calls, 2);
+        CHECK_STR(s.names, "inside second<- ");
+        CHECK_STR(s.warnings, "");
+    }
+    opprof_session_free(session);
+
     /* Memory off: no memory events even if the runtime reports them. */
     memset(&s, 0, sizeof s);
     opprof_config cfg = opprof_config_default();
     cfg.on_trace_ready = on_ready;
     cfg.user_data = &s;
     CHECK_INT(opprof_session_start(&session, &cfg), 0);
-    OPPROF_RANGE("m") { opprof_record_memory(&s, 8, -1); }
+    OPPROF_RANGE("m") { OPPROF_MEMORY(&s, 8, -1); }
     opprof_session_free(session);
     CHECK_INT(s.memory, 0);
     CHECK_INT(s.events, 2); /* m and ProfilerStep#0 */

@@ -311,7 +311,7 @@ OPPROF_API void opprof_set_inputs(int n_inputs, const opprof_input *inputs);
  * to the innermost open range of the calling thread. total_allocated is the
  * allocator's count of live bytes after this event, or -1 when unknown (opprof
  * then reports the running sum of the window). Cheap when not recording or
- * when profile_memory is off.
+ * when profile_memory is off. OPPROF_MEMORY (below) does the same inline.
  */
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated);
 
@@ -320,17 +320,169 @@ OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes, int64_t to
 OPPROF_API void opprof_thread_set_name(const char *name);
 
 /* ------------------------------------------------------------------------- */
-/* Macros                                                                    */
+/* Internal: the macros' inline fast path                                    */
 /* ------------------------------------------------------------------------- */
-
-/* Nonzero while a window records. Internal: the macros read it so that a
- * range outside a window costs a load and a branch, no call. */
-extern OPPROF_API int opprof__recording;
-#define OPPROF__RECORDING() __builtin_expect(__atomic_load_n(&opprof__recording, __ATOMIC_RELAXED), 0)
+/*
+ * Not part of the API: every name with two underscores may change in any
+ * version (the layout is shared with src/opprof/record.c, which checks it).
+ *
+ * The macros record a range or a memory event inline, without a call, when
+ * the calling thread's buffers are ready for the open window, which is the
+ * usual case: one load and compare says so, then a few stores and a TSC
+ * read. Every other case (a thread's or a window's first record, a full
+ * chunk, the event budget, misuse, a clock other than the TSC, native
+ * stacks) calls the functions above, which do the same and more. A range
+ * outside a window costs one load and a predicted branch.
+ */
 
 #ifndef OPPROF_ENABLE
 #define OPPROF_ENABLE 1
 #endif
+
+/* Nonzero while a window records. */
+extern OPPROF_API int opprof__recording;
+#define OPPROF__RECORDING() __builtin_expect(__atomic_load_n(&opprof__recording, __ATOMIC_RELAXED), 0)
+
+#define OPPROF__MAX_DEPTH 1024 /* open ranges per thread */
+
+/* One range in a thread's buffer: 32 bytes. */
+typedef struct opprof__slot {
+    uint64_t begin;            /* ticks */
+    uint64_t end;              /* ticks, 0 while open; atomic */
+    const char *name;          /* the call site's name, or a copy in the thread's name arena */
+    const opprof_srcloc *loc;
+} opprof__slot;
+
+/* One memory event in a thread's buffer: 32 bytes. */
+typedef struct opprof__memory_slot {
+    uint64_t ts;               /* ticks */
+    uint64_t addr;
+    int64_t bytes;
+    int64_t total;
+} opprof__memory_slot;
+
+/* Where the next item of a thread's stream goes. */
+typedef struct opprof__cursor {
+    unsigned char *next;       /* owner only */
+    unsigned char *limit;      /* next may advance up to here (chunk end or budget) */
+    uint64_t count;            /* items published; atomic */
+} opprof__cursor;
+
+/* The part of a thread's recording state that the inline path uses. */
+typedef struct opprof__fast {
+    int busy;                  /* atomic: inside a record (the close handshake) */
+    uint32_t depth;            /* open ranges */
+    uint64_t ready;            /* the opprof__window value this thread's buffers are
+                                  ready for inline recording; 0: never */
+    uint64_t token;            /* epoch and thread bits of this thread's range handles */
+    uint64_t last_ticks;       /* the library's own path keeps timestamps increasing */
+    opprof__cursor ranges, memory;
+    opprof__slot *stack[OPPROF__MAX_DEPTH];     /* open slots, innermost last */
+    uint64_t stack_seq[OPPROF__MAX_DEPTH];      /* their sequence numbers */
+} opprof__fast;
+
+/* Odd while a window records: (epoch << 1) | 1; atomic. */
+extern OPPROF_API uint64_t opprof__window;
+
+#if OPPROF_ENABLE && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(OPPROF_NO_INLINE)
+#define OPPROF__INLINE 1
+/* This thread's state; NULL before its first record. */
+extern OPPROF_API __thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
+
+/* Ask for the cache line 256 bytes ahead of the slot being written, for
+ * writing: a capture streams through memory that is not in cache, and this
+ * hides the wait for its lines (bench_overhead: 25.5 -> 23.8 ns a range).
+ * A prefetch never faults, even past the end of a buffer. */
+#define OPPROF__PREFETCH(slot) __builtin_prefetch((const char *)(slot) + 256, 1, 3)
+
+/* The TSC: a thread is ready only where its reads never go back (the
+ * library checks that the kernel trusts the TSC). */
+static inline __attribute__((always_inline)) uint64_t opprof__now(void) { return __builtin_ia32_rdtsc(); }
+
+/* Enter: flag busy, then check the window (the closer's membarrier makes the
+ * compiler fence a full one). Nonzero when the inline path may record. */
+static inline __attribute__((always_inline)) int opprof__enter(opprof__fast *t) {
+    __atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return __atomic_load_n(&opprof__window, __ATOMIC_RELAXED) == t->ready;
+}
+
+static inline __attribute__((always_inline)) void opprof__leave(opprof__fast *t) {
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+static inline __attribute__((always_inline)) opprof_range opprof__range_begin(const opprof_srcloc *loc) {
+    opprof__fast *t = opprof__tls;
+    if (__builtin_expect(t != 0, 1)) {
+        uint32_t depth = t->depth;
+        if (__builtin_expect(opprof__enter(t) && t->ranges.next < t->ranges.limit && depth < OPPROF__MAX_DEPTH, 1)) {
+            opprof__slot *e = (opprof__slot *)(void *)t->ranges.next;
+            uint64_t seq = t->ranges.count;
+            t->ranges.next += sizeof *e;
+            OPPROF__PREFETCH(e);
+            t->stack[depth] = e;
+            t->stack_seq[depth] = seq;
+            t->depth = depth + 1;
+            e->name = loc->name;
+            e->loc = loc;
+            __atomic_store_n(&e->end, 0, __ATOMIC_RELAXED);
+            e->begin = opprof__now();
+            __atomic_store_n(&t->ranges.count, seq + 1, __ATOMIC_RELEASE);
+            opprof__leave(t);
+            return t->token | (depth + 1);
+        }
+        opprof__leave(t);
+    }
+    return opprof_range_begin(loc);
+}
+
+static inline __attribute__((always_inline)) void opprof__range_end(opprof_range range) {
+    opprof__fast *t = opprof__tls;
+    if (__builtin_expect(t != 0, 1)) {
+        uint32_t depth = t->depth;
+        if (__builtin_expect(opprof__enter(t) && range == (t->token | depth) && depth != 0, 1)) {
+            uint64_t now = opprof__now();
+            t->depth = depth - 1;
+            __atomic_store_n(&t->stack[depth - 1]->end, now, __ATOMIC_RELAXED);
+            opprof__leave(t);
+            return;
+        }
+        opprof__leave(t);
+    }
+    opprof_range_end(range);
+}
+
+static inline __attribute__((always_inline)) void opprof__record_memory(const void *addr, int64_t bytes,
+                                                                        int64_t total_allocated) {
+    opprof__fast *t = opprof__tls;
+    if (__builtin_expect(t != 0, 1)) {
+        if (__builtin_expect(opprof__enter(t) && t->memory.next < t->memory.limit, 1)) {
+            opprof__memory_slot *m = (opprof__memory_slot *)(void *)t->memory.next;
+            uint64_t seq = t->memory.count;
+            t->memory.next += sizeof *m;
+            OPPROF__PREFETCH(m);
+            m->addr = (uint64_t)(uintptr_t)addr;
+            m->bytes = bytes;
+            m->total = total_allocated;
+            m->ts = opprof__now();
+            __atomic_store_n(&t->memory.count, seq + 1, __ATOMIC_RELEASE);
+            opprof__leave(t);
+            return;
+        }
+        opprof__leave(t);
+    }
+    opprof_record_memory(addr, bytes, total_allocated);
+}
+#else
+#define OPPROF__INLINE 0
+#define opprof__range_begin opprof_range_begin
+#define opprof__range_end opprof_range_end
+#define opprof__record_memory opprof_record_memory
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Macros                                                                    */
+/* ------------------------------------------------------------------------- */
 
 #define OPPROF__CAT2(a, b) a##b
 #define OPPROF__CAT(a, b) OPPROF__CAT2(a, b)
@@ -348,7 +500,7 @@ extern OPPROF_API int opprof__recording;
     })
 
 #define OPPROF__BEGIN_1(kind, name)                                              \
-    (OPPROF__RECORDING() ? opprof_range_begin(OPPROF_SRCLOC(name, kind)) : (opprof_range)0)
+    (OPPROF__RECORDING() ? opprof__range_begin(OPPROF_SRCLOC(name, kind)) : (opprof_range)0)
 #define OPPROF__BEGIN_N(kind, ...)                                               \
     (OPPROF__RECORDING()                                                         \
          ? opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__) \
@@ -357,7 +509,7 @@ extern OPPROF_API int opprof__recording;
     OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
 
 static inline void opprof__range_cleanup(opprof_range *range) {
-    if (*range) opprof_range_end(*range);
+    if (*range) opprof__range_end(*range);
 }
 
 #if OPPROF_ENABLE
@@ -371,24 +523,31 @@ static inline void opprof__range_cleanup(opprof_range *range) {
 #define OPPROF_OP(...) OPPROF__SCOPED(__COUNTER__, OPPROF_KIND_CPU_OP, __VA_ARGS__)
 #define OPPROF__SCOPED(n, kind, ...)                                             \
     for (opprof_range OPPROF__CAT(opprof__r, n)                                  \
-             __attribute__((cleanup(opprof__range_cleanup))) = OPPROF__BEGIN(kind, __VA_ARGS__), \
+             __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN(kind, __VA_ARGS__), \
                        OPPROF__CAT(opprof__once, n) = 1;                         \
          OPPROF__CAT(opprof__once, n); OPPROF__CAT(opprof__once, n) = 0)
 #define OPPROF_SCOPE(...)                                                        \
     opprof_range OPPROF__CAT(opprof__s, __COUNTER__)                             \
-        __attribute__((cleanup(opprof__range_cleanup))) =                        \
+        __attribute__((cleanup(opprof__range_cleanup), unused)) =                \
             OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+/** OPPROF_MEMORY(addr, bytes, total_allocated): opprof_record_memory, with
+ *  the inline fast path; what an allocator's hook should call. */
+#define OPPROF_MEMORY(addr, bytes, total_allocated)                              \
+    do {                                                                       \
+        if (OPPROF__RECORDING()) opprof__record_memory((addr), (bytes), (total_allocated)); \
+    } while (0)
 /** Explicit begin/end for code that cannot use a scope. */
 #define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
 #define OPPROF_END(range)                 \
     do {                                  \
         opprof_range opprof__e = (range); \
-        if (opprof__e) opprof_range_end(opprof__e); \
+        if (opprof__e) opprof__range_end(opprof__e); \
     } while (0)
 #else
 #define OPPROF_RANGE(...) if (1)
 #define OPPROF_OP(...) if (1)
 #define OPPROF_SCOPE(...) ((void)0)
+#define OPPROF_MEMORY(addr, bytes, total_allocated) ((void)sizeof(addr), (void)sizeof(bytes), (void)sizeof(total_allocated))
 #define OPPROF_BEGIN(...) ((opprof_range)0)
 #define OPPROF_END(range) ((void)(range))
 #endif

@@ -129,7 +129,7 @@ nn_storage *nn__storage_new(size_t bytes) {
     while (now > peak &&
            !__atomic_compare_exchange_n(&g_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
-    opprof_record_memory(s->data, (int64_t)bytes, now);
+    OPPROF_MEMORY(s->data, (int64_t)bytes, now);
     return s;
 }
 
@@ -138,7 +138,7 @@ void nn__storage_retain(nn_storage *s) { __atomic_add_fetch(&s->refcount, 1, __A
 void nn__storage_release(nn_storage *s) {
     if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
     int64_t now = __atomic_sub_fetch(&g_allocated, (int64_t)s->bytes, __ATOMIC_RELAXED);
-    opprof_record_memory(s->data, -(int64_t)s->bytes, now);
+    OPPROF_MEMORY(s->data, -(int64_t)s->bytes, now);
     buffer_put(s->data, s->capacity);
     nn__free(s, sizeof *s);
 }

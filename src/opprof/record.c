@@ -9,9 +9,15 @@
  * loads, so it sees whole events and never takes a lock that the hot path
  * takes.
  *
- * Windows are epochs: opening a window bumps the epoch; a thread notices on
- * its next record and resets its own buffers. A collector reads only threads
- * whose epoch is the current one.
+ * The macros of opprof.h write the same slots inline (opprof__range_begin,
+ * opprof__range_end, opprof__record_memory) when the thread's `ready` word
+ * equals the exported window word; the functions here are their slow path
+ * and do everything else: registration, resets, chunks, budget, misuse.
+ *
+ * Windows are epochs: opening a window bumps the epoch and publishes the
+ * window word (epoch << 1) | 1; a thread notices on its next record and
+ * resets its own buffers. A collector reads only threads whose epoch is the
+ * current one.
  *
  * Closing a window is a handshake, so that the collector may free buffers
  * while it copies them (a capture then costs its own 32 bytes an event, not
@@ -40,23 +46,15 @@ enum {
     CHUNK_MEMORY = 8192,       /* 256 KiB of memory events */
     NAME_ARENA_BYTES = 65536,  /* formatted names */
     RETAIN_CHUNKS = 256,       /* chunks a thread keeps across windows (64 MiB at most) */
-    MAX_DEPTH = 1024,          /* open ranges per thread */
+    MAX_DEPTH = OPPROF__MAX_DEPTH, /* open ranges per thread */
     MAX_NAME = 256
 };
 
-typedef struct slot {
-    uint64_t begin;            /* ticks */
-    uint64_t end;              /* ticks, 0 while open; atomic (read by collector) */
-    const char *name;          /* static or in the thread's name arena */
-    const opprof_srcloc *loc;
-} slot;
-
-typedef struct mem_slot {
-    uint64_t ts;
-    uint64_t addr;
-    int64_t bytes;
-    int64_t total;
-} mem_slot;
+/* The slots and the thread's hot fields are declared in opprof.h, whose
+ * inline path writes them too. */
+typedef opprof__slot slot;
+typedef opprof__memory_slot mem_slot;
+_Static_assert(sizeof(slot) == 32 && sizeof(mem_slot) == 32, "events are 32 bytes");
 
 /* Input shapes of the range with sequence number `seq` on its thread. */
 enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048, NATIVE_FRAMES = 14 };
@@ -86,9 +84,7 @@ typedef struct chunk {
 
 typedef struct stream {
     chunk *head, *tail;
-    unsigned char *cursor;     /* next item in tail (owner only) */
-    unsigned char *limit;      /* cursor may advance to here: the chunk's end or the budget's */
-    size_t count;              /* items published; atomic */
+    opprof__cursor *at;        /* next item in tail, and the count published */
     size_t budget;             /* items claimed from the window's budget, not yet under limit */
 } stream;
 
@@ -99,18 +95,15 @@ typedef struct name_arena {
 } name_arena;
 
 typedef struct opprof__thread {
+    opprof__fast fast;         /* first: busy, depth, ranges' and memory's cursors, the stack */
     struct opprof__thread *next_all;
     uint32_t index;            /* 1-based, stable */
     int64_t tid;
     char name[64];
     uint64_t epoch;            /* epoch of the buffered data; atomic */
-    int busy;                  /* atomic: inside a record (see the handshake above) */
-    uint64_t last_ticks;       /* strictly increasing per thread */
     stream ranges, memory, shapes, natives;
+    opprof__cursor shapes_at, natives_at;
     name_arena *names_head, *names_tail;
-    slot *stack[MAX_DEPTH];
-    uint64_t stack_seq[MAX_DEPTH]; /* sequence number of each open slot */
-    uint32_t depth;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
     uint64_t unmatched_end;
@@ -121,6 +114,7 @@ typedef struct opprof__thread {
 /* ---- global state ---- */
 int opprof__recording;          /* atomic: a window is open (read by the macros) */
 #define g_recording opprof__recording
+uint64_t opprof__window;        /* atomic: (epoch << 1) | open; the inline path compares it */
 static int g_memory;            /* atomic: ... and memory events are wanted */
 static int g_shapes;            /* atomic: ... and input shapes are wanted */
 static int g_native;            /* atomic: ... and native call stacks are wanted */
@@ -136,7 +130,9 @@ static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static opprof__thread *g_threads;
 static uint32_t g_thread_count;
 
-static __thread opprof__thread *tls_thread __attribute__((tls_model("initial-exec")));
+__thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
+/* The thread's whole state: its fast part is the first member. */
+#define tls_thread ((opprof__thread *)opprof__tls)
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -156,27 +152,34 @@ __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
     t->next_all = g_threads;
     g_threads = t;
     pthread_mutex_unlock(&g_threads_lock);
-    tls_thread = t;
+    t->ranges.at = &t->fast.ranges;
+    t->memory.at = &t->fast.memory;
+    t->shapes.at = &t->shapes_at;
+    t->natives.at = &t->natives_at;
+    opprof__tls = &t->fast;
     return t;
 }
 
 static void stream_reset(stream *s) {
     s->tail = NULL; /* the slow path starts again from head */
-    s->cursor = s->limit = NULL;
+    s->at->next = s->at->limit = NULL;
     s->budget = 0;
-    STORE_RELAXED(&s->count, 0);
+    STORE_RELAXED(&s->at->count, 0);
 }
 
-/* The owner moves its buffers to the current epoch (called while busy). */
-__attribute__((cold, noinline)) static void thread_reset(opprof__thread *t) {
-    uint64_t epoch = LOAD(&g_epoch);
+/* The owner moves its buffers to the window of `epoch` (called while busy). */
+__attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint64_t epoch) {
     stream_reset(&t->ranges);
     stream_reset(&t->memory);
     stream_reset(&t->shapes);
     stream_reset(&t->natives);
     for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
     t->names_tail = t->names_head;
-    t->depth = 0;
+    t->fast.depth = 0;
+    t->fast.token = ((epoch & 0xFFFFFFu) << 40) | ((uint64_t)(t->index & 0xFFFFFu) << 20);
+    /* The inline path writes only what it knows how: TSC timestamps that a
+     * thread reads in order (clock.c), no native stacks. */
+    t->fast.ready = opprof__use_tsc && opprof__tsc_monotonic && !LOAD_RELAXED(&g_native) ? (epoch << 1) | 1 : 0;
     STORE_RELAXED(&t->dropped, 0);
     STORE_RELAXED(&t->unmatched_end, 0);
     STORE_RELAXED(&t->out_of_order_end, 0);
@@ -192,17 +195,18 @@ static inline __attribute__((always_inline)) opprof__thread *record_enter(void) 
         if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&g_lost, 1);
         return NULL;
     }
-    STORE_RELAXED(&t->busy, 1);
+    STORE_RELAXED(&t->fast.busy, 1);
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the closer's membarrier() makes it a full fence */
-    if (__builtin_expect(!LOAD_RELAXED(&g_recording), 0)) {
-        STORE(&t->busy, 0);
+    uint64_t window = LOAD(&opprof__window);
+    if (__builtin_expect(!(window & 1), 0)) {
+        STORE(&t->fast.busy, 0);
         return NULL;
     }
-    if (__builtin_expect(t->epoch != LOAD_RELAXED(&g_epoch), 0)) thread_reset(t);
+    if (__builtin_expect(t->epoch != window >> 1, 0)) thread_reset(t, window >> 1);
     return t;
 }
 
-static inline __attribute__((always_inline)) void record_leave(opprof__thread *t) { STORE(&t->busy, 0); }
+static inline __attribute__((always_inline)) void record_leave(opprof__thread *t) { STORE(&t->fast.busy, 0); }
 
 /* Claim up to `want` events from the window's budget. */
 static size_t budget_claim(size_t want) {
@@ -221,7 +225,7 @@ static size_t budget_claim(size_t want) {
  * path is one compare: cursor < limit. */
 __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk,
                                                                   uint64_t *dropped) {
-    if (!s->tail || s->cursor == s->tail->data + per_chunk * item) {
+    if (!s->tail || s->at->next == s->tail->data + per_chunk * item) {
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             size_t size = sizeof(chunk) + per_chunk * item;
@@ -238,26 +242,26 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
                 s->head = next;
         }
         s->tail = next;
-        s->cursor = next->data;
+        s->at->next = next->data;
     }
     if (s->budget == 0 && (s->budget = budget_claim(per_chunk)) == 0) {
-        s->limit = s->cursor;
+        s->at->limit = s->at->next;
         ADD_RELAXED(dropped, 1);
         return NULL;
     }
-    size_t room = (size_t)(s->tail->data + per_chunk * item - s->cursor) / item;
+    size_t room = (size_t)(s->tail->data + per_chunk * item - s->at->next) / item;
     size_t n = s->budget < room ? s->budget : room;
     s->budget -= n;
-    s->limit = s->cursor + n * item;
-    void *p = s->cursor;
-    s->cursor += item;
+    s->at->limit = s->at->next + n * item;
+    void *p = s->at->next;
+    s->at->next += item;
     return p;
 }
 
 static inline void *stream_reserve(stream *s, size_t item, size_t per_chunk, uint64_t *dropped) {
-    if (__builtin_expect(s->cursor < s->limit, 1)) {
-        void *p = s->cursor;
-        s->cursor += item;
+    if (__builtin_expect(s->at->next < s->at->limit, 1)) {
+        void *p = s->at->next;
+        s->at->next += item;
         return p;
     }
     return stream_reserve_slow(s, item, per_chunk, dropped);
@@ -265,15 +269,13 @@ static inline void *stream_reserve(stream *s, size_t item, size_t per_chunk, uin
 
 static inline uint64_t thread_now(opprof__thread *t) {
     uint64_t now = opprof__ticks();
-    if (__builtin_expect(now <= t->last_ticks, 0)) now = t->last_ticks + 1;
-    t->last_ticks = now;
+    if (__builtin_expect(now <= t->fast.last_ticks, 0)) now = t->fast.last_ticks + 1;
+    t->fast.last_ticks = now;
     return now;
 }
 
 /* Token: epoch (low 24 bits) | thread index (20 bits) | depth (20 bits). */
-static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) {
-    return ((t->epoch & 0xFFFFFFu) << 40) | ((uint64_t)(t->index & 0xFFFFFu) << 20) | depth;
-}
+static inline opprof_range make_token(const opprof__thread *t, uint32_t depth) { return t->fast.token | depth; }
 
 /* ---- ranges ---- */
 
@@ -285,13 +287,13 @@ __attribute__((cold, noinline)) static void record_native(opprof__thread *t, uin
     int n = backtrace(ns->frames, NATIVE_CAPTURED);
     ns->seq = seq;
     ns->n = n > 0 ? (uint64_t)n : 0;
-    STORE(&t->natives.count, t->natives.count + 1);
+    STORE(&t->natives.at->count, t->natives.at->count + 1);
 }
 
 /* Record a begin; the caller has entered (t busy) and leaves after. */
 static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
                                                                         const char *name) {
-    if (__builtin_expect(t->depth >= MAX_DEPTH, 0)) {
+    if (__builtin_expect(t->fast.depth >= MAX_DEPTH, 0)) {
         ADD_RELAXED(&t->too_deep, 1);
         return 0;
     }
@@ -301,11 +303,11 @@ static inline __attribute__((always_inline)) opprof_range begin_record(opprof__t
     e->end = 0;
     e->name = name;
     e->loc = loc;
-    t->stack_seq[t->depth] = t->ranges.count;
-    if (__builtin_expect(LOAD_RELAXED(&g_native), 0)) record_native(t, t->ranges.count);
-    STORE(&t->ranges.count, t->ranges.count + 1);
-    t->stack[t->depth++] = e;
-    return make_token(t, t->depth);
+    t->fast.stack_seq[t->fast.depth] = t->ranges.at->count;
+    if (__builtin_expect(LOAD_RELAXED(&g_native), 0)) record_native(t, t->ranges.at->count);
+    STORE(&t->ranges.at->count, t->ranges.at->count + 1);
+    t->fast.stack[t->fast.depth++] = e;
+    return make_token(t, t->fast.depth);
 }
 
 opprof_range opprof_range_begin(const opprof_srcloc *loc) {
@@ -370,27 +372,29 @@ void opprof_range_end(opprof_range range) {
         ADD_RELAXED(&g_foreign_end, 1);
         return;
     }
-    STORE_RELAXED(&t->busy, 1);
+    STORE_RELAXED(&t->fast.busy, 1);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    /* Begun in an earlier window, or the window is closed: nothing to write
-     * (its buffers may be gone). */
-    if (!LOAD_RELAXED(&g_recording) || (t->epoch & 0xFFFFFFu) != (range >> 40)) {
+    /* The window is closed, or this thread has not recorded in the open one
+     * yet, or the range was begun in an earlier window: nothing to write (its
+     * buffers may be gone). */
+    uint64_t window = LOAD(&opprof__window);
+    if (!(window & 1) || t->epoch != window >> 1 || (t->epoch & 0xFFFFFFu) != (range >> 40)) {
         record_leave(t);
         return;
     }
     uint32_t depth = (uint32_t)(range & 0xFFFFFu);
-    if (depth > t->depth || depth == 0) {
+    if (depth > t->fast.depth || depth == 0) {
         ADD_RELAXED(&t->unmatched_end, 1);
         record_leave(t);
         return;
     }
     uint64_t now = thread_now(t);
-    if (depth < t->depth) {
+    if (depth < t->fast.depth) {
         /* Ranges opened inside this one are still open: close them here. */
-        ADD_RELAXED(&t->out_of_order_end, t->depth - depth);
-        while (t->depth > depth) STORE_RELAXED(&t->stack[--t->depth]->end, now);
+        ADD_RELAXED(&t->out_of_order_end, t->fast.depth - depth);
+        while (t->fast.depth > depth) STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
     }
-    STORE_RELAXED(&t->stack[--t->depth]->end, now);
+    STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
     record_leave(t);
 }
 
@@ -400,14 +404,14 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
     if (__builtin_expect(!LOAD(&g_memory), 1)) return;
     opprof__thread *t = record_enter();
     if (!t) return;
-    /* g_memory closes with g_recording, which record_enter checked while busy */
+    /* g_memory closes with the window, which record_enter checked while busy */
     mem_slot *m = stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped);
     if (m) {
         m->ts = thread_now(t);
         m->addr = (uint64_t)(uintptr_t)addr;
         m->bytes = bytes;
         m->total = total_allocated;
-        STORE(&t->memory.count, t->memory.count + 1);
+        STORE(&t->memory.at->count, t->memory.at->count + 1);
     }
     record_leave(t);
 }
@@ -418,12 +422,12 @@ void opprof_set_inputs(int n_inputs, const opprof_input *inputs) {
     if (!LOAD(&g_shapes) || n_inputs < 0 || (n_inputs && !inputs)) return;
     opprof__thread *t = record_enter();
     if (!t) return;
-    uint32_t depth = t->depth;
+    uint32_t depth = t->fast.depth;
     if (depth >= 1) {
         shape_slot *sh = stream_reserve(&t->shapes, sizeof(shape_slot), CHUNK_SHAPES, &t->dropped);
         if (sh) {
             memset(sh, 0, sizeof *sh);
-            sh->seq = t->stack_seq[depth - 1];
+            sh->seq = t->fast.stack_seq[depth - 1];
             int used = 0;
             for (int i = 0; i < n_inputs && i < OPPROF_MAX_INPUTS; i++) {
                 int nd = inputs[i].ndim < 0 ? 0 : inputs[i].ndim;
@@ -434,7 +438,7 @@ void opprof_set_inputs(int n_inputs, const opprof_input *inputs) {
                 used += nd;
                 sh->n_inputs = (uint8_t)(i + 1);
             }
-            STORE(&t->shapes.count, t->shapes.count + 1);
+            STORE(&t->shapes.at->count, t->shapes.at->count + 1);
         }
     }
     record_leave(t);
@@ -465,25 +469,27 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     STORE_RELAXED(&g_foreign_end, 0);
     STORE_RELAXED(&g_lost, 0);
     g_window_start = opprof__ticks();
-    __atomic_fetch_add(&g_epoch, 1, __ATOMIC_RELEASE);
     STORE(&g_memory, cfg->profile_memory ? 1 : 0);
     STORE(&g_shapes, cfg->record_shapes ? 1 : 0);
     STORE(&g_native, cfg->with_native_stack ? 1 : 0);
     g_window_cfg = *cfg;
+    uint64_t epoch = __atomic_add_fetch(&g_epoch, 1, __ATOMIC_RELEASE);
     STORE(&g_recording, 1);
+    STORE(&opprof__window, (epoch << 1) | 1); /* last: a thread that sees it sees the rest */
 }
 
 /* Close, then wait until no thread is inside a record: from then on no
  * thread touches its buffers before the next window opens. */
 void opprof__recorder_window_close(void) {
+    STORE(&opprof__window, LOAD_RELAXED(&g_epoch) << 1);
+    STORE(&g_recording, 0);
     STORE(&g_memory, 0);
     STORE(&g_shapes, 0);
     STORE(&g_native, 0);
-    STORE(&g_recording, 0);
     if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     pthread_mutex_lock(&g_threads_lock);
     for (opprof__thread *t = g_threads; t; t = t->next_all)
-        while (LOAD(&t->busy)) {
+        while (LOAD(&t->fast.busy)) {
 #if defined(__x86_64__)
             __builtin_ia32_pause();
 #endif
@@ -590,7 +596,7 @@ static void trim_stream(stream *s) {
         ch->next = NULL;
     }
     s->tail = NULL; /* the owner resets its cursor when it next records */
-    s->cursor = s->limit = NULL;
+    s->at->next = s->at->limit = NULL;
 }
 
 /* Sites: (call site, shapes) pairs, looked up through a small cache. */
@@ -660,15 +666,15 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     site_cache cache[256];
     memset(cache, 0, sizeof cache);
     bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes || g_window_cfg.with_native_stack;
-    size_t n_shapes = LOAD(&t->shapes.count), next_shape = 0;
+    size_t n_shapes = LOAD(&t->shapes.at->count), next_shape = 0;
     const chunk *shape_chunk = t->shapes.head;
-    size_t n_natives = LOAD(&t->natives.count), next_native = 0;
+    size_t n_natives = LOAD(&t->natives.at->count), next_native = 0;
     const chunk *native_chunk = t->natives.head;
     opprof__strbuf native = {0};
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
-    size_t n = LOAD(&t->ranges.count), m = LOAD(&t->memory.count);
+    size_t n = LOAD(&t->ranges.at->count), m = LOAD(&t->memory.at->count);
     rc = opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
     if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
     if (rc) return rc;
@@ -767,7 +773,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         free_chain(rest);
         if (!keep_last) t->ranges.head = NULL;
         t->ranges.tail = NULL;
-        t->ranges.cursor = t->ranges.limit = NULL;
+        t->ranges.at->next = t->ranges.at->limit = NULL;
     } else {
         trim_stream(&t->ranges);
     }

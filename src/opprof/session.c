@@ -152,9 +152,9 @@ static int calibrate(opprof_session *s) {
     for (int round = 0; round < 3; round++) { /* a window each: later rounds reuse the buffers */
         opprof__recorder_window_open(&rc);
         int64_t t0 = opprof__monotonic_ns();
-        for (int i = 0; i < N; i++) opprof_range_end(opprof_range_begin(&loc));
+        for (int i = 0; i < N; i++) opprof__range_end(opprof__range_begin(&loc)); /* the macros' path */
         int64_t t1 = opprof__monotonic_ns();
-        for (int i = 0; i < N; i++) opprof_record_memory(&loc, i & 1 ? -1 : 1, -1);
+        for (int i = 0; i < N; i++) opprof__record_memory(&loc, i & 1 ? -1 : 1, -1);
         int64_t t2 = opprof__monotonic_ns();
         bool clean = opprof__recorder_thread_clean();
         opprof__recorder_window_close();
