@@ -22,9 +22,9 @@ static opprof_allocator g_allocator = {default_realloc, NULL};
  * allocator, so that freeing them gives the memory back to the system
  * (malloc keeps freed blocks once its mmap threshold has risen, and a
  * capture's peak would then include every buffer it freed). */
-void *opprof__alloc_pages(size_t size) {
+void *opprof__alloc_pages(size_t size, bool populate) {
     if (g_allocator.realloc != default_realloc) return opprof__alloc(size);
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 

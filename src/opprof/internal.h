@@ -18,8 +18,9 @@ OPPROF__HIDDEN void opprof__dealloc(void *ptr, size_t size);
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
 /* Large buffers: mmap'd with the default allocator, the hook otherwise. The
  * allocator must not change while such buffers live (it cannot: it is
- * refused while a session is active). */
-OPPROF__HIDDEN void *opprof__alloc_pages(size_t size);
+ * refused while a session is active). populate: map every page now, in one
+ * call, rather than one fault at a time as they are first written. */
+OPPROF__HIDDEN void *opprof__alloc_pages(size_t size, bool populate);
 OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t size);
 /* opprof__grow for large arrays: pages that mremap moves without copying
  * (free with opprof__free_pages(array, capacity * elem)). */

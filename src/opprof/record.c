@@ -229,7 +229,12 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             size_t size = sizeof(chunk) + per_chunk * item;
-            next = opprof__alloc_pages(size);
+            /* A stream's second chunk on is mapped whole at once (a thread
+             * that fills one chunk will fill the next: faulting its 64 pages
+             * one by one costs ~5 ns an event more, bench_overhead "fresh
+             * buffers"); the first is left to fault in, so that a thread
+             * with a few events holds a few pages. */
+            next = opprof__alloc_pages(size, s->head != NULL);
             if (!next) {
                 ADD_RELAXED(dropped, 1);
                 return NULL;
