@@ -55,22 +55,24 @@ static inline const char *bench_self_dir(void) {
     return dir;
 }
 
-/* Run a command and read one double from a "key: value" line of its output;
- * NAN when the command fails or the key is absent. */
-static inline bool bench_run_peer(const char *cmd, const char *key, double *value) {
+/* Run a command once and read the doubles of its "key: value" lines for
+ * `n` keys; a key that is absent is NAN. False when the command fails. */
+static inline bool bench_run_peer_keys(const char *cmd, int n, const char *const *keys, double *values) {
+    for (int i = 0; i < n; i++) values[i] = NAN;
     FILE *p = popen(cmd, "r");
     if (!p) return false;
     char line[512];
-    bool found = false;
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, p)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-            *value = strtod(line + klen + 1, NULL);
-            found = true;
+    while (fgets(line, sizeof line, p))
+        for (int i = 0; i < n; i++) {
+            size_t klen = strlen(keys[i]);
+            if (strncmp(line, keys[i], klen) == 0 && line[klen] == ':') values[i] = strtod(line + klen + 1, NULL);
         }
-    }
-    int st = pclose(p);
-    return found && st == 0;
+    return pclose(p) == 0;
+}
+
+/* The same for one key: false when the command fails or the key is absent. */
+static inline bool bench_run_peer(const char *cmd, const char *key, double *value) {
+    return bench_run_peer_keys(cmd, 1, &key, value) && !isnan(*value);
 }
 
 static inline bool bench_have_torch(void) {

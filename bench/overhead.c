@@ -3,7 +3,8 @@
  * window, off), per memory event, the seed's forward pass with and without
  * recording, analysis and export of 1 M and 10 M events, bytes held per
  * event; PyTorch's record_function and key_averages() on the same counts when
- * /usr/bin/python3 has torch.
+ * /usr/bin/python3 has torch, and libtorch's RECORD_USER_SCOPE from C++ (the
+ * fairer peer for C code: build/bin/torch_overhead, built by `make bench`).
  *
  *   build/bin/bench_overhead [--json] [--events N]   (N: the large capture, default 10000000)
  */
@@ -305,13 +306,29 @@ int main(int argc, char **argv) {
         if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
             char cmd[1024];
             snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 100000 2>/dev/null", path);
-            bench_run_peer(cmd, "range_ns", &torch_range);
-            bench_run_peer(cmd, "key_averages_s", &torch_ka);
-            bench_run_peer(cmd, "events", &torch_events);
+            static const char *const keys[] = {"range_ns", "key_averages_s", "events"};
+            double v[3];
+            bench_run_peer_keys(cmd, 3, keys, v);
+            torch_range = v[0];
+            torch_ka = v[1];
+            torch_events = v[2];
         }
         if (fd >= 0) close(fd);
         unlink(path);
     }
+    /* libtorch from C++, the fairer peer for C code (built by `make bench`). */
+    double lt[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
+    {
+        static const char *const keys[] = {"range_ns", "range_off_ns", "forward_us", "forward_profiled_us",
+                                           "disable_s", "events"};
+        char exe[4200], cmd[8400];
+        snprintf(exe, sizeof exe, "%s/torch_overhead", bench_self_dir());
+        if (access(exe, X_OK) == 0) {
+            snprintf(cmd, sizeof cmd, "%s '%s' 100000 2>/dev/null", bench_openblas_env(), exe);
+            bench_run_peer_keys(cmd, 6, keys, lt);
+        }
+    }
+    double lt_range = lt[0], lt_off = lt[1], lt_forward_ratio = lt[3] / lt[2], lt_disable = lt[4], lt_events = lt[5];
     /* Our averages on the torch run's event count, scaled from the 1 M run. */
     double ours_ka_same = isnan(torch_events) ? NAN : s1.averages_s * torch_events / (double)s1.events;
 
@@ -348,6 +365,12 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "torch_key_averages_events", torch_events, false);
         bench_json_number(stdout, "averages_same_events_s", ours_ka_same, false);
         bench_json_number(stdout, "ratio_range_vs_torch", torch_range / range_ns, false);
+        bench_json_number(stdout, "libtorch_range_ns", lt_range, false);
+        bench_json_number(stdout, "libtorch_range_off_ns", lt_off, false);
+        bench_json_number(stdout, "libtorch_forward_profiled_ratio", lt_forward_ratio, false);
+        bench_json_number(stdout, "libtorch_disable_s", lt_disable, false);
+        bench_json_number(stdout, "libtorch_disable_events", lt_events, false);
+        bench_json_number(stdout, "ratio_range_vs_libtorch", lt_range / range_ns, false);
         bench_json_number(stdout, "ratio_key_averages_vs_torch", torch_ka / ours_ka_same, true);
         printf("}\n");
     } else {
@@ -379,6 +402,12 @@ int main(int argc, char **argv) {
                    torch_range, torch_range / range_ns, torch_ka, torch_events, ours_ka_same, torch_ka / ours_ka_same);
         else
             printf("PyTorch: not installed (apt-get install python3-torch)\n");
+        if (!isnan(lt_range))
+            printf("libtorch (C++): RECORD_USER_SCOPE %.0f ns a range profiling (%.1fx ours), %.1f ns off; forward "
+                   "profiled/plain %.4f; disableProfiler() %.3f s for %.0f events\n",
+                   lt_range, lt_range / range_ns, lt_off, lt_forward_ratio, lt_disable, lt_events);
+        else
+            printf("libtorch (C++): build/bin/torch_overhead not built (make bench, with libtorch-dev)\n");
     }
     nn_tensor_free(x);
     nn_module_free(model);
