@@ -324,7 +324,10 @@ OPPROF_API void opprof_thread_set_name(const char *name);
 /* ------------------------------------------------------------------------- */
 /*
  * Not part of the API: every name with two underscores may change in any
- * version (the layout is shared with src/opprof/record.c, which checks it).
+ * version. src/opprof/record.c uses these same definitions; since code built
+ * against this header writes them, their layout is part of the shared
+ * library's ABI (a change to it changes the soname). Define OPPROF_NO_INLINE
+ * before including this header to have the macros call the functions instead.
  *
  * The macros record a range or a memory event inline, without a call, when
  * the calling thread's buffers are ready for the open window, which is the
