@@ -123,6 +123,20 @@ int main(void) {
     CHECK_STR(opprof_strerror(OPPROF_EACTIVE), "a profiler session is already active in this process");
 
     CHECK_INT(captures, 5);
+
+    /* A bad OPPROF_RETAIN_CHUNKS is said, and the default kept: the run works. */
+    static const char *const bad_values[] = {"12x", "0", "-3", "99999999", ""};
+    for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
+        char cmd[2000], expect[200], *out = NULL;
+        snprintf(cmd, sizeof cmd, "OPPROF_RETAIN_CHUNKS='%s' '%s/profile_cpu' --quiet '%s/retain%zu'", bad_values[i],
+                 bin_dir(), dir, i);
+        CHECK_INT(run_command(cmd, &out), 0);
+        snprintf(expect, sizeof expect,
+                 "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; keeping 256",
+                 bad_values[i]);
+        CHECK_CONTAINS(out, expect);
+        free(out);
+    }
     remove_tree(dir);
     return check_report("test_misuse");
 }

@@ -26,6 +26,15 @@
  *
  * Compile-time switch: define OPPROF_ENABLE to 0 before including this header
  * and every OPPROF_ macro compiles to nothing but the code of its body.
+ *
+ * Environment, read once, by the first session:
+ *   OPPROF_CLOCK=monotonic    timestamps from CLOCK_MONOTONIC instead of the TSC
+ *                             (every record then takes the library's path: a
+ *                             range costs about 59 ns instead of 24 here).
+ *   OPPROF_RETAIN_CHUNKS=N    256 KiB buffers each stream of a thread keeps for
+ *                             the next window, 1 to 1048576 (default 256: 64 MiB);
+ *                             the rest is given back when a capture is taken. An
+ *                             invalid value is said on stderr and ignored.
  */
 #ifndef OPPROF_OPPROF_H
 #define OPPROF_OPPROF_H

@@ -77,8 +77,18 @@ static inline uint64_t opprof__ticks(void) {
     if (__builtin_expect(opprof__use_tsc, 1)) return __rdtsc();
     return opprof__ticks_fallback();
 }
+/* The same, read only once the loads before it have completed (rdtsc is
+ * not ordered with them otherwise; lfence waits for them). */
+static inline uint64_t opprof__ticks_fenced(void) {
+    _mm_lfence();
+    return opprof__ticks();
+}
 #else
 static inline uint64_t opprof__ticks(void) { return opprof__ticks_fallback(); }
+static inline uint64_t opprof__ticks_fenced(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return opprof__ticks();
+}
 #endif
 OPPROF__HIDDEN double opprof__ns_per_tick(void);
 OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
@@ -145,7 +155,7 @@ typedef struct opprof__recorder_config {
 /* Begin a new recording window (new epoch); threads reset their buffers lazily. */
 OPPROF__HIDDEN void opprof__recorder_window_open(const opprof__recorder_config *cfg);
 /* Stop recording; events already written stay readable. */
-OPPROF__HIDDEN void opprof__recorder_window_close(void);
+OPPROF__HIDDEN uint64_t opprof__recorder_window_close(void);
 /* Copy the current window's events into a new capture (finished). */
 OPPROF__HIDDEN int opprof__recorder_snapshot(opprof_capture **out, uint64_t window_start_ticks,
                                              uint64_t window_end_ticks);

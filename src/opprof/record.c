@@ -31,7 +31,10 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +48,8 @@ enum {
     CHUNK_EVENTS = 8192,       /* 256 KiB of range slots */
     CHUNK_MEMORY = 8192,       /* 256 KiB of memory events */
     NAME_ARENA_BYTES = 65536,  /* formatted names */
-    RETAIN_CHUNKS = 256,       /* chunks a thread keeps across windows (64 MiB at most) */
+    RETAIN_CHUNKS = 256,       /* chunks a stream keeps across windows (64 MiB), unless
+                                  OPPROF_RETAIN_CHUNKS says otherwise */
     MAX_DEPTH = OPPROF__MAX_DEPTH, /* open ranges per thread */
     MAX_NAME = 256
 };
@@ -125,6 +129,7 @@ static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads
 static uint64_t g_lost;         /* atomic: records lost because a thread's state could not be allocated */
 static uint64_t g_window_start; /* ticks */
 static int g_membarrier = -1;   /* 1: registered, 0: unavailable, -1: not tried */
+static size_t g_retain_chunks = RETAIN_CHUNKS; /* set once, before the first window */
 static opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
 static pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static opprof__thread *g_threads;
@@ -466,9 +471,29 @@ static void membarrier_setup(void) {
                    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
+/* OPPROF_RETAIN_CHUNKS: how many 256 KiB chunks each stream of a thread keeps
+ * for the next window (1 to 1048576); an invalid value is said on stderr and
+ * the default kept. */
+static void retain_setup(void) {
+    static bool done;
+    if (done) return;
+    done = true;
+    const char *text = getenv("OPPROF_RETAIN_CHUNKS");
+    if (!text) return;
+    char *end;
+    errno = 0;
+    long long n = strtoll(text, &end, 10);
+    if (errno || end == text || *end || n < 1 || n > 1048576)
+        fprintf(stderr, "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; "
+                        "keeping %d\n", text, RETAIN_CHUNKS);
+    else
+        g_retain_chunks = (size_t)n;
+}
+
 void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     opprof__clock_init();
     membarrier_setup();
+    retain_setup();
     STORE_RELAXED(&g_max_events, cfg->max_events);
     STORE_RELAXED(&g_budget, cfg->max_events ? (int64_t)cfg->max_events : 0);
     STORE_RELAXED(&g_foreign_end, 0);
@@ -484,8 +509,11 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
 }
 
 /* Close, then wait until no thread is inside a record: from then on no
- * thread touches its buffers before the next window opens. */
-void opprof__recorder_window_close(void) {
+ * thread touches its buffers before the next window opens. Returns the
+ * window's end: a tick read after the wait, so that it follows every
+ * timestamp recorded in the window (a record that had passed its check when
+ * the window closed may still have read the clock after the close began). */
+uint64_t opprof__recorder_window_close(void) {
     STORE(&opprof__window, LOAD_RELAXED(&g_epoch) << 1);
     STORE(&g_recording, 0);
     STORE(&g_memory, 0);
@@ -494,12 +522,19 @@ void opprof__recorder_window_close(void) {
     if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     pthread_mutex_lock(&g_threads_lock);
     for (opprof__thread *t = g_threads; t; t = t->next_all)
-        while (LOAD(&t->fast.busy)) {
+        /* A record takes nanoseconds; one that is still busy after a while
+         * belongs to a thread that lost its CPU: let it have ours. */
+        for (unsigned spins = 0; LOAD(&t->fast.busy); spins++) {
+            if (spins >= 1000) {
+                sched_yield();
+                continue;
+            }
 #if defined(__x86_64__)
             __builtin_ia32_pause();
 #endif
         }
     pthread_mutex_unlock(&g_threads_lock);
+    return opprof__ticks_fenced();
 }
 
 uint64_t opprof__recorder_window_start_ticks(void) { return g_window_start; }
@@ -590,12 +625,12 @@ static void free_chain(chunk *ch) {
     }
 }
 
-/* Keep the first RETAIN_CHUNKS chunks of a stream for the next window and
+/* Keep the first g_retain_chunks chunks of a stream for the next window and
  * free the rest (only when the close handshake makes that safe). */
 static void trim_stream(stream *s) {
     if (g_membarrier != 1) return;
     chunk *ch = s->head;
-    for (int i = 1; ch && i < RETAIN_CHUNKS; i++) ch = ch->next;
+    for (size_t i = 1; ch && i < g_retain_chunks; i++) ch = ch->next;
     if (ch) {
         free_chain(ch->next);
         ch->next = NULL;
@@ -714,7 +749,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         size_t k = i % CHUNK_EVENTS;
         if (i && k == 0) {
             chunk *next = ch->next;
-            if (can_free && chunk_no >= RETAIN_CHUNKS)
+            if (can_free && chunk_no >= g_retain_chunks)
                 opprof__free_pages(ch, ch->size);
             else
                 keep_last = ch;
@@ -771,7 +806,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     opprof__sb_free(&native);
     trim_stream(&t->shapes);
     trim_stream(&t->natives);
-    if (can_free && chunk_no >= RETAIN_CHUNKS && n) {
+    if (can_free && chunk_no >= g_retain_chunks && n) {
         /* The chain from the retained ones on has been freed up to `ch`. */
         chunk *rest = ch;
         if (keep_last) keep_last->next = NULL;

@@ -93,8 +93,7 @@ static void window_open(opprof_session *s) {
 
 /* Close the window, build the capture, hand it to the callback. */
 static int window_close_and_save(opprof_session *s) {
-    uint64_t end = opprof__ticks();
-    opprof__recorder_window_close();
+    uint64_t end = opprof__recorder_window_close();
     s->window_open = false;
     opprof_capture *cap = NULL;
     int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end);
