@@ -288,7 +288,7 @@ int main(void) {
     CHECK_CONTAINS(ps.text, "5:1 complete event 'd' has a negative duration");
     CHECK_CONTAINS(ps.text, "6:1 complete event without \"name\"");
     CHECK_CONTAINS(ps.text, "7:1 event field \"ts\" has the wrong type");
-    CHECK_CONTAINS(ps.text, "10:1 phase \"B\" (begin/end pairs) is not read");
+    CHECK_CONTAINS(ps.text, "10:1 begin event 'old' has no end event on its thread; not read");
     CHECK_CONTAINS(ps.text, "3:1 complete event 'b' overlaps 'a' (line 2)");
     CHECK_CONTAINS(ps.text, "9:1 memory totals do not add up: Total Allocated 170 after 100, but Bytes is 50");
     CHECK_CONTAINS(ps.text, "0:0 7 events were dropped when recording");
@@ -299,6 +299,75 @@ int main(void) {
     size_t nw;
     opprof_capture_warnings(c, &nw);
     CHECK_INT(nw, 1);
+    opprof_capture_free(c);
+
+    /* 7. Begin/end pairs ("B"/"E", as Chrome's tracing and many C and C++
+     * profilers write): each "E" ends the innermost "B" open on its thread;
+     * the capture is the same as with complete events. */
+    const char *pairs =
+        "[\n"
+        "{\"ph\": \"B\", \"name\": \"batch_0\", \"cat\": \"user_annotation\", \"ts\": 0, \"pid\": 1, \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 10, \"pid\": 1, \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 12, \"pid\": 1, \"tid\": 2},\n"
+        "{\"ph\": \"E\", \"ts\": 40, \"pid\": 1, \"tid\": 1},\n"
+        "{\"ph\": \"E\", \"ts\": 20, \"pid\": 1, \"tid\": 2},\n"
+        "{\"ph\": \"E\", \"name\": \"batch_0\", \"ts\": 100, \"pid\": 1, \"tid\": 1}\n"
+        "]\n";
+    const char *complete =
+        "[\n"
+        "{\"ph\": \"X\", \"name\": \"batch_0\", \"cat\": \"user_annotation\", \"ts\": 0, \"dur\": 100, \"pid\": 1, \"tid\": 1},\n"
+        "{\"ph\": \"X\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 10, \"dur\": 30, \"pid\": 1, \"tid\": 1},\n"
+        "{\"ph\": \"X\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 12, \"dur\": 8, \"pid\": 1, \"tid\": 2}\n"
+        "]\n";
+    memset(&ps, 0, sizeof ps);
+    opprof_capture *from_pairs = NULL, *from_complete = NULL;
+    CHECK_INT(opprof_capture_read_buffer(pairs, strlen(pairs), &opt, &from_pairs, &err), 0);
+    CHECK_INT(ps.count, 0);
+    CHECK_INT(opprof_capture_read_buffer(complete, strlen(complete), NULL, &from_complete, &err), 0);
+    if (from_pairs && from_complete) {
+        char *a = table_of(from_pairs, OPPROF_SORT_NONE, -1), *b = table_of(from_complete, OPPROF_SORT_NONE, -1);
+        CHECK_STR(a, b);
+        CHECK_CONTAINS(a, "aten::addmm");
+        opprof_free(a);
+        opprof_free(b);
+        size_t n;
+        const opprof_event *ev = opprof_capture_events(from_pairs, &n);
+        CHECK_INT(n, 3);
+        CHECK_INT(ev[1].parent, 0); /* addmm inside batch_0 on thread 1 */
+        CHECK_INT(ev[1].duration_ns, 30000);
+        CHECK_INT(ev[0].kind, OPPROF_KIND_USER_ANNOTATION);
+        CHECK_INT(ev[1].kind, OPPROF_KIND_CPU_OP);
+    }
+    opprof_capture_free(from_pairs);
+    opprof_capture_free(from_complete);
+    /* Unmatched ends, ends before their begins, begins without "name" or
+     * "ts", and begins left open: each said with its place, none read. */
+    const char *bad_pairs =
+        "[\n"
+        "{\"ph\": \"E\", \"ts\": 5, \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"name\": \"late\", \"ts\": 50, \"tid\": 1},\n"
+        "{\"ph\": \"E\", \"ts\": 40, \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"ts\": 60, \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"name\": \"x\", \"tid\": 1},\n"
+        "{\"ph\": \"E\", \"tid\": 1},\n"
+        "{\"ph\": \"B\", \"name\": \"open\", \"ts\": 70, \"tid\": 3},\n"
+        "{\"ph\": \"X\", \"name\": \"kept\", \"ts\": 0, \"dur\": 1, \"tid\": 1}\n"
+        "]\n";
+    memset(&ps, 0, sizeof ps);
+    c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(bad_pairs, strlen(bad_pairs), &opt, &c, &err), 0);
+    CHECK_INT(ps.count, 6);
+    CHECK_CONTAINS(ps.text, "2:1 end event without a begin event open on its thread");
+    CHECK_CONTAINS(ps.text, "4:1 end event of 'late' (line 3) is earlier than its begin");
+    CHECK_CONTAINS(ps.text, "5:1 begin event without \"name\"");
+    CHECK_CONTAINS(ps.text, "6:1 begin event without \"ts\"");
+    CHECK_CONTAINS(ps.text, "7:1 end event without \"ts\"");
+    CHECK_CONTAINS(ps.text, "8:1 begin event 'open' has no end event on its thread; not read");
+    if (c) {
+        size_t n;
+        opprof_capture_events(c, &n);
+        CHECK_INT(n, 1);
+    }
     opprof_capture_free(c);
 
     remove_tree(dir);

@@ -318,12 +318,16 @@ OPPROF_API int opprof_write_text_file(const char *path, const char *text);
  * plain or gzip-compressed (detected from the content). The reader streams:
  * memory grows with the events kept, not with the file's text.
  *
- * Kept: complete events ("ph":"X": name, cat, pid, tid, ts, dur), memory
- * instants ("name":"[memory]": args Bytes, Addr, Total Allocated), thread and
- * process names ("ph":"M"), and the metadata that opprof writes
- * (baseTimeNanoseconds, step_num, dropped_events, warnings, profile_memory).
- * Other phases (B/E pairs, counters, flows, instants) are skipped; a B/E pair
- * is not joined. Each (pid, tid) pair becomes a thread of the capture.
+ * Kept: complete events ("ph":"X": name, cat, pid, tid, ts, dur), begin/end
+ * pairs ("ph":"B" then "E" on the same pid and tid, as Chrome's tracing and
+ * many C and C++ profilers write them: an "E" ends the innermost "B" still
+ * open on its thread, and the pair is one complete event named and
+ * categorized by its "B"; other args of B/E are not read), memory instants
+ * ("name":"[memory]": args Bytes, Addr, Total Allocated), thread and process
+ * names ("ph":"M"), and the metadata that opprof writes (baseTimeNanoseconds,
+ * step_num, dropped_events, warnings, profile_memory). Other phases
+ * (counters, flows, other instants) are skipped. Each (pid, tid) pair becomes
+ * a thread of the capture.
  */
 
 /** Where and why a read failed (yyjson style). */
@@ -343,7 +347,9 @@ typedef struct opprof_trace_problem {
 
 typedef struct opprof_read_options {
     /* Called for each problem of a trace that parses: unknown phase, missing
-     * or mistyped fields, negative durations, complete events that overlap
+     * or mistyped fields, negative durations, "E" events without an open "B"
+     * on their thread or earlier than it, "B" events never ended (not read),
+     * complete events that overlap
      * without nesting on a thread, memory totals that do not add up, events
      * dropped at record time. NULL: such events are skipped silently (the
      * capture's warnings still count them). */

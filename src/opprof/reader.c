@@ -72,6 +72,14 @@ typedef struct xrecord { /* complete event, for the checks */
     int64_t start, end, offset, line, column;
 } xrecord;
 
+typedef struct begun { /* a "B" event waiting for its "E" */
+    uint32_t thread;
+    int32_t outer;         /* the one open before it on its thread, or -1 */
+    bool cat_user;
+    int64_t ts, offset, line, column;
+    char *name;            /* owned */
+} begun;
+
 typedef struct mrecord { /* memory event with a total, for the checks */
     int64_t ts, bytes, total, offset, line, column;
     uint32_t thread;
@@ -111,13 +119,22 @@ typedef struct parser {
     size_t n_xs, cap_xs;
     mrecord *ms;
     size_t n_ms, cap_ms;
+    begun *begins;         /* "B" events not yet ended; a stack per thread through `outer` */
+    size_t n_begins, cap_begins;
+    int32_t *innermost;    /* capture thread -> its innermost open "B", or -1 */
+    size_t cap_innermost;
     int64_t min_ts;
     uint64_t problems;
 } parser;
 
 /* Line numbers: a cursor that counts newlines forward through the window,
  * so that asking for the places of successive events costs O(text). */
-__attribute__((optimize("O3"))) static void advance_lines(parser *p, int64_t upto) {
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPPROF__VECTORIZE __attribute__((optimize("O3"))) /* gcc vectorizes the count at -O3 only */
+#else
+#define OPPROF__VECTORIZE
+#endif
+OPPROF__VECTORIZE static void advance_lines(parser *p, int64_t upto) {
     const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
     int64_t count = 0;
     for (const unsigned char *q = b; q < e; q++) count += *q == '\n';
@@ -952,6 +969,111 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
     return 0;
 }
 
+/* Add a complete event (an "X", or a "B" and its "E"); `e`, when given,
+ * carries its call site and input shapes. line and column: the event's
+ * place when it is before the cursor (-1: at offset). */
+static int add_complete(parser *p, uint32_t thread, const char *name, bool cat_user, int64_t ts, int64_t dur,
+                        int64_t offset, int64_t line, int64_t column, event *e) {
+    opprof_kind kind = strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+                       : cat_user                             ? OPPROF_KIND_USER_ANNOTATION
+                                                              : OPPROF_KIND_CPU_OP;
+    int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
+    if (rc) return fail_code(p, rc, "events");
+    if (e && (e->has_dims || (e->frame && e->frame[0]))) {
+        /* "file(line): function" */
+        char *file = NULL, *function = NULL;
+        unsigned long site_line = 0;
+        if (e->frame && e->frame[0]) {
+            char *open = strrchr(e->frame, '(');
+            char *close = open ? strstr(open, "): ") : NULL;
+            if (open && close) {
+                *open = '\0';
+                site_line = strtoul(open + 1, NULL, 10);
+                file = e->frame;
+                function = close + 3;
+            } else {
+                function = e->frame;
+            }
+        }
+        if (e->has_dims) {
+            p->cap->info.record_shapes = true;
+            for (int k = 0; k < e->shapes.n_inputs; k++)
+                if (!e->has_types) snprintf(e->shapes.dtype[k], sizeof e->shapes.dtype[k], "float");
+        }
+        if (file) p->cap->info.with_stack = true;
+        if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)site_line, e->has_dims ? &e->shapes : NULL))
+            return fail_code(p, OPPROF_ENOMEM, "sites");
+    }
+    if (ts < p->min_ts) p->min_ts = ts;
+    if (p->opt && p->opt->on_problem) {
+        if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
+            return fail_code(p, OPPROF_ENOMEM, "checks");
+        xrecord *x = &p->xs[p->n_xs++];
+        *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, ts, ts + dur, offset, line, column};
+        if (line < 0) locate(p, offset, &x->line, &x->column);
+    }
+    return 0;
+}
+
+/* "B" and "E" events: an "E" ends the innermost "B" still open on its thread
+ * (as Chrome's viewer pairs them), making one complete event. Their names
+ * and categories come from the "B"; other arguments are not read. */
+static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset) {
+    if (opprof__grow((void **)&p->begins, &p->cap_begins, p->n_begins + 1, sizeof *p->begins))
+        return fail_code(p, OPPROF_ENOMEM, "begin events");
+    size_t old_cap = p->cap_innermost;
+    if (opprof__grow((void **)&p->innermost, &p->cap_innermost, (size_t)thread + 1, sizeof *p->innermost))
+        return fail_code(p, OPPROF_ENOMEM, "begin events");
+    for (size_t i = old_cap; i < p->cap_innermost; i++) p->innermost[i] = -1;
+    if (p->n_begins >= INT32_MAX) return FAIL(p, "more than 2^31 begin events open at once: not supported");
+    size_t len = strlen(e->name);
+    char *name = opprof__alloc(len + 1);
+    if (!name) return fail_code(p, OPPROF_ENOMEM, "begin events");
+    memcpy(name, e->name, len + 1);
+    begun *b = &p->begins[p->n_begins];
+    *b = (begun){thread, p->innermost[thread], e->cat_user, e->ts, offset, 0, 0, name};
+    locate(p, offset, &b->line, &b->column);
+    p->innermost[thread] = (int32_t)p->n_begins++;
+    return 0;
+}
+
+static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
+    int32_t i = thread < p->cap_innermost ? p->innermost[thread] : -1;
+    if (i < 0) {
+        problem_at(p, offset, "end event without a begin event open on its thread");
+        return 0;
+    }
+    begun *b = &p->begins[i];
+    p->innermost[thread] = b->outer;
+    int rc = 0;
+    if (ts < b->ts)
+        problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
+    else
+        rc = add_complete(p, thread, b->name, b->cat_user, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
+    opprof__dealloc(b->name, strlen(b->name) + 1);
+    b->name = NULL;
+    /* The stack's top is the last slot when threads do not interleave. */
+    while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
+    return rc;
+}
+
+/* "B" events never ended: said, not read. */
+static void unended_begins(parser *p) {
+    for (size_t i = 0; i < p->n_begins; i++) {
+        begun *b = &p->begins[i];
+        if (!b->name) continue;
+        problem_placed(p, b->offset, b->line, b->column, "begin event '%s' has no end event on its thread; not read",
+                       b->name);
+    }
+}
+
+static void free_begins(parser *p) {
+    for (size_t i = 0; i < p->n_begins; i++)
+        if (p->begins[i].name) opprof__dealloc(p->begins[i].name, strlen(p->begins[i].name) + 1);
+    opprof__dealloc(p->begins, p->cap_begins * sizeof *p->begins);
+    opprof__dealloc(p->innermost, p->cap_innermost * sizeof *p->innermost);
+}
+
 static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRc";
 
 static int take_event(parser *p, event *e, int64_t offset) {
@@ -965,7 +1087,7 @@ static int take_event(parser *p, event *e, int64_t offset) {
     }
     uint32_t thread;
     switch (e->ph) {
-    case 'X': {
+    case 'X':
         if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
             problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
                                                                 : !(e->have & HAS_TS) ? "\"ts\""
@@ -977,46 +1099,21 @@ static int take_event(parser *p, event *e, int64_t offset) {
             return 0;
         }
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        opprof_kind kind = strncmp(e->name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
-                           : e->cat_user                             ? OPPROF_KIND_USER_ANNOTATION
-                                                                     : OPPROF_KIND_CPU_OP;
-        int rc = opprof_capture_add_event(p->cap, thread, e->name, kind, e->ts, e->dur);
-        if (rc) return fail_code(p, rc, "events");
-        if (e->has_dims || (e->frame && e->frame[0])) {
-            /* "file(line): function" */
-            char *file = NULL, *function = NULL;
-            unsigned long line = 0;
-            if (e->frame && e->frame[0]) {
-                char *open = strrchr(e->frame, '(');
-                char *close = open ? strstr(open, "): ") : NULL;
-                if (open && close) {
-                    *open = '\0';
-                    line = strtoul(open + 1, NULL, 10);
-                    file = e->frame;
-                    function = close + 3;
-                } else {
-                    function = e->frame;
-                }
-            }
-            if (e->has_dims) {
-                p->cap->info.record_shapes = true;
-                for (int k = 0; k < e->shapes.n_inputs; k++)
-                    if (!e->has_types) snprintf(e->shapes.dtype[k], sizeof e->shapes.dtype[k], "float");
-            }
-            if (file) p->cap->info.with_stack = true;
-            if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)line, e->has_dims ? &e->shapes : NULL))
-                return fail_code(p, OPPROF_ENOMEM, "sites");
+        return add_complete(p, thread, e->name, e->cat_user, e->ts, e->dur, offset, -1, -1, e);
+    case 'B':
+        if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
+            problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
+            return 0;
         }
-        if (e->ts < p->min_ts) p->min_ts = e->ts;
-        if (p->opt && p->opt->on_problem) {
-            if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
-                return fail_code(p, OPPROF_ENOMEM, "checks");
-            xrecord *x = &p->xs[p->n_xs++];
-            *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, e->ts, e->ts + e->dur, offset, 0, 0};
-            locate(p, offset, &x->line, &x->column);
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return push_begin(p, thread, e, offset);
+    case 'E':
+        if (!(e->have & HAS_TS)) {
+            problem_at(p, offset, "end event without \"ts\"");
+            return 0;
         }
-        return 0;
-    }
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return pop_begin(p, thread, e->ts, offset);
     case 'i':
     case 'I':
         if (!e->memory_name) return 0;
@@ -1047,9 +1144,6 @@ static int take_event(parser *p, event *e, int64_t offset) {
     default:
         if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph))
             problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
-        else if (e->ph == 'B' || e->ph == 'E')
-            problem_at(p, offset, "phase \"%c\" (begin/end pairs) is not read; only complete events (\"X\") are",
-                       e->ph);
         return 0;
     }
 }
@@ -1227,6 +1321,7 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
         rc = parse_document(p);
     }
     if (!rc) {
+        unended_begins(p);
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         check_whole(p);
         rc = opprof_capture_finish(p->cap);
@@ -1239,6 +1334,7 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
     opprof__dealloc(p->string_ids, p->cap_string_ids * sizeof *p->string_ids);
     opprof__dealloc(p->xs, p->cap_xs * sizeof *p->xs);
     opprof__dealloc(p->ms, p->cap_ms * sizeof *p->ms);
+    free_begins(p);
     if (rc) {
         if (p->err->code == 0) {
             p->err->code = rc;
