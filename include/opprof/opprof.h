@@ -23,6 +23,7 @@
  * events are recorded into a buffer of the calling thread without locks; the
  * session functions (start, step, stop) take a lock and are meant for one
  * controlling thread. One session may be active in a process at a time.
+ * Recording is not async-signal-safe: do not record from a signal handler.
  *
  * Compile-time switch: define OPPROF_ENABLE to 0 before including this header
  * and every OPPROF_ macro compiles to nothing but the code of its body.
