@@ -16,7 +16,7 @@ build: deps
 
 run: build
 	@mkdir -p $(dir $(RUN_DIR))
-	./$(BUILD)/bin/profile_cpu $(RUN_DIR)
+	./$(BUILD)/bin/profile_cpu --html $(RUN_DIR)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j2

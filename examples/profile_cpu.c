@@ -31,7 +31,7 @@ typedef struct options {
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
-    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks;
+    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks, html;
     bool group_by_input_shape;
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
@@ -86,6 +86,8 @@ static void usage(FILE *f) {
             "  --peak-memory    add the Peak Mem column to the tables\n"
             "  --stacks         also write STEM-N.stacks: folded stacks of self CPU time (us)\n"
             "                   for flamegraph.pl and speedscope\n"
+            "  --html           also write STEM-N.html: a self-contained report (sortable table,\n"
+            "                   flame graph, timeline, memory over time)\n"
             "  --quiet          do not print the tables\n"
             "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
             "                   allocator fails (0: count them, printed on stderr at exit)\n"
@@ -132,7 +134,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"with-flops", no_argument, 0, 3},     {"group-by-input-shape", no_argument, 0, 4},
         {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
-        {"with-native-stack", no_argument, 0, 9},
+        {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -168,6 +170,7 @@ static int parse_options(int argc, char **argv, options *o) {
         case 6: o->peak_memory = true; break;
         case 7: o->stacks = true; break;
         case 9: o->with_native_stack = true; break;
+        case 10: o->html = true; break;
         case 8: {
             int n;
             rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -262,6 +265,13 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
         snprintf(name, sizeof name, "%s-%lld.stacks", o->stem, (long long)info.step_num);
         snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
         rc = opprof_capture_write_stacks(cap, path, OPPROF_STACKS_SELF_TIME);
+        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
+    }
+    if (!rc && o->html) {
+        char path[4096];
+        snprintf(name, sizeof name, "%s-%lld.html", o->stem, (long long)info.step_num);
+        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+        rc = opprof_capture_write_html(cap, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
     }
     if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);

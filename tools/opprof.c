@@ -4,6 +4,7 @@
  *   opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]
  *                 [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]
  *   opprof stacks TRACE [--memory]
+ *   opprof html TRACE OUT.html
  *   opprof check TRACE [--json] [--max-problems N]
  *   opprof diff BEFORE AFTER [--row-limit N] [--json]
  *
@@ -11,7 +12,8 @@
  * legacy array form), plain or gzip-compressed.
  *
  * Exit status: 0 success (check: no problem), 1 check found problems,
- * 2 a file cannot be read or is not a trace, 64 bad usage.
+ * 2 a file cannot be read or is not a trace (or, for html, cannot be
+ * written), 64 bad usage.
  */
 #define _GNU_SOURCE
 #include <opprof/capture.h>
@@ -33,6 +35,7 @@ static const char *USAGE =
     "commands:\n"
     "  report TRACE        the key averages table of a trace (as key_averages().table())\n"
     "  stacks TRACE        folded stacks of a trace for flamegraph.pl and speedscope\n"
+    "  html TRACE OUT      a self-contained HTML report: table, flame graph, timeline, memory\n"
     "  check TRACE         validate a trace and list every problem with its position\n"
     "  diff BEFORE AFTER   compare two traces operator by operator\n"
     "\n"
@@ -40,7 +43,7 @@ static const char *USAGE =
     "legacy array form), plain or gzip-compressed.\n"
     "Run 'opprof COMMAND --help' for a command's options.\n"
     "Exit status: 0 success, 1 check found problems, 2 a file cannot be read or is not a\n"
-    "trace, 64 bad usage.\n";
+    "trace (html: or OUT cannot be written), 64 bad usage.\n";
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "opprof: ");
@@ -219,6 +222,33 @@ static int cmd_stacks(int argc, char **argv) {
     return rc ? EXIT_UNREADABLE : 0;
 }
 
+/* ---- html ---- */
+
+static int cmd_html(int argc, char **argv) {
+    static const struct option longs[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: opprof html TRACE OUT.html\n\n"
+                   "Write a self-contained HTML report of TRACE (no network, no other file): the\n"
+                   "capture's facts and warnings, the key averages (click a column to sort), a flame\n"
+                   "graph of total CPU time, a timeline with a track per thread, and the memory\n"
+                   "allocated over time with its peak. OUT appears whole or not at all.\n");
+            return 0;
+        default: return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 2) return usage_error("html takes a TRACE and an OUT file%s", "");
+    opprof_capture *cap;
+    int rc = load(argv[optind], &cap);
+    if (rc) return rc;
+    rc = opprof_capture_write_html(cap, argv[optind + 1]);
+    if (rc) fprintf(stderr, "opprof: cannot write '%s': %s\n", argv[optind + 1], opprof_strerror(rc));
+    opprof_capture_free(cap);
+    return rc ? EXIT_UNREADABLE : 0;
+}
+
 /* ---- check ---- */
 
 typedef struct checker {
@@ -392,6 +422,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "stacks")) return cmd_stacks(argc - 1, argv + 1);
+    if (!strcmp(cmd, "html")) return cmd_html(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc - 1, argv + 1);
     return usage_error("unknown command '%s'", cmd);
 }

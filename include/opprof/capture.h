@@ -237,6 +237,21 @@ typedef struct opprof_table_options {
 OPPROF_API int opprof_averages_table_ex(const opprof_averages *averages, const opprof_table_options *options,
                                         char **out_text);
 
+/**
+ * A self-contained HTML report of the capture (one file: no network, no other
+ * file): its facts (start, duration, events, threads, the profiler's measured
+ * cost, peak RSS, dropped events, warnings); the key averages as a table that
+ * sorts by any column when its header is clicked (first by self CPU time);
+ * a flame graph of total CPU time (SVG, roots on top, one box per path of
+ * names, hover for total, share and self time); a timeline with a track per
+ * thread (SVG; the earliest 20,000 events, said when more exist); and, for
+ * memory captures, the bytes allocated over time with the peak marked. Names
+ * are HTML-escaped. *out_text: free with opprof_free.
+ */
+OPPROF_API int opprof_capture_html(const opprof_capture *capture, char **out_text);
+/** The same, written atomically to `path` (a temporary file, then rename). */
+OPPROF_API int opprof_capture_write_html(const opprof_capture *capture, const char *path);
+
 /** Free memory that opprof returned (tables, strings). NULL is accepted. */
 OPPROF_API void opprof_free(void *ptr);
 

@@ -163,4 +163,23 @@ OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
 /* The calling thread recorded in the current window and dropped nothing. */
 OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
 
+/* ---- stack tree (stacks.c): events merged by their path of names ---- */
+typedef struct opprof__stack_node {
+    int32_t parent;   /* node index, -1 for a root */
+    uint32_t name;
+    uint32_t depth;   /* 1 for a root */
+    int64_t self_ns;  /* durations of its events minus their children's */
+    int64_t total_ns; /* durations of its events */
+} opprof__stack_node;
+typedef struct opprof__stack_tree {
+    opprof__stack_node *nodes; /* in first-seen order: a parent before its children */
+    size_t n, cap;
+    uint32_t *table;           /* (parent, name) -> node index + 1 */
+    size_t table_size;
+    int32_t *node_of_event;    /* n_events entries */
+    size_t n_events;
+} opprof__stack_tree;
+OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
+OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
+
 #endif /* OPPROF_INTERNAL_H */

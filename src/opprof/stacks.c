@@ -1,25 +1,15 @@
 /* stacks.c - folded stacks (flamegraph.pl, speedscope): each event's path of
- * names from the outermost range, interned as a tree of nodes, with its self
- * time or its own allocations summed per node. */
+ * names from the outermost range, interned as a tree of nodes (shared with
+ * the HTML report's flame graph), with its self time or its own allocations
+ * summed per node. */
 #include "internal.h"
 
 #include <string.h>
 
 enum { MAX_FRAMES = 256 }; /* frames written per line: deeper stacks are cut at the root */
 
-typedef struct node {
-    int32_t parent; /* node index, -1 for a root */
-    uint32_t name;
-    uint32_t depth; /* 1 for a root */
-    int64_t value;
-} node;
-
-typedef struct tree {
-    node *nodes;
-    size_t n, cap;
-    uint32_t *table; /* (parent, name) -> node index + 1 */
-    size_t table_size;
-} tree;
+typedef opprof__stack_node node;
+typedef opprof__stack_tree tree;
 
 static uint64_t node_hash(int32_t parent, uint32_t name) {
     return ((uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)name * 0xC2B2AE3D27D4EB4Full);
@@ -48,10 +38,38 @@ static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
         }
     }
     if (opprof__grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) return OPPROF_ENOMEM;
-    t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0};
+    t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0, 0};
     t->table[k] = (uint32_t)t->n + 1;
     *out = (int32_t)t->n++;
     return 0;
+}
+
+int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
+    memset(t, 0, sizeof *t);
+    size_t n = c->n_events;
+    t->n_events = n;
+    t->node_of_event = opprof__alloc((n ? n : 1) * sizeof *t->node_of_event);
+    int rc = t->node_of_event ? 0 : OPPROF_ENOMEM;
+    /* parents come before their children: one pass builds the paths */
+    for (size_t i = 0; i < n && !rc; i++) {
+        int32_t parent = c->events[i].parent >= 0 ? t->node_of_event[c->events[i].parent] : -1;
+        rc = node_of(t, parent, c->events[i].name, &t->node_of_event[i]);
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        node *nd = &t->nodes[t->node_of_event[i]];
+        nd->self_ns += c->events[i].duration_ns;
+        nd->total_ns += c->events[i].duration_ns;
+        if (c->events[i].parent >= 0) t->nodes[t->node_of_event[c->events[i].parent]].self_ns -= c->events[i].duration_ns;
+    }
+    if (rc) opprof__stack_tree_free(t);
+    return rc;
+}
+
+void opprof__stack_tree_free(opprof__stack_tree *t) {
+    opprof__dealloc(t->node_of_event, (t->n_events ? t->n_events : 1) * sizeof *t->node_of_event);
+    opprof__dealloc(t->nodes, t->cap * sizeof *t->nodes);
+    opprof__dealloc(t->table, t->table_size * sizeof *t->table);
+    memset(t, 0, sizeof *t);
 }
 
 static void put_name(opprof__strbuf *sb, const char *name) {
@@ -78,33 +96,22 @@ static void put_path(opprof__strbuf *sb, const opprof_capture *c, const tree *t,
 int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, char **out_text) {
     if (!c || !out_text || (metric != OPPROF_STACKS_SELF_TIME && metric != OPPROF_STACKS_ALLOCATED_BYTES))
         return OPPROF_EINVAL;
-    tree t = {0};
-    size_t n = c->n_events;
-    int32_t *node_of_event = opprof__alloc((n ? n : 1) * sizeof *node_of_event);
-    int rc = node_of_event ? 0 : OPPROF_ENOMEM;
-    /* parents come before their children: one pass builds the paths */
-    for (size_t i = 0; i < n && !rc; i++) {
-        int32_t parent = c->events[i].parent >= 0 ? node_of_event[c->events[i].parent] : -1;
-        rc = node_of(&t, parent, c->events[i].name, &node_of_event[i]);
-    }
-    if (!rc) {
-        if (metric == OPPROF_STACKS_SELF_TIME) {
-            for (size_t i = 0; i < n; i++) {
-                t.nodes[node_of_event[i]].value += c->events[i].duration_ns;
-                if (c->events[i].parent >= 0) t.nodes[node_of_event[c->events[i].parent]].value -= c->events[i].duration_ns;
-            }
-        } else {
-            for (size_t j = 0; j < c->n_mem; j++)
-                if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) t.nodes[node_of_event[c->mem[j].owner]].value += c->mem[j].bytes;
-        }
-    }
+    tree t;
+    int rc = opprof__stack_tree_build(c, &t);
+    if (rc) return rc;
+    /* the value of a line: self time, or the bytes its events allocated */
+    int64_t *value = opprof__calloc(t.n ? t.n : 1, sizeof *value);
+    if (!value) rc = OPPROF_ENOMEM;
+    for (size_t k = 0; k < t.n && !rc; k++)
+        if (metric == OPPROF_STACKS_SELF_TIME) value[k] = (t.nodes[k].self_ns + 500) / 1000; /* integer microseconds */
+    if (!rc && metric == OPPROF_STACKS_ALLOCATED_BYTES)
+        for (size_t j = 0; j < c->n_mem; j++)
+            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) value[t.node_of_event[c->mem[j].owner]] += c->mem[j].bytes;
     opprof__strbuf sb = {0};
     for (size_t k = 0; k < t.n && !rc; k++) {
-        int64_t v = t.nodes[k].value;
-        if (metric == OPPROF_STACKS_SELF_TIME) v = (v + 500) / 1000; /* integer microseconds */
-        if (v <= 0) continue;
+        if (value[k] <= 0) continue;
         put_path(&sb, c, &t, (int32_t)k);
-        opprof__sb_printf(&sb, " %lld\n", (long long)v);
+        opprof__sb_printf(&sb, " %lld\n", (long long)value[k]);
     }
     if (!rc) rc = sb.error;
     if (!rc) {
@@ -112,9 +119,8 @@ int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, 
         if (!*out_text) rc = OPPROF_ENOMEM;
     }
     opprof__sb_free(&sb);
-    opprof__dealloc(node_of_event, (n ? n : 1) * sizeof *node_of_event);
-    opprof__dealloc(t.nodes, t.cap * sizeof *t.nodes);
-    opprof__dealloc(t.table, t.table_size * sizeof *t.table);
+    opprof__dealloc(value, (t.n ? t.n : 1) * sizeof *value);
+    opprof__stack_tree_free(&t);
     return rc;
 }
 

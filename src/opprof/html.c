@@ -1,0 +1,447 @@
+/* html.c - a capture as one self-contained HTML page: its facts, the key
+ * averages (a table that sorts by any column), a flame graph of total time,
+ * a timeline with a track per thread, and the memory allocated over time.
+ * Pictures are inline SVG drawn here; the page needs no network and no other
+ * file. Every name is escaped: a trace's names are not trusted. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+    WIDTH = 1200,           /* px, of every picture */
+    FLAME_ROW = 18,         /* px */
+    TRACK_ROW = 14,         /* px, one nesting level of a thread's track */
+    MAX_TIMELINE = 20000,   /* events drawn on the timeline (the earliest) */
+    MAX_FLAME_DEPTH = 64    /* flame graph rows */
+};
+
+static void put_escaped(opprof__strbuf *sb, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': opprof__sb_puts(sb, "&amp;"); break;
+        case '<': opprof__sb_puts(sb, "&lt;"); break;
+        case '>': opprof__sb_puts(sb, "&gt;"); break;
+        case '"': opprof__sb_puts(sb, "&quot;"); break;
+        case '\'': opprof__sb_puts(sb, "&#39;"); break;
+        default: opprof__sb_put(sb, s, 1);
+        }
+    }
+}
+
+/* The first `max` bytes of s, escaped, with "..." when cut (never inside a
+ * UTF-8 sequence). */
+static void put_escaped_cut(opprof__strbuf *sb, const char *s, size_t max) {
+    size_t n = strlen(s);
+    if (n <= max) {
+        put_escaped(sb, s);
+        return;
+    }
+    size_t keep = max > 3 ? max - 3 : 0;
+    while (keep && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
+    char buf[256];
+    if (keep >= sizeof buf) keep = sizeof buf - 1;
+    memcpy(buf, s, keep);
+    buf[keep] = '\0';
+    put_escaped(sb, buf);
+    opprof__sb_puts(sb, "...");
+}
+
+/* A stable colour per name: warm for operators, cool for ranges. */
+static void colour_of(const char *name, bool warm, char *buf, size_t size) {
+    uint32_t h = 2166136261u;
+    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    int hue = warm ? (int)(h % 50) : 190 + (int)(h % 60);
+    snprintf(buf, size, "hsl(%d,%d%%,%d%%)", hue, 60 + (int)(h >> 8) % 25, 55 + (int)(h >> 16) % 15);
+}
+
+static const char STYLE[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}"
+    "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
+    "table{border-collapse:collapse}th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
+    "th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}th:first-child,td:first-child{text-align:left}"
+    "td:first-child{font-family:monospace}.facts td{text-align:left;font-family:inherit}"
+    ".warn{color:#a40}svg text{font:11px monospace;pointer-events:none}"
+    "svg rect:hover{stroke:#000;stroke-width:1}.note{color:#666}";
+
+/* Click a header: sort its table's rows by that column (again: reverse). */
+static const char SCRIPT[] =
+    "document.querySelectorAll('table.sortable th').forEach(function(th,col){th.onclick=function(){"
+    "var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),down=th.dataset.down!=='1';"
+    "th.dataset.down=down?'1':'0';rows.sort(function(a,b){var x=a.cells[col].dataset.v,y=b.cells[col].dataset.v,"
+    "nx=parseFloat(x),ny=parseFloat(y),c=isNaN(nx)||isNaN(ny)?String(x).localeCompare(y):nx-ny;"
+    "return down?-c:c;});rows.forEach(function(r){tb.appendChild(r);});};});";
+
+static void facts(opprof__strbuf *sb, const opprof_capture *c) {
+    const opprof_capture_info *in = &c->info;
+    char when[64] = "unknown";
+    if (in->base_time_ns > 0) {
+        time_t secs = (time_t)(in->base_time_ns / 1000000000);
+        struct tm tm;
+        if (gmtime_r(&secs, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    char duration[32];
+    opprof_format_time_us((double)in->duration_ns / 1e3, duration, sizeof duration);
+    opprof__sb_puts(sb, "<table class=\"facts\">\n");
+    opprof__sb_printf(sb, "<tr><td>Started</td><td>%s</td></tr>\n", when);
+    opprof__sb_printf(sb, "<tr><td>Duration</td><td>%s</td></tr>\n", duration);
+    if (in->step_num >= 0) opprof__sb_printf(sb, "<tr><td>Step</td><td>%lld</td></tr>\n", (long long)in->step_num);
+    opprof__sb_printf(sb, "<tr><td>Events</td><td>%zu ranges and operators, %zu memory events, %zu threads</td></tr>\n",
+                      c->n_events, c->n_mem, c->n_threads);
+    if (in->overhead_range_ns > 0)
+        opprof__sb_printf(sb, "<tr><td>Profiler's cost</td><td>%.1f ns a range, %.1f ns a memory event</td></tr>\n",
+                          in->overhead_range_ns, in->overhead_memory_event_ns);
+    if (in->process_peak_rss_bytes > 0) {
+        char rss[32];
+        opprof_format_memory(in->process_peak_rss_bytes, rss, sizeof rss);
+        opprof__sb_printf(sb, "<tr><td>Peak RSS</td><td>%s</td></tr>\n", rss);
+    }
+    opprof__sb_printf(sb, "<tr><td>Dropped events</td><td%s>%llu</td></tr>\n",
+                      in->dropped_events ? " class=\"warn\"" : "", (unsigned long long)in->dropped_events);
+    opprof__sb_puts(sb, "</table>\n");
+    if (c->n_warnings) {
+        opprof__sb_printf(sb, "<h2>Warnings (%zu)</h2>\n<ul class=\"warn\">\n", c->n_warnings);
+        for (size_t i = 0; i < c->n_warnings; i++) {
+            opprof__sb_puts(sb, "<li>");
+            put_escaped(sb, c->warnings[i]);
+            opprof__sb_puts(sb, "</li>\n");
+        }
+        opprof__sb_puts(sb, "</ul>\n");
+    }
+}
+
+static void time_cell(opprof__strbuf *sb, int64_t ns) {
+    char text[32];
+    opprof_format_time_us((double)ns / 1e3, text, sizeof text);
+    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)ns, text);
+}
+
+static void share_cell(opprof__strbuf *sb, int64_t part, int64_t whole) {
+    double pct = whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+    opprof__sb_printf(sb, "<td data-v=\"%.4f\">%.2f%%</td>", pct, pct);
+}
+
+static void bytes_cell(opprof__strbuf *sb, int64_t bytes) {
+    char text[32];
+    opprof_format_memory(bytes, text, sizeof text);
+    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)bytes, text);
+}
+
+static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof_averages *avg;
+    int rc = opprof_capture_averages(c, &avg);
+    if (rc) return rc;
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    int64_t self_total = opprof_averages_self_total_ns(avg), total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].total_ns > total) total = rows[i].total_ns;
+    bool memory = c->info.profile_memory || c->n_mem;
+    opprof__sb_puts(sb, "<h2>Operators and ranges <span class=\"note\">(click a column to sort)</span></h2>\n"
+                        "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th>Name</th><th>Self CPU %</th>"
+                        "<th>Self CPU</th><th>CPU total %</th><th>CPU total</th><th>CPU time avg</th>");
+    if (memory) opprof__sb_puts(sb, "<th>CPU Mem</th><th>Self CPU Mem</th><th>Peak Mem</th>");
+    opprof__sb_puts(sb, "<th># of Calls</th></tr></thead>\n<tbody>\n");
+    /* Rows by self time, as the seed's first table. */
+    size_t *order = opprof__alloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        opprof_averages_free(avg);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = 1; i < n; i++) /* insertion sort: stable, rows are few */
+        for (size_t j = i; j > 0 && rows[order[j]].self_ns > rows[order[j - 1]].self_ns; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t k = 0; k < n; k++) {
+        const opprof_average_row *r = &rows[order[k]];
+        opprof__sb_puts(sb, "<tr><td data-v=\"");
+        put_escaped(sb, r->key);
+        opprof__sb_puts(sb, "\">");
+        put_escaped(sb, r->key);
+        opprof__sb_puts(sb, "</td>");
+        share_cell(sb, r->self_ns, self_total);
+        time_cell(sb, r->self_ns);
+        share_cell(sb, r->total_ns, self_total);
+        time_cell(sb, r->total_ns);
+        time_cell(sb, r->calls ? r->total_ns / r->calls : 0);
+        if (memory) {
+            bytes_cell(sb, r->cpu_mem);
+            bytes_cell(sb, r->self_cpu_mem);
+            bytes_cell(sb, r->peak_mem);
+        }
+        opprof__sb_printf(sb, "<td data-v=\"%lld\">%lld</td></tr>\n", (long long)r->calls, (long long)r->calls);
+    }
+    char total_text[32];
+    opprof_format_time_us((double)self_total / 1e3, total_text, sizeof total_text);
+    opprof__sb_printf(sb, "</tbody>\n</table>\n<p>Self CPU time total: %s</p>\n", total_text);
+    opprof__dealloc(order, (n ? n : 1) * sizeof *order);
+    opprof_averages_free(avg);
+    return 0;
+}
+
+/* Flame graph (icicle: roots on top) of total time: one box per path of
+ * names, as wide as its events' total time; siblings in first-seen order. */
+static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__stack_tree t;
+    int rc = opprof__stack_tree_build(c, &t);
+    if (rc) return rc;
+    size_t n = t.n;
+    int32_t *first_child = opprof__alloc((n ? n : 1) * sizeof *first_child);
+    int32_t *next_sibling = opprof__alloc((n ? n : 1) * sizeof *next_sibling);
+    int32_t *last_child = opprof__alloc((n ? n : 1) * sizeof *last_child);
+    double *x = opprof__alloc((n ? n : 1) * sizeof *x);
+    if (!first_child || !next_sibling || !last_child || !x) rc = OPPROF_ENOMEM;
+    int64_t root_total = 0;
+    uint32_t depth = 0;
+    int32_t first_root = -1, last_root = -1;
+    for (size_t i = 0; i < n && !rc; i++) {
+        first_child[i] = last_child[i] = next_sibling[i] = -1;
+        const opprof__stack_node *nd = &t.nodes[i];
+        if (nd->depth <= MAX_FLAME_DEPTH && nd->depth > depth) depth = nd->depth;
+        int32_t *first = nd->parent >= 0 ? &first_child[nd->parent] : &first_root;
+        int32_t *last = nd->parent >= 0 ? &last_child[nd->parent] : &last_root;
+        if (*last >= 0)
+            next_sibling[*last] = (int32_t)i;
+        else
+            *first = (int32_t)i;
+        *last = (int32_t)i;
+        if (nd->parent < 0) root_total += nd->total_ns;
+    }
+    if (!rc) {
+        int height = (int)depth * FLAME_ROW + 1;
+        char total_text[32];
+        opprof_format_time_us((double)root_total / 1e3, total_text, sizeof total_text);
+        opprof__sb_printf(sb,
+                          "<h2>Flame graph <span class=\"note\">(total CPU time of each path of ranges and "
+                          "operators, %s in all; hover for numbers)</span></h2>\n"
+                          "<svg class=\"flame\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                          "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                          total_text, WIDTH, height, WIDTH, height);
+        double scale = root_total > 0 ? (double)WIDTH / (double)root_total : 0.0;
+        /* Nodes come parent first: x of a node = its parent's x + its elder siblings' widths. */
+        double root_x = 0;
+        for (int32_t r = first_root; r >= 0; r = next_sibling[r]) {
+            x[r] = root_x;
+            root_x += (double)t.nodes[r].total_ns * scale;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double cx = x[i];
+            for (int32_t ch = first_child[i]; ch >= 0; ch = next_sibling[ch]) {
+                x[ch] = cx;
+                cx += (double)t.nodes[ch].total_ns * scale;
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            const opprof__stack_node *nd = &t.nodes[i];
+            double w = (double)nd->total_ns * scale;
+            if (nd->depth > MAX_FLAME_DEPTH || w < 0.1) continue;
+            const char *name = c->names[nd->name];
+            char colour[40], total[32], self[32];
+            colour_of(name, strncmp(name, "aten::", 6) == 0, colour, sizeof colour);
+            opprof_format_time_us((double)nd->total_ns / 1e3, total, sizeof total);
+            opprof_format_time_us((double)nd->self_ns / 1e3, self, sizeof self);
+            double y = (double)(nd->depth - 1) * FLAME_ROW;
+            opprof__sb_puts(sb, "<g><title>");
+            put_escaped(sb, name);
+            opprof__sb_printf(sb, ": %s total (%.2f%%), %s self</title>", total,
+                              root_total ? 100.0 * (double)nd->total_ns / (double)root_total : 0.0, self);
+            opprof__sb_printf(sb,
+                              "<rect class=\"f\" data-total-ns=\"%lld\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
+                              "height=\"%d\" fill=\"%s\"/>",
+                              (long long)nd->total_ns, x[i], y, w, FLAME_ROW - 1, colour);
+            int chars = (int)((w - 6) / 7);
+            if (chars >= 3) {
+                opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%.0f\">", x[i] + 3, y + 12);
+                put_escaped_cut(sb, name, (size_t)chars);
+                opprof__sb_puts(sb, "</text>");
+            }
+            opprof__sb_puts(sb, "</g>\n");
+        }
+        opprof__sb_puts(sb, "</svg>\n");
+    }
+    opprof__dealloc(first_child, (n ? n : 1) * sizeof *first_child);
+    opprof__dealloc(next_sibling, (n ? n : 1) * sizeof *next_sibling);
+    opprof__dealloc(last_child, (n ? n : 1) * sizeof *last_child);
+    opprof__dealloc(x, (n ? n : 1) * sizeof *x);
+    opprof__stack_tree_free(&t);
+    return rc;
+}
+
+/* One track per thread, each nesting level a row; the earliest MAX_TIMELINE
+ * events (events are sorted by thread: the count is cut per thread, fairly). */
+static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
+    size_t n = c->n_events;
+    if (!n) return 0;
+    size_t nt = c->n_threads;
+    uint32_t *depth = opprof__alloc(n * sizeof *depth);
+    uint32_t *max_depth = opprof__calloc(nt ? nt : 1, sizeof *max_depth);
+    if (!depth || !max_depth) {
+        opprof__dealloc(depth, n * sizeof *depth);
+        opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
+        return OPPROF_ENOMEM;
+    }
+    size_t per_thread_limit = nt ? (MAX_TIMELINE + nt - 1) / nt : MAX_TIMELINE;
+    for (size_t i = 0; i < n; i++) {
+        depth[i] = c->events[i].parent >= 0 ? depth[c->events[i].parent] + 1 : 0;
+        uint32_t th = c->events[i].thread;
+        if (th < nt && depth[i] < 32 && depth[i] + 1 > max_depth[th]) max_depth[th] = depth[i] + 1;
+    }
+    int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
+    int height = 0;
+    for (size_t th = 0; th < nt; th++) height += 16 + (int)max_depth[th] * TRACK_ROW;
+    size_t shown = 0;
+    char span_text[32];
+    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
+    opprof__sb_printf(sb, "<h2>Timeline <span class=\"note\">(%s across; a track per thread)</span></h2>\n", span_text);
+    opprof__sb_printf(sb, "<svg class=\"timeline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                          "xmlns=\"http://www.w3.org/2000/svg\">\n", WIDTH, height, WIDTH, height);
+    int top = 0;
+    size_t i = 0;
+    for (size_t th = 0; th < nt; th++) {
+        const opprof_thread_info *info = &c->threads[th];
+        opprof__sb_printf(sb, "<text x=\"2\" y=\"%d\">thread %lld ", top + 12, (long long)info->tid);
+        put_escaped_cut(sb, info->name, 60);
+        opprof__sb_puts(sb, "</text>\n");
+        size_t on_thread = 0;
+        for (; i < n && c->events[i].thread == th; i++) {
+            if (on_thread >= per_thread_limit || depth[i] >= 32) continue;
+            const opprof_event *e = &c->events[i];
+            double x = (double)e->start_ns * WIDTH / (double)span;
+            double w = (double)e->duration_ns * WIDTH / (double)span;
+            if (w < 0.5) w = 0.5;
+            const char *name = c->names[e->name];
+            char colour[40], dur[32];
+            colour_of(name, e->kind == OPPROF_KIND_CPU_OP, colour, sizeof colour);
+            opprof_format_time_us((double)e->duration_ns / 1e3, dur, sizeof dur);
+            opprof__sb_puts(sb, "<g><title>");
+            put_escaped(sb, name);
+            opprof__sb_printf(sb, ": %s</title><rect class=\"t\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+                                  "fill=\"%s\"/></g>\n",
+                              dur, x, top + 16 + (int)depth[i] * TRACK_ROW, w, TRACK_ROW - 1, colour);
+            on_thread++;
+            shown++;
+        }
+        top += 16 + (int)max_depth[th] * TRACK_ROW;
+    }
+    opprof__sb_puts(sb, "</svg>\n");
+    if (shown < n)
+        opprof__sb_printf(sb, "<p class=\"note\">Shown: %zu of %zu events (the earliest of each thread, 32 levels "
+                              "deep at most); the Chrome trace has them all.</p>\n", shown, n);
+    opprof__dealloc(depth, n * sizeof *depth);
+    opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
+    return 0;
+}
+
+static int memory_compare(const void *a, const void *b) {
+    const opprof_memory_event *x = *(const opprof_memory_event *const *)a, *y = *(const opprof_memory_event *const *)b;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* Bytes allocated over time (the allocator's total after each event), as
+ * the highest value in each pixel column, with the peak marked. */
+static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
+    size_t m = c->n_mem;
+    if (!m) return 0;
+    const opprof_memory_event **by_time = opprof__alloc(m * sizeof *by_time);
+    if (!by_time) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < m; j++) by_time[j] = &c->mem[j];
+    qsort(by_time, m, sizeof *by_time, memory_compare);
+    int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1, low = INT64_MAX, high = INT64_MIN;
+    const opprof_memory_event *peak = by_time[0];
+    for (size_t j = 0; j < m; j++) {
+        int64_t v = by_time[j]->total_allocated;
+        if (v < low) low = v;
+        if (v > high) high = v;
+        if (v > peak->total_allocated) peak = by_time[j];
+    }
+    int64_t before_first = by_time[0]->total_allocated - by_time[0]->bytes;
+    if (before_first < low) low = before_first;
+    double range = high > low ? (double)(high - low) : 1.0; /* from the lowest level: changes show */
+    enum { HEIGHT = 160, LEFT = 70 };
+#define Y(v) (5 + HEIGHT - (double)((v) - low) * HEIGHT / range)
+#define X(ts) (LEFT + (double)(ts) * (WIDTH - 1 - LEFT) / (double)span)
+    char peak_text[32], at_text[32];
+    opprof_format_memory(peak->total_allocated, peak_text, sizeof peak_text);
+    opprof_format_time_us((double)peak->ts_ns / 1e3, at_text, sizeof at_text);
+    opprof__sb_printf(sb, "<h2>Memory <span class=\"note\">(bytes allocated over time; peak %s at %s)</span></h2>\n",
+                      peak_text, at_text);
+    char high_text[32], low_text[32], span_text[32];
+    opprof_format_memory(high, high_text, sizeof high_text);
+    opprof_format_memory(low, low_text, sizeof low_text);
+    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
+    opprof__sb_printf(sb, "<svg class=\"memory\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                          "xmlns=\"http://www.w3.org/2000/svg\">\n"
+                          "<line x1=\"%d\" y1=\"5\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n"
+                          "<text x=\"2\" y=\"12\">%s</text><text x=\"2\" y=\"%d\">%s</text>"
+                          "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n"
+                          "<polyline class=\"m\" fill=\"none\" stroke=\"#36c\" stroke-width=\"1.5\" points=\"",
+                      WIDTH, HEIGHT + 24, WIDTH, HEIGHT + 24, LEFT - 2, LEFT - 2, HEIGHT + 5, LEFT - 2, HEIGHT + 5,
+                      WIDTH - 1, HEIGHT + 5, high_text, HEIGHT + 5, low_text, LEFT, HEIGHT + 20, WIDTH - 1, HEIGHT + 20,
+                      span_text);
+    /* A step line: the level holds until the next event. Events in one pixel
+     * column draw a spike to their highest total, then the column's last. */
+    int64_t level = by_time[0]->total_allocated - by_time[0]->bytes; /* before the first event */
+    opprof__sb_printf(sb, "%d,%.1f ", LEFT, Y(level));
+    for (size_t j = 0; j < m;) {
+        int px = (int)X(by_time[j]->ts_ns);
+        if (px > WIDTH - 1) px = WIDTH - 1;
+        int64_t column_max = by_time[j]->total_allocated, last = column_max;
+        size_t k = j + 1;
+        for (; k < m && (int)X(by_time[k]->ts_ns) <= px; k++) {
+            last = by_time[k]->total_allocated;
+            if (last > column_max) column_max = last;
+        }
+        opprof__sb_printf(sb, "%d,%.1f %d,%.1f %d,%.1f ", px, Y(level), px, Y(column_max), px, Y(last));
+        level = last;
+        j = k;
+    }
+    opprof__sb_printf(sb, "%d,%.1f", WIDTH - 1, Y(level));
+    double peak_x = X(peak->ts_ns);
+    double peak_y = Y(peak->total_allocated);
+#undef Y
+#undef X
+    opprof__sb_printf(sb, "\"/>\n<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c33\">"
+                          "<title>peak: %s at %s</title></circle>\n</svg>\n",
+                      peak_x, peak_y, peak_text, at_text);
+    opprof__dealloc(by_time, m * sizeof *by_time);
+    return 0;
+}
+
+int opprof_capture_html(const opprof_capture *c, char **out_text) {
+    if (!c || !out_text) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    opprof__sb_printf(&sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                           "<title>opprof capture</title>\n<style>%s</style>\n</head>\n<body>\n<h1>opprof capture",
+                      STYLE);
+    if (c->info.step_num >= 0) opprof__sb_printf(&sb, " (step %lld)", (long long)c->info.step_num);
+    opprof__sb_puts(&sb, "</h1>\n");
+    facts(&sb, c);
+    int rc = averages_table(&sb, c);
+    if (!rc) rc = flame_graph(&sb, c);
+    if (!rc) rc = timeline(&sb, c);
+    if (!rc) rc = memory_chart(&sb, c);
+    opprof__sb_printf(&sb, "<p class=\"note\">Written by opprof %s.</p>\n<script>%s</script>\n</body>\n</html>\n",
+                      OPPROF_VERSION_STRING, SCRIPT);
+    if (!rc) rc = sb.error;
+    if (!rc) {
+        *out_text = opprof__public_string(sb.data, sb.len);
+        if (!*out_text) rc = OPPROF_ENOMEM;
+    }
+    opprof__sb_free(&sb);
+    return rc;
+}
+
+int opprof_capture_write_html(const opprof_capture *c, const char *path) {
+    if (!c || !path) return OPPROF_EINVAL;
+    char *text = NULL;
+    int rc = opprof_capture_html(c, &text);
+    if (!rc) rc = opprof_write_text_file(path, text);
+    opprof_free(text);
+    return rc;
+}

@@ -1,0 +1,218 @@
+/* test_html.c - the HTML report: well formed (every element closed, in
+ * order), names escaped, the table's numbers those of the averages, flame
+ * boxes as wide as their total time, the timeline's cap said, the memory
+ * peak right; written atomically; `opprof html` and `profile_cpu --html`. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* Every element opened is closed, in order; void and self-closed elements
+ * aside. Text between tags must not hold a raw '<'. Returns the number of
+ * elements, or -1 with the reason on stderr. */
+static int elements(const char *html) {
+    static const char *const VOID[] = {"meta", "br", "!DOCTYPE"};
+    char stack[64][24];
+    int depth = 0, count = 0;
+    for (const char *p = html; (p = strchr(p, '<'));) {
+        const char *end = strchr(p, '>');
+        if (!end) return fprintf(stderr, "unclosed tag at %.20s\n", p), -1;
+        bool closing = p[1] == '/', self = end[-1] == '/';
+        const char *name = p + 1 + closing;
+        size_t len = strcspn(name, " >/");
+        if (len == 0 || len >= sizeof stack[0]) return fprintf(stderr, "raw '<' in text at %.30s\n", p), -1;
+        bool is_void = false;
+        for (size_t i = 0; i < sizeof VOID / sizeof *VOID; i++)
+            if (strlen(VOID[i]) == len && !strncmp(VOID[i], name, len)) is_void = true;
+        if (closing) {
+            if (!depth || strlen(stack[depth - 1]) != len || strncmp(stack[depth - 1], name, len))
+                return fprintf(stderr, "</%.*s> closes <%s>\n", (int)len, name, depth ? stack[depth - 1] : ""), -1;
+            depth--;
+        } else if (!self && !is_void) {
+            if (depth == 64) return fprintf(stderr, "too deep\n"), -1;
+            memcpy(stack[depth], name, len);
+            stack[depth++][len] = '\0';
+            count++;
+            if (len == 6 && !strncmp(name, "script", 6)) { /* its text is code: skip to </script> */
+                const char *close = strstr(end, "</script>");
+                if (!close) return fprintf(stderr, "script not closed\n"), -1;
+                end = close - 1;
+            }
+        } else {
+            count++;
+        }
+        p = end + 1;
+    }
+    if (depth) return fprintf(stderr, "<%s> never closed\n", stack[depth - 1]), -1;
+    return count;
+}
+
+static int occurrences(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+/* The value of attribute `attr` in the first element after `after`. */
+static double attribute_after(const char *html, const char *after, const char *attr) {
+    const char *p = strstr(html, after);
+    if (!p) return -1;
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", attr);
+    p = strstr(p, key);
+    return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+int main(void) {
+    /* The checker itself catches what it is for. */
+    fprintf(stderr, "(three complaints of the checker's self-test follow)\n");
+    CHECK(elements("<p><b>x</p></b>") < 0);
+    CHECK(elements("<p>a < b</p>") < 0);
+    CHECK(elements("<div><p>x</p>") < 0);
+    CHECK_INT(elements("<!DOCTYPE html><html><meta charset=\"u\"><svg><rect/></svg></html>"), 5);
+
+    /* A capture by hand: two threads, nesting, a hostile name, memory. */
+    opprof_capture *c;
+    uint32_t t0, t1;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 10, "main <thread>", &t0), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 11, "worker", &t1), 0);
+    const char *evil = "<script>alert(\"x&y\")</script>";
+    CHECK_INT(opprof_capture_add_event(c, t0, "forward", OPPROF_KIND_USER_ANNOTATION, 0, 1000000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "aten::addmm", OPPROF_KIND_CPU_OP, 100000, 600000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, evil, OPPROF_KIND_CPU_OP, 750000, 200000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t1, "forward", OPPROF_KIND_USER_ANNOTATION, 0, 500000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t1, "aten::addmm", OPPROF_KIND_CPU_OP, 0, 300000), 0);
+    /* totals unknown (-1): the capture's running sum, across threads */
+    CHECK_INT(opprof_capture_add_memory(c, t0, 150000, 1, 4096, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 700000, 1, -4096, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t1, 200000, 2, 8192, -1), 0);
+    CHECK_INT(opprof_capture_add_warning(c, "a warning with <b>markup</b> & more"), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+
+    char *html = NULL;
+    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK(html != NULL);
+    if (html) {
+        CHECK(strncmp(html, "<!DOCTYPE html>\n<html", 21) == 0);
+        CHECK(strstr(html, "</html>\n") != NULL);
+        CHECK(elements(html) > 20);
+        /* escaped, never raw */
+        CHECK(strstr(html, evil) == NULL);
+        CHECK_CONTAINS(html, "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;");
+        CHECK_CONTAINS(html, "a warning with &lt;b&gt;markup&lt;/b&gt; &amp; more");
+        CHECK_CONTAINS(html, "main &lt;thread&gt;");
+        CHECK(strstr(html, "http://") == NULL || occurrences(html, "http://") == occurrences(html, "http://www.w3.org/2000/svg"));
+        /* the table: one row per name, numbers from the averages */
+        CHECK_CONTAINS(html, "<td data-v=\"aten::addmm\">aten::addmm</td>");
+        opprof_averages *avg;
+        CHECK_INT(opprof_capture_averages(c, &avg), 0);
+        size_t n;
+        const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+        CHECK_INT(n, 3);
+        for (size_t i = 0; i < n; i++) {
+            char cell[128];
+            snprintf(cell, sizeof cell, "<td data-v=\"%lld\">", (long long)rows[i].self_ns);
+            CHECK_CONTAINS(html, cell);
+            if (!strcmp(rows[i].key, "aten::addmm")) {
+                CHECK_INT(rows[i].total_ns, 900000);
+                CHECK_CONTAINS(html, "<td data-v=\"2\">2</td></tr>"); /* calls, the last cell */
+            }
+        }
+        opprof_averages_free(avg);
+        CHECK_INT(occurrences(html, "<tr><td data-v="), 3);
+        /* the flame graph: paths forward, forward;aten::addmm, forward;<evil>: 3 boxes;
+         * roots' widths sum to the width; a box's width is its share of the total */
+        CHECK_INT(occurrences(html, "<rect class=\"f\""), 3);
+        double forward_w = attribute_after(html, "<rect class=\"f\" data-total-ns=\"1500000\"", "width");
+        CHECK(forward_w > 1199.9 && forward_w < 1200.1);
+        double addmm_w = attribute_after(html, "<rect class=\"f\" data-total-ns=\"900000\"", "width");
+        CHECK(addmm_w > 719.9 && addmm_w < 720.1); /* 900 us of 1500 us */
+        /* the timeline: every event, a track per thread */
+        CHECK_INT(occurrences(html, "<rect class=\"t\""), 5);
+        CHECK_CONTAINS(html, "thread 11 worker");
+        CHECK(strstr(html, "Shown:") == NULL);
+        /* memory: the peak is 4096 + 8192 bytes, at 200 us, on top of the chart */
+        CHECK_CONTAINS(html, "peak 12.00 KB at 200.000us");
+        CHECK_INT(occurrences(html, "<polyline class=\"m\""), 1);
+        CHECK_CONTAINS(html, "cy=\"5.0\" r=\"4\""); /* the peak marker at the top */
+        CHECK_CONTAINS(html, "<h2>Warnings (1)</h2>");
+    }
+    opprof_free(html);
+
+    /* Atomic file, and a clear error where it cannot be written. */
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char path[400];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    CHECK_INT(opprof_capture_write_html(c, path), 0);
+    char *text = read_text(path);
+    CHECK(text && strstr(text, "</html>"));
+    free(text);
+    snprintf(path, sizeof path, "%s/missing/report.html", dir);
+    CHECK_INT(opprof_capture_write_html(c, path), -ENOENT);
+    struct stat st;
+    CHECK(stat(path, &st) != 0);
+    CHECK_INT(opprof_capture_write_html(NULL, path), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_html(c, NULL), OPPROF_EINVAL);
+    opprof_capture_free(c);
+
+    /* A capture past the timeline's cap says how much it shows; an empty one
+     * is a page too. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
+    for (int i = 0; i < 25000; i++) opprof_capture_add_event(c, t0, i % 2 ? "b" : "a", OPPROF_KIND_CPU_OP, i * 10, 5);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    html = NULL;
+    CHECK_INT(opprof_capture_html(c, &html), 0);
+    if (html) {
+        CHECK_INT(occurrences(html, "<rect class=\"t\""), 20000);
+        CHECK_CONTAINS(html, "Shown: 20000 of 25000 events");
+        CHECK(elements(html) > 20000);
+        CHECK(strstr(html, "<h2>Memory") == NULL);
+    }
+    opprof_free(html);
+    opprof_capture_free(c);
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    html = NULL;
+    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK(html && elements(html) > 0);
+    opprof_free(html);
+    opprof_capture_free(c);
+
+    /* The tools: `opprof html TRACE OUT` and `profile_cpu --html`. */
+    char cmd[2000], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --html '%s/run'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/cpu-step-4.html", dir);
+    text = read_text(path);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(elements(text) > 20);
+        CHECK_CONTAINS(text, "<td data-v=\"aten::addmm\">aten::addmm</td>");
+        CHECK_CONTAINS(text, "ProfilerStep#2");
+        CHECK_CONTAINS(text, "<polyline class=\"m\"");
+    }
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json' '%s/again.html'", bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/again.html", dir);
+    text = read_text(path);
+    CHECK(text && elements(text) > 20 && strstr(text, "aten::addmm"));
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json' '%s/no/such/dir.html'", bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 2);
+    CHECK_CONTAINS(out, "cannot write");
+    CHECK_CONTAINS(out, "no/such/dir.html");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 64);
+    free(out);
+    remove_tree(dir);
+    return check_report("test_html");
+}
