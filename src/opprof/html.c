@@ -320,9 +320,17 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
             opprof_format_time_us((double)e->duration_ns / 1e3, dur, sizeof dur);
             opprof__sb_puts(sb, "<g><title>");
             put_escaped(sb, name);
+            int y = top + 16 + (int)depth[i] * TRACK_ROW;
             opprof__sb_printf(sb, ": %s</title><rect class=\"t\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-                                  "fill=\"%s\"/></g>\n",
-                              dur, x, top + 16 + (int)depth[i] * TRACK_ROW, w, TRACK_ROW - 1, colour);
+                                  "fill=\"%s\"/>",
+                              dur, x, y, w, TRACK_ROW - 1, colour);
+            int chars = (int)((w - 6) / 7);
+            if (chars >= 3) {
+                opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + 10);
+                put_escaped_cut(sb, name, (size_t)chars);
+                opprof__sb_puts(sb, "</text>");
+            }
+            opprof__sb_puts(sb, "</g>\n");
             on_thread++;
             shown++;
         }
