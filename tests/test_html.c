@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <opprof/capture.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -181,6 +182,26 @@ int main(void) {
     CHECK_INT(opprof_capture_html(c, &html), 0);
     CHECK(html && elements(html) > 0);
     opprof_free(html);
+    opprof_capture_free(c);
+
+    /* Times near the reader's limit (2^61 ns) on five threads: their sums
+     * exceed int64; the page and the folded stacks are still made (and
+     * UBSan, in .ci/run, sees no overflow). */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    for (int i = 0; i < 5; i++) {
+        CHECK_INT(opprof_capture_add_thread(c, i, "", &t0), 0);
+        CHECK_INT(opprof_capture_add_event(c, t0, "huge", OPPROF_KIND_CPU_OP, 0, (int64_t)1 << 61), 0);
+        CHECK_INT(opprof_capture_add_memory(c, t0, 1, 1, INT64_MAX / 2, INT64_MAX / 2), 0);
+    }
+    CHECK_INT(opprof_capture_add_memory(c, t0, 2, 1, INT64_MIN / 2, INT64_MIN), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    html = NULL;
+    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK(html && elements(html) > 0);
+    opprof_free(html);
+    text = NULL;
+    CHECK_INT(opprof_capture_stacks(c, OPPROF_STACKS_SELF_TIME, &text), 0);
+    opprof_free(text);
     opprof_capture_free(c);
 
     /* The tools: `opprof html TRACE OUT` and `profile_cpu --html`. */

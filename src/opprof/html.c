@@ -135,9 +135,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     if (rc) return rc;
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    int64_t self_total = opprof_averages_self_total_ns(avg), total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].total_ns > total) total = rows[i].total_ns;
+    int64_t self_total = opprof_averages_self_total_ns(avg);
     bool memory = c->info.profile_memory || c->n_mem;
     opprof__sb_puts(sb, "<h2>Operators and ranges <span class=\"note\">(click a column to sort)</span></h2>\n"
                         "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th>Name</th><th>Self CPU %</th>"
@@ -196,7 +194,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
     int32_t *last_child = opprof__alloc((n ? n : 1) * sizeof *last_child);
     double *x = opprof__alloc((n ? n : 1) * sizeof *x);
     if (!first_child || !next_sibling || !last_child || !x) rc = OPPROF_ENOMEM;
-    int64_t root_total = 0;
+    double root_total = 0; /* in double: sums of times read from files may exceed int64 */
     uint32_t depth = 0;
     int32_t first_root = -1, last_root = -1;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -210,19 +208,19 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
         else
             *first = (int32_t)i;
         *last = (int32_t)i;
-        if (nd->parent < 0) root_total += nd->total_ns;
+        if (nd->parent < 0) root_total += (double)nd->total_ns;
     }
     if (!rc) {
         int height = (int)depth * FLAME_ROW + 1;
         char total_text[32];
-        opprof_format_time_us((double)root_total / 1e3, total_text, sizeof total_text);
+        opprof_format_time_us(root_total / 1e3, total_text, sizeof total_text);
         opprof__sb_printf(sb,
                           "<h2>Flame graph <span class=\"note\">(total CPU time of each path of ranges and "
                           "operators, %s in all; hover for numbers)</span></h2>\n"
                           "<svg class=\"flame\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                           "xmlns=\"http://www.w3.org/2000/svg\">\n",
                           total_text, WIDTH, height, WIDTH, height);
-        double scale = root_total > 0 ? (double)WIDTH / (double)root_total : 0.0;
+        double scale = root_total > 0 ? (double)WIDTH / root_total : 0.0;
         /* Nodes come parent first: x of a node = its parent's x + its elder siblings' widths. */
         double root_x = 0;
         for (int32_t r = first_root; r >= 0; r = next_sibling[r]) {
@@ -249,7 +247,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
             opprof__sb_puts(sb, "<g><title>");
             put_escaped(sb, name);
             opprof__sb_printf(sb, ": %s total (%.2f%%), %s self</title>", total,
-                              root_total ? 100.0 * (double)nd->total_ns / (double)root_total : 0.0, self);
+                              root_total > 0 ? 100.0 * (double)nd->total_ns / root_total : 0.0, self);
             opprof__sb_printf(sb,
                               "<rect class=\"f\" data-total-ns=\"%lld\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
                               "height=\"%d\" fill=\"%s\"/>",
@@ -367,11 +365,13 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
         if (v > high) high = v;
         if (v > peak->total_allocated) peak = by_time[j];
     }
-    int64_t before_first = by_time[0]->total_allocated - by_time[0]->bytes;
+    int64_t before_first;
+    if (__builtin_sub_overflow(by_time[0]->total_allocated, by_time[0]->bytes, &before_first))
+        before_first = by_time[0]->total_allocated;
     if (before_first < low) low = before_first;
-    double range = high > low ? (double)(high - low) : 1.0; /* from the lowest level: changes show */
+    double range = high > low ? (double)high - (double)low : 1.0; /* from the lowest level: changes show */
     enum { HEIGHT = 160, LEFT = 70 };
-#define Y(v) (5 + HEIGHT - (double)((v) - low) * HEIGHT / range)
+#define Y(v) (5 + HEIGHT - ((double)(v) - (double)low) * HEIGHT / range)
 #define X(ts) (LEFT + (double)(ts) * (WIDTH - 1 - LEFT) / (double)span)
     char peak_text[32], at_text[32];
     opprof_format_memory(peak->total_allocated, peak_text, sizeof peak_text);
@@ -394,7 +394,7 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
                       span_text);
     /* A step line: the level holds until the next event. Events in one pixel
      * column draw a spike to their highest total, then the column's last. */
-    int64_t level = by_time[0]->total_allocated - by_time[0]->bytes; /* before the first event */
+    int64_t level = before_first; /* before the first event */
     opprof__sb_printf(sb, "%d,%.1f ", LEFT, Y(level));
     for (size_t j = 0; j < m;) {
         int px = (int)X(by_time[j]->ts_ns);
