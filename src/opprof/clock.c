@@ -49,10 +49,10 @@ static int tsc_is_invariant(void) {
 static int kernel_trusts_tsc(void) {
     FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/available_clocksource", "r");
     if (!f) return 0;
-    char line[256];
+    char line[256], *save = NULL;
     int found = 0;
     if (fgets(line, sizeof line, f))
-        for (char *word = strtok(line, " \n"); word; word = strtok(NULL, " \n"))
+        for (char *word = strtok_r(line, " \n", &save); word; word = strtok_r(NULL, " \n", &save))
             if (strcmp(word, "tsc") == 0) found = 1;
     fclose(f);
     return found;
