@@ -71,7 +71,7 @@ static const char SCRIPT[] =
     "document.querySelectorAll('table.sortable th').forEach(function(th,col){th.onclick=function(){"
     "var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),down=th.dataset.down!=='1';"
     "th.dataset.down=down?'1':'0';rows.sort(function(a,b){var x=a.cells[col].dataset.v,y=b.cells[col].dataset.v,"
-    "nx=parseFloat(x),ny=parseFloat(y),c=isNaN(nx)||isNaN(ny)?String(x).localeCompare(y):nx-ny;"
+    "nx=parseFloat(x),ny=parseFloat(y),c=th.dataset.text?String(x).localeCompare(y):nx-ny;"
     "return down?-c:c;});rows.forEach(function(r){tb.appendChild(r);});};});";
 
 static void facts(opprof__strbuf *sb, const opprof_capture *c) {
@@ -138,7 +138,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     int64_t self_total = opprof_averages_self_total_ns(avg);
     bool memory = c->info.profile_memory || c->n_mem;
     opprof__sb_puts(sb, "<h2>Operators and ranges <span class=\"note\">(click a column to sort)</span></h2>\n"
-                        "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th>Name</th><th>Self CPU %</th>"
+                        "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th data-text=\"1\">Name</th><th>Self CPU %</th>"
                         "<th>Self CPU</th><th>CPU total %</th><th>CPU total</th><th>CPU time avg</th>");
     if (memory) opprof__sb_puts(sb, "<th>CPU Mem</th><th>Self CPU Mem</th><th>Peak Mem</th>");
     opprof__sb_puts(sb, "<th># of Calls</th></tr></thead>\n<tbody>\n");
