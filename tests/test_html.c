@@ -140,6 +140,8 @@ int main(void) {
         CHECK_INT(occurrences(html, "<polyline class=\"m\""), 1);
         CHECK_CONTAINS(html, "cy=\"5.0\" r=\"4\""); /* the peak marker at the top */
         CHECK_CONTAINS(html, "<h2>Warnings (1)</h2>");
+        CHECK_CONTAINS(html, "<td>Started</td><td>unknown</td>"); /* no wall clock in a hand-built capture */
+        CHECK_CONTAINS(html, "5 range(s) and operator(s), 3 memory event(s), 2 thread(s)");
     }
     opprof_free(html);
 
@@ -216,6 +218,7 @@ int main(void) {
         CHECK(elements(text) > 20);
         CHECK_CONTAINS(text, "<td data-v=\"aten::addmm\">aten::addmm</td>");
         CHECK_CONTAINS(text, "ProfilerStep#2");
+        CHECK_CONTAINS(text, " UTC</td>"); /* a live capture knows when it started */
         CHECK_CONTAINS(text, "<polyline class=\"m\"");
     }
     free(text);

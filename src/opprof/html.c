@@ -77,7 +77,7 @@ static const char SCRIPT[] =
 static void facts(opprof__strbuf *sb, const opprof_capture *c) {
     const opprof_capture_info *in = &c->info;
     char when[64] = "unknown";
-    if (in->base_time_ns > 0) {
+    if (in->base_time_ns >= (int64_t)946684800 * 1000000000) { /* from 2000 on: a wall clock, not a relative time */
         time_t secs = (time_t)(in->base_time_ns / 1000000000);
         struct tm tm;
         if (gmtime_r(&secs, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -88,7 +88,8 @@ static void facts(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_printf(sb, "<tr><td>Started</td><td>%s</td></tr>\n", when);
     opprof__sb_printf(sb, "<tr><td>Duration</td><td>%s</td></tr>\n", duration);
     if (in->step_num >= 0) opprof__sb_printf(sb, "<tr><td>Step</td><td>%lld</td></tr>\n", (long long)in->step_num);
-    opprof__sb_printf(sb, "<tr><td>Events</td><td>%zu ranges and operators, %zu memory events, %zu threads</td></tr>\n",
+    opprof__sb_printf(sb, "<tr><td>Events</td><td>%zu range(s) and operator(s), %zu memory event(s), %zu thread(s)"
+                          "</td></tr>\n",
                       c->n_events, c->n_mem, c->n_threads);
     if (in->overhead_range_ns > 0)
         opprof__sb_printf(sb, "<tr><td>Profiler's cost</td><td>%.1f ns a range, %.1f ns a memory event</td></tr>\n",
