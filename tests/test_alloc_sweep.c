@@ -1,5 +1,6 @@
 /* test_alloc_sweep.c - the allocation-failure sweep: a full profile_cpu run
- * with the Nth allocation through opprof's and nn's allocator hooks failing,
+ * (with its folded stacks and HTML report too) with the Nth allocation
+ * through opprof's and nn's allocator hooks failing,
  * for every N the run performs. Each time: exit status 1, a clear message,
  * no crash, nothing left behind (and, in the sanitizer build of .ci/run, no
  * leak: LeakSanitizer turns a leak into another exit status). */
@@ -12,7 +13,7 @@
 int main(void) {
     char dir[256], cmd[2048], *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --fail-alloc 0 '%s/count'", bin_dir(), dir);
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stacks --html --fail-alloc 0 '%s/count'", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 0);
     long total = 0;
     if (out) {
@@ -27,7 +28,7 @@ int main(void) {
     CHECK(total > 50);
     int bad = 0;
     for (long n = 1; n <= total; n++) {
-        snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --fail-alloc %ld '%s/run%ld'", bin_dir(), n, dir, n);
+        snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stacks --html --fail-alloc %ld '%s/run%ld'", bin_dir(), n, dir, n);
         int rc = run_command(cmd, &out);
         bool ok = rc == 1 && out && strstr(out, "profile_cpu: ") && strstr(out, "out of memory");
         if (!ok && bad++ < 10) fprintf(stderr, "N=%ld: exit %d: %s\n", n, rc, out ? out : "");
