@@ -206,6 +206,52 @@ int main(void) {
     opprof_free(text);
     opprof_capture_free(c);
 
+    /* The comparison as a page: rows by the largest change, the ratio's
+     * words, bars on one scale, notes, names escaped. */
+    opprof_capture *before, *after;
+    CHECK_INT(opprof_capture_new(&before), 0);
+    CHECK_INT(opprof_capture_add_thread(before, 1, "", &t0), 0);
+    CHECK_INT(opprof_capture_add_event(before, t0, "aten::addmm", OPPROF_KIND_CPU_OP, 0, 100000), 0);
+    CHECK_INT(opprof_capture_add_event(before, t0, "aten::relu", OPPROF_KIND_CPU_OP, 200000, 10000), 0);
+    CHECK_INT(opprof_capture_add_event(before, t0, "a<b", OPPROF_KIND_CPU_OP, 300000, 20000), 0);
+    CHECK_INT(opprof_capture_finish(before), 0);
+    CHECK_INT(opprof_capture_new(&after), 0);
+    CHECK_INT(opprof_capture_add_thread(after, 1, "", &t0), 0);
+    CHECK_INT(opprof_capture_add_thread(after, 2, "", &t1), 0);
+    CHECK_INT(opprof_capture_add_event(after, t0, "aten::addmm", OPPROF_KIND_CPU_OP, 0, 150000), 0);
+    CHECK_INT(opprof_capture_add_event(after, t1, "aten::gelu", OPPROF_KIND_CPU_OP, 200000, 5000), 0);
+    CHECK_INT(opprof_capture_add_event(after, t0, "a<b", OPPROF_KIND_CPU_OP, 300000, 20000), 0);
+    CHECK_INT(opprof_capture_finish(after), 0);
+    html = NULL;
+    CHECK_INT(opprof_capture_diff(before, after, 0, OPPROF_DIFF_HTML, &html), 0);
+    if (html) {
+        CHECK(elements(html) > 20);
+        CHECK_CONTAINS(html, "<h1>opprof diff</h1>");
+        const char *addmm = strstr(html, "<tr><td data-v=\"aten::addmm\">");
+        const char *relu = strstr(html, "<tr><td data-v=\"aten::relu\">");
+        const char *gelu = strstr(html, "<tr><td data-v=\"aten::gelu\">");
+        const char *same = strstr(html, "<tr><td data-v=\"a&lt;b\">a&lt;b</td>");
+        CHECK(addmm && relu && gelu && same && addmm < relu && relu < gelu && gelu < same); /* |change| order */
+        CHECK(strstr(html, "a<b") == NULL);
+        CHECK_CONTAINS(html, "<td data-v=\"1.5\">1.50x</td>");
+        CHECK_CONTAINS(html, "<td data-v=\"0\">gone</td>");
+        CHECK_CONTAINS(html, "<td data-v=\"1e+300\">new</td>");
+        CHECK_CONTAINS(html, "<td data-v=\"50000\">+50.000us</td>");
+        /* bars on one scale: the largest self time (150 us) is 240 px */
+        CHECK_CONTAINS(html, "<div class=\"bar b\" style=\"width:160.0px\"></div><div class=\"bar a worse\" "
+                             "style=\"width:240.0px\"></div>");
+        CHECK_CONTAINS(html, "<div class=\"bar a better\" style=\"width:0.0px\">"); /* relu gone */
+        CHECK_CONTAINS(html, "<div class=\"bar a\" style=\"width:32.0px\">"); /* a<b: unchanged */
+        CHECK_CONTAINS(html, "Self CPU time total: 130.000us before, 175.000us after (+34.62%)");
+        CHECK_CONTAINS(html, "<li>thread tracks differ: 1 before, 2 after</li>");
+    }
+    opprof_free(html);
+    html = NULL;
+    CHECK_INT(opprof_capture_diff(before, after, 0, (opprof_diff_format)7, &html), OPPROF_EINVAL);
+    CHECK(html == NULL);
+    opprof_capture_free(before);
+    opprof_capture_free(after);
+
     /* The tools: `opprof html TRACE OUT` and `profile_cpu --html`. */
     char cmd[2000], *out = NULL;
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --html '%s/run'", bin_dir(), dir);
@@ -236,6 +282,26 @@ int main(void) {
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json'", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 64);
+    free(out);
+    /* `opprof diff A B --html OUT` */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/diff.html'",
+             bin_dir(), dir, dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_STR(out, ""); /* the page goes to the file, nothing to stdout */
+    free(out);
+    snprintf(path, sizeof path, "%s/diff.html", dir);
+    text = read_text(path);
+    CHECK(text && elements(text) > 20);
+    CHECK(text && strstr(text, "<td data-v=\"1\">1.00x</td>")); /* a trace against itself */
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/no/d.html'",
+             bin_dir(), dir, dir, dir);
+    CHECK_INT(run_command(cmd, &out), 2);
+    CHECK_CONTAINS(out, "cannot write");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' diff A B --json --html x.html", bin_dir());
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "--json or --html, not both");
     free(out);
     remove_tree(dir);
     return check_report("test_html");

@@ -6,7 +6,7 @@
  *   opprof stacks TRACE [--memory]
  *   opprof html TRACE OUT.html
  *   opprof check TRACE [--json] [--max-problems N]
- *   opprof diff BEFORE AFTER [--row-limit N] [--json]
+ *   opprof diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]
  *
  * TRACE is a Chrome trace (ours, PyTorch's export_chrome_trace, or PyTorch's
  * legacy array form), plain or gzip-compressed.
@@ -362,10 +362,12 @@ static int cmd_check(int argc, char **argv) {
 static int cmd_diff(int argc, char **argv) {
     static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'},
                                           {"json", no_argument, 0, 'j'},
+                                          {"html", required_argument, 0, 'H'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     int row_limit = 30;
     bool json = false;
+    const char *html = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
@@ -373,18 +375,22 @@ static int cmd_diff(int argc, char **argv) {
             if (parse_count(optarg, "--row-limit", &row_limit)) return EXIT_USAGE;
             break;
         case 'j': json = true; break;
+        case 'H': html = optarg; break;
         case 'h':
-            printf("usage: opprof diff BEFORE AFTER [--row-limit N] [--json]\n\n"
+            printf("usage: opprof diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]\n\n"
                    "Compare two traces per operator: calls, self and total CPU time, self CPU memory,\n"
                    "before and after, the change and the ratio, sorted by the largest change in self\n"
                    "time; totals; notes where the two captures' configurations differ.\n"
                    "  --row-limit N   rows to print (default 30; -1 or 0: all)\n"
-                   "  --json          the comparison as JSON\n");
+                   "  --json          the comparison as JSON\n"
+                   "  --html OUT      write it as a self-contained HTML page (a sortable table with\n"
+                   "                  before/after bars) to OUT instead\n");
             return 0;
         default: return EXIT_USAGE;
         }
     }
     if (optind != argc - 2) return usage_error("diff takes two traces, BEFORE and AFTER%s", "");
+    if (json && html) return usage_error("diff takes --json or --html, not both%s", "");
     opprof_capture *before = NULL, *after = NULL;
     int rc = load(argv[optind], &before);
     if (!rc) rc = load(argv[optind + 1], &after);
@@ -393,10 +399,13 @@ static int cmd_diff(int argc, char **argv) {
         return rc;
     }
     char *text = NULL;
-    int err = opprof_capture_diff(before, after, row_limit, json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT, &text);
+    opprof_diff_format format = html ? OPPROF_DIFF_HTML : json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT;
+    int err = opprof_capture_diff(before, after, row_limit, format, &text);
     if (err)
         fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
-    else
+    else if (html && (err = opprof_write_text_file(html, text)))
+        fprintf(stderr, "opprof: cannot write '%s': %s\n", html, opprof_strerror(err));
+    else if (!html)
         fputs(text, stdout);
     opprof_free(text);
     opprof_capture_free(before);

@@ -267,7 +267,9 @@ OPPROF_API void opprof_format_memory(int64_t bytes, char *buf, size_t size);
 
 typedef enum opprof_diff_format {
     OPPROF_DIFF_TEXT = 0, /* a table in the style of the averages table */
-    OPPROF_DIFF_JSON = 1  /* {"rows": [...], "totals": {...}, "notes": [...]} */
+    OPPROF_DIFF_JSON = 1, /* {"rows": [...], "totals": {...}, "notes": [...]} */
+    OPPROF_DIFF_HTML = 2  /* a self-contained page: totals, notes, the rows as a table
+                             that sorts by a click, with before/after bars of self time */
 } opprof_diff_format;
 
 /**
@@ -277,7 +279,7 @@ typedef enum opprof_diff_format {
  * and a note for each difference of configuration that makes the comparison
  * uneven (thread tracks, schedule, memory recording, dropped events,
  * warnings). row_limit <= 0 prints every row. *out_text is freed with
- * opprof_free.
+ * opprof_free. OPPROF_EINVAL for an unknown format.
  */
 OPPROF_API int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                    opprof_diff_format format, char **out_text);

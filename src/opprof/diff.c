@@ -71,9 +71,87 @@ static void notes(const opprof_capture *b, const opprof_capture *a, char out[8][
         snprintf(out[(*count)++], 160, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
 }
 
+/* The comparison as a page: totals, notes, a sortable table whose last
+ * column draws self time before (grey) and after (red when 5 % slower, green
+ * when 5 % faster, else blue) on one scale. */
+static void html_page(opprof__strbuf *sb, const pair *pairs, size_t n, size_t shown, int64_t tb, int64_t ta,
+                      char note[8][160], int n_notes) {
+    enum { BAR = 240 }; /* px for the largest self time */
+    opprof__html_begin(sb, "opprof diff");
+    char t1[48], t2[48], buf[64];
+    opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
+    opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
+    opprof__sb_printf(sb, "<p>Self CPU time total: %s before, %s after", t1, t2);
+    if (tb) opprof__sb_printf(sb, " (%+.2f%%)", 100.0 * ((double)ta - (double)tb) / (double)tb);
+    opprof__sb_printf(sb, "; %zu operator(s) and range(s)%s.</p>\n", n, shown < n ? ", the largest changes shown" : "");
+    if (n_notes) {
+        opprof__sb_puts(sb, "<ul class=\"warn\">\n");
+        for (int i = 0; i < n_notes; i++) {
+            opprof__sb_puts(sb, "<li>");
+            opprof__sb_html(sb, note[i]);
+            opprof__sb_puts(sb, "</li>\n");
+        }
+        opprof__sb_puts(sb, "</ul>\n");
+    }
+    double largest = 1;
+    for (size_t i = 0; i < shown; i++) {
+        if (pairs[i].before && (double)pairs[i].before->self_ns > largest) largest = (double)pairs[i].before->self_ns;
+        if (pairs[i].after && (double)pairs[i].after->self_ns > largest) largest = (double)pairs[i].after->self_ns;
+    }
+    opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr><th data-text=\"1\">Name</th>"
+                        "<th>Calls before</th><th>Calls after</th><th>Self before</th><th>Self after</th>"
+                        "<th>Self change</th><th>Self ratio</th><th>Total before</th><th>Total after</th>"
+                        "<th>Self Mem before</th><th>Self Mem after</th><th>Self time</th></tr></thead>\n<tbody>\n");
+    for (size_t i = 0; i < shown; i++) {
+        const pair *pr = &pairs[i];
+        const opprof_average_row *b = pr->before, *a = pr->after;
+        opprof__sb_puts(sb, "<tr><td data-v=\"");
+        opprof__sb_html(sb, pr->key);
+        opprof__sb_puts(sb, "\">");
+        opprof__sb_html(sb, pr->key);
+        opprof__sb_puts(sb, "</td>");
+        /* a side's cell: its number in data-v, "-" shown where the side has no row */
+#define CELL(row, value, text)                                                                             \
+    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (row) ? (long long)(value) : 0LL, (row) ? (text) : "-")
+        snprintf(buf, sizeof buf, "%lld", b ? (long long)b->calls : 0LL);
+        CELL(b, b->calls, buf);
+        snprintf(buf, sizeof buf, "%lld", a ? (long long)a->calls : 0LL);
+        CELL(a, a->calls, buf);
+        opprof_format_time_us(b ? (double)b->self_ns / 1e3 : 0, buf, sizeof buf);
+        CELL(b, b->self_ns, buf);
+        opprof_format_time_us(a ? (double)a->self_ns / 1e3 : 0, buf, sizeof buf);
+        CELL(a, a->self_ns, buf);
+        format_delta_us((double)pr->self_delta / 1e3, buf, sizeof buf);
+        opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)pr->self_delta, buf);
+        int64_t bs = b ? b->self_ns : 0, as = a ? a->self_ns : 0;
+        format_ratio(bs, as, b, a, buf, sizeof buf);
+        double ratio = !b ? 1e300 : !a ? 0 : bs == 0 ? (as == 0 ? 1 : 1e300) : (double)as / (double)bs;
+        opprof__sb_printf(sb, "<td data-v=\"%g\">%s</td>", ratio, buf);
+        opprof_format_time_us(b ? (double)b->total_ns / 1e3 : 0, buf, sizeof buf);
+        CELL(b, b->total_ns, buf);
+        opprof_format_time_us(a ? (double)a->total_ns / 1e3 : 0, buf, sizeof buf);
+        CELL(a, a->total_ns, buf);
+        opprof_format_memory(b ? b->self_cpu_mem : 0, buf, sizeof buf);
+        CELL(b, b->self_cpu_mem, buf);
+        opprof_format_memory(a ? a->self_cpu_mem : 0, buf, sizeof buf);
+        CELL(a, a->self_cpu_mem, buf);
+#undef CELL
+        const char *trend = (double)as > 1.05 * (double)bs ? " worse" : (double)as < 0.95 * (double)bs ? " better" : "";
+        opprof__sb_printf(sb,
+                          "<td data-v=\"%lld\"><div class=\"bar b\" style=\"width:%.1fpx\"></div>"
+                          "<div class=\"bar a%s\" style=\"width:%.1fpx\"></div></td></tr>\n",
+                          (long long)pr->self_delta, (double)(bs > 0 ? bs : 0) * BAR / largest, trend,
+                          (double)(as > 0 ? as : 0) * BAR / largest);
+    }
+    opprof__sb_puts(sb, "</tbody>\n</table>\n");
+    opprof__html_end(sb);
+}
+
 int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
                         opprof_diff_format format, char **out_text) {
-    if (!before || !after || !out_text) return OPPROF_EINVAL;
+    if (!before || !after || !out_text ||
+        (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
+        return OPPROF_EINVAL;
     opprof_averages *ab = NULL, *aa = NULL;
     int rc = opprof_capture_averages(before, &ab);
     if (!rc) rc = opprof_capture_averages(after, &aa);
@@ -130,6 +208,8 @@ int opprof_capture_diff(const opprof_capture *before, const opprof_capture *afte
             opprof__sb_json_string(&sb, note[i]);
         }
         opprof__sb_puts(&sb, "]\n}\n");
+    } else if (format == OPPROF_DIFF_HTML) {
+        html_page(&sb, pairs, n, shown, tb, ta, note, n_notes);
     } else {
         size_t longest = 4;
         for (size_t i = 0; i < n; i++)

@@ -18,18 +18,7 @@ enum {
     MAX_FLAME_DEPTH = 64    /* flame graph rows */
 };
 
-static void put_escaped(opprof__strbuf *sb, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': opprof__sb_puts(sb, "&amp;"); break;
-        case '<': opprof__sb_puts(sb, "&lt;"); break;
-        case '>': opprof__sb_puts(sb, "&gt;"); break;
-        case '"': opprof__sb_puts(sb, "&quot;"); break;
-        case '\'': opprof__sb_puts(sb, "&#39;"); break;
-        default: opprof__sb_put(sb, s, 1);
-        }
-    }
-}
+static void put_escaped(opprof__strbuf *sb, const char *s) { opprof__sb_html(sb, s); }
 
 /* The first `max` bytes of s, escaped, with "..." when cut (never inside a
  * UTF-8 sequence). */
@@ -64,7 +53,9 @@ static const char STYLE[] =
     "th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}th:first-child,td:first-child{text-align:left}"
     "td:first-child{font-family:monospace}.facts td{text-align:left;font-family:inherit}"
     ".warn{color:#a40}svg text{font:11px monospace;pointer-events:none}"
-    "svg rect:hover{stroke:#000;stroke-width:1}.note{color:#666}";
+    "svg rect:hover{stroke:#000;stroke-width:1}.note{color:#666}"
+    ".bar{height:6px;margin:1px 0}.bar.b{background:#aaa}.bar.a{background:#36c}.bar.a.worse{background:#c33}"
+    ".bar.a.better{background:#3a3}";
 
 /* Click a header: sort its table's rows by that column (again: reverse). */
 static const char SCRIPT[] =
@@ -422,21 +413,31 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     return 0;
 }
 
+void opprof__html_begin(opprof__strbuf *sb, const char *title) {
+    opprof__sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+    put_escaped(sb, title);
+    opprof__sb_printf(sb, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", STYLE);
+    put_escaped(sb, title);
+    opprof__sb_puts(sb, "</h1>\n");
+}
+
+void opprof__html_end(opprof__strbuf *sb) {
+    opprof__sb_printf(sb, "<p class=\"note\">Written by opprof %s.</p>\n<script>%s</script>\n</body>\n</html>\n",
+                      OPPROF_VERSION_STRING, SCRIPT);
+}
+
 int opprof_capture_html(const opprof_capture *c, char **out_text) {
     if (!c || !out_text) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
-    opprof__sb_printf(&sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                           "<title>opprof capture</title>\n<style>%s</style>\n</head>\n<body>\n<h1>opprof capture",
-                      STYLE);
-    if (c->info.step_num >= 0) opprof__sb_printf(&sb, " (step %lld)", (long long)c->info.step_num);
-    opprof__sb_puts(&sb, "</h1>\n");
+    char title[64] = "opprof capture";
+    if (c->info.step_num >= 0) snprintf(title, sizeof title, "opprof capture (step %lld)", (long long)c->info.step_num);
+    opprof__html_begin(&sb, title);
     facts(&sb, c);
     int rc = averages_table(&sb, c);
     if (!rc) rc = flame_graph(&sb, c);
     if (!rc) rc = timeline(&sb, c);
     if (!rc) rc = memory_chart(&sb, c);
-    opprof__sb_printf(&sb, "<p class=\"note\">Written by opprof %s.</p>\n<script>%s</script>\n</body>\n</html>\n",
-                      OPPROF_VERSION_STRING, SCRIPT);
+    opprof__html_end(&sb);
     if (!rc) rc = sb.error;
     if (!rc) {
         *out_text = opprof__public_string(sb.data, sb.len);

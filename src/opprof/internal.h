@@ -46,6 +46,8 @@ OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
 /* A JSON string literal with quotes, escaping ", \ and control characters;
  * valid UTF-8 passes through, invalid bytes become U+FFFD. */
 OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
+/* Text for HTML (element text or a quoted attribute): & < > " ' escaped. */
+OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
 
 /* ---- files (file.c) ---- */
@@ -180,6 +182,13 @@ typedef struct opprof__stack_tree {
     size_t n_events;
 } opprof__stack_tree;
 OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
+/* ---- HTML pages (html.c) ---- */
+/* The head of an opprof page (style included) up to <body><h1>title</h1>;
+ * the tail with the sorting script. Tables of class "sortable" sort by a
+ * click on a header; cells sort by their data-v, as text under a <th
+ * data-text="1">, else as numbers. */
+OPPROF__HIDDEN void opprof__html_begin(opprof__strbuf *sb, const char *title);
+OPPROF__HIDDEN void opprof__html_end(opprof__strbuf *sb);
 OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
 
 #endif /* OPPROF_INTERNAL_H */

@@ -102,3 +102,16 @@ void opprof__sb_free(opprof__strbuf *sb) {
     opprof__dealloc(sb->data, sb->cap);
     *sb = (opprof__strbuf){0};
 }
+
+void opprof__sb_html(opprof__strbuf *sb, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': opprof__sb_puts(sb, "&amp;"); break;
+        case '<': opprof__sb_puts(sb, "&lt;"); break;
+        case '>': opprof__sb_puts(sb, "&gt;"); break;
+        case '"': opprof__sb_puts(sb, "&quot;"); break;
+        case '\'': opprof__sb_puts(sb, "&#39;"); break;
+        default: opprof__sb_put(sb, s, 1);
+        }
+    }
+}
