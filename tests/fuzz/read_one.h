@@ -1,6 +1,6 @@
 /* read_one.h - one input through the trace reader with the checks on, and
- * the analysis, folded stacks and HTML report of what it read: shared by the
- * fuzzer and the corpus test. */
+ * the analysis, folded stacks, HTML report and HTML diff (against itself) of
+ * what it read: shared by the fuzzer and the corpus test. */
 #ifndef OPPROF_TESTS_READ_ONE_H
 #define OPPROF_TESTS_READ_ONE_H
 
@@ -32,6 +32,9 @@ static int read_one(const uint8_t *data, size_t size, opprof_read_error *err) {
         opprof_free(text);
         text = NULL;
         opprof_capture_html(c, &text);
+        opprof_free(text);
+        text = NULL;
+        opprof_capture_diff(c, c, 20, OPPROF_DIFF_HTML, &text);
         opprof_free(text);
         opprof_capture_free(c);
     }
