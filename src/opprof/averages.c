@@ -28,9 +28,6 @@ struct opprof_averages {
     size_t n_warnings;
 };
 
-/* Sums of values read from files wrap instead of overflowing (undefined in C). */
-#define ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
-#define SUB(acc, v) ((acc) = (int64_t)((uint64_t)(acc) - (uint64_t)(v)))
 
 static const char STEP_PREFIX[] = "ProfilerStep#";
 static const char STEP_KEY[] = "ProfilerStep*";
@@ -188,9 +185,9 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     for (size_t i = 0; i < n_events; i++) {
         group *g = &b.groups[GROUP_OF(i)];
         g->row.calls++;
-        ADD(g->row.total_ns, ev[i].duration_ns);
-        ADD(g->row.self_ns, ev[i].duration_ns);
-        if (ev[i].parent >= 0) SUB(b.groups[GROUP_OF(ev[i].parent)].row.self_ns, ev[i].duration_ns);
+        OPPROF__WRAP_ADD(g->row.total_ns, ev[i].duration_ns);
+        OPPROF__WRAP_ADD(g->row.self_ns, ev[i].duration_ns);
+        if (ev[i].parent >= 0) OPPROF__WRAP_SUB(b.groups[GROUP_OF(ev[i].parent)].row.self_ns, ev[i].duration_ns);
         if (ev[i].start_ns < g->first_start || g->row.calls == 1 ||
             (ev[i].start_ns == g->first_start && ev[i].thread < g->first_thread)) {
             g->first_start = ev[i].start_ns;
@@ -200,7 +197,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         if (peaks && peaks[i] > g->row.peak_mem) g->row.peak_mem = peaks[i];
         if (flops_name[ev[i].name] && ev[i].site) {
             const opprof_shapes *sh = opprof_capture_shapes(c, opprof_capture_site(c, ev[i].site)->shapes);
-            ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
+            OPPROF__WRAP_ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
         }
     }
     if (c->n_mem) {
@@ -212,12 +209,12 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         for (size_t j = 0; j < c->n_mem; j++) {
             int32_t o = c->mem[j].owner;
             if (o < 0) continue;
-            ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
-            ADD(subtree[o], c->mem[j].bytes);
+            OPPROF__WRAP_ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
+            OPPROF__WRAP_ADD(subtree[o], c->mem[j].bytes);
         }
         for (size_t i = n_events; i-- > 0;) {
-            if (ev[i].parent >= 0) ADD(subtree[ev[i].parent], subtree[i]);
-            ADD(b.groups[GROUP_OF(i)].row.cpu_mem, subtree[i]);
+            if (ev[i].parent >= 0) OPPROF__WRAP_ADD(subtree[ev[i].parent], subtree[i]);
+            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.cpu_mem, subtree[i]);
         }
         opprof__dealloc(subtree, (n_events ? n_events : 1) * sizeof *subtree);
     }
@@ -261,7 +258,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->rows[g].key = text.data + offsets[3 * g];
         avg->rows[g].input_shapes = by_shape ? text.data + offsets[3 * g + 1] : NULL;
         avg->rows[g].stack = stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
-        ADD(avg->self_total_ns, b.groups[g].row.self_ns);
+        OPPROF__WRAP_ADD(avg->self_total_ns, b.groups[g].row.self_ns);
     }
     avg->text = text.data;
     avg->text_size = text.cap;

@@ -19,10 +19,30 @@ static int pair_cmp(const void *a, const void *b) {
     return strcmp(x->key, y->key);
 }
 
-static const opprof_average_row *find(const opprof_average_row *rows, size_t n, const char *key) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].key, key) == 0) return &rows[i];
-    return NULL;
+static int row_by_key(const void *a, const void *b) {
+    return strcmp((*(const opprof_average_row *const *)a)->key, (*(const opprof_average_row *const *)b)->key);
+}
+
+/* Pair the rows of both sides by key (keys are unique on a side): both lists
+ * sorted by key, then one merge, so that traces with many names stay fast. */
+static size_t pair_rows(const opprof_average_row *rb, size_t nb, const opprof_average_row *ra, size_t na,
+                        const opprof_average_row **sorted, pair *pairs) {
+    const opprof_average_row **b = sorted, **a = sorted + nb;
+    for (size_t i = 0; i < nb; i++) b[i] = &rb[i];
+    for (size_t i = 0; i < na; i++) a[i] = &ra[i];
+    qsort(b, nb, sizeof *b, row_by_key);
+    qsort(a, na, sizeof *a, row_by_key);
+    size_t n = 0, i = 0, j = 0;
+    while (i < nb || j < na) {
+        int c = i == nb ? 1 : j == na ? -1 : strcmp(b[i]->key, a[j]->key);
+        if (c < 0)
+            pairs[n++] = (pair){b[i]->key, b[i], NULL, 0}, i++;
+        else if (c > 0)
+            pairs[n++] = (pair){a[j]->key, NULL, a[j], 0}, j++;
+        else
+            pairs[n++] = (pair){b[i]->key, b[i], a[j], 0}, i++, j++;
+    }
+    return n;
 }
 
 static void format_delta_us(double us, char *buf, size_t size) {
@@ -162,15 +182,16 @@ int opprof_capture_diff(const opprof_capture *before, const opprof_capture *afte
     size_t nb, na;
     const opprof_average_row *rb = opprof_averages_rows(ab, &nb), *ra = opprof_averages_rows(aa, &na);
     pair *pairs = opprof__alloc((nb + na + 1) * sizeof *pairs);
-    if (!pairs) {
+    const opprof_average_row **sorted = opprof__alloc((nb + na + 1) * sizeof *sorted);
+    if (!pairs || !sorted) {
+        opprof__dealloc(pairs, (nb + na + 1) * sizeof *pairs);
+        opprof__dealloc(sorted, (nb + na + 1) * sizeof *sorted);
         opprof_averages_free(ab);
         opprof_averages_free(aa);
         return OPPROF_ENOMEM;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < nb; i++) pairs[n++] = (pair){rb[i].key, &rb[i], find(ra, na, rb[i].key), 0};
-    for (size_t i = 0; i < na; i++)
-        if (!find(rb, nb, ra[i].key)) pairs[n++] = (pair){ra[i].key, NULL, &ra[i], 0};
+    size_t n = pair_rows(rb, nb, ra, na, sorted, pairs);
+    opprof__dealloc(sorted, (nb + na + 1) * sizeof *sorted);
     for (size_t i = 0; i < n; i++)
         pairs[i].self_delta = (int64_t)((uint64_t)(pairs[i].after ? pairs[i].after->self_ns : 0) -
                                         (uint64_t)(pairs[i].before ? pairs[i].before->self_ns : 0));

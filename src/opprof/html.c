@@ -18,14 +18,12 @@ enum {
     MAX_FLAME_DEPTH = 64    /* flame graph rows */
 };
 
-static void put_escaped(opprof__strbuf *sb, const char *s) { opprof__sb_html(sb, s); }
-
 /* The first `max` bytes of s, escaped, with "..." when cut (never inside a
  * UTF-8 sequence). */
 static void put_escaped_cut(opprof__strbuf *sb, const char *s, size_t max) {
     size_t n = strlen(s);
     if (n <= max) {
-        put_escaped(sb, s);
+        opprof__sb_html(sb, s);
         return;
     }
     size_t keep = max > 3 ? max - 3 : 0;
@@ -34,7 +32,7 @@ static void put_escaped_cut(opprof__strbuf *sb, const char *s, size_t max) {
     if (keep >= sizeof buf) keep = sizeof buf - 1;
     memcpy(buf, s, keep);
     buf[keep] = '\0';
-    put_escaped(sb, buf);
+    opprof__sb_html(sb, buf);
     opprof__sb_puts(sb, "...");
 }
 
@@ -97,7 +95,7 @@ static void facts(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_printf(sb, "<h2>Warnings (%zu)</h2>\n<ul class=\"warn\">\n", c->n_warnings);
         for (size_t i = 0; i < c->n_warnings; i++) {
             opprof__sb_puts(sb, "<li>");
-            put_escaped(sb, c->warnings[i]);
+            opprof__sb_html(sb, c->warnings[i]);
             opprof__sb_puts(sb, "</li>\n");
         }
         opprof__sb_puts(sb, "</ul>\n");
@@ -121,6 +119,17 @@ static void bytes_cell(opprof__strbuf *sb, int64_t bytes) {
     opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)bytes, text);
 }
 
+/* Rows by self time, descending; ties keep first-seen order (as the text table). */
+typedef struct ranked {
+    int64_t self_ns;
+    size_t row;
+} ranked;
+static int by_self_time(const void *pa, const void *pb) {
+    const ranked *a = pa, *b = pb;
+    if (a->self_ns != b->self_ns) return a->self_ns > b->self_ns ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
 static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     opprof_averages *avg;
     int rc = opprof_capture_averages(c, &avg);
@@ -135,24 +144,19 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     if (memory) opprof__sb_puts(sb, "<th>CPU Mem</th><th>Self CPU Mem</th><th>Peak Mem</th>");
     opprof__sb_puts(sb, "<th># of Calls</th></tr></thead>\n<tbody>\n");
     /* Rows by self time, as the seed's first table. */
-    size_t *order = opprof__alloc((n ? n : 1) * sizeof *order);
+    ranked *order = opprof__alloc((n ? n : 1) * sizeof *order);
     if (!order) {
         opprof_averages_free(avg);
         return OPPROF_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    for (size_t i = 1; i < n; i++) /* insertion sort: stable, rows are few */
-        for (size_t j = i; j > 0 && rows[order[j]].self_ns > rows[order[j - 1]].self_ns; j--) {
-            size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    for (size_t i = 0; i < n; i++) order[i] = (ranked){rows[i].self_ns, i};
+    qsort(order, n, sizeof *order, by_self_time); /* a trace may hold any number of names */
     for (size_t k = 0; k < n; k++) {
-        const opprof_average_row *r = &rows[order[k]];
+        const opprof_average_row *r = &rows[order[k].row];
         opprof__sb_puts(sb, "<tr><td data-v=\"");
-        put_escaped(sb, r->key);
+        opprof__sb_html(sb, r->key);
         opprof__sb_puts(sb, "\">");
-        put_escaped(sb, r->key);
+        opprof__sb_html(sb, r->key);
         opprof__sb_puts(sb, "</td>");
         share_cell(sb, r->self_ns, self_total);
         time_cell(sb, r->self_ns);
@@ -237,7 +241,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
             opprof_format_time_us((double)nd->self_ns / 1e3, self, sizeof self);
             double y = (double)(nd->depth - 1) * FLAME_ROW;
             opprof__sb_puts(sb, "<g><title>");
-            put_escaped(sb, name);
+            opprof__sb_html(sb, name);
             opprof__sb_printf(sb, ": %s total (%.2f%%), %s self</title>", total,
                               root_total > 0 ? 100.0 * (double)nd->total_ns / root_total : 0.0, self);
             opprof__sb_printf(sb,
@@ -309,7 +313,7 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
             colour_of(name, e->kind == OPPROF_KIND_CPU_OP, colour, sizeof colour);
             opprof_format_time_us((double)e->duration_ns / 1e3, dur, sizeof dur);
             opprof__sb_puts(sb, "<g><title>");
-            put_escaped(sb, name);
+            opprof__sb_html(sb, name);
             int y = top + 16 + (int)depth[i] * TRACK_ROW;
             opprof__sb_printf(sb, ": %s</title><rect class=\"t\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
                                   "fill=\"%s\"/>",
@@ -415,9 +419,9 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
 
 void opprof__html_begin(opprof__strbuf *sb, const char *title) {
     opprof__sb_printf(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
-    put_escaped(sb, title);
+    opprof__sb_html(sb, title);
     opprof__sb_printf(sb, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", STYLE);
-    put_escaped(sb, title);
+    opprof__sb_html(sb, title);
     opprof__sb_puts(sb, "</h1>\n");
 }
 

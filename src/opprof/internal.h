@@ -29,6 +29,10 @@ OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t nee
  * a header so that the allocator hook is given the right old_size. */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
 
+/* Sums of values read from files wrap instead of overflowing (undefined in C). */
+#define OPPROF__WRAP_ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
+#define OPPROF__WRAP_SUB(acc, v) ((acc) = (int64_t)((uint64_t)(acc) - (uint64_t)(v)))
+
 /* Grow an array of `elem` bytes to hold at least `need` elements. */
 OPPROF__HIDDEN int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem);
 

@@ -55,14 +55,12 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
         int32_t parent = c->events[i].parent >= 0 ? t->node_of_event[c->events[i].parent] : -1;
         rc = node_of(t, parent, c->events[i].name, &t->node_of_event[i]);
     }
-    /* sums of times read from files wrap instead of overflowing (undefined in C) */
-#define WRAP_ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
     for (size_t i = 0; i < n && !rc; i++) {
         node *nd = &t->nodes[t->node_of_event[i]];
-        WRAP_ADD(nd->self_ns, c->events[i].duration_ns);
-        WRAP_ADD(nd->total_ns, c->events[i].duration_ns);
+        OPPROF__WRAP_ADD(nd->self_ns, c->events[i].duration_ns);
+        OPPROF__WRAP_ADD(nd->total_ns, c->events[i].duration_ns);
         if (c->events[i].parent >= 0)
-            WRAP_ADD(t->nodes[t->node_of_event[c->events[i].parent]].self_ns, -(uint64_t)c->events[i].duration_ns);
+            OPPROF__WRAP_SUB(t->nodes[t->node_of_event[c->events[i].parent]].self_ns, c->events[i].duration_ns);
     }
     if (rc) opprof__stack_tree_free(t);
     return rc;
@@ -109,7 +107,7 @@ int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, 
         if (metric == OPPROF_STACKS_SELF_TIME) value[k] = t.nodes[k].self_ns / 1000 + (t.nodes[k].self_ns % 1000 >= 500); /* integer microseconds */
     if (!rc && metric == OPPROF_STACKS_ALLOCATED_BYTES)
         for (size_t j = 0; j < c->n_mem; j++)
-            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) WRAP_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
+            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) OPPROF__WRAP_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
     opprof__strbuf sb = {0};
     for (size_t k = 0; k < t.n && !rc; k++) {
         if (value[k] <= 0) continue;

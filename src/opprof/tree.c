@@ -141,7 +141,7 @@ static int fill_totals(opprof_capture *c) {
                 best = t;
         if (best == SIZE_MAX) break;
         opprof_memory_event *m = &c->mem[head[best]++];
-        total = (int64_t)((uint64_t)total + (uint64_t)m->bytes); /* wraps, never UB */
+        OPPROF__WRAP_ADD(total, m->bytes);
         if (m->total_allocated < 0) m->total_allocated = total;
     }
     opprof__dealloc(head, (nt + 1) * sizeof *head);
