@@ -41,11 +41,19 @@ static int make_trace(size_t events) {
     opprof_session *s;
     if (opprof_session_start(&s, &cfg)) return -1;
     for (size_t i = 0; i < events / 6; i++) {
-        OPPROF_RANGE("forward") {
-            OPPROF_OP("aten::linear") {
-                OPPROF_OP("aten::addmm") { opprof_record_memory((void *)(uintptr_t)(i * 64), 4096, -1); }
+        {
+            OPPROF_SCOPE("forward");
+            {
+                OPPROF_OP_SCOPE("aten::linear");
+                {
+                    OPPROF_OP_SCOPE("aten::addmm");
+                    opprof_record_memory((void *)(uintptr_t)(i * 64), 4096, -1);
+                }
             }
-            OPPROF_OP("aten::relu") { opprof_record_memory((void *)(uintptr_t)(i * 64), -4096, -1); }
+            {
+                OPPROF_OP_SCOPE("aten::relu");
+                opprof_record_memory((void *)(uintptr_t)(i * 64), -4096, -1);
+            }
         }
     }
     int rc = opprof_session_stop(s);

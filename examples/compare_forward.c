@@ -75,14 +75,14 @@ int main(int argc, char **argv) {
                    "for bit, or within an absolute tolerance T), then measures each one with\n"
                    "blocked_autorange(SECONDS, default 0.2) and prints a compare table.\n"
                    "  --perturb   change the unpacked variant's weights (shows the refusal)\n"
-                   "Exit status: 0, 1 when outputs differ (nothing is measured), 2 bad usage.\n");
+                   "Exit status: 0, 1 when outputs differ (nothing is measured), 64 bad usage.\n");
             return 0;
-        default: return 2;
+        default: return 64; /* bad usage, as every opprof tool (sysexits EX_USAGE) */
         }
     }
     if (!(min_time > 0) || tolerance < 0) {
         fprintf(stderr, "compare_forward: --min-time must be > 0 and --tolerance >= 0\n");
-        return 2;
+        return 64;
     }
 
     nn_manual_seed(7);

@@ -24,6 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Exit statuses, as opprof(1): 0 success, 1 failure, 64 bad usage (sysexits EX_USAGE). */
+enum { EXIT_USAGE = 64 };
+
 typedef struct options {
     const char *outdir;
     const char *stem;
@@ -51,6 +54,9 @@ typedef struct context {
     int error;
     bool reported; /* the error has been printed already */
 } context;
+
+/* Bad usage: the error is said (getopt or the caller), then where the help is. */
+static void usage_hint(void) { fputs("Run 'profile_cpu --help' for the options.\n", stderr); }
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -90,12 +96,13 @@ static void usage(FILE *f) {
             "                   flame graph, timeline, memory over time)\n"
             "  --quiet          do not print the tables\n"
             "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
-            "                   allocator fails (0: count them, printed on stderr at exit)\n"
+            "                   allocator fails (0: none); their count is printed on stderr at exit\n"
+            "  --version        print the version and exit\n"
             "  -h, --help       this help\n"
             "\n"
             "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\n"
             "for each capture (N = the step number when it was saved), and summary.json.\n"
-            "Exit status: 0 on success, 1 on failure (nothing is left behind), 2 on bad usage.\n");
+            "Exit status: 0 on success, 1 on failure (nothing is left behind), 64 on bad usage.\n");
 }
 
 static int parse_int(const char *text, const char *flag, int min, int *out) {
@@ -135,6 +142,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
         {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
+        {"version", no_argument, 0, 11},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -181,13 +189,14 @@ static int parse_options(int argc, char **argv, options *o) {
         case 'I': o->input = optarg; break;
         case 'O': o->save_output = optarg; break;
         case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
+        case 11: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
+        default: usage_hint(); return -1;
         }
         if (rc) return -1;
     }
     if (optind != argc - 1) {
         fprintf(stderr, optind >= argc ? "profile_cpu: missing OUTDIR\n" : "profile_cpu: too many arguments\n");
-        usage(stderr);
+        usage_hint();
         return -1;
     }
     o->outdir = argv[optind];
@@ -365,9 +374,13 @@ static int run(const options *o, context *ctx) {
     if (rc) goto done;
     for (int step = 0; step < o->steps; step++) {
         int frc = 0;
-        OPPROF_RANGE("batch_%d", step) {
+        {
+            OPPROF_SCOPE("batch_%d", step);
             nn_tensor *output = NULL;
-            OPPROF_RANGE("forward") { frc = nn_module_forward(model, inputs, &output); }
+            {
+                OPPROF_SCOPE("forward");
+                frc = nn_module_forward(model, inputs, &output);
+            }
             nn_tensor_free(output);
         }
         if (frc) {
@@ -463,12 +476,12 @@ static void *counting_realloc(void *ctx, void *ptr, size_t old_size, size_t new_
 }
 
 static void report_allocations(void) {
-    if (g_fail_at == 0) fprintf(stderr, "profile_cpu: %ld allocations through the hooks\n", g_allocations);
+    fprintf(stderr, "profile_cpu: %ld allocations through the hooks\n", g_allocations);
 }
 
 int main(int argc, char **argv) {
     options o;
-    if (parse_options(argc, argv, &o)) return 2;
+    if (parse_options(argc, argv, &o)) return EXIT_USAGE;
     if (o.fail_alloc >= 0) {
         static const opprof_allocator counting = {counting_realloc, NULL};
         g_fail_at = o.fail_alloc;

@@ -84,6 +84,33 @@ int main(void) {
     CHECK_CONTAINS(out, "none.json: no such file or directory");
     free(out);
 
+    /* Events that cannot be read are said, never dropped silently; a trace of
+     * which nothing could be read is an error (check lists every problem). */
+    snprintf(path, sizeof path, "%s/invalid.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": -5, \"pid\": 1, \"tid\": 1},\n"
+          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 9, \"dur\": -1, \"pid\": 1, \"tid\": 1}]}\n", f);
+    fclose(f);
+    static const char *const commands[] = {"report", "stacks"};
+    for (int i = 0; i < 2; i++) {
+        CHECK_INT(run(&out, "%s '%s'", commands[i], path), 2);
+        CHECK_CONTAINS(out, "invalid.json: 2 problem(s); the events concerned are left out (first: line 2, column 1: "
+                            "complete event 'a' has a negative duration)");
+        CHECK_CONTAINS(out, "invalid.json: no event could be read; run 'opprof check ");
+        CHECK(strstr(out, "Self CPU time total") == NULL);
+        free(out);
+    }
+    snprintf(path, sizeof path, "%s/partly.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"good\", \"ts\": 1, \"dur\": 5, \"pid\": 1, \"tid\": 1},\n"
+          "{\"ph\": \"X\", \"name\": \"bad\", \"ts\": 9, \"pid\": 1, \"tid\": 1}]}\n", f);
+    fclose(f);
+    CHECK_INT(run(&out, "report '%s'%s", path, ""), 0);
+    CHECK_CONTAINS(out, "partly.json: 1 problem(s); the events concerned are left out (first: line 3, column 1: ");
+    CHECK_CONTAINS(out, "run 'opprof check ");
+    CHECK_CONTAINS(out, "good");
+    free(out);
+
     /* diff: 1 thread against 2 threads; addmm changes the most (its GEMMs
      * split across the two cores). Another process on the machine can eat
      * the second core: the claim holds if one of three pairs of runs shows it. */

@@ -26,9 +26,18 @@ int main(void) {
     opprof_session *s;
     CHECK_INT(opprof_session_start(&s, &cfg), 0);
     int ran = 0;
-    OPPROF_RANGE("a") { ran++; }
-    OPPROF_RANGE("b_%d", 3) { ran++; }
-    OPPROF_OP("op") { ran++; }
+    {
+        OPPROF_SCOPE("a");
+        ran++;
+    }
+    {
+        OPPROF_SCOPE("b_%d", 3);
+        ran++;
+    }
+    {
+        OPPROF_OP_SCOPE("op");
+        ran++;
+    }
     {
         OPPROF_SCOPE("scope");
         ran++;

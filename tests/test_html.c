@@ -279,6 +279,13 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 2);
     CHECK_CONTAINS(out, "cannot write");
     CHECK_CONTAINS(out, "no/such/dir.html");
+    CHECK(strstr(out, "takes no new file") == NULL); /* that directory does not exist */
+    free(out);
+    /* A directory that exists but takes no new file: the reason says where. */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json' /proc/version", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 2);
+    CHECK_CONTAINS(out, "cannot write '/proc/version': no such file or directory (the directory '/proc' exists but "
+                        "takes no new file)");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' html '%s/run/cpu-step-4.json'", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 64);

@@ -1,31 +1,186 @@
 #!/bin/sh
-# test_install: `cmake --install` into a fresh prefix, then a program built
-# with `pkg-config --cflags --libs opprof` against it, and run.
+# test_install: what a project that adopts opprof meets. `cmake --install`
+# into a fresh prefix outside /usr, then:
+#   - the installed tools run with no LD_LIBRARY_PATH (RUNPATH $ORIGIN/../lib);
+#   - opprof.pc is the profiler alone (no nn, no BLAS); nn.pc the runtime;
+#   - a C program built with pkg-config, shared and static, runs;
+#   - a C++17 CMake project with find_package(opprof CONFIG) builds under
+#     -Wall -Wextra -pedantic -Werror against opprof::opprof, opprof::nn and
+#     opprof::opprof_static, and runs;
+#   - the shared libraries export only opprof_* and nn_* symbols;
+#   - every public header compiles alone as C11 -pedantic and C++17 -pedantic;
+#   - the removed block form OPPROF_RANGE(...) { } fails to compile, saying why;
+#   - man -l opens opprof(1) and profile_cpu(1).
 set -eu
 build="$1"
 src="$2"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-pc=$(find "$tmp/prefix" -name opprof.pc)
-test -n "$pc"
-export PKG_CONFIG_PATH="$(dirname "$pc")"
+passed=0
+ok() { passed=$((passed + 1)); }
+fail() { echo "test_install: FAILED: $*" >&2; echo "test_install: $passed passed, 1 failed"; exit 1; }
+
+p="$tmp/prefix"
+cmake --install "$build" --prefix "$p" >/dev/null
+unset LD_LIBRARY_PATH || true
+libdir=$(dirname "$(find "$p" -name libopprof.so | head -n 1)")
+
+# -- the tools, from their prefix alone
+"$p/bin/opprof" --version | grep -q "^opprof 0\." || fail "opprof --version"; ok
+"$p/bin/profile_cpu" --version | grep -q "^profile_cpu (opprof) 0\." || fail "profile_cpu --version"; ok
+"$p/bin/profile_cpu" --quiet "$tmp/run" >/dev/null || fail "installed profile_cpu run"; ok
+"$p/bin/opprof" report "$tmp/run/cpu-step-4.json" | grep -q "aten::addmm" || fail "installed opprof report"; ok
+readelf -d "$p/bin/opprof" | grep -q 'RUNPATH.*\$ORIGIN/\.\./lib' || fail "opprof's RUNPATH"; ok
+
+# -- pkg-config: the profiler alone, and the runtime
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+libs=$(pkg-config --libs opprof)
+case "$libs" in *-lnn*|*openblas*|*xsmm*) fail "pkg-config --libs opprof names nn or a BLAS: $libs" ;; esac; ok
+case "$(pkg-config --libs nn)" in *-lnn*-lopprof*) ;; *) fail "pkg-config --libs nn: $(pkg-config --libs nn)" ;; esac; ok
+
 cat > "$tmp/use.c" <<'C'
-#include <nn/nn.h>
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 #include <stdio.h>
 #include <string.h>
 int main(void) {
+    opprof_config cfg = opprof_config_default();
+    cfg.record_steps = false;
+    opprof_session *s;
+    if (opprof_session_start(&s, &cfg) != 0) return 1;
+    for (int i = 0; i < 3; i++) {
+        OPPROF_SCOPE("work_%d", i);
+    }
+    opprof_session_stop(s);
+    opprof_capture *c;
+    size_t n = 0;
+    if (opprof_session_take_capture(s, &c) != 0 || !c) return 2;
+    opprof_capture_events(c, &n);
+    opprof_capture_free(c);
+    opprof_session_free(s);
+    printf("%s %zu\n", opprof_version(), n);
+    return strcmp(opprof_version(), OPPROF_VERSION_STRING) != 0 || n != 3;
+}
+C
+cc -std=c11 -Wall -Wextra -Werror "$tmp/use.c" $(pkg-config --cflags --libs opprof) \
+    -Wl,-rpath,"$libdir" -o "$tmp/use_shared" || fail "build with pkg-config (shared)"
+"$tmp/use_shared" | grep -q " 3$" || fail "run (shared)"; ok
+cc -std=c11 "$tmp/use.c" $(pkg-config --cflags opprof) -L"$libdir" -Wl,-Bstatic -lopprof -Wl,-Bdynamic \
+    $(pkg-config --static --libs-only-other --libs-only-l opprof | sed 's/-lopprof//') -o "$tmp/use_static" \
+    || fail "build with pkg-config (static)"
+"$tmp/use_static" | grep -q " 3$" || fail "run (static)"
+! ldd "$tmp/use_static" | grep -q libopprof || fail "the static build loads libopprof.so"; ok
+
+cat > "$tmp/nn.c" <<'C'
+#include <nn/nn.h>
+int main(void) {
     nn_tensor *t;
     if (nn_tensor_zeros(&t, 1, (int64_t[]){3}) != 0) return 1;
     nn_tensor_free(t);
-    puts(opprof_version());
-    return strcmp(opprof_version(), OPPROF_VERSION_STRING) != 0;
+    return 0;
 }
 C
-cc "$tmp/use.c" $(pkg-config --cflags --libs opprof) -o "$tmp/use"
-LD_LIBRARY_PATH="$(pkg-config --variable=libdir opprof)" "$tmp/use"
-test -x "$tmp/prefix/bin/opprof"
-test -x "$tmp/prefix/bin/profile_cpu"
-echo "test_install: 1 passed, 0 failed"
+cc "$tmp/nn.c" $(pkg-config --cflags --libs nn) -Wl,-rpath,"$libdir" -o "$tmp/nn" || fail "build with nn.pc"
+"$tmp/nn" || fail "run with nn.pc"; ok
+
+# -- a CMake project in C++: find_package(opprof CONFIG), the C++ header
+mkdir -p "$tmp/cmake-user"
+cat > "$tmp/cmake-user/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(user LANGUAGES CXX C)
+find_package(opprof 0.2 CONFIG REQUIRED)
+add_executable(user user.cpp)
+target_compile_options(user PRIVATE -Wall -Wextra -pedantic -Werror)
+set_property(TARGET user PROPERTY CXX_STANDARD 17)
+target_link_libraries(user PRIVATE opprof::opprof opprof::nn)
+add_executable(user_static user.cpp)
+set_property(TARGET user_static PROPERTY CXX_STANDARD 17)
+target_link_libraries(user_static PRIVATE opprof::nn_static)
+CMAKE
+cat > "$tmp/cmake-user/user.cpp" <<'CPP'
+#include <nn/nn.h>
+#include <opprof/opprof.hpp>
+#include <cstdio>
+#include <stdexcept>
+
+static int layer(int i) {
+    OPPROF_OP_SCOPE("my::layer_%d", i); // the C macro, in C++
+    if (i == 1) throw std::runtime_error("layer 1 fails"); // the range still ends
+    return i;
+}
+
+int main() {
+    opprof_config cfg = opprof_config_default();
+    cfg.record_steps = false;
+    std::size_t events = 0;
+    {
+        opprof::session s(cfg);
+        {
+            opprof::scope whole(OPPROF_SRCLOC("whole", OPPROF_KIND_USER_ANNOTATION));
+            for (int i = 0; i < 3; i++) {
+                try {
+                    layer(i);
+                } catch (const std::exception &) {
+                }
+            }
+            nn_tensor *t = nullptr;
+            const int64_t shape[] = {4};
+            if (nn_tensor_zeros(&t, 1, shape) == 0) nn_tensor_free(t); // aten::zeros
+        }
+        s.stop();
+        opprof::capture_ptr c = s.take_capture();
+        if (!c) return 2;
+        opprof_capture_events(c.get(), &events);
+        std::size_t warnings = 0;
+        opprof_capture_warnings(c.get(), &warnings);
+        if (warnings != 0) return 3;
+    }
+    try {
+        opprof::session bad([] {
+            opprof_config c = opprof_config_default();
+            c.schedule.wait = 1; // active 0: refused
+            return c;
+        }());
+        return 4;
+    } catch (const opprof::error &e) {
+        if (e.code() != OPPROF_ESCHEDULE) return 5;
+    }
+    std::printf("events %zu\n", events);
+    return events == 5 ? 0 : 1; // whole, 3 layers, aten::zeros
+}
+CPP
+cmake -S "$tmp/cmake-user" -B "$tmp/cmake-user/build" -DCMAKE_PREFIX_PATH="$p" >"$tmp/cmake.log" 2>&1 \
+    || { cat "$tmp/cmake.log" >&2; fail "find_package(opprof CONFIG)"; }
+cmake --build "$tmp/cmake-user/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; fail "CMake user build"; }
+"$tmp/cmake-user/build/user" | grep -q "events 5" || fail "CMake user (shared) run"
+"$tmp/cmake-user/build/user_static" | grep -q "events 5" || fail "CMake user (static) run"
+! ldd "$tmp/cmake-user/build/user_static" | grep -q 'libopprof\|libnn' || fail "user_static loads a shared opprof"; ok
+
+# -- exported symbols: opprof_* and nn_* only
+for lib in "$libdir"/libopprof.so "$libdir"/libnn.so; do
+    others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^opprof_' | grep -v '^nn_' || true)
+    [ -z "$others" ] || fail "$(basename "$lib") exports: $(echo "$others" | head -n 5 | tr '\n' ' ')"
+done
+! nm -D --defined-only "$libdir"/libnn.so | grep -q 'libxsmm_\|sgemm_' || fail "libnn.so exports libxsmm/BLAS"; ok
+readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.2' || fail "libopprof's SONAME"; ok
+
+# -- every public header alone: C11 and C++17, pedantic, warnings as errors
+for h in opprof/opprof.h opprof/capture.h opprof/timer.h nn/nn.h; do
+    printf '#include <%s>\nint main(void) { return 0; }\n' "$h" > "$tmp/h.c"
+    gcc -std=c11 -pedantic -Wall -Wextra -Werror -I"$p/include" -c "$tmp/h.c" -o "$tmp/h.o" || fail "$h as C11"
+    cp "$tmp/h.c" "$tmp/h.cpp"
+    g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$p/include" -c "$tmp/h.cpp" -o "$tmp/h.o" || fail "$h as C++17"
+done
+printf '#include <opprof/opprof.hpp>\nint main() { OPPROF_SCOPE("x_%%d", 1); return 0; }\n' > "$tmp/hpp.cpp"
+g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$p/include" -c "$tmp/hpp.cpp" -o "$tmp/h.o" || fail "opprof.hpp"; ok
+
+# -- the removed block form: a compile error that says what to write
+printf '#include <opprof/opprof.h>\nvoid f(void) { OPPROF_RANGE("x") { } }\n' > "$tmp/old.c"
+if gcc -std=c11 -I"$p/include" -c "$tmp/old.c" -o "$tmp/old.o" 2>"$tmp/old.log"; then fail "OPPROF_RANGE compiles"; fi
+grep -q "write OPPROF_SCOPE(...); inside the block" "$tmp/old.log" || fail "OPPROF_RANGE's message: $(cat "$tmp/old.log")"; ok
+
+# -- man pages
+MANWIDTH=80 man -l "$p/share/man/man1/opprof.1" 2>/dev/null | grep -q "read a profiler trace back" || fail "man opprof"
+MANWIDTH=80 man -l "$p/share/man/man1/profile_cpu.1" 2>/dev/null | grep -q "EXIT STATUS" || fail "man profile_cpu"; ok
+
+echo "test_install: $passed passed, 0 failed"

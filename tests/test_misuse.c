@@ -132,9 +132,21 @@ int main(void) {
                  bin_dir(), dir, i);
         CHECK_INT(run_command(cmd, &out), 0);
         snprintf(expect, sizeof expect,
-                 "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; keeping 256",
+                 "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; using 256",
                  bad_values[i]);
         CHECK_CONTAINS(out, expect);
+        free(out);
+    }
+    /* OPPROF_CLOCK the same way: said, then the default. */
+    {
+        char cmd[2000], *out = NULL;
+        snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=bogus '%s/profile_cpu' --quiet '%s/clock'", bin_dir(), dir);
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_CONTAINS(out, "opprof: OPPROF_CLOCK='bogus' ignored: not one of tsc, monotonic; using tsc");
+        free(out);
+        snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=monotonic '%s/profile_cpu' --quiet '%s/clock2'", bin_dir(), dir);
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK(strstr(out, "OPPROF_CLOCK") == NULL);
         free(out);
     }
     remove_tree(dir);

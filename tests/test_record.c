@@ -6,6 +6,7 @@
 #include <opprof/opprof.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct saved {
     opprof_capture *copy_of_names; /* unused */
@@ -80,8 +81,12 @@ static void *worker(void *arg) {
     snprintf(name, sizeof name, "worker-%d", (int)(intptr_t)arg);
     opprof_thread_set_name(name);
     for (int i = 0; i < PER_THREAD / 2; i++) {
-        OPPROF_RANGE("outer") {
-            OPPROF_OP("inner") { OPPROF_MEMORY((void *)(intptr_t)(i + 1), 16, -1); }
+        {
+            OPPROF_SCOPE("outer");
+            {
+                OPPROF_OP_SCOPE("inner");
+                OPPROF_MEMORY((void *)(intptr_t)(i + 1), 16, -1);
+            }
         }
     }
     return NULL;
@@ -112,9 +117,13 @@ int main(void) {
     /* Nesting, formatted names, scopes. */
     session = start(&s, (opprof_schedule){0}, 0);
     for (int i = 0; i < 2; i++) {
-        OPPROF_RANGE("batch_%d", i) {
+        {
+            OPPROF_SCOPE("batch_%d", i);
             OPPROF_SCOPE("scope");
-            OPPROF_OP("op") { OPPROF_MEMORY(&s, 100, -1); }
+            {
+                OPPROF_OP_SCOPE("op");
+                OPPROF_MEMORY(&s, 100, -1);
+            }
             opprof_record_memory(&s, -100, -1);
         }
     }
@@ -148,7 +157,7 @@ int main(void) {
     /* A budget: events past it are dropped and counted; the table says so. */
     session = start(&s, (opprof_schedule){0}, 100);
     for (int i = 0; i < 150; i++) {
-        OPPROF_RANGE("r") {}
+        { OPPROF_SCOPE("r"); }
     }
     opprof_session_free(session);
     CHECK_INT(s.events, 100);
@@ -172,7 +181,15 @@ int main(void) {
     opprof_session_free(session);
     CHECK_CONTAINS(s.warnings, "2 range end(s) without a matching open range");
     CHECK_CONTAINS(s.warnings, "1 range end(s) called on another thread than their begin");
-    CHECK_CONTAINS(s.warnings, "1 range(s) closed early because an enclosing range ended first");
+    CHECK_CONTAINS(s.warnings, "1 range(s) closed early because an enclosing range ended first (first: 'b' "
+                               "closed when 'a' ended, thread '");
+    CHECK_CONTAINS(s.warnings, "2 range end(s) without a matching open range on their thread (first: thread '");
+    CHECK_CONTAINS(s.warnings, "called on another thread than their begin; ignored (first: on tid ");
+    {
+        char tid[64];
+        snprintf(tid, sizeof tid, "(tid %lld) at ", (long long)gettid());
+        CHECK_CONTAINS(s.warnings, tid);
+    }
     CHECK_CONTAINS(s.warnings, "1 range(s) still open at the end of the capture (first: 'left-open')");
     CHECK(s.nested_ok);
     CHECK_CONTAINS(s.table, "Warnings: 4 ");
@@ -210,7 +227,7 @@ int main(void) {
     opprof_session_free(session);
     CHECK_INT(s.events, 1024);
     CHECK_INT(s.dropped, 6);
-    CHECK_CONTAINS(s.warnings, "6 range(s) dropped: more than 1024 ranges open on one thread");
+    CHECK_CONTAINS(s.warnings, "6 range(s) dropped: more than 1024 ranges open on one thread (first: 'deep', thread '");
     CHECK(s.nested_ok);
 
     /* A range begun in one window and ended in the next: the first capture
@@ -220,13 +237,13 @@ int main(void) {
     {
         opprof_range spanning = OPPROF_BEGIN("spanning");
         opprof_range spanning_inner = OPPROF_BEGIN("spanning inner");
-        OPPROF_RANGE("inside first") {}
+        { OPPROF_SCOPE("inside first"); }
         CHECK_INT(opprof_session_step(session), 0);
         CHECK_INT(s.calls, 1);
         CHECK_STR(s.names, "spanning<- spanning inner<spanning inside first<spanning inner ");
         CHECK_CONTAINS(s.warnings, "2 range(s) still open at the end of the capture (first: 'spanning')");
         OPPROF_END(spanning_inner); /* the thread's first record in this window */
-        OPPROF_RANGE("inside second") {}
+        { OPPROF_SCOPE("inside second"); }
         OPPROF_END(spanning);       /* after one: the thread's buffers are this window's */
         CHECK_INT(opprof_session_step(session), 0);
         CHECK_INT(s.calls, 2);
@@ -241,7 +258,10 @@ int main(void) {
     cfg.on_trace_ready = on_ready;
     cfg.user_data = &s;
     CHECK_INT(opprof_session_start(&session, &cfg), 0);
-    OPPROF_RANGE("m") { OPPROF_MEMORY(&s, 8, -1); }
+    {
+        OPPROF_SCOPE("m");
+        OPPROF_MEMORY(&s, 8, -1);
+    }
     opprof_session_free(session);
     CHECK_INT(s.memory, 0);
     CHECK_INT(s.events, 2); /* m and ProfilerStep#0 */
@@ -259,7 +279,7 @@ int main(void) {
         ncfg.user_data = native;
         opprof_session *ns;
         CHECK_INT(opprof_session_start(&ns, &ncfg), 0);
-        OPPROF_RANGE("with native stack") {}
+        { OPPROF_SCOPE("with native stack"); }
         opprof_session_free(ns);
         CHECK_CONTAINS(native, "(test_record"); /* test_record or test_record_no_inline */
         CHECK_CONTAINS(native, "__libc_start");
@@ -273,6 +293,12 @@ int main(void) {
     CHECK_INT(opprof_session_start(NULL, &cfg), OPPROF_EINVAL);
     CHECK_INT(opprof_session_step(NULL), OPPROF_EINVAL);
     CHECK_STR(opprof_strerror(-ENOSPC), "no space left on device");
-    CHECK_STR(opprof_strerror(-ENOTDIR), "Not a directory");
+    CHECK_STR(opprof_strerror(-ENOTDIR), "not a directory");
+    CHECK_STR(opprof_strerror(-EXDEV), "Invalid cross-device link"); /* not in the table: the system's */
+    CHECK_STR(opprof_err_name(0), "OPPROF_OK");
+    CHECK_STR(opprof_err_name(OPPROF_EROFS), "OPPROF_EROFS");
+    CHECK_STR(opprof_err_name(-EXDEV), "EXDEV");
+    CHECK_STR(opprof_err_name(-5999), "OPPROF_UNKNOWN");
+    CHECK_STR(opprof_err_name(7), "OPPROF_UNKNOWN");
     return check_report("test_record");
 }

@@ -88,9 +88,13 @@ static void seed_capture(result *r) {
     opprof_session *s;
     CHECK_INT(opprof_session_start(&s, &cfg), 0);
     for (int step = 0; step < 6; step++) {
-        OPPROF_RANGE("batch_%d", step) {
+        {
+            OPPROF_SCOPE("batch_%d", step);
             nn_tensor *y = NULL;
-            OPPROF_RANGE("forward") { nn_module_forward(m, x, &y); }
+            {
+                OPPROF_SCOPE("forward");
+                nn_module_forward(m, x, &y);
+            }
             nn_tensor_free(y);
         }
         opprof_session_step(s);

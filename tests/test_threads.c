@@ -16,8 +16,9 @@ static void *worker(void *arg) {
     (void)arg;
     pthread_barrier_wait(&start_line);
     for (int i = 0; i < RANGES / 2; i++) {
-        OPPROF_RANGE("outer") {
-            OPPROF_OP("inner") {}
+        {
+            OPPROF_SCOPE("outer");
+            { OPPROF_OP_SCOPE("inner"); }
         }
     }
     return NULL;

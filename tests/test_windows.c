@@ -23,8 +23,12 @@ static void *worker(void *arg) {
     char *block = arg;
     long i = 0;
     while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-        OPPROF_RANGE("outer") {
-            OPPROF_OP("inner") { OPPROF_MEMORY(block + (i & 63), 64, -1); }
+        {
+            OPPROF_SCOPE("outer");
+            {
+                OPPROF_OP_SCOPE("inner");
+                OPPROF_MEMORY(block + (i & 63), 64, -1);
+            }
             OPPROF_MEMORY(block + (i & 63), -64, -1);
             opprof_range explicit_range = OPPROF_BEGIN("explicit_%ld", i & 3);
             OPPROF_END(explicit_range);

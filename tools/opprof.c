@@ -19,6 +19,7 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,11 +85,34 @@ static void progress_init(progress *pr, const char *path) {
     pr->started = now_s();
 }
 
-/* Read a trace; on failure print why (file, position, reason). */
-static int load(const char *path, opprof_capture **out) {
+/* Problems met while loading: counted, the first kept for the message. */
+typedef struct load_problems {
     progress pr;
-    progress_init(&pr, path);
-    opprof_read_options opt = {.on_progress = on_progress, .ctx = &pr};
+    long count;
+    char first[600];
+} load_problems;
+
+static void load_progress(void *ctx, int64_t done, int64_t total) { on_progress(&((load_problems *)ctx)->pr, done, total); }
+
+static void load_problem(void *ctx, const opprof_trace_problem *p) {
+    load_problems *lp = ctx;
+    if (lp->count++ == 0) {
+        if (p->line > 0)
+            snprintf(lp->first, sizeof lp->first, "line %lld, column %lld: %s", (long long)p->line,
+                     (long long)p->column, p->message);
+        else
+            snprintf(lp->first, sizeof lp->first, "%s", p->message);
+    }
+}
+
+/* Read a trace; on failure print why (file, position, reason). Events the
+ * reader could not use are never dropped silently: their count and the first
+ * reason go to stderr, and a trace with problems and no event at all is an
+ * error. */
+static int load(const char *path, opprof_capture **out) {
+    load_problems lp = {.count = 0};
+    progress_init(&lp.pr, path);
+    opprof_read_options opt = {.on_progress = load_progress, .on_problem = load_problem, .ctx = &lp};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {
@@ -99,7 +123,38 @@ static int load(const char *path, opprof_capture **out) {
             fprintf(stderr, "opprof: %s: %s\n", path, err.message);
         return EXIT_UNREADABLE;
     }
+    if (lp.count == 0) return 0;
+    size_t events = 0, memory = 0;
+    opprof_capture_events(*out, &events);
+    opprof_capture_memory_events(*out, &memory);
+    fprintf(stderr, "opprof: %s: %ld problem(s); the events concerned are left out (first: %s)\n", path, lp.count,
+            lp.first);
+    if (events == 0 && memory == 0) {
+        fprintf(stderr, "opprof: %s: no event could be read; run 'opprof check %s' for every problem\n", path, path);
+        opprof_capture_free(*out);
+        *out = NULL;
+        return EXIT_UNREADABLE;
+    }
+    fprintf(stderr, "opprof: run 'opprof check %s' for every problem\n", path);
     return 0;
+}
+
+/* A file could not be written: the system's reason, and where it arose when
+ * that is not obvious (files are written as a temporary beside OUT, then
+ * renamed, so a directory that takes no new file fails even for an OUT that
+ * exists, e.g. under /proc). */
+static void write_error(const char *path, int rc) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    if (rc == -ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        fprintf(stderr, "opprof: cannot write '%s': %s (the directory '%s' exists but takes no new file)\n", path,
+                opprof_strerror(rc), dir);
+    else
+        fprintf(stderr, "opprof: cannot write '%s': %s\n", path, opprof_strerror(rc));
 }
 
 static int parse_count(const char *text, const char *flag, int *out) {
@@ -244,7 +299,7 @@ static int cmd_html(int argc, char **argv) {
     int rc = load(argv[optind], &cap);
     if (rc) return rc;
     rc = opprof_capture_write_html(cap, argv[optind + 1]);
-    if (rc) fprintf(stderr, "opprof: cannot write '%s': %s\n", argv[optind + 1], opprof_strerror(rc));
+    if (rc) write_error(argv[optind + 1], rc);
     opprof_capture_free(cap);
     return rc ? EXIT_UNREADABLE : 0;
 }
@@ -404,7 +459,7 @@ static int cmd_diff(int argc, char **argv) {
     if (err)
         fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
     else if (html && (err = opprof_write_text_file(html, text)))
-        fprintf(stderr, "opprof: cannot write '%s': %s\n", html, opprof_strerror(err));
+        write_error(html, err);
     else if (!html)
         fputs(text, stdout);
     opprof_free(text);

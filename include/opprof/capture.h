@@ -324,6 +324,30 @@ OPPROF_API int opprof_capture_stacks(const opprof_capture *capture, opprof_stack
 /** Write a string to a file, atomically as above. */
 OPPROF_API int opprof_write_text_file(const char *path, const char *text);
 
+/*
+ * A ready-made on_trace_ready, as PyTorch's tensorboard_trace_handler: each
+ * capture becomes a Chrome trace in `dir` (created if missing, one level),
+ * named WORKER.step-N.pt.trace.json (".gz" with use_gzip), where WORKER is
+ * worker_name or "HOST_PID" and N the capture's step number; ".1", ".2"...
+ * come before ".pt" when the name is taken, so no capture overwrites another.
+ * Each file is written atomically (see above).
+ *
+ *   opprof_trace_dir out = {.dir = "traces", .use_gzip = true};
+ *   cfg.on_trace_ready = opprof_trace_dir_handler;
+ *   cfg.user_data = &out;          // must outlive the session
+ *
+ * Returns 0 or a negative code (the session then counts a callback failure).
+ */
+typedef struct opprof_trace_dir {
+    const char *dir;          /* the directory; required */
+    const char *worker_name;  /* NULL: "HOST_PID" ('/' becomes '_') */
+    bool use_gzip;            /* gzip-compressed (the reader takes both) */
+    char last_path[4096];     /* out: the path of the last file written */
+    int written;              /* out: files written so far */
+} opprof_trace_dir;
+
+OPPROF_API int opprof_trace_dir_handler(const opprof_capture *capture, void *trace_dir);
+
 /* ------------------------------------------------------------------------- */
 /* Reading traces                                                            */
 /* ------------------------------------------------------------------------- */

@@ -11,8 +11,10 @@
  *   opprof_session *s;
  *   int rc = opprof_session_start(&s, &cfg);   // 0, or a negative OPPROF_E... code
  *   for (int step = 0; step < 6; step++) {
- *       OPPROF_RANGE("batch_%d", step) {
- *           OPPROF_RANGE("forward") { work(); }
+ *       {
+ *           OPPROF_SCOPE("batch_%d", step);
+ *           OPPROF_SCOPE("forward");      // both end at the closing brace
+ *           work();
  *       }
  *       opprof_session_step(s);
  *   }
@@ -26,16 +28,19 @@
  * Recording is not async-signal-safe: do not record from a signal handler.
  *
  * Compile-time switch: define OPPROF_ENABLE to 0 before including this header
- * and every OPPROF_ macro compiles to nothing but the code of its body.
+ * and every OPPROF_ macro compiles to nothing: its arguments are not evaluated
+ * (see "Recording macros" below).
  *
- * Environment, read once, by the first session:
- *   OPPROF_CLOCK=monotonic    timestamps from CLOCK_MONOTONIC instead of the TSC
- *                             (every record then takes the library's path: a
- *                             range costs about 59 ns instead of 24 here).
+ * Environment, read once, by the first session. An invalid value is said on
+ * stderr (the variable, the value, what is accepted, what is used instead)
+ * and ignored:
+ *   OPPROF_CLOCK=tsc|monotonic  timestamps from the TSC (default, where the
+ *                             kernel trusts it) or from CLOCK_MONOTONIC (every
+ *                             record then takes the library's path: a range
+ *                             costs about 2.5 times as much; bench_overhead).
  *   OPPROF_RETAIN_CHUNKS=N    256 KiB buffers each stream of a thread keeps for
  *                             the next window, 1 to 1048576 (default 256: 64 MiB);
- *                             the rest is given back when a capture is taken. An
- *                             invalid value is said on stderr and ignored.
+ *                             the rest is given back when a capture is taken.
  */
 #ifndef OPPROF_OPPROF_H
 #define OPPROF_OPPROF_H
@@ -81,6 +86,11 @@ OPPROF_API const char *opprof_version(void);
     XX(EACCES, -EACCES, "permission denied")                                   \
     XX(ENOSPC, -ENOSPC, "no space left on device")                             \
     XX(EIO, -EIO, "input/output error")                                        \
+    XX(EPERM, -EPERM, "operation not permitted")                               \
+    XX(ENOTDIR, -ENOTDIR, "not a directory")                                   \
+    XX(EISDIR, -EISDIR, "is a directory")                                      \
+    XX(EROFS, -EROFS, "read-only file system")                                 \
+    XX(ENAMETOOLONG, -ENAMETOOLONG, "file name too long")                      \
     XX(ESCHEDULE, -5001, "invalid schedule: active must be at least 1")        \
     XX(EACTIVE, -5002, "a profiler session is already active in this process") \
     XX(ESTOPPED, -5003, "the profiler session is stopped")                     \
@@ -97,7 +107,9 @@ typedef enum opprof_error {
 /** A sentence for an error code; for an unknown negative code, the system's
  *  strerror() of its errno. Never NULL; the string is static. */
 OPPROF_API const char *opprof_strerror(int code);
-/** The code's name ("OPPROF_ESCHEDULE", "OPPROF_ENOENT"), or "OPPROF_UNKNOWN". */
+/** The code's name: "OPPROF_OK" for 0, "OPPROF_ESCHEDULE", "OPPROF_ENOENT"...;
+ *  for another system code, the system's name of its errno ("EXDEV");
+ *  "OPPROF_UNKNOWN" otherwise. Never NULL; static. */
 OPPROF_API const char *opprof_err_name(int code);
 
 /* ------------------------------------------------------------------------- */
@@ -177,6 +189,10 @@ OPPROF_API const char *opprof_action_name(opprof_action action);
  * session and is freed when the callback returns: copy out what you keep.
  * Return 0, or a negative code: the failure is counted in the session's
  * warnings and opprof_session_step/stop return OPPROF_ECALLBACK.
+ * Without a callback (NULL), the session keeps every capture until
+ * opprof_session_take_capture() takes it: nothing recorded is thrown away.
+ * opprof_trace_dir_handler (<opprof/capture.h>) is a ready-made callback
+ * that writes each capture into a directory.
  */
 typedef int (*opprof_trace_ready_fn)(const opprof_capture *capture, void *user_data);
 
@@ -235,7 +251,15 @@ OPPROF_API void opprof_session_free(opprof_session *session);
 /** The current step number (0 at start, +1 per opprof_session_step). */
 OPPROF_API int64_t opprof_session_step_num(const opprof_session *session);
 
-/** The number of captures handed to on_trace_ready so far. */
+/**
+ * Take the oldest capture that a session without on_trace_ready kept (also
+ * after opprof_session_stop). On success (0) *out is that capture, which the
+ * caller now owns (opprof_capture_free), or NULL when no capture waits.
+ * Captures never taken are freed with the session. OPPROF_EINVAL for NULL.
+ */
+OPPROF_API int opprof_session_take_capture(opprof_session *session, opprof_capture **out);
+
+/** The number of captures finished so far (handed to on_trace_ready or kept). */
 OPPROF_API int opprof_session_capture_count(const opprof_session *session);
 
 /** True while a session is active in this process (started, not stopped). */
@@ -525,45 +549,90 @@ static inline void opprof__range_cleanup(opprof_range *range) {
     if (*range) opprof__range_end(*range);
 }
 
-#if OPPROF_ENABLE
+/* Compiled out, the macros name their arguments without evaluating them
+ * (sizeof), so a variable used only there raises no "unused" warning, and a
+ * format is still checked against its arguments. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static inline int opprof__format_unused(const char *format, ...) { (void)format; return 0; }
+#define OPPROF__CONSUME_1(name) ((void)sizeof(name))
+#define OPPROF__CONSUME_N(...) ((void)sizeof(opprof__format_unused(__VA_ARGS__)))
+#define OPPROF__CONSUME(...) OPPROF__CAT(OPPROF__CONSUME_, OPPROF__ARITY(__VA_ARGS__))(__VA_ARGS__)
+
 /*
- * OPPROF_RANGE("name") { ... } or OPPROF_RANGE("batch_%d", i) { ... }: a range
- * around the block, ended however the block is left (break, return, goto).
- * OPPROF_OP is the same for an operator (category cpu_op).
- * OPPROF_SCOPE("name"); ranges from here to the end of the enclosing block.
+ * Recording macros. Each names a range "name", or formats its name as
+ * printf("batch_%d", i) does (only while recording; at most 255 bytes kept).
+ *
+ *   OPPROF_SCOPE("name");      a user annotation from here to the end of the
+ *   OPPROF_OP_SCOPE("name");   enclosing block (an operator: category cpu_op),
+ *                              ended however the block is left: its end,
+ *                              break, continue, return, goto out of it.
+ *   opprof_range r = OPPROF_BEGIN("name");  ...  OPPROF_END(r);
+ *                              explicit begin and end, for ranges that do
+ *                              not follow a block (OPPROF_OP_BEGIN: operator).
+ *   OPPROF_MEMORY(addr, bytes, total)       what an allocator's hook calls.
+ *
+ *   for (int i = 0; i < n; i++) {
+ *       OPPROF_SCOPE("iter_%d", i);
+ *       if (skip(i)) continue;     // ends the range, then continues: plain C
+ *       work(i);
+ *   }
+ *
+ * The scope forms are declarations, so the control flow of the code around
+ * them is exactly C's, profiled or not: there is no hidden loop or if. A
+ * goto must not jump into a block past an OPPROF_SCOPE (it would skip the
+ * declaration: clang refuses to compile it, gcc warns with
+ * -Wjump-misses-init).
+ *
+ * With OPPROF_ENABLE=0 every macro compiles to an expression that evaluates
+ * nothing: OPPROF_BEGIN gives 0, and the arguments are only named, never
+ * evaluated. Code that builds with -Wall -Wextra -Werror builds in both modes.
+ *
+ * There is no block form (OPPROF_RANGE("x") { ... } in versions before 0.2):
+ * C has no statement that scopes a variable to a block without being a
+ * loop, which captures break and continue, or an if, which captures an
+ * else. Using that old form is a compile-time error that says what to use.
  */
-#define OPPROF_RANGE(...) OPPROF__SCOPED(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
-#define OPPROF_OP(...) OPPROF__SCOPED(__COUNTER__, OPPROF_KIND_CPU_OP, __VA_ARGS__)
-#define OPPROF__SCOPED(n, kind, ...)                                             \
-    for (opprof_range OPPROF__CAT(opprof__r, n)                                  \
-             __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN(kind, __VA_ARGS__), \
-                       OPPROF__CAT(opprof__once, n) = 1;                         \
-         OPPROF__CAT(opprof__once, n); OPPROF__CAT(opprof__once, n) = 0)
-#define OPPROF_SCOPE(...)                                                        \
-    opprof_range OPPROF__CAT(opprof__s, __COUNTER__)                             \
-        __attribute__((cleanup(opprof__range_cleanup), unused)) =                \
-            OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+#if OPPROF_ENABLE
+#define OPPROF_SCOPE(...) OPPROF__SCOPE(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+#define OPPROF_OP_SCOPE(...) OPPROF__SCOPE(__COUNTER__, OPPROF_KIND_CPU_OP, __VA_ARGS__)
+#define OPPROF__SCOPE(n, kind, ...)                                              \
+    opprof_range OPPROF__CAT(opprof__scope, n)                                   \
+        __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN(kind, __VA_ARGS__)
+#define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
+#define OPPROF_OP_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_CPU_OP, __VA_ARGS__)
+#define OPPROF_END(range)                 \
+    do {                                  \
+        opprof_range opprof__e = (range); \
+        if (opprof__e) opprof__range_end(opprof__e); \
+    } while (0)
 /** OPPROF_MEMORY(addr, bytes, total_allocated): opprof_record_memory, with
  *  the inline fast path; what an allocator's hook should call. */
 #define OPPROF_MEMORY(addr, bytes, total_allocated)                              \
     do {                                                                       \
         if (OPPROF__RECORDING()) opprof__record_memory((addr), (bytes), (total_allocated)); \
     } while (0)
-/** Explicit begin/end for code that cannot use a scope. */
-#define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
-#define OPPROF_END(range)                 \
-    do {                                  \
-        opprof_range opprof__e = (range); \
-        if (opprof__e) opprof__range_end(opprof__e); \
-    } while (0)
 #else
-#define OPPROF_RANGE(...) if (1)
-#define OPPROF_OP(...) if (1)
-#define OPPROF_SCOPE(...) ((void)0)
-#define OPPROF_MEMORY(addr, bytes, total_allocated) ((void)sizeof(addr), (void)sizeof(bytes), (void)sizeof(total_allocated))
-#define OPPROF_BEGIN(...) ((opprof_range)0)
-#define OPPROF_END(range) ((void)(range))
+#define OPPROF_SCOPE(...) OPPROF__CONSUME(__VA_ARGS__)
+#define OPPROF_OP_SCOPE(...) OPPROF__CONSUME(__VA_ARGS__)
+#define OPPROF_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
+#define OPPROF_OP_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
+#define OPPROF_END(range) ((void)sizeof(range))
+#define OPPROF_MEMORY(addr, bytes, total_allocated) \
+    ((void)sizeof(addr), (void)sizeof(bytes), (void)sizeof(total_allocated))
 #endif
+
+/* The block form of versions before 0.2, refused with a message. */
+#ifdef __cplusplus
+#define OPPROF__REMOVED(what) static_assert(false, what)
+#else
+#define OPPROF__REMOVED(what) _Static_assert(0, what)
+#endif
+#define OPPROF_RANGE(...) \
+    OPPROF__REMOVED("OPPROF_RANGE(...) { } was removed: write OPPROF_SCOPE(...); inside the block")
+#define OPPROF_OP(...) \
+    OPPROF__REMOVED("OPPROF_OP(...) { } was removed: write OPPROF_OP_SCOPE(...); inside the block")
 
 #ifdef __cplusplus
 }

@@ -37,9 +37,12 @@ typedef struct opprof_timer {
     const char *description;  /* "1 thread": compare table columns */
     int num_threads;          /* recorded in the measurement (set your runtime's threads yourself) */
     int pin_cpu;              /* >= 0: run on this CPU while measuring; -1: do not pin */
+    double (*clock)(void *ctx); /* seconds from any origin, called with ctx; NULL:
+                                   CLOCK_MONOTONIC. Another clock measures in its own
+                                   unit (cycles, a simulator's time, a test's fake). */
 } opprof_timer;
 
-/** label, sub_label, description NULL; one thread; no pinning. */
+/** label, sub_label, description NULL; one thread; no pinning; CLOCK_MONOTONIC. */
 OPPROF_API opprof_timer opprof_timer_default(void);
 
 /** A measurement: per-run times of each block, and their statistics. */

@@ -39,7 +39,8 @@ int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int6
     }
     if (lo < 0 || hi >= (int64_t)(t->storage->bytes / sizeof(float))) return NN_EINVAL;
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::as_strided") {
+    {
+        OPPROF_OP_SCOPE("aten::as_strided");
         nn__record_inputs(4, (const nn_tensor *[]){t, NULL, NULL, NULL});
         rc = nn__tensor_view(t, out);
         if (!rc) {
@@ -59,7 +60,8 @@ int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out) {
     if (!t || !out || d0 < 0 || d1 < 0 || d0 >= t->ndim || d1 >= t->ndim) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::transpose") {
+    {
+        OPPROF_OP_SCOPE("aten::transpose");
         nn__record_inputs(3, (const nn_tensor *[]){t, NULL, NULL});
         int64_t shape[NN_MAX_DIMS], strides[NN_MAX_DIMS];
         memcpy(shape, t->shape, sizeof shape);
@@ -77,7 +79,8 @@ int nn_t(const nn_tensor *t, nn_tensor **out) {
     if (!t || !out || t->ndim != 2) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::t") {
+    {
+        OPPROF_OP_SCOPE("aten::t");
         nn__record_inputs(1, (const nn_tensor *[]){t});
         rc = nn_transpose(t, 0, 1, out);
     }
@@ -95,7 +98,8 @@ int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::clone") {
+    {
+        OPPROF_OP_SCOPE("aten::clone");
         nn__record_inputs(1, (const nn_tensor *[]){x});
         rc = nn__tensor_new(out, x->ndim, x->shape);
         if (!rc) {
@@ -170,10 +174,11 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
     bool row_bias = bias->ndim == 1 && bias->shape[0] == n;
     bool full_bias = bias->ndim == 2 && bias->shape[0] == m && bias->shape[1] == n;
     if (!row_bias && !full_bias) return NN_ESHAPE;
-    OPPROF_OP("aten::addmm") {
+    {
+        OPPROF_OP_SCOPE("aten::addmm");
         nn__record_inputs(5, (const nn_tensor *[]){bias, a, b, NULL, NULL}); /* beta, alpha */
         rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
-        if (rc) break;
+        if (rc) return rc;
         /* A contiguous row bias goes to the GEMM, which lays it down block by
          * block just before accumulating onto it; any other bias fills the
          * output first. */
@@ -204,10 +209,11 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     *out = NULL; /* on any error, *out is NULL */
     int rc = check_matmul(a, b);
     if (rc) return rc;
-    OPPROF_OP("aten::mm") {
+    {
+        OPPROF_OP_SCOPE("aten::mm");
         nn__record_inputs(2, (const nn_tensor *[]){a, b});
         rc = nn__tensor_new(out, 2, (int64_t[]){a->shape[0], b->shape[1]});
-        if (rc) break;
+        if (rc) return rc;
         rc = matmul_into(a, b, NULL, 0.0f, *out);
         if (rc) {
             nn_tensor_free(*out);
@@ -227,11 +233,12 @@ int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed
                      w_packed->shape[1] != w->shape[0] || !nn_tensor_is_contiguous(w_packed)))
         return NN_EINVAL;
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::linear") {
+    {
+        OPPROF_OP_SCOPE("aten::linear");
         nn__record_inputs(3, (const nn_tensor *[]){x, w, b});
         nn_tensor *wt;
         rc = nn_t(w, &wt);
-        if (rc) break;
+        if (rc) return rc;
         if (b)
             rc = addmm(b, x, wt, w_packed, out);
         else
@@ -303,10 +310,11 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::clamp_min") {
+    {
+        OPPROF_OP_SCOPE("aten::clamp_min");
         nn__record_inputs(2, (const nn_tensor *[]){x, NULL});
         rc = nn__tensor_new(out, x->ndim, x->shape);
-        if (rc) break;
+        if (rc) return rc;
         if (nn_tensor_is_contiguous(x)) {
             clamp_min_kernel(x->data, (*out)->data, nn_tensor_numel(x), min);
         } else {
@@ -328,7 +336,8 @@ int nn_relu(const nn_tensor *x, nn_tensor **out) {
     if (!x || !out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::relu") {
+    {
+        OPPROF_OP_SCOPE("aten::relu");
         nn__record_inputs(1, (const nn_tensor *[]){x});
         rc = nn_clamp_min(x, 0.0f, out);
     }

@@ -57,7 +57,10 @@ int nn_tensor_empty(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::empty") { rc = nn__tensor_new(out, ndim, shape); }
+    {
+        OPPROF_OP_SCOPE("aten::empty");
+        rc = nn__tensor_new(out, ndim, shape);
+    }
     return rc;
 }
 
@@ -65,7 +68,8 @@ int nn_tensor_zeros(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::zeros") {
+    {
+        OPPROF_OP_SCOPE("aten::zeros");
         rc = nn__tensor_new(out, ndim, shape);
         if (!rc) memset((*out)->data, 0, (size_t)nn_tensor_numel(*out) * sizeof(float));
     }
@@ -76,7 +80,8 @@ int nn_tensor_randn(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::randn") {
+    {
+        OPPROF_OP_SCOPE("aten::randn");
         rc = nn__tensor_new(out, ndim, shape);
         if (!rc) {
             int64_t n = nn_tensor_numel(*out);
@@ -97,7 +102,8 @@ int nn_tensor_uniform(nn_tensor **out, int ndim, const int64_t *shape, float low
     if (!out || !(low <= high)) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::uniform_") {
+    {
+        OPPROF_OP_SCOPE("aten::uniform_");
         rc = nn__tensor_new(out, ndim, shape);
         if (!rc) {
             int64_t n = nn_tensor_numel(*out);
@@ -112,7 +118,10 @@ int nn_tensor_from_data(nn_tensor **out, int ndim, const int64_t *shape, const f
     if (!out || !data) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     int rc = NN_EINVAL;
-    OPPROF_OP("aten::empty") { rc = nn__tensor_new(out, ndim, shape); }
+    {
+        OPPROF_OP_SCOPE("aten::empty");
+        rc = nn__tensor_new(out, ndim, shape);
+    }
     if (!rc) memcpy((*out)->data, data, (size_t)nn_tensor_numel(*out) * sizeof(float));
     return rc;
 }

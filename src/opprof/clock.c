@@ -60,9 +60,10 @@ static int kernel_trusts_tsc(void) {
 #endif
 
 static void clock_setup(void) {
-    const char *force = getenv("OPPROF_CLOCK");
+    static const char *const clocks[] = {"tsc", "monotonic"};
+    bool monotonic = opprof__env_choice("OPPROF_CLOCK", clocks, 2, 0) == 1;
 #if OPPROF__HAVE_TSC
-    if (!(force && strcmp(force, "monotonic") == 0) && tsc_is_invariant()) {
+    if (!monotonic && tsc_is_invariant()) {
         /* Calibrate over ~20 ms: error well under 0.1 %. */
         int64_t t0 = opprof__monotonic_ns();
         uint64_t c0 = __rdtsc();
@@ -78,7 +79,7 @@ static void clock_setup(void) {
         }
     }
 #else
-    (void)force;
+    (void)monotonic;
 #endif
 }
 

@@ -1,4 +1,5 @@
 /* errors.c - error codes to text, generated from the one table in opprof.h. */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include <string.h>
@@ -28,7 +29,11 @@ const char *opprof_err_name(int code) {
         return "OPPROF_" #name;
         OPPROF_ERRNO_MAP(OPPROF__ERR_NAME)
 #undef OPPROF__ERR_NAME
+    case 0:
+        return "OPPROF_OK";
     default:
-        return "OPPROF_UNKNOWN";
+        break;
     }
+    const char *sys = code < 0 && code > -4096 ? strerrorname_np(-code) : NULL;
+    return sys ? sys : "OPPROF_UNKNOWN";
 }

@@ -54,6 +54,13 @@ OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
 
+/* ---- environment (env.c) ---- */
+/* The index of the variable's value among choices; fallback when unset or
+ * not among them (said on stderr). */
+OPPROF__HIDDEN int opprof__env_choice(const char *name, const char *const *choices, int count, int fallback);
+/* A whole number in [lo, hi]; fallback when unset or invalid (said on stderr). */
+OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback);
+
 /* ---- files (file.c) ---- */
 /* Atomic file: open a temporary in path's directory; commit renames it. */
 typedef struct opprof__file {
@@ -126,7 +133,6 @@ struct opprof_capture {
     uint32_t *shape_table;
     size_t shape_table_size;
     bool finished;
-    bool owners_known; /* memory owners already set (live captures) */
 };
 /* Intern a name; *id receives its index. */
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);

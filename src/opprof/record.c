@@ -98,6 +98,12 @@ typedef struct name_arena {
     char text[NAME_ARENA_BYTES];
 } name_arena;
 
+/* Where a misuse happened: the range (and the range it concerns), and when. */
+typedef struct misuse {
+    const char *name, *other; /* NULL when unknown */
+    uint64_t ticks;
+} misuse;
+
 typedef struct opprof__thread {
     opprof__fast fast;         /* first: busy, depth, ranges' and memory's cursors, the stack */
     struct opprof__thread *next_all;
@@ -113,6 +119,8 @@ typedef struct opprof__thread {
     uint64_t unmatched_end;
     uint64_t out_of_order_end;
     uint64_t too_deep;
+    /* the first misuse of each kind in this epoch, named in the warnings */
+    misuse first_unmatched, first_out_of_order, first_too_deep;
 } opprof__thread;
 
 /* ---- global state ---- */
@@ -126,6 +134,7 @@ static uint64_t g_epoch;        /* atomic */
 static uint64_t g_max_events;   /* atomic: 0 = unlimited */
 static int64_t g_budget;        /* atomic: events left in the window's budget */
 static uint64_t g_foreign_end;  /* atomic: ends of ranges begun on other threads */
+static int64_t g_foreign_tid;   /* atomic: the system id of the first thread that did so */
 static uint64_t g_lost;         /* atomic: records lost because a thread's state could not be allocated */
 static uint64_t g_window_start; /* ticks */
 static int g_membarrier = -1;   /* 1: registered, 0: unavailable, -1: not tried */
@@ -189,6 +198,7 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint
     STORE_RELAXED(&t->unmatched_end, 0);
     STORE_RELAXED(&t->out_of_order_end, 0);
     STORE_RELAXED(&t->too_deep, 0);
+    t->first_unmatched = t->first_out_of_order = t->first_too_deep = (misuse){0};
     STORE(&t->epoch, epoch);
 }
 
@@ -304,6 +314,7 @@ __attribute__((cold, noinline)) static void record_native(opprof__thread *t, uin
 static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
                                                                         const char *name) {
     if (__builtin_expect(t->fast.depth >= MAX_DEPTH, 0)) {
+        if (LOAD_RELAXED(&t->too_deep) == 0) t->first_too_deep = (misuse){name, NULL, thread_now(t)};
         ADD_RELAXED(&t->too_deep, 1);
         return 0;
     }
@@ -379,7 +390,7 @@ void opprof_range_end(opprof_range range) {
     opprof__thread *t = tls_thread;
     uint32_t index = (uint32_t)((range >> 20) & 0xFFFFFu);
     if (!t || t->index != index) {
-        ADD_RELAXED(&g_foreign_end, 1);
+        if (ADD_RELAXED(&g_foreign_end, 1) == 0) STORE_RELAXED(&g_foreign_tid, (int64_t)syscall(SYS_gettid));
         return;
     }
     STORE_RELAXED(&t->fast.busy, 1);
@@ -394,6 +405,10 @@ void opprof_range_end(opprof_range range) {
     }
     uint32_t depth = (uint32_t)(range & 0xFFFFFu);
     if (depth > t->fast.depth || depth == 0) {
+        if (LOAD_RELAXED(&t->unmatched_end) == 0) {
+            const char *open = t->fast.depth ? t->fast.stack[t->fast.depth - 1]->name : NULL;
+            t->first_unmatched = (misuse){NULL, open, thread_now(t)};
+        }
         ADD_RELAXED(&t->unmatched_end, 1);
         record_leave(t);
         return;
@@ -401,6 +416,8 @@ void opprof_range_end(opprof_range range) {
     uint64_t now = thread_now(t);
     if (depth < t->fast.depth) {
         /* Ranges opened inside this one are still open: close them here. */
+        if (LOAD_RELAXED(&t->out_of_order_end) == 0)
+            t->first_out_of_order = (misuse){t->fast.stack[t->fast.depth - 1]->name, t->fast.stack[depth - 1]->name, now};
         ADD_RELAXED(&t->out_of_order_end, t->fast.depth - depth);
         while (t->fast.depth > depth) STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
     }
@@ -478,16 +495,7 @@ static void retain_setup(void) {
     static bool done;
     if (done) return;
     done = true;
-    const char *text = getenv("OPPROF_RETAIN_CHUNKS");
-    if (!text) return;
-    char *end;
-    errno = 0;
-    long long n = strtoll(text, &end, 10);
-    if (errno || end == text || *end || n < 1 || n > 1048576)
-        fprintf(stderr, "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; "
-                        "keeping %d\n", text, RETAIN_CHUNKS);
-    else
-        g_retain_chunks = (size_t)n;
+    g_retain_chunks = (size_t)opprof__env_int("OPPROF_RETAIN_CHUNKS", 1, 1048576, RETAIN_CHUNKS);
 }
 
 void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
@@ -578,43 +586,6 @@ static int64_t to_ns(uint64_t ticks, uint64_t origin, double ns_per_tick) {
     return (int64_t)((double)(ticks - origin) * ns_per_tick + 0.5);
 }
 
-/* Owner of each memory event: the innermost range open at its tick. Done on
- * ticks, which strictly increase on a thread, so no rounding can blur an
- * allocation at the edge of an operator. */
-static int attribute_memory(opprof_capture *c, const opprof__thread *t, size_t n, size_t m,
-                            size_t event_base, size_t mem_base) {
-    if (m == 0) return 0;
-    typedef struct open_range { uint64_t end; int32_t index; } open_range;
-    open_range *stack = NULL;
-    size_t depth = 0, cap = 0;
-    const chunk *rc_chunk = t->ranges.head, *mc_chunk = t->memory.head;
-    size_t rc_chunk_no = 0, next = 0;
-    for (size_t j = 0; j < m; j++) {
-        if (j && j % CHUNK_MEMORY == 0) mc_chunk = mc_chunk->next;
-        uint64_t ts = ((const mem_slot *)mc_chunk->data)[j % CHUNK_MEMORY].ts;
-        while (next < n) {
-            while (rc_chunk_no < next / CHUNK_EVENTS) {
-                rc_chunk = rc_chunk->next;
-                rc_chunk_no++;
-            }
-            const slot *s = (const slot *)rc_chunk->data + next % CHUNK_EVENTS;
-            if (s->begin >= ts) break;
-            uint64_t end = LOAD_RELAXED(&s->end);
-            if (end == 0) end = UINT64_MAX;
-            while (depth && stack[depth - 1].end <= s->begin) depth--;
-            if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
-                opprof__dealloc(stack, cap * sizeof *stack);
-                return OPPROF_ENOMEM;
-            }
-            stack[depth++] = (open_range){end, (int32_t)(event_base + next)};
-            next++;
-        }
-        while (depth && stack[depth - 1].end <= ts) depth--;
-        c->mem[mem_base + j].owner = depth ? stack[depth - 1].index : -1;
-    }
-    opprof__dealloc(stack, cap * sizeof *stack);
-    return 0;
-}
 
 /* Free a chain of chunks. */
 static void free_chain(chunk *ch) {
@@ -719,7 +690,10 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
     if (rc) return rc;
 
-    /* Memory events first, and their owners, while the ranges are intact. */
+    /* Memory events first. Their owners are linked by opprof_capture_finish
+     * from the times in nanoseconds, by the rule a trace read back follows
+     * too, so that a capture and its trace agree even where a clock's
+     * granularity makes times equal. */
     chunk *ch = t->memory.head;
     for (size_t i = 0; i < m; i++) {
         size_t k = i % CHUNK_MEMORY;
@@ -733,10 +707,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         me->thread = thread_index;
         me->owner = -1;
     }
-    rc = attribute_memory(c, t, n, m, c->n_events, c->n_mem);
-    if (rc) return rc;
     c->n_mem += m;
-    c->owners_known = true;
     trim_stream(&t->memory);
 
     /* Ranges, chunk by chunk; chunks past the retained ones are freed as
@@ -820,6 +791,25 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     return rc;
 }
 
+/* A misuse in words, for a warning: which range, on which thread, when. */
+typedef struct misuse_where {
+    char context[300]; /* "'inner' closed when 'outer' ended, " */
+    char place[160];   /* "thread 'worker-1' (tid 1234) at 12.345 us" */
+} misuse_where;
+
+static void where_of(misuse_where *w, const opprof__thread *t, const misuse *m, uint64_t start, double npt) {
+    const char *name = m->name ? m->name : "", *other = m->other ? m->other : "";
+    if (m == &t->first_out_of_order)
+        snprintf(w->context, sizeof w->context, "'%.120s' closed when '%.120s' ended, ", name, other);
+    else if (m == &t->first_unmatched && *other)
+        snprintf(w->context, sizeof w->context, "inside '%.120s', ", other);
+    else if (*name)
+        snprintf(w->context, sizeof w->context, "'%.120s', ", name);
+    double us = m->ticks > start ? (double)to_ns(m->ticks, start, npt) / 1e3 : 0.0;
+    snprintf(w->place, sizeof w->place, "thread '%.63s' (tid %lld) at %.3f us", t->name[0] ? t->name : "?",
+             (long long)t->tid, us);
+}
+
 int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end) {
     opprof_capture *c;
     int rc = opprof_capture_new(&c);
@@ -828,6 +818,7 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     uint64_t epoch = LOAD(&g_epoch);
     uint64_t dropped = 0, unmatched = 0, out_of_order = 0, too_deep = 0, open_count = 0;
     const char *open_name = NULL;
+    misuse_where w_unmatched = {0}, w_out_of_order = {0}, w_too_deep = {0};
     name_cache nc = {0};
     nc.size = 1024;
     nc.keys = opprof__calloc(nc.size, sizeof *nc.keys);
@@ -847,6 +838,10 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
             opprof__thread *t = order[i];
             if (LOAD(&t->epoch) != epoch) continue;
             dropped += LOAD_RELAXED(&t->dropped);
+            if (!unmatched && LOAD_RELAXED(&t->unmatched_end)) where_of(&w_unmatched, t, &t->first_unmatched, start, npt);
+            if (!out_of_order && LOAD_RELAXED(&t->out_of_order_end))
+                where_of(&w_out_of_order, t, &t->first_out_of_order, start, npt);
+            if (!too_deep && LOAD_RELAXED(&t->too_deep)) where_of(&w_too_deep, t, &t->first_too_deep, start, npt);
             unmatched += LOAD_RELAXED(&t->unmatched_end);
             out_of_order += LOAD_RELAXED(&t->out_of_order_end);
             too_deep += LOAD_RELAXED(&t->too_deep);
@@ -865,17 +860,17 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
     uint64_t foreign = LOAD_RELAXED(&g_foreign_end);
     if (unmatched)
-        opprof__capture_warnf(c, "%llu range end(s) without a matching open range on their thread",
-                              (unsigned long long)unmatched);
+        opprof__capture_warnf(c, "%llu range end(s) without a matching open range on their thread (first: %s%s)",
+                              (unsigned long long)unmatched, w_unmatched.context, w_unmatched.place);
     if (foreign)
-        opprof__capture_warnf(c, "%llu range end(s) called on another thread than their begin; ignored",
-                              (unsigned long long)foreign);
+        opprof__capture_warnf(c, "%llu range end(s) called on another thread than their begin; ignored (first: "
+                              "on tid %lld)", (unsigned long long)foreign, (long long)LOAD_RELAXED(&g_foreign_tid));
     if (out_of_order)
-        opprof__capture_warnf(c, "%llu range(s) closed early because an enclosing range ended first",
-                              (unsigned long long)out_of_order);
+        opprof__capture_warnf(c, "%llu range(s) closed early because an enclosing range ended first (first: %s%s)",
+                              (unsigned long long)out_of_order, w_out_of_order.context, w_out_of_order.place);
     if (too_deep)
-        opprof__capture_warnf(c, "%llu range(s) dropped: more than %d ranges open on one thread",
-                              (unsigned long long)too_deep, MAX_DEPTH);
+        opprof__capture_warnf(c, "%llu range(s) dropped: more than %d ranges open on one thread (first: %s%s)",
+                              (unsigned long long)too_deep, MAX_DEPTH, w_too_deep.context, w_too_deep.place);
     if (open_count)
         opprof__capture_warnf(c, "%llu range(s) still open at the end of the capture (first: '%s'); "
                               "cut at the capture's end",

@@ -19,6 +19,8 @@ struct opprof_session {
     int64_t window_base_ns; /* wall clock of the window's start */
     opprof_range step_range;
     int captures;
+    opprof_capture **kept;  /* without on_trace_ready: captures not yet taken, oldest first */
+    size_t kept_count, kept_cap;
     int callback_failures;
     int lost_captures;
     double overhead_range_ns, overhead_memory_ns;
@@ -91,6 +93,37 @@ static void window_open(opprof_session *s) {
     s->window_open = true;
 }
 
+/* Without on_trace_ready, the session keeps each capture for
+ * opprof_session_take_capture. */
+static int keep_capture(opprof_session *s, opprof_capture *cap) {
+    if (s->kept_count == s->kept_cap) {
+        size_t cap_n = s->kept_cap ? s->kept_cap * 2 : 4;
+        opprof_capture **grown = opprof__realloc(s->kept, s->kept_cap * sizeof *grown, cap_n * sizeof *grown);
+        if (!grown) {
+            opprof_capture_free(cap);
+            s->lost_captures++;
+            return OPPROF_ENOMEM;
+        }
+        s->kept = grown;
+        s->kept_cap = cap_n;
+    }
+    s->kept[s->kept_count++] = cap;
+    return 0;
+}
+
+int opprof_session_take_capture(opprof_session *s, opprof_capture **out) {
+    if (!s || !out) return OPPROF_EINVAL;
+    pthread_mutex_lock(&g_session_lock);
+    *out = NULL;
+    if (s->kept_count) {
+        *out = s->kept[0];
+        memmove(s->kept, s->kept + 1, (s->kept_count - 1) * sizeof *s->kept);
+        s->kept_count--;
+    }
+    pthread_mutex_unlock(&g_session_lock);
+    return 0;
+}
+
 /* Close the window, build the capture, hand it to the callback. */
 static int window_close_and_save(opprof_session *s) {
     uint64_t end = opprof__recorder_window_close();
@@ -120,7 +153,8 @@ static int window_close_and_save(opprof_session *s) {
         opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)",
                               s->lost_captures);
     s->captures++;
-    if (s->cfg.on_trace_ready) rc = s->cfg.on_trace_ready(cap, s->cfg.user_data);
+    if (!s->cfg.on_trace_ready) return keep_capture(s, cap);
+    rc = s->cfg.on_trace_ready(cap, s->cfg.user_data);
     opprof_capture_free(cap);
     if (rc < 0) {
         s->callback_failures++;
@@ -245,6 +279,8 @@ int opprof_session_stop(opprof_session *s) {
 void opprof_session_free(opprof_session *s) {
     if (!s) return;
     if (!s->stopped) opprof_session_stop(s);
+    for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
+    opprof__dealloc(s->kept, s->kept_cap * sizeof *s->kept);
     opprof__dealloc(s, sizeof *s);
 }
 

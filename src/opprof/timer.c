@@ -94,14 +94,16 @@ typedef struct runner {
     cpu_set_t saved;
 } runner;
 
-static double now_s(void) { return (double)opprof__monotonic_ns() * 1e-9; }
+static double now_s(const opprof_timer *t) {
+    return t->clock ? t->clock(t->ctx) : (double)opprof__monotonic_ns() * 1e-9;
+}
 
 /* One block of `number` runs, raw seconds (the timer's overhead included). */
 static double block_raw(const opprof_timer *t, opprof_timer_fn fn, int64_t number) {
     if (t->setup) t->setup(t->ctx);
-    double t0 = now_s();
+    double t0 = now_s(t);
     for (int64_t i = 0; i < number; i++) fn(t->ctx);
-    double t1 = now_s();
+    double t1 = now_s(t);
     if (t->teardown) t->teardown(t->ctx);
     return t1 - t0;
 }
@@ -136,10 +138,11 @@ static void runner_stop(runner *r) {
     if (r->pinned) sched_setaffinity(0, sizeof r->saved, &r->saved);
 }
 
-/* One block, the timer's overhead taken out. */
-static double block(const runner *r, int64_t number) {
+/* One block, the timer's overhead taken out; *raw_out: the time it took. */
+static double block(const runner *r, int64_t number, double *raw_out) {
     double raw = block_raw(r->t, r->t->stmt, number);
     double net = raw - r->clock_overhead - r->call_overhead * (double)number;
+    if (raw_out) *raw_out = raw;
     return net > 0 ? net : 0;
 }
 
@@ -168,13 +171,13 @@ static int measurement_loop(const runner *r, int64_t number, double min_run_time
     double total = 0;
     bool can_stop = false;
     while (total < min_run_time || !can_stop) {
-        double t = block(r, number);
+        double raw, t = block(r, number, &raw);
         if (opprof__grow((void **)&times, &cap, n + 1, sizeof *times)) {
             opprof__dealloc(times, cap * sizeof *times);
             return OPPROF_ENOMEM;
         }
         times[n++] = t;
-        total += t;
+        total += raw; /* time spent, as PyTorch counts it: a block whose net time is 0 still took time */
         can_stop = stop(times, n, number, threshold);
         if (max_run_time > 0 && total > max_run_time) break;
     }
@@ -218,7 +221,7 @@ int opprof_timer_timeit(const opprof_timer *t, int64_t number, opprof_measuremen
     bool active = opprof_is_active();
     runner r;
     runner_start(&r, t);
-    double one = block(&r, number);
+    double one = block(&r, number, NULL);
     runner_stop(&r);
     rc = opprof_measurement_new(&one, 1, number, t->num_threads, t->label, t->sub_label, t->description, out);
     if (!rc) (*out)->overhead_per_run = r.call_overhead + r.clock_overhead / (double)number;

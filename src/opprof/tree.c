@@ -86,7 +86,14 @@ static int link_parents(opprof_capture *c) {
     return 0;
 }
 
-/* Owners by time: the innermost event with start <= ts <= end. */
+/* Owners by time: the innermost event with start <= ts < end (an event of
+ * no duration: ts == start). At equal times an operator owns what it
+ * allocates as it begins, and its caller what is freed as it ends: what
+ * code does around a range with a clock too coarse to tell them apart. */
+static bool owns(const opprof_event *e, int64_t ts) {
+    return end_of(e) > ts || (e->duration_ns == 0 && e->start_ns == ts);
+}
+
 static int link_owners(opprof_capture *c) {
     int32_t *stack = NULL;
     size_t depth = 0, cap = 0, next = 0;
@@ -108,7 +115,7 @@ static int link_owners(opprof_capture *c) {
             }
             stack[depth++] = (int32_t)next++;
         }
-        while (depth && end_of(&c->events[stack[depth - 1]]) < m->ts_ns) depth--;
+        while (depth && !owns(&c->events[stack[depth - 1]], m->ts_ns)) depth--;
         m->owner = depth ? stack[depth - 1] : -1;
     }
     opprof__dealloc(stack, cap * sizeof *stack);
@@ -154,7 +161,7 @@ int opprof_capture_finish(opprof_capture *c) {
     int rc = sort_events(c->events, c->n_events);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
     if (!rc) rc = link_parents(c);
-    if (!rc && !c->owners_known) rc = link_owners(c);
+    if (!rc) rc = link_owners(c);
     if (!rc) rc = fill_totals(c);
     if (rc) return rc;
     int64_t last = c->info.duration_ns;
