@@ -46,7 +46,11 @@ int main(void) {
     CHECK_INT(key, OPPROF_SORT_SELF_CPU_TIME);
     CHECK_INT(opprof_sort_key_parse("self_cpu_memory_usage", &key), 0);
     CHECK_INT(key, OPPROF_SORT_SELF_CPU_MEMORY);
-    CHECK_INT(opprof_sort_key_parse("cuda_time_total", &key), OPPROF_EINVAL);
+    CHECK_INT(opprof_sort_key_parse("cuda_time_total", &key), 0); /* PyTorch's older name */
+    CHECK_INT(key, OPPROF_SORT_DEVICE_TIME_TOTAL);
+    CHECK_INT(opprof_sort_key_parse("self_device_time_total", &key), 0);
+    CHECK_INT(key, OPPROF_SORT_SELF_DEVICE_TIME);
+    CHECK_INT(opprof_sort_key_parse("gpu_time", &key), OPPROF_EINVAL);
     CHECK_STR(opprof_sort_key_name(OPPROF_SORT_COUNT), "count");
 
     /* A capture: outer(10us) > inner(4us) x2, one long name, memory. */

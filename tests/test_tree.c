@@ -123,18 +123,23 @@ int main(void) {
     CHECK_INT(nw, 0);
     opprof_capture_free(c);
 
-    /* Overlap without nesting: cut at the parent's end, with a warning. */
+    /* Overlap without nesting, PyTorch's rule (_populate_cpu_children): Q
+     * starts in P and ends after it, so it is not P's child and keeps its
+     * whole duration; R, inside both P and Q by time, is the child of Q (P
+     * was closed when Q did not fit in it); a warning counts Q. */
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "P", OPPROF_KIND_CPU_OP, 0, 50), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "Q", OPPROF_KIND_CPU_OP, 40, 30), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "R", OPPROF_KIND_CPU_OP, 45, 2), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     ev = opprof_capture_events(c, &n);
-    CHECK_INT(ev[1].parent, 0);
-    CHECK_INT(ev[1].duration_ns, 10);
+    CHECK_INT(ev[1].parent, -1);
+    CHECK_INT(ev[1].duration_ns, 30);
+    CHECK_INT(ev[2].parent, 1);
     const char *const *w = opprof_capture_warnings(c, &nw);
     CHECK_INT(nw, 1);
-    if (nw) CHECK_CONTAINS(w[0], "overlapped an enclosing event without nesting");
+    if (nw) CHECK_CONTAINS(w[0], "1 event(s) overlapped an enclosing event without nesting; each was counted whole");
     opprof_capture_free(c);
 
     /* Bad input to the builder. */

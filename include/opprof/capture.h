@@ -29,7 +29,9 @@ typedef struct opprof_event {
     int64_t start_ns;    /* from the capture's start */
     int64_t duration_ns; /* >= 0 */
     uint32_t name;       /* index for opprof_capture_name() */
-    int32_t parent;      /* index of the enclosing event on the same thread, or -1 */
+    int32_t parent;      /* index of the enclosing event on the same thread, or -1; for a
+                            device activity (OPPROF_KIND_DEVICE): the CPU operator that
+                            launched it, or -1 */
     uint32_t site;       /* call site and input shapes: opprof_capture_site(); 0 = unknown */
     uint16_t thread;     /* index into opprof_capture_threads() */
     uint8_t kind;        /* opprof_kind */
@@ -62,6 +64,7 @@ typedef struct opprof_memory_event {
     int64_t total_allocated; /* the allocator's live bytes after the event */
     uint32_t thread;
     int32_t owner;           /* index of the innermost event open at ts_ns, or -1 */
+    int32_t device_type;     /* where the memory is, as Kineto numbers it: 0 CPU, 1 CUDA... */
 } opprof_memory_event;
 
 typedef struct opprof_thread_info {
@@ -83,6 +86,8 @@ typedef struct opprof_capture_info {
     double overhead_memory_event_ns; /* ... of one memory event */
     bool record_shapes, with_stack, with_flops; /* the session's options */
     int64_t process_peak_rss_bytes; /* the process's peak resident memory at the capture's end, or 0 */
+    char device_name[16];      /* traces with device activities: "CUDA" (ROCm too, as Kineto
+                                  labels it) or "MTIA", as PyTorch names its columns; else "" */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -170,6 +175,14 @@ typedef struct opprof_average_row {
     int64_t peak_mem;         /* the largest peak of one call: allocated bytes above the
                                  level at its start (see opprof_capture_peak_memory) */
     int64_t flops;            /* FLOPs of all calls (opprof_flops), 0 without shapes */
+    int64_t self_device_ns;   /* traces with device activities (PyTorch's "Self CUDA"): for an
+                                 operator, the activities it launched itself; for an activity,
+                                 its duration */
+    int64_t total_device_ns;  /* ... and of its children ("CUDA total") */
+    int64_t device_mem;       /* device memory (memory events of a device other than the CPU):
+                                 net bytes inside, children included ("CUDA Mem") */
+    int64_t self_device_mem;  /* ... children excluded ("Self CUDA Mem") */
+    bool device;              /* a row of device activities (kernels...), no CPU time */
     const char *input_shapes; /* "[[128, 256], ...]" when grouped by input shape, else NULL */
     const char *stack;        /* the top frames, innermost first, one per line
                                  ("profile_cpu.c(312): run"), when grouped by stack, else NULL */
@@ -192,6 +205,11 @@ OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages 
                                                           size_t *count);
 /** The sum of self time over all rows (the table's "Self CPU time total"). */
 OPPROF_API int64_t opprof_averages_self_total_ns(const opprof_averages *averages);
+/** The sum of device activities' time ("Self CUDA time total"); 0 without them. */
+OPPROF_API int64_t opprof_averages_self_device_total_ns(const opprof_averages *averages);
+/** The device's name in column titles ("CUDA", "MTIA"), or "" when the capture
+ *  has no device activity (then no device column is shown). */
+OPPROF_API const char *opprof_averages_device_name(const opprof_averages *averages);
 
 /** Sort keys, as key_averages().table(sort_by=...) names them. */
 typedef enum opprof_sort_key {
@@ -203,7 +221,12 @@ typedef enum opprof_sort_key {
     OPPROF_SORT_CPU_MEMORY,        /* "cpu_memory_usage" */
     OPPROF_SORT_COUNT,             /* "count" */
     OPPROF_SORT_PEAK_MEMORY,       /* "cpu_memory_peak" (opprof's) */
-    OPPROF_SORT_FLOPS              /* "flops" */
+    OPPROF_SORT_FLOPS,             /* "flops" */
+    OPPROF_SORT_SELF_DEVICE_TIME,  /* "self_device_time_total" (or "self_cuda_time_total"...) */
+    OPPROF_SORT_DEVICE_TIME_TOTAL, /* "device_time_total" ("cuda_time_total") */
+    OPPROF_SORT_DEVICE_TIME_AVG,   /* "device_time" ("cuda_time") */
+    OPPROF_SORT_SELF_DEVICE_MEMORY,/* "self_device_memory_usage" ("self_cuda_memory_usage") */
+    OPPROF_SORT_DEVICE_MEMORY      /* "device_memory_usage" ("cuda_memory_usage") */
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */

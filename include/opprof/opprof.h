@@ -273,7 +273,11 @@ OPPROF_API bool opprof_is_active(void);
 typedef enum opprof_kind {
     OPPROF_KIND_USER_ANNOTATION = 0, /* trace category "user_annotation" */
     OPPROF_KIND_CPU_OP = 1,          /* trace category "cpu_op" */
-    OPPROF_KIND_STEP = 2             /* ProfilerStep#N, category "user_annotation" */
+    OPPROF_KIND_STEP = 2,            /* ProfilerStep#N, category "user_annotation" */
+    OPPROF_KIND_DEVICE = 3,          /* read from traces: a device activity (kernel, memcpy,
+                                        memset, sync); no CPU time */
+    OPPROF_KIND_DEVICE_ANNOTATION = 4 /* read from traces: "gpu_user_annotation", a device
+                                        range, never counted in device totals */
 } opprof_kind;
 
 /**

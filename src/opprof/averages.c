@@ -21,6 +21,9 @@ struct opprof_averages {
     char *text;          /* keys, shapes and stacks, NUL-separated */
     size_t text_size;
     int64_t self_total_ns;
+    int64_t self_device_total_ns;
+    char device_name[16];
+    bool device_memory;  /* memory events of a device other than the CPU */
     bool profile_memory;
     bool by_shape;
     int stack_n;
@@ -137,6 +140,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     uint32_t *group_of_event = extended ? opprof__alloc((n_events ? n_events : 1) * sizeof *group_of_event) : NULL;
     uint8_t *flops_name = opprof__calloc(n_names ? n_names : 1, 1);
     int64_t *peaks = NULL;
+    uint32_t *device_group = NULL; /* device activities' groups: [2 * name + (annotation)] */
     builder b = {.c = c};
     opprof__strbuf text = {0};
     size_t *offsets = NULL, n_offsets = 1;
@@ -164,14 +168,37 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     size_t n_name_groups = b.n;
 
     const opprof_event *ev = c->events;
+    /* Device activities are rows of their own, apart from CPU events of the
+     * same name (PyTorch's key includes the device type): a kernel and the
+     * operator of its name, nccl:all_reduce on the CPU and on the GPU. */
+    if (c->info.device_name[0]) {
+        device_group = opprof__alloc(2 * (n_names ? n_names : 1) * sizeof *device_group);
+        if (!device_group) goto fail;
+        for (size_t k = 0; k < 2 * n_names; k++) device_group[k] = UINT32_MAX;
+        for (size_t i = 0; i < n_events; i++) {
+            if (ev[i].kind != OPPROF_KIND_DEVICE && ev[i].kind != OPPROF_KIND_DEVICE_ANNOTATION) continue;
+            uint32_t *slot = &device_group[2 * ev[i].name + (ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION)];
+            if (*slot != UINT32_MAX) continue;
+            if (opprof__grow((void **)&b.groups, &b.cap, b.n + 1, sizeof *b.groups)) goto fail;
+            memset(&b.groups[b.n], 0, sizeof *b.groups);
+            b.groups[b.n].row.key = key_of(c->names[ev[i].name]);
+            b.groups[b.n].name_group = (uint32_t)b.n;
+            *slot = (uint32_t)b.n++;
+        }
+        n_name_groups = b.n;
+    }
+#define NAME_GROUP(i)                                                                                    \
+    (device_group && (ev[(i)].kind == OPPROF_KIND_DEVICE || ev[(i)].kind == OPPROF_KIND_DEVICE_ANNOTATION) \
+         ? device_group[2 * ev[(i)].name + (ev[(i)].kind == OPPROF_KIND_DEVICE_ANNOTATION)]               \
+         : name_group[ev[(i)].name])
     if (extended) {
         /* The name groups stay (possibly empty); extended keys follow them. */
         for (size_t g = 0; g < n_name_groups; g++) b.groups[g].n_frames = -1; /* never matched */
         for (size_t i = 0; i < n_events; i++) {
             group key;
             memset(&key, 0, sizeof key);
-            key.row.key = b.groups[name_group[ev[i].name]].row.key;
-            key.name_group = name_group[ev[i].name];
+            key.row.key = b.groups[NAME_GROUP(i)].row.key;
+            key.name_group = NAME_GROUP(i);
             key.first_start = INT64_MAX;
             if (by_shape) key.shapes = opprof_capture_site(c, ev[i].site)->shapes;
             for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < stack_n; e = ev[e].parent)
@@ -180,11 +207,37 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         }
         rc = OPPROF_ENOMEM;
     }
-#define GROUP_OF(i) (extended ? group_of_event[(i)] : name_group[ev[(i)].name])
+#define GROUP_OF(i) (extended ? group_of_event[(i)] : NAME_GROUP(i))
 
+    /* Device time of each CPU event's subtree: its launches, then children
+     * to parents in one backward pass (as CPU memory below). */
+    int64_t *device_subtree = NULL;
+    if (c->info.device_name[0]) {
+        device_subtree = opprof__calloc(n_events ? n_events : 1, sizeof *device_subtree);
+        if (!device_subtree) goto fail;
+    }
     for (size_t i = 0; i < n_events; i++) {
         group *g = &b.groups[GROUP_OF(i)];
         g->row.calls++;
+        if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) {
+            /* a device row: no CPU time; a kernel's time also goes to its launcher */
+            g->row.device = true;
+            OPPROF__WRAP_ADD(g->row.self_device_ns, ev[i].duration_ns);
+            OPPROF__WRAP_ADD(g->row.total_device_ns, ev[i].duration_ns);
+            if (ev[i].kind == OPPROF_KIND_DEVICE) {
+                OPPROF__WRAP_ADD(avg->self_device_total_ns, ev[i].duration_ns);
+                if (ev[i].parent >= 0) {
+                    OPPROF__WRAP_ADD(b.groups[GROUP_OF(ev[i].parent)].row.self_device_ns, ev[i].duration_ns);
+                    OPPROF__WRAP_ADD(device_subtree[ev[i].parent], ev[i].duration_ns);
+                }
+            }
+            if (ev[i].start_ns < g->first_start || g->row.calls == 1) {
+                g->first_start = ev[i].start_ns;
+                g->first_thread = ev[i].thread;
+                g->first_index = i;
+            }
+            continue;
+        }
         OPPROF__WRAP_ADD(g->row.total_ns, ev[i].duration_ns);
         OPPROF__WRAP_ADD(g->row.self_ns, ev[i].duration_ns);
         if (ev[i].parent >= 0) OPPROF__WRAP_SUB(b.groups[GROUP_OF(ev[i].parent)].row.self_ns, ev[i].duration_ns);
@@ -200,25 +253,48 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
             OPPROF__WRAP_ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
         }
     }
+    if (device_subtree) {
+        for (size_t i = n_events; i-- > 0;) {
+            if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) continue;
+            if (ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[ev[i].parent], device_subtree[i]);
+            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.total_device_ns, device_subtree[i]);
+        }
+        opprof__dealloc(device_subtree, (n_events ? n_events : 1) * sizeof *device_subtree);
+    }
     if (c->n_mem) {
-        /* CPU Mem: bytes of each event's subtree, summed children to parents
-         * in one backward pass (parents precede children): O(events), however
-         * deep the nesting. */
-        int64_t *subtree = opprof__calloc(n_events ? n_events : 1, sizeof *subtree);
+        /* CPU Mem (and device memory): bytes of each event's subtree, summed
+         * children to parents in one backward pass (parents precede
+         * children): O(events), however deep the nesting. */
+        int64_t *subtree = opprof__calloc(2 * (n_events ? n_events : 1), sizeof *subtree);
         if (!subtree) goto fail;
+        int64_t *device = subtree + (n_events ? n_events : 1);
         for (size_t j = 0; j < c->n_mem; j++) {
             int32_t o = c->mem[j].owner;
             if (o < 0) continue;
+            if (c->mem[j].device_type != 0) {
+                OPPROF__WRAP_ADD(b.groups[GROUP_OF(o)].row.self_device_mem, c->mem[j].bytes);
+                OPPROF__WRAP_ADD(device[o], c->mem[j].bytes);
+                avg->device_memory = true;
+                continue;
+            }
             OPPROF__WRAP_ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
             OPPROF__WRAP_ADD(subtree[o], c->mem[j].bytes);
         }
         for (size_t i = n_events; i-- > 0;) {
-            if (ev[i].parent >= 0) OPPROF__WRAP_ADD(subtree[ev[i].parent], subtree[i]);
+            if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) continue;
+            if (ev[i].parent >= 0) {
+                OPPROF__WRAP_ADD(subtree[ev[i].parent], subtree[i]);
+                OPPROF__WRAP_ADD(device[ev[i].parent], device[i]);
+            }
             OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.cpu_mem, subtree[i]);
+            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.device_mem, device[i]);
         }
-        opprof__dealloc(subtree, (n_events ? n_events : 1) * sizeof *subtree);
+        opprof__dealloc(subtree, 2 * (n_events ? n_events : 1) * sizeof *subtree);
     }
 #undef GROUP_OF
+#undef NAME_GROUP
+    opprof__dealloc(device_group, 2 * (n_names ? n_names : 1) * sizeof *device_group);
+    device_group = NULL;
 
     /* Keep groups that have events, in first-seen order (first_index differs
      * between groups, so an unstable sort is deterministic). */
@@ -265,6 +341,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     text = (opprof__strbuf){0};
     avg->n_rows = kept;
     avg->profile_memory = c->info.profile_memory;
+    snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
     avg->by_shape = by_shape;
     avg->stack_n = stack_n;
     avg->dropped_events = c->info.dropped_events;
@@ -274,6 +351,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     avg = NULL;
 fail:
     opprof__dealloc(name_group, (n_names ? n_names : 1) * sizeof *name_group);
+    if (device_group) opprof__dealloc(device_group, 2 * (n_names ? n_names : 1) * sizeof *device_group);
     opprof__dealloc(group_of_event, (n_events ? n_events : 1) * sizeof *group_of_event);
     opprof__dealloc(flops_name, n_names ? n_names : 1);
     opprof_free(peaks);
@@ -298,6 +376,9 @@ const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_
 }
 
 int64_t opprof_averages_self_total_ns(const opprof_averages *avg) { return avg->self_total_ns; }
+int64_t opprof_averages_self_device_total_ns(const opprof_averages *avg) { return avg ? avg->self_device_total_ns : 0; }
+const char *opprof_averages_device_name(const opprof_averages *avg) { return avg ? avg->device_name : ""; }
+bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->device_memory; }
 
 /* Accessors for table.c and summary.c. */
 bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }

@@ -132,8 +132,25 @@ struct opprof_capture {
     size_t n_shapes, cap_shapes;
     uint32_t *shape_table;
     size_t shape_table_size;
+    bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
     bool finished;
 };
+
+/* ---- device activities (device.c) ---- */
+/* What links a device activity to the CPU operator that launched it. */
+enum { OPPROF__LINK_OP, OPPROF__LINK_RUNTIME, OPPROF__LINK_DEVICE };
+typedef struct opprof__link {
+    uint32_t event;   /* index in the capture, before opprof_capture_finish */
+    uint8_t role;     /* OPPROF__LINK_* */
+    bool ext_lower;   /* the activity's id is "external id" (PyTorch 1.8/1.9) */
+    uint16_t thread;
+    int64_t start, end;
+    int64_t ext, corr; /* "External id" / "external id", "correlation"; -1: none */
+} opprof__link;
+/* Set each device activity's `parent` to its launching operator (an index
+ * before finish; opprof_capture_finish keeps it through its sort), or -1.
+ * Sorts `links`. */
+OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n);
 /* Intern a name; *id receives its index. */
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
 OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)
@@ -149,6 +166,7 @@ OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);
 
 /* ---- averages (averages.c), for table.c and summary.c ---- */
 OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
+OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);

@@ -75,7 +75,7 @@ typedef struct xrecord { /* complete event, for the checks */
 typedef struct begun { /* a "B" event waiting for its "E" */
     uint32_t thread;
     int32_t outer;         /* the one open before it on its thread, or -1 */
-    bool cat_user;
+    uint8_t cat;        /* cat_class */
     int64_t ts, offset, line, column;
     char *name;            /* owned */
 } begun;
@@ -123,8 +123,11 @@ typedef struct parser {
     size_t n_begins, cap_begins;
     int32_t *innermost;    /* capture thread -> its innermost open "B", or -1 */
     size_t cap_innermost;
-    int64_t min_ts;
+    int64_t min_ts, max_ts; /* the earliest time, the latest end */
     uint64_t problems;
+    opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
+    size_t n_links, cap_links;
+    bool ours;             /* the trace names opprof_version: opprof wrote it */
 } parser;
 
 /* Line numbers: a cursor that counts newlines forward through the window,
@@ -677,10 +680,23 @@ static void problem_placed(parser *p, int64_t offset, int64_t line, int64_t colu
 
 enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };
 
+/* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
+typedef enum cat_class {
+    CAT_OTHER = 0,          /* no category, or one of another tool: a CPU operator */
+    CAT_CPU_OP,             /* "cpu_op", "Operator" */
+    CAT_USER,               /* "user_annotation" */
+    CAT_RUNTIME,            /* "cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime": CPU rows */
+    CAT_DEVICE,             /* kernels, copies, sets, syncs on a device */
+    CAT_DEVICE_ANNOTATION,  /* "gpu_user_annotation": a device row, never in totals */
+    CAT_SPAN,               /* "Trace": Kineto's own span, never a row */
+    CAT_PYTHON              /* "python_function": left out, as key_averages does */
+} cat_class;
+
 typedef struct event {
     char ph;
     char ph_text[8];
-    bool cat_user;
+    uint8_t cat;        /* cat_class */
+    bool mtia;          /* the category names MTIA */
     bool memory_name;   /* name == "[memory]" */
     int have;
     int64_t pid, tid;
@@ -696,6 +712,9 @@ typedef struct event {
     opprof_shapes shapes; /* args "Input Dims" and "Input type" */
     char *frame;          /* the first frame of args "Call stack" */
     size_t frame_cap;
+    int64_t ext_id, corr_id; /* args "External id" ("external id": ext_lower), "correlation"; -1 */
+    bool ext_lower;
+    int64_t device_type;     /* args "Device Type" of memory events (0: CPU) */
 } event;
 
 static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
@@ -719,6 +738,15 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     int c = skip_ws(p);
     if (c == '"') {
         if (parse_string(p)) return OPPROF_EFORMAT;
+        /* "7" is thread 7 (PyTorch 1.9 writes operators' tids as strings and
+         * memory events' as numbers) */
+        char *end;
+        errno = 0;
+        long long v = p->s_len && p->s_len < 19 && p->s[0] >= '0' && p->s[0] <= '9' ? strtoll(p->s, &end, 10) : -1;
+        if (v >= 0 && !errno && end == p->s + p->s_len) {
+            *out = v;
+            return 0;
+        }
         for (size_t i = 0; i < p->n_string_ids; i++)
             if (strcmp(p->string_ids[i], p->s) == 0) {
                 *out = -(int64_t)i - 1;
@@ -778,22 +806,24 @@ static int parse_array(parser *p, int (*on_item)(parser *p, void *ctx, int index
 typedef struct dims_ctx {
     event *e;
     int input;
+    bool list; /* the input is a list of tensors: no dims kept */
 } dims_ctx;
 
+/* "Input Dims" of PyTorch 1.8 to 2.x: a list per input, of integers for a
+ * tensor; an input may also be a list of lists (a tensor list), an empty
+ * list or a scalar. What is not a tensor's dims is kept as no dims, never a
+ * problem: PyTorch wrote it. */
 static int on_dim(parser *p, void *ctx, int index) {
     dims_ctx *d = ctx;
     int c = skip_ws(p);
     if (c != '-' && (c < '0' || c > '9')) {
-        d->e->bad_type = true;
-        d->e->bad_field = "args.Input Dims";
+        if (d->input < OPPROF_MAX_INPUTS) d->e->shapes.ndim[d->input] = 0; /* a list of tensors */
+        d->list = true;
         return skip_value(p);
     }
     number v;
     if (parse_number(p, &v)) return OPPROF_EFORMAT;
-    if (!v.is_int) {
-        d->e->bad_type = true;
-        d->e->bad_field = "args.Input Dims";
-    }
+    if (!v.is_int || d->list) return 0;
     if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
         d->e->shapes.dims[d->input][index] = v.as_int;
         d->e->shapes.ndim[d->input] = index + 1;
@@ -803,13 +833,9 @@ static int on_dim(parser *p, void *ctx, int index) {
 
 static int on_input_dims(parser *p, void *ctx, int index) {
     event *e = ctx;
-    if (skip_ws(p) != '[') {
-        e->bad_type = true;
-        e->bad_field = "args.Input Dims";
-        return skip_value(p);
-    }
     if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
-    dims_ctx d = {e, index};
+    if (skip_ws(p) != '[') return skip_value(p); /* a scalar: no dims */
+    dims_ctx d = {e, index, false};
     return parse_array(p, on_dim, &d);
 }
 
@@ -821,6 +847,26 @@ static int on_input_type(parser *p, void *ctx, int index) {
         size_t len = p->s_len < sizeof e->shapes.dtype[0] - 1 ? p->s_len : sizeof e->shapes.dtype[0] - 1;
         memcpy(e->shapes.dtype[index], p->s, len);
         e->shapes.dtype[index][len] = '\0';
+    }
+    return 0;
+}
+
+/* The ids that link a device activity to the operator that launched it, and a
+ * memory event's device: integers where given (another type is ignored, as
+ * PyTorch ignores what it cannot use). */
+static int id_arg(parser *p, event *e, const char *k, size_t n) {
+    int c = skip_ws(p);
+    if (c != '-' && (c < '0' || c > '9')) return skip_value(p);
+    number v;
+    if (parse_number(p, &v)) return OPPROF_EFORMAT;
+    if (!v.is_int) return 0;
+    if (KEY_IS(k, n, "correlation"))
+        e->corr_id = v.as_int;
+    else if (KEY_IS(k, n, "Device Type"))
+        e->device_type = v.as_int;
+    else {
+        e->ext_id = v.as_int;
+        e->ext_lower = k[0] == 'e';
     }
     return 0;
 }
@@ -849,6 +895,9 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
         return int_field(p, e, &e->bytes, "args.Bytes");
     }
     if (KEY_IS(k, n, "Addr")) return int_field(p, e, &e->addr, "args.Addr");
+    if (KEY_IS(k, n, "External id") || KEY_IS(k, n, "external id") || KEY_IS(k, n, "correlation") ||
+        KEY_IS(k, n, "Device Type"))
+        return id_arg(p, e, k, n);
     if (KEY_IS(k, n, "Total Allocated")) {
         e->have |= HAS_TOTAL;
         return int_field(p, e, &e->total, "args.Total Allocated");
@@ -860,6 +909,22 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
                                                                              : 0;
     }
     return skip_value(p);
+}
+
+/* Kineto's categories: what is a CPU row, a device row, or no row. */
+static cat_class classify(const char *c, size_t n, bool *mtia) {
+    static const struct { const char *name; cat_class cls; } known[] = {
+        {"cpu_op", CAT_CPU_OP},       {"Operator", CAT_CPU_OP},       {"user_annotation", CAT_USER},
+        {"cuda_runtime", CAT_RUNTIME}, {"cuda_driver", CAT_RUNTIME},  {"Runtime", CAT_RUNTIME},
+        {"mtia_runtime", CAT_RUNTIME}, {"kernel", CAT_DEVICE},        {"gpu_memcpy", CAT_DEVICE},
+        {"gpu_memset", CAT_DEVICE},   {"cuda_sync", CAT_DEVICE},      {"Kernel", CAT_DEVICE},
+        {"Memcpy", CAT_DEVICE},       {"Memset", CAT_DEVICE},         {"mtia_ccp_events", CAT_DEVICE},
+        {"gpu_user_annotation", CAT_DEVICE_ANNOTATION},               {"Trace", CAT_SPAN},
+        {"python_function", CAT_PYTHON}};
+    *mtia = n >= 4 && memcmp(c, "mtia", 4) == 0;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strlen(known[i].name) == n && memcmp(known[i].name, c, n) == 0) return known[i].cls;
+    return CAT_OTHER;
 }
 
 static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
@@ -895,7 +960,7 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "cat")) {
             if (skip_ws(p) != '"') return skip_value(p);
             if (parse_string(p)) return OPPROF_EFORMAT;
-            e->cat_user = p->s_len == 15 && memcmp(p->s, "user_annotation", 15) == 0;
+            e->cat = (uint8_t)classify(p->s, p->s_len, &e->mtia);
             return 0;
         }
         break;
@@ -972,13 +1037,30 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
 /* Add a complete event (an "X", or a "B" and its "E"); `e`, when given,
  * carries its call site and input shapes. line and column: the event's
  * place when it is before the cursor (-1: at offset). */
-static int add_complete(parser *p, uint32_t thread, const char *name, bool cat_user, int64_t ts, int64_t dur,
+static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t cat, int64_t ts, int64_t dur,
                         int64_t offset, int64_t line, int64_t column, event *e) {
-    opprof_kind kind = strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
-                       : cat_user                             ? OPPROF_KIND_USER_ANNOTATION
-                                                              : OPPROF_KIND_CPU_OP;
+    opprof_kind kind = cat == CAT_DEVICE              ? OPPROF_KIND_DEVICE
+                       : cat == CAT_DEVICE_ANNOTATION ? OPPROF_KIND_DEVICE_ANNOTATION
+                       : strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+                       : cat == CAT_USER                        ? OPPROF_KIND_USER_ANNOTATION
+                                                                : OPPROF_KIND_CPU_OP;
     int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
     if (rc) return fail_code(p, rc, "events");
+    if (e) {
+        if (kind == OPPROF_KIND_DEVICE || kind == OPPROF_KIND_DEVICE_ANNOTATION) {
+            snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "%s", e->mtia ? "MTIA" : "CUDA");
+        }
+        int role = kind == OPPROF_KIND_DEVICE ? OPPROF__LINK_DEVICE
+                   : cat == CAT_RUNTIME       ? OPPROF__LINK_RUNTIME
+                   : cat == CAT_CPU_OP || cat == CAT_OTHER ? OPPROF__LINK_OP
+                                                           : -1;
+        if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
+            if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
+                return fail_code(p, OPPROF_ENOMEM, "device links");
+            p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
+                                                    (uint16_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
+        }
+    }
     if (e && (e->has_dims || (e->frame && e->frame[0]))) {
         /* "file(line): function" */
         char *file = NULL, *function = NULL;
@@ -1005,7 +1087,8 @@ static int add_complete(parser *p, uint32_t thread, const char *name, bool cat_u
             return fail_code(p, OPPROF_ENOMEM, "sites");
     }
     if (ts < p->min_ts) p->min_ts = ts;
-    if (p->opt && p->opt->on_problem) {
+    if (ts + dur > p->max_ts) p->max_ts = ts + dur;
+    if (p->opt && p->opt->on_problem && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
         if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
             return fail_code(p, OPPROF_ENOMEM, "checks");
         xrecord *x = &p->xs[p->n_xs++];
@@ -1031,7 +1114,7 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return fail_code(p, OPPROF_ENOMEM, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){thread, p->innermost[thread], e->cat_user, e->ts, offset, 0, 0, name};
+    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, name};
     locate(p, offset, &b->line, &b->column);
     p->innermost[thread] = (int32_t)p->n_begins++;
     return 0;
@@ -1049,7 +1132,7 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
     if (ts < b->ts)
         problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
     else
-        rc = add_complete(p, thread, b->name, b->cat_user, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
+        rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
     opprof__dealloc(b->name, strlen(b->name) + 1);
     b->name = NULL;
     /* The stack's top is the last slot when threads do not interleave. */
@@ -1057,14 +1140,25 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
     return rc;
 }
 
-/* "B" events never ended: said, not read. */
-static void unended_begins(parser *p) {
+/* "B" events never ended: read as lasting to the trace's end, as Chrome's
+ * viewer shows them ("did not finish"), and said in the capture's warnings:
+ * a trace cut short by its writer is valid. */
+static int unended_begins(parser *p) {
+    size_t count = 0;
+    const char *first = NULL;
     for (size_t i = 0; i < p->n_begins; i++) {
         begun *b = &p->begins[i];
         if (!b->name) continue;
-        problem_placed(p, b->offset, b->line, b->column, "begin event '%s' has no end event on its thread; not read",
-                       b->name);
+        int64_t end = p->max_ts > b->ts ? p->max_ts : b->ts;
+        int rc = add_complete(p, b->thread, b->name, b->cat, b->ts, end - b->ts, b->offset, b->line, b->column, NULL);
+        if (rc) return rc;
+        if (!count++) first = opprof_capture_name(p->cap, p->cap->events[p->cap->n_events - 1].name);
     }
+    if (count &&
+        opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's end",
+                              count, first))
+        return fail_code(p, OPPROF_ENOMEM, "warnings");
+    return 0;
 }
 
 static void free_begins(parser *p) {
@@ -1074,7 +1168,19 @@ static void free_begins(parser *p) {
     opprof__dealloc(p->innermost, p->cap_innermost * sizeof *p->innermost);
 }
 
-static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRc";
+/* Every phase of the Trace Event Format, legacy async (S T p F) and context
+ * events included: a phase opprof does not read is not a problem. */
+static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRcSTpF()";
+
+/* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py). */
+static bool filtered_name(const char *name) {
+    static const char *const names[] = {"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+                                        "profiler::_record_function_enter_new", "profiler::_record_function_exit",
+                                        "aten::is_leaf", "aten::output_nr", "aten::_version"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
 
 static int take_event(parser *p, event *e, int64_t offset) {
     if (!(e->have & HAS_PH)) {
@@ -1085,6 +1191,7 @@ static int take_event(parser *p, event *e, int64_t offset) {
         problem_at(p, offset, "event field \"%s\" has the wrong type or is out of range", e->bad_field);
         return 0;
     }
+    if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
     uint32_t thread;
     switch (e->ph) {
     case 'X':
@@ -1098,8 +1205,10 @@ static int take_event(parser *p, event *e, int64_t offset) {
             problem_at(p, offset, "complete event '%s' has a negative duration", e->name);
             return 0;
         }
+        /* Kineto's own span and Python functions are no rows (as in PyTorch) */
+        if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) return 0;
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        return add_complete(p, thread, e->name, e->cat_user, e->ts, e->dur, offset, -1, -1, e);
+        return add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e);
     case 'B':
         if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
             problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
@@ -1125,7 +1234,9 @@ static int take_event(parser *p, event *e, int64_t offset) {
         if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
                                       (e->have & HAS_TOTAL) ? e->total : -1))
             return fail_code(p, OPPROF_ENOMEM, "memory events");
+        p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
         if (e->ts < p->min_ts) p->min_ts = e->ts;
+        if (e->ts > p->max_ts) p->max_ts = e->ts;
         p->cap->info.profile_memory = true;
         if (p->opt && p->opt->on_problem && (e->have & HAS_TOTAL)) {
             if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
@@ -1160,7 +1271,10 @@ static int parse_events(parser *p) {
         int64_t offset = HERE(p);
         e.have = 0;
         e.bad_type = false;
-        e.cat_user = e.memory_name = false;
+        e.cat = CAT_OTHER;
+        e.mtia = e.memory_name = e.ext_lower = false;
+        e.ext_id = e.corr_id = -1;
+        e.device_type = 0;
         e.pid = e.tid = 0;
         e.ts = e.dur = e.bytes = e.addr = 0;
         e.total = -1;
@@ -1202,6 +1316,7 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         t->saw_events = true;
         return parse_events(p);
     }
+    if (KEY_IS(k, n, "opprof_version")) p->ours = true;
     int c = skip_ws(p);
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
@@ -1310,6 +1425,7 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
     p->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
     p->lc_last = -1;
     p->min_ts = INT64_MAX;
+    p->max_ts = INT64_MIN;
     p->buf = opprof__alloc(WINDOW);
     int rc = p->buf ? opprof_capture_new(&p->cap) : OPPROF_ENOMEM;
     if (rc) {
@@ -1320,10 +1436,16 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
         p->cap->info.step_num = -1;
         rc = parse_document(p);
     }
+    if (!rc) rc = unended_begins(p);
     if (!rc) {
-        unended_begins(p);
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         check_whole(p);
+        /* traces of other tools: PyTorch's rule merges an only child named as its parent */
+        p->cap->merge_only_children = !p->ours;
+        rc = opprof__link_devices(p->cap, p->links, p->n_links);
+        if (rc) fail_code(p, rc, "device activities");
+    }
+    if (!rc) {
         rc = opprof_capture_finish(p->cap);
         if (rc) fail_code(p, rc, "building the capture");
     }
@@ -1334,6 +1456,7 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
     opprof__dealloc(p->string_ids, p->cap_string_ids * sizeof *p->string_ids);
     opprof__dealloc(p->xs, p->cap_xs * sizeof *p->xs);
     opprof__dealloc(p->ms, p->cap_ms * sizeof *p->ms);
+    opprof__dealloc(p->links, p->cap_links * sizeof *p->links);
     free_begins(p);
     if (rc) {
         if (p->err->code == 0) {

@@ -44,6 +44,13 @@ static const struct {
     {OPPROF_SORT_CPU_TIME_AVG, "cpu_time"},            {OPPROF_SORT_SELF_CPU_MEMORY, "self_cpu_memory_usage"},
     {OPPROF_SORT_CPU_MEMORY, "cpu_memory_usage"},      {OPPROF_SORT_COUNT, "count"},
     {OPPROF_SORT_PEAK_MEMORY, "cpu_memory_peak"},      {OPPROF_SORT_FLOPS, "flops"},
+    {OPPROF_SORT_SELF_DEVICE_TIME, "self_device_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "device_time_total"},
+    {OPPROF_SORT_DEVICE_TIME_AVG, "device_time"},      {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_device_memory_usage"},
+    {OPPROF_SORT_DEVICE_MEMORY, "device_memory_usage"},
+    /* PyTorch's older names of the same keys */
+    {OPPROF_SORT_SELF_DEVICE_TIME, "self_cuda_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "cuda_time_total"},
+    {OPPROF_SORT_DEVICE_TIME_AVG, "cuda_time"},        {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_cuda_memory_usage"},
+    {OPPROF_SORT_DEVICE_MEMORY, "cuda_memory_usage"},
 };
 
 int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
@@ -77,6 +84,11 @@ static double metric(const opprof_average_row *r, opprof_sort_key key) {
     case OPPROF_SORT_COUNT: return (double)r->calls;
     case OPPROF_SORT_PEAK_MEMORY: return (double)r->peak_mem;
     case OPPROF_SORT_FLOPS: return (double)r->flops;
+    case OPPROF_SORT_SELF_DEVICE_TIME: return (double)r->self_device_ns;
+    case OPPROF_SORT_DEVICE_TIME_TOTAL: return (double)r->total_device_ns;
+    case OPPROF_SORT_DEVICE_TIME_AVG: return r->calls ? (double)r->total_device_ns / (double)r->calls : 0.0;
+    case OPPROF_SORT_SELF_DEVICE_MEMORY: return (double)r->self_device_mem;
+    case OPPROF_SORT_DEVICE_MEMORY: return (double)r->device_mem;
     default: return 0.0;
     }
 }
@@ -133,6 +145,10 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     int stack_n = opprof__averages_stack_n(avg);
     bool flops = opt->flops;
     int64_t self_total = opprof_averages_self_total_ns(avg);
+    /* traces with device activities: PyTorch's device columns, named after it */
+    const char *dev = opprof_averages_device_name(avg);
+    bool device = dev[0] != '\0', device_mem = device && opprof__averages_device_memory(avg);
+    int64_t device_total = opprof_averages_self_device_total_ns(avg);
 
     sort_item *order = opprof__alloc((n ? n : 1) * sizeof *order);
     if (!order) return OPPROF_ENOMEM;
@@ -167,7 +183,7 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     /* the dash line, column by column */
     opprof__sb_repeat(&dash, '-', name_width);
     opprof__sb_repeat(&dash, ' ', SPACING);
-    size_t plain = 5 + (memory ? 2 : 0) + (peak ? 1 : 0) + 1 + (flops ? 2 : 0);
+    size_t plain = 5 + (device ? 4 : 0) + (memory ? 2 : 0) + (device_mem ? 2 : 0) + (peak ? 1 : 0) + 1 + (flops ? 2 : 0);
     for (size_t c = 0; c < plain; c++) {
         opprof__sb_repeat(&dash, '-', COLUMN_WIDTH);
         opprof__sb_repeat(&dash, ' ', SPACING);
@@ -185,15 +201,28 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
     cell(&sb, "Name", name_width);
     for (size_t c = 0; c < 5; c++) cell(&sb, headers_time[c], COLUMN_WIDTH);
+    char buf[96], name[MAX_NAME_WIDTH + 1];
+    if (device) {
+        static const char *const fmt[] = {"Self %s", "Self %s %%", "%s total", "%s time avg"};
+        for (size_t c = 0; c < 4; c++) {
+            snprintf(buf, sizeof buf, fmt[c], dev);
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
+    }
     if (memory) {
         cell(&sb, "CPU Mem", COLUMN_WIDTH);
         cell(&sb, "Self CPU Mem", COLUMN_WIDTH);
+    }
+    if (device_mem) {
+        snprintf(buf, sizeof buf, "%s Mem", dev);
+        cell(&sb, buf, COLUMN_WIDTH);
+        snprintf(buf, sizeof buf, "Self %s Mem", dev);
+        cell(&sb, buf, COLUMN_WIDTH);
     }
     if (peak) cell(&sb, "Peak Mem", COLUMN_WIDTH);
     cell(&sb, "# of Calls", COLUMN_WIDTH);
     if (shapes) cell(&sb, "Input Shapes", shapes_width);
     if (stack_n) cell_left(&sb, "Source Location", src_width);
-    char buf[96], name[MAX_NAME_WIDTH + 1];
     if (flops) {
         snprintf(buf, sizeof buf, "Total %s", unit);
         cell(&sb, buf, COLUMN_WIDTH);
@@ -225,10 +254,27 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
         cell(&sb, buf, COLUMN_WIDTH);
         opprof_format_time_us(r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, buf, sizeof buf);
         cell(&sb, buf, COLUMN_WIDTH);
+        if (device) {
+            opprof_format_time_us((double)r->self_device_ns / 1e3, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+            format_share(r->self_device_ns, device_total, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+            opprof_format_time_us((double)r->total_device_ns / 1e3, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+            opprof_format_time_us(r->calls ? (double)r->total_device_ns / 1e3 / (double)r->calls : 0.0, buf,
+                                  sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
         if (memory) {
             opprof_format_memory(r->cpu_mem, buf, sizeof buf);
             cell(&sb, buf, COLUMN_WIDTH);
             opprof_format_memory(r->self_cpu_mem, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+        }
+        if (device_mem) {
+            opprof_format_memory(r->device_mem, buf, sizeof buf);
+            cell(&sb, buf, COLUMN_WIDTH);
+            opprof_format_memory(r->self_device_mem, buf, sizeof buf);
             cell(&sb, buf, COLUMN_WIDTH);
         }
         if (peak) {
@@ -278,6 +324,10 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
     opprof_format_time_us((double)self_total / 1e3, buf, sizeof buf);
     opprof__sb_printf(&sb, "Self CPU time total: %s\n", buf);
+    if (device) {
+        opprof_format_time_us((double)device_total / 1e3, buf, sizeof buf);
+        opprof__sb_printf(&sb, "Self %s time total: %s\n", dev, buf);
+    }
     uint64_t dropped = opprof__averages_dropped(avg);
     if (dropped)
         opprof__sb_printf(&sb, "Dropped events: %llu (over the capture's event budget)\n", (unsigned long long)dropped);
@@ -317,9 +367,24 @@ int opprof_averages_json(const opprof_averages *avg, opprof_sort_key sort, int r
                           (long long)r->calls, (double)r->self_ns / 1e3, (double)r->total_ns / 1e3,
                           r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, (long long)r->cpu_mem,
                           (long long)r->self_cpu_mem);
+        if (opprof_averages_device_name(avg)[0]) {
+            sb.len--; /* reopen the row's object */
+            opprof__sb_printf(&sb, ", \"device\": %s, \"self_device_us\": %.3f, \"total_device_us\": %.3f, "
+                              "\"device_bytes\": %lld, \"self_device_bytes\": %lld}",
+                              r->device ? "true" : "false", (double)r->self_device_ns / 1e3,
+                              (double)r->total_device_ns / 1e3, (long long)r->device_mem,
+                              (long long)r->self_device_mem);
+        }
     }
-    opprof__sb_printf(&sb, "%s],\n  \"self_cpu_us_total\": %.3f,\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
-                      shown ? "\n  " : "", (double)opprof_averages_self_total_ns(avg) / 1e3,
+    opprof__sb_printf(&sb, "%s],\n  \"self_cpu_us_total\": %.3f,\n", shown ? "\n  " : "",
+                      (double)opprof_averages_self_total_ns(avg) / 1e3);
+    if (opprof_averages_device_name(avg)[0]) {
+        opprof__sb_puts(&sb, "  \"device_name\": ");
+        opprof__sb_json_string(&sb, opprof_averages_device_name(avg));
+        opprof__sb_printf(&sb, ",\n  \"self_device_us_total\": %.3f,\n",
+                          (double)opprof_averages_self_device_total_ns(avg) / 1e3);
+    }
+    opprof__sb_printf(&sb, "  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
                       (unsigned long long)opprof__averages_dropped(avg), opprof__averages_warnings(avg));
     opprof__dealloc(order, (n ? n : 1) * sizeof *order);
     int rc = sb.error;

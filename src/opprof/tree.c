@@ -47,30 +47,73 @@ static int memory_before(const opprof_memory_event *a, const opprof_memory_event
         return 0;                                                                  \
     }
 
-DEFINE_MERGE_SORT(sort_events, opprof_event, event_before)
+DEFINE_MERGE_SORT(sort_plain_events, opprof_event, event_before)
 DEFINE_MERGE_SORT(sort_memory, opprof_memory_event, memory_before)
+
+/* Events sorted together with the index they had, so that device
+ * activities' links to their launching operators (indices set before the
+ * sort) follow the operators. */
+typedef struct placed_event {
+    opprof_event ev;
+    uint32_t origin;
+} placed_event;
+static int placed_before(const placed_event *a, const placed_event *b) { return event_before(&a->ev, &b->ev); }
+DEFINE_MERGE_SORT(sort_placed_events, placed_event, placed_before)
+
+static bool is_device(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+}
+
+static int sort_events(opprof_capture *c) {
+    size_t n = c->n_events;
+    bool linked = false;
+    for (size_t i = 0; i < n && !linked; i++) linked = is_device(&c->events[i]) && c->events[i].parent >= 0;
+    if (!linked) return sort_plain_events(c->events, n);
+    placed_event *placed = opprof__alloc(n * sizeof *placed);
+    uint32_t *position = opprof__alloc(n * sizeof *position);
+    int rc = placed && position ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) placed[i] = (placed_event){c->events[i], (uint32_t)i};
+    if (!rc) rc = sort_placed_events(placed, n);
+    for (size_t k = 0; !rc && k < n; k++) position[placed[k].origin] = (uint32_t)k;
+    for (size_t k = 0; !rc && k < n; k++) {
+        c->events[k] = placed[k].ev;
+        if (is_device(&c->events[k]) && c->events[k].parent >= 0)
+            c->events[k].parent = (int32_t)position[c->events[k].parent];
+    }
+    opprof__dealloc(placed, n * sizeof *placed);
+    opprof__dealloc(position, n * sizeof *position);
+    return rc;
+}
 
 static int64_t end_of(const opprof_event *e) { return e->start_ns + e->duration_ns; }
 
-/* Parents, by a stack of open events per thread. An event that starts inside
- * another but ends after it is cut to the enclosing event's end. */
+/* Parents, by PyTorch's rule (EventList._populate_cpu_children): events of a
+ * thread in (start, longer first) order, a stack of open ones; the parent of
+ * an event is the innermost open one that contains it. An event that starts
+ * inside another but ends after it is not its child and keeps its whole
+ * duration (the enclosing one is closed for what follows, as in PyTorch):
+ * counted in a warning. Device activities are not nested: their `parent` is
+ * their launching operator (device.c). Captures that opprof records always
+ * nest; this serves traces of other tools. */
 static int link_parents(opprof_capture *c) {
     int32_t *stack = NULL;
     size_t depth = 0, cap = 0;
-    uint64_t cut = 0;
+    uint64_t overlapping = 0;
     uint32_t thread = UINT32_MAX;
     for (size_t i = 0; i < c->n_events; i++) {
         opprof_event *e = &c->events[i];
+        if (is_device(e)) continue;
         if (e->thread != thread) {
             depth = 0;
             thread = e->thread;
         }
-        while (depth && end_of(&c->events[stack[depth - 1]]) <= e->start_ns) depth--;
-        e->parent = depth ? stack[depth - 1] : -1;
-        if (depth && end_of(e) > end_of(&c->events[stack[depth - 1]])) {
-            e->duration_ns = end_of(&c->events[stack[depth - 1]]) - e->start_ns;
-            cut++;
+        while (depth) {
+            const opprof_event *top = &c->events[stack[depth - 1]];
+            if (e->start_ns < end_of(top) && end_of(e) <= end_of(top)) break;
+            if (e->start_ns < end_of(top)) overlapping++;
+            depth--;
         }
+        e->parent = depth ? stack[depth - 1] : -1;
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
             opprof__dealloc(stack, cap * sizeof *stack);
             return OPPROF_ENOMEM;
@@ -78,11 +121,60 @@ static int link_parents(opprof_capture *c) {
         stack[depth++] = (int32_t)i;
     }
     opprof__dealloc(stack, cap * sizeof *stack);
-    if (cut)
+    if (overlapping)
         return opprof__capture_warnf(c,
-                                     "%llu event(s) overlapped an enclosing event without nesting; "
-                                     "cut at the enclosing event's end",
-                                     (unsigned long long)cut);
+                                     "%llu event(s) overlapped an enclosing event without nesting; each was "
+                                     "counted whole, outside the event it overlapped (PyTorch's rule)",
+                                     (unsigned long long)overlapping);
+    return 0;
+}
+
+/* PyTorch's _remove_dup_nodes: an event that is the only child of an event
+ * of the same name is merged into it (its children become the parent's),
+ * until no such pair remains. Traces of other tools only: a framework writes
+ * some operators twice (a dispatcher layer and its kernel). */
+static int merge_only_children(opprof_capture *c) {
+    size_t n = c->n_events;
+    uint32_t *children = opprof__calloc(n ? n : 1, sizeof *children);
+    int32_t *remap = opprof__alloc((n ? n : 1) * sizeof *remap);
+    if (!children || !remap) {
+        opprof__dealloc(children, (n ? n : 1) * sizeof *children);
+        opprof__dealloc(remap, (n ? n : 1) * sizeof *remap);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!is_device(&c->events[i]) && c->events[i].parent >= 0) children[c->events[i].parent]++;
+    /* In (start, longer first) order a parent precedes its child, so one
+     * pass resolves chains: the merged-into event of a merged parent. */
+    size_t merged = 0;
+    for (size_t i = 0; i < n; i++) {
+        opprof_event *e = &c->events[i];
+        remap[i] = (int32_t)i;
+        if (is_device(e) || e->parent < 0) continue;
+        int32_t p = remap[e->parent];
+        e->parent = p;
+        if (children[p] == 1 && c->events[p].name == e->name && (size_t)p != i) {
+            children[p] = children[i];
+            remap[i] = p;
+            merged++;
+        }
+    }
+    if (merged) {
+        /* compact: keep the events that were not merged; re-point parents,
+         * device launches and nothing else (owners are linked after this) */
+        int32_t *new_index = (int32_t *)children; /* reuse: n entries */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) new_index[i] = remap[i] == (int32_t)i ? (int32_t)k++ : -1;
+        for (size_t i = 0; i < n; i++) {
+            if (remap[i] != (int32_t)i) continue;
+            opprof_event e = c->events[i];
+            if (e.parent >= 0) e.parent = new_index[remap[e.parent]];
+            c->events[new_index[i]] = e;
+        }
+        c->n_events = k;
+    }
+    opprof__dealloc(children, (n ? n : 1) * sizeof *children);
+    opprof__dealloc(remap, (n ? n : 1) * sizeof *remap);
     return 0;
 }
 
@@ -108,6 +200,10 @@ static int link_owners(opprof_capture *c) {
         while (next < c->n_events && c->events[next].thread == thread &&
                c->events[next].start_ns <= m->ts_ns) {
             const opprof_event *e = &c->events[next];
+            if (is_device(e)) { /* device activities own no memory */
+                next++;
+                continue;
+            }
             while (depth && end_of(&c->events[stack[depth - 1]]) < e->start_ns) depth--;
             if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
                 opprof__dealloc(stack, cap * sizeof *stack);
@@ -158,9 +254,10 @@ static int fill_totals(opprof_capture *c) {
 
 int opprof_capture_finish(opprof_capture *c) {
     if (!c || c->finished) return OPPROF_EINVAL;
-    int rc = sort_events(c->events, c->n_events);
+    int rc = sort_events(c);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
     if (!rc) rc = link_parents(c);
+    if (!rc && c->merge_only_children) rc = merge_only_children(c);
     if (!rc) rc = link_owners(c);
     if (!rc) rc = fill_totals(c);
     if (rc) return rc;
