@@ -115,7 +115,10 @@ static void write_stack(out *o, const opprof_capture *c, int32_t e) {
 }
 
 static const char *category(uint8_t kind) {
-    return kind == OPPROF_KIND_CPU_OP ? "cpu_op" : "user_annotation";
+    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
+           : kind == OPPROF_KIND_DEVICE            ? "kernel"
+           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
+                                                   : "user_annotation";
 }
 
 int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {

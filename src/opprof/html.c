@@ -281,7 +281,7 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
     }
     size_t per_thread_limit = nt ? (MAX_TIMELINE + nt - 1) / nt : MAX_TIMELINE;
     for (size_t i = 0; i < n; i++) {
-        depth[i] = c->events[i].parent >= 0 ? depth[c->events[i].parent] + 1 : 0;
+        depth[i] = c->events[i].parent >= 0 && !opprof__is_device(&c->events[i]) ? depth[c->events[i].parent] + 1 : 0;
         uint32_t th = c->events[i].thread;
         if (th < nt && depth[i] < 32 && depth[i] + 1 > max_depth[th]) max_depth[th] = depth[i] + 1;
     }

@@ -137,6 +137,11 @@ struct opprof_capture {
 };
 
 /* ---- device activities (device.c) ---- */
+/* A device activity: no CPU time, no place in the CPU tree; its `parent` is
+ * the operator that launched it. */
+static inline bool opprof__is_device(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+}
 /* What links a device activity to the CPU operator that launched it. */
 enum { OPPROF__LINK_OP, OPPROF__LINK_RUNTIME, OPPROF__LINK_DEVICE };
 typedef struct opprof__link {

@@ -52,10 +52,15 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
     int rc = t->node_of_event ? 0 : OPPROF_ENOMEM;
     /* parents come before their children: one pass builds the paths */
     for (size_t i = 0; i < n && !rc; i++) {
+        if (opprof__is_device(&c->events[i])) { /* CPU stacks only */
+            t->node_of_event[i] = -1;
+            continue;
+        }
         int32_t parent = c->events[i].parent >= 0 ? t->node_of_event[c->events[i].parent] : -1;
         rc = node_of(t, parent, c->events[i].name, &t->node_of_event[i]);
     }
     for (size_t i = 0; i < n && !rc; i++) {
+        if (t->node_of_event[i] < 0) continue;
         node *nd = &t->nodes[t->node_of_event[i]];
         OPPROF__WRAP_ADD(nd->self_ns, c->events[i].duration_ns);
         OPPROF__WRAP_ADD(nd->total_ns, c->events[i].duration_ns);

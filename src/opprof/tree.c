@@ -60,9 +60,7 @@ typedef struct placed_event {
 static int placed_before(const placed_event *a, const placed_event *b) { return event_before(&a->ev, &b->ev); }
 DEFINE_MERGE_SORT(sort_placed_events, placed_event, placed_before)
 
-static bool is_device(const opprof_event *e) {
-    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
-}
+#define is_device opprof__is_device
 
 static int sort_events(opprof_capture *c) {
     size_t n = c->n_events;
