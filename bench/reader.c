@@ -3,9 +3,12 @@
  * given size with opprof's own writer (nested operators, memory events), then
  * measures opprof_capture_read + key averages (what `opprof report` does) in
  * MB/s and peak memory, and, where /usr/bin/python3 exists, Python's
- * json.load plus a per-name sum on the same file, in the same run.
+ * json.load plus a per-name sum on the same file, in the same run. Then the
+ * same on a real Kineto trace (PyTorch 1.9's ResNet-50 on CUDA from
+ * tests/fixtures, its events copied N times by make_real_trace.py).
  *
- *   build/bin/bench_reader [--json] [--mb N] [--keep FILE]   (default 1024 MB)
+ *   build/bin/bench_reader [--json] [--mb N] [--real-copies N] [--keep FILE]
+ *   (defaults: 1024 MB of opprof's own; 12 copies: 388 MB of Kineto's)
  */
 #include "bench_util.h"
 
@@ -70,38 +73,19 @@ static const char *PY =
     "    if e.get('ph') == 'X': sums[e['name']] = sums.get(e['name'], 0) + e['dur']\n"
     "print('seconds: %f' % (time.perf_counter() - t))\n";
 
-int main(int argc, char **argv) {
-    bool json = false;
-    double mb = 1024;
-    const char *keep = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (!strcmp(argv[i], "--mb") && i + 1 < argc)
-            mb = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
-            keep = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_reader [--json] [--mb N] [--keep FILE]\n");
-            return 2;
-        }
-    }
-    char path[512];
-    snprintf(path, sizeof path, "%s", keep ? keep : "/tmp/opprof-bench-reader.json");
-    g_path = path;
-    /* ~125 bytes an event with memory events mixed in (measured on the writer's output). */
-    size_t events = (size_t)(mb * 1e6 / 125.0);
-    if (make_trace(events)) {
-        fprintf(stderr, "bench_reader: cannot write %s\n", path);
-        return 1;
-    }
-    struct stat st;
-    stat(path, &st);
-    double file_mb = (double)st.st_size / 1e6;
+typedef struct measured {
+    double mb, seconds, peak_mb, capture_mb, python_s;
+    size_t events, memory;
+} measured;
 
-    /* Parse + report, as `opprof report` does. */
+/* Read + report `path` as `opprof report` does; then Python's json.load and a
+ * per-name sum on the same file. */
+static int measure(const char *path, measured *m) {
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    m->mb = (double)st.st_size / 1e6;
     long rss_before = status_kb("VmRSS");
-    FILE *clear = fopen("/proc/self/clear_refs", "w");
+    FILE *clear = fopen("/proc/self/clear_refs", "w"); /* VmHWM from here */
     if (clear) {
         fputs("5", clear);
         fclose(clear);
@@ -111,60 +95,119 @@ int main(int argc, char **argv) {
     opprof_read_error err;
     if (opprof_capture_read(path, NULL, &c, &err)) {
         fprintf(stderr, "bench_reader: %s: %s\n", path, err.message);
-        return 1;
+        return -1;
     }
     opprof_averages *avg;
     char *table;
     opprof_capture_averages(c, &avg);
     opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &table);
-    double seconds = (double)(bench_now_ns() - t0) / 1e9;
-    long peak_kb = status_kb("VmHWM") - rss_before;
-    size_t n_events, n_mem, n_names = opprof_capture_name_count(c);
-    opprof_capture_events(c, &n_events);
-    opprof_capture_memory_events(c, &n_mem);
-    double capture_mb = ((double)n_events * sizeof(opprof_event) + (double)n_mem * sizeof(opprof_memory_event) +
-                         (double)n_names * 64) / 1e6;
+    m->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    m->peak_mb = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
+    size_t n_names = opprof_capture_name_count(c);
+    opprof_capture_events(c, &m->events);
+    opprof_capture_memory_events(c, &m->memory);
+    m->capture_mb = ((double)m->events * sizeof(opprof_event) + (double)m->memory * sizeof(opprof_memory_event) +
+                     (double)n_names * 64) / 1e6;
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
-
-    /* Python's json.load + a per-name sum, same file. */
-    double py_s = NAN;
+    m->python_s = NAN;
     if (access("/usr/bin/python3", X_OK) == 0) {
         char script[] = "/tmp/opprof-bench-reader-XXXXXX";
         int fd = mkstemp(script);
         if (fd >= 0 && write(fd, PY, strlen(PY)) == (ssize_t)strlen(PY)) {
             char cmd[1200];
             snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s 2>/dev/null", script, path);
-            if (!bench_run_peer(cmd, "seconds", &py_s)) py_s = NAN;
+            if (!bench_run_peer(cmd, "seconds", &m->python_s)) m->python_s = NAN;
         }
         if (fd >= 0) close(fd);
         unlink(script);
     }
+    return 0;
+}
+
+static void print_text(const char *what, const measured *m) {
+    double rate = m->mb / m->seconds, py_rate = m->mb / m->python_s;
+    printf("%s: %.0f MB, %zu events (%zu memory)\n", what, m->mb, m->events + m->memory, m->memory);
+    printf("  opprof read + report   %6.2f s  %6.0f MB/s  peak %.0f MB (capture %.0f MB: %.2fx)\n", m->seconds, rate,
+           m->peak_mb, m->capture_mb, m->peak_mb * 1.048576 / m->capture_mb);
+    if (!isnan(m->python_s))
+        printf("  Python json.load + sum %6.2f s  %6.0f MB/s  -> opprof is %.1fx faster\n", m->python_s, py_rate,
+               rate / py_rate);
+    else
+        printf("  Python: /usr/bin/python3 not found\n");
+}
+
+static void print_json(const char *prefix, const measured *m, bool last) {
+    char key[64];
+    double rate = m->mb / m->seconds, py_rate = m->mb / m->python_s;
+#define KEY(name) (snprintf(key, sizeof key, "%s%s", prefix, name), key)
+    bench_json_number(stdout, KEY("trace_mb"), m->mb, false);
+    bench_json_number(stdout, KEY("events"), (double)(m->events + m->memory), false);
+    bench_json_number(stdout, KEY("parse_report_s"), m->seconds, false);
+    bench_json_number(stdout, KEY("parse_report_mb_s"), rate, false);
+    bench_json_number(stdout, KEY("peak_rss_mb"), m->peak_mb, false);
+    bench_json_number(stdout, KEY("capture_mb"), m->capture_mb, false);
+    bench_json_number(stdout, KEY("peak_over_capture"), m->peak_mb * 1.048576 / m->capture_mb, false);
+    bench_json_number(stdout, KEY("python_json_mb_s"), py_rate, false);
+    bench_json_number(stdout, KEY("ratio_vs_python"), rate / py_rate, last);
+#undef KEY
+}
+
+int main(int argc, char **argv) {
+    bool json = false;
+    double mb = 1024;
+    int copies = 12;
+    const char *keep = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--mb") && i + 1 < argc)
+            mb = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--real-copies") && i + 1 < argc)
+            copies = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
+            keep = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_reader [--json] [--mb N] [--real-copies N] [--keep FILE]\n");
+            return 64;
+        }
+    }
+    /* 1. opprof's own trace: ~125 bytes an event with memory events mixed in. */
+    char path[512];
+    snprintf(path, sizeof path, "%s", keep ? keep : "/tmp/opprof-bench-reader.json");
+    g_path = path;
+    if (make_trace((size_t)(mb * 1e6 / 125.0))) {
+        fprintf(stderr, "bench_reader: cannot write %s\n", path);
+        return 1;
+    }
+    measured own = {0};
+    if (measure(path, &own)) return 1;
     if (!keep) unlink(path);
 
-    double rate = file_mb / seconds, py_rate = file_mb / py_s;
+    /* 2. A real Kineto trace: PyTorch 1.9's ResNet-50 training on CUDA (35 MB,
+     * tests/fixtures/real-traces), its events copied until it is large. */
+    measured real = {0};
+    bool have_real = false;
+    char src[1024], real_path[] = "/tmp/opprof-bench-real-XXXXXX", cmd[2400];
+    snprintf(src, sizeof src, "%s/../tests/fixtures/real-traces/"
+             "kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz", OPPROF_BENCH_SOURCE_DIR);
+    int fd = copies > 0 ? mkstemp(real_path) : -1;
+    if (fd >= 0) {
+        close(fd);
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/make_real_trace.py' '%s' %d '%s'", OPPROF_BENCH_SOURCE_DIR,
+                 src, copies, real_path);
+        have_real = system(cmd) == 0 && measure(real_path, &real) == 0;
+        unlink(real_path);
+    }
     if (json) {
         printf("{\n");
-        bench_json_number(stdout, "trace_mb", file_mb, false);
-        bench_json_number(stdout, "events", (double)(n_events + n_mem), false);
-        bench_json_number(stdout, "parse_report_s", seconds, false);
-        bench_json_number(stdout, "parse_report_mb_s", rate, false);
-        bench_json_number(stdout, "peak_rss_mb", (double)peak_kb / 1024.0, false);
-        bench_json_number(stdout, "capture_mb", capture_mb, false);
-        bench_json_number(stdout, "peak_over_capture", (double)peak_kb * 1024.0 / 1e6 / capture_mb, false);
-        bench_json_number(stdout, "python_json_mb_s", py_rate, false);
-        bench_json_number(stdout, "ratio_vs_python", rate / py_rate, true);
+        print_json("", &own, !have_real);
+        if (have_real) print_json("real_", &real, true);
         printf("}\n");
     } else {
-        printf("trace: %.0f MB, %zu events (%zu memory)\n", file_mb, n_events + n_mem, n_mem);
-        printf("  opprof read + report   %6.2f s  %6.0f MB/s  peak %.0f MB (capture %.0f MB: %.2fx)\n", seconds, rate,
-               (double)peak_kb / 1024.0, capture_mb, (double)peak_kb * 1024.0 / 1e6 / capture_mb);
-        if (!isnan(py_s))
-            printf("  Python json.load + sum %6.2f s  %6.0f MB/s  -> opprof is %.1fx faster\n", py_s, py_rate,
-                   rate / py_rate);
-        else
-            printf("  Python: /usr/bin/python3 not found\n");
+        print_text("opprof's own trace", &own);
+        if (have_real) print_text("a real Kineto trace (PyTorch 1.9, ResNet-50 on CUDA, copied)", &real);
     }
     return 0;
 }

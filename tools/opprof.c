@@ -112,7 +112,7 @@ static void load_problem(void *ctx, const opprof_trace_problem *p) {
 static int load(const char *path, opprof_capture **out) {
     load_problems lp = {.count = 0};
     progress_init(&lp.pr, path);
-    opprof_read_options opt = {.on_progress = load_progress, .on_problem = load_problem, .ctx = &lp};
+    opprof_read_options opt = {.on_progress = load_progress, .on_problem = load_problem, .ctx = &lp, .events_only = true};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {

@@ -423,6 +423,10 @@ typedef struct opprof_read_options {
      * gzip file) and the file's size. */
     void (*on_progress)(void *ctx, int64_t bytes_read, int64_t file_size);
     int max_depth;           /* nesting limit of JSON values; 0: 64 */
+    bool events_only;        /* with on_problem: only the problems of single events (what
+                                leaves an event out), not the checks that need the whole
+                                trace (overlaps, memory totals, which cost memory a complete
+                                event): what `opprof report` wants, `opprof check` not */
     int64_t max_string;      /* longest string accepted, bytes; 0: 1 MiB */
 } opprof_read_options;
 

@@ -186,7 +186,20 @@ const char *const *opprof_capture_warnings(const opprof_capture *c, size_t *coun
 
 static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (v >> 29); }
 
-static uint64_t shapes_hash(const opprof_shapes *s) { return hash_bytes((const char *)s, sizeof *s); }
+/* Over the used part only, a word at a time (interned shapes are zeroed past
+ * it, so equal shapes are equal structs): hashing all 676 bytes a byte at a
+ * time was 18 % of reading a PyTorch trace with "Input Dims". */
+static uint64_t shapes_hash(const opprof_shapes *s) {
+    uint64_t h = hash_mix(1469598103934665603ull, (uint64_t)s->n_inputs);
+    for (int i = 0; i < s->n_inputs && i < OPPROF_MAX_INPUTS; i++) {
+        h = hash_mix(h, (uint64_t)s->ndim[i]);
+        for (int d = 0; d < s->ndim[i] && d < OPPROF_MAX_INPUT_DIMS; d++) h = hash_mix(h, (uint64_t)s->dims[i][d]);
+        uint64_t w[2];
+        memcpy(w, s->dtype[i], sizeof w);
+        h = hash_mix(hash_mix(h, w[0]), w[1]);
+    }
+    return h ^ (h >> 31);
+}
 
 static uint64_t site_hash(const opprof_site *s) {
     uint64_t h = 1469598103934665603ull;

@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 enum { WINDOW = 1 << 20, DEFAULT_DEPTH = 64, PROGRESS_STEP = 64 << 20 };
 static const int64_t DEFAULT_MAX_STRING = 1 << 20;
@@ -131,20 +134,31 @@ typedef struct parser {
 } parser;
 
 /* Line numbers: a cursor that counts newlines forward through the window,
- * so that asking for the places of successive events costs O(text). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define OPPROF__VECTORIZE __attribute__((optimize("O3"))) /* gcc vectorizes the count at -O3 only */
-#else
-#define OPPROF__VECTORIZE
-#endif
-OPPROF__VECTORIZE static void advance_lines(parser *p, int64_t upto) {
+ * so that asking for the places of successive events costs O(text). Sixteen
+ * bytes at a time with SSE2 (per-byte counters, summed every 255 blocks):
+ * the count runs over every byte read, and the byte loop gcc vectorizes was
+ * 13 % of reading a PyTorch trace. */
+static void advance_lines(parser *p, int64_t upto) {
     const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
     int64_t count = 0;
-    for (const unsigned char *q = b; q < e; q++) count += *q == '\n';
+    const unsigned char *q = b;
+#if defined(__SSE2__)
+    const __m128i newline = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (q + 16 <= e) {
+        __m128i counters = zero; /* each byte counts its lane's newlines, up to 255 */
+        for (int blocks = 0; blocks < 255 && q + 16 <= e; blocks++, q += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+            counters = _mm_sub_epi8(counters, _mm_cmpeq_epi8(v, newline)); /* a match is -1 */
+        }
+        __m128i sums = _mm_sad_epu8(counters, zero); /* two 64-bit lane sums */
+        count += _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums));
+    }
+#endif
+    for (; q < e; q++) count += *q == '\n';
     if (count) {
-        for (const unsigned char *q = e; q-- > b;)
-            if (*q == '\n') {
-                p->lc_last = p->base + (q - p->buf);
+        for (const unsigned char *r = e; r-- > b;)
+            if (*r == '\n') {
+                p->lc_last = p->base + (r - p->buf);
                 break;
             }
         p->lc_lines += count;
@@ -329,14 +343,34 @@ static int utf8_sequence(parser *p) {
     return str_push(p, b, n);
 }
 
+/* Where a run of plain string bytes that starts at `i` ends: the first '"',
+ * '\\', control byte or non-ASCII byte, or `len`. Sixteen bytes at a time
+ * with SSE2 (every x86-64 has it): PyTorch's traces are mostly long strings
+ * ("Call stack", kernel names). */
+static inline size_t plain_run_end(const unsigned char *b, size_t i, size_t len) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (i + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        /* signed: bytes >= 0x80 are negative, so "< 0x20" also finds them */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                    _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
+    while (i < len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
+    return i;
+}
+
 /* A string (the opening quote is next); decoded into p->s. */
 static int parse_string(parser *p) {
     if (expect_byte(p, '"', "a string")) return OPPROF_EFORMAT;
     /* Fast path: plain bytes up to the closing quote inside the window are
      * used in place, the quote turned into the terminating NUL. */
-    size_t i = p->pos;
+    size_t i = plain_run_end(p->buf, p->pos, p->len);
     unsigned char *b = p->buf;
-    while (i < p->len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
     if (i < p->len && b[i] == '"' && (int64_t)(i - p->pos) <= p->max_string) {
         b[i] = '\0';
         p->s = (const char *)b + p->pos;
@@ -349,11 +383,7 @@ static int parse_string(parser *p) {
     for (;;) {
         /* Plain bytes in a run: copy at once. */
         size_t start = p->pos;
-        while (p->pos < p->len) {
-            unsigned char c = p->buf[p->pos];
-            if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
-            p->pos++;
-        }
+        p->pos = plain_run_end(p->buf, p->pos, p->len);
         if (p->pos > start && str_push(p, p->buf + start, p->pos - start)) return OPPROF_EFORMAT;
         int c = peek_byte(p);
         if (c == -2) return OPPROF_EFORMAT;
@@ -416,8 +446,33 @@ typedef struct number {
     int64_t as_int;
     int64_t ns;
     bool ns_ok;
-    double value;
+    /* the value as a double: number_value(); kept as its decimal parts, since
+     * times and ids never need it (a division a number was 7 % of reading) */
+    bool neg;
+    uint64_t mant;
+    int exp10;
 } number;
+
+static const uint64_t POW10_U64[] = {1u,
+                                     10u,
+                                     100u,
+                                     1000u,
+                                     10000u,
+                                     100000u,
+                                     1000000u,
+                                     10000000u,
+                                     100000000u,
+                                     1000000000u,
+                                     10000000000u,
+                                     100000000000u,
+                                     1000000000000u,
+                                     10000000000000u,
+                                     100000000000000u,
+                                     1000000000000000u,
+                                     10000000000000000u,
+                                     100000000000000000u,
+                                     1000000000000000000u,
+                                     10000000000000000000u};
 
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -523,14 +578,20 @@ static int parse_number(parser *p, number *out) {
     return 0;
 }
 
+static double number_value(const number *n) {
+    double v = (double)n->mant;
+    if (n->exp10 > 0)
+        v *= n->exp10 <= 22 ? POW10[n->exp10] : pow(10.0, n->exp10);
+    else if (n->exp10 < 0)
+        v /= -n->exp10 <= 22 ? POW10[-n->exp10] : pow(10.0, -n->exp10);
+    return n->neg ? -v : v;
+}
+
 static void number_finish(number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
     (void)digits;
-    double v = (double)mant;
-    if (exp10 > 0)
-        v *= exp10 <= 22 ? POW10[exp10] : pow(10.0, exp10);
-    else if (exp10 < 0)
-        v /= -exp10 <= 22 ? POW10[-exp10] : pow(10.0, -exp10);
-    out->value = neg ? -v : v;
+    out->neg = neg;
+    out->mant = mant;
+    out->exp10 = exp10;
     out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
     out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
     /* value x 1000, exact when it can be */
@@ -538,17 +599,17 @@ static void number_finish(number *out, bool neg, uint64_t mant, int digits, int 
     out->ns_ok = true;
     if (mant == 0) {
         out->ns = 0;
-    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / (uint64_t)POW10[e3]) {
-        out->ns = (int64_t)(mant * (uint64_t)POW10[e3]);
+    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / POW10_U64[e3]) {
+        out->ns = (int64_t)(mant * POW10_U64[e3]);
         if (neg) out->ns = -out->ns;
     } else if (e3 < 0 && e3 >= -19) {
-        uint64_t div = 1;
-        for (int i = 0; i < -e3; i++) div *= 10;
-        out->ns = (int64_t)((mant + div / 2) / div);
+        uint64_t div = POW10_U64[-e3];
+        out->ns = (int64_t)(mant / div + (mant % div >= div - div / 2)); /* half up, without overflow */
         if (neg) out->ns = -out->ns;
     } else {
-        out->ns_ok = fabs(out->value) * 1000.0 < 9.2e18;
-        out->ns = out->ns_ok ? (int64_t)llround(out->value * 1000.0) : 0;
+        double v = number_value(out);
+        out->ns_ok = fabs(v) * 1000.0 < 9.2e18;
+        out->ns = out->ns_ok ? (int64_t)llround(v * 1000.0) : 0;
     }
 }
 
@@ -654,6 +715,9 @@ static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, co
     opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg};
     p->opt->on_problem(p->opt->ctx, &pr);
 }
+
+/* The checks that need the whole trace (records kept for each event). */
+static bool whole_checks(const parser *p) { return p->opt && p->opt->on_problem && !p->opt->events_only; }
 
 /* A problem at an offset in the current window. */
 static void problem_at(parser *p, int64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -913,17 +977,19 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
 
 /* Kineto's categories: what is a CPU row, a device row, or no row. */
 static cat_class classify(const char *c, size_t n, bool *mtia) {
-    static const struct { const char *name; cat_class cls; } known[] = {
-        {"cpu_op", CAT_CPU_OP},       {"Operator", CAT_CPU_OP},       {"user_annotation", CAT_USER},
-        {"cuda_runtime", CAT_RUNTIME}, {"cuda_driver", CAT_RUNTIME},  {"Runtime", CAT_RUNTIME},
-        {"mtia_runtime", CAT_RUNTIME}, {"kernel", CAT_DEVICE},        {"gpu_memcpy", CAT_DEVICE},
-        {"gpu_memset", CAT_DEVICE},   {"cuda_sync", CAT_DEVICE},      {"Kernel", CAT_DEVICE},
-        {"Memcpy", CAT_DEVICE},       {"Memset", CAT_DEVICE},         {"mtia_ccp_events", CAT_DEVICE},
-        {"gpu_user_annotation", CAT_DEVICE_ANNOTATION},               {"Trace", CAT_SPAN},
-        {"python_function", CAT_PYTHON}};
+#define CAT(lit, cls) {lit, sizeof lit - 1, cls}
+    static const struct { const char *name; size_t len; cat_class cls; } known[] = {
+        CAT("cpu_op", CAT_CPU_OP),        CAT("Operator", CAT_CPU_OP),     CAT("user_annotation", CAT_USER),
+        CAT("cuda_runtime", CAT_RUNTIME),  CAT("cuda_driver", CAT_RUNTIME), CAT("Runtime", CAT_RUNTIME),
+        CAT("mtia_runtime", CAT_RUNTIME),  CAT("kernel", CAT_DEVICE),       CAT("gpu_memcpy", CAT_DEVICE),
+        CAT("gpu_memset", CAT_DEVICE),     CAT("cuda_sync", CAT_DEVICE),    CAT("Kernel", CAT_DEVICE),
+        CAT("Memcpy", CAT_DEVICE),         CAT("Memset", CAT_DEVICE),       CAT("mtia_ccp_events", CAT_DEVICE),
+        CAT("gpu_user_annotation", CAT_DEVICE_ANNOTATION),                  CAT("Trace", CAT_SPAN),
+        CAT("python_function", CAT_PYTHON)};
+#undef CAT
     *mtia = n >= 4 && memcmp(c, "mtia", 4) == 0;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
-        if (strlen(known[i].name) == n && memcmp(known[i].name, c, n) == 0) return known[i].cls;
+        if (known[i].len == n && known[i].name[0] == c[0] && memcmp(known[i].name, c, n) == 0) return known[i].cls;
     return CAT_OTHER;
 }
 
@@ -1088,7 +1154,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
     }
     if (ts < p->min_ts) p->min_ts = ts;
     if (ts + dur > p->max_ts) p->max_ts = ts + dur;
-    if (p->opt && p->opt->on_problem && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
+    if (whole_checks(p) && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
         if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
             return fail_code(p, OPPROF_ENOMEM, "checks");
         xrecord *x = &p->xs[p->n_xs++];
@@ -1174,6 +1240,7 @@ static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRcSTpF()";
 
 /* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py). */
 static bool filtered_name(const char *name) {
+    if (name[0] != '[' && name[0] != 'p' && name[0] != 'a') return false; /* what the names below start with */
     static const char *const names[] = {"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
                                         "profiler::_record_function_enter_new", "profiler::_record_function_exit",
                                         "aten::is_leaf", "aten::output_nr", "aten::_version"};
@@ -1238,7 +1305,7 @@ static int take_event(parser *p, event *e, int64_t offset) {
         if (e->ts < p->min_ts) p->min_ts = e->ts;
         if (e->ts > p->max_ts) p->max_ts = e->ts;
         p->cap->info.profile_memory = true;
-        if (p->opt && p->opt->on_problem && (e->have & HAS_TOTAL)) {
+        if (whole_checks(p) && (e->have & HAS_TOTAL)) {
             if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
                 return fail_code(p, OPPROF_ENOMEM, "checks");
             mrecord *m = &p->ms[p->n_ms++];
@@ -1327,9 +1394,9 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "baseTimeNanoseconds")) info->base_time_ns = v.is_int ? v.as_int : 0;
         if (KEY_IS(k, n, "step_num")) info->step_num = v.is_int ? v.as_int : -1;
         if (KEY_IS(k, n, "dropped_events")) info->dropped_events = v.is_int && v.as_int > 0 ? (uint64_t)v.as_int : 0;
-        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = v.value != 0;
-        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = v.value;
-        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = v.value;
+        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = number_value(&v) != 0;
+        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = number_value(&v);
+        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = number_value(&v);
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return parse_array(p, on_warning, NULL);
@@ -1353,7 +1420,7 @@ static int mrecord_cmp(const void *a, const void *b) {
 }
 
 static void check_whole(parser *p) {
-    if (!p->opt || !p->opt->on_problem) return;
+    if (!whole_checks(p)) return;
     /* Complete events that overlap without nesting, per thread. */
     if (p->n_xs > 1) qsort(p->xs, p->n_xs, sizeof *p->xs, xrecord_cmp);
     size_t *stack = NULL, depth = 0, cap = 0;
