@@ -220,6 +220,10 @@ def main():
         out = subprocess.run([bin_dir + "/opprof", "report", "--json", "--row-limit", "0", "--sort", "none", path],
                              capture_output=True, text=True)
         check(out.returncode == 0, "%s: opprof report exit %d: %s" % (path, out.returncode, out.stderr))
+        flows = sum(1 for e in events if e.get("ph") in ("s", "t", "f"))
+        if flows:  # valid events that are no row are said, never dropped silently
+            check("not in the tables: %d flow events (s/t/f)" % flows in out.stderr,
+                  "%s: %d flow events not said on stderr: %s" % (path, flows, out.stderr))
         if out.returncode != 0:
             continue
         doc = json.loads(out.stdout)

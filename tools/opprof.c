@@ -90,7 +90,14 @@ typedef struct load_problems {
     progress pr;
     long count;
     char first[600];
+    char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
 } load_problems;
+
+static void load_unused(void *ctx, const char *kind, uint64_t count) {
+    load_problems *lp = ctx;
+    size_t n = strlen(lp->unused);
+    snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
+}
 
 static void load_progress(void *ctx, int64_t done, int64_t total) { on_progress(&((load_problems *)ctx)->pr, done, total); }
 
@@ -110,9 +117,13 @@ static void load_problem(void *ctx, const opprof_trace_problem *p) {
  * reason go to stderr, and a trace with problems and no event at all is an
  * error. */
 static int load(const char *path, opprof_capture **out) {
-    load_problems lp = {.count = 0};
+    load_problems lp = {.count = 0, .unused = ""};
     progress_init(&lp.pr, path);
-    opprof_read_options opt = {.on_progress = load_progress, .on_problem = load_problem, .ctx = &lp, .events_only = true};
+    opprof_read_options opt = {.on_progress = load_progress,
+                               .on_problem = load_problem,
+                               .on_unused = load_unused,
+                               .ctx = &lp,
+                               .events_only = true};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {
@@ -123,6 +134,7 @@ static int load(const char *path, opprof_capture **out) {
             fprintf(stderr, "opprof: %s: %s\n", path, err.message);
         return EXIT_UNREADABLE;
     }
+    if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
     if (lp.count == 0) return 0;
     size_t events = 0, memory = 0;
     opprof_capture_events(*out, &events);

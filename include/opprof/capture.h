@@ -307,9 +307,14 @@ typedef enum opprof_diff_format {
 OPPROF_API int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                    opprof_diff_format format, char **out_text);
 
-/** Key averages as JSON: {"rows": [{"name", "calls", "self_cpu_us",
- *  "total_cpu_us", "cpu_time_avg_us", "cpu_bytes", "self_cpu_bytes"}], sorted
- *  like the table, "self_cpu_us_total", "dropped_events", "warnings"}. */
+/** Key averages as JSON, every column a table can show: {"rows": [{"name",
+ *  "calls", "self_cpu_us", "total_cpu_us", "cpu_time_avg_us", "cpu_bytes",
+ *  "self_cpu_bytes", "peak_bytes", "flops", and when grouped by them
+ *  "input_shapes" and "stack" (the row's key: two rows of one name differ
+ *  there); with device activities "device" (a device row), "self_device_us",
+ *  "total_device_us", "device_bytes", "self_device_bytes"}], sorted like the
+ *  table, "self_cpu_us_total", with device activities "device_name" and
+ *  "self_device_us_total", "dropped_events", "warnings"}. */
 OPPROF_API int opprof_averages_json(const opprof_averages *averages, opprof_sort_key sort, int row_limit,
                                     char **out_text);
 
@@ -422,6 +427,12 @@ typedef struct opprof_read_options {
     /* Called now and then with the bytes read so far (compressed bytes for a
      * gzip file) and the file's size. */
     void (*on_progress)(void *ctx, int64_t bytes_read, int64_t file_size);
+    /* Called once a trace is read, for each kind of valid event that is no
+     * part of a capture (flows, counters, instants, async events, Kineto's
+     * span, Python functions, the names PyTorch leaves out...), with their
+     * number: `kind` names them ("flow events (s/t/f)"). Metadata events and
+     * opprof's own memory counter are not counted. */
+    void (*on_unused)(void *ctx, const char *kind, uint64_t count);
     int max_depth;           /* nesting limit of JSON values; 0: 64 */
     bool events_only;        /* with on_problem: only the problems of single events (what
                                 leaves an event out), not the checks that need the whole

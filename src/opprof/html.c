@@ -14,6 +14,7 @@ enum {
     WIDTH = 1200,           /* px, of every picture */
     FLAME_ROW = 18,         /* px */
     TRACK_ROW = 14,         /* px, one nesting level of a thread's track */
+    MAX_NAME_CELL = 80,     /* characters of a name in the table (whole on hover) */
     MAX_TIMELINE = 20000,   /* events drawn on the timeline (the earliest) */
     MAX_FLAME_DEPTH = 64    /* flame graph rows */
 };
@@ -141,6 +142,8 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_puts(sb, "<h2>Operators and ranges <span class=\"note\">(click a column to sort)</span></h2>\n"
                         "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th data-text=\"1\">Name</th><th>Self CPU %</th>"
                         "<th>Self CPU</th><th>CPU total %</th><th>CPU total</th><th>CPU time avg</th>");
+    const char *dev = opprof_averages_device_name(avg); /* traces with device activities */
+    if (dev[0]) opprof__sb_printf(sb, "<th>Self %s</th><th>%s total</th>", dev, dev);
     if (memory) opprof__sb_puts(sb, "<th>CPU Mem</th><th>Self CPU Mem</th><th>Peak Mem</th>");
     opprof__sb_puts(sb, "<th># of Calls</th></tr></thead>\n<tbody>\n");
     /* Rows by self time, as the seed's first table. */
@@ -153,16 +156,23 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     qsort(order, n, sizeof *order, by_self_time); /* a trace may hold any number of names */
     for (size_t k = 0; k < n; k++) {
         const opprof_average_row *r = &rows[order[k].row];
+        /* a kernel's name can be 300 characters: cut, whole on hover */
         opprof__sb_puts(sb, "<tr><td data-v=\"");
         opprof__sb_html(sb, r->key);
-        opprof__sb_puts(sb, "\">");
+        opprof__sb_puts(sb, "\" title=\"");
         opprof__sb_html(sb, r->key);
+        opprof__sb_puts(sb, "\">");
+        put_escaped_cut(sb, r->key, MAX_NAME_CELL);
         opprof__sb_puts(sb, "</td>");
         share_cell(sb, r->self_ns, self_total);
         time_cell(sb, r->self_ns);
         share_cell(sb, r->total_ns, self_total);
         time_cell(sb, r->total_ns);
         time_cell(sb, r->calls ? r->total_ns / r->calls : 0);
+        if (dev[0]) {
+            time_cell(sb, r->self_device_ns);
+            time_cell(sb, r->total_device_ns);
+        }
         if (memory) {
             bytes_cell(sb, r->cpu_mem);
             bytes_cell(sb, r->self_cpu_mem);
@@ -298,8 +308,16 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
     size_t i = 0;
     for (size_t th = 0; th < nt; th++) {
         const opprof_thread_info *info = &c->threads[th];
-        opprof__sb_printf(sb, "<text x=\"2\" y=\"%d\">thread %lld ", top + 12, (long long)info->tid);
-        put_escaped_cut(sb, info->name, 60);
+        /* the track's name as the trace labels it ("stream 7", "thread 7 (python)"), with
+         * its id unless the name says it already */
+        char tid[32];
+        snprintf(tid, sizeof tid, "%lld", (long long)info->tid);
+        opprof__sb_printf(sb, "<text x=\"2\" y=\"%d\">", top + 12);
+        if (info->name[0]) put_escaped_cut(sb, info->name, 60);
+        if (!info->name[0])
+            opprof__sb_printf(sb, "thread %s", tid);
+        else if (info->tid >= 0 && !strstr(info->name, tid))
+            opprof__sb_printf(sb, " (tid %s)", tid);
         opprof__sb_puts(sb, "</text>\n");
         size_t on_thread = 0;
         for (; i < n && c->events[i].thread == th; i++) {

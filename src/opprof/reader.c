@@ -93,6 +93,14 @@ typedef struct thread_key {
     uint32_t index;
 } thread_key;
 
+/* Valid events that become no part of a capture, counted by kind. */
+enum { UNUSED_FLOW, UNUSED_ASYNC, UNUSED_COUNTER, UNUSED_INSTANT, UNUSED_OBJECT, UNUSED_OTHER_PHASE, UNUSED_SPAN,
+       UNUSED_PYTHON, UNUSED_FILTERED, UNUSED_KINDS };
+static const char *const UNUSED_NAMES[UNUSED_KINDS] = {
+    "flow events (s/t/f)", "async events (b/n/e, S/T/p/F)", "counter samples (C)", "instant events (i)",
+    "object events (N/O/D)", "events of other phases (P/R/V/v/c)", "Kineto spans (cat Trace)",
+    "Python function events (left out, as key_averages does)", "events PyTorch's key_averages leaves out by name"};
+
 typedef struct parser {
     source src;
     unsigned char *buf;
@@ -131,6 +139,7 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
 } parser;
 
 /* Line numbers: a cursor that counts newlines forward through the window,
@@ -1089,7 +1098,10 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
     size_t k = thread_slot(p, pid, tid);
     if (p->threads[k].index == UINT32_MAX) {
         if (p->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
-        int rc = opprof_capture_add_thread(p->cap, tid, "", index);
+        /* a tid written as a string ("stream 7") names its track until a
+         * thread_name says otherwise */
+        const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
+        int rc = opprof_capture_add_thread(p->cap, tid, label, index);
         if (rc) return fail_code(p, rc, "threads");
         if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
         p->threads[k] = (thread_key){pid, tid, *index};
@@ -1273,7 +1285,10 @@ static int take_event(parser *p, event *e, int64_t offset) {
             return 0;
         }
         /* Kineto's own span and Python functions are no rows (as in PyTorch) */
-        if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) return 0;
+        if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) {
+            p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
+            return 0;
+        }
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e);
     case 'B':
@@ -1292,7 +1307,10 @@ static int take_event(parser *p, event *e, int64_t offset) {
         return pop_begin(p, thread, e->ts, offset);
     case 'i':
     case 'I':
-        if (!e->memory_name) return 0;
+        if (!e->memory_name) {
+            p->unused[UNUSED_INSTANT]++;
+            return 0;
+        }
         if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
             problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
             return 0;
@@ -1319,9 +1337,19 @@ static int take_event(parser *p, event *e, int64_t offset) {
             snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
         }
         return 0;
+    case 'C':
+        /* opprof writes its memory events again as a counter track, for Perfetto */
+        if (!(p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0)) p->unused[UNUSED_COUNTER]++;
+        return 0;
     default:
-        if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph))
+        if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph)) {
             problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
+            return 0;
+        }
+        p->unused[strchr("stf", e->ph)        ? UNUSED_FLOW
+                  : strchr("bneSTpF", e->ph)  ? UNUSED_ASYNC
+                  : strchr("NOD", e->ph)      ? UNUSED_OBJECT
+                                              : UNUSED_OTHER_PHASE]++;
         return 0;
     }
 }
@@ -1512,6 +1540,9 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
         rc = opprof__link_devices(p->cap, p->links, p->n_links);
         if (rc) fail_code(p, rc, "device activities");
     }
+    if (!rc && options && options->on_unused)
+        for (int k = 0; k < UNUSED_KINDS; k++)
+            if (p->unused[k]) options->on_unused(options->ctx, UNUSED_NAMES[k], p->unused[k]);
     if (!rc) {
         rc = opprof_capture_finish(p->cap);
         if (rc) fail_code(p, rc, "building the capture");

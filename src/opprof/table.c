@@ -367,6 +367,18 @@ int opprof_averages_json(const opprof_averages *avg, opprof_sort_key sort, int r
                           (long long)r->calls, (double)r->self_ns / 1e3, (double)r->total_ns / 1e3,
                           r->calls ? (double)r->total_ns / 1e3 / (double)r->calls : 0.0, (long long)r->cpu_mem,
                           (long long)r->self_cpu_mem);
+        /* every column the text table can show, and the row's own key */
+        sb.len--; /* reopen the row's object */
+        opprof__sb_printf(&sb, ", \"peak_bytes\": %lld, \"flops\": %lld", (long long)r->peak_mem, (long long)r->flops);
+        if (r->input_shapes) {
+            opprof__sb_puts(&sb, ", \"input_shapes\": ");
+            opprof__sb_json_string(&sb, r->input_shapes);
+        }
+        if (r->stack) {
+            opprof__sb_puts(&sb, ", \"stack\": ");
+            opprof__sb_json_string(&sb, r->stack);
+        }
+        opprof__sb_puts(&sb, "}");
         if (opprof_averages_device_name(avg)[0]) {
             sb.len--; /* reopen the row's object */
             opprof__sb_printf(&sb, ", \"device\": %s, \"self_device_us\": %.3f, \"total_device_us\": %.3f, "
