@@ -233,7 +233,7 @@ static int fill_totals(opprof_capture *c) {
         return OPPROF_ENOMEM;
     }
     memcpy(end, head + 1, nt * sizeof *end);
-    int64_t total = 0;
+    int64_t total = 0, device_total = 0; /* the CPU's allocator, and the devices' */
     for (;;) {
         size_t best = SIZE_MAX;
         for (size_t t = 0; t < nt; t++)
@@ -242,8 +242,9 @@ static int fill_totals(opprof_capture *c) {
                 best = t;
         if (best == SIZE_MAX) break;
         opprof_memory_event *m = &c->mem[head[best]++];
-        OPPROF__WRAP_ADD(total, m->bytes);
-        if (m->total_allocated < 0) m->total_allocated = total;
+        int64_t *sum = m->device_type == 0 ? &total : &device_total;
+        OPPROF__WRAP_ADD(*sum, m->bytes);
+        if (m->total_allocated < 0) m->total_allocated = *sum;
     }
     opprof__dealloc(head, (nt + 1) * sizeof *head);
     opprof__dealloc(end, (nt + 1) * sizeof *end);
