@@ -696,7 +696,7 @@ static int skip_value(parser *p) {
 /* Iterate an object: for each key, `on_key` parses (or skips) the value. */
 typedef int (*key_fn)(parser *p, void *ctx, const char *key, size_t key_len);
 
-static int parse_object(parser *p, key_fn on_key, void *ctx) {
+static inline __attribute__((always_inline)) int parse_object(parser *p, key_fn on_key, void *ctx) {
     char key[64];
     int more = open_items(p, '{', '}', "an object");
     while (more == 1) {
