@@ -74,7 +74,7 @@ static const char *PY =
     "print('seconds: %f' % (time.perf_counter() - t))\n";
 
 typedef struct measured {
-    double mb, seconds, peak_mb, capture_mb, python_s;
+    double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb;
     size_t events, memory;
 } measured;
 
@@ -123,6 +123,19 @@ static int measure(const char *path, measured *m) {
         if (fd >= 0) close(fd);
         unlink(script);
     }
+    /* simdjson's On-Demand parser doing the same sum (make bench builds it) */
+    m->simdjson_s = m->simdjson_peak_mb = NAN;
+    char peer[4200], cmd[8600];
+    snprintf(peer, sizeof peer, "%s/simdjson_peer", bench_self_dir());
+    if (access(peer, X_OK) == 0) {
+        static const char *const keys[] = {"seconds", "peak_rss_mb"};
+        double v[2];
+        snprintf(cmd, sizeof cmd, "'%s' '%s'", peer, path);
+        if (bench_run_peer_keys(cmd, 2, keys, v)) {
+            m->simdjson_s = v[0];
+            m->simdjson_peak_mb = v[1];
+        }
+    }
     return 0;
 }
 
@@ -136,6 +149,9 @@ static void print_text(const char *what, const measured *m) {
                rate / py_rate);
     else
         printf("  Python: /usr/bin/python3 not found\n");
+    if (!isnan(m->simdjson_s))
+        printf("  simdjson On-Demand sum %6.2f s  %6.0f MB/s  peak %.0f MB (the whole file in memory)\n",
+               m->simdjson_s, m->mb / m->simdjson_s, m->simdjson_peak_mb);
 }
 
 static void print_json(const char *prefix, const measured *m, bool last) {
@@ -150,6 +166,8 @@ static void print_json(const char *prefix, const measured *m, bool last) {
     bench_json_number(stdout, KEY("capture_mb"), m->capture_mb, false);
     bench_json_number(stdout, KEY("peak_over_capture"), m->peak_mb * 1.048576 / m->capture_mb, false);
     bench_json_number(stdout, KEY("python_json_mb_s"), py_rate, false);
+    bench_json_number(stdout, KEY("simdjson_mb_s"), m->mb / m->simdjson_s, false);
+    bench_json_number(stdout, KEY("simdjson_peak_rss_mb"), m->simdjson_peak_mb, false);
     bench_json_number(stdout, KEY("ratio_vs_python"), rate / py_rate, last);
 #undef KEY
 }
