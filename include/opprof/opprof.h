@@ -262,6 +262,23 @@ OPPROF_API int opprof_session_take_capture(opprof_session *session, opprof_captu
 /** The number of captures finished so far (handed to on_trace_ready or kept). */
 OPPROF_API int opprof_session_capture_count(const opprof_session *session);
 
+/*
+ * Profiling without session code: run any program linked with opprof with
+ *   OPPROF_TRACE=DIR        record from start to exit; at exit (also on SIGINT
+ *                           or SIGTERM) DIR appears whole, with each capture's
+ *                           trace-step-N.json and its .time.txt and .memory.txt
+ *                           tables (DIR must not exist: otherwise said, and
+ *                           nothing is recorded)
+ *   OPPROF_SCHEDULE=wait,warmup,active,repeat[,skip_first]
+ *                           steps by the schedule, each step ended by
+ *                           opprof_step() (or OPPROF_STEP())
+ * A program that starts its own session takes over: OPPROF_TRACE's session
+ * stops and is saved first.
+ */
+/** End a step of OPPROF_TRACE's session, as opprof_session_step. Returns
+ *  OPPROF_ESTOPPED when there is none (OPPROF_TRACE unset, or stopped). */
+OPPROF_API int opprof_step(void);
+
 /** True while a session is active in this process (started, not stopped). */
 OPPROF_API bool opprof_is_active(void);
 
@@ -611,6 +628,8 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
         opprof_range opprof__e = (range); \
         if (opprof__e) opprof__range_end(opprof__e); \
     } while (0)
+/** OPPROF_STEP(): the end of a step of OPPROF_TRACE's session (opprof_step). */
+#define OPPROF_STEP() ((void)opprof_step())
 /** OPPROF_MEMORY(addr, bytes, total_allocated): opprof_record_memory, with
  *  the inline fast path; what an allocator's hook should call. */
 #define OPPROF_MEMORY(addr, bytes, total_allocated)                              \
@@ -623,6 +642,7 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
 #define OPPROF_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
 #define OPPROF_OP_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
 #define OPPROF_END(range) ((void)sizeof(range))
+#define OPPROF_STEP() ((void)0)
 #define OPPROF_MEMORY(addr, bytes, total_allocated) \
     ((void)sizeof(addr), (void)sizeof(bytes), (void)sizeof(total_allocated))
 #endif

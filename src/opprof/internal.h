@@ -54,6 +54,11 @@ OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
 
+/* ---- OPPROF_TRACE (autostart.c) ---- */
+/* A program that starts its own session takes over from OPPROF_TRACE's: that
+ * one stops and is saved first. */
+OPPROF__HIDDEN void opprof__autostart_yield(void);
+
 /* ---- environment (env.c) ---- */
 /* The index of the variable's value among choices; fallback when unset or
  * not among them (said on stderr). */

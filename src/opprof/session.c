@@ -215,6 +215,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (config->activities & ~(unsigned)OPPROF_ACTIVITY_CPU) return OPPROF_EACTIVITY;
     int rc = opprof_schedule_check(&config->schedule);
     if (rc) return rc;
+    opprof__autostart_yield(); /* OPPROF_TRACE's session, if any, stops and is saved */
     opprof_session *s = opprof__calloc(1, sizeof *s);
     if (!s) return OPPROF_ENOMEM;
     s->cfg = *config;

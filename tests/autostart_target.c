@@ -1,0 +1,40 @@
+/* autostart_target.c - a program that never calls the session API: ranges
+ * and OPPROF_STEP() only, for test_autostart (OPPROF_TRACE=DIR).
+ *   autostart_target steps N   N steps of work_<i>, then exit
+ *   autostart_target wait      "ready" on stdout, then work until a signal */
+#define _POSIX_C_SOURCE 200809L
+#include <opprof/opprof.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile double sink;
+
+static void work(int i) {
+    OPPROF_SCOPE("work_%d", i % 8);
+    for (int k = 0; k < 2000; k++) sink += k * 0.5;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "steps") == 0) {
+        int n = atoi(argv[2]);
+        for (int i = 0; i < n; i++) {
+            work(i);
+            OPPROF_STEP();
+        }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "wait") == 0) {
+        puts("ready");
+        fflush(stdout);
+        struct timespec pause = {0, 1000000};
+        for (int i = 0; i < 60000; i++) { /* a minute at most: the test signals it long before */
+            work(i);
+            nanosleep(&pause, NULL);
+        }
+        return 3;
+    }
+    fprintf(stderr, "usage: autostart_target steps N | wait\n");
+    return 64;
+}

@@ -1,0 +1,96 @@
+/* test_autostart.c - OPPROF_TRACE=DIR profiles a program that has no session
+ * code (autostart_target): DIR appears whole at exit and on SIGINT, with
+ * OPPROF_SCHEDULE's steps; an existing DIR and a bad schedule are said. */
+#include "check.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+
+static char dir[256];
+
+static int target(const char *env, const char *args, char **out) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s '%s/../tests/autostart_target' %s", env, bin_dir(), args);
+    return run_command(cmd, out);
+}
+
+static char *listing(const char *path) {
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", path);
+    run_command(cmd, &out);
+    return out;
+}
+
+int main(void) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char env[1024], path[1024], *out = NULL;
+
+    /* From start to exit: one capture, the ranges in it, nothing left over. */
+    snprintf(env, sizeof env, "OPPROF_TRACE='%s/all'", dir);
+    CHECK_INT(target(env, "steps 3", &out), 0);
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
+    free(out);
+    out = listing(dir);
+    CHECK_STR(out, "all\n"); /* no temporary twin left */
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/all"));
+    CHECK_STR(out, "trace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
+    free(out);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s/all/trace-step-3.json' --sort none", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "work_0");
+    CHECK_CONTAINS(out, "work_2");
+    CHECK_CONTAINS(out, "ProfilerStep*");
+    free(out);
+
+    /* A schedule: wait 0, warmup 0, active 1, repeat 2 -> two captures. */
+    snprintf(env, sizeof env, "OPPROF_SCHEDULE=0,0,1,2 OPPROF_TRACE='%s/steps'", dir);
+    CHECK_INT(target(env, "steps 5", &out), 0);
+    CHECK_CONTAINS(out, "opprof: 2 capture(s) written to");
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/steps"));
+    CHECK_CONTAINS(out, "trace-step-1.json\n");
+    CHECK_CONTAINS(out, "trace-step-2.json\n");
+    free(out);
+
+    /* SIGINT: the program ends by the signal, DIR is whole. */
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_TRACE='%s/interrupted' '%s/../tests/autostart_target' wait > '%s/ready' & pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -INT $pid; wait $pid; echo \"status $?\"",
+             dir, bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status 130"); /* 128 + SIGINT: ended by the signal, as without opprof */
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s/interrupted/trace-step-0.json'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    out = listing(dir);
+    CHECK(out && !strstr(out, ".opprof-")); /* no twin left */
+    free(out);
+
+    /* An existing DIR: said, nothing recorded, the program runs as usual. */
+    snprintf(env, sizeof env, "OPPROF_TRACE='%s/all'", dir);
+    CHECK_INT(target(env, "steps 1", &out), 0);
+    CHECK_CONTAINS(out, "ignored: it exists; name a new directory");
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/all"));
+    CHECK_STR(out, "trace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
+    free(out);
+
+    /* A bad schedule: said, then from start to exit. */
+    snprintf(env, sizeof env, "OPPROF_SCHEDULE=1,x OPPROF_TRACE='%s/bad'", dir);
+    CHECK_INT(target(env, "steps 2", &out), 0);
+    CHECK_CONTAINS(out, "OPPROF_SCHEDULE='1,x' ignored");
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
+    free(out);
+
+    /* Without OPPROF_TRACE, nothing at all. */
+    CHECK_INT(target("", "steps 2", &out), 0);
+    CHECK_STR(out, "");
+    free(out);
+    remove_tree(dir);
+    return check_report("test_autostart");
+}
