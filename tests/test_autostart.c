@@ -34,7 +34,7 @@ int main(void) {
     CHECK_STR(out, "all\n"); /* no temporary twin left */
     free(out);
     out = listing(strcat(strcpy(path, dir), "/all"));
-    CHECK_STR(out, "trace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
+    CHECK_STR(out, "trace-step-3.html\ntrace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
     free(out);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s/all/trace-step-3.json' --sort none", bin_dir(), dir);
@@ -77,7 +77,7 @@ int main(void) {
     CHECK_CONTAINS(out, "ignored: it exists; name a new directory");
     free(out);
     out = listing(strcat(strcpy(path, dir), "/all"));
-    CHECK_STR(out, "trace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
+    CHECK_STR(out, "trace-step-3.html\ntrace-step-3.json\ntrace-step-3.memory.txt\ntrace-step-3.time.txt\n");
     free(out);
 
     /* A bad schedule: said, then from start to exit. */

@@ -19,6 +19,8 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include "record.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ static const char *USAGE =
     "  html TRACE OUT      a self-contained HTML report: table, flame graph, timeline, memory\n"
     "  check TRACE         validate a trace and list every problem with its position\n"
     "  diff BEFORE AFTER   compare two traces operator by operator\n"
+    "  record -- CMD       profile a program without changing it (--memory, --functions)\n"
     "\n"
     "TRACE: a Chrome trace JSON file (opprof's, PyTorch's export_chrome_trace, or PyTorch's\n"
     "legacy array form), plain or gzip-compressed.\n"
@@ -500,5 +503,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "stacks")) return cmd_stacks(argc - 1, argv + 1);
     if (!strcmp(cmd, "html")) return cmd_html(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc - 1, argv + 1);
+    if (!strcmp(cmd, "record")) return opprof_cmd_record(argc - 1, argv + 1);
     return usage_error("unknown command '%s'", cmd);
 }

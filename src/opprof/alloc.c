@@ -6,14 +6,27 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#ifdef __GLIBC__
+/* glibc's own entry points: a malloc that `opprof record` interposes (to
+ * record the program's allocations) must not see opprof's, which happen
+ * inside a record. */
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void __libc_free(void *ptr);
+#define OPPROF__REALLOC __libc_realloc
+#define OPPROF__FREE __libc_free
+#else
+#define OPPROF__REALLOC realloc
+#define OPPROF__FREE free
+#endif
+
 static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
     (void)ctx;
     (void)old_size;
     if (new_size == 0) {
-        free(ptr);
+        OPPROF__FREE(ptr);
         return NULL;
     }
-    return realloc(ptr, new_size);
+    return OPPROF__REALLOC(ptr, new_size);
 }
 
 static opprof_allocator g_allocator = {default_realloc, NULL};

@@ -30,7 +30,8 @@ static struct {
     struct sigaction old_int, old_term;
 } g_auto = {.pipe = {-1, -1}};
 
-/* on_trace_ready: STEP.json (the trace) and its two tables, in the twin. */
+/* on_trace_ready: STEP.json (the trace), its two tables and its HTML report,
+ * in the twin. */
 static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
     long long step = (long long)opprof_capture_get_info(c).step_num;
@@ -48,6 +49,10 @@ static int write_capture(const opprof_capture *c, void *user) {
         table = NULL;
     }
     opprof_averages_free(avg);
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/trace-step-%lld.html", g_auto.work, step);
+        rc = opprof_capture_write_html(c, path);
+    }
     if (rc) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s': %s\n", path, opprof_strerror(rc));
         g_auto.failed++;

@@ -1,0 +1,53 @@
+/* record_toy.c - a program that knows nothing of opprof, compiled with
+ * -finstrument-functions, for test_record_cli (`opprof record`): known call
+ * counts and known allocations.
+ *   record_toy        leaf x 12 (through mid x 6), grow x 3 (3 x 1000 bytes
+ *                     kept until exit, then freed), a worker thread calling
+ *                     leaf x 4
+ *   record_toy wait   "ready" on stdout, then calls mid until a signal */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile long sink;
+
+static __attribute__((noinline)) long leaf(long x) { return sink += x; }
+
+static __attribute__((noinline)) long mid(long x) { return leaf(x) + leaf(x + 1); }
+
+static void *kept[3];
+
+static __attribute__((noinline)) void grow(int i) {
+    kept[i] = malloc(1000);
+    memset(kept[i], i, 1000);
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 4; i++) leaf(i);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "wait") == 0) {
+        puts("ready");
+        fflush(stdout);
+        struct timespec pause = {0, 1000000};
+        for (int i = 0; i < 60000; i++) {
+            mid(i);
+            nanosleep(&pause, NULL);
+        }
+        return 3;
+    }
+    for (int i = 0; i < 6; i++) mid(i);
+    for (int i = 0; i < 3; i++) grow(i);
+    pthread_t t;
+    pthread_create(&t, NULL, worker, NULL);
+    pthread_join(t, NULL);
+    for (int i = 0; i < 3; i++) free(kept[i]);
+    printf("sum %ld\n", (long)sink);
+    return 0;
+}

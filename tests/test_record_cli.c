@@ -1,0 +1,104 @@
+/* test_record_cli.c - `opprof record` on a program that knows nothing of
+ * opprof (record_toy, compiled with -finstrument-functions): a row per
+ * function with the calls the toy makes, the bytes each function allocated,
+ * threads on their own tracks; SIGINT still leaves the directory whole;
+ * usage errors. */
+#include "check.h"
+#include "testutil.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+#include <yajl/yajl_tree.h>
+
+static char dir[256];
+
+static const char *toy(void) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/../tests/record_toy", bin_dir());
+    return path;
+}
+
+/* The row of `name` in `opprof report --json` of the capture. */
+static yajl_val row_of(yajl_val root, const char *name) {
+    const char *rows_path[] = {"rows", NULL};
+    yajl_val rows = yajl_tree_get(root, rows_path, yajl_t_array);
+    for (size_t i = 0; rows && i < rows->u.array.len; i++) {
+        const char *np[] = {"name", NULL};
+        yajl_val n = yajl_tree_get(rows->u.array.values[i], np, yajl_t_string);
+        const char *s = n ? YAJL_GET_STRING(n) : NULL;
+        if (s && strcmp(s, name) == 0) return rows->u.array.values[i];
+    }
+    return NULL;
+}
+
+static long long field(yajl_val row, const char *key) {
+    const char *p[] = {key, NULL};
+    yajl_val v = row ? yajl_tree_get(row, p, yajl_t_number) : NULL;
+    return v ? YAJL_GET_INTEGER(v) : -1;
+}
+
+int main(void) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory --functions -o '%s/run' -- '%s'", bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42"); /* the program ran as without opprof */
+    CHECK_CONTAINS(out, "Self CPU time total");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report --json --row-limit 0 --sort none '%s/run/trace-step-0.json'",
+             bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    char err[256];
+    yajl_val root = out ? yajl_tree_parse(out, err, sizeof err) : NULL;
+    CHECK(root != NULL);
+    /* the calls the toy makes: mid 6 x 2 leaf, the worker 4 leaf */
+    CHECK_INT(field(row_of(root, "leaf"), "calls"), 16);
+    CHECK_INT(field(row_of(root, "mid"), "calls"), 6);
+    CHECK_INT(field(row_of(root, "grow"), "calls"), 3);
+    CHECK_INT(field(row_of(root, "worker"), "calls"), 1);
+    CHECK_INT(field(row_of(root, "main"), "calls"), 1);
+    /* grow allocated 3 blocks of 1000 bytes (as malloc sizes them) and kept them */
+    void *probe = malloc(1000);
+    long long usable = (long long)malloc_usable_size(probe);
+    free(probe);
+    CHECK_INT(field(row_of(root, "grow"), "self_cpu_bytes"), 3 * usable);
+    CHECK_INT(field(row_of(root, "leaf"), "self_cpu_bytes"), 0);
+    yajl_tree_free(root);
+    free(out);
+    /* threads on their own tracks: the main thread and the worker */
+    snprintf(cmd, sizeof cmd, "grep -c '\"thread_name\"' '%s/run/trace-step-0.json'", dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(out && atoi(out) >= 2);
+    free(out);
+
+    /* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/stopped' -- '%s' wait > '%s/ready' 2>&1 & pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -INT $pid; wait $pid; echo \"status $?\"",
+             bin_dir(), dir, toy(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status 130");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s/stopped/trace-step-0.json'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "mid");
+    free(out);
+
+    /* usage: no command, an existing DIR, a command that cannot run */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory", bin_dir());
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "no command to run");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/run' -- true", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "exists; name a new directory");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/none' -- /nonexistent/program", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 127);
+    CHECK_CONTAINS(out, "cannot run '/nonexistent/program'");
+    free(out);
+    remove_tree(dir);
+    return check_report("test_record_cli");
+}
