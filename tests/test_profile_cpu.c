@@ -44,24 +44,37 @@ static int count_named(const char *name) {
     return n;
 }
 
+/* Times in whole nanoseconds, as the trace writes them (sums of doubles
+ * differ by an ulp where two events end together, on a coarse clock). */
+static long long ns_of(double us) { return llround(us * 1e3); }
+
 /* The innermost complete event on the same thread that contains e. */
 static const xevent *parent_of(const xevent *e) {
     const xevent *best = NULL;
+    long long es = ns_of(e->ts), ee = es + ns_of(e->dur);
     for (int i = 0; i < nx; i++) {
         const xevent *p = &xs[i];
         if (p == e || p->tid != e->tid) continue;
-        if (p->ts <= e->ts && e->ts + e->dur <= p->ts + p->dur && (p->dur > e->dur || p < e))
+        long long ps = ns_of(p->ts), pe = ps + ns_of(p->dur);
+        if (ps <= es && ee <= pe && (p->dur > e->dur || p < e))
             if (!best || p->dur < best->dur || (p->dur == best->dur && p > best)) best = p;
     }
     return best;
 }
 
-/* The innermost event containing a memory event's time on its thread. */
+/* The innermost event containing a memory event's time on its thread, by
+ * opprof's rule: the innermost event with start <= ts < end (ts == start
+ * for an event of no duration). */
+static bool contains(const xevent *p, const mevent *m) {
+    long long ps = ns_of(p->ts), pe = ps + ns_of(p->dur), t = ns_of(m->ts);
+    return p->tid == m->tid && ps <= t && (t < pe || (ps == pe && t == ps));
+}
+
 static const xevent *owner_of(const mevent *m) {
     const xevent *best = NULL;
     for (int i = 0; i < nx; i++) {
         const xevent *p = &xs[i];
-        if (p->tid != m->tid || m->ts < p->ts || m->ts > p->ts + p->dur) continue;
+        if (!contains(p, m)) continue;
         if (!best || p->dur < best->dur) best = p;
     }
     return best;
@@ -69,9 +82,7 @@ static const xevent *owner_of(const mevent *m) {
 
 static bool inside_named(const mevent *m, const char *name) {
     for (int i = 0; i < nx; i++)
-        if (xs[i].tid == m->tid && strcmp(xs[i].name, name) == 0 && m->ts >= xs[i].ts &&
-            m->ts <= xs[i].ts + xs[i].dur)
-            return true;
+        if (strcmp(xs[i].name, name) == 0 && contains(&xs[i], m)) return true;
     return false;
 }
 
@@ -169,7 +180,11 @@ static void check_trace(const char *path) {
         for (int j = 0; j < nx; j++) {
             const xevent *a = &xs[i], *b = &xs[j];
             if (i == j || a->tid != b->tid) continue;
-            if (a->ts < b->ts && b->ts < a->ts + a->dur && a->ts + a->dur < b->ts + b->dur) overlaps++;
+            /* in whole nanoseconds, as written: sums of doubles would differ by
+             * an ulp where a child ends with its parent (a coarse clock) */
+            long long as = llround(a->ts * 1e3), ae = as + llround(a->dur * 1e3);
+            long long bs = llround(b->ts * 1e3), be = bs + llround(b->dur * 1e3);
+            if (as < bs && bs < ae && ae < be) overlaps++;
         }
     CHECK_INT(overlaps, 0);
 
