@@ -13,19 +13,29 @@
 
 static const char *g_dir;
 
-/* Median seconds of 5 runs of a shell command (output discarded); NAN if it fails. */
-static double median_run(const char *cmd) {
-    double t[5];
+typedef struct timing {
+    double whole_s, loop_s; /* medians: the whole run (the tool's exit work included), the loop */
+} timing;
+
+/* 5 runs of a shell command; the toy prints its loop's time. NAN if it fails. */
+static timing median_run(const char *cmd) {
+    double whole[5], loop[5];
+    timing bad = {NAN, NAN};
     for (int i = 0; i < 5; i++) {
         char full[9600];
-        snprintf(full, sizeof full, "rm -rf '%s/out' '%s/uftrace.data'; cd '%s' && %s > /dev/null 2>&1", g_dir, g_dir,
-                 g_dir, cmd);
+        snprintf(full, sizeof full, "rm -rf '%s/out' '%s/uftrace.data'; cd '%s' && %s 2>/dev/null", g_dir, g_dir, g_dir,
+                 cmd);
         int64_t t0 = bench_now_ns();
-        int st = system(full);
-        t[i] = (double)(bench_now_ns() - t0) / 1e9;
-        if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return NAN;
+        FILE *p = popen(full, "r");
+        char line[256];
+        loop[i] = NAN;
+        while (p && fgets(line, sizeof line, p))
+            if (!strncmp(line, "loop_s: ", 8)) loop[i] = atof(line + 8);
+        int st = p ? pclose(p) : -1;
+        whole[i] = (double)(bench_now_ns() - t0) / 1e9;
+        if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || isnan(loop[i])) return bad;
     }
-    return bench_stats_of(t, 5).median;
+    return (timing){bench_stats_of(whole, 5).median, bench_stats_of(loop, 5).median};
 }
 
 static bool have(const char *tool) {
@@ -55,50 +65,62 @@ int main(int argc, char **argv) {
     double functions = 3.0 * (double)calls;
 
     snprintf(cmd, sizeof cmd, "'%s' calls %ld", toy, calls);
-    double plain_calls = median_run(cmd);
+    timing plain_calls = median_run(cmd);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o out -- '%s' calls %ld", bin, toy, calls);
-    double opprof_calls = median_run(cmd);
-    double uftrace_calls = NAN;
+    timing opprof_calls = median_run(cmd);
+    timing uftrace_calls = {NAN, NAN};
     if (have("uftrace")) {
         snprintf(cmd, sizeof cmd, "uftrace record '%s' calls %ld", toy, calls);
         uftrace_calls = median_run(cmd);
     }
     snprintf(cmd, sizeof cmd, "'%s' mallocs %ld", toy, mallocs);
-    double plain_mallocs = median_run(cmd);
+    timing plain_mallocs = median_run(cmd);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o out -- '%s' mallocs %ld", bin, toy, mallocs);
-    double opprof_mallocs = median_run(cmd);
-    double heaptrack_mallocs = NAN;
+    timing opprof_mallocs = median_run(cmd);
+    timing heaptrack_mallocs = {NAN, NAN};
     if (have("heaptrack")) {
-        snprintf(cmd, sizeof cmd, "heaptrack -o out/heaptrack '%s' mallocs %ld", toy, mallocs);
-        char full[9100];
-        snprintf(full, sizeof full, "mkdir -p out && %s", cmd);
-        heaptrack_mallocs = median_run(full);
+        snprintf(cmd, sizeof cmd, "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld", toy, mallocs);
+        heaptrack_mallocs = median_run(cmd);
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench_record: cannot remove %s\n", dir);
 
-    double opprof_fn = (opprof_calls - plain_calls) / functions * 1e9;
-    double uftrace_fn = (uftrace_calls - plain_calls) / functions * 1e9;
-    double opprof_pair = (opprof_mallocs - plain_mallocs) / (double)mallocs * 1e9;
-    double heaptrack_pair = (heaptrack_mallocs - plain_mallocs) / (double)mallocs * 1e9;
+    /* recording: the loop's time added, per call or pair; exit: what is left of the whole run */
+    double n_m = (double)mallocs;
+    double opprof_fn = (opprof_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
+    double uftrace_fn = (uftrace_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
+    double opprof_pair = (opprof_mallocs.loop_s - plain_mallocs.loop_s) / n_m * 1e9;
+    double heaptrack_pair = (heaptrack_mallocs.loop_s - plain_mallocs.loop_s) / n_m * 1e9;
+    double opprof_fn_whole = (opprof_calls.whole_s - plain_calls.whole_s) / functions * 1e9;
+    double uftrace_fn_whole = (uftrace_calls.whole_s - plain_calls.whole_s) / functions * 1e9;
+    double opprof_pair_whole = (opprof_mallocs.whole_s - plain_mallocs.whole_s) / n_m * 1e9;
+    double heaptrack_pair_whole = (heaptrack_mallocs.whole_s - plain_mallocs.whole_s) / n_m * 1e9;
     if (json) {
         printf("{\n");
         bench_json_number(stdout, "functions", functions, false);
-        bench_json_number(stdout, "plain_calls_s", plain_calls, false);
+        bench_json_number(stdout, "plain_function_ns", plain_calls.loop_s / functions * 1e9, false);
         bench_json_number(stdout, "opprof_function_ns", opprof_fn, false);
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
         bench_json_number(stdout, "uftrace_over_opprof", uftrace_fn / opprof_fn, false);
-        bench_json_number(stdout, "mallocs", (double)mallocs, false);
-        bench_json_number(stdout, "plain_malloc_free_ns", plain_mallocs / (double)mallocs * 1e9, false);
+        bench_json_number(stdout, "opprof_function_whole_run_ns", opprof_fn_whole, false);
+        bench_json_number(stdout, "uftrace_function_whole_run_ns", uftrace_fn_whole, false);
+        bench_json_number(stdout, "mallocs", n_m, false);
+        bench_json_number(stdout, "plain_malloc_free_ns", plain_mallocs.loop_s / n_m * 1e9, false);
         bench_json_number(stdout, "opprof_malloc_free_ns", opprof_pair, false);
         bench_json_number(stdout, "heaptrack_malloc_free_ns", heaptrack_pair, false);
-        bench_json_number(stdout, "heaptrack_over_opprof", heaptrack_pair / opprof_pair, true);
+        bench_json_number(stdout, "heaptrack_over_opprof", heaptrack_pair / opprof_pair, false);
+        bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
+        bench_json_number(stdout, "heaptrack_malloc_free_whole_run_ns", heaptrack_pair_whole, true);
         printf("}\n");
     } else {
-        printf("function entry+exit added: opprof record %.1f ns, uftrace %.1f ns (%.1fx)\n", opprof_fn, uftrace_fn,
-               uftrace_fn / opprof_fn);
-        printf("malloc+free pair added:    opprof record %.1f ns, heaptrack %.1f ns (%.1fx)\n", opprof_pair,
-               heaptrack_pair, heaptrack_pair / opprof_pair);
+        printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%.1fx)\n",
+               opprof_fn, uftrace_fn, uftrace_fn / opprof_fn);
+        printf("  the whole run, exit work included: opprof %.1f ns, uftrace %.1f ns\n", opprof_fn_whole,
+               uftrace_fn_whole);
+        printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%.1fx)\n",
+               opprof_pair, heaptrack_pair, heaptrack_pair / opprof_pair);
+        printf("  the whole run, exit work included: opprof %.1f ns, heaptrack %.1f ns\n", opprof_pair_whole,
+               heaptrack_pair_whole);
     }
     return 0;
 }
