@@ -24,6 +24,36 @@ extern "C" {
 /* Capture contents                                                          */
 /* ------------------------------------------------------------------------- */
 
+/** What an engine added to its ranges (opprof.h's counters, instants,
+ *  arguments, flows, async ranges, FLOPs and bytes). */
+typedef enum opprof_mark_kind {
+    OPPROF_MARK_COUNTER = 0,   /* value.d: a sample of the counter `name` */
+    OPPROF_MARK_INSTANT,       /* value.i: its opprof_instant_scope */
+    OPPROF_MARK_ARG_INT,       /* of `event`: key `name`, value.i */
+    OPPROF_MARK_ARG_DOUBLE,    /* ... value.d */
+    OPPROF_MARK_ARG_STR,       /* ... value.str: an opprof_capture_name index */
+    OPPROF_MARK_FLOPS,         /* of `event`: value.i FLOPs */
+    OPPROF_MARK_BYTES,         /* of `event`: value.i bytes */
+    OPPROF_MARK_FLOW_BEGIN,    /* value.id; "ph":"s" */
+    OPPROF_MARK_FLOW_END,      /* value.id; "ph":"f" */
+    OPPROF_MARK_ASYNC_BEGIN,   /* `name`, value.id; "ph":"b" */
+    OPPROF_MARK_ASYNC_END      /* `name`, value.id; "ph":"e" */
+} opprof_mark_kind;
+
+typedef struct opprof_mark {
+    int64_t ts_ns;    /* from the capture's start (arguments, FLOPs, bytes: 0) */
+    uint32_t kind;    /* opprof_mark_kind */
+    uint32_t name;    /* name or key: opprof_capture_name */
+    uint32_t thread;  /* index into opprof_capture_threads() */
+    int32_t event;    /* arguments, FLOPs, bytes: their event; else -1 */
+    union {
+        int64_t i;
+        double d;
+        uint64_t id;
+        uint32_t str;
+    } value;
+} opprof_mark;
+
 /** A range or operator: a complete event ("ph":"X" in a trace). 32 bytes. */
 typedef struct opprof_event {
     int64_t start_ns;    /* from the capture's start */
@@ -95,6 +125,8 @@ OPPROF_API opprof_capture_info opprof_capture_get_info(const opprof_capture *cap
 /** The events, sorted by thread, then start time, then longer first (parents
  *  before their children). *count receives their number. */
 OPPROF_API const opprof_event *opprof_capture_events(const opprof_capture *capture, size_t *count);
+/** The marks, by thread then time (arguments, FLOPs and bytes: by event). */
+OPPROF_API const opprof_mark *opprof_capture_marks(const opprof_capture *capture, size_t *count);
 /** The memory events, sorted by thread then time. */
 OPPROF_API const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *capture,
                                                                     size_t *count);
@@ -150,6 +182,9 @@ OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t threa
                                          uint64_t addr, int64_t bytes, int64_t total_allocated);
 /** Add a warning sentence (copied). */
 OPPROF_API int opprof_capture_add_warning(opprof_capture *capture, const char *text);
+/** Add a mark (`m`'s name and value.str are set from `name` and `str`). */
+OPPROF_API int opprof_capture_add_mark(opprof_capture *capture, const opprof_mark *m, const char *name,
+                                       const char *str);
 /**
  * Sort the events and compute nesting: each event's parent is the innermost
  * event of the same thread that contains it; each memory event's owner is the
@@ -174,7 +209,8 @@ typedef struct opprof_average_row {
     int64_t self_cpu_mem;     /* net bytes allocated inside, children excluded */
     int64_t peak_mem;         /* the largest peak of one call: allocated bytes above the
                                  level at its start (see opprof_capture_peak_memory) */
-    int64_t flops;            /* FLOPs of all calls (opprof_flops), 0 without shapes */
+    int64_t flops;            /* FLOPs of all calls (opprof_flops, or opprof_range_flops) */
+    int64_t bytes;            /* bytes moved of all calls (opprof_range_bytes), else 0 */
     int64_t self_device_ns;   /* traces with device activities (PyTorch's "Self CUDA"): for an
                                  operator, the activities it launched itself; for an activity,
                                  its duration */

@@ -370,6 +370,60 @@ OPPROF_API void opprof_set_inputs(int n_inputs, const opprof_input *inputs);
  */
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated);
 
+/* ------------------------------------------------------------------------- */
+/* Counters, instants, arguments, flows, async ranges, user FLOPs            */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * What an engine adds to its ranges (Tracy's, Perfetto's and NVTX's verbs).
+ * Each is recorded only inside a window (outside, one load and a branch: the
+ * macros check first), costs about one timestamp plus a few nanoseconds
+ * (bench_overhead), and lands in the capture (opprof_capture_marks), the
+ * Chrome trace, the HTML report and the tables. Names and keys must outlive
+ * the capture's end (string literals); string values are copied.
+ *
+ *   OPPROF_COUNTER("kv_cache_bytes", bytes);   // a counter track, "ph":"C"
+ *   OPPROF_INSTANT("token");                   // a mark on this thread, "ph":"i"
+ *   {
+ *       OPPROF_OP_SCOPE("my::int8_gemm");
+ *       opprof_range_arg_int("layer", 3);      // args of the innermost range
+ *       opprof_range_flops(2 * m * n * k);     // its FLOPs and bytes: the FLOPs,
+ *       opprof_range_bytes(m * k + k * n);     // GFLOP/s and GB/s columns
+ *       ...
+ *   }
+ *   opprof_flow_begin(request_id);             // an arrow from the enclosing range here
+ *   opprof_flow_end(request_id);               // ... to the enclosing range on another thread
+ *   opprof_async_begin("request", id);         // a range that may end on another thread,
+ *   opprof_async_end("request", id);           // on its own track ("b"/"e")
+ */
+typedef enum opprof_instant_scope {
+    OPPROF_INSTANT_THREAD = 0, /* "s":"t" */
+    OPPROF_INSTANT_PROCESS,    /* "s":"p" */
+    OPPROF_INSTANT_GLOBAL      /* "s":"g" */
+} opprof_instant_scope;
+
+/** A sample of the process-wide counter `name`. */
+OPPROF_API void opprof_counter_int(const char *name, int64_t value);
+OPPROF_API void opprof_counter_double(const char *name, double value);
+/** An instant event on this thread (scope: how far Perfetto draws it). */
+OPPROF_API void opprof_instant(const char *name, opprof_instant_scope scope);
+/** An argument of the innermost open range of this thread (no effect without
+ *  one). The string value is copied (at most 255 bytes). */
+OPPROF_API void opprof_range_arg_int(const char *key, int64_t value);
+OPPROF_API void opprof_range_arg_double(const char *key, double value);
+OPPROF_API void opprof_range_arg_str(const char *key, const char *value);
+/** FLOPs and bytes moved by the innermost open range: added to its row's
+ *  FLOPs (any operator, not only aten::'s) and shown as GFLOP/s and GB/s. */
+OPPROF_API void opprof_range_flops(int64_t flops);
+OPPROF_API void opprof_range_bytes(int64_t bytes);
+/** A flow: begun inside a range on one thread, ended inside a range on
+ *  another; Perfetto draws an arrow between the two ranges. */
+OPPROF_API void opprof_flow_begin(uint64_t id);
+OPPROF_API void opprof_flow_end(uint64_t id);
+/** An async range, begun and ended on any threads, matched by (name, id). */
+OPPROF_API void opprof_async_begin(const char *name, uint64_t id);
+OPPROF_API void opprof_async_end(const char *name, uint64_t id);
+
 /** Give the calling thread a name for its track in traces (copied, at most 63
  *  bytes). Without it, the thread's name from the system is used. */
 OPPROF_API void opprof_thread_set_name(const char *name);
@@ -570,6 +624,10 @@ static inline void opprof__range_cleanup(opprof_range *range) {
     if (*range) opprof__range_end(*range);
 }
 
+/* OPPROF_COUNTER's two kinds of value (C's _Generic picks one). */
+static inline void opprof__counter_i(const char *name, int64_t v) { opprof_counter_int(name, v); }
+static inline void opprof__counter_d(const char *name, double v) { opprof_counter_double(name, v); }
+
 /* Compiled out, the macros name their arguments without evaluating them
  * (sizeof), so a variable used only there raises no "unused" warning, and a
  * format is still checked against its arguments. */
@@ -630,6 +688,25 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
     } while (0)
 /** OPPROF_STEP(): the end of a step of OPPROF_TRACE's session (opprof_step). */
 #define OPPROF_STEP() ((void)opprof_step())
+/** OPPROF_COUNTER(name, value): an integer or floating-point sample. */
+#ifdef __cplusplus
+#define OPPROF_COUNTER(name, value) \
+    do { if (OPPROF__RECORDING()) opprof_counter_double((name), (double)(value)); } while (0)
+#else
+#define OPPROF_COUNTER(name, value)                                               \
+    do {                                                                        \
+        if (OPPROF__RECORDING())                                                \
+            _Generic((value), float: opprof__counter_d, double: opprof__counter_d, \
+                     long double: opprof__counter_d, default: opprof__counter_i)((name), (value)); \
+    } while (0)
+#endif
+/** OPPROF_INSTANT(name): an instant event on this thread; _PROCESS, _GLOBAL. */
+#define OPPROF_INSTANT(name) \
+    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_THREAD); } while (0)
+#define OPPROF_INSTANT_PROCESS(name) \
+    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_PROCESS); } while (0)
+#define OPPROF_INSTANT_GLOBAL(name) \
+    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_GLOBAL); } while (0)
 /** OPPROF_MEMORY(addr, bytes, total_allocated): opprof_record_memory, with
  *  the inline fast path; what an allocator's hook should call. */
 #define OPPROF_MEMORY(addr, bytes, total_allocated)                              \
@@ -643,6 +720,10 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
 #define OPPROF_OP_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
 #define OPPROF_END(range) ((void)sizeof(range))
 #define OPPROF_STEP() ((void)0)
+#define OPPROF_COUNTER(name, value) ((void)sizeof(name), (void)sizeof(value))
+#define OPPROF_INSTANT(name) ((void)sizeof(name))
+#define OPPROF_INSTANT_PROCESS(name) ((void)sizeof(name))
+#define OPPROF_INSTANT_GLOBAL(name) ((void)sizeof(name))
 #define OPPROF_MEMORY(addr, bytes, total_allocated) \
     ((void)sizeof(addr), (void)sizeof(bytes), (void)sizeof(total_allocated))
 #endif

@@ -23,6 +23,7 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__dealloc(c->warnings, c->cap_warnings * sizeof *c->warnings);
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
+    opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
     opprof__dealloc(c->threads, c->cap_threads * sizeof *c->threads);
     opprof__dealloc(c->sites, c->cap_sites * sizeof *c->sites);
     opprof__dealloc(c->site_table, c->site_table_size * sizeof *c->site_table);
@@ -175,6 +176,27 @@ opprof_capture_info opprof_capture_get_info(const opprof_capture *c) { return c-
 const opprof_event *opprof_capture_events(const opprof_capture *c, size_t *count) {
     if (count) *count = c->n_events;
     return c->events;
+}
+
+const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_marks;
+    return c->marks;
+}
+
+int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
+    if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind > OPPROF_MARK_ASYNC_END ||
+        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events)
+        return OPPROF_EINVAL;
+    if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + 1, sizeof *c->marks)) return OPPROF_ENOMEM;
+    opprof_mark k = *m;
+    uint32_t id;
+    if (opprof__capture_intern(c, name, strlen(name), &k.name)) return OPPROF_ENOMEM;
+    if (m->kind == OPPROF_MARK_ARG_STR) {
+        if (opprof__capture_intern(c, str, strlen(str), &id)) return OPPROF_ENOMEM;
+        k.value.str = id;
+    }
+    c->marks[c->n_marks++] = k;
+    return 0;
 }
 
 const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *c, size_t *count) {

@@ -121,6 +121,105 @@ static const char *category(uint8_t kind) {
                                                    : "user_annotation";
 }
 
+/* The marks that are arguments, by event: a counting sort (first[e] ..
+ * first[e + 1] index `order`). Empty when there are none. */
+typedef struct arg_index {
+    uint32_t *first, *order;
+    size_t n_order;
+} arg_index;
+
+static void args_free(arg_index *x, const opprof_capture *c) {
+    if (x->first) opprof__dealloc(x->first, (c->n_events + 2) * sizeof *x->first);
+    if (x->order) opprof__dealloc(x->order, x->n_order * sizeof *x->order);
+    *x = (arg_index){0};
+}
+
+static int args_index(arg_index *x, const opprof_capture *c) {
+    *x = (arg_index){0};
+    for (size_t k = 0; k < c->n_marks; k++) x->n_order += c->marks[k].event >= 0;
+    if (!x->n_order) return 0;
+    x->first = opprof__calloc(c->n_events + 2, sizeof *x->first);
+    x->order = opprof__alloc(x->n_order * sizeof *x->order);
+    if (!x->first || !x->order) {
+        args_free(x, c);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->first[c->marks[k].event + 2]++;
+    for (size_t e = 2; e < c->n_events + 2; e++) x->first[e] += x->first[e - 1];
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->order[x->first[c->marks[k].event + 1]++] = (uint32_t)k;
+    return 0;
+}
+
+
+static void out_name(out *o, const opprof__strbuf *names, const size_t *offset, uint32_t name) {
+    out_put(o, names->data + offset[name], offset[name + 1] - offset[name]);
+}
+
+/* A number as JSON: integers exactly, others to 17 digits; never NaN. */
+static void out_double(out *o, double v) {
+    char buf[40];
+    if (v != v || v > 1e308 || v < -1e308) v = 0;
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+        snprintf(buf, sizeof buf, "%lld", (long long)v);
+    else
+        snprintf(buf, sizeof buf, "%.17g", v);
+    out_put(o, buf, strlen(buf));
+}
+
+static void write_arg(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset,
+                      const opprof_mark *m) {
+    out_name(o, names, offset, m->name);
+    OUT_LIT(o, ":");
+    if (m->kind == OPPROF_MARK_ARG_DOUBLE)
+        out_double(o, m->value.d);
+    else if (m->kind == OPPROF_MARK_ARG_STR)
+        out_name(o, names, offset, m->value.str);
+    else
+        out_i64(o, m->value.i);
+    (void)c;
+}
+
+static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset, int64_t pid,
+                       const opprof_mark *m) {
+    static const char *const scopes[] = {"t", "p", "g"};
+    switch (m->kind) {
+    case OPPROF_MARK_COUNTER: OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"counter\""); break;
+    case OPPROF_MARK_INSTANT:
+        OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"instant\",\"s\":\"");
+        out_put(o, scopes[m->value.i >= 0 && m->value.i <= 2 ? m->value.i : 0], 1);
+        OUT_LIT(o, "\"");
+        break;
+    case OPPROF_MARK_FLOW_BEGIN: OUT_LIT(o, "{\"ph\":\"s\",\"cat\":\"flow\""); break;
+    case OPPROF_MARK_FLOW_END: OUT_LIT(o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\""); break;
+    case OPPROF_MARK_ASYNC_BEGIN: OUT_LIT(o, "{\"ph\":\"b\",\"cat\":\"async\""); break;
+    default: OUT_LIT(o, "{\"ph\":\"e\",\"cat\":\"async\""); break;
+    }
+    OUT_LIT(o, ",\"name\":");
+    out_name(o, names, offset, m->name);
+    if (m->kind >= OPPROF_MARK_FLOW_BEGIN) {
+        OUT_LIT(o, ",\"id\":");
+        out_i64(o, (int64_t)m->value.id);
+    }
+    OUT_LIT(o, ",\"pid\":");
+    out_i64(o, pid);
+    if (m->kind != OPPROF_MARK_COUNTER) {
+        OUT_LIT(o, ",\"tid\":");
+        out_i64(o, c->threads[m->thread].tid);
+    }
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, m->ts_ns);
+    if (m->kind == OPPROF_MARK_COUNTER) {
+        OUT_LIT(o, ",\"args\":{");
+        out_name(o, names, offset, m->name);
+        OUT_LIT(o, ":");
+        out_double(o, m->value.d);
+        OUT_LIT(o, "}");
+    }
+    OUT_LIT(o, "}");
+}
+
 int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
     if (!c || !fp) return OPPROF_EINVAL;
     out *o = opprof__alloc(sizeof *o);
@@ -149,6 +248,13 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         return rc;
     }
 
+    arg_index args;
+    if (args_index(&args, c)) {
+        opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
+        opprof__sb_free(&names);
+        opprof__dealloc(o, sizeof *o);
+        return OPPROF_ENOMEM;
+    }
     const opprof_capture_info *info = &c->info;
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
     OUT_LIT(o, "  \"profile_memory\": ");
@@ -230,7 +336,9 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
             out_i64(o, c->threads[m->thread].tid);
             OUT_LIT(o, ",\"ts\":");
             out_us(o, m->ts_ns);
-            OUT_LIT(o, ",\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Addr\":");
+            OUT_LIT(o, ",\"args\":{\"Device Type\":");
+            out_i64(o, m->device_type);
+            OUT_LIT(o, ",\"Device Id\":-1,\"Addr\":");
             out_i64(o, (int64_t)m->addr);
             OUT_LIT(o, ",\"Bytes\":");
             out_i64(o, m->bytes);
@@ -268,7 +376,8 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
         const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
         bool stack = site && (site->native_stack || (info->with_stack && site->file));
-        if (sh || stack) {
+        size_t n_args = args.first ? args.first[i + 1] - args.first[i] : 0;
+        if (sh || stack || n_args) {
             OUT_LIT(o, ",\"args\":{");
             if (sh) write_shapes(o, sh);
             if (stack) {
@@ -280,10 +389,21 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
                     write_stack(o, c, (int32_t)i);
                 }
             }
+            for (size_t a = 0; a < n_args; a++) {
+                if (sh || stack || a) OUT_LIT(o, ",");
+                write_arg(o, c, &names, offset, &c->marks[args.order[args.first[i] + a]]);
+            }
             OUT_LIT(o, "}");
         }
         OUT_LIT(o, "}");
     }
+    /* counters, instants, flows and async edges: events of their own */
+    for (size_t k = 0; k < c->n_marks; k++) {
+        if (c->marks[k].event >= 0) continue;
+        SEP();
+        write_mark(o, c, &names, offset, pid, &c->marks[k]);
+    }
+    args_free(&args, c);
 #undef SEP
     OUT_LIT(o, "\n  ],\n  \"traceName\": ");
     out_json_string(o, trace_name ? trace_name : "");

@@ -137,6 +137,8 @@ struct opprof_capture {
     size_t n_shapes, cap_shapes;
     uint32_t *shape_table;
     size_t shape_table_size;
+    opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
+    size_t n_marks, cap_marks;
     bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
     bool finished;
 };

@@ -80,6 +80,17 @@ typedef struct shape_slot {
     int64_t dims[SHAPE_DIMS];
 } shape_slot;
 
+/* A counter sample, instant, argument, flow, async edge, FLOPs or bytes. */
+typedef struct mark_slot {
+    uint64_t ts;       /* ticks; arguments, FLOPs, bytes: their range's sequence number */
+    uint32_t kind;     /* opprof_mark_kind */
+    uint32_t pad;
+    const char *name;  /* the caller's string (a literal), or a copy in the thread's arena */
+    uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
+} mark_slot;
+_Static_assert(sizeof(mark_slot) == 32, "marks are 32 bytes");
+enum { CHUNK_MARKS = 8192 };
+
 typedef struct chunk {
     struct chunk *next;
     size_t size;               /* bytes of the whole chunk */
@@ -111,8 +122,8 @@ typedef struct opprof__thread {
     int64_t tid;
     char name[64];
     uint64_t epoch;            /* epoch of the buffered data; atomic */
-    stream ranges, memory, shapes, natives;
-    opprof__cursor shapes_at, natives_at;
+    stream ranges, memory, shapes, natives, marks;
+    opprof__cursor shapes_at, natives_at, marks_at;
     name_arena *names_head, *names_tail;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
@@ -170,6 +181,7 @@ __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
     t->memory.at = &t->fast.memory;
     t->shapes.at = &t->shapes_at;
     t->natives.at = &t->natives_at;
+    t->marks.at = &t->marks_at;
     opprof__tls = &t->fast;
     return t;
 }
@@ -187,6 +199,7 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint
     stream_reset(&t->memory);
     stream_reset(&t->shapes);
     stream_reset(&t->natives);
+    stream_reset(&t->marks);
     for (name_arena *a = t->names_head; a; a = a->next) a->used = 0;
     t->names_tail = t->names_head;
     t->fast.depth = 0;
@@ -443,6 +456,65 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
     record_leave(t);
 }
 
+/* ---- marks: counters, instants, arguments, flows, async, FLOPs, bytes ---- */
+
+/* A mark now; `of_range`: attached to the innermost open range (none: nothing). */
+static void mark(uint32_t kind, const char *name, uint64_t value, bool of_range) {
+    if (__builtin_expect(!LOAD(&g_recording), 1) || !name) return;
+    opprof__thread *t = record_enter();
+    if (!t) return;
+    uint32_t depth = t->fast.depth;
+    if (!of_range || depth) {
+        mark_slot *m = stream_reserve(&t->marks, sizeof(mark_slot), CHUNK_MARKS, &t->dropped);
+        if (m) {
+            m->ts = of_range ? t->fast.stack_seq[depth - 1] : thread_now(t);
+            m->kind = kind;
+            m->pad = 0;
+            m->name = name;
+            m->value = value;
+            STORE(&t->marks.at->count, t->marks.at->count + 1);
+        }
+    }
+    record_leave(t);
+}
+
+static uint64_t double_bits(double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+void opprof_counter_int(const char *name, int64_t value) { mark(OPPROF_MARK_COUNTER, name, double_bits((double)value), false); }
+void opprof_counter_double(const char *name, double value) { mark(OPPROF_MARK_COUNTER, name, double_bits(value), false); }
+void opprof_instant(const char *name, opprof_instant_scope scope) {
+    mark(OPPROF_MARK_INSTANT, name, (uint64_t)scope, false);
+}
+void opprof_range_arg_int(const char *key, int64_t value) { mark(OPPROF_MARK_ARG_INT, key, (uint64_t)value, true); }
+void opprof_range_arg_double(const char *key, double value) {
+    mark(OPPROF_MARK_ARG_DOUBLE, key, double_bits(value), true);
+}
+void opprof_range_arg_str(const char *key, const char *value) {
+    if (__builtin_expect(!LOAD(&g_recording), 1) || !key || !value) return;
+    opprof__thread *t = record_enter();
+    if (!t) return;
+    uint32_t depth = t->fast.depth;
+    size_t len = strnlen(value, MAX_NAME - 1);
+    const char *copy = depth ? arena_copy(t, value, len) : NULL; /* kept until the capture is taken */
+    mark_slot *m = copy ? stream_reserve(&t->marks, sizeof(mark_slot), CHUNK_MARKS, &t->dropped) : NULL;
+    if (m) {
+        *m = (mark_slot){t->fast.stack_seq[depth - 1], OPPROF_MARK_ARG_STR, 0, key, (uint64_t)(uintptr_t)copy};
+        STORE(&t->marks.at->count, t->marks.at->count + 1);
+    }
+    record_leave(t);
+}
+
+void opprof_range_flops(int64_t flops) { mark(OPPROF_MARK_FLOPS, "flops", (uint64_t)flops, true); }
+void opprof_range_bytes(int64_t bytes) { mark(OPPROF_MARK_BYTES, "bytes", (uint64_t)bytes, true); }
+void opprof_flow_begin(uint64_t id) { mark(OPPROF_MARK_FLOW_BEGIN, "flow", id, false); }
+void opprof_flow_end(uint64_t id) { mark(OPPROF_MARK_FLOW_END, "flow", id, false); }
+void opprof_async_begin(const char *name, uint64_t id) { mark(OPPROF_MARK_ASYNC_BEGIN, name, id, false); }
+void opprof_async_end(const char *name, uint64_t id) { mark(OPPROF_MARK_ASYNC_END, name, id, false); }
+
 bool opprof_recording_shapes(void) { return LOAD_RELAXED(&g_shapes) != 0; }
 
 void opprof_set_inputs(int n_inputs, const opprof_input *inputs) {
@@ -672,6 +744,34 @@ static int shapes_of(opprof_capture *c, const shape_slot *sh, uint32_t *index) {
     return opprof__capture_intern_shapes(c, &s, index);
 }
 
+/* The thread's marks into the capture: times in ns, arguments to their events. */
+static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, size_t event_base, size_t n_ranges,
+                         uint64_t start, double npt) {
+    size_t count = LOAD(&t->marks.at->count);
+    if (!count) return 0;
+    if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + count, sizeof *c->marks))
+        return OPPROF_ENOMEM;
+    const chunk *ch = t->marks.head;
+    for (size_t i = 0; i < count; i++) {
+        if (i && i % CHUNK_MARKS == 0) ch = ch->next;
+        const mark_slot *s = (const mark_slot *)ch->data + i % CHUNK_MARKS;
+        bool of_range = s->kind >= OPPROF_MARK_ARG_INT && s->kind <= OPPROF_MARK_BYTES;
+        if (of_range && s->ts >= n_ranges) continue; /* its range was dropped */
+        opprof_mark k = {.ts_ns = of_range ? 0 : to_ns(s->ts, start, npt),
+                         .kind = s->kind,
+                         .thread = thread,
+                         .event = of_range ? (int32_t)(event_base + s->ts) : -1};
+        memcpy(&k.value, &s->value, sizeof k.value);
+        if (opprof__capture_intern(c, s->name, strlen(s->name), &k.name)) return OPPROF_ENOMEM;
+        if (s->kind == OPPROF_MARK_ARG_STR) {
+            const char *str = (const char *)(uintptr_t)s->value;
+            if (opprof__capture_intern(c, str, strlen(str), &k.value.str)) return OPPROF_ENOMEM;
+        }
+        c->marks[c->n_marks++] = k;
+    }
+    return 0;
+}
+
 static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
                           uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
     site_cache cache[256];
@@ -686,6 +786,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
     if (rc) return rc;
     size_t n = LOAD(&t->ranges.at->count), m = LOAD(&t->memory.at->count);
+    size_t event_base = c->n_events; /* this thread's range with sequence number s is event_base + s */
     rc = opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
     if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
     if (rc) return rc;
@@ -775,6 +876,8 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         }
     }
     opprof__sb_free(&native);
+    if (!rc) rc = collect_marks(c, t, thread_index, event_base, n, start, npt);
+    trim_stream(&t->marks);
     trim_stream(&t->shapes);
     trim_stream(&t->natives);
     if (can_free && chunk_no >= g_retain_chunks && n) {

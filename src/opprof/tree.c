@@ -62,10 +62,17 @@ DEFINE_MERGE_SORT(sort_placed_events, placed_event, placed_before)
 
 #define is_device opprof__is_device
 
+static int mark_before(const opprof_mark *a, const opprof_mark *b) {
+    if (a->thread != b->thread) return a->thread < b->thread;
+    return a->ts_ns < b->ts_ns;
+}
+DEFINE_MERGE_SORT(sort_marks, opprof_mark, mark_before)
+
 static int sort_events(opprof_capture *c) {
     size_t n = c->n_events;
     bool linked = false;
     for (size_t i = 0; i < n && !linked; i++) linked = is_device(&c->events[i]) && c->events[i].parent >= 0;
+    for (size_t k = 0; k < c->n_marks && !linked; k++) linked = c->marks[k].event >= 0;
     if (!linked) return sort_plain_events(c->events, n);
     placed_event *placed = opprof__alloc(n * sizeof *placed);
     uint32_t *position = opprof__alloc(n * sizeof *position);
@@ -78,6 +85,8 @@ static int sort_events(opprof_capture *c) {
         if (is_device(&c->events[k]) && c->events[k].parent >= 0)
             c->events[k].parent = (int32_t)position[c->events[k].parent];
     }
+    for (size_t k = 0; !rc && k < c->n_marks; k++) /* arguments follow their events */
+        if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)position[c->marks[k].event];
     opprof__dealloc(placed, n * sizeof *placed);
     opprof__dealloc(position, n * sizeof *position);
     return rc;
@@ -170,6 +179,8 @@ static int merge_only_children(opprof_capture *c) {
             c->events[new_index[i]] = e;
         }
         c->n_events = k;
+        for (size_t m = 0; m < c->n_marks; m++)
+            if (c->marks[m].event >= 0) c->marks[m].event = new_index[remap[c->marks[m].event]];
     }
     opprof__dealloc(children, (n ? n : 1) * sizeof *children);
     opprof__dealloc(remap, (n ? n : 1) * sizeof *remap);
@@ -255,6 +266,7 @@ int opprof_capture_finish(opprof_capture *c) {
     if (!c || c->finished) return OPPROF_EINVAL;
     int rc = sort_events(c);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
+    if (!rc) rc = sort_marks(c->marks, c->n_marks);
     if (!rc) rc = link_parents(c);
     if (!rc && c->merge_only_children) rc = merge_only_children(c);
     if (!rc) rc = link_owners(c);
