@@ -253,6 +253,16 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
             OPPROF__WRAP_ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
         }
     }
+    /* FLOPs and bytes that operators stated themselves (opprof_range_flops/_bytes) */
+    for (size_t k = 0; k < c->n_marks; k++) {
+        const opprof_mark *m = &c->marks[k];
+        if (m->event < 0 || (m->kind != OPPROF_MARK_FLOPS && m->kind != OPPROF_MARK_BYTES)) continue;
+        group *g = &b.groups[GROUP_OF(m->event)];
+        if (m->kind == OPPROF_MARK_FLOPS)
+            OPPROF__WRAP_ADD(g->row.flops, m->value.i);
+        else
+            OPPROF__WRAP_ADD(g->row.bytes, m->value.i);
+    }
     if (device_subtree) {
         for (size_t i = n_events; i-- > 0;) {
             if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) continue;

@@ -199,6 +199,33 @@ int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char 
     return 0;
 }
 
+/* The marks that are arguments, by event: a counting sort (first[e] ..
+ * first[e + 1] index `order`). Empty when there are none. */
+void opprof__arg_index_free(opprof__arg_index *x, const opprof_capture *c) {
+    if (x->first) opprof__dealloc(x->first, (c->n_events + 2) * sizeof *x->first);
+    if (x->order) opprof__dealloc(x->order, x->n_order * sizeof *x->order);
+    *x = (opprof__arg_index){0};
+}
+
+int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c) {
+    *x = (opprof__arg_index){0};
+    for (size_t k = 0; k < c->n_marks; k++) x->n_order += c->marks[k].event >= 0;
+    if (!x->n_order) return 0;
+    x->first = opprof__calloc(c->n_events + 2, sizeof *x->first);
+    x->order = opprof__alloc(x->n_order * sizeof *x->order);
+    if (!x->first || !x->order) {
+        opprof__arg_index_free(x, c);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->first[c->marks[k].event + 2]++;
+    for (size_t e = 2; e < c->n_events + 2; e++) x->first[e] += x->first[e - 1];
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->order[x->first[c->marks[k].event + 1]++] = (uint32_t)k;
+    return 0;
+}
+
+
 const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *c, size_t *count) {
     if (count) *count = c->n_mem;
     return c->mem;

@@ -121,38 +121,6 @@ static const char *category(uint8_t kind) {
                                                    : "user_annotation";
 }
 
-/* The marks that are arguments, by event: a counting sort (first[e] ..
- * first[e + 1] index `order`). Empty when there are none. */
-typedef struct arg_index {
-    uint32_t *first, *order;
-    size_t n_order;
-} arg_index;
-
-static void args_free(arg_index *x, const opprof_capture *c) {
-    if (x->first) opprof__dealloc(x->first, (c->n_events + 2) * sizeof *x->first);
-    if (x->order) opprof__dealloc(x->order, x->n_order * sizeof *x->order);
-    *x = (arg_index){0};
-}
-
-static int args_index(arg_index *x, const opprof_capture *c) {
-    *x = (arg_index){0};
-    for (size_t k = 0; k < c->n_marks; k++) x->n_order += c->marks[k].event >= 0;
-    if (!x->n_order) return 0;
-    x->first = opprof__calloc(c->n_events + 2, sizeof *x->first);
-    x->order = opprof__alloc(x->n_order * sizeof *x->order);
-    if (!x->first || !x->order) {
-        args_free(x, c);
-        return OPPROF_ENOMEM;
-    }
-    for (size_t k = 0; k < c->n_marks; k++)
-        if (c->marks[k].event >= 0) x->first[c->marks[k].event + 2]++;
-    for (size_t e = 2; e < c->n_events + 2; e++) x->first[e] += x->first[e - 1];
-    for (size_t k = 0; k < c->n_marks; k++)
-        if (c->marks[k].event >= 0) x->order[x->first[c->marks[k].event + 1]++] = (uint32_t)k;
-    return 0;
-}
-
-
 static void out_name(out *o, const opprof__strbuf *names, const size_t *offset, uint32_t name) {
     out_put(o, names->data + offset[name], offset[name + 1] - offset[name]);
 }
@@ -248,8 +216,8 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         return rc;
     }
 
-    arg_index args;
-    if (args_index(&args, c)) {
+    opprof__arg_index args;
+    if (opprof__arg_index_build(&args, c)) {
         opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
         opprof__sb_free(&names);
         opprof__dealloc(o, sizeof *o);
@@ -403,7 +371,7 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         SEP();
         write_mark(o, c, &names, offset, pid, &c->marks[k]);
     }
-    args_free(&args, c);
+    opprof__arg_index_free(&args, c);
 #undef SEP
     OUT_LIT(o, "\n  ],\n  \"traceName\": ");
     out_json_string(o, trace_name ? trace_name : "");

@@ -278,6 +278,20 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
 
 /* One track per thread, each nesting level a row; the earliest MAX_TIMELINE
  * events (events are sorted by thread: the count is cut per thread, fairly). */
+/* " key=value" of an argument, escaped, for a title. */
+static void arg_text(opprof__strbuf *sb, const opprof_capture *c, const opprof_mark *m) {
+    opprof__sb_puts(sb, " ");
+    opprof__sb_html(sb, c->names[m->name]);
+    if (m->kind == OPPROF_MARK_ARG_STR) {
+        opprof__sb_puts(sb, "=");
+        opprof__sb_html(sb, c->names[m->value.str]);
+    } else if (m->kind == OPPROF_MARK_ARG_DOUBLE) {
+        opprof__sb_printf(sb, "=%g", m->value.d);
+    } else {
+        opprof__sb_printf(sb, "=%lld", (long long)m->value.i);
+    }
+}
+
 static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
     size_t n = c->n_events;
     if (!n) return 0;
@@ -296,6 +310,12 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
         if (th < nt && depth[i] < 32 && depth[i] + 1 > max_depth[th]) max_depth[th] = depth[i] + 1;
     }
     int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
+    opprof__arg_index args; /* shown on hover with their events */
+    if (opprof__arg_index_build(&args, c)) {
+        opprof__dealloc(depth, n * sizeof *depth);
+        opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
+        return OPPROF_ENOMEM;
+    }
     int height = 0;
     for (size_t th = 0; th < nt; th++) height += 16 + (int)max_depth[th] * TRACK_ROW;
     size_t shown = 0;
@@ -332,6 +352,8 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
             opprof_format_time_us((double)e->duration_ns / 1e3, dur, sizeof dur);
             opprof__sb_puts(sb, "<g><title>");
             opprof__sb_html(sb, name);
+            for (uint32_t a = args.first ? args.first[i] : 0; args.first && a < args.first[i + 1]; a++)
+                arg_text(sb, c, &c->marks[args.order[a]]);
             int y = top + 16 + (int)depth[i] * TRACK_ROW;
             opprof__sb_printf(sb, ": %s</title><rect class=\"t\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
                                   "fill=\"%s\"/>",
@@ -352,8 +374,62 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
     if (shown < n)
         opprof__sb_printf(sb, "<p class=\"note\">Shown: %zu of %zu events (the earliest of each thread, 32 levels "
                               "deep at most); the Chrome trace has them all.</p>\n", shown, n);
+    opprof__arg_index_free(&args, c);
     opprof__dealloc(depth, n * sizeof *depth);
     opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
+    return 0;
+}
+
+static int by_counter_then_time(const void *a, const void *b, void *capture) {
+    const opprof_capture *c = capture;
+    const opprof_mark *x = &c->marks[*(const uint32_t *)a], *y = &c->marks[*(const uint32_t *)b];
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* One chart a counter (OPPROF_COUNTER): its value over time, a step line. */
+static int counter_charts(opprof__strbuf *sb, const opprof_capture *c) {
+    size_t n = 0;
+    for (size_t k = 0; k < c->n_marks; k++) n += c->marks[k].kind == OPPROF_MARK_COUNTER;
+    if (!n) return 0;
+    uint32_t *order = opprof__alloc(n * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t k = 0, j = 0; k < c->n_marks; k++)
+        if (c->marks[k].kind == OPPROF_MARK_COUNTER) order[j++] = (uint32_t)k;
+    qsort_r(order, n, sizeof *order, by_counter_then_time, (void *)c);
+    int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
+    enum { HEIGHT = 80, LEFT = 70 };
+    for (size_t first = 0; first < n;) {
+        uint32_t name = c->marks[order[first]].name;
+        size_t last = first;
+        double low = c->marks[order[first]].value.d, high = low;
+        while (last < n && c->marks[order[last]].name == name) {
+            double v = c->marks[order[last++]].value.d;
+            if (v < low) low = v;
+            if (v > high) high = v;
+        }
+        double range = high > low ? high - low : 1.0;
+        opprof__sb_puts(sb, "<h2>Counter <span class=\"note\">");
+        opprof__sb_html(sb, c->names[name]);
+        opprof__sb_printf(sb, " (%zu samples, %g to %g)</span></h2>\n", last - first, low, high);
+        opprof__sb_printf(sb, "<svg class=\"counter\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                              "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"2\" y=\"12\">%g</text>"
+                              "<text x=\"2\" y=\"%d\">%g</text>\n<polyline fill=\"none\" stroke=\"#a50\" "
+                              "stroke-width=\"1.5\" points=\"",
+                          WIDTH, HEIGHT + 10, WIDTH, HEIGHT + 10, high, HEIGHT + 5, low);
+        double y_prev = -1;
+        for (size_t j = first; j < last; j++) {
+            const opprof_mark *m = &c->marks[order[j]];
+            double x = LEFT + (double)m->ts_ns * (WIDTH - 1 - LEFT) / (double)span;
+            double y = 5 + HEIGHT - (m->value.d - low) * HEIGHT / range;
+            if (y_prev >= 0) opprof__sb_printf(sb, "%.1f,%.1f ", x, y_prev); /* hold until the next sample */
+            opprof__sb_printf(sb, "%.1f,%.1f ", x, y);
+            y_prev = y;
+        }
+        opprof__sb_puts(sb, "\"/>\n</svg>\n");
+        first = last;
+    }
+    opprof__dealloc(order, n * sizeof *order);
     return 0;
 }
 
@@ -461,6 +537,7 @@ int opprof_capture_html(const opprof_capture *c, char **out_text) {
     if (!rc) rc = flame_graph(&sb, c);
     if (!rc) rc = timeline(&sb, c);
     if (!rc) rc = memory_chart(&sb, c);
+    if (!rc) rc = counter_charts(&sb, c);
     opprof__html_end(&sb);
     if (!rc) rc = sb.error;
     if (!rc) {

@@ -143,6 +143,16 @@ struct opprof_capture {
     bool finished;
 };
 
+/* The marks that are arguments (and FLOPs, bytes), by event: those of event
+ * e are order[first[e]] .. order[first[e + 1] - 1]. Empty (NULLs) when there
+ * are none. */
+typedef struct opprof__arg_index {
+    uint32_t *first, *order;
+    size_t n_order;
+} opprof__arg_index;
+OPPROF__HIDDEN int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c);
+OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x, const opprof_capture *c);
+
 /* ---- device activities (device.c) ---- */
 /* A device activity: no CPU time, no place in the CPU tree; its `parent` is
  * the operator that launched it. */

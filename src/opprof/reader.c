@@ -788,6 +788,17 @@ typedef struct event {
     int64_t ext_id, corr_id; /* args "External id" ("external id": ext_lower), "correlation"; -1 */
     bool ext_lower;
     int64_t device_type;     /* args "Device Type" of memory events (0: CPU) */
+    /* opprof's own traces: the arguments, ids and scopes its marks were written as */
+    int n_args;
+    struct {
+        char key[48];
+        char str[128];
+        uint8_t kind; /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
+        int64_t i;
+        double d;
+    } args[8];
+    uint64_t id;             /* "id" of flow and async events */
+    char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
 
 static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
@@ -944,6 +955,32 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
     return 0;
 }
 
+/* An argument that opprof wrote (opprof_range_arg_*, FLOPs, bytes, a
+ * counter's value): kept, to become a mark of the capture. */
+static int own_arg(parser *p, event *e, const char *k, size_t n) {
+    int c = skip_ws(p);
+    __typeof__(e->args[0]) *a = &e->args[e->n_args];
+    if (c == '"') {
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        size_t len = p->s_len < sizeof a->str - 1 ? p->s_len : sizeof a->str - 1;
+        memcpy(a->str, p->s, len);
+        a->str[len] = '\0';
+        a->kind = OPPROF_MARK_ARG_STR;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        number v;
+        if (parse_number(p, &v)) return OPPROF_EFORMAT;
+        a->kind = v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE;
+        a->i = v.as_int;
+        a->d = number_value(&v);
+    } else {
+        return skip_value(p);
+    }
+    memcpy(a->key, k, n);
+    a->key[n] = '\0';
+    e->n_args++;
+    return 0;
+}
+
 static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
     event *e = ctx;
     if (KEY_IS(k, n, "Input Dims")) {
@@ -981,6 +1018,8 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
         return copy_into(&e->arg_name, &e->arg_name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "args")
                                                                              : 0;
     }
+    if (p->ours && e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
+        return own_arg(p, e, k, n);
     return skip_value(p);
 }
 
@@ -1005,7 +1044,24 @@ static cat_class classify(const char *c, size_t n, bool *mtia) {
 static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
     event *e = ctx;
     switch (n) {
+    case 1:
+        if (KEY_IS(k, n, "s") && skip_ws(p) == '"') { /* an instant's scope */
+            if (parse_string(p)) return OPPROF_EFORMAT;
+            e->scope = p->s_len == 1 ? p->s[0] : 't';
+            return 0;
+        }
+        break;
     case 2:
+        if (KEY_IS(k, n, "id")) { /* of a flow or async event: a number (opprof writes those) */
+            int64_t id = 0;
+            int c = skip_ws(p);
+            if (c != '-' && (c < '0' || c > '9')) return skip_value(p);
+            number v;
+            if (parse_number(p, &v)) return OPPROF_EFORMAT;
+            if (v.is_int) id = v.as_int;
+            e->id = (uint64_t)id;
+            return 0;
+        }
         if (KEY_IS(k, n, "ph")) {
             if (skip_ws(p) != '"') {
                 e->bad_type = true;
@@ -1261,6 +1317,46 @@ static bool filtered_name(const char *name) {
     return false;
 }
 
+/* What opprof wrote of its capture's marks, read back: an event's
+ * arguments (FLOPs and bytes among them) when `event` >= 0, else the event
+ * itself (a counter sample, an instant, a flow or async edge). */
+static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
+    opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = of_event};
+    const char *name = e->name, *str = NULL;
+    if (of_event < 0) {
+        m.ts_ns = e->ts;
+        if (e->ph == 'C') {
+            if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
+            m.kind = OPPROF_MARK_COUNTER;
+            m.value.d = e->args[0].d;
+        } else if (e->ph == 'i' || e->ph == 'I') {
+            m.kind = OPPROF_MARK_INSTANT;
+            m.value.i = e->scope == 'g' ? OPPROF_INSTANT_GLOBAL : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
+                                                                                   : OPPROF_INSTANT_THREAD;
+        } else {
+            m.kind = e->ph == 's'   ? OPPROF_MARK_FLOW_BEGIN
+                     : e->ph == 'f' ? OPPROF_MARK_FLOW_END
+                     : e->ph == 'b' ? OPPROF_MARK_ASYNC_BEGIN
+                                    : OPPROF_MARK_ASYNC_END;
+            m.value.id = e->id;
+        }
+        if (e->ts < p->min_ts) p->min_ts = e->ts;
+        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? fail_code(p, OPPROF_ENOMEM, "marks") : 0;
+    }
+    m.ts_ns = 0;
+    for (int k = 0; k < e->n_args; k++) {
+        name = e->args[k].key;
+        m.kind = e->args[k].kind;
+        m.value.i = e->args[k].i;
+        str = e->args[k].str;
+        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = e->args[k].d;
+        if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
+            m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
+        if (opprof_capture_add_mark(p->cap, &m, name, str)) return fail_code(p, OPPROF_ENOMEM, "marks");
+    }
+    return 0;
+}
+
 static int take_event(parser *p, event *e, int64_t offset) {
     if (!(e->have & HAS_PH)) {
         problem_at(p, offset, "event without \"ph\"");
@@ -1290,7 +1386,8 @@ static int take_event(parser *p, event *e, int64_t offset) {
             return 0;
         }
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        return add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e);
+        if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
+        return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
     case 'B':
         if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
             problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
@@ -1308,6 +1405,10 @@ static int take_event(parser *p, event *e, int64_t offset) {
     case 'i':
     case 'I':
         if (!e->memory_name) {
+            if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+                if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+                return own_marks(p, e, thread, -1);
+            }
             p->unused[UNUSED_INSTANT]++;
             return 0;
         }
@@ -1339,7 +1440,23 @@ static int take_event(parser *p, event *e, int64_t offset) {
         return 0;
     case 'C':
         /* opprof writes its memory events again as a counter track, for Perfetto */
-        if (!(p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0)) p->unused[UNUSED_COUNTER]++;
+        if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
+            thread = 0; /* a counter is the process's: its first thread carries it */
+            if (!p->cap->n_threads && thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[UNUSED_COUNTER]++;
+        return 0;
+    case 's':
+    case 'f':
+    case 'b':
+    case 'e':
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[e->ph == 's' || e->ph == 'f' ? UNUSED_FLOW : UNUSED_ASYNC]++;
         return 0;
     default:
         if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph)) {
@@ -1370,6 +1487,9 @@ static int parse_events(parser *p) {
         e.mtia = e.memory_name = e.ext_lower = false;
         e.ext_id = e.corr_id = -1;
         e.device_type = 0;
+        e.n_args = 0;
+        e.id = 0;
+        e.scope = 't';
         e.pid = e.tid = 0;
         e.ts = e.dur = e.bytes = e.addr = 0;
         e.total = -1;
@@ -1507,6 +1627,8 @@ static int parse_document(parser *p) {
 static void shift_times(opprof_capture *c, int64_t origin) {
     for (size_t i = 0; i < c->n_events; i++) c->events[i].start_ns -= origin;
     for (size_t j = 0; j < c->n_mem; j++) c->mem[j].ts_ns -= origin;
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event < 0) c->marks[k].ts_ns -= origin;
     c->info.base_time_ns += origin;
 }
 

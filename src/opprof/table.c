@@ -144,6 +144,8 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     bool shapes = opprof__averages_by_shape(avg);
     int stack_n = opprof__averages_stack_n(avg);
     bool flops = opt->flops;
+    bool bytes_col = false; /* GB/s, when operators stated the bytes they move */
+    for (size_t i = 0; flops && i < n && !bytes_col; i++) bytes_col = rows[i].bytes > 0;
     int64_t self_total = opprof_averages_self_total_ns(avg);
     /* traces with device activities: PyTorch's device columns, named after it */
     const char *dev = opprof_averages_device_name(avg);
@@ -183,7 +185,8 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     /* the dash line, column by column */
     opprof__sb_repeat(&dash, '-', name_width);
     opprof__sb_repeat(&dash, ' ', SPACING);
-    size_t plain = 5 + (device ? 4 : 0) + (memory ? 2 : 0) + (device_mem ? 2 : 0) + (peak ? 1 : 0) + 1 + (flops ? 2 : 0);
+    size_t after_src = (flops ? 2 : 0) + (bytes_col ? 1 : 0);
+    size_t plain = 5 + (device ? 4 : 0) + (memory ? 2 : 0) + (device_mem ? 2 : 0) + (peak ? 1 : 0) + 1 + after_src;
     for (size_t c = 0; c < plain; c++) {
         opprof__sb_repeat(&dash, '-', COLUMN_WIDTH);
         opprof__sb_repeat(&dash, ' ', SPACING);
@@ -227,12 +230,13 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
         snprintf(buf, sizeof buf, "Total %s", unit);
         cell(&sb, buf, COLUMN_WIDTH);
         cell(&sb, "GFLOP/s", COLUMN_WIDTH);
+        if (bytes_col) cell(&sb, "GB/s", COLUMN_WIDTH);
     }
     opprof__sb_put(&sb, "\n", 1);
     opprof__sb_put(&sb, dash.data ? dash.data : "", dash.len);
 
     /* the width of the cells before Source Location, for its extra lines */
-    size_t before_src = name_width + SPACING + (plain - (flops ? 2 : 0)) * (COLUMN_WIDTH + SPACING) +
+    size_t before_src = name_width + SPACING + (plain - after_src) * (COLUMN_WIDTH + SPACING) +
                         (shapes ? shapes_width + SPACING : 0);
     for (size_t k = 0; k < shown; k++) {
         const opprof_average_row *r = &rows[order[k].index];
@@ -306,6 +310,13 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
             else
                 snprintf(buf, sizeof buf, "--");
             cell(&sb, buf, COLUMN_WIDTH);
+            if (bytes_col) { /* bytes per ns: GB/s */
+                if (r->bytes > 0 && r->total_ns > 0)
+                    snprintf(buf, sizeof buf, "%.2f", (double)r->bytes / (double)r->total_ns);
+                else
+                    snprintf(buf, sizeof buf, "--");
+                cell(&sb, buf, COLUMN_WIDTH);
+            }
         }
         opprof__sb_put(&sb, "\n", 1);
         if (stack_n) { /* the other frames, one per line, then an empty line */
@@ -369,7 +380,8 @@ int opprof_averages_json(const opprof_averages *avg, opprof_sort_key sort, int r
                           (long long)r->self_cpu_mem);
         /* every column the text table can show, and the row's own key */
         sb.len--; /* reopen the row's object */
-        opprof__sb_printf(&sb, ", \"peak_bytes\": %lld, \"flops\": %lld", (long long)r->peak_mem, (long long)r->flops);
+        opprof__sb_printf(&sb, ", \"peak_bytes\": %lld, \"flops\": %lld, \"bytes_moved\": %lld", (long long)r->peak_mem,
+                          (long long)r->flops, (long long)r->bytes);
         if (r->input_shapes) {
             opprof__sb_puts(&sb, ", \"input_shapes\": ");
             opprof__sb_json_string(&sb, r->input_shapes);
