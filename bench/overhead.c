@@ -81,6 +81,30 @@ static double time_memory_events(int batches, int per_batch) {
     return m;
 }
 
+/* ns per mark of the recording API (counter, instant, argument, flow), each
+ * made inside an open range: what an engine adds to its ranges. */
+enum { MARK_COUNTER, MARK_INSTANT, MARK_ARG, MARK_FLOW };
+static double time_marks(int kind, int batches, int per_batch) {
+    double *t = malloc((size_t)batches * sizeof *t);
+    opprof_range outer = OPPROF_BEGIN("outer");
+    for (int b = 0; b < batches; b++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < per_batch; i++) {
+            switch (kind) {
+            case MARK_COUNTER: OPPROF_COUNTER("queue_depth", i); break;
+            case MARK_INSTANT: OPPROF_INSTANT("token"); break;
+            case MARK_ARG: opprof_range_arg_int("layer", i); break;
+            default: opprof_flow_begin((uint64_t)i); break;
+            }
+        }
+        t[b] = (double)(bench_now_ns() - t0) / per_batch;
+    }
+    OPPROF_END(outer);
+    double m = bench_stats_of(t, batches).median;
+    free(t);
+    return m;
+}
+
 /* ns per operator range with its inputs' shapes recorded (three 2-D inputs). */
 static double time_ranges_with_shapes(int batches, int per_batch) {
     static const int64_t d0[] = {512}, d1[] = {128, 256}, d2[] = {256, 512};
@@ -236,10 +260,13 @@ int main(int argc, char **argv) {
     opprof_session_step(s);                        /* step 1: a window */
     double cold_ns = time_ranges(batches, per);
     double memory_cold_ns = time_memory_events(batches, per);
+    for (int k = 0; k < 4; k++) time_marks(k, batches, per / 4); /* the marks' buffers, for the next window */
     opprof_session_step(s); /* step 2: NONE (the capture is saved and discarded) */
     opprof_session_step(s); /* step 3: a window again; buffers are reused */
     double range_ns = time_ranges(batches, per);
     double memory_ns = time_memory_events(batches, per);
+    double mark_ns[4];
+    for (int k = 0; k < 4; k++) mark_ns[k] = time_marks(k, batches, per / 4);
     opprof_session_free(s);
 
     /* The same with record_shapes and with_stack (call sites are static: a
@@ -338,6 +365,10 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "range_outside_window_ns", outside_ns, false);
         bench_json_number(stdout, "range_off_ns", off_ns, false);
         bench_json_number(stdout, "memory_event_ns", memory_ns, false);
+        bench_json_number(stdout, "counter_ns", mark_ns[MARK_COUNTER], false);
+        bench_json_number(stdout, "instant_ns", mark_ns[MARK_INSTANT], false);
+        bench_json_number(stdout, "arg_ns", mark_ns[MARK_ARG], false);
+        bench_json_number(stdout, "flow_ns", mark_ns[MARK_FLOW], false);
         bench_json_number(stdout, "range_fresh_buffers_ns", cold_ns, false);
         bench_json_number(stdout, "memory_event_fresh_buffers_ns", memory_cold_ns, false);
         bench_json_number(stdout, "timestamp_ns", stamp_ns, false);
@@ -380,6 +411,8 @@ int main(int argc, char **argv) {
         printf("  range begin+end, outside window %7.2f ns\n", outside_ns);
         printf("  range begin+end, profiler off   %7.2f ns\n", off_ns);
         printf("  memory event, recording         %7.2f ns  (fresh buffers: %.2f ns)\n", memory_ns, memory_cold_ns);
+        printf("  counter / instant / arg / flow  %7.2f / %.2f / %.2f / %.2f ns\n", mark_ns[MARK_COUNTER],
+               mark_ns[MARK_INSTANT], mark_ns[MARK_ARG], mark_ns[MARK_FLOW]);
         printf("  range with 3 input shapes       %7.2f ns  (+%.2f ns for record_shapes)\n", shapes_ns,
                shapes_ns - range_ns);
         printf("  range with with_stack           %7.2f ns  (+%.2f ns: call sites are static)\n", stack_ns,

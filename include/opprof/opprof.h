@@ -473,6 +473,21 @@ typedef struct opprof__memory_slot {
     int64_t total;
 } opprof__memory_slot;
 
+/* A counter sample, instant, argument, flow, async edge, FLOPs or bytes in a
+ * thread's buffer: 32 bytes. kind: opprof_mark_kind (<opprof/capture.h>). */
+typedef struct opprof__mark_slot {
+    uint64_t ts;       /* ticks; arguments, FLOPs, bytes: their range's sequence number */
+    uint32_t kind;
+    uint32_t pad;
+    const char *name;  /* the caller's string (a literal), or a copy in the thread's arena */
+    uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
+} opprof__mark_slot;
+enum { OPPROF__MARK_COUNTER = 0, OPPROF__MARK_INSTANT = 1, OPPROF__MARK_ARG_INT = 2, OPPROF__MARK_ARG_DOUBLE = 3,
+       OPPROF__MARK_FLOPS = 5, OPPROF__MARK_BYTES = 6, OPPROF__MARK_FLOW_BEGIN = 7, OPPROF__MARK_FLOW_END = 8,
+       OPPROF__MARK_ASYNC_BEGIN = 9, OPPROF__MARK_ASYNC_END = 10 };
+/** The library's path of every mark (what the inline path falls back to). */
+OPPROF_API void opprof__mark_slow(uint32_t kind, const char *name, uint64_t value, int of_range);
+
 /* Where the next item of a thread's stream goes. */
 typedef struct opprof__cursor {
     unsigned char *next;       /* owner only */
@@ -488,7 +503,7 @@ typedef struct opprof__fast {
                                   ready for inline recording; 0: never */
     uint64_t token;            /* epoch and thread bits of this thread's range handles */
     uint64_t last_ticks;       /* the library's own path keeps timestamps increasing */
-    opprof__cursor ranges, memory;
+    opprof__cursor ranges, memory, marks;
     opprof__slot *stack[OPPROF__MAX_DEPTH];     /* open slots, innermost last */
     uint64_t stack_seq[OPPROF__MAX_DEPTH];      /* their sequence numbers */
 } opprof__fast;
@@ -585,11 +600,73 @@ static inline __attribute__((always_inline)) void opprof__record_memory(const vo
     }
     opprof_record_memory(addr, bytes, total_allocated);
 }
+/* A mark: a timestamp (or the innermost range's sequence number) and three stores. */
+static inline __attribute__((always_inline)) void opprof__mark(uint32_t kind, const char *name, uint64_t value,
+                                                               int of_range) {
+    opprof__fast *t = opprof__tls;
+    if (__builtin_expect(t != 0, 1)) {
+        uint32_t depth = t->depth;
+        if (__builtin_expect(opprof__enter(t) && t->marks.next < t->marks.limit && (!of_range || depth), 1)) {
+            opprof__mark_slot *m = (opprof__mark_slot *)(void *)t->marks.next;
+            uint64_t seq = t->marks.count;
+            t->marks.next += sizeof *m;
+            m->kind = kind;
+            m->pad = 0;
+            m->name = name;
+            m->value = value;
+            m->ts = of_range ? t->stack_seq[depth - 1] : opprof__now();
+            __atomic_store_n(&t->marks.count, seq + 1, __ATOMIC_RELEASE);
+            opprof__leave(t);
+            return;
+        }
+        opprof__leave(t);
+    }
+    opprof__mark_slow(kind, name, value, of_range);
+}
 #else
 #define OPPROF__INLINE 0
 #define opprof__range_begin opprof_range_begin
 #define opprof__range_end opprof_range_end
 #define opprof__record_memory opprof_record_memory
+#define opprof__mark opprof__mark_slow
+#endif
+
+/* The marks' functions, inline where the macros are: calls as written go to
+ * the inline path ((opprof_counter_int)(...) or a pointer reaches the
+ * library's function, which does the same). */
+static inline uint64_t opprof__double_bits(double v) {
+    union { double d; uint64_t u; } x;
+    x.d = v;
+    return x.u;
+}
+#if OPPROF_ENABLE && !defined(OPPROF_BUILDING)
+#define opprof_counter_int(name, value) \
+    opprof__mark(OPPROF__MARK_COUNTER, (name), opprof__double_bits((double)(int64_t)(value)), 0)
+#define opprof_counter_double(name, value) \
+    opprof__mark(OPPROF__MARK_COUNTER, (name), opprof__double_bits((double)(value)), 0)
+#define opprof_instant(name, scope) opprof__mark(OPPROF__MARK_INSTANT, (name), (uint64_t)(scope), 0)
+#define opprof_range_arg_int(key, value) opprof__mark(OPPROF__MARK_ARG_INT, (key), (uint64_t)(int64_t)(value), 1)
+#define opprof_range_arg_double(key, value) \
+    opprof__mark(OPPROF__MARK_ARG_DOUBLE, (key), opprof__double_bits((double)(value)), 1)
+#define opprof_range_flops(n) opprof__mark(OPPROF__MARK_FLOPS, "flops", (uint64_t)(int64_t)(n), 1)
+#define opprof_range_bytes(n) opprof__mark(OPPROF__MARK_BYTES, "bytes", (uint64_t)(int64_t)(n), 1)
+#define opprof_flow_begin(id) opprof__mark(OPPROF__MARK_FLOW_BEGIN, "flow", (uint64_t)(id), 0)
+#define opprof_flow_end(id) opprof__mark(OPPROF__MARK_FLOW_END, "flow", (uint64_t)(id), 0)
+#define opprof_async_begin(name, id) opprof__mark(OPPROF__MARK_ASYNC_BEGIN, (name), (uint64_t)(id), 0)
+#define opprof_async_end(name, id) opprof__mark(OPPROF__MARK_ASYNC_END, (name), (uint64_t)(id), 0)
+#elif !OPPROF_ENABLE && !defined(OPPROF_BUILDING) /* compiled out: named, not evaluated */
+#define opprof_counter_int(name, value) ((void)sizeof(name), (void)sizeof(value))
+#define opprof_counter_double(name, value) ((void)sizeof(name), (void)sizeof(value))
+#define opprof_instant(name, scope) ((void)sizeof(name), (void)sizeof(scope))
+#define opprof_range_arg_int(key, value) ((void)sizeof(key), (void)sizeof(value))
+#define opprof_range_arg_double(key, value) ((void)sizeof(key), (void)sizeof(value))
+#define opprof_range_arg_str(key, value) ((void)sizeof(key), (void)sizeof(value))
+#define opprof_range_flops(n) ((void)sizeof(n))
+#define opprof_range_bytes(n) ((void)sizeof(n))
+#define opprof_flow_begin(id) ((void)sizeof(id))
+#define opprof_flow_end(id) ((void)sizeof(id))
+#define opprof_async_begin(name, id) ((void)sizeof(name), (void)sizeof(id))
+#define opprof_async_end(name, id) ((void)sizeof(name), (void)sizeof(id))
 #endif
 
 /* ------------------------------------------------------------------------- */

@@ -80,15 +80,14 @@ typedef struct shape_slot {
     int64_t dims[SHAPE_DIMS];
 } shape_slot;
 
-/* A counter sample, instant, argument, flow, async edge, FLOPs or bytes. */
-typedef struct mark_slot {
-    uint64_t ts;       /* ticks; arguments, FLOPs, bytes: their range's sequence number */
-    uint32_t kind;     /* opprof_mark_kind */
-    uint32_t pad;
-    const char *name;  /* the caller's string (a literal), or a copy in the thread's arena */
-    uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
-} mark_slot;
+/* Marks (opprof.h's inline path writes them too). */
+typedef opprof__mark_slot mark_slot;
 _Static_assert(sizeof(mark_slot) == 32, "marks are 32 bytes");
+_Static_assert((int)OPPROF__MARK_ARG_DOUBLE == (int)OPPROF_MARK_ARG_DOUBLE &&
+                   (int)OPPROF__MARK_FLOPS == (int)OPPROF_MARK_FLOPS &&
+                   (int)OPPROF__MARK_ASYNC_END == (int)OPPROF_MARK_ASYNC_END &&
+                   (int)OPPROF__MARK_INSTANT == (int)OPPROF_MARK_INSTANT,
+               "opprof.h's mark kinds are capture.h's");
 enum { CHUNK_MARKS = 8192 };
 
 typedef struct chunk {
@@ -123,7 +122,7 @@ typedef struct opprof__thread {
     char name[64];
     uint64_t epoch;            /* epoch of the buffered data; atomic */
     stream ranges, memory, shapes, natives, marks;
-    opprof__cursor shapes_at, natives_at, marks_at;
+    opprof__cursor shapes_at, natives_at;
     name_arena *names_head, *names_tail;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
@@ -181,7 +180,7 @@ __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
     t->memory.at = &t->fast.memory;
     t->shapes.at = &t->shapes_at;
     t->natives.at = &t->natives_at;
-    t->marks.at = &t->marks_at;
+    t->marks.at = &t->fast.marks;
     opprof__tls = &t->fast;
     return t;
 }
@@ -458,8 +457,9 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
 
 /* ---- marks: counters, instants, arguments, flows, async, FLOPs, bytes ---- */
 
-/* A mark now; `of_range`: attached to the innermost open range (none: nothing). */
-static void mark(uint32_t kind, const char *name, uint64_t value, bool of_range) {
+/* A mark now; `of_range`: attached to the innermost open range (none: nothing).
+ * What the inline path of opprof.h falls back to. */
+void opprof__mark_slow(uint32_t kind, const char *name, uint64_t value, int of_range) {
     if (__builtin_expect(!LOAD(&g_recording), 1) || !name) return;
     opprof__thread *t = record_enter();
     if (!t) return;
@@ -484,6 +484,7 @@ static uint64_t double_bits(double v) {
     return u;
 }
 
+#define mark opprof__mark_slow
 void opprof_counter_int(const char *name, int64_t value) { mark(OPPROF_MARK_COUNTER, name, double_bits((double)value), false); }
 void opprof_counter_double(const char *name, double value) { mark(OPPROF_MARK_COUNTER, name, double_bits(value), false); }
 void opprof_instant(const char *name, opprof_instant_scope scope) {
@@ -514,6 +515,7 @@ void opprof_flow_begin(uint64_t id) { mark(OPPROF_MARK_FLOW_BEGIN, "flow", id, f
 void opprof_flow_end(uint64_t id) { mark(OPPROF_MARK_FLOW_END, "flow", id, false); }
 void opprof_async_begin(const char *name, uint64_t id) { mark(OPPROF_MARK_ASYNC_BEGIN, name, id, false); }
 void opprof_async_end(const char *name, uint64_t id) { mark(OPPROF_MARK_ASYNC_END, name, id, false); }
+#undef mark
 
 bool opprof_recording_shapes(void) { return LOAD_RELAXED(&g_shapes) != 0; }
 
