@@ -287,6 +287,36 @@ int main(void) {
         CHECK(strstr(native, "opprof_range_begin") == NULL); /* opprof's own frames are skipped */
     }
 
+    /* dtypes in shapes: the common names, short ones and PyTorch's spellings. */
+    {
+        static char dtypes[256];
+        dtypes[0] = '\0';
+        opprof_config dcfg = opprof_config_default();
+        dcfg.record_steps = false;
+        dcfg.record_shapes = true;
+        opprof_session *ds;
+        CHECK_INT(opprof_session_start(&ds, &dcfg), 0);
+        static const int64_t d1[] = {4};
+        const opprof_input in[8] = {{1, d1, "bf16"}, {1, d1, "int8"}, {1, d1, "uint8"}, {1, d1, "f64"},
+                                    {1, d1, "c10::Half"}, {1, d1, "long int"}, {1, d1, "bool"}, {1, d1, "int32"}};
+        {
+            OPPROF_OP_SCOPE("typed");
+            opprof_set_inputs(8, in);
+        }
+        CHECK_INT(opprof_session_stop(ds), 0);
+        opprof_capture *dc = NULL;
+        CHECK_INT(opprof_session_take_capture(ds, &dc), 0);
+        size_t dn = 0;
+        const opprof_event *dev = dc ? opprof_capture_events(dc, &dn) : NULL;
+        const opprof_site *dsite = dn ? opprof_capture_site(dc, dev[0].site) : NULL;
+        const opprof_shapes *dsh = dsite ? opprof_capture_shapes(dc, dsite->shapes) : NULL;
+        for (int i = 0; dsh && i < dsh->n_inputs; i++)
+            snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes), "%s ", dsh->dtype[i]);
+        CHECK_STR(dtypes, "bfloat16 int8 uint8 double half long bool int ");
+        opprof_capture_free(dc);
+        opprof_session_free(ds);
+    }
+
     /* Bad configurations. */
     cfg.activities = 4;
     CHECK_INT(opprof_session_start(&session, &cfg), OPPROF_EACTIVITY);

@@ -338,7 +338,10 @@ OPPROF_API void opprof_range_end(opprof_range range);
 #define OPPROF_MAX_INPUT_DIMS 8  /* dimensions kept per input */
 
 /** One input of an operator: its dims and dtype name ("float", "double",
- *  "int", "long", "half", "bool"; other names are kept as "unknown"). A
+ *  "int", "long", "half", "bool", "bfloat16", "int8", "uint8", "int16"; also
+ *  spelled f32, f64, f16, bf16, int32, int64, i8, u8... and as PyTorch's
+ *  "Input type" writes them: c10::Half, c10::BFloat16, signed char, unsigned
+ *  char, long int; other names are kept as "unknown"). A
  *  dtype of NULL means "not a tensor" (kept as an empty shape, as PyTorch
  *  lists scalars). */
 typedef struct opprof_input {
