@@ -81,6 +81,21 @@ static double time_memory_events(int batches, int per_batch) {
     return m;
 }
 
+/* ns per range of a category the session's filter leaves out. */
+static double time_filtered_ranges(int batches, int per_batch) {
+    double *t = malloc((size_t)batches * sizeof *t);
+    for (int b = 0; b < batches; b++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < per_batch; i++) {
+            OPPROF_SCOPE_IN("filtered out", "empty");
+        }
+        t[b] = (double)(bench_now_ns() - t0) / per_batch;
+    }
+    double m = bench_stats_of(t, batches).median;
+    free(t);
+    return m;
+}
+
 /* ns per mark of the recording API (counter, instant, argument, flow), each
  * made inside an open range: what an engine adds to its ranges. */
 enum { MARK_COUNTER, MARK_INSTANT, MARK_ARG, MARK_FLOW };
@@ -190,8 +205,8 @@ static int measure_capture(const opprof_capture *c, void *ud) {
 
 /* Record n events (nested pairs: outer > inner), then snapshot, analyse, export. */
 static scale run_scale(size_t n) {
-    static const opprof_srcloc outer = {"outer", "bench", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION};
-    static const opprof_srcloc inner = {"aten::inner", "bench", __FILE__, __LINE__, OPPROF_KIND_CPU_OP};
+    static const opprof_srcloc outer = {"outer", "bench", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
+    static const opprof_srcloc inner = {"aten::inner", "bench", __FILE__, __LINE__, OPPROF_KIND_CPU_OP, NULL};
     scale s = {0};
     reset_peak();
     s.peak_kb_before = rss_kb("VmRSS");
@@ -268,6 +283,13 @@ int main(int argc, char **argv) {
     double mark_ns[4];
     for (int k = 0; k < 4; k++) mark_ns[k] = time_marks(k, batches, per / 4);
     opprof_session_free(s);
+    opprof_config filtered_cfg = opprof_config_default();
+    filtered_cfg.categories = "kept";
+    filtered_cfg.on_trace_ready = discard;
+    opprof_session *fs = NULL;
+    opprof_session_start(&fs, &filtered_cfg);
+    double filtered_ns = time_filtered_ranges(batches, per);
+    opprof_session_free(fs);
 
     /* The same with record_shapes and with_stack (call sites are static: a
      * range costs the same; shapes are copied into a side buffer). */
@@ -365,6 +387,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "range_outside_window_ns", outside_ns, false);
         bench_json_number(stdout, "range_off_ns", off_ns, false);
         bench_json_number(stdout, "memory_event_ns", memory_ns, false);
+        bench_json_number(stdout, "range_category_filtered_ns", filtered_ns, false);
         bench_json_number(stdout, "counter_ns", mark_ns[MARK_COUNTER], false);
         bench_json_number(stdout, "instant_ns", mark_ns[MARK_INSTANT], false);
         bench_json_number(stdout, "arg_ns", mark_ns[MARK_ARG], false);
@@ -411,6 +434,7 @@ int main(int argc, char **argv) {
         printf("  range begin+end, outside window %7.2f ns\n", outside_ns);
         printf("  range begin+end, profiler off   %7.2f ns\n", off_ns);
         printf("  memory event, recording         %7.2f ns  (fresh buffers: %.2f ns)\n", memory_ns, memory_cold_ns);
+        printf("  range of a filtered category    %7.2f ns\n", filtered_ns);
         printf("  counter / instant / arg / flow  %7.2f / %.2f / %.2f / %.2f ns\n", mark_ns[MARK_COUNTER],
                mark_ns[MARK_INSTANT], mark_ns[MARK_ARG], mark_ns[MARK_FLOW]);
         printf("  range with 3 input shapes       %7.2f ns  (+%.2f ns for record_shapes)\n", shapes_ns,

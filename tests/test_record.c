@@ -1,6 +1,7 @@
 /* test_record.c - live recording: nesting, names, threads, memory events,
  * budget, and misuse reported as warnings. */
 #include "check.h"
+#include "testutil.h"
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
@@ -112,7 +113,7 @@ int main(void) {
     opprof_session *session;
 
     /* Nothing is recorded without a session. */
-    CHECK(opprof_range_begin(&(opprof_srcloc){"x", "f", "file", 1, 0}) == 0);
+    CHECK(opprof_range_begin(&(opprof_srcloc){"x", "f", "file", 1, 0, NULL}) == 0);
 
     /* Nesting, formatted names, scopes. */
     session = start(&s, (opprof_schedule){0}, 0);
@@ -199,7 +200,7 @@ int main(void) {
      * from one is ended by the other. */
     session = start(&s, (opprof_schedule){0}, 0);
     {
-        static const opprof_srcloc fn_loc = {"by function", "main", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION};
+        static const opprof_srcloc fn_loc = {"by function", "main", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
         opprof_range outer = OPPROF_BEGIN("by macro");
         opprof_range inner = opprof_range_begin(&fn_loc);
         opprof_range innermost = OPPROF_BEGIN("macro again");
@@ -286,6 +287,57 @@ int main(void) {
         if (strstr(native, "opprof_range_begin")) fprintf(stderr, "native stack: %s\n", native);
         CHECK(strstr(native, "opprof_range_begin") == NULL); /* opprof's own frames are skipped */
     }
+
+    /* Categories: with a filter, only its categories' ranges and ranges
+     * without one; the category reaches the trace and comes back. */
+    for (int pass = 0; pass < 2; pass++) {
+        opprof_config ccfg = opprof_config_default();
+        ccfg.record_steps = false;
+        if (pass == 0)
+            ccfg.categories = "io,net";
+        else
+            setenv("OPPROF_CATEGORIES", "compute", 1); /* the environment's, when the config has none */
+        opprof_session *cs;
+        CHECK_INT(opprof_session_start(&cs, &ccfg), 0);
+        for (int i = 0; i < 2; i++) { /* twice: the second asks each call site's cached answer */
+            { OPPROF_SCOPE_IN("io", "read_%d", i); }
+            { OPPROF_OP_SCOPE_IN("compute", "matmul"); }
+            { OPPROF_SCOPE("plain"); }
+        }
+        CHECK_INT(opprof_session_stop(cs), 0);
+        opprof_capture *cc = NULL;
+        CHECK_INT(opprof_session_take_capture(cs, &cc), 0);
+        char seen[256] = "";
+        size_t cn = 0;
+        const opprof_event *cev = cc ? opprof_capture_events(cc, &cn) : NULL;
+        for (size_t i = 0; i < cn; i++) {
+            const char *cat = opprof_capture_category(cc, &cev[i]);
+            snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s[%s] ", opprof_capture_name(cc, cev[i].name),
+                     cat ? cat : "-");
+        }
+        CHECK_STR(seen, pass == 0 ? "read_0[io] plain[-] read_1[io] plain[-] "
+                                  : "matmul[compute] plain[-] matmul[compute] plain[-] ");
+        if (pass == 0 && cc) { /* through a trace and back */
+            char trace[] = "/tmp/opprof-categories-XXXXXX";
+            int fd = mkstemp(trace);
+            if (fd >= 0) close(fd);
+            CHECK_INT(opprof_capture_write_chrome(cc, trace), 0);
+            char *text = read_text(trace);
+            CHECK_CONTAINS(text, "\"cat\":\"user_annotation,io\",\"name\":\"read_0\"");
+            free(text);
+            opprof_capture *back = NULL;
+            CHECK_INT(opprof_capture_read(trace, NULL, &back, NULL), 0);
+            const opprof_event *bev = back ? opprof_capture_events(back, &cn) : NULL;
+            CHECK(bev && cn == 4 && opprof_capture_category(back, &bev[0]) &&
+                  !strcmp(opprof_capture_category(back, &bev[0]), "io") && bev[0].kind == OPPROF_KIND_USER_ANNOTATION);
+            opprof_capture_free(back);
+            unlink(trace);
+        }
+        opprof_capture_free(cc);
+        opprof_session_free(cs);
+    }
+    unsetenv("OPPROF_CATEGORIES");
+    CHECK(opprof_category_enabled("anything")); /* the next session's filter: none yet */
 
     /* dtypes in shapes: the common names, short ones and PyTorch's spellings. */
     {

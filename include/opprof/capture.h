@@ -65,7 +65,7 @@ typedef struct opprof_event {
     uint32_t site;       /* call site and input shapes: opprof_capture_site(); 0 = unknown */
     uint16_t thread;     /* index into opprof_capture_threads() */
     uint8_t kind;        /* opprof_kind */
-    uint8_t reserved;
+    uint8_t category;    /* 0: none; else see opprof_capture_category() */
 } opprof_event;
 
 /** Input shapes of an operator call (record_shapes). */
@@ -125,6 +125,10 @@ OPPROF_API opprof_capture_info opprof_capture_get_info(const opprof_capture *cap
 /** The events, sorted by thread, then start time, then longer first (parents
  *  before their children). *count receives their number. */
 OPPROF_API const opprof_event *opprof_capture_events(const opprof_capture *capture, size_t *count);
+/** The category of an event (OPPROF_SCOPE_IN), or NULL. */
+OPPROF_API const char *opprof_capture_category(const opprof_capture *capture, const opprof_event *event);
+/** Set the category of the event added last (traces read back). */
+OPPROF_API int opprof_capture_set_last_category(opprof_capture *capture, const char *category);
 /** The marks, by thread then time (arguments, FLOPs and bytes: by event). */
 OPPROF_API const opprof_mark *opprof_capture_marks(const opprof_capture *capture, size_t *count);
 /** The memory events, sorted by thread then time. */

@@ -214,6 +214,9 @@ typedef struct opprof_config {
     bool record_steps;              /* a ProfilerStep#N range around each step (default true) */
     uint64_t max_events;            /* event budget of one capture; 0 = unlimited.
                                        Events past it are dropped and counted. */
+    const char *categories;         /* "io,net": record only ranges of these categories
+                                       (and those without one); NULL: OPPROF_CATEGORIES
+                                       from the environment, or every category */
 } opprof_config;
 
 /** The defaults: CPU, no schedule, no callback, memory off, record_steps on. */
@@ -309,7 +312,21 @@ typedef struct opprof_srcloc {
     const char *file;
     uint32_t line;
     uint32_t kind; /* opprof_kind */
+    const char *category; /* OPPROF_SCOPE_IN's category, or NULL */
 } opprof_srcloc;
+
+/*
+ * Categories: OPPROF_SCOPE_IN("io", "read_%d", i) puts a range in category
+ * "io" (the trace's "cat" becomes "user_annotation,io"). With a filter
+ * (opprof_config.categories, or OPPROF_CATEGORIES=io,net in the environment)
+ * only ranges of the listed categories and ranges without one are recorded;
+ * a range of another category costs what a range outside a window costs
+ * (each call site remembers the filter's answer).
+ */
+/** True if ranges of `category` are recorded now (no filter: always). */
+OPPROF_API bool opprof_category_enabled(const char *category);
+/* Bumped when the filter changes: call sites ask again. */
+extern OPPROF_API uint32_t opprof__category_gen;
 
 /** A handle from a begin call, given back to the matching end call. 0 means
  *  "not recorded" (profiler off, outside the window, or dropped). */
@@ -687,7 +704,7 @@ static inline uint64_t opprof__double_bits(double v) {
 #define OPPROF_SRCLOC(name_, kind_)                                              \
     __extension__({                                                            \
         static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
-                                                  (uint32_t)__LINE__, (kind_)}; \
+                                                  (uint32_t)__LINE__, (kind_), 0}; \
         &opprof__loc;                                                          \
     })
 
@@ -696,6 +713,31 @@ static inline uint64_t opprof__double_bits(double v) {
 #define OPPROF__BEGIN_N(kind, ...)                                               \
     (OPPROF__RECORDING()                                                         \
          ? opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__) \
+         : (opprof_range)0)
+/* OPPROF_SCOPE_IN's: a call site with a category, and its cached filter answer. */
+#define OPPROF__SRCLOC_IN(name_, kind_, cat_)                                     \
+    __extension__({                                                            \
+        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
+                                                  (uint32_t)__LINE__, (kind_), (cat_)}; \
+        &opprof__loc;                                                          \
+    })
+#define OPPROF__CATEGORY_ON(cat)                                                  \
+    __extension__({                                                            \
+        static uint32_t opprof__seen;                                          \
+        static int opprof__on;                                                 \
+        uint32_t opprof__g = __atomic_load_n(&opprof__category_gen, __ATOMIC_ACQUIRE); \
+        if (__builtin_expect(__atomic_load_n(&opprof__seen, __ATOMIC_ACQUIRE) != opprof__g, 0)) { \
+            __atomic_store_n(&opprof__on, opprof_category_enabled(cat), __ATOMIC_RELAXED); \
+            __atomic_store_n(&opprof__seen, opprof__g, __ATOMIC_RELEASE);     \
+        }                                                                      \
+        __atomic_load_n(&opprof__on, __ATOMIC_RELAXED);                        \
+    })
+#define OPPROF__BEGIN_IN_1(kind, cat, name) opprof__range_begin(OPPROF__SRCLOC_IN(name, kind, cat))
+#define OPPROF__BEGIN_IN_N(kind, cat, ...) \
+    opprof_range_beginf(OPPROF__SRCLOC_IN(OPPROF__FIRST(__VA_ARGS__, _), kind, cat), __VA_ARGS__)
+#define OPPROF__BEGIN_IN(kind, cat, ...)                                          \
+    (OPPROF__RECORDING() && OPPROF__CATEGORY_ON(cat)                             \
+         ? OPPROF__CAT(OPPROF__BEGIN_IN_, OPPROF__ARITY(__VA_ARGS__))(kind, cat, __VA_ARGS__) \
          : (opprof_range)0)
 #define OPPROF__BEGIN(kind, ...)                                                 \
     OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
@@ -761,6 +803,12 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
         __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN(kind, __VA_ARGS__)
 #define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
 #define OPPROF_OP_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_CPU_OP, __VA_ARGS__)
+/** OPPROF_SCOPE_IN("category", "name"...), OPPROF_OP_SCOPE_IN: a scope in a category. */
+#define OPPROF_SCOPE_IN(cat, ...) OPPROF__SCOPE_IN(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, cat, __VA_ARGS__)
+#define OPPROF_OP_SCOPE_IN(cat, ...) OPPROF__SCOPE_IN(__COUNTER__, OPPROF_KIND_CPU_OP, cat, __VA_ARGS__)
+#define OPPROF__SCOPE_IN(n, kind, cat, ...)                                       \
+    opprof_range OPPROF__CAT(opprof__scope, n)                                   \
+        __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN_IN(kind, cat, __VA_ARGS__)
 #define OPPROF_END(range)                 \
     do {                                  \
         opprof_range opprof__e = (range); \
@@ -796,6 +844,8 @@ static inline int opprof__format_unused(const char *format, ...) { (void)format;
 #else
 #define OPPROF_SCOPE(...) OPPROF__CONSUME(__VA_ARGS__)
 #define OPPROF_OP_SCOPE(...) OPPROF__CONSUME(__VA_ARGS__)
+#define OPPROF_SCOPE_IN(cat, ...) ((void)sizeof(cat), OPPROF__CONSUME(__VA_ARGS__))
+#define OPPROF_OP_SCOPE_IN(cat, ...) ((void)sizeof(cat), OPPROF__CONSUME(__VA_ARGS__))
 #define OPPROF_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
 #define OPPROF_OP_BEGIN(...) (OPPROF__CONSUME(__VA_ARGS__), (opprof_range)0)
 #define OPPROF_END(range) ((void)sizeof(range))

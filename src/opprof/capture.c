@@ -178,6 +178,27 @@ const opprof_event *opprof_capture_events(const opprof_capture *c, size_t *count
     return c->events;
 }
 
+uint8_t opprof__capture_category_index(opprof_capture *c, const char *category) {
+    uint32_t id;
+    if (!category || opprof__capture_intern(c, category, strlen(category), &id)) return 0;
+    for (uint32_t k = 1; k <= c->n_categories; k++)
+        if (c->category_names[k] == id) return (uint8_t)k;
+    if (c->n_categories >= 255) return 0;
+    c->category_names[++c->n_categories] = id;
+    return (uint8_t)c->n_categories;
+}
+
+const char *opprof_capture_category(const opprof_capture *c, const opprof_event *e) {
+    if (!c || !e || !e->category || e->category > c->n_categories) return NULL;
+    return c->names[c->category_names[e->category]];
+}
+
+int opprof_capture_set_last_category(opprof_capture *c, const char *category) {
+    if (!c || !category || c->finished || !c->n_events) return OPPROF_EINVAL;
+    c->events[c->n_events - 1].category = opprof__capture_category_index(c, category);
+    return 0;
+}
+
 const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) {
     if (count) *count = c->n_marks;
     return c->marks;

@@ -68,6 +68,17 @@ static inline void out_us(out *o, int64_t ns) {
     out_put(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+/* The inside of a JSON string literal (escaped, without its quotes). */
+static void out_json_inner(out *o, const char *s) {
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, s);
+    if (sb.error)
+        o->error = sb.error;
+    else if (sb.len >= 2)
+        out_put(o, sb.data + 1, sb.len - 2);
+    opprof__sb_free(&sb);
+}
+
 static void out_json_string(out *o, const char *s) {
     opprof__strbuf sb = {0};
     opprof__sb_json_string(&sb, s);
@@ -331,6 +342,11 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
         OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
         const char *cat = category(e->kind);
         out_put(o, cat, strlen(cat));
+        const char *own = opprof_capture_category(c, e); /* "user_annotation,io" (Chrome's list of categories) */
+        if (own) {
+            OUT_LIT(o, ",");
+            out_json_inner(o, own);
+        }
         OUT_LIT(o, "\",\"name\":");
         out_put(o, names.data + offset[e->name], offset[e->name + 1] - offset[e->name]);
         OUT_LIT(o, ",\"pid\":");

@@ -137,6 +137,8 @@ struct opprof_capture {
     size_t n_shapes, cap_shapes;
     uint32_t *shape_table;
     size_t shape_table_size;
+    uint32_t category_names[256]; /* event.category k (1..255) is names[category_names[k]] */
+    uint32_t n_categories;
     opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
     size_t n_marks, cap_marks;
     bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
@@ -173,6 +175,9 @@ typedef struct opprof__link {
  * before finish; opprof_capture_finish keeps it through its sort), or -1.
  * Sorts `links`. */
 OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n);
+/* The index (1..255) of a category for opprof_event.category; 0 when the
+ * capture already has 255 of them. */
+OPPROF__HIDDEN uint8_t opprof__capture_category_index(opprof_capture *c, const char *category);
 /* Intern a name; *id receives its index. */
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
 OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)

@@ -798,6 +798,7 @@ typedef struct event {
         double d;
     } args[8];
     uint64_t id;             /* "id" of flow and async events */
+    char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
     char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
 
@@ -1091,7 +1092,17 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "cat")) {
             if (skip_ws(p) != '"') return skip_value(p);
             if (parse_string(p)) return OPPROF_EFORMAT;
-            e->cat = (uint8_t)classify(p->s, p->s_len, &e->mtia);
+            /* Chrome's list "user_annotation,io": the first names the kind,
+             * the rest (opprof's traces) the range's own category */
+            const char *comma = memchr(p->s, ',', p->s_len);
+            size_t first = comma ? (size_t)(comma - p->s) : p->s_len;
+            e->cat = (uint8_t)classify(p->s, first, &e->mtia);
+            e->category[0] = '\0';
+            if (comma && p->ours) {
+                size_t len = p->s_len - first - 1 < sizeof e->category - 1 ? p->s_len - first - 1 : sizeof e->category - 1;
+                memcpy(e->category, comma + 1, len);
+                e->category[len] = '\0';
+            }
             return 0;
         }
         break;
@@ -1387,6 +1398,8 @@ static int take_event(parser *p, event *e, int64_t offset) {
         }
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
+        if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
+            return fail_code(p, OPPROF_ENOMEM, "categories");
         return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
     case 'B':
         if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
@@ -1488,6 +1501,7 @@ static int parse_events(parser *p) {
         e.ext_id = e.corr_id = -1;
         e.device_type = 0;
         e.n_args = 0;
+        e.category[0] = '\0';
         e.id = 0;
         e.scope = 't';
         e.pid = e.tid = 0;

@@ -849,7 +849,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         ev->thread = (uint16_t)thread_index;
         ev->parent = -1;
         ev->kind = (uint8_t)s->loc->kind;
-        ev->reserved = 0;
+        ev->category = s->loc->category ? opprof__capture_category_index(c, s->loc->category) : 0;
         ev->site = 0;
         if (want_sites) {
             uint32_t shapes = 0;

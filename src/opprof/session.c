@@ -6,6 +6,8 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,9 +32,37 @@ static pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_active; /* atomic */
 
 static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
-                                       OPPROF_KIND_STEP};
+                                       OPPROF_KIND_STEP, NULL};
 
 bool opprof_is_active(void) { return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) != 0; }
+
+/* ---- categories: the filter of OPPROF_SCOPE_IN's ranges ---- */
+
+uint32_t opprof__category_gen = 1; /* call sites start at 0: they ask once */
+static char g_categories[1024];    /* ",io,net," or "" (every category); under g_session_lock */
+
+bool opprof_category_enabled(const char *category) {
+    if (!category) return true;
+    pthread_mutex_lock(&g_session_lock);
+    bool on = !g_categories[0];
+    if (!on) {
+        char key[140];
+        snprintf(key, sizeof key, ",%.128s,", category);
+        on = strstr(g_categories, key) != NULL;
+    }
+    pthread_mutex_unlock(&g_session_lock);
+    return on;
+}
+
+/* The session's filter: its config's, else OPPROF_CATEGORIES, else none. */
+static void categories_set(const char *list) {
+    if (!list) list = getenv("OPPROF_CATEGORIES");
+    if (list && *list)
+        snprintf(g_categories, sizeof g_categories, ",%s,", list);
+    else
+        g_categories[0] = '\0';
+    __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
+}
 
 opprof_config opprof_config_default(void) {
     opprof_config cfg;
@@ -178,7 +208,7 @@ static int transit(opprof_session *s, opprof_action prev, opprof_action next, bo
  * window discards (~0.2 ms, once per session). */
 static int calibrate(opprof_session *s) {
     static const opprof_srcloc loc = {"opprof::calibration", "calibrate", __FILE__, __LINE__,
-                                      OPPROF_KIND_USER_ANNOTATION};
+                                      OPPROF_KIND_USER_ANNOTATION, NULL};
     enum { N = 4096 };
     opprof__recorder_config rc = {.profile_memory = true, .max_events = 0};
     double best_range = 1e30, best_memory = 1e30;
@@ -226,6 +256,8 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
         return OPPROF_EACTIVE;
     }
     __atomic_store_n(&g_active, 1, __ATOMIC_RELEASE);
+    categories_set(s->cfg.categories);
+    s->cfg.categories = NULL; /* the caller's string is not kept */
     opprof__clock_init();
     if (calibrate(s) != 0) {
         __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
@@ -272,6 +304,8 @@ int opprof_session_stop(opprof_session *s) {
         s->window_open = false;
     }
     s->stopped = true;
+    g_categories[0] = '\0'; /* no session, no filter */
+    __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_session_lock);
     return rc;

@@ -221,7 +221,7 @@ typedef struct function {
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
-static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP},
+static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
                               NULL, ""};
 
 static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
@@ -239,7 +239,7 @@ static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
             if (!f) break;
             f->fn = fn;
             name_of(fn, f->name, sizeof f->name);
-            f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP};
+            f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP, NULL};
             __atomic_store_n(&g_table[k], f, __ATOMIC_RELEASE);
             break;
         }
