@@ -40,7 +40,7 @@ extern void *__libc_memalign(size_t, size_t);
 
 static int g_memory;    /* record allocations */
 static int g_functions; /* record functions */
-static __thread int t_inside; /* naming a function: its own allocations are not the program's */
+static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* naming a function: its own allocations are not the program's */
 
 /* ---- allocations ---- */
 
@@ -256,8 +256,8 @@ static inline function *function_of(void *fn) {
     return add_function(fn, k);
 }
 
-static __thread opprof_range t_open[MAX_OPEN];
-static __thread unsigned t_depth;
+static __thread opprof_range t_open[MAX_OPEN] __attribute__((tls_model("initial-exec")));
+static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
 
 EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     (void)site;
