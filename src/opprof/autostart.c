@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -27,6 +28,7 @@ static struct {
     int captures, failed;
     int pipe[2];
     int finished; /* atomic: 0 running, 1 finishing or done */
+    int done;     /* atomic: the directory is in place (or given up) */
     struct sigaction old_int, old_term;
 } g_auto = {.pipe = {-1, -1}};
 
@@ -78,9 +80,21 @@ static void remove_work(void) {
     rmdir(g_auto.work);
 }
 
-/* Stop, save, and put the twin in place: once, from atexit or the watcher. */
+/* Stop, save, and put the twin in place: once, from atexit or the watcher;
+ * the other one waits for it (a signal just before exit must not let the
+ * process end halfway through the writing). */
+static void save(void);
 static void finish(void) {
-    if (__atomic_exchange_n(&g_auto.finished, 1, __ATOMIC_ACQ_REL)) return;
+    if (__atomic_exchange_n(&g_auto.finished, 1, __ATOMIC_ACQ_REL)) {
+        struct timespec pause = {0, 1000000};
+        while (!__atomic_load_n(&g_auto.done, __ATOMIC_ACQUIRE)) nanosleep(&pause, NULL);
+        return;
+    }
+    save();
+    __atomic_store_n(&g_auto.done, 1, __ATOMIC_RELEASE);
+}
+
+static void save(void) {
     if (!g_auto.session) return;
     opprof_session_free(g_auto.session); /* a capture being recorded is written now */
     g_auto.session = NULL;
