@@ -95,6 +95,7 @@ typedef struct opprof_memory_event {
     uint32_t thread;
     int32_t owner;           /* index of the innermost event open at ts_ns, or -1 */
     int32_t device_type;     /* where the memory is, as Kineto numbers it: 0 CPU, 1 CUDA... */
+    int32_t device_id;       /* which device of that type (-1: the CPU, or unknown) */
 } opprof_memory_event;
 
 typedef struct opprof_thread_info {

@@ -160,7 +160,8 @@ int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns,
     if (!c || c->finished || thread >= c->n_threads) return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
         return OPPROF_ENOMEM;
-    c->mem[c->n_mem++] = (opprof_memory_event){.ts_ns = ts_ns,
+    c->mem[c->n_mem++] = (opprof_memory_event){.device_id = -1,
+                                               .ts_ns = ts_ns,
                                                .addr = addr,
                                                .bytes = bytes,
                                                .total_allocated = total_allocated,

@@ -317,7 +317,9 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
             out_us(o, m->ts_ns);
             OUT_LIT(o, ",\"args\":{\"Device Type\":");
             out_i64(o, m->device_type);
-            OUT_LIT(o, ",\"Device Id\":-1,\"Addr\":");
+            OUT_LIT(o, ",\"Device Id\":");
+            out_i64(o, m->device_id);
+            OUT_LIT(o, ",\"Addr\":");
             out_i64(o, (int64_t)m->addr);
             OUT_LIT(o, ",\"Bytes\":");
             out_i64(o, m->bytes);

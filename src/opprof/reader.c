@@ -788,6 +788,7 @@ typedef struct event {
     int64_t ext_id, corr_id; /* args "External id" ("external id": ext_lower), "correlation"; -1 */
     bool ext_lower;
     int64_t device_type;     /* args "Device Type" of memory events (0: CPU) */
+    int64_t device_id;       /* args "Device Id" (-1: none) */
     /* opprof's own traces: the arguments, ids and scopes its marks were written as */
     int n_args;
     struct {
@@ -949,6 +950,8 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
         e->corr_id = v.as_int;
     else if (KEY_IS(k, n, "Device Type"))
         e->device_type = v.as_int;
+    else if (KEY_IS(k, n, "Device Id"))
+        e->device_id = v.as_int;
     else {
         e->ext_id = v.as_int;
         e->ext_lower = k[0] == 'e';
@@ -1007,7 +1010,7 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
     }
     if (KEY_IS(k, n, "Addr")) return int_field(p, e, &e->addr, "args.Addr");
     if (KEY_IS(k, n, "External id") || KEY_IS(k, n, "external id") || KEY_IS(k, n, "correlation") ||
-        KEY_IS(k, n, "Device Type"))
+        KEY_IS(k, n, "Device Type") || KEY_IS(k, n, "Device Id"))
         return id_arg(p, e, k, n);
     if (KEY_IS(k, n, "Total Allocated")) {
         e->have |= HAS_TOTAL;
@@ -1434,6 +1437,7 @@ static int take_event(parser *p, event *e, int64_t offset) {
                                       (e->have & HAS_TOTAL) ? e->total : -1))
             return fail_code(p, OPPROF_ENOMEM, "memory events");
         p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
+        p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
         if (e->ts < p->min_ts) p->min_ts = e->ts;
         if (e->ts > p->max_ts) p->max_ts = e->ts;
         p->cap->info.profile_memory = true;
@@ -1500,6 +1504,7 @@ static int parse_events(parser *p) {
         e.mtia = e.memory_name = e.ext_lower = false;
         e.ext_id = e.corr_id = -1;
         e.device_type = 0;
+        e.device_id = -1;
         e.n_args = 0;
         e.category[0] = '\0';
         e.id = 0;

@@ -809,6 +809,8 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         me->total_allocated = s->total;
         me->thread = thread_index;
         me->owner = -1;
+        me->device_type = 0; /* the CPU */
+        me->device_id = -1;
     }
     c->n_mem += m;
     trim_stream(&t->memory);

@@ -244,7 +244,11 @@ static int fill_totals(opprof_capture *c) {
         return OPPROF_ENOMEM;
     }
     memcpy(end, head + 1, nt * sizeof *end);
-    int64_t total = 0, device_total = 0; /* the CPU's allocator, and the devices' */
+    /* a running total per (device type, device id): each allocator its own */
+    enum { ALLOCATORS = 16 };
+    int32_t kinds[ALLOCATORS][2];
+    int64_t totals[ALLOCATORS];
+    int n_alloc = 0;
     for (;;) {
         size_t best = SIZE_MAX;
         for (size_t t = 0; t < nt; t++)
@@ -253,9 +257,16 @@ static int fill_totals(opprof_capture *c) {
                 best = t;
         if (best == SIZE_MAX) break;
         opprof_memory_event *m = &c->mem[head[best]++];
-        int64_t *sum = m->device_type == 0 ? &total : &device_total;
-        OPPROF__WRAP_ADD(*sum, m->bytes);
-        if (m->total_allocated < 0) m->total_allocated = *sum;
+        int a = 0;
+        while (a < n_alloc && (kinds[a][0] != m->device_type || kinds[a][1] != m->device_id)) a++;
+        if (a == n_alloc && n_alloc < ALLOCATORS) {
+            kinds[n_alloc][0] = m->device_type;
+            kinds[n_alloc][1] = m->device_id;
+            totals[n_alloc++] = 0;
+        }
+        if (a == ALLOCATORS) a = ALLOCATORS - 1; /* more allocators than that: the last one's sum */
+        OPPROF__WRAP_ADD(totals[a], m->bytes);
+        if (m->total_allocated < 0) m->total_allocated = totals[a];
     }
     opprof__dealloc(head, (nt + 1) * sizeof *head);
     opprof__dealloc(end, (nt + 1) * sizeof *end);
