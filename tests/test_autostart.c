@@ -87,6 +87,11 @@ int main(void) {
     CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
     free(out);
 
+    /* A DIR whose parent does not exist: said, and the program runs as usual. */
+    CHECK_INT(target("OPPROF_TRACE=/nonexistent/parent/dir", "steps 1", &out), 0);
+    CHECK_CONTAINS(out, "OPPROF_TRACE='/nonexistent/parent/dir' ignored: cannot create");
+    free(out);
+
     /* Without OPPROF_TRACE, nothing at all. */
     CHECK_INT(target("", "steps 2", &out), 0);
     CHECK_STR(out, "");

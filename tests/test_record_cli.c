@@ -86,7 +86,11 @@ int main(void) {
     CHECK_CONTAINS(out, "mid");
     free(out);
 
-    /* usage: no command, an existing DIR, a command that cannot run */
+    /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --bogus -- true", bin_dir());
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "Run 'opprof record --help' for the options.");
+    free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);
     CHECK_CONTAINS(out, "no command to run");

@@ -149,6 +149,21 @@ int main(void) {
     CHECK_INT(opprof_capture_add_event(c, t0, "x", OPPROF_KIND_CPU_OP, 0, -1), OPPROF_EINVAL);
     CHECK_INT(opprof_capture_add_event(c, t0, NULL, OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
     CHECK_INT(opprof_capture_add_memory(c, 7, 0, 0, 1, -1), OPPROF_EINVAL);
+    /* marks and categories: a thread, a kind, an event and names that exist */
+    opprof_mark bad = {.kind = OPPROF_MARK_COUNTER, .thread = 9, .event = -1};
+    CHECK_INT(opprof_capture_add_mark(c, &bad, "n", NULL), OPPROF_EINVAL); /* no such thread */
+    bad.thread = t0;
+    bad.kind = 99;
+    CHECK_INT(opprof_capture_add_mark(c, &bad, "n", NULL), OPPROF_EINVAL); /* no such kind */
+    bad.kind = OPPROF_MARK_ARG_INT;
+    bad.event = 5;
+    CHECK_INT(opprof_capture_add_mark(c, &bad, "n", NULL), OPPROF_EINVAL); /* no such event */
+    bad.kind = OPPROF_MARK_ARG_STR;
+    bad.event = -1;
+    CHECK_INT(opprof_capture_add_mark(c, &bad, "n", NULL), OPPROF_EINVAL); /* a string argument without its string */
+    CHECK_INT(opprof_capture_add_mark(c, &bad, NULL, "s"), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_set_last_category(c, "io"), OPPROF_EINVAL); /* no event yet */
+    CHECK(opprof_capture_category(c, NULL) == NULL);
     CHECK_INT(opprof_capture_finish(c), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "late", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
     opprof_capture_free(c);
