@@ -142,6 +142,34 @@ int main(void) {
     if (nw) CHECK_CONTAINS(w[0], "1 event(s) overlapped an enclosing event without nesting; each was counted whole");
     opprof_capture_free(c);
 
+    /* Frees of unknown size take the size of the allocation at their address
+     * before them; one of a block from before the capture counts 0, said. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 2, "", &t1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 10, 0x10, 100, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t1, 20, 0x10, OPPROF_FREE_UNKNOWN_SIZE, -1), 0); /* another thread */
+    CHECK_INT(opprof_capture_add_memory(c, t0, 30, 0x10, 40, -1), 0);                       /* reused address */
+    CHECK_INT(opprof_capture_add_memory(c, t0, 40, 0x10, OPPROF_FREE_UNKNOWN_SIZE, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t0, 50, 0x20, OPPROF_FREE_UNKNOWN_SIZE, -1), 0); /* before the capture */
+    CHECK_INT(opprof_capture_finish(c), 0);
+    {
+        size_t nm;
+        const opprof_memory_event *mm = opprof_capture_memory_events(c, &nm);
+        long long sizes[5] = {0}, total_last = 0;
+        for (size_t k = 0; k < nm && k < 5; k++) sizes[mm[k].ts_ns / 10 - 1] = mm[k].bytes;
+        for (size_t k = 0; k < nm; k++)
+            if (mm[k].ts_ns == 50) total_last = mm[k].total_allocated;
+        CHECK_INT(sizes[1], -100);
+        CHECK_INT(sizes[3], -40);
+        CHECK_INT(sizes[4], 0);
+        CHECK_INT(total_last, 0); /* 100 - 100 + 40 - 40 + 0 */
+        const char *const *fw = opprof_capture_warnings(c, &nw);
+        CHECK_INT(nw, 1);
+        if (nw) CHECK_CONTAINS(fw[0], "1 free(s) of blocks allocated before the capture");
+    }
+    opprof_capture_free(c);
+
     /* Bad input to the builder. */
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_event(c, 0, "x", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL); /* no thread */

@@ -390,6 +390,12 @@ OPPROF_API void opprof_set_inputs(int n_inputs, const opprof_input *inputs);
  */
 OPPROF_API void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocated);
 
+/** The `bytes` of a free whose size the hook does not know (free() has no
+ *  size): the capture takes it from the allocation of the same address
+ *  before it; a block allocated before the capture counts 0 (said in the
+ *  capture's warnings). */
+#define OPPROF_FREE_UNKNOWN_SIZE INT64_MIN
+
 /* ------------------------------------------------------------------------- */
 /* Counters, instants, arguments, flows, async ranges, user FLOPs            */
 /* ------------------------------------------------------------------------- */

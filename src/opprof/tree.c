@@ -227,6 +227,50 @@ static int link_owners(opprof_capture *c) {
     return 0;
 }
 
+/* Frees recorded with OPPROF_FREE_UNKNOWN_SIZE take the size of the
+ * allocation at their address before them: the memory events by (address,
+ * time), each address's history read in order. */
+typedef struct by_address {
+    uint64_t addr;
+    int64_t ts;
+    uint32_t thread, index;
+} by_address;
+static int address_before(const by_address *a, const by_address *b) {
+    if (a->addr != b->addr) return a->addr < b->addr;
+    if (a->ts != b->ts) return a->ts < b->ts;
+    return a->thread < b->thread;
+}
+DEFINE_MERGE_SORT(sort_by_address, by_address, address_before)
+
+static int resolve_free_sizes(opprof_capture *c) {
+    size_t unknown = 0;
+    for (size_t j = 0; j < c->n_mem; j++) unknown += c->mem[j].bytes == OPPROF_FREE_UNKNOWN_SIZE;
+    if (!unknown) return 0;
+    by_address *order = opprof__alloc(c->n_mem * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < c->n_mem; j++)
+        order[j] = (by_address){c->mem[j].addr, c->mem[j].ts_ns, c->mem[j].thread, (uint32_t)j};
+    int rc = sort_by_address(order, c->n_mem);
+    size_t before_capture = 0;
+    int64_t live = 0; /* the size of the block at this address, 0 when none is known */
+    for (size_t k = 0; !rc && k < c->n_mem; k++) {
+        opprof_memory_event *m = &c->mem[order[k].index];
+        if (k && order[k].addr != order[k - 1].addr) live = 0;
+        if (m->bytes == OPPROF_FREE_UNKNOWN_SIZE) {
+            before_capture += live == 0;
+            m->bytes = -live;
+            live = 0;
+        } else {
+            live = m->bytes > 0 ? m->bytes : 0;
+        }
+    }
+    opprof__dealloc(order, c->n_mem * sizeof *order);
+    if (!rc && before_capture)
+        rc = opprof__capture_warnf(c, "%zu free(s) of blocks allocated before the capture: their sizes are unknown, "
+                                      "counted as 0", before_capture);
+    return rc;
+}
+
 /* Fill unknown totals with the running sum of the capture, in time order. */
 static int fill_totals(opprof_capture *c) {
     size_t unknown = 0;
@@ -281,6 +325,7 @@ int opprof_capture_finish(opprof_capture *c) {
     if (!rc) rc = link_parents(c);
     if (!rc && c->merge_only_children) rc = merge_only_children(c);
     if (!rc) rc = link_owners(c);
+    if (!rc) rc = resolve_free_sizes(c);
     if (!rc) rc = fill_totals(c);
     if (rc) return rc;
     int64_t last = c->info.duration_ns;

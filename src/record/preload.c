@@ -9,7 +9,9 @@
  * Allocations: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
  * memalign, valloc, pvalloc and C++'s operator new and delete (all their
  * forms) forward to glibc's own entry points (__libc_malloc...) and record
- * the block's usable size, so that a free is known without a table.
+ * the bytes asked for; a free is recorded without its size
+ * (OPPROF_FREE_UNKNOWN_SIZE), which the capture takes from the allocation at
+ * the same address.
  *
  * Functions: a table from each function's address to a call site record,
  * filled once per function with its name from the ELF symbol table of its
@@ -44,17 +46,19 @@ static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* nami
 
 /* ---- allocations ---- */
 
-static inline void allocated(void *p) {
-    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, (int64_t)malloc_usable_size(p), -1);
+/* The bytes asked for; a free's size is the capture's to find (the
+ * allocation at the same address): no size lookup on the hot path. */
+static inline void allocated(void *p, size_t n) {
+    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, (int64_t)n, -1);
 }
 
 static inline void freeing(void *p) {
-    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, -(int64_t)malloc_usable_size(p), -1);
+    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, OPPROF_FREE_UNKNOWN_SIZE, -1);
 }
 
 EXPORT void *malloc(size_t n) {
     void *p = __libc_malloc(n);
-    allocated(p);
+    allocated(p, n);
     return p;
 }
 
@@ -65,26 +69,20 @@ EXPORT void free(void *p) {
 
 EXPORT void *calloc(size_t n, size_t size) {
     void *p = __libc_calloc(n, size);
-    allocated(p);
+    allocated(p, n * size); /* no overflow: calloc succeeded */
     return p;
 }
 
 EXPORT void *realloc(void *old, size_t n) {
-    if (old && g_memory && !t_inside) {
-        int64_t before = (int64_t)malloc_usable_size(old);
-        void *p = __libc_realloc(old, n);
-        if (p || n == 0) OPPROF_MEMORY(old, -before, -1); /* the old block is gone */
-        allocated(p);
-        return p;
-    }
     void *p = __libc_realloc(old, n);
-    allocated(p);
+    if (p || n == 0) freeing(old); /* the old block is gone */
+    allocated(p, n);
     return p;
 }
 
 EXPORT void *memalign(size_t align, size_t n) {
     void *p = __libc_memalign(align, n);
-    allocated(p);
+    allocated(p, n);
     return p;
 }
 
@@ -92,7 +90,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n) {
     if (align < sizeof(void *) || (align & (align - 1))) return 22; /* EINVAL */
     void *p = __libc_memalign(align, n);
     if (!p) return 12; /* ENOMEM */
-    allocated(p);
+    allocated(p, n);
     *out = p;
     return 0;
 }
