@@ -1,7 +1,8 @@
 /* autostart_target.c - a program that never calls the session API: ranges
  * and OPPROF_STEP() only, for test_autostart (OPPROF_TRACE=DIR).
  *   autostart_target steps N   N steps of work_<i>, then exit
- *   autostart_target wait      "ready" on stdout, then work until a signal */
+ *   autostart_target wait      "ready" on stdout, then work until a signal
+ *   autostart_target env       whether OPPROF_TRACE is still in its environment */
 #define _POSIX_C_SOURCE 200809L
 #include <opprof/opprof.h>
 #include <stdio.h>
@@ -23,6 +24,10 @@ int main(int argc, char **argv) {
             work(i);
             OPPROF_STEP();
         }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "env") == 0) { /* what a program it starts would inherit */
+        printf("OPPROF_TRACE %s\n", getenv("OPPROF_TRACE") ? "inherited" : "not inherited");
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {

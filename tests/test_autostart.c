@@ -92,6 +92,12 @@ int main(void) {
     CHECK_CONTAINS(out, "OPPROF_TRACE='/nonexistent/parent/dir' ignored: cannot create");
     free(out);
 
+    /* The programs it starts are not profiled: OPPROF_TRACE is not passed on. */
+    snprintf(env, sizeof env, "OPPROF_TRACE='%s/env'", dir);
+    CHECK_INT(target(env, "env", &out), 0);
+    CHECK_CONTAINS(out, "OPPROF_TRACE not inherited");
+    free(out);
+
     /* Without OPPROF_TRACE, nothing at all. */
     CHECK_INT(target("", "steps 2", &out), 0);
     CHECK_STR(out, "");

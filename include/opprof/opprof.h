@@ -276,7 +276,8 @@ OPPROF_API int opprof_session_capture_count(const opprof_session *session);
  *                           steps by the schedule, each step ended by
  *                           opprof_step() (or OPPROF_STEP())
  * A program that starts its own session takes over: OPPROF_TRACE's session
- * stops and is saved first.
+ * stops and is saved first. The programs it starts are not profiled
+ * (OPPROF_TRACE is taken out of its environment).
  */
 /** End a step of OPPROF_TRACE's session, as opprof_session_step. Returns
  *  OPPROF_ESTOPPED when there is none (OPPROF_TRACE unset, or stopped). */

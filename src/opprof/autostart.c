@@ -175,8 +175,12 @@ __attribute__((constructor)) static void autostart(void) {
     }
     snprintf(g_auto.dir, sizeof g_auto.dir, "%s", dir);
     snprintf(g_auto.work, sizeof g_auto.work, "%s.opprof-%ld", dir, (long)getpid());
+    /* this process is the one profiled: the programs it starts do not inherit it
+     * (each would try to write the same DIR) */
+    unsetenv("OPPROF_TRACE");
+    unsetenv("OPPROF_SCHEDULE");
     if (mkdir(g_auto.work, 0777) != 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", dir, g_auto.work,
+        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, g_auto.work,
                 strerror(errno));
         return;
     }
