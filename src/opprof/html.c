@@ -244,7 +244,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
             const opprof__stack_node *nd = &t.nodes[i];
             double w = (double)nd->total_ns * scale;
             if (nd->depth > MAX_FLAME_DEPTH || w < 0.1) continue;
-            const char *name = c->names[nd->name];
+            const char *name = opprof__stack_name(c, nd->name); /* the steps merged, as in the table */
             char colour[40], total[32], self[32];
             colour_of(name, strncmp(name, "aten::", 6) == 0, colour, sizeof colour);
             opprof_format_time_us((double)nd->total_ns / 1e3, total, sizeof total);

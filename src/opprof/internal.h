@@ -236,7 +236,10 @@ typedef struct opprof__stack_tree {
     int32_t *node_of_event;    /* n_events entries */
     size_t n_events;
 } opprof__stack_tree;
+/* The paths merge the steps, as the tables do: every ProfilerStep#N is one
+ * frame, named by opprof__stack_name ("ProfilerStep*"). */
 OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
+OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t name);
 /* ---- HTML pages (html.c) ---- */
 /* The head of an opprof page (style included) up to <body><h1>title</h1>;
  * the tail with the sorting script. Tables of class "sortable" sort by a

@@ -44,8 +44,15 @@ static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
     return 0;
 }
 
+static bool is_step(const char *name) { return strncmp(name, "ProfilerStep#", 13) == 0; }
+
+const char *opprof__stack_name(const opprof_capture *c, uint32_t name) {
+    return is_step(c->names[name]) ? "ProfilerStep*" : c->names[name];
+}
+
 int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
     memset(t, 0, sizeof *t);
+    uint32_t step_name = UINT32_MAX; /* the name every step's frame takes */
     size_t n = c->n_events;
     t->n_events = n;
     t->node_of_event = opprof__alloc((n ? n : 1) * sizeof *t->node_of_event);
@@ -57,7 +64,12 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
             continue;
         }
         int32_t parent = c->events[i].parent >= 0 ? t->node_of_event[c->events[i].parent] : -1;
-        rc = node_of(t, parent, c->events[i].name, &t->node_of_event[i]);
+        uint32_t name = c->events[i].name;
+        if (c->events[i].kind == OPPROF_KIND_STEP || is_step(c->names[name])) {
+            if (step_name == UINT32_MAX) step_name = name;
+            name = step_name;
+        }
+        rc = node_of(t, parent, name, &t->node_of_event[i]);
     }
     for (size_t i = 0; i < n && !rc; i++) {
         if (t->node_of_event[i] < 0) continue;
@@ -94,7 +106,7 @@ static void put_path(opprof__strbuf *sb, const opprof_capture *c, const tree *t,
     for (int32_t x = n; x >= 0 && k < MAX_FRAMES - (depth > MAX_FRAMES); x = t->nodes[x].parent) chain[k++] = x;
     if (depth > (uint32_t)k) opprof__sb_printf(sb, "[%u frames];", depth - (uint32_t)k);
     while (k-- > 0) {
-        put_name(sb, c->names[t->nodes[chain[k]].name]);
+        put_name(sb, opprof__stack_name(c, t->nodes[chain[k]].name));
         if (k) opprof__sb_put(sb, ";", 1);
     }
 }
