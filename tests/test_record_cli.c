@@ -6,7 +6,6 @@
 #include "check.h"
 #include "testutil.h"
 
-#include <malloc.h>
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
 

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "record.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -63,17 +64,17 @@ static void forward(int sig) {
     if (g_child > 0) kill((pid_t)g_child, sig);
 }
 
-/* The self-CPU-time table of the capture in DIR (the last step's). */
+/* The self-CPU-time table of the capture in DIR (the last step's: names
+ * compare as strings, and steps as numbers, so the longest then greatest). */
 static void print_table(const char *dir) {
-    char cmd[4400];
-    snprintf(cmd, sizeof cmd, "ls '%s'", dir);
-    FILE *ls = popen(cmd, "r");
-    char name[512], last[512] = "";
-    while (ls && fgets(name, sizeof name, ls)) {
-        name[strcspn(name, "\n")] = '\0';
-        if (strstr(name, ".time.txt")) snprintf(last, sizeof last, "%s", name);
+    DIR *d = opendir(dir);
+    char last[512] = "";
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        size_t n = strlen(e->d_name), m = strlen(last);
+        if (strstr(e->d_name, ".time.txt") && (n > m || (n == m && strcmp(e->d_name, last) > 0)))
+            snprintf(last, sizeof last, "%s", e->d_name);
     }
-    if (ls) pclose(ls);
+    if (d) closedir(d);
     if (!last[0]) return;
     char path[4600];
     snprintf(path, sizeof path, "%s/%s", dir, last);

@@ -147,8 +147,7 @@ static void out_double(out *o, double v) {
     out_put(o, buf, strlen(buf));
 }
 
-static void write_arg(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset,
-                      const opprof_mark *m) {
+static void write_arg(out *o, const opprof__strbuf *names, const size_t *offset, const opprof_mark *m) {
     out_name(o, names, offset, m->name);
     OUT_LIT(o, ":");
     if (m->kind == OPPROF_MARK_ARG_DOUBLE)
@@ -157,7 +156,6 @@ static void write_arg(out *o, const opprof_capture *c, const opprof__strbuf *nam
         out_name(o, names, offset, m->value.str);
     else
         out_i64(o, m->value.i);
-    (void)c;
 }
 
 static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset, int64_t pid,
@@ -377,7 +375,7 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
             }
             for (size_t a = 0; a < n_args; a++) {
                 if (sh || stack || a) OUT_LIT(o, ",");
-                write_arg(o, c, &names, offset, &c->marks[args.order[args.first[i] + a]]);
+                write_arg(o, &names, offset, &c->marks[args.order[args.first[i] + a]]);
             }
             OUT_LIT(o, "}");
         }

@@ -1338,7 +1338,6 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
     opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = of_event};
     const char *name = e->name, *str = NULL;
     if (of_event < 0) {
-        m.ts_ns = e->ts;
         if (e->ph == 'C') {
             if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
             m.kind = OPPROF_MARK_COUNTER;

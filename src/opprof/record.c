@@ -478,21 +478,15 @@ void opprof__mark_slow(uint32_t kind, const char *name, uint64_t value, int of_r
     record_leave(t);
 }
 
-static uint64_t double_bits(double v) {
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
 #define mark opprof__mark_slow
-void opprof_counter_int(const char *name, int64_t value) { mark(OPPROF_MARK_COUNTER, name, double_bits((double)value), false); }
-void opprof_counter_double(const char *name, double value) { mark(OPPROF_MARK_COUNTER, name, double_bits(value), false); }
+void opprof_counter_int(const char *name, int64_t value) { mark(OPPROF_MARK_COUNTER, name, opprof__double_bits((double)value), false); }
+void opprof_counter_double(const char *name, double value) { mark(OPPROF_MARK_COUNTER, name, opprof__double_bits(value), false); }
 void opprof_instant(const char *name, opprof_instant_scope scope) {
     mark(OPPROF_MARK_INSTANT, name, (uint64_t)scope, false);
 }
 void opprof_range_arg_int(const char *key, int64_t value) { mark(OPPROF_MARK_ARG_INT, key, (uint64_t)value, true); }
 void opprof_range_arg_double(const char *key, double value) {
-    mark(OPPROF_MARK_ARG_DOUBLE, key, double_bits(value), true);
+    mark(OPPROF_MARK_ARG_DOUBLE, key, opprof__double_bits(value), true);
 }
 void opprof_range_arg_str(const char *key, const char *value) {
     if (__builtin_expect(!LOAD(&g_recording), 1) || !key || !value) return;

@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
