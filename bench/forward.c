@@ -1,99 +1,64 @@
 /*
- * bench_forward - the seed's forward pass (batch 128, 256 -> 512 -> 64) with
- * the profiler off: median and IQR, GFLOP/s, per-layer GEMM GFLOP/s, at 1 and
- * 2 threads, against the machine's measured FMA peak and, in the same run,
- * PyTorch from Python and libtorch from C++ when they are installed.
+ * bench_forward - the seed's forward pass (256 -> 512 -> 64) with the profiler
+ * off, against the machine's limits and its peers, all in one run:
+ *   - batch 128 is compute bound: the limit is the float32 FMA peak of the
+ *     best instruction set (measured here, one core and both cores);
+ *   - batch 1 is bound by reading the 0.66 MB of weights: the limit is the
+ *     read bandwidth of a buffer that size, read again and again;
+ *   - 1 and 2 threads; the GEMM kernel that nn chose for each layer, and
+ *     every kernel's GFLOP/s on each layer (NN_GEMM forces one for the
+ *     forward passes);
+ *   - PyTorch from Python and libtorch from C++, one thread, when installed.
  *
- *   build/bin/bench_forward [--json] [--reps N]
+ * --isa avx2 measures an AVX2 machine on an AVX-512 one: nn's AVX2 kernel,
+ * the AVX2 FMA peak as the bound, OpenBLAS (and so PyTorch) and libxsmm
+ * told to use their AVX2 (Haswell) code.
+ *
+ *   build/bin/bench_forward [--json] [--reps N] [--isa avx2|avx512]
  */
-#include "bench_util.h"
+#include "limits.h"
 
 #include <nn/nn.h>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+enum { IN = 256, HIDDEN = 512, OUT = 64, BIG = 128 };
 
-static const int BATCH = 128, IN = 256, HIDDEN = 512, OUT = 64;
+typedef struct batch_result {
+    int batch;
+    bench_stats t1, t2;            /* forward, 1 and 2 threads, us */
+    double torch_py, torch_cpp;    /* peers' medians, us (NAN: absent) */
+    nn_gemm_choice layer[2];       /* what auto chose for each layer */
+} batch_result;
 
-/* Twelve independent FMA chains, all kept live and summed at the end: the
- * machine's float32 FMA rate (two FMA ports of 4-cycle latency need >= 8). */
-#define FMA12(fma)                                                                     \
-    a0 = fma(a0, b, c); a1 = fma(a1, b, c); a2 = fma(a2, b, c); a3 = fma(a3, b, c);    \
-    a4 = fma(a4, b, c); a5 = fma(a5, b, c); a6 = fma(a6, b, c); a7 = fma(a7, b, c);    \
-    a8 = fma(a8, b, c); a9 = fma(a9, b, c); a10 = fma(a10, b, c); a11 = fma(a11, b, c)
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) static double fma_peak_avx512(void) {
-    /* distinct starting values, or the compiler merges the chains */
-    __m512 a0 = _mm512_set1_ps(0.10f), a1 = _mm512_set1_ps(0.11f), a2 = _mm512_set1_ps(0.12f),
-           a3 = _mm512_set1_ps(0.13f), a4 = _mm512_set1_ps(0.14f), a5 = _mm512_set1_ps(0.15f),
-           a6 = _mm512_set1_ps(0.16f), a7 = _mm512_set1_ps(0.17f), a8 = _mm512_set1_ps(0.18f),
-           a9 = _mm512_set1_ps(0.19f), a10 = _mm512_set1_ps(0.20f), a11 = _mm512_set1_ps(0.21f);
-    const __m512 b = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-4f);
-    const long iterations = 20000000;
-    int64_t t0 = bench_now_ns();
-    for (long i = 0; i < iterations; i++) { FMA12(_mm512_fmadd_ps); }
-    int64_t t1 = bench_now_ns();
-    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-    if (_mm512_reduce_add_ps(s) == 12345.0f) puts("");
-    return (double)iterations * 12 * 16 * 2 / (double)(t1 - t0);
-}
-
-__attribute__((target("avx2,fma"))) static double fma_peak_avx2(void) {
-    /* distinct starting values, or the compiler merges the chains */
-    __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f),
-           a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f),
-           a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f),
-           a9 = _mm256_set1_ps(0.19f), a10 = _mm256_set1_ps(0.20f), a11 = _mm256_set1_ps(0.21f);
-    const __m256 b = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-4f);
-    const long iterations = 20000000;
-    int64_t t0 = bench_now_ns();
-    for (long i = 0; i < iterations; i++) { FMA12(_mm256_fmadd_ps); }
-    int64_t t1 = bench_now_ns();
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    if (out[0] + out[7] == 12345.0f) puts("");
-    return (double)iterations * 12 * 8 * 2 / (double)(t1 - t0);
-}
-#endif
-
-static double fma_peak_gflops(void) {
-    double best = 0;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    for (int r = 0; r < 3; r++) {
-        double g = __builtin_cpu_supports("avx512f") ? fma_peak_avx512()
-                   : __builtin_cpu_supports("avx2")  ? fma_peak_avx2()
-                                                     : 0.0;
-        if (g > best) best = g;
-    }
-#endif
-    return best;
-}
+typedef struct machine {
+    const char *isa;
+    double peak, peak_avx512, peak_avx2, peak_2threads; /* GFLOP/s */
+    double read_gbps;                                    /* weights-sized buffer */
+} machine;
 
 static void die(const char *what, int rc) {
     fprintf(stderr, "bench_forward: %s: %s\n", what, nn_strerror(rc));
     exit(1);
 }
 
+static nn_module *seed_model(void) {
+    nn_manual_seed(7);
+    nn_module *layers[3], *model;
+    int rc = nn_linear_new(&layers[0], IN, HIDDEN);
+    if (!rc) rc = nn_relu_new(&layers[1]);
+    if (!rc) rc = nn_linear_new(&layers[2], HIDDEN, OUT);
+    if (!rc) rc = nn_sequential_new(&model, layers, 3);
+    if (rc) die("model", rc);
+    return model;
+}
+
 /* Median/IQR of `reps` single forward passes, in microseconds. */
 static bench_stats time_forward(nn_module *model, const nn_tensor *x, int reps) {
     double *t = malloc((size_t)reps * sizeof *t);
-    for (int i = 0; i < 20; i++) {
-        nn_tensor *y;
-        nn_module_forward(model, x, &y);
-        nn_tensor_free(y);
-    }
-    for (int i = 0; i < reps; i++) {
+    for (int i = 0; i < reps + 20; i++) {
         nn_tensor *y;
         int64_t t0 = bench_now_ns();
         int rc = nn_module_forward(model, x, &y);
-        t[i] = (double)(bench_now_ns() - t0) / 1e3;
+        if (i >= 20) t[i - 20] = (double)(bench_now_ns() - t0) / 1e3;
         if (rc) die("forward", rc);
         nn_tensor_free(y);
     }
@@ -102,28 +67,31 @@ static bench_stats time_forward(nn_module *model, const nn_tensor *x, int reps) 
     return s;
 }
 
-/* Median time of aten::mm on contiguous operands, microseconds. */
-static double time_mm(const nn_tensor *a, const nn_tensor *b, int reps) {
+/* GFLOP/s of aten::mm [m, k] x [k, n] with contiguous operands (median). */
+static double mm_gflops(int m, int k, int n, int reps) {
+    nn_tensor *a, *b, *c;
+    if (nn_tensor_randn(&a, 2, (int64_t[]){m, k}) || nn_tensor_randn(&b, 2, (int64_t[]){k, n})) die("mm", NN_ENOMEM);
     double *t = malloc((size_t)reps * sizeof *t);
     for (int i = 0; i < reps + 10; i++) {
-        nn_tensor *c;
         int64_t t0 = bench_now_ns();
         int rc = nn_mm(a, b, &c);
         if (i >= 10) t[i - 10] = (double)(bench_now_ns() - t0) / 1e3;
         if (rc) die("mm", rc);
         nn_tensor_free(c);
     }
-    double m = bench_stats_of(t, reps).median;
+    double us = bench_stats_of(t, reps).median;
     free(t);
-    return m;
+    nn_tensor_free(a);
+    nn_tensor_free(b);
+    return 2.0 * m * n * k / us / 1e3;
 }
 
 static const char *TORCH_SCRIPT =
     "import sys, time, torch\n"
     "torch.manual_seed(7); torch.set_num_threads(1)\n"
     "m = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()\n"
-    "x = torch.randn(128, 256)\n"
-    "reps = int(sys.argv[1])\n"
+    "reps, batch = int(sys.argv[1]), int(sys.argv[2])\n"
+    "x = torch.randn(batch, 256)\n"
     "with torch.inference_mode():\n"
     "    for _ in range(50): m(x)\n"
     "    ts = []\n"
@@ -131,109 +99,199 @@ static const char *TORCH_SCRIPT =
     "        t = time.perf_counter_ns(); m(x); ts.append(time.perf_counter_ns() - t)\n"
     "ts.sort(); print('median_us: %f' % (ts[len(ts) // 2] / 1e3))\n";
 
+/* PyTorch (Python) and libtorch (C++) on the same model and batch, one thread. */
+static void run_peers(batch_result *r, int reps) {
+    char cmd[8400];
+    r->torch_py = r->torch_cpp = NAN;
+    if (bench_have_torch()) {
+        char path[] = "/tmp/opprof-bench-torch-XXXXXX";
+        int fd = mkstemp(path);
+        if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
+            snprintf(cmd, sizeof cmd, "%s /usr/bin/python3 %s %d %d 2>/dev/null", bench_openblas_env(), path, reps,
+                     r->batch);
+            if (!bench_run_peer(cmd, "median_us", &r->torch_py)) r->torch_py = NAN;
+        }
+        if (fd >= 0) close(fd);
+        unlink(path);
+    }
+    char exe[4200];
+    snprintf(exe, sizeof exe, "%s/torch_forward", bench_self_dir());
+    if (access(exe, X_OK) == 0) {
+        snprintf(cmd, sizeof cmd, "%s '%s' %d %d 2>/dev/null", bench_openblas_env(), exe, reps, r->batch);
+        if (!bench_run_peer(cmd, "median_us", &r->torch_cpp)) r->torch_cpp = NAN;
+    }
+}
+
+static batch_result run_batch(nn_module *model, int batch, int reps) {
+    batch_result r = {.batch = batch};
+    nn_tensor *x;
+    int rc = nn_tensor_randn(&x, 2, (int64_t[]){batch, IN});
+    if (!rc) rc = nn_gemm_choice_for(batch, HIDDEN, IN, &r.layer[0]);
+    if (!rc) rc = nn_gemm_choice_for(batch, OUT, HIDDEN, &r.layer[1]);
+    if (rc) die("input", rc);
+    nn_set_num_threads(1);
+    r.t1 = time_forward(model, x, reps);
+    nn_set_num_threads(2);
+    r.t2 = time_forward(model, x, reps);
+    nn_set_num_threads(1);
+    nn_tensor_free(x);
+    run_peers(&r, reps);
+    return r;
+}
+
+/* The FMA peaks: best of the start and the end of the run (a clock that
+ * ramps or a neighbour that comes and goes would lower one of them). */
+static void measure_peaks(machine *m) {
+    double avx512 = limits_fma_gflops(LIMITS_AVX512, 5), avx2 = limits_fma_gflops(LIMITS_AVX2, 5);
+    if (avx512 > m->peak_avx512) m->peak_avx512 = avx512;
+    if (avx2 > m->peak_avx2) m->peak_avx2 = avx2;
+    m->peak = !strcmp(m->isa, "avx512") ? m->peak_avx512 : m->peak_avx2;
+}
+
+static machine measure_machine(bool only_avx2) {
+    machine m = {.isa = "none"};
+    limits_fma_gflops(LIMITS_AVX2, 10); /* warm-up: the clock settles */
+    measure_peaks(&m);
+    limits_isa best = m.peak_avx512 > m.peak_avx2 && !only_avx2 ? LIMITS_AVX512 : LIMITS_AVX2;
+    m.peak = best == LIMITS_AVX512 ? m.peak_avx512 : m.peak_avx2;
+    if (m.peak > 0) m.isa = best == LIMITS_AVX512 ? "avx512" : "avx2";
+    m.peak_2threads = limits_fma_gflops_threads(best, 2);
+    m.read_gbps = limits_read_gbps((size_t)(IN * HIDDEN + HIDDEN + HIDDEN * OUT + OUT) * sizeof(float));
+    return m;
+}
+
+static const double FLOPS_PER_ROW = 2.0 * (IN * HIDDEN + HIDDEN * OUT);
+static const double WEIGHT_BYTES = (IN * HIDDEN + HIDDEN + HIDDEN * OUT + OUT) * 4.0;
+
+/* Every kernel this CPU runs, on both layers at batch 128: GFLOP/s. */
+static int measure_kernels(const char **names, double (*gflops)[2], int reps) {
+    int n = 0;
+    const char *forced = nn_gemm_kernel();
+    for (int i = 0; nn_gemm_kernel_name(i); i++) {
+        const char *name = nn_gemm_kernel_name(i);
+        if (!strcmp(name, "scalar") || nn_gemm_set_kernel(name) != 0) continue;
+        names[n] = name;
+        gflops[n][0] = mm_gflops(BIG, IN, HIDDEN, reps);
+        gflops[n][1] = mm_gflops(BIG, HIDDEN, OUT, reps);
+        n++;
+    }
+    nn_gemm_set_kernel(forced);
+    return n;
+}
+
+static void json_batch(const batch_result *r, const machine *m, bool last) {
+    double bound = r->batch == 1 ? WEIGHT_BYTES / m->read_gbps / 1e3 : FLOPS_PER_ROW * r->batch / m->peak / 1e3;
+    printf("  \"batch_%d\": {\n", r->batch);
+    bench_json_number(stdout, "forward_us_median", r->t1.median, false);
+    bench_json_number(stdout, "forward_us_iqr", r->t1.iqr, false);
+    bench_json_number(stdout, "forward_gflops", FLOPS_PER_ROW * r->batch / r->t1.median / 1e3, false);
+    bench_json_number(stdout, r->batch == 1 ? "bandwidth_bound_us" : "forward_bound_us", bound, false);
+    bench_json_number(stdout, "fraction_of_bound", bound / r->t1.median, false);
+    bench_json_number(stdout, "forward_2threads_us_median", r->t2.median, false);
+    bench_json_number(stdout, "threads2_speedup", r->t1.median / r->t2.median, false);
+    bench_json_number(stdout, "torch_forward_us_median", r->torch_py, false);
+    bench_json_number(stdout, "libtorch_forward_us_median", r->torch_cpp, false);
+    bench_json_number(stdout, "ratio_vs_torch", r->torch_py / r->t1.median, false);
+    bench_json_number(stdout, "ratio_vs_libtorch", r->torch_cpp / r->t1.median, false);
+    printf("    \"kernels\": [\"%s\", \"%s\"],\n", r->layer[0].kernel, r->layer[1].kernel);
+    printf("    \"kernels_measured_gflops\": [%.6g, %.6g]\n", r->layer[0].gflops, r->layer[1].gflops);
+    printf("  }%s\n", last ? "" : ",");
+}
+
+static void print_json(const machine *m, const batch_result *b128, const batch_result *b1, const char **names,
+                       double (*gf)[2], int n_kernels) {
+    printf("{\n  \"isa\": \"%s\",\n  \"gemm_kernel_setting\": \"%s\",\n", m->isa, nn_gemm_kernel());
+    bench_json_number(stdout, "peak_gflops", m->peak, false);
+    bench_json_number(stdout, "peak_gflops_avx512", m->peak_avx512, false);
+    bench_json_number(stdout, "peak_gflops_avx2", m->peak_avx2, false);
+    bench_json_number(stdout, "peak_gflops_2threads", m->peak_2threads, false);
+    bench_json_number(stdout, "read_gbps_weights", m->read_gbps, false);
+    bench_json_number(stdout, "weights_bytes", WEIGHT_BYTES, false);
+    /* the batch-128 figures at the top level too, as before */
+    bench_json_number(stdout, "forward_us_median", b128->t1.median, false);
+    bench_json_number(stdout, "forward_bound_us", FLOPS_PER_ROW * BIG / m->peak / 1e3, false);
+    printf("  \"gemm_gflops_by_kernel\": {");
+    for (int i = 0; i < n_kernels; i++)
+        printf("%s\"%s\": [%.6g, %.6g]", i ? ", " : "", names[i], gf[i][0], gf[i][1]);
+    printf("},\n  \"gemm_fraction_of_peak_by_kernel\": {");
+    for (int i = 0; i < n_kernels; i++) {
+        double peak = !strcmp(names[i], "avx2") ? m->peak_avx2 : m->peak;
+        printf("%s\"%s\": [%.4f, %.4f]", i ? ", " : "", names[i], gf[i][0] / peak, gf[i][1] / peak);
+    }
+    printf("},\n");
+    json_batch(b128, m, false);
+    json_batch(b1, m, true);
+    printf("}\n");
+}
+
+static void text_batch(const batch_result *r, const machine *m) {
+    double bound = r->batch == 1 ? WEIGHT_BYTES / m->read_gbps / 1e3 : FLOPS_PER_ROW * r->batch / m->peak / 1e3;
+    printf("batch %d (kernels: %s, %s)\n", r->batch, r->layer[0].kernel, r->layer[1].kernel);
+    printf("  bound (%s)       %8.1f us\n", r->batch == 1 ? "read weights" : "FMA peak    ", bound);
+    printf("  nn, 1 thread             %8.1f us median (IQR %.1f us, %d runs) = %.0f%% of the bound\n", r->t1.median,
+           r->t1.iqr, r->t1.n, 100 * bound / r->t1.median);
+    printf("  nn, 2 threads            %8.1f us median -> %.2fx one thread\n", r->t2.median,
+           r->t1.median / r->t2.median);
+    if (!isnan(r->torch_py))
+        printf("  PyTorch (Python)         %8.1f us median -> nn is %.2fx faster\n", r->torch_py,
+               r->torch_py / r->t1.median);
+    if (!isnan(r->torch_cpp))
+        printf("  libtorch (C++)           %8.1f us median -> nn is %.2fx faster\n", r->torch_cpp,
+               r->torch_cpp / r->t1.median);
+}
+
+static void print_text(const machine *m, const batch_result *b128, const batch_result *b1, const char **names,
+                       double (*gf)[2], int n_kernels) {
+    printf("seed's forward pass, %d -> %d -> %d, profiler off, GEMM kernel setting: %s\n", IN, HIDDEN, OUT,
+           nn_gemm_kernel());
+    printf("  FMA peak, one core: %.1f GFLOP/s AVX-512, %.1f AVX2; both cores (%s): %.1f\n", m->peak_avx512,
+           m->peak_avx2, m->isa, m->peak_2threads);
+    printf("  reading the %.2f MB of weights again and again: %.1f GB/s\n", WEIGHT_BYTES / 1e6, m->read_gbps);
+    for (int i = 0; i < n_kernels; i++) {
+        double peak = !strcmp(names[i], "avx2") ? m->peak_avx2 : m->peak;
+        printf("  GEMM %-9s %dx%dx%d %6.1f GFLOP/s (%3.0f%%)   %dx%dx%d %6.1f GFLOP/s (%3.0f%%)\n", names[i], BIG, IN,
+               HIDDEN, gf[i][0], 100 * gf[i][0] / peak, BIG, HIDDEN, OUT, gf[i][1], 100 * gf[i][1] / peak);
+    }
+    text_batch(b128, m);
+    text_batch(b1, m);
+    if (!bench_have_torch()) printf("PyTorch not installed (scripts/deps.sh --bench)\n");
+}
+
 int main(int argc, char **argv) {
-    bool json = false;
+    bool json = false, only_avx2 = false;
     int reps = 400;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = true;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--isa") && i + 1 < argc && !strcmp(argv[i + 1], "avx2") && ++i)
+            only_avx2 = true;
+        else if (!strcmp(argv[i], "--isa") && i + 1 < argc && !strcmp(argv[i + 1], "avx512") && ++i)
+            only_avx2 = false;
         else {
-            fprintf(stderr, "usage: bench_forward [--json] [--reps N]\n");
-            return 2;
+            fprintf(stderr, "usage: bench_forward [--json] [--reps N] [--isa avx2|avx512]\n");
+            return 64;
         }
     }
     if (reps < 10) reps = 10;
-
-    double peak = fma_peak_gflops();
-
-    nn_manual_seed(7);
-    nn_module *layers[3], *model;
-    int rc = nn_linear_new(&layers[0], IN, HIDDEN);
-    if (!rc) rc = nn_relu_new(&layers[1]);
-    if (!rc) rc = nn_linear_new(&layers[2], HIDDEN, OUT);
-    if (!rc) rc = nn_sequential_new(&model, layers, 3);
-    if (rc) die("model", rc);
-    nn_tensor *x, *h, *w1t, *w2t;
-    if ((rc = nn_tensor_randn(&x, 2, (int64_t[]){BATCH, IN})) || (rc = nn_tensor_randn(&h, 2, (int64_t[]){BATCH, HIDDEN})) ||
-        (rc = nn_tensor_randn(&w1t, 2, (int64_t[]){IN, HIDDEN})) || (rc = nn_tensor_randn(&w2t, 2, (int64_t[]){HIDDEN, OUT})))
-        die("inputs", rc);
-    const double flops1 = 2.0 * BATCH * IN * HIDDEN, flops2 = 2.0 * BATCH * HIDDEN * OUT;
-    const double flops = flops1 + flops2;
-
-    nn_set_num_threads(1);
-    bench_stats f1 = time_forward(model, x, reps);
-    double g1 = flops1 / time_mm(x, w1t, reps) / 1e3, g2 = flops2 / time_mm(h, w2t, reps) / 1e3;
-    double mm1_1t = time_mm(x, w1t, reps);
-    nn_set_num_threads(2);
-    bench_stats f2 = time_forward(model, x, reps);
-    double mm1_2t = time_mm(x, w1t, reps);
-    nn_set_num_threads(1);
-
-    /* Peers, in the same run, under the same settings (one thread, inference). */
-    double torch_py = NAN, torch_cpp = NAN;
-    char cmd[8192];
-    if (bench_have_torch()) {
-        char path[] = "/tmp/opprof-bench-torch-XXXXXX";
-        int fd = mkstemp(path);
-        if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
-            snprintf(cmd, sizeof cmd, "%s /usr/bin/python3 %s %d 2>/dev/null", bench_openblas_env(), path, reps);
-            if (!bench_run_peer(cmd, "median_us", &torch_py)) torch_py = NAN;
-        }
-        if (fd >= 0) close(fd);
-        unlink(path);
+    if (only_avx2) { /* before nn starts libxsmm; the peers inherit OpenBLAS's */
+        setenv("LIBXSMM_TARGET", "hsw", 1);
+        setenv("OPENBLAS_CORETYPE", "HASWELL", 1);
+        int rc = nn_gemm_set_kernel("avx2");
+        if (rc) die("--isa avx2", rc);
     }
-    snprintf(cmd, sizeof cmd, "%s/torch_forward", bench_self_dir());
-    if (access(cmd, X_OK) == 0) {
-        char run[8400];
-        snprintf(run, sizeof run, "%s '%s' %d 2>/dev/null", bench_openblas_env(), cmd, reps);
-        if (!bench_run_peer(run, "median_us", &torch_cpp)) torch_cpp = NAN;
-    }
-
-    double gflops = flops / f1.median / 1e3;
-    double ratio_py = torch_py / f1.median, ratio_cpp = torch_cpp / f1.median;
-    double speedup2 = mm1_1t / mm1_2t;
-    double bound_us = flops / peak / 1e3;
-    if (json) {
-        printf("{\n");
-        bench_json_number(stdout, "forward_us_median", f1.median, false);
-        bench_json_number(stdout, "forward_us_iqr", f1.iqr, false);
-        bench_json_number(stdout, "forward_gflops", gflops, false);
-        bench_json_number(stdout, "forward_2threads_us_median", f2.median, false);
-        bench_json_number(stdout, "torch_forward_us_median", torch_py, false);
-        bench_json_number(stdout, "libtorch_forward_us_median", torch_cpp, false);
-        bench_json_number(stdout, "ratio_vs_torch", ratio_py, false);
-        bench_json_number(stdout, "ratio_vs_libtorch", ratio_cpp, false);
-        bench_json_number(stdout, "peak_gflops", peak, false);
-        bench_json_number(stdout, "forward_bound_us", bound_us, false);
-        printf("  \"gemm_gflops\": [%.6g, %.6g],\n", g1, g2);
-        printf("  \"gemm_fraction_of_peak\": [%.4f, %.4f],\n", g1 / peak, g2 / peak);
-        bench_json_number(stdout, "threads2_speedup", speedup2, true);
-        printf("}\n");
-        return 0;
-    }
-    printf("seed's forward pass, batch %d, %d -> %d -> %d, %.1f MFLOP, profiler off\n", BATCH, IN, HIDDEN, OUT,
-           flops / 1e6);
-    printf("  FMA peak (measured)      %8.1f GFLOP/s   -> forward cannot take less than %.1f us\n", peak, bound_us);
-    printf("  nn, 1 thread             %8.1f us median (IQR %.1f us, %d runs)  %.1f GFLOP/s\n", f1.median, f1.iqr,
-           f1.n, gflops);
-    printf("  nn, 2 threads            %8.1f us median (IQR %.1f us)\n", f2.median, f2.iqr);
-    printf("  GEMM %dx%dx%d            %8.1f GFLOP/s (%.0f%% of peak)\n", BATCH, IN, HIDDEN, g1, 100 * g1 / peak);
-    printf("  GEMM %dx%dx%d             %8.1f GFLOP/s (%.0f%% of peak)\n", BATCH, HIDDEN, OUT, g2, 100 * g2 / peak);
-    printf("  GEMM %dx%dx%d, 2 threads %8.2fx faster than 1 thread\n", BATCH, IN, HIDDEN, speedup2);
-    if (!isnan(torch_py))
-        printf("  PyTorch (Python)         %8.1f us median  -> nn is %.2fx faster\n", torch_py, ratio_py);
+    machine m = measure_machine(only_avx2);
+    nn_module *model = seed_model();
+    batch_result b128 = run_batch(model, BIG, reps), b1 = run_batch(model, 1, reps * 10);
+    const char *names[8];
+    double gf[8][2];
+    int n_kernels = measure_kernels(names, gf, reps);
+    measure_peaks(&m);
+    if (json)
+        print_json(&m, &b128, &b1, names, gf, n_kernels);
     else
-        printf("  PyTorch (Python)         not installed (apt-get install python3-torch)\n");
-    if (!isnan(torch_cpp))
-        printf("  libtorch (C++)           %8.1f us median  -> nn is %.2fx faster\n", torch_cpp, ratio_cpp);
-    else
-        printf("  libtorch (C++)           not built (apt-get install libtorch-dev, then rebuild)\n");
-    nn_tensor_free(x);
-    nn_tensor_free(h);
-    nn_tensor_free(w1t);
-    nn_tensor_free(w2t);
+        print_text(&m, &b128, &b1, names, gf, n_kernels);
     nn_module_free(model);
     return 0;
 }

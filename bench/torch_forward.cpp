@@ -1,5 +1,6 @@
 // torch_forward - the libtorch (C++) peer of bench_forward: the seed's model
-// under InferenceMode, one thread; prints "median_us: X". Built by
+// under InferenceMode, one thread; prints "median_us: X".
+//   torch_forward [REPS [BATCH]] Built by
 // `make bench` when Debian's libtorch-dev is installed.
 #include <torch/torch.h>
 
@@ -11,11 +12,12 @@
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? std::atoi(argv[1]) : 400;
+    int batch = argc > 2 ? std::atoi(argv[2]) : 128;
     torch::manual_seed(7);
     torch::set_num_threads(1);
     torch::nn::Sequential model(torch::nn::Linear(256, 512), torch::nn::ReLU(), torch::nn::Linear(512, 64));
     model->eval();
-    torch::Tensor x = torch::randn({128, 256});
+    torch::Tensor x = torch::randn({batch, 256});
     c10::InferenceMode guard;
     for (int i = 0; i < 50; i++) model->forward(x);
     std::vector<double> t;

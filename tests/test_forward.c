@@ -1,10 +1,12 @@
-/* test_forward.c - the seed's forward pass (128 x 256 -> 512 -> 64) against a
- * float64 reference, on 1 and 2 threads; bit-identical between runs. */
+/* test_forward.c - the seed's forward pass (128 x 256 -> 512 -> 64, and
+ * batch 1) against a float64 reference, on 1 and 2 threads, with every GEMM
+ * kernel this CPU runs forced one by one; bit-identical between runs. */
 #include "check.h"
 
 #include <math.h>
 #include <nn/nn.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* relu(x W1^T + b1) W2^T + b2 in float64; returns the worst relative error of
  * y, relative to the magnitude of the sum of products of each element. */
@@ -34,15 +36,10 @@ static double worst_error(const nn_tensor *x, nn_module *m, const nn_tensor *y) 
     return worst;
 }
 
-int main(void) {
-    nn_manual_seed(7);
-    nn_module *l[3], *m;
-    CHECK_INT(nn_linear_new(&l[0], 256, 512), 0);
-    CHECK_INT(nn_relu_new(&l[1]), 0);
-    CHECK_INT(nn_linear_new(&l[2], 512, 64), 0);
-    CHECK_INT(nn_sequential_new(&m, l, 3), 0);
-    nn_tensor *x;
-    CHECK_INT(nn_tensor_randn(&x, 2, (int64_t[]){128, 256}), 0);
+/* The seed's forward on 1 and 2 threads with the kernel in use: within 1e-5
+ * of float64, bit-identical between runs and between thread counts. Returns
+ * the 1-thread output. */
+static nn_tensor *check_forward(const char *kernel, nn_module *m, const nn_tensor *x) {
     nn_tensor *first[3] = {0};
     for (int threads = 1; threads <= 2; threads++) {
         nn_set_num_threads(threads);
@@ -50,14 +47,49 @@ int main(void) {
         CHECK_INT(nn_module_forward(m, x, &a), 0);
         CHECK_INT(nn_module_forward(m, x, &b), 0);
         double err = worst_error(x, m, a);
-        if (err >= 1e-5) fprintf(stderr, "%d thread(s): relative error %g\n", threads, err);
+        if (err >= 1e-5) fprintf(stderr, "%s, %d thread(s): relative error %g\n", kernel, threads, err);
         CHECK(err < 1e-5);
         CHECK(nn_tensor_equal(a, b)); /* bit-identical between runs */
         first[threads] = a;
         nn_tensor_free(b);
     }
     /* Work is split by rows, summed in one order: threads do not change bits. */
-    CHECK(nn_tensor_equal(first[1], first[2]));
+    if (strcmp(kernel, "openblas")) CHECK(nn_tensor_equal(first[1], first[2]));
+    nn_set_num_threads(1);
+    nn_tensor_free(first[2]);
+    return first[1];
+}
+
+int main(void) {
+    nn_manual_seed(7);
+    nn_module *l[3], *m;
+    CHECK_INT(nn_linear_new(&l[0], 256, 512), 0);
+    CHECK_INT(nn_relu_new(&l[1]), 0);
+    CHECK_INT(nn_linear_new(&l[2], 512, 64), 0);
+    CHECK_INT(nn_sequential_new(&m, l, 3), 0);
+    nn_tensor *x, *x1;
+    CHECK_INT(nn_tensor_randn(&x, 2, (int64_t[]){128, 256}), 0);
+    CHECK_INT(nn_tensor_randn(&x1, 2, (int64_t[]){1, 256}), 0); /* batch 1: the wide tiles */
+    /* auto, then every kernel this CPU runs, forced one by one; nn's own
+     * kernels (and auto, which picks among them) give the same bits. */
+    nn_tensor *own = check_forward("auto", m, x), *own1 = check_forward("auto", m, x1);
+    int forced = 0;
+    for (int i = 0; nn_gemm_kernel_name(i); i++) {
+        const char *kernel = nn_gemm_kernel_name(i);
+        if (nn_gemm_set_kernel(kernel) != 0) continue; /* not on this CPU: test_gemm checks which */
+        forced++;
+        nn_tensor *y = check_forward(kernel, m, x), *y1 = check_forward(kernel, m, x1);
+        if (!strcmp(kernel, "avx512") || !strcmp(kernel, "avx2") || !strcmp(kernel, "scalar")) {
+            CHECK(nn_tensor_equal(y, own));
+            CHECK(nn_tensor_equal(y1, own1));
+        }
+        nn_tensor_free(y);
+        nn_tensor_free(y1);
+    }
+    CHECK(forced >= 3);
+    CHECK_INT(nn_gemm_set_kernel("auto"), 0);
+    nn_tensor_free(own);
+    nn_tensor_free(own1);
     /* Odd sizes: rows not a multiple of the GEMM's block, tiny and large K. */
     int64_t shapes[][3] = {{1, 3, 5}, {33, 17, 9}, {97, 300, 130}, {130, 1, 70}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -86,9 +118,8 @@ int main(void) {
         nn_tensor_free(b);
     }
     nn_set_num_threads(1);
-    nn_tensor_free(first[1]);
-    nn_tensor_free(first[2]);
     nn_tensor_free(x);
+    nn_tensor_free(x1);
     nn_module_free(m);
     return check_report("test_forward");
 }

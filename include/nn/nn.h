@@ -49,6 +49,7 @@ extern "C" {
     XX(EINVAL, -EINVAL, "invalid argument")                                     \
     XX(ENOMEM, -ENOMEM, "out of memory")                                        \
     XX(ENOENT, -ENOENT, "no such file or directory")                            \
+    XX(ENOTSUP, -ENOTSUP, "not supported on this machine")                      \
     XX(ESHAPE, -6001, "tensor shapes do not match the operation")               \
     XX(EFORMAT, -6002, "malformed tensor file")                                 \
     XX(EMISSING, -6003, "tensor not found in the file")                         \
@@ -181,6 +182,37 @@ NN_API void nn_manual_seed(uint64_t seed);
 /** Threads used by matrix products; n < 1 means 1. The default is 1. */
 NN_API void nn_set_num_threads(int n);
 NN_API int nn_get_num_threads(void);
+
+/* ---- matrix products ----
+ * nn multiplies matrices with its own register-tiled kernels, "avx512" (tiles
+ * of 12 x 32), "avx2" (6 x 16, with FMA) and "scalar"; all three sum every
+ * element in one order (s = fma(a, b, s) along K, then + C, then + bias), so
+ * they give the same bits. "auto", the default, times the own kernels that
+ * this CPU runs on the first product of each shape (about a millisecond) and
+ * keeps the fastest for that shape. "xsmm" (libxsmm's JIT) and "openblas"
+ * run only when asked: they round differently. The environment variable
+ * NN_GEMM=<name> sets the kernel at the first product (an unknown or
+ * unsupported name is reported on stderr and auto is used). */
+
+/** The i-th kernel's name, i = 0, 1, ...: "avx512", "avx2", "scalar",
+ *  "xsmm", "openblas"; NULL past the last. */
+NN_API const char *nn_gemm_kernel_name(int i);
+/** Use this kernel from now on for every product (NULL or "auto": choose by
+ *  measurement). NN_EINVAL: not a kernel's name; NN_ENOTSUP: this CPU cannot
+ *  run it (avx512 and avx2 need those instructions). */
+NN_API int nn_gemm_set_kernel(const char *name);
+/** "auto" or the kernel set by nn_gemm_set_kernel / NN_GEMM (static string). */
+NN_API const char *nn_gemm_kernel(void);
+
+typedef struct nn_gemm_choice {
+    const char *kernel; /* the kernel that runs this shape (static string) */
+    double gflops;      /* what auto measured for it, one thread; 0 when set by hand */
+} nn_gemm_choice;
+/** The kernel that runs C[m, n] = A[m, k] B[k, n] (measuring now if auto has
+ *  not met the shape yet). NN_EINVAL: a size < 1 or > INT32_MAX; NN_ENOMEM.
+ *  (A product whose shape auto cannot measure for want of memory fails with
+ *  NN_ENOMEM too, and is measured again next time.) */
+NN_API int nn_gemm_choice_for(int64_t m, int64_t n, int64_t k, nn_gemm_choice *out);
 
 /** Give back the buffers that nn keeps for reuse after tensors are freed
  *  (freed tensors' buffers are cached by size, up to 64 of them and 256 MiB:

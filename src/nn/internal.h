@@ -31,25 +31,31 @@ NN__HIDDEN int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape);
 NN__HIDDEN int nn__tensor_view(const nn_tensor *t, nn_tensor **out);
 NN__HIDDEN int nn__check_shape(int ndim, const int64_t *shape);
 
-/* gemm.c: C[M,N] = A[M,K] * op(B) + bias (broadcast over rows) when bias is
- * given, else + beta * C; row-major; B is [K,N] with leading dimension ldb,
- * or [N,K] when trans_b. */
-NN__HIDDEN void nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b,
-                          const float *bias, float beta, float *c, int ldc);
+/* gemm.c: C[M,N] = A[M,K] * B (+ C when beta is 1) (+ bias[N] on every
+ * row); row-major; B is [K,N] with leading dimension ldb, or [N,K] when
+ * trans_b; b_panels, when given, holds B packed by nn__pack_panels and is
+ * what nn's kernels read (libxsmm and OpenBLAS read b). NN_ENOMEM when a
+ * copy cannot be made (C untouched). */
+NN__HIDDEN int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b,
+                         const float *b_panels, const float *bias, float beta, float *c, int ldc);
 NN__HIDDEN void nn__gemm_set_threads(int n);
+/* Floats of B [K, N] in panels; the packing of B[p, j] = src[p*step_p + j*step_j]. */
+NN__HIDDEN size_t nn__panels_size(int k, int n);
+NN__HIDDEN void nn__pack_panels(const float *src, size_t step_p, size_t step_j, int k, int n, float *panels);
 
 /* threads.c: run fn(ctx, task, n_tasks) for every task in [0, n_tasks), the
  * caller taking part; returns when all are done. */
 NN__HIDDEN void nn__parallel_for(int n_tasks, void (*fn)(void *ctx, int task, int n_tasks), void *ctx);
 
-/* ops.c: aten::linear with the same events, but the product reads
- * `w_packed` (w transposed, contiguous [K, N]) when it is given. */
-NN__HIDDEN int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
+/* ops.c: aten::linear with the same events, but nn's kernels read
+ * `w_panels` (nn__pack_weight) when it is given. */
+NN__HIDDEN int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_panels, const nn_tensor *b,
                           nn_tensor **out);
 /* record_shapes: describe the current operator's inputs (NULL: a scalar). */
 NN__HIDDEN void nn__record_inputs(int n, const nn_tensor *const *inputs);
-/* A contiguous transposed copy of a 2-D tensor, made outside any operator. */
-NN__HIDDEN int nn__pack_transposed(const nn_tensor *w, nn_tensor **out);
+/* W^T ([out, in] weights) in the kernels' panels, as a 1-D tensor of
+ * nn__panels_size(in, out) floats, made outside any operator. */
+NN__HIDDEN int nn__pack_weight(const nn_tensor *w, nn_tensor **out);
 
 /* modules.c: the i-th child of a Sequential, or NULL. */
 NN__HIDDEN nn_module *nn__module_child(nn_module *m, size_t i);

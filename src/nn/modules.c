@@ -12,7 +12,7 @@ struct nn_module {
     module_kind kind;
     bool eval;
     nn_tensor *weight, *bias;  /* Linear */
-    nn_tensor *weight_packed;  /* weight transposed, contiguous: what the GEMM reads */
+    nn_tensor *weight_panels;  /* W^T in the kernels' panels: what the GEMM reads */
     nn_module **children;      /* Sequential */
     size_t n_children;
 };
@@ -36,7 +36,7 @@ int nn_linear_new(nn_module **out, int64_t in_features, int64_t out_features) {
     float bound = (float)(1.0 / sqrt((double)in_features));
     int rc = nn_tensor_uniform(&m->weight, 2, (int64_t[]){out_features, in_features}, -bound, bound);
     if (!rc) rc = nn_tensor_uniform(&m->bias, 1, (int64_t[]){out_features}, -bound, bound);
-    if (!rc) rc = nn__pack_transposed(m->weight, &m->weight_packed);
+    if (!rc) rc = nn__pack_weight(m->weight, &m->weight_panels);
     if (rc) {
         nn_module_free(m);
         return rc;
@@ -78,7 +78,7 @@ void nn_module_free(nn_module *m) {
     if (!m) return;
     nn_tensor_free(m->weight);
     nn_tensor_free(m->bias);
-    nn_tensor_free(m->weight_packed);
+    nn_tensor_free(m->weight_panels);
     for (size_t i = 0; i < m->n_children; i++) nn_module_free(m->children[i]);
     nn__free(m->children, (m->n_children ? m->n_children : 1) * sizeof *m->children);
     nn__free(m, sizeof *m);
@@ -94,7 +94,7 @@ int nn_module_forward(nn_module *m, const nn_tensor *x, nn_tensor **out) {
     if (!m || !x || !out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     switch (m->kind) {
-    case MODULE_LINEAR: return nn__linear(x, m->weight, m->weight_packed, m->bias, out);
+    case MODULE_LINEAR: return nn__linear(x, m->weight, m->weight_panels, m->bias, out);
     case MODULE_RELU: return nn_relu(x, out);
     case MODULE_SEQUENTIAL: {
         if (m->n_children == 0) return nn__tensor_view(x, out);
@@ -118,10 +118,10 @@ int nn_module_parameters_changed(nn_module *m) {
     if (!m) return NN_EINVAL;
     if (m->kind == MODULE_LINEAR) {
         nn_tensor *packed;
-        int rc = nn__pack_transposed(m->weight, &packed);
+        int rc = nn__pack_weight(m->weight, &packed);
         if (rc) return rc;
-        nn_tensor_free(m->weight_packed);
-        m->weight_packed = packed;
+        nn_tensor_free(m->weight_panels);
+        m->weight_panels = packed;
     }
     for (size_t i = 0; i < m->n_children; i++) {
         int rc = nn_module_parameters_changed(m->children[i]);

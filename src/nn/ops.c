@@ -116,10 +116,12 @@ int nn_contiguous(const nn_tensor *x, nn_tensor **out) {
     return rc;
 }
 
-/* out (contiguous [M,N]) += a @ b, for any strides of a and b; temporary
- * copies (not tensors, not reported) only when a layout is not one that
- * the GEMM takes directly. */
-static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias, float beta, nn_tensor *out) {
+/* out (contiguous [M,N]) = a @ b (+ out when beta is 1) (+ bias), for any
+ * strides of a and b; b_panels, when given, holds b in the kernels' panels
+ * (nn__pack_weight). Temporary copies (not tensors, not reported) only when a
+ * layout is not one that the GEMM takes directly. */
+static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *b_panels, const float *bias, float beta,
+                       nn_tensor *out) {
     int m = (int)a->shape[0], k = (int)a->shape[1], n = (int)b->shape[1];
     const float *pa = a->data, *pb = b->data;
     float *copy_a = NULL, *copy_b = NULL;
@@ -148,10 +150,10 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *bias
         ldb = n;
         trans_b = 0;
     }
-    nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, bias, beta, out->data, n);
+    int rc = nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, b_panels, bias, beta, out->data, n);
     nn__free(copy_a, (size_t)m * k * sizeof(float));
     nn__free(copy_b, (size_t)k * n * sizeof(float));
-    return 0;
+    return rc;
 }
 
 static int check_matmul(const nn_tensor *a, const nn_tensor *b) {
@@ -161,9 +163,8 @@ static int check_matmul(const nn_tensor *a, const nn_tensor *b) {
     return 0;
 }
 
-/* aten::addmm; `b_packed`, when given, holds b's values contiguously and is
- * what the product reads. */
-static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, const nn_tensor *b_packed,
+/* aten::addmm; `b_panels`, when given, holds b in the kernels' panels. */
+static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, const float *b_panels,
                  nn_tensor **out) {
     if (!out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
@@ -179,9 +180,8 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
         nn__record_inputs(5, (const nn_tensor *[]){bias, a, b, NULL, NULL}); /* beta, alpha */
         rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
         if (rc) return rc;
-        /* A contiguous row bias goes to the GEMM, which lays it down block by
-         * block just before accumulating onto it; any other bias fills the
-         * output first. */
+        /* A contiguous row bias goes to the GEMM, which adds it to each sum;
+         * any other bias fills the output first and the GEMM adds onto it. */
         const float *row = row_bias && bias->strides[0] == 1 ? bias->data : NULL;
         if (!row) {
             float *c = (*out)->data;
@@ -190,7 +190,7 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
                     c[i * n + j] = row_bias ? bias->data[j * bias->strides[0]]
                                             : bias->data[i * bias->strides[0] + j * bias->strides[1]];
         }
-        rc = matmul_into(a, b_packed ? b_packed : b, row, 1.0f, *out);
+        rc = matmul_into(a, b, b_panels, row, row ? 0.0f : 1.0f, *out);
         if (rc) {
             nn_tensor_free(*out);
             *out = NULL;
@@ -203,7 +203,8 @@ int nn_addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, nn_t
     return addmm(bias, a, b, NULL, out);
 }
 
-int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
+/* aten::mm; `b_panels` as in addmm. */
+static int mm(const nn_tensor *a, const nn_tensor *b, const float *b_panels, nn_tensor **out) {
     if (!out) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     *out = NULL; /* on any error, *out is NULL */
@@ -214,7 +215,7 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
         nn__record_inputs(2, (const nn_tensor *[]){a, b});
         rc = nn__tensor_new(out, 2, (int64_t[]){a->shape[0], b->shape[1]});
         if (rc) return rc;
-        rc = matmul_into(a, b, NULL, 0.0f, *out);
+        rc = matmul_into(a, b, b_panels, NULL, 0.0f, *out);
         if (rc) {
             nn_tensor_free(*out);
             *out = NULL;
@@ -223,14 +224,16 @@ int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) {
     return rc;
 }
 
-int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed, const nn_tensor *b,
+int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) { return mm(a, b, NULL, out); }
+
+int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_panels, const nn_tensor *b,
                nn_tensor **out) {
     if (!x || !w || !out || x->ndim != 2 || w->ndim != 2) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     if (x->shape[1] != w->shape[1]) return NN_ESHAPE;
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) return NN_ESHAPE;
-    if (w_packed && (w_packed->ndim != 2 || w_packed->shape[0] != w->shape[1] ||
-                     w_packed->shape[1] != w->shape[0] || !nn_tensor_is_contiguous(w_packed)))
+    if (w_panels && (w_panels->ndim != 1 || w->shape[0] > INT32_MAX || w->shape[1] > INT32_MAX ||
+                     (size_t)w_panels->shape[0] != nn__panels_size((int)w->shape[1], (int)w->shape[0])))
         return NN_EINVAL;
     int rc = NN_EINVAL;
     {
@@ -239,10 +242,8 @@ int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_packed
         nn_tensor *wt;
         rc = nn_t(w, &wt);
         if (rc) return rc;
-        if (b)
-            rc = addmm(b, x, wt, w_packed, out);
-        else
-            rc = nn_mm(x, w_packed ? w_packed : wt, out);
+        const float *panels = w_panels ? w_panels->data : NULL;
+        rc = b ? addmm(b, x, wt, panels, out) : mm(x, wt, panels, out);
         nn_tensor_free(wt);
     }
     return rc;
@@ -252,14 +253,14 @@ int nn_linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, nn_ten
     return nn__linear(x, w, NULL, b, out);
 }
 
-int nn__pack_transposed(const nn_tensor *w, nn_tensor **out) {
-    if (!w || w->ndim != 2) return NN_EINVAL;
+int nn__pack_weight(const nn_tensor *w, nn_tensor **out) {
+    if (!w || w->ndim != 2 || w->shape[0] > INT32_MAX || w->shape[1] > INT32_MAX) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
-    int rc = nn__tensor_new(out, 2, (int64_t[]){w->shape[1], w->shape[0]});
+    int n = (int)w->shape[0], k = (int)w->shape[1];
+    int rc = nn__tensor_new(out, 1, (int64_t[]){(int64_t)nn__panels_size(k, n)});
     if (rc) return rc;
-    for (int64_t i = 0; i < w->shape[0]; i++)
-        for (int64_t j = 0; j < w->shape[1]; j++)
-            (*out)->data[j * w->shape[0] + i] = w->data[i * w->strides[0] + j * w->strides[1]];
+    /* the product reads B = W^T: B[p, j] = W[j, p] */
+    nn__pack_panels(w->data, (size_t)w->strides[1], (size_t)w->strides[0], k, n, (*out)->data);
     return 0;
 }
 
