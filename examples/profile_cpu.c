@@ -306,6 +306,25 @@ static void remove_tree(const char *dir) {
     rmdir(dir);
 }
 
+/* summary.json's "gemm": the kernel that ran each layer's product and the
+ * GFLOP/s that nn measured when it chose it ("avx512 128x256x512 252.5
+ * GFLOP/s; ..."; no figure when NN_GEMM set the kernel). */
+static int set_gemm_kernels(opprof_summary *sum, int64_t batch, int64_t in, int64_t hidden, int64_t out) {
+    const int64_t layers[2][2] = {{in, hidden}, {hidden, out}};
+    char text[256] = "";
+    for (int i = 0; i < 2; i++) {
+        nn_gemm_choice c;
+        int rc = nn_gemm_choice_for(batch, layers[i][1], layers[i][0], &c);
+        if (rc) return rc;
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, "%s%s %lldx%lldx%lld", i ? "; " : "", c.kernel, (long long)batch,
+                 (long long)layers[i][0], (long long)layers[i][1]);
+        used = strlen(text);
+        if (c.gflops > 0) snprintf(text + used, sizeof text - used, " %.1f GFLOP/s", c.gflops);
+    }
+    return opprof_summary_set_string(sum, "gemm", text);
+}
+
 static int make_model(const options *o, nn_module **model) {
     nn_module *layers[3] = {0};
     int rc = nn_linear_new(&layers[0], o->in_features, o->hidden);
@@ -432,6 +451,7 @@ static int run(const options *o, context *ctx) {
     if (!rc) rc = opprof_summary_set_int(sum, "threads", nn_get_num_threads());
     if (!rc) rc = opprof_summary_set_int_array(sum, "input_shape", in_shape, 2);
     if (!rc) rc = opprof_summary_set_int_array(sum, "output_shape", out_shape, 2);
+    if (!rc) rc = set_gemm_kernels(sum, inputs->shape[0], inputs->shape[1], o->hidden, reference->shape[1]);
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/summary.json", ctx->workdir);

@@ -328,6 +328,10 @@ static void check_tables(const char *dir) {
         CHECK_STR(YAJL_GET_STRING(field(root, "device")), "cpu");
         CHECK_INT(number(field(root, "threads")), 1);
         CHECK_STR(YAJL_GET_STRING(field(root, "opprof")), opprof_version());
+        /* the kernel of each layer: one of nn's own under auto */
+        const char *gemm = YAJL_GET_STRING(field(root, "gemm"));
+        CHECK(gemm && strstr(gemm, " 128x256x512") && strstr(gemm, "; ") && strstr(gemm, " 128x512x64"));
+        CHECK(gemm && (!strncmp(gemm, "avx512 ", 7) || !strncmp(gemm, "avx2 ", 5) || !strncmp(gemm, "scalar ", 7)));
         yajl_val caps = field(root, "captures");
         CHECK(caps && YAJL_IS_ARRAY(caps) && YAJL_GET_ARRAY(caps)->len == 1);
         yajl_val cap = YAJL_GET_ARRAY(caps)->values[0];
