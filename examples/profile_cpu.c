@@ -13,6 +13,8 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include "parallel.h"
+
 #include <dirent.h>
 #include <signal.h>
 #include <errno.h>
@@ -38,13 +40,17 @@ typedef struct options {
     bool group_by_input_shape;
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
+    parallel_mode parallel;
 } options;
 
 /* SIGINT and SIGTERM: noted here, acted on between steps and files, so that
  * no file is cut short; the temporary directory is then removed. */
 static volatile sig_atomic_t g_signal;
 
-static void on_signal(int sig) { g_signal = sig; }
+static void on_signal(int sig) {
+    g_signal = sig;
+    parallel_on_signal(sig); /* --parallel: the whole run's directory goes, even while MPI waits */
+}
 
 typedef struct context {
     const options *opt;
@@ -97,6 +103,10 @@ static void usage(FILE *f) {
             "  --quiet          do not print the tables\n"
             "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
             "                   allocator fails (0: none); their count is printed on stderr at exit\n"
+            "  --parallel MODE  run under mpirun across ranks: data (each rank its rows of the\n"
+            "                   batch) or tensor (Linear layers split, partial outputs summed with\n"
+            "                   mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"
+            "                   ranks.txt (opprof report --ranks) in OUTDIR\n"
             "  --version        print the version and exit\n"
             "  -h, --help       this help\n"
             "\n"
@@ -142,7 +152,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
         {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
-        {"version", no_argument, 0, 11},
+        {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -190,6 +200,16 @@ static int parse_options(int argc, char **argv, options *o) {
         case 'O': o->save_output = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 11: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
+        case 12:
+            if (parallel_mode_parse(optarg, &o->parallel)) {
+                fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
+                rc = -1;
+            } else if (!parallel_built()) {
+                fprintf(stderr, "profile_cpu: --parallel: this profile_cpu was built without MPI "
+                                "(install openmpi-bin and libopenmpi-dev, then rebuild)\n");
+                rc = -1;
+            }
+            break;
         default: usage_hint(); return -1;
         }
         if (rc) return -1;
@@ -369,12 +389,15 @@ static int run(const options *o, context *ctx) {
     what = "creating the inputs";
     if (!inputs) rc = nn_tensor_randn(&inputs, 2, (int64_t[]){o->batch, o->in_features});
     if (rc) goto done;
+    what = "sharing the work across ranks";
+    rc = parallel_share(&model, &inputs); /* --parallel: this rank's rows, or its part of the model */
+    if (rc) goto done;
 
     what = "running the model";
-    rc = nn_module_forward(model, inputs, &reference);
+    rc = parallel_forward(model, inputs, &reference);
     for (int i = 0; i < 3 && !rc; i++) { /* warm up before the profiler starts */
         nn_tensor *y = NULL;
-        rc = nn_module_forward(model, inputs, &y);
+        rc = parallel_forward(model, inputs, &y);
         nn_tensor_free(y);
     }
     if (rc) goto done;
@@ -388,6 +411,7 @@ static int run(const options *o, context *ctx) {
     cfg.with_stack = o->with_stack;
     cfg.with_native_stack = o->with_native_stack;
     cfg.with_flops = o->with_flops;
+    if (parallel_rank()) cfg.rank = *parallel_rank();
     what = "starting the profiler";
     rc = opprof_session_start(&session, &cfg);
     if (rc) goto done;
@@ -398,7 +422,7 @@ static int run(const options *o, context *ctx) {
             nn_tensor *output = NULL;
             {
                 OPPROF_SCOPE("forward");
-                frc = nn_module_forward(model, inputs, &output);
+                frc = parallel_forward(model, inputs, &output);
             }
             nn_tensor_free(output);
         }
@@ -431,7 +455,7 @@ static int run(const options *o, context *ctx) {
     }
 
     what = "checking the output";
-    rc = nn_module_forward(model, inputs, &after);
+    rc = parallel_forward(model, inputs, &after);
     if (rc) goto done;
     if (!nn_tensor_equal(after, reference)) {
         fprintf(stderr, "profile_cpu: the output after profiling differs from the reference\n");
@@ -439,9 +463,16 @@ static int run(const options *o, context *ctx) {
         goto done;
     }
 
-    if (o->save_output) {
-        rc = nn_tensor_save_safetensors(o->save_output, "output", reference, message, sizeof message);
-        if (rc) goto load_failed;
+    if (o->save_output) { /* --parallel: the whole batch's output, by rank 0 */
+        nn_tensor *whole = NULL;
+        what = "gathering the output";
+        rc = parallel_whole_output(reference, &whole);
+        if (rc) goto done;
+        if (parallel_is_root())
+            rc = nn_tensor_save_safetensors(o->save_output, "output", whole ? whole : reference, message,
+                                            sizeof message);
+        nn_tensor_free(whole);
+        if (rc) goto load_failed; /* the message names the file */
     }
 
     opprof_summary *sum = ctx->summary;
@@ -499,17 +530,14 @@ static void report_allocations(void) {
     fprintf(stderr, "profile_cpu: %ld allocations through the hooks\n", g_allocations);
 }
 
-int main(int argc, char **argv) {
-    options o;
-    if (parse_options(argc, argv, &o)) return EXIT_USAGE;
-    if (o.fail_alloc >= 0) {
-        static const opprof_allocator counting = {counting_realloc, NULL};
-        g_fail_at = o.fail_alloc;
-        opprof_set_allocator(&counting);
-        nn_set_allocator(&counting);
-        atexit(report_allocations);
-    }
+/* One process's run into outdir (a rank's, under --parallel): the
+ * directory appears whole or not at all. Returns the exit status. */
+static const options *g_options;
 
+static int profile_into(const char *outdir) {
+    options o = *g_options;
+    o.outdir = outdir;
+    if (!parallel_is_root()) o.quiet = true; /* one rank prints the tables */
     /* Refuse an existing OUTDIR before doing anything. */
     struct stat st;
     if (lstat(o.outdir, &st) == 0) {
@@ -538,12 +566,6 @@ int main(int argc, char **argv) {
         remove_tree(workdir);
         return 1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     rc = run(&o, &ctx);
     opprof_summary_free(ctx.summary);
     nn_release_cached_memory();
@@ -566,6 +588,27 @@ int main(int argc, char **argv) {
         remove_tree(workdir);
         return 1;
     }
-    printf("profile_cpu: capture written to %s/\n", o.outdir);
+    if (o.parallel == PARALLEL_OFF) printf("profile_cpu: capture written to %s/\n", o.outdir);
     return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    if (parse_options(argc, argv, &o)) return EXIT_USAGE;
+    if (o.fail_alloc >= 0) {
+        static const opprof_allocator counting = {counting_realloc, NULL};
+        g_fail_at = o.fail_alloc;
+        opprof_set_allocator(&counting);
+        nn_set_allocator(&counting);
+        atexit(report_allocations);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    g_options = &o;
+    if (o.parallel != PARALLEL_OFF) return parallel_main(o.parallel, &argc, &argv, o.outdir, profile_into);
+    return profile_into(o.outdir);
 }

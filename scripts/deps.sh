@@ -4,7 +4,7 @@
 # Optional peers for benchmarks (never needed by `make test`): run with --bench.
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;

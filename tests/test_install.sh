@@ -3,6 +3,7 @@
 # into a fresh prefix outside /usr, then:
 #   - the installed tools run with no LD_LIBRARY_PATH (RUNPATH $ORIGIN/../lib);
 #   - opprof.pc is the profiler alone (no nn, no BLAS); nn.pc the runtime;
+#     nn_mpi.pc the runtime across MPI ranks;
 #   - a C program built with pkg-config, shared and static, runs;
 #   - a C++17 CMake project with find_package(opprof CONFIG) builds under
 #     -Wall -Wextra -pedantic -Werror against opprof::opprof, opprof::nn and
@@ -83,6 +84,12 @@ C
 cc "$tmp/nn.c" $(pkg-config --cflags --libs nn) -Wl,-rpath,"$libdir" -o "$tmp/nn" || fail "build with nn.pc"
 "$tmp/nn" || fail "run with nn.pc"; ok
 
+# -- nn_mpi.pc: nn across MPI ranks (Requires: nn, ompi-c)
+printf '#include <nn/mpi.h>\nint main(void) { opprof_rank r; return nn_mpi_rank(MPI_COMM_WORLD, 0, &r) == NN_EINVAL ? 0 : 1; }\n' > "$tmp/mpi.c"
+cc -std=c11 -Wall -Wextra -Werror "$tmp/mpi.c" $(pkg-config --cflags --libs nn_mpi) -Wl,-rpath,"$libdir" -o "$tmp/mpi" \
+    || fail "build with nn_mpi.pc"
+"$tmp/mpi" || fail "run with nn_mpi.pc"; ok
+
 # -- a CMake project in C++: find_package(opprof CONFIG), the C++ header
 mkdir -p "$tmp/cmake-user"
 cat > "$tmp/cmake-user/CMakeLists.txt" <<'CMAKE'
@@ -157,7 +164,7 @@ cmake --build "$tmp/cmake-user/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/buil
 ! ldd "$tmp/cmake-user/build/user_static" | grep -q 'libopprof\|libnn' || fail "user_static loads a shared opprof"; ok
 
 # -- exported symbols: opprof_* and nn_* only
-for lib in "$libdir"/libopprof.so "$libdir"/libnn.so; do
+for lib in "$libdir"/libopprof.so "$libdir"/libnn.so "$libdir"/libnn_mpi.so; do
     others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^opprof_' | grep -v '^nn_' || true)
     [ -z "$others" ] || fail "$(basename "$lib") exports: $(echo "$others" | head -n 5 | tr '\n' ' ')"
 done
@@ -173,6 +180,9 @@ for h in opprof/opprof.h opprof/capture.h opprof/timer.h nn/nn.h; do
 done
 printf '#include <opprof/opprof.hpp>\nint main() { OPPROF_SCOPE("x_%%d", 1); return 0; }\n' > "$tmp/hpp.cpp"
 g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$p/include" -c "$tmp/hpp.cpp" -o "$tmp/h.o" || fail "opprof.hpp"; ok
+printf '#include <nn/mpi.h>\nint main(void) { return 0; }\n' > "$tmp/h.c"
+gcc -std=c11 -pedantic -Wall -Wextra -Werror -I"$p/include" $(pkg-config --cflags ompi-c) -c "$tmp/h.c" -o "$tmp/h.o" \
+    || fail "nn/mpi.h as C11"; ok
 
 # -- the removed block form: a compile error that says what to write
 printf '#include <opprof/opprof.h>\nvoid f(void) { OPPROF_RANGE("x") { } }\n' > "$tmp/old.c"

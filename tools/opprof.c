@@ -7,6 +7,8 @@
  *   opprof html TRACE OUT.html
  *   opprof check TRACE [--json] [--max-problems N]
  *   opprof diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]
+ *   opprof merge TRACE... -o OUT.json
+ *   opprof report --ranks DIR [--json]
  *
  * TRACE is a Chrome trace (ours, PyTorch's export_chrome_trace, or PyTorch's
  * legacy array form), plain or gzip-compressed.
@@ -19,6 +21,8 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include "load.h"
+#include "ranks.h"
 #include "record.h"
 
 #include <errno.h>
@@ -30,8 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_PROBLEMS = 1, EXIT_UNREADABLE = 2, EXIT_USAGE = 64 };
-
 static const char *USAGE =
     "usage: opprof COMMAND [options] FILE...\n"
     "\n"
@@ -41,6 +43,8 @@ static const char *USAGE =
     "  html TRACE OUT      a self-contained HTML report: table, flame graph, timeline, memory\n"
     "  check TRACE         validate a trace and list every problem with its position\n"
     "  diff BEFORE AFTER   compare two traces operator by operator\n"
+    "  merge TRACE... -o OUT  the traces of several ranks on one timeline\n"
+    "  report --ranks DIR  compare the ranks of DIR/rank-K/ (profile_cpu --parallel)\n"
     "  record -- CMD       profile a program without changing it (--memory, --functions)\n"
     "\n"
     "TRACE: a Chrome trace JSON file (opprof's, PyTorch's export_chrome_trace, or PyTorch's\n"
@@ -54,122 +58,6 @@ static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(run 'opprof --help')\n");
     return EXIT_USAGE;
-}
-
-/* ---- progress on stderr, for large files on a terminal ---- */
-
-typedef struct progress {
-    const char *path;
-    bool enabled;
-    double started;
-} progress;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void on_progress(void *ctx, int64_t done, int64_t total) {
-    progress *pr = ctx;
-    if (!pr->enabled || total <= 0) return;
-    int width = 30, filled = (int)((double)done / (double)total * width);
-    if (filled > width) filled = width;
-    double rate = (double)done / 1e6 / (now_s() - pr->started + 1e-9);
-    fprintf(stderr, "\r%s [%.*s%*s] %3d%% %.0f MB/s", pr->path, filled, "##############################",
-            width - filled, "", (int)(100.0 * (double)done / (double)total), rate);
-    if (done >= total) fprintf(stderr, "\n");
-}
-
-static void progress_init(progress *pr, const char *path) {
-    struct stat st;
-    pr->path = path;
-    pr->enabled = isatty(2) && stat(path, &st) == 0 && st.st_size > 100 * 1000 * 1000;
-    pr->started = now_s();
-}
-
-/* Problems met while loading: counted, the first kept for the message. */
-typedef struct load_problems {
-    progress pr;
-    long count;
-    char first[600];
-    char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
-} load_problems;
-
-static void load_unused(void *ctx, const char *kind, uint64_t count) {
-    load_problems *lp = ctx;
-    size_t n = strlen(lp->unused);
-    snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
-}
-
-static void load_progress(void *ctx, int64_t done, int64_t total) { on_progress(&((load_problems *)ctx)->pr, done, total); }
-
-static void load_problem(void *ctx, const opprof_trace_problem *p) {
-    load_problems *lp = ctx;
-    if (lp->count++ == 0) {
-        if (p->line > 0)
-            snprintf(lp->first, sizeof lp->first, "line %lld, column %lld: %s", (long long)p->line,
-                     (long long)p->column, p->message);
-        else
-            snprintf(lp->first, sizeof lp->first, "%s", p->message);
-    }
-}
-
-/* Read a trace; on failure print why (file, position, reason). Events the
- * reader could not use are never dropped silently: their count and the first
- * reason go to stderr, and a trace with problems and no event at all is an
- * error. */
-static int load(const char *path, opprof_capture **out) {
-    load_problems lp = {.count = 0, .unused = ""};
-    progress_init(&lp.pr, path);
-    opprof_read_options opt = {.on_progress = load_progress,
-                               .on_problem = load_problem,
-                               .on_unused = load_unused,
-                               .ctx = &lp,
-                               .events_only = true};
-    opprof_read_error err;
-    int rc = opprof_capture_read(path, &opt, out, &err);
-    if (rc) {
-        if (err.line > 0)
-            fprintf(stderr, "opprof: %s:%lld:%lld: %s (byte %lld)\n", path, (long long)err.line, (long long)err.column,
-                    err.message, (long long)err.offset);
-        else
-            fprintf(stderr, "opprof: %s: %s\n", path, err.message);
-        return EXIT_UNREADABLE;
-    }
-    if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
-    if (lp.count == 0) return 0;
-    size_t events = 0, memory = 0;
-    opprof_capture_events(*out, &events);
-    opprof_capture_memory_events(*out, &memory);
-    fprintf(stderr, "opprof: %s: %ld problem(s); the events concerned are left out (first: %s)\n", path, lp.count,
-            lp.first);
-    if (events == 0 && memory == 0) {
-        fprintf(stderr, "opprof: %s: no event could be read; run 'opprof check %s' for every problem\n", path, path);
-        opprof_capture_free(*out);
-        *out = NULL;
-        return EXIT_UNREADABLE;
-    }
-    fprintf(stderr, "opprof: run 'opprof check %s' for every problem\n", path);
-    return 0;
-}
-
-/* A file could not be written: the system's reason, and where it arose when
- * that is not obvious (files are written as a temporary beside OUT, then
- * renamed, so a directory that takes no new file fails even for an OUT that
- * exists, e.g. under /proc). */
-static void write_error(const char *path, int rc) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    struct stat st;
-    if (rc == -ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        fprintf(stderr, "opprof: cannot write '%s': %s (the directory '%s' exists but takes no new file)\n", path,
-                opprof_strerror(rc), dir);
-    else
-        fprintf(stderr, "opprof: cannot write '%s': %s\n", path, opprof_strerror(rc));
 }
 
 static int parse_count(const char *text, const char *flag, int *out) {
@@ -194,11 +82,12 @@ static int cmd_report(int argc, char **argv) {
                                           {"group-by-stack", required_argument, 0, 'k'},
                                           {"peak-memory", no_argument, 0, 'p'},
                                           {"flops", no_argument, 0, 'f'},
+                                          {"ranks", no_argument, 0, 'r'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
-    bool json = false;
+    bool json = false, ranks = false;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
@@ -222,6 +111,7 @@ static int cmd_report(int argc, char **argv) {
             break;
         case 'p': table.peak_memory = true; break;
         case 'f': table.flops = true; break;
+        case 'r': ranks = true; break;
         case 'h':
             printf("usage: opprof report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
                    "                           [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n\n"
@@ -234,14 +124,19 @@ static int cmd_report(int argc, char **argv) {
                    "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
                    "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
                    "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
-                   "  --json           the rows as JSON\n");
+                   "  --json           the rows as JSON\n"
+                   "       opprof report --ranks DIR [--json]\n"
+                   "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
+                   "                   min / median / max self time across ranks and the slowest rank; per\n"
+                   "                   rank, communication against compute, and the skew of collective starts\n");
             return 0;
         default: return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) return usage_error("report takes one TRACE%s", "");
+    if (optind != argc - 1) return usage_error(ranks ? "report --ranks takes one DIR%s" : "report takes one TRACE%s", "");
+    if (ranks) return opprof_ranks_report(argv[optind], json);
     opprof_capture *cap;
-    int rc = load(argv[optind], &cap);
+    int rc = opprof_tool_load(argv[optind], &cap);
     if (rc) return rc;
     opprof_averages *avg = NULL;
     char *text = NULL;
@@ -279,7 +174,7 @@ static int cmd_stacks(int argc, char **argv) {
     }
     if (optind != argc - 1) return usage_error("stacks takes one TRACE%s", "");
     opprof_capture *cap;
-    int rc = load(argv[optind], &cap);
+    int rc = opprof_tool_load(argv[optind], &cap);
     if (rc) return rc;
     char *text = NULL;
     rc = opprof_capture_stacks(cap, metric, &text);
@@ -311,10 +206,10 @@ static int cmd_html(int argc, char **argv) {
     }
     if (optind != argc - 2) return usage_error("html takes a TRACE and an OUT file%s", "");
     opprof_capture *cap;
-    int rc = load(argv[optind], &cap);
+    int rc = opprof_tool_load(argv[optind], &cap);
     if (rc) return rc;
     rc = opprof_capture_write_html(cap, argv[optind + 1]);
-    if (rc) write_error(argv[optind + 1], rc);
+    if (rc) opprof_tool_write_error(argv[optind + 1], rc);
     opprof_capture_free(cap);
     return rc ? EXIT_UNREADABLE : 0;
 }
@@ -360,7 +255,7 @@ static void on_problem(void *ctx, const opprof_trace_problem *p) {
     }
 }
 
-static void check_progress(void *ctx, int64_t done, int64_t total) { on_progress(&((checker *)ctx)->pr, done, total); }
+static void check_progress(void *ctx, int64_t done, int64_t total) { opprof_tool_on_progress(&((checker *)ctx)->pr, done, total); }
 
 static int cmd_check(int argc, char **argv) {
     static const struct option longs[] = {{"json", no_argument, 0, 'j'},
@@ -390,7 +285,7 @@ static int cmd_check(int argc, char **argv) {
     }
     if (optind != argc - 1) return usage_error("check takes one TRACE%s", "");
     ck.path = argv[optind];
-    progress_init(&ck.pr, ck.path);
+    opprof_tool_progress_init(&ck.pr, ck.path);
     if (ck.json) {
         printf("{\n  \"file\": ");
         print_json_string(ck.path);
@@ -462,8 +357,8 @@ static int cmd_diff(int argc, char **argv) {
     if (optind != argc - 2) return usage_error("diff takes two traces, BEFORE and AFTER%s", "");
     if (json && html) return usage_error("diff takes --json or --html, not both%s", "");
     opprof_capture *before = NULL, *after = NULL;
-    int rc = load(argv[optind], &before);
-    if (!rc) rc = load(argv[optind + 1], &after);
+    int rc = opprof_tool_load(argv[optind], &before);
+    if (!rc) rc = opprof_tool_load(argv[optind + 1], &after);
     if (rc) {
         opprof_capture_free(before);
         return rc;
@@ -474,7 +369,7 @@ static int cmd_diff(int argc, char **argv) {
     if (err)
         fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
     else if (html && (err = opprof_write_text_file(html, text)))
-        write_error(html, err);
+        opprof_tool_write_error(html, err);
     else if (!html)
         fputs(text, stdout);
     opprof_free(text);
@@ -504,5 +399,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "html")) return cmd_html(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "record")) return opprof_cmd_record(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge")) return opprof_cmd_merge(argc - 1, argv + 1);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -53,7 +53,8 @@ extern "C" {
     XX(ESHAPE, -6001, "tensor shapes do not match the operation")               \
     XX(EFORMAT, -6002, "malformed tensor file")                                 \
     XX(EMISSING, -6003, "tensor not found in the file")                         \
-    XX(EDTYPE, -6004, "unsupported tensor dtype")
+    XX(EDTYPE, -6004, "unsupported tensor dtype")                              \
+    XX(EMPI, -6005, "an MPI call failed")
 
 typedef enum nn_error {
 #define NN__ERR_ENUM(name, value, text) NN_##name = (value),
@@ -144,6 +145,8 @@ NN_API void nn_module_free(nn_module *m);
  *  or NULL. The tensor belongs to the module. After writing into a parameter's
  *  data, call nn_module_parameters_changed(). */
 NN_API nn_tensor *nn_module_parameter(nn_module *m, const char *name);
+/** The i-th module of a Sequential (as model[i]), or NULL; it belongs to m. */
+NN_API nn_module *nn_module_child(nn_module *m, size_t i);
 /** Tell the module that parameters were written: Linear keeps its weight also
  *  transposed and packed for the matrix product, and repacks it here. */
 NN_API int nn_module_parameters_changed(nn_module *m);

@@ -99,8 +99,10 @@ typedef struct opprof_memory_event {
 } opprof_memory_event;
 
 typedef struct opprof_thread_info {
-    int64_t tid;   /* the system's thread id */
-    char name[64]; /* "" when unknown */
+    int64_t tid;      /* the system's thread id */
+    char name[64];    /* "" when unknown */
+    int64_t pid;      /* its process (a merged trace has one or more per rank) */
+    char process[32]; /* the process's label ("rank 1" in a merged trace), or "" */
 } opprof_thread_info;
 
 /** Facts about a capture as a whole. */
@@ -119,6 +121,8 @@ typedef struct opprof_capture_info {
     int64_t process_peak_rss_bytes; /* the process's peak resident memory at the capture's end, or 0 */
     char device_name[16];      /* traces with device activities: "CUDA" (ROCm too, as Kineto
                                   labels it) or "MTIA", as PyTorch names its columns; else "" */
+    opprof_rank rank;          /* the session's (config.rank) or the trace's "distributedInfo";
+                                  backend "" when not distributed */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -494,6 +498,65 @@ OPPROF_API int opprof_capture_read(const char *path, const opprof_read_options *
 /** The same from a buffer in memory (len bytes; gzip accepted too). */
 OPPROF_API int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
                                           opprof_capture **out, opprof_read_error *error);
+
+/* ------------------------------------------------------------------------- */
+/* Merging per-rank traces                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef struct opprof_merge_result {
+    int inputs;
+    int64_t events;       /* read from the inputs and written */
+    int64_t base_time_ns; /* of the merged trace: the earliest start, on rank 0's clock */
+} opprof_merge_result;
+
+/**
+ * Merge traces of several processes (opprof's per-rank captures, or
+ * PyTorch's per-rank Kineto traces; gzip accepted) into one trace at
+ * out_path, streaming: memory stays bounded whatever the inputs' sizes.
+ *   - Each input's events move onto rank 0's clock: its baseTimeNanoseconds
+ *     minus its "distributedInfo" clock_offset_ns (0 when absent), all
+ *     relative to the earliest start.
+ *   - Each rank gets its own processes: pid (slot + 1) * 100000 + the pid's
+ *     index in its trace, labelled "rank K" and sorted by rank; the slot is
+ *     the rank when the inputs' ranks are distinct, else the input's index.
+ *   - Flow and async ids are made distinct per rank.
+ * The file appears whole or not at all. Errors: OPPROF_EINVAL, -errno,
+ * OPPROF_EFORMAT (error->message names the file and the byte), OPPROF_ENOMEM.
+ */
+OPPROF_API int opprof_merge_traces(const char *const *paths, size_t n, const char *out_path,
+                                   opprof_merge_result *result, opprof_read_error *error);
+
+/* ------------------------------------------------------------------------- */
+/* Ranks compared                                                            */
+/* ------------------------------------------------------------------------- */
+
+typedef struct opprof_ranks opprof_ranks;
+
+/**
+ * Compare one capture per rank of a distributed run (the captures' rank
+ * facts, or their order when they have none):
+ *   - per operator: self time on each rank, its min, median and max, and the
+ *     slowest rank (the straggler for that operator);
+ *   - per rank: busy time (self time of every row), time in communication
+ *     (rows named mpi::..., c10d::..., nccl..., gloo..., or a collective's
+ *     name such as allreduce, all_gather, broadcast) and in compute;
+ *   - the collectives of the ranks matched by position (the i-th outermost
+ *     collective of each rank), their starts moved onto rank 0's clock with
+ *     each capture's clock offset: the skew (last start - first) and, per
+ *     rank, the time it waited for the last rank and how often it was last.
+ * *out is the caller's (opprof_ranks_free); it does not refer to the captures.
+ */
+OPPROF_API int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks **out);
+/** The text report: the operators' table, the ranks' table, the skew line. */
+OPPROF_API int opprof_ranks_table(const opprof_ranks *ranks, char **out_text);
+/** The same as JSON. */
+OPPROF_API int opprof_ranks_json(const opprof_ranks *ranks, char **out_text);
+OPPROF_API void opprof_ranks_free(opprof_ranks *ranks);
+/** The path of rank `rank`'s last capture under dir: dir/rank-K/, the trace
+ *  (*.json or *.json.gz, not summary.json) with the highest "-step-N", as
+ *  profile_cpu --parallel writes them. -ENOENT: no dir/rank-K; OPPROF_EFORMAT:
+ *  no trace in it; -ENAMETOOLONG: the path does not fit in size. */
+OPPROF_API int opprof_ranks_trace_path(const char *dir, int rank, char *path, size_t size);
 
 /* ------------------------------------------------------------------------- */
 /* summary.json                                                              */

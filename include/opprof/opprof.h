@@ -196,6 +196,15 @@ OPPROF_API const char *opprof_action_name(opprof_action action);
  */
 typedef int (*opprof_trace_ready_fn)(const opprof_capture *capture, void *user_data);
 
+/** One process of a distributed run (Kineto's "distributedInfo"): the
+ *  captures of a session carry it, opprof merge aligns the ranks' clocks with it. */
+typedef struct opprof_rank {
+    char backend[16];             /* "mpi", "nccl", ...; "" when not distributed */
+    int32_t rank, world_size;     /* this process, and how many there are */
+    int64_t clock_offset_ns;      /* this rank's wall clock (CLOCK_REALTIME) minus rank 0's */
+    int64_t clock_uncertainty_ns; /* the offset is right within +- this (half the best round trip) */
+} opprof_rank;
+
 typedef struct opprof_config {
     unsigned activities;            /* OPPROF_ACTIVITY_CPU */
     opprof_schedule schedule;       /* all zero: record from start to stop */
@@ -217,6 +226,8 @@ typedef struct opprof_config {
     const char *categories;         /* "io,net": record only ranges of these categories
                                        (and those without one); NULL: OPPROF_CATEGORIES
                                        from the environment, or every category */
+    opprof_rank rank;               /* distributed runs: this process's rank (backend "":
+                                       not distributed); nn_mpi_rank fills it for MPI */
 } opprof_config;
 
 /** The defaults: CPU, no schedule, no callback, memory off, record_steps on. */
@@ -229,8 +240,9 @@ OPPROF_API opprof_config opprof_config_default(void);
 /**
  * Start profiling with a copy of *config. On success *out is a session that the
  * caller owns (free it with opprof_session_free). Errors: OPPROF_EINVAL (NULL
- * argument, negative field), OPPROF_ESCHEDULE, OPPROF_EACTIVITY, OPPROF_EACTIVE
- * (another session is active), OPPROF_ENOMEM.
+ * argument, negative field, a rank outside [0, world_size) or an unterminated
+ * backend), OPPROF_ESCHEDULE, OPPROF_EACTIVITY, OPPROF_EACTIVE (another
+ * session is active), OPPROF_ENOMEM.
  * Opens ProfilerStep#0 when config->record_steps.
  */
 OPPROF_API int opprof_session_start(opprof_session **out, const opprof_config *config);

@@ -57,8 +57,6 @@ NN__HIDDEN void nn__record_inputs(int n, const nn_tensor *const *inputs);
  * nn__panels_size(in, out) floats, made outside any operator. */
 NN__HIDDEN int nn__pack_weight(const nn_tensor *w, nn_tensor **out);
 
-/* modules.c: the i-th child of a Sequential, or NULL. */
-NN__HIDDEN nn_module *nn__module_child(nn_module *m, size_t i);
 
 /* rng.c */
 NN__HIDDEN uint64_t nn__rng_next(void);

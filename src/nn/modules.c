@@ -146,6 +146,6 @@ nn_tensor *nn_module_parameter(nn_module *m, const char *name) {
     return NULL;
 }
 
-nn_module *nn__module_child(nn_module *m, size_t i) {
+nn_module *nn_module_child(nn_module *m, size_t i) {
     return m && m->kind == MODULE_SEQUENTIAL && i < m->n_children ? m->children[i] : NULL;
 }

@@ -191,7 +191,7 @@ static int collect_names(nn_module *m, const char *prefix, char names[][64], nn_
         params[(*count)++] = p;
     }
     for (int i = 0;; i++) {
-        nn_module *child = nn__module_child(m, (size_t)i);
+        nn_module *child = nn_module_child(m, (size_t)i);
         if (!child) break;
         char sub[64];
         snprintf(sub, sizeof sub, "%s%d.", prefix, i);

@@ -234,6 +234,16 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
     }
     const opprof_capture_info *info = &c->info;
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    if (info->rank.backend[0]) { /* Kineto's keys, and the clock's alignment to rank 0 */
+        char dist[256];
+        OUT_LIT(o, "  \"distributedInfo\": {\"backend\": ");
+        out_json_string(o, info->rank.backend);
+        snprintf(dist, sizeof dist,
+                 ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
+                 (int)info->rank.rank, (int)info->rank.world_size, (long long)info->rank.clock_offset_ns,
+                 (long long)info->rank.clock_uncertainty_ns);
+        out_put(o, dist, strlen(dist));
+    }
     OUT_LIT(o, "  \"profile_memory\": ");
     out_i64(o, info->profile_memory ? 1 : 0);
     OUT_LIT(o, ",\n  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n  \"step_num\": ");

@@ -333,6 +333,10 @@ static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
         char tid[32];
         snprintf(tid, sizeof tid, "%lld", (long long)info->tid);
         opprof__sb_printf(sb, "<text x=\"2\" y=\"%d\">", top + 12);
+        if (info->process[0]) { /* a merged trace: the rank first */
+            put_escaped_cut(sb, info->process, 31);
+            opprof__sb_puts(sb, " \xc2\xb7 ");
+        }
         if (info->name[0]) put_escaped_cut(sb, info->name, 60);
         if (!info->name[0])
             opprof__sb_printf(sb, "thread %s", tid);

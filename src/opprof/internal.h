@@ -53,6 +53,14 @@ OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
 /* Text for HTML (element text or a quoted attribute): & < > " ' escaped. */
 OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
+/* The one ending of a function that returns text: when rc is 0 (and the
+ * buffer had no error), *out becomes a public string (opprof_free); the
+ * buffer is freed either way. Returns the first error. */
+OPPROF__HIDDEN int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out);
+/* text_table.c: n_rows x n_cols cells (row-major) under their titles, as
+ * PyTorch lays its tables out; 0, or the buffer's error. */
+OPPROF__HIDDEN int opprof__text_table(opprof__strbuf *sb, const char *const *titles, size_t n_cols,
+                                      const char *const *cells, size_t n_rows, bool left_first);
 
 /* ---- OPPROF_TRACE (autostart.c) ---- */
 /* A program that starts its own session takes over from OPPROF_TRACE's: that

@@ -1016,7 +1016,7 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
         e->have |= HAS_TOTAL;
         return int_field(p, e, &e->total, "args.Total Allocated");
     }
-    if (KEY_IS(k, n, "name")) {
+    if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
         if (skip_ws(p) != '"') return skip_value(p);
         if (parse_string(p)) return OPPROF_EFORMAT;
         return copy_into(&e->arg_name, &e->arg_name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "args")
@@ -1174,6 +1174,7 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
         int rc = opprof_capture_add_thread(p->cap, tid, label, index);
         if (rc) return fail_code(p, rc, "threads");
         if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
+        p->cap->threads[*index].pid = pid;
         p->threads[k] = (thread_key){pid, tid, *index};
         p->n_threads++;
     }
@@ -1453,6 +1454,10 @@ static int take_event(parser *p, event *e, int64_t offset) {
             if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
         }
+        if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name) /* opprof merge's "rank K" */
+            for (size_t t = 0; t < p->cap->n_threads; t++)
+                if (p->cap->threads[t].pid == e->pid)
+                    snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", e->arg_name);
         return 0;
     case 'C':
         /* opprof writes its memory events again as a counter track, for Perfetto */
@@ -1538,6 +1543,28 @@ static int on_warning(parser *p, void *ctx, int index) {
     return opprof_capture_add_warning(p->cap, p->s) ? fail_code(p, OPPROF_ENOMEM, "warnings") : 0;
 }
 
+/* "distributedInfo": {"backend", "rank", "world_size"} as Kineto writes it,
+ * and opprof's clock alignment; other keys are skipped. */
+static int on_distributed_key(parser *p, void *ctx, const char *k, size_t n) {
+    opprof_rank *r = ctx;
+    int c = skip_ws(p);
+    if (KEY_IS(k, n, "backend") && c == '"') {
+        if (parse_string(p)) return OPPROF_EFORMAT;
+        snprintf(r->backend, sizeof r->backend, "%s", p->s);
+        return 0;
+    }
+    bool num = c == '-' || (c >= '0' && c <= '9');
+    if (!num) return skip_value(p);
+    number v;
+    if (parse_number(p, &v)) return OPPROF_EFORMAT;
+    int64_t i = v.is_int ? v.as_int : (int64_t)number_value(&v);
+    if (KEY_IS(k, n, "rank")) r->rank = (int32_t)i;
+    if (KEY_IS(k, n, "world_size")) r->world_size = (int32_t)i;
+    if (KEY_IS(k, n, "clock_offset_ns")) r->clock_offset_ns = i;
+    if (KEY_IS(k, n, "clock_uncertainty_ns")) r->clock_uncertainty_ns = i;
+    return 0;
+}
+
 typedef struct top {
     bool saw_events;
 } top;
@@ -1566,6 +1593,11 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return parse_array(p, on_warning, NULL);
+    if (KEY_IS(k, n, "distributedInfo") && c == '{') {
+        if (parse_object(p, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
+        if (!info->rank.backend[0]) snprintf(info->rank.backend, sizeof info->rank.backend, "unknown");
+        return 0;
+    }
     return skip_value(p);
 }
 

@@ -780,6 +780,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     opprof__strbuf native = {0};
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
+    if (!rc) c->threads[thread_index].pid = (int64_t)getpid();
     if (rc) return rc;
     size_t n = LOAD(&t->ranges.at->count), m = LOAD(&t->memory.at->count);
     size_t event_base = c->n_events; /* this thread's range with sequence number s is event_base + s */

@@ -173,6 +173,7 @@ static int window_close_and_save(opprof_session *s) {
     cap->info.record_shapes = s->cfg.record_shapes;
     cap->info.with_stack = s->cfg.with_stack;
     cap->info.with_flops = s->cfg.with_flops;
+    cap->info.rank = s->cfg.rank;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
@@ -245,6 +246,10 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (config->activities & ~(unsigned)OPPROF_ACTIVITY_CPU) return OPPROF_EACTIVITY;
     int rc = opprof_schedule_check(&config->schedule);
     if (rc) return rc;
+    const opprof_rank *r = &config->rank;
+    if (memchr(r->backend, 0, sizeof r->backend) == NULL || r->clock_uncertainty_ns < 0 ||
+        (r->backend[0] && (r->world_size < 1 || r->rank < 0 || r->rank >= r->world_size)))
+        return OPPROF_EINVAL;
     opprof__autostart_yield(); /* OPPROF_TRACE's session, if any, stops and is saved */
     opprof_session *s = opprof__calloc(1, sizeof *s);
     if (!s) return OPPROF_ENOMEM;

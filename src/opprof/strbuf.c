@@ -115,3 +115,10 @@ void opprof__sb_html(opprof__strbuf *sb, const char *s) {
         }
     }
 }
+
+int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out) {
+    if (!rc) rc = sb->error;
+    if (!rc && !(*out = opprof__public_string(sb->data ? sb->data : "", sb->len))) rc = OPPROF_ENOMEM;
+    opprof__sb_free(sb);
+    return rc;
+}

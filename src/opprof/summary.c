@@ -129,6 +129,14 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
     if (c->info.with_flops || flops_total) opprof__sb_printf(&sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
     opprof__sb_printf(&sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
+    const opprof_rank *r = &c->info.rank;
+    if (r->backend[0]) {
+        opprof__sb_puts(&sb, "      \"distributedInfo\": {\"backend\": ");
+        opprof__sb_json_string(&sb, r->backend);
+        opprof__sb_printf(&sb, ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
+                          (int)r->rank, (int)r->world_size, (long long)r->clock_offset_ns,
+                          (long long)r->clock_uncertainty_ns);
+    }
     /* each step: its duration and its peak of allocated bytes */
     int64_t *peaks = NULL;
     if (c->n_mem && opprof_capture_peak_memory(c, &peaks)) {

@@ -1,0 +1,347 @@
+/* ranks.c - one capture per rank, compared: each operator's self time
+ * across the ranks (min, median, max, the slowest rank), each rank's time in
+ * communication and in compute, and how far apart the ranks start the same
+ * collective once their clocks are aligned (the skew, and who waits). */
+#define _GNU_SOURCE /* strcasestr */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct op_row {
+    const char *name; /* the first rank's row key that has it (owned by avgs) */
+    int64_t *self_ns; /* per rank, 0 where the rank has no such operator */
+    int64_t calls, min_ns, median_ns, max_ns;
+    int slowest;      /* the rank with max_ns */
+} op_row;
+
+typedef struct rank_row {
+    int32_t rank;
+    int64_t busy_ns, comm_ns; /* self time of all rows; of communication rows (their total) */
+    int64_t collectives, wait_ns, last;
+    int64_t uncertainty_ns;
+} rank_row;
+
+struct opprof_ranks {
+    size_t n_ranks, n_ops, ops_cap;
+    opprof_averages **avgs;
+    op_row *ops;
+    rank_row *ranks;
+    int64_t compared, skew_median_ns, skew_max_ns; /* collectives compared by position */
+};
+
+/* Communication: MPI (nn_mpi's operators), PyTorch's c10d, NCCL and Gloo
+ * kernels and ranges, and collectives by their usual names. */
+static bool is_comm(const char *name) {
+    static const char *const prefixes[] = {"mpi::", "c10d::", "nccl", "gloo", "record_param_comms"};
+    static const char *const words[] = {"allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
+                                        "reducescatter", "alltoall", "all_to_all", "broadcast"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (!strncasecmp(name, prefixes[i], strlen(prefixes[i]))) return true;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcasestr(name, words[i])) return true;
+    return false;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t median_of(int64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+/* The operators: every row key of every rank, once, in first-seen order. */
+static int collect_ops(opprof_ranks *r) {
+    size_t cap = 0;
+    for (size_t k = 0; k < r->n_ranks; k++) {
+        size_t n;
+        opprof_averages_rows(r->avgs[k], &n);
+        cap += n;
+    }
+    r->ops = opprof__calloc(cap ? cap : 1, sizeof *r->ops);
+    if (!r->ops) return OPPROF_ENOMEM;
+    r->ops_cap = cap ? cap : 1;
+    for (size_t k = 0; k < r->n_ranks; k++) {
+        size_t n;
+        const opprof_average_row *rows = opprof_averages_rows(r->avgs[k], &n);
+        for (size_t i = 0; i < n; i++) {
+            size_t j = 0;
+            while (j < r->n_ops && strcmp(r->ops[j].name, rows[i].key)) j++;
+            if (j == r->n_ops) {
+                r->ops[j].name = rows[i].key;
+                if (!(r->ops[j].self_ns = opprof__calloc(r->n_ranks, sizeof(int64_t)))) return OPPROF_ENOMEM;
+                r->n_ops++;
+            }
+            r->ops[j].self_ns[k] += rows[i].self_ns;
+            r->ops[j].calls += rows[i].calls;
+        }
+    }
+    return 0;
+}
+
+static int op_order(const void *a, const void *b) {
+    const op_row *x = a, *y = b;
+    return x->max_ns != y->max_ns ? (x->max_ns > y->max_ns ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+static int summarize_ops(opprof_ranks *r) {
+    int64_t *v = opprof__alloc(r->n_ranks * sizeof *v);
+    if (!v) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < r->n_ops; j++) {
+        op_row *o = &r->ops[j];
+        o->slowest = 0;
+        for (size_t k = 0; k < r->n_ranks; k++)
+            if (o->self_ns[k] > o->self_ns[o->slowest]) o->slowest = (int)k;
+        memcpy(v, o->self_ns, r->n_ranks * sizeof *v);
+        o->median_ns = median_of(v, r->n_ranks);
+        o->min_ns = v[0];
+        o->max_ns = v[r->n_ranks - 1];
+    }
+    opprof__dealloc(v, r->n_ranks * sizeof *v);
+    qsort(r->ops, r->n_ops, sizeof *r->ops, op_order);
+    return 0;
+}
+
+/* Starts of a capture's outermost collectives on rank 0's clock, in order. */
+static int collective_starts(const opprof_capture *c, int64_t **out, size_t *count) {
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    int64_t *s = opprof__alloc((n ? n : 1) * sizeof *s);
+    if (!s) return OPPROF_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == OPPROF_KIND_DEVICE || !is_comm(opprof_capture_name(c, ev[i].name))) continue;
+        bool nested = false;
+        for (int32_t p = ev[i].parent; p >= 0 && !nested; p = ev[p].parent)
+            nested = is_comm(opprof_capture_name(c, ev[p].name));
+        if (!nested) s[m++] = info.base_time_ns - info.rank.clock_offset_ns + ev[i].start_ns;
+    }
+    qsort(s, m, sizeof *s, cmp_i64);
+    *out = s;
+    *count = m;
+    return 0;
+}
+
+/* The i-th collective of every rank against the others': skew = the last
+ * start - the first; each rank waits from its start to the last one's. */
+static int compare_collectives(opprof_ranks *r, opprof_capture *const *caps) {
+    int64_t **starts = opprof__calloc(r->n_ranks, sizeof *starts);
+    size_t *counts = opprof__calloc(r->n_ranks, sizeof *counts);
+    int rc = starts && counts ? 0 : OPPROF_ENOMEM;
+    size_t common = SIZE_MAX;
+    for (size_t k = 0; k < r->n_ranks && !rc; k++) {
+        rc = collective_starts(caps[k], &starts[k], &counts[k]);
+        r->ranks[k].collectives = (int64_t)counts[k];
+        if (!rc && counts[k] < common) common = counts[k];
+    }
+    int64_t *skews = rc || common == SIZE_MAX ? NULL : opprof__alloc((common ? common : 1) * sizeof *skews);
+    if (!rc && !skews) rc = OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < common; i++) {
+        int64_t first = INT64_MAX, last = INT64_MIN;
+        for (size_t k = 0; k < r->n_ranks; k++) {
+            if (starts[k][i] < first) first = starts[k][i];
+            if (starts[k][i] > last) last = starts[k][i];
+        }
+        for (size_t k = 0; k < r->n_ranks; k++) {
+            r->ranks[k].wait_ns += last - starts[k][i];
+            if (starts[k][i] == last) r->ranks[k].last++;
+        }
+        skews[i] = last - first;
+        if (skews[i] > r->skew_max_ns) r->skew_max_ns = skews[i];
+    }
+    if (!rc) {
+        r->compared = (int64_t)common;
+        r->skew_median_ns = median_of(skews, common);
+    }
+    for (size_t k = 0; starts && k < r->n_ranks; k++) opprof__dealloc(starts[k], (counts[k] ? counts[k] : 1) * sizeof(int64_t));
+    opprof__dealloc(starts, r->n_ranks * sizeof *starts);
+    opprof__dealloc(counts, r->n_ranks * sizeof *counts);
+    opprof__dealloc(skews, (common && common != SIZE_MAX ? common : 1) * sizeof *skews);
+    return rc;
+}
+
+void opprof_ranks_free(opprof_ranks *r) {
+    if (!r) return;
+    for (size_t j = 0; r->ops && j < r->n_ops; j++) opprof__dealloc(r->ops[j].self_ns, r->n_ranks * sizeof(int64_t));
+    for (size_t k = 0; r->avgs && k < r->n_ranks; k++) opprof_averages_free(r->avgs[k]);
+    opprof__dealloc(r->ops, r->ops_cap * sizeof *r->ops);
+    opprof__dealloc(r->avgs, r->n_ranks * sizeof *r->avgs);
+    opprof__dealloc(r->ranks, r->n_ranks * sizeof *r->ranks);
+    opprof__dealloc(r, sizeof *r);
+}
+
+int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks **out) {
+    if (!out) return OPPROF_EINVAL;
+    *out = NULL;
+    if (!captures || n == 0) return OPPROF_EINVAL;
+    opprof_ranks *r = opprof__calloc(1, sizeof *r);
+    if (!r) return OPPROF_ENOMEM;
+    r->n_ranks = n;
+    r->avgs = opprof__calloc(n, sizeof *r->avgs);
+    r->ranks = opprof__calloc(n, sizeof *r->ranks);
+    int rc = r->avgs && r->ranks ? 0 : OPPROF_ENOMEM;
+    for (size_t k = 0; k < n && !rc; k++) {
+        if (!captures[k]) rc = OPPROF_EINVAL;
+        if (!rc) rc = opprof_capture_averages(captures[k], &r->avgs[k]);
+        if (rc) break;
+        opprof_capture_info info = opprof_capture_get_info(captures[k]);
+        rank_row *rr = &r->ranks[k];
+        rr->rank = info.rank.backend[0] ? info.rank.rank : (int32_t)k;
+        rr->uncertainty_ns = info.rank.clock_uncertainty_ns;
+        rr->busy_ns = opprof_averages_self_total_ns(r->avgs[k]);
+        size_t rows_n;
+        const opprof_average_row *rows = opprof_averages_rows(r->avgs[k], &rows_n);
+        for (size_t i = 0; i < rows_n; i++)
+            if (is_comm(rows[i].key)) rr->comm_ns += rows[i].self_ns;
+    }
+    if (!rc) rc = collect_ops(r);
+    if (!rc) rc = summarize_ops(r);
+    if (!rc) rc = compare_collectives(r, captures);
+    if (rc) {
+        opprof_ranks_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- output ---- */
+
+enum { NAME_WIDTH = 55, CELL = 64 };
+
+static void us_cell(char *cell, int64_t ns) {
+    opprof_format_time_us((double)ns / 1e3, cell, CELL);
+}
+
+static void name_cell(char *cell, const char *name) {
+    size_t n = strlen(name);
+    if (n <= NAME_WIDTH)
+        snprintf(cell, CELL, "%s", name);
+    else
+        snprintf(cell, CELL, "%.*s...", NAME_WIDTH - 3, name);
+}
+
+static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
+    static const char *const titles[] = {"Name", "Calls", "Min self", "Median self", "Max self", "Slowest rank",
+                                         "Max / min"};
+    enum { COLS = 7 };
+    char (*cells)[CELL] = opprof__calloc((r->n_ops ? r->n_ops : 1) * COLS, CELL);
+    const char **ptrs = opprof__calloc((r->n_ops ? r->n_ops : 1) * COLS, sizeof *ptrs);
+    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    for (size_t j = 0; !rc && j < r->n_ops; j++) {
+        const op_row *o = &r->ops[j];
+        char (*c)[CELL] = cells + j * COLS;
+        name_cell(c[0], o->name);
+        snprintf(c[1], CELL, "%lld", (long long)o->calls);
+        us_cell(c[2], o->min_ns);
+        us_cell(c[3], o->median_ns);
+        us_cell(c[4], o->max_ns);
+        snprintf(c[5], CELL, "%d", (int)r->ranks[o->slowest].rank);
+        if (o->min_ns > 0)
+            snprintf(c[6], CELL, "%.2f", (double)o->max_ns / (double)o->min_ns);
+        else
+            snprintf(c[6], CELL, "--");
+        for (int k = 0; k < COLS; k++) ptrs[j * COLS + k] = c[k];
+    }
+    if (!rc) {
+        opprof__sb_printf(sb, "Operators across %zu ranks: self CPU time per rank (all calls)\n", r->n_ranks);
+        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ops, true);
+    }
+    opprof__dealloc(cells, (r->n_ops ? r->n_ops : 1) * COLS * CELL);
+    opprof__dealloc(ptrs, (r->n_ops ? r->n_ops : 1) * COLS * sizeof *ptrs);
+    return rc;
+}
+
+static int ranks_table(const opprof_ranks *r, opprof__strbuf *sb) {
+    static const char *const titles[] = {"Rank", "Busy", "Communication", "Compute", "Comm share", "Collectives",
+                                         "Waiting for the last", "Last to arrive"};
+    enum { COLS = 8 };
+    char (*cells)[CELL] = opprof__calloc(r->n_ranks * COLS, CELL);
+    const char **ptrs = opprof__calloc(r->n_ranks * COLS, sizeof *ptrs);
+    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    for (size_t k = 0; !rc && k < r->n_ranks; k++) {
+        const rank_row *x = &r->ranks[k];
+        char (*c)[CELL] = cells + k * COLS;
+        snprintf(c[0], CELL, "%d", (int)x->rank);
+        us_cell(c[1], x->busy_ns);
+        us_cell(c[2], x->comm_ns);
+        us_cell(c[3], x->busy_ns - x->comm_ns);
+        snprintf(c[4], CELL, "%.2f%%", x->busy_ns ? 100.0 * (double)x->comm_ns / (double)x->busy_ns : 0.0);
+        snprintf(c[5], CELL, "%lld", (long long)x->collectives);
+        us_cell(c[6], x->wait_ns);
+        snprintf(c[7], CELL, "%lld of %lld", (long long)x->last, (long long)r->compared);
+        for (int i = 0; i < COLS; i++) ptrs[k * COLS + i] = c[i];
+    }
+    if (!rc) {
+        opprof__sb_puts(sb, "\nRanks: communication against compute; collective starts on rank 0's clock\n");
+        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ranks, false);
+    }
+    opprof__dealloc(cells, r->n_ranks * COLS * CELL);
+    opprof__dealloc(ptrs, r->n_ranks * COLS * sizeof *ptrs);
+    return rc;
+}
+
+static int64_t worst_uncertainty(const opprof_ranks *r) {
+    int64_t u = 0;
+    for (size_t k = 0; k < r->n_ranks; k++)
+        if (r->ranks[k].uncertainty_ns > u) u = r->ranks[k].uncertainty_ns;
+    return u;
+}
+
+int opprof_ranks_table(const opprof_ranks *r, char **out) {
+    if (!r || !out) return OPPROF_EINVAL;
+    *out = NULL;
+    opprof__strbuf sb = {0};
+    int rc = ops_table(r, &sb);
+    if (!rc) rc = ranks_table(r, &sb);
+    if (!rc) {
+        char med[CELL], max[CELL], unc[CELL];
+        us_cell(med, r->skew_median_ns);
+        us_cell(max, r->skew_max_ns);
+        us_cell(unc, worst_uncertainty(r));
+        opprof__sb_printf(&sb,
+                          "Collectives compared by position: %lld; skew of their starts: median %s, max %s "
+                          "(clock alignment within +-%s)\n",
+                          (long long)r->compared, med, max, unc);
+        rc = sb.error;
+    }
+    return opprof__sb_finish(&sb, rc, out);
+}
+
+int opprof_ranks_json(const opprof_ranks *r, char **out) {
+    if (!r || !out) return OPPROF_EINVAL;
+    *out = NULL;
+    opprof__strbuf sb = {0};
+    opprof__sb_printf(&sb, "{\n  \"ranks\": %zu,\n  \"operators\": [", r->n_ranks);
+    for (size_t j = 0; j < r->n_ops; j++) {
+        const op_row *o = &r->ops[j];
+        opprof__sb_puts(&sb, j ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        opprof__sb_json_string(&sb, o->name);
+        opprof__sb_printf(&sb, ", \"calls\": %lld, \"min_self_us\": %.3f, \"median_self_us\": %.3f, \"max_self_us\": %.3f, "
+                          "\"slowest_rank\": %d, \"self_us_by_rank\": [",
+                          (long long)o->calls, (double)o->min_ns / 1e3, (double)o->median_ns / 1e3,
+                          (double)o->max_ns / 1e3, (int)r->ranks[o->slowest].rank);
+        for (size_t k = 0; k < r->n_ranks; k++) opprof__sb_printf(&sb, "%s%.3f", k ? ", " : "", (double)o->self_ns[k] / 1e3);
+        opprof__sb_puts(&sb, "]}");
+    }
+    opprof__sb_puts(&sb, "\n  ],\n  \"by_rank\": [");
+    for (size_t k = 0; k < r->n_ranks; k++) {
+        const rank_row *x = &r->ranks[k];
+        opprof__sb_printf(&sb,
+                          "%s\n    {\"rank\": %d, \"busy_us\": %.3f, \"communication_us\": %.3f, \"compute_us\": %.3f, "
+                          "\"communication_share\": %.6f, \"collectives\": %lld, \"waiting_for_last_us\": %.3f, "
+                          "\"last_to_arrive\": %lld, \"clock_uncertainty_ns\": %lld}",
+                          k ? "," : "", (int)x->rank, (double)x->busy_ns / 1e3, (double)x->comm_ns / 1e3,
+                          (double)(x->busy_ns - x->comm_ns) / 1e3,
+                          x->busy_ns ? (double)x->comm_ns / (double)x->busy_ns : 0.0, (long long)x->collectives,
+                          (double)x->wait_ns / 1e3, (long long)x->last, (long long)x->uncertainty_ns);
+    }
+    opprof__sb_printf(&sb,
+                      "\n  ],\n  \"collectives_compared\": %lld,\n  \"skew_median_us\": %.3f,\n  \"skew_max_us\": %.3f\n}\n",
+                      (long long)r->compared, (double)r->skew_median_ns / 1e3, (double)r->skew_max_ns / 1e3);
+    return opprof__sb_finish(&sb, sb.error, out);
+}

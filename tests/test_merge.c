@@ -1,0 +1,207 @@
+/* test_merge.c - opprof_merge_traces and `opprof merge`: PyTorch's own
+ * per-rank Kineto traces and opprof's captures onto one timeline (each rank
+ * its processes, timestamps moved by base time and clock offset, flow ids
+ * kept apart), the files it refuses and the output it never leaves half
+ * written; the cross-rank analysis on captures made here. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+static const char *GLOO = "tests/fixtures/real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
+static const char *NCCL = "tests/fixtures/real-traces/hta__nccl_parser_config__nccl_data.json.gz";
+
+static void fixture(char *buf, size_t size, const char *rel) { snprintf(buf, size, "%s/%s", source_dir(), rel); }
+
+static size_t count_events(const opprof_capture *c) {
+    size_t n;
+    opprof_capture_events(c, &n);
+    return n;
+}
+
+/* A small trace of ours: rank `rank`, base time `base_ns`, clock offset
+ * `offset_ns`, one "step" range at ts 10 us with a nested "op", a flow with id 7. */
+static void write_rank_trace(const char *path, int rank, long long base_ns, long long offset_ns) {
+    FILE *f = fopen(path, "w");
+    fprintf(f,
+            "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
+            "\"world_size\": 2, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": 50},\n"
+            " \"traceEvents\": [\n"
+            "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
+            "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
+            "  {\"ph\": \"s\", \"name\": \"hand\", \"id\": 7, \"pid\": 42, \"tid\": 1, \"ts\": 11.5}\n"
+            " ], \"baseTimeNanoseconds\": %lld}\n",
+            rank, offset_ns, base_ns);
+    fclose(f);
+}
+
+static const opprof_event *find(const opprof_capture *c, const char *name, int64_t pid, int nth) {
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    size_t n_threads;
+    const opprof_thread_info *threads = opprof_capture_threads(c, &n_threads);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(opprof_capture_name(c, ev[i].name), name) && threads[ev[i].thread].pid == pid && nth-- == 0)
+            return &ev[i];
+    return NULL;
+}
+
+static void check_alignment(const char *dir) {
+    char a[4200], b[4200], out[4200];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(out, sizeof out, "%s/merged.json", dir);
+    /* rank 1's clock runs 2 us ahead of rank 0's; it started 3 us (its clock) after */
+    write_rank_trace(a, 0, 1000000000000LL, 0);
+    write_rank_trace(b, 1, 1000000003000LL, 2000);
+    const char *paths[] = {a, b};
+    opprof_merge_result res;
+    opprof_read_error err;
+    CHECK_INT(opprof_merge_traces(paths, 2, out, &res, &err), 0);
+    CHECK_INT(res.inputs, 2);
+    CHECK_INT(res.events, 6);
+    CHECK_INT(res.base_time_ns, 1000000000000LL);
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_read(out, NULL, &c, &err), 0);
+    if (!c) return;
+    const opprof_event *s0 = find(c, "step", 100000, 0), *s1 = find(c, "step", 200000, 0);
+    CHECK(s0 && s1);
+    /* rank 1: 3 us later on its clock, 2 us of which is its clock's lead: 1 us later than rank 0 */
+    if (s0 && s1) CHECK_INT(s1->start_ns - s0->start_ns, 1000);
+    const opprof_event *op1 = find(c, "op", 200000, 0);
+    CHECK(op1 && op1->parent >= 0 && s1 && op1->parent == (int32_t)(s1 - opprof_capture_events(c, &(size_t){0})));
+    size_t n_threads;
+    const opprof_thread_info *threads = opprof_capture_threads(c, &n_threads);
+    CHECK_INT(n_threads, 2);
+    if (n_threads == 2) CHECK_STR(threads[1].process, "rank 1");
+    opprof_capture_info info = opprof_capture_get_info(c);
+    CHECK_STR(info.rank.backend, "mpi");
+    CHECK_INT(info.rank.world_size, 2);
+    opprof_capture_free(c);
+    /* flows: the same id on two ranks becomes two ids */
+    char *text = read_text(out);
+    CHECK(text && strstr(text, "\"id\":28672") && strstr(text, "\"id\":28673")); /* (7 << 12) | rank */
+    CHECK(text && strstr(text, "\"labels\":\"rank 1\""));
+    CHECK(text && strstr(text, "\"file\": \"a.json\"")); /* relative to the merged file */
+    free(text);
+}
+
+static void check_kineto(const char *dir) {
+    char gloo[4200], nccl[4200], out[4200];
+    fixture(gloo, sizeof gloo, GLOO);
+    fixture(nccl, sizeof nccl, NCCL);
+    snprintf(out, sizeof out, "%s/kineto.json", dir);
+    const char *paths[] = {gloo, nccl};
+    opprof_merge_result res;
+    opprof_read_error err;
+    CHECK_INT(opprof_merge_traces(paths, 2, out, &res, &err), 0);
+    opprof_capture *m, *g, *n;
+    CHECK_INT(opprof_capture_read(out, NULL, &m, &err), 0);
+    CHECK_INT(opprof_capture_read(gloo, NULL, &g, &err), 0);
+    CHECK_INT(opprof_capture_read(nccl, NULL, &n, &err), 0);
+    if (m && g && n) {
+        CHECK_INT(count_events(m), count_events(g) + count_events(n)); /* nothing lost, nothing doubled */
+        /* ranks 34 and 0 are distinct: each keeps its number */
+        CHECK(find(m, "gloo:all_reduce", 3500000, 0) != NULL);
+        CHECK(find(m, "gloo:all_reduce", 100000, 0) == NULL);
+    }
+    opprof_capture_free(m);
+    opprof_capture_free(g);
+    opprof_capture_free(n);
+}
+
+static void check_errors(const char *dir) {
+    char bad[4200], good[4200], out[4200], missing[4200];
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    snprintf(good, sizeof good, "%s/a.json", dir);
+    snprintf(out, sizeof out, "%s/never.json", dir);
+    snprintf(missing, sizeof missing, "%s/missing.json", dir);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1,", f); /* cut short */
+    fclose(f);
+    opprof_read_error err;
+    const char *with_bad[] = {good, bad};
+    CHECK_INT(opprof_merge_traces(with_bad, 2, out, NULL, &err), OPPROF_EFORMAT);
+    CHECK(strstr(err.message, "bad.json") && strstr(err.message, "byte "));
+    CHECK(access(out, F_OK) != 0); /* no output at all */
+    const char *with_missing[] = {good, missing};
+    CHECK_INT(opprof_merge_traces(with_missing, 2, out, NULL, &err), -ENOENT);
+    CHECK(strstr(err.message, "missing.json") != NULL);
+    CHECK(access(out, F_OK) != 0);
+    const char *one[] = {good};
+    char nodir[4300];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/out.json", dir);
+    CHECK(opprof_merge_traces(one, 1, nodir, NULL, &err) < 0);
+    CHECK_INT(opprof_merge_traces(one, 0, out, NULL, &err), OPPROF_EINVAL);
+    /* the command: usage and unreadable input */
+    char cmd[17000], *text = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' merge '%s'", bin_dir(), good);
+    CHECK_INT(run_command(cmd, &text), 64);
+    CHECK(text && strstr(text, "-o OUT"));
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' merge '%s' '%s' -o '%s'", bin_dir(), good, bad, out);
+    CHECK_INT(run_command(cmd, &text), 2);
+    CHECK(text && strstr(text, "bad.json: byte"));
+    free(text);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report --ranks '%s'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &text), 2);
+    CHECK(text && strstr(text, "no rank-0/"));
+    free(text);
+}
+
+/* Two "ranks" recorded here, one after the other, with rank facts: the
+ * analysis finds the collective of each and how far apart they started. */
+static void check_ranks_analysis(void) {
+    opprof_capture *caps[2] = {0};
+    for (int r = 0; r < 2; r++) {
+        opprof_config cfg = opprof_config_default();
+        cfg.record_steps = false;
+        snprintf(cfg.rank.backend, sizeof cfg.rank.backend, "mpi");
+        cfg.rank.rank = r;
+        cfg.rank.world_size = 2;
+        opprof_session *s;
+        CHECK_INT(opprof_session_start(&s, &cfg), 0);
+        {
+            OPPROF_SCOPE("compute");
+        }
+        {
+            OPPROF_OP_SCOPE("mpi::allreduce");
+        }
+        CHECK_INT(opprof_session_stop(s), 0);
+        CHECK_INT(opprof_session_take_capture(s, &caps[r]), 0);
+        opprof_session_free(s);
+    }
+    opprof_ranks *ranks;
+    CHECK_INT(opprof_ranks_analyze(caps, 2, &ranks), 0);
+    char *text = NULL, *json = NULL;
+    CHECK_INT(opprof_ranks_table(ranks, &text), 0);
+    CHECK_INT(opprof_ranks_json(ranks, &json), 0);
+    CHECK(text && strstr(text, "mpi::allreduce") && strstr(text, "Collectives compared by position: 1"));
+    CHECK(json && strstr(json, "\"collectives_compared\": 1"));
+    /* rank 1 ran after rank 0: it was last, and rank 0 waited for it */
+    CHECK(json && strstr(json, "\"rank\": 1,") && strstr(json, "\"last_to_arrive\": 1"));
+    opprof_free(text);
+    opprof_free(json);
+    opprof_ranks_free(ranks);
+    CHECK_INT(opprof_ranks_analyze(caps, 0, &ranks), OPPROF_EINVAL);
+    opprof_config bad = opprof_config_default();
+    bad.rank.world_size = 2;
+    bad.rank.rank = 2; /* outside [0, 2) */
+    snprintf(bad.rank.backend, sizeof bad.rank.backend, "mpi");
+    opprof_session *s;
+    CHECK_INT(opprof_session_start(&s, &bad), OPPROF_EINVAL);
+    opprof_capture_free(caps[0]);
+    opprof_capture_free(caps[1]);
+}
+
+int main(void) {
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    check_alignment(dir);
+    check_kineto(dir);
+    check_errors(dir);
+    check_ranks_analysis();
+    remove_tree(dir);
+    return check_report("test_merge");
+}

@@ -1,0 +1,124 @@
+/* load.c - reading a trace for a command of tools/opprof.c: a progress bar
+ * on a terminal for large files, the reader's problems counted and the first
+ * one said, and the reasons a file cannot be written. */
+#define _GNU_SOURCE
+#include "load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- progress on stderr, for large files on a terminal ---- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void opprof_tool_on_progress(void *ctx, int64_t done, int64_t total) {
+    progress *pr = ctx;
+    if (!pr->enabled || total <= 0) return;
+    int width = 30, filled = (int)((double)done / (double)total * width);
+    if (filled > width) filled = width;
+    double rate = (double)done / 1e6 / (now_s() - pr->started + 1e-9);
+    fprintf(stderr, "\r%s [%.*s%*s] %3d%% %.0f MB/s", pr->path, filled, "##############################",
+            width - filled, "", (int)(100.0 * (double)done / (double)total), rate);
+    if (done >= total) fprintf(stderr, "\n");
+}
+
+void opprof_tool_progress_init(progress *pr, const char *path) {
+    struct stat st;
+    pr->path = path;
+    pr->enabled = isatty(2) && stat(path, &st) == 0 && st.st_size > 100 * 1000 * 1000;
+    pr->started = now_s();
+}
+
+/* Problems met while loading: counted, the first kept for the message. */
+typedef struct load_problems {
+    progress pr;
+    long count;
+    char first[600];
+    char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
+} load_problems;
+
+static void load_unused(void *ctx, const char *kind, uint64_t count) {
+    load_problems *lp = ctx;
+    size_t n = strlen(lp->unused);
+    snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
+}
+
+static void load_progress(void *ctx, int64_t done, int64_t total) { opprof_tool_on_progress(&((load_problems *)ctx)->pr, done, total); }
+
+static void load_problem(void *ctx, const opprof_trace_problem *p) {
+    load_problems *lp = ctx;
+    if (lp->count++ == 0) {
+        if (p->line > 0)
+            snprintf(lp->first, sizeof lp->first, "line %lld, column %lld: %s", (long long)p->line,
+                     (long long)p->column, p->message);
+        else
+            snprintf(lp->first, sizeof lp->first, "%s", p->message);
+    }
+}
+
+/* Read a trace; on failure print why (file, position, reason). Events the
+ * reader could not use are never dropped silently: their count and the first
+ * reason go to stderr, and a trace with problems and no event at all is an
+ * error. */
+int opprof_tool_load(const char *path, opprof_capture **out) {
+    load_problems lp = {.count = 0, .unused = ""};
+    opprof_tool_progress_init(&lp.pr, path);
+    opprof_read_options opt = {.on_progress = load_progress,
+                               .on_problem = load_problem,
+                               .on_unused = load_unused,
+                               .ctx = &lp,
+                               .events_only = true};
+    opprof_read_error err;
+    int rc = opprof_capture_read(path, &opt, out, &err);
+    if (rc) {
+        if (err.line > 0)
+            fprintf(stderr, "opprof: %s:%lld:%lld: %s (byte %lld)\n", path, (long long)err.line, (long long)err.column,
+                    err.message, (long long)err.offset);
+        else
+            fprintf(stderr, "opprof: %s: %s\n", path, err.message);
+        return EXIT_UNREADABLE;
+    }
+    if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
+    if (lp.count == 0) return 0;
+    size_t events = 0, memory = 0;
+    opprof_capture_events(*out, &events);
+    opprof_capture_memory_events(*out, &memory);
+    fprintf(stderr, "opprof: %s: %ld problem(s); the events concerned are left out (first: %s)\n", path, lp.count,
+            lp.first);
+    if (events == 0 && memory == 0) {
+        fprintf(stderr, "opprof: %s: no event could be read; run 'opprof check %s' for every problem\n", path, path);
+        opprof_capture_free(*out);
+        *out = NULL;
+        return EXIT_UNREADABLE;
+    }
+    fprintf(stderr, "opprof: run 'opprof check %s' for every problem\n", path);
+    return 0;
+}
+
+/* A file could not be written: the system's reason, and where it arose when
+ * that is not obvious (files are written as a temporary beside OUT, then
+ * renamed, so a directory that takes no new file fails even for an OUT that
+ * exists, e.g. under /proc). */
+void opprof_tool_write_error(const char *path, int rc) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    if (rc == -ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        fprintf(stderr, "opprof: cannot write '%s': %s (the directory '%s' exists but takes no new file)\n", path,
+                opprof_strerror(rc), dir);
+    else
+        fprintf(stderr, "opprof: cannot write '%s': %s\n", path, opprof_strerror(rc));
+}
+
