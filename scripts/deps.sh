@@ -1,14 +1,15 @@
 #!/bin/sh
 # Installs the Debian packages that opprof needs to build and test.
 # As root it installs what is missing; otherwise it prints the command to run.
-# Optional peers for benchmarks (never needed by `make test`): run with --bench.
+# Optional peers for benchmarks (never needed by `make test`): run with --bench;
+# what .ci/run adds (valgrind, Chromium for the report's browser test): --ci.
 set -eu
 
 packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
-  --ci) packages="$packages valgrind" ;;
+  --ci) packages="$packages valgrind chromium" ;;
 esac
 
 missing=""

@@ -1,8 +1,9 @@
 /* html.c - a capture as one self-contained HTML page: its facts, the key
- * averages (a table that sorts by any column), a flame graph of total time,
- * a timeline with a track per thread, and the memory allocated over time.
- * Pictures are inline SVG drawn here; the page needs no network and no other
- * file. Every name is escaped: a trace's names are not trusted. */
+ * averages (a table that sorts by any column), a flame graph of total time
+ * (click a box to zoom into it), the explorable timeline (html_timeline.c,
+ * drawn by report.js on a canvas), and the memory allocated over time. The
+ * other pictures are inline SVG drawn here; the page needs no network and no
+ * other file. Every name is escaped: a trace's names are not trusted. */
 #define _GNU_SOURCE
 #include "internal.h"
 
@@ -13,9 +14,7 @@
 enum {
     WIDTH = 1200,           /* px, of every picture */
     FLAME_ROW = 18,         /* px */
-    TRACK_ROW = 14,         /* px, one nesting level of a thread's track */
     MAX_NAME_CELL = 80,     /* characters of a name in the table (whole on hover) */
-    MAX_TIMELINE = 20000,   /* events drawn on the timeline (the earliest) */
     MAX_FLAME_DEPTH = 64    /* flame graph rows */
 };
 
@@ -276,114 +275,6 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
     return rc;
 }
 
-/* One track per thread, each nesting level a row; the earliest MAX_TIMELINE
- * events (events are sorted by thread: the count is cut per thread, fairly). */
-/* " key=value" of an argument, escaped, for a title. */
-static void arg_text(opprof__strbuf *sb, const opprof_capture *c, const opprof_mark *m) {
-    opprof__sb_puts(sb, " ");
-    opprof__sb_html(sb, c->names[m->name]);
-    if (m->kind == OPPROF_MARK_ARG_STR) {
-        opprof__sb_puts(sb, "=");
-        opprof__sb_html(sb, c->names[m->value.str]);
-    } else if (m->kind == OPPROF_MARK_ARG_DOUBLE) {
-        opprof__sb_printf(sb, "=%g", m->value.d);
-    } else {
-        opprof__sb_printf(sb, "=%lld", (long long)m->value.i);
-    }
-}
-
-static int timeline(opprof__strbuf *sb, const opprof_capture *c) {
-    size_t n = c->n_events;
-    if (!n) return 0;
-    size_t nt = c->n_threads;
-    uint32_t *depth = opprof__alloc(n * sizeof *depth);
-    uint32_t *max_depth = opprof__calloc(nt ? nt : 1, sizeof *max_depth);
-    if (!depth || !max_depth) {
-        opprof__dealloc(depth, n * sizeof *depth);
-        opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
-        return OPPROF_ENOMEM;
-    }
-    size_t per_thread_limit = nt ? (MAX_TIMELINE + nt - 1) / nt : MAX_TIMELINE;
-    for (size_t i = 0; i < n; i++) {
-        depth[i] = c->events[i].parent >= 0 && !opprof__is_device(&c->events[i]) ? depth[c->events[i].parent] + 1 : 0;
-        uint32_t th = c->events[i].thread;
-        if (th < nt && depth[i] < 32 && depth[i] + 1 > max_depth[th]) max_depth[th] = depth[i] + 1;
-    }
-    int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
-    opprof__arg_index args; /* shown on hover with their events */
-    if (opprof__arg_index_build(&args, c)) {
-        opprof__dealloc(depth, n * sizeof *depth);
-        opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
-        return OPPROF_ENOMEM;
-    }
-    int height = 0;
-    for (size_t th = 0; th < nt; th++) height += 16 + (int)max_depth[th] * TRACK_ROW;
-    size_t shown = 0;
-    char span_text[32];
-    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
-    opprof__sb_printf(sb, "<h2>Timeline <span class=\"note\">(%s across; a track per thread)</span></h2>\n", span_text);
-    opprof__sb_printf(sb, "<svg class=\"timeline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                          "xmlns=\"http://www.w3.org/2000/svg\">\n", WIDTH, height, WIDTH, height);
-    int top = 0;
-    size_t i = 0;
-    for (size_t th = 0; th < nt; th++) {
-        const opprof_thread_info *info = &c->threads[th];
-        /* the track's name as the trace labels it ("stream 7", "thread 7 (python)"), with
-         * its id unless the name says it already */
-        char tid[32];
-        snprintf(tid, sizeof tid, "%lld", (long long)info->tid);
-        opprof__sb_printf(sb, "<text x=\"2\" y=\"%d\">", top + 12);
-        if (info->process[0]) { /* a merged trace: the rank first */
-            put_escaped_cut(sb, info->process, 31);
-            opprof__sb_puts(sb, " \xc2\xb7 ");
-        }
-        if (info->name[0]) put_escaped_cut(sb, info->name, 60);
-        if (!info->name[0])
-            opprof__sb_printf(sb, "thread %s", tid);
-        else if (info->tid >= 0 && !strstr(info->name, tid))
-            opprof__sb_printf(sb, " (tid %s)", tid);
-        opprof__sb_puts(sb, "</text>\n");
-        size_t on_thread = 0;
-        for (; i < n && c->events[i].thread == th; i++) {
-            if (on_thread >= per_thread_limit || depth[i] >= 32) continue;
-            const opprof_event *e = &c->events[i];
-            double x = (double)e->start_ns * WIDTH / (double)span;
-            double w = (double)e->duration_ns * WIDTH / (double)span;
-            if (w < 0.5) w = 0.5;
-            const char *name = c->names[e->name];
-            char colour[40], dur[32];
-            colour_of(name, e->kind == OPPROF_KIND_CPU_OP, colour, sizeof colour);
-            opprof_format_time_us((double)e->duration_ns / 1e3, dur, sizeof dur);
-            opprof__sb_puts(sb, "<g><title>");
-            opprof__sb_html(sb, name);
-            for (uint32_t a = args.first ? args.first[i] : 0; args.first && a < args.first[i + 1]; a++)
-                arg_text(sb, c, &c->marks[args.order[a]]);
-            int y = top + 16 + (int)depth[i] * TRACK_ROW;
-            opprof__sb_printf(sb, ": %s</title><rect class=\"t\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-                                  "fill=\"%s\"/>",
-                              dur, x, y, w, TRACK_ROW - 1, colour);
-            int chars = (int)((w - 6) / 7);
-            if (chars >= 3) {
-                opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + 10);
-                put_escaped_cut(sb, name, (size_t)chars);
-                opprof__sb_puts(sb, "</text>");
-            }
-            opprof__sb_puts(sb, "</g>\n");
-            on_thread++;
-            shown++;
-        }
-        top += 16 + (int)max_depth[th] * TRACK_ROW;
-    }
-    opprof__sb_puts(sb, "</svg>\n");
-    if (shown < n)
-        opprof__sb_printf(sb, "<p class=\"note\">Shown: %zu of %zu events (the earliest of each thread, 32 levels "
-                              "deep at most); the Chrome trace has them all.</p>\n", shown, n);
-    opprof__arg_index_free(&args, c);
-    opprof__dealloc(depth, n * sizeof *depth);
-    opprof__dealloc(max_depth, (nt ? nt : 1) * sizeof *max_depth);
-    return 0;
-}
-
 static int by_counter_then_time(const void *a, const void *b, void *capture) {
     const opprof_capture *c = capture;
     const opprof_mark *x = &c->marks[*(const uint32_t *)a], *y = &c->marks[*(const uint32_t *)b];
@@ -539,9 +430,10 @@ int opprof_capture_html(const opprof_capture *c, char **out_text) {
     facts(&sb, c);
     int rc = averages_table(&sb, c);
     if (!rc) rc = flame_graph(&sb, c);
-    if (!rc) rc = timeline(&sb, c);
+    if (!rc) rc = opprof__html_timeline(&sb, c);
     if (!rc) rc = memory_chart(&sb, c);
     if (!rc) rc = counter_charts(&sb, c);
+    opprof__html_report_script(&sb);
     opprof__html_end(&sb);
     if (!rc) rc = sb.error;
     if (!rc) {

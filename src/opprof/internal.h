@@ -253,6 +253,10 @@ OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t 
  * the tail with the sorting script. Tables of class "sortable" sort by a
  * click on a header; cells sort by their data-v, as text under a <th
  * data-text="1">, else as numbers. */
+/* html_timeline.c: the explorable timeline's section and data; the viewer
+ * script (report.js), once per page, after the sections. */
+OPPROF__HIDDEN int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c);
+OPPROF__HIDDEN void opprof__html_report_script(opprof__strbuf *sb);
 OPPROF__HIDDEN void opprof__html_begin(opprof__strbuf *sb, const char *title);
 OPPROF__HIDDEN void opprof__html_end(opprof__strbuf *sb);
 OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);

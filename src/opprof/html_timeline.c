@@ -1,0 +1,226 @@
+/* html_timeline.c - the report's explorable timeline: every event of the
+ * capture as data for report.js (embedded at build time: report_js.h), which
+ * draws it on a canvas with zoom, pan, search, hidden tracks and details on
+ * click; the memory total and the counters as charts on the same time axis.
+ * Strings are escaped for a <script> element: a trace's names are not trusted. */
+#include "internal.h"
+
+#include <string.h>
+
+#include "report_js.h" /* REPORT_JS: src/opprof/report.js */
+
+/* A JavaScript string literal that cannot end its <script> element. */
+static void js_string(opprof__strbuf *sb, const char *s) {
+    opprof__sb_puts(sb, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            opprof__sb_printf(sb, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
+            opprof__sb_printf(sb, "\\u%04x", *p);
+        else
+            opprof__sb_put(sb, (const char *)p, 1);
+    }
+    opprof__sb_puts(sb, "\"");
+}
+
+/* A microsecond value with nanosecond digits, no trailing zeros. */
+static void put_us(opprof__strbuf *sb, int64_t ns) {
+    if (ns % 1000 == 0)
+        opprof__sb_printf(sb, "%lld", (long long)(ns / 1000));
+    else
+        opprof__sb_printf(sb, "%.3f", (double)ns / 1e3);
+}
+
+static void events_arrays(opprof__strbuf *sb, const opprof_capture *c) {
+    static const char *const keys[] = {"s", "d", "n", "t", "p"};
+    for (int k = 0; k < 5; k++) {
+        opprof__sb_printf(sb, ",%s:[", keys[k]);
+        for (size_t i = 0; i < c->n_events; i++) {
+            const opprof_event *e = &c->events[i];
+            if (i) opprof__sb_puts(sb, ",");
+            if (k == 0) put_us(sb, e->start_ns);
+            if (k == 1) put_us(sb, e->duration_ns);
+            if (k == 2) opprof__sb_printf(sb, "%u", e->name);
+            if (k == 3) opprof__sb_printf(sb, "%u", e->thread);
+            if (k == 4) opprof__sb_printf(sb, "%d", opprof__is_device(e) ? -1 : e->parent);
+        }
+        opprof__sb_puts(sb, "]\n");
+    }
+}
+
+static void thread_labels(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__sb_puts(sb, ",threads:[");
+    for (size_t th = 0; th < c->n_threads; th++) {
+        const opprof_thread_info *t = &c->threads[th];
+        char label[160]; /* "rank 1 · profile_cpu (tid 7)", "thread 7" */
+        snprintf(label, sizeof label, "%s%s%s%s%lld%s", t->process, t->process[0] ? " \xc2\xb7 " : "", t->name,
+                 t->name[0] ? " (tid " : "thread ", (long long)t->tid, t->name[0] ? ")" : "");
+        if (th) opprof__sb_puts(sb, ",");
+        js_string(sb, label);
+    }
+    opprof__sb_puts(sb, "]\n");
+}
+
+/* args, shapes, sites: objects keyed by event index, only where there is one. */
+static int event_texts(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__arg_index args;
+    if (opprof__arg_index_build(&args, c)) return OPPROF_ENOMEM;
+    opprof__strbuf text = {0};
+    opprof__sb_puts(sb, ",args:{");
+    for (size_t i = 0, first = 1; args.first && i < c->n_events; i++) {
+        if (args.first[i] == args.first[i + 1]) continue;
+        text.len = 0;
+        for (uint32_t a = args.first[i]; a < args.first[i + 1]; a++) {
+            const opprof_mark *m = &c->marks[args.order[a]];
+            opprof__sb_printf(&text, "%s%s=", a > args.first[i] ? ", " : "", c->names[m->name]);
+            if (m->kind == OPPROF_MARK_ARG_STR)
+                opprof__sb_puts(&text, c->names[m->value.str]);
+            else if (m->kind == OPPROF_MARK_ARG_DOUBLE)
+                opprof__sb_printf(&text, "%g", m->value.d);
+            else
+                opprof__sb_printf(&text, "%lld", (long long)m->value.i);
+        }
+        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        js_string(sb, text.error ? "" : text.data);
+        first = 0;
+    }
+    opprof__sb_puts(sb, "},shapes:{");
+    for (size_t i = 0, first = 1; i < c->n_events; i++) {
+        const opprof_site *site = opprof_capture_site(c, c->events[i].site);
+        const opprof_shapes *sh = site && site->shapes ? opprof_capture_shapes(c, site->shapes) : NULL;
+        if (!sh) continue;
+        char buf[512];
+        opprof_shapes_format(sh, buf, sizeof buf);
+        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        js_string(sb, buf);
+        first = 0;
+    }
+    opprof__sb_puts(sb, "},sites:{");
+    for (size_t i = 0, first = 1; i < c->n_events; i++) {
+        const opprof_site *site = opprof_capture_site(c, c->events[i].site);
+        if (!site || !site->file) continue;
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s:%u", site->file, site->line);
+        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        js_string(sb, buf);
+        first = 0;
+    }
+    opprof__sb_puts(sb, "}\n");
+    opprof__sb_free(&text);
+    opprof__arg_index_free(&args, c);
+    return 0;
+}
+
+/* Per event, the memory its own memory events moved. */
+static int event_memory(opprof__strbuf *sb, const opprof_capture *c) {
+    int64_t *alloc = opprof__calloc(c->n_events ? c->n_events * 2 : 1, sizeof *alloc);
+    if (!alloc) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < c->n_mem; j++) {
+        const opprof_memory_event *m = &c->mem[j];
+        if (m->owner < 0 || (size_t)m->owner >= c->n_events) continue;
+        alloc[2 * m->owner + (m->bytes < 0)] += m->bytes < 0 ? -m->bytes : m->bytes;
+    }
+    opprof__sb_puts(sb, ",mem:{");
+    for (size_t i = 0, first = 1; i < c->n_events; i++) {
+        if (!alloc[2 * i] && !alloc[2 * i + 1]) continue;
+        char a[32], f[32], text[160];
+        opprof_format_memory(alloc[2 * i], a, sizeof a);
+        opprof_format_memory(alloc[2 * i + 1], f, sizeof f);
+        snprintf(text, sizeof text, "%s allocated, %s freed by the event itself", a, f);
+        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        js_string(sb, text);
+        first = 0;
+    }
+    opprof__sb_puts(sb, "}\n");
+    opprof__dealloc(alloc, (c->n_events ? c->n_events * 2 : 1) * sizeof *alloc);
+    return 0;
+}
+
+static int by_time(const void *a, const void *b) {
+    const opprof_memory_event *x = *(const opprof_memory_event *const *)a, *y = *(const opprof_memory_event *const *)b;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* The CPU allocator's total after each memory event, then each counter. */
+static int series(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__sb_puts(sb, ",series:[");
+    size_t m = 0;
+    for (size_t j = 0; j < c->n_mem; j++) m += c->mem[j].device_type == 0;
+    bool any = false;
+    if (m) {
+        const opprof_memory_event **order = opprof__alloc(m * sizeof *order);
+        if (!order) return OPPROF_ENOMEM;
+        for (size_t j = 0, k = 0; j < c->n_mem; j++)
+            if (c->mem[j].device_type == 0) order[k++] = &c->mem[j];
+        qsort(order, m, sizeof *order, by_time);
+        opprof__sb_puts(sb, "{name:\"allocated bytes\",t:[");
+        for (size_t j = 0; j < m; j++) {
+            if (j) opprof__sb_puts(sb, ",");
+            put_us(sb, order[j]->ts_ns);
+        }
+        opprof__sb_puts(sb, "],v:[");
+        for (size_t j = 0; j < m; j++) opprof__sb_printf(sb, "%s%lld", j ? "," : "", (long long)order[j]->total_allocated);
+        opprof__sb_puts(sb, "]}");
+        opprof__dealloc(order, m * sizeof *order);
+        any = true;
+    }
+    for (uint32_t name = 0; name < c->n_names; name++) { /* counters, by name, in time order */
+        size_t k = 0;
+        for (size_t j = 0; j < c->n_marks; j++) k += c->marks[j].kind == OPPROF_MARK_COUNTER && c->marks[j].name == name;
+        if (!k) continue;
+        opprof__sb_puts(sb, any ? ",{name:" : "{name:");
+        js_string(sb, c->names[name]);
+        for (int part = 0; part < 2; part++) {
+            opprof__sb_puts(sb, part ? "],v:[" : ",t:[");
+            bool first = true;
+            for (size_t j = 0; j < c->n_marks; j++) {
+                const opprof_mark *mk = &c->marks[j];
+                if (mk->kind != OPPROF_MARK_COUNTER || mk->name != name) continue;
+                if (!first) opprof__sb_puts(sb, ",");
+                first = false;
+                if (part) opprof__sb_printf(sb, "%.17g", mk->value.d);
+                else put_us(sb, mk->ts_ns);
+            }
+        }
+        opprof__sb_puts(sb, "]}");
+        any = true;
+    }
+    opprof__sb_puts(sb, "]\n");
+    return 0;
+}
+
+int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
+    if (!c->n_events) return 0;
+    char span_text[32];
+    int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
+    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
+    opprof__sb_printf(sb,
+                      "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
+                      "A/D: pan, click: details)</span></h2>\n"
+                      "<div class=\"tl-bar\"><input id=\"tl-search\" type=\"search\" placeholder=\"search names\"> "
+                      "<span id=\"tl-range\" class=\"note\"></span><div id=\"tl-threads\"></div></div>\n"
+                      "<canvas id=\"tl-canvas\" style=\"width:100%%;border:1px solid #ddd\"></canvas>\n"
+                      "<pre id=\"tl-detail\"></pre><pre id=\"opprof-selftest\"></pre>\n"
+                      "<script>window.OPPROF_TL={span:",
+                      span_text, c->n_events);
+    put_us(sb, span);
+    opprof__sb_puts(sb, ",names:[");
+    for (uint32_t i = 0; i < c->n_names; i++) {
+        if (i) opprof__sb_puts(sb, ",");
+        js_string(sb, c->names[i]);
+    }
+    opprof__sb_puts(sb, "]\n");
+    events_arrays(sb, c);
+    thread_labels(sb, c);
+    int rc = event_texts(sb, c);
+    if (!rc) rc = event_memory(sb, c);
+    if (!rc) rc = series(sb, c);
+    opprof__sb_puts(sb, "};</script>\n");
+    return rc;
+}
+
+void opprof__html_report_script(opprof__strbuf *sb) {
+    opprof__sb_puts(sb, "<script>");
+    opprof__sb_puts(sb, REPORT_JS);
+    opprof__sb_puts(sb, "</script>\n");
+}
