@@ -50,7 +50,13 @@ int main(void) {
     free(want);
     CHECK_INT(run(&out, "report --sort count --json '%s'%s", trace1, ""), 0);
     CHECK(is_json(out));
-    CHECK_CONTAINS(out, "\"name\": \"aten::linear\", \"calls\": 4");
+    CHECK_CONTAINS(out, "{\"name\": \"aten::linear\", \"self_cpu_percent\": "); /* the table's columns, in order */
+    CHECK(out && strstr(out, "\"cpu_bytes\": 589824, \"self_cpu_bytes\": 0, \"calls\": 4}"));
+    free(out);
+    /* the table's options reach the rows: --flops, --peak-memory add their columns */
+    CHECK_INT(run(&out, "report --json --flops --peak-memory '%s'%s", trace1, ""), 0);
+    CHECK(is_json(out));
+    CHECK(out && strstr(out, "{\"key\": \"peak_bytes\", \"title\": \"Peak Mem\"}") && strstr(out, "\"gflops\": "));
     free(out);
 
     /* check: a clean trace exits 0; problems exit 1; unreadable exits 2. */

@@ -124,7 +124,7 @@ static int cmd_report(int argc, char **argv) {
                    "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
                    "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
                    "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
-                   "  --json           the rows as JSON\n"
+                   "  --json           the table's rows as JSON (the same columns; raw values)\n"
                    "       opprof report --ranks DIR [--json]\n"
                    "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
                    "                   min / median / max self time across ranks and the slowest rank; per\n"
@@ -143,7 +143,7 @@ static int cmd_report(int argc, char **argv) {
     table.sort = sort;
     table.row_limit = row_limit;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
-    if (!rc) rc = json ? opprof_averages_json(avg, sort, row_limit, &text) : opprof_averages_table_ex(avg, &table, &text);
+    if (!rc) rc = json ? opprof_averages_json_ex(avg, &table, &text) : opprof_averages_table_ex(avg, &table, &text);
     if (rc)
         fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
     else

@@ -304,6 +304,14 @@ typedef struct opprof_table_options {
  *  one frame per line, left-aligned, then an empty line), "Total <unit>FLOPs". */
 OPPROF_API int opprof_averages_table_ex(const opprof_averages *averages, const opprof_table_options *options,
                                         char **out_text);
+/** The rows of the same table as JSON: "columns" (key and title of each
+ *  column shown, in order), "rows" (per row, each column's key with its raw
+ *  value: times in microseconds, shares as fractions, bytes, counts, FLOPs;
+ *  null where the table shows "--"; "device" on traces with device
+ *  activities), the totals. The table and these rows agree cell for cell:
+ *  the same options show the same columns and rows (test_render). */
+OPPROF_API int opprof_averages_json_ex(const opprof_averages *averages, const opprof_table_options *options,
+                                       char **out_text);
 
 /**
  * A self-contained HTML report of the capture (one file: no network, no other
@@ -311,10 +319,13 @@ OPPROF_API int opprof_averages_table_ex(const opprof_averages *averages, const o
  * cost, peak RSS, dropped events, warnings); the key averages as a table that
  * sorts by any column when its header is clicked (first by self CPU time);
  * a flame graph of total CPU time (SVG, roots on top, one box per path of
- * names, hover for total, share and self time); a timeline with a track per
- * thread (SVG; the earliest 20,000 events, said when more exist); and, for
- * memory captures, the bytes allocated over time with the peak marked. Names
- * are HTML-escaped. *out_text: free with opprof_free.
+ * names, hover for total, share and self time, click to zoom into a box);
+ * a timeline of every event, a track per thread, drawn on a canvas by an
+ * embedded script (wheel or W/S zoom, drag or A/D pan, a search box, tracks
+ * that can be hidden, a click shows an event's details), with the memory
+ * total and counters on the same time axis; and, for memory captures, the
+ * bytes allocated over time with the peak marked. Names are escaped (for
+ * HTML, or for a script). *out_text: free with opprof_free.
  */
 OPPROF_API int opprof_capture_html(const opprof_capture *capture, char **out_text);
 /** The same, written atomically to `path` (a temporary file, then rename). */
@@ -352,14 +363,9 @@ typedef enum opprof_diff_format {
 OPPROF_API int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                    opprof_diff_format format, char **out_text);
 
-/** Key averages as JSON, every column a table can show: {"rows": [{"name",
- *  "calls", "self_cpu_us", "total_cpu_us", "cpu_time_avg_us", "cpu_bytes",
- *  "self_cpu_bytes", "peak_bytes", "flops", and when grouped by them
- *  "input_shapes" and "stack" (the row's key: two rows of one name differ
- *  there); with device activities "device" (a device row), "self_device_us",
- *  "total_device_us", "device_bytes", "self_device_bytes"}], sorted like the
- *  table, "self_cpu_us_total", with device activities "device_name" and
- *  "self_device_us_total", "dropped_events", "warnings"}. */
+/** opprof_averages_json_ex with the default options (the table's default
+ *  columns: time, memory when recorded, calls, device columns and "device"
+ *  with device activities, "input_shapes" and "stack" when grouped by them). */
 OPPROF_API int opprof_averages_json(const opprof_averages *averages, opprof_sort_key sort, int row_limit,
                                     char **out_text);
 

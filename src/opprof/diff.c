@@ -300,11 +300,6 @@ int opprof_capture_diff(const opprof_capture *before, const opprof_capture *afte
     opprof__dealloc(pairs, (nb + na + 1) * sizeof *pairs);
     opprof_averages_free(ab);
     opprof_averages_free(aa);
-    rc = sb.error;
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data ? sb.data : "", sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    rc = opprof__sb_finish(&sb, rc, out_text);
     return rc;
 }

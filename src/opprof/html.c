@@ -5,7 +5,7 @@
  * other pictures are inline SVG drawn here; the page needs no network and no
  * other file. Every name is escaped: a trace's names are not trusted. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "render.h"
 
 #include <math.h>
 #include <string.h>
@@ -102,89 +102,61 @@ static void facts(opprof__strbuf *sb, const opprof_capture *c) {
     }
 }
 
-static void time_cell(opprof__strbuf *sb, int64_t ns) {
-    char text[32];
-    opprof_format_time_us((double)ns / 1e3, text, sizeof text);
-    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)ns, text);
-}
-
-static void share_cell(opprof__strbuf *sb, int64_t part, int64_t whole) {
-    double pct = whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
-    opprof__sb_printf(sb, "<td data-v=\"%.4f\">%.2f%%</td>", pct, pct);
-}
-
-static void bytes_cell(opprof__strbuf *sb, int64_t bytes) {
-    char text[32];
-    opprof_format_memory(bytes, text, sizeof text);
-    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)bytes, text);
-}
-
-/* Rows by self time, descending; ties keep first-seen order (as the text table). */
-typedef struct ranked {
-    int64_t self_ns;
-    size_t row;
-} ranked;
-static int by_self_time(const void *pa, const void *pb) {
-    const ranked *a = pa, *b = pb;
-    if (a->self_ns != b->self_ns) return a->self_ns > b->self_ns ? -1 : 1;
-    return a->row < b->row ? -1 : a->row > b->row;
-}
-
+/* The key averages as the text table shows them (render.h: the same columns
+ * and cells, Peak Mem when memory was recorded), by self time; each cell
+ * keeps its raw value for sorting; names are cut at MAX_NAME_CELL, whole on
+ * hover. */
 static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     opprof_averages *avg;
     int rc = opprof_capture_averages(c, &avg);
     if (rc) return rc;
-    size_t n;
-    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    int64_t self_total = opprof_averages_self_total_ns(avg);
-    bool memory = c->info.profile_memory || c->n_mem;
+    opprof_table_options options = {.sort = OPPROF_SORT_SELF_CPU_TIME, .peak_memory = true};
+    opprof__view v;
+    rc = opprof__view_build(&v, avg, &options);
     opprof__sb_puts(sb, "<h2>Operators and ranges <span class=\"note\">(click a column to sort)</span></h2>\n"
-                        "<table class=\"sortable\" id=\"averages\">\n<thead><tr><th data-text=\"1\">Name</th><th>Self CPU %</th>"
-                        "<th>Self CPU</th><th>CPU total %</th><th>CPU total</th><th>CPU time avg</th>");
-    const char *dev = opprof_averages_device_name(avg); /* traces with device activities */
-    if (dev[0]) opprof__sb_printf(sb, "<th>Self %s</th><th>%s total</th>", dev, dev);
-    if (memory) opprof__sb_puts(sb, "<th>CPU Mem</th><th>Self CPU Mem</th><th>Peak Mem</th>");
-    opprof__sb_puts(sb, "<th># of Calls</th></tr></thead>\n<tbody>\n");
-    /* Rows by self time, as the seed's first table. */
-    ranked *order = opprof__alloc((n ? n : 1) * sizeof *order);
-    if (!order) {
-        opprof_averages_free(avg);
-        return OPPROF_ENOMEM;
+                        "<table class=\"sortable\" id=\"averages\">\n<thead><tr>");
+    char buf[512];
+    for (size_t k = 0; !rc && k < v.n_columns; k++) {
+        opprof__column_title(&v, v.columns[k], buf, sizeof buf);
+        opprof__sb_puts(sb, v.columns[k]->text ? "<th data-text=\"1\">" : "<th>");
+        opprof__sb_html(sb, buf);
+        opprof__sb_puts(sb, "</th>");
     }
-    for (size_t i = 0; i < n; i++) order[i] = (ranked){rows[i].self_ns, i};
-    qsort(order, n, sizeof *order, by_self_time); /* a trace may hold any number of names */
-    for (size_t k = 0; k < n; k++) {
-        const opprof_average_row *r = &rows[order[k].row];
-        /* a kernel's name can be 300 characters: cut, whole on hover */
-        opprof__sb_puts(sb, "<tr><td data-v=\"");
-        opprof__sb_html(sb, r->key);
-        opprof__sb_puts(sb, "\" title=\"");
-        opprof__sb_html(sb, r->key);
-        opprof__sb_puts(sb, "\">");
-        put_escaped_cut(sb, r->key, MAX_NAME_CELL);
-        opprof__sb_puts(sb, "</td>");
-        share_cell(sb, r->self_ns, self_total);
-        time_cell(sb, r->self_ns);
-        share_cell(sb, r->total_ns, self_total);
-        time_cell(sb, r->total_ns);
-        time_cell(sb, r->calls ? r->total_ns / r->calls : 0);
-        if (dev[0]) {
-            time_cell(sb, r->self_device_ns);
-            time_cell(sb, r->total_device_ns);
+    opprof__sb_puts(sb, "</tr></thead>\n<tbody>\n");
+    for (size_t i = 0; !rc && i < v.shown; i++) {
+        const opprof_average_row *r = &v.rows[v.order[i]];
+        opprof__sb_puts(sb, "<tr>");
+        for (size_t k = 0; k < v.n_columns; k++) {
+            const opprof__column *col = v.columns[k];
+            if (col->unit == OPPROF__UNIT_NAME) {
+                opprof__sb_puts(sb, "<td data-v=\"");
+                opprof__sb_html(sb, r->key);
+                opprof__sb_puts(sb, "\" title=\"");
+                opprof__sb_html(sb, r->key);
+                opprof__sb_puts(sb, "\">");
+                put_escaped_cut(sb, r->key, MAX_NAME_CELL);
+                opprof__sb_puts(sb, "</td>");
+                continue;
+            }
+            opprof__sb_puts(sb, "<td data-v=\"");
+            if (col->text) {
+                opprof__sb_html(sb, col->text(r));
+            } else {
+                opprof__number_text(col->number(r, &v), buf, sizeof buf);
+                opprof__sb_puts(sb, buf);
+            }
+            opprof__sb_puts(sb, "\">");
+            opprof__cell(&v, col, r, buf, sizeof buf);
+            opprof__sb_html(sb, buf);
+            opprof__sb_puts(sb, "</td>");
         }
-        if (memory) {
-            bytes_cell(sb, r->cpu_mem);
-            bytes_cell(sb, r->self_cpu_mem);
-            bytes_cell(sb, r->peak_mem);
-        }
-        opprof__sb_printf(sb, "<td data-v=\"%lld\">%lld</td></tr>\n", (long long)r->calls, (long long)r->calls);
+        opprof__sb_puts(sb, "</tr>\n");
     }
-    char total_text[32];
-    opprof_format_time_us((double)self_total / 1e3, total_text, sizeof total_text);
-    opprof__sb_printf(sb, "</tbody>\n</table>\n<p>Self CPU time total: %s</p>\n", total_text);
-    opprof__dealloc(order, (n ? n : 1) * sizeof *order);
+    opprof_format_time_us((double)v.self_total / 1e3, buf, sizeof buf);
+    opprof__sb_printf(sb, "</tbody>\n</table>\n<p>Self CPU time total: %s</p>\n", buf);
+    opprof__view_free(&v);
     opprof_averages_free(avg);
-    return 0;
+    return rc;
 }
 
 /* Flame graph (icicle: roots on top) of total time: one box per path of
@@ -435,12 +407,7 @@ int opprof_capture_html(const opprof_capture *c, char **out_text) {
     if (!rc) rc = counter_charts(&sb, c);
     opprof__html_report_script(&sb);
     opprof__html_end(&sb);
-    if (!rc) rc = sb.error;
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data, sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    rc = opprof__sb_finish(&sb, rc, out_text);
     return rc;
 }
 

@@ -131,12 +131,7 @@ int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, 
         put_path(&sb, c, &t, (int32_t)k);
         opprof__sb_printf(&sb, " %lld\n", (long long)value[k]);
     }
-    if (!rc) rc = sb.error;
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data ? sb.data : "", sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    rc = opprof__sb_finish(&sb, rc, out_text);
     opprof__dealloc(value, (t.n ? t.n : 1) * sizeof *value);
     opprof__stack_tree_free(&t);
     return rc;

@@ -200,11 +200,7 @@ int opprof_summary_to_json(const opprof_summary *s, char **out_text) {
     if (!s || !out_text) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     int rc = render(s, &sb);
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data, sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    rc = opprof__sb_finish(&sb, rc, out_text);
     return rc;
 }
 

@@ -312,12 +312,7 @@ int opprof_measurement_format(const opprof_measurement *m, char **out_text) {
     }
     if (m->profiler_active)
         opprof__sb_puts(&sb, "  WARNING: a profiler session was active: these times include its cost.\n");
-    int rc = sb.error;
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data, sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    int rc = opprof__sb_finish(&sb, 0, out_text);
     return rc;
 }
 
@@ -420,11 +415,6 @@ int opprof_compare_format(const opprof_measurement *const *ms, size_t count, con
     }
     opprof__sb_printf(&sb, "\nTimes are in %s (%s).\n", long_unit, unit);
     if (baseline >= 0) opprof__sb_printf(&sb, "Ratios are to the column \"%s\" (below 1.00x: faster).\n", cols[baseline]);
-    int rc = sb.error;
-    if (!rc) {
-        *out_text = opprof__public_string(sb.data, sb.len);
-        if (!*out_text) rc = OPPROF_ENOMEM;
-    }
-    opprof__sb_free(&sb);
+    int rc = opprof__sb_finish(&sb, 0, out_text);
     return rc;
 }

@@ -1,0 +1,81 @@
+/* render.h - the rendering layer of key averages: the rows (opprof_average_row,
+ * the one row model) in one order, the columns as descriptors, one formatter
+ * per unit. The text table and the JSON rows (table.c) are views of the same
+ * opprof__view, so they show the same columns and agree cell for cell
+ * (test_render). A new column is one entry of COLUMNS in render.c. */
+#ifndef OPPROF_RENDER_H
+#define OPPROF_RENDER_H
+
+#include "internal.h"
+
+typedef enum opprof__unit {
+    OPPROF__UNIT_NAME,    /* the row's key, cut to the column */
+    OPPROF__UNIT_PERCENT, /* a share: "12.34%", "NaN" when the whole is 0 */
+    OPPROF__UNIT_TIME,    /* microseconds: "1.234ms" */
+    OPPROF__UNIT_BYTES,   /* "1.50 MB" */
+    OPPROF__UNIT_COUNT,   /* "12" */
+    OPPROF__UNIT_FLOPS,   /* in the table's FLOPs unit: "  12.345", "--" */
+    OPPROF__UNIT_RATE1,   /* per nanosecond, one decimal (GFLOP/s): "12.3", "--" */
+    OPPROF__UNIT_RATE2,   /* ... two decimals (GB/s) */
+    OPPROF__UNIT_TEXT,    /* a string cut to the column ("Input Shapes") */
+    OPPROF__UNIT_LINES    /* lines, one per table line, left-aligned ("Source Location") */
+} opprof__unit;
+
+typedef struct opprof__view opprof__view;
+
+typedef struct opprof__column {
+    const char *title; /* "%s" stands for the device's name (FLOPs: the unit's prefix); with
+                          "%s", a "%" of the title is written "%%" */
+    const char *key;   /* in JSON */
+    opprof__unit unit;
+    unsigned needs;    /* OPPROF__SHOW_... that must all hold for it to be shown */
+    double (*number)(const opprof_average_row *r, const opprof__view *v); /* NAN: no value ("--", null) */
+    const char *(*text)(const opprof_average_row *r);                       /* text units */
+} opprof__column;
+
+enum {
+    OPPROF__SHOW_DEVICE = 1u << 0,     /* the capture has device activities */
+    OPPROF__SHOW_MEMORY = 1u << 1,     /* memory was recorded */
+    OPPROF__SHOW_DEVICE_MEM = 1u << 2, /* device memory was recorded */
+    OPPROF__SHOW_PEAK = 1u << 3,       /* options.peak_memory (and memory) */
+    OPPROF__SHOW_SHAPES = 1u << 4,     /* grouped by input shape */
+    OPPROF__SHOW_STACK = 1u << 5,      /* grouped by call stack */
+    OPPROF__SHOW_FLOPS = 1u << 6,      /* options.flops */
+    OPPROF__SHOW_BYTES = 1u << 7       /* options.flops and some row moved bytes */
+};
+
+enum { OPPROF__MAX_COLUMNS = 32 };
+
+struct opprof__view {
+    const opprof_averages *avg;
+    const opprof_average_row *rows;
+    size_t n_rows;
+    size_t *order;       /* row indexes in display order */
+    size_t shown;        /* order[0..shown) are displayed */
+    const opprof__column *columns[OPPROF__MAX_COLUMNS];
+    size_t n_columns;
+    size_t width[OPPROF__MAX_COLUMNS]; /* text table: characters */
+    unsigned flags;      /* OPPROF__SHOW_... */
+    int64_t self_total, device_total;
+    const char *device;  /* "CUDA", "MTIA", or "" */
+    double flops_scale;  /* the FLOPs column's unit: 1, 1e-3 (KFLOPs), ... */
+    const char *flops_prefix; /* "", "K", "M", "G", "T", "P" */
+};
+
+/* The rows and columns that `options` shows of `avg`: rows sorted (ties in
+ * first-seen order) and cut to the row limit. Free with opprof__view_free. */
+OPPROF__HIDDEN int opprof__view_build(opprof__view *v, const opprof_averages *avg,
+                                      const opprof_table_options *options);
+OPPROF__HIDDEN void opprof__view_free(opprof__view *v);
+/* A column's title, its "%s" filled in. */
+OPPROF__HIDDEN void opprof__column_title(const opprof__view *v, const opprof__column *c, char *buf, size_t size);
+/* The cell of a row in a column, as the text table shows it (the first line
+ * of LINES cells). */
+OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r,
+                                 char *buf, size_t size);
+
+/* A raw value as JSON writes it: the shortest text that reads back as the
+ * same double, "null" for NaN (a "--" cell). */
+OPPROF__HIDDEN void opprof__number_text(double x, char *buf, size_t size);
+
+#endif
