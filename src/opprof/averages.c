@@ -127,249 +127,294 @@ int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
     return opprof_capture_averages_ex(c, NULL, out);
 }
 
-int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_options *options, opprof_averages **out) {
-    if (!c || !out) return OPPROF_EINVAL;
-    bool by_shape = options && options->group_by_input_shape;
-    int stack_n = options ? options->group_by_stack_n : 0;
-    if (stack_n < 0) return OPPROF_EINVAL;
-    if (stack_n > MAX_STACK) stack_n = MAX_STACK;
-    bool extended = by_shape || stack_n > 0;
-    int rc = OPPROF_ENOMEM;
-    size_t n_names = c->n_names, n_events = c->n_events;
-    uint32_t *name_group = opprof__alloc((n_names ? n_names : 1) * sizeof *name_group);
-    uint32_t *group_of_event = extended ? opprof__alloc((n_events ? n_events : 1) * sizeof *group_of_event) : NULL;
-    uint8_t *flops_name = opprof__calloc(n_names ? n_names : 1, 1);
-    int64_t *peaks = NULL;
-    uint32_t *device_group = NULL; /* device activities' groups: [2 * name + (annotation)] */
-    builder b = {.c = c};
-    opprof__strbuf text = {0};
-    size_t *offsets = NULL, n_offsets = 1;
-    opprof_averages *avg = opprof__calloc(1, sizeof *avg);
-    if (!name_group || !avg || !flops_name || (extended && !group_of_event)) goto fail;
-    if (c->n_mem && (rc = opprof_capture_peak_memory(c, &peaks))) goto fail;
-    rc = OPPROF_ENOMEM;
+/* One build of key averages: the groups and what maps events to them. */
+typedef struct work {
+    const opprof_capture *c;
+    const opprof_event *ev;
+    size_t n_names, n_events, n_name_groups;
+    bool by_shape, extended;
+    int stack_n;
+    builder b;
+    uint32_t *name_group;     /* name -> its group; ProfilerStep#N names share one */
+    uint32_t *device_group;   /* device activities: [2 * name + (annotation)] -> group, or NULL */
+    uint32_t *group_of_event; /* extended keys: event -> group */
+    uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts */
+    int64_t *peaks;           /* per event, or NULL without memory */
+    opprof_averages *avg;
+} work;
 
-    /* Names to their base group: ProfilerStep#N names share one. */
+static bool is_device(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+}
+
+static uint32_t name_group_of(const work *w, size_t i) {
+    const opprof_event *e = &w->ev[i];
+    return w->device_group && is_device(e) ? w->device_group[2 * e->name + (e->kind == OPPROF_KIND_DEVICE_ANNOTATION)]
+                                           : w->name_group[e->name];
+}
+
+static group *group_of(const work *w, size_t i) {
+    return &w->b.groups[w->extended ? w->group_of_event[i] : name_group_of(w, i)];
+}
+
+static int new_group(work *w, const char *key, uint32_t *out) {
+    if (opprof__grow((void **)&w->b.groups, &w->b.cap, w->b.n + 1, sizeof *w->b.groups)) return OPPROF_ENOMEM;
+    memset(&w->b.groups[w->b.n], 0, sizeof *w->b.groups);
+    w->b.groups[w->b.n].row.key = key;
+    w->b.groups[w->b.n].name_group = (uint32_t)w->b.n;
+    *out = (uint32_t)w->b.n++;
+    return 0;
+}
+
+/* Names to their base group; device activities get groups of their own,
+ * apart from CPU events of the same name (PyTorch's key includes the device
+ * type: a kernel and the operator of its name, nccl:all_reduce on the CPU and
+ * on the GPU). */
+static int name_groups(work *w) {
+    const opprof_capture *c = w->c;
     uint32_t step_group = UINT32_MAX;
-    for (size_t i = 0; i < n_names; i++) {
+    for (size_t i = 0; i < w->n_names; i++) {
         const char *key = key_of(c->names[i]);
-        flops_name[i] = opprof__counts_flops(c->names[i]);
+        w->flops_name[i] = opprof__counts_flops(c->names[i]);
         if (key == STEP_KEY && step_group != UINT32_MAX) {
-            name_group[i] = step_group;
-            continue;
+            w->name_group[i] = step_group;
+        } else {
+            if (new_group(w, key, &w->name_group[i])) return OPPROF_ENOMEM;
+            if (key == STEP_KEY) step_group = w->name_group[i];
         }
-        if (opprof__grow((void **)&b.groups, &b.cap, b.n + 1, sizeof *b.groups)) goto fail;
-        memset(&b.groups[b.n], 0, sizeof *b.groups);
-        b.groups[b.n].row.key = key;
-        b.groups[b.n].name_group = (uint32_t)b.n;
-        if (key == STEP_KEY) step_group = (uint32_t)b.n;
-        name_group[i] = (uint32_t)b.n++;
     }
-    size_t n_name_groups = b.n;
-
-    const opprof_event *ev = c->events;
-    /* Device activities are rows of their own, apart from CPU events of the
-     * same name (PyTorch's key includes the device type): a kernel and the
-     * operator of its name, nccl:all_reduce on the CPU and on the GPU. */
     if (c->info.device_name[0]) {
-        device_group = opprof__alloc(2 * (n_names ? n_names : 1) * sizeof *device_group);
-        if (!device_group) goto fail;
-        for (size_t k = 0; k < 2 * n_names; k++) device_group[k] = UINT32_MAX;
-        for (size_t i = 0; i < n_events; i++) {
-            if (ev[i].kind != OPPROF_KIND_DEVICE && ev[i].kind != OPPROF_KIND_DEVICE_ANNOTATION) continue;
-            uint32_t *slot = &device_group[2 * ev[i].name + (ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION)];
-            if (*slot != UINT32_MAX) continue;
-            if (opprof__grow((void **)&b.groups, &b.cap, b.n + 1, sizeof *b.groups)) goto fail;
-            memset(&b.groups[b.n], 0, sizeof *b.groups);
-            b.groups[b.n].row.key = key_of(c->names[ev[i].name]);
-            b.groups[b.n].name_group = (uint32_t)b.n;
-            *slot = (uint32_t)b.n++;
+        w->device_group = opprof__alloc(2 * (w->n_names ? w->n_names : 1) * sizeof *w->device_group);
+        if (!w->device_group) return OPPROF_ENOMEM;
+        for (size_t k = 0; k < 2 * w->n_names; k++) w->device_group[k] = UINT32_MAX;
+        for (size_t i = 0; i < w->n_events; i++) {
+            const opprof_event *e = &w->ev[i];
+            if (!is_device(e)) continue;
+            uint32_t *slot = &w->device_group[2 * e->name + (e->kind == OPPROF_KIND_DEVICE_ANNOTATION)];
+            if (*slot == UINT32_MAX && new_group(w, key_of(c->names[e->name]), slot)) return OPPROF_ENOMEM;
         }
-        n_name_groups = b.n;
     }
-#define NAME_GROUP(i)                                                                                    \
-    (device_group && (ev[(i)].kind == OPPROF_KIND_DEVICE || ev[(i)].kind == OPPROF_KIND_DEVICE_ANNOTATION) \
-         ? device_group[2 * ev[(i)].name + (ev[(i)].kind == OPPROF_KIND_DEVICE_ANNOTATION)]               \
-         : name_group[ev[(i)].name])
-    if (extended) {
-        /* The name groups stay (possibly empty); extended keys follow them. */
-        for (size_t g = 0; g < n_name_groups; g++) b.groups[g].n_frames = -1; /* never matched */
-        for (size_t i = 0; i < n_events; i++) {
-            group key;
-            memset(&key, 0, sizeof key);
-            key.row.key = b.groups[NAME_GROUP(i)].row.key;
-            key.name_group = NAME_GROUP(i);
-            key.first_start = INT64_MAX;
-            if (by_shape) key.shapes = opprof_capture_site(c, ev[i].site)->shapes;
-            for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < stack_n; e = ev[e].parent)
-                if (ev[e].site && opprof_capture_site(c, ev[e].site)->file) key.frames[key.n_frames++] = ev[e].site;
-            if ((rc = find_group(&b, &key, &group_of_event[i]))) goto fail;
-        }
-        rc = OPPROF_ENOMEM;
-    }
-#define GROUP_OF(i) (extended ? group_of_event[(i)] : NAME_GROUP(i))
+    w->n_name_groups = w->b.n;
+    return 0;
+}
 
-    /* Device time of each CPU event's subtree: its launches, then children
-     * to parents in one backward pass (as CPU memory below). */
+/* Grouped by input shape or call stack: the name groups stay (possibly
+ * empty); each event's extended key finds or makes its group. */
+static int extended_groups(work *w) {
+    for (size_t g = 0; g < w->n_name_groups; g++) w->b.groups[g].n_frames = -1; /* never matched */
+    for (size_t i = 0; i < w->n_events; i++) {
+        group key;
+        memset(&key, 0, sizeof key);
+        key.name_group = name_group_of(w, i);
+        key.row.key = w->b.groups[key.name_group].row.key;
+        key.first_start = INT64_MAX;
+        if (w->by_shape) key.shapes = opprof_capture_site(w->c, w->ev[i].site)->shapes;
+        for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < w->stack_n; e = w->ev[e].parent)
+            if (w->ev[e].site && opprof_capture_site(w->c, w->ev[e].site)->file) key.frames[key.n_frames++] = w->ev[e].site;
+        int rc = find_group(&w->b, &key, &w->group_of_event[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void first_seen(group *g, const opprof_event *e, size_t i, bool ties_by_thread) {
+    if (e->start_ns < g->first_start || g->row.calls == 1 ||
+        (ties_by_thread && e->start_ns == g->first_start && e->thread < g->first_thread)) {
+        g->first_start = e->start_ns;
+        g->first_thread = e->thread;
+        g->first_index = i;
+    }
+}
+
+/* A device row has no CPU time; a kernel's time also goes to the operator
+ * that launched it, and to its subtree (device_subtree). */
+static void add_device_event(work *w, size_t i, group *g, int64_t *device_subtree) {
+    const opprof_event *e = &w->ev[i];
+    g->row.device = true;
+    OPPROF__WRAP_ADD(g->row.self_device_ns, e->duration_ns);
+    OPPROF__WRAP_ADD(g->row.total_device_ns, e->duration_ns);
+    if (e->kind == OPPROF_KIND_DEVICE) {
+        OPPROF__WRAP_ADD(w->avg->self_device_total_ns, e->duration_ns);
+        if (e->parent >= 0) {
+            OPPROF__WRAP_ADD(group_of(w, (size_t)e->parent)->row.self_device_ns, e->duration_ns);
+            OPPROF__WRAP_ADD(device_subtree[e->parent], e->duration_ns);
+        }
+    }
+    first_seen(g, e, i, false);
+}
+
+/* Calls, self and total time, peak memory, FLOPs; device time of each CPU
+ * event's subtree, summed children to parents in one backward pass. */
+static int add_times(work *w) {
     int64_t *device_subtree = NULL;
-    if (c->info.device_name[0]) {
-        device_subtree = opprof__calloc(n_events ? n_events : 1, sizeof *device_subtree);
-        if (!device_subtree) goto fail;
-    }
-    for (size_t i = 0; i < n_events; i++) {
-        group *g = &b.groups[GROUP_OF(i)];
+    if (w->c->info.device_name[0] &&
+        !(device_subtree = opprof__calloc(w->n_events ? w->n_events : 1, sizeof *device_subtree)))
+        return OPPROF_ENOMEM;
+    for (size_t i = 0; i < w->n_events; i++) {
+        const opprof_event *e = &w->ev[i];
+        group *g = group_of(w, i);
         g->row.calls++;
-        if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) {
-            /* a device row: no CPU time; a kernel's time also goes to its launcher */
-            g->row.device = true;
-            OPPROF__WRAP_ADD(g->row.self_device_ns, ev[i].duration_ns);
-            OPPROF__WRAP_ADD(g->row.total_device_ns, ev[i].duration_ns);
-            if (ev[i].kind == OPPROF_KIND_DEVICE) {
-                OPPROF__WRAP_ADD(avg->self_device_total_ns, ev[i].duration_ns);
-                if (ev[i].parent >= 0) {
-                    OPPROF__WRAP_ADD(b.groups[GROUP_OF(ev[i].parent)].row.self_device_ns, ev[i].duration_ns);
-                    OPPROF__WRAP_ADD(device_subtree[ev[i].parent], ev[i].duration_ns);
-                }
-            }
-            if (ev[i].start_ns < g->first_start || g->row.calls == 1) {
-                g->first_start = ev[i].start_ns;
-                g->first_thread = ev[i].thread;
-                g->first_index = i;
-            }
+        if (is_device(e)) {
+            add_device_event(w, i, g, device_subtree);
             continue;
         }
-        OPPROF__WRAP_ADD(g->row.total_ns, ev[i].duration_ns);
-        OPPROF__WRAP_ADD(g->row.self_ns, ev[i].duration_ns);
-        if (ev[i].parent >= 0) OPPROF__WRAP_SUB(b.groups[GROUP_OF(ev[i].parent)].row.self_ns, ev[i].duration_ns);
-        if (ev[i].start_ns < g->first_start || g->row.calls == 1 ||
-            (ev[i].start_ns == g->first_start && ev[i].thread < g->first_thread)) {
-            g->first_start = ev[i].start_ns;
-            g->first_thread = ev[i].thread;
-            g->first_index = i;
-        }
-        if (peaks && peaks[i] > g->row.peak_mem) g->row.peak_mem = peaks[i];
-        if (flops_name[ev[i].name] && ev[i].site) {
-            const opprof_shapes *sh = opprof_capture_shapes(c, opprof_capture_site(c, ev[i].site)->shapes);
-            OPPROF__WRAP_ADD(g->row.flops, opprof_flops(c->names[ev[i].name], sh));
+        OPPROF__WRAP_ADD(g->row.total_ns, e->duration_ns);
+        OPPROF__WRAP_ADD(g->row.self_ns, e->duration_ns);
+        if (e->parent >= 0) OPPROF__WRAP_SUB(group_of(w, (size_t)e->parent)->row.self_ns, e->duration_ns);
+        first_seen(g, e, i, true);
+        if (w->peaks && w->peaks[i] > g->row.peak_mem) g->row.peak_mem = w->peaks[i];
+        if (w->flops_name[e->name] && e->site) {
+            const opprof_shapes *sh = opprof_capture_shapes(w->c, opprof_capture_site(w->c, e->site)->shapes);
+            OPPROF__WRAP_ADD(g->row.flops, opprof_flops(w->c->names[e->name], sh));
         }
     }
+    for (size_t i = w->n_events; device_subtree && i-- > 0;) {
+        if (is_device(&w->ev[i])) continue;
+        if (w->ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[w->ev[i].parent], device_subtree[i]);
+        OPPROF__WRAP_ADD(group_of(w, i)->row.total_device_ns, device_subtree[i]);
+    }
+    if (device_subtree) opprof__dealloc(device_subtree, (w->n_events ? w->n_events : 1) * sizeof *device_subtree);
     /* FLOPs and bytes that operators stated themselves (opprof_range_flops/_bytes) */
-    for (size_t k = 0; k < c->n_marks; k++) {
-        const opprof_mark *m = &c->marks[k];
+    for (size_t k = 0; k < w->c->n_marks; k++) {
+        const opprof_mark *m = &w->c->marks[k];
         if (m->event < 0 || (m->kind != OPPROF_MARK_FLOPS && m->kind != OPPROF_MARK_BYTES)) continue;
-        group *g = &b.groups[GROUP_OF(m->event)];
+        group *g = group_of(w, (size_t)m->event);
         if (m->kind == OPPROF_MARK_FLOPS)
             OPPROF__WRAP_ADD(g->row.flops, m->value.i);
         else
             OPPROF__WRAP_ADD(g->row.bytes, m->value.i);
     }
-    if (device_subtree) {
-        for (size_t i = n_events; i-- > 0;) {
-            if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) continue;
-            if (ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[ev[i].parent], device_subtree[i]);
-            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.total_device_ns, device_subtree[i]);
-        }
-        opprof__dealloc(device_subtree, (n_events ? n_events : 1) * sizeof *device_subtree);
-    }
-    if (c->n_mem) {
-        /* CPU Mem (and device memory): bytes of each event's subtree, summed
-         * children to parents in one backward pass (parents precede
-         * children): O(events), however deep the nesting. */
-        int64_t *subtree = opprof__calloc(2 * (n_events ? n_events : 1), sizeof *subtree);
-        if (!subtree) goto fail;
-        int64_t *device = subtree + (n_events ? n_events : 1);
-        for (size_t j = 0; j < c->n_mem; j++) {
-            int32_t o = c->mem[j].owner;
-            if (o < 0) continue;
-            if (c->mem[j].device_type != 0) {
-                OPPROF__WRAP_ADD(b.groups[GROUP_OF(o)].row.self_device_mem, c->mem[j].bytes);
-                OPPROF__WRAP_ADD(device[o], c->mem[j].bytes);
-                avg->device_memory = true;
-                continue;
-            }
-            OPPROF__WRAP_ADD(b.groups[GROUP_OF(o)].row.self_cpu_mem, c->mem[j].bytes);
-            OPPROF__WRAP_ADD(subtree[o], c->mem[j].bytes);
-        }
-        for (size_t i = n_events; i-- > 0;) {
-            if (ev[i].kind == OPPROF_KIND_DEVICE || ev[i].kind == OPPROF_KIND_DEVICE_ANNOTATION) continue;
-            if (ev[i].parent >= 0) {
-                OPPROF__WRAP_ADD(subtree[ev[i].parent], subtree[i]);
-                OPPROF__WRAP_ADD(device[ev[i].parent], device[i]);
-            }
-            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.cpu_mem, subtree[i]);
-            OPPROF__WRAP_ADD(b.groups[GROUP_OF(i)].row.device_mem, device[i]);
-        }
-        opprof__dealloc(subtree, 2 * (n_events ? n_events : 1) * sizeof *subtree);
-    }
-#undef GROUP_OF
-#undef NAME_GROUP
-    opprof__dealloc(device_group, 2 * (n_names ? n_names : 1) * sizeof *device_group);
-    device_group = NULL;
+    return 0;
+}
 
-    /* Keep groups that have events, in first-seen order (first_index differs
-     * between groups, so an unstable sort is deterministic). */
+/* CPU Mem (and device memory): bytes of each event's subtree, summed
+ * children to parents in one backward pass (parents precede children):
+ * O(events), however deep the nesting. */
+static int add_memory(work *w) {
+    size_t n = w->n_events ? w->n_events : 1;
+    int64_t *subtree = opprof__calloc(2 * n, sizeof *subtree);
+    if (!subtree) return OPPROF_ENOMEM;
+    int64_t *device = subtree + n;
+    for (size_t j = 0; j < w->c->n_mem; j++) {
+        const opprof_memory_event *m = &w->c->mem[j];
+        if (m->owner < 0) continue;
+        group *g = group_of(w, (size_t)m->owner);
+        if (m->device_type != 0) {
+            OPPROF__WRAP_ADD(g->row.self_device_mem, m->bytes);
+            OPPROF__WRAP_ADD(device[m->owner], m->bytes);
+            w->avg->device_memory = true;
+        } else {
+            OPPROF__WRAP_ADD(g->row.self_cpu_mem, m->bytes);
+            OPPROF__WRAP_ADD(subtree[m->owner], m->bytes);
+        }
+    }
+    for (size_t i = w->n_events; i-- > 0;) {
+        if (is_device(&w->ev[i])) continue;
+        if (w->ev[i].parent >= 0) {
+            OPPROF__WRAP_ADD(subtree[w->ev[i].parent], subtree[i]);
+            OPPROF__WRAP_ADD(device[w->ev[i].parent], device[i]);
+        }
+        OPPROF__WRAP_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
+        OPPROF__WRAP_ADD(group_of(w, i)->row.device_mem, device[i]);
+    }
+    opprof__dealloc(subtree, 2 * n * sizeof *subtree);
+    return 0;
+}
+
+/* The groups that have events become rows, in first-seen order (first_index
+ * differs between groups, so an unstable sort is deterministic), with their
+ * texts: key, then shapes and stack when grouped by them. */
+static int make_rows(work *w) {
+    builder *b = &w->b;
     size_t kept = 0;
-    for (size_t g = 0; g < b.n; g++)
-        if (b.groups[g].row.calls) b.groups[kept++] = b.groups[g];
-    if (kept > 1) qsort(b.groups, kept, sizeof *b.groups, group_compare);
-
-    /* Row texts: key, then shapes and stack when grouped by them. */
-    n_offsets = kept ? kept : 1;
-    offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
-    if (!offsets) goto fail;
+    for (size_t g = 0; g < b->n; g++)
+        if (b->groups[g].row.calls) b->groups[kept++] = b->groups[g];
+    if (kept > 1) qsort(b->groups, kept, sizeof *b->groups, group_compare);
+    size_t n_offsets = kept ? kept : 1;
+    size_t *offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
+    opprof_averages *avg = w->avg;
+    avg->rows = opprof__alloc(n_offsets * sizeof *avg->rows);
+    opprof__strbuf text = {0};
     char buf[1024];
-    for (size_t g = 0; g < kept; g++) {
-        const group *gr = &b.groups[g];
+    for (size_t g = 0; offsets && g < kept; g++) {
+        const group *gr = &b->groups[g];
         offsets[3 * g] = text.len;
         opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
         offsets[3 * g + 1] = text.len;
-        if (by_shape) {
-            opprof_shapes_format(opprof_capture_shapes(c, gr->shapes), buf, sizeof buf);
+        if (w->by_shape) {
+            opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);
             opprof__sb_put(&text, buf, strlen(buf) + 1);
         }
         offsets[3 * g + 2] = text.len;
-        if (stack_n > 0) {
-            for (int f = 0; f < gr->n_frames; f++) {
-                if (f) opprof__sb_put(&text, "\n", 1);
-                frame_text(c, gr->frames[f], &text);
-            }
-            opprof__sb_put(&text, "", 1);
+        for (int f = 0; w->stack_n > 0 && f < gr->n_frames; f++) {
+            if (f) opprof__sb_put(&text, "\n", 1);
+            frame_text(w->c, gr->frames[f], &text);
         }
+        if (w->stack_n > 0) opprof__sb_put(&text, "", 1);
     }
-    if (text.error) goto fail;
-    avg->rows = opprof__alloc((kept ? kept : 1) * sizeof *avg->rows);
-    if (!avg->rows) goto fail;
-    for (size_t g = 0; g < kept; g++) {
-        avg->rows[g] = b.groups[g].row;
+    int rc = !offsets || !avg->rows || text.error ? OPPROF_ENOMEM : 0;
+    for (size_t g = 0; !rc && g < kept; g++) {
+        avg->rows[g] = b->groups[g].row;
         avg->rows[g].key = text.data + offsets[3 * g];
-        avg->rows[g].input_shapes = by_shape ? text.data + offsets[3 * g + 1] : NULL;
-        avg->rows[g].stack = stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
-        OPPROF__WRAP_ADD(avg->self_total_ns, b.groups[g].row.self_ns);
+        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[3 * g + 1] : NULL;
+        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
+        OPPROF__WRAP_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
-    avg->text = text.data;
-    avg->text_size = text.cap;
-    text = (opprof__strbuf){0};
-    avg->n_rows = kept;
-    avg->profile_memory = c->info.profile_memory;
-    snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
-    avg->by_shape = by_shape;
-    avg->stack_n = stack_n;
-    avg->dropped_events = c->info.dropped_events;
-    avg->n_warnings = c->n_warnings;
-    rc = 0;
-    *out = avg;
-    avg = NULL;
-fail:
-    opprof__dealloc(name_group, (n_names ? n_names : 1) * sizeof *name_group);
-    if (device_group) opprof__dealloc(device_group, 2 * (n_names ? n_names : 1) * sizeof *device_group);
-    opprof__dealloc(group_of_event, (n_events ? n_events : 1) * sizeof *group_of_event);
-    opprof__dealloc(flops_name, n_names ? n_names : 1);
-    opprof_free(peaks);
-    opprof__dealloc(b.groups, b.cap * sizeof *b.groups);
-    opprof__dealloc(b.table, b.table_size * sizeof *b.table);
+    if (!rc) {
+        avg->text = text.data;
+        avg->text_size = text.cap;
+        avg->n_rows = kept;
+    } else { /* the rows go here: n_rows does not say their size yet */
+        opprof__sb_free(&text);
+        opprof__dealloc(avg->rows, n_offsets * sizeof *avg->rows);
+        avg->rows = NULL;
+    }
     opprof__dealloc(offsets, n_offsets * 3 * sizeof *offsets);
-    opprof__sb_free(&text);
-    opprof_averages_free(avg);
+    return rc;
+}
+
+static void work_free(work *w) {
+    opprof__dealloc(w->name_group, (w->n_names ? w->n_names : 1) * sizeof *w->name_group);
+    if (w->device_group) opprof__dealloc(w->device_group, 2 * (w->n_names ? w->n_names : 1) * sizeof *w->device_group);
+    if (w->group_of_event) opprof__dealloc(w->group_of_event, (w->n_events ? w->n_events : 1) * sizeof *w->group_of_event);
+    opprof__dealloc(w->flops_name, w->n_names ? w->n_names : 1);
+    opprof_free(w->peaks);
+    opprof__dealloc(w->b.groups, w->b.cap * sizeof *w->b.groups);
+    opprof__dealloc(w->b.table, w->b.table_size * sizeof *w->b.table);
+    opprof_averages_free(w->avg);
+}
+
+int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_options *options, opprof_averages **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    int stack_n = options ? options->group_by_stack_n : 0;
+    if (stack_n < 0) return OPPROF_EINVAL;
+    work w = {.c = c, .ev = c->events, .n_names = c->n_names, .n_events = c->n_events, .b = {.c = c}};
+    w.by_shape = options && options->group_by_input_shape;
+    w.stack_n = stack_n > MAX_STACK ? MAX_STACK : stack_n;
+    w.extended = w.by_shape || w.stack_n > 0;
+    w.name_group = opprof__alloc((w.n_names ? w.n_names : 1) * sizeof *w.name_group);
+    w.flops_name = opprof__calloc(w.n_names ? w.n_names : 1, 1);
+    w.avg = opprof__calloc(1, sizeof *w.avg);
+    if (w.extended) w.group_of_event = opprof__alloc((w.n_events ? w.n_events : 1) * sizeof *w.group_of_event);
+    int rc = w.name_group && w.flops_name && w.avg && (!w.extended || w.group_of_event) ? 0 : OPPROF_ENOMEM;
+    if (!rc && c->n_mem) rc = opprof_capture_peak_memory(c, &w.peaks);
+    if (!rc) rc = name_groups(&w);
+    if (!rc && w.extended) rc = extended_groups(&w);
+    if (!rc) rc = add_times(&w);
+    if (!rc && c->n_mem) rc = add_memory(&w);
+    if (!rc) rc = make_rows(&w);
+    if (!rc) {
+        opprof_averages *avg = w.avg;
+        avg->profile_memory = c->info.profile_memory;
+        snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
+        avg->by_shape = w.by_shape;
+        avg->stack_n = w.stack_n;
+        avg->dropped_events = c->info.dropped_events;
+        avg->n_warnings = c->n_warnings;
+        *out = avg;
+        w.avg = NULL;
+    }
+    work_free(&w);
     return rc;
 }
 

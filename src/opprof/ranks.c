@@ -105,13 +105,15 @@ static int summarize_ops(opprof_ranks *r) {
     return 0;
 }
 
-/* Starts of a capture's outermost collectives on rank 0's clock, in order. */
-static int collective_starts(const opprof_capture *c, int64_t **out, size_t *count) {
+/* Starts of a capture's outermost collectives on rank 0's clock, in order;
+ * *out holds room for every event (*room of them: the size to free). */
+static int collective_starts(const opprof_capture *c, int64_t **out, size_t *count, size_t *room) {
     size_t n;
     const opprof_event *ev = opprof_capture_events(c, &n);
     opprof_capture_info info = opprof_capture_get_info(c);
     int64_t *s = opprof__alloc((n ? n : 1) * sizeof *s);
     if (!s) return OPPROF_ENOMEM;
+    *room = n ? n : 1;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (ev[i].kind == OPPROF_KIND_DEVICE || !is_comm(opprof_capture_name(c, ev[i].name))) continue;
@@ -130,11 +132,11 @@ static int collective_starts(const opprof_capture *c, int64_t **out, size_t *cou
  * start - the first; each rank waits from its start to the last one's. */
 static int compare_collectives(opprof_ranks *r, opprof_capture *const *caps) {
     int64_t **starts = opprof__calloc(r->n_ranks, sizeof *starts);
-    size_t *counts = opprof__calloc(r->n_ranks, sizeof *counts);
+    size_t *counts = opprof__calloc(r->n_ranks * 2, sizeof *counts), *rooms = counts ? counts + r->n_ranks : NULL;
     int rc = starts && counts ? 0 : OPPROF_ENOMEM;
     size_t common = SIZE_MAX;
     for (size_t k = 0; k < r->n_ranks && !rc; k++) {
-        rc = collective_starts(caps[k], &starts[k], &counts[k]);
+        rc = collective_starts(caps[k], &starts[k], &counts[k], &rooms[k]);
         r->ranks[k].collectives = (int64_t)counts[k];
         if (!rc && counts[k] < common) common = counts[k];
     }
@@ -157,9 +159,10 @@ static int compare_collectives(opprof_ranks *r, opprof_capture *const *caps) {
         r->compared = (int64_t)common;
         r->skew_median_ns = median_of(skews, common);
     }
-    for (size_t k = 0; starts && k < r->n_ranks; k++) opprof__dealloc(starts[k], (counts[k] ? counts[k] : 1) * sizeof(int64_t));
+    for (size_t k = 0; starts && counts && k < r->n_ranks; k++)
+        if (starts[k]) opprof__dealloc(starts[k], rooms[k] * sizeof(int64_t));
     opprof__dealloc(starts, r->n_ranks * sizeof *starts);
-    opprof__dealloc(counts, r->n_ranks * sizeof *counts);
+    opprof__dealloc(counts, r->n_ranks * 2 * sizeof *counts);
     opprof__dealloc(skews, (common && common != SIZE_MAX ? common : 1) * sizeof *skews);
     return rc;
 }
