@@ -197,41 +197,29 @@ static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *na
     OUT_LIT(o, "}");
 }
 
-int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
-    if (!c || !fp) return OPPROF_EINVAL;
-    out *o = opprof__alloc(sizeof *o);
-    if (!o) return OPPROF_ENOMEM;
-    o->fp = fp;
-    o->len = 0;
-    o->error = 0;
-
-    /* Escaped names, once each. */
-    opprof__strbuf names = {0};
-    size_t *offset = opprof__alloc((c->n_names + 1) * sizeof *offset);
-    if (!offset) {
-        opprof__dealloc(o, sizeof *o);
-        return OPPROF_ENOMEM;
-    }
-    for (size_t i = 0; i < c->n_names; i++) {
-        offset[i] = names.len;
-        opprof__sb_json_string(&names, c->names[i]);
-    }
-    offset[c->n_names] = names.len;
-    if (names.error) {
-        int rc = names.error;
-        opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
-        opprof__sb_free(&names);
-        opprof__dealloc(o, sizeof *o);
-        return rc;
-    }
-
+/* One trace being written: the output, the names escaped once each, the
+ * arguments of each event, whether an event was written yet. */
+typedef struct writer {
+    out *o;
+    const opprof_capture *c;
+    opprof__strbuf names;
+    size_t *offset; /* of each escaped name in names; [n_names] is the end */
     opprof__arg_index args;
-    if (opprof__arg_index_build(&args, c)) {
-        opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
-        opprof__sb_free(&names);
-        opprof__dealloc(o, sizeof *o);
-        return OPPROF_ENOMEM;
-    }
+    int64_t pid;
+    bool first;
+} writer;
+
+static void sep(writer *w) {
+    if (!w->first) OUT_LIT(w->o, ",\n");
+    w->first = false;
+}
+
+static void put_name(writer *w, uint32_t name) {
+    out_put(w->o, w->names.data + w->offset[name], w->offset[name + 1] - w->offset[name]);
+}
+
+/* The trace's facts, up to the opening of "traceEvents". */
+static void write_header(out *o, const opprof_capture *c) {
     const opprof_capture_info *info = &c->info;
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
     if (info->rank.backend[0]) { /* Kineto's keys, and the clock's alignment to rank 0 */
@@ -267,146 +255,190 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
     OUT_LIT(o, "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     out_i64(o, info->base_time_ns);
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");
+}
 
-    int64_t pid = info->pid;
-    bool first = true;
-#define SEP()                             \
-    do {                                  \
-        if (!first) OUT_LIT(o, ",\n");    \
-        first = false;                    \
-    } while (0)
-    /* Metadata: process and thread names and order. */
-    SEP();
-    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
-    out_i64(o, pid);
-    OUT_LIT(o, ", \"tid\": 0, \"args\": {\"name\": \"CPU\"}}");
-    SEP();
-    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": ");
-    out_i64(o, pid);
-    OUT_LIT(o, ", \"tid\": 0, \"args\": {\"sort_index\": 0}}");
-    for (size_t t = 0; t < c->n_threads; t++) {
-        SEP();
-        OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
-        out_i64(o, pid);
-        OUT_LIT(o, ", \"tid\": ");
-        out_i64(o, c->threads[t].tid);
-        OUT_LIT(o, ", \"args\": {\"name\": ");
-        char label[96];
-        if (c->threads[t].name[0])
-            snprintf(label, sizeof label, "%s", c->threads[t].name);
-        else
-            snprintf(label, sizeof label, "thread %lld", (long long)c->threads[t].tid);
-        out_json_string(o, label);
-        OUT_LIT(o, "}}");
-        SEP();
-        OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": ");
-        out_i64(o, pid);
-        OUT_LIT(o, ", \"tid\": ");
-        out_i64(o, c->threads[t].tid);
-        OUT_LIT(o, ", \"args\": {\"sort_index\": ");
-        out_i64(o, (int64_t)t);
-        OUT_LIT(o, "}}");
+static void write_thread_metadata(writer *w, size_t t) {
+    out *o = w->o;
+    const opprof_thread_info *th = &w->c->threads[t];
+    sep(w);
+    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
+    out_i64(o, w->pid);
+    OUT_LIT(o, ", \"tid\": ");
+    out_i64(o, th->tid);
+    OUT_LIT(o, ", \"args\": {\"name\": ");
+    char label[96];
+    if (th->name[0])
+        snprintf(label, sizeof label, "%s", th->name);
+    else
+        snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
+    out_json_string(o, label);
+    OUT_LIT(o, "}}");
+    sep(w);
+    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": ");
+    out_i64(o, w->pid);
+    OUT_LIT(o, ", \"tid\": ");
+    out_i64(o, th->tid);
+    OUT_LIT(o, ", \"args\": {\"sort_index\": ");
+    out_i64(o, (int64_t)t);
+    OUT_LIT(o, "}}");
+}
+
+/* Process and thread names and order. */
+static void write_metadata(writer *w) {
+    sep(w);
+    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
+    out_i64(w->o, w->pid);
+    OUT_LIT(w->o, ", \"tid\": 0, \"args\": {\"name\": \"CPU\"}}");
+    sep(w);
+    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": ");
+    out_i64(w->o, w->pid);
+    OUT_LIT(w->o, ", \"tid\": 0, \"args\": {\"sort_index\": 0}}");
+    for (size_t t = 0; t < w->c->n_threads; t++) write_thread_metadata(w, t);
+}
+
+/* Kineto's [memory] instant, then the same total as a counter track:
+ * Perfetto draws memory over time from it. */
+static void write_memory_event(writer *w, const opprof_memory_event *m) {
+    out *o = w->o;
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":");
+    out_i64(o, w->pid);
+    OUT_LIT(o, ",\"tid\":");
+    out_i64(o, w->c->threads[m->thread].tid);
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, m->ts_ns);
+    OUT_LIT(o, ",\"args\":{\"Device Type\":");
+    out_i64(o, m->device_type);
+    OUT_LIT(o, ",\"Device Id\":");
+    out_i64(o, m->device_id);
+    OUT_LIT(o, ",\"Addr\":");
+    out_i64(o, (int64_t)m->addr);
+    OUT_LIT(o, ",\"Bytes\":");
+    out_i64(o, m->bytes);
+    OUT_LIT(o, ",\"Total Allocated\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, ",\"Total Reserved\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, "}}");
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\",\"pid\":");
+    out_i64(o, w->pid);
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, m->ts_ns);
+    OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, "}}");
+}
+
+/* An event's args: input shapes, call stack, its own arguments. */
+static void write_event_args(writer *w, size_t i) {
+    const opprof_capture *c = w->c;
+    const opprof_event *e = &c->events[i];
+    const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
+    const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
+    bool stack = site && (site->native_stack || (c->info.with_stack && site->file));
+    size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
+    if (!sh && !stack && !n_args) return;
+    OUT_LIT(w->o, ",\"args\":{");
+    if (sh) write_shapes(w->o, sh);
+    if (stack) {
+        if (sh) OUT_LIT(w->o, ",");
+        if (site->native_stack) {
+            OUT_LIT(w->o, "\"Call stack\":");
+            out_json_string(w->o, site->native_stack);
+        } else {
+            write_stack(w->o, c, (int32_t)i);
+        }
     }
+    for (size_t a = 0; a < n_args; a++) {
+        if (sh || stack || a) OUT_LIT(w->o, ",");
+        write_arg(w->o, &w->names, w->offset, &c->marks[w->args.order[w->args.first[i] + a]]);
+    }
+    OUT_LIT(w->o, "}");
+}
 
-    /* Complete events and memory instants, each thread in time order. */
+static void write_event(writer *w, size_t i) {
+    out *o = w->o;
+    const opprof_event *e = &w->c->events[i];
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
+    const char *cat = category(e->kind);
+    out_put(o, cat, strlen(cat));
+    const char *own = opprof_capture_category(w->c, e); /* "user_annotation,io" (Chrome's list of categories) */
+    if (own) {
+        OUT_LIT(o, ",");
+        out_json_inner(o, own);
+    }
+    OUT_LIT(o, "\",\"name\":");
+    put_name(w, e->name);
+    OUT_LIT(o, ",\"pid\":");
+    out_i64(o, w->pid);
+    OUT_LIT(o, ",\"tid\":");
+    out_i64(o, w->c->threads[e->thread].tid);
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, e->start_ns);
+    OUT_LIT(o, ",\"dur\":");
+    out_us(o, e->duration_ns);
+    write_event_args(w, i);
+    OUT_LIT(o, "}");
+}
+
+/* Complete events and memory instants, each thread in time order (memory
+ * events of earlier threads or earlier times first); then counters,
+ * instants, flows and async edges, events of their own. */
+static void write_events(writer *w) {
+    const opprof_capture *c = w->c;
     size_t mi = 0;
     for (size_t i = 0; i <= c->n_events; i++) {
-        /* Memory events of earlier threads or earlier times go first. */
         while (mi < c->n_mem &&
                (i == c->n_events || c->mem[mi].thread < c->events[i].thread ||
-                (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns))) {
-            const opprof_memory_event *m = &c->mem[mi++];
-            SEP();
-            OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":");
-            out_i64(o, pid);
-            OUT_LIT(o, ",\"tid\":");
-            out_i64(o, c->threads[m->thread].tid);
-            OUT_LIT(o, ",\"ts\":");
-            out_us(o, m->ts_ns);
-            OUT_LIT(o, ",\"args\":{\"Device Type\":");
-            out_i64(o, m->device_type);
-            OUT_LIT(o, ",\"Device Id\":");
-            out_i64(o, m->device_id);
-            OUT_LIT(o, ",\"Addr\":");
-            out_i64(o, (int64_t)m->addr);
-            OUT_LIT(o, ",\"Bytes\":");
-            out_i64(o, m->bytes);
-            OUT_LIT(o, ",\"Total Allocated\":");
-            out_i64(o, m->total_allocated);
-            OUT_LIT(o, ",\"Total Reserved\":");
-            out_i64(o, m->total_allocated);
-            OUT_LIT(o, "}}");
-            /* a counter track of allocated bytes: Perfetto draws memory over time */
-            SEP();
-            OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\",\"pid\":");
-            out_i64(o, pid);
-            OUT_LIT(o, ",\"ts\":");
-            out_us(o, m->ts_ns);
-            OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
-            out_i64(o, m->total_allocated);
-            OUT_LIT(o, "}}");
-        }
-        if (i == c->n_events) break;
-        const opprof_event *e = &c->events[i];
-        SEP();
-        OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
-        const char *cat = category(e->kind);
-        out_put(o, cat, strlen(cat));
-        const char *own = opprof_capture_category(c, e); /* "user_annotation,io" (Chrome's list of categories) */
-        if (own) {
-            OUT_LIT(o, ",");
-            out_json_inner(o, own);
-        }
-        OUT_LIT(o, "\",\"name\":");
-        out_put(o, names.data + offset[e->name], offset[e->name + 1] - offset[e->name]);
-        OUT_LIT(o, ",\"pid\":");
-        out_i64(o, pid);
-        OUT_LIT(o, ",\"tid\":");
-        out_i64(o, c->threads[e->thread].tid);
-        OUT_LIT(o, ",\"ts\":");
-        out_us(o, e->start_ns);
-        OUT_LIT(o, ",\"dur\":");
-        out_us(o, e->duration_ns);
-        const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
-        const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
-        bool stack = site && (site->native_stack || (info->with_stack && site->file));
-        size_t n_args = args.first ? args.first[i + 1] - args.first[i] : 0;
-        if (sh || stack || n_args) {
-            OUT_LIT(o, ",\"args\":{");
-            if (sh) write_shapes(o, sh);
-            if (stack) {
-                if (sh) OUT_LIT(o, ",");
-                if (site->native_stack) {
-                    OUT_LIT(o, "\"Call stack\":");
-                    out_json_string(o, site->native_stack);
-                } else {
-                    write_stack(o, c, (int32_t)i);
-                }
-            }
-            for (size_t a = 0; a < n_args; a++) {
-                if (sh || stack || a) OUT_LIT(o, ",");
-                write_arg(o, &names, offset, &c->marks[args.order[args.first[i] + a]]);
-            }
-            OUT_LIT(o, "}");
-        }
-        OUT_LIT(o, "}");
+                (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns)))
+            write_memory_event(w, &c->mem[mi++]);
+        if (i < c->n_events) write_event(w, i);
     }
-    /* counters, instants, flows and async edges: events of their own */
     for (size_t k = 0; k < c->n_marks; k++) {
         if (c->marks[k].event >= 0) continue;
-        SEP();
-        write_mark(o, c, &names, offset, pid, &c->marks[k]);
+        sep(w);
+        write_mark(w->o, c, &w->names, w->offset, w->pid, &c->marks[k]);
     }
-    opprof__arg_index_free(&args, c);
-#undef SEP
-    OUT_LIT(o, "\n  ],\n  \"traceName\": ");
-    out_json_string(o, trace_name ? trace_name : "");
-    OUT_LIT(o, "\n}\n");
-    out_flush(o);
-    int rc = o->error;
-    opprof__dealloc(offset, (c->n_names + 1) * sizeof *offset);
-    opprof__sb_free(&names);
-    opprof__dealloc(o, sizeof *o);
+}
+
+/* Names escaped once each. */
+static int escape_names(writer *w) {
+    const opprof_capture *c = w->c;
+    if (!(w->offset = opprof__alloc((c->n_names + 1) * sizeof *w->offset))) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_names; i++) {
+        w->offset[i] = w->names.len;
+        opprof__sb_json_string(&w->names, c->names[i]);
+    }
+    w->offset[c->n_names] = w->names.len;
+    return w->names.error;
+}
+
+int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+    if (!c || !fp) return OPPROF_EINVAL;
+    writer w = {.c = c, .pid = c->info.pid, .first = true};
+    w.o = opprof__alloc(sizeof *w.o);
+    if (!w.o) return OPPROF_ENOMEM;
+    w.o->fp = fp; /* not a compound literal: it would build the whole buffer on the stack */
+    w.o->len = 0;
+    w.o->error = 0;
+    int rc = escape_names(&w);
+    bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
+    if (!rc) {
+        write_header(w.o, c);
+        write_metadata(&w);
+        write_events(&w);
+        OUT_LIT(w.o, "\n  ],\n  \"traceName\": ");
+        out_json_string(w.o, trace_name ? trace_name : "");
+        OUT_LIT(w.o, "\n}\n");
+        out_flush(w.o);
+        rc = w.o->error;
+    }
+    if (args) opprof__arg_index_free(&w.args, c);
+    if (w.offset) opprof__dealloc(w.offset, (c->n_names + 1) * sizeof *w.offset);
+    opprof__sb_free(&w.names);
+    opprof__dealloc(w.o, sizeof *w.o);
     return rc;
 }
 
