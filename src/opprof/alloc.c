@@ -35,10 +35,32 @@ static opprof_allocator g_allocator = {default_realloc, NULL};
  * allocator, so that freeing them gives the memory back to the system
  * (malloc keeps freed blocks once its mmap threshold has risen, and a
  * capture's peak would then include every buffer it freed). */
-void *opprof__alloc_pages(size_t size, bool populate) {
-    if (g_allocator.realloc != default_realloc) return opprof__alloc(size);
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+enum { CHUNK_ALIGN = 64 };
+
+void *opprof__alloc_chunk(size_t size, bool populate) {
+    if (g_allocator.realloc == default_realloc) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0),
+                       -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    /* the hook promises malloc's alignment only: over-allocate, align, keep
+     * the block's own address just before the aligned one */
+    char *raw = opprof__alloc(size + CHUNK_ALIGN + sizeof(void *));
+    if (!raw) return NULL;
+    uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + CHUNK_ALIGN - 1) & ~(uintptr_t)(CHUNK_ALIGN - 1);
+    memcpy((char *)aligned - sizeof(void *), &raw, sizeof raw);
+    return (void *)aligned;
+}
+
+void opprof__free_chunk(void *ptr, size_t size) {
+    if (!ptr) return;
+    if (g_allocator.realloc == default_realloc) {
+        munmap(ptr, size);
+        return;
+    }
+    char *raw;
+    memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
+    opprof__dealloc(raw, size + CHUNK_ALIGN + sizeof(void *));
 }
 
 int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {

@@ -16,11 +16,14 @@ OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
 OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t old_size, size_t new_size);
 OPPROF__HIDDEN void opprof__dealloc(void *ptr, size_t size);
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
-/* Large buffers: mmap'd with the default allocator, the hook otherwise. The
- * allocator must not change while such buffers live (it cannot: it is
- * refused while a session is active). populate: map every page now, in one
- * call, rather than one fault at a time as they are first written. */
-OPPROF__HIDDEN void *opprof__alloc_pages(size_t size, bool populate);
+/* The recorder's chunks, 64-byte aligned: mmap'd with the default allocator,
+ * through the hook otherwise (over-allocated and aligned: a hook promises
+ * malloc's alignment only). The allocator must not change while chunks live
+ * (it cannot: it is refused while a session is active). populate: map every
+ * page now, in one call, rather than one fault at a time. */
+OPPROF__HIDDEN void *opprof__alloc_chunk(size_t size, bool populate);
+OPPROF__HIDDEN void opprof__free_chunk(void *ptr, size_t size);
+/* Frees an array of opprof__grow_pages. */
 OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t size);
 /* opprof__grow for large arrays: pages that mremap moves without copying
  * (free with opprof__free_pages(array, capacity * elem)). */

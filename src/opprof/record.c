@@ -261,7 +261,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
              * one by one costs ~5 ns an event more, bench_overhead "fresh
              * buffers"); the first is left to fault in, so that a thread
              * with a few events holds a few pages. */
-            next = opprof__alloc_pages(size, s->head != NULL);
+            next = opprof__alloc_chunk(size, s->head != NULL);
             if (!next) {
                 ADD_RELAXED(dropped, 1);
                 return NULL;
@@ -659,7 +659,7 @@ static int64_t to_ns(uint64_t ticks, uint64_t origin, double ns_per_tick) {
 static void free_chain(chunk *ch) {
     while (ch) {
         chunk *next = ch->next;
-        opprof__free_pages(ch, ch->size);
+        opprof__free_chunk(ch, ch->size);
         ch = next;
     }
 }
@@ -821,7 +821,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         if (i && k == 0) {
             chunk *next = ch->next;
             if (can_free && chunk_no >= g_retain_chunks)
-                opprof__free_pages(ch, ch->size);
+                opprof__free_chunk(ch, ch->size);
             else
                 keep_last = ch;
             ch = next;
