@@ -63,13 +63,6 @@ static void format_ratio(int64_t before, int64_t after, const opprof_average_row
         snprintf(buf, size, "%.2fx", (double)after / (double)before);
 }
 
-static void cell(opprof__strbuf *sb, const char *text, size_t width) {
-    size_t n = strlen(text);
-    if (n < width) opprof__sb_repeat(sb, ' ', width - n);
-    opprof__sb_puts(sb, text);
-    opprof__sb_repeat(sb, ' ', 2);
-}
-
 /* Notes on configuration differences. */
 static void notes(const opprof_capture *b, const opprof_capture *a, char out[8][160], int *count) {
     *count = 0;
@@ -167,139 +160,139 @@ static void html_page(opprof__strbuf *sb, const pair *pairs, size_t n, size_t sh
     opprof__html_end(sb);
 }
 
+#define SIDE(row, field) ((row) ? (long long)(row)->field : 0LL)
+
+static void diff_json(opprof__strbuf *sb, const pair *pairs, size_t shown, int64_t tb, int64_t ta,
+                      char note[8][160], int n_notes) {
+    opprof__sb_puts(sb, "{\n  \"rows\": [");
+    for (size_t i = 0; i < shown; i++) {
+        const pair *pr = &pairs[i];
+        opprof__sb_puts(sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        opprof__sb_json_string(sb, pr->key);
+        opprof__sb_printf(sb,
+                          ", \"calls_before\": %lld, \"calls_after\": %lld, \"self_cpu_us_before\": %.3f, "
+                          "\"self_cpu_us_after\": %.3f, \"self_cpu_us_delta\": %.3f, \"total_cpu_us_before\": %.3f, "
+                          "\"total_cpu_us_after\": %.3f, \"self_cpu_bytes_before\": %lld, \"self_cpu_bytes_after\": %lld, "
+                          "\"present\": \"%s\"}",
+                          SIDE(pr->before, calls), SIDE(pr->after, calls), SIDE(pr->before, self_ns) / 1e3,
+                          SIDE(pr->after, self_ns) / 1e3, (double)pr->self_delta / 1e3, SIDE(pr->before, total_ns) / 1e3,
+                          SIDE(pr->after, total_ns) / 1e3, SIDE(pr->before, self_cpu_mem), SIDE(pr->after, self_cpu_mem),
+                          !pr->before ? "after" : !pr->after ? "before" : "both");
+    }
+    opprof__sb_printf(sb, "%s],\n  \"totals\": {\"self_cpu_us_before\": %.3f, \"self_cpu_us_after\": %.3f},\n",
+                      shown ? "\n  " : "", (double)tb / 1e3, (double)ta / 1e3);
+    opprof__sb_puts(sb, "  \"notes\": [");
+    for (int i = 0; i < n_notes; i++) {
+        if (i) opprof__sb_puts(sb, ", ");
+        opprof__sb_json_string(sb, note[i]);
+    }
+    opprof__sb_puts(sb, "]\n}\n");
+}
+
+enum { DIFF_COLUMNS = 11, DIFF_CELL = 64 };
+
+/* A row's cells; "-" where a side has no row. */
+static void diff_cells(const pair *pr, char (*c)[DIFF_CELL]) {
+    const opprof_average_row *b = pr->before, *a = pr->after;
+    if (strlen(pr->key) >= 52)
+        snprintf(c[0], DIFF_CELL, "%.52s...", pr->key);
+    else
+        snprintf(c[0], DIFF_CELL, "%s", pr->key);
+    snprintf(c[1], DIFF_CELL, "%lld", SIDE(b, calls));
+    snprintf(c[2], DIFF_CELL, "%lld", SIDE(a, calls));
+    opprof_format_time_us(SIDE(b, self_ns) / 1e3, c[3], DIFF_CELL);
+    opprof_format_time_us(SIDE(a, self_ns) / 1e3, c[4], DIFF_CELL);
+    format_delta_us((double)pr->self_delta / 1e3, c[5], DIFF_CELL);
+    format_ratio(SIDE(b, self_ns), SIDE(a, self_ns), b, a, c[6], DIFF_CELL);
+    opprof_format_time_us(SIDE(b, total_ns) / 1e3, c[7], DIFF_CELL);
+    opprof_format_time_us(SIDE(a, total_ns) / 1e3, c[8], DIFF_CELL);
+    opprof_format_memory(SIDE(b, self_cpu_mem), c[9], DIFF_CELL);
+    opprof_format_memory(SIDE(a, self_cpu_mem), c[10], DIFF_CELL);
+    static const int before_side[] = {1, 3, 7, 9}, after_side[] = {2, 4, 8, 10};
+    for (int k = 0; k < 4; k++) {
+        if (!b) snprintf(c[before_side[k]], DIFF_CELL, "-");
+        if (!a) snprintf(c[after_side[k]], DIFF_CELL, "-");
+    }
+}
+
+/* The text view: text_table.c's layout, then the totals and the notes. */
+static int diff_text(opprof__strbuf *sb, const pair *pairs, size_t shown, int64_t tb, int64_t ta,
+                     char note[8][160], int n_notes) {
+    static const char *const titles[DIFF_COLUMNS] = {"Name",          "Calls before",  "Calls after",  "Self before",
+                                                     "Self after",    "Self change",   "Self ratio",   "Total before",
+                                                     "Total after",   "Self Mem bef.", "Self Mem after"};
+    char (*cells)[DIFF_CELL] = opprof__calloc((shown ? shown : 1) * DIFF_COLUMNS, DIFF_CELL);
+    const char **ptrs = opprof__calloc((shown ? shown : 1) * DIFF_COLUMNS, sizeof *ptrs);
+    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < shown; i++) {
+        diff_cells(&pairs[i], cells + i * DIFF_COLUMNS);
+        for (int k = 0; k < DIFF_COLUMNS; k++) ptrs[i * DIFF_COLUMNS + k] = cells[i * DIFF_COLUMNS + k];
+    }
+    if (!rc) rc = opprof__text_table(sb, titles, DIFF_COLUMNS, ptrs, shown);
+    opprof__dealloc(cells, (shown ? shown : 1) * DIFF_COLUMNS * DIFF_CELL);
+    opprof__dealloc(ptrs, (shown ? shown : 1) * DIFF_COLUMNS * sizeof *ptrs);
+    char t1[48], t2[48];
+    opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
+    opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
+    if (tb)
+        opprof__sb_printf(sb, "Self CPU time total: %s before, %s after (%+.2f%%)\n", t1, t2,
+                          100.0 * (double)(ta - tb) / (double)tb);
+    else
+        opprof__sb_printf(sb, "Self CPU time total: %s before, %s after\n", t1, t2);
+    for (int i = 0; i < n_notes; i++) opprof__sb_printf(sb, "Note: %s\n", note[i]);
+    return rc;
+}
+#undef SIDE
+
+/* The two captures' rows paired by key, largest change of self time first. */
+static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pair **out, size_t *n, size_t *room) {
+    size_t nb, na;
+    const opprof_average_row *rb = opprof_averages_rows(ab, &nb), *ra = opprof_averages_rows(aa, &na);
+    *room = nb + na + 1;
+    pair *pairs = opprof__alloc(*room * sizeof *pairs);
+    const opprof_average_row **sorted = opprof__alloc(*room * sizeof *sorted);
+    if (!pairs || !sorted) {
+        opprof__dealloc(pairs, *room * sizeof *pairs);
+        opprof__dealloc(sorted, *room * sizeof *sorted);
+        return OPPROF_ENOMEM;
+    }
+    *n = pair_rows(rb, nb, ra, na, sorted, pairs);
+    opprof__dealloc(sorted, *room * sizeof *sorted);
+    for (size_t i = 0; i < *n; i++)
+        pairs[i].self_delta = (int64_t)((uint64_t)(pairs[i].after ? pairs[i].after->self_ns : 0) -
+                                        (uint64_t)(pairs[i].before ? pairs[i].before->self_ns : 0));
+    qsort(pairs, *n, sizeof *pairs, pair_cmp);
+    *out = pairs;
+    return 0;
+}
+
 int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
                         opprof_diff_format format, char **out_text) {
     if (!before || !after || !out_text ||
         (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
         return OPPROF_EINVAL;
     opprof_averages *ab = NULL, *aa = NULL;
+    pair *pairs = NULL;
+    size_t n = 0, room = 0;
     int rc = opprof_capture_averages(before, &ab);
     if (!rc) rc = opprof_capture_averages(after, &aa);
-    if (rc) {
-        opprof_averages_free(ab);
-        return rc;
-    }
-    size_t nb, na;
-    const opprof_average_row *rb = opprof_averages_rows(ab, &nb), *ra = opprof_averages_rows(aa, &na);
-    pair *pairs = opprof__alloc((nb + na + 1) * sizeof *pairs);
-    const opprof_average_row **sorted = opprof__alloc((nb + na + 1) * sizeof *sorted);
-    if (!pairs || !sorted) {
-        opprof__dealloc(pairs, (nb + na + 1) * sizeof *pairs);
-        opprof__dealloc(sorted, (nb + na + 1) * sizeof *sorted);
-        opprof_averages_free(ab);
-        opprof_averages_free(aa);
-        return OPPROF_ENOMEM;
-    }
-    size_t n = pair_rows(rb, nb, ra, na, sorted, pairs);
-    opprof__dealloc(sorted, (nb + na + 1) * sizeof *sorted);
-    for (size_t i = 0; i < n; i++)
-        pairs[i].self_delta = (int64_t)((uint64_t)(pairs[i].after ? pairs[i].after->self_ns : 0) -
-                                        (uint64_t)(pairs[i].before ? pairs[i].before->self_ns : 0));
-    qsort(pairs, n, sizeof *pairs, pair_cmp);
-    size_t shown = row_limit > 0 && (size_t)row_limit < n ? (size_t)row_limit : n;
-    int64_t tb = opprof_averages_self_total_ns(ab), ta = opprof_averages_self_total_ns(aa);
-    char note[8][160];
-    int n_notes;
-    notes(before, after, note, &n_notes);
-
+    if (!rc) rc = paired_rows(ab, aa, &pairs, &n, &room);
     opprof__strbuf sb = {0};
-    char buf[64];
-    if (format == OPPROF_DIFF_JSON) {
-        opprof__sb_puts(&sb, "{\n  \"rows\": [");
-        for (size_t i = 0; i < shown; i++) {
-            const pair *pr = &pairs[i];
-            opprof__sb_puts(&sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-            opprof__sb_json_string(&sb, pr->key);
-#define SIDE(row, field) ((row) ? (long long)(row)->field : 0LL)
-            opprof__sb_printf(&sb,
-                              ", \"calls_before\": %lld, \"calls_after\": %lld, \"self_cpu_us_before\": %.3f, "
-                              "\"self_cpu_us_after\": %.3f, \"self_cpu_us_delta\": %.3f, \"total_cpu_us_before\": %.3f, "
-                              "\"total_cpu_us_after\": %.3f, \"self_cpu_bytes_before\": %lld, \"self_cpu_bytes_after\": %lld, "
-                              "\"present\": \"%s\"}",
-                              SIDE(pr->before, calls), SIDE(pr->after, calls), SIDE(pr->before, self_ns) / 1e3,
-                              SIDE(pr->after, self_ns) / 1e3, (double)pr->self_delta / 1e3, SIDE(pr->before, total_ns) / 1e3,
-                              SIDE(pr->after, total_ns) / 1e3, SIDE(pr->before, self_cpu_mem), SIDE(pr->after, self_cpu_mem),
-                              !pr->before ? "after" : !pr->after ? "before" : "both");
-        }
-        opprof__sb_printf(&sb, "%s],\n  \"totals\": {\"self_cpu_us_before\": %.3f, \"self_cpu_us_after\": %.3f},\n",
-                          shown ? "\n  " : "", (double)tb / 1e3, (double)ta / 1e3);
-        opprof__sb_puts(&sb, "  \"notes\": [");
-        for (int i = 0; i < n_notes; i++) {
-            if (i) opprof__sb_puts(&sb, ", ");
-            opprof__sb_json_string(&sb, note[i]);
-        }
-        opprof__sb_puts(&sb, "]\n}\n");
-    } else if (format == OPPROF_DIFF_HTML) {
-        html_page(&sb, pairs, n, shown, tb, ta, note, n_notes);
-    } else {
-        size_t longest = 4;
-        for (size_t i = 0; i < n; i++)
-            if (strlen(pairs[i].key) > longest) longest = strlen(pairs[i].key);
-        size_t nw = longest + 4 < 55 ? longest + 4 : 55;
-        static const char *const heads[] = {"Calls before", "Calls after",    "Self before",  "Self after",
-                                            "Self change",  "Self ratio",     "Total before", "Total after",
-                                            "Self Mem bef.", "Self Mem after"};
-        const size_t cols = sizeof heads / sizeof *heads, w = 14;
-        opprof__strbuf dash = {0};
-        opprof__sb_repeat(&dash, '-', nw);
-        opprof__sb_repeat(&dash, ' ', 2);
-        for (size_t c = 0; c < cols; c++) {
-            opprof__sb_repeat(&dash, '-', w);
-            opprof__sb_repeat(&dash, ' ', 2);
-        }
-        opprof__sb_puts(&dash, "\n");
-        opprof__sb_puts(&sb, dash.data ? dash.data : "");
-        cell(&sb, "Name", nw);
-        for (size_t c = 0; c < cols; c++) cell(&sb, heads[c], w);
-        opprof__sb_puts(&sb, "\n");
-        opprof__sb_puts(&sb, dash.data ? dash.data : "");
-        for (size_t i = 0; i < shown; i++) {
-            const pair *pr = &pairs[i];
-            char name[56];
-            if (strlen(pr->key) >= 52)
-                snprintf(name, sizeof name, "%.52s...", pr->key);
-            else
-                snprintf(name, sizeof name, "%s", pr->key);
-            cell(&sb, name, nw);
-            snprintf(buf, sizeof buf, "%lld", SIDE(pr->before, calls));
-            cell(&sb, pr->before ? buf : "-", w);
-            snprintf(buf, sizeof buf, "%lld", SIDE(pr->after, calls));
-            cell(&sb, pr->after ? buf : "-", w);
-            opprof_format_time_us(SIDE(pr->before, self_ns) / 1e3, buf, sizeof buf);
-            cell(&sb, pr->before ? buf : "-", w);
-            opprof_format_time_us(SIDE(pr->after, self_ns) / 1e3, buf, sizeof buf);
-            cell(&sb, pr->after ? buf : "-", w);
-            format_delta_us((double)pr->self_delta / 1e3, buf, sizeof buf);
-            cell(&sb, buf, w);
-            format_ratio(SIDE(pr->before, self_ns), SIDE(pr->after, self_ns), pr->before, pr->after, buf, sizeof buf);
-            cell(&sb, buf, w);
-            opprof_format_time_us(SIDE(pr->before, total_ns) / 1e3, buf, sizeof buf);
-            cell(&sb, pr->before ? buf : "-", w);
-            opprof_format_time_us(SIDE(pr->after, total_ns) / 1e3, buf, sizeof buf);
-            cell(&sb, pr->after ? buf : "-", w);
-            opprof_format_memory(SIDE(pr->before, self_cpu_mem), buf, sizeof buf);
-            cell(&sb, pr->before ? buf : "-", w);
-            opprof_format_memory(SIDE(pr->after, self_cpu_mem), buf, sizeof buf);
-            cell(&sb, pr->after ? buf : "-", w);
-            opprof__sb_puts(&sb, "\n");
-        }
-#undef SIDE
-        opprof__sb_puts(&sb, dash.data ? dash.data : "");
-        char t1[48], t2[48];
-        opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
-        opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
-        if (tb)
-            opprof__sb_printf(&sb, "Self CPU time total: %s before, %s after (%+.2f%%)\n", t1, t2,
-                              100.0 * (double)(ta - tb) / (double)tb);
+    if (!rc) {
+        size_t shown = row_limit > 0 && (size_t)row_limit < n ? (size_t)row_limit : n;
+        int64_t tb = opprof_averages_self_total_ns(ab), ta = opprof_averages_self_total_ns(aa);
+        char note[8][160];
+        int n_notes;
+        notes(before, after, note, &n_notes);
+        if (format == OPPROF_DIFF_JSON)
+            diff_json(&sb, pairs, shown, tb, ta, note, n_notes);
+        else if (format == OPPROF_DIFF_HTML)
+            html_page(&sb, pairs, n, shown, tb, ta, note, n_notes);
         else
-            opprof__sb_printf(&sb, "Self CPU time total: %s before, %s after\n", t1, t2);
-        for (int i = 0; i < n_notes; i++) opprof__sb_printf(&sb, "Note: %s\n", note[i]);
-        if (dash.error) sb.error = dash.error;
-        opprof__sb_free(&dash);
+            rc = diff_text(&sb, pairs, shown, tb, ta, note, n_notes);
+        opprof__dealloc(pairs, room * sizeof *pairs);
     }
-    opprof__dealloc(pairs, (nb + na + 1) * sizeof *pairs);
     opprof_averages_free(ab);
     opprof_averages_free(aa);
-    rc = opprof__sb_finish(&sb, rc, out_text);
-    return rc;
+    return opprof__sb_finish(&sb, rc, out_text);
 }

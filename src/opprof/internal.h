@@ -63,7 +63,7 @@ OPPROF__HIDDEN int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out);
 /* text_table.c: n_rows x n_cols cells (row-major) under their titles, as
  * PyTorch lays its tables out; 0, or the buffer's error. */
 OPPROF__HIDDEN int opprof__text_table(opprof__strbuf *sb, const char *const *titles, size_t n_cols,
-                                      const char *const *cells, size_t n_rows, bool left_first);
+                                      const char *const *cells, size_t n_rows);
 
 /* ---- OPPROF_TRACE (autostart.c) ---- */
 /* A program that starts its own session takes over from OPPROF_TRACE's: that

@@ -252,7 +252,7 @@ static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
     }
     if (!rc) {
         opprof__sb_printf(sb, "Operators across %zu ranks: self CPU time per rank (all calls)\n", r->n_ranks);
-        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ops, true);
+        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ops);
     }
     opprof__dealloc(cells, (r->n_ops ? r->n_ops : 1) * COLS * CELL);
     opprof__dealloc(ptrs, (r->n_ops ? r->n_ops : 1) * COLS * sizeof *ptrs);
@@ -281,7 +281,7 @@ static int ranks_table(const opprof_ranks *r, opprof__strbuf *sb) {
     }
     if (!rc) {
         opprof__sb_puts(sb, "\nRanks: communication against compute; collective starts on rank 0's clock\n");
-        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ranks, false);
+        rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ranks);
     }
     opprof__dealloc(cells, r->n_ranks * COLS * CELL);
     opprof__dealloc(ptrs, r->n_ranks * COLS * sizeof *ptrs);

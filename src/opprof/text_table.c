@@ -1,7 +1,7 @@
 /* text_table.c - a fixed-width text table from column titles and cells, in
  * the layout of PyTorch's tables: a dashed rule, the titles, a rule, the
- * rows, a rule; every column as wide as its widest cell, two spaces apart;
- * the first column left-aligned when asked, the others right-aligned. */
+ * rows, a rule; every column as wide as its widest cell, two spaces apart,
+ * right-aligned (as PyTorch aligns even its names). */
 #include "internal.h"
 
 #include <string.h>
@@ -16,20 +16,18 @@ static void rule(opprof__strbuf *sb, const size_t *widths, size_t n_cols) {
     opprof__sb_puts(sb, "\n");
 }
 
-static void line(opprof__strbuf *sb, const char *const *cells, const size_t *widths, size_t n_cols, bool left_first) {
+static void line(opprof__strbuf *sb, const char *const *cells, const size_t *widths, size_t n_cols) {
     for (size_t c = 0; c < n_cols; c++) {
         size_t n = strlen(cells[c]);
-        bool left = c == 0 && left_first;
-        if (!left && n < widths[c]) opprof__sb_repeat(sb, ' ', widths[c] - n);
+        if (n < widths[c]) opprof__sb_repeat(sb, ' ', widths[c] - n);
         opprof__sb_puts(sb, cells[c]);
-        if (left && n < widths[c]) opprof__sb_repeat(sb, ' ', widths[c] - n);
         opprof__sb_repeat(sb, ' ', SPACING);
     }
     opprof__sb_puts(sb, "\n");
 }
 
 int opprof__text_table(opprof__strbuf *sb, const char *const *titles, size_t n_cols, const char *const *cells,
-                       size_t n_rows, bool left_first) {
+                       size_t n_rows) {
     size_t *widths = opprof__calloc(n_cols ? n_cols : 1, sizeof *widths);
     if (!widths) return OPPROF_ENOMEM;
     for (size_t c = 0; c < n_cols; c++) widths[c] = strlen(titles[c]);
@@ -37,9 +35,9 @@ int opprof__text_table(opprof__strbuf *sb, const char *const *titles, size_t n_c
         for (size_t c = 0; c < n_cols; c++)
             if (strlen(cells[r * n_cols + c]) > widths[c]) widths[c] = strlen(cells[r * n_cols + c]);
     rule(sb, widths, n_cols);
-    line(sb, titles, widths, n_cols, false);
+    line(sb, titles, widths, n_cols);
     rule(sb, widths, n_cols);
-    for (size_t r = 0; r < n_rows; r++) line(sb, cells + r * n_cols, widths, n_cols, left_first);
+    for (size_t r = 0; r < n_rows; r++) line(sb, cells + r * n_cols, widths, n_cols);
     rule(sb, widths, n_cols);
     opprof__dealloc(widths, (n_cols ? n_cols : 1) * sizeof *widths);
     return sb->error;
