@@ -768,30 +768,12 @@ static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, 
     return 0;
 }
 
-static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
-                          uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
-    site_cache cache[256];
-    memset(cache, 0, sizeof cache);
-    bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes || g_window_cfg.with_native_stack;
-    size_t n_shapes = LOAD(&t->shapes.at->count), next_shape = 0;
-    const chunk *shape_chunk = t->shapes.head;
-    size_t n_natives = LOAD(&t->natives.at->count), next_native = 0;
-    const chunk *native_chunk = t->natives.head;
-    opprof__strbuf native = {0};
-    uint32_t thread_index;
-    int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
-    if (!rc) c->threads[thread_index].pid = (int64_t)getpid();
-    if (rc) return rc;
-    size_t n = LOAD(&t->ranges.at->count), m = LOAD(&t->memory.at->count);
-    size_t event_base = c->n_events; /* this thread's range with sequence number s is event_base + s */
-    rc = opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
-    if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
-    if (rc) return rc;
-
-    /* Memory events first. Their owners are linked by opprof_capture_finish
-     * from the times in nanoseconds, by the rule a trace read back follows
-     * too, so that a capture and its trace agree even where a clock's
-     * granularity makes times equal. */
+/* A thread's memory events, in order. Their owners are linked by
+ * opprof_capture_finish from the times in nanoseconds, by the rule a trace
+ * read back follows too, so that a capture and its trace agree even where a
+ * clock's granularity makes times equal. */
+static void collect_memory(opprof_capture *c, opprof__thread *t, uint32_t thread_index, size_t m, uint64_t start,
+                           double npt) {
     chunk *ch = t->memory.head;
     for (size_t i = 0; i < m; i++) {
         size_t k = i % CHUNK_MEMORY;
@@ -809,14 +791,99 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     }
     c->n_mem += m;
     trim_stream(&t->memory);
+}
 
+/* Where the shape and native-stack records of a thread are read from: they
+ * are in the order of their ranges' sequence numbers. */
+typedef struct site_cursor {
+    size_t n_shapes, next_shape, n_natives, next_native;
+    const chunk *shape_chunk, *native_chunk;
+    opprof__strbuf native;
+    site_cache cache[256];
+} site_cursor;
+
+/* The site of range number i (its call site, input shapes, native stack). */
+static int site_of_range(opprof_capture *c, site_cursor *sc, const slot *s, size_t i, uint32_t *site) {
+    uint32_t shapes = 0;
+    int rc = 0;
+    while (sc->next_shape < sc->n_shapes) {
+        const shape_slot *sh = (const shape_slot *)sc->shape_chunk->data + sc->next_shape % CHUNK_SHAPES;
+        if (sh->seq > i) break;
+        if (sh->seq == i && (rc = shapes_of(c, sh, &shapes))) return rc;
+        sc->next_shape++;
+        if (sc->next_shape % CHUNK_SHAPES == 0 && sc->next_shape < sc->n_shapes) sc->shape_chunk = sc->shape_chunk->next;
+    }
+    const char *native_stack = NULL;
+    while (sc->next_native < sc->n_natives) {
+        const native_slot *ns = (const native_slot *)sc->native_chunk->data + sc->next_native % CHUNK_SHAPES;
+        if (ns->seq > i) break;
+        if (ns->seq == i) {
+            sc->native.len = 0;
+            native_text(ns, &sc->native);
+            if (sc->native.error) return sc->native.error;
+            native_stack = sc->native.data;
+        }
+        sc->next_native++;
+        if (sc->next_native % CHUNK_SHAPES == 0 && sc->next_native < sc->n_natives)
+            sc->native_chunk = sc->native_chunk->next;
+    }
+    return site_of(c, sc->cache, s->loc, shapes, native_stack, site);
+}
+
+/* One range as an event; an open one ends at the window's end. */
+static int range_event(opprof_capture *c, name_cache *nc, const slot *s, uint32_t thread_index, uint64_t start,
+                       uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
+    uint64_t e_end = LOAD_RELAXED(&s->end);
+    if (e_end == 0 || e_end > end) {
+        e_end = end;
+        if (!*open_name) *open_name = s->name;
+        (*open_count)++;
+    }
+    uint32_t id;
+    int rc = s->name == s->loc->name ? intern_static(c, nc, s->name, &id)
+                                     : opprof__capture_intern(c, s->name, strlen(s->name), &id);
+    if (rc) return rc;
+    opprof_event *ev = &c->events[c->n_events++];
+    ev->start_ns = to_ns(s->begin, start, npt);
+    ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
+    if (ev->duration_ns < 0) ev->duration_ns = 0;
+    ev->name = id;
+    ev->thread = (uint16_t)thread_index;
+    ev->parent = -1;
+    ev->kind = (uint8_t)s->loc->kind;
+    ev->category = s->loc->category ? opprof__capture_category_index(c, s->loc->category) : 0;
+    ev->site = 0;
+    return 0;
+}
+
+static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
+                          uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
+    bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes || g_window_cfg.with_native_stack;
+    uint32_t thread_index;
+    int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
+    if (rc) return rc;
+    c->threads[thread_index].pid = (int64_t)getpid();
+    size_t n = LOAD(&t->ranges.at->count), m = LOAD(&t->memory.at->count);
+    size_t event_base = c->n_events; /* this thread's range with sequence number s is event_base + s */
+    rc = opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + n, sizeof(opprof_event));
+    if (!rc) rc = opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + m, sizeof(opprof_memory_event));
+    if (rc) return rc;
+    collect_memory(c, t, thread_index, m, start, npt);
+
+    site_cursor *sc = want_sites ? opprof__calloc(1, sizeof *sc) : NULL;
+    if (want_sites && !sc) return OPPROF_ENOMEM;
+    if (sc) {
+        sc->n_shapes = LOAD(&t->shapes.at->count);
+        sc->shape_chunk = t->shapes.head;
+        sc->n_natives = LOAD(&t->natives.at->count);
+        sc->native_chunk = t->natives.head;
+    }
     /* Ranges, chunk by chunk; chunks past the retained ones are freed as
      * soon as they are converted, so memory peaks at the capture's size. */
     bool can_free = g_membarrier == 1;
-    chunk *keep_last = NULL;
-    ch = t->ranges.head;
+    chunk *keep_last = NULL, *ch = t->ranges.head;
     size_t chunk_no = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !rc; i++) {
         size_t k = i % CHUNK_EVENTS;
         if (i && k == 0) {
             chunk *next = ch->next;
@@ -828,62 +895,21 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
             chunk_no++;
         }
         const slot *s = (const slot *)ch->data + k;
-        uint64_t e_end = LOAD_RELAXED(&s->end);
-        if (e_end == 0 || e_end > end) {
-            e_end = end;
-            if (!*open_name) *open_name = s->name;
-            (*open_count)++;
-        }
-        uint32_t id;
-        rc = s->name == s->loc->name ? intern_static(c, nc, s->name, &id)
-                                     : opprof__capture_intern(c, s->name, strlen(s->name), &id);
-        if (rc) break;
-        opprof_event *ev = &c->events[c->n_events++];
-        ev->start_ns = to_ns(s->begin, start, npt);
-        ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
-        if (ev->duration_ns < 0) ev->duration_ns = 0;
-        ev->name = id;
-        ev->thread = (uint16_t)thread_index;
-        ev->parent = -1;
-        ev->kind = (uint8_t)s->loc->kind;
-        ev->category = s->loc->category ? opprof__capture_category_index(c, s->loc->category) : 0;
-        ev->site = 0;
-        if (want_sites) {
-            uint32_t shapes = 0;
-            /* shape records are in the order of their ranges' sequence numbers */
-            while (next_shape < n_shapes) {
-                const shape_slot *sh = (const shape_slot *)shape_chunk->data + next_shape % CHUNK_SHAPES;
-                if (sh->seq > i) break;
-                if (sh->seq == i && (rc = shapes_of(c, sh, &shapes))) break;
-                next_shape++;
-                if (next_shape % CHUNK_SHAPES == 0 && next_shape < n_shapes) shape_chunk = shape_chunk->next;
-            }
-            const char *native_stack = NULL;
-            while (!rc && next_native < n_natives) {
-                const native_slot *ns = (const native_slot *)native_chunk->data + next_native % CHUNK_SHAPES;
-                if (ns->seq > i) break;
-                if (ns->seq == i) {
-                    native.len = 0;
-                    native_text(ns, &native);
-                    if (native.error) rc = native.error;
-                    native_stack = native.data;
-                }
-                next_native++;
-                if (next_native % CHUNK_SHAPES == 0 && next_native < n_natives) native_chunk = native_chunk->next;
-            }
-            if (rc || (rc = site_of(c, cache, s->loc, shapes, native_stack, &ev->site))) break;
-        }
+        rc = range_event(c, nc, s, thread_index, start, end, npt, open_count, open_name);
+        if (!rc && sc) rc = site_of_range(c, sc, s, i, &c->events[c->n_events - 1].site);
     }
-    opprof__sb_free(&native);
+    if (sc) {
+        opprof__sb_free(&sc->native);
+        opprof__dealloc(sc, sizeof *sc);
+    }
     if (!rc) rc = collect_marks(c, t, thread_index, event_base, n, start, npt);
     trim_stream(&t->marks);
     trim_stream(&t->shapes);
     trim_stream(&t->natives);
     if (can_free && chunk_no >= g_retain_chunks && n) {
         /* The chain from the retained ones on has been freed up to `ch`. */
-        chunk *rest = ch;
         if (keep_last) keep_last->next = NULL;
-        free_chain(rest);
+        free_chain(ch);
         if (!keep_last) t->ranges.head = NULL;
         t->ranges.tail = NULL;
         t->ranges.at->next = t->ranges.at->limit = NULL;
