@@ -1371,6 +1371,100 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
     return 0;
 }
 
+static int take_complete(parser *p, event *e, int64_t offset) {
+    if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
+        problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
+                                                            : !(e->have & HAS_TS) ? "\"ts\""
+                                                                                  : "\"dur\"");
+        return 0;
+    }
+    if (e->dur < 0) {
+        problem_at(p, offset, "complete event '%s' has a negative duration", e->name);
+        return 0;
+    }
+    /* Kineto's own span and Python functions are no rows (as in PyTorch) */
+    if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) {
+        p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
+        return 0;
+    }
+    uint32_t thread;
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
+    if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
+        return fail_code(p, OPPROF_ENOMEM, "categories");
+    return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
+}
+
+/* "i"/"I": Kineto's [memory] events; opprof's own instants. */
+static int take_instant(parser *p, event *e, int64_t offset) {
+    uint32_t thread;
+    if (!e->memory_name) {
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[UNUSED_INSTANT]++;
+        return 0;
+    }
+    if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
+        problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
+        return 0;
+    }
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
+                                  (e->have & HAS_TOTAL) ? e->total : -1))
+        return fail_code(p, OPPROF_ENOMEM, "memory events");
+    p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
+    p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
+    if (e->ts < p->min_ts) p->min_ts = e->ts;
+    if (e->ts > p->max_ts) p->max_ts = e->ts;
+    p->cap->info.profile_memory = true;
+    if (whole_checks(p) && (e->have & HAS_TOTAL)) {
+        if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
+            return fail_code(p, OPPROF_ENOMEM, "checks");
+        mrecord *m = &p->ms[p->n_ms++];
+        *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
+        locate(p, offset, &m->line, &m->column);
+    }
+    return 0;
+}
+
+/* "M": thread names; opprof merge's process labels ("rank K"). */
+static int take_metadata(parser *p, event *e) {
+    if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
+        uint32_t thread;
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
+    }
+    if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name)
+        for (size_t t = 0; t < p->cap->n_threads; t++)
+            if (p->cap->threads[t].pid == e->pid)
+                snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", e->arg_name);
+    return 0;
+}
+
+/* Counters, flows, async events: opprof's own become marks; others are counted. */
+static int take_mark(parser *p, event *e) {
+    uint32_t thread = 0;
+    if (e->ph == 'C') {
+        /* opprof writes its memory events again as a counter track, for Perfetto */
+        if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
+            /* a counter is the process's: its first thread carries it */
+            if (!p->cap->n_threads && thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[UNUSED_COUNTER]++;
+        return 0;
+    }
+    if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return own_marks(p, e, thread, -1);
+    }
+    p->unused[e->ph == 's' || e->ph == 'f' ? UNUSED_FLOW : UNUSED_ASYNC]++;
+    return 0;
+}
+
 static int take_event(parser *p, event *e, int64_t offset) {
     if (!(e->have & HAS_PH)) {
         problem_at(p, offset, "event without \"ph\"");
@@ -1383,27 +1477,7 @@ static int take_event(parser *p, event *e, int64_t offset) {
     if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
     uint32_t thread;
     switch (e->ph) {
-    case 'X':
-        if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
-            problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
-                                                                : !(e->have & HAS_TS) ? "\"ts\""
-                                                                                      : "\"dur\"");
-            return 0;
-        }
-        if (e->dur < 0) {
-            problem_at(p, offset, "complete event '%s' has a negative duration", e->name);
-            return 0;
-        }
-        /* Kineto's own span and Python functions are no rows (as in PyTorch) */
-        if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) {
-            p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
-            return 0;
-        }
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
-        if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
-            return fail_code(p, OPPROF_ENOMEM, "categories");
-        return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
+    case 'X': return take_complete(p, e, offset);
     case 'B':
         if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
             problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
@@ -1419,66 +1493,13 @@ static int take_event(parser *p, event *e, int64_t offset) {
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return pop_begin(p, thread, e->ts, offset);
     case 'i':
-    case 'I':
-        if (!e->memory_name) {
-            if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
-                if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-                return own_marks(p, e, thread, -1);
-            }
-            p->unused[UNUSED_INSTANT]++;
-            return 0;
-        }
-        if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
-            problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
-            return 0;
-        }
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
-                                      (e->have & HAS_TOTAL) ? e->total : -1))
-            return fail_code(p, OPPROF_ENOMEM, "memory events");
-        p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
-        p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
-        if (e->ts < p->min_ts) p->min_ts = e->ts;
-        if (e->ts > p->max_ts) p->max_ts = e->ts;
-        p->cap->info.profile_memory = true;
-        if (whole_checks(p) && (e->have & HAS_TOTAL)) {
-            if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
-                return fail_code(p, OPPROF_ENOMEM, "checks");
-            mrecord *m = &p->ms[p->n_ms++];
-            *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
-            locate(p, offset, &m->line, &m->column);
-        }
-        return 0;
-    case 'M':
-        if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
-            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-            snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
-        }
-        if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name) /* opprof merge's "rank K" */
-            for (size_t t = 0; t < p->cap->n_threads; t++)
-                if (p->cap->threads[t].pid == e->pid)
-                    snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", e->arg_name);
-        return 0;
+    case 'I': return take_instant(p, e, offset);
+    case 'M': return take_metadata(p, e);
     case 'C':
-        /* opprof writes its memory events again as a counter track, for Perfetto */
-        if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
-        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
-            thread = 0; /* a counter is the process's: its first thread carries it */
-            if (!p->cap->n_threads && thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-            return own_marks(p, e, thread, -1);
-        }
-        p->unused[UNUSED_COUNTER]++;
-        return 0;
     case 's':
     case 'f':
     case 'b':
-    case 'e':
-        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
-            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-            return own_marks(p, e, thread, -1);
-        }
-        p->unused[e->ph == 's' || e->ph == 'f' ? UNUSED_FLOW : UNUSED_ASYNC]++;
-        return 0;
+    case 'e': return take_mark(p, e);
     default:
         if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph)) {
             problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
