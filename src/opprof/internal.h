@@ -209,7 +209,7 @@ OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
 OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
-/* shapes.c: whether opprof_flops counts an operator of this name. */
+/* flops.c: whether opprof_flops counts an operator of this name. */
 OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 
 /* ---- recorder (record.c), used by session.c ---- */

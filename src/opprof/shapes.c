@@ -1,5 +1,5 @@
-/* shapes.c - input shapes: dtype names, PyTorch's printed form, FLOPs; and
- * each event's peak memory. */
+/* shapes.c - input shapes: dtype names and their spellings, PyTorch's
+ * printed form. (FLOPs from shapes: flops.c; peak memory: peak.c.) */
 #include "internal.h"
 
 #include <string.h>
@@ -41,89 +41,4 @@ void opprof_shapes_format(const opprof_shapes *s, char *buf, size_t size) {
     opprof__sb_puts(&sb, "]");
     snprintf(buf, size, "%s", sb.data && !sb.error ? sb.data : "[]");
     opprof__sb_free(&sb);
-}
-
-static int64_t numel(const opprof_shapes *s, int i) {
-    int64_t n = 1;
-    for (int d = 0; d < s->ndim[i]; d++) n *= s->dims[i][d];
-    return n;
-}
-
-static const char *const FLOPS_OPS[] = {"aten::addmm", "aten::mm", "aten::bmm", "aten::add", "aten::add_", "aten::mul",
-                                        "aten::mul_"};
-
-bool opprof__counts_flops(const char *name) {
-    for (size_t i = 0; i < sizeof FLOPS_OPS / sizeof *FLOPS_OPS; i++)
-        if (strcmp(name, FLOPS_OPS[i]) == 0) return true;
-    return false;
-}
-
-int64_t opprof_flops(const char *name, const opprof_shapes *s) {
-    if (!name || !s) return 0;
-    /* addmm(bias, a [M, K], b [K, N]); mm(a [M, K], b [K, N]); bmm(a [B, M, K], b [B, K, N]) */
-    if (strcmp(name, "aten::addmm") == 0 && s->n_inputs >= 3 && s->ndim[1] == 2 && s->ndim[2] == 2)
-        return 2 * s->dims[1][0] * s->dims[1][1] * s->dims[2][1];
-    if (strcmp(name, "aten::mm") == 0 && s->n_inputs >= 2 && s->ndim[0] == 2 && s->ndim[1] == 2)
-        return 2 * s->dims[0][0] * s->dims[0][1] * s->dims[1][1];
-    if (strcmp(name, "aten::bmm") == 0 && s->n_inputs >= 2 && s->ndim[0] == 3 && s->ndim[1] == 3)
-        return 2 * s->dims[0][0] * s->dims[0][1] * s->dims[0][2] * s->dims[1][2];
-    if ((strcmp(name, "aten::add") == 0 || strcmp(name, "aten::add_") == 0 || strcmp(name, "aten::mul") == 0 ||
-         strcmp(name, "aten::mul_") == 0) &&
-        s->n_inputs >= 1)
-        return numel(s, 0);
-    return 0;
-}
-
-/* An event's base is the level when it starts (per thread, events and memory
- * events in time order); its peak is the highest total of the memory events
- * of its subtree, carried from children to parents in one backward pass:
- * O(events + memory events), however deep the nesting. */
-int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
-    if (!c || !out_peaks) return OPPROF_EINVAL;
-    size_t n = c->n_events;
-    int64_t *base = opprof__alloc((n ? n : 1) * sizeof *base);
-    int64_t *peak = opprof__alloc((n ? n : 1) * sizeof *peak);
-    if (!base || !peak) {
-        opprof__dealloc(base, (n ? n : 1) * sizeof *base);
-        opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
-        return OPPROF_ENOMEM;
-    }
-    size_t j = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t thread = c->events[i].thread;
-        while (j < c->n_mem && c->mem[j].thread < thread) j++;
-        /* the level before the thread's first memory event (the CPU's memory:
-         * a device's has a total of its own) */
-        size_t first = j;
-        while (first < c->n_mem && c->mem[first].thread == thread && c->mem[first].device_type != 0) first++;
-        int64_t level = first < c->n_mem && c->mem[first].thread == thread
-                            ? (int64_t)((uint64_t)c->mem[first].total_allocated - (uint64_t)c->mem[first].bytes)
-                            : 0;
-        for (; i < n && c->events[i].thread == thread; i++) {
-            while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < c->events[i].start_ns) {
-                if (c->mem[j].device_type == 0) level = c->mem[j].total_allocated;
-                j++;
-            }
-            base[i] = peak[i] = level;
-        }
-        while (j < c->n_mem && c->mem[j].thread == thread) j++;
-    }
-    for (size_t k = 0; k < c->n_mem; k++) {
-        int32_t o = c->mem[k].owner;
-        if (o >= 0 && c->mem[k].device_type == 0 && c->mem[k].total_allocated > peak[o])
-            peak[o] = c->mem[k].total_allocated;
-    }
-    for (size_t i = n; i-- > 0;) {
-        int32_t p = c->events[i].parent;
-        if (p >= 0 && !opprof__is_device(&c->events[i]) && peak[i] > peak[p]) peak[p] = peak[i];
-    }
-    for (size_t i = 0; i < n; i++)
-        peak[i] = peak[i] > base[i] ? (int64_t)((uint64_t)peak[i] - (uint64_t)base[i]) : 0;
-    opprof__dealloc(base, (n ? n : 1) * sizeof *base);
-    /* hand it out as a public block (opprof_free) */
-    char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);
-    opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
-    if (!block) return OPPROF_ENOMEM;
-    *out_peaks = (int64_t *)(void *)block;
-    return 0;
 }
