@@ -3,6 +3,8 @@
 #include "check.h"
 #include "testutil.h"
 
+#include <opprof/capture.h>
+
 #include <stdbool.h>
 #include <yajl/yajl_tree.h>
 
@@ -154,6 +156,16 @@ int main(void) {
     free(out);
     CHECK_INT(run(&out, "report --sort fastest '%s'%s", trace1, ""), 64);
     CHECK_CONTAINS(out, "unknown sort key 'fastest'");
+    free(out);
+    /* the help names every sort key the table knows, and each one works */
+    CHECK_INT(run(&out, "report --help%s%s", "", ""), 0);
+    for (int k = OPPROF_SORT_SELF_CPU_TIME; k <= OPPROF_SORT_DEVICE_MEMORY; k++) {
+        const char *key = opprof_sort_key_name((opprof_sort_key)k);
+        CHECK(key && *key && out && strstr(out, key));
+        char *rows = NULL;
+        CHECK_INT(run(&rows, "report --sort %s '%s'", key, trace1), 0);
+        free(rows);
+    }
     free(out);
     CHECK_INT(run(&out, "report --row-limit many '%s'%s", trace1, ""), 64);
     free(out);

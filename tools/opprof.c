@@ -95,9 +95,7 @@ static int cmd_report(int argc, char **argv) {
         switch (c) {
         case 's':
             if (opprof_sort_key_parse(optarg, &sort))
-                return usage_error("unknown sort key '%s' (self_cpu_time_total, cpu_time_total, cpu_time, "
-                                   "self_cpu_memory_usage, cpu_memory_usage, count)",
-                                   optarg);
+                return usage_error("unknown sort key '%s' (run 'opprof report --help' for the keys)", optarg);
             break;
         case 'n':
             if (parse_count(optarg, "--row-limit", &row_limit)) return EXIT_USAGE;
@@ -117,7 +115,10 @@ static int cmd_report(int argc, char **argv) {
                    "                           [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n\n"
                    "The key averages table of a trace, in PyTorch's layout.\n"
                    "  --sort KEY       self_cpu_time_total (default), cpu_time_total, cpu_time,\n"
-                   "                   self_cpu_memory_usage, cpu_memory_usage, count, none\n"
+                   "                   self_cpu_memory_usage, cpu_memory_usage, cpu_memory_peak, count,\n"
+                   "                   flops, self_device_time_total, device_time_total, device_time,\n"
+                   "                   self_device_memory_usage, device_memory_usage (also as PyTorch's\n"
+                   "                   self_cuda_... names), none\n"
                    "  --row-limit N    rows to print (default 100; -1 or 0: all)\n"
                    "  --memory         sort by self CPU memory (the seed's memory table)\n"
                    "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
