@@ -55,8 +55,7 @@ typedef struct builder {
     const opprof_capture *c;
     group *groups;
     size_t n, cap;
-    uint32_t *table; /* extended keys: index + 1 */
-    size_t table_size;
+    opprof__index index; /* extended keys */
 } builder;
 
 static int group_compare(const void *pa, const void *pb) {
@@ -89,30 +88,27 @@ static bool same_key(const builder *b, const group *x, const group *y) {
     return true;
 }
 
+static uint64_t group_hash_of(const void *ctx, uint32_t item) {
+    const builder *b = ctx;
+    return key_hash(b, &b->groups[item]);
+}
+
+static bool group_equal(const void *ctx, uint32_t item, const void *key) {
+    const builder *b = ctx;
+    return same_key(b, &b->groups[item], key);
+}
+
 /* The group of an extended key (added when new). */
 static int find_group(builder *b, const group *key, uint32_t *out) {
-    if ((b->n + 1) * 2 > b->table_size) {
-        size_t size = b->table_size ? b->table_size * 2 : 256;
-        uint32_t *t = opprof__calloc(size, sizeof *t);
-        if (!t) return OPPROF_ENOMEM;
-        for (size_t i = 0; i < b->n; i++) {
-            size_t k = key_hash(b, &b->groups[i]) & (size - 1);
-            while (t[k]) k = (k + 1) & (size - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        opprof__dealloc(b->table, b->table_size * sizeof *b->table);
-        b->table = t;
-        b->table_size = size;
+    if (opprof__index_reserve(&b->index, b->n, group_hash_of, b)) return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&b->index, key_hash(b, key), key, group_equal, b);
+    if (b->index.slots[k]) {
+        *out = b->index.slots[k] - 1;
+        return 0;
     }
-    size_t k = key_hash(b, key) & (b->table_size - 1);
-    for (; b->table[k]; k = (k + 1) & (b->table_size - 1))
-        if (same_key(b, &b->groups[b->table[k] - 1], key)) {
-            *out = b->table[k] - 1;
-            return 0;
-        }
     if (opprof__grow((void **)&b->groups, &b->cap, b->n + 1, sizeof *b->groups)) return OPPROF_ENOMEM;
     b->groups[b->n] = *key;
-    b->table[k] = (uint32_t)b->n + 1;
+    b->index.slots[k] = (uint32_t)b->n + 1;
     *out = (uint32_t)b->n++;
     return 0;
 }
@@ -380,7 +376,7 @@ static void work_free(work *w) {
     opprof__dealloc(w->flops_name, w->n_names ? w->n_names : 1);
     opprof_free(w->peaks);
     opprof__dealloc(w->b.groups, w->b.cap * sizeof *w->b.groups);
-    opprof__dealloc(w->b.table, w->b.table_size * sizeof *w->b.table);
+    opprof__index_free(&w->b.index);
     opprof_averages_free(w->avg);
 }
 

@@ -19,16 +19,16 @@ void opprof_capture_free(opprof_capture *c) {
     for (size_t i = 0; i < c->n_warnings; i++)
         opprof__dealloc(c->warnings[i], strlen(c->warnings[i]) + 1);
     opprof__dealloc(c->names, c->cap_names * sizeof *c->names);
-    opprof__dealloc(c->name_table, c->name_table_size * sizeof *c->name_table);
+    opprof__index_free(&c->name_index);
     opprof__dealloc(c->warnings, c->cap_warnings * sizeof *c->warnings);
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
     opprof__dealloc(c->threads, c->cap_threads * sizeof *c->threads);
     opprof__dealloc(c->sites, c->cap_sites * sizeof *c->sites);
-    opprof__dealloc(c->site_table, c->site_table_size * sizeof *c->site_table);
+    opprof__index_free(&c->site_index);
     opprof__dealloc(c->shapes, c->cap_shapes * sizeof *c->shapes);
-    opprof__dealloc(c->shape_table, c->shape_table_size * sizeof *c->shape_table);
+    opprof__index_free(&c->shape_index);
     opprof__dealloc(c, sizeof *c);
 }
 
@@ -54,47 +54,39 @@ static uint64_t hash_bytes(const char *s, size_t n) {
     return h ^ (h >> 32);
 }
 
-static int rehash(opprof_capture *c) {
-    size_t size = c->name_table_size ? c->name_table_size * 2 : 256;
-    uint32_t *table = opprof__calloc(size, sizeof *table);
-    if (!table) return OPPROF_ENOMEM;
-    for (size_t id = 0; id < c->n_names; id++) {
-        size_t i = hash_bytes(c->names[id], strlen(c->names[id])) & (size - 1);
-        while (table[i]) i = (i + 1) & (size - 1);
-        table[i] = (uint32_t)id + 1;
-    }
-    opprof__dealloc(c->name_table, c->name_table_size * sizeof *c->name_table);
-    c->name_table = table;
-    c->name_table_size = size;
-    return 0;
+typedef struct name_key {
+    const char *name;
+    size_t len;
+} name_key;
+
+static uint64_t name_hash_of(const void *ctx, uint32_t item) {
+    const char *name = ((const opprof_capture *)ctx)->names[item];
+    return hash_bytes(name, strlen(name));
+}
+
+static bool name_equal(const void *ctx, uint32_t item, const void *key) {
+    const name_key *k = key;
+    const char *have = ((const opprof_capture *)ctx)->names[item];
+    return strncmp(have, k->name, k->len) == 0 && have[k->len] == '\0';
 }
 
 int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id) {
-    if ((c->n_names + 1) * 2 > c->name_table_size) {
-        int rc = rehash(c);
-        if (rc) return rc;
+    if (opprof__index_reserve(&c->name_index, c->n_names, name_hash_of, c)) return OPPROF_ENOMEM;
+    name_key key = {name, len};
+    size_t k = opprof__index_probe(&c->name_index, hash_bytes(name, len), &key, name_equal, c);
+    if (c->name_index.slots[k]) {
+        *id = c->name_index.slots[k] - 1;
+        return 0;
     }
-    size_t mask = c->name_table_size - 1;
-    for (size_t i = hash_bytes(name, len) & mask;; i = (i + 1) & mask) {
-        uint32_t slot = c->name_table[i];
-        if (!slot) {
-            if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names))
-                return OPPROF_ENOMEM;
-            char *copy = opprof__alloc(len + 1);
-            if (!copy) return OPPROF_ENOMEM;
-            memcpy(copy, name, len);
-            copy[len] = '\0';
-            c->names[c->n_names] = copy;
-            c->name_table[i] = (uint32_t)++c->n_names;
-            *id = slot = (uint32_t)c->n_names - 1;
-            return 0;
-        }
-        const char *have = c->names[slot - 1];
-        if (strncmp(have, name, len) == 0 && have[len] == '\0') {
-            *id = slot - 1;
-            return 0;
-        }
-    }
+    if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names)) return OPPROF_ENOMEM;
+    char *copy = opprof__alloc(len + 1);
+    if (!copy) return OPPROF_ENOMEM;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    c->names[c->n_names] = copy;
+    c->name_index.slots[k] = (uint32_t)++c->n_names;
+    *id = (uint32_t)c->n_names - 1;
+    return 0;
 }
 
 int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) {
@@ -297,49 +289,27 @@ static uint64_t site_hash(const opprof_site *s) {
     return hash_mix(h, s->shapes);
 }
 
-/* An open-addressing table of indexes (1-based) into `items`, rebuilt at half load. */
-static int table_find(uint32_t **table, size_t *size, size_t count, uint64_t hash, const void *items, size_t item_size,
-                      const void *key, uint64_t (*hash_of)(const void *), uint32_t *found) {
-    if ((count + 1) * 2 > *size) {
-        size_t n = *size ? *size * 2 : 64;
-        uint32_t *t = opprof__calloc(n, sizeof *t);
-        if (!t) return OPPROF_ENOMEM;
-        for (size_t i = 0; i < count; i++) {
-            size_t k = hash_of((const char *)items + i * item_size) & (n - 1);
-            while (t[k]) k = (k + 1) & (n - 1);
-            t[k] = (uint32_t)i + 1;
-        }
-        opprof__dealloc(*table, *size * sizeof **table);
-        *table = t;
-        *size = n;
-    }
-    size_t k = hash & (*size - 1);
-    while ((*table)[k]) {
-        if (memcmp((const char *)items + ((*table)[k] - 1) * item_size, key, item_size) == 0) {
-            *found = (*table)[k];
-            return 0;
-        }
-        k = (k + 1) & (*size - 1);
-    }
-    *found = 0;
-    (*table)[k] = (uint32_t)count + 1; /* the caller appends the item */
-    return 0;
+static uint64_t shapes_hash_of(const void *ctx, uint32_t item) {
+    return shapes_hash(&((const opprof_capture *)ctx)->shapes[item]);
+}
+static bool shapes_equal(const void *ctx, uint32_t item, const void *key) {
+    return memcmp(&((const opprof_capture *)ctx)->shapes[item], key, sizeof(opprof_shapes)) == 0;
+}
+static uint64_t site_hash_of(const void *ctx, uint32_t item) { return site_hash(&((const opprof_capture *)ctx)->sites[item]); }
+static bool site_equal(const void *ctx, uint32_t item, const void *key) {
+    return memcmp(&((const opprof_capture *)ctx)->sites[item], key, sizeof(opprof_site)) == 0;
 }
 
-static uint64_t shapes_hash_v(const void *s) { return shapes_hash(s); }
-static uint64_t site_hash_v(const void *s) { return site_hash(s); }
-
 int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index) {
-    uint32_t found;
-    if (opprof__grow((void **)&c->shapes, &c->cap_shapes, c->n_shapes + 1, sizeof *c->shapes)) return OPPROF_ENOMEM;
-    int rc = table_find(&c->shape_table, &c->shape_table_size, c->n_shapes, shapes_hash(shapes), c->shapes,
-                        sizeof *c->shapes, shapes, shapes_hash_v, &found);
-    if (rc) return rc;
-    if (!found) {
+    if (opprof__grow((void **)&c->shapes, &c->cap_shapes, c->n_shapes + 1, sizeof *c->shapes) ||
+        opprof__index_reserve(&c->shape_index, c->n_shapes, shapes_hash_of, c))
+        return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&c->shape_index, shapes_hash(shapes), shapes, shapes_equal, c);
+    if (!c->shape_index.slots[k]) {
         c->shapes[c->n_shapes++] = *shapes;
-        found = (uint32_t)c->n_shapes;
+        c->shape_index.slots[k] = (uint32_t)c->n_shapes;
     }
-    *index = found;
+    *index = c->shape_index.slots[k]; /* 1-based, as sites' shapes */
     return 0;
 }
 
@@ -362,16 +332,15 @@ int opprof__capture_intern_site(opprof_capture *c, const char *file, const char 
     }
     key.line = line;
     key.shapes = shapes;
-    if (opprof__grow((void **)&c->sites, &c->cap_sites, c->n_sites + 1, sizeof *c->sites)) return OPPROF_ENOMEM;
-    uint32_t found;
-    int rc = table_find(&c->site_table, &c->site_table_size, c->n_sites, site_hash(&key), c->sites, sizeof *c->sites,
-                        &key, site_hash_v, &found);
-    if (rc) return rc;
-    if (!found) {
+    if (opprof__grow((void **)&c->sites, &c->cap_sites, c->n_sites + 1, sizeof *c->sites) ||
+        opprof__index_reserve(&c->site_index, c->n_sites, site_hash_of, c))
+        return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&c->site_index, site_hash(&key), &key, site_equal, c);
+    if (!c->site_index.slots[k]) {
         c->sites[c->n_sites++] = key;
-        found = (uint32_t)c->n_sites;
+        c->site_index.slots[k] = (uint32_t)c->n_sites;
     }
-    *site = found;
+    *site = c->site_index.slots[k]; /* 1-based: 0 is "unknown" */
     return 0;
 }
 

@@ -123,6 +123,28 @@ OPPROF__HIDDEN double opprof__ns_per_tick(void);
 OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
 OPPROF__HIDDEN int64_t opprof__realtime_ns(void);
 
+/* ---- the one hash table (index.c) ----
+ * Slots hold an item's index + 1 (0: empty); the items are the caller's. To
+ * find or add: reserve room for one more item, probe for the key, then use
+ * the item in slots[k] or append the key and set slots[k] = its index + 1. */
+typedef struct opprof__index {
+    uint32_t *slots;
+    size_t size; /* a power of two, or 0 before the first reserve */
+} opprof__index;
+typedef uint64_t (*opprof__index_hash_fn)(const void *ctx, uint32_t item);
+typedef bool (*opprof__index_equal_fn)(const void *ctx, uint32_t item, const void *key);
+/* Room for count + 1 items (count are in the table): rehashes with hash_of. */
+OPPROF__HIDDEN int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn hash_of,
+                                         const void *ctx);
+/* The slot of key (hash: the same function of it as hash_of of an equal item). */
+static inline size_t opprof__index_probe(const opprof__index *ix, uint64_t hash, const void *key,
+                                         opprof__index_equal_fn equal, const void *ctx) {
+    size_t mask = ix->size - 1, k = (size_t)hash & mask;
+    while (ix->slots[k] && !equal(ctx, ix->slots[k] - 1, key)) k = (k + 1) & mask;
+    return k;
+}
+OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);
+
 /* ---- capture (capture.c) ---- */
 struct opprof_capture {
     opprof_capture_info info;
@@ -135,19 +157,16 @@ struct opprof_capture {
     /* names: interned strings, looked up by a hash table */
     char **names;
     size_t n_names, cap_names;
-    uint32_t *name_table; /* open addressing: index+1, 0 = empty */
-    size_t name_table_size;
+    opprof__index name_index;
     char **warnings;
     size_t n_warnings, cap_warnings;
     /* call sites and input shapes, interned; index i lives at [i - 1] */
     opprof_site *sites;
     size_t n_sites, cap_sites;
-    uint32_t *site_table;
-    size_t site_table_size;
+    opprof__index site_index;
     opprof_shapes *shapes;
     size_t n_shapes, cap_shapes;
-    uint32_t *shape_table;
-    size_t shape_table_size;
+    opprof__index shape_index;
     uint32_t category_names[256]; /* event.category k (1..255) is names[category_names[k]] */
     uint32_t n_categories;
     opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
@@ -242,8 +261,7 @@ typedef struct opprof__stack_node {
 typedef struct opprof__stack_tree {
     opprof__stack_node *nodes; /* in first-seen order: a parent before its children */
     size_t n, cap;
-    uint32_t *table;           /* (parent, name) -> node index + 1 */
-    size_t table_size;
+    opprof__index index;       /* (parent, name) -> node */
     int32_t *node_of_event;    /* n_events entries */
     size_t n_events;
 } opprof__stack_tree;

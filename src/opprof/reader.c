@@ -88,11 +88,6 @@ typedef struct mrecord { /* memory event with a total, for the checks */
     uint32_t thread;
 } mrecord;
 
-typedef struct thread_key {
-    int64_t pid, tid;
-    uint32_t index;
-} thread_key;
-
 /* Valid events that become no part of a capture, counted by kind. */
 enum { UNUSED_FLOW, UNUSED_ASYNC, UNUSED_COUNTER, UNUSED_INSTANT, UNUSED_OBJECT, UNUSED_OTHER_PHASE, UNUSED_SPAN,
        UNUSED_PYTHON, UNUSED_FILTERED, UNUSED_KINDS };
@@ -121,9 +116,8 @@ typedef struct parser {
     const opprof_read_options *opt;
     int64_t next_progress;
     opprof_capture *cap;
-    thread_key *threads;   /* (pid, tid) -> thread, open addressing; n_threads used */
-    size_t n_threads, cap_threads; /* cap_threads: a power of two */
-    uint32_t last_thread;  /* index into threads + 1 of the last hit */
+    opprof__index thread_index; /* (pid, tid) -> the capture's thread */
+    uint32_t last_thread;       /* the capture's thread + 1 of the last hit */
     char **string_ids;     /* string pids/tids ("CPU functions") */
     size_t n_string_ids, cap_string_ids;
     xrecord *xs;
@@ -1131,55 +1125,50 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
     return skip_value(p);
 }
 
-static size_t thread_slot(const parser *p, int64_t pid, int64_t tid) {
+static uint64_t thread_hash(int64_t pid, int64_t tid) {
     uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)tid * 0xC2B2AE3D27D4EB4Full);
-    size_t k = (size_t)(h ^ (h >> 29)) & (p->cap_threads - 1);
-    while (p->threads[k].index != UINT32_MAX && (p->threads[k].pid != pid || p->threads[k].tid != tid))
-        k = (k + 1) & (p->cap_threads - 1);
-    return k;
+    return h ^ (h >> 29);
+}
+
+static uint64_t thread_hash_of(const void *ctx, uint32_t item) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
+    return thread_hash(t->pid, t->tid);
+}
+
+static bool thread_equal(const void *ctx, uint32_t item, const void *key) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
+    const int64_t *k = key;
+    return t->pid == k[0] && t->tid == k[1];
 }
 
 /* The capture's thread of (pid, tid), added when new: a hash table, since a
  * hostile file may name millions of threads. */
 static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
+    opprof_capture *c = p->cap;
     if (p->last_thread) {
-        const thread_key *last = &p->threads[p->last_thread - 1];
+        const opprof_thread_info *last = &c->threads[p->last_thread - 1];
         if (last->pid == pid && last->tid == tid) {
-            *index = last->index;
+            *index = p->last_thread - 1;
             return 0;
         }
     }
-    if ((p->n_threads + 1) * 2 > p->cap_threads) {
-        size_t cap = p->cap_threads ? p->cap_threads * 2 : 64;
-        thread_key *old = p->threads;
-        size_t old_cap = p->cap_threads;
-        p->threads = opprof__alloc(cap * sizeof *p->threads);
-        if (!p->threads) {
-            p->threads = old;
-            return fail_code(p, OPPROF_ENOMEM, "threads");
-        }
-        p->cap_threads = cap;
-        for (size_t i = 0; i < cap; i++) p->threads[i].index = UINT32_MAX;
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i].index != UINT32_MAX) p->threads[thread_slot(p, old[i].pid, old[i].tid)] = old[i];
-        opprof__dealloc(old, old_cap * sizeof *old);
-        p->last_thread = 0;
-    }
-    size_t k = thread_slot(p, pid, tid);
-    if (p->threads[k].index == UINT32_MAX) {
-        if (p->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
+    if (opprof__index_reserve(&p->thread_index, c->n_threads, thread_hash_of, c))
+        return fail_code(p, OPPROF_ENOMEM, "threads");
+    int64_t key[2] = {pid, tid};
+    size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
+    if (!p->thread_index.slots[k]) {
+        if (c->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
         /* a tid written as a string ("stream 7") names its track until a
          * thread_name says otherwise */
         const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
-        int rc = opprof_capture_add_thread(p->cap, tid, label, index);
+        int rc = opprof_capture_add_thread(c, tid, label, index);
         if (rc) return fail_code(p, rc, "threads");
-        if (pid != 0 && p->cap->info.pid == 0) p->cap->info.pid = pid;
-        p->cap->threads[*index].pid = pid;
-        p->threads[k] = (thread_key){pid, tid, *index};
-        p->n_threads++;
+        if (pid != 0 && c->info.pid == 0) c->info.pid = pid;
+        c->threads[*index].pid = pid;
+        p->thread_index.slots[k] = *index + 1;
     }
-    *index = p->threads[k].index;
-    p->last_thread = (uint32_t)k + 1;
+    *index = p->thread_index.slots[k] - 1;
+    p->last_thread = *index + 1;
     return 0;
 }
 
@@ -1742,7 +1731,7 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
     }
     opprof__dealloc(p->buf, WINDOW);
     opprof__dealloc(p->str, p->str_cap);
-    opprof__dealloc(p->threads, p->cap_threads * sizeof *p->threads);
+    opprof__index_free(&p->thread_index);
     for (size_t i = 0; i < p->n_string_ids; i++) opprof__dealloc(p->string_ids[i], strlen(p->string_ids[i]) + 1);
     opprof__dealloc(p->string_ids, p->cap_string_ids * sizeof *p->string_ids);
     opprof__dealloc(p->xs, p->cap_xs * sizeof *p->xs);

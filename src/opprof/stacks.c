@@ -15,31 +15,33 @@ static uint64_t node_hash(int32_t parent, uint32_t name) {
     return ((uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)name * 0xC2B2AE3D27D4EB4Full);
 }
 
+typedef struct node_key {
+    int32_t parent;
+    uint32_t name;
+} node_key;
+
+static uint64_t node_hash_of(const void *ctx, uint32_t item) {
+    const node *nd = &((const tree *)ctx)->nodes[item];
+    return node_hash(nd->parent, nd->name);
+}
+
+static bool node_equal(const void *ctx, uint32_t item, const void *key) {
+    const node *nd = &((const tree *)ctx)->nodes[item];
+    const node_key *k = key;
+    return nd->parent == k->parent && nd->name == k->name;
+}
+
 static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
-    if ((t->n + 1) * 2 > t->table_size) {
-        size_t size = t->table_size ? t->table_size * 2 : 256;
-        uint32_t *tab = opprof__calloc(size, sizeof *tab);
-        if (!tab) return OPPROF_ENOMEM;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t k = node_hash(t->nodes[i].parent, t->nodes[i].name) & (size - 1);
-            while (tab[k]) k = (k + 1) & (size - 1);
-            tab[k] = (uint32_t)i + 1;
-        }
-        opprof__dealloc(t->table, t->table_size * sizeof *t->table);
-        t->table = tab;
-        t->table_size = size;
-    }
-    size_t k = node_hash(parent, name) & (t->table_size - 1);
-    for (; t->table[k]; k = (k + 1) & (t->table_size - 1)) {
-        const node *nd = &t->nodes[t->table[k] - 1];
-        if (nd->parent == parent && nd->name == name) {
-            *out = (int32_t)t->table[k] - 1;
-            return 0;
-        }
+    if (opprof__index_reserve(&t->index, t->n, node_hash_of, t)) return OPPROF_ENOMEM;
+    node_key key = {parent, name};
+    size_t k = opprof__index_probe(&t->index, node_hash(parent, name), &key, node_equal, t);
+    if (t->index.slots[k]) {
+        *out = (int32_t)t->index.slots[k] - 1;
+        return 0;
     }
     if (opprof__grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) return OPPROF_ENOMEM;
     t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0, 0};
-    t->table[k] = (uint32_t)t->n + 1;
+    t->index.slots[k] = (uint32_t)t->n + 1;
     *out = (int32_t)t->n++;
     return 0;
 }
@@ -86,7 +88,7 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
 void opprof__stack_tree_free(opprof__stack_tree *t) {
     opprof__dealloc(t->node_of_event, (t->n_events ? t->n_events : 1) * sizeof *t->node_of_event);
     opprof__dealloc(t->nodes, t->cap * sizeof *t->nodes);
-    opprof__dealloc(t->table, t->table_size * sizeof *t->table);
+    opprof__index_free(&t->index);
     memset(t, 0, sizeof *t);
 }
 
