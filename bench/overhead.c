@@ -182,7 +182,7 @@ static int measure_capture(const opprof_capture *c, void *ud) {
     char path[512];
     snprintf(path, sizeof path, "%s/opprof-bench-trace.json", g_out_dir);
     t0 = bench_now_ns();
-    int rc = opprof_capture_write_chrome(c, path);
+    int rc = opprof_capture_chrome_write(c, path);
     s->export_s = (double)(bench_now_ns() - t0) / 1e9;
     FILE *f = fopen(path, "rb");
     if (f) {
@@ -195,7 +195,7 @@ static int measure_capture(const opprof_capture *c, void *ud) {
     FILE *null = fopen("/dev/null", "w");
     if (null) {
         t0 = bench_now_ns();
-        opprof_capture_write_chrome_stream(c, null, "null");
+        opprof_capture_chrome_write_stream(c, null, "null");
         s->format_s = (double)(bench_now_ns() - t0) / 1e9;
         fclose(null);
     }

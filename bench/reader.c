@@ -31,7 +31,7 @@ static const char *g_path;
 
 static int write_trace(const opprof_capture *c, void *ud) {
     (void)ud;
-    return opprof_capture_write_chrome(c, g_path);
+    return opprof_capture_chrome_write(c, g_path);
 }
 
 /* Record about `events` events through the real hot path, write them:
@@ -100,7 +100,8 @@ static int measure(const char *path, measured *m) {
     opprof_averages *avg;
     char *table;
     opprof_capture_averages(c, &avg);
-    opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &table);
+    opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table);
     m->seconds = (double)(bench_now_ns() - t0) / 1e9;
     m->peak_mb = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
     size_t n_names = opprof_capture_name_count(c);

@@ -174,13 +174,13 @@ int main(int argc, char **argv) {
     } else {
         for (int i = 0; i < NB * NK; i++) {
             char *text;
-            opprof_measurement_format(ms[i], &text);
+            opprof_measurement_text_to_string(ms[i], &text);
             printf("%s\n", text);
             opprof_free(text);
         }
         opprof_compare_options opt = {.baseline = 0, .colorize = isatty(1)};
         char *table;
-        opprof_compare_format((const opprof_measurement *const *)ms, NB * NK, &opt, &table);
+        opprof_compare_table_to_string((const opprof_measurement *const *)ms, NB * NK, &opt, &table);
         fputs(table, stdout);
         opprof_free(table);
     }

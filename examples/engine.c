@@ -143,15 +143,15 @@ int main(int argc, char **argv) {
     if (!rc && !cap) rc = OPPROF_EINVAL;
     if (!rc) {
         snprintf(path, sizeof path, "%s/engine.json", dir);
-        rc = opprof_capture_write_chrome(cap, path);
+        rc = opprof_capture_chrome_write(cap, path);
     }
     if (!rc) {
         snprintf(path, sizeof path, "%s/engine.html", dir);
-        rc = opprof_capture_write_html(cap, path);
+        rc = opprof_capture_html_write(cap, path);
     }
     opprof_table_options topt = {.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12, .flops = true};
     if (!rc) rc = opprof_capture_averages(cap, &avg);
-    if (!rc) rc = opprof_averages_table_ex(avg, &topt, &table);
+    if (!rc) rc = opprof_averages_table_to_string(avg, &topt, &table);
     if (!rc) fputs(table, stdout);
     if (rc) fprintf(stderr, "engine: %s: %s\n", path, opprof_strerror(rc));
     opprof_free(table);

@@ -136,7 +136,7 @@ static int finish(const char *outdir) {
     opprof_ranks *ranks = NULL;
     char *text = NULL;
     if (!rc) rc = opprof_ranks_analyze(caps, (size_t)g.size, &ranks);
-    if (!rc) rc = opprof_ranks_table(ranks, &text);
+    if (!rc) rc = opprof_ranks_table_to_string(ranks, &text);
     if (!rc) {
         snprintf(report, sizeof report, "%s/ranks.txt", g.workdir);
         FILE *f = fopen(report, "w");

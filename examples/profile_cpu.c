@@ -244,7 +244,7 @@ static int write_trace(context *ctx, const opprof_capture *cap, const char *name
     int rc = 0;
     FILE *f = fopen(path, "w");
     if (!f) rc = -errno;
-    if (!rc) rc = opprof_capture_write_chrome_stream(cap, f, final_path);
+    if (!rc) rc = opprof_capture_chrome_write_stream(cap, f, final_path);
     if (f && fclose(f) != 0 && !rc) rc = -errno;
     if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s", final_path);
     return rc;
@@ -274,9 +274,9 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
                                   .peak_memory = o->peak_memory,
                                   .flops = o->with_flops};
     int rc = opprof_capture_averages_ex(cap, &group, &avg);
-    if (!rc) rc = opprof_averages_table_ex(avg, &table, &time_table);
+    if (!rc) rc = opprof_averages_table_to_string(avg, &table, &time_table);
     table.sort = OPPROF_SORT_SELF_CPU_MEMORY;
-    if (!rc) rc = opprof_averages_table_ex(avg, &table, &memory_table);
+    if (!rc) rc = opprof_averages_table_to_string(avg, &table, &memory_table);
     if (!rc) {
         snprintf(name, sizeof name, "%s-%lld.time.txt", o->stem, (long long)info.step_num);
         rc = write_file(ctx, name, time_table);
@@ -293,14 +293,14 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
         char path[4096];
         snprintf(name, sizeof name, "%s-%lld.stacks", o->stem, (long long)info.step_num);
         snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
-        rc = opprof_capture_write_stacks(cap, path, OPPROF_STACKS_SELF_TIME);
+        rc = opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SELF_TIME);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
     }
     if (!rc && o->html) {
         char path[4096];
         snprintf(name, sizeof name, "%s-%lld.html", o->stem, (long long)info.step_num);
         snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
-        rc = opprof_capture_write_html(cap, path);
+        rc = opprof_capture_html_write(cap, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
     }
     if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);
@@ -486,7 +486,7 @@ static int run(const options *o, context *ctx) {
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/summary.json", ctx->workdir);
-        rc = opprof_summary_write(sum, path);
+        rc = opprof_summary_json_write(sum, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/summary.json", o->outdir);
         what = "writing";
     }

@@ -105,7 +105,7 @@ int main(void) {
     CHECK_INT(opprof_capture_finish(c), 0);
 
     char *html = NULL;
-    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
     CHECK(html != NULL);
     if (html) {
         CHECK(strncmp(html, "<!DOCTYPE html>\n<html", 21) == 0);
@@ -164,16 +164,16 @@ int main(void) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char path[400];
     snprintf(path, sizeof path, "%s/report.html", dir);
-    CHECK_INT(opprof_capture_write_html(c, path), 0);
+    CHECK_INT(opprof_capture_html_write(c, path), 0);
     char *text = read_text(path);
     CHECK(text && strstr(text, "</html>"));
     free(text);
     snprintf(path, sizeof path, "%s/missing/report.html", dir);
-    CHECK_INT(opprof_capture_write_html(c, path), -ENOENT);
+    CHECK_INT(opprof_capture_html_write(c, path), -ENOENT);
     struct stat st;
     CHECK(stat(path, &st) != 0);
-    CHECK_INT(opprof_capture_write_html(NULL, path), OPPROF_EINVAL);
-    CHECK_INT(opprof_capture_html(c, NULL), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_html_write(NULL, path), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_html_to_string(c, NULL), OPPROF_EINVAL);
     opprof_capture_free(c);
 
     /* Every event goes to the timeline's data, however many; an empty
@@ -183,7 +183,7 @@ int main(void) {
     for (int i = 0; i < 25000; i++) opprof_capture_add_event(c, t0, i % 2 ? "b" : "a", OPPROF_KIND_CPU_OP, i * 10, 5);
     CHECK_INT(opprof_capture_finish(c), 0);
     html = NULL;
-    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
     if (html) {
         CHECK_INT(array_length(html, ",s:["), 25000);
         CHECK_CONTAINS(html, "25000 events;");
@@ -195,7 +195,7 @@ int main(void) {
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     html = NULL;
-    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
     CHECK(html && elements(html) > 0);
     opprof_free(html);
     opprof_capture_free(c);
@@ -212,11 +212,11 @@ int main(void) {
     CHECK_INT(opprof_capture_add_memory(c, t0, 2, 1, INT64_MIN / 2, INT64_MIN), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     html = NULL;
-    CHECK_INT(opprof_capture_html(c, &html), 0);
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
     CHECK(html && elements(html) > 0);
     opprof_free(html);
     text = NULL;
-    CHECK_INT(opprof_capture_stacks(c, OPPROF_STACKS_SELF_TIME, &text), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &text), 0);
     opprof_free(text);
     opprof_capture_free(c);
 
@@ -237,7 +237,7 @@ int main(void) {
     CHECK_INT(opprof_capture_add_event(after, t0, "a<b", OPPROF_KIND_CPU_OP, 300000, 20000), 0);
     CHECK_INT(opprof_capture_finish(after), 0);
     html = NULL;
-    CHECK_INT(opprof_capture_diff(before, after, 0, OPPROF_DIFF_HTML, &html), 0);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 0, OPPROF_DIFF_HTML, &html), 0);
     if (html) {
         CHECK(elements(html) > 20);
         CHECK_CONTAINS(html, "<h1>opprof diff</h1>");
@@ -261,7 +261,7 @@ int main(void) {
     }
     opprof_free(html);
     html = NULL;
-    CHECK_INT(opprof_capture_diff(before, after, 0, (opprof_diff_format)7, &html), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 0, (opprof_diff_format)7, &html), OPPROF_EINVAL);
     CHECK(html == NULL);
     opprof_capture_free(before);
     opprof_capture_free(after);

@@ -30,7 +30,7 @@ int main(void) {
     char dir[256], path[512];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     snprintf(path, sizeof path, "%s/t.json", dir);
-    CHECK_INT(opprof_capture_write_chrome(c, path), 0);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
     char *text = read_text(path);
     char err[256] = "";
     yajl_val root = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
@@ -73,7 +73,7 @@ int main(void) {
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
     CHECK_INT(opprof_summary_add_capture(s, c, avg), 0);
     char *json = NULL;
-    CHECK_INT(opprof_summary_to_json(s, &json), 0);
+    CHECK_INT(opprof_summary_json_to_string(s, &json), 0);
     root = json ? yajl_tree_parse(json, err, sizeof err) : NULL;
     CHECK(root != NULL);
     if (root) {
@@ -87,12 +87,12 @@ int main(void) {
     }
     opprof_free(json);
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    CHECK_INT(opprof_summary_write(s, path), 0);
+    CHECK_INT(opprof_summary_json_write(s, path), 0);
     /* Writing into a missing directory: -ENOENT, and no file appears. */
     snprintf(path, sizeof path, "%s/missing/summary.json", dir);
-    CHECK_INT(opprof_summary_write(s, path), OPPROF_ENOENT);
+    CHECK_INT(opprof_summary_json_write(s, path), OPPROF_ENOENT);
     snprintf(path, sizeof path, "%s/missing/t.json", dir);
-    CHECK_INT(opprof_capture_write_chrome(c, path), OPPROF_ENOENT);
+    CHECK_INT(opprof_capture_chrome_write(c, path), OPPROF_ENOENT);
     opprof_summary_free(s);
     opprof_averages_free(avg);
     opprof_capture_free(c);

@@ -175,8 +175,8 @@ static void check_ranks_analysis(void) {
     opprof_ranks *ranks;
     CHECK_INT(opprof_ranks_analyze(caps, 2, &ranks), 0);
     char *text = NULL, *json = NULL;
-    CHECK_INT(opprof_ranks_table(ranks, &text), 0);
-    CHECK_INT(opprof_ranks_json(ranks, &json), 0);
+    CHECK_INT(opprof_ranks_table_to_string(ranks, &text), 0);
+    CHECK_INT(opprof_ranks_json_to_string(ranks, &json), 0);
     CHECK(text && strstr(text, "mpi::allreduce") && strstr(text, "Collectives compared by position: 1"));
     CHECK(json && strstr(json, "\"collectives_compared\": 1"));
     /* rank 1 ran after rank 0: it was last, and rank 0 waited for it */

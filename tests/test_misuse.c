@@ -19,15 +19,15 @@ static int save(const opprof_capture *c, void *user) {
     snprintf(trace, sizeof trace, "%s/trace%d.json", dir, captures);
     snprintf(summary, sizeof summary, "%s/summary%d.json", dir, captures);
     captures++;
-    CHECK_INT(opprof_capture_write_chrome(c, trace), 0);
+    CHECK_INT(opprof_capture_chrome_write(c, trace), 0);
     opprof_summary *s;
     opprof_averages *avg;
     opprof_summary_new(&s);
     opprof_capture_averages(c, &avg);
     opprof_summary_add_capture(s, c, avg);
-    CHECK_INT(opprof_summary_write(s, summary), 0);
+    CHECK_INT(opprof_summary_json_write(s, summary), 0);
     char *table = NULL;
-    opprof_averages_table(avg, OPPROF_SORT_NONE, -1, &table);
+    opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = -1}, &table);
     CHECK_CONTAINS(table, "Warnings: ");
     opprof_free(table);
     opprof_averages_free(avg);

@@ -21,7 +21,7 @@ static char *table_of(const opprof_capture *c, opprof_sort_key sort, int limit) 
     opprof_averages *avg;
     char *t = NULL;
     if (opprof_capture_averages(c, &avg)) return NULL;
-    opprof_averages_table(avg, sort, limit, &t);
+    opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = sort, .row_limit = limit}, &t);
     opprof_averages_free(avg);
     return t;
 }

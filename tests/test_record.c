@@ -45,7 +45,8 @@ static int on_ready(const opprof_capture *cap, void *user) {
         snprintf(s->warnings + strlen(s->warnings), sizeof s->warnings - strlen(s->warnings), "%s|", w[i]);
     opprof_averages *avg;
     char *table = NULL;
-    if (opprof_capture_averages(cap, &avg) == 0 && opprof_averages_table(avg, OPPROF_SORT_NONE, -1, &table) == 0)
+    if (opprof_capture_averages(cap, &avg) == 0 && opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = -1}, &table) == 0)
         snprintf(s->table, sizeof s->table, "%s", table);
     opprof_free(table);
     opprof_averages_free(avg);
@@ -321,7 +322,7 @@ int main(void) {
             char trace[] = "/tmp/opprof-categories-XXXXXX";
             int fd = mkstemp(trace);
             if (fd >= 0) close(fd);
-            CHECK_INT(opprof_capture_write_chrome(cc, trace), 0);
+            CHECK_INT(opprof_capture_chrome_write(cc, trace), 0);
             char *text = read_text(trace);
             CHECK_CONTAINS(text, "\"cat\":\"user_annotation,io\",\"name\":\"read_0\"");
             free(text);

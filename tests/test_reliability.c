@@ -45,7 +45,7 @@ int main(void) {
     if (mounted) {
         /* The file system fills up during export. */
         snprintf(path, sizeof path, "%s/trace.json", small);
-        CHECK_INT(opprof_capture_write_chrome(c, path), OPPROF_ENOSPC);
+        CHECK_INT(opprof_capture_chrome_write(c, path), OPPROF_ENOSPC);
         CHECK_STR(opprof_strerror(OPPROF_ENOSPC), "no space left on device");
         out = listing(small);
         CHECK_STR(out, "keep.txt\n"); /* no partial trace, no temporary */
@@ -85,7 +85,7 @@ int main(void) {
     lim.rlim_cur = 64 * 1024;
     CHECK_INT(setrlimit(RLIMIT_FSIZE, &lim), 0);
     snprintf(path, sizeof path, "%s/limited.json", dir);
-    int rc = opprof_capture_write_chrome(c, path);
+    int rc = opprof_capture_chrome_write(c, path);
     CHECK_INT(rc, -EFBIG);
     setrlimit(RLIMIT_FSIZE, &old);
     out = listing(dir);

@@ -155,8 +155,8 @@ static void every_option(const char *what, const opprof_averages *avg) {
                     opprof_table_options o = {.sort = (opprof_sort_key)sort, .row_limit = limit, .peak_memory = peak,
                                               .flops = flops};
                     char *text = NULL, *json = NULL, label[1024];
-                    CHECK_INT(opprof_averages_table_ex(avg, &o, &text), 0);
-                    CHECK_INT(opprof_averages_json_ex(avg, &o, &json), 0);
+                    CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
+                    CHECK_INT(opprof_averages_json_to_string(avg, &o, &json), 0);
                     snprintf(label, sizeof label, "%s, sort %s, peak %d, flops %d, limit %d", what,
                              opprof_sort_key_name(o.sort), peak, flops, limit);
                     if (text && json) compare(label, text, json);

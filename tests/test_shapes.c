@@ -39,19 +39,20 @@ static int on_ready(const opprof_capture *c, void *user) {
     r->self_total_us = opprof_averages_self_total_ns(avg) / 1000;
     char *t = NULL;
     opprof_table_options opt = {.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = -1, .flops = true, .peak_memory = true};
-    CHECK_INT(opprof_averages_table_ex(avg, &opt, &t), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg, &opt, &t), 0);
     snprintf(r->shapes_table, sizeof r->shapes_table, "%s", t ? t : "");
     opprof_free(t);
     opprof_averages_free(avg);
 
     opprof_averages_options by_stack = {.group_by_stack_n = 2};
     CHECK_INT(opprof_capture_averages_ex(c, &by_stack, &avg), 0);
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 3, &t), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 3}, &t), 0);
     snprintf(r->stack_table, sizeof r->stack_table, "%s", t ? t : "");
     opprof_free(t);
     opprof_averages_free(avg);
 
-    CHECK_INT(opprof_capture_stacks(c, OPPROF_STACKS_SELF_TIME, &t), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &t), 0);
     snprintf(r->stacks, sizeof r->stacks, "%s", t ? t : "");
     opprof_free(t);
 

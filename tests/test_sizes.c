@@ -52,24 +52,24 @@ static void outputs(const opprof_capture *cap, const char *dir) {
         CHECK_INT(opprof_capture_averages_ex(cap, &groupings[g], &avg), 0);
         opprof_table_options o = {.sort = OPPROF_SORT_SELF_CPU_TIME, .peak_memory = true, .flops = true};
         char *text = NULL, *json = NULL;
-        CHECK_INT(opprof_averages_table_ex(avg, &o, &text), 0);
-        CHECK_INT(opprof_averages_json_ex(avg, &o, &json), 0);
+        CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
+        CHECK_INT(opprof_averages_json_to_string(avg, &o, &json), 0);
         opprof_free(text);
         opprof_free(json);
         opprof_averages_free(avg);
     }
     char *html = NULL, *stacks = NULL, *diff = NULL;
-    CHECK_INT(opprof_capture_html(cap, &html), 0);
-    CHECK_INT(opprof_capture_stacks(cap, OPPROF_STACKS_SELF_TIME, &stacks), 0);
+    CHECK_INT(opprof_capture_html_to_string(cap, &html), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(cap, OPPROF_STACKS_SELF_TIME, &stacks), 0);
     opprof_free(html);
     opprof_free(stacks);
     for (int f = OPPROF_DIFF_TEXT; f <= OPPROF_DIFF_HTML; f++) {
-        CHECK_INT(opprof_capture_diff(cap, cap, 10, (opprof_diff_format)f, &diff), 0);
+        CHECK_INT(opprof_capture_diff_to_string(cap, cap, 10, (opprof_diff_format)f, &diff), 0);
         opprof_free(diff);
     }
     char path[512];
     snprintf(path, sizeof path, "%s/trace.json", dir);
-    CHECK_INT(opprof_capture_write_chrome(cap, path), 0);
+    CHECK_INT(opprof_capture_chrome_write(cap, path), 0);
     opprof_capture *back = NULL;
     opprof_read_error err;
     CHECK_INT(opprof_capture_read(path, NULL, &back, &err), 0);
@@ -79,7 +79,7 @@ static void outputs(const opprof_capture *cap, const char *dir) {
     CHECK_INT(opprof_capture_averages(back, &avg), 0);
     CHECK_INT(opprof_summary_add_capture(sum, back, avg), 0);
     char *summary = NULL;
-    CHECK_INT(opprof_summary_to_json(sum, &summary), 0);
+    CHECK_INT(opprof_summary_json_to_string(sum, &summary), 0);
     opprof_free(summary);
     opprof_averages_free(avg);
     opprof_summary_free(sum);
@@ -91,7 +91,7 @@ static void outputs(const opprof_capture *cap, const char *dir) {
     opprof_ranks *ranks;
     CHECK_INT(opprof_ranks_analyze(two, 2, &ranks), 0);
     char *table = NULL;
-    CHECK_INT(opprof_ranks_table(ranks, &table), 0);
+    CHECK_INT(opprof_ranks_table_to_string(ranks, &table), 0);
     opprof_free(table);
     opprof_ranks_free(ranks);
     opprof_capture_free(back);

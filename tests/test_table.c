@@ -71,7 +71,8 @@ int main(void) {
     opprof_averages *avg;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
     char *table = NULL;
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, -1, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = -1}, &table), 0);
     /* name width = min(longest + 4, 55) = 55; the long name is cut to 52 + "...". */
     const char *expected =
         "-------------------------------------------------------  ------------  ------------  ------------  "
@@ -93,11 +94,13 @@ int main(void) {
     opprof_free(table);
 
     /* Row limit and another sort key; ties keep first-seen order. */
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_COUNT, 1, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_COUNT, .row_limit = 1}, &table), 0);
     CHECK_CONTAINS(table, "inner");
     CHECK(strstr(table, "outer") == NULL);
     opprof_free(table);
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_CPU_MEMORY, 0, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_CPU_MEMORY, .row_limit = 0}, &table), 0);
     /* cpu mem: inner 2048, outer 0, long 0: outer before long (first seen). */
     const char *inner = strstr(table, "inner"), *outer = strstr(table, "outer"), *lng = strstr(table, "a_very");
     CHECK(inner && outer && lng && inner < outer && outer < lng);
@@ -119,7 +122,8 @@ int main(void) {
     CHECK_INT(n, 2);
     CHECK_STR(rows[1].key, "ProfilerStep*");
     CHECK_INT(rows[1].calls, 2);
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_NONE, 100, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = 100}, &table), 0);
     CHECK(strncmp(table,
                   "-----------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
                   "             Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n",
@@ -135,7 +139,8 @@ int main(void) {
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    CHECK_INT(opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 12, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg,
+            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table), 0);
     CHECK_CONTAINS(table, "Self CPU time total: 0.000us\n");
     opprof_free(table);
     opprof_averages_free(avg);

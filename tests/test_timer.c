@@ -41,7 +41,7 @@ static void count_setup(void *ctx) {
 
 static char *format(const opprof_measurement *m) {
     char *t = NULL;
-    CHECK_INT(opprof_measurement_format(m, &t), 0);
+    CHECK_INT(opprof_measurement_text_to_string(m, &t), 0);
     return t;
 }
 
@@ -164,7 +164,7 @@ int main(void) {
     opprof_measurement_new(b2, 4, 1, 1, "forward", "batch 32", "before", &ms[2]);
     opprof_measurement_new(a, 4, 1, 1, "forward", "batch 32", "after", &ms[3]);
     opprof_compare_options opt = {.baseline = 0};
-    CHECK_INT(opprof_compare_format((const opprof_measurement *const *)ms, 4, &opt, &text), 0);
+    CHECK_INT(opprof_compare_table_to_string((const opprof_measurement *const *)ms, 4, &opt, &text), 0);
     CHECK_CONTAINS(text, " forward ");
     CHECK_CONTAINS(text, "|  before  |");
     CHECK_CONTAINS(text, "batch 128 |   100.0  |  200.0 (2.00x)");

@@ -214,7 +214,7 @@ int main(void) {
     opprof_capture_finish(before);
     opprof_capture_finish(after);
     char *text = NULL;
-    CHECK_INT(opprof_capture_diff(before, after, -1, OPPROF_DIFF_TEXT, &text), 0);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, -1, OPPROF_DIFF_TEXT, &text), 0);
     const char *big = strstr(text, "big"), *newp = strstr(text, " new "), *gone = strstr(text, "gone"),
                *small = strstr(text, "small");
     CHECK(big && newp && gone && small && big < newp && newp < gone && gone < small); /* 600, 70, 50, 30 */
@@ -222,7 +222,7 @@ int main(void) {
     CHECK_CONTAINS(text, "Self CPU time total: 1.150us before, 0.600us after (-47.83%)");
     CHECK_CONTAINS(text, "Note: thread tracks differ: 1 before, 2 after");
     opprof_free(text);
-    CHECK_INT(opprof_capture_diff(before, after, 1, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 1, OPPROF_DIFF_JSON, &text), 0);
     CHECK_CONTAINS(text, "\"name\": \"big\", \"calls_before\": 1, \"calls_after\": 1, \"self_cpu_us_before\": 1.000, "
                          "\"self_cpu_us_after\": 0.400, \"self_cpu_us_delta\": -0.600");
     CHECK(strstr(text, "\"small\"") == NULL); /* row limit 1 */

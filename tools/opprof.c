@@ -144,7 +144,8 @@ static int cmd_report(int argc, char **argv) {
     table.sort = sort;
     table.row_limit = row_limit;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
-    if (!rc) rc = json ? opprof_averages_json_ex(avg, &table, &text) : opprof_averages_table_ex(avg, &table, &text);
+    if (!rc)
+        rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
     if (rc)
         fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
     else
@@ -178,7 +179,7 @@ static int cmd_stacks(int argc, char **argv) {
     int rc = opprof_tool_load(argv[optind], &cap);
     if (rc) return rc;
     char *text = NULL;
-    rc = opprof_capture_stacks(cap, metric, &text);
+    rc = opprof_capture_stacks_to_string(cap, metric, &text);
     if (rc)
         fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
     else
@@ -209,7 +210,7 @@ static int cmd_html(int argc, char **argv) {
     opprof_capture *cap;
     int rc = opprof_tool_load(argv[optind], &cap);
     if (rc) return rc;
-    rc = opprof_capture_write_html(cap, argv[optind + 1]);
+    rc = opprof_capture_html_write(cap, argv[optind + 1]);
     if (rc) opprof_tool_write_error(argv[optind + 1], rc);
     opprof_capture_free(cap);
     return rc ? EXIT_UNREADABLE : 0;
@@ -366,7 +367,7 @@ static int cmd_diff(int argc, char **argv) {
     }
     char *text = NULL;
     opprof_diff_format format = html ? OPPROF_DIFF_HTML : json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT;
-    int err = opprof_capture_diff(before, after, row_limit, format, &text);
+    int err = opprof_capture_diff_to_string(before, after, row_limit, format, &text);
     if (err)
         fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
     else if (html && (err = opprof_write_text_file(html, text)))

@@ -76,7 +76,7 @@ int opprof_ranks_report(const char *dir, bool json) {
     char *text = NULL;
     if (!rc) {
         int err = opprof_ranks_analyze(caps, (size_t)n, &ranks);
-        if (!err) err = json ? opprof_ranks_json(ranks, &text) : opprof_ranks_table(ranks, &text);
+        if (!err) err = json ? opprof_ranks_json_to_string(ranks, &text) : opprof_ranks_table_to_string(ranks, &text);
         if (err) {
             fprintf(stderr, "opprof: %s: %s\n", dir, opprof_strerror(err));
             rc = EXIT_UNREADABLE;

@@ -279,16 +279,13 @@ OPPROF_API int opprof_sort_key_parse(const char *name, opprof_sort_key *out);
 /** PyTorch's name of a sort key ("" for OPPROF_SORT_NONE). */
 OPPROF_API const char *opprof_sort_key_name(opprof_sort_key key);
 
-/**
- * The table of key_averages().table(sort_by, row_limit) in PyTorch's layout:
- * dash line, header, dash line, rows sorted descending (ties keep first-seen
- * order), dash line, "Self CPU time total: ...". Memory columns appear when the
- * capture recorded memory. row_limit <= 0 prints every row. When events were
- * dropped or warnings exist, a line after the footer says how many.
- * *out_text is a NUL-terminated string that the caller frees with opprof_free.
+/*
+ * Outputs follow one naming rule:
+ *   opprof_THING_FORM_to_string(thing, ..., char **out_text)   text the caller frees with opprof_free
+ *   opprof_THING_FORM_write(thing, ..., const char *path)       a file, whole or not at all
+ *   opprof_THING_FORM_write_stream(thing, FILE *out, ...)      a stream
+ * FORM is table, json, html, chrome, stacks, diff or text.
  */
-OPPROF_API int opprof_averages_table(const opprof_averages *averages, opprof_sort_key sort,
-                                     int row_limit, char **out_text);
 
 /** What a table shows, beyond PyTorch's default columns. */
 typedef struct opprof_table_options {
@@ -299,19 +296,27 @@ typedef struct opprof_table_options {
                                FLOPs over total CPU time) */
 } opprof_table_options;
 
-/** The table with options. Columns in PyTorch's order: ..., "# of Calls",
- *  "Input Shapes" (grouped by shape), "Source Location" (grouped by stack:
- *  one frame per line, left-aligned, then an empty line), "Total <unit>FLOPs". */
-OPPROF_API int opprof_averages_table_ex(const opprof_averages *averages, const opprof_table_options *options,
-                                        char **out_text);
+/**
+ * key_averages().table(sort_by, row_limit) in PyTorch's layout: dash line,
+ * header, dash line, rows sorted descending (ties keep first-seen order),
+ * dash line, "Self CPU time total: ...". Columns in PyTorch's order: name,
+ * CPU times, device times (with device activities), CPU Mem and Self CPU Mem
+ * (when memory was recorded), Peak Mem (options), "# of Calls", "Input
+ * Shapes" (grouped by shape), "Source Location" (grouped by stack: one frame
+ * per line, left-aligned, then an empty line), "Total <unit>FLOPs", GFLOP/s
+ * and GB/s (options). When events were dropped or warnings exist, a line
+ * after the footer says how many. options NULL: OPPROF_EINVAL.
+ */
+OPPROF_API int opprof_averages_table_to_string(const opprof_averages *averages, const opprof_table_options *options,
+                                               char **out_text);
 /** The rows of the same table as JSON: "columns" (key and title of each
  *  column shown, in order), "rows" (per row, each column's key with its raw
  *  value: times in microseconds, shares as fractions, bytes, counts, FLOPs;
  *  null where the table shows "--"; "device" on traces with device
  *  activities), the totals. The table and these rows agree cell for cell:
  *  the same options show the same columns and rows (test_render). */
-OPPROF_API int opprof_averages_json_ex(const opprof_averages *averages, const opprof_table_options *options,
-                                       char **out_text);
+OPPROF_API int opprof_averages_json_to_string(const opprof_averages *averages, const opprof_table_options *options,
+                                              char **out_text);
 
 /**
  * A self-contained HTML report of the capture (one file: no network, no other
@@ -327,9 +332,9 @@ OPPROF_API int opprof_averages_json_ex(const opprof_averages *averages, const op
  * bytes allocated over time with the peak marked. Names are escaped (for
  * HTML, or for a script). *out_text: free with opprof_free.
  */
-OPPROF_API int opprof_capture_html(const opprof_capture *capture, char **out_text);
+OPPROF_API int opprof_capture_html_to_string(const opprof_capture *capture, char **out_text);
 /** The same, written atomically to `path` (a temporary file, then rename). */
-OPPROF_API int opprof_capture_write_html(const opprof_capture *capture, const char *path);
+OPPROF_API int opprof_capture_html_write(const opprof_capture *capture, const char *path);
 
 /** Free memory that opprof returned (tables, strings). NULL is accepted. */
 OPPROF_API void opprof_free(void *ptr);
@@ -360,14 +365,9 @@ typedef enum opprof_diff_format {
  * warnings). row_limit <= 0 prints every row. *out_text is freed with
  * opprof_free. OPPROF_EINVAL for an unknown format.
  */
-OPPROF_API int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
-                                   opprof_diff_format format, char **out_text);
+OPPROF_API int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
+                                             opprof_diff_format format, char **out_text);
 
-/** opprof_averages_json_ex with the default options (the table's default
- *  columns: time, memory when recorded, calls, device columns and "device"
- *  with device activities, "input_shapes" and "stack" when grouped by them). */
-OPPROF_API int opprof_averages_json(const opprof_averages *averages, opprof_sort_key sort, int row_limit,
-                                    char **out_text);
 
 /* ------------------------------------------------------------------------- */
 /* Files                                                                     */
@@ -381,9 +381,9 @@ OPPROF_API int opprof_averages_json(const opprof_averages *averages, opprof_sort
 
 /** Write the capture as a Chrome trace (Kineto's JSON object form) that
  *  Perfetto and chrome://tracing open. */
-OPPROF_API int opprof_capture_write_chrome(const opprof_capture *capture, const char *path);
+OPPROF_API int opprof_capture_chrome_write(const opprof_capture *capture, const char *path);
 /** Write the capture as a Chrome trace to an open stream (no temporary file). */
-OPPROF_API int opprof_capture_write_chrome_stream(const opprof_capture *capture, FILE *out,
+OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture, FILE *out,
                                                   const char *trace_name);
 /** What a folded-stacks file counts. */
 typedef enum opprof_stacks_metric {
@@ -395,10 +395,11 @@ typedef enum opprof_stacks_metric {
  *  of range and operator names, outermost first, joined by ';', a space and
  *  an integer count ("batch_2;forward;aten::linear;aten::addmm 312").
  *  Stacks whose count rounds to 0 are left out. ';' in names becomes ':'. */
-OPPROF_API int opprof_capture_write_stacks(const opprof_capture *capture, const char *path,
+OPPROF_API int opprof_capture_stacks_write(const opprof_capture *capture, const char *path,
                                            opprof_stacks_metric metric);
 /** The same into a string (opprof_free). */
-OPPROF_API int opprof_capture_stacks(const opprof_capture *capture, opprof_stacks_metric metric, char **out_text);
+OPPROF_API int opprof_capture_stacks_to_string(const opprof_capture *capture, opprof_stacks_metric metric,
+                                               char **out_text);
 
 /** Write a string to a file, atomically as above. */
 OPPROF_API int opprof_write_text_file(const char *path, const char *text);
@@ -554,9 +555,9 @@ typedef struct opprof_ranks opprof_ranks;
  */
 OPPROF_API int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks **out);
 /** The text report: the operators' table, the ranks' table, the skew line. */
-OPPROF_API int opprof_ranks_table(const opprof_ranks *ranks, char **out_text);
+OPPROF_API int opprof_ranks_table_to_string(const opprof_ranks *ranks, char **out_text);
 /** The same as JSON. */
-OPPROF_API int opprof_ranks_json(const opprof_ranks *ranks, char **out_text);
+OPPROF_API int opprof_ranks_json_to_string(const opprof_ranks *ranks, char **out_text);
 OPPROF_API void opprof_ranks_free(opprof_ranks *ranks);
 /** The path of rank `rank`'s last capture under dir: dir/rank-K/, the trace
  *  (*.json or *.json.gz, not summary.json) with the highest "-step-N", as
@@ -587,9 +588,9 @@ OPPROF_API int opprof_summary_set_int_array(opprof_summary *summary, const char 
 OPPROF_API int opprof_summary_add_capture(opprof_summary *summary, const opprof_capture *capture,
                                           const opprof_averages *averages);
 /** The summary as JSON text (2-space indent); caller frees with opprof_free. */
-OPPROF_API int opprof_summary_to_json(const opprof_summary *summary, char **out_text);
+OPPROF_API int opprof_summary_json_to_string(const opprof_summary *summary, char **out_text);
 /** Write the summary to a file, atomically. */
-OPPROF_API int opprof_summary_write(const opprof_summary *summary, const char *path);
+OPPROF_API int opprof_summary_json_write(const opprof_summary *summary, const char *path);
 
 #ifdef __cplusplus
 }

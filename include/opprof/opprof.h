@@ -61,9 +61,9 @@ extern "C" {
 #endif
 
 #define OPPROF_VERSION_MAJOR 0
-#define OPPROF_VERSION_MINOR 2
+#define OPPROF_VERSION_MINOR 3
 #define OPPROF_VERSION_PATCH 0
-#define OPPROF_VERSION_STRING "0.2.0"
+#define OPPROF_VERSION_STRING "0.3.0"
 
 /** The library's version, "MAJOR.MINOR.PATCH". */
 OPPROF_API const char *opprof_version(void);

@@ -9,7 +9,7 @@
  *   t.label = "forward"; t.sub_label = "batch 128"; t.description = "1 thread";
  *   opprof_measurement *m;
  *   opprof_timer_blocked_autorange(&t, 0.2, &m);
- *   char *text; opprof_measurement_format(m, &text); puts(text); opprof_free(text);
+ *   char *text; opprof_measurement_text_to_string(m, &text); puts(text); opprof_free(text);
  *   opprof_measurement_free(m);
  *
  * Measure without a profiler: the seed's advice, enforced. A measurement
@@ -90,7 +90,7 @@ OPPROF_API bool opprof_measurement_meets_confidence(const opprof_measurement *m,
  * "This suggests significant environmental influence." (>= 25 %), and a
  * warning when a profiler was active. *out_text: opprof_free.
  */
-OPPROF_API int opprof_measurement_format(const opprof_measurement *m, char **out_text);
+OPPROF_API int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text);
 
 typedef struct opprof_compare_options {
     int baseline;     /* column index whose medians the others are divided by; -1: no ratio columns */
@@ -104,8 +104,8 @@ typedef struct opprof_compare_options {
  * chosen for the smallest median; with a baseline, each other column's cell
  * carries its ratio to the baseline ("250.1 (0.97x)"). *out_text: opprof_free.
  */
-OPPROF_API int opprof_compare_format(const opprof_measurement *const *measurements, size_t count,
-                                     const opprof_compare_options *options, char **out_text);
+OPPROF_API int opprof_compare_table_to_string(const opprof_measurement *const *measurements, size_t count,
+                                              const opprof_compare_options *options, char **out_text);
 
 #ifdef __cplusplus
 }

@@ -39,12 +39,15 @@ static int write_capture(const opprof_capture *c, void *user) {
     long long step = (long long)opprof_capture_get_info(c).step_num;
     char path[4400];
     snprintf(path, sizeof path, "%s/trace-step-%lld.json", g_auto.work, step);
-    int rc = opprof_capture_write_chrome(c, path);
+    int rc = opprof_capture_chrome_write(c, path);
     opprof_averages *avg = NULL;
     char *table = NULL;
     if (!rc) rc = opprof_capture_averages(c, &avg);
     for (int memory = 0; !rc && memory < 2; memory++) {
-        rc = opprof_averages_table(avg, memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME, -1, &table);
+        rc = opprof_averages_table_to_string(avg,
+                &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
+                                        .row_limit = -1},
+                &table);
         snprintf(path, sizeof path, "%s/trace-step-%lld.%s.txt", g_auto.work, step, memory ? "memory" : "time");
         if (!rc) rc = opprof_write_text_file(path, table);
         opprof_free(table);
@@ -53,7 +56,7 @@ static int write_capture(const opprof_capture *c, void *user) {
     opprof_averages_free(avg);
     if (!rc) {
         snprintf(path, sizeof path, "%s/trace-step-%lld.html", g_auto.work, step);
-        rc = opprof_capture_write_html(c, path);
+        rc = opprof_capture_html_write(c, path);
     }
     if (rc) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s': %s\n", path, opprof_strerror(rc));

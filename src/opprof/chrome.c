@@ -415,7 +415,7 @@ static int escape_names(writer *w) {
     return w->names.error;
 }
 
-int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
     if (!c || !fp) return OPPROF_EINVAL;
     writer w = {.c = c, .pid = c->info.pid, .first = true};
     w.o = opprof__alloc(sizeof *w.o);
@@ -442,12 +442,12 @@ int opprof_capture_write_chrome_stream(const opprof_capture *c, FILE *fp, const 
     return rc;
 }
 
-int opprof_capture_write_chrome(const opprof_capture *c, const char *path) {
+int opprof_capture_chrome_write(const opprof_capture *c, const char *path) {
     if (!c || !path) return OPPROF_EINVAL;
     opprof__file f;
     int rc = opprof__file_open(&f, path);
     if (rc) return rc;
-    rc = opprof_capture_write_chrome_stream(c, f.fp, path);
+    rc = opprof_capture_chrome_write_stream(c, f.fp, path);
     if (rc) {
         opprof__file_abort(&f);
         return rc;

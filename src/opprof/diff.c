@@ -266,8 +266,8 @@ static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pai
     return 0;
 }
 
-int opprof_capture_diff(const opprof_capture *before, const opprof_capture *after, int row_limit,
-                        opprof_diff_format format, char **out_text) {
+int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
+                                  opprof_diff_format format, char **out_text) {
     if (!before || !after || !out_text ||
         (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
         return OPPROF_EINVAL;

@@ -393,7 +393,7 @@ void opprof__html_end(opprof__strbuf *sb) {
                       OPPROF_VERSION_STRING, SCRIPT);
 }
 
-int opprof_capture_html(const opprof_capture *c, char **out_text) {
+int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
     if (!c || !out_text) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     char title[64] = "opprof capture";
@@ -411,10 +411,10 @@ int opprof_capture_html(const opprof_capture *c, char **out_text) {
     return rc;
 }
 
-int opprof_capture_write_html(const opprof_capture *c, const char *path) {
+int opprof_capture_html_write(const opprof_capture *c, const char *path) {
     if (!c || !path) return OPPROF_EINVAL;
     char *text = NULL;
-    int rc = opprof_capture_html(c, &text);
+    int rc = opprof_capture_html_to_string(c, &text);
     if (!rc) rc = opprof_write_text_file(path, text);
     opprof_free(text);
     return rc;

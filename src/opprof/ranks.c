@@ -295,7 +295,7 @@ static int64_t worst_uncertainty(const opprof_ranks *r) {
     return u;
 }
 
-int opprof_ranks_table(const opprof_ranks *r, char **out) {
+int opprof_ranks_table_to_string(const opprof_ranks *r, char **out) {
     if (!r || !out) return OPPROF_EINVAL;
     *out = NULL;
     opprof__strbuf sb = {0};
@@ -315,7 +315,7 @@ int opprof_ranks_table(const opprof_ranks *r, char **out) {
     return opprof__sb_finish(&sb, rc, out);
 }
 
-int opprof_ranks_json(const opprof_ranks *r, char **out) {
+int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
     if (!r || !out) return OPPROF_EINVAL;
     *out = NULL;
     opprof__strbuf sb = {0};

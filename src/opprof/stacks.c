@@ -113,7 +113,7 @@ static void put_path(opprof__strbuf *sb, const opprof_capture *c, const tree *t,
     }
 }
 
-int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, char **out_text) {
+int opprof_capture_stacks_to_string(const opprof_capture *c, opprof_stacks_metric metric, char **out_text) {
     if (!c || !out_text || (metric != OPPROF_STACKS_SELF_TIME && metric != OPPROF_STACKS_ALLOCATED_BYTES))
         return OPPROF_EINVAL;
     tree t;
@@ -139,9 +139,9 @@ int opprof_capture_stacks(const opprof_capture *c, opprof_stacks_metric metric, 
     return rc;
 }
 
-int opprof_capture_write_stacks(const opprof_capture *c, const char *path, opprof_stacks_metric metric) {
+int opprof_capture_stacks_write(const opprof_capture *c, const char *path, opprof_stacks_metric metric) {
     char *text = NULL;
-    int rc = opprof_capture_stacks(c, metric, &text);
+    int rc = opprof_capture_stacks_to_string(c, metric, &text);
     if (!rc) rc = opprof_write_text_file(path, text);
     opprof_free(text);
     return rc;

@@ -196,7 +196,7 @@ static int render(const opprof_summary *s, opprof__strbuf *sb) {
     return sb->error;
 }
 
-int opprof_summary_to_json(const opprof_summary *s, char **out_text) {
+int opprof_summary_json_to_string(const opprof_summary *s, char **out_text) {
     if (!s || !out_text) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     int rc = render(s, &sb);
@@ -204,7 +204,7 @@ int opprof_summary_to_json(const opprof_summary *s, char **out_text) {
     return rc;
 }
 
-int opprof_summary_write(const opprof_summary *s, const char *path) {
+int opprof_summary_json_write(const opprof_summary *s, const char *path) {
     if (!s || !path) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     int rc = render(s, &sb);

@@ -112,7 +112,7 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
         opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
 }
 
-int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
     if (!avg || !opt || !out_text) return OPPROF_EINVAL;
     opprof__view v;
     int rc = opprof__view_build(&v, avg, opt);
@@ -134,10 +134,6 @@ int opprof_averages_table_ex(const opprof_averages *avg, const opprof_table_opti
     return opprof__sb_finish(&sb, rc, out_text);
 }
 
-int opprof_averages_table(const opprof_averages *avg, opprof_sort_key sort, int row_limit, char **out_text) {
-    opprof_table_options opt = {.sort = sort, .row_limit = row_limit};
-    return opprof_averages_table_ex(avg, &opt, out_text);
-}
 
 /* ---- JSON ---- */
 
@@ -160,7 +156,7 @@ static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
     opprof__sb_puts(sb, "}");
 }
 
-int opprof_averages_json_ex(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
     if (!avg || !opt || !out_text) return OPPROF_EINVAL;
     opprof__view v;
     int rc = opprof__view_build(&v, avg, opt);
@@ -192,9 +188,4 @@ int opprof_averages_json_ex(const opprof_averages *avg, const opprof_table_optio
     }
     opprof__view_free(&v);
     return opprof__sb_finish(&sb, rc, out_text);
-}
-
-int opprof_averages_json(const opprof_averages *avg, opprof_sort_key sort, int row_limit, char **out_text) {
-    opprof_table_options opt = {.sort = sort, .row_limit = row_limit};
-    return opprof_averages_json_ex(avg, &opt, out_text);
 }

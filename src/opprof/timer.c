@@ -285,7 +285,7 @@ static void title(const opprof_measurement *m, opprof__strbuf *sb) {
     }
 }
 
-int opprof_measurement_format(const opprof_measurement *m, char **out_text) {
+int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text) {
     if (!m || !out_text) return OPPROF_EINVAL;
     const char *unit;
     double scale;
@@ -324,8 +324,9 @@ static int index_of(char (*names)[128], int n, const char *name) {
     return -1;
 }
 
-int opprof_compare_format(const opprof_measurement *const *ms, size_t count, const opprof_compare_options *options,
-                          char **out_text) {
+int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t count,
+                                   const opprof_compare_options *options,
+                                   char **out_text) {
     if (!ms || !count || !out_text) return OPPROF_EINVAL;
     enum { MAX = 32 };
     char rows[MAX][128], cols[MAX][128];

@@ -36,7 +36,7 @@ static int write_gzip(const opprof_capture *capture, opprof__file *f, const char
         return OPPROF_ENOMEM;
     }
     setvbuf(fp, NULL, _IOFBF, 1 << 16);
-    int rc = opprof_capture_write_chrome_stream(capture, fp, trace_name);
+    int rc = opprof_capture_chrome_write_stream(capture, fp, trace_name);
     errno = 0;
     if (fclose(fp) != 0 && !rc) rc = errno ? -errno : OPPROF_EIO;
     return rc;
@@ -77,7 +77,7 @@ int opprof_trace_dir_handler(const opprof_capture *capture, void *trace_dir) {
     opprof__file f;
     rc = opprof__file_open(&f, path);
     if (rc) return rc;
-    rc = d->use_gzip ? write_gzip(capture, &f, path) : opprof_capture_write_chrome_stream(capture, f.fp, path);
+    rc = d->use_gzip ? write_gzip(capture, &f, path) : opprof_capture_chrome_write_stream(capture, f.fp, path);
     if (rc) {
         opprof__file_abort(&f);
         return rc;

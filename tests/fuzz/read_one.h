@@ -23,18 +23,19 @@ static int read_one(const uint8_t *data, size_t size, opprof_read_error *err) {
         opprof_averages *avg;
         char *text = NULL;
         if (opprof_capture_averages(c, &avg) == 0) {
-            opprof_averages_table(avg, OPPROF_SORT_SELF_CPU_TIME, 20, &text);
+            opprof_averages_table_to_string(avg,
+                    &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 20}, &text);
             opprof_free(text);
             opprof_averages_free(avg);
         }
         text = NULL;
-        opprof_capture_stacks(c, OPPROF_STACKS_SELF_TIME, &text); /* hostile names and nesting */
+        opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &text); /* hostile names and nesting */
         opprof_free(text);
         text = NULL;
-        opprof_capture_html(c, &text);
+        opprof_capture_html_to_string(c, &text);
         opprof_free(text);
         text = NULL;
-        opprof_capture_diff(c, c, 20, OPPROF_DIFF_HTML, &text);
+        opprof_capture_diff_to_string(c, c, 20, OPPROF_DIFF_HTML, &text);
         opprof_free(text);
         opprof_capture_free(c);
     }
