@@ -4,7 +4,7 @@
  * Work is split by rows of C (by columns when there are too few rows); each
  * element is summed the same way on any thread, so the result is
  * bit-identical whatever nn_set_num_threads says. */
-#include "gemm.h"
+#include "kernels.h"
 
 #include <cblas.h>
 #include <libxsmm.h>
@@ -20,8 +20,6 @@ static void gemm_init(void) {
 }
 
 void nn__gemm_set_threads(int n) { g_threads = n < 1 ? 1 : n; }
-
-size_t nn__panels_size(int k, int n) { return (size_t)(n + NN__PANEL - 1) / NN__PANEL * NN__PANEL * (size_t)k; }
 
 void nn__pack_panels(const float *src, size_t step_p, size_t step_j, int k, int n, float *panels) {
     for (int j0 = 0; j0 < n; j0 += NN__PANEL) {

@@ -1,6 +1,6 @@
 /* gemm_avx2.c - gemm_kernel.inc for AVX2 + FMA: tiles of 6 rows x 16 columns
  * (12 accumulators: 2 FMA pipes x 4-5 cycles of latency, 16 ymm registers). */
-#include "gemm.h"
+#include "kernels.h"
 
 #include <math.h>
 

@@ -3,7 +3,7 @@
  * pipes x 4 cycles of latency need 8). Measured on Zen 5 with the seed's
  * shapes (bench_forward, NN_GEMM=avx512): 12 rows 168.9 us, 8 rows 174.9 us,
  * 6 rows 181.4 us. */
-#include "gemm.h"
+#include "kernels.h"
 
 #include <math.h>
 

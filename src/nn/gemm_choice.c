@@ -3,10 +3,10 @@
  *
  * auto times nn's own kernels that this CPU runs on the first product of
  * each shape and keeps the fastest. They sum every element in one order
- * (gemm.h), so the choice changes the speed and nothing else; libxsmm and
+ * (kernels.h), so the choice changes the speed and nothing else; libxsmm and
  * OpenBLAS round differently and run only when asked. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "gemm.h"
+#include "kernels.h"
 
 #include <pthread.h>
 #include <stdio.h>

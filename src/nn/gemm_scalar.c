@@ -1,7 +1,7 @@
 /* gemm_scalar.c - gemm_kernel.inc one float at a time, with fmaf: the
  * kernel for CPUs without AVX2 and the reference the vector kernels must
  * match bit for bit (tests/test_forward.c). */
-#include "gemm.h"
+#include "kernels.h"
 
 #include <math.h>
 

@@ -39,8 +39,13 @@ NN__HIDDEN int nn__check_shape(int ndim, const int64_t *shape);
 NN__HIDDEN int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b,
                          const float *b_panels, const float *bias, float beta, float *c, int ldc);
 NN__HIDDEN void nn__gemm_set_threads(int n);
-/* Floats of B [K, N] in panels; the packing of B[p, j] = src[p*step_p + j*step_j]. */
-NN__HIDDEN size_t nn__panels_size(int k, int n);
+/* B in panels: NN__PANEL columns each, a contiguous [K, NN__PANEL] block (the
+ * last padded with zeros); its size in floats, and the packing of
+ * B[p, j] = src[p*step_p + j*step_j]. */
+enum { NN__PANEL = 32 }; /* 2 AVX-512 or 4 AVX2 vectors */
+static inline size_t nn__panels_size(int k, int n) {
+    return (size_t)(n + NN__PANEL - 1) / NN__PANEL * NN__PANEL * (size_t)k;
+}
 NN__HIDDEN void nn__pack_panels(const float *src, size_t step_p, size_t step_j, int k, int n, float *panels);
 
 /* threads.c: run fn(ctx, task, n_tasks) for every task in [0, n_tasks), the

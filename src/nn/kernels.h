@@ -1,4 +1,4 @@
-/* gemm.h - nn's own matrix-product kernels: the problem they take and the
+/* kernels.h - nn's own matrix-product kernels: the problem they take and the
  * one summation order they share.
  *
  * Every kernel computes each element of C the same way:
@@ -8,12 +8,10 @@
  * so the AVX-512, AVX2 and scalar kernels, any tile shape, any split across
  * threads give the same bits: choosing among them by speed changes nothing
  * else. */
-#ifndef NN_GEMM_H
-#define NN_GEMM_H
+#ifndef NN_KERNELS_H
+#define NN_KERNELS_H
 
 #include "internal.h"
-
-enum { NN__PANEL = 32 }; /* columns of B per panel: 2 AVX-512 or 4 AVX2 vectors */
 
 typedef struct nn__gemm_problem {
     int m, n, k;
