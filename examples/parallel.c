@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "parallel.h"
 
+#include "outdir.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -37,13 +39,11 @@ bool parallel_is_root(void) { return true; }
 #include <nn/mpi.h>
 #include <opprof/capture.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static struct {
@@ -58,24 +58,6 @@ bool parallel_built(void) { return true; }
 bool parallel_is_root(void) { return g.mode == PARALLEL_OFF || g.rank == 0; }
 const opprof_rank *parallel_rank(void) { return g.mode == PARALLEL_OFF ? NULL : &g.facts; }
 
-static void remove_tree(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        for (struct dirent *e; (e = readdir(d));) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char path[8192];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                remove_tree(path);
-            else
-                unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 void parallel_on_signal(int sig) {
     if (g.signal_pipe[1] >= 0) {
         unsigned char b = (unsigned char)sig;
@@ -88,31 +70,10 @@ static void *watch_signals(void *arg) {
     (void)arg;
     unsigned char sig;
     if (read(g.signal_pipe[0], &sig, 1) != 1) return NULL;
-    remove_tree(g.workdir);
+    outdir_remove(g.workdir);
     fprintf(stderr, "profile_cpu: rank %d: interrupted by %s: nothing was created\n", g.rank,
             sig == SIGINT ? "SIGINT" : "SIGTERM");
     _exit(128 + sig);
-}
-
-/* Rank 0: OUTDIR must not exist; its temporary sibling is made. */
-static int make_workdir(const char *outdir) {
-    struct stat st;
-    if (lstat(outdir, &st) == 0) {
-        fprintf(stderr, "profile_cpu: '%s' already exists; choose a new directory (nothing was changed)\n", outdir);
-        return 1;
-    }
-    size_t n = strlen(outdir);
-    while (n > 1 && outdir[n - 1] == '/') n--;
-    if (n + 16 > sizeof g.workdir) {
-        fprintf(stderr, "profile_cpu: '%s': %s\n", outdir, strerror(ENAMETOOLONG));
-        return 1;
-    }
-    snprintf(g.workdir, sizeof g.workdir, "%.*s.tmp.XXXXXX", (int)n, outdir);
-    if (!mkdtemp(g.workdir)) {
-        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
-        return 1;
-    }
-    return 0;
 }
 
 /* Rank 0, every rank done: OUTDIR/<name> merged from the ranks' last
@@ -150,15 +111,7 @@ static int finish(const char *outdir) {
     free(caps);
     free(list);
     free(paths);
-    if (rc) return 1;
-    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a plain directory's mode */
-    umask(mask);
-    chmod(g.workdir, 0777 & ~mask);
-    if (renameat2(AT_FDCWD, g.workdir, AT_FDCWD, outdir, RENAME_NOREPLACE) != 0) {
-        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
-        return 1;
-    }
-    return 0;
+    return rc ? 1 : outdir_publish(g.workdir, outdir);
 }
 
 static int start_watcher(void) {
@@ -181,7 +134,7 @@ int parallel_main(parallel_mode mode, int *argc, char ***argv, const char *outdi
     int mine = nn_mpi_rank(MPI_COMM_WORLD, 100, &g.facts) ? 1 : 0, status; /* the clock offsets first */
     if (mine) fprintf(stderr, "profile_cpu: rank %d: measuring the clock offset failed\n", g.rank);
     MPI_Allreduce(&mine, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (g.rank == 0 && !status) status = make_workdir(outdir);
+    if (g.rank == 0 && !status) status = outdir_begin(outdir, g.workdir, sizeof g.workdir);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(g.workdir, sizeof g.workdir, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (!status && start_watcher() != 0) status = 1;
@@ -192,7 +145,7 @@ int parallel_main(parallel_mode mode, int *argc, char ***argv, const char *outdi
         int mine_status = profile(rank_dir);
         MPI_Allreduce(&mine_status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (g.rank == 0 && worst == 0) worst = finish(outdir);
-        if (g.rank == 0 && worst != 0) remove_tree(g.workdir);
+        if (g.rank == 0 && worst != 0) outdir_remove(g.workdir);
     }
     MPI_Bcast(&worst, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (g.rank == 0 && worst == 0) printf("profile_cpu: %d ranks' captures written to %s/\n", g.size, outdir);

@@ -13,17 +13,15 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include "outdir.h"
 #include "parallel.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Exit statuses, as opprof(1): 0 success, 1 failure, 64 bad usage (sysexits EX_USAGE). */
@@ -313,19 +311,6 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
 }
 
 /* Remove a directory that this program created, with the files in it. */
-static void remove_tree(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            unlinkat(dirfd(d), e->d_name, 0);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 /* summary.json's "gemm": the kernel that ran each layer's product and the
  * GFLOP/s that nn measured when it chose it ("avx512 128x256x512 252.5
  * GFLOP/s; ..."; no figure when NN_GEMM set the kernel). */
@@ -538,56 +523,31 @@ static int profile_into(const char *outdir) {
     options o = *g_options;
     o.outdir = outdir;
     if (!parallel_is_root()) o.quiet = true; /* one rank prints the tables */
-    /* Refuse an existing OUTDIR before doing anything. */
-    struct stat st;
-    if (lstat(o.outdir, &st) == 0) {
-        fprintf(stderr, "profile_cpu: '%s' already exists; choose a new directory (nothing was changed)\n",
-                o.outdir);
-        return 1;
-    }
-    /* Fill a temporary sibling, then rename it into place. */
-    size_t n = strlen(o.outdir);
-    while (n > 1 && o.outdir[n - 1] == '/') n--;
+    /* Refuse an existing OUTDIR before doing anything; fill a temporary sibling. */
     char workdir[4096];
-    if (n + 16 > sizeof workdir) {
-        fprintf(stderr, "profile_cpu: '%s': %s\n", o.outdir, strerror(ENAMETOOLONG));
-        return 1;
-    }
-    snprintf(workdir, sizeof workdir, "%.*s.tmp.XXXXXX", (int)n, o.outdir);
-    if (!mkdtemp(workdir)) {
-        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", o.outdir, strerror(errno));
-        return 1;
-    }
+    if (outdir_begin(o.outdir, workdir, sizeof workdir)) return 1;
 
     context ctx = {.opt = &o, .workdir = workdir};
     int rc = opprof_summary_new(&ctx.summary);
     if (rc) {
         fprintf(stderr, "profile_cpu: %s\n", opprof_strerror(rc));
-        remove_tree(workdir);
+        outdir_remove(workdir);
         return 1;
     }
     rc = run(&o, &ctx);
     opprof_summary_free(ctx.summary);
     nn_release_cached_memory();
     if (g_signal) {
-        remove_tree(workdir);
+        outdir_remove(workdir);
         fprintf(stderr, "profile_cpu: interrupted by %s: '%s' was not created\n", g_signal == SIGINT ? "SIGINT" : "SIGTERM",
                 o.outdir);
         return 128 + g_signal;
     }
     if (rc) {
-        remove_tree(workdir);
+        outdir_remove(workdir);
         return 1;
     }
-    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a plain directory's mode */
-    umask(mask);
-    chmod(workdir, 0777 & ~mask);
-    if (renameat2(AT_FDCWD, workdir, AT_FDCWD, o.outdir, RENAME_NOREPLACE) != 0) {
-        int err = errno;
-        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", o.outdir, strerror(err));
-        remove_tree(workdir);
-        return 1;
-    }
+    if (outdir_publish(workdir, o.outdir)) return 1;
     if (o.parallel == PARALLEL_OFF) printf("profile_cpu: capture written to %s/\n", o.outdir);
     return 0;
 }

@@ -1,0 +1,62 @@
+/* outdir.c - see outdir.h. */
+#define _GNU_SOURCE
+#include "outdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int outdir_begin(const char *outdir, char *workdir, size_t size) {
+    struct stat st;
+    if (lstat(outdir, &st) == 0) {
+        fprintf(stderr, "profile_cpu: '%s' already exists; choose a new directory (nothing was changed)\n", outdir);
+        return 1;
+    }
+    size_t n = strlen(outdir);
+    while (n > 1 && outdir[n - 1] == '/') n--;
+    if (n + 16 > size) {
+        fprintf(stderr, "profile_cpu: '%s': %s\n", outdir, strerror(ENAMETOOLONG));
+        return 1;
+    }
+    snprintf(workdir, size, "%.*s.tmp.XXXXXX", (int)n, outdir);
+    if (!mkdtemp(workdir)) {
+        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int outdir_publish(const char *workdir, const char *outdir) {
+    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a plain directory's mode */
+    umask(mask);
+    chmod(workdir, 0777 & ~mask);
+    if (renameat2(AT_FDCWD, workdir, AT_FDCWD, outdir, RENAME_NOREPLACE) != 0) {
+        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
+        outdir_remove(workdir);
+        return 1;
+    }
+    return 0;
+}
+
+void outdir_remove(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                outdir_remove(path);
+            else
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
