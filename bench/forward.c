@@ -149,12 +149,10 @@ static void measure_peaks(machine *m) {
 }
 
 static machine measure_machine(bool only_avx2) {
-    machine m = {.isa = "none"};
+    limits_isa best = limits_has(LIMITS_AVX512) && !only_avx2 ? LIMITS_AVX512 : LIMITS_AVX2;
+    machine m = {.isa = !limits_has(LIMITS_AVX2) ? "none" : best == LIMITS_AVX512 ? "avx512" : "avx2"};
     limits_fma_gflops(LIMITS_AVX2, 10); /* warm-up: the clock settles */
     measure_peaks(&m);
-    limits_isa best = m.peak_avx512 > m.peak_avx2 && !only_avx2 ? LIMITS_AVX512 : LIMITS_AVX2;
-    m.peak = best == LIMITS_AVX512 ? m.peak_avx512 : m.peak_avx2;
-    if (m.peak > 0) m.isa = best == LIMITS_AVX512 ? "avx512" : "avx2";
     m.peak_2threads = limits_fma_gflops_threads(best, 2);
     m.read_gbps = limits_read_gbps((size_t)(IN * HIDDEN + HIDDEN + HIDDEN * OUT + OUT) * sizeof(float));
     return m;

@@ -217,8 +217,6 @@ static void check_killed_rank(void) {
         if (!victim) nanosleep(&(struct timespec){0, 100000000}, NULL);
     }
     CHECK(victim > 0);
-    char tmp_glob[512];
-    snprintf(tmp_glob, sizeof tmp_glob, "%s", g_dir);
     for (int i = 0; i < 300; i++) { /* the ranks are inside the loop once rank-1's directory exists */
         DIR *d = opendir(g_dir);
         bool started = false;

@@ -139,7 +139,7 @@
   }
 
   function draw() {
-    var width = canvas.clientWidth || 1200, height = layout() + (D.series.length * CHART);
+    var tracksHeight = layout(), width = canvas.clientWidth || 1200, height = tracksHeight + D.series.length * CHART;
     var ratio = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
       canvas.width = Math.round(width * ratio);
@@ -156,7 +156,7 @@
       ctx.fillText(tr.label, 2, tr.top + 11);
       for (var dpt = 0; dpt < tr.rows.length; dpt++) drawRow(tr.rows[dpt], tr.maxDur[dpt], tr.top + HEAD + dpt * ROW, scale, width);
     });
-    var top = layout();
+    var top = tracksHeight;
     D.series.forEach(function (s) { drawSeries(s, top, scale, width, s.name); top += CHART; });
     document.getElementById('tl-range').textContent =
       fmt(view0) + ' to ' + fmt(view1) + ' (' + fmt(view1 - view0) + ' across)';
