@@ -39,32 +39,14 @@ static inline void out_put(out *o, const char *s, size_t n) {
 #define OUT_LIT(o, s) out_put((o), (s), sizeof(s) - 1)
 
 static inline void out_i64(out *o, int64_t v) {
-    char tmp[24];
-    char *p = tmp + sizeof tmp;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) *--p = '-';
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__int_text(v, tmp + sizeof tmp);
     out_put(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
-/* Nanoseconds as microseconds with three decimals: 12345 -> "12.345". */
 static inline void out_us(out *o, int64_t ns) {
-    char tmp[32];
-    char *p = tmp + sizeof tmp;
-    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    uint64_t frac = u % 1000, whole = u / 1000;
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
-    if (ns < 0) *--p = '-';
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__us_text(ns, tmp + sizeof tmp);
     out_put(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 

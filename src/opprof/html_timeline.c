@@ -23,14 +23,6 @@ static void js_string(opprof__strbuf *sb, const char *s) {
     opprof__sb_puts(sb, "\"");
 }
 
-/* A microsecond value with nanosecond digits, no trailing zeros. */
-static void put_us(opprof__strbuf *sb, int64_t ns) {
-    if (ns % 1000 == 0)
-        opprof__sb_printf(sb, "%lld", (long long)(ns / 1000));
-    else
-        opprof__sb_printf(sb, "%.3f", (double)ns / 1e3);
-}
-
 static void events_arrays(opprof__strbuf *sb, const opprof_capture *c) {
     static const char *const keys[] = {"s", "d", "n", "t", "p"};
     for (int k = 0; k < 5; k++) {
@@ -38,11 +30,11 @@ static void events_arrays(opprof__strbuf *sb, const opprof_capture *c) {
         for (size_t i = 0; i < c->n_events; i++) {
             const opprof_event *e = &c->events[i];
             if (i) opprof__sb_puts(sb, ",");
-            if (k == 0) put_us(sb, e->start_ns);
-            if (k == 1) put_us(sb, e->duration_ns);
-            if (k == 2) opprof__sb_printf(sb, "%u", e->name);
-            if (k == 3) opprof__sb_printf(sb, "%u", e->thread);
-            if (k == 4) opprof__sb_printf(sb, "%d", opprof__is_device(e) ? -1 : e->parent);
+            if (k == 0) opprof__sb_us(sb, e->start_ns);
+            if (k == 1) opprof__sb_us(sb, e->duration_ns);
+            if (k == 2) opprof__sb_int(sb, e->name);
+            if (k == 3) opprof__sb_int(sb, e->thread);
+            if (k == 4) opprof__sb_int(sb, opprof__is_device(e) ? -1 : e->parent);
         }
         opprof__sb_puts(sb, "]\n");
     }
@@ -141,6 +133,41 @@ static int by_time(const void *a, const void *b) {
     return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
+static int by_name_then_place(const void *a, const void *b) {
+    const opprof_mark *x = *(const opprof_mark *const *)a, *y = *(const opprof_mark *const *)b;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    return x < y ? -1 : x > y; /* the capture's marks are in time order */
+}
+
+/* Each counter, one series per name, its samples in time order. */
+static int counter_series(opprof__strbuf *sb, const opprof_capture *c, bool any) {
+    size_t n = 0;
+    for (size_t j = 0; j < c->n_marks; j++) n += c->marks[j].kind == OPPROF_MARK_COUNTER;
+    if (!n) return 0;
+    const opprof_mark **order = opprof__alloc(n * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t j = 0, k = 0; j < c->n_marks; j++)
+        if (c->marks[j].kind == OPPROF_MARK_COUNTER) order[k++] = &c->marks[j];
+    qsort(order, n, sizeof *order, by_name_then_place);
+    for (size_t first = 0, end; first < n; first = end) {
+        for (end = first; end < n && order[end]->name == order[first]->name;) end++;
+        opprof__sb_puts(sb, any ? ",{name:" : "{name:");
+        js_string(sb, c->names[order[first]->name]);
+        for (int part = 0; part < 2; part++) {
+            opprof__sb_puts(sb, part ? "],v:[" : ",t:[");
+            for (size_t j = first; j < end; j++) {
+                if (j > first) opprof__sb_puts(sb, ",");
+                if (part) opprof__sb_printf(sb, "%.17g", order[j]->value.d);
+                else opprof__sb_us(sb, order[j]->ts_ns);
+            }
+        }
+        opprof__sb_puts(sb, "]}");
+        any = true;
+    }
+    opprof__dealloc(order, n * sizeof *order);
+    return 0;
+}
+
 /* The CPU allocator's total after each memory event, then each counter. */
 static int series(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_puts(sb, ",series:[");
@@ -156,37 +183,20 @@ static int series(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_puts(sb, "{name:\"allocated bytes\",t:[");
         for (size_t j = 0; j < m; j++) {
             if (j) opprof__sb_puts(sb, ",");
-            put_us(sb, order[j]->ts_ns);
+            opprof__sb_us(sb, order[j]->ts_ns);
         }
         opprof__sb_puts(sb, "],v:[");
-        for (size_t j = 0; j < m; j++) opprof__sb_printf(sb, "%s%lld", j ? "," : "", (long long)order[j]->total_allocated);
+        for (size_t j = 0; j < m; j++) {
+            if (j) opprof__sb_puts(sb, ",");
+            opprof__sb_int(sb, order[j]->total_allocated);
+        }
         opprof__sb_puts(sb, "]}");
         opprof__dealloc(order, m * sizeof *order);
         any = true;
     }
-    for (uint32_t name = 0; name < c->n_names; name++) { /* counters, by name, in time order */
-        size_t k = 0;
-        for (size_t j = 0; j < c->n_marks; j++) k += c->marks[j].kind == OPPROF_MARK_COUNTER && c->marks[j].name == name;
-        if (!k) continue;
-        opprof__sb_puts(sb, any ? ",{name:" : "{name:");
-        js_string(sb, c->names[name]);
-        for (int part = 0; part < 2; part++) {
-            opprof__sb_puts(sb, part ? "],v:[" : ",t:[");
-            bool first = true;
-            for (size_t j = 0; j < c->n_marks; j++) {
-                const opprof_mark *mk = &c->marks[j];
-                if (mk->kind != OPPROF_MARK_COUNTER || mk->name != name) continue;
-                if (!first) opprof__sb_puts(sb, ",");
-                first = false;
-                if (part) opprof__sb_printf(sb, "%.17g", mk->value.d);
-                else put_us(sb, mk->ts_ns);
-            }
-        }
-        opprof__sb_puts(sb, "]}");
-        any = true;
-    }
+    int rc = counter_series(sb, c, any);
     opprof__sb_puts(sb, "]\n");
-    return 0;
+    return rc;
 }
 
 int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
@@ -203,7 +213,7 @@ int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
                       "<pre id=\"tl-detail\"></pre><pre id=\"opprof-selftest\"></pre>\n"
                       "<script>window.OPPROF_TL={span:",
                       span_text, c->n_events);
-    put_us(sb, span);
+    opprof__sb_us(sb, span);
     opprof__sb_puts(sb, ",names:[");
     for (uint32_t i = 0; i < c->n_names; i++) {
         if (i) opprof__sb_puts(sb, ",");

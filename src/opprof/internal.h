@@ -50,6 +50,15 @@ OPPROF__HIDDEN void opprof__sb_puts(opprof__strbuf *sb, const char *s);
 OPPROF__HIDDEN void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
+/* Numbers as JSON and the traces write them, without printf: the text is
+ * written backwards to end just before `end` (room: OPPROF__NUMBER_TEXT), and
+ * its first character is returned. int: "-123"; us: nanoseconds as
+ * microseconds with three decimals, 12345 -> "12.345". */
+enum { OPPROF__NUMBER_TEXT = 32 };
+OPPROF__HIDDEN char *opprof__int_text(int64_t v, char *end);
+OPPROF__HIDDEN char *opprof__us_text(int64_t ns, char *end);
+OPPROF__HIDDEN void opprof__sb_int(opprof__strbuf *sb, int64_t v);
+OPPROF__HIDDEN void opprof__sb_us(opprof__strbuf *sb, int64_t ns);
 /* A JSON string literal with quotes, escaping ", \ and control characters;
  * valid UTF-8 passes through, invalid bytes become U+FFFD. */
 OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);

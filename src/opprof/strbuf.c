@@ -24,18 +24,61 @@ void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n) {
 
 void opprof__sb_puts(opprof__strbuf *sb, const char *s) { opprof__sb_put(sb, s, strlen(s)); }
 
+/* Formats into the room left; only when that is too small, grows and formats again. */
 void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...) {
+    if (reserve(sb, 64)) return;
     va_list ap;
     va_start(ap, fmt);
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
     va_end(ap);
-    if (n >= 0 && reserve(sb, (size_t)n) == 0) {
+    if (n >= 0 && (size_t)n >= sb->cap - sb->len && reserve(sb, (size_t)n) == 0)
         vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
-        sb->len += (size_t)n;
-    }
     va_end(ap2);
+    if (n >= 0 && !sb->error) sb->len += (size_t)n;
+    if (sb->data) sb->data[sb->len] = '\0';
+}
+
+/* ---- numbers: one formatter for integers, one for nanoseconds as microseconds ---- */
+
+char *opprof__int_text(int64_t v, char *end) {
+    char *p = end;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    return p;
+}
+
+char *opprof__us_text(int64_t ns, char *end) {
+    char *p = end;
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t frac = u % 1000, whole = u / 1000;
+    *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10 % 10);
+    *--p = (char)('0' + frac / 100);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (ns < 0) *--p = '-';
+    return p;
+}
+
+void opprof__sb_int(opprof__strbuf *sb, int64_t v) {
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__int_text(v, tmp + sizeof tmp);
+    opprof__sb_put(sb, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void opprof__sb_us(opprof__strbuf *sb, int64_t ns) {
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__us_text(ns, tmp + sizeof tmp);
+    opprof__sb_put(sb, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n) {

@@ -88,11 +88,6 @@ int opprof_summary_set_int_array(opprof_summary *s, const char *key, const int64
     return set_field(s, key, &sb);
 }
 
-static void put_us(opprof__strbuf *sb, int64_t ns) {
-    opprof__sb_printf(sb, "%s%lld.%03lld", ns < 0 ? "-" : "", (long long)(ns < 0 ? -ns : ns) / 1000,
-                      (long long)(ns < 0 ? -ns : ns) % 1000);
-}
-
 int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const opprof_averages *avg) {
     if (!s || !c || !avg) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
@@ -103,9 +98,9 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
         opprof__sb_puts(&sb, i ? ",\n        {\n          \"name\": " : "\n        {\n          \"name\": ");
         opprof__sb_json_string(&sb, rows[i].key);
         opprof__sb_printf(&sb, ",\n          \"calls\": %lld,\n          \"self_cpu_us\": ", (long long)rows[i].calls);
-        put_us(&sb, rows[i].self_ns);
+        opprof__sb_us(&sb, rows[i].self_ns);
         opprof__sb_puts(&sb, ",\n          \"total_cpu_us\": ");
-        put_us(&sb, rows[i].total_ns);
+        opprof__sb_us(&sb, rows[i].total_ns);
         opprof__sb_printf(&sb, ",\n          \"self_cpu_bytes\": %lld,\n          \"cpu_bytes\": %lld",
                           (long long)rows[i].self_cpu_mem, (long long)rows[i].cpu_mem);
         if (c->info.profile_memory) opprof__sb_printf(&sb, ",\n          \"peak_bytes\": %lld", (long long)rows[i].peak_mem);
@@ -123,7 +118,7 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     }
     opprof__sb_puts(&sb, n ? "\n      ],\n" : "],\n");
     opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
-    put_us(&sb, opprof_averages_self_total_ns(avg));
+    opprof__sb_us(&sb, opprof_averages_self_total_ns(avg));
     opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
     int64_t flops_total = 0;
     for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
@@ -150,7 +145,7 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
         opprof__sb_puts(&sb, steps++ ? ",\n        {\"name\": " : "\n        {\"name\": ");
         opprof__sb_json_string(&sb, c->names[c->events[i].name]);
         opprof__sb_puts(&sb, ", \"duration_us\": ");
-        put_us(&sb, c->events[i].duration_ns);
+        opprof__sb_us(&sb, c->events[i].duration_ns);
         opprof__sb_printf(&sb, ", \"peak_bytes\": %lld}", (long long)(peaks ? peaks[i] : 0));
     }
     opprof__sb_puts(&sb, steps ? "\n      ],\n" : "],\n");
