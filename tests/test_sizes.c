@@ -1,7 +1,7 @@
-/* test_sizes.c - the sized allocator contract, checked: opprof and nn tell
- * their allocator the size of every block they free or grow; here an
- * allocator that remembers each block's size counts every call whose size
- * is wrong, and every block still live at the end. The workload goes
+/* test_sizes.c - the allocator contract, checked: opprof and nn tell their
+ * allocator hook the size of every block they free or grow (they keep it in
+ * a header beside the block); here a hook that remembers each block's size
+ * counts every call whose size is wrong, and every block still live at the end. The workload goes
  * through every output and input: a profiled forward pass, key averages
  * (grouped three ways), tables, JSON rows, the HTML report, the Chrome trace
  * written and read back, folded stacks, a diff, the summary, a merge and the

@@ -118,7 +118,10 @@ OPPROF_API const char *opprof_err_name(int code);
 
 /*
  * One allocator for everything opprof allocates (buffers, captures, strings).
- * realloc(ctx, NULL, 0, n) allocates, realloc(ctx, p, old, 0) frees.
+ * realloc(ctx, NULL, 0, n) allocates, realloc(ctx, p, old, 0) frees, and
+ * realloc(ctx, p, old, n) grows or shrinks. old is always the size this hook
+ * was given for p (opprof keeps each block's size beside it), so an arena or
+ * a pool may rely on it.
  * Set it once, before any other opprof call: memory is given back through the
  * allocator in place when it is freed, and threads keep recording buffers
  * from one session to the next. The default uses the C library (and mmap for

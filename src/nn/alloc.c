@@ -26,7 +26,19 @@ int nn_set_allocator(const opprof_allocator *allocator) {
     return 0;
 }
 
-void *nn__alloc(size_t size) { return g_allocator.realloc(g_allocator.ctx, NULL, 0, size ? size : 1); }
+/* Every block carries its size in a header of HEADER bytes (malloc's 16-byte
+ * alignment kept): a block is freed by its pointer alone, and the hook is
+ * always told the size it gave. */
+enum { HEADER = 16 };
+
+void *nn__alloc(size_t size) {
+    if (size == 0) size = 1;
+    if (size > SIZE_MAX - HEADER) return NULL;
+    char *block = g_allocator.realloc(g_allocator.ctx, NULL, 0, size + HEADER);
+    if (!block) return NULL;
+    memcpy(block, &size, sizeof size);
+    return block + HEADER;
+}
 
 void *nn__calloc(size_t count, size_t size) {
     if (size && count > SIZE_MAX / size) return NULL;
@@ -35,8 +47,11 @@ void *nn__calloc(size_t count, size_t size) {
     return p;
 }
 
-void nn__free(void *ptr, size_t size) {
-    if (ptr) g_allocator.realloc(g_allocator.ctx, ptr, size ? size : 1, 0);
+void nn__free(void *ptr) {
+    if (!ptr) return;
+    size_t size;
+    memcpy(&size, (char *)ptr - HEADER, sizeof size);
+    g_allocator.realloc(g_allocator.ctx, (char *)ptr - HEADER, size + HEADER, 0);
 }
 
 /* 64-byte aligned blocks through the hook: over-allocate, keep the raw
@@ -50,11 +65,11 @@ static void *alloc_aligned(size_t size) {
     return (void *)aligned;
 }
 
-static void free_aligned(void *ptr, size_t size) {
+static void free_aligned(void *ptr) {
     if (!ptr) return;
     char *raw;
     memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
-    nn__free(raw, size + 64 + sizeof(void *));
+    nn__free(raw);
 }
 
 static int64_t g_allocated; /* atomic */
@@ -80,7 +95,7 @@ void nn_release_cached_memory(void) {
     pthread_mutex_lock(&g_cache.lock);
     while (g_cache.count) {
         struct cached c = g_cache.slots[--g_cache.count];
-        free_aligned(c.data, c.size);
+        free_aligned(c.data);
     }
     g_cache.bytes = 0;
     pthread_mutex_unlock(&g_cache.lock);
@@ -109,7 +124,7 @@ static void buffer_put(float *data, size_t size) {
         data = NULL;
     }
     pthread_mutex_unlock(&g_cache.lock);
-    if (data) free_aligned(data, size);
+    if (data) free_aligned(data);
 }
 
 nn_storage *nn__storage_new(size_t bytes) {
@@ -119,7 +134,7 @@ nn_storage *nn__storage_new(size_t bytes) {
     s->capacity = rounded ? rounded : 64;
     s->data = buffer_get(s->capacity);
     if (!s->data) {
-        nn__free(s, sizeof *s);
+        nn__free(s);
         return NULL;
     }
     s->bytes = bytes;
@@ -140,7 +155,7 @@ void nn__storage_release(nn_storage *s) {
     int64_t now = __atomic_sub_fetch(&g_allocated, (int64_t)s->bytes, __ATOMIC_RELAXED);
     OPPROF_MEMORY(s->data, -(int64_t)s->bytes, now);
     buffer_put(s->data, s->capacity);
-    nn__free(s, sizeof *s);
+    nn__free(s);
 }
 
 const char *nn_strerror(int code) {

@@ -158,7 +158,7 @@ int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int 
     g.b_panel_stride = b_panels ? (size_t)k * NN__PANEL : NN__PANEL;
     nn__gemm_choice ch;
     if (nn__gemm_choose(&g, &ch) != 0) {
-        nn__free(packed, nn__panels_size(k, n) * sizeof(float));
+        nn__free(packed);
         return NN_ENOMEM;
     }
     if (ch.kernel == NN__K_XSMM) {
@@ -171,6 +171,6 @@ int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int 
     } else {
         run_own(&g, nn__gemm_own_kernels[ch.kernel]);
     }
-    nn__free(packed, nn__panels_size(k, n) * sizeof(float));
+    nn__free(packed);
     return 0;
 }

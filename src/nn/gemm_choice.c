@@ -122,7 +122,7 @@ static int measure(const nn__gemm_problem *g, nn__gemm_choice *out) {
             c.kernel = id;
         }
     }
-    nn__free(scratch, (size_t)rows * cols * sizeof(float));
+    nn__free(scratch);
     *out = c;
     return 0;
 }
@@ -160,7 +160,7 @@ int nn_gemm_choice_for(int64_t m, int64_t n, int64_t k, nn_gemm_choice *out) {
                           .c = buf + m * k + panels, .ldc = (int)n};
     nn__gemm_choice c;
     int rc = nn__gemm_choose(&g, &c);
-    nn__free(buf, bytes);
+    nn__free(buf);
     if (rc) return rc;
     out->kernel = nn__gemm_kernel_name(c.kernel);
     out->gflops = c.gflops;

@@ -17,7 +17,7 @@ struct nn_storage {
 /* alloc.c: every allocation of nn goes through the hook (nn_set_allocator). */
 NN__HIDDEN void *nn__alloc(size_t size);
 NN__HIDDEN void *nn__calloc(size_t count, size_t size);
-NN__HIDDEN void nn__free(void *ptr, size_t size);
+NN__HIDDEN void nn__free(void *ptr); /* the block keeps its size; NULL: nothing */
 /* every tensor buffer goes through here and is reported to opprof. */
 NN__HIDDEN nn_storage *nn__storage_new(size_t bytes);
 NN__HIDDEN void nn__storage_retain(nn_storage *s);

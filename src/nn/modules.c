@@ -69,7 +69,7 @@ int nn_sequential_new(nn_module **out, nn_module **modules, size_t count) {
     *out = m;
     return 0;
 fail:
-    if (m) nn__free(m, sizeof *m);
+    if (m) nn__free(m);
     for (size_t i = 0; modules && i < count; i++) nn_module_free(modules[i]);
     return !out || (count && !modules) ? NN_EINVAL : NN_ENOMEM;
 }
@@ -80,8 +80,8 @@ void nn_module_free(nn_module *m) {
     nn_tensor_free(m->bias);
     nn_tensor_free(m->weight_panels);
     for (size_t i = 0; i < m->n_children; i++) nn_module_free(m->children[i]);
-    nn__free(m->children, (m->n_children ? m->n_children : 1) * sizeof *m->children);
-    nn__free(m, sizeof *m);
+    nn__free(m->children);
+    nn__free(m);
 }
 
 void nn_module_eval(nn_module *m) {

@@ -142,7 +142,7 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *b_pa
         trans_b = 1;
     } else {
         if (!(copy_b = nn__alloc((size_t)k * n * sizeof(float)))) {
-            nn__free(copy_a, (size_t)m * k * sizeof(float));
+            nn__free(copy_a);
             return NN_ENOMEM;
         }
         copy_2d(b, copy_b);
@@ -151,8 +151,8 @@ static int matmul_into(const nn_tensor *a, const nn_tensor *b, const float *b_pa
         trans_b = 0;
     }
     int rc = nn__sgemm(m, n, k, pa, lda, pb, ldb, trans_b, b_panels, bias, beta, out->data, n);
-    nn__free(copy_a, (size_t)m * k * sizeof(float));
-    nn__free(copy_b, (size_t)k * n * sizeof(float));
+    nn__free(copy_a);
+    nn__free(copy_b);
     return rc;
 }
 

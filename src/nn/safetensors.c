@@ -39,7 +39,7 @@ static int fail(char *msg, size_t size, int code, const char *fmt, ...) {
 
 static void st_close(st_file *f) {
     if (f->root) yajl_tree_free(f->root);
-    if (f->header) nn__free(f->header, f->header_len + 1);
+    if (f->header) nn__free(f->header);
     if (f->fp) fclose(f->fp);
     memset(f, 0, sizeof *f);
 }
@@ -257,11 +257,11 @@ int nn_module_load_safetensors(nn_module *m, const char *path, char *message, si
     }
     st_close(&f);
     for (int i = 0; staged && i < count; i++)
-        nn__free(staged[i], (size_t)(nn_tensor_numel(params[i]) ? nn_tensor_numel(params[i]) : 1) * sizeof(float));
-    nn__free(staged, MAX_PARAMS * sizeof *staged);
-    nn__free(offsets, MAX_PARAMS * sizeof *offsets);
-    nn__free(params, MAX_PARAMS * sizeof *params);
-    nn__free(names, MAX_PARAMS * sizeof *names);
+        nn__free(staged[i]);
+    nn__free(staged);
+    nn__free(offsets);
+    nn__free(params);
+    nn__free(names);
     return rc;
 }
 

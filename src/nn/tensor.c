@@ -30,7 +30,7 @@ int nn__tensor_new(nn_tensor **out, int ndim, const int64_t *shape) {
     }
     t->storage = nn__storage_new((size_t)stride * sizeof(float));
     if (!t->storage) {
-        nn__free(t, sizeof *t);
+        nn__free(t);
         return NN_ENOMEM;
     }
     t->data = t->storage->data;
@@ -50,7 +50,7 @@ int nn__tensor_view(const nn_tensor *src, nn_tensor **out) {
 void nn_tensor_free(nn_tensor *t) {
     if (!t) return;
     nn__storage_release(t->storage);
-    nn__free(t, sizeof *t);
+    nn__free(t);
 }
 
 int nn_tensor_empty(nn_tensor **out, int ndim, const int64_t *shape) {

@@ -31,83 +31,27 @@ static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_s
 
 static opprof_allocator g_allocator = {default_realloc, NULL};
 
-/* Large buffers (recording chunks): straight from mmap with the default
- * allocator, so that freeing them gives the memory back to the system
- * (malloc keeps freed blocks once its mmap threshold has risen, and a
- * capture's peak would then include every buffer it freed). */
-enum { CHUNK_ALIGN = 64 };
+/* ---- the contract: the library keeps each block's size ----
+ *
+ * Every block carries its size in a header of HEADER bytes before the
+ * pointer handed out (malloc's 16-byte alignment kept), so a caller frees or
+ * grows a block by its pointer alone and the hook is always told the size it
+ * gave: no call site can get a size wrong. */
+enum { HEADER = 16 };
 
-void *opprof__alloc_chunk(size_t size, bool populate) {
-    if (g_allocator.realloc == default_realloc) {
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0),
-                       -1, 0);
-        return p == MAP_FAILED ? NULL : p;
-    }
-    /* the hook promises malloc's alignment only: over-allocate, align, keep
-     * the block's own address just before the aligned one */
-    char *raw = opprof__alloc(size + CHUNK_ALIGN + sizeof(void *));
-    if (!raw) return NULL;
-    uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + CHUNK_ALIGN - 1) & ~(uintptr_t)(CHUNK_ALIGN - 1);
-    memcpy((char *)aligned - sizeof(void *), &raw, sizeof raw);
-    return (void *)aligned;
-}
-
-void opprof__free_chunk(void *ptr, size_t size) {
-    if (!ptr) return;
-    if (g_allocator.realloc == default_realloc) {
-        munmap(ptr, size);
-        return;
-    }
-    char *raw;
-    memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
-    opprof__dealloc(raw, size + CHUNK_ALIGN + sizeof(void *));
-}
-
-int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {
-    if (need <= *capacity) return 0;
-    size_t cap = *capacity ? *capacity : (65536 + elem - 1) / elem;
-    while (cap < need) {
-        if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
-        cap *= 2;
-    }
-    void *p;
-    if (g_allocator.realloc != default_realloc) {
-        p = opprof__realloc(*array, *capacity * elem, cap * elem);
-        if (!p) return OPPROF_ENOMEM;
-    } else if (*array) {
-        /* the kernel moves the pages: no copy, no second copy in memory */
-        p = mremap(*array, *capacity * elem, cap * elem, MREMAP_MAYMOVE);
-        if (p == MAP_FAILED) return OPPROF_ENOMEM;
-    } else {
-        p = mmap(NULL, cap * elem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return OPPROF_ENOMEM;
-    }
-    *array = p;
-    *capacity = cap;
-    return 0;
-}
-
-void opprof__free_pages(void *ptr, size_t size) {
-    if (!ptr) return;
-    if (g_allocator.realloc != default_realloc)
-        opprof__dealloc(ptr, size);
-    else
-        munmap(ptr, size);
-}
-
-int opprof_set_allocator(const opprof_allocator *allocator) {
-    if (opprof_is_active()) return OPPROF_EACTIVE;
-    if (allocator && !allocator->realloc) return OPPROF_EINVAL;
-    if (allocator)
-        g_allocator = *allocator;
-    else
-        g_allocator = (opprof_allocator){default_realloc, NULL};
-    return 0;
+static size_t size_of(const void *ptr) {
+    size_t size;
+    memcpy(&size, (const char *)ptr - HEADER, sizeof size);
+    return size;
 }
 
 void *opprof__alloc(size_t size) {
     if (size == 0) size = 1;
-    return g_allocator.realloc(g_allocator.ctx, NULL, 0, size);
+    if (size > SIZE_MAX - HEADER) return NULL;
+    char *block = g_allocator.realloc(g_allocator.ctx, NULL, 0, size + HEADER);
+    if (!block) return NULL;
+    memcpy(block, &size, sizeof size);
+    return block + HEADER;
 }
 
 void *opprof__calloc(size_t count, size_t size) {
@@ -117,13 +61,19 @@ void *opprof__calloc(size_t count, size_t size) {
     return p;
 }
 
-void *opprof__realloc(void *ptr, size_t old_size, size_t new_size) {
+void *opprof__realloc(void *ptr, size_t new_size) {
+    if (!ptr) return opprof__alloc(new_size);
     if (new_size == 0) new_size = 1;
-    return g_allocator.realloc(g_allocator.ctx, ptr, old_size, new_size);
+    if (new_size > SIZE_MAX - HEADER) return NULL;
+    char *old = (char *)ptr - HEADER;
+    char *block = g_allocator.realloc(g_allocator.ctx, old, size_of(ptr) + HEADER, new_size + HEADER);
+    if (!block) return NULL;
+    memcpy(block, &new_size, sizeof new_size);
+    return block + HEADER;
 }
 
-void opprof__dealloc(void *ptr, size_t size) {
-    if (ptr) g_allocator.realloc(g_allocator.ctx, ptr, size, 0);
+void opprof__free(void *ptr) {
+    if (ptr) g_allocator.realloc(g_allocator.ctx, (char *)ptr - HEADER, size_of(ptr) + HEADER, 0);
 }
 
 char *opprof__strdup(const char *s) {
@@ -140,29 +90,119 @@ int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem) {
         if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
         cap *= 2;
     }
-    void *p = opprof__realloc(*array, *capacity * elem, cap * elem);
+    void *p = opprof__realloc(*array, cap * elem);
     if (!p) return OPPROF_ENOMEM;
     *array = p;
     *capacity = cap;
     return 0;
 }
 
-/* Public strings: a size_t header before the text, so opprof_free knows the
- * size to hand to the allocator hook. */
 char *opprof__public_string(const char *data, size_t len) {
-    size_t total = sizeof(size_t) + len + 1;
-    char *block = opprof__alloc(total);
-    if (!block) return NULL;
-    memcpy(block, &total, sizeof total);
-    memcpy(block + sizeof(size_t), data, len);
-    block[sizeof(size_t) + len] = '\0';
-    return block + sizeof(size_t);
+    char *p = opprof__alloc(len + 1);
+    if (!p) return NULL;
+    memcpy(p, data, len);
+    p[len] = '\0';
+    return p;
 }
 
-void opprof_free(void *ptr) {
+void opprof_free(void *ptr) { opprof__free(ptr); }
+
+/* ---- large buffers ----
+ *
+ * Recording chunks and page arrays come straight from mmap with the default
+ * allocator, so that freeing them gives the memory back to the system
+ * (malloc keeps freed blocks once its mmap threshold has risen, and a
+ * capture's peak would then include every buffer it freed). Their mapping's
+ * length is kept in a header of PAGE_HEADER bytes, which keeps them 64-byte
+ * aligned. Through a hook, they are ordinary blocks (a chunk over-allocated
+ * and aligned: a hook promises malloc's alignment only). */
+enum { CHUNK_ALIGN = 64, PAGE_HEADER = 64 };
+
+static bool default_hook(void) { return g_allocator.realloc == default_realloc; }
+
+static void *map_pages(size_t size, bool populate) {
+    if (size > SIZE_MAX - PAGE_HEADER) return NULL;
+    char *base = mmap(NULL, size + PAGE_HEADER, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+    if (base == MAP_FAILED) return NULL;
+    size_t length = size + PAGE_HEADER;
+    memcpy(base, &length, sizeof length);
+    return base + PAGE_HEADER;
+}
+
+static void unmap_pages(void *ptr) {
+    char *base = (char *)ptr - PAGE_HEADER;
+    size_t length;
+    memcpy(&length, base, sizeof length);
+    munmap(base, length);
+}
+
+void *opprof__alloc_chunk(size_t size, bool populate) {
+    if (default_hook()) return map_pages(size, populate);
+    if (size > SIZE_MAX - CHUNK_ALIGN - sizeof(void *)) return NULL;
+    char *raw = opprof__alloc(size + CHUNK_ALIGN + sizeof(void *));
+    if (!raw) return NULL;
+    uintptr_t aligned = ((uintptr_t)raw + sizeof(void *) + CHUNK_ALIGN - 1) & ~(uintptr_t)(CHUNK_ALIGN - 1);
+    memcpy((char *)aligned - sizeof(void *), &raw, sizeof raw);
+    return (void *)aligned;
+}
+
+void opprof__free_chunk(void *ptr) {
     if (!ptr) return;
-    char *block = (char *)ptr - sizeof(size_t);
-    size_t total;
-    memcpy(&total, block, sizeof total);
-    opprof__dealloc(block, total);
+    if (default_hook()) {
+        unmap_pages(ptr);
+        return;
+    }
+    char *raw;
+    memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
+    opprof__free(raw);
+}
+
+int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {
+    if (need <= *capacity) return 0;
+    size_t cap = *capacity ? *capacity : (65536 + elem - 1) / elem;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
+        cap *= 2;
+    }
+    void *p;
+    if (!default_hook()) {
+        p = opprof__realloc(*array, cap * elem);
+    } else if (*array) {
+        /* the kernel moves the pages: no copy, no second copy in memory */
+        char *base = (char *)*array - PAGE_HEADER;
+        size_t length;
+        memcpy(&length, base, sizeof length);
+        char *moved = mremap(base, length, cap * elem + PAGE_HEADER, MREMAP_MAYMOVE);
+        p = NULL;
+        if (moved != MAP_FAILED) {
+            length = cap * elem + PAGE_HEADER;
+            memcpy(moved, &length, sizeof length);
+            p = moved + PAGE_HEADER;
+        }
+    } else {
+        p = map_pages(cap * elem, false);
+    }
+    if (!p) return OPPROF_ENOMEM;
+    *array = p;
+    *capacity = cap;
+    return 0;
+}
+
+void opprof__free_pages(void *ptr) {
+    if (!ptr) return;
+    if (default_hook())
+        unmap_pages(ptr);
+    else
+        opprof__free(ptr);
+}
+
+int opprof_set_allocator(const opprof_allocator *allocator) {
+    if (opprof_is_active()) return OPPROF_EACTIVE;
+    if (allocator && !allocator->realloc) return OPPROF_EINVAL;
+    if (allocator)
+        g_allocator = *allocator;
+    else
+        g_allocator = (opprof_allocator){default_realloc, NULL};
+    return 0;
 }

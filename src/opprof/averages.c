@@ -269,7 +269,7 @@ static int add_times(work *w) {
         if (w->ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[w->ev[i].parent], device_subtree[i]);
         OPPROF__WRAP_ADD(group_of(w, i)->row.total_device_ns, device_subtree[i]);
     }
-    if (device_subtree) opprof__dealloc(device_subtree, (w->n_events ? w->n_events : 1) * sizeof *device_subtree);
+    opprof__free(device_subtree);
     /* FLOPs and bytes that operators stated themselves (opprof_range_flops/_bytes) */
     for (size_t k = 0; k < w->c->n_marks; k++) {
         const opprof_mark *m = &w->c->marks[k];
@@ -313,7 +313,7 @@ static int add_memory(work *w) {
         OPPROF__WRAP_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
         OPPROF__WRAP_ADD(group_of(w, i)->row.device_mem, device[i]);
     }
-    opprof__dealloc(subtree, 2 * n * sizeof *subtree);
+    opprof__free(subtree);
     return 0;
 }
 
@@ -362,20 +362,20 @@ static int make_rows(work *w) {
         avg->n_rows = kept;
     } else { /* the rows go here: n_rows does not say their size yet */
         opprof__sb_free(&text);
-        opprof__dealloc(avg->rows, n_offsets * sizeof *avg->rows);
+        opprof__free(avg->rows);
         avg->rows = NULL;
     }
-    opprof__dealloc(offsets, n_offsets * 3 * sizeof *offsets);
+    opprof__free(offsets);
     return rc;
 }
 
 static void work_free(work *w) {
-    opprof__dealloc(w->name_group, (w->n_names ? w->n_names : 1) * sizeof *w->name_group);
-    if (w->device_group) opprof__dealloc(w->device_group, 2 * (w->n_names ? w->n_names : 1) * sizeof *w->device_group);
-    if (w->group_of_event) opprof__dealloc(w->group_of_event, (w->n_events ? w->n_events : 1) * sizeof *w->group_of_event);
-    opprof__dealloc(w->flops_name, w->n_names ? w->n_names : 1);
+    opprof__free(w->name_group);
+    opprof__free(w->device_group);
+    opprof__free(w->group_of_event);
+    opprof__free(w->flops_name);
     opprof_free(w->peaks);
-    opprof__dealloc(w->b.groups, w->b.cap * sizeof *w->b.groups);
+    opprof__free(w->b.groups);
     opprof__index_free(&w->b.index);
     opprof_averages_free(w->avg);
 }
@@ -416,9 +416,9 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
 
 void opprof_averages_free(opprof_averages *avg) {
     if (!avg) return;
-    opprof__dealloc(avg->rows, (avg->n_rows ? avg->n_rows : 1) * sizeof *avg->rows);
-    opprof__dealloc(avg->text, avg->text_size);
-    opprof__dealloc(avg, sizeof *avg);
+    opprof__free(avg->rows);
+    opprof__free(avg->text);
+    opprof__free(avg);
 }
 
 const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_t *count) {

@@ -15,21 +15,21 @@ int opprof_capture_new(opprof_capture **out) {
 
 void opprof_capture_free(opprof_capture *c) {
     if (!c) return;
-    for (size_t i = 0; i < c->n_names; i++) opprof__dealloc(c->names[i], strlen(c->names[i]) + 1);
+    for (size_t i = 0; i < c->n_names; i++) opprof__free(c->names[i]);
     for (size_t i = 0; i < c->n_warnings; i++)
-        opprof__dealloc(c->warnings[i], strlen(c->warnings[i]) + 1);
-    opprof__dealloc(c->names, c->cap_names * sizeof *c->names);
+        opprof__free(c->warnings[i]);
+    opprof__free(c->names);
     opprof__index_free(&c->name_index);
-    opprof__dealloc(c->warnings, c->cap_warnings * sizeof *c->warnings);
-    opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
-    opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
-    opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
-    opprof__dealloc(c->threads, c->cap_threads * sizeof *c->threads);
-    opprof__dealloc(c->sites, c->cap_sites * sizeof *c->sites);
+    opprof__free(c->warnings);
+    opprof__free_pages(c->events);
+    opprof__free_pages(c->mem);
+    opprof__free_pages(c->marks);
+    opprof__free(c->threads);
+    opprof__free(c->sites);
     opprof__index_free(&c->site_index);
-    opprof__dealloc(c->shapes, c->cap_shapes * sizeof *c->shapes);
+    opprof__free(c->shapes);
     opprof__index_free(&c->shape_index);
-    opprof__dealloc(c, sizeof *c);
+    opprof__free(c);
 }
 
 /* Names are hashed for every event read: eight bytes a step (a multiply and
@@ -215,9 +215,9 @@ int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char 
 
 /* The marks that are arguments, by event: a counting sort (first[e] ..
  * first[e + 1] index `order`). Empty when there are none. */
-void opprof__arg_index_free(opprof__arg_index *x, const opprof_capture *c) {
-    if (x->first) opprof__dealloc(x->first, (c->n_events + 2) * sizeof *x->first);
-    if (x->order) opprof__dealloc(x->order, x->n_order * sizeof *x->order);
+void opprof__arg_index_free(opprof__arg_index *x) {
+    opprof__free(x->first);
+    opprof__free(x->order);
     *x = (opprof__arg_index){0};
 }
 
@@ -228,7 +228,7 @@ int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c) {
     x->first = opprof__calloc(c->n_events + 2, sizeof *x->first);
     x->order = opprof__alloc(x->n_order * sizeof *x->order);
     if (!x->first || !x->order) {
-        opprof__arg_index_free(x, c);
+        opprof__arg_index_free(x);
         return OPPROF_ENOMEM;
     }
     for (size_t k = 0; k < c->n_marks; k++)

@@ -417,10 +417,10 @@ int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const 
         out_flush(w.o);
         rc = w.o->error;
     }
-    if (args) opprof__arg_index_free(&w.args, c);
-    if (w.offset) opprof__dealloc(w.offset, (c->n_names + 1) * sizeof *w.offset);
+    if (args) opprof__arg_index_free(&w.args);
+    opprof__free(w.offset);
     opprof__sb_free(&w.names);
-    opprof__dealloc(w.o, sizeof *w.o);
+    opprof__free(w.o);
     return rc;
 }
 

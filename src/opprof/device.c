@@ -91,6 +91,6 @@ int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n) {
         }
         c->events[d->event].parent = op ? (int32_t)op->event : -1;
     }
-    opprof__dealloc(by_start, n_ops ? n_ops * sizeof *by_start : 1);
+    opprof__free(by_start);
     return 0;
 }

@@ -229,8 +229,8 @@ static int diff_text(opprof__strbuf *sb, const pair *pairs, size_t shown, int64_
         for (int k = 0; k < DIFF_COLUMNS; k++) ptrs[i * DIFF_COLUMNS + k] = cells[i * DIFF_COLUMNS + k];
     }
     if (!rc) rc = opprof__text_table(sb, titles, DIFF_COLUMNS, ptrs, shown);
-    opprof__dealloc(cells, (shown ? shown : 1) * DIFF_COLUMNS * DIFF_CELL);
-    opprof__dealloc(ptrs, (shown ? shown : 1) * DIFF_COLUMNS * sizeof *ptrs);
+    opprof__free(cells);
+    opprof__free(ptrs);
     char t1[48], t2[48];
     opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
     opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
@@ -252,12 +252,12 @@ static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pai
     pair *pairs = opprof__alloc(*room * sizeof *pairs);
     const opprof_average_row **sorted = opprof__alloc(*room * sizeof *sorted);
     if (!pairs || !sorted) {
-        opprof__dealloc(pairs, *room * sizeof *pairs);
-        opprof__dealloc(sorted, *room * sizeof *sorted);
+        opprof__free(pairs);
+        opprof__free(sorted);
         return OPPROF_ENOMEM;
     }
     *n = pair_rows(rb, nb, ra, na, sorted, pairs);
-    opprof__dealloc(sorted, *room * sizeof *sorted);
+    opprof__free(sorted);
     for (size_t i = 0; i < *n; i++)
         pairs[i].self_delta = (int64_t)((uint64_t)(pairs[i].after ? pairs[i].after->self_ns : 0) -
                                         (uint64_t)(pairs[i].before ? pairs[i].before->self_ns : 0));
@@ -290,7 +290,7 @@ int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_cap
             html_page(&sb, pairs, n, shown, tb, ta, note, n_notes);
         else
             rc = diff_text(&sb, pairs, shown, tb, ta, note, n_notes);
-        opprof__dealloc(pairs, room * sizeof *pairs);
+        opprof__free(pairs);
     }
     opprof_averages_free(ab);
     opprof_averages_free(aa);

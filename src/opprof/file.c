@@ -49,9 +49,9 @@ void opprof__file_abort(opprof__file *f) {
     if (f->fp) fclose(f->fp);
     if (f->tmp_path) {
         if (f->created) unlink(f->tmp_path);
-        opprof__dealloc(f->tmp_path, f->path_len + 16);
+        opprof__free(f->tmp_path);
     }
-    opprof__dealloc(f->path, f->path_len + 1);
+    opprof__free(f->path);
     *f = (opprof__file){0};
 }
 
@@ -67,8 +67,8 @@ int opprof__file_commit(opprof__file *f) {
         opprof__file_abort(f);
         return err;
     }
-    opprof__dealloc(f->tmp_path, f->path_len + 16);
-    opprof__dealloc(f->path, f->path_len + 1);
+    opprof__free(f->tmp_path);
+    opprof__free(f->path);
     *f = (opprof__file){0};
     return 0;
 }

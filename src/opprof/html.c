@@ -239,10 +239,10 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
         }
         opprof__sb_puts(sb, "</svg>\n");
     }
-    opprof__dealloc(first_child, (n ? n : 1) * sizeof *first_child);
-    opprof__dealloc(next_sibling, (n ? n : 1) * sizeof *next_sibling);
-    opprof__dealloc(last_child, (n ? n : 1) * sizeof *last_child);
-    opprof__dealloc(x, (n ? n : 1) * sizeof *x);
+    opprof__free(first_child);
+    opprof__free(next_sibling);
+    opprof__free(last_child);
+    opprof__free(x);
     opprof__stack_tree_free(&t);
     return rc;
 }
@@ -296,7 +296,7 @@ static int counter_charts(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_puts(sb, "\"/>\n</svg>\n");
         first = last;
     }
-    opprof__dealloc(order, n * sizeof *order);
+    opprof__free(order);
     return 0;
 }
 
@@ -376,7 +376,7 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_printf(sb, "\"/>\n<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c33\">"
                           "<title>peak: %s at %s</title></circle>\n</svg>\n",
                       peak_x, peak_y, peak_text, at_text);
-    opprof__dealloc(by_time, m * sizeof *by_time);
+    opprof__free(by_time);
     return 0;
 }
 

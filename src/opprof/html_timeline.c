@@ -99,7 +99,7 @@ static int event_texts(opprof__strbuf *sb, const opprof_capture *c) {
     }
     opprof__sb_puts(sb, "}\n");
     opprof__sb_free(&text);
-    opprof__arg_index_free(&args, c);
+    opprof__arg_index_free(&args);
     return 0;
 }
 
@@ -124,7 +124,7 @@ static int event_memory(opprof__strbuf *sb, const opprof_capture *c) {
         first = 0;
     }
     opprof__sb_puts(sb, "}\n");
-    opprof__dealloc(alloc, (c->n_events ? c->n_events * 2 : 1) * sizeof *alloc);
+    opprof__free(alloc);
     return 0;
 }
 
@@ -164,7 +164,7 @@ static int counter_series(opprof__strbuf *sb, const opprof_capture *c, bool any)
         opprof__sb_puts(sb, "]}");
         any = true;
     }
-    opprof__dealloc(order, n * sizeof *order);
+    opprof__free(order);
     return 0;
 }
 
@@ -191,7 +191,7 @@ static int series(opprof__strbuf *sb, const opprof_capture *c) {
             opprof__sb_int(sb, order[j]->total_allocated);
         }
         opprof__sb_puts(sb, "]}");
-        opprof__dealloc(order, m * sizeof *order);
+        opprof__free(order);
         any = true;
     }
     int rc = counter_series(sb, c, any);

@@ -24,7 +24,7 @@ int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn
 }
 
 void opprof__index_free(opprof__index *ix) {
-    if (ix->slots) opprof__dealloc(ix->slots, ix->size * sizeof *ix->slots);
+    opprof__free(ix->slots);
     ix->slots = NULL;
     ix->size = 0;
 }

@@ -10,26 +10,26 @@
 
 #define OPPROF__HIDDEN __attribute__((visibility("hidden")))
 
-/* ---- allocator (alloc.c) ---- */
+/* ---- allocator (alloc.c) ----
+ * Every block opprof allocates goes through the hook of opprof_set_allocator
+ * and carries its size: it is freed or grown by its pointer alone (the hook
+ * is told the size it gave, always). */
 OPPROF__HIDDEN void *opprof__alloc(size_t size);
 OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
-OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t old_size, size_t new_size);
-OPPROF__HIDDEN void opprof__dealloc(void *ptr, size_t size);
+OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t new_size); /* ptr NULL: allocates */
+OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: nothing */
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
 /* The recorder's chunks, 64-byte aligned: mmap'd with the default allocator,
- * through the hook otherwise (over-allocated and aligned: a hook promises
- * malloc's alignment only). The allocator must not change while chunks live
+ * through the hook otherwise. The allocator must not change while chunks live
  * (it cannot: it is refused while a session is active). populate: map every
  * page now, in one call, rather than one fault at a time. */
 OPPROF__HIDDEN void *opprof__alloc_chunk(size_t size, bool populate);
-OPPROF__HIDDEN void opprof__free_chunk(void *ptr, size_t size);
-/* Frees an array of opprof__grow_pages. */
-OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t size);
-/* opprof__grow for large arrays: pages that mremap moves without copying
- * (free with opprof__free_pages(array, capacity * elem)). */
+OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
+/* opprof__grow for large arrays: pages that mremap moves without copying;
+ * freed with opprof__free_pages. */
 OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem);
-/* Strings returned through the public API (opprof_free) carry their size in
- * a header so that the allocator hook is given the right old_size. */
+OPPROF__HIDDEN void opprof__free_pages(void *ptr);
+/* A string returned through the public API (freed with opprof_free). */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
 
 /* Sums of values read from files wrap instead of overflowing (undefined in C). */
@@ -192,7 +192,7 @@ typedef struct opprof__arg_index {
     size_t n_order;
 } opprof__arg_index;
 OPPROF__HIDDEN int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c);
-OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x, const opprof_capture *c);
+OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x);
 
 /* ---- device activities (device.c) ---- */
 /* A device activity: no CPU time, no place in the CPU tree; its `parent` is

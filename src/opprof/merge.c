@@ -410,7 +410,7 @@ static int open_stream(in_stream *s, const char *path) {
 
 static void close_stream(in_stream *s) {
     if (s->gz) gzclose(s->gz);
-    opprof__dealloc(s->buf, WINDOW);
+    opprof__free(s->buf);
     *s = (in_stream){0};
 }
 
@@ -557,7 +557,7 @@ int opprof_merge_traces(const char *const *paths, size_t n, const char *out_path
             for (size_t i = 0; i < n; i++) result->events += in[i].events;
         }
     }
-    for (size_t i = 0; i < n; i++) opprof__dealloc(in[i].pids, MAX_PIDS * sizeof *in[i].pids);
-    opprof__dealloc(in, n * sizeof *in);
+    for (size_t i = 0; i < n; i++) opprof__free(in[i].pids);
+    opprof__free(in);
     return rc;
 }

@@ -14,8 +14,8 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
     int64_t *base = opprof__alloc((n ? n : 1) * sizeof *base);
     int64_t *peak = opprof__alloc((n ? n : 1) * sizeof *peak);
     if (!base || !peak) {
-        opprof__dealloc(base, (n ? n : 1) * sizeof *base);
-        opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
+        opprof__free(base);
+        opprof__free(peak);
         return OPPROF_ENOMEM;
     }
     size_t j = 0;
@@ -49,10 +49,10 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
     }
     for (size_t i = 0; i < n; i++)
         peak[i] = peak[i] > base[i] ? (int64_t)((uint64_t)peak[i] - (uint64_t)base[i]) : 0;
-    opprof__dealloc(base, (n ? n : 1) * sizeof *base);
+    opprof__free(base);
     /* hand it out as a public block (opprof_free) */
     char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);
-    opprof__dealloc(peak, (n ? n : 1) * sizeof *peak);
+    opprof__free(peak);
     if (!block) return OPPROF_ENOMEM;
     *out_peaks = (int64_t *)(void *)block;
     return 0;

@@ -100,7 +100,7 @@ static int summarize_ops(opprof_ranks *r) {
         o->min_ns = v[0];
         o->max_ns = v[r->n_ranks - 1];
     }
-    opprof__dealloc(v, r->n_ranks * sizeof *v);
+    opprof__free(v);
     qsort(r->ops, r->n_ops, sizeof *r->ops, op_order);
     return 0;
 }
@@ -160,21 +160,21 @@ static int compare_collectives(opprof_ranks *r, opprof_capture *const *caps) {
         r->skew_median_ns = median_of(skews, common);
     }
     for (size_t k = 0; starts && counts && k < r->n_ranks; k++)
-        if (starts[k]) opprof__dealloc(starts[k], rooms[k] * sizeof(int64_t));
-    opprof__dealloc(starts, r->n_ranks * sizeof *starts);
-    opprof__dealloc(counts, r->n_ranks * 2 * sizeof *counts);
-    opprof__dealloc(skews, (common && common != SIZE_MAX ? common : 1) * sizeof *skews);
+        if (starts[k]) opprof__free(starts[k]);
+    opprof__free(starts);
+    opprof__free(counts);
+    opprof__free(skews);
     return rc;
 }
 
 void opprof_ranks_free(opprof_ranks *r) {
     if (!r) return;
-    for (size_t j = 0; r->ops && j < r->n_ops; j++) opprof__dealloc(r->ops[j].self_ns, r->n_ranks * sizeof(int64_t));
+    for (size_t j = 0; r->ops && j < r->n_ops; j++) opprof__free(r->ops[j].self_ns);
     for (size_t k = 0; r->avgs && k < r->n_ranks; k++) opprof_averages_free(r->avgs[k]);
-    opprof__dealloc(r->ops, r->ops_cap * sizeof *r->ops);
-    opprof__dealloc(r->avgs, r->n_ranks * sizeof *r->avgs);
-    opprof__dealloc(r->ranks, r->n_ranks * sizeof *r->ranks);
-    opprof__dealloc(r, sizeof *r);
+    opprof__free(r->ops);
+    opprof__free(r->avgs);
+    opprof__free(r->ranks);
+    opprof__free(r);
 }
 
 int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks **out) {
@@ -254,8 +254,8 @@ static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
         opprof__sb_printf(sb, "Operators across %zu ranks: self CPU time per rank (all calls)\n", r->n_ranks);
         rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ops);
     }
-    opprof__dealloc(cells, (r->n_ops ? r->n_ops : 1) * COLS * CELL);
-    opprof__dealloc(ptrs, (r->n_ops ? r->n_ops : 1) * COLS * sizeof *ptrs);
+    opprof__free(cells);
+    opprof__free(ptrs);
     return rc;
 }
 
@@ -283,8 +283,8 @@ static int ranks_table(const opprof_ranks *r, opprof__strbuf *sb) {
         opprof__sb_puts(sb, "\nRanks: communication against compute; collective starts on rank 0's clock\n");
         rc = opprof__text_table(sb, titles, COLS, ptrs, r->n_ranks);
     }
-    opprof__dealloc(cells, r->n_ranks * COLS * CELL);
-    opprof__dealloc(ptrs, r->n_ranks * COLS * sizeof *ptrs);
+    opprof__free(cells);
+    opprof__free(ptrs);
     return rc;
 }
 

@@ -275,7 +275,7 @@ static int str_push(parser *p, const void *data, size_t n) {
     if (p->str_len + n + 1 > p->str_cap) {
         size_t cap = p->str_cap ? p->str_cap : 256;
         while (cap < p->str_len + n + 1) cap *= 2;
-        char *s = opprof__realloc(p->str, p->str_cap, cap);
+        char *s = opprof__realloc(p->str, cap);
         if (!s) return fail_code(p, OPPROF_ENOMEM, "string");
         p->str = s;
         p->str_cap = cap;
@@ -801,7 +801,7 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
     if (n + 1 > *cap) {
         size_t c = *cap ? *cap : 64;
         while (c < n + 1) c *= 2;
-        char *s = opprof__realloc(*dst, *cap, c);
+        char *s = opprof__realloc(*dst, c);
         if (!s) return OPPROF_ENOMEM;
         *dst = s;
         *cap = c;
@@ -1271,7 +1271,7 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
         problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
-    opprof__dealloc(b->name, strlen(b->name) + 1);
+    opprof__free(b->name);
     b->name = NULL;
     /* The stack's top is the last slot when threads do not interleave. */
     while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
@@ -1301,9 +1301,9 @@ static int unended_begins(parser *p) {
 
 static void free_begins(parser *p) {
     for (size_t i = 0; i < p->n_begins; i++)
-        if (p->begins[i].name) opprof__dealloc(p->begins[i].name, strlen(p->begins[i].name) + 1);
-    opprof__dealloc(p->begins, p->cap_begins * sizeof *p->begins);
-    opprof__dealloc(p->innermost, p->cap_innermost * sizeof *p->innermost);
+        if (p->begins[i].name) opprof__free(p->begins[i].name);
+    opprof__free(p->begins);
+    opprof__free(p->innermost);
 }
 
 /* Every phase of the Trace Event Format, legacy async (S T p F) and context
@@ -1532,16 +1532,16 @@ static int parse_events(parser *p) {
         e.has_dims = e.has_types = false;
         if ((more = parse_object(p, on_event_key, &e))) break;
         if (e.arg_name && !e.arg_name[0]) {
-            opprof__dealloc(e.arg_name, e.arg_name_cap);
+            opprof__free(e.arg_name);
             e.arg_name = NULL;
             e.arg_name_cap = 0;
         }
         if ((more = take_event(p, &e, offset))) break;
         more = next_item(p, ']', "after an event");
     }
-    opprof__dealloc(e.name, e.name_cap);
-    opprof__dealloc(e.arg_name, e.arg_name_cap);
-    opprof__dealloc(e.frame, e.frame_cap);
+    opprof__free(e.name);
+    opprof__free(e.arg_name);
+    opprof__free(e.frame);
     return more < 0 ? more : 0;
 }
 
@@ -1647,7 +1647,7 @@ static void check_whole(parser *p) {
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) break;
         stack[depth++] = i;
     }
-    opprof__dealloc(stack, cap * sizeof *stack);
+    opprof__free(stack);
     /* Memory totals: each total = the previous total + this event's bytes. */
     if (p->n_ms > 1) qsort(p->ms, p->n_ms, sizeof *p->ms, mrecord_cmp);
     for (size_t i = 1; i < p->n_ms; i++) {
@@ -1729,14 +1729,14 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
         rc = opprof_capture_finish(p->cap);
         if (rc) fail_code(p, rc, "building the capture");
     }
-    opprof__dealloc(p->buf, WINDOW);
-    opprof__dealloc(p->str, p->str_cap);
+    opprof__free(p->buf);
+    opprof__free(p->str);
     opprof__index_free(&p->thread_index);
-    for (size_t i = 0; i < p->n_string_ids; i++) opprof__dealloc(p->string_ids[i], strlen(p->string_ids[i]) + 1);
-    opprof__dealloc(p->string_ids, p->cap_string_ids * sizeof *p->string_ids);
-    opprof__dealloc(p->xs, p->cap_xs * sizeof *p->xs);
-    opprof__dealloc(p->ms, p->cap_ms * sizeof *p->ms);
-    opprof__dealloc(p->links, p->cap_links * sizeof *p->links);
+    for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
+    opprof__free(p->string_ids);
+    opprof__free(p->xs);
+    opprof__free(p->ms);
+    opprof__free(p->links);
     free_begins(p);
     if (rc) {
         if (p->err->code == 0) {

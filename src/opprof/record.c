@@ -659,7 +659,7 @@ static int64_t to_ns(uint64_t ticks, uint64_t origin, double ns_per_tick) {
 static void free_chain(chunk *ch) {
     while (ch) {
         chunk *next = ch->next;
-        opprof__free_chunk(ch, ch->size);
+        opprof__free_chunk(ch);
         ch = next;
     }
 }
@@ -888,7 +888,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         if (i && k == 0) {
             chunk *next = ch->next;
             if (can_free && chunk_no >= g_retain_chunks)
-                opprof__free_chunk(ch, ch->size);
+                opprof__free_chunk(ch);
             else
                 keep_last = ch;
             ch = next;
@@ -900,7 +900,7 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
     }
     if (sc) {
         opprof__sb_free(&sc->native);
-        opprof__dealloc(sc, sizeof *sc);
+        opprof__free(sc);
     }
     if (!rc) rc = collect_marks(c, t, thread_index, event_base, n, start, npt);
     trim_stream(&t->marks);
@@ -977,9 +977,9 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
         }
     }
     pthread_mutex_unlock(&g_threads_lock);
-    opprof__dealloc(order, (count ? count : 1) * sizeof *order);
-    opprof__dealloc(nc.keys, nc.size * sizeof *nc.keys);
-    opprof__dealloc(nc.ids, nc.size * sizeof *nc.ids);
+    opprof__free(order);
+    opprof__free(nc.keys);
+    opprof__free(nc.ids);
     if (rc) {
         opprof_capture_free(c);
         return rc;

@@ -141,13 +141,13 @@ static int order_rows(opprof__view *v, const opprof_table_options *o) {
     sort_item *items = opprof__alloc((n ? n : 1) * sizeof *items);
     v->order = opprof__alloc((n ? n : 1) * sizeof *v->order);
     if (!items || !v->order) {
-        opprof__dealloc(items, (n ? n : 1) * sizeof *items);
+        opprof__free(items);
         return OPPROF_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) items[i] = (sort_item){metric(&v->rows[i], o->sort), i};
     if (o->sort != OPPROF_SORT_NONE) qsort(items, n, sizeof *items, sort_item_compare);
     for (size_t i = 0; i < n; i++) v->order[i] = items[i].index;
-    opprof__dealloc(items, (n ? n : 1) * sizeof *items);
+    opprof__free(items);
     v->shown = o->row_limit > 0 && (size_t)o->row_limit < n ? (size_t)o->row_limit : n;
     return 0;
 }
@@ -226,7 +226,7 @@ int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof
 }
 
 void opprof__view_free(opprof__view *v) {
-    opprof__dealloc(v->order, (v->n_rows ? v->n_rows : 1) * sizeof *v->order);
+    opprof__free(v->order);
     v->order = NULL;
 }
 

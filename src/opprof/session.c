@@ -128,7 +128,7 @@ static void window_open(opprof_session *s) {
 static int keep_capture(opprof_session *s, opprof_capture *cap) {
     if (s->kept_count == s->kept_cap) {
         size_t cap_n = s->kept_cap ? s->kept_cap * 2 : 4;
-        opprof_capture **grown = opprof__realloc(s->kept, s->kept_cap * sizeof *grown, cap_n * sizeof *grown);
+        opprof_capture **grown = opprof__realloc(s->kept, cap_n * sizeof *grown);
         if (!grown) {
             opprof_capture_free(cap);
             s->lost_captures++;
@@ -257,7 +257,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     pthread_mutex_lock(&g_session_lock);
     if (g_active) {
         pthread_mutex_unlock(&g_session_lock);
-        opprof__dealloc(s, sizeof *s);
+        opprof__free(s);
         return OPPROF_EACTIVE;
     }
     __atomic_store_n(&g_active, 1, __ATOMIC_RELEASE);
@@ -267,7 +267,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (calibrate(s) != 0) {
         __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&g_session_lock);
-        opprof__dealloc(s, sizeof *s);
+        opprof__free(s);
         return OPPROF_ENOMEM;
     }
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
@@ -320,8 +320,8 @@ void opprof_session_free(opprof_session *s) {
     if (!s) return;
     if (!s->stopped) opprof_session_stop(s);
     for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
-    opprof__dealloc(s->kept, s->kept_cap * sizeof *s->kept);
-    opprof__dealloc(s, sizeof *s);
+    opprof__free(s->kept);
+    opprof__free(s);
 }
 
 int64_t opprof_session_step_num(const opprof_session *s) { return s ? s->step_num : -1; }

@@ -86,8 +86,8 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
 }
 
 void opprof__stack_tree_free(opprof__stack_tree *t) {
-    opprof__dealloc(t->node_of_event, (t->n_events ? t->n_events : 1) * sizeof *t->node_of_event);
-    opprof__dealloc(t->nodes, t->cap * sizeof *t->nodes);
+    opprof__free(t->node_of_event);
+    opprof__free(t->nodes);
     opprof__index_free(&t->index);
     memset(t, 0, sizeof *t);
 }
@@ -134,7 +134,7 @@ int opprof_capture_stacks_to_string(const opprof_capture *c, opprof_stacks_metri
         opprof__sb_printf(&sb, " %lld\n", (long long)value[k]);
     }
     rc = opprof__sb_finish(&sb, rc, out_text);
-    opprof__dealloc(value, (t.n ? t.n : 1) * sizeof *value);
+    opprof__free(value);
     opprof__stack_tree_free(&t);
     return rc;
 }

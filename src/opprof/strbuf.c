@@ -8,7 +8,7 @@ static int reserve(opprof__strbuf *sb, size_t extra) {
     if (sb->len + extra + 1 <= sb->cap) return 0;
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->len + extra + 1) cap *= 2;
-    char *p = opprof__realloc(sb->data, sb->cap, cap);
+    char *p = opprof__realloc(sb->data, cap);
     if (!p) return sb->error = OPPROF_ENOMEM;
     sb->data = p;
     sb->cap = cap;
@@ -142,7 +142,7 @@ void opprof__sb_json_string(opprof__strbuf *sb, const char *str) {
 }
 
 void opprof__sb_free(opprof__strbuf *sb) {
-    opprof__dealloc(sb->data, sb->cap);
+    opprof__free(sb->data);
     *sb = (opprof__strbuf){0};
 }
 

@@ -26,13 +26,13 @@ int opprof_summary_new(opprof_summary **out) {
 void opprof_summary_free(opprof_summary *s) {
     if (!s) return;
     for (size_t i = 0; i < s->n_fields; i++) {
-        opprof__dealloc(s->fields[i].key, strlen(s->fields[i].key) + 1);
-        opprof__dealloc(s->fields[i].json, strlen(s->fields[i].json) + 1);
+        opprof__free(s->fields[i].key);
+        opprof__free(s->fields[i].json);
     }
-    for (size_t i = 0; i < s->n_captures; i++) opprof__dealloc(s->captures[i], strlen(s->captures[i]) + 1);
-    opprof__dealloc(s->fields, s->cap_fields * sizeof *s->fields);
-    opprof__dealloc(s->captures, s->cap_captures * sizeof *s->captures);
-    opprof__dealloc(s, sizeof *s);
+    for (size_t i = 0; i < s->n_captures; i++) opprof__free(s->captures[i]);
+    opprof__free(s->fields);
+    opprof__free(s->captures);
+    opprof__free(s);
 }
 
 /* Take ownership of a rendered value under `key` (replacing an earlier one). */
@@ -47,14 +47,14 @@ static int set_field(opprof_summary *s, const char *key, opprof__strbuf *value) 
     if (!json) return OPPROF_ENOMEM;
     for (size_t i = 0; i < s->n_fields; i++)
         if (strcmp(s->fields[i].key, key) == 0) {
-            opprof__dealloc(s->fields[i].json, strlen(s->fields[i].json) + 1);
+            opprof__free(s->fields[i].json);
             s->fields[i].json = json;
             return 0;
         }
     char *k = opprof__strdup(key);
     if (!k || opprof__grow((void **)&s->fields, &s->cap_fields, s->n_fields + 1, sizeof *s->fields)) {
-        if (k) opprof__dealloc(k, strlen(k) + 1);
-        opprof__dealloc(json, strlen(json) + 1);
+        opprof__free(k);
+        opprof__free(json);
         return OPPROF_ENOMEM;
     }
     s->fields[s->n_fields++] = (field){k, json};
@@ -167,7 +167,7 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     char *copy = opprof__strdup(sb.data);
     opprof__sb_free(&sb);
     if (!copy || opprof__grow((void **)&s->captures, &s->cap_captures, s->n_captures + 1, sizeof *s->captures)) {
-        if (copy) opprof__dealloc(copy, strlen(copy) + 1);
+        opprof__free(copy);
         return OPPROF_ENOMEM;
     }
     s->captures[s->n_captures++] = copy;

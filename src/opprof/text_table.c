@@ -39,6 +39,6 @@ int opprof__text_table(opprof__strbuf *sb, const char *const *titles, size_t n_c
     rule(sb, widths, n_cols);
     for (size_t r = 0; r < n_rows; r++) line(sb, cells + r * n_cols, widths, n_cols);
     rule(sb, widths, n_cols);
-    opprof__dealloc(widths, (n_cols ? n_cols : 1) * sizeof *widths);
+    opprof__free(widths);
     return sb->error;
 }

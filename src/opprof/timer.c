@@ -43,7 +43,7 @@ int opprof_measurement_new(const double *block_times, size_t count, int64_t numb
     if (!m) return OPPROF_ENOMEM;
     m->times = opprof__alloc((count ? count : 1) * sizeof *m->times);
     if (!m->times) {
-        opprof__dealloc(m, sizeof *m);
+        opprof__free(m);
         return OPPROF_ENOMEM;
     }
     double sum = 0;
@@ -66,7 +66,7 @@ int opprof_measurement_new(const double *block_times, size_t count, int64_t numb
     m->q3 = quantile(sorted, count, 0.75);
     m->iqr = m->q3 - m->q1;
     m->mean = count ? sum / (double)count : 0;
-    opprof__dealloc(sorted, (count ? count : 1) * sizeof *sorted);
+    opprof__free(sorted);
     copy_label(m->label, sizeof m->label, label);
     copy_label(m->sub_label, sizeof m->sub_label, sub_label);
     copy_label(m->description, sizeof m->description, description);
@@ -76,8 +76,8 @@ int opprof_measurement_new(const double *block_times, size_t count, int64_t numb
 
 void opprof_measurement_free(opprof_measurement *m) {
     if (!m) return;
-    opprof__dealloc(m->times, (m->n_times ? m->n_times : 1) * sizeof *m->times);
-    opprof__dealloc(m, sizeof *m);
+    opprof__free(m->times);
+    opprof__free(m);
 }
 
 bool opprof_measurement_meets_confidence(const opprof_measurement *m, double threshold) {
@@ -173,7 +173,7 @@ static int measurement_loop(const runner *r, int64_t number, double min_run_time
     while (total < min_run_time || !can_stop) {
         double raw, t = block(r, number, &raw);
         if (opprof__grow((void **)&times, &cap, n + 1, sizeof *times)) {
-            opprof__dealloc(times, cap * sizeof *times);
+            opprof__free(times);
             return OPPROF_ENOMEM;
         }
         times[n++] = t;
@@ -183,7 +183,7 @@ static int measurement_loop(const runner *r, int64_t number, double min_run_time
     }
     const opprof_timer *tm = r->t;
     int rc = opprof_measurement_new(times, n, number, tm->num_threads, tm->label, tm->sub_label, tm->description, out);
-    opprof__dealloc(times, cap * sizeof *times);
+    opprof__free(times);
     if (!rc) (*out)->overhead_per_run = r->call_overhead + r->clock_overhead / (double)number;
     return rc;
 }

@@ -43,7 +43,7 @@ static int memory_before(const opprof_memory_event *a, const opprof_memory_event
             dst = swap;                                                            \
         }                                                                          \
         if (src != items) memcpy(items, src, n * sizeof *items);                   \
-        opprof__dealloc(tmp, n * sizeof *tmp);                                     \
+        opprof__free(tmp);                                     \
         return 0;                                                                  \
     }
 
@@ -87,8 +87,8 @@ static int sort_events(opprof_capture *c) {
     }
     for (size_t k = 0; !rc && k < c->n_marks; k++) /* arguments follow their events */
         if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)position[c->marks[k].event];
-    opprof__dealloc(placed, n * sizeof *placed);
-    opprof__dealloc(position, n * sizeof *position);
+    opprof__free(placed);
+    opprof__free(position);
     return rc;
 }
 
@@ -122,12 +122,12 @@ static int link_parents(opprof_capture *c) {
         }
         e->parent = depth ? stack[depth - 1] : -1;
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
-            opprof__dealloc(stack, cap * sizeof *stack);
+            opprof__free(stack);
             return OPPROF_ENOMEM;
         }
         stack[depth++] = (int32_t)i;
     }
-    opprof__dealloc(stack, cap * sizeof *stack);
+    opprof__free(stack);
     if (overlapping)
         return opprof__capture_warnf(c,
                                      "%llu event(s) overlapped an enclosing event without nesting; each was "
@@ -145,8 +145,8 @@ static int merge_only_children(opprof_capture *c) {
     uint32_t *children = opprof__calloc(n ? n : 1, sizeof *children);
     int32_t *remap = opprof__alloc((n ? n : 1) * sizeof *remap);
     if (!children || !remap) {
-        opprof__dealloc(children, (n ? n : 1) * sizeof *children);
-        opprof__dealloc(remap, (n ? n : 1) * sizeof *remap);
+        opprof__free(children);
+        opprof__free(remap);
         return OPPROF_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
@@ -182,8 +182,8 @@ static int merge_only_children(opprof_capture *c) {
         for (size_t m = 0; m < c->n_marks; m++)
             if (c->marks[m].event >= 0) c->marks[m].event = new_index[remap[c->marks[m].event]];
     }
-    opprof__dealloc(children, (n ? n : 1) * sizeof *children);
-    opprof__dealloc(remap, (n ? n : 1) * sizeof *remap);
+    opprof__free(children);
+    opprof__free(remap);
     return 0;
 }
 
@@ -215,7 +215,7 @@ static int link_owners(opprof_capture *c) {
             }
             while (depth && end_of(&c->events[stack[depth - 1]]) < e->start_ns) depth--;
             if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
-                opprof__dealloc(stack, cap * sizeof *stack);
+                opprof__free(stack);
                 return OPPROF_ENOMEM;
             }
             stack[depth++] = (int32_t)next++;
@@ -223,7 +223,7 @@ static int link_owners(opprof_capture *c) {
         while (depth && !owns(&c->events[stack[depth - 1]], m->ts_ns)) depth--;
         m->owner = depth ? stack[depth - 1] : -1;
     }
-    opprof__dealloc(stack, cap * sizeof *stack);
+    opprof__free(stack);
     return 0;
 }
 
@@ -264,7 +264,7 @@ static int resolve_free_sizes(opprof_capture *c) {
             live = m->bytes > 0 ? m->bytes : 0;
         }
     }
-    opprof__dealloc(order, c->n_mem * sizeof *order);
+    opprof__free(order);
     if (!rc && before_capture)
         rc = opprof__capture_warnf(c, "%zu free(s) of blocks allocated before the capture: their sizes are unknown, "
                                       "counted as 0", before_capture);
@@ -284,7 +284,7 @@ static int fill_totals(opprof_capture *c) {
     for (size_t t = 0; t < nt; t++) head[t + 1] += head[t];
     size_t *end = opprof__alloc((nt + 1) * sizeof *end);
     if (!end) {
-        opprof__dealloc(head, (nt + 1) * sizeof *head);
+        opprof__free(head);
         return OPPROF_ENOMEM;
     }
     memcpy(end, head + 1, nt * sizeof *end);
@@ -312,8 +312,8 @@ static int fill_totals(opprof_capture *c) {
         OPPROF__WRAP_ADD(totals[a], m->bytes);
         if (m->total_allocated < 0) m->total_allocated = totals[a];
     }
-    opprof__dealloc(head, (nt + 1) * sizeof *head);
-    opprof__dealloc(end, (nt + 1) * sizeof *end);
+    opprof__free(head);
+    opprof__free(end);
     return 0;
 }
 
