@@ -221,11 +221,32 @@ int main(void) {
     CHECK_CONTAINS(text, "0.40x");
     CHECK_CONTAINS(text, "Self CPU time total: 1.150us before, 0.600us after (-47.83%)");
     CHECK_CONTAINS(text, "Note: thread tracks differ: 1 before, 2 after");
+    /* one column model: the text's cells are the JSON's values, formatted */
+    CHECK(strstr(text, "-600.000ns") == NULL);
+    CHECK_CONTAINS(text, "-0.600us");  /* big's change */
+    CHECK_CONTAINS(text, "+0.070us");  /* new's */
+    const char *new_row = strstr(text, " new "), *end = new_row ? strchr(new_row, '\n') : NULL;
+    const char *ratio = new_row ? strstr(new_row + 4, " new ") : NULL;
+    CHECK(ratio && end && ratio < end); /* the new operator's ratio cell says "new" */
+    CHECK_CONTAINS(text, "gone");
     opprof_free(text);
     CHECK_INT(opprof_capture_diff_to_string(before, after, 1, OPPROF_DIFF_JSON, &text), 0);
-    CHECK_CONTAINS(text, "\"name\": \"big\", \"calls_before\": 1, \"calls_after\": 1, \"self_cpu_us_before\": 1.000, "
-                         "\"self_cpu_us_after\": 0.400, \"self_cpu_us_delta\": -0.600");
+    CHECK_CONTAINS(text, "\"name\": \"big\", \"calls_before\": 1, \"calls_after\": 1, \"self_cpu_us_before\": 1, "
+                         "\"self_cpu_us_after\": 0.4, \"self_cpu_us_delta\": -0.6, \"self_ratio\": 0.4");
     CHECK(strstr(text, "\"small\"") == NULL); /* row limit 1 */
+    opprof_free(text);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, -1, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"name\": \"new\", \"calls_before\": null, \"calls_after\": 1, \"self_cpu_us_before\": null");
+    CHECK_CONTAINS(text, "\"self_ratio\": null, \"total_cpu_us_before\": null");
+    CHECK_CONTAINS(text, "\"present\": \"after\"");
+    CHECK_CONTAINS(text, "\"totals\": {\"self_cpu_us_before\": 1.15, \"self_cpu_us_after\": 0.6}");
+    opprof_free(text);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, -1, OPPROF_DIFF_HTML, &text), 0);
+    CHECK_CONTAINS(text, "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>");
+    CHECK_CONTAINS(text, "<tr><td>events</td><td>3</td><td>3</td></tr>");
+    CHECK_CONTAINS(text, "<td data-v=\"big\" title=\"big\">big</td>");
+    CHECK_CONTAINS(text, "<td data-v=\"0.4\">0.40x</td>"); /* ratio: sorts by its value */
+    CHECK_CONTAINS(text, "<td data-v=\"1e+300\">new</td>"); /* a new operator sorts above every ratio */
     opprof_free(text);
     opprof_capture_free(before);
     opprof_capture_free(after);

@@ -1,5 +1,9 @@
-/* diff.c - two captures compared operator by operator. */
-#include "internal.h"
+/* diff.c - two captures compared operator by operator: the rows of both
+ * paired by key, the largest change of self time first. The columns are
+ * descriptors (COLUMNS), and the text table, the JSON rows and the HTML page
+ * are views of them, each cell through render.c's one formatter per unit; a
+ * new column is one line of COLUMNS. */
+#include "render.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +14,69 @@ typedef struct pair {
     const opprof_average_row *before, *after; /* either may be NULL */
     int64_t self_delta;
 } pair;
+
+/* ---- the columns ---- */
+
+enum side { BOTH, BEFORE, AFTER }; /* BEFORE, AFTER: no value ("-", null) where that side has no row */
+
+typedef struct diff_column {
+    const char *title, *key; /* key: in JSON */
+    opprof__unit unit;
+    enum side side;
+    double (*number)(const pair *p); /* NAN: no value */
+} diff_column;
+
+#define SIDE_NUMBER(fn, row, expr) \
+    static double fn(const pair *p) { return p->row ? (double)(expr) : NAN; }
+SIDE_NUMBER(calls_before, before, p->before->calls)
+SIDE_NUMBER(calls_after, after, p->after->calls)
+SIDE_NUMBER(self_before, before, p->before->self_ns / 1e3)
+SIDE_NUMBER(self_after, after, p->after->self_ns / 1e3)
+SIDE_NUMBER(total_before, before, p->before->total_ns / 1e3)
+SIDE_NUMBER(total_after, after, p->after->total_ns / 1e3)
+SIDE_NUMBER(mem_before, before, p->before->self_cpu_mem)
+SIDE_NUMBER(mem_after, after, p->after->self_cpu_mem)
+#undef SIDE_NUMBER
+
+static double self_change(const pair *p) { return (double)p->self_delta / 1e3; }
+
+/* after / before; no value for an operator new or gone; inf from nothing to something */
+static double self_ratio(const pair *p) {
+    if (!p->before || !p->after) return NAN;
+    double b = (double)p->before->self_ns, a = (double)p->after->self_ns;
+    return b == 0 ? (a == 0 ? 1.0 : INFINITY) : a / b;
+}
+
+static const diff_column COLUMNS[] = {
+    {"Name", "name", OPPROF__UNIT_NAME, BOTH, NULL},
+    {"Calls before", "calls_before", OPPROF__UNIT_COUNT, BEFORE, calls_before},
+    {"Calls after", "calls_after", OPPROF__UNIT_COUNT, AFTER, calls_after},
+    {"Self before", "self_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, self_before},
+    {"Self after", "self_cpu_us_after", OPPROF__UNIT_TIME, AFTER, self_after},
+    {"Self change", "self_cpu_us_delta", OPPROF__UNIT_CHANGE, BOTH, self_change},
+    {"Self ratio", "self_ratio", OPPROF__UNIT_RATIO, BOTH, self_ratio},
+    {"Total before", "total_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, total_before},
+    {"Total after", "total_cpu_us_after", OPPROF__UNIT_TIME, AFTER, total_after},
+    {"Self Mem before", "self_cpu_bytes_before", OPPROF__UNIT_BYTES, BEFORE, mem_before},
+    {"Self Mem after", "self_cpu_bytes_after", OPPROF__UNIT_BYTES, AFTER, mem_after},
+};
+enum { N_COLUMNS = sizeof COLUMNS / sizeof *COLUMNS, CELL = 64 };
+
+/* A cell as every view shows it: "-" where the column's side has no row,
+ * "new" and "gone" for the ratio of an operator on one side only. */
+static void cell(const diff_column *col, const pair *p, char *buf, size_t size) {
+    if (col->unit == OPPROF__UNIT_NAME) {
+        opprof__name_cell(p->key, buf, size);
+    } else if ((col->side == BEFORE && !p->before) || (col->side == AFTER && !p->after)) {
+        snprintf(buf, size, "-");
+    } else if (col->unit == OPPROF__UNIT_RATIO && (!p->before || !p->after)) {
+        snprintf(buf, size, p->before ? "gone" : "new");
+    } else {
+        opprof__unit_text(col->unit, col->number(p), buf, size);
+    }
+}
+
+/* ---- the rows ---- */
 
 static int pair_cmp(const void *a, const void *b) {
     const pair *x = a, *y = b;
@@ -45,212 +112,12 @@ static size_t pair_rows(const opprof_average_row *rb, size_t nb, const opprof_av
     return n;
 }
 
-static void format_delta_us(double us, char *buf, size_t size) {
-    char t[48];
-    opprof_format_time_us(fabs(us), t, sizeof t);
-    snprintf(buf, size, "%s%s", us < 0 ? "-" : "+", t);
-}
-
-static void format_ratio(int64_t before, int64_t after, const opprof_average_row *b, const opprof_average_row *a,
-                         char *buf, size_t size) {
-    if (!b)
-        snprintf(buf, size, "new");
-    else if (!a)
-        snprintf(buf, size, "gone");
-    else if (before == 0)
-        snprintf(buf, size, after == 0 ? "1.00x" : "inf");
-    else
-        snprintf(buf, size, "%.2fx", (double)after / (double)before);
-}
-
-/* Notes on configuration differences. */
-static void notes(const opprof_capture *b, const opprof_capture *a, char out[8][160], int *count) {
-    *count = 0;
-    if (b->n_threads != a->n_threads)
-        snprintf(out[(*count)++], 160, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
-    const opprof_schedule *sb = &b->info.schedule, *sa = &a->info.schedule;
-    if (memcmp(sb, sa, sizeof *sb) != 0)
-        snprintf(out[(*count)++], 160,
-                 "schedules differ: (skip_first %d, wait %d, warmup %d, active %d, repeat %d) before, "
-                 "(%d, %d, %d, %d, %d) after",
-                 sb->skip_first, sb->wait, sb->warmup, sb->active, sb->repeat, sa->skip_first, sa->wait, sa->warmup,
-                 sa->active, sa->repeat);
-    if (b->info.profile_memory != a->info.profile_memory)
-        snprintf(out[(*count)++], 160, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
-    if (b->info.dropped_events || a->info.dropped_events)
-        snprintf(out[(*count)++], 160, "events were dropped at record time: %llu before, %llu after",
-                 (unsigned long long)b->info.dropped_events, (unsigned long long)a->info.dropped_events);
-    if (b->n_warnings || a->n_warnings)
-        snprintf(out[(*count)++], 160, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
-}
-
-/* The comparison as a page: totals, notes, a sortable table whose last
- * column draws self time before (grey) and after (red when 5 % slower, green
- * when 5 % faster, else blue) on one scale. */
-static void html_page(opprof__strbuf *sb, const pair *pairs, size_t n, size_t shown, int64_t tb, int64_t ta,
-                      char note[8][160], int n_notes) {
-    enum { BAR = 240 }; /* px for the largest self time */
-    opprof__html_begin(sb, "opprof diff");
-    char t1[48], t2[48], buf[64];
-    opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
-    opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
-    opprof__sb_printf(sb, "<p>Self CPU time total: %s before, %s after", t1, t2);
-    if (tb) opprof__sb_printf(sb, " (%+.2f%%)", 100.0 * ((double)ta - (double)tb) / (double)tb);
-    opprof__sb_printf(sb, "; %zu operator(s) and range(s)%s.</p>\n", n, shown < n ? ", the largest changes shown" : "");
-    if (n_notes) {
-        opprof__sb_puts(sb, "<ul class=\"warn\">\n");
-        for (int i = 0; i < n_notes; i++) {
-            opprof__sb_puts(sb, "<li>");
-            opprof__sb_html(sb, note[i]);
-            opprof__sb_puts(sb, "</li>\n");
-        }
-        opprof__sb_puts(sb, "</ul>\n");
-    }
-    double largest = 1;
-    for (size_t i = 0; i < shown; i++) {
-        if (pairs[i].before && (double)pairs[i].before->self_ns > largest) largest = (double)pairs[i].before->self_ns;
-        if (pairs[i].after && (double)pairs[i].after->self_ns > largest) largest = (double)pairs[i].after->self_ns;
-    }
-    opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr><th data-text=\"1\">Name</th>"
-                        "<th>Calls before</th><th>Calls after</th><th>Self before</th><th>Self after</th>"
-                        "<th>Self change</th><th>Self ratio</th><th>Total before</th><th>Total after</th>"
-                        "<th>Self Mem before</th><th>Self Mem after</th><th>Self time</th></tr></thead>\n<tbody>\n");
-    for (size_t i = 0; i < shown; i++) {
-        const pair *pr = &pairs[i];
-        const opprof_average_row *b = pr->before, *a = pr->after;
-        opprof__sb_puts(sb, "<tr><td data-v=\"");
-        opprof__sb_html(sb, pr->key);
-        opprof__sb_puts(sb, "\">");
-        opprof__sb_html(sb, pr->key);
-        opprof__sb_puts(sb, "</td>");
-        /* a side's cell: its number in data-v, "-" shown where the side has no row */
-#define CELL(row, value, text)                                                                             \
-    opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (row) ? (long long)(value) : 0LL, (row) ? (text) : "-")
-        snprintf(buf, sizeof buf, "%lld", b ? (long long)b->calls : 0LL);
-        CELL(b, b->calls, buf);
-        snprintf(buf, sizeof buf, "%lld", a ? (long long)a->calls : 0LL);
-        CELL(a, a->calls, buf);
-        opprof_format_time_us(b ? (double)b->self_ns / 1e3 : 0, buf, sizeof buf);
-        CELL(b, b->self_ns, buf);
-        opprof_format_time_us(a ? (double)a->self_ns / 1e3 : 0, buf, sizeof buf);
-        CELL(a, a->self_ns, buf);
-        format_delta_us((double)pr->self_delta / 1e3, buf, sizeof buf);
-        opprof__sb_printf(sb, "<td data-v=\"%lld\">%s</td>", (long long)pr->self_delta, buf);
-        int64_t bs = b ? b->self_ns : 0, as = a ? a->self_ns : 0;
-        format_ratio(bs, as, b, a, buf, sizeof buf);
-        double ratio = !b ? 1e300 : !a ? 0 : bs == 0 ? (as == 0 ? 1 : 1e300) : (double)as / (double)bs;
-        opprof__sb_printf(sb, "<td data-v=\"%g\">%s</td>", ratio, buf);
-        opprof_format_time_us(b ? (double)b->total_ns / 1e3 : 0, buf, sizeof buf);
-        CELL(b, b->total_ns, buf);
-        opprof_format_time_us(a ? (double)a->total_ns / 1e3 : 0, buf, sizeof buf);
-        CELL(a, a->total_ns, buf);
-        opprof_format_memory(b ? b->self_cpu_mem : 0, buf, sizeof buf);
-        CELL(b, b->self_cpu_mem, buf);
-        opprof_format_memory(a ? a->self_cpu_mem : 0, buf, sizeof buf);
-        CELL(a, a->self_cpu_mem, buf);
-#undef CELL
-        const char *trend = (double)as > 1.05 * (double)bs ? " worse" : (double)as < 0.95 * (double)bs ? " better" : "";
-        opprof__sb_printf(sb,
-                          "<td data-v=\"%lld\"><div class=\"bar b\" style=\"width:%.1fpx\"></div>"
-                          "<div class=\"bar a%s\" style=\"width:%.1fpx\"></div></td></tr>\n",
-                          (long long)pr->self_delta, (double)(bs > 0 ? bs : 0) * BAR / largest, trend,
-                          (double)(as > 0 ? as : 0) * BAR / largest);
-    }
-    opprof__sb_puts(sb, "</tbody>\n</table>\n");
-    opprof__html_end(sb);
-}
-
-#define SIDE(row, field) ((row) ? (long long)(row)->field : 0LL)
-
-static void diff_json(opprof__strbuf *sb, const pair *pairs, size_t shown, int64_t tb, int64_t ta,
-                      char note[8][160], int n_notes) {
-    opprof__sb_puts(sb, "{\n  \"rows\": [");
-    for (size_t i = 0; i < shown; i++) {
-        const pair *pr = &pairs[i];
-        opprof__sb_puts(sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        opprof__sb_json_string(sb, pr->key);
-        opprof__sb_printf(sb,
-                          ", \"calls_before\": %lld, \"calls_after\": %lld, \"self_cpu_us_before\": %.3f, "
-                          "\"self_cpu_us_after\": %.3f, \"self_cpu_us_delta\": %.3f, \"total_cpu_us_before\": %.3f, "
-                          "\"total_cpu_us_after\": %.3f, \"self_cpu_bytes_before\": %lld, \"self_cpu_bytes_after\": %lld, "
-                          "\"present\": \"%s\"}",
-                          SIDE(pr->before, calls), SIDE(pr->after, calls), SIDE(pr->before, self_ns) / 1e3,
-                          SIDE(pr->after, self_ns) / 1e3, (double)pr->self_delta / 1e3, SIDE(pr->before, total_ns) / 1e3,
-                          SIDE(pr->after, total_ns) / 1e3, SIDE(pr->before, self_cpu_mem), SIDE(pr->after, self_cpu_mem),
-                          !pr->before ? "after" : !pr->after ? "before" : "both");
-    }
-    opprof__sb_printf(sb, "%s],\n  \"totals\": {\"self_cpu_us_before\": %.3f, \"self_cpu_us_after\": %.3f},\n",
-                      shown ? "\n  " : "", (double)tb / 1e3, (double)ta / 1e3);
-    opprof__sb_puts(sb, "  \"notes\": [");
-    for (int i = 0; i < n_notes; i++) {
-        if (i) opprof__sb_puts(sb, ", ");
-        opprof__sb_json_string(sb, note[i]);
-    }
-    opprof__sb_puts(sb, "]\n}\n");
-}
-
-enum { DIFF_COLUMNS = 11, DIFF_CELL = 64 };
-
-/* A row's cells; "-" where a side has no row. */
-static void diff_cells(const pair *pr, char (*c)[DIFF_CELL]) {
-    const opprof_average_row *b = pr->before, *a = pr->after;
-    if (strlen(pr->key) >= 52)
-        snprintf(c[0], DIFF_CELL, "%.52s...", pr->key);
-    else
-        snprintf(c[0], DIFF_CELL, "%s", pr->key);
-    snprintf(c[1], DIFF_CELL, "%lld", SIDE(b, calls));
-    snprintf(c[2], DIFF_CELL, "%lld", SIDE(a, calls));
-    opprof_format_time_us(SIDE(b, self_ns) / 1e3, c[3], DIFF_CELL);
-    opprof_format_time_us(SIDE(a, self_ns) / 1e3, c[4], DIFF_CELL);
-    format_delta_us((double)pr->self_delta / 1e3, c[5], DIFF_CELL);
-    format_ratio(SIDE(b, self_ns), SIDE(a, self_ns), b, a, c[6], DIFF_CELL);
-    opprof_format_time_us(SIDE(b, total_ns) / 1e3, c[7], DIFF_CELL);
-    opprof_format_time_us(SIDE(a, total_ns) / 1e3, c[8], DIFF_CELL);
-    opprof_format_memory(SIDE(b, self_cpu_mem), c[9], DIFF_CELL);
-    opprof_format_memory(SIDE(a, self_cpu_mem), c[10], DIFF_CELL);
-    static const int before_side[] = {1, 3, 7, 9}, after_side[] = {2, 4, 8, 10};
-    for (int k = 0; k < 4; k++) {
-        if (!b) snprintf(c[before_side[k]], DIFF_CELL, "-");
-        if (!a) snprintf(c[after_side[k]], DIFF_CELL, "-");
-    }
-}
-
-/* The text view: text_table.c's layout, then the totals and the notes. */
-static int diff_text(opprof__strbuf *sb, const pair *pairs, size_t shown, int64_t tb, int64_t ta,
-                     char note[8][160], int n_notes) {
-    static const char *const titles[DIFF_COLUMNS] = {"Name",          "Calls before",  "Calls after",  "Self before",
-                                                     "Self after",    "Self change",   "Self ratio",   "Total before",
-                                                     "Total after",   "Self Mem bef.", "Self Mem after"};
-    char (*cells)[DIFF_CELL] = opprof__calloc((shown ? shown : 1) * DIFF_COLUMNS, DIFF_CELL);
-    const char **ptrs = opprof__calloc((shown ? shown : 1) * DIFF_COLUMNS, sizeof *ptrs);
-    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < shown; i++) {
-        diff_cells(&pairs[i], cells + i * DIFF_COLUMNS);
-        for (int k = 0; k < DIFF_COLUMNS; k++) ptrs[i * DIFF_COLUMNS + k] = cells[i * DIFF_COLUMNS + k];
-    }
-    if (!rc) rc = opprof__text_table(sb, titles, DIFF_COLUMNS, ptrs, shown);
-    opprof__free(cells);
-    opprof__free(ptrs);
-    char t1[48], t2[48];
-    opprof_format_time_us((double)tb / 1e3, t1, sizeof t1);
-    opprof_format_time_us((double)ta / 1e3, t2, sizeof t2);
-    if (tb)
-        opprof__sb_printf(sb, "Self CPU time total: %s before, %s after (%+.2f%%)\n", t1, t2,
-                          100.0 * (double)(ta - tb) / (double)tb);
-    else
-        opprof__sb_printf(sb, "Self CPU time total: %s before, %s after\n", t1, t2);
-    for (int i = 0; i < n_notes; i++) opprof__sb_printf(sb, "Note: %s\n", note[i]);
-    return rc;
-}
-#undef SIDE
-
 /* The two captures' rows paired by key, largest change of self time first. */
-static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pair **out, size_t *n, size_t *room) {
+static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pair **out, size_t *n) {
     size_t nb, na;
     const opprof_average_row *rb = opprof_averages_rows(ab, &nb), *ra = opprof_averages_rows(aa, &na);
-    *room = nb + na + 1;
-    pair *pairs = opprof__alloc(*room * sizeof *pairs);
-    const opprof_average_row **sorted = opprof__alloc(*room * sizeof *sorted);
+    pair *pairs = opprof__alloc((nb + na + 1) * sizeof *pairs);
+    const opprof_average_row **sorted = opprof__alloc((nb + na + 1) * sizeof *sorted);
     if (!pairs || !sorted) {
         opprof__free(pairs);
         opprof__free(sorted);
@@ -266,31 +133,215 @@ static int paired_rows(const opprof_averages *ab, const opprof_averages *aa, pai
     return 0;
 }
 
+/* ---- what every view says besides the rows ---- */
+
+typedef struct diff {
+    const opprof_capture *before, *after;
+    pair *pairs;
+    size_t n, shown;
+    int64_t self_before, self_after; /* ns */
+    char notes[8][160];
+    int n_notes;
+} diff;
+
+/* Notes on configuration differences. */
+static void notes(diff *d) {
+    const opprof_capture *b = d->before, *a = d->after;
+    char(*out)[160] = d->notes;
+    int n = 0;
+    if (b->n_threads != a->n_threads)
+        snprintf(out[n++], 160, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
+    const opprof_schedule *sb = &b->info.schedule, *sa = &a->info.schedule;
+    if (memcmp(sb, sa, sizeof *sb) != 0)
+        snprintf(out[n++], 160,
+                 "schedules differ: (skip_first %d, wait %d, warmup %d, active %d, repeat %d) before, "
+                 "(%d, %d, %d, %d, %d) after",
+                 sb->skip_first, sb->wait, sb->warmup, sb->active, sb->repeat, sa->skip_first, sa->wait, sa->warmup,
+                 sa->active, sa->repeat);
+    if (b->info.profile_memory != a->info.profile_memory)
+        snprintf(out[n++], 160, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
+    if (b->info.dropped_events || a->info.dropped_events)
+        snprintf(out[n++], 160, "events were dropped at record time: %llu before, %llu after",
+                 (unsigned long long)b->info.dropped_events, (unsigned long long)a->info.dropped_events);
+    if (b->n_warnings || a->n_warnings)
+        snprintf(out[n++], 160, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
+    d->n_notes = n;
+}
+
+/* "Self CPU time total: 1.150us before, 0.600us after (-47.83%)" */
+static void totals_line(const diff *d, char *buf, size_t size) {
+    char t1[48], t2[48];
+    opprof_format_time_us((double)d->self_before / 1e3, t1, sizeof t1);
+    opprof_format_time_us((double)d->self_after / 1e3, t2, sizeof t2);
+    int n = snprintf(buf, size, "Self CPU time total: %s before, %s after", t1, t2);
+    if (d->self_before && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%+.2f%%)",
+                 100.0 * ((double)d->self_after - (double)d->self_before) / (double)d->self_before);
+}
+
+/* ---- the views ---- */
+
+static int diff_text(opprof__strbuf *sb, const diff *d) {
+    const char *titles[N_COLUMNS];
+    for (size_t k = 0; k < N_COLUMNS; k++) titles[k] = COLUMNS[k].title;
+    size_t n_cells = (d->shown ? d->shown : 1) * N_COLUMNS;
+    char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
+    const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
+    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < d->shown; i++)
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            cell(&COLUMNS[k], &d->pairs[i], cells[i * N_COLUMNS + k], CELL);
+            ptrs[i * N_COLUMNS + k] = cells[i * N_COLUMNS + k];
+        }
+    if (!rc) rc = opprof__text_table(sb, titles, N_COLUMNS, ptrs, d->shown);
+    opprof__free(cells);
+    opprof__free(ptrs);
+    char line[256];
+    totals_line(d, line, sizeof line);
+    opprof__sb_printf(sb, "%s\n", line);
+    for (int i = 0; i < d->n_notes; i++) opprof__sb_printf(sb, "Note: %s\n", d->notes[i]);
+    return rc;
+}
+
+/* Each column's raw value under its key (null where there is none), and
+ * which side has the operator. */
+static void diff_json(opprof__strbuf *sb, const diff *d) {
+    char num[64];
+    opprof__sb_puts(sb, "{\n  \"rows\": [");
+    for (size_t i = 0; i < d->shown; i++) {
+        const pair *p = &d->pairs[i];
+        opprof__sb_puts(sb, i ? ",\n    {" : "\n    {");
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "", COLUMNS[k].key);
+            if (COLUMNS[k].unit == OPPROF__UNIT_NAME) {
+                opprof__sb_json_string(sb, p->key);
+                continue;
+            }
+            opprof__number_text(COLUMNS[k].number(p), num, sizeof num);
+            opprof__sb_puts(sb, num);
+        }
+        opprof__sb_printf(sb, ", \"present\": \"%s\"}", !p->before ? "after" : !p->after ? "before" : "both");
+    }
+    opprof__sb_puts(sb, d->shown ? "\n  ],\n  \"totals\": {\"self_cpu_us_before\": " : "],\n  \"totals\": {\"self_cpu_us_before\": ");
+    opprof__number_text((double)d->self_before / 1e3, num, sizeof num);
+    opprof__sb_printf(sb, "%s, \"self_cpu_us_after\": ", num);
+    opprof__number_text((double)d->self_after / 1e3, num, sizeof num);
+    opprof__sb_printf(sb, "%s},\n  \"notes\": [", num);
+    for (int i = 0; i < d->n_notes; i++) {
+        if (i) opprof__sb_puts(sb, ", ");
+        opprof__sb_json_string(sb, d->notes[i]);
+    }
+    opprof__sb_puts(sb, "]\n}\n");
+}
+
+/* The two captures side by side, in the report's facts box. */
+static void html_facts(opprof__strbuf *sb, const diff *d) {
+    const opprof_capture *side[2] = {d->before, d->after};
+    char t[2][48];
+    opprof__sb_puts(sb, "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>\n<tr><td>captured</td>");
+    for (int s = 0; s < 2; s++) {
+        opprof_format_time_us((double)side[s]->info.duration_ns / 1e3, t[s], sizeof t[s]);
+        opprof__sb_printf(sb, "<td>%s</td>", t[s]);
+    }
+    opprof__sb_puts(sb, "</tr>\n<tr><td>Self CPU time total</td>");
+    opprof_format_time_us((double)d->self_before / 1e3, t[0], sizeof t[0]);
+    opprof_format_time_us((double)d->self_after / 1e3, t[1], sizeof t[1]);
+    opprof__sb_printf(sb, "<td>%s</td><td>%s</td></tr>\n<tr><td>events</td>", t[0], t[1]);
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%zu</td>", side[s]->n_events);
+    opprof__sb_puts(sb, "</tr>\n<tr><td>thread tracks</td>");
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%zu</td>", side[s]->n_threads);
+    opprof__sb_puts(sb, "</tr>\n<tr><td>memory recorded</td>");
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%s</td>", side[s]->info.profile_memory ? "yes" : "no");
+    opprof__sb_puts(sb, "</tr></table>\n");
+}
+
+/* What a cell sorts by: its value; a missing side as 0, "new" and "inf" above all. */
+static double sort_value(const diff_column *col, const pair *p) {
+    double x = col->number(p);
+    if (isnan(x)) return col->unit == OPPROF__UNIT_RATIO && !p->before ? 1e300 : 0;
+    return isinf(x) ? 1e300 : x;
+}
+
+/* The self-time bars: before (grey) and after (red when 5 % slower, green
+ * when 5 % faster, else blue) on one scale. */
+static void bars_cell(opprof__strbuf *sb, const pair *p, double largest) {
+    enum { BAR = 240 }; /* px for the largest self time */
+    double bs = p->before ? (double)p->before->self_ns : 0, as = p->after ? (double)p->after->self_ns : 0;
+    const char *trend = as > 1.05 * bs ? " worse" : as < 0.95 * bs ? " better" : "";
+    opprof__sb_printf(sb,
+                      "<td data-v=\"%lld\"><div class=\"bar b\" style=\"width:%.1fpx\"></div>"
+                      "<div class=\"bar a%s\" style=\"width:%.1fpx\"></div></td>",
+                      (long long)p->self_delta, (bs > 0 ? bs : 0) * BAR / largest, trend,
+                      (as > 0 ? as : 0) * BAR / largest);
+}
+
+static void diff_html(opprof__strbuf *sb, const diff *d) {
+    opprof__html_begin(sb, "opprof diff");
+    html_facts(sb, d);
+    char line[256];
+    totals_line(d, line, sizeof line);
+    opprof__sb_printf(sb, "<p>%s; %zu operator(s) and range(s)%s.</p>\n", line, d->n,
+                      d->shown < d->n ? ", the largest changes shown" : "");
+    if (d->n_notes) opprof__sb_puts(sb, "<ul class=\"warn\">\n");
+    for (int i = 0; i < d->n_notes; i++) {
+        opprof__sb_puts(sb, "<li>");
+        opprof__sb_html(sb, d->notes[i]);
+        opprof__sb_puts(sb, "</li>\n");
+    }
+    if (d->n_notes) opprof__sb_puts(sb, "</ul>\n");
+    double largest = 1;
+    for (size_t i = 0; i < d->shown; i++) {
+        const pair *p = &d->pairs[i];
+        if (p->before && (double)p->before->self_ns > largest) largest = (double)p->before->self_ns;
+        if (p->after && (double)p->after->self_ns > largest) largest = (double)p->after->self_ns;
+    }
+    opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr>");
+    for (size_t k = 0; k < N_COLUMNS; k++)
+        opprof__sb_printf(sb, "<th%s>%s</th>", COLUMNS[k].number ? "" : " data-text=\"1\"", COLUMNS[k].title);
+    opprof__sb_puts(sb, "<th>Self time</th></tr></thead>\n<tbody>\n");
+    char text[CELL], num[64];
+    for (size_t i = 0; i < d->shown; i++) {
+        const pair *p = &d->pairs[i];
+        opprof__sb_puts(sb, "<tr>");
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            if (!COLUMNS[k].number) {
+                opprof__html_name_cell(sb, p->key);
+                continue;
+            }
+            cell(&COLUMNS[k], p, text, sizeof text);
+            opprof__number_text(sort_value(&COLUMNS[k], p), num, sizeof num);
+            opprof__sb_printf(sb, "<td data-v=\"%s\">%s</td>", num, text);
+        }
+        bars_cell(sb, p, largest);
+        opprof__sb_puts(sb, "</tr>\n");
+    }
+    opprof__sb_puts(sb, "</tbody>\n</table>\n");
+    opprof__html_end(sb);
+}
+
 int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                   opprof_diff_format format, char **out_text) {
     if (!before || !after || !out_text ||
         (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
         return OPPROF_EINVAL;
     opprof_averages *ab = NULL, *aa = NULL;
-    pair *pairs = NULL;
-    size_t n = 0, room = 0;
+    diff d = {.before = before, .after = after};
     int rc = opprof_capture_averages(before, &ab);
     if (!rc) rc = opprof_capture_averages(after, &aa);
-    if (!rc) rc = paired_rows(ab, aa, &pairs, &n, &room);
+    if (!rc) rc = paired_rows(ab, aa, &d.pairs, &d.n);
     opprof__strbuf sb = {0};
     if (!rc) {
-        size_t shown = row_limit > 0 && (size_t)row_limit < n ? (size_t)row_limit : n;
-        int64_t tb = opprof_averages_self_total_ns(ab), ta = opprof_averages_self_total_ns(aa);
-        char note[8][160];
-        int n_notes;
-        notes(before, after, note, &n_notes);
+        d.shown = row_limit > 0 && (size_t)row_limit < d.n ? (size_t)row_limit : d.n;
+        d.self_before = opprof_averages_self_total_ns(ab);
+        d.self_after = opprof_averages_self_total_ns(aa);
+        notes(&d);
         if (format == OPPROF_DIFF_JSON)
-            diff_json(&sb, pairs, shown, tb, ta, note, n_notes);
+            diff_json(&sb, &d);
         else if (format == OPPROF_DIFF_HTML)
-            html_page(&sb, pairs, n, shown, tb, ta, note, n_notes);
+            diff_html(&sb, &d);
         else
-            rc = diff_text(&sb, pairs, shown, tb, ta, note, n_notes);
-        opprof__free(pairs);
+            rc = diff_text(&sb, &d);
+        opprof__free(d.pairs);
     }
     opprof_averages_free(ab);
     opprof_averages_free(aa);

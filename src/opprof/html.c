@@ -18,24 +18,6 @@ enum {
     MAX_FLAME_DEPTH = 64    /* flame graph rows */
 };
 
-/* The first `max` bytes of s, escaped, with "..." when cut (never inside a
- * UTF-8 sequence). */
-static void put_escaped_cut(opprof__strbuf *sb, const char *s, size_t max) {
-    size_t n = strlen(s);
-    if (n <= max) {
-        opprof__sb_html(sb, s);
-        return;
-    }
-    size_t keep = max > 3 ? max - 3 : 0;
-    while (keep && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
-    char buf[256];
-    if (keep >= sizeof buf) keep = sizeof buf - 1;
-    memcpy(buf, s, keep);
-    buf[keep] = '\0';
-    opprof__sb_html(sb, buf);
-    opprof__sb_puts(sb, "...");
-}
-
 /* A stable colour per name: warm for operators, cool for ranges. */
 static void colour_of(const char *name, bool warm, char *buf, size_t size) {
     uint32_t h = 2166136261u;
@@ -129,13 +111,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
         for (size_t k = 0; k < v.n_columns; k++) {
             const opprof__column *col = v.columns[k];
             if (col->unit == OPPROF__UNIT_NAME) {
-                opprof__sb_puts(sb, "<td data-v=\"");
-                opprof__sb_html(sb, r->key);
-                opprof__sb_puts(sb, "\" title=\"");
-                opprof__sb_html(sb, r->key);
-                opprof__sb_puts(sb, "\">");
-                put_escaped_cut(sb, r->key, MAX_NAME_CELL);
-                opprof__sb_puts(sb, "</td>");
+                opprof__html_name_cell(sb, r->key);
                 continue;
             }
             opprof__sb_puts(sb, "<td data-v=\"");
@@ -232,7 +208,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
             int chars = (int)((w - 6) / 7);
             if (chars >= 3) {
                 opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%.0f\">", x[i] + 3, y + 12);
-                put_escaped_cut(sb, name, (size_t)chars);
+                opprof__sb_html_cut(sb, name, (size_t)chars);
                 opprof__sb_puts(sb, "</text>");
             }
             opprof__sb_puts(sb, "</g>\n");
@@ -386,6 +362,16 @@ void opprof__html_begin(opprof__strbuf *sb, const char *title) {
     opprof__sb_printf(sb, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", STYLE);
     opprof__sb_html(sb, title);
     opprof__sb_puts(sb, "</h1>\n");
+}
+
+void opprof__html_name_cell(opprof__strbuf *sb, const char *name) {
+    opprof__sb_puts(sb, "<td data-v=\"");
+    opprof__sb_html(sb, name);
+    opprof__sb_puts(sb, "\" title=\"");
+    opprof__sb_html(sb, name);
+    opprof__sb_puts(sb, "\">");
+    opprof__sb_html_cut(sb, name, MAX_NAME_CELL);
+    opprof__sb_puts(sb, "</td>");
 }
 
 void opprof__html_end(opprof__strbuf *sb) {

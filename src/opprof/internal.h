@@ -64,6 +64,9 @@ OPPROF__HIDDEN void opprof__sb_us(opprof__strbuf *sb, int64_t ns);
 OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
 /* Text for HTML (element text or a quoted attribute): & < > " ' escaped. */
 OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
+/* The first `max` bytes of s for HTML, "..." when cut (never inside a UTF-8
+ * sequence; at most 255 bytes kept). */
+OPPROF__HIDDEN void opprof__sb_html_cut(opprof__strbuf *sb, const char *s, size_t max);
 OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
 /* The one ending of a function that returns text: when rc is 0 (and the
  * buffer had no error), *out becomes a public string (opprof_free); the
@@ -279,16 +282,19 @@ typedef struct opprof__stack_tree {
 OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
 OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t name);
 /* ---- HTML pages (html.c) ---- */
-/* The head of an opprof page (style included) up to <body><h1>title</h1>;
- * the tail with the sorting script. Tables of class "sortable" sort by a
- * click on a header; cells sort by their data-v, as text under a <th
- * data-text="1">, else as numbers. */
 /* html_timeline.c: the explorable timeline's section and data; the viewer
  * script (report.js), once per page, after the sections. */
 OPPROF__HIDDEN int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c);
 OPPROF__HIDDEN void opprof__html_report_script(opprof__strbuf *sb);
+/* The head of an opprof page (style included) up to <body><h1>title</h1>;
+ * the tail with the sorting script. Tables of class "sortable" sort by a
+ * click on a header; cells sort by their data-v, as text under a <th
+ * data-text="1">, else as numbers. */
 OPPROF__HIDDEN void opprof__html_begin(opprof__strbuf *sb, const char *title);
 OPPROF__HIDDEN void opprof__html_end(opprof__strbuf *sb);
+/* A table's name cell: the whole name to sort by and on hover, shown cut to
+ * 80 characters (a kernel's 300-character name leaves the numbers on screen). */
+OPPROF__HIDDEN void opprof__html_name_cell(opprof__strbuf *sb, const char *name);
 OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
 
 #endif /* OPPROF_INTERNAL_H */

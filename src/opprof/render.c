@@ -237,20 +237,8 @@ void opprof__column_title(const opprof__view *v, const opprof__column *c, char *
         snprintf(buf, size, "%s", c->title);
 }
 
-void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf,
-                  size_t size) {
-    size_t w = v->width[0];
-    for (size_t k = 0; k < v->n_columns; k++)
-        if (v->columns[k] == c) w = v->width[k];
-    double x = c->number ? c->number(r, v) : 0.0;
-    const char *t = c->text ? c->text(r) : "";
-    switch (c->unit) {
-    case OPPROF__UNIT_NAME:
-        if (strlen(t) >= MAX_NAME_WIDTH - 3)
-            snprintf(buf, size, "%.*s...", MAX_NAME_WIDTH - 3, t);
-        else
-            snprintf(buf, size, "%s", t);
-        return;
+void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
+    switch (unit) {
     case OPPROF__UNIT_PERCENT:
         if (isnan(x)) snprintf(buf, size, "NaN");
         else snprintf(buf, size, "%.2f%%", 100.0 * x);
@@ -260,13 +248,46 @@ void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_a
     case OPPROF__UNIT_COUNT: snprintf(buf, size, "%lld", (long long)x); return;
     case OPPROF__UNIT_FLOPS:
         if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, "%8.3f", x * v->flops_scale);
+        else snprintf(buf, size, "%8.3f", x);
         return;
     case OPPROF__UNIT_RATE1:
     case OPPROF__UNIT_RATE2:
         if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, c->unit == OPPROF__UNIT_RATE1 ? "%.1f" : "%.2f", x);
+        else snprintf(buf, size, unit == OPPROF__UNIT_RATE1 ? "%.1f" : "%.2f", x);
         return;
+    case OPPROF__UNIT_CHANGE: {
+        char t[48];
+        opprof_format_time_us(fabs(x), t, sizeof t);
+        snprintf(buf, size, "%s%s", x < 0 ? "-" : "+", t);
+        return;
+    }
+    case OPPROF__UNIT_RATIO:
+        if (isinf(x)) snprintf(buf, size, "inf");
+        else if (isnan(x)) snprintf(buf, size, "--");
+        else snprintf(buf, size, "%.2fx", x);
+        return;
+    case OPPROF__UNIT_NAME:
+    case OPPROF__UNIT_TEXT:
+    case OPPROF__UNIT_LINES: snprintf(buf, size, "?"); return; /* text units: opprof__cell */
+    }
+}
+
+void opprof__name_cell(const char *name, char *buf, size_t size) {
+    if (strlen(name) >= MAX_NAME_WIDTH - 3)
+        snprintf(buf, size, "%.*s...", MAX_NAME_WIDTH - 3, name);
+    else
+        snprintf(buf, size, "%s", name);
+}
+
+void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf,
+                  size_t size) {
+    size_t w = v->width[0];
+    for (size_t k = 0; k < v->n_columns; k++)
+        if (v->columns[k] == c) w = v->width[k];
+    double x = c->number ? c->number(r, v) : 0.0;
+    const char *t = c->text ? c->text(r) : "";
+    switch (c->unit) {
+    case OPPROF__UNIT_NAME: opprof__name_cell(t, buf, size); return;
     case OPPROF__UNIT_TEXT: snprintf(buf, size, "%.*s", (int)w, t); return;
     case OPPROF__UNIT_LINES: {
         const char *nl = strchr(t, '\n');
@@ -274,5 +295,7 @@ void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_a
         snprintf(buf, size, "%.*s", (int)(len < w ? len : w), t);
         return;
     }
+    case OPPROF__UNIT_FLOPS: opprof__unit_text(c->unit, x * v->flops_scale, buf, size); return;
+    default: opprof__unit_text(c->unit, x, buf, size); return;
     }
 }

@@ -18,7 +18,9 @@ typedef enum opprof__unit {
     OPPROF__UNIT_RATE1,   /* per nanosecond, one decimal (GFLOP/s): "12.3", "--" */
     OPPROF__UNIT_RATE2,   /* ... two decimals (GB/s) */
     OPPROF__UNIT_TEXT,    /* a string cut to the column ("Input Shapes") */
-    OPPROF__UNIT_LINES    /* lines, one per table line, left-aligned ("Source Location") */
+    OPPROF__UNIT_LINES,   /* lines, one per table line, left-aligned ("Source Location") */
+    OPPROF__UNIT_CHANGE,  /* a signed change of microseconds: "+1.234ms", "-5.000us" */
+    OPPROF__UNIT_RATIO    /* after / before: "1.25x", "inf" */
 } opprof__unit;
 
 typedef struct opprof__view opprof__view;
@@ -73,6 +75,12 @@ OPPROF__HIDDEN void opprof__column_title(const opprof__view *v, const opprof__co
  * of LINES cells). */
 OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r,
                                  char *buf, size_t size);
+
+/* The one formatter of each numeric unit (not NAME, TEXT, LINES; FLOPS in
+ * its own unit, as the view scales it): the text every output shows for x. */
+OPPROF__HIDDEN void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size);
+/* A name as tables show it: cut to 52 characters and "..." past 55. */
+OPPROF__HIDDEN void opprof__name_cell(const char *name, char *buf, size_t size);
 
 /* A raw value as JSON writes it: the shortest text that reads back as the
  * same double, "null" for NaN (a "--" cell). */

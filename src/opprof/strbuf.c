@@ -159,6 +159,24 @@ void opprof__sb_html(opprof__strbuf *sb, const char *s) {
     }
 }
 
+/* The first `max` bytes of s, escaped, with "..." when cut (never inside a
+ * UTF-8 sequence). */
+void opprof__sb_html_cut(opprof__strbuf *sb, const char *s, size_t max) {
+    size_t n = strlen(s);
+    if (n <= max) {
+        opprof__sb_html(sb, s);
+        return;
+    }
+    size_t keep = max > 3 ? max - 3 : 0;
+    while (keep && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
+    char buf[256];
+    if (keep >= sizeof buf) keep = sizeof buf - 1;
+    memcpy(buf, s, keep);
+    buf[keep] = '\0';
+    opprof__sb_html(sb, buf);
+    opprof__sb_puts(sb, "...");
+}
+
 int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out) {
     if (!rc) rc = sb->error;
     if (!rc && !(*out = opprof__public_string(sb->data ? sb->data : "", sb->len))) rc = OPPROF_ENOMEM;
