@@ -299,3 +299,20 @@ void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_a
     default: opprof__unit_text(c->unit, x, buf, size); return;
     }
 }
+
+const opprof__column *opprof__view_column(const opprof__view *v, const char *key) {
+    for (size_t k = 0; k < v->n_columns; k++)
+        if (strcmp(v->columns[k]->key, key) == 0) return v->columns[k];
+    return NULL;
+}
+
+void opprof__json_cell(opprof__strbuf *sb, const opprof__view *v, const opprof__column *c,
+                       const opprof_average_row *r) {
+    if (c->text) {
+        opprof__sb_json_string(sb, c->text(r));
+        return;
+    }
+    char buf[40];
+    opprof__number_text(c->number(r, v), buf, sizeof buf);
+    opprof__sb_puts(sb, buf);
+}

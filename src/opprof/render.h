@@ -82,6 +82,12 @@ OPPROF__HIDDEN void opprof__unit_text(opprof__unit unit, double x, char *buf, si
 /* A name as tables show it: cut to 52 characters and "..." past 55. */
 OPPROF__HIDDEN void opprof__name_cell(const char *name, char *buf, size_t size);
 
+/* The shown column of that JSON key, or NULL. */
+OPPROF__HIDDEN const opprof__column *opprof__view_column(const opprof__view *v, const char *key);
+/* A cell as JSON: a string for text units, else the raw number (null: no value). */
+OPPROF__HIDDEN void opprof__json_cell(opprof__strbuf *sb, const opprof__view *v, const opprof__column *c,
+                                      const opprof_average_row *r);
+
 /* A raw value as JSON writes it: the shortest text that reads back as the
  * same double, "null" for NaN (a "--" cell). */
 OPPROF__HIDDEN void opprof__number_text(double x, char *buf, size_t size);

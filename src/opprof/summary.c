@@ -1,7 +1,7 @@
 /* summary.c - summary.json: the seed's report, with opprof's additions.
  * Each field and capture is rendered to JSON text when it is added, so the
  * summary keeps no reference to captures (they die with their callback). */
-#include "internal.h"
+#include "render.h"
 
 #include <string.h>
 
@@ -88,35 +88,49 @@ int opprof_summary_set_int_array(opprof_summary *s, const char *key, const int64
     return set_field(s, key, &sb);
 }
 
+/* The seed's keys of an operator, then opprof's, each written as the view's
+ * column of that key writes it in JSON (absent when the column is not shown:
+ * bytes without a memory capture, shapes and stacks without their grouping). */
+static const char *const OPERATOR_KEYS[] = {"calls",      "self_cpu_us", "total_cpu_us", "self_cpu_bytes", "cpu_bytes",
+                                            "peak_bytes", "flops",       "input_shapes", "stack"};
+
+static int operators(opprof__strbuf *sb, const opprof_capture *c, const opprof_averages *avg) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    bool flops = c->info.with_flops;
+    for (size_t i = 0; i < n; i++) flops |= rows[i].flops > 0;
+    opprof_table_options o = {.sort = OPPROF_SORT_NONE, .peak_memory = true, .flops = flops};
+    opprof__view v;
+    int rc = opprof__view_build(&v, avg, &o);
+    if (rc) return rc;
+    opprof__sb_printf(sb, "{\n      \"step\": %lld,\n      \"operators\": [", (long long)c->info.step_num);
+    for (size_t i = 0; i < v.shown; i++) {
+        const opprof_average_row *r = &v.rows[v.order[i]];
+        opprof__sb_puts(sb, i ? ",\n        {\n          \"name\": " : "\n        {\n          \"name\": ");
+        opprof__sb_json_string(sb, r->key);
+        for (size_t k = 0; k < sizeof OPERATOR_KEYS / sizeof *OPERATOR_KEYS; k++) {
+            const opprof__column *col = opprof__view_column(&v, OPERATOR_KEYS[k]);
+            if (!col) continue;
+            opprof__sb_printf(sb, ",\n          \"%s\": ", OPERATOR_KEYS[k]);
+            opprof__json_cell(sb, &v, col, r);
+        }
+        opprof__sb_puts(sb, "\n        }");
+    }
+    opprof__sb_puts(sb, v.shown ? "\n      ],\n" : "],\n");
+    opprof__view_free(&v);
+    return 0;
+}
+
 int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const opprof_averages *avg) {
     if (!s || !c || !avg) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    opprof__sb_printf(&sb, "{\n      \"step\": %lld,\n      \"operators\": [", (long long)c->info.step_num);
-    for (size_t i = 0; i < n; i++) {
-        opprof__sb_puts(&sb, i ? ",\n        {\n          \"name\": " : "\n        {\n          \"name\": ");
-        opprof__sb_json_string(&sb, rows[i].key);
-        opprof__sb_printf(&sb, ",\n          \"calls\": %lld,\n          \"self_cpu_us\": ", (long long)rows[i].calls);
-        opprof__sb_us(&sb, rows[i].self_ns);
-        opprof__sb_puts(&sb, ",\n          \"total_cpu_us\": ");
-        opprof__sb_us(&sb, rows[i].total_ns);
-        opprof__sb_printf(&sb, ",\n          \"self_cpu_bytes\": %lld,\n          \"cpu_bytes\": %lld",
-                          (long long)rows[i].self_cpu_mem, (long long)rows[i].cpu_mem);
-        if (c->info.profile_memory) opprof__sb_printf(&sb, ",\n          \"peak_bytes\": %lld", (long long)rows[i].peak_mem);
-        if (c->info.with_flops || rows[i].flops)
-            opprof__sb_printf(&sb, ",\n          \"flops\": %lld", (long long)rows[i].flops);
-        if (rows[i].input_shapes) {
-            opprof__sb_puts(&sb, ",\n          \"input_shapes\": ");
-            opprof__sb_json_string(&sb, rows[i].input_shapes);
-        }
-        if (rows[i].stack) {
-            opprof__sb_puts(&sb, ",\n          \"stack\": ");
-            opprof__sb_json_string(&sb, rows[i].stack);
-        }
-        opprof__sb_puts(&sb, "\n        }");
+    int rc = operators(&sb, c, avg);
+    if (rc) {
+        opprof__sb_free(&sb);
+        return rc;
     }
-    opprof__sb_puts(&sb, n ? "\n      ],\n" : "],\n");
     opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
     opprof__sb_us(&sb, opprof_averages_self_total_ns(avg));
     opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
@@ -160,7 +174,7 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     }
     opprof__sb_puts(&sb, "]\n    }");
     if (sb.error) {
-        int rc = sb.error;
+        rc = sb.error;
         opprof__sb_free(&sb);
         return rc;
     }

@@ -147,10 +147,7 @@ static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
     for (size_t k = 0; k < v->n_columns; k++) {
         const opprof__column *c = v->columns[k];
         opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "{", c->key);
-        if (c->text)
-            opprof__sb_json_string(sb, c->text(r));
-        else
-            json_number(sb, c->number(r, v));
+        opprof__json_cell(sb, v, c, r);
     }
     if (v->device[0]) opprof__sb_printf(sb, ", \"device\": %s", r->device ? "true" : "false");
     opprof__sb_puts(sb, "}");
