@@ -1,72 +1,17 @@
-/* reader.c - Chrome trace files to captures, streaming.
- *
- * A strict JSON parser written for this one job (docs/DEPENDENCIES.md has the
- * measurement that ruled out yajl's 283 MB/s): it reads the file through a
- * 1 MiB window (zlib's gzread, which also passes plain files through), parses
- * each event object into the few fields a capture keeps, and validates
- * everything else it skips. Limits (nesting depth, string length, number
- * range) turn hostile input into errors with a byte offset, a line and a
- * column, never into a crash, a hang or unbounded memory. */
+/* reader.c - Chrome trace files to captures, streaming: the meaning of a
+ * trace's values (events, phases, categories, args, Kineto's and opprof's
+ * metadata) over the JSON lexer of json_lex.c, which reads the text. Each
+ * event object is parsed into the few fields a capture keeps; everything
+ * else is validated and skipped; checks that need the whole trace (opprof
+ * check) run at the end. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "json_lex.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-enum { WINDOW = 1 << 20, DEFAULT_DEPTH = 64, PROGRESS_STEP = 64 << 20 };
-static const int64_t DEFAULT_MAX_STRING = 1 << 20;
-
-/* ---- input: a gz stream (plain files pass through) or memory ---- */
-
-typedef struct source {
-    gzFile gz;
-    const unsigned char *mem; /* memory input (plain) */
-    size_t mem_len, mem_pos;
-    z_stream z;               /* memory input (gzip) */
-    bool z_active;
-    int64_t size;             /* bytes of the file or buffer */
-} source;
-
-static int64_t source_read(source *s, unsigned char *dst, size_t cap) {
-    if (s->gz) {
-        int n = gzread(s->gz, dst, (unsigned)cap);
-        if (n < 0) {
-            int zerr;
-            const char *msg = gzerror(s->gz, &zerr);
-            (void)msg;
-            return zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
-        }
-        return n;
-    }
-    if (s->z_active) {
-        s->z.next_out = dst;
-        s->z.avail_out = (uInt)cap;
-        while (s->z.avail_out == cap) {
-            int rc = inflate(&s->z, Z_NO_FLUSH);
-            if (rc == Z_STREAM_END) break;
-            if (rc != Z_OK) return OPPROF_EFORMAT;
-        }
-        return (int64_t)(cap - s->z.avail_out);
-    }
-    size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
-    memcpy(dst, s->mem + s->mem_pos, n);
-    s->mem_pos += n;
-    return (int64_t)n;
-}
-
-static int64_t source_position(source *s) {
-    if (s->gz) return (int64_t)gzoffset(s->gz);
-    return s->z_active ? (int64_t)s->z.total_in : (int64_t)s->mem_pos;
-}
 
 /* ---- the parser ---- */
 
@@ -97,24 +42,9 @@ static const char *const UNUSED_NAMES[UNUSED_KINDS] = {
     "Python function events (left out, as key_averages does)", "events PyTorch's key_averages leaves out by name"};
 
 typedef struct parser {
-    source src;
-    unsigned char *buf;
-    size_t len, pos;
-    int64_t base;          /* offset of buf[0] in the text */
-    int64_t lc_off;        /* line counting has reached this offset (>= base) */
-    int64_t lc_lines;      /* newlines before lc_off */
-    int64_t lc_last;       /* offset of the last newline before lc_off, or -1 */
-    bool eof;
-    int depth, max_depth;
-    int64_t max_string;
-    const char *s;         /* the last string, decoded, NUL-terminated: in the window
-                              (valid until the next read) or in str */
-    size_t s_len;
-    char *str;             /* scratch for strings that need decoding or span windows */
-    size_t str_len, str_cap;
+    opprof__json lx;       /* first: a lexer callback gets its parser back from it */
     opprof_read_error *err;
     const opprof_read_options *opt;
-    int64_t next_progress;
     opprof_capture *cap;
     opprof__index thread_index; /* (pid, tid) -> the capture's thread */
     uint32_t last_thread;       /* the capture's thread + 1 of the last hit */
@@ -136,577 +66,10 @@ typedef struct parser {
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
 } parser;
 
-/* Line numbers: a cursor that counts newlines forward through the window,
- * so that asking for the places of successive events costs O(text). Sixteen
- * bytes at a time with SSE2 (per-byte counters, summed every 255 blocks):
- * the count runs over every byte read, and the byte loop gcc vectorizes was
- * 13 % of reading a PyTorch trace. */
-static void advance_lines(parser *p, int64_t upto) {
-    const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
-    int64_t count = 0;
-    const unsigned char *q = b;
-#if defined(__SSE2__)
-    const __m128i newline = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-    while (q + 16 <= e) {
-        __m128i counters = zero; /* each byte counts its lane's newlines, up to 255 */
-        for (int blocks = 0; blocks < 255 && q + 16 <= e; blocks++, q += 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-            counters = _mm_sub_epi8(counters, _mm_cmpeq_epi8(v, newline)); /* a match is -1 */
-        }
-        __m128i sums = _mm_sad_epu8(counters, zero); /* two 64-bit lane sums */
-        count += _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums));
-    }
-#endif
-    for (; q < e; q++) count += *q == '\n';
-    if (count) {
-        for (const unsigned char *r = e; r-- > b;)
-            if (*r == '\n') {
-                p->lc_last = p->base + (r - p->buf);
-                break;
-            }
-        p->lc_lines += count;
-    }
-    p->lc_off = upto;
-}
-
-/* Line and column of an offset at or after the cursor; 0, 0 for an older one. */
-static void locate(parser *p, int64_t offset, int64_t *line, int64_t *column) {
-    if (offset < p->lc_off) {
-        *line = *column = 0;
-        return;
-    }
-    int64_t end = p->base + (int64_t)p->len;
-    advance_lines(p, offset < end ? offset : end);
-    *line = p->lc_lines + 1;
-    *column = offset - p->lc_last;
-}
-
-static int fail_at(parser *p, int64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail_at(parser *p, int64_t offset, const char *fmt, ...) {
-    if (p->err && p->err->code == 0) {
-        p->err->code = OPPROF_EFORMAT;
-        p->err->offset = offset;
-        locate(p, offset, &p->err->line, &p->err->column);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
-        va_end(ap);
-    }
-    return OPPROF_EFORMAT;
-}
-
-#define HERE(p) ((p)->base + (int64_t)(p)->pos)
-#define FAIL(p, ...) fail_at((p), HERE(p), __VA_ARGS__)
-
-static int fail_code(parser *p, int code, const char *what) {
-    if (p->err && p->err->code == 0) {
-        p->err->code = code;
-        p->err->offset = HERE(p);
-        locate(p, HERE(p), &p->err->line, &p->err->column);
-        snprintf(p->err->message, sizeof p->err->message, "%s: %s", what, opprof_strerror(code));
-    }
-    return code;
-}
-
-/* Slide the window: keep what is not consumed, read more. */
-static int refill(parser *p) {
-    if (p->eof) return 0;
-    advance_lines(p, p->base + (int64_t)p->pos);
-    memmove(p->buf, p->buf + p->pos, p->len - p->pos);
-    p->base += (int64_t)p->pos;
-    p->len -= p->pos;
-    p->pos = 0;
-    int64_t n = source_read(&p->src, p->buf + p->len, WINDOW - p->len);
-    if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : fail_code(p, (int)n, "read");
-    if (n == 0) p->eof = true;
-    p->len += (size_t)n;
-    if (p->opt && p->opt->on_progress) {
-        int64_t at = source_position(&p->src);
-        if (at >= p->next_progress || p->eof) {
-            p->opt->on_progress(p->opt->ctx, at, p->src.size);
-            p->next_progress = at + PROGRESS_STEP;
-        }
-    }
-    return 0;
-}
-
-/* The next byte (not consumed), or -1 at the end. */
-static inline int peek_byte(parser *p) {
-    if (__builtin_expect(p->pos < p->len, 1)) return p->buf[p->pos];
-    if (refill(p)) return -2;
-    return p->pos < p->len ? p->buf[p->pos] : -1;
-}
-
-/* Skip white space; the next byte, -1 at the end, -2 on error. */
-static inline int skip_ws(parser *p) {
-    for (;;) {
-        while (p->pos < p->len) {
-            unsigned char c = p->buf[p->pos];
-            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
-            p->pos++;
-        }
-        if (p->eof) return -1;
-        if (refill(p)) return -2;
-    }
-}
-
-static int expect_byte_slow(parser *p, int want, const char *what);
-static inline int expect_byte(parser *p, int want, const char *what) {
-    if (__builtin_expect(p->pos < p->len && p->buf[p->pos] == want, 1)) {
-        p->pos++;
-        return 0;
-    }
-    return expect_byte_slow(p, want, what);
-}
-
-static int expect_byte_slow(parser *p, int want, const char *what) {
-    int c = skip_ws(p);
-    if (c == -2) return OPPROF_EFORMAT;
-    if (c != want) return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
-                                  : FAIL(p, "expected %s, found '%c'", what, c);
-    p->pos++;
-    return 0;
-}
-
-static int str_push(parser *p, const void *data, size_t n) {
-    if ((int64_t)(p->str_len + n) > p->max_string) /* the n bytes were just consumed: point at the excess */
-        return fail_at(p, HERE(p) - (int64_t)n + (p->max_string - (int64_t)p->str_len),
-                       "string longer than %lld bytes", (long long)p->max_string);
-    if (p->str_len + n + 1 > p->str_cap) {
-        size_t cap = p->str_cap ? p->str_cap : 256;
-        while (cap < p->str_len + n + 1) cap *= 2;
-        char *s = opprof__realloc(p->str, cap);
-        if (!s) return fail_code(p, OPPROF_ENOMEM, "string");
-        p->str = s;
-        p->str_cap = cap;
-    }
-    memcpy(p->str + p->str_len, data, n);
-    p->str_len += n;
-    p->str[p->str_len] = '\0';
-    return 0;
-}
-
-static int hex4(parser *p, unsigned *out) {
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int c = peek_byte(p);
-        if (c < 0) return c == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in a \\u escape");
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return FAIL(p, "invalid \\u escape");
-        v = v * 16 + (unsigned)d;
-        p->pos++;
-    }
-    *out = v;
-    return 0;
-}
-
-static int put_utf8(parser *p, unsigned cp) {
-    unsigned char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (unsigned char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (unsigned char)(0xC0 | cp >> 6);
-        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (unsigned char)(0xE0 | cp >> 12);
-        b[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (unsigned char)(0xF0 | cp >> 18);
-        b[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-        b[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-        b[3] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    return str_push(p, b, n);
-}
-
-/* Validate one UTF-8 sequence starting at a byte >= 0x80; copy it. */
-static int utf8_sequence(parser *p) {
-    unsigned char b[4];
-    int c = peek_byte(p);
-    b[0] = (unsigned char)c;
-    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!n) return FAIL(p, "invalid UTF-8 byte 0x%02X in a string", (unsigned)c);
-    p->pos++;
-    for (size_t i = 1; i < n; i++) {
-        int d = peek_byte(p);
-        if (d == -2) return OPPROF_EFORMAT;
-        if (d < 0 || (d & 0xC0) != 0x80) return FAIL(p, "invalid UTF-8 sequence in a string");
-        if (i == 1 && ((b[0] == 0xE0 && d < 0xA0) || (b[0] == 0xED && d >= 0xA0) || (b[0] == 0xF0 && d < 0x90) ||
-                       (b[0] == 0xF4 && d >= 0x90)))
-            return FAIL(p, "invalid UTF-8 sequence in a string");
-        b[i] = (unsigned char)d;
-        p->pos++;
-    }
-    return str_push(p, b, n);
-}
-
-/* Where a run of plain string bytes that starts at `i` ends: the first '"',
- * '\\', control byte or non-ASCII byte, or `len`. Sixteen bytes at a time
- * with SSE2 (every x86-64 has it): PyTorch's traces are mostly long strings
- * ("Call stack", kernel names). */
-static inline size_t plain_run_end(const unsigned char *b, size_t i, size_t len) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-    while (i + 16 <= len) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-        /* signed: bytes >= 0x80 are negative, so "< 0x20" also finds them */
-        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                    _mm_cmplt_epi8(v, space));
-        int mask = _mm_movemask_epi8(stop);
-        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
-        i += 16;
-    }
-#endif
-    while (i < len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
-    return i;
-}
-
-/* A string (the opening quote is next); decoded into p->s. */
-static int parse_string(parser *p) {
-    if (expect_byte(p, '"', "a string")) return OPPROF_EFORMAT;
-    /* Fast path: plain bytes up to the closing quote inside the window are
-     * used in place, the quote turned into the terminating NUL. */
-    size_t i = plain_run_end(p->buf, p->pos, p->len);
-    unsigned char *b = p->buf;
-    if (i < p->len && b[i] == '"' && (int64_t)(i - p->pos) <= p->max_string) {
-        b[i] = '\0';
-        p->s = (const char *)b + p->pos;
-        p->s_len = i - p->pos;
-        p->pos = i + 1;
-        return 0;
-    }
-    p->str_len = 0;
-    if (p->str) p->str[0] = '\0';
-    for (;;) {
-        /* Plain bytes in a run: copy at once. */
-        size_t start = p->pos;
-        p->pos = plain_run_end(p->buf, p->pos, p->len);
-        if (p->pos > start && str_push(p, p->buf + start, p->pos - start)) return OPPROF_EFORMAT;
-        int c = peek_byte(p);
-        if (c == -2) return OPPROF_EFORMAT;
-        if (c == -1) return FAIL(p, "unexpected end of the file inside a string");
-        if (c == '"') {
-            p->pos++;
-            if (!p->str && str_push(p, "", 0)) return OPPROF_EFORMAT;
-            p->s = p->str;
-            p->s_len = p->str_len;
-            return 0;
-        }
-        if (c < 0x20) return FAIL(p, "control character 0x%02X inside a string", (unsigned)c);
-        if (c >= 0x80) {
-            if (utf8_sequence(p)) return OPPROF_EFORMAT;
-            continue;
-        }
-        if (c != '\\') continue; /* the window ended inside a run of plain bytes */
-        /* an escape */
-        p->pos++;
-        int e = peek_byte(p);
-        if (e < 0) return e == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in an escape");
-        p->pos++;
-        char out;
-        switch (e) {
-        case '"': out = '"'; break;
-        case '\\': out = '\\'; break;
-        case '/': out = '/'; break;
-        case 'b': out = '\b'; break;
-        case 'f': out = '\f'; break;
-        case 'n': out = '\n'; break;
-        case 'r': out = '\r'; break;
-        case 't': out = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (hex4(p, &cp)) return OPPROF_EFORMAT;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (peek_byte(p) != '\\') return FAIL(p, "unpaired surrogate in a \\u escape");
-                p->pos++;
-                if (peek_byte(p) != 'u') return FAIL(p, "unpaired surrogate in a \\u escape");
-                p->pos++;
-                if (hex4(p, &lo)) return OPPROF_EFORMAT;
-                if (lo < 0xDC00 || lo > 0xDFFF) return FAIL(p, "unpaired surrogate in a \\u escape");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                return FAIL(p, "unpaired surrogate in a \\u escape");
-            }
-            if (put_utf8(p, cp)) return OPPROF_EFORMAT;
-            continue;
-        }
-        default: p->pos--; return FAIL(p, "invalid escape '\\%c' in a string", e);
-        }
-        if (str_push(p, &out, 1)) return OPPROF_EFORMAT;
-    }
-}
-
-/* A number. `ns` receives value x 1000 rounded (microseconds to
- * nanoseconds), `as_int` the value when it is an integer in range. */
-typedef struct number {
-    bool is_int;
-    int64_t as_int;
-    int64_t ns;
-    bool ns_ok;
-    /* the value as a double: number_value(); kept as its decimal parts, since
-     * times and ids never need it (a division a number was 7 % of reading) */
-    bool neg;
-    uint64_t mant;
-    int exp10;
-} number;
-
-static const uint64_t POW10_U64[] = {1u,
-                                     10u,
-                                     100u,
-                                     1000u,
-                                     10000u,
-                                     100000u,
-                                     1000000u,
-                                     10000000u,
-                                     100000000u,
-                                     1000000000u,
-                                     10000000000u,
-                                     100000000000u,
-                                     1000000000000u,
-                                     10000000000000u,
-                                     100000000000000u,
-                                     1000000000000000u,
-                                     10000000000000000u,
-                                     100000000000000000u,
-                                     1000000000000000000u,
-                                     10000000000000000000u};
-
-static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-static void number_finish(number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int);
-
-/* Fast path: a plain number (up to 18 digits, an optional fraction, no
- * exponent) that ends inside the window. Returns false to take the slow path. */
-static inline bool parse_number_fast(parser *p, number *out) {
-    const unsigned char *b = p->buf + p->pos, *end = p->buf + p->len, *q = b;
-    bool neg = false;
-    if (q < end && *q == '-') {
-        neg = true;
-        q++;
-    }
-    if (q >= end || *q < '0' || *q > '9') return false;
-    if (*q == '0' && q + 1 < end && q[1] >= '0' && q[1] <= '9') return false; /* leading zero: slow path says so */
-    uint64_t mant = 0;
-    int digits = 0, exp10 = 0;
-    while (q < end && *q >= '0' && *q <= '9') {
-        mant = mant * 10 + (uint64_t)(*q++ - '0');
-        digits++;
-    }
-    bool is_int = true;
-    if (q < end && *q == '.') {
-        is_int = false;
-        q++;
-        if (q >= end || *q < '0' || *q > '9') return false;
-        while (q < end && *q >= '0' && *q <= '9') {
-            mant = mant * 10 + (uint64_t)(*q++ - '0');
-            digits++;
-            exp10--;
-        }
-    }
-    if (q >= end || digits > 18 || *q == 'e' || *q == 'E') return false;
-    p->pos += (size_t)(q - b);
-    number_finish(out, neg, mant, digits, exp10, is_int);
-    return true;
-}
-
-static int parse_number(parser *p, number *out) {
-    if (parse_number_fast(p, out)) return 0;
-    int64_t at = HERE(p);
-    int c = skip_ws(p);
-    if (c == -2) return OPPROF_EFORMAT;
-    bool neg = false;
-    if (c == '-') {
-        neg = true;
-        p->pos++;
-        c = peek_byte(p);
-    }
-    if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number");
-    uint64_t mant = 0;
-    int digits = 0, exp10 = 0;
-    bool lead_zero = c == '0';
-    while ((c = peek_byte(p)) >= '0' && c <= '9') {
-        if (digits < 19) {
-            mant = mant * 10 + (uint64_t)(c - '0');
-            if (mant) digits++;
-        } else {
-            exp10++;
-        }
-        p->pos++;
-        if (lead_zero) break;
-    }
-    if (lead_zero && (c = peek_byte(p)) >= '0' && c <= '9') return FAIL(p, "invalid number: leading zero");
-    bool is_int = true;
-    if (c == '.') {
-        is_int = false;
-        p->pos++;
-        c = peek_byte(p);
-        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit after '.'");
-        while ((c = peek_byte(p)) >= '0' && c <= '9') {
-            if (digits < 19) {
-                mant = mant * 10 + (uint64_t)(c - '0');
-                if (mant) digits++;
-                exp10--;
-            }
-            p->pos++;
-        }
-    }
-    if (c == 'e' || c == 'E') {
-        is_int = false;
-        p->pos++;
-        c = peek_byte(p);
-        bool eneg = false;
-        if (c == '+' || c == '-') {
-            eneg = c == '-';
-            p->pos++;
-            c = peek_byte(p);
-        }
-        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit in the exponent");
-        int e = 0;
-        while ((c = peek_byte(p)) >= '0' && c <= '9') {
-            if (e < 100000) e = e * 10 + (c - '0');
-            p->pos++;
-        }
-        exp10 += eneg ? -e : e;
-    }
-    if (c == -2) return OPPROF_EFORMAT;
-    if (mant != 0 && exp10 + digits > 309) return fail_at(p, at, "number out of range");
-    number_finish(out, neg, mant, digits, exp10, is_int);
-    return 0;
-}
-
-static double number_value(const number *n) {
-    double v = (double)n->mant;
-    if (n->exp10 > 0)
-        v *= n->exp10 <= 22 ? POW10[n->exp10] : pow(10.0, n->exp10);
-    else if (n->exp10 < 0)
-        v /= -n->exp10 <= 22 ? POW10[-n->exp10] : pow(10.0, -n->exp10);
-    return n->neg ? -v : v;
-}
-
-static void number_finish(number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
-    (void)digits;
-    out->neg = neg;
-    out->mant = mant;
-    out->exp10 = exp10;
-    out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
-    out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
-    /* value x 1000, exact when it can be */
-    int e3 = exp10 + 3;
-    out->ns_ok = true;
-    if (mant == 0) {
-        out->ns = 0;
-    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / POW10_U64[e3]) {
-        out->ns = (int64_t)(mant * POW10_U64[e3]);
-        if (neg) out->ns = -out->ns;
-    } else if (e3 < 0 && e3 >= -19) {
-        uint64_t div = POW10_U64[-e3];
-        out->ns = (int64_t)(mant / div + (mant % div >= div - div / 2)); /* half up, without overflow */
-        if (neg) out->ns = -out->ns;
-    } else {
-        double v = number_value(out);
-        out->ns_ok = fabs(v) * 1000.0 < 9.2e18;
-        out->ns = out->ns_ok ? (int64_t)llround(v * 1000.0) : 0;
-    }
-}
-
-static int parse_literal(parser *p, const char *word) {
-    for (const char *w = word; *w; w++) {
-        int c = peek_byte(p);
-        if (c == -2) return OPPROF_EFORMAT;
-        if (c != *w) return FAIL(p, "invalid literal (expected '%s')", word);
-        p->pos++;
-    }
-    return 0;
-}
-
-/* Containers. open_items: the opening byte, one level deeper; 0 when the
- * container is empty (and closed), 1 when items follow. next_item, after an
- * item: 1 for another, 0 when the closing byte ends the container. Both
- * return a negative code on an error. */
-static int open_items(parser *p, int open, int close, const char *what) {
-    if (expect_byte(p, open, what)) return OPPROF_EFORMAT;
-    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
-    int c = skip_ws(p);
-    if (c == -2) return OPPROF_EFORMAT;
-    if (c != close) return 1;
-    p->pos++;
-    p->depth--;
-    return 0;
-}
-
-static int next_item(parser *p, int close, const char *where) {
-    int c = skip_ws(p);
-    if (c == ',') {
-        p->pos++;
-        return 1;
-    }
-    if (c == close) {
-        p->pos++;
-        p->depth--;
-        return 0;
-    }
-    if (c == -2) return OPPROF_EFORMAT;
-    return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
-                   : FAIL(p, "expected ',' or '%c' %s, found '%c'", close, where, c);
-}
-
-/* Validate and skip any value. */
-static int skip_value(parser *p) {
-    int c = skip_ws(p);
-    if (c == -2) return OPPROF_EFORMAT;
-    switch (c) {
-    case '"': return parse_string(p);
-    case 't': return parse_literal(p, "true");
-    case 'f': return parse_literal(p, "false");
-    case 'n': return parse_literal(p, "null");
-    case '{':
-    case '[': {
-        int close = c == '{' ? '}' : ']';
-        int more = open_items(p, c, close, c == '{' ? "an object" : "an array");
-        while (more == 1) {
-            if (c == '{' && (parse_string(p) || expect_byte(p, ':', "':'"))) return OPPROF_EFORMAT;
-            if (skip_value(p)) return OPPROF_EFORMAT;
-            more = next_item(p, close, c == '{' ? "in an object" : "in an array");
-        }
-        return more;
-    }
-    case -1: return FAIL(p, "unexpected end of the file: expected a value");
-    default:
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            number n;
-            return parse_number(p, &n);
-        }
-        return FAIL(p, "unexpected character '%c': expected a value", c);
-    }
-}
-
-/* Iterate an object: for each key, `on_key` parses (or skips) the value. */
-typedef int (*key_fn)(parser *p, void *ctx, const char *key, size_t key_len);
-
-static inline __attribute__((always_inline)) int parse_object(parser *p, key_fn on_key, void *ctx) {
-    char key[64];
-    int more = open_items(p, '{', '}', "an object");
-    while (more == 1) {
-        if (parse_string(p)) return OPPROF_EFORMAT;
-        size_t klen = p->s_len < sizeof key - 1 ? p->s_len : sizeof key - 1;
-        memcpy(key, p->s, klen);
-        key[klen] = '\0';
-        if (p->s_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
-        if (expect_byte(p, ':', "':' after a key")) return OPPROF_EFORMAT;
-        if (on_key(p, ctx, key, klen)) return OPPROF_EFORMAT;
-        more = next_item(p, '}', "in an object");
-    }
-    return more;
-}
-
+#define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
+#define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
 #define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
 
 /* ---- problems (opprof check) ---- */
 
@@ -726,7 +89,7 @@ static bool whole_checks(const parser *p) { return p->opt && p->opt->on_problem 
 static void problem_at(parser *p, int64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void problem_at(parser *p, int64_t offset, const char *fmt, ...) {
     int64_t line = 0, column = 0;
-    if (offset >= 0) locate(p, offset, &line, &column);
+    if (offset >= 0) opprof__json_locate(&p->lx, offset, &line, &column);
     va_list ap;
     va_start(ap, fmt);
     vproblem(p, offset, line, column, fmt, ap);
@@ -815,27 +178,27 @@ static int number_field(parser *p, event *e, int64_t *out, const char *field, bo
 
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
 static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     if (c == '"') {
-        if (parse_string(p)) return OPPROF_EFORMAT;
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         /* "7" is thread 7 (PyTorch 1.9 writes operators' tids as strings and
          * memory events' as numbers) */
         char *end;
         errno = 0;
-        long long v = p->s_len && p->s_len < 19 && p->s[0] >= '0' && p->s[0] <= '9' ? strtoll(p->s, &end, 10) : -1;
-        if (v >= 0 && !errno && end == p->s + p->s_len) {
+        long long v = p->lx.s_len && p->lx.s_len < 19 && p->lx.s[0] >= '0' && p->lx.s[0] <= '9' ? strtoll(p->lx.s, &end, 10) : -1;
+        if (v >= 0 && !errno && end == p->lx.s + p->lx.s_len) {
             *out = v;
             return 0;
         }
         for (size_t i = 0; i < p->n_string_ids; i++)
-            if (strcmp(p->string_ids[i], p->s) == 0) {
+            if (strcmp(p->string_ids[i], p->lx.s) == 0) {
                 *out = -(int64_t)i - 1;
                 return 0;
             }
         if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
-            return fail_code(p, OPPROF_ENOMEM, "ids");
-        char *copy = opprof__strdup(p->s);
-        if (!copy) return fail_code(p, OPPROF_ENOMEM, "ids");
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
+        char *copy = opprof__strdup(p->lx.s);
+        if (!copy) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
         p->string_ids[p->n_string_ids++] = copy;
         *out = -(int64_t)p->n_string_ids;
         return 0;
@@ -847,14 +210,14 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
  * nanoseconds (time_field); another type or an out-of-range value marks the
  * event bad (a problem for `opprof check`), and the value is skipped. */
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time) {
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         e->bad_type = true;
         e->bad_field = field;
-        return skip_value(p);
+        return opprof__json_skip(&p->lx);
     }
-    number n;
-    if (parse_number(p, &n)) return OPPROF_EFORMAT;
+    opprof__json_number n;
+    if (opprof__json_parse_number(&p->lx, &n)) return OPPROF_EFORMAT;
     /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
     bool ok = as_time ? n.ns_ok && n.ns <= (INT64_C(1) << 61) && n.ns >= -(INT64_C(1) << 61) : n.is_int;
     if (!ok) {
@@ -873,15 +236,6 @@ static int int_field(parser *p, event *e, int64_t *out, const char *field) {
     return number_field(p, e, out, field, false);
 }
 
-/* Iterate an array: `on_item` parses (or skips) each element. */
-static int parse_array(parser *p, int (*on_item)(parser *p, void *ctx, int index), void *ctx) {
-    int more = open_items(p, '[', ']', "an array");
-    for (int index = 0; more == 1; index++) {
-        if (on_item(p, ctx, index)) return OPPROF_EFORMAT;
-        more = next_item(p, ']', "in an array");
-    }
-    return more;
-}
 
 typedef struct dims_ctx {
     event *e;
@@ -893,16 +247,17 @@ typedef struct dims_ctx {
  * tensor; an input may also be a list of lists (a tensor list), an empty
  * list or a scalar. What is not a tensor's dims is kept as no dims, never a
  * problem: PyTorch wrote it. */
-static int on_dim(parser *p, void *ctx, int index) {
+static int on_dim(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
     dims_ctx *d = ctx;
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         if (d->input < OPPROF_MAX_INPUTS) d->e->shapes.ndim[d->input] = 0; /* a list of tensors */
         d->list = true;
-        return skip_value(p);
+        return opprof__json_skip(&p->lx);
     }
-    number v;
-    if (parse_number(p, &v)) return OPPROF_EFORMAT;
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
     if (!v.is_int || d->list) return 0;
     if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
         d->e->shapes.dims[d->input][index] = v.as_int;
@@ -911,21 +266,23 @@ static int on_dim(parser *p, void *ctx, int index) {
     return 0;
 }
 
-static int on_input_dims(parser *p, void *ctx, int index) {
+static int on_input_dims(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
     event *e = ctx;
     if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
-    if (skip_ws(p) != '[') return skip_value(p); /* a scalar: no dims */
+    if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx); /* a scalar: no dims */
     dims_ctx d = {e, index, false};
-    return parse_array(p, on_dim, &d);
+    return opprof__json_array(&p->lx, on_dim, &d);
 }
 
-static int on_input_type(parser *p, void *ctx, int index) {
+static int on_input_type(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
     event *e = ctx;
-    if (skip_ws(p) != '"') return skip_value(p);
-    if (parse_string(p)) return OPPROF_EFORMAT;
+    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     if (index < OPPROF_MAX_INPUTS) {
-        size_t len = p->s_len < sizeof e->shapes.dtype[0] - 1 ? p->s_len : sizeof e->shapes.dtype[0] - 1;
-        memcpy(e->shapes.dtype[index], p->s, len);
+        size_t len = p->lx.s_len < sizeof e->shapes.dtype[0] - 1 ? p->lx.s_len : sizeof e->shapes.dtype[0] - 1;
+        memcpy(e->shapes.dtype[index], p->lx.s, len);
         e->shapes.dtype[index][len] = '\0';
     }
     return 0;
@@ -935,10 +292,10 @@ static int on_input_type(parser *p, void *ctx, int index) {
  * memory event's device: integers where given (another type is ignored, as
  * PyTorch ignores what it cannot use). */
 static int id_arg(parser *p, event *e, const char *k, size_t n) {
-    int c = skip_ws(p);
-    if (c != '-' && (c < '0' || c > '9')) return skip_value(p);
-    number v;
-    if (parse_number(p, &v)) return OPPROF_EFORMAT;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
     if (!v.is_int) return 0;
     if (KEY_IS(k, n, "correlation"))
         e->corr_id = v.as_int;
@@ -956,22 +313,22 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
 /* An argument that opprof wrote (opprof_range_arg_*, FLOPs, bytes, a
  * counter's value): kept, to become a mark of the capture. */
 static int own_arg(parser *p, event *e, const char *k, size_t n) {
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     __typeof__(e->args[0]) *a = &e->args[e->n_args];
     if (c == '"') {
-        if (parse_string(p)) return OPPROF_EFORMAT;
-        size_t len = p->s_len < sizeof a->str - 1 ? p->s_len : sizeof a->str - 1;
-        memcpy(a->str, p->s, len);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
+        memcpy(a->str, p->lx.s, len);
         a->str[len] = '\0';
         a->kind = OPPROF_MARK_ARG_STR;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-        number v;
-        if (parse_number(p, &v)) return OPPROF_EFORMAT;
+        opprof__json_number v;
+        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
         a->kind = v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE;
         a->i = v.as_int;
-        a->d = number_value(&v);
+        a->d = opprof__json_number_value(&v);
     } else {
-        return skip_value(p);
+        return opprof__json_skip(&p->lx);
     }
     memcpy(a->key, k, n);
     a->key[n] = '\0';
@@ -979,24 +336,25 @@ static int own_arg(parser *p, event *e, const char *k, size_t n) {
     return 0;
 }
 
-static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
+static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
     event *e = ctx;
     if (KEY_IS(k, n, "Input Dims")) {
-        if (skip_ws(p) != '[') return skip_value(p);
+        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
         e->has_dims = true;
-        return parse_array(p, on_input_dims, e);
+        return opprof__json_array(&p->lx, on_input_dims, e);
     }
     if (KEY_IS(k, n, "Input type")) {
-        if (skip_ws(p) != '[') return skip_value(p);
+        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
         e->has_types = true;
-        return parse_array(p, on_input_type, e);
+        return opprof__json_array(&p->lx, on_input_type, e);
     }
     if (KEY_IS(k, n, "Call stack")) {
-        if (skip_ws(p) != '"') return skip_value(p);
-        if (parse_string(p)) return OPPROF_EFORMAT;
-        const char *semi = memchr(p->s, ';', p->s_len);
-        size_t len = semi ? (size_t)(semi - p->s) : p->s_len;
-        return copy_into(&e->frame, &e->frame_cap, p->s, len) ? fail_code(p, OPPROF_ENOMEM, "args") : 0;
+        if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        const char *semi = memchr(p->lx.s, ';', p->lx.s_len);
+        size_t len = semi ? (size_t)(semi - p->lx.s) : p->lx.s_len;
+        return copy_into(&e->frame, &e->frame_cap, p->lx.s, len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args") : 0;
     }
     if (KEY_IS(k, n, "Bytes")) {
         e->have |= HAS_BYTES;
@@ -1011,14 +369,14 @@ static int on_args_key(parser *p, void *ctx, const char *k, size_t n) {
         return int_field(p, e, &e->total, "args.Total Allocated");
     }
     if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
-        if (skip_ws(p) != '"') return skip_value(p);
-        if (parse_string(p)) return OPPROF_EFORMAT;
-        return copy_into(&e->arg_name, &e->arg_name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "args")
+        if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        return copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args")
                                                                              : 0;
     }
     if (p->ours && e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
         return own_arg(p, e, k, n);
-    return skip_value(p);
+    return opprof__json_skip(&p->lx);
 }
 
 /* Kineto's categories: what is a CPU row, a device row, or no row. */
@@ -1039,38 +397,39 @@ static cat_class classify(const char *c, size_t n, bool *mtia) {
     return CAT_OTHER;
 }
 
-static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
+static int on_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
     event *e = ctx;
     switch (n) {
     case 1:
-        if (KEY_IS(k, n, "s") && skip_ws(p) == '"') { /* an instant's scope */
-            if (parse_string(p)) return OPPROF_EFORMAT;
-            e->scope = p->s_len == 1 ? p->s[0] : 't';
+        if (KEY_IS(k, n, "s") && opprof__json_skip_ws(&p->lx) == '"') { /* an instant's scope */
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            e->scope = p->lx.s_len == 1 ? p->lx.s[0] : 't';
             return 0;
         }
         break;
     case 2:
         if (KEY_IS(k, n, "id")) { /* of a flow or async event: a number (opprof writes those) */
             int64_t id = 0;
-            int c = skip_ws(p);
-            if (c != '-' && (c < '0' || c > '9')) return skip_value(p);
-            number v;
-            if (parse_number(p, &v)) return OPPROF_EFORMAT;
+            int c = opprof__json_skip_ws(&p->lx);
+            if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+            opprof__json_number v;
+            if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
             if (v.is_int) id = v.as_int;
             e->id = (uint64_t)id;
             return 0;
         }
         if (KEY_IS(k, n, "ph")) {
-            if (skip_ws(p) != '"') {
+            if (opprof__json_skip_ws(&p->lx) != '"') {
                 e->bad_type = true;
                 e->bad_field = "ph";
-                return skip_value(p);
+                return opprof__json_skip(&p->lx);
             }
-            if (parse_string(p)) return OPPROF_EFORMAT;
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
             e->have |= HAS_PH;
-            e->ph = p->s_len == 1 ? p->s[0] : '?';
-            size_t n_ph = p->s_len < sizeof e->ph_text - 1 ? p->s_len : sizeof e->ph_text - 1;
-            memcpy(e->ph_text, p->s, n_ph);
+            e->ph = p->lx.s_len == 1 ? p->lx.s[0] : '?';
+            size_t n_ph = p->lx.s_len < sizeof e->ph_text - 1 ? p->lx.s_len : sizeof e->ph_text - 1;
+            memcpy(e->ph_text, p->lx.s, n_ph);
             e->ph_text[n_ph] = '\0';
             return 0;
         }
@@ -1087,16 +446,16 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "pid")) return parse_id(p, e, &e->pid, "pid");
         if (KEY_IS(k, n, "tid")) return parse_id(p, e, &e->tid, "tid");
         if (KEY_IS(k, n, "cat")) {
-            if (skip_ws(p) != '"') return skip_value(p);
-            if (parse_string(p)) return OPPROF_EFORMAT;
+            if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
             /* Chrome's list "user_annotation,io": the first names the kind,
              * the rest (opprof's traces) the range's own category */
-            const char *comma = memchr(p->s, ',', p->s_len);
-            size_t first = comma ? (size_t)(comma - p->s) : p->s_len;
-            e->cat = (uint8_t)classify(p->s, first, &e->mtia);
+            const char *comma = memchr(p->lx.s, ',', p->lx.s_len);
+            size_t first = comma ? (size_t)(comma - p->lx.s) : p->lx.s_len;
+            e->cat = (uint8_t)classify(p->lx.s, first, &e->mtia);
             e->category[0] = '\0';
             if (comma && p->ours) {
-                size_t len = p->s_len - first - 1 < sizeof e->category - 1 ? p->s_len - first - 1 : sizeof e->category - 1;
+                size_t len = p->lx.s_len - first - 1 < sizeof e->category - 1 ? p->lx.s_len - first - 1 : sizeof e->category - 1;
                 memcpy(e->category, comma + 1, len);
                 e->category[len] = '\0';
             }
@@ -1105,24 +464,24 @@ static int on_event_key(parser *p, void *ctx, const char *k, size_t n) {
         break;
     case 4:
         if (KEY_IS(k, n, "name")) {
-            if (skip_ws(p) != '"') {
+            if (opprof__json_skip_ws(&p->lx) != '"') {
                 e->bad_type = true;
                 e->bad_field = "name";
-                return skip_value(p);
+                return opprof__json_skip(&p->lx);
             }
-            if (parse_string(p)) return OPPROF_EFORMAT;
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
             e->have |= HAS_NAME;
-            e->memory_name = p->s_len == 8 && memcmp(p->s, "[memory]", 8) == 0;
-            return copy_into(&e->name, &e->name_cap, p->s, p->s_len) ? fail_code(p, OPPROF_ENOMEM, "name") : 0;
+            e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
+            return copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name") : 0;
         }
         if (KEY_IS(k, n, "args")) {
-            if (skip_ws(p) != '{') return skip_value(p);
-            return parse_object(p, on_args_key, e);
+            if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
+            return opprof__json_object(&p->lx, on_args_key, e);
         }
         break;
     default: break;
     }
-    return skip_value(p);
+    return opprof__json_skip(&p->lx);
 }
 
 static uint64_t thread_hash(int64_t pid, int64_t tid) {
@@ -1153,7 +512,7 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
         }
     }
     if (opprof__index_reserve(&p->thread_index, c->n_threads, thread_hash_of, c))
-        return fail_code(p, OPPROF_ENOMEM, "threads");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "threads");
     int64_t key[2] = {pid, tid};
     size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
     if (!p->thread_index.slots[k]) {
@@ -1162,7 +521,7 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
          * thread_name says otherwise */
         const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
         int rc = opprof_capture_add_thread(c, tid, label, index);
-        if (rc) return fail_code(p, rc, "threads");
+        if (rc) return opprof__json_fail_code(&p->lx, rc, "threads");
         if (pid != 0 && c->info.pid == 0) c->info.pid = pid;
         c->threads[*index].pid = pid;
         p->thread_index.slots[k] = *index + 1;
@@ -1183,7 +542,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
                        : cat == CAT_USER                        ? OPPROF_KIND_USER_ANNOTATION
                                                                 : OPPROF_KIND_CPU_OP;
     int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
-    if (rc) return fail_code(p, rc, "events");
+    if (rc) return opprof__json_fail_code(&p->lx, rc, "events");
     if (e) {
         if (kind == OPPROF_KIND_DEVICE || kind == OPPROF_KIND_DEVICE_ANNOTATION) {
             snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "%s", e->mtia ? "MTIA" : "CUDA");
@@ -1194,7 +553,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
                                                            : -1;
         if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
-                return fail_code(p, OPPROF_ENOMEM, "device links");
+                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "device links");
             p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
                                                     (uint16_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
         }
@@ -1222,16 +581,16 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
         }
         if (file) p->cap->info.with_stack = true;
         if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)site_line, e->has_dims ? &e->shapes : NULL))
-            return fail_code(p, OPPROF_ENOMEM, "sites");
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "sites");
     }
     if (ts < p->min_ts) p->min_ts = ts;
     if (ts + dur > p->max_ts) p->max_ts = ts + dur;
     if (whole_checks(p) && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
         if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
-            return fail_code(p, OPPROF_ENOMEM, "checks");
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
         xrecord *x = &p->xs[p->n_xs++];
         *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, ts, ts + dur, offset, line, column};
-        if (line < 0) locate(p, offset, &x->line, &x->column);
+        if (line < 0) opprof__json_locate(&p->lx, offset, &x->line, &x->column);
     }
     return 0;
 }
@@ -1241,19 +600,19 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
  * and categories come from the "B"; other arguments are not read. */
 static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset) {
     if (opprof__grow((void **)&p->begins, &p->cap_begins, p->n_begins + 1, sizeof *p->begins))
-        return fail_code(p, OPPROF_ENOMEM, "begin events");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
     size_t old_cap = p->cap_innermost;
     if (opprof__grow((void **)&p->innermost, &p->cap_innermost, (size_t)thread + 1, sizeof *p->innermost))
-        return fail_code(p, OPPROF_ENOMEM, "begin events");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
     for (size_t i = old_cap; i < p->cap_innermost; i++) p->innermost[i] = -1;
     if (p->n_begins >= INT32_MAX) return FAIL(p, "more than 2^31 begin events open at once: not supported");
     size_t len = strlen(e->name);
     char *name = opprof__alloc(len + 1);
-    if (!name) return fail_code(p, OPPROF_ENOMEM, "begin events");
+    if (!name) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
     *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, name};
-    locate(p, offset, &b->line, &b->column);
+    opprof__json_locate(&p->lx, offset, &b->line, &b->column);
     p->innermost[thread] = (int32_t)p->n_begins++;
     return 0;
 }
@@ -1295,7 +654,7 @@ static int unended_begins(parser *p) {
     if (count &&
         opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's end",
                               count, first))
-        return fail_code(p, OPPROF_ENOMEM, "warnings");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings");
     return 0;
 }
 
@@ -1344,7 +703,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
             m.value.id = e->id;
         }
         if (e->ts < p->min_ts) p->min_ts = e->ts;
-        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? fail_code(p, OPPROF_ENOMEM, "marks") : 0;
+        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks") : 0;
     }
     m.ts_ns = 0;
     for (int k = 0; k < e->n_args; k++) {
@@ -1355,7 +714,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
         if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = e->args[k].d;
         if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
             m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
-        if (opprof_capture_add_mark(p->cap, &m, name, str)) return fail_code(p, OPPROF_ENOMEM, "marks");
+        if (opprof_capture_add_mark(p->cap, &m, name, str)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks");
     }
     return 0;
 }
@@ -1380,7 +739,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
-        return fail_code(p, OPPROF_ENOMEM, "categories");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "categories");
     return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
 }
 
@@ -1402,7 +761,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
                                   (e->have & HAS_TOTAL) ? e->total : -1))
-        return fail_code(p, OPPROF_ENOMEM, "memory events");
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "memory events");
     p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
     p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
     if (e->ts < p->min_ts) p->min_ts = e->ts;
@@ -1410,10 +769,10 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     p->cap->info.profile_memory = true;
     if (whole_checks(p) && (e->have & HAS_TOTAL)) {
         if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
-            return fail_code(p, OPPROF_ENOMEM, "checks");
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
         mrecord *m = &p->ms[p->n_ms++];
         *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
-        locate(p, offset, &m->line, &m->column);
+        opprof__json_locate(&p->lx, offset, &m->line, &m->column);
     }
     return 0;
 }
@@ -1505,9 +864,9 @@ static int take_event(parser *p, event *e, int64_t offset) {
 static int parse_events(parser *p) {
     event e;
     memset(&e, 0, sizeof e);
-    int more = open_items(p, '[', ']', "an array of events");
+    int more = opprof__json_open(&p->lx, '[', ']', "an array of events");
     while (more == 1) {
-        if (skip_ws(p) != '{') {
+        if (opprof__json_skip_ws(&p->lx) != '{') {
             more = FAIL(p, "expected an event object");
             break;
         }
@@ -1530,14 +889,14 @@ static int parse_events(parser *p) {
         if (e.frame) e.frame[0] = '\0';
         if (e.has_dims || e.has_types) memset(&e.shapes, 0, sizeof e.shapes);
         e.has_dims = e.has_types = false;
-        if ((more = parse_object(p, on_event_key, &e))) break;
+        if ((more = opprof__json_object(&p->lx, on_event_key, &e))) break;
         if (e.arg_name && !e.arg_name[0]) {
             opprof__free(e.arg_name);
             e.arg_name = NULL;
             e.arg_name_cap = 0;
         }
         if ((more = take_event(p, &e, offset))) break;
-        more = next_item(p, ']', "after an event");
+        more = opprof__json_next(&p->lx, ']', "after an event");
     }
     opprof__free(e.name);
     opprof__free(e.arg_name);
@@ -1545,29 +904,31 @@ static int parse_events(parser *p) {
     return more < 0 ? more : 0;
 }
 
-static int on_warning(parser *p, void *ctx, int index) {
+static int on_warning(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
     (void)ctx;
     (void)index;
-    if (skip_ws(p) != '"') return skip_value(p);
-    if (parse_string(p)) return OPPROF_EFORMAT;
-    return opprof_capture_add_warning(p->cap, p->s) ? fail_code(p, OPPROF_ENOMEM, "warnings") : 0;
+    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    return opprof_capture_add_warning(p->cap, p->lx.s) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings") : 0;
 }
 
 /* "distributedInfo": {"backend", "rank", "world_size"} as Kineto writes it,
  * and opprof's clock alignment; other keys are skipped. */
-static int on_distributed_key(parser *p, void *ctx, const char *k, size_t n) {
+static int on_distributed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
     opprof_rank *r = ctx;
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     if (KEY_IS(k, n, "backend") && c == '"') {
-        if (parse_string(p)) return OPPROF_EFORMAT;
-        snprintf(r->backend, sizeof r->backend, "%s", p->s);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        snprintf(r->backend, sizeof r->backend, "%s", p->lx.s);
         return 0;
     }
     bool num = c == '-' || (c >= '0' && c <= '9');
-    if (!num) return skip_value(p);
-    number v;
-    if (parse_number(p, &v)) return OPPROF_EFORMAT;
-    int64_t i = v.is_int ? v.as_int : (int64_t)number_value(&v);
+    if (!num) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    int64_t i = v.is_int ? v.as_int : (int64_t)opprof__json_number_value(&v);
     if (KEY_IS(k, n, "rank")) r->rank = (int32_t)i;
     if (KEY_IS(k, n, "world_size")) r->world_size = (int32_t)i;
     if (KEY_IS(k, n, "clock_offset_ns")) r->clock_offset_ns = i;
@@ -1579,7 +940,8 @@ typedef struct top {
     bool saw_events;
 } top;
 
-static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
+static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
     top *t = ctx;
     opprof_capture_info *info = &p->cap->info;
     if (KEY_IS(k, n, "traceEvents")) {
@@ -1587,28 +949,28 @@ static int on_top_key(parser *p, void *ctx, const char *k, size_t n) {
         return parse_events(p);
     }
     if (KEY_IS(k, n, "opprof_version")) p->ours = true;
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
                 KEY_IS(k, n, "profile_memory") || KEY_IS(k, n, "overhead_range_ns") ||
                 KEY_IS(k, n, "overhead_memory_event_ns"))) {
-        number v;
-        if (parse_number(p, &v)) return OPPROF_EFORMAT;
+        opprof__json_number v;
+        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
         if (KEY_IS(k, n, "baseTimeNanoseconds")) info->base_time_ns = v.is_int ? v.as_int : 0;
         if (KEY_IS(k, n, "step_num")) info->step_num = v.is_int ? v.as_int : -1;
         if (KEY_IS(k, n, "dropped_events")) info->dropped_events = v.is_int && v.as_int > 0 ? (uint64_t)v.as_int : 0;
-        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = number_value(&v) != 0;
-        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = number_value(&v);
-        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = number_value(&v);
+        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = opprof__json_number_value(&v) != 0;
+        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = opprof__json_number_value(&v);
+        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = opprof__json_number_value(&v);
         return 0;
     }
-    if (KEY_IS(k, n, "warnings") && c == '[') return parse_array(p, on_warning, NULL);
+    if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
     if (KEY_IS(k, n, "distributedInfo") && c == '{') {
-        if (parse_object(p, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
+        if (opprof__json_object(&p->lx, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
         if (!info->rank.backend[0]) snprintf(info->rank.backend, sizeof info->rank.backend, "unknown");
         return 0;
     }
-    return skip_value(p);
+    return opprof__json_skip(&p->lx);
 }
 
 /* ---- checks that need the whole trace ---- */
@@ -1666,19 +1028,19 @@ static void check_whole(parser *p) {
 /* ---- driver ---- */
 
 static int parse_document(parser *p) {
-    int c = skip_ws(p);
+    int c = opprof__json_skip_ws(&p->lx);
     if (c == -2) return OPPROF_EFORMAT;
     if (c == -1) return FAIL(p, "the file is empty: not JSON");
     if (c == '[') {
         if (parse_events(p)) return OPPROF_EFORMAT;
     } else if (c == '{') {
         top t = {0};
-        if (parse_object(p, on_top_key, &t)) return OPPROF_EFORMAT;
-        if (!t.saw_events) return fail_at(p, 0, "not a trace: the object has no \"traceEvents\" array");
+        if (opprof__json_object(&p->lx, on_top_key, &t)) return OPPROF_EFORMAT;
+        if (!t.saw_events) return opprof__json_fail_at(&p->lx, 0, "not a trace: the object has no \"traceEvents\" array");
     } else {
         return FAIL(p, "not a trace: expected '{' or '[' at the start, found '%c'", c);
     }
-    c = skip_ws(p);
+    c = opprof__json_skip_ws(&p->lx);
     if (c == -2) return OPPROF_EFORMAT;
     if (c != -1) return FAIL(p, "unexpected data after the end of the trace");
     return 0;
@@ -1692,19 +1054,18 @@ static void shift_times(opprof_capture *c, int64_t origin) {
     c->info.base_time_ns += origin;
 }
 
-static int read_source(parser *p, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
+/* The trace in the lexer, opened (open_rc: how opening went), to a capture. */
+static int read_trace(parser *p, int open_rc, const opprof_read_options *options, opprof_capture **out,
+                      opprof_read_error *error) {
     opprof_read_error local;
     p->err = error ? error : &local;
     memset(p->err, 0, sizeof *p->err);
     p->err->offset = -1;
+    p->lx.err = p->err; /* the lexer's errors and the reader's are one */
     p->opt = options;
-    p->max_depth = options && options->max_depth > 0 ? options->max_depth : DEFAULT_DEPTH;
-    p->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
-    p->lc_last = -1;
     p->min_ts = INT64_MAX;
     p->max_ts = INT64_MIN;
-    p->buf = opprof__alloc(WINDOW);
-    int rc = p->buf ? opprof_capture_new(&p->cap) : OPPROF_ENOMEM;
+    int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
     if (rc) {
         p->err->code = rc;
         snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
@@ -1720,17 +1081,16 @@ static int read_source(parser *p, const opprof_read_options *options, opprof_cap
         /* traces of other tools: PyTorch's rule merges an only child named as its parent */
         p->cap->merge_only_children = !p->ours;
         rc = opprof__link_devices(p->cap, p->links, p->n_links);
-        if (rc) fail_code(p, rc, "device activities");
+        if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
     }
     if (!rc && options && options->on_unused)
         for (int k = 0; k < UNUSED_KINDS; k++)
             if (p->unused[k]) options->on_unused(options->ctx, UNUSED_NAMES[k], p->unused[k]);
     if (!rc) {
         rc = opprof_capture_finish(p->cap);
-        if (rc) fail_code(p, rc, "building the capture");
+        if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
     }
-    opprof__free(p->buf);
-    opprof__free(p->str);
+    opprof__json_close(&p->lx);
     opprof__index_free(&p->thread_index);
     for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
     opprof__free(p->string_ids);
@@ -1756,28 +1116,8 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
     parser p;
     memset(&p, 0, sizeof p);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    int err = fd < 0 ? -errno : fstat(fd, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
-    if (!err) {
-        p.src.size = (int64_t)st.st_size;
-        p.src.gz = gzdopen(fd, "rb");
-        if (!p.src.gz) err = OPPROF_ENOMEM;
-        else
-            gzbuffer(p.src.gz, 1 << 18);
-    }
-    if (err) {
-        if (fd >= 0) close(fd);
-        if (error) {
-            memset(error, 0, sizeof *error);
-            error->code = err;
-            error->offset = -1;
-            snprintf(error->message, sizeof error->message, "%s", opprof_strerror(err));
-        }
-        return err;
-    }
-    int rc = read_source(&p, options, out, error);
-    gzclose(p.src.gz); /* closes fd */
-    return rc;
+    int rc = fd < 0 ? -errno : opprof__json_open_file(&p.lx, fd, error, options);
+    return read_trace(&p, rc, options, out, error);
 }
 
 int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
@@ -1785,18 +1125,6 @@ int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_o
     if ((!data && len) || !out) return OPPROF_EINVAL;
     parser p;
     memset(&p, 0, sizeof p);
-    p.src.size = (int64_t)len;
-    const unsigned char *bytes = data;
-    if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
-        if (inflateInit2(&p.src.z, 15 + 16) != Z_OK) return OPPROF_ENOMEM;
-        p.src.z.next_in = (Bytef *)(uintptr_t)bytes;
-        p.src.z.avail_in = (uInt)len;
-        p.src.z_active = true;
-    } else {
-        p.src.mem = bytes;
-        p.src.mem_len = len;
-    }
-    int rc = read_source(&p, options, out, error);
-    if (p.src.z_active) inflateEnd(&p.src.z);
-    return rc;
+    int rc = opprof__json_open_buffer(&p.lx, data, len, error, options);
+    return read_trace(&p, rc, options, out, error);
 }

@@ -1,0 +1,619 @@
+/* json_lex.c - the JSON lexer under the trace reader (json_lex.h): the input
+ * stream, line numbers, errors, strings, numbers, and skipping any value. */
+#define _GNU_SOURCE
+#include "json_lex.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum { WINDOW = OPPROF__JSON_WINDOW, DEFAULT_DEPTH = 64, PROGRESS_STEP = 64 << 20 };
+static const int64_t DEFAULT_MAX_STRING = 1 << 20;
+
+#define HERE(p) OPPROF__JSON_HERE(p)
+#define FAIL(p, ...) opprof__json_fail_at((p), HERE(p), __VA_ARGS__)
+
+/* ---- input: a gz stream (plain files pass through) or memory ---- */
+
+static int64_t source_read(opprof__json_source *s, unsigned char *dst, size_t cap) {
+    if (s->gz) {
+        int n = gzread(s->gz, dst, (unsigned)cap);
+        if (n < 0) {
+            int zerr;
+            const char *msg = gzerror(s->gz, &zerr);
+            (void)msg;
+            return zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
+        }
+        return n;
+    }
+    if (s->z_active) {
+        s->z.next_out = dst;
+        s->z.avail_out = (uInt)cap;
+        while (s->z.avail_out == cap) {
+            int rc = inflate(&s->z, Z_NO_FLUSH);
+            if (rc == Z_STREAM_END) break;
+            if (rc != Z_OK) return OPPROF_EFORMAT;
+        }
+        return (int64_t)(cap - s->z.avail_out);
+    }
+    size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
+    memcpy(dst, s->mem + s->mem_pos, n);
+    s->mem_pos += n;
+    return (int64_t)n;
+}
+
+static int64_t source_position(opprof__json_source *s) {
+    if (s->gz) return (int64_t)gzoffset(s->gz);
+    return s->z_active ? (int64_t)s->z.total_in : (int64_t)s->mem_pos;
+}
+
+/* Line numbers: a cursor that counts newlines forward through the window,
+ * so that asking for the places of successive events costs O(text). Sixteen
+ * bytes at a time with SSE2 (per-byte counters, summed every 255 blocks):
+ * the count runs over every byte read, and the byte loop gcc vectorizes was
+ * 13 % of reading a PyTorch trace. */
+static void advance_lines(opprof__json *p, int64_t upto) {
+    const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
+    int64_t count = 0;
+    const unsigned char *q = b;
+#if defined(__SSE2__)
+    const __m128i newline = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (q + 16 <= e) {
+        __m128i counters = zero; /* each byte counts its lane's newlines, up to 255 */
+        for (int blocks = 0; blocks < 255 && q + 16 <= e; blocks++, q += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+            counters = _mm_sub_epi8(counters, _mm_cmpeq_epi8(v, newline)); /* a match is -1 */
+        }
+        __m128i sums = _mm_sad_epu8(counters, zero); /* two 64-bit lane sums */
+        count += _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums));
+    }
+#endif
+    for (; q < e; q++) count += *q == '\n';
+    if (count) {
+        for (const unsigned char *r = e; r-- > b;)
+            if (*r == '\n') {
+                p->lc_last = p->base + (r - p->buf);
+                break;
+            }
+        p->lc_lines += count;
+    }
+    p->lc_off = upto;
+}
+
+/* Line and column of an offset at or after the cursor; 0, 0 for an older one. */
+void opprof__json_locate(opprof__json *p, int64_t offset, int64_t *line, int64_t *column) {
+    if (offset < p->lc_off) {
+        *line = *column = 0;
+        return;
+    }
+    int64_t end = p->base + (int64_t)p->len;
+    advance_lines(p, offset < end ? offset : end);
+    *line = p->lc_lines + 1;
+    *column = offset - p->lc_last;
+}
+
+int opprof__json_fail_at(opprof__json *p, int64_t offset, const char *fmt, ...) {
+    if (p->err && p->err->code == 0) {
+        p->err->code = OPPROF_EFORMAT;
+        p->err->offset = offset;
+        opprof__json_locate(p, offset, &p->err->line, &p->err->column);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
+        va_end(ap);
+    }
+    return OPPROF_EFORMAT;
+}
+
+int opprof__json_fail_code(opprof__json *p, int code, const char *what) {
+    if (p->err && p->err->code == 0) {
+        p->err->code = code;
+        p->err->offset = HERE(p);
+        opprof__json_locate(p, HERE(p), &p->err->line, &p->err->column);
+        snprintf(p->err->message, sizeof p->err->message, "%s: %s", what, opprof_strerror(code));
+    }
+    return code;
+}
+
+/* Slide the window: keep what is not consumed, read more. */
+int opprof__json_refill(opprof__json *p) {
+    if (p->eof) return 0;
+    advance_lines(p, p->base + (int64_t)p->pos);
+    memmove(p->buf, p->buf + p->pos, p->len - p->pos);
+    p->base += (int64_t)p->pos;
+    p->len -= p->pos;
+    p->pos = 0;
+    int64_t n = source_read(&p->src, p->buf + p->len, WINDOW - p->len);
+    if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : opprof__json_fail_code(p, (int)n, "read");
+    if (n == 0) p->eof = true;
+    p->len += (size_t)n;
+    if (p->opt && p->opt->on_progress) {
+        int64_t at = source_position(&p->src);
+        if (at >= p->next_progress || p->eof) {
+            p->opt->on_progress(p->opt->ctx, at, p->src.size);
+            p->next_progress = at + PROGRESS_STEP;
+        }
+    }
+    return 0;
+}
+
+int opprof__json_expect_slow(opprof__json *p, int want, const char *what) {
+    int c = opprof__json_skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != want) return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
+                                  : FAIL(p, "expected %s, found '%c'", what, c);
+    p->pos++;
+    return 0;
+}
+
+static int str_push(opprof__json *p, const void *data, size_t n) {
+    if ((int64_t)(p->str_len + n) > p->max_string) /* the n bytes were just consumed: point at the excess */
+        return opprof__json_fail_at(p, HERE(p) - (int64_t)n + (p->max_string - (int64_t)p->str_len),
+                       "string longer than %lld bytes", (long long)p->max_string);
+    if (p->str_len + n + 1 > p->str_cap) {
+        size_t cap = p->str_cap ? p->str_cap : 256;
+        while (cap < p->str_len + n + 1) cap *= 2;
+        char *s = opprof__realloc(p->str, cap);
+        if (!s) return opprof__json_fail_code(p, OPPROF_ENOMEM, "string");
+        p->str = s;
+        p->str_cap = cap;
+    }
+    memcpy(p->str + p->str_len, data, n);
+    p->str_len += n;
+    p->str[p->str_len] = '\0';
+    return 0;
+}
+
+static int hex4(opprof__json *p, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = opprof__json_peek(p);
+        if (c < 0) return c == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in a \\u escape");
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return FAIL(p, "invalid \\u escape");
+        v = v * 16 + (unsigned)d;
+        p->pos++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int put_utf8(opprof__json *p, unsigned cp) {
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | cp >> 6);
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | cp >> 12);
+        b[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (unsigned char)(0xF0 | cp >> 18);
+        b[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    return str_push(p, b, n);
+}
+
+/* Validate one UTF-8 sequence starting at a byte >= 0x80; copy it. */
+static int utf8_sequence(opprof__json *p) {
+    unsigned char b[4];
+    int c = opprof__json_peek(p);
+    b[0] = (unsigned char)c;
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!n) return FAIL(p, "invalid UTF-8 byte 0x%02X in a string", (unsigned)c);
+    p->pos++;
+    for (size_t i = 1; i < n; i++) {
+        int d = opprof__json_peek(p);
+        if (d == -2) return OPPROF_EFORMAT;
+        if (d < 0 || (d & 0xC0) != 0x80) return FAIL(p, "invalid UTF-8 sequence in a string");
+        if (i == 1 && ((b[0] == 0xE0 && d < 0xA0) || (b[0] == 0xED && d >= 0xA0) || (b[0] == 0xF0 && d < 0x90) ||
+                       (b[0] == 0xF4 && d >= 0x90)))
+            return FAIL(p, "invalid UTF-8 sequence in a string");
+        b[i] = (unsigned char)d;
+        p->pos++;
+    }
+    return str_push(p, b, n);
+}
+
+/* Where a run of plain string bytes that starts at `i` ends: the first '"',
+ * '\\', control byte or non-ASCII byte, or `len`. Sixteen bytes at a time
+ * with SSE2 (every x86-64 has it): PyTorch's traces are mostly long strings
+ * ("Call stack", kernel names). */
+static inline size_t plain_run_end(const unsigned char *b, size_t i, size_t len) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (i + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        /* signed: bytes >= 0x80 are negative, so "< 0x20" also finds them */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                    _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
+    while (i < len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
+    return i;
+}
+
+/* A string (the opening quote is next); decoded into p->s. */
+int opprof__json_string(opprof__json *p) {
+    if (opprof__json_expect(p, '"', "a string")) return OPPROF_EFORMAT;
+    /* Fast path: plain bytes up to the closing quote inside the window are
+     * used in place, the quote turned into the terminating NUL. */
+    size_t i = plain_run_end(p->buf, p->pos, p->len);
+    unsigned char *b = p->buf;
+    if (i < p->len && b[i] == '"' && (int64_t)(i - p->pos) <= p->max_string) {
+        b[i] = '\0';
+        p->s = (const char *)b + p->pos;
+        p->s_len = i - p->pos;
+        p->pos = i + 1;
+        return 0;
+    }
+    p->str_len = 0;
+    if (p->str) p->str[0] = '\0';
+    for (;;) {
+        /* Plain bytes in a run: copy at once. */
+        size_t start = p->pos;
+        p->pos = plain_run_end(p->buf, p->pos, p->len);
+        if (p->pos > start && str_push(p, p->buf + start, p->pos - start)) return OPPROF_EFORMAT;
+        int c = opprof__json_peek(p);
+        if (c == -2) return OPPROF_EFORMAT;
+        if (c == -1) return FAIL(p, "unexpected end of the file inside a string");
+        if (c == '"') {
+            p->pos++;
+            if (!p->str && str_push(p, "", 0)) return OPPROF_EFORMAT;
+            p->s = p->str;
+            p->s_len = p->str_len;
+            return 0;
+        }
+        if (c < 0x20) return FAIL(p, "control character 0x%02X inside a string", (unsigned)c);
+        if (c >= 0x80) {
+            if (utf8_sequence(p)) return OPPROF_EFORMAT;
+            continue;
+        }
+        if (c != '\\') continue; /* the window ended inside a run of plain bytes */
+        /* an escape */
+        p->pos++;
+        int e = opprof__json_peek(p);
+        if (e < 0) return e == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in an escape");
+        p->pos++;
+        char out;
+        switch (e) {
+        case '"': out = '"'; break;
+        case '\\': out = '\\'; break;
+        case '/': out = '/'; break;
+        case 'b': out = '\b'; break;
+        case 'f': out = '\f'; break;
+        case 'n': out = '\n'; break;
+        case 'r': out = '\r'; break;
+        case 't': out = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (hex4(p, &cp)) return OPPROF_EFORMAT;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (opprof__json_peek(p) != '\\') return FAIL(p, "unpaired surrogate in a \\u escape");
+                p->pos++;
+                if (opprof__json_peek(p) != 'u') return FAIL(p, "unpaired surrogate in a \\u escape");
+                p->pos++;
+                if (hex4(p, &lo)) return OPPROF_EFORMAT;
+                if (lo < 0xDC00 || lo > 0xDFFF) return FAIL(p, "unpaired surrogate in a \\u escape");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return FAIL(p, "unpaired surrogate in a \\u escape");
+            }
+            if (put_utf8(p, cp)) return OPPROF_EFORMAT;
+            continue;
+        }
+        default: p->pos--; return FAIL(p, "invalid escape '\\%c' in a string", e);
+        }
+        if (str_push(p, &out, 1)) return OPPROF_EFORMAT;
+    }
+}
+
+static const uint64_t POW10_U64[] = {1u,
+                                     10u,
+                                     100u,
+                                     1000u,
+                                     10000u,
+                                     100000u,
+                                     1000000u,
+                                     10000000u,
+                                     100000000u,
+                                     1000000000u,
+                                     10000000000u,
+                                     100000000000u,
+                                     1000000000000u,
+                                     10000000000000u,
+                                     100000000000000u,
+                                     1000000000000000u,
+                                     10000000000000000u,
+                                     100000000000000000u,
+                                     1000000000000000000u,
+                                     10000000000000000000u};
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int);
+
+/* Fast path: a plain number (up to 18 digits, an optional fraction, no
+ * exponent) that ends inside the window. Returns false to take the slow path. */
+static inline bool parse_number_fast(opprof__json *p, opprof__json_number *out) {
+    const unsigned char *b = p->buf + p->pos, *end = p->buf + p->len, *q = b;
+    bool neg = false;
+    if (q < end && *q == '-') {
+        neg = true;
+        q++;
+    }
+    if (q >= end || *q < '0' || *q > '9') return false;
+    if (*q == '0' && q + 1 < end && q[1] >= '0' && q[1] <= '9') return false; /* leading zero: slow path says so */
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    while (q < end && *q >= '0' && *q <= '9') {
+        mant = mant * 10 + (uint64_t)(*q++ - '0');
+        digits++;
+    }
+    bool is_int = true;
+    if (q < end && *q == '.') {
+        is_int = false;
+        q++;
+        if (q >= end || *q < '0' || *q > '9') return false;
+        while (q < end && *q >= '0' && *q <= '9') {
+            mant = mant * 10 + (uint64_t)(*q++ - '0');
+            digits++;
+            exp10--;
+        }
+    }
+    if (q >= end || digits > 18 || *q == 'e' || *q == 'E') return false;
+    p->pos += (size_t)(q - b);
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return true;
+}
+
+int opprof__json_parse_number(opprof__json *p, opprof__json_number *out) {
+    if (parse_number_fast(p, out)) return 0;
+    int64_t at = HERE(p);
+    int c = opprof__json_skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    bool neg = false;
+    if (c == '-') {
+        neg = true;
+        p->pos++;
+        c = opprof__json_peek(p);
+    }
+    if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number");
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    bool lead_zero = c == '0';
+    while ((c = opprof__json_peek(p)) >= '0' && c <= '9') {
+        if (digits < 19) {
+            mant = mant * 10 + (uint64_t)(c - '0');
+            if (mant) digits++;
+        } else {
+            exp10++;
+        }
+        p->pos++;
+        if (lead_zero) break;
+    }
+    if (lead_zero && (c = opprof__json_peek(p)) >= '0' && c <= '9') return FAIL(p, "invalid number: leading zero");
+    bool is_int = true;
+    if (c == '.') {
+        is_int = false;
+        p->pos++;
+        c = opprof__json_peek(p);
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit after '.'");
+        while ((c = opprof__json_peek(p)) >= '0' && c <= '9') {
+            if (digits < 19) {
+                mant = mant * 10 + (uint64_t)(c - '0');
+                if (mant) digits++;
+                exp10--;
+            }
+            p->pos++;
+        }
+    }
+    if (c == 'e' || c == 'E') {
+        is_int = false;
+        p->pos++;
+        c = opprof__json_peek(p);
+        bool eneg = false;
+        if (c == '+' || c == '-') {
+            eneg = c == '-';
+            p->pos++;
+            c = opprof__json_peek(p);
+        }
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit in the exponent");
+        int e = 0;
+        while ((c = opprof__json_peek(p)) >= '0' && c <= '9') {
+            if (e < 100000) e = e * 10 + (c - '0');
+            p->pos++;
+        }
+        exp10 += eneg ? -e : e;
+    }
+    if (c == -2) return OPPROF_EFORMAT;
+    if (mant != 0 && exp10 + digits > 309) return opprof__json_fail_at(p, at, "number out of range");
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return 0;
+}
+
+double opprof__json_number_value(const opprof__json_number *n) {
+    double v = (double)n->mant;
+    if (n->exp10 > 0)
+        v *= n->exp10 <= 22 ? POW10[n->exp10] : pow(10.0, n->exp10);
+    else if (n->exp10 < 0)
+        v /= -n->exp10 <= 22 ? POW10[-n->exp10] : pow(10.0, -n->exp10);
+    return n->neg ? -v : v;
+}
+
+static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
+    (void)digits;
+    out->neg = neg;
+    out->mant = mant;
+    out->exp10 = exp10;
+    out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
+    out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
+    /* value x 1000, exact when it can be */
+    int e3 = exp10 + 3;
+    out->ns_ok = true;
+    if (mant == 0) {
+        out->ns = 0;
+    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / POW10_U64[e3]) {
+        out->ns = (int64_t)(mant * POW10_U64[e3]);
+        if (neg) out->ns = -out->ns;
+    } else if (e3 < 0 && e3 >= -19) {
+        uint64_t div = POW10_U64[-e3];
+        out->ns = (int64_t)(mant / div + (mant % div >= div - div / 2)); /* half up, without overflow */
+        if (neg) out->ns = -out->ns;
+    } else {
+        double v = opprof__json_number_value(out);
+        out->ns_ok = fabs(v) * 1000.0 < 9.2e18;
+        out->ns = out->ns_ok ? (int64_t)llround(v * 1000.0) : 0;
+    }
+}
+
+static int parse_literal(opprof__json *p, const char *word) {
+    for (const char *w = word; *w; w++) {
+        int c = opprof__json_peek(p);
+        if (c == -2) return OPPROF_EFORMAT;
+        if (c != *w) return FAIL(p, "invalid literal (expected '%s')", word);
+        p->pos++;
+    }
+    return 0;
+}
+
+/* Containers. opprof__json_open: the opening byte, one level deeper; 0 when the
+ * container is empty (and closed), 1 when items follow. opprof__json_next, after an
+ * item: 1 for another, 0 when the closing byte ends the container. Both
+ * return a negative code on an error. */
+int opprof__json_open(opprof__json *p, int open, int close, const char *what) {
+    if (opprof__json_expect(p, open, what)) return OPPROF_EFORMAT;
+    if (++p->depth > p->max_depth) return FAIL(p, "nesting deeper than %d levels", p->max_depth);
+    int c = opprof__json_skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != close) return 1;
+    p->pos++;
+    p->depth--;
+    return 0;
+}
+
+int opprof__json_next(opprof__json *p, int close, const char *where) {
+    int c = opprof__json_skip_ws(p);
+    if (c == ',') {
+        p->pos++;
+        return 1;
+    }
+    if (c == close) {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    if (c == -2) return OPPROF_EFORMAT;
+    return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
+                   : FAIL(p, "expected ',' or '%c' %s, found '%c'", close, where, c);
+}
+
+/* Validate and skip any value. */
+int opprof__json_skip(opprof__json *p) {
+    int c = opprof__json_skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    switch (c) {
+    case '"': return opprof__json_string(p);
+    case 't': return parse_literal(p, "true");
+    case 'f': return parse_literal(p, "false");
+    case 'n': return parse_literal(p, "null");
+    case '{':
+    case '[': {
+        int close = c == '{' ? '}' : ']';
+        int more = opprof__json_open(p, c, close, c == '{' ? "an object" : "an array");
+        while (more == 1) {
+            if (c == '{' && (opprof__json_string(p) || opprof__json_expect(p, ':', "':'"))) return OPPROF_EFORMAT;
+            if (opprof__json_skip(p)) return OPPROF_EFORMAT;
+            more = opprof__json_next(p, close, c == '{' ? "in an object" : "in an array");
+        }
+        return more;
+    }
+    case -1: return FAIL(p, "unexpected end of the file: expected a value");
+    default:
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            opprof__json_number n;
+            return opprof__json_parse_number(p, &n);
+        }
+        return FAIL(p, "unexpected character '%c': expected a value", c);
+    }
+}
+
+/* Iterate an array: `on_item` parses (or skips) each element. */
+int opprof__json_array(opprof__json *p, int (*on_item)(opprof__json *p, void *ctx, int index), void *ctx) {
+    int more = opprof__json_open(p, '[', ']', "an array");
+    for (int index = 0; more == 1; index++) {
+        if (on_item(p, ctx, index)) return OPPROF_EFORMAT;
+        more = opprof__json_next(p, ']', "in an array");
+    }
+    return more;
+}
+/* ---- opening and closing ---- */
+
+static int begin(opprof__json *j, opprof_read_error *err, const opprof_read_options *options) {
+    j->err = err;
+    j->opt = options;
+    j->max_depth = options && options->max_depth > 0 ? options->max_depth : DEFAULT_DEPTH;
+    j->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
+    j->lc_last = -1;
+    j->buf = opprof__alloc(WINDOW);
+    return j->buf ? 0 : OPPROF_ENOMEM;
+}
+
+int opprof__json_open_file(opprof__json *j, int fd, opprof_read_error *err, const opprof_read_options *options) {
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    j->src.size = (int64_t)st.st_size;
+    j->src.gz = gzdopen(fd, "rb");
+    if (!j->src.gz) {
+        close(fd);
+        return OPPROF_ENOMEM;
+    }
+    gzbuffer(j->src.gz, 1 << 18);
+    return begin(j, err, options);
+}
+
+int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, opprof_read_error *err,
+                             const opprof_read_options *options) {
+    j->src.size = (int64_t)len;
+    const unsigned char *bytes = data;
+    if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
+        if (inflateInit2(&j->src.z, 15 + 16) != Z_OK) return OPPROF_ENOMEM;
+        j->src.z.next_in = (Bytef *)(uintptr_t)bytes;
+        j->src.z.avail_in = (uInt)len;
+        j->src.z_active = true;
+    } else {
+        j->src.mem = bytes;
+        j->src.mem_len = len;
+    }
+    return begin(j, err, options);
+}
+
+void opprof__json_close(opprof__json *j) {
+    if (j->src.gz) gzclose(j->src.gz); /* closes the file */
+    if (j->src.z_active) inflateEnd(&j->src.z);
+    opprof__free(j->buf);
+    opprof__free(j->str);
+    memset(j, 0, sizeof *j);
+}
