@@ -2,6 +2,8 @@
  * reported to the profiler as allocations and frees. */
 #include "internal.h"
 
+#include "../common/sized_alloc.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,33 +28,10 @@ int nn_set_allocator(const opprof_allocator *allocator) {
     return 0;
 }
 
-/* Every block carries its size in a header of HEADER bytes (malloc's 16-byte
- * alignment kept): a block is freed by its pointer alone, and the hook is
- * always told the size it gave. */
-enum { HEADER = 16 };
-
-void *nn__alloc(size_t size) {
-    if (size == 0) size = 1;
-    if (size > SIZE_MAX - HEADER) return NULL;
-    char *block = g_allocator.realloc(g_allocator.ctx, NULL, 0, size + HEADER);
-    if (!block) return NULL;
-    memcpy(block, &size, sizeof size);
-    return block + HEADER;
-}
-
-void *nn__calloc(size_t count, size_t size) {
-    if (size && count > SIZE_MAX / size) return NULL;
-    void *p = nn__alloc(count * size);
-    if (p) memset(p, 0, count * size);
-    return p;
-}
-
-void nn__free(void *ptr) {
-    if (!ptr) return;
-    size_t size;
-    memcpy(&size, (char *)ptr - HEADER, sizeof size);
-    g_allocator.realloc(g_allocator.ctx, (char *)ptr - HEADER, size + HEADER, 0);
-}
+/* Blocks keep their size (sized_alloc.h): freed by their pointer alone. */
+void *nn__alloc(size_t size) { return opprof__sized_realloc(&g_allocator, NULL, size); }
+void *nn__calloc(size_t count, size_t size) { return opprof__sized_calloc(&g_allocator, count, size); }
+void nn__free(void *ptr) { opprof__sized_free(&g_allocator, ptr); }
 
 /* 64-byte aligned blocks through the hook: over-allocate, keep the raw
  * pointer just before the aligned address. */

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include "../common/sized_alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,50 +33,12 @@ static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_s
 
 static opprof_allocator g_allocator = {default_realloc, NULL};
 
-/* ---- the contract: the library keeps each block's size ----
- *
- * Every block carries its size in a header of HEADER bytes before the
- * pointer handed out (malloc's 16-byte alignment kept), so a caller frees or
- * grows a block by its pointer alone and the hook is always told the size it
- * gave: no call site can get a size wrong. */
-enum { HEADER = 16 };
+/* ---- the contract: the library keeps each block's size (sized_alloc.h) ---- */
 
-static size_t size_of(const void *ptr) {
-    size_t size;
-    memcpy(&size, (const char *)ptr - HEADER, sizeof size);
-    return size;
-}
-
-void *opprof__alloc(size_t size) {
-    if (size == 0) size = 1;
-    if (size > SIZE_MAX - HEADER) return NULL;
-    char *block = g_allocator.realloc(g_allocator.ctx, NULL, 0, size + HEADER);
-    if (!block) return NULL;
-    memcpy(block, &size, sizeof size);
-    return block + HEADER;
-}
-
-void *opprof__calloc(size_t count, size_t size) {
-    if (size && count > SIZE_MAX / size) return NULL;
-    void *p = opprof__alloc(count * size);
-    if (p) memset(p, 0, count * size);
-    return p;
-}
-
-void *opprof__realloc(void *ptr, size_t new_size) {
-    if (!ptr) return opprof__alloc(new_size);
-    if (new_size == 0) new_size = 1;
-    if (new_size > SIZE_MAX - HEADER) return NULL;
-    char *old = (char *)ptr - HEADER;
-    char *block = g_allocator.realloc(g_allocator.ctx, old, size_of(ptr) + HEADER, new_size + HEADER);
-    if (!block) return NULL;
-    memcpy(block, &new_size, sizeof new_size);
-    return block + HEADER;
-}
-
-void opprof__free(void *ptr) {
-    if (ptr) g_allocator.realloc(g_allocator.ctx, (char *)ptr - HEADER, size_of(ptr) + HEADER, 0);
-}
+void *opprof__alloc(size_t size) { return opprof__sized_realloc(&g_allocator, NULL, size); }
+void *opprof__calloc(size_t count, size_t size) { return opprof__sized_calloc(&g_allocator, count, size); }
+void *opprof__realloc(void *ptr, size_t new_size) { return opprof__sized_realloc(&g_allocator, ptr, new_size); }
+void opprof__free(void *ptr) { opprof__sized_free(&g_allocator, ptr); }
 
 char *opprof__strdup(const char *s) {
     size_t n = strlen(s) + 1;
