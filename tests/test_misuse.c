@@ -132,7 +132,7 @@ int main(void) {
                  bin_dir(), dir, i);
         CHECK_INT(run_command(cmd, &out), 0);
         snprintf(expect, sizeof expect,
-                 "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; using 256",
+                 "opprof: OPPROF_RETAIN_CHUNKS='%s' ignored: not a whole number from 1 to 1048576; using 32",
                  bad_values[i]);
         CHECK_CONTAINS(out, expect);
         free(out);

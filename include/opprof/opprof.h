@@ -38,8 +38,8 @@
  *                             kernel trusts it) or from CLOCK_MONOTONIC (every
  *                             record then takes the library's path: a range
  *                             costs about 2.5 times as much; bench_overhead).
- *   OPPROF_RETAIN_CHUNKS=N    256 KiB buffers each stream of a thread keeps for
- *                             the next window, 1 to 1048576 (default 256: 64 MiB);
+ *   OPPROF_RETAIN_CHUNKS=N    2 MiB buffers each stream of a thread keeps for
+ *                             the next window, 1 to 1048576 (default 32: 64 MiB);
  *                             the rest is given back when a capture is taken.
  */
 #ifndef OPPROF_OPPROF_H

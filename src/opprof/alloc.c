@@ -79,17 +79,44 @@ void opprof_free(void *ptr) { opprof__free(ptr); }
  * capture's peak would then include every buffer it freed). Their mapping's
  * length is kept in a header of PAGE_HEADER bytes, which keeps them 64-byte
  * aligned. Through a hook, they are ordinary blocks (a chunk over-allocated
- * and aligned: a hook promises malloc's alignment only). */
-enum { CHUNK_ALIGN = 64, PAGE_HEADER = 64 };
+ * and aligned: a hook promises malloc's alignment only).
+ *
+ * A chunk mapped whole at once (a stream's second on: its thread is filling
+ * chunks) starts on a 2 MiB boundary and asks for transparent huge pages
+ * before it is populated: one fault and one clear of 2 MiB instead of 512 of
+ * 4 KiB, which halves what a recorded event costs on fresh buffers
+ * (bench_record: 32.6 -> 17 ns a malloc+free pair). Other chunks fault in
+ * 4 KiB at a time and ask for no huge page, so that a thread with a few
+ * events holds a few pages. Both are requests: a kernel that refuses them
+ * (THP "never", an old kernel) maps 4 KiB pages as it faults them. */
+enum { CHUNK_ALIGN = 64, PAGE_HEADER = 64, SMALL_PAGE = 4096 };
+static const size_t HUGE_PAGE = (size_t)2 << 20;
 
 static bool default_hook(void) { return g_allocator.realloc == default_realloc; }
 
+static char *map_at_huge_boundary(size_t length) {
+    if (length > SIZE_MAX - HUGE_PAGE) return NULL;
+    char *raw = mmap(NULL, length + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    char *base = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (base > raw) munmap(raw, (size_t)(base - raw));
+    size_t tail = (size_t)(raw + length + HUGE_PAGE - (base + length));
+    if (tail) munmap(base + length, tail);
+    return base;
+}
+
 static void *map_pages(size_t size, bool populate) {
-    if (size > SIZE_MAX - PAGE_HEADER) return NULL;
-    char *base = mmap(NULL, size + PAGE_HEADER, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
-    if (base == MAP_FAILED) return NULL;
-    size_t length = size + PAGE_HEADER;
+    if (size > SIZE_MAX - PAGE_HEADER - SMALL_PAGE) return NULL;
+    size_t length = (size + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
+    char *base;
+    if (populate) {
+        if (!(base = map_at_huge_boundary(length))) return NULL;
+        madvise(base, length, MADV_HUGEPAGE);
+        if (madvise(base, length, MADV_POPULATE_WRITE) != 0) memset(base, 0, length); /* kernels before 5.14 */
+    } else {
+        base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED) return NULL;
+    }
     memcpy(base, &length, sizeof length);
     return base + PAGE_HEADER;
 }
@@ -102,7 +129,11 @@ static void unmap_pages(void *ptr) {
 }
 
 void *opprof__alloc_chunk(size_t size, bool populate) {
-    if (default_hook()) return map_pages(size, populate);
+    if (default_hook()) {
+        char *p = map_pages(size, populate);
+        if (p && !populate) madvise(p - PAGE_HEADER, size + PAGE_HEADER, MADV_NOHUGEPAGE);
+        return p;
+    }
     if (size > SIZE_MAX - CHUNK_ALIGN - sizeof(void *)) return NULL;
     char *raw = opprof__alloc(size + CHUNK_ALIGN + sizeof(void *));
     if (!raw) return NULL;
@@ -137,10 +168,11 @@ int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem)
         char *base = (char *)*array - PAGE_HEADER;
         size_t length;
         memcpy(&length, base, sizeof length);
-        char *moved = mremap(base, length, cap * elem + PAGE_HEADER, MREMAP_MAYMOVE);
+        size_t grown = (cap * elem + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
+        char *moved = mremap(base, length, grown, MREMAP_MAYMOVE);
         p = NULL;
         if (moved != MAP_FAILED) {
-            length = cap * elem + PAGE_HEADER;
+            length = grown;
             memcpy(moved, &length, sizeof length);
             p = moved + PAGE_HEADER;
         }

@@ -45,10 +45,11 @@
 #include <unistd.h>
 
 enum {
-    CHUNK_EVENTS = 8192,       /* 256 KiB of range slots */
-    CHUNK_MEMORY = 8192,       /* 256 KiB of memory events */
+    CHUNK_EVENTS = 65536,      /* 2 MiB of range slots: one huge page (alloc.c) */
+    CHUNK_MEMORY = 65536,      /* 2 MiB of memory events */
+    BUDGET_CLAIM = 8192,       /* events a thread takes from the event budget at a time */
     NAME_ARENA_BYTES = 65536,  /* formatted names */
-    RETAIN_CHUNKS = 256,       /* chunks a stream keeps across windows (64 MiB), unless
+    RETAIN_CHUNKS = 32,        /* chunks a stream keeps across windows (64 MiB), unless
                                   OPPROF_RETAIN_CHUNKS says otherwise */
     MAX_DEPTH = OPPROF__MAX_DEPTH, /* open ranges per thread */
     MAX_NAME = 256
@@ -88,7 +89,7 @@ _Static_assert((int)OPPROF__MARK_ARG_DOUBLE == (int)OPPROF_MARK_ARG_DOUBLE &&
                    (int)OPPROF__MARK_ASYNC_END == (int)OPPROF_MARK_ASYNC_END &&
                    (int)OPPROF__MARK_INSTANT == (int)OPPROF_MARK_INSTANT,
                "opprof.h's mark kinds are capture.h's");
-enum { CHUNK_MARKS = 8192 };
+enum { CHUNK_MARKS = 65536 }; /* 2 MiB of marks */
 
 typedef struct chunk {
     struct chunk *next;
@@ -256,11 +257,12 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             size_t size = sizeof(chunk) + per_chunk * item;
-            /* A stream's second chunk on is mapped whole at once (a thread
-             * that fills one chunk will fill the next: faulting its 64 pages
-             * one by one costs ~5 ns an event more, bench_overhead "fresh
-             * buffers"); the first is left to fault in, so that a thread
-             * with a few events holds a few pages. */
+            /* A stream's second chunk on is mapped whole at once, on huge
+             * pages where the kernel gives them (a thread that fills one
+             * chunk will fill the next: faulting 4 KiB pages one by one cost
+             * twice as much an event, bench_overhead "fresh buffers"); the
+             * first is left to fault in, so that a thread with a few events
+             * holds a few pages. */
             next = opprof__alloc_chunk(size, s->head != NULL);
             if (!next) {
                 ADD_RELAXED(dropped, 1);
@@ -276,7 +278,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         s->tail = next;
         s->at->next = next->data;
     }
-    if (s->budget == 0 && (s->budget = budget_claim(per_chunk)) == 0) {
+    if (s->budget == 0 && (s->budget = budget_claim(BUDGET_CLAIM)) == 0) {
         s->at->limit = s->at->next;
         ADD_RELAXED(dropped, 1);
         return NULL;
@@ -556,7 +558,7 @@ static void membarrier_setup(void) {
                    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
-/* OPPROF_RETAIN_CHUNKS: how many 256 KiB chunks each stream of a thread keeps
+/* OPPROF_RETAIN_CHUNKS: how many 2 MiB chunks each stream of a thread keeps
  * for the next window (1 to 1048576); an invalid value is said on stderr and
  * the default kept. */
 static void retain_setup(void) {
