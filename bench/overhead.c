@@ -139,25 +139,6 @@ static double time_ranges_with_shapes(int batches, int per_batch) {
     return m;
 }
 
-/* The floor: one timestamp (rdtsc on x86), ns. */
-static double time_timestamp(void) {
-    double best = 1e9;
-    for (int r = 0; r < 5; r++) {
-        uint64_t sink = 0;
-        int64_t t0 = bench_now_ns();
-        for (int i = 0; i < 1000000; i++) {
-#if defined(__x86_64__)
-            sink += __builtin_ia32_rdtsc();
-#else
-            sink += (uint64_t)bench_now_ns();
-#endif
-        }
-        double ns = (double)(bench_now_ns() - t0) / 1e6;
-        if (ns < best) best = ns;
-        if (sink == 42) puts("");
-    }
-    return best;
-}
 
 static int discard(const opprof_capture *c, void *ud) {
     (void)c;
@@ -268,7 +249,7 @@ int main(int argc, char **argv) {
      * fresh buffers (first window), and into reused ones (later windows,
      * the steady state of a schedule). */
     const int batches = 31, per = 50000; /* 1.55 M ranges a window: within the 64 MiB a thread keeps */
-    double stamp_ns = time_timestamp();
+    double stamp_ns = bench_timestamp_ns();
     double off_ns = time_ranges(batches, per);
     opprof_session *s = start_session((opprof_schedule){.wait = 1, .active = 1, .repeat = 0}, true, discard, NULL);
     double outside_ns = time_ranges(batches, per); /* step 0 is NONE: outside */

@@ -7,6 +7,10 @@
  * Each figure is the median of 5 whole runs; the cost per function entry+exit
  * (or per malloc+free pair) is (time under the tool - time plain) / count.
  * Peers run when installed (scripts/deps.sh --bench): uftrace record, heaptrack.
+ * The floor is what any recorder that takes two timestamps per function (or
+ * per malloc+free pair) must add: the loop cannot run faster than two
+ * timestamps back to back, so it adds at least 2 x timestamp - the plain
+ * time; "*_over_floor" is the best ratio to a peer such a recorder can reach.
  * opprof record writes its tables, Chrome trace and HTML report at exit; the
  * peers write raw data and leave the analysis to a second command, so the
  * "same deliverable" figures add it: uftrace dump --chrome + uftrace report,
@@ -98,6 +102,9 @@ int main(int argc, char **argv) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench_record: cannot remove %s\n", dir);
 
+    double stamp = bench_timestamp_ns();
+    double fn_floor = fmax(0.0, 2 * stamp - plain_calls.loop_s / functions * 1e9);
+    double pair_floor = fmax(0.0, 2 * stamp - plain_mallocs.loop_s / (double)mallocs * 1e9);
     /* recording: the loop's time added, per call or pair; exit: what is left of the whole run */
     double n_m = (double)mallocs;
     double opprof_fn = (opprof_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
@@ -117,6 +124,9 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "opprof_function_ns", opprof_fn, false);
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
         bench_json_number(stdout, "uftrace_over_opprof", uftrace_fn / opprof_fn, false);
+        bench_json_number(stdout, "timestamp_ns", stamp, false);
+        bench_json_number(stdout, "function_floor_ns", fn_floor, false);
+        bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
         bench_json_number(stdout, "opprof_function_whole_run_ns", opprof_fn_whole, false);
         bench_json_number(stdout, "uftrace_function_whole_run_ns", uftrace_fn_whole, false);
         bench_json_number(stdout, "uftrace_function_with_chrome_and_report_ns", uftrace_fn_deliverable, false);
@@ -125,6 +135,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "opprof_malloc_free_ns", opprof_pair, false);
         bench_json_number(stdout, "heaptrack_malloc_free_ns", heaptrack_pair, false);
         bench_json_number(stdout, "heaptrack_over_opprof", heaptrack_pair / opprof_pair, false);
+        bench_json_number(stdout, "malloc_free_floor_ns", pair_floor, false);
+        bench_json_number(stdout, "heaptrack_over_floor", heaptrack_pair / pair_floor, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
         bench_json_number(stdout, "heaptrack_malloc_free_whole_run_ns", heaptrack_pair_whole, false);
         bench_json_number(stdout, "heaptrack_malloc_free_with_print_ns", heaptrack_pair_deliverable, true);
@@ -132,11 +144,14 @@ int main(int argc, char **argv) {
     } else {
         printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%.1fx)\n",
                opprof_fn, uftrace_fn, uftrace_fn / opprof_fn);
+        printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace\n", stamp, fn_floor,
+               uftrace_fn / fn_floor);
         printf("  the whole run, exit work included: opprof %.1f ns, uftrace %.1f ns (%.1f ns with dump --chrome and "
                "report)\n",
                opprof_fn_whole, uftrace_fn_whole, uftrace_fn_deliverable);
         printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%.1fx)\n",
                opprof_pair, heaptrack_pair, heaptrack_pair / opprof_pair);
+        printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack\n", pair_floor, heaptrack_pair / pair_floor);
         printf("  the whole run, exit work included: opprof %.1f ns, heaptrack %.1f ns (%.1f ns with heaptrack_print)\n",
                opprof_pair_whole, heaptrack_pair_whole, heaptrack_pair_deliverable);
     }
