@@ -104,5 +104,13 @@ int main(void) {
     CHECK_STR(out, "summary.json\nt.json\n"); /* no temporary left behind */
     free(out);
     remove_tree(dir);
+    /* The escaping that tools get for JSON of their own (opprof check --json). */
+    char *quoted = NULL;
+    CHECK_INT(opprof_json_string_to_string("a\"b\\c\nd\x01" "e caf\xC3\xA9 bad\x80", &quoted), 0);
+    CHECK_STR(quoted, "\"a\\\"b\\\\c\\nd\\u0001e caf\xC3\xA9 bad\xEF\xBF\xBD\"");
+    opprof_free(quoted);
+    quoted = (char *)1;
+    CHECK_INT(opprof_json_string_to_string(NULL, &quoted), OPPROF_EINVAL);
+    CHECK_INT(opprof_json_string_to_string("x", NULL), OPPROF_EINVAL);
     return check_report("test_json");
 }

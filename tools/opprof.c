@@ -226,18 +226,12 @@ typedef struct checker {
     progress pr;
 } checker;
 
+/* A JSON string literal, escaped by the library (as its own outputs are). */
 static void print_json_string(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
+    char *quoted = NULL;
+    if (opprof_json_string_to_string(s, &quoted) == 0) fputs(quoted, stdout);
+    else fputs("null", stdout);
+    opprof_free(quoted);
 }
 
 static void on_problem(void *ctx, const opprof_trace_problem *p) {

@@ -339,6 +339,12 @@ OPPROF_API int opprof_capture_html_write(const opprof_capture *capture, const ch
 /** Free memory that opprof returned (tables, strings). NULL is accepted. */
 OPPROF_API void opprof_free(void *ptr);
 
+/** `text` as a JSON string literal, quotes included, escaped as every opprof
+ *  output escapes: ", \ and control characters; valid UTF-8 passes through,
+ *  invalid bytes become U+FFFD. For tools that write JSON of their own
+ *  around opprof's. *out_text: free with opprof_free. */
+OPPROF_API int opprof_json_string_to_string(const char *text, char **out_text);
+
 /** PyTorch's time format of a duration in microseconds: "12.345us",
  *  "1.030ms", "2.500s". buf gets at most size bytes, NUL included. */
 OPPROF_API void opprof_format_time_us(double us, char *buf, size_t size);

@@ -3,7 +3,7 @@
  * communication and in compute, and how far apart the ranks start the same
  * collective once their clocks are aligned (the skew, and who waits). */
 #define _GNU_SOURCE /* strcasestr */
-#include "internal.h"
+#include "render.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -214,19 +214,10 @@ int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks
 
 /* ---- output ---- */
 
-enum { NAME_WIDTH = 55, CELL = 64 };
+enum { CELL = 64 };
 
-static void us_cell(char *cell, int64_t ns) {
-    opprof_format_time_us((double)ns / 1e3, cell, CELL);
-}
-
-static void name_cell(char *cell, const char *name) {
-    size_t n = strlen(name);
-    if (n <= NAME_WIDTH)
-        snprintf(cell, CELL, "%s", name);
-    else
-        snprintf(cell, CELL, "%.*s...", NAME_WIDTH - 3, name);
-}
+static void us_cell(char *cell, int64_t ns) { opprof__unit_text(OPPROF__UNIT_TIME, (double)ns / 1e3, cell, CELL); }
+static void name_cell(char *cell, const char *name) { opprof__name_cell(name, cell, CELL); }
 
 static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
     static const char *const titles[] = {"Name", "Calls", "Min self", "Median self", "Max self", "Slowest rank",

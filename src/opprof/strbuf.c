@@ -183,3 +183,10 @@ int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out) {
     opprof__sb_free(sb);
     return rc;
 }
+
+int opprof_json_string_to_string(const char *text, char **out_text) {
+    if (!text || !out_text) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, text);
+    return opprof__sb_finish(&sb, 0, out_text);
+}
