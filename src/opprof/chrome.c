@@ -50,6 +50,18 @@ static inline void out_us(out *o, int64_t ns) {
     out_put(o, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+/* Where and when an event is: ,"pid":P,"tid":T,"ts":X (no tid for a process's counter). */
+static void out_place(out *o, int64_t pid, const int64_t *tid, int64_t ts_ns) {
+    OUT_LIT(o, ",\"pid\":");
+    out_i64(o, pid);
+    if (tid) {
+        OUT_LIT(o, ",\"tid\":");
+        out_i64(o, *tid);
+    }
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, ts_ns);
+}
+
 /* The inside of a JSON string literal (escaped, without its quotes). */
 static void out_json_inner(out *o, const char *s) {
     opprof__strbuf sb = {0};
@@ -161,14 +173,7 @@ static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *na
         OUT_LIT(o, ",\"id\":");
         out_i64(o, (int64_t)m->value.id);
     }
-    OUT_LIT(o, ",\"pid\":");
-    out_i64(o, pid);
-    if (m->kind != OPPROF_MARK_COUNTER) {
-        OUT_LIT(o, ",\"tid\":");
-        out_i64(o, c->threads[m->thread].tid);
-    }
-    OUT_LIT(o, ",\"ts\":");
-    out_us(o, m->ts_ns);
+    out_place(o, pid, m->kind != OPPROF_MARK_COUNTER ? &c->threads[m->thread].tid : NULL, m->ts_ns);
     if (m->kind == OPPROF_MARK_COUNTER) {
         OUT_LIT(o, ",\"args\":{");
         out_name(o, names, offset, m->name);
@@ -283,12 +288,8 @@ static void write_metadata(writer *w) {
 static void write_memory_event(writer *w, const opprof_memory_event *m) {
     out *o = w->o;
     sep(w);
-    OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":");
-    out_i64(o, w->pid);
-    OUT_LIT(o, ",\"tid\":");
-    out_i64(o, w->c->threads[m->thread].tid);
-    OUT_LIT(o, ",\"ts\":");
-    out_us(o, m->ts_ns);
+    OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
+    out_place(o, w->pid, &w->c->threads[m->thread].tid, m->ts_ns);
     OUT_LIT(o, ",\"args\":{\"Device Type\":");
     out_i64(o, m->device_type);
     OUT_LIT(o, ",\"Device Id\":");
@@ -303,10 +304,8 @@ static void write_memory_event(writer *w, const opprof_memory_event *m) {
     out_i64(o, m->total_allocated);
     OUT_LIT(o, "}}");
     sep(w);
-    OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\",\"pid\":");
-    out_i64(o, w->pid);
-    OUT_LIT(o, ",\"ts\":");
-    out_us(o, m->ts_ns);
+    OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\"");
+    out_place(o, w->pid, NULL, m->ts_ns);
     OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
     out_i64(o, m->total_allocated);
     OUT_LIT(o, "}}");
@@ -353,12 +352,7 @@ static void write_event(writer *w, size_t i) {
     }
     OUT_LIT(o, "\",\"name\":");
     put_name(w, e->name);
-    OUT_LIT(o, ",\"pid\":");
-    out_i64(o, w->pid);
-    OUT_LIT(o, ",\"tid\":");
-    out_i64(o, w->c->threads[e->thread].tid);
-    OUT_LIT(o, ",\"ts\":");
-    out_us(o, e->start_ns);
+    out_place(o, w->pid, &w->c->threads[e->thread].tid, e->start_ns);
     OUT_LIT(o, ",\"dur\":");
     out_us(o, e->duration_ns);
     write_event_args(w, i);
