@@ -220,6 +220,37 @@ int main(void) {
     opprof_free(text);
     opprof_capture_free(c);
 
+    /* Past OPPROF_REPORT_EVENTS, the timeline holds the longest events (their
+     * callers with them, indexes and parents renumbered) and says so; the
+     * tables keep every event. root 1000 > a 490 > b = c 10 > d 5 ns: of
+     * at most 3, the ties at 10 ns do not fit, so root and a are shown, as
+     * the page's events 0 and 1 (d, the capture's first, left out). */
+    setenv("OPPROF_REPORT_EVENTS", "3", 1);
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "d", OPPROF_KIND_CPU_OP, 0, 5), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "root", OPPROF_KIND_USER_ANNOTATION, 100, 1000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "a", OPPROF_KIND_CPU_OP, 110, 490), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "c", OPPROF_KIND_CPU_OP, 120, 10), 0);
+    CHECK_INT(opprof_capture_add_event(c, t0, "b", OPPROF_KIND_CPU_OP, 700, 10), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    html = NULL;
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
+    CHECK_CONTAINS(html, "(1.100us across, 2 events;");
+    CHECK_CONTAINS(html, "The timeline shows the 2 longest of the capture's 5 events, those of 0.011us and longer");
+    CHECK_CONTAINS(html, ",s:[0.100,0.110]\n,d:[1.000,0.490]\n");
+    CHECK_CONTAINS(html, ",p:[-1,0]\n");
+    CHECK(html && strstr(html, ">d</td>")); /* the table keeps d */
+    opprof_free(html);
+    setenv("OPPROF_REPORT_EVENTS", "5", 1); /* all fit: no note */
+    html = NULL;
+    CHECK_INT(opprof_capture_html_to_string(c, &html), 0);
+    CHECK(html && !strstr(html, "tl-left-out"));
+    CHECK_CONTAINS(html, ",p:[-1,-1,1,2,1]\n");
+    opprof_free(html);
+    unsetenv("OPPROF_REPORT_EVENTS");
+    opprof_capture_free(c);
+
     /* The comparison as a page: rows by the largest change, the ratio's
      * words, bars on one scale, notes, names escaped. */
     opprof_capture *before, *after;

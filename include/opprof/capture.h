@@ -328,7 +328,10 @@ OPPROF_API int opprof_averages_json_to_string(const opprof_averages *averages, c
  * a timeline of every event, a track per thread, drawn on a canvas by an
  * embedded script (wheel or W/S zoom, drag or A/D pan, a search box, tracks
  * that can be hidden, a click shows an event's details), with the memory
- * total and counters on the same time axis; and, for memory captures, the
+ * total and counters on the same time axis (past OPPROF_REPORT_EVENTS events,
+ * default 2,000,000, the timeline holds the longest ones, with their callers,
+ * and says so: a browser takes 6 s and 1 GB for 6 M events, 0.6 s for the
+ * 0.78 M of them it then holds); and, for memory captures, the
  * bytes allocated over time with the peak marked. Names are escaped (for
  * HTML, or for a script). *out_text: free with opprof_free.
  */

@@ -23,18 +23,75 @@ static void js_string(opprof__strbuf *sb, const char *s) {
     opprof__sb_puts(sb, "\"");
 }
 
-static void events_arrays(opprof__strbuf *sb, const opprof_capture *c) {
+/* ---- which events the page holds ---- */
+
+/* A browser draws a few million events at most (1 M load in under a second,
+ * tests/browser_test.sh): past OPPROF_REPORT_EVENTS (default 2 M), the
+ * timeline holds the longest ones, those of at least min_ns; a parent lasts
+ * at least as long as its children, so every event shown has its callers. The
+ * page says so; the trace and the tables keep every event. */
+enum { DEFAULT_MAX_EVENTS = 2000000 };
+
+typedef struct shown {
+    const opprof_capture *c;
+    int32_t *at;     /* event -> its place in the page, -1: left out; NULL: all, in order */
+    size_t n;        /* events in the page */
+    int64_t min_ns;  /* when some are left out: the shortest duration shown */
+} shown;
+
+static size_t count_at_least(const opprof_capture *c, int64_t ns) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_events; i++) n += c->events[i].duration_ns >= ns;
+    return n;
+}
+
+static int choose_events(shown *sh, const opprof_capture *c) {
+    *sh = (shown){.c = c, .n = c->n_events};
+    size_t max = (size_t)opprof__env_int("OPPROF_REPORT_EVENTS", 1, INT32_MAX, DEFAULT_MAX_EVENTS);
+    if (c->n_events <= max) return 0;
+    int64_t lo = 0, hi = 0; /* the least duration whose events fit: in (lo, hi] */
+    for (size_t i = 0; i < c->n_events; i++)
+        if (c->events[i].duration_ns > hi) hi = c->events[i].duration_ns;
+    hi++;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (count_at_least(c, mid) <= max) hi = mid;
+        else lo = mid;
+    }
+    sh->at = opprof__alloc(c->n_events * sizeof *sh->at);
+    if (!sh->at) return OPPROF_ENOMEM;
+    sh->min_ns = hi;
+    sh->n = 0;
+    for (size_t i = 0; i < c->n_events; i++) sh->at[i] = c->events[i].duration_ns >= hi ? (int32_t)sh->n++ : -1;
+    return 0;
+}
+
+/* The page's index of event i, or -1. */
+static int32_t place(const shown *sh, size_t i) { return sh->at ? sh->at[i] : (int32_t)i; }
+
+/* The page's index of the nearest caller shown, or -1. */
+static int32_t shown_parent(const shown *sh, const opprof_event *e) {
+    if (opprof__is_device(e)) return -1;
+    int32_t p = e->parent;
+    while (p >= 0 && place(sh, (size_t)p) < 0) p = sh->c->events[p].parent;
+    return p >= 0 ? place(sh, (size_t)p) : -1;
+}
+
+static void events_arrays(opprof__strbuf *sb, const shown *sh) {
     static const char *const keys[] = {"s", "d", "n", "t", "p"};
+    const opprof_capture *c = sh->c;
     for (int k = 0; k < 5; k++) {
         opprof__sb_printf(sb, ",%s:[", keys[k]);
-        for (size_t i = 0; i < c->n_events; i++) {
+        for (size_t i = 0, first = 1; i < c->n_events; i++) {
             const opprof_event *e = &c->events[i];
-            if (i) opprof__sb_puts(sb, ",");
+            if (place(sh, i) < 0) continue;
+            if (!first) opprof__sb_puts(sb, ",");
+            first = 0;
             if (k == 0) opprof__sb_us(sb, e->start_ns);
             if (k == 1) opprof__sb_us(sb, e->duration_ns);
             if (k == 2) opprof__sb_int(sb, e->name);
             if (k == 3) opprof__sb_int(sb, e->thread);
-            if (k == 4) opprof__sb_int(sb, opprof__is_device(e) ? -1 : e->parent);
+            if (k == 4) opprof__sb_int(sb, shown_parent(sh, e));
         }
         opprof__sb_puts(sb, "]\n");
     }
@@ -54,13 +111,14 @@ static void thread_labels(opprof__strbuf *sb, const opprof_capture *c) {
 }
 
 /* args, shapes, sites: objects keyed by event index, only where there is one. */
-static int event_texts(opprof__strbuf *sb, const opprof_capture *c) {
+static int event_texts(opprof__strbuf *sb, const shown *sh) {
+    const opprof_capture *c = sh->c;
     opprof__arg_index args;
     if (opprof__arg_index_build(&args, c)) return OPPROF_ENOMEM;
     opprof__strbuf text = {0};
     opprof__sb_puts(sb, ",args:{");
     for (size_t i = 0, first = 1; args.first && i < c->n_events; i++) {
-        if (args.first[i] == args.first[i + 1]) continue;
+        if (args.first[i] == args.first[i + 1] || place(sh, i) < 0) continue;
         text.len = 0;
         for (uint32_t a = args.first[i]; a < args.first[i + 1]; a++) {
             const opprof_mark *m = &c->marks[args.order[a]];
@@ -72,28 +130,28 @@ static int event_texts(opprof__strbuf *sb, const opprof_capture *c) {
             else
                 opprof__sb_printf(&text, "%lld", (long long)m->value.i);
         }
-        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        opprof__sb_printf(sb, "%s%d:", first ? "" : ",", place(sh, i));
         js_string(sb, text.error ? "" : text.data);
         first = 0;
     }
     opprof__sb_puts(sb, "},shapes:{");
     for (size_t i = 0, first = 1; i < c->n_events; i++) {
         const opprof_site *site = opprof_capture_site(c, c->events[i].site);
-        const opprof_shapes *sh = site && site->shapes ? opprof_capture_shapes(c, site->shapes) : NULL;
-        if (!sh) continue;
+        const opprof_shapes *shapes = site && site->shapes ? opprof_capture_shapes(c, site->shapes) : NULL;
+        if (!shapes || place(sh, i) < 0) continue;
         char buf[512];
-        opprof_shapes_format(sh, buf, sizeof buf);
-        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        opprof_shapes_format(shapes, buf, sizeof buf);
+        opprof__sb_printf(sb, "%s%d:", first ? "" : ",", place(sh, i));
         js_string(sb, buf);
         first = 0;
     }
     opprof__sb_puts(sb, "},sites:{");
     for (size_t i = 0, first = 1; i < c->n_events; i++) {
         const opprof_site *site = opprof_capture_site(c, c->events[i].site);
-        if (!site || !site->file) continue;
+        if (!site || !site->file || place(sh, i) < 0) continue;
         char buf[512];
         snprintf(buf, sizeof buf, "%s:%u", site->file, site->line);
-        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        opprof__sb_printf(sb, "%s%d:", first ? "" : ",", place(sh, i));
         js_string(sb, buf);
         first = 0;
     }
@@ -104,7 +162,8 @@ static int event_texts(opprof__strbuf *sb, const opprof_capture *c) {
 }
 
 /* Per event, the memory its own memory events moved. */
-static int event_memory(opprof__strbuf *sb, const opprof_capture *c) {
+static int event_memory(opprof__strbuf *sb, const shown *sh) {
+    const opprof_capture *c = sh->c;
     int64_t *alloc = opprof__calloc(c->n_events ? c->n_events * 2 : 1, sizeof *alloc);
     if (!alloc) return OPPROF_ENOMEM;
     for (size_t j = 0; j < c->n_mem; j++) {
@@ -114,12 +173,12 @@ static int event_memory(opprof__strbuf *sb, const opprof_capture *c) {
     }
     opprof__sb_puts(sb, ",mem:{");
     for (size_t i = 0, first = 1; i < c->n_events; i++) {
-        if (!alloc[2 * i] && !alloc[2 * i + 1]) continue;
+        if ((!alloc[2 * i] && !alloc[2 * i + 1]) || place(sh, i) < 0) continue;
         char a[32], f[32], text[160];
         opprof_format_memory(alloc[2 * i], a, sizeof a);
         opprof_format_memory(alloc[2 * i + 1], f, sizeof f);
         snprintf(text, sizeof text, "%s allocated, %s freed by the event itself", a, f);
-        opprof__sb_printf(sb, "%s%zu:", first ? "" : ",", i);
+        opprof__sb_printf(sb, "%s%d:", first ? "" : ",", place(sh, i));
         js_string(sb, text);
         first = 0;
     }
@@ -199,20 +258,32 @@ static int series(opprof__strbuf *sb, const opprof_capture *c) {
     return rc;
 }
 
+/* "(1.234ms across, 30 events; ...)" or, with events left out, how many are shown and why. */
+static void timeline_heading(opprof__strbuf *sb, const shown *sh, int64_t span) {
+    char span_text[32], min_text[32];
+    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
+    opprof__sb_printf(sb, "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
+                          "A/D: pan, click: details)</span></h2>\n", span_text, sh->n);
+    if (!sh->at) return;
+    opprof_format_time_us((double)sh->min_ns / 1e3, min_text, sizeof min_text);
+    opprof__sb_printf(sb,
+                      "<p class=\"warn\" id=\"tl-left-out\">The timeline shows the %zu longest of the capture's %zu "
+                      "events, those of %s and longer (OPPROF_REPORT_EVENTS sets how many a page holds); the "
+                      "tables above, the flame graph and the trace keep every event.</p>\n",
+                      sh->n, sh->c->n_events, min_text);
+}
+
 int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
     if (!c->n_events) return 0;
-    char span_text[32];
+    shown sh;
+    if (choose_events(&sh, c)) return OPPROF_ENOMEM;
     int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1;
-    opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
-    opprof__sb_printf(sb,
-                      "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
-                      "A/D: pan, click: details)</span></h2>\n"
-                      "<div class=\"tl-bar\"><input id=\"tl-search\" type=\"search\" placeholder=\"search names\"> "
-                      "<span id=\"tl-range\" class=\"note\"></span><div id=\"tl-threads\"></div></div>\n"
-                      "<canvas id=\"tl-canvas\" style=\"width:100%%;border:1px solid #ddd\"></canvas>\n"
-                      "<pre id=\"tl-detail\"></pre><pre id=\"opprof-selftest\"></pre>\n"
-                      "<script>window.OPPROF_TL={span:",
-                      span_text, c->n_events);
+    timeline_heading(sb, &sh, span);
+    opprof__sb_puts(sb, "<div class=\"tl-bar\"><input id=\"tl-search\" type=\"search\" placeholder=\"search names\"> "
+                        "<span id=\"tl-range\" class=\"note\"></span><div id=\"tl-threads\"></div></div>\n"
+                        "<canvas id=\"tl-canvas\" style=\"width:100%;border:1px solid #ddd\"></canvas>\n"
+                        "<pre id=\"tl-detail\"></pre><pre id=\"opprof-selftest\"></pre>\n"
+                        "<script>window.OPPROF_TL={span:");
     opprof__sb_us(sb, span);
     opprof__sb_puts(sb, ",names:[");
     for (uint32_t i = 0; i < c->n_names; i++) {
@@ -220,12 +291,13 @@ int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
         js_string(sb, c->names[i]);
     }
     opprof__sb_puts(sb, "]\n");
-    events_arrays(sb, c);
+    events_arrays(sb, &sh);
     thread_labels(sb, c);
-    int rc = event_texts(sb, c);
-    if (!rc) rc = event_memory(sb, c);
+    int rc = event_texts(sb, &sh);
+    if (!rc) rc = event_memory(sb, &sh);
     if (!rc) rc = series(sb, c);
     opprof__sb_puts(sb, "};</script>\n");
+    opprof__free(sh.at);
     return rc;
 }
 
