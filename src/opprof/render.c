@@ -142,6 +142,8 @@ static int order_rows(opprof__view *v, const opprof_table_options *o) {
     v->order = opprof__alloc((n ? n : 1) * sizeof *v->order);
     if (!items || !v->order) {
         opprof__free(items);
+        opprof__free(v->order);
+        v->order = NULL;
         return OPPROF_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) items[i] = (sort_item){metric(&v->rows[i], o->sort), i};

@@ -65,7 +65,8 @@ struct opprof__view {
 };
 
 /* The rows and columns that `options` shows of `avg`: rows sorted (ties in
- * first-seen order) and cut to the row limit. Free with opprof__view_free. */
+ * first-seen order) and cut to the row limit. Free with opprof__view_free
+ * (on an error, nothing is left to free). */
 OPPROF__HIDDEN int opprof__view_build(opprof__view *v, const opprof_averages *avg,
                                       const opprof_table_options *options);
 OPPROF__HIDDEN void opprof__view_free(opprof__view *v);
