@@ -244,15 +244,23 @@ static void write_header(out *o, const opprof_capture *c) {
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");
 }
 
+/* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
+static void metadata_head(writer *w, const char *name, int64_t tid) {
+    sep(w);
+    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"");
+    out_put(w->o, name, strlen(name));
+    OUT_LIT(w->o, "\", \"pid\": ");
+    out_i64(w->o, w->pid);
+    OUT_LIT(w->o, ", \"tid\": ");
+    out_i64(w->o, tid);
+    OUT_LIT(w->o, ", \"args\": {");
+}
+
 static void write_thread_metadata(writer *w, size_t t) {
     out *o = w->o;
     const opprof_thread_info *th = &w->c->threads[t];
-    sep(w);
-    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": ");
-    out_i64(o, w->pid);
-    OUT_LIT(o, ", \"tid\": ");
-    out_i64(o, th->tid);
-    OUT_LIT(o, ", \"args\": {\"name\": ");
+    metadata_head(w, "thread_name", th->tid);
+    OUT_LIT(o, "\"name\": ");
     char label[96];
     if (th->name[0])
         snprintf(label, sizeof label, "%s", th->name);
@@ -260,26 +268,18 @@ static void write_thread_metadata(writer *w, size_t t) {
         snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
     out_json_string(o, label);
     OUT_LIT(o, "}}");
-    sep(w);
-    OUT_LIT(o, "  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": ");
-    out_i64(o, w->pid);
-    OUT_LIT(o, ", \"tid\": ");
-    out_i64(o, th->tid);
-    OUT_LIT(o, ", \"args\": {\"sort_index\": ");
+    metadata_head(w, "thread_sort_index", th->tid);
+    OUT_LIT(o, "\"sort_index\": ");
     out_i64(o, (int64_t)t);
     OUT_LIT(o, "}}");
 }
 
 /* Process and thread names and order. */
 static void write_metadata(writer *w) {
-    sep(w);
-    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": ");
-    out_i64(w->o, w->pid);
-    OUT_LIT(w->o, ", \"tid\": 0, \"args\": {\"name\": \"CPU\"}}");
-    sep(w);
-    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": ");
-    out_i64(w->o, w->pid);
-    OUT_LIT(w->o, ", \"tid\": 0, \"args\": {\"sort_index\": 0}}");
+    metadata_head(w, "process_name", 0);
+    OUT_LIT(w->o, "\"name\": \"CPU\"}}");
+    metadata_head(w, "process_sort_index", 0);
+    OUT_LIT(w->o, "\"sort_index\": 0}}");
     for (size_t t = 0; t < w->c->n_threads; t++) write_thread_metadata(w, t);
 }
 

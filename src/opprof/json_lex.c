@@ -567,8 +567,7 @@ int opprof__json_array(opprof__json *p, int (*on_item)(opprof__json *p, void *ct
 }
 /* ---- opening and closing ---- */
 
-static int begin(opprof__json *j, opprof_read_error *err, const opprof_read_options *options) {
-    j->err = err;
+static int begin(opprof__json *j, const opprof_read_options *options) {
     j->opt = options;
     j->max_depth = options && options->max_depth > 0 ? options->max_depth : DEFAULT_DEPTH;
     j->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
@@ -577,7 +576,7 @@ static int begin(opprof__json *j, opprof_read_error *err, const opprof_read_opti
     return j->buf ? 0 : OPPROF_ENOMEM;
 }
 
-int opprof__json_open_file(opprof__json *j, int fd, opprof_read_error *err, const opprof_read_options *options) {
+int opprof__json_open_file(opprof__json *j, int fd, const opprof_read_options *options) {
     struct stat st;
     int rc = fstat(fd, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
     if (rc) {
@@ -591,11 +590,10 @@ int opprof__json_open_file(opprof__json *j, int fd, opprof_read_error *err, cons
         return OPPROF_ENOMEM;
     }
     gzbuffer(j->src.gz, 1 << 18);
-    return begin(j, err, options);
+    return begin(j, options);
 }
 
-int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, opprof_read_error *err,
-                             const opprof_read_options *options) {
+int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, const opprof_read_options *options) {
     j->src.size = (int64_t)len;
     const unsigned char *bytes = data;
     if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
@@ -607,7 +605,7 @@ int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, oppr
         j->src.mem = bytes;
         j->src.mem_len = len;
     }
-    return begin(j, err, options);
+    return begin(j, options);
 }
 
 void opprof__json_close(opprof__json *j) {

@@ -51,11 +51,11 @@ typedef struct opprof__json {
 } opprof__json;
 
 /* Open on a file (fd: closed by opprof__json_close, also on an error) or on
- * memory (not copied: it must outlive the lexer); err and options as the
- * reader's. Then opprof__json_close, whatever happened. */
-OPPROF__HIDDEN int opprof__json_open_file(opprof__json *j, int fd, opprof_read_error *err,
-                                          const opprof_read_options *options);
-OPPROF__HIDDEN int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, opprof_read_error *err,
+ * memory (not copied: it must outlive the lexer), with the reader's options;
+ * the caller points j->err at where the first error goes. Then
+ * opprof__json_close, whatever happened. */
+OPPROF__HIDDEN int opprof__json_open_file(opprof__json *j, int fd, const opprof_read_options *options);
+OPPROF__HIDDEN int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len,
                                             const opprof_read_options *options);
 OPPROF__HIDDEN void opprof__json_close(opprof__json *j);
 

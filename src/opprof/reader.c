@@ -1116,7 +1116,7 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
     parser p;
     memset(&p, 0, sizeof p);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    int rc = fd < 0 ? -errno : opprof__json_open_file(&p.lx, fd, error, options);
+    int rc = fd < 0 ? -errno : opprof__json_open_file(&p.lx, fd, options);
     return read_trace(&p, rc, options, out, error);
 }
 
@@ -1125,6 +1125,6 @@ int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_o
     if ((!data && len) || !out) return OPPROF_EINVAL;
     parser p;
     memset(&p, 0, sizeof p);
-    int rc = opprof__json_open_buffer(&p.lx, data, len, error, options);
+    int rc = opprof__json_open_buffer(&p.lx, data, len, options);
     return read_trace(&p, rc, options, out, error);
 }
