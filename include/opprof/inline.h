@@ -14,7 +14,7 @@
 /* ------------------------------------------------------------------------- */
 /*
  * Not part of the API: every name with two underscores may change in any
- * version. src/opprof/record.c uses these same definitions; since code built
+ * version. src/opprof/record/recorder.c uses these same definitions; since code built
  * against this header writes them, their layout is part of the shared
  * library's ABI (a change to it changes the soname). Define OPPROF_NO_INLINE
  * before including this header to have the macros call the functions instead.

@@ -1,0 +1,87 @@
+/* analysis/analysis.h - the analysis layer: key averages, peak memory,
+ * FLOPs, the stack tree, diffs and ranks as numbers, the timer. Above the
+ * recording and trace layers; it renders nothing. */
+#ifndef OPPROF_ANALYSIS_LAYER_H
+#define OPPROF_ANALYSIS_LAYER_H
+
+#include "capture/capture.h"
+
+/* ---- averages (analysis/averages.c), for the rendering layer ---- */
+OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
+OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
+OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
+OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
+OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
+OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
+/* analysis/flops.c: whether opprof_flops counts an operator of this name. */
+OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
+
+
+/* ---- stack tree (analysis/stack_tree.c): events merged by their path of names ---- */
+typedef struct opprof__stack_node {
+    int32_t parent;   /* node index, -1 for a root */
+    uint32_t name;
+    uint32_t depth;   /* 1 for a root */
+    int64_t self_ns;  /* durations of its events minus their children's */
+    int64_t total_ns; /* durations of its events */
+} opprof__stack_node;
+typedef struct opprof__stack_tree {
+    opprof__stack_node *nodes; /* in first-seen order: a parent before its children */
+    size_t n, cap;
+    opprof__index index;       /* (parent, name) -> node */
+    int32_t *node_of_event;    /* n_events entries */
+    size_t n_events;
+} opprof__stack_tree;
+/* The paths merge the steps, as the tables do: every ProfilerStep#N is one
+ * frame, named by opprof__stack_name ("ProfilerStep*"). */
+OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
+OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t name);
+OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
+
+/* ---- two captures compared (analysis/diff.c) ---- */
+typedef struct opprof__diff_pair {
+    const char *key;
+    const opprof_average_row *before, *after; /* either may be NULL */
+    int64_t self_delta;
+} opprof__diff_pair;
+typedef struct opprof__diff {
+    const opprof_capture *before, *after;
+    opprof_averages *avg_before, *avg_after;
+    opprof__diff_pair *pairs; /* both sides' rows paired by key, largest change of self time first */
+    size_t n, shown;          /* shown: the first rows within the row limit */
+    int64_t self_before, self_after; /* ns */
+    char notes[8][160];       /* configuration differences */
+    int n_notes;
+} opprof__diff;
+/* Both captures' key averages paired; free with opprof__diff_free (also on an error). */
+OPPROF__HIDDEN int opprof__diff_build(opprof__diff *d, const opprof_capture *before, const opprof_capture *after,
+                                      int row_limit);
+OPPROF__HIDDEN void opprof__diff_free(opprof__diff *d);
+
+/* ---- ranks compared (analysis/ranks.c) ---- */
+typedef struct opprof__ranks_op {
+    const char *name; /* the first rank's row key that has it (owned by avgs) */
+    int64_t *self_ns; /* per rank, 0 where the rank has no such operator */
+    int64_t calls, min_ns, median_ns, max_ns;
+    int slowest;      /* the rank with max_ns */
+} opprof__ranks_op;
+
+typedef struct opprof__ranks_rank {
+    int32_t rank;
+    int64_t busy_ns, comm_ns; /* self time of all rows; of communication rows (their total) */
+    int64_t collectives, wait_ns, last;
+    int64_t uncertainty_ns;
+} opprof__ranks_rank;
+
+struct opprof_ranks {
+    size_t n_ranks, n_ops, ops_cap;
+    opprof_averages **avgs;
+    opprof__ranks_op *ops;
+    opprof__ranks_rank *ranks;
+    int64_t compared, skew_median_ns, skew_max_ns; /* collectives compared by position */
+};
+
+/* Communication: MPI (nn_mpi's operators), PyTorch's c10d, NCCL and Gloo
+ * kernels and ranges, and collectives by their usual names. */
+
+#endif /* OPPROF_ANALYSIS_LAYER_H */

@@ -1,0 +1,439 @@
+/* averages.c - key averages: events grouped by name (and input shapes, and
+ * call stack), self time, memory, peak memory, FLOPs.
+ *
+ * One pass over the events and one over the memory events, reading the
+ * parents and owners that tree.c computed:
+ *   self time:  each event adds its duration to its group's self and total,
+ *               and subtracts it from its parent's group's self;
+ *   memory:     each memory event adds its bytes to its owner's group's self
+ *               memory, and to the CPU memory of the owner and every ancestor.
+ */
+#include "analysis/analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_STACK = 16 };
+
+struct opprof_averages {
+    opprof_average_row *rows;
+    size_t n_rows;
+    char *text;          /* keys, shapes and stacks, NUL-separated */
+    size_t text_size;
+    int64_t self_total_ns;
+    int64_t self_device_total_ns;
+    char device_name[16];
+    bool device_memory;  /* memory events of a device other than the CPU */
+    bool profile_memory;
+    bool by_shape;
+    int stack_n;
+    uint64_t dropped_events;
+    size_t n_warnings;
+};
+
+
+static const char STEP_PREFIX[] = "ProfilerStep#";
+static const char STEP_KEY[] = "ProfilerStep*";
+
+static const char *key_of(const char *name) {
+    return strncmp(name, STEP_PREFIX, sizeof STEP_PREFIX - 1) == 0 ? STEP_KEY : name;
+}
+
+typedef struct group {
+    opprof_average_row row;
+    int64_t first_start;
+    uint32_t first_thread;
+    size_t first_index;
+    /* the extended key */
+    uint32_t name_group;
+    uint32_t shapes;
+    int n_frames;
+    uint32_t frames[MAX_STACK]; /* site indexes; compared by file, function, line */
+} group;
+
+typedef struct builder {
+    const opprof_capture *c;
+    group *groups;
+    size_t n, cap;
+    opprof__index index; /* extended keys */
+} builder;
+
+static int group_compare(const void *pa, const void *pb) {
+    const group *a = pa, *b = pb;
+    if (a->first_start != b->first_start) return a->first_start < b->first_start ? -1 : 1;
+    if (a->first_thread != b->first_thread) return a->first_thread < b->first_thread ? -1 : 1;
+    return a->first_index < b->first_index ? -1 : a->first_index > b->first_index;
+}
+
+static bool same_frame(const opprof_capture *c, uint32_t a, uint32_t b) {
+    const opprof_site *x = opprof_capture_site(c, a), *y = opprof_capture_site(c, b);
+    return x->file == y->file && x->function == y->function && x->line == y->line;
+}
+
+static uint64_t frame_hash(const opprof_capture *c, uint32_t site) {
+    const opprof_site *s = opprof_capture_site(c, site);
+    return ((uintptr_t)s->file * 31 + (uintptr_t)s->function) * 1000003u + s->line;
+}
+
+static uint64_t key_hash(const builder *b, const group *g) {
+    uint64_t h = (uint64_t)g->name_group * 0x9E3779B97F4A7C15ull ^ g->shapes * 0xC2B2AE3D27D4EB4Full;
+    for (int i = 0; i < g->n_frames; i++) h = (h ^ frame_hash(b->c, g->frames[i])) * 0x100000001B3ull;
+    return h;
+}
+
+static bool same_key(const builder *b, const group *x, const group *y) {
+    if (x->name_group != y->name_group || x->shapes != y->shapes || x->n_frames != y->n_frames) return false;
+    for (int i = 0; i < x->n_frames; i++)
+        if (!same_frame(b->c, x->frames[i], y->frames[i])) return false;
+    return true;
+}
+
+static uint64_t group_hash_of(const void *ctx, uint32_t item) {
+    const builder *b = ctx;
+    return key_hash(b, &b->groups[item]);
+}
+
+static bool group_equal(const void *ctx, uint32_t item, const void *key) {
+    const builder *b = ctx;
+    return same_key(b, &b->groups[item], key);
+}
+
+/* The group of an extended key (added when new). */
+static int find_group(builder *b, const group *key, uint32_t *out) {
+    if (opprof__index_reserve(&b->index, b->n, group_hash_of, b)) return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&b->index, key_hash(b, key), key, group_equal, b);
+    if (b->index.slots[k]) {
+        *out = b->index.slots[k] - 1;
+        return 0;
+    }
+    if (opprof__grow((void **)&b->groups, &b->cap, b->n + 1, sizeof *b->groups)) return OPPROF_ENOMEM;
+    b->groups[b->n] = *key;
+    b->index.slots[k] = (uint32_t)b->n + 1;
+    *out = (uint32_t)b->n++;
+    return 0;
+}
+
+/* Text for a row's key, shapes and stack, appended to `sb`; offsets saved. */
+static void frame_text(const opprof_capture *c, uint32_t site, opprof__strbuf *sb) {
+    const opprof_site *s = opprof_capture_site(c, site);
+    opprof__sb_printf(sb, "%s(%u): %s", s->file ? s->file : "?", s->line, s->function ? s->function : "?");
+}
+
+int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
+    return opprof_capture_averages_ex(c, NULL, out);
+}
+
+/* One build of key averages: the groups and what maps events to them. */
+typedef struct work {
+    const opprof_capture *c;
+    const opprof_event *ev;
+    size_t n_names, n_events, n_name_groups;
+    bool by_shape, extended;
+    int stack_n;
+    builder b;
+    uint32_t *name_group;     /* name -> its group; ProfilerStep#N names share one */
+    uint32_t *device_group;   /* device activities: [2 * name + (annotation)] -> group, or NULL */
+    uint32_t *group_of_event; /* extended keys: event -> group */
+    uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts */
+    int64_t *peaks;           /* per event, or NULL without memory */
+    opprof_averages *avg;
+} work;
+
+static bool is_device(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+}
+
+static uint32_t name_group_of(const work *w, size_t i) {
+    const opprof_event *e = &w->ev[i];
+    return w->device_group && is_device(e) ? w->device_group[2 * e->name + (e->kind == OPPROF_KIND_DEVICE_ANNOTATION)]
+                                           : w->name_group[e->name];
+}
+
+static group *group_of(const work *w, size_t i) {
+    return &w->b.groups[w->extended ? w->group_of_event[i] : name_group_of(w, i)];
+}
+
+static int new_group(work *w, const char *key, uint32_t *out) {
+    if (opprof__grow((void **)&w->b.groups, &w->b.cap, w->b.n + 1, sizeof *w->b.groups)) return OPPROF_ENOMEM;
+    memset(&w->b.groups[w->b.n], 0, sizeof *w->b.groups);
+    w->b.groups[w->b.n].row.key = key;
+    w->b.groups[w->b.n].name_group = (uint32_t)w->b.n;
+    *out = (uint32_t)w->b.n++;
+    return 0;
+}
+
+/* Names to their base group; device activities get groups of their own,
+ * apart from CPU events of the same name (PyTorch's key includes the device
+ * type: a kernel and the operator of its name, nccl:all_reduce on the CPU and
+ * on the GPU). */
+static int name_groups(work *w) {
+    const opprof_capture *c = w->c;
+    uint32_t step_group = UINT32_MAX;
+    for (size_t i = 0; i < w->n_names; i++) {
+        const char *key = key_of(c->names[i]);
+        w->flops_name[i] = opprof__counts_flops(c->names[i]);
+        if (key == STEP_KEY && step_group != UINT32_MAX) {
+            w->name_group[i] = step_group;
+        } else {
+            if (new_group(w, key, &w->name_group[i])) return OPPROF_ENOMEM;
+            if (key == STEP_KEY) step_group = w->name_group[i];
+        }
+    }
+    if (c->info.device_name[0]) {
+        w->device_group = opprof__alloc(2 * (w->n_names ? w->n_names : 1) * sizeof *w->device_group);
+        if (!w->device_group) return OPPROF_ENOMEM;
+        for (size_t k = 0; k < 2 * w->n_names; k++) w->device_group[k] = UINT32_MAX;
+        for (size_t i = 0; i < w->n_events; i++) {
+            const opprof_event *e = &w->ev[i];
+            if (!is_device(e)) continue;
+            uint32_t *slot = &w->device_group[2 * e->name + (e->kind == OPPROF_KIND_DEVICE_ANNOTATION)];
+            if (*slot == UINT32_MAX && new_group(w, key_of(c->names[e->name]), slot)) return OPPROF_ENOMEM;
+        }
+    }
+    w->n_name_groups = w->b.n;
+    return 0;
+}
+
+/* Grouped by input shape or call stack: the name groups stay (possibly
+ * empty); each event's extended key finds or makes its group. */
+static int extended_groups(work *w) {
+    for (size_t g = 0; g < w->n_name_groups; g++) w->b.groups[g].n_frames = -1; /* never matched */
+    for (size_t i = 0; i < w->n_events; i++) {
+        group key;
+        memset(&key, 0, sizeof key);
+        key.name_group = name_group_of(w, i);
+        key.row.key = w->b.groups[key.name_group].row.key;
+        key.first_start = INT64_MAX;
+        if (w->by_shape) key.shapes = opprof_capture_site(w->c, w->ev[i].site)->shapes;
+        for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < w->stack_n; e = w->ev[e].parent)
+            if (w->ev[e].site && opprof_capture_site(w->c, w->ev[e].site)->file) key.frames[key.n_frames++] = w->ev[e].site;
+        int rc = find_group(&w->b, &key, &w->group_of_event[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static void first_seen(group *g, const opprof_event *e, size_t i, bool ties_by_thread) {
+    if (e->start_ns < g->first_start || g->row.calls == 1 ||
+        (ties_by_thread && e->start_ns == g->first_start && e->thread < g->first_thread)) {
+        g->first_start = e->start_ns;
+        g->first_thread = e->thread;
+        g->first_index = i;
+    }
+}
+
+/* A device row has no CPU time; a kernel's time also goes to the operator
+ * that launched it, and to its subtree (device_subtree). */
+static void add_device_event(work *w, size_t i, group *g, int64_t *device_subtree) {
+    const opprof_event *e = &w->ev[i];
+    g->row.device = true;
+    OPPROF__WRAP_ADD(g->row.self_device_ns, e->duration_ns);
+    OPPROF__WRAP_ADD(g->row.total_device_ns, e->duration_ns);
+    if (e->kind == OPPROF_KIND_DEVICE) {
+        OPPROF__WRAP_ADD(w->avg->self_device_total_ns, e->duration_ns);
+        if (e->parent >= 0) {
+            OPPROF__WRAP_ADD(group_of(w, (size_t)e->parent)->row.self_device_ns, e->duration_ns);
+            OPPROF__WRAP_ADD(device_subtree[e->parent], e->duration_ns);
+        }
+    }
+    first_seen(g, e, i, false);
+}
+
+/* Calls, self and total time, peak memory, FLOPs; device time of each CPU
+ * event's subtree, summed children to parents in one backward pass. */
+static int add_times(work *w) {
+    int64_t *device_subtree = NULL;
+    if (w->c->info.device_name[0] &&
+        !(device_subtree = opprof__calloc(w->n_events ? w->n_events : 1, sizeof *device_subtree)))
+        return OPPROF_ENOMEM;
+    for (size_t i = 0; i < w->n_events; i++) {
+        const opprof_event *e = &w->ev[i];
+        group *g = group_of(w, i);
+        g->row.calls++;
+        if (is_device(e)) {
+            add_device_event(w, i, g, device_subtree);
+            continue;
+        }
+        OPPROF__WRAP_ADD(g->row.total_ns, e->duration_ns);
+        OPPROF__WRAP_ADD(g->row.self_ns, e->duration_ns);
+        if (e->parent >= 0) OPPROF__WRAP_SUB(group_of(w, (size_t)e->parent)->row.self_ns, e->duration_ns);
+        first_seen(g, e, i, true);
+        if (w->peaks && w->peaks[i] > g->row.peak_mem) g->row.peak_mem = w->peaks[i];
+        if (w->flops_name[e->name] && e->site) {
+            const opprof_shapes *sh = opprof_capture_shapes(w->c, opprof_capture_site(w->c, e->site)->shapes);
+            OPPROF__WRAP_ADD(g->row.flops, opprof_flops(w->c->names[e->name], sh));
+        }
+    }
+    for (size_t i = w->n_events; device_subtree && i-- > 0;) {
+        if (is_device(&w->ev[i])) continue;
+        if (w->ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[w->ev[i].parent], device_subtree[i]);
+        OPPROF__WRAP_ADD(group_of(w, i)->row.total_device_ns, device_subtree[i]);
+    }
+    opprof__free(device_subtree);
+    /* FLOPs and bytes that operators stated themselves (opprof_range_flops/_bytes) */
+    for (size_t k = 0; k < w->c->n_marks; k++) {
+        const opprof_mark *m = &w->c->marks[k];
+        if (m->event < 0 || (m->kind != OPPROF_MARK_FLOPS && m->kind != OPPROF_MARK_BYTES)) continue;
+        group *g = group_of(w, (size_t)m->event);
+        if (m->kind == OPPROF_MARK_FLOPS)
+            OPPROF__WRAP_ADD(g->row.flops, m->value.i);
+        else
+            OPPROF__WRAP_ADD(g->row.bytes, m->value.i);
+    }
+    return 0;
+}
+
+/* CPU Mem (and device memory): bytes of each event's subtree, summed
+ * children to parents in one backward pass (parents precede children):
+ * O(events), however deep the nesting. */
+static int add_memory(work *w) {
+    size_t n = w->n_events ? w->n_events : 1;
+    int64_t *subtree = opprof__calloc(2 * n, sizeof *subtree);
+    if (!subtree) return OPPROF_ENOMEM;
+    int64_t *device = subtree + n;
+    for (size_t j = 0; j < w->c->n_mem; j++) {
+        const opprof_memory_event *m = &w->c->mem[j];
+        if (m->owner < 0) continue;
+        group *g = group_of(w, (size_t)m->owner);
+        if (m->device_type != 0) {
+            OPPROF__WRAP_ADD(g->row.self_device_mem, m->bytes);
+            OPPROF__WRAP_ADD(device[m->owner], m->bytes);
+            w->avg->device_memory = true;
+        } else {
+            OPPROF__WRAP_ADD(g->row.self_cpu_mem, m->bytes);
+            OPPROF__WRAP_ADD(subtree[m->owner], m->bytes);
+        }
+    }
+    for (size_t i = w->n_events; i-- > 0;) {
+        if (is_device(&w->ev[i])) continue;
+        if (w->ev[i].parent >= 0) {
+            OPPROF__WRAP_ADD(subtree[w->ev[i].parent], subtree[i]);
+            OPPROF__WRAP_ADD(device[w->ev[i].parent], device[i]);
+        }
+        OPPROF__WRAP_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
+        OPPROF__WRAP_ADD(group_of(w, i)->row.device_mem, device[i]);
+    }
+    opprof__free(subtree);
+    return 0;
+}
+
+/* The groups that have events become rows, in first-seen order (first_index
+ * differs between groups, so an unstable sort is deterministic), with their
+ * texts: key, then shapes and stack when grouped by them. */
+static int make_rows(work *w) {
+    builder *b = &w->b;
+    size_t kept = 0;
+    for (size_t g = 0; g < b->n; g++)
+        if (b->groups[g].row.calls) b->groups[kept++] = b->groups[g];
+    if (kept > 1) qsort(b->groups, kept, sizeof *b->groups, group_compare);
+    size_t n_offsets = kept ? kept : 1;
+    size_t *offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
+    opprof_averages *avg = w->avg;
+    avg->rows = opprof__alloc(n_offsets * sizeof *avg->rows);
+    opprof__strbuf text = {0};
+    char buf[1024];
+    for (size_t g = 0; offsets && g < kept; g++) {
+        const group *gr = &b->groups[g];
+        offsets[3 * g] = text.len;
+        opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
+        offsets[3 * g + 1] = text.len;
+        if (w->by_shape) {
+            opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);
+            opprof__sb_put(&text, buf, strlen(buf) + 1);
+        }
+        offsets[3 * g + 2] = text.len;
+        for (int f = 0; w->stack_n > 0 && f < gr->n_frames; f++) {
+            if (f) opprof__sb_put(&text, "\n", 1);
+            frame_text(w->c, gr->frames[f], &text);
+        }
+        if (w->stack_n > 0) opprof__sb_put(&text, "", 1);
+    }
+    int rc = !offsets || !avg->rows || text.error ? OPPROF_ENOMEM : 0;
+    for (size_t g = 0; !rc && g < kept; g++) {
+        avg->rows[g] = b->groups[g].row;
+        avg->rows[g].key = text.data + offsets[3 * g];
+        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[3 * g + 1] : NULL;
+        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
+        OPPROF__WRAP_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
+    }
+    if (!rc) {
+        avg->text = text.data;
+        avg->text_size = text.cap;
+        avg->n_rows = kept;
+    } else { /* the rows go here: n_rows does not say their size yet */
+        opprof__sb_free(&text);
+        opprof__free(avg->rows);
+        avg->rows = NULL;
+    }
+    opprof__free(offsets);
+    return rc;
+}
+
+static void work_free(work *w) {
+    opprof__free(w->name_group);
+    opprof__free(w->device_group);
+    opprof__free(w->group_of_event);
+    opprof__free(w->flops_name);
+    opprof_free(w->peaks);
+    opprof__free(w->b.groups);
+    opprof__index_free(&w->b.index);
+    opprof_averages_free(w->avg);
+}
+
+int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_options *options, opprof_averages **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    int stack_n = options ? options->group_by_stack_n : 0;
+    if (stack_n < 0) return OPPROF_EINVAL;
+    work w = {.c = c, .ev = c->events, .n_names = c->n_names, .n_events = c->n_events, .b = {.c = c}};
+    w.by_shape = options && options->group_by_input_shape;
+    w.stack_n = stack_n > MAX_STACK ? MAX_STACK : stack_n;
+    w.extended = w.by_shape || w.stack_n > 0;
+    w.name_group = opprof__alloc((w.n_names ? w.n_names : 1) * sizeof *w.name_group);
+    w.flops_name = opprof__calloc(w.n_names ? w.n_names : 1, 1);
+    w.avg = opprof__calloc(1, sizeof *w.avg);
+    if (w.extended) w.group_of_event = opprof__alloc((w.n_events ? w.n_events : 1) * sizeof *w.group_of_event);
+    int rc = w.name_group && w.flops_name && w.avg && (!w.extended || w.group_of_event) ? 0 : OPPROF_ENOMEM;
+    if (!rc && c->n_mem) rc = opprof_capture_peak_memory(c, &w.peaks);
+    if (!rc) rc = name_groups(&w);
+    if (!rc && w.extended) rc = extended_groups(&w);
+    if (!rc) rc = add_times(&w);
+    if (!rc && c->n_mem) rc = add_memory(&w);
+    if (!rc) rc = make_rows(&w);
+    if (!rc) {
+        opprof_averages *avg = w.avg;
+        avg->profile_memory = c->info.profile_memory;
+        snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
+        avg->by_shape = w.by_shape;
+        avg->stack_n = w.stack_n;
+        avg->dropped_events = c->info.dropped_events;
+        avg->n_warnings = c->n_warnings;
+        *out = avg;
+        w.avg = NULL;
+    }
+    work_free(&w);
+    return rc;
+}
+
+void opprof_averages_free(opprof_averages *avg) {
+    if (!avg) return;
+    opprof__free(avg->rows);
+    opprof__free(avg->text);
+    opprof__free(avg);
+}
+
+const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_t *count) {
+    if (count) *count = avg->n_rows;
+    return avg->rows;
+}
+
+int64_t opprof_averages_self_total_ns(const opprof_averages *avg) { return avg->self_total_ns; }
+int64_t opprof_averages_self_device_total_ns(const opprof_averages *avg) { return avg ? avg->self_device_total_ns : 0; }
+const char *opprof_averages_device_name(const opprof_averages *avg) { return avg ? avg->device_name : ""; }
+bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->device_memory; }
+
+/* Accessors for table.c and summary.c. */
+bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }
+uint64_t opprof__averages_dropped(const opprof_averages *avg) { return avg->dropped_events; }
+size_t opprof__averages_warnings(const opprof_averages *avg) { return avg->n_warnings; }
+bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
+int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }

@@ -1,0 +1,59 @@
+/* peak.c - each event's peak memory: the most bytes allocated above the
+ * level at its start, over its calls' subtrees. */
+#include "analysis/analysis.h"
+
+#include <string.h>
+
+/* An event's base is the level when it starts (per thread, events and memory
+ * events in time order); its peak is the highest total of the memory events
+ * of its subtree, carried from children to parents in one backward pass:
+ * O(events + memory events), however deep the nesting. */
+int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
+    if (!c || !out_peaks) return OPPROF_EINVAL;
+    size_t n = c->n_events;
+    int64_t *base = opprof__alloc((n ? n : 1) * sizeof *base);
+    int64_t *peak = opprof__alloc((n ? n : 1) * sizeof *peak);
+    if (!base || !peak) {
+        opprof__free(base);
+        opprof__free(peak);
+        return OPPROF_ENOMEM;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t thread = c->events[i].thread;
+        while (j < c->n_mem && c->mem[j].thread < thread) j++;
+        /* the level before the thread's first memory event (the CPU's memory:
+         * a device's has a total of its own) */
+        size_t first = j;
+        while (first < c->n_mem && c->mem[first].thread == thread && c->mem[first].device_type != 0) first++;
+        int64_t level = first < c->n_mem && c->mem[first].thread == thread
+                            ? (int64_t)((uint64_t)c->mem[first].total_allocated - (uint64_t)c->mem[first].bytes)
+                            : 0;
+        for (; i < n && c->events[i].thread == thread; i++) {
+            while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < c->events[i].start_ns) {
+                if (c->mem[j].device_type == 0) level = c->mem[j].total_allocated;
+                j++;
+            }
+            base[i] = peak[i] = level;
+        }
+        while (j < c->n_mem && c->mem[j].thread == thread) j++;
+    }
+    for (size_t k = 0; k < c->n_mem; k++) {
+        int32_t o = c->mem[k].owner;
+        if (o >= 0 && c->mem[k].device_type == 0 && c->mem[k].total_allocated > peak[o])
+            peak[o] = c->mem[k].total_allocated;
+    }
+    for (size_t i = n; i-- > 0;) {
+        int32_t p = c->events[i].parent;
+        if (p >= 0 && !opprof__is_device(&c->events[i]) && peak[i] > peak[p]) peak[p] = peak[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        peak[i] = peak[i] > base[i] ? (int64_t)((uint64_t)peak[i] - (uint64_t)base[i]) : 0;
+    opprof__free(base);
+    /* hand it out as a public block (opprof_free) */
+    char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);
+    opprof__free(peak);
+    if (!block) return OPPROF_ENOMEM;
+    *out_peaks = (int64_t *)(void *)block;
+    return 0;
+}

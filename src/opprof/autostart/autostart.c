@@ -1,0 +1,221 @@
+/* autostart.c - OPPROF_TRACE=DIR: any program linked with opprof records
+ * from its start to its exit, without a line of session code, and leaves its
+ * captures in DIR, whole or not at all, also when SIGINT or SIGTERM ends it.
+ *
+ * A constructor starts a session (steps by OPPROF_SCHEDULE and opprof_step(),
+ * or one capture from start to exit); each capture is written into DIR's
+ * temporary twin; at exit (atexit) or on the signal, the session stops and
+ * the twin is renamed to DIR. A signal handler may not write files, so it
+ * only wakes a watcher thread (a byte into a pipe); the watcher saves, then
+ * ends the process with the same signal. */
+#define _GNU_SOURCE
+#include "record/record.h"
+#include "render/render.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+    opprof_session *session;
+    char dir[4096], work[4200];
+    int captures, failed;
+    int pipe[2];
+    int finished; /* atomic: 0 running, 1 finishing or done */
+    int done;     /* atomic: the directory is in place (or given up) */
+    struct sigaction old_int, old_term;
+} g_auto = {.pipe = {-1, -1}};
+
+/* on_trace_ready: STEP.json (the trace), its two tables and its HTML report,
+ * in the twin. */
+static int write_capture(const opprof_capture *c, void *user) {
+    (void)user;
+    long long step = (long long)opprof_capture_get_info(c).step_num;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/trace-step-%lld.json", g_auto.work, step);
+    int rc = opprof_capture_chrome_write(c, path);
+    opprof_averages *avg = NULL;
+    char *table = NULL;
+    if (!rc) rc = opprof_capture_averages(c, &avg);
+    for (int memory = 0; !rc && memory < 2; memory++) {
+        rc = opprof_averages_table_to_string(avg,
+                &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
+                                        .row_limit = -1},
+                &table);
+        snprintf(path, sizeof path, "%s/trace-step-%lld.%s.txt", g_auto.work, step, memory ? "memory" : "time");
+        if (!rc) rc = opprof_write_text_file(path, table);
+        opprof_free(table);
+        table = NULL;
+    }
+    opprof_averages_free(avg);
+    if (!rc) {
+        snprintf(path, sizeof path, "%s/trace-step-%lld.html", g_auto.work, step);
+        rc = opprof_capture_html_write(c, path);
+    }
+    if (rc) {
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s': %s\n", path, opprof_strerror(rc));
+        g_auto.failed++;
+    } else {
+        g_auto.captures++;
+    }
+    return rc;
+}
+
+/* The twin and the files this process wrote in it. */
+static void remove_work(void) {
+    DIR *d = opendir(g_auto.work);
+    if (d) {
+        struct dirent *e;
+        char path[4500];
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.') {
+                snprintf(path, sizeof path, "%s/%s", g_auto.work, e->d_name);
+                unlink(path);
+            }
+        closedir(d);
+    }
+    rmdir(g_auto.work);
+}
+
+/* Stop, save, and put the twin in place: once, from atexit or the watcher;
+ * the other one waits for it (a signal just before exit must not let the
+ * process end halfway through the writing). */
+static void save(void);
+static void finish(void) {
+    if (__atomic_exchange_n(&g_auto.finished, 1, __ATOMIC_ACQ_REL)) {
+        struct timespec pause = {0, 1000000};
+        while (!__atomic_load_n(&g_auto.done, __ATOMIC_ACQUIRE)) nanosleep(&pause, NULL);
+        return;
+    }
+    save();
+    __atomic_store_n(&g_auto.done, 1, __ATOMIC_RELEASE);
+}
+
+static void save(void) {
+    if (!g_auto.session) return;
+    opprof_session_free(g_auto.session); /* a capture being recorded is written now */
+    g_auto.session = NULL;
+    if (g_auto.failed || g_auto.captures == 0) {
+        remove_work();
+        fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
+                g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
+        return;
+    }
+    if (rename(g_auto.work, g_auto.dir) != 0) {
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", g_auto.work, g_auto.dir,
+                strerror(errno));
+        remove_work();
+        return;
+    }
+    fprintf(stderr, "opprof: %d capture(s) written to %s/\n", g_auto.captures, g_auto.dir);
+}
+
+static void on_signal(int sig) {
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(g_auto.pipe[1], &b, 1); /* async-signal-safe */
+    (void)w;
+}
+
+static void *watcher(void *arg) {
+    (void)arg;
+    unsigned char sig;
+    while (read(g_auto.pipe[0], &sig, 1) < 0 && errno == EINTR) {
+    }
+    finish();
+    /* end as the signal would have: its old disposition, then the signal */
+    sigaction(SIGINT, &g_auto.old_int, NULL);
+    sigaction(SIGTERM, &g_auto.old_term, NULL);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return NULL;
+}
+
+/* OPPROF_SCHEDULE=wait,warmup,active,repeat (skip_first may come fifth). */
+static int parse_schedule(const char *text, opprof_schedule *s) {
+    int v[5] = {0, 0, 0, 0, 0}, n = 0;
+    const char *p = text;
+    while (n < 5) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno || x < 0 || x > 1000000) return -1;
+        v[n++] = (int)x;
+        if (*end == '\0') break;
+        if (*end != ',') return -1;
+        p = end + 1;
+    }
+    if (n < 4) return -1;
+    *s = (opprof_schedule){.wait = v[0], .warmup = v[1], .active = v[2], .repeat = v[3], .skip_first = v[4]};
+    return opprof_schedule_check(s) ? -1 : 0;
+}
+
+/* The program starts a session of its own: OPPROF_TRACE's stops and is saved first. */
+static void yield_to_program(void) {
+    if (g_auto.session) finish();
+}
+
+__attribute__((constructor)) static void autostart(void) {
+    const char *dir = getenv("OPPROF_TRACE");
+    if (!dir || !*dir) return;
+    struct stat st;
+    if (strlen(dir) >= sizeof g_auto.dir) {
+        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: the path is too long\n", dir);
+        return;
+    }
+    if (lstat(dir, &st) == 0) {
+        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
+        return;
+    }
+    opprof_config cfg = opprof_config_default();
+    cfg.profile_memory = true;
+    cfg.on_trace_ready = write_capture;
+    const char *sched = getenv("OPPROF_SCHEDULE");
+    if (sched && parse_schedule(sched, &cfg.schedule)) {
+        fprintf(stderr, "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
+                        "(whole numbers, active >= 1); recording from start to exit\n", sched);
+        cfg.schedule = (opprof_schedule){0};
+    }
+    snprintf(g_auto.dir, sizeof g_auto.dir, "%s", dir);
+    snprintf(g_auto.work, sizeof g_auto.work, "%s.opprof-%ld", dir, (long)getpid());
+    /* this process is the one profiled: the programs it starts do not inherit it
+     * (each would try to write the same DIR) */
+    unsetenv("OPPROF_TRACE");
+    unsetenv("OPPROF_SCHEDULE");
+    if (mkdir(g_auto.work, 0777) != 0) {
+        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, g_auto.work,
+                strerror(errno));
+        return;
+    }
+    int rc = opprof_session_start(&g_auto.session, &cfg);
+    if (rc) {
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot start profiling: %s\n", opprof_strerror(rc));
+        rmdir(g_auto.work);
+        return;
+    }
+    atexit(finish);
+    opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
+    pthread_t t;
+    if (pipe2(g_auto.pipe, O_CLOEXEC) == 0 && pthread_create(&t, NULL, watcher, NULL) == 0) {
+        pthread_detach(t);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &g_auto.old_int);
+        sigaction(SIGTERM, &sa, &g_auto.old_term);
+    }
+}
+
+int opprof_step(void) {
+    if (!g_auto.session || __atomic_load_n(&g_auto.finished, __ATOMIC_ACQUIRE)) return OPPROF_ESTOPPED;
+    return opprof_session_step(g_auto.session);
+}
+
+

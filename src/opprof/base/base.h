@@ -1,0 +1,170 @@
+/* base/base.h - the base layer: what every other layer is built on. The
+ * allocator, growing strings and the number formatters, atomic files, the
+ * environment, the clock and the one hash table; invariants checked in debug
+ * builds. Includes nothing of opprof's but the public headers. */
+#ifndef OPPROF_BASE_H
+#define OPPROF_BASE_H
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define OPPROF__HIDDEN __attribute__((visibility("hidden")))
+
+/* An invariant: checked where OPPROF_CHECKS is defined (CMake defines it in
+ * Debug builds and in sanitizer builds, -DOPPROF_CHECKS=ON forces it),
+ * compiled out otherwise, where its condition is not evaluated. A failure
+ * names the place and the condition on stderr, then aborts. */
+#ifdef OPPROF_CHECKS
+#define OPPROF__ASSERT(cond) ((cond) ? (void)0 : opprof__assert_failed(#cond, __FILE__, __LINE__, __func__))
+#else
+#define OPPROF__ASSERT(cond) ((void)0)
+#endif
+OPPROF__HIDDEN _Noreturn void opprof__assert_failed(const char *cond, const char *file, int line, const char *func);
+
+/* ---- allocator (base/alloc.c) ----
+ * Every block opprof allocates goes through the hook of opprof_set_allocator
+ * and carries its size: it is freed or grown by its pointer alone (the hook
+ * is told the size it gave, always). */
+OPPROF__HIDDEN void *opprof__alloc(size_t size);
+OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
+OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t new_size); /* ptr NULL: allocates */
+OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: nothing */
+OPPROF__HIDDEN char *opprof__strdup(const char *s);
+/* opprof_set_allocator's work, once the session layer has refused it while
+ * a session is active: NULL restores the default; EINVAL without realloc. */
+OPPROF__HIDDEN int opprof__allocator_set(const opprof_allocator *allocator);
+/* The recorder's chunks, 64-byte aligned: mmap'd with the default allocator,
+ * through the hook otherwise. The allocator must not change while chunks live
+ * (it cannot: it is refused while a session is active). populate: map every
+ * page now, in one call, rather than one fault at a time. */
+OPPROF__HIDDEN void *opprof__alloc_chunk(size_t size, bool populate);
+OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
+/* opprof__grow for large arrays: pages that mremap moves without copying;
+ * freed with opprof__free_pages. */
+OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem);
+OPPROF__HIDDEN void opprof__free_pages(void *ptr);
+/* A string returned through the public API (freed with opprof_free). */
+OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
+
+/* Sums of values read from files wrap instead of overflowing (undefined in C). */
+#define OPPROF__WRAP_ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
+#define OPPROF__WRAP_SUB(acc, v) ((acc) = (int64_t)((uint64_t)(acc) - (uint64_t)(v)))
+
+/* Grow an array of `elem` bytes to hold at least `need` elements. */
+OPPROF__HIDDEN int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem);
+
+/* ---- growing string (base/strbuf.c) ---- */
+typedef struct opprof__strbuf {
+    char *data;
+    size_t len, cap;
+    int error; /* sticky: first failure */
+} opprof__strbuf;
+OPPROF__HIDDEN void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n);
+OPPROF__HIDDEN void opprof__sb_puts(opprof__strbuf *sb, const char *s);
+OPPROF__HIDDEN void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
+/* Numbers as JSON and the traces write them, without printf: the text is
+ * written backwards to end just before `end` (room: OPPROF__NUMBER_TEXT), and
+ * its first character is returned. int: "-123"; us: nanoseconds as
+ * microseconds with three decimals, 12345 -> "12.345". */
+enum { OPPROF__NUMBER_TEXT = 32 };
+OPPROF__HIDDEN char *opprof__int_text(int64_t v, char *end);
+OPPROF__HIDDEN char *opprof__us_text(int64_t ns, char *end);
+OPPROF__HIDDEN void opprof__sb_int(opprof__strbuf *sb, int64_t v);
+OPPROF__HIDDEN void opprof__sb_us(opprof__strbuf *sb, int64_t ns);
+/* A JSON string literal with quotes, escaping ", \ and control characters;
+ * valid UTF-8 passes through, invalid bytes become U+FFFD. */
+OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
+/* Text for HTML (element text or a quoted attribute): & < > " ' escaped. */
+OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
+/* The first `max` bytes of s for HTML, "..." when cut (never inside a UTF-8
+ * sequence; at most 255 bytes kept). */
+OPPROF__HIDDEN void opprof__sb_html_cut(opprof__strbuf *sb, const char *s, size_t max);
+OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
+/* The one ending of a function that returns text: when rc is 0 (and the
+ * buffer had no error), *out becomes a public string (opprof_free); the
+ * buffer is freed either way. Returns the first error. */
+OPPROF__HIDDEN int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out);
+
+
+/* ---- environment (base/env.c) ---- */
+/* The index of the variable's value among choices; fallback when unset or
+ * not among them (said on stderr). */
+OPPROF__HIDDEN int opprof__env_choice(const char *name, const char *const *choices, int count, int fallback);
+/* A whole number in [lo, hi]; fallback when unset or invalid (said on stderr). */
+OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback);
+
+/* ---- files (base/file.c) ---- */
+/* Atomic file: open a temporary in path's directory; commit renames it. */
+typedef struct opprof__file {
+    FILE *fp;
+    char *path;     /* path_len + 1 bytes */
+    char *tmp_path; /* path_len + 16 bytes */
+    size_t path_len;
+    bool created;   /* tmp_path exists on disk */
+} opprof__file;
+OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
+/* Flush, fsync, close and rename; on any failure removes the temporary. */
+OPPROF__HIDDEN int opprof__file_commit(opprof__file *f);
+OPPROF__HIDDEN void opprof__file_abort(opprof__file *f);
+
+/* ---- clock (base/clock.c) ---- */
+OPPROF__HIDDEN void opprof__clock_init(void);
+/* Ticks: the TSC where it is invariant, else CLOCK_MONOTONIC nanoseconds.
+ * Inline: it is half the cost of a range. */
+extern OPPROF__HIDDEN int opprof__use_tsc;
+/* ... and the kernel trusts it (see clock.c): a thread's reads never go
+ * back, so the inline path may skip the per-thread monotonic guard. */
+extern OPPROF__HIDDEN int opprof__tsc_monotonic;
+OPPROF__HIDDEN uint64_t opprof__ticks_fallback(void);
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline uint64_t opprof__ticks(void) {
+    if (__builtin_expect(opprof__use_tsc, 1)) return __rdtsc();
+    return opprof__ticks_fallback();
+}
+/* The same, read only once the loads before it have completed (rdtsc is
+ * not ordered with them otherwise; lfence waits for them). */
+static inline uint64_t opprof__ticks_fenced(void) {
+    _mm_lfence();
+    return opprof__ticks();
+}
+#else
+static inline uint64_t opprof__ticks(void) { return opprof__ticks_fallback(); }
+static inline uint64_t opprof__ticks_fenced(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return opprof__ticks();
+}
+#endif
+OPPROF__HIDDEN double opprof__ns_per_tick(void);
+OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
+OPPROF__HIDDEN int64_t opprof__realtime_ns(void);
+
+/* ---- the one hash table (base/index.c) ----
+ * Slots hold an item's index + 1 (0: empty); the items are the caller's. To
+ * find or add: reserve room for one more item, probe for the key, then use
+ * the item in slots[k] or append the key and set slots[k] = its index + 1. */
+typedef struct opprof__index {
+    uint32_t *slots;
+    size_t size; /* a power of two, or 0 before the first reserve */
+} opprof__index;
+typedef uint64_t (*opprof__index_hash_fn)(const void *ctx, uint32_t item);
+typedef bool (*opprof__index_equal_fn)(const void *ctx, uint32_t item, const void *key);
+/* Room for count + 1 items (count are in the table): rehashes with hash_of. */
+OPPROF__HIDDEN int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn hash_of,
+                                         const void *ctx);
+/* The slot of key (hash: the same function of it as hash_of of an equal item). */
+static inline size_t opprof__index_probe(const opprof__index *ix, uint64_t hash, const void *key,
+                                         opprof__index_equal_fn equal, const void *ctx) {
+    size_t mask = ix->size - 1, k = (size_t)hash & mask;
+    while (ix->slots[k] && !equal(ctx, ix->slots[k] - 1, key)) k = (k + 1) & mask;
+    return k;
+}
+OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);
+
+
+#endif /* OPPROF_BASE_H */

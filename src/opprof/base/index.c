@@ -1,0 +1,30 @@
+/* index.c - the one hash table of opprof: open addressing (linear probing)
+ * over slots that hold an item's index + 1 (0: empty); the items stay in the
+ * caller's own array, so a table costs 4 bytes a slot and never copies them.
+ * It is kept at most half full. Used by the capture's names, call sites and
+ * input shapes, the reader's threads, key averages' groups and the stack
+ * tree's nodes. */
+#include "base/base.h"
+
+int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn hash_of, const void *ctx) {
+    if ((count + 1) * 2 <= ix->size) return 0;
+    size_t size = ix->size ? ix->size * 2 : 64;
+    while ((count + 1) * 2 > size) size *= 2;
+    uint32_t *slots = opprof__calloc(size, sizeof *slots);
+    if (!slots) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        size_t k = hash_of(ctx, (uint32_t)i) & (size - 1);
+        while (slots[k]) k = (k + 1) & (size - 1);
+        slots[k] = (uint32_t)i + 1;
+    }
+    opprof__index_free(ix);
+    ix->slots = slots;
+    ix->size = size;
+    return 0;
+}
+
+void opprof__index_free(opprof__index *ix) {
+    opprof__free(ix->slots);
+    ix->slots = NULL;
+    ix->size = 0;
+}

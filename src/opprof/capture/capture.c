@@ -1,0 +1,378 @@
+/* capture.c - the capture: storage, name interning, building by hand. */
+#define _GNU_SOURCE
+#include "capture/capture.h"
+
+#include <string.h>
+
+int opprof_capture_new(opprof_capture **out) {
+    if (!out) return OPPROF_EINVAL;
+    opprof_capture *c = opprof__calloc(1, sizeof *c);
+    if (!c) return OPPROF_ENOMEM;
+    c->info.step_num = -1;
+    *out = c;
+    return 0;
+}
+
+void opprof_capture_free(opprof_capture *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->n_names; i++) opprof__free(c->names[i]);
+    for (size_t i = 0; i < c->n_warnings; i++)
+        opprof__free(c->warnings[i]);
+    opprof__free(c->names);
+    opprof__index_free(&c->name_index);
+    opprof__free(c->warnings);
+    opprof__free_pages(c->events);
+    opprof__free_pages(c->mem);
+    opprof__free_pages(c->marks);
+    opprof__free(c->threads);
+    opprof__free(c->sites);
+    opprof__index_free(&c->site_index);
+    opprof__free(c->shapes);
+    opprof__index_free(&c->shape_index);
+    opprof__free(c);
+}
+
+/* Names are hashed for every event read: eight bytes a step (a multiply and
+ * a rotate each), the tail zero-padded, then mixed so that the low bits the
+ * table uses depend on every byte. */
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    }
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
+}
+
+typedef struct name_key {
+    const char *name;
+    size_t len;
+} name_key;
+
+static uint64_t name_hash_of(const void *ctx, uint32_t item) {
+    const char *name = ((const opprof_capture *)ctx)->names[item];
+    return hash_bytes(name, strlen(name));
+}
+
+static bool name_equal(const void *ctx, uint32_t item, const void *key) {
+    const name_key *k = key;
+    const char *have = ((const opprof_capture *)ctx)->names[item];
+    return strncmp(have, k->name, k->len) == 0 && have[k->len] == '\0';
+}
+
+int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id) {
+    if (opprof__index_reserve(&c->name_index, c->n_names, name_hash_of, c)) return OPPROF_ENOMEM;
+    name_key key = {name, len};
+    size_t k = opprof__index_probe(&c->name_index, hash_bytes(name, len), &key, name_equal, c);
+    if (c->name_index.slots[k]) {
+        *id = c->name_index.slots[k] - 1;
+        return 0;
+    }
+    if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names)) return OPPROF_ENOMEM;
+    char *copy = opprof__alloc(len + 1);
+    if (!copy) return OPPROF_ENOMEM;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    c->names[c->n_names] = copy;
+    c->name_index.slots[k] = (uint32_t)++c->n_names;
+    *id = (uint32_t)c->n_names - 1;
+    return 0;
+}
+
+int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return opprof_capture_add_warning(c, buf);
+}
+
+int opprof_capture_add_warning(opprof_capture *c, const char *text) {
+    if (!c || !text) return OPPROF_EINVAL;
+    if (opprof__grow((void **)&c->warnings, &c->cap_warnings, c->n_warnings + 1, sizeof *c->warnings))
+        return OPPROF_ENOMEM;
+    char *copy = opprof__strdup(text);
+    if (!copy) return OPPROF_ENOMEM;
+    c->warnings[c->n_warnings++] = copy;
+    return 0;
+}
+
+void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info) {
+    if (c && info) c->info = *info;
+}
+
+int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
+    if (!c || c->finished || c->n_threads > UINT16_MAX) return OPPROF_EINVAL;
+    if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
+        return OPPROF_ENOMEM;
+    opprof_thread_info *t = &c->threads[c->n_threads];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    if (name) {
+        size_t n = strlen(name);
+        if (n >= sizeof t->name) n = sizeof t->name - 1;
+        memcpy(t->name, name, n);
+    }
+    if (index) *index = (uint32_t)c->n_threads;
+    c->n_threads++;
+    return 0;
+}
+
+int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind,
+                             int64_t start_ns, int64_t duration_ns) {
+    if (!c || !name || c->finished || thread >= c->n_threads || thread > UINT16_MAX || duration_ns < 0)
+        return OPPROF_EINVAL;
+    if (opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
+        return OPPROF_ENOMEM;
+    uint32_t id;
+    int rc = opprof__capture_intern(c, name, strlen(name), &id);
+    if (rc) return rc;
+    c->events[c->n_events++] = (opprof_event){.start_ns = start_ns,
+                                              .duration_ns = duration_ns,
+                                              .name = id,
+                                              .thread = (uint16_t)thread,
+                                              .parent = -1,
+                                              .kind = (uint8_t)kind};
+    return 0;
+}
+
+int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint64_t addr,
+                              int64_t bytes, int64_t total_allocated) {
+    if (!c || c->finished || thread >= c->n_threads) return OPPROF_EINVAL;
+    if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
+        return OPPROF_ENOMEM;
+    c->mem[c->n_mem++] = (opprof_memory_event){.device_id = -1,
+                                               .ts_ns = ts_ns,
+                                               .addr = addr,
+                                               .bytes = bytes,
+                                               .total_allocated = total_allocated,
+                                               .thread = thread,
+                                               .owner = -1};
+    return 0;
+}
+
+/* ---- accessors ---- */
+
+opprof_capture_info opprof_capture_get_info(const opprof_capture *c) { return c->info; }
+
+const opprof_event *opprof_capture_events(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_events;
+    return c->events;
+}
+
+uint8_t opprof__capture_category_index(opprof_capture *c, const char *category) {
+    uint32_t id;
+    if (!category || opprof__capture_intern(c, category, strlen(category), &id)) return 0;
+    for (uint32_t k = 1; k <= c->n_categories; k++)
+        if (c->category_names[k] == id) return (uint8_t)k;
+    if (c->n_categories >= 255) return 0;
+    c->category_names[++c->n_categories] = id;
+    return (uint8_t)c->n_categories;
+}
+
+const char *opprof_capture_category(const opprof_capture *c, const opprof_event *e) {
+    if (!c || !e || !e->category || e->category > c->n_categories) return NULL;
+    return c->names[c->category_names[e->category]];
+}
+
+int opprof_capture_set_last_category(opprof_capture *c, const char *category) {
+    if (!c || !category || c->finished || !c->n_events) return OPPROF_EINVAL;
+    c->events[c->n_events - 1].category = opprof__capture_category_index(c, category);
+    return 0;
+}
+
+const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_marks;
+    return c->marks;
+}
+
+int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
+    if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind > OPPROF_MARK_ASYNC_END ||
+        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events)
+        return OPPROF_EINVAL;
+    if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + 1, sizeof *c->marks)) return OPPROF_ENOMEM;
+    opprof_mark k = *m;
+    uint32_t id;
+    if (opprof__capture_intern(c, name, strlen(name), &k.name)) return OPPROF_ENOMEM;
+    if (m->kind == OPPROF_MARK_ARG_STR) {
+        if (opprof__capture_intern(c, str, strlen(str), &id)) return OPPROF_ENOMEM;
+        k.value.str = id;
+    }
+    c->marks[c->n_marks++] = k;
+    return 0;
+}
+
+/* The marks that are arguments, by event: a counting sort (first[e] ..
+ * first[e + 1] index `order`). Empty when there are none. */
+void opprof__arg_index_free(opprof__arg_index *x) {
+    opprof__free(x->first);
+    opprof__free(x->order);
+    *x = (opprof__arg_index){0};
+}
+
+int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c) {
+    *x = (opprof__arg_index){0};
+    for (size_t k = 0; k < c->n_marks; k++) x->n_order += c->marks[k].event >= 0;
+    if (!x->n_order) return 0;
+    x->first = opprof__calloc(c->n_events + 2, sizeof *x->first);
+    x->order = opprof__alloc(x->n_order * sizeof *x->order);
+    if (!x->first || !x->order) {
+        opprof__arg_index_free(x);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->first[c->marks[k].event + 2]++;
+    for (size_t e = 2; e < c->n_events + 2; e++) x->first[e] += x->first[e - 1];
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event >= 0) x->order[x->first[c->marks[k].event + 1]++] = (uint32_t)k;
+    return 0;
+}
+
+
+const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_mem;
+    return c->mem;
+}
+
+const opprof_thread_info *opprof_capture_threads(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_threads;
+    return c->threads;
+}
+
+const char *opprof_capture_name(const opprof_capture *c, uint32_t name) {
+    return name < c->n_names ? c->names[name] : NULL;
+}
+
+size_t opprof_capture_name_count(const opprof_capture *c) { return c->n_names; }
+
+const char *const *opprof_capture_warnings(const opprof_capture *c, size_t *count) {
+    if (count) *count = c->n_warnings;
+    return (const char *const *)c->warnings;
+}
+
+/* ---- sites and shapes ---- */
+
+static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (v >> 29); }
+
+/* Over the used part only, a word at a time (interned shapes are zeroed past
+ * it, so equal shapes are equal structs): hashing all 676 bytes a byte at a
+ * time was 18 % of reading a PyTorch trace with "Input Dims". */
+static uint64_t shapes_hash(const opprof_shapes *s) {
+    uint64_t h = hash_mix(1469598103934665603ull, (uint64_t)s->n_inputs);
+    for (int i = 0; i < s->n_inputs && i < OPPROF_MAX_INPUTS; i++) {
+        h = hash_mix(h, (uint64_t)s->ndim[i]);
+        for (int d = 0; d < s->ndim[i] && d < OPPROF_MAX_INPUT_DIMS; d++) h = hash_mix(h, (uint64_t)s->dims[i][d]);
+        uint64_t w[2];
+        memcpy(w, s->dtype[i], sizeof w);
+        h = hash_mix(hash_mix(h, w[0]), w[1]);
+    }
+    return h ^ (h >> 31);
+}
+
+static uint64_t site_hash(const opprof_site *s) {
+    uint64_t h = 1469598103934665603ull;
+    h = hash_mix(h, (uintptr_t)s->file);
+    h = hash_mix(h, (uintptr_t)s->function);
+    h = hash_mix(h, s->line);
+    h = hash_mix(h, (uintptr_t)s->native_stack);
+    return hash_mix(h, s->shapes);
+}
+
+static uint64_t shapes_hash_of(const void *ctx, uint32_t item) {
+    return shapes_hash(&((const opprof_capture *)ctx)->shapes[item]);
+}
+static bool shapes_equal(const void *ctx, uint32_t item, const void *key) {
+    return memcmp(&((const opprof_capture *)ctx)->shapes[item], key, sizeof(opprof_shapes)) == 0;
+}
+static uint64_t site_hash_of(const void *ctx, uint32_t item) { return site_hash(&((const opprof_capture *)ctx)->sites[item]); }
+static bool site_equal(const void *ctx, uint32_t item, const void *key) {
+    return memcmp(&((const opprof_capture *)ctx)->sites[item], key, sizeof(opprof_site)) == 0;
+}
+
+int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index) {
+    if (opprof__grow((void **)&c->shapes, &c->cap_shapes, c->n_shapes + 1, sizeof *c->shapes) ||
+        opprof__index_reserve(&c->shape_index, c->n_shapes, shapes_hash_of, c))
+        return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&c->shape_index, shapes_hash(shapes), shapes, shapes_equal, c);
+    if (!c->shape_index.slots[k]) {
+        c->shapes[c->n_shapes++] = *shapes;
+        c->shape_index.slots[k] = (uint32_t)c->n_shapes;
+    }
+    *index = c->shape_index.slots[k]; /* 1-based, as sites' shapes */
+    return 0;
+}
+
+int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
+                                uint32_t shapes, const char *native, uint32_t *site) {
+    opprof_site key;
+    memset(&key, 0, sizeof key);
+    uint32_t id;
+    if (file) {
+        if (opprof__capture_intern(c, file, strlen(file), &id)) return OPPROF_ENOMEM;
+        key.file = c->names[id];
+    }
+    if (function) {
+        if (opprof__capture_intern(c, function, strlen(function), &id)) return OPPROF_ENOMEM;
+        key.function = c->names[id];
+    }
+    if (native) {
+        if (opprof__capture_intern(c, native, strlen(native), &id)) return OPPROF_ENOMEM;
+        key.native_stack = c->names[id];
+    }
+    key.line = line;
+    key.shapes = shapes;
+    if (opprof__grow((void **)&c->sites, &c->cap_sites, c->n_sites + 1, sizeof *c->sites) ||
+        opprof__index_reserve(&c->site_index, c->n_sites, site_hash_of, c))
+        return OPPROF_ENOMEM;
+    size_t k = opprof__index_probe(&c->site_index, site_hash(&key), &key, site_equal, c);
+    if (!c->site_index.slots[k]) {
+        c->sites[c->n_sites++] = key;
+        c->site_index.slots[k] = (uint32_t)c->n_sites;
+    }
+    *site = c->site_index.slots[k]; /* 1-based: 0 is "unknown" */
+    return 0;
+}
+
+const opprof_site *opprof_capture_site(const opprof_capture *c, uint32_t site) {
+    static const opprof_site unknown = {NULL, NULL, 0, 0, NULL};
+    if (site == 0) return &unknown;
+    return site <= c->n_sites ? &c->sites[site - 1] : NULL;
+}
+
+const opprof_shapes *opprof_capture_shapes(const opprof_capture *c, uint32_t shapes) {
+    return shapes >= 1 && shapes <= c->n_shapes ? &c->shapes[shapes - 1] : NULL;
+}
+
+int opprof_capture_set_last_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
+                                 const opprof_shapes *shapes) {
+    if (!c || c->finished || c->n_events == 0) return OPPROF_EINVAL;
+    uint32_t shapes_index = 0;
+    if (shapes) {
+        if (shapes->n_inputs < 0 || shapes->n_inputs > OPPROF_MAX_INPUTS) return OPPROF_EINVAL;
+        opprof_shapes clean;
+        memset(&clean, 0, sizeof clean);
+        clean.n_inputs = shapes->n_inputs;
+        for (int i = 0; i < shapes->n_inputs; i++) {
+            if (shapes->ndim[i] < 0 || shapes->ndim[i] > OPPROF_MAX_INPUT_DIMS) return OPPROF_EINVAL;
+            clean.ndim[i] = shapes->ndim[i];
+            memcpy(clean.dims[i], shapes->dims[i], (size_t)shapes->ndim[i] * sizeof(int64_t));
+            memcpy(clean.dtype[i], shapes->dtype[i], strnlen(shapes->dtype[i], sizeof clean.dtype[i] - 1));
+        }
+        if (opprof__capture_intern_shapes(c, &clean, &shapes_index)) return OPPROF_ENOMEM;
+    }
+    uint32_t site;
+    if (opprof__capture_intern_site(c, file, function, line, shapes_index, NULL, &site)) return OPPROF_ENOMEM;
+    c->events[c->n_events - 1].site = site;
+    return 0;
+}

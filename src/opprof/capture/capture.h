@@ -1,0 +1,73 @@
+/* capture/capture.h - the capture layer: the capture's own structure and
+ * the builders that the recorder and the reader fill it through (names,
+ * categories, warnings, call sites, shapes), nesting (capture/nesting.c).
+ * Above the base layer only. */
+#ifndef OPPROF_CAPTURE_LAYER_H
+#define OPPROF_CAPTURE_LAYER_H
+
+#include "base/base.h"
+
+/* ---- capture (capture/capture.c) ---- */
+struct opprof_capture {
+    opprof_capture_info info;
+    opprof_event *events;
+    size_t n_events, cap_events;
+    opprof_memory_event *mem;
+    size_t n_mem, cap_mem;
+    opprof_thread_info *threads;
+    size_t n_threads, cap_threads;
+    /* names: interned strings, looked up by a hash table */
+    char **names;
+    size_t n_names, cap_names;
+    opprof__index name_index;
+    char **warnings;
+    size_t n_warnings, cap_warnings;
+    /* call sites and input shapes, interned; index i lives at [i - 1] */
+    opprof_site *sites;
+    size_t n_sites, cap_sites;
+    opprof__index site_index;
+    opprof_shapes *shapes;
+    size_t n_shapes, cap_shapes;
+    opprof__index shape_index;
+    uint32_t category_names[256]; /* event.category k (1..255) is names[category_names[k]] */
+    uint32_t n_categories;
+    opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
+    size_t n_marks, cap_marks;
+    bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
+    bool finished;
+};
+
+/* The marks that are arguments (and FLOPs, bytes), by event: those of event
+ * e are order[first[e]] .. order[first[e + 1] - 1]. Empty (NULLs) when there
+ * are none. */
+typedef struct opprof__arg_index {
+    uint32_t *first, *order;
+    size_t n_order;
+} opprof__arg_index;
+OPPROF__HIDDEN int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c);
+OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x);
+
+/* ---- device activities ---- */
+/* A device activity: no CPU time, no place in the CPU tree; its `parent` is
+ * the operator that launched it. */
+static inline bool opprof__is_device(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+}
+/* The index (1..255) of a category for opprof_event.category; 0 when the
+ * capture already has 255 of them. */
+OPPROF__HIDDEN uint8_t opprof__capture_category_index(opprof_capture *c, const char *category);
+/* Intern a name; *id receives its index. */
+OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
+OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Intern input shapes (unused entries must be zero); *index >= 1. */
+OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index);
+/* Intern a call site (file/function/native may be NULL) with a shapes index; *site >= 1. */
+OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
+                                               uint32_t line, uint32_t shapes, const char *native, uint32_t *site);
+/* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */
+OPPROF__HIDDEN const char *opprof__dtype_name(unsigned code);
+OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);
+
+
+#endif /* OPPROF_CAPTURE_LAYER_H */

@@ -1,0 +1,339 @@
+/* tree.c - nesting: each event's parent, each memory event's owner.
+ *
+ * Events are ordered per thread by start, longer first, so a parent always
+ * precedes its children; one pass with a stack of open events then finds
+ * every parent. This is the only place where nesting is derived: every
+ * analysis and writer reads `parent` and `owner`. */
+#include "capture/capture.h"
+
+#include <string.h>
+
+static int event_before(const opprof_event *a, const opprof_event *b) {
+    if (a->thread != b->thread) return a->thread < b->thread;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
+    return a->duration_ns > b->duration_ns;
+}
+
+static int memory_before(const opprof_memory_event *a, const opprof_memory_event *b) {
+    if (a->thread != b->thread) return a->thread < b->thread;
+    return a->ts_ns < b->ts_ns;
+}
+
+/* A stable merge sort, generic over the element's "before" relation. */
+#define DEFINE_MERGE_SORT(fn, type, before)                                       \
+    static int fn(type *items, size_t n) {                                         \
+        size_t i = 1;                                                              \
+        while (i < n && !before(&items[i], &items[i - 1])) i++;                    \
+        if (i >= n) return 0; /* already sorted */                                 \
+        type *tmp = opprof__alloc(n * sizeof *tmp);                                \
+        if (!tmp) return OPPROF_ENOMEM;                                            \
+        type *src = items, *dst = tmp;                                             \
+        for (size_t width = 1; width < n; width *= 2) {                            \
+            for (size_t lo = 0; lo < n; lo += 2 * width) {                         \
+                size_t mid = lo + width < n ? lo + width : n;                      \
+                size_t hi = lo + 2 * width < n ? lo + 2 * width : n;               \
+                size_t a = lo, b = mid, k = lo;                                    \
+                while (a < mid && b < hi)                                          \
+                    dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];     \
+                while (a < mid) dst[k++] = src[a++];                               \
+                while (b < hi) dst[k++] = src[b++];                                \
+            }                                                                      \
+            type *swap = src;                                                      \
+            src = dst;                                                             \
+            dst = swap;                                                            \
+        }                                                                          \
+        if (src != items) memcpy(items, src, n * sizeof *items);                   \
+        opprof__free(tmp);                                     \
+        return 0;                                                                  \
+    }
+
+DEFINE_MERGE_SORT(sort_plain_events, opprof_event, event_before)
+DEFINE_MERGE_SORT(sort_memory, opprof_memory_event, memory_before)
+
+/* Events sorted together with the index they had, so that device
+ * activities' links to their launching operators (indices set before the
+ * sort) follow the operators. */
+typedef struct placed_event {
+    opprof_event ev;
+    uint32_t origin;
+} placed_event;
+static int placed_before(const placed_event *a, const placed_event *b) { return event_before(&a->ev, &b->ev); }
+DEFINE_MERGE_SORT(sort_placed_events, placed_event, placed_before)
+
+#define is_device opprof__is_device
+
+static int mark_before(const opprof_mark *a, const opprof_mark *b) {
+    if (a->thread != b->thread) return a->thread < b->thread;
+    return a->ts_ns < b->ts_ns;
+}
+DEFINE_MERGE_SORT(sort_marks, opprof_mark, mark_before)
+
+static int sort_events(opprof_capture *c) {
+    size_t n = c->n_events;
+    bool linked = false;
+    for (size_t i = 0; i < n && !linked; i++) linked = is_device(&c->events[i]) && c->events[i].parent >= 0;
+    for (size_t k = 0; k < c->n_marks && !linked; k++) linked = c->marks[k].event >= 0;
+    if (!linked) return sort_plain_events(c->events, n);
+    placed_event *placed = opprof__alloc(n * sizeof *placed);
+    uint32_t *position = opprof__alloc(n * sizeof *position);
+    int rc = placed && position ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < n; i++) placed[i] = (placed_event){c->events[i], (uint32_t)i};
+    if (!rc) rc = sort_placed_events(placed, n);
+    for (size_t k = 0; !rc && k < n; k++) position[placed[k].origin] = (uint32_t)k;
+    for (size_t k = 0; !rc && k < n; k++) {
+        c->events[k] = placed[k].ev;
+        if (is_device(&c->events[k]) && c->events[k].parent >= 0)
+            c->events[k].parent = (int32_t)position[c->events[k].parent];
+    }
+    for (size_t k = 0; !rc && k < c->n_marks; k++) /* arguments follow their events */
+        if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)position[c->marks[k].event];
+    opprof__free(placed);
+    opprof__free(position);
+    return rc;
+}
+
+static int64_t end_of(const opprof_event *e) { return e->start_ns + e->duration_ns; }
+
+/* Parents, by PyTorch's rule (EventList._populate_cpu_children): events of a
+ * thread in (start, longer first) order, a stack of open ones; the parent of
+ * an event is the innermost open one that contains it. An event that starts
+ * inside another but ends after it is not its child and keeps its whole
+ * duration (the enclosing one is closed for what follows, as in PyTorch):
+ * counted in a warning. Device activities are not nested: their `parent` is
+ * their launching operator (device.c). Captures that opprof records always
+ * nest; this serves traces of other tools. */
+static int link_parents(opprof_capture *c) {
+    int32_t *stack = NULL;
+    size_t depth = 0, cap = 0;
+    uint64_t overlapping = 0;
+    uint32_t thread = UINT32_MAX;
+    for (size_t i = 0; i < c->n_events; i++) {
+        opprof_event *e = &c->events[i];
+        if (is_device(e)) continue;
+        if (e->thread != thread) {
+            depth = 0;
+            thread = e->thread;
+        }
+        while (depth) {
+            const opprof_event *top = &c->events[stack[depth - 1]];
+            if (e->start_ns < end_of(top) && end_of(e) <= end_of(top)) break;
+            if (e->start_ns < end_of(top)) overlapping++;
+            depth--;
+        }
+        e->parent = depth ? stack[depth - 1] : -1;
+        if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
+            opprof__free(stack);
+            return OPPROF_ENOMEM;
+        }
+        stack[depth++] = (int32_t)i;
+    }
+    opprof__free(stack);
+    if (overlapping)
+        return opprof__capture_warnf(c,
+                                     "%llu event(s) overlapped an enclosing event without nesting; each was "
+                                     "counted whole, outside the event it overlapped (PyTorch's rule)",
+                                     (unsigned long long)overlapping);
+    return 0;
+}
+
+/* PyTorch's _remove_dup_nodes: an event that is the only child of an event
+ * of the same name is merged into it (its children become the parent's),
+ * until no such pair remains. Traces of other tools only: a framework writes
+ * some operators twice (a dispatcher layer and its kernel). */
+static int merge_only_children(opprof_capture *c) {
+    size_t n = c->n_events;
+    uint32_t *children = opprof__calloc(n ? n : 1, sizeof *children);
+    int32_t *remap = opprof__alloc((n ? n : 1) * sizeof *remap);
+    if (!children || !remap) {
+        opprof__free(children);
+        opprof__free(remap);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!is_device(&c->events[i]) && c->events[i].parent >= 0) children[c->events[i].parent]++;
+    /* In (start, longer first) order a parent precedes its child, so one
+     * pass resolves chains: the merged-into event of a merged parent. */
+    size_t merged = 0;
+    for (size_t i = 0; i < n; i++) {
+        opprof_event *e = &c->events[i];
+        remap[i] = (int32_t)i;
+        if (is_device(e) || e->parent < 0) continue;
+        int32_t p = remap[e->parent];
+        e->parent = p;
+        if (children[p] == 1 && c->events[p].name == e->name && (size_t)p != i) {
+            children[p] = children[i];
+            remap[i] = p;
+            merged++;
+        }
+    }
+    if (merged) {
+        /* compact: keep the events that were not merged; re-point parents,
+         * device launches and nothing else (owners are linked after this) */
+        int32_t *new_index = (int32_t *)children; /* reuse: n entries */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) new_index[i] = remap[i] == (int32_t)i ? (int32_t)k++ : -1;
+        for (size_t i = 0; i < n; i++) {
+            if (remap[i] != (int32_t)i) continue;
+            opprof_event e = c->events[i];
+            if (e.parent >= 0) e.parent = new_index[remap[e.parent]];
+            c->events[new_index[i]] = e;
+        }
+        c->n_events = k;
+        for (size_t m = 0; m < c->n_marks; m++)
+            if (c->marks[m].event >= 0) c->marks[m].event = new_index[remap[c->marks[m].event]];
+    }
+    opprof__free(children);
+    opprof__free(remap);
+    return 0;
+}
+
+/* Owners by time: the innermost event with start <= ts < end (an event of
+ * no duration: ts == start). At equal times an operator owns what it
+ * allocates as it begins, and its caller what is freed as it ends: what
+ * code does around a range with a clock too coarse to tell them apart. */
+static bool owns(const opprof_event *e, int64_t ts) {
+    return end_of(e) > ts || (e->duration_ns == 0 && e->start_ns == ts);
+}
+
+static int link_owners(opprof_capture *c) {
+    int32_t *stack = NULL;
+    size_t depth = 0, cap = 0, next = 0;
+    uint32_t thread = UINT32_MAX;
+    for (size_t j = 0; j < c->n_mem; j++) {
+        opprof_memory_event *m = &c->mem[j];
+        if (m->thread != thread) {
+            thread = m->thread;
+            depth = 0;
+            while (next < c->n_events && c->events[next].thread < thread) next++;
+        }
+        while (next < c->n_events && c->events[next].thread == thread &&
+               c->events[next].start_ns <= m->ts_ns) {
+            const opprof_event *e = &c->events[next];
+            if (is_device(e)) { /* device activities own no memory */
+                next++;
+                continue;
+            }
+            while (depth && end_of(&c->events[stack[depth - 1]]) < e->start_ns) depth--;
+            if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
+                opprof__free(stack);
+                return OPPROF_ENOMEM;
+            }
+            stack[depth++] = (int32_t)next++;
+        }
+        while (depth && !owns(&c->events[stack[depth - 1]], m->ts_ns)) depth--;
+        m->owner = depth ? stack[depth - 1] : -1;
+    }
+    opprof__free(stack);
+    return 0;
+}
+
+/* Frees recorded with OPPROF_FREE_UNKNOWN_SIZE take the size of the
+ * allocation at their address before them: the memory events by (address,
+ * time), each address's history read in order. */
+typedef struct by_address {
+    uint64_t addr;
+    int64_t ts;
+    uint32_t thread, index;
+} by_address;
+static int address_before(const by_address *a, const by_address *b) {
+    if (a->addr != b->addr) return a->addr < b->addr;
+    if (a->ts != b->ts) return a->ts < b->ts;
+    return a->thread < b->thread;
+}
+DEFINE_MERGE_SORT(sort_by_address, by_address, address_before)
+
+static int resolve_free_sizes(opprof_capture *c) {
+    size_t unknown = 0;
+    for (size_t j = 0; j < c->n_mem; j++) unknown += c->mem[j].bytes == OPPROF_FREE_UNKNOWN_SIZE;
+    if (!unknown) return 0;
+    by_address *order = opprof__alloc(c->n_mem * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < c->n_mem; j++)
+        order[j] = (by_address){c->mem[j].addr, c->mem[j].ts_ns, c->mem[j].thread, (uint32_t)j};
+    int rc = sort_by_address(order, c->n_mem);
+    size_t before_capture = 0;
+    int64_t live = 0; /* the size of the block at this address, 0 when none is known */
+    for (size_t k = 0; !rc && k < c->n_mem; k++) {
+        opprof_memory_event *m = &c->mem[order[k].index];
+        if (k && order[k].addr != order[k - 1].addr) live = 0;
+        if (m->bytes == OPPROF_FREE_UNKNOWN_SIZE) {
+            before_capture += live == 0;
+            m->bytes = -live;
+            live = 0;
+        } else {
+            live = m->bytes > 0 ? m->bytes : 0;
+        }
+    }
+    opprof__free(order);
+    if (!rc && before_capture)
+        rc = opprof__capture_warnf(c, "%zu free(s) of blocks allocated before the capture: their sizes are unknown, "
+                                      "counted as 0", before_capture);
+    return rc;
+}
+
+/* Fill unknown totals with the running sum of the capture, in time order. */
+static int fill_totals(opprof_capture *c) {
+    size_t unknown = 0;
+    for (size_t j = 0; j < c->n_mem; j++) unknown += c->mem[j].total_allocated < 0;
+    if (!unknown) return 0;
+    /* Merge the threads' sorted runs by repeatedly taking the earliest head. */
+    size_t nt = c->n_threads ? c->n_threads : 1;
+    size_t *head = opprof__calloc(nt + 1, sizeof *head);
+    if (!head) return OPPROF_ENOMEM;
+    for (size_t j = 0; j < c->n_mem; j++) head[c->mem[j].thread + 1]++;
+    for (size_t t = 0; t < nt; t++) head[t + 1] += head[t];
+    size_t *end = opprof__alloc((nt + 1) * sizeof *end);
+    if (!end) {
+        opprof__free(head);
+        return OPPROF_ENOMEM;
+    }
+    memcpy(end, head + 1, nt * sizeof *end);
+    /* a running total per (device type, device id): each allocator its own */
+    enum { ALLOCATORS = 16 };
+    int32_t kinds[ALLOCATORS][2];
+    int64_t totals[ALLOCATORS];
+    int n_alloc = 0;
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t t = 0; t < nt; t++)
+            if (head[t] < end[t] &&
+                (best == SIZE_MAX || c->mem[head[t]].ts_ns < c->mem[head[best]].ts_ns))
+                best = t;
+        if (best == SIZE_MAX) break;
+        opprof_memory_event *m = &c->mem[head[best]++];
+        int a = 0;
+        while (a < n_alloc && (kinds[a][0] != m->device_type || kinds[a][1] != m->device_id)) a++;
+        if (a == n_alloc && n_alloc < ALLOCATORS) {
+            kinds[n_alloc][0] = m->device_type;
+            kinds[n_alloc][1] = m->device_id;
+            totals[n_alloc++] = 0;
+        }
+        if (a == ALLOCATORS) a = ALLOCATORS - 1; /* more allocators than that: the last one's sum */
+        OPPROF__WRAP_ADD(totals[a], m->bytes);
+        if (m->total_allocated < 0) m->total_allocated = totals[a];
+    }
+    opprof__free(head);
+    opprof__free(end);
+    return 0;
+}
+
+int opprof_capture_finish(opprof_capture *c) {
+    if (!c || c->finished) return OPPROF_EINVAL;
+    int rc = sort_events(c);
+    if (!rc) rc = sort_memory(c->mem, c->n_mem);
+    if (!rc) rc = sort_marks(c->marks, c->n_marks);
+    if (!rc) rc = link_parents(c);
+    if (!rc && c->merge_only_children) rc = merge_only_children(c);
+    if (!rc) rc = link_owners(c);
+    if (!rc) rc = resolve_free_sizes(c);
+    if (!rc) rc = fill_totals(c);
+    if (rc) return rc;
+    int64_t last = c->info.duration_ns;
+    for (size_t i = 0; i < c->n_events; i++)
+        if (end_of(&c->events[i]) > last) last = end_of(&c->events[i]);
+    for (size_t j = 0; j < c->n_mem; j++)
+        if (c->mem[j].ts_ns > last) last = c->mem[j].ts_ns;
+    c->info.duration_ns = last;
+    c->finished = true;
+    return 0;
+}

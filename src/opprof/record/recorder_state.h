@@ -1,0 +1,131 @@
+/* record/recorder_state.h - the recorder's buffers and global state, shared by
+ * the hot path (record/recorder.c) and the capture built from it
+ * (record/snapshot.c). Seen by the recording layer only. */
+#ifndef OPPROF_RECORDER_STATE_H
+#define OPPROF_RECORDER_STATE_H
+
+#include "record/record.h"
+
+#include <pthread.h>
+
+
+enum {
+    CHUNK_EVENTS = 65536,      /* 2 MiB of range slots: one huge page (alloc.c) */
+    CHUNK_MEMORY = 65536,      /* 2 MiB of memory events */
+    BUDGET_CLAIM = 8192,       /* events a thread takes from the event budget at a time */
+    NAME_ARENA_BYTES = 65536,  /* formatted names */
+    RETAIN_CHUNKS = 32,        /* chunks a stream keeps across windows (64 MiB), unless
+                                  OPPROF_RETAIN_CHUNKS says otherwise */
+    MAX_DEPTH = OPPROF__MAX_DEPTH, /* open ranges per thread */
+    MAX_NAME = 256
+};
+
+/* The slots and the thread's hot fields are declared in opprof.h, whose
+ * inline path writes them too. */
+typedef opprof__slot slot;
+typedef opprof__memory_slot mem_slot;
+_Static_assert(sizeof(slot) == 32 && sizeof(mem_slot) == 32, "events are 32 bytes");
+
+/* Input shapes of the range with sequence number `seq` on its thread. */
+enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048, NATIVE_FRAMES = 14 };
+/* frames captured: opprof's own (and a sanitizer's interceptor) are dropped later */
+enum { NATIVE_CAPTURED = NATIVE_FRAMES };
+
+/* The native call stack of the range with sequence number `seq`. */
+typedef struct native_slot {
+    uint64_t seq;
+    uint64_t n;
+    void *frames[NATIVE_FRAMES];
+} native_slot;
+typedef struct shape_slot {
+    uint64_t seq;
+    uint8_t n_inputs;
+    uint8_t ndim[OPPROF_MAX_INPUTS];
+    uint8_t dtype[OPPROF_MAX_INPUTS];
+    uint8_t pad[7];
+    int64_t dims[SHAPE_DIMS];
+} shape_slot;
+
+/* Marks (opprof.h's inline path writes them too). */
+typedef opprof__mark_slot mark_slot;
+_Static_assert(sizeof(mark_slot) == 32, "marks are 32 bytes");
+_Static_assert((int)OPPROF__MARK_ARG_DOUBLE == (int)OPPROF_MARK_ARG_DOUBLE &&
+                   (int)OPPROF__MARK_FLOPS == (int)OPPROF_MARK_FLOPS &&
+                   (int)OPPROF__MARK_ASYNC_END == (int)OPPROF_MARK_ASYNC_END &&
+                   (int)OPPROF__MARK_INSTANT == (int)OPPROF_MARK_INSTANT,
+               "opprof.h's mark kinds are capture.h's");
+enum { CHUNK_MARKS = 65536 }; /* 2 MiB of marks */
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t size;               /* bytes of the whole chunk */
+    _Alignas(64) unsigned char data[];
+} chunk;
+
+typedef struct stream {
+    chunk *head, *tail;
+    opprof__cursor *at;        /* next item in tail, and the count published */
+    size_t budget;             /* items claimed from the window's budget, not yet under limit */
+} stream;
+
+typedef struct name_arena {
+    struct name_arena *next;
+    size_t used;
+    char text[NAME_ARENA_BYTES];
+} name_arena;
+
+/* Where a misuse happened: the range (and the range it concerns), and when. */
+typedef struct misuse {
+    const char *name, *other; /* NULL when unknown */
+    uint64_t ticks;
+} misuse;
+
+typedef struct opprof__thread {
+    opprof__fast fast;         /* first: busy, depth, ranges' and memory's cursors, the stack */
+    struct opprof__thread *next_all;
+    uint32_t index;            /* 1-based, stable */
+    int64_t tid;
+    char name[64];
+    uint64_t epoch;            /* epoch of the buffered data; atomic */
+    stream ranges, memory, shapes, natives, marks;
+    opprof__cursor shapes_at, natives_at;
+    name_arena *names_head, *names_tail;
+    /* misuse and loss counters of this epoch; atomic (read by collector) */
+    uint64_t dropped;
+    uint64_t unmatched_end;
+    uint64_t out_of_order_end;
+    uint64_t too_deep;
+    /* the first misuse of each kind in this epoch, named in the warnings */
+    misuse first_unmatched, first_out_of_order, first_too_deep;
+} opprof__thread;
+
+
+/* ---- global state ---- */
+extern OPPROF__HIDDEN int g_memory; /* atomic: ... and memory events are wanted */
+extern OPPROF__HIDDEN int g_shapes; /* atomic: ... and input shapes are wanted */
+extern OPPROF__HIDDEN int g_native; /* atomic: ... and native call stacks are wanted */
+extern OPPROF__HIDDEN uint64_t g_epoch; /* atomic */
+extern OPPROF__HIDDEN uint64_t g_max_events; /* atomic: 0 = unlimited */
+extern OPPROF__HIDDEN int64_t g_budget; /* atomic: events left in the window's budget */
+extern OPPROF__HIDDEN uint64_t g_foreign_end; /* atomic: ends of ranges begun on other threads */
+extern OPPROF__HIDDEN int64_t g_foreign_tid; /* atomic: the system id of the first thread that did so */
+extern OPPROF__HIDDEN uint64_t g_lost; /* atomic: records lost because a thread's state could not be allocated */
+extern OPPROF__HIDDEN uint64_t g_window_start; /* ticks */
+extern OPPROF__HIDDEN int g_membarrier; /* 1: registered, 0: unavailable, -1: not tried */
+extern OPPROF__HIDDEN size_t g_retain_chunks; /* set once, before the first window */
+extern OPPROF__HIDDEN opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
+extern OPPROF__HIDDEN pthread_mutex_t g_threads_lock;
+extern OPPROF__HIDDEN opprof__thread *g_threads;
+extern OPPROF__HIDDEN uint32_t g_thread_count;
+
+/* The thread's whole state: its fast part is the first member. */
+#define tls_thread ((opprof__thread *)opprof__tls)
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ADD_RELAXED(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define g_recording opprof__recording
+
+#endif /* OPPROF_RECORDER_STATE_H */

@@ -1,0 +1,338 @@
+/* session.c - the schedule, step() and its transitions, captures to callbacks.
+ * Transitions follow torch.profiler.profile: a window opens when the action
+ * becomes RECORD or RECORD_AND_SAVE, and closes (capture handed to
+ * on_trace_ready) when RECORD_AND_SAVE ends or the action falls back to
+ * NONE/WARMUP, or at stop. */
+#include "record/record.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+struct opprof_session {
+    opprof_config cfg;
+    int64_t step_num;
+    opprof_action action;
+    bool stopped;
+    bool window_open;
+    int64_t window_base_ns; /* wall clock of the window's start */
+    opprof_range step_range;
+    int captures;
+    opprof_capture **kept;  /* without on_trace_ready: captures not yet taken, oldest first */
+    size_t kept_count, kept_cap;
+    int callback_failures;
+    int lost_captures;
+    double overhead_range_ns, overhead_memory_ns;
+};
+
+static pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_active; /* atomic */
+
+static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
+                                       OPPROF_KIND_STEP, NULL};
+
+bool opprof_is_active(void) { return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) != 0; }
+
+void (*opprof__before_session_start)(void);
+
+/* The allocator cannot change under a session: its chunks were allocated by the old one. */
+int opprof_set_allocator(const opprof_allocator *allocator) {
+    if (opprof_is_active()) return OPPROF_EACTIVE;
+    return opprof__allocator_set(allocator);
+}
+
+/* ---- categories: the filter of OPPROF_SCOPE_IN's ranges ---- */
+
+uint32_t opprof__category_gen = 1; /* call sites start at 0: they ask once */
+static char g_categories[1024];    /* ",io,net," or "" (every category); under g_session_lock */
+
+bool opprof_category_enabled(const char *category) {
+    if (!category) return true;
+    pthread_mutex_lock(&g_session_lock);
+    bool on = !g_categories[0];
+    if (!on) {
+        char key[140];
+        snprintf(key, sizeof key, ",%.128s,", category);
+        on = strstr(g_categories, key) != NULL;
+    }
+    pthread_mutex_unlock(&g_session_lock);
+    return on;
+}
+
+/* The session's filter: its config's, else OPPROF_CATEGORIES, else none. */
+static void categories_set(const char *list) {
+    if (!list) list = getenv("OPPROF_CATEGORIES");
+    if (list && *list)
+        snprintf(g_categories, sizeof g_categories, ",%s,", list);
+    else
+        g_categories[0] = '\0';
+    __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
+}
+
+opprof_config opprof_config_default(void) {
+    opprof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.activities = OPPROF_ACTIVITY_CPU;
+    cfg.record_steps = true;
+    return cfg;
+}
+
+static bool schedule_is_zero(const opprof_schedule *s) {
+    return !s->skip_first && !s->wait && !s->warmup && !s->active && !s->repeat;
+}
+
+int opprof_schedule_check(const opprof_schedule *s) {
+    if (!s) return OPPROF_EINVAL;
+    if (s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0)
+        return OPPROF_EINVAL;
+    if (schedule_is_zero(s)) return 0;
+    if (s->active < 1) return OPPROF_ESCHEDULE;
+    return 0;
+}
+
+opprof_action opprof_schedule_action(const opprof_schedule *s, int64_t step) {
+    if (schedule_is_zero(s)) return OPPROF_ACTION_RECORD;
+    if (step < s->skip_first) return OPPROF_ACTION_NONE;
+    step -= s->skip_first;
+    int64_t cycle = (int64_t)s->wait + s->warmup + s->active;
+    if (s->repeat > 0 && step / cycle >= s->repeat) return OPPROF_ACTION_NONE;
+    int64_t m = step % cycle;
+    if (m < s->wait) return OPPROF_ACTION_NONE;
+    if (m < s->wait + s->warmup) return OPPROF_ACTION_WARMUP;
+    if (m < cycle - 1) return OPPROF_ACTION_RECORD;
+    return OPPROF_ACTION_RECORD_AND_SAVE;
+}
+
+const char *opprof_action_name(opprof_action a) {
+    switch (a) {
+    case OPPROF_ACTION_NONE: return "NONE";
+    case OPPROF_ACTION_WARMUP: return "WARMUP";
+    case OPPROF_ACTION_RECORD: return "RECORD";
+    case OPPROF_ACTION_RECORD_AND_SAVE: return "RECORD_AND_SAVE";
+    }
+    return "?";
+}
+
+static bool is_recording(opprof_action a) {
+    return a == OPPROF_ACTION_RECORD || a == OPPROF_ACTION_RECORD_AND_SAVE;
+}
+
+static void window_open(opprof_session *s) {
+    opprof__recorder_config rc = {.profile_memory = s->cfg.profile_memory,
+                                  .record_shapes = s->cfg.record_shapes,
+                                  .with_stack = s->cfg.with_stack,
+                                  .with_native_stack = s->cfg.with_native_stack,
+                                  .max_events = s->cfg.max_events};
+    s->window_base_ns = opprof__realtime_ns();
+    opprof__recorder_window_open(&rc);
+    s->window_open = true;
+}
+
+/* Without on_trace_ready, the session keeps each capture for
+ * opprof_session_take_capture. */
+static int keep_capture(opprof_session *s, opprof_capture *cap) {
+    if (s->kept_count == s->kept_cap) {
+        size_t cap_n = s->kept_cap ? s->kept_cap * 2 : 4;
+        opprof_capture **grown = opprof__realloc(s->kept, cap_n * sizeof *grown);
+        if (!grown) {
+            opprof_capture_free(cap);
+            s->lost_captures++;
+            return OPPROF_ENOMEM;
+        }
+        s->kept = grown;
+        s->kept_cap = cap_n;
+    }
+    s->kept[s->kept_count++] = cap;
+    return 0;
+}
+
+int opprof_session_take_capture(opprof_session *s, opprof_capture **out) {
+    if (!s || !out) return OPPROF_EINVAL;
+    pthread_mutex_lock(&g_session_lock);
+    *out = NULL;
+    if (s->kept_count) {
+        *out = s->kept[0];
+        memmove(s->kept, s->kept + 1, (s->kept_count - 1) * sizeof *s->kept);
+        s->kept_count--;
+    }
+    pthread_mutex_unlock(&g_session_lock);
+    return 0;
+}
+
+/* Close the window, build the capture, hand it to the callback. */
+static int window_close_and_save(opprof_session *s) {
+    uint64_t end = opprof__recorder_window_close();
+    s->window_open = false;
+    opprof_capture *cap = NULL;
+    int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end);
+    if (rc) {
+        s->lost_captures++;
+        return rc;
+    }
+    cap->info.step_num = s->step_num;
+    cap->info.pid = (int64_t)getpid();
+    cap->info.base_time_ns = s->window_base_ns;
+    cap->info.schedule = s->cfg.schedule;
+    cap->info.profile_memory = s->cfg.profile_memory;
+    cap->info.overhead_range_ns = s->overhead_range_ns;
+    cap->info.record_shapes = s->cfg.record_shapes;
+    cap->info.with_stack = s->cfg.with_stack;
+    cap->info.with_flops = s->cfg.with_flops;
+    cap->info.rank = s->cfg.rank;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
+    cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
+    if (s->callback_failures)
+        opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed",
+                              s->callback_failures);
+    if (s->lost_captures)
+        opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)",
+                              s->lost_captures);
+    s->captures++;
+    if (!s->cfg.on_trace_ready) return keep_capture(s, cap);
+    rc = s->cfg.on_trace_ready(cap, s->cfg.user_data);
+    opprof_capture_free(cap);
+    if (rc < 0) {
+        s->callback_failures++;
+        return OPPROF_ECALLBACK;
+    }
+    return 0;
+}
+
+/* Apply the transition from `prev` to `next`; `final` at stop. */
+static int transit(opprof_session *s, opprof_action prev, opprof_action next, bool final) {
+    int rc = 0;
+    bool was = is_recording(prev);
+    bool will = !final && is_recording(next);
+    if (was && (!will || prev == OPPROF_ACTION_RECORD_AND_SAVE)) rc = window_close_and_save(s);
+    if (will && !s->window_open) window_open(s);
+    return rc;
+}
+
+/* The capture reports its own cost: time a few thousand ranges and memory
+ * events through the real hot path, in a window of their own that the next
+ * window discards (~0.2 ms, once per session). */
+static int calibrate(opprof_session *s) {
+    static const opprof_srcloc loc = {"opprof::calibration", "calibrate", __FILE__, __LINE__,
+                                      OPPROF_KIND_USER_ANNOTATION, NULL};
+    enum { N = 4096 };
+    opprof__recorder_config rc = {.profile_memory = true, .max_events = 0};
+    double best_range = 1e30, best_memory = 1e30;
+    for (int round = 0; round < 3; round++) { /* a window each: later rounds reuse the buffers */
+        opprof__recorder_window_open(&rc);
+        int64_t t0 = opprof__monotonic_ns();
+        for (int i = 0; i < N; i++) opprof__range_end(opprof__range_begin(&loc)); /* the macros' path */
+        int64_t t1 = opprof__monotonic_ns();
+        for (int i = 0; i < N; i++) opprof__record_memory(&loc, i & 1 ? -1 : 1, -1);
+        int64_t t2 = opprof__monotonic_ns();
+        bool clean = opprof__recorder_thread_clean();
+        opprof__recorder_window_close();
+        if (!clean) return OPPROF_ENOMEM; /* buffers could not be allocated */
+        if ((double)(t1 - t0) / N < best_range) best_range = (double)(t1 - t0) / N;
+        if ((double)(t2 - t1) / N < best_memory) best_memory = (double)(t2 - t1) / N;
+    }
+    s->overhead_range_ns = best_range;
+    s->overhead_memory_ns = best_memory;
+    return 0;
+}
+
+static void open_step_range(opprof_session *s) {
+    if (s->cfg.record_steps) s->step_range = opprof_range_beginf(&STEP_LOC, "ProfilerStep#%lld", (long long)s->step_num);
+}
+
+static void close_step_range(opprof_session *s) {
+    opprof_range_end(s->step_range);
+    s->step_range = 0;
+}
+
+int opprof_session_start(opprof_session **out, const opprof_config *config) {
+    if (!out || !config) return OPPROF_EINVAL;
+    *out = NULL;
+    if (config->activities & ~(unsigned)OPPROF_ACTIVITY_CPU) return OPPROF_EACTIVITY;
+    int rc = opprof_schedule_check(&config->schedule);
+    if (rc) return rc;
+    const opprof_rank *r = &config->rank;
+    if (memchr(r->backend, 0, sizeof r->backend) == NULL || r->clock_uncertainty_ns < 0 ||
+        (r->backend[0] && (r->world_size < 1 || r->rank < 0 || r->rank >= r->world_size)))
+        return OPPROF_EINVAL;
+    void (*before)(void) = opprof__before_session_start;
+    if (before) before(); /* OPPROF_TRACE's session, if any, stops and is saved */
+    opprof_session *s = opprof__calloc(1, sizeof *s);
+    if (!s) return OPPROF_ENOMEM;
+    s->cfg = *config;
+    pthread_mutex_lock(&g_session_lock);
+    if (g_active) {
+        pthread_mutex_unlock(&g_session_lock);
+        opprof__free(s);
+        return OPPROF_EACTIVE;
+    }
+    __atomic_store_n(&g_active, 1, __ATOMIC_RELEASE);
+    categories_set(s->cfg.categories);
+    s->cfg.categories = NULL; /* the caller's string is not kept */
+    opprof__clock_init();
+    if (calibrate(s) != 0) {
+        __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g_session_lock);
+        opprof__free(s);
+        return OPPROF_ENOMEM;
+    }
+    s->action = opprof_schedule_action(&s->cfg.schedule, 0);
+    transit(s, OPPROF_ACTION_NONE, s->action, false);
+    open_step_range(s);
+    pthread_mutex_unlock(&g_session_lock);
+    *out = s;
+    return 0;
+}
+
+int opprof_session_step(opprof_session *s) {
+    if (!s) return OPPROF_EINVAL;
+    pthread_mutex_lock(&g_session_lock);
+    if (s->stopped) {
+        pthread_mutex_unlock(&g_session_lock);
+        return OPPROF_ESTOPPED;
+    }
+    close_step_range(s);
+    opprof_action prev = s->action;
+    s->step_num++;
+    s->action = opprof_schedule_action(&s->cfg.schedule, s->step_num);
+    int rc = schedule_is_zero(&s->cfg.schedule) ? 0 : transit(s, prev, s->action, false);
+    open_step_range(s);
+    pthread_mutex_unlock(&g_session_lock);
+    return rc;
+}
+
+int opprof_session_stop(opprof_session *s) {
+    if (!s) return OPPROF_EINVAL;
+    pthread_mutex_lock(&g_session_lock);
+    if (s->stopped) {
+        pthread_mutex_unlock(&g_session_lock);
+        return OPPROF_ESTOPPED;
+    }
+    close_step_range(s);
+    int rc = transit(s, s->action, OPPROF_ACTION_NONE, true);
+    if (s->window_open) { /* cannot happen; keep the recorder closed regardless */
+        opprof__recorder_window_close();
+        s->window_open = false;
+    }
+    s->stopped = true;
+    g_categories[0] = '\0'; /* no session, no filter */
+    __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_session_lock);
+    return rc;
+}
+
+void opprof_session_free(opprof_session *s) {
+    if (!s) return;
+    if (!s->stopped) opprof_session_stop(s);
+    for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
+    opprof__free(s->kept);
+    opprof__free(s);
+}
+
+int64_t opprof_session_step_num(const opprof_session *s) { return s ? s->step_num : -1; }
+
+int opprof_session_capture_count(const opprof_session *s) { return s ? s->captures : 0; }

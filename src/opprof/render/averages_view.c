@@ -1,0 +1,243 @@
+/* averages_view.c - the key-averages view: the columns, one descriptor
+ * each; one order of rows; the cells through the formatter of each unit
+ * (render/units.c). See render/render.h. */
+#include "render/render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { COLUMN_WIDTH = 12, MAX_SHAPES_WIDTH = 45, MAX_SOURCE_WIDTH = 75 };
+
+/* ---- the columns ---- */
+
+static double share(int64_t part, int64_t whole) { return whole ? (double)part / (double)whole : NAN; }
+static double us(int64_t ns) { return (double)ns / 1e3; }
+static double per_call(int64_t ns, int64_t calls) { return calls ? (double)ns / 1e3 / (double)calls : 0.0; }
+static double rate(int64_t amount, int64_t ns) { return amount > 0 && ns > 0 ? (double)amount / (double)ns : NAN; }
+
+#define NUMBER(fn, expr) \
+    static double fn(const opprof_average_row *r, const opprof__view *v) { return (void)v, (void)r, (expr); }
+NUMBER(self_share, share(r->self_ns, v->self_total))
+NUMBER(self_us, us(r->self_ns))
+NUMBER(total_share, share(r->total_ns, v->self_total))
+NUMBER(total_us, us(r->total_ns))
+NUMBER(avg_us, per_call(r->total_ns, r->calls))
+NUMBER(self_device_us, us(r->self_device_ns))
+NUMBER(self_device_share, share(r->self_device_ns, v->device_total))
+NUMBER(total_device_us, us(r->total_device_ns))
+NUMBER(avg_device_us, per_call(r->total_device_ns, r->calls))
+NUMBER(cpu_bytes, (double)r->cpu_mem)
+NUMBER(self_cpu_bytes, (double)r->self_cpu_mem)
+NUMBER(device_bytes, (double)r->device_mem)
+NUMBER(self_device_bytes, (double)r->self_device_mem)
+NUMBER(peak_bytes, (double)r->peak_mem)
+NUMBER(calls, (double)r->calls)
+NUMBER(flops, r->flops > 0 ? (double)r->flops : NAN)
+NUMBER(gflops, rate(r->flops, r->total_ns))
+NUMBER(gbps, rate(r->bytes, r->total_ns))
+#undef NUMBER
+
+static const char *name_text(const opprof_average_row *r) { return r->key; }
+static const char *shapes_text(const opprof_average_row *r) { return r->input_shapes ? r->input_shapes : "[]"; }
+static const char *stack_text(const opprof_average_row *r) { return r->stack ? r->stack : ""; }
+
+/* PyTorch's columns, in its order. */
+static const opprof__column COLUMNS[] = {
+    {"Name", "name", OPPROF__UNIT_NAME, 0, NULL, name_text},
+    {"Self CPU %", "self_cpu_percent", OPPROF__UNIT_PERCENT, 0, self_share, NULL},
+    {"Self CPU", "self_cpu_us", OPPROF__UNIT_TIME, 0, self_us, NULL},
+    {"CPU total %", "total_cpu_percent", OPPROF__UNIT_PERCENT, 0, total_share, NULL},
+    {"CPU total", "total_cpu_us", OPPROF__UNIT_TIME, 0, total_us, NULL},
+    {"CPU time avg", "cpu_time_avg_us", OPPROF__UNIT_TIME, 0, avg_us, NULL},
+    {"Self %s", "self_device_us", OPPROF__UNIT_TIME, OPPROF__SHOW_DEVICE, self_device_us, NULL},
+    {"Self %s %%", "self_device_percent", OPPROF__UNIT_PERCENT, OPPROF__SHOW_DEVICE, self_device_share, NULL},
+    {"%s total", "total_device_us", OPPROF__UNIT_TIME, OPPROF__SHOW_DEVICE, total_device_us, NULL},
+    {"%s time avg", "device_time_avg_us", OPPROF__UNIT_TIME, OPPROF__SHOW_DEVICE, avg_device_us, NULL},
+    {"CPU Mem", "cpu_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_MEMORY, cpu_bytes, NULL},
+    {"Self CPU Mem", "self_cpu_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_MEMORY, self_cpu_bytes, NULL},
+    {"%s Mem", "device_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_DEVICE_MEM, device_bytes, NULL},
+    {"Self %s Mem", "self_device_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_DEVICE_MEM, self_device_bytes, NULL},
+    {"Peak Mem", "peak_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_PEAK, peak_bytes, NULL},
+    {"# of Calls", "calls", OPPROF__UNIT_COUNT, 0, calls, NULL},
+    {"Input Shapes", "input_shapes", OPPROF__UNIT_TEXT, OPPROF__SHOW_SHAPES, NULL, shapes_text},
+    {"Source Location", "stack", OPPROF__UNIT_LINES, OPPROF__SHOW_STACK, NULL, stack_text},
+    {"Total %sFLOPs", "flops", OPPROF__UNIT_FLOPS, OPPROF__SHOW_FLOPS, flops, NULL},
+    {"GFLOP/s", "gflops", OPPROF__UNIT_RATE1, OPPROF__SHOW_FLOPS, gflops, NULL},
+    {"GB/s", "gbps", OPPROF__UNIT_RATE2, OPPROF__SHOW_BYTES, gbps, NULL},
+};
+
+/* ---- one order of rows ---- */
+
+/* The sort metric of a row, as a double (averages divide). */
+static double metric(const opprof_average_row *r, opprof_sort_key key) {
+    switch (key) {
+    case OPPROF_SORT_SELF_CPU_TIME: return (double)r->self_ns;
+    case OPPROF_SORT_CPU_TIME_TOTAL: return (double)r->total_ns;
+    case OPPROF_SORT_CPU_TIME_AVG: return r->calls ? (double)r->total_ns / (double)r->calls : 0.0;
+    case OPPROF_SORT_SELF_CPU_MEMORY: return (double)r->self_cpu_mem;
+    case OPPROF_SORT_CPU_MEMORY: return (double)r->cpu_mem;
+    case OPPROF_SORT_COUNT: return (double)r->calls;
+    case OPPROF_SORT_PEAK_MEMORY: return (double)r->peak_mem;
+    case OPPROF_SORT_FLOPS: return (double)r->flops;
+    case OPPROF_SORT_SELF_DEVICE_TIME: return (double)r->self_device_ns;
+    case OPPROF_SORT_DEVICE_TIME_TOTAL: return (double)r->total_device_ns;
+    case OPPROF_SORT_DEVICE_TIME_AVG: return r->calls ? (double)r->total_device_ns / (double)r->calls : 0.0;
+    case OPPROF_SORT_SELF_DEVICE_MEMORY: return (double)r->self_device_mem;
+    case OPPROF_SORT_DEVICE_MEMORY: return (double)r->device_mem;
+    default: return 0.0;
+    }
+}
+
+typedef struct sort_item {
+    double value;
+    size_t index;
+} sort_item;
+
+/* Descending by value; ties keep first-seen order (Python's stable sort). */
+static int sort_item_compare(const void *pa, const void *pb) {
+    const sort_item *a = pa, *b = pb;
+    if (a->value != b->value) return a->value > b->value ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int order_rows(opprof__view *v, const opprof_table_options *o) {
+    size_t n = v->n_rows;
+    sort_item *items = opprof__alloc((n ? n : 1) * sizeof *items);
+    v->order = opprof__alloc((n ? n : 1) * sizeof *v->order);
+    if (!items || !v->order) {
+        opprof__free(items);
+        opprof__free(v->order);
+        v->order = NULL;
+        return OPPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) items[i] = (sort_item){metric(&v->rows[i], o->sort), i};
+    if (o->sort != OPPROF_SORT_NONE) qsort(items, n, sizeof *items, sort_item_compare);
+    for (size_t i = 0; i < n; i++) v->order[i] = items[i].index;
+    opprof__free(items);
+    v->shown = o->row_limit > 0 && (size_t)o->row_limit < n ? (size_t)o->row_limit : n;
+    return 0;
+}
+
+/* ---- the view ---- */
+
+/* PyTorch's auto_scale_flops: the unit from the smallest non-zero count. */
+static void flops_unit(opprof__view *v) {
+    static const char *const prefixes[] = {"", "K", "M", "G", "T", "P"};
+    int64_t smallest = 0;
+    for (size_t i = 0; i < v->n_rows; i++)
+        if (v->rows[i].flops > 0 && (smallest == 0 || v->rows[i].flops < smallest)) smallest = v->rows[i].flops;
+    double lg = smallest > 0 ? log10((double)smallest) / 3.0 : 0.0;
+    int k = (int)floor(lg);
+    if (k < 0) k = 0;
+    if (k > 4) k = 4; /* TFLOPs at most */
+    v->flops_scale = pow(10.0, -3.0 * k);
+    v->flops_prefix = prefixes[k];
+}
+
+static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
+    unsigned f = 0;
+    bool memory = opprof__averages_profile_memory(v->avg);
+    if (v->device[0]) f |= OPPROF__SHOW_DEVICE;
+    if (memory) f |= OPPROF__SHOW_MEMORY;
+    if (v->device[0] && opprof__averages_device_memory(v->avg)) f |= OPPROF__SHOW_DEVICE_MEM;
+    if (o->peak_memory && memory) f |= OPPROF__SHOW_PEAK;
+    if (opprof__averages_by_shape(v->avg)) f |= OPPROF__SHOW_SHAPES;
+    if (opprof__averages_stack_n(v->avg)) f |= OPPROF__SHOW_STACK;
+    if (o->flops) f |= OPPROF__SHOW_FLOPS;
+    for (size_t i = 0; o->flops && i < v->n_rows; i++)
+        if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
+    return f;
+}
+
+/* Text widths over all rows, as PyTorch computes them; a number wider than
+ * PyTorch's 12 characters (FLOPs of a big model in the unit of its smallest
+ * count) widens its column rather than push the next ones aside. */
+static size_t width_of(const opprof__view *v, const opprof__column *c) {
+    if (c->unit != OPPROF__UNIT_NAME && c->unit != OPPROF__UNIT_TEXT && c->unit != OPPROF__UNIT_LINES) {
+        size_t w = COLUMN_WIDTH;
+        char buf[64];
+        for (size_t i = 0; i < v->n_rows; i++) {
+            opprof__cell(v, c, &v->rows[i], buf, sizeof buf);
+            if (strlen(buf) > w) w = strlen(buf);
+        }
+        return w;
+    }
+    size_t longest = 0;
+    for (size_t i = 0; i < v->n_rows; i++)
+        for (const char *f = c->text(&v->rows[i]); *f;) { /* LINES: the longest line */
+            size_t len = c->unit == OPPROF__UNIT_LINES && strchr(f, '\n') ? (size_t)(strchr(f, '\n') - f) : strlen(f);
+            if (len > longest) longest = len;
+            f += len + (f[len] == '\n');
+        }
+    size_t cap = c->unit == OPPROF__UNIT_NAME ? OPPROF__MAX_NAME_WIDTH : c->unit == OPPROF__UNIT_TEXT ? MAX_SHAPES_WIDTH
+                                                                                            : MAX_SOURCE_WIDTH;
+    return longest + 4 < cap ? longest + 4 : cap;
+}
+
+int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof_table_options *o) {
+    memset(v, 0, sizeof *v);
+    v->avg = avg;
+    v->rows = opprof_averages_rows(avg, &v->n_rows);
+    v->self_total = opprof_averages_self_total_ns(avg);
+    v->device_total = opprof_averages_self_device_total_ns(avg);
+    v->device = opprof_averages_device_name(avg);
+    v->flags = flags_of(v, o);
+    flops_unit(v);
+    for (size_t k = 0; k < sizeof COLUMNS / sizeof *COLUMNS; k++) {
+        if ((COLUMNS[k].needs & v->flags) != COLUMNS[k].needs) continue;
+        v->width[v->n_columns] = width_of(v, &COLUMNS[k]);
+        v->columns[v->n_columns++] = &COLUMNS[k];
+    }
+    return order_rows(v, o);
+}
+
+void opprof__view_free(opprof__view *v) {
+    opprof__free(v->order);
+    v->order = NULL;
+}
+
+void opprof__column_title(const opprof__view *v, const opprof__column *c, char *buf, size_t size) {
+    if (strstr(c->title, "%s"))
+        snprintf(buf, size, c->title, c->unit == OPPROF__UNIT_FLOPS ? v->flops_prefix : v->device);
+    else
+        snprintf(buf, size, "%s", c->title);
+}
+
+void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf,
+                  size_t size) {
+    size_t w = v->width[0];
+    for (size_t k = 0; k < v->n_columns; k++)
+        if (v->columns[k] == c) w = v->width[k];
+    double x = c->number ? c->number(r, v) : 0.0;
+    const char *t = c->text ? c->text(r) : "";
+    switch (c->unit) {
+    case OPPROF__UNIT_NAME: opprof__name_cell(t, buf, size); return;
+    case OPPROF__UNIT_TEXT: snprintf(buf, size, "%.*s", (int)w, t); return;
+    case OPPROF__UNIT_LINES: {
+        const char *nl = strchr(t, '\n');
+        size_t len = nl ? (size_t)(nl - t) : strlen(t);
+        snprintf(buf, size, "%.*s", (int)(len < w ? len : w), t);
+        return;
+    }
+    case OPPROF__UNIT_FLOPS: opprof__unit_text(c->unit, x * v->flops_scale, buf, size); return;
+    default: opprof__unit_text(c->unit, x, buf, size); return;
+    }
+}
+
+const opprof__column *opprof__view_column(const opprof__view *v, const char *key) {
+    for (size_t k = 0; k < v->n_columns; k++)
+        if (strcmp(v->columns[k]->key, key) == 0) return v->columns[k];
+    return NULL;
+}
+
+void opprof__json_cell(opprof__strbuf *sb, const opprof__view *v, const opprof__column *c,
+                       const opprof_average_row *r) {
+    if (c->text) {
+        opprof__sb_json_string(sb, c->text(r));
+        return;
+    }
+    char buf[40];
+    opprof__number_text(c->number(r, v), buf, sizeof buf);
+    opprof__sb_puts(sb, buf);
+}

@@ -1,0 +1,241 @@
+/* diff_view.c - the views of two captures compared (analysis/diff.c): the
+ * columns are descriptors (COLUMNS), and the text table, the JSON rows and
+ * the HTML page are views of them, each cell through the one formatter per
+ * unit (render/units.c); a new column is one line of COLUMNS. */
+#include "render/render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the columns ---- */
+
+enum side { BOTH, BEFORE, AFTER }; /* BEFORE, AFTER: no value ("-", null) where that side has no row */
+
+typedef struct diff_column {
+    const char *title, *key; /* key: in JSON */
+    opprof__unit unit;
+    enum side side;
+    double (*number)(const opprof__diff_pair *p); /* NAN: no value */
+} diff_column;
+
+#define SIDE_NUMBER(fn, row, expr) \
+    static double fn(const opprof__diff_pair *p) { return p->row ? (double)(expr) : NAN; }
+SIDE_NUMBER(calls_before, before, p->before->calls)
+SIDE_NUMBER(calls_after, after, p->after->calls)
+SIDE_NUMBER(self_before, before, p->before->self_ns / 1e3)
+SIDE_NUMBER(self_after, after, p->after->self_ns / 1e3)
+SIDE_NUMBER(total_before, before, p->before->total_ns / 1e3)
+SIDE_NUMBER(total_after, after, p->after->total_ns / 1e3)
+SIDE_NUMBER(mem_before, before, p->before->self_cpu_mem)
+SIDE_NUMBER(mem_after, after, p->after->self_cpu_mem)
+#undef SIDE_NUMBER
+
+static double self_change(const opprof__diff_pair *p) { return (double)p->self_delta / 1e3; }
+
+/* after / before; no value for an operator new or gone; inf from nothing to something */
+static double self_ratio(const opprof__diff_pair *p) {
+    if (!p->before || !p->after) return NAN;
+    double b = (double)p->before->self_ns, a = (double)p->after->self_ns;
+    return b == 0 ? (a == 0 ? 1.0 : INFINITY) : a / b;
+}
+
+static const diff_column COLUMNS[] = {
+    {"Name", "name", OPPROF__UNIT_NAME, BOTH, NULL},
+    {"Calls before", "calls_before", OPPROF__UNIT_COUNT, BEFORE, calls_before},
+    {"Calls after", "calls_after", OPPROF__UNIT_COUNT, AFTER, calls_after},
+    {"Self before", "self_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, self_before},
+    {"Self after", "self_cpu_us_after", OPPROF__UNIT_TIME, AFTER, self_after},
+    {"Self change", "self_cpu_us_delta", OPPROF__UNIT_CHANGE, BOTH, self_change},
+    {"Self ratio", "self_ratio", OPPROF__UNIT_RATIO, BOTH, self_ratio},
+    {"Total before", "total_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, total_before},
+    {"Total after", "total_cpu_us_after", OPPROF__UNIT_TIME, AFTER, total_after},
+    {"Self Mem before", "self_cpu_bytes_before", OPPROF__UNIT_BYTES, BEFORE, mem_before},
+    {"Self Mem after", "self_cpu_bytes_after", OPPROF__UNIT_BYTES, AFTER, mem_after},
+};
+enum { N_COLUMNS = sizeof COLUMNS / sizeof *COLUMNS, CELL = 64 };
+
+/* A cell as every view shows it: "-" where the column's side has no row,
+ * "new" and "gone" for the ratio of an operator on one side only. */
+static void cell(const diff_column *col, const opprof__diff_pair *p, char *buf, size_t size) {
+    if (col->unit == OPPROF__UNIT_NAME) {
+        opprof__name_cell(p->key, buf, size);
+    } else if ((col->side == BEFORE && !p->before) || (col->side == AFTER && !p->after)) {
+        snprintf(buf, size, "-");
+    } else if (col->unit == OPPROF__UNIT_RATIO && (!p->before || !p->after)) {
+        snprintf(buf, size, p->before ? "gone" : "new");
+    } else {
+        opprof__unit_text(col->unit, col->number(p), buf, size);
+    }
+}
+
+/* "Self CPU time total: 1.150us before, 0.600us after (-47.83%)" */
+static void totals_line(const opprof__diff *d, char *buf, size_t size) {
+    char t1[48], t2[48];
+    opprof_format_time_us((double)d->self_before / 1e3, t1, sizeof t1);
+    opprof_format_time_us((double)d->self_after / 1e3, t2, sizeof t2);
+    int n = snprintf(buf, size, "Self CPU time total: %s before, %s after", t1, t2);
+    if (d->self_before && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%+.2f%%)",
+                 100.0 * ((double)d->self_after - (double)d->self_before) / (double)d->self_before);
+}
+
+/* ---- the views ---- */
+
+static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
+    const char *titles[N_COLUMNS];
+    for (size_t k = 0; k < N_COLUMNS; k++) titles[k] = COLUMNS[k].title;
+    size_t n_cells = (d->shown ? d->shown : 1) * N_COLUMNS;
+    char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
+    const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
+    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < d->shown; i++)
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            cell(&COLUMNS[k], &d->pairs[i], cells[i * N_COLUMNS + k], CELL);
+            ptrs[i * N_COLUMNS + k] = cells[i * N_COLUMNS + k];
+        }
+    if (!rc) rc = opprof__text_table(sb, titles, N_COLUMNS, ptrs, d->shown);
+    opprof__free(cells);
+    opprof__free(ptrs);
+    char line[256];
+    totals_line(d, line, sizeof line);
+    opprof__sb_printf(sb, "%s\n", line);
+    for (int i = 0; i < d->n_notes; i++) opprof__sb_printf(sb, "Note: %s\n", d->notes[i]);
+    return rc;
+}
+
+/* Each column's raw value under its key (null where there is none), and
+ * which side has the operator. */
+static void diff_json(opprof__strbuf *sb, const opprof__diff *d) {
+    char num[64];
+    opprof__sb_puts(sb, "{\n  \"rows\": [");
+    for (size_t i = 0; i < d->shown; i++) {
+        const opprof__diff_pair *p = &d->pairs[i];
+        opprof__sb_puts(sb, i ? ",\n    {" : "\n    {");
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "", COLUMNS[k].key);
+            if (COLUMNS[k].unit == OPPROF__UNIT_NAME) {
+                opprof__sb_json_string(sb, p->key);
+                continue;
+            }
+            opprof__number_text(COLUMNS[k].number(p), num, sizeof num);
+            opprof__sb_puts(sb, num);
+        }
+        opprof__sb_printf(sb, ", \"present\": \"%s\"}", !p->before ? "after" : !p->after ? "before" : "both");
+    }
+    opprof__sb_puts(sb, d->shown ? "\n  ],\n  \"totals\": {\"self_cpu_us_before\": " : "],\n  \"totals\": {\"self_cpu_us_before\": ");
+    opprof__number_text((double)d->self_before / 1e3, num, sizeof num);
+    opprof__sb_printf(sb, "%s, \"self_cpu_us_after\": ", num);
+    opprof__number_text((double)d->self_after / 1e3, num, sizeof num);
+    opprof__sb_printf(sb, "%s},\n  \"notes\": [", num);
+    for (int i = 0; i < d->n_notes; i++) {
+        if (i) opprof__sb_puts(sb, ", ");
+        opprof__sb_json_string(sb, d->notes[i]);
+    }
+    opprof__sb_puts(sb, "]\n}\n");
+}
+
+/* The two captures side by side, in the report's facts box. */
+static void html_facts(opprof__strbuf *sb, const opprof__diff *d) {
+    const opprof_capture *side[2] = {d->before, d->after};
+    char t[2][48];
+    opprof__sb_puts(sb, "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>\n<tr><td>captured</td>");
+    for (int s = 0; s < 2; s++) {
+        opprof_format_time_us((double)side[s]->info.duration_ns / 1e3, t[s], sizeof t[s]);
+        opprof__sb_printf(sb, "<td>%s</td>", t[s]);
+    }
+    opprof__sb_puts(sb, "</tr>\n<tr><td>Self CPU time total</td>");
+    opprof_format_time_us((double)d->self_before / 1e3, t[0], sizeof t[0]);
+    opprof_format_time_us((double)d->self_after / 1e3, t[1], sizeof t[1]);
+    opprof__sb_printf(sb, "<td>%s</td><td>%s</td></tr>\n<tr><td>events</td>", t[0], t[1]);
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%zu</td>", side[s]->n_events);
+    opprof__sb_puts(sb, "</tr>\n<tr><td>thread tracks</td>");
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%zu</td>", side[s]->n_threads);
+    opprof__sb_puts(sb, "</tr>\n<tr><td>memory recorded</td>");
+    for (int s = 0; s < 2; s++) opprof__sb_printf(sb, "<td>%s</td>", side[s]->info.profile_memory ? "yes" : "no");
+    opprof__sb_puts(sb, "</tr></table>\n");
+}
+
+/* What a cell sorts by: its value; a missing side as 0, "new" and "inf" above all. */
+static double sort_value(const diff_column *col, const opprof__diff_pair *p) {
+    double x = col->number(p);
+    if (isnan(x)) return col->unit == OPPROF__UNIT_RATIO && !p->before ? 1e300 : 0;
+    return isinf(x) ? 1e300 : x;
+}
+
+/* The self-time bars: before (grey) and after (red when 5 % slower, green
+ * when 5 % faster, else blue) on one scale. */
+static void bars_cell(opprof__strbuf *sb, const opprof__diff_pair *p, double largest) {
+    enum { BAR = 240 }; /* px for the largest self time */
+    double bs = p->before ? (double)p->before->self_ns : 0, as = p->after ? (double)p->after->self_ns : 0;
+    const char *trend = as > 1.05 * bs ? " worse" : as < 0.95 * bs ? " better" : "";
+    opprof__sb_printf(sb,
+                      "<td data-v=\"%lld\"><div class=\"bar b\" style=\"width:%.1fpx\"></div>"
+                      "<div class=\"bar a%s\" style=\"width:%.1fpx\"></div></td>",
+                      (long long)p->self_delta, (bs > 0 ? bs : 0) * BAR / largest, trend,
+                      (as > 0 ? as : 0) * BAR / largest);
+}
+
+static void diff_html(opprof__strbuf *sb, const opprof__diff *d) {
+    opprof__html_begin(sb, "opprof diff");
+    html_facts(sb, d);
+    char line[256];
+    totals_line(d, line, sizeof line);
+    opprof__sb_printf(sb, "<p>%s; %zu operator(s) and range(s)%s.</p>\n", line, d->n,
+                      d->shown < d->n ? ", the largest changes shown" : "");
+    if (d->n_notes) opprof__sb_puts(sb, "<ul class=\"warn\">\n");
+    for (int i = 0; i < d->n_notes; i++) {
+        opprof__sb_puts(sb, "<li>");
+        opprof__sb_html(sb, d->notes[i]);
+        opprof__sb_puts(sb, "</li>\n");
+    }
+    if (d->n_notes) opprof__sb_puts(sb, "</ul>\n");
+    double largest = 1;
+    for (size_t i = 0; i < d->shown; i++) {
+        const opprof__diff_pair *p = &d->pairs[i];
+        if (p->before && (double)p->before->self_ns > largest) largest = (double)p->before->self_ns;
+        if (p->after && (double)p->after->self_ns > largest) largest = (double)p->after->self_ns;
+    }
+    opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr>");
+    for (size_t k = 0; k < N_COLUMNS; k++)
+        opprof__sb_printf(sb, "<th%s>%s</th>", COLUMNS[k].number ? "" : " data-text=\"1\"", COLUMNS[k].title);
+    opprof__sb_puts(sb, "<th>Self time</th></tr></thead>\n<tbody>\n");
+    char text[CELL], num[64];
+    for (size_t i = 0; i < d->shown; i++) {
+        const opprof__diff_pair *p = &d->pairs[i];
+        opprof__sb_puts(sb, "<tr>");
+        for (size_t k = 0; k < N_COLUMNS; k++) {
+            if (!COLUMNS[k].number) {
+                opprof__html_name_cell(sb, p->key);
+                continue;
+            }
+            cell(&COLUMNS[k], p, text, sizeof text);
+            opprof__number_text(sort_value(&COLUMNS[k], p), num, sizeof num);
+            opprof__sb_printf(sb, "<td data-v=\"%s\">%s</td>", num, text);
+        }
+        bars_cell(sb, p, largest);
+        opprof__sb_puts(sb, "</tr>\n");
+    }
+    opprof__sb_puts(sb, "</tbody>\n</table>\n");
+    opprof__html_end(sb);
+}
+
+int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
+                                  opprof_diff_format format, char **out_text) {
+    if (!before || !after || !out_text ||
+        (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
+        return OPPROF_EINVAL;
+    opprof__diff d;
+    int rc = opprof__diff_build(&d, before, after, row_limit);
+    opprof__strbuf sb = {0};
+    if (!rc) {
+        if (format == OPPROF_DIFF_JSON)
+            diff_json(&sb, &d);
+        else if (format == OPPROF_DIFF_HTML)
+            diff_html(&sb, &d);
+        else
+            rc = diff_text(&sb, &d);
+    }
+    opprof__diff_free(&d);
+    return opprof__sb_finish(&sb, rc, out_text);
+}

@@ -1,0 +1,188 @@
+/* table.c - key averages as text (key_averages().table() in PyTorch's exact
+ * layout) and as JSON rows: two views of one opprof__view (render.h), so
+ * they show the same columns and agree cell for cell. */
+#include "render/render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SPACING = 2 };
+
+static const struct {
+    opprof_sort_key key;
+    const char *name;
+} SORT_NAMES[] = {
+    {OPPROF_SORT_SELF_CPU_TIME, "self_cpu_time_total"}, {OPPROF_SORT_CPU_TIME_TOTAL, "cpu_time_total"},
+    {OPPROF_SORT_CPU_TIME_AVG, "cpu_time"},            {OPPROF_SORT_SELF_CPU_MEMORY, "self_cpu_memory_usage"},
+    {OPPROF_SORT_CPU_MEMORY, "cpu_memory_usage"},      {OPPROF_SORT_COUNT, "count"},
+    {OPPROF_SORT_PEAK_MEMORY, "cpu_memory_peak"},      {OPPROF_SORT_FLOPS, "flops"},
+    {OPPROF_SORT_SELF_DEVICE_TIME, "self_device_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "device_time_total"},
+    {OPPROF_SORT_DEVICE_TIME_AVG, "device_time"},      {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_device_memory_usage"},
+    {OPPROF_SORT_DEVICE_MEMORY, "device_memory_usage"},
+    /* PyTorch's older names of the same keys */
+    {OPPROF_SORT_SELF_DEVICE_TIME, "self_cuda_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "cuda_time_total"},
+    {OPPROF_SORT_DEVICE_TIME_AVG, "cuda_time"},        {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_cuda_memory_usage"},
+    {OPPROF_SORT_DEVICE_MEMORY, "cuda_memory_usage"},
+};
+
+int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
+    if (!name || !out) return OPPROF_EINVAL;
+    for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
+        if (strcmp(name, SORT_NAMES[i].name) == 0) {
+            *out = SORT_NAMES[i].key;
+            return 0;
+        }
+    if (strcmp(name, "none") == 0 || !*name) {
+        *out = OPPROF_SORT_NONE;
+        return 0;
+    }
+    return OPPROF_EINVAL;
+}
+
+const char *opprof_sort_key_name(opprof_sort_key key) {
+    for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
+        if (SORT_NAMES[i].key == key) return SORT_NAMES[i].name;
+    return "";
+}
+
+/* ---- text ---- */
+
+static void text_cell(opprof__strbuf *sb, const char *text, size_t width, bool left) {
+    size_t n = strlen(text);
+    if (!left && n < width) opprof__sb_repeat(sb, ' ', width - n);
+    opprof__sb_puts(sb, text);
+    if (left && n < width) opprof__sb_repeat(sb, ' ', width - n);
+    opprof__sb_repeat(sb, ' ', SPACING);
+}
+
+static void rule(opprof__strbuf *sb, const opprof__view *v) {
+    for (size_t k = 0; k < v->n_columns; k++) {
+        opprof__sb_repeat(sb, '-', v->width[k]);
+        opprof__sb_repeat(sb, ' ', SPACING);
+    }
+    opprof__sb_puts(sb, "\n");
+}
+
+/* A row; the further lines of a LINES cell (call stacks) below it, under
+ * their column, then an empty line. */
+static void text_row(opprof__strbuf *sb, const opprof__view *v, const opprof_average_row *r) {
+    char buf[512];
+    const char *more = NULL;
+    size_t indent = 0, lines_width = 0;
+    for (size_t k = 0; k < v->n_columns; k++) {
+        const opprof__column *c = v->columns[k];
+        opprof__cell(v, c, r, buf, sizeof buf);
+        text_cell(sb, buf, v->width[k], c->unit == OPPROF__UNIT_LINES);
+        if (c->unit == OPPROF__UNIT_LINES) {
+            const char *nl = strchr(c->text(r), '\n');
+            more = nl ? nl + 1 : "";
+            lines_width = v->width[k];
+        } else if (!more) {
+            indent += v->width[k] + SPACING;
+        }
+    }
+    opprof__sb_puts(sb, "\n");
+    if (!more) return;
+    while (*more) {
+        const char *nl = strchr(more, '\n');
+        size_t len = nl ? (size_t)(nl - more) : strlen(more);
+        opprof__sb_repeat(sb, ' ', indent);
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < lines_width ? len : lines_width), more);
+        text_cell(sb, buf, lines_width, true);
+        opprof__sb_puts(sb, "\n");
+        more += len + (nl != NULL);
+    }
+    opprof__sb_puts(sb, "\n");
+}
+
+static void totals(opprof__strbuf *sb, const opprof__view *v) {
+    char buf[64];
+    opprof_format_time_us((double)v->self_total / 1e3, buf, sizeof buf);
+    opprof__sb_printf(sb, "Self CPU time total: %s\n", buf);
+    if (v->device[0]) {
+        opprof_format_time_us((double)v->device_total / 1e3, buf, sizeof buf);
+        opprof__sb_printf(sb, "Self %s time total: %s\n", v->device, buf);
+    }
+    uint64_t dropped = opprof__averages_dropped(v->avg);
+    if (dropped)
+        opprof__sb_printf(sb, "Dropped events: %llu (over the capture's event budget)\n", (unsigned long long)dropped);
+    size_t warnings = opprof__averages_warnings(v->avg);
+    if (warnings)
+        opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
+}
+
+int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    if (!avg || !opt || !out_text) return OPPROF_EINVAL;
+    opprof__view v;
+    int rc = opprof__view_build(&v, avg, opt);
+    opprof__strbuf sb = {0};
+    if (!rc) {
+        rule(&sb, &v);
+        for (size_t k = 0; k < v.n_columns; k++) {
+            char title[64];
+            opprof__column_title(&v, v.columns[k], title, sizeof title);
+            text_cell(&sb, title, v.width[k], v.columns[k]->unit == OPPROF__UNIT_LINES);
+        }
+        opprof__sb_puts(&sb, "\n");
+        rule(&sb, &v);
+        for (size_t i = 0; i < v.shown; i++) text_row(&sb, &v, &v.rows[v.order[i]]);
+        rule(&sb, &v);
+        totals(&sb, &v);
+    }
+    opprof__view_free(&v);
+    return opprof__sb_finish(&sb, rc, out_text);
+}
+
+
+/* ---- JSON ---- */
+
+static void json_number(opprof__strbuf *sb, double x) {
+    char buf[40];
+    opprof__number_text(x, buf, sizeof buf);
+    opprof__sb_puts(sb, buf);
+}
+
+static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_average_row *r) {
+    for (size_t k = 0; k < v->n_columns; k++) {
+        const opprof__column *c = v->columns[k];
+        opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "{", c->key);
+        opprof__json_cell(sb, v, c, r);
+    }
+    if (v->device[0]) opprof__sb_printf(sb, ", \"device\": %s", r->device ? "true" : "false");
+    opprof__sb_puts(sb, "}");
+}
+
+int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    if (!avg || !opt || !out_text) return OPPROF_EINVAL;
+    opprof__view v;
+    int rc = opprof__view_build(&v, avg, opt);
+    opprof__strbuf sb = {0};
+    if (!rc) {
+        opprof__sb_puts(&sb, "{\n  \"columns\": [");
+        for (size_t k = 0; k < v.n_columns; k++) {
+            char title[64];
+            opprof__column_title(&v, v.columns[k], title, sizeof title);
+            opprof__sb_printf(&sb, "%s{\"key\": \"%s\", \"title\": ", k ? ", " : "", v.columns[k]->key);
+            opprof__sb_json_string(&sb, title);
+            opprof__sb_puts(&sb, "}");
+        }
+        opprof__sb_puts(&sb, "],\n  \"rows\": [");
+        for (size_t i = 0; i < v.shown; i++) {
+            opprof__sb_puts(&sb, i ? ",\n    " : "\n    ");
+            json_row(&sb, &v, &v.rows[v.order[i]]);
+        }
+        opprof__sb_printf(&sb, "%s],\n  \"self_cpu_us_total\": ", v.shown ? "\n  " : "");
+        json_number(&sb, (double)v.self_total / 1e3);
+        if (v.device[0]) {
+            opprof__sb_puts(&sb, ",\n  \"device_name\": ");
+            opprof__sb_json_string(&sb, v.device);
+            opprof__sb_puts(&sb, ",\n  \"self_device_us_total\": ");
+            json_number(&sb, (double)v.device_total / 1e3);
+        }
+        opprof__sb_printf(&sb, ",\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
+                          (unsigned long long)opprof__averages_dropped(avg), opprof__averages_warnings(avg));
+    }
+    opprof__view_free(&v);
+    return opprof__sb_finish(&sb, rc, out_text);
+}

@@ -1,0 +1,432 @@
+/* chrome.c - the Chrome trace writer (Kineto's JSON object form).
+ *
+ * Streams to the file through a fixed buffer: no whole-trace string is ever
+ * built. Names are escaped once per distinct name, numbers are formatted by
+ * hand (printf would dominate the cost). */
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { OUT_BUFFER = 1 << 20 }; /* written with one fwrite each: larger than stdio's buffer */
+
+typedef struct out {
+    FILE *fp;
+    size_t len;
+    int error;
+    char buf[OUT_BUFFER];
+} out;
+
+static void out_flush(out *o) {
+    if (o->len && !o->error && fwrite(o->buf, 1, o->len, o->fp) != o->len)
+        o->error = errno ? -errno : OPPROF_EIO;
+    o->len = 0;
+}
+
+static inline void out_put(out *o, const char *s, size_t n) {
+    if (o->len + n > OUT_BUFFER) {
+        out_flush(o);
+        if (n > OUT_BUFFER) {
+            if (!o->error && fwrite(s, 1, n, o->fp) != n) o->error = errno ? -errno : OPPROF_EIO;
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+
+#define OUT_LIT(o, s) out_put((o), (s), sizeof(s) - 1)
+
+static inline void out_i64(out *o, int64_t v) {
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__int_text(v, tmp + sizeof tmp);
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+static inline void out_us(out *o, int64_t ns) {
+    char tmp[OPPROF__NUMBER_TEXT];
+    char *p = opprof__us_text(ns, tmp + sizeof tmp);
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* Where and when an event is: ,"pid":P,"tid":T,"ts":X (no tid for a process's counter). */
+static void out_place(out *o, int64_t pid, const int64_t *tid, int64_t ts_ns) {
+    OUT_LIT(o, ",\"pid\":");
+    out_i64(o, pid);
+    if (tid) {
+        OUT_LIT(o, ",\"tid\":");
+        out_i64(o, *tid);
+    }
+    OUT_LIT(o, ",\"ts\":");
+    out_us(o, ts_ns);
+}
+
+/* The inside of a JSON string literal (escaped, without its quotes). */
+static void out_json_inner(out *o, const char *s) {
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, s);
+    if (sb.error)
+        o->error = sb.error;
+    else if (sb.len >= 2)
+        out_put(o, sb.data + 1, sb.len - 2);
+    opprof__sb_free(&sb);
+}
+
+static void out_json_string(out *o, const char *s) {
+    opprof__strbuf sb = {0};
+    opprof__sb_json_string(&sb, s);
+    if (sb.error)
+        o->error = sb.error;
+    else
+        out_put(o, sb.data, sb.len);
+    opprof__sb_free(&sb);
+}
+
+/* "Input Dims": [[128, 256], ...], "Input type": ["float", ...] */
+static void write_shapes(out *o, const opprof_shapes *sh) {
+    OUT_LIT(o, "\"Input Dims\":[");
+    for (int k = 0; k < sh->n_inputs; k++) {
+        if (k) OUT_LIT(o, ",");
+        OUT_LIT(o, "[");
+        for (int d = 0; d < sh->ndim[k]; d++) {
+            if (d) OUT_LIT(o, ",");
+            out_i64(o, sh->dims[k][d]);
+        }
+        OUT_LIT(o, "]");
+    }
+    OUT_LIT(o, "],\"Input type\":[");
+    for (int k = 0; k < sh->n_inputs; k++) {
+        if (k) OUT_LIT(o, ",");
+        out_json_string(o, sh->dtype[k]);
+    }
+    OUT_LIT(o, "]");
+}
+
+/* "Call stack": "file(line): function;..." from the event outwards. */
+static void write_stack(out *o, const opprof_capture *c, int32_t e) {
+    opprof__strbuf sb = {0};
+    int frames = 0;
+    for (; e >= 0 && frames < 64; e = c->events[e].parent) {
+        const opprof_site *s = opprof_capture_site(c, c->events[e].site);
+        if (!c->events[e].site || !s->file) continue;
+        opprof__sb_printf(&sb, "%s%s(%u): %s", frames ? ";" : "", s->file, s->line, s->function ? s->function : "?");
+        frames++;
+    }
+    OUT_LIT(o, "\"Call stack\":");
+    out_json_string(o, sb.data ? sb.data : "");
+    if (sb.error) o->error = sb.error;
+    opprof__sb_free(&sb);
+}
+
+static const char *category(uint8_t kind) {
+    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
+           : kind == OPPROF_KIND_DEVICE            ? "kernel"
+           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
+                                                   : "user_annotation";
+}
+
+static void out_name(out *o, const opprof__strbuf *names, const size_t *offset, uint32_t name) {
+    out_put(o, names->data + offset[name], offset[name + 1] - offset[name]);
+}
+
+/* A number as JSON: integers exactly, others to 17 digits; never NaN. */
+static void out_double(out *o, double v) {
+    char buf[40];
+    if (v != v || v > 1e308 || v < -1e308) v = 0;
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+        snprintf(buf, sizeof buf, "%lld", (long long)v);
+    else
+        snprintf(buf, sizeof buf, "%.17g", v);
+    out_put(o, buf, strlen(buf));
+}
+
+static void write_arg(out *o, const opprof__strbuf *names, const size_t *offset, const opprof_mark *m) {
+    out_name(o, names, offset, m->name);
+    OUT_LIT(o, ":");
+    if (m->kind == OPPROF_MARK_ARG_DOUBLE)
+        out_double(o, m->value.d);
+    else if (m->kind == OPPROF_MARK_ARG_STR)
+        out_name(o, names, offset, m->value.str);
+    else
+        out_i64(o, m->value.i);
+}
+
+static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset, int64_t pid,
+                       const opprof_mark *m) {
+    static const char *const scopes[] = {"t", "p", "g"};
+    switch (m->kind) {
+    case OPPROF_MARK_COUNTER: OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"counter\""); break;
+    case OPPROF_MARK_INSTANT:
+        OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"instant\",\"s\":\"");
+        out_put(o, scopes[m->value.i >= 0 && m->value.i <= 2 ? m->value.i : 0], 1);
+        OUT_LIT(o, "\"");
+        break;
+    case OPPROF_MARK_FLOW_BEGIN: OUT_LIT(o, "{\"ph\":\"s\",\"cat\":\"flow\""); break;
+    case OPPROF_MARK_FLOW_END: OUT_LIT(o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\""); break;
+    case OPPROF_MARK_ASYNC_BEGIN: OUT_LIT(o, "{\"ph\":\"b\",\"cat\":\"async\""); break;
+    default: OUT_LIT(o, "{\"ph\":\"e\",\"cat\":\"async\""); break;
+    }
+    OUT_LIT(o, ",\"name\":");
+    out_name(o, names, offset, m->name);
+    if (m->kind >= OPPROF_MARK_FLOW_BEGIN) {
+        OUT_LIT(o, ",\"id\":");
+        out_i64(o, (int64_t)m->value.id);
+    }
+    out_place(o, pid, m->kind != OPPROF_MARK_COUNTER ? &c->threads[m->thread].tid : NULL, m->ts_ns);
+    if (m->kind == OPPROF_MARK_COUNTER) {
+        OUT_LIT(o, ",\"args\":{");
+        out_name(o, names, offset, m->name);
+        OUT_LIT(o, ":");
+        out_double(o, m->value.d);
+        OUT_LIT(o, "}");
+    }
+    OUT_LIT(o, "}");
+}
+
+/* One trace being written: the output, the names escaped once each, the
+ * arguments of each event, whether an event was written yet. */
+typedef struct writer {
+    out *o;
+    const opprof_capture *c;
+    opprof__strbuf names;
+    size_t *offset; /* of each escaped name in names; [n_names] is the end */
+    opprof__arg_index args;
+    int64_t pid;
+    bool first;
+} writer;
+
+static void sep(writer *w) {
+    if (!w->first) OUT_LIT(w->o, ",\n");
+    w->first = false;
+}
+
+static void put_name(writer *w, uint32_t name) {
+    out_put(w->o, w->names.data + w->offset[name], w->offset[name + 1] - w->offset[name]);
+}
+
+/* The trace's facts, up to the opening of "traceEvents". */
+static void write_header(out *o, const opprof_capture *c) {
+    const opprof_capture_info *info = &c->info;
+    OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    if (info->rank.backend[0]) { /* Kineto's keys, and the clock's alignment to rank 0 */
+        char dist[256];
+        OUT_LIT(o, "  \"distributedInfo\": {\"backend\": ");
+        out_json_string(o, info->rank.backend);
+        snprintf(dist, sizeof dist,
+                 ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
+                 (int)info->rank.rank, (int)info->rank.world_size, (long long)info->rank.clock_offset_ns,
+                 (long long)info->rank.clock_uncertainty_ns);
+        out_put(o, dist, strlen(dist));
+    }
+    OUT_LIT(o, "  \"profile_memory\": ");
+    out_i64(o, info->profile_memory ? 1 : 0);
+    OUT_LIT(o, ",\n  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n  \"step_num\": ");
+    out_i64(o, info->step_num);
+    char cost[128];
+    snprintf(cost, sizeof cost, ",\n  \"overhead_range_ns\": %.2f,\n  \"overhead_memory_event_ns\": %.2f",
+             info->overhead_range_ns, info->overhead_memory_event_ns);
+    out_put(o, cost, strlen(cost));
+    snprintf(cost, sizeof cost,
+             ",\n  \"record_shapes\": %d,\n  \"with_stack\": %d,\n  \"with_flops\": %d,\n"
+             "  \"process_peak_rss_bytes\": %lld",
+             info->record_shapes, info->with_stack, info->with_flops, (long long)info->process_peak_rss_bytes);
+    out_put(o, cost, strlen(cost));
+    OUT_LIT(o, ",\n  \"dropped_events\": ");
+    out_i64(o, (int64_t)info->dropped_events);
+    OUT_LIT(o, ",\n  \"warnings\": [");
+    for (size_t i = 0; i < c->n_warnings; i++) {
+        if (i) OUT_LIT(o, ", ");
+        out_json_string(o, c->warnings[i]);
+    }
+    OUT_LIT(o, "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    out_i64(o, info->base_time_ns);
+    OUT_LIT(o, ",\n  \"traceEvents\": [\n");
+}
+
+/* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
+static void metadata_head(writer *w, const char *name, int64_t tid) {
+    sep(w);
+    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"");
+    out_put(w->o, name, strlen(name));
+    OUT_LIT(w->o, "\", \"pid\": ");
+    out_i64(w->o, w->pid);
+    OUT_LIT(w->o, ", \"tid\": ");
+    out_i64(w->o, tid);
+    OUT_LIT(w->o, ", \"args\": {");
+}
+
+static void write_thread_metadata(writer *w, size_t t) {
+    out *o = w->o;
+    const opprof_thread_info *th = &w->c->threads[t];
+    metadata_head(w, "thread_name", th->tid);
+    OUT_LIT(o, "\"name\": ");
+    char label[96];
+    if (th->name[0])
+        snprintf(label, sizeof label, "%s", th->name);
+    else
+        snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
+    out_json_string(o, label);
+    OUT_LIT(o, "}}");
+    metadata_head(w, "thread_sort_index", th->tid);
+    OUT_LIT(o, "\"sort_index\": ");
+    out_i64(o, (int64_t)t);
+    OUT_LIT(o, "}}");
+}
+
+/* Process and thread names and order. */
+static void write_metadata(writer *w) {
+    metadata_head(w, "process_name", 0);
+    OUT_LIT(w->o, "\"name\": \"CPU\"}}");
+    metadata_head(w, "process_sort_index", 0);
+    OUT_LIT(w->o, "\"sort_index\": 0}}");
+    for (size_t t = 0; t < w->c->n_threads; t++) write_thread_metadata(w, t);
+}
+
+/* Kineto's [memory] instant, then the same total as a counter track:
+ * Perfetto draws memory over time from it. */
+static void write_memory_event(writer *w, const opprof_memory_event *m) {
+    out *o = w->o;
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
+    out_place(o, w->pid, &w->c->threads[m->thread].tid, m->ts_ns);
+    OUT_LIT(o, ",\"args\":{\"Device Type\":");
+    out_i64(o, m->device_type);
+    OUT_LIT(o, ",\"Device Id\":");
+    out_i64(o, m->device_id);
+    OUT_LIT(o, ",\"Addr\":");
+    out_i64(o, (int64_t)m->addr);
+    OUT_LIT(o, ",\"Bytes\":");
+    out_i64(o, m->bytes);
+    OUT_LIT(o, ",\"Total Allocated\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, ",\"Total Reserved\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, "}}");
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\"");
+    out_place(o, w->pid, NULL, m->ts_ns);
+    OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
+    out_i64(o, m->total_allocated);
+    OUT_LIT(o, "}}");
+}
+
+/* An event's args: input shapes, call stack, its own arguments. */
+static void write_event_args(writer *w, size_t i) {
+    const opprof_capture *c = w->c;
+    const opprof_event *e = &c->events[i];
+    const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
+    const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
+    bool stack = site && (site->native_stack || (c->info.with_stack && site->file));
+    size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
+    if (!sh && !stack && !n_args) return;
+    OUT_LIT(w->o, ",\"args\":{");
+    if (sh) write_shapes(w->o, sh);
+    if (stack) {
+        if (sh) OUT_LIT(w->o, ",");
+        if (site->native_stack) {
+            OUT_LIT(w->o, "\"Call stack\":");
+            out_json_string(w->o, site->native_stack);
+        } else {
+            write_stack(w->o, c, (int32_t)i);
+        }
+    }
+    for (size_t a = 0; a < n_args; a++) {
+        if (sh || stack || a) OUT_LIT(w->o, ",");
+        write_arg(w->o, &w->names, w->offset, &c->marks[w->args.order[w->args.first[i] + a]]);
+    }
+    OUT_LIT(w->o, "}");
+}
+
+static void write_event(writer *w, size_t i) {
+    out *o = w->o;
+    const opprof_event *e = &w->c->events[i];
+    sep(w);
+    OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
+    const char *cat = category(e->kind);
+    out_put(o, cat, strlen(cat));
+    const char *own = opprof_capture_category(w->c, e); /* "user_annotation,io" (Chrome's list of categories) */
+    if (own) {
+        OUT_LIT(o, ",");
+        out_json_inner(o, own);
+    }
+    OUT_LIT(o, "\",\"name\":");
+    put_name(w, e->name);
+    out_place(o, w->pid, &w->c->threads[e->thread].tid, e->start_ns);
+    OUT_LIT(o, ",\"dur\":");
+    out_us(o, e->duration_ns);
+    write_event_args(w, i);
+    OUT_LIT(o, "}");
+}
+
+/* Complete events and memory instants, each thread in time order (memory
+ * events of earlier threads or earlier times first); then counters,
+ * instants, flows and async edges, events of their own. */
+static void write_events(writer *w) {
+    const opprof_capture *c = w->c;
+    size_t mi = 0;
+    for (size_t i = 0; i <= c->n_events; i++) {
+        while (mi < c->n_mem &&
+               (i == c->n_events || c->mem[mi].thread < c->events[i].thread ||
+                (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns)))
+            write_memory_event(w, &c->mem[mi++]);
+        if (i < c->n_events) write_event(w, i);
+    }
+    for (size_t k = 0; k < c->n_marks; k++) {
+        if (c->marks[k].event >= 0) continue;
+        sep(w);
+        write_mark(w->o, c, &w->names, w->offset, w->pid, &c->marks[k]);
+    }
+}
+
+/* Names escaped once each. */
+static int escape_names(writer *w) {
+    const opprof_capture *c = w->c;
+    if (!(w->offset = opprof__alloc((c->n_names + 1) * sizeof *w->offset))) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_names; i++) {
+        w->offset[i] = w->names.len;
+        opprof__sb_json_string(&w->names, c->names[i]);
+    }
+    w->offset[c->n_names] = w->names.len;
+    return w->names.error;
+}
+
+int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+    if (!c || !fp) return OPPROF_EINVAL;
+    writer w = {.c = c, .pid = c->info.pid, .first = true};
+    w.o = opprof__alloc(sizeof *w.o);
+    if (!w.o) return OPPROF_ENOMEM;
+    w.o->fp = fp; /* not a compound literal: it would build the whole buffer on the stack */
+    w.o->len = 0;
+    w.o->error = 0;
+    int rc = escape_names(&w);
+    bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
+    if (!rc) {
+        write_header(w.o, c);
+        write_metadata(&w);
+        write_events(&w);
+        OUT_LIT(w.o, "\n  ],\n  \"traceName\": ");
+        out_json_string(w.o, trace_name ? trace_name : "");
+        OUT_LIT(w.o, "\n}\n");
+        out_flush(w.o);
+        rc = w.o->error;
+    }
+    if (args) opprof__arg_index_free(&w.args);
+    opprof__free(w.offset);
+    opprof__sb_free(&w.names);
+    opprof__free(w.o);
+    return rc;
+}
+
+int opprof_capture_chrome_write(const opprof_capture *c, const char *path) {
+    if (!c || !path) return OPPROF_EINVAL;
+    opprof__file f;
+    int rc = opprof__file_open(&f, path);
+    if (rc) return rc;
+    rc = opprof_capture_chrome_write_stream(c, f.fp, path);
+    if (rc) {
+        opprof__file_abort(&f);
+        return rc;
+    }
+    return opprof__file_commit(&f);
+}

@@ -1,0 +1,154 @@
+/* json_lex.h - the JSON lexer under the trace reader: a strict, streaming
+ * JSON reader written for traces (docs/DEPENDENCIES.md has the measurement
+ * that ruled out yajl's 283 MB/s). It reads through a 1 MiB window (zlib's
+ * gzread, which also passes plain files through, or memory), knows nothing of
+ * traces, and turns hostile input into errors with a byte offset, a line and
+ * a column (limits on nesting depth and string length), never into a crash, a
+ * hang or unbounded memory. reader.c gives the values their meaning.
+ *
+ * Every function returns 0 or a negative code, and the first error is
+ * written to the opprof_read_error the lexer was opened with. The hot steps
+ * (a byte, white space, an expected byte, an object's keys) are inline. */
+#ifndef OPPROF_JSON_LEX_H
+#define OPPROF_JSON_LEX_H
+
+#include "trace/trace.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <zlib.h>
+
+enum { OPPROF__JSON_WINDOW = 1 << 20 };
+
+typedef struct opprof__json_source {
+    gzFile gz;
+    const unsigned char *mem; /* memory input (plain) */
+    size_t mem_len, mem_pos;
+    z_stream z;               /* memory input (gzip) */
+    bool z_active;
+    int64_t size;             /* bytes of the file or buffer */
+} opprof__json_source;
+
+typedef struct opprof__json {
+    opprof__json_source src;
+    unsigned char *buf;    /* the window */
+    size_t len, pos;
+    int64_t base;          /* offset of buf[0] in the text */
+    int64_t lc_off;        /* line counting has reached this offset (>= base) */
+    int64_t lc_lines;      /* newlines before lc_off */
+    int64_t lc_last;       /* offset of the last newline before lc_off, or -1 */
+    bool eof;
+    int depth, max_depth;
+    int64_t max_string;
+    const char *s;         /* the last string, decoded, NUL-terminated: in the window
+                              (valid until the next read) or in str */
+    size_t s_len;
+    char *str;             /* scratch for strings that need decoding or span windows */
+    size_t str_len, str_cap;
+    opprof_read_error *err; /* the first error */
+    const opprof_read_options *opt; /* progress, limits */
+    int64_t next_progress;
+} opprof__json;
+
+/* Open on a file (fd: closed by opprof__json_close, also on an error) or on
+ * memory (not copied: it must outlive the lexer), with the reader's options;
+ * the caller points j->err at where the first error goes. Then
+ * opprof__json_close, whatever happened. */
+OPPROF__HIDDEN int opprof__json_open_file(opprof__json *j, int fd, const opprof_read_options *options);
+OPPROF__HIDDEN int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len,
+                                            const opprof_read_options *options);
+OPPROF__HIDDEN void opprof__json_close(opprof__json *j);
+
+/* Errors: the first one is kept; these return OPPROF_EFORMAT, or code. */
+OPPROF__HIDDEN int opprof__json_fail_at(opprof__json *j, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+OPPROF__HIDDEN int opprof__json_fail_code(opprof__json *j, int code, const char *what);
+/* Where the lexer is: a byte offset; its line and column (0, 0 before the window). */
+#define OPPROF__JSON_HERE(j) ((j)->base + (int64_t)(j)->pos)
+OPPROF__HIDDEN void opprof__json_locate(opprof__json *j, int64_t offset, int64_t *line, int64_t *column);
+
+/* Slide the window: keep what is not consumed, read more. */
+OPPROF__HIDDEN int opprof__json_refill(opprof__json *j);
+OPPROF__HIDDEN int opprof__json_expect_slow(opprof__json *j, int want, const char *what);
+
+/* A string: its decoded text in j->s (j->s_len bytes, NUL-terminated), valid
+ * until the next call. */
+OPPROF__HIDDEN int opprof__json_string(opprof__json *j);
+
+/* A number. `ns` receives value x 1000 rounded (microseconds to
+ * nanoseconds), `as_int` the value when it is an integer in range. */
+typedef struct opprof__json_number {
+    bool is_int;
+    int64_t as_int;
+    int64_t ns;
+    bool ns_ok;
+    /* the value as a double: opprof__json_number_value(); kept as its decimal parts, since
+     * times and ids never need it (a division a number was 7 % of reading) */
+    bool neg;
+    uint64_t mant;
+    int exp10;
+} opprof__json_number;
+OPPROF__HIDDEN int opprof__json_parse_number(opprof__json *j, opprof__json_number *out);
+OPPROF__HIDDEN double opprof__json_number_value(const opprof__json_number *n);
+
+/* Containers. open: the opening byte, one level deeper; 0 when the container
+ * is empty (and closed), 1 when items follow. next, after an item: 1 for
+ * another, 0 when the closing byte ends the container. */
+OPPROF__HIDDEN int opprof__json_open(opprof__json *j, int open, int close, const char *what);
+OPPROF__HIDDEN int opprof__json_next(opprof__json *j, int close, const char *where);
+/* Validate and skip any value. */
+OPPROF__HIDDEN int opprof__json_skip(opprof__json *j);
+/* Iterate an array: `on_item` parses (or skips) each element. */
+OPPROF__HIDDEN int opprof__json_array(opprof__json *j, int (*on_item)(opprof__json *j, void *ctx, int index),
+                                      void *ctx);
+
+/* Iterate an object: for each key (cut to 63 bytes; a longer key has a
+ * length that matches no key of 63), `on_key` parses (or skips) the value. */
+typedef int (*opprof__json_key_fn)(opprof__json *j, void *ctx, const char *key, size_t key_len);
+
+/* The next byte (not consumed), or -1 at the end. */
+static inline int opprof__json_peek(opprof__json *p) {
+    if (__builtin_expect(p->pos < p->len, 1)) return p->buf[p->pos];
+    if (opprof__json_refill(p)) return -2;
+    return p->pos < p->len ? p->buf[p->pos] : -1;
+}
+
+/* Skip white space; the next byte, -1 at the end, -2 on error. */
+static inline int opprof__json_skip_ws(opprof__json *p) {
+    for (;;) {
+        while (p->pos < p->len) {
+            unsigned char c = p->buf[p->pos];
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
+            p->pos++;
+        }
+        if (p->eof) return -1;
+        if (opprof__json_refill(p)) return -2;
+    }
+}
+
+static inline int opprof__json_expect(opprof__json *p, int want, const char *what) {
+    if (__builtin_expect(p->pos < p->len && p->buf[p->pos] == want, 1)) {
+        p->pos++;
+        return 0;
+    }
+    return opprof__json_expect_slow(p, want, what);
+}
+
+static inline __attribute__((always_inline)) int opprof__json_object(opprof__json *p, opprof__json_key_fn on_key,
+                                                                   void *ctx) {
+    char key[64];
+    int more = opprof__json_open(p, '{', '}', "an object");
+    while (more == 1) {
+        if (opprof__json_string(p)) return OPPROF_EFORMAT;
+        size_t klen = p->s_len < sizeof key - 1 ? p->s_len : sizeof key - 1;
+        memcpy(key, p->s, klen);
+        key[klen] = '\0';
+        if (p->s_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
+        if (opprof__json_expect(p, ':', "':' after a key")) return OPPROF_EFORMAT;
+        if (on_key(p, ctx, key, klen)) return OPPROF_EFORMAT;
+        more = opprof__json_next(p, '}', "in an object");
+    }
+    return more;
+}
+
+#endif

@@ -1,0 +1,563 @@
+/* merge.c - per-rank traces into one timeline, streaming.
+ *
+ * Two passes over each input, neither of which keeps events: the first reads
+ * the trace's facts (baseTimeNanoseconds, distributedInfo, opprof_version)
+ * and the set of its pids; the second copies its events to the output,
+ * rewriting three fields on the way:
+ *   "ts"  + (the input's base time - its clock offset to rank 0 - the merged
+ *         base time), in exact integer nanoseconds;
+ *   "pid" the rank's block of pids: (slot + 1) * PID_BLOCK + the pid's index
+ *         in its trace, so that no two ranks share a process;
+ *   "id"  of flows and async events: (id << 12) | slot, so that arrows do
+ *         not join two ranks.
+ * Memory is a read window, a write buffer and the pid sets: bounded whatever
+ * the size of the traces (bench_merge measures it). */
+#define _GNU_SOURCE /* putc_unlocked */
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+enum { WINDOW = 1 << 20, TOKEN = 128, MAX_PIDS = 4096, PID_BLOCK = 100000, MAX_INPUTS = 4096, MAX_DEPTH = 512 };
+
+typedef struct in_stream {
+    gzFile gz;
+    unsigned char *buf;
+    size_t len, pos;
+    int64_t offset; /* of buf[0] in the uncompressed text */
+    int err;        /* first read error */
+} in_stream;
+
+static int fill(in_stream *s) {
+    if (s->err) return -1;
+    s->offset += (int64_t)s->len;
+    int n = gzread(s->gz, s->buf, WINDOW);
+    if (n < 0) {
+        int zerr;
+        gzerror(s->gz, &zerr);
+        s->err = zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
+        n = 0;
+    }
+    s->len = (size_t)n;
+    s->pos = 0;
+    return n > 0 ? 0 : -1;
+}
+
+static inline int peek(in_stream *s) { return s->pos < s->len || fill(s) == 0 ? s->buf[s->pos] : -1; }
+static inline int next(in_stream *s) {
+    int c = peek(s);
+    if (c >= 0) s->pos++;
+    return c;
+}
+static inline int skip_ws(in_stream *s) {
+    int c;
+    while ((c = peek(s)) == ' ' || c == '\n' || c == '\r' || c == '\t') s->pos++;
+    return c;
+}
+
+/* The output: the caller's atomic file, or nothing (the first pass). */
+typedef struct sink {
+    FILE *fp;
+} sink;
+static inline void put(sink *o, int c) {
+    if (o && o->fp) putc_unlocked(c, o->fp);
+}
+
+static inline void put_bytes(sink *o, const unsigned char *b, size_t n) {
+    if (o && o->fp && n) fwrite_unlocked(b, 1, n, o->fp);
+}
+
+/* A string (at its opening quote), copied to o; its first TOKEN-1 bytes,
+ * unescaped only as far as keys need, into tok. Plain runs are copied a
+ * window at a time. */
+static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
+    if (next(s) != '"') return OPPROF_EFORMAT;
+    put(o, '"');
+    size_t n = 0;
+    for (;;) {
+        if (peek(s) < 0) return OPPROF_EFORMAT;
+        const unsigned char *run = s->buf + s->pos, *end = s->buf + s->len, *q = run;
+        while (q < end && *q != '"' && *q != '\\') q++;
+        put_bytes(o, run, (size_t)(q - run));
+        for (const unsigned char *t = run; tok && t < q && n < TOKEN - 1; t++) tok[n++] = (char)*t;
+        s->pos += (size_t)(q - run);
+        if (q == end) continue;
+        int c = next(s);
+        put(o, c);
+        if (c == '"') break;
+        int e = next(s); /* after a backslash */
+        if (e < 0) return OPPROF_EFORMAT;
+        put(o, e);
+        if (tok && n < TOKEN - 1) tok[n++] = (char)e;
+    }
+    if (tok) tok[n] = '\0';
+    if (tok_len) *tok_len = n;
+    return 0;
+}
+
+/* A scalar other than a string (number, true, false, null) into tok. */
+static int scalar(in_stream *s, char *tok) {
+    size_t n = 0;
+    int c;
+    while ((c = peek(s)) >= 0 && c != ',' && c != '}' && c != ']' && c != ' ' && c != '\n' && c != '\r' &&
+           c != '\t') {
+        if (n == TOKEN - 1) return OPPROF_EFORMAT;
+        tok[n++] = (char)c;
+        s->pos++;
+    }
+    tok[n] = '\0';
+    return n ? 0 : OPPROF_EFORMAT;
+}
+
+/* Any value, copied to o without its insignificant whitespace. */
+static int value(in_stream *s, sink *o) {
+    int depth = 0;
+    do {
+        int c = skip_ws(s);
+        if (c == '"') {
+            if (string(s, o, NULL, NULL)) return OPPROF_EFORMAT;
+        } else if (c == '{' || c == '[') {
+            if (++depth > MAX_DEPTH) return OPPROF_EFORMAT;
+            put(o, next(s));
+            continue;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return OPPROF_EFORMAT;
+            depth--;
+            put(o, next(s));
+        } else if (c == ',' || c == ':') {
+            if (depth == 0) return OPPROF_EFORMAT;
+            put(o, next(s));
+            continue;
+        } else {
+            char tok[TOKEN];
+            if (scalar(s, tok)) return OPPROF_EFORMAT;
+            for (const char *t = tok; *t; t++) put(o, *t);
+        }
+    } while (depth > 0);
+    return 0;
+}
+
+/* Calls on_key(ctx, key, s) for each key of an object, which must consume
+ * the value; a nonzero return stops. */
+static int object(in_stream *s, int (*on_key)(void *ctx, const char *key, in_stream *s), void *ctx) {
+    if (skip_ws(s) != '{') return OPPROF_EFORMAT;
+    next(s);
+    if (skip_ws(s) == '}') return next(s), 0;
+    for (;;) {
+        char key[TOKEN];
+        if (skip_ws(s) != '"' || string(s, NULL, key, NULL) || skip_ws(s) != ':') return OPPROF_EFORMAT;
+        next(s);
+        skip_ws(s);
+        int rc = on_key(ctx, key, s);
+        if (rc) return rc;
+        int c = skip_ws(s);
+        next(s);
+        if (c == '}') return 0;
+        if (c != ',') return OPPROF_EFORMAT;
+    }
+}
+
+/* ---- a number as exact nanoseconds (a "ts" in microseconds) ---- */
+
+static int micros_to_ns(const char *tok, int64_t *ns) {
+    const char *p = tok;
+    bool neg = *p == '-';
+    if (neg) p++;
+    int64_t whole = 0, frac = 0;
+    int digits = 0;
+    if (*p < '0' || *p > '9') return OPPROF_EFORMAT;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > (INT64_MAX / 1000 - 9) / 10) return OPPROF_EFORMAT;
+        whole = whole * 10 + (*p - '0');
+    }
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (digits < 3) frac = frac * 10 + (*p - '0'), digits++;
+    if (*p == 'e' || *p == 'E') return OPPROF_EFORMAT; /* not written by Kineto or opprof */
+    while (digits < 3) frac *= 10, digits++;
+    *ns = (whole * 1000 + frac) * (neg ? -1 : 1);
+    return 0;
+}
+
+static void put_ns_as_micros(sink *o, int64_t ns) {
+    char text[40];
+    int64_t a = ns < 0 ? -ns : ns;
+    snprintf(text, sizeof text, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", a / 1000, a % 1000);
+    for (const char *t = text; *t; t++) put(o, *t);
+}
+
+/* ---- one input ---- */
+
+typedef struct input {
+    const char *path;
+    int64_t base_ns;
+    opprof_rank rank;
+    bool has_rank, ours;
+    int slot;      /* the rank, or the input's index when ranks repeat or are missing */
+    int64_t shift_ns;
+    char (*pids)[TOKEN]; /* raw tokens, in order of first appearance */
+    int n_pids;
+    int64_t events;
+} input;
+
+static int pid_index(input *in, const char *tok, bool add) {
+    for (int i = 0; i < in->n_pids; i++)
+        if (!strcmp(in->pids[i], tok)) return i;
+    if (!add) return -1;
+    if (in->n_pids == MAX_PIDS) return -1;
+    if (!in->pids && !(in->pids = opprof__alloc(MAX_PIDS * sizeof *in->pids))) return -2;
+    snprintf(in->pids[in->n_pids], TOKEN, "%s", tok);
+    return in->n_pids++;
+}
+
+/* A pid, number or string, as a token ("123" or "\"Spans\""). */
+static int pid_token(in_stream *s, char *tok) {
+    if (peek(s) != '"') return scalar(s, tok);
+    char inner[TOKEN];
+    if (string(s, NULL, inner, NULL)) return OPPROF_EFORMAT;
+    snprintf(tok, TOKEN, "\"%.*s\"", TOKEN - 4, inner);
+    return 0;
+}
+
+typedef struct scan_ctx {
+    input *in;
+    int rc;
+} scan_ctx;
+
+static int scan_event_key(void *ctx, const char *key, in_stream *s) {
+    scan_ctx *x = ctx;
+    if (strcmp(key, "pid")) return value(s, NULL);
+    char tok[TOKEN];
+    if (pid_token(s, tok)) return OPPROF_EFORMAT;
+    int i = pid_index(x->in, tok, true);
+    if (i == -2) return x->rc = OPPROF_ENOMEM;
+    if (i == -1) return x->rc = OPPROF_EFORMAT; /* more than MAX_PIDS processes */
+    return 0;
+}
+
+static int events(in_stream *s, int (*on_event)(void *ctx, in_stream *s), void *ctx) {
+    if (skip_ws(s) != '[') return OPPROF_EFORMAT;
+    next(s);
+    if (skip_ws(s) == ']') return next(s), 0;
+    for (;;) {
+        int rc = on_event(ctx, s);
+        if (rc) return rc;
+        int c = skip_ws(s);
+        next(s);
+        if (c == ']') return 0;
+        if (c != ',') return OPPROF_EFORMAT;
+    }
+}
+
+static int scan_event(void *ctx, in_stream *s) {
+    scan_ctx *x = ctx;
+    x->in->events++;
+    if (skip_ws(s) != '{') return value(s, NULL); /* not an event: the reader's to report */
+    return object(s, scan_event_key, ctx);
+}
+
+static int number_key(in_stream *s, int64_t *out) {
+    char tok[TOKEN];
+    if (peek(s) == '"' || peek(s) == '{' || peek(s) == '[') return value(s, NULL);
+    if (scalar(s, tok)) return OPPROF_EFORMAT;
+    *out = strtoll(tok, NULL, 10);
+    return 0;
+}
+
+static int scan_distributed_key(void *ctx, const char *key, in_stream *s) {
+    opprof_rank *r = ctx;
+    if (!strcmp(key, "backend") && peek(s) == '"') {
+        char tok[TOKEN];
+        if (string(s, NULL, tok, NULL)) return OPPROF_EFORMAT;
+        snprintf(r->backend, sizeof r->backend, "%.*s", (int)sizeof r->backend - 1, tok);
+        return 0;
+    }
+    int64_t v = 0;
+    int rc = number_key(s, &v);
+    if (!strcmp(key, "rank")) r->rank = (int32_t)v;
+    if (!strcmp(key, "world_size")) r->world_size = (int32_t)v;
+    if (!strcmp(key, "clock_offset_ns")) r->clock_offset_ns = v;
+    if (!strcmp(key, "clock_uncertainty_ns")) r->clock_uncertainty_ns = v;
+    return rc;
+}
+
+static int scan_top_key(void *ctx, const char *key, in_stream *s) {
+    scan_ctx *x = ctx;
+    input *in = x->in;
+    if (!strcmp(key, "traceEvents")) return events(s, scan_event, ctx);
+    if (!strcmp(key, "baseTimeNanoseconds")) return number_key(s, &in->base_ns);
+    if (!strcmp(key, "opprof_version")) in->ours = true;
+    if (!strcmp(key, "distributedInfo") && peek(s) == '{') {
+        in->has_rank = true;
+        return object(s, scan_distributed_key, &in->rank);
+    }
+    return value(s, NULL);
+}
+
+/* ---- the second pass: events rewritten into the output ---- */
+
+typedef struct copy_ctx {
+    input *in;
+    sink *o;
+    bool *first;
+} copy_ctx;
+
+static void put_text(sink *o, const char *t) {
+    for (; *t; t++) put(o, *t);
+}
+
+static int copy_event_key(void *ctx, const char *key, in_stream *s) {
+    copy_ctx *x = ctx;
+    char tok[TOKEN];
+    if (!strcmp(key, "pid") || !strcmp(key, "ts") || !strcmp(key, "id")) {
+        bool is_string = peek(s) == '"';
+        if (!strcmp(key, "pid") ? pid_token(s, tok) : is_string ? string(s, NULL, tok, NULL) : scalar(s, tok))
+            return OPPROF_EFORMAT;
+        char text[TOKEN + 48];
+        int64_t ns;
+        if (!strcmp(key, "pid")) {
+            int i = pid_index(x->in, tok, false);
+            snprintf(text, sizeof text, "\"pid\":%d", (x->in->slot + 1) * PID_BLOCK + (i < 0 ? 0 : i));
+        } else if (!strcmp(key, "ts")) {
+            if (is_string || micros_to_ns(tok, &ns)) return OPPROF_EFORMAT;
+            put_text(x->o, "\"ts\":");
+            put_ns_as_micros(x->o, ns + x->in->shift_ns);
+            return 0;
+        } else if (is_string) {
+            snprintf(text, sizeof text, "\"id\":\"%d:%s\"", x->in->slot, tok);
+        } else {
+            char *end;
+            unsigned long long id = strtoull(tok, &end, 10);
+            if (*end || id >= (1ULL << 51))
+                snprintf(text, sizeof text, "\"id\":%s", tok);
+            else
+                snprintf(text, sizeof text, "\"id\":%llu", (id << 12) | (unsigned)x->in->slot);
+        }
+        put_text(x->o, text);
+        return 0;
+    }
+    put(x->o, '"');
+    for (const char *k = key; *k; k++) { /* string() unescaped it: escape it again */
+        if (*k == '"' || *k == '\\') put(x->o, '\\');
+        if ((unsigned char)*k < 0x20) {
+            char u[8];
+            snprintf(u, sizeof u, "\\u%04x", (unsigned char)*k);
+            put_text(x->o, u);
+        } else {
+            put(x->o, *k);
+        }
+    }
+    put_text(x->o, "\":");
+    return value(s, x->o);
+}
+
+static int copy_event(void *ctx, in_stream *s) {
+    copy_ctx *x = ctx;
+    if (!*x->first) put(x->o, ',');
+    put(x->o, '\n');
+    *x->first = false;
+    if (skip_ws(s) != '{') return value(s, x->o);
+    next(s);
+    put(x->o, '{');
+    if (skip_ws(s) == '}') {
+        next(s);
+        put(x->o, '}');
+        return 0;
+    }
+    bool first_key = true;
+    for (;;) {
+        char key[TOKEN];
+        size_t key_len;
+        if (skip_ws(s) != '"' || string(s, NULL, key, &key_len) || skip_ws(s) != ':') return OPPROF_EFORMAT;
+        if (key_len >= TOKEN - 1) return OPPROF_EFORMAT; /* no event field is that long */
+        next(s);
+        skip_ws(s);
+        if (!first_key) put(x->o, ',');
+        first_key = false;
+        int rc = copy_event_key(ctx, key, s);
+        if (rc) return rc;
+        int c = skip_ws(s);
+        next(s);
+        if (c == '}') break;
+        if (c != ',') return OPPROF_EFORMAT;
+    }
+    put(x->o, '}');
+    return 0;
+}
+
+static int copy_top_key(void *ctx, const char *key, in_stream *s) {
+    if (!strcmp(key, "traceEvents")) return events(s, copy_event, ctx);
+    return value(s, NULL);
+}
+
+/* ---- the driver ---- */
+
+static int open_stream(in_stream *s, const char *path) {
+    *s = (in_stream){0};
+    s->gz = gzopen(path, "rb");
+    if (!s->gz) return errno ? -errno : OPPROF_ENOMEM;
+    gzbuffer(s->gz, 1 << 17);
+    s->buf = opprof__alloc(WINDOW);
+    if (!s->buf) {
+        gzclose(s->gz);
+        return OPPROF_ENOMEM;
+    }
+    return 0;
+}
+
+static void close_stream(in_stream *s) {
+    if (s->gz) gzclose(s->gz);
+    opprof__free(s->buf);
+    *s = (in_stream){0};
+}
+
+static int fail(opprof_read_error *err, int code, const char *path, const in_stream *s, const char *why) {
+    if (err) {
+        err->code = code;
+        err->offset = s ? s->offset + (int64_t)s->pos : -1;
+        err->line = err->column = 0;
+        if (s)
+            snprintf(err->message, sizeof err->message, "%s: byte %lld: %s", path, (long long)err->offset, why);
+        else
+            snprintf(err->message, sizeof err->message, "%s: %s", path, why);
+    }
+    return code;
+}
+
+/* One pass over an input: its facts (first pass) or its events into o. */
+static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
+    in_stream s;
+    int rc = open_stream(&s, in->path);
+    if (rc) return fail(err, rc, in->path, NULL, opprof_strerror(rc));
+    scan_ctx scan = {.in = in};
+    copy_ctx copy = {.in = in, .o = o, .first = first};
+    rc = o ? object(&s, copy_top_key, &copy) : object(&s, scan_top_key, &scan);
+    if (rc == 0 && skip_ws(&s) >= 0) rc = OPPROF_EFORMAT; /* text after the trace */
+    if (s.err) rc = s.err;
+    if (rc)
+        fail(err, rc, in->path, &s,
+             rc == OPPROF_ENOMEM          ? "out of memory"
+             : in->n_pids == MAX_PIDS     ? "more than 4096 processes in one trace"
+             : rc == OPPROF_EFORMAT       ? "not a trace that can be merged (a JSON object with \"traceEvents\")"
+                                          : opprof_strerror(rc));
+    close_stream(&s);
+    return rc;
+}
+
+/* Slots: ranks when every input has a distinct one, else input indexes.
+ * Shifts: to the earliest start on rank 0's clock. */
+static int64_t place_inputs(input *in, size_t n) {
+    bool distinct = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i].has_rank || in[i].rank.rank < 0 || in[i].rank.rank >= MAX_INPUTS) distinct = false;
+        for (size_t j = 0; j < i && distinct; j++)
+            if (in[j].rank.rank == in[i].rank.rank) distinct = false;
+    }
+    int64_t base = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        in[i].slot = distinct ? in[i].rank.rank : (int)i;
+        int64_t start = in[i].base_ns - in[i].rank.clock_offset_ns;
+        if (start < base) base = start;
+    }
+    for (size_t i = 0; i < n; i++) in[i].shift_ns = in[i].base_ns - in[i].rank.clock_offset_ns - base;
+    return base;
+}
+
+/* An input's path as the merged trace records it: relative to the output's
+ * directory when it lies under it (the pair can then move together). */
+static const char *relative_to(const char *path, const char *out_path) {
+    const char *slash = strrchr(out_path, '/');
+    size_t dir = slash ? (size_t)(slash - out_path) : 0;
+    if (dir && !strncmp(path, out_path, dir) && path[dir] == '/') return path + dir + 1;
+    return path;
+}
+
+/* The merged trace's facts: its base time, the backend and world size, and
+ * where each rank came from. */
+static int put_header(sink *o, const input *in, size_t n, int64_t base, const char *out_path) {
+    bool ours = true;
+    int world = 0;
+    const char *backend = "";
+    for (size_t i = 0; i < n; i++) {
+        ours = ours && in[i].ours;
+        if (in[i].has_rank && in[i].rank.world_size > world) world = in[i].rank.world_size;
+        if (in[i].has_rank && !backend[0]) backend = in[i].rank.backend;
+    }
+    opprof__strbuf sb = {0};
+    opprof__sb_printf(&sb, "{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %lld,\n",
+                      (long long)base);
+    if (ours) opprof__sb_puts(&sb, "  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n");
+    if (backend[0]) {
+        opprof__sb_puts(&sb, "  \"distributedInfo\": {\"backend\": ");
+        opprof__sb_json_string(&sb, backend);
+        opprof__sb_printf(&sb, ", \"rank\": 0, \"world_size\": %d},\n", world > 0 ? world : (int)n);
+    }
+    opprof__sb_puts(&sb, "  \"opprof_merged\": [");
+    for (size_t i = 0; i < n; i++) {
+        opprof__sb_printf(&sb,
+                          "%s\n    {\"rank\": %d, \"pid_base\": %d, \"clock_offset_ns\": %lld, "
+                          "\"clock_uncertainty_ns\": %lld, \"file\": ",
+                          i ? "," : "", in[i].has_rank ? (int)in[i].rank.rank : (int)i, (in[i].slot + 1) * PID_BLOCK,
+                          (long long)in[i].rank.clock_offset_ns, (long long)in[i].rank.clock_uncertainty_ns);
+        opprof__sb_json_string(&sb, relative_to(in[i].path, out_path));
+        opprof__sb_puts(&sb, "}");
+    }
+    opprof__sb_puts(&sb, "\n  ],\n  \"traceEvents\": [");
+    int rc = sb.error;
+    if (!rc) fwrite(sb.data, 1, sb.len, o->fp);
+    opprof__sb_free(&sb);
+    return rc;
+}
+
+/* Each rank's processes: "rank K" as a label, sorted by rank. */
+static void put_rank_metadata(sink *o, const input *in, bool *first) {
+    for (int p = 0; p < in->n_pids; p++) {
+        int pid = (in->slot + 1) * PID_BLOCK + p;
+        fprintf(o->fp, "%s\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"tid\":0,\"args\":{\"labels\":\"rank %d\"}}",
+                *first ? "" : ",", pid, in->has_rank ? (int)in->rank.rank : in->slot);
+        fprintf(o->fp, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
+                pid, pid);
+        *first = false;
+    }
+}
+
+int opprof_merge_traces(const char *const *paths, size_t n, const char *out_path, opprof_merge_result *result,
+                        opprof_read_error *error) {
+    if (error) memset(error, 0, sizeof *error);
+    if (result) memset(result, 0, sizeof *result);
+    if (!paths || !out_path || n == 0) return OPPROF_EINVAL;
+    if (n > MAX_INPUTS) return fail(error, OPPROF_EINVAL, out_path, NULL, "more than 4096 traces to merge");
+    input *in = opprof__calloc(n, sizeof *in);
+    if (!in) return OPPROF_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        in[i].path = paths[i];
+        rc = pass(&in[i], NULL, NULL, error);
+    }
+    opprof__file f = {0};
+    if (!rc && (rc = opprof__file_open(&f, out_path)) != 0) fail(error, rc, out_path, NULL, opprof_strerror(rc));
+    if (!rc) {
+        static char outbuf[1 << 20];
+        setvbuf(f.fp, outbuf, _IOFBF, sizeof outbuf);
+        sink o = {f.fp};
+        int64_t base = place_inputs(in, n);
+        rc = put_header(&o, in, n, base, out_path);
+        bool first = true;
+        for (size_t i = 0; i < n && !rc; i++) rc = pass(&in[i], &o, &first, error);
+        for (size_t i = 0; i < n && !rc; i++) put_rank_metadata(&o, &in[i], &first);
+        if (!rc) fputs("\n  ]\n}\n", f.fp);
+        if (!rc && (rc = opprof__file_commit(&f)) != 0) fail(error, rc, out_path, NULL, opprof_strerror(rc));
+        if (rc) opprof__file_abort(&f);
+        if (!rc && result) {
+            result->base_time_ns = base;
+            result->inputs = (int)n;
+            for (size_t i = 0; i < n; i++) result->events += in[i].events;
+        }
+    }
+    for (size_t i = 0; i < n; i++) opprof__free(in[i].pids);
+    opprof__free(in);
+    return rc;
+}

@@ -1,0 +1,193 @@
+/* reader.c - Chrome trace files to captures, streaming: the meaning of a
+ * trace's values (events, phases, categories, args, Kineto's and opprof's
+ * metadata) over the JSON lexer of json_lex.c, which reads the text. Each
+ * event object is parsed into the few fields a capture keeps; everything
+ * else is validated and skipped; checks that need the whole trace (opprof
+ * check) run at the end. */
+#define _GNU_SOURCE
+#include "trace/reader_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const UNUSED_NAMES[UNUSED_KINDS] = {
+    "flow events (s/t/f)", "async events (b/n/e, S/T/p/F)", "counter samples (C)", "instant events (i)",
+    "object events (N/O/D)", "events of other phases (P/R/V/v/c)", "Kineto spans (cat Trace)",
+    "Python function events (left out, as key_averages does)", "events PyTorch's key_averages leaves out by name"};
+
+static int on_warning(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    (void)ctx;
+    (void)index;
+    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    return opprof_capture_add_warning(p->cap, p->lx.s) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings") : 0;
+}
+
+/* "distributedInfo": {"backend", "rank", "world_size"} as Kineto writes it,
+ * and opprof's clock alignment; other keys are skipped. */
+static int on_distributed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    opprof_rank *r = ctx;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (KEY_IS(k, n, "backend") && c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        snprintf(r->backend, sizeof r->backend, "%s", p->lx.s);
+        return 0;
+    }
+    bool num = c == '-' || (c >= '0' && c <= '9');
+    if (!num) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    int64_t i = v.is_int ? v.as_int : (int64_t)opprof__json_number_value(&v);
+    if (KEY_IS(k, n, "rank")) r->rank = (int32_t)i;
+    if (KEY_IS(k, n, "world_size")) r->world_size = (int32_t)i;
+    if (KEY_IS(k, n, "clock_offset_ns")) r->clock_offset_ns = i;
+    if (KEY_IS(k, n, "clock_uncertainty_ns")) r->clock_uncertainty_ns = i;
+    return 0;
+}
+
+typedef struct top {
+    bool saw_events;
+} top;
+
+static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    top *t = ctx;
+    opprof_capture_info *info = &p->cap->info;
+    if (KEY_IS(k, n, "traceEvents")) {
+        t->saw_events = true;
+        return opprof__reader_parse_events(p);
+    }
+    if (KEY_IS(k, n, "opprof_version")) p->ours = true;
+    int c = opprof__json_skip_ws(&p->lx);
+    bool num = c == '-' || (c >= '0' && c <= '9');
+    if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
+                KEY_IS(k, n, "profile_memory") || KEY_IS(k, n, "overhead_range_ns") ||
+                KEY_IS(k, n, "overhead_memory_event_ns"))) {
+        opprof__json_number v;
+        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+        if (KEY_IS(k, n, "baseTimeNanoseconds")) info->base_time_ns = v.is_int ? v.as_int : 0;
+        if (KEY_IS(k, n, "step_num")) info->step_num = v.is_int ? v.as_int : -1;
+        if (KEY_IS(k, n, "dropped_events")) info->dropped_events = v.is_int && v.as_int > 0 ? (uint64_t)v.as_int : 0;
+        if (KEY_IS(k, n, "profile_memory")) info->profile_memory = opprof__json_number_value(&v) != 0;
+        if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = opprof__json_number_value(&v);
+        if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = opprof__json_number_value(&v);
+        return 0;
+    }
+    if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
+    if (KEY_IS(k, n, "distributedInfo") && c == '{') {
+        if (opprof__json_object(&p->lx, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
+        if (!info->rank.backend[0]) snprintf(info->rank.backend, sizeof info->rank.backend, "unknown");
+        return 0;
+    }
+    return opprof__json_skip(&p->lx);
+}
+
+/* ---- driver ---- */
+
+static int parse_document(parser *p) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c == -1) return FAIL(p, "the file is empty: not JSON");
+    if (c == '[') {
+        if (opprof__reader_parse_events(p)) return OPPROF_EFORMAT;
+    } else if (c == '{') {
+        top t = {0};
+        if (opprof__json_object(&p->lx, on_top_key, &t)) return OPPROF_EFORMAT;
+        if (!t.saw_events) return opprof__json_fail_at(&p->lx, 0, "not a trace: the object has no \"traceEvents\" array");
+    } else {
+        return FAIL(p, "not a trace: expected '{' or '[' at the start, found '%c'", c);
+    }
+    c = opprof__json_skip_ws(&p->lx);
+    if (c == -2) return OPPROF_EFORMAT;
+    if (c != -1) return FAIL(p, "unexpected data after the end of the trace");
+    return 0;
+}
+
+static void shift_times(opprof_capture *c, int64_t origin) {
+    for (size_t i = 0; i < c->n_events; i++) c->events[i].start_ns -= origin;
+    for (size_t j = 0; j < c->n_mem; j++) c->mem[j].ts_ns -= origin;
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event < 0) c->marks[k].ts_ns -= origin;
+    c->info.base_time_ns += origin;
+}
+
+/* The trace in the lexer, opened (open_rc: how opening went), to a capture. */
+static int read_trace(parser *p, int open_rc, const opprof_read_options *options, opprof_capture **out,
+                      opprof_read_error *error) {
+    opprof_read_error local;
+    p->err = error ? error : &local;
+    memset(p->err, 0, sizeof *p->err);
+    p->err->offset = -1;
+    p->lx.err = p->err; /* the lexer's errors and the reader's are one */
+    p->opt = options;
+    p->min_ts = INT64_MAX;
+    p->max_ts = INT64_MIN;
+    int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
+    if (rc) {
+        p->err->code = rc;
+        snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
+    }
+    if (!rc) {
+        p->cap->info.step_num = -1;
+        rc = parse_document(p);
+    }
+    if (!rc) rc = opprof__reader_unended_begins(p);
+    if (!rc) {
+        if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
+        opprof__reader_check_whole(p);
+        /* traces of other tools: PyTorch's rule merges an only child named as its parent */
+        p->cap->merge_only_children = !p->ours;
+        rc = opprof__link_devices(p->cap, p->links, p->n_links);
+        if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
+    }
+    if (!rc && options && options->on_unused)
+        for (int k = 0; k < UNUSED_KINDS; k++)
+            if (p->unused[k]) options->on_unused(options->ctx, UNUSED_NAMES[k], p->unused[k]);
+    if (!rc) {
+        rc = opprof_capture_finish(p->cap);
+        if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
+    }
+    opprof__json_close(&p->lx);
+    opprof__index_free(&p->thread_index);
+    for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
+    opprof__free(p->string_ids);
+    opprof__free(p->xs);
+    opprof__free(p->ms);
+    opprof__free(p->links);
+    opprof__reader_free_begins(p);
+    if (rc) {
+        if (p->err->code == 0) {
+            p->err->code = rc;
+            snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
+        }
+        opprof_capture_free(p->cap);
+        return p->err->code;
+    }
+    *out = p->cap;
+    return 0;
+}
+
+int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
+                        opprof_read_error *error) {
+    if (!path || !out) return OPPROF_EINVAL;
+    parser p;
+    memset(&p, 0, sizeof p);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? -errno : opprof__json_open_file(&p.lx, fd, options);
+    return read_trace(&p, rc, options, out, error);
+}
+
+int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
+                               opprof_capture **out, opprof_read_error *error) {
+    if ((!data && len) || !out) return OPPROF_EINVAL;
+    parser p;
+    memset(&p, 0, sizeof p);
+    int rc = opprof__json_open_buffer(&p.lx, data, len, options);
+    return read_trace(&p, rc, options, out, error);
+}
+

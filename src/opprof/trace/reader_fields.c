@@ -1,0 +1,335 @@
+/* reader_fields.c - one event object's fields: numbers and ids, names,
+ * categories, args (shapes, call stacks, ids, opprof's own marks). */
+#define _GNU_SOURCE
+#include "trace/reader_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
+    if (n + 1 > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < n + 1) c *= 2;
+        char *s = opprof__realloc(*dst, c);
+        if (!s) return OPPROF_ENOMEM;
+        *dst = s;
+        *cap = c;
+    }
+    memcpy(*dst, src, n);
+    (*dst)[n] = '\0';
+    return 0;
+}
+
+static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
+
+/* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
+static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        /* "7" is thread 7 (PyTorch 1.9 writes operators' tids as strings and
+         * memory events' as numbers) */
+        char *end;
+        errno = 0;
+        long long v = p->lx.s_len && p->lx.s_len < 19 && p->lx.s[0] >= '0' && p->lx.s[0] <= '9' ? strtoll(p->lx.s, &end, 10) : -1;
+        if (v >= 0 && !errno && end == p->lx.s + p->lx.s_len) {
+            *out = v;
+            return 0;
+        }
+        for (size_t i = 0; i < p->n_string_ids; i++)
+            if (strcmp(p->string_ids[i], p->lx.s) == 0) {
+                *out = -(int64_t)i - 1;
+                return 0;
+            }
+        if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
+        char *copy = opprof__strdup(p->lx.s);
+        if (!copy) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
+        p->string_ids[p->n_string_ids++] = copy;
+        *out = -(int64_t)p->n_string_ids;
+        return 0;
+    }
+    return number_field(p, e, out, field, false);
+}
+
+/* A numeric field: an integer (int_field), or microseconds kept as
+ * nanoseconds (time_field); another type or an out-of-range value marks the
+ * event bad (a problem for `opprof check`), and the value is skipped. */
+static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) {
+        e->bad_type = true;
+        e->bad_field = field;
+        return opprof__json_skip(&p->lx);
+    }
+    opprof__json_number n;
+    if (opprof__json_parse_number(&p->lx, &n)) return OPPROF_EFORMAT;
+    /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
+    bool ok = as_time ? n.ns_ok && n.ns <= (INT64_C(1) << 61) && n.ns >= -(INT64_C(1) << 61) : n.is_int;
+    if (!ok) {
+        e->bad_type = true;
+        e->bad_field = field;
+    }
+    *out = as_time ? n.ns : n.as_int;
+    return 0;
+}
+
+static int time_field(parser *p, event *e, int64_t *out, const char *field) {
+    return number_field(p, e, out, field, true);
+}
+
+static int int_field(parser *p, event *e, int64_t *out, const char *field) {
+    return number_field(p, e, out, field, false);
+}
+
+
+typedef struct dims_ctx {
+    event *e;
+    int input;
+    bool list; /* the input is a list of tensors: no dims kept */
+} dims_ctx;
+
+/* "Input Dims" of PyTorch 1.8 to 2.x: a list per input, of integers for a
+ * tensor; an input may also be a list of lists (a tensor list), an empty
+ * list or a scalar. What is not a tensor's dims is kept as no dims, never a
+ * problem: PyTorch wrote it. */
+static int on_dim(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    dims_ctx *d = ctx;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) {
+        if (d->input < OPPROF_MAX_INPUTS) d->e->shapes.ndim[d->input] = 0; /* a list of tensors */
+        d->list = true;
+        return opprof__json_skip(&p->lx);
+    }
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (!v.is_int || d->list) return 0;
+    if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
+        d->e->shapes.dims[d->input][index] = v.as_int;
+        d->e->shapes.ndim[d->input] = index + 1;
+    }
+    return 0;
+}
+
+static int on_input_dims(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
+    if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx); /* a scalar: no dims */
+    dims_ctx d = {e, index, false};
+    return opprof__json_array(&p->lx, on_dim, &d);
+}
+
+static int on_input_type(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    if (index < OPPROF_MAX_INPUTS) {
+        size_t len = p->lx.s_len < sizeof e->shapes.dtype[0] - 1 ? p->lx.s_len : sizeof e->shapes.dtype[0] - 1;
+        memcpy(e->shapes.dtype[index], p->lx.s, len);
+        e->shapes.dtype[index][len] = '\0';
+    }
+    return 0;
+}
+
+/* The ids that link a device activity to the operator that launched it, and a
+ * memory event's device: integers where given (another type is ignored, as
+ * PyTorch ignores what it cannot use). */
+static int id_arg(parser *p, event *e, const char *k, size_t n) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (!v.is_int) return 0;
+    if (KEY_IS(k, n, "correlation"))
+        e->corr_id = v.as_int;
+    else if (KEY_IS(k, n, "Device Type"))
+        e->device_type = v.as_int;
+    else if (KEY_IS(k, n, "Device Id"))
+        e->device_id = v.as_int;
+    else {
+        e->ext_id = v.as_int;
+        e->ext_lower = k[0] == 'e';
+    }
+    return 0;
+}
+
+/* An argument that opprof wrote (opprof_range_arg_*, FLOPs, bytes, a
+ * counter's value): kept, to become a mark of the capture. */
+static int own_arg(parser *p, event *e, const char *k, size_t n) {
+    int c = opprof__json_skip_ws(&p->lx);
+    __typeof__(e->args[0]) *a = &e->args[e->n_args];
+    if (c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
+        memcpy(a->str, p->lx.s, len);
+        a->str[len] = '\0';
+        a->kind = OPPROF_MARK_ARG_STR;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        opprof__json_number v;
+        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+        a->kind = v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE;
+        a->i = v.as_int;
+        a->d = opprof__json_number_value(&v);
+    } else {
+        return opprof__json_skip(&p->lx);
+    }
+    memcpy(a->key, k, n);
+    a->key[n] = '\0';
+    e->n_args++;
+    return 0;
+}
+
+static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    if (KEY_IS(k, n, "Input Dims")) {
+        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+        e->has_dims = true;
+        return opprof__json_array(&p->lx, on_input_dims, e);
+    }
+    if (KEY_IS(k, n, "Input type")) {
+        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+        e->has_types = true;
+        return opprof__json_array(&p->lx, on_input_type, e);
+    }
+    if (KEY_IS(k, n, "Call stack")) {
+        if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        const char *semi = memchr(p->lx.s, ';', p->lx.s_len);
+        size_t len = semi ? (size_t)(semi - p->lx.s) : p->lx.s_len;
+        return copy_into(&e->frame, &e->frame_cap, p->lx.s, len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args") : 0;
+    }
+    if (KEY_IS(k, n, "Bytes")) {
+        e->have |= HAS_BYTES;
+        return int_field(p, e, &e->bytes, "args.Bytes");
+    }
+    if (KEY_IS(k, n, "Addr")) return int_field(p, e, &e->addr, "args.Addr");
+    if (KEY_IS(k, n, "External id") || KEY_IS(k, n, "external id") || KEY_IS(k, n, "correlation") ||
+        KEY_IS(k, n, "Device Type") || KEY_IS(k, n, "Device Id"))
+        return id_arg(p, e, k, n);
+    if (KEY_IS(k, n, "Total Allocated")) {
+        e->have |= HAS_TOTAL;
+        return int_field(p, e, &e->total, "args.Total Allocated");
+    }
+    if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
+        if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        return copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args")
+                                                                             : 0;
+    }
+    if (p->ours && e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
+        return own_arg(p, e, k, n);
+    return opprof__json_skip(&p->lx);
+}
+
+/* Kineto's categories: what is a CPU row, a device row, or no row. */
+static cat_class classify(const char *c, size_t n, bool *mtia) {
+#define CAT(lit, cls) {lit, sizeof lit - 1, cls}
+    static const struct { const char *name; size_t len; cat_class cls; } known[] = {
+        CAT("cpu_op", CAT_CPU_OP),        CAT("Operator", CAT_CPU_OP),     CAT("user_annotation", CAT_USER),
+        CAT("cuda_runtime", CAT_RUNTIME),  CAT("cuda_driver", CAT_RUNTIME), CAT("Runtime", CAT_RUNTIME),
+        CAT("mtia_runtime", CAT_RUNTIME),  CAT("kernel", CAT_DEVICE),       CAT("gpu_memcpy", CAT_DEVICE),
+        CAT("gpu_memset", CAT_DEVICE),     CAT("cuda_sync", CAT_DEVICE),    CAT("Kernel", CAT_DEVICE),
+        CAT("Memcpy", CAT_DEVICE),         CAT("Memset", CAT_DEVICE),       CAT("mtia_ccp_events", CAT_DEVICE),
+        CAT("gpu_user_annotation", CAT_DEVICE_ANNOTATION),                  CAT("Trace", CAT_SPAN),
+        CAT("python_function", CAT_PYTHON)};
+#undef CAT
+    *mtia = n >= 4 && memcmp(c, "mtia", 4) == 0;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (known[i].len == n && known[i].name[0] == c[0] && memcmp(known[i].name, c, n) == 0) return known[i].cls;
+    return CAT_OTHER;
+}
+
+int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    switch (n) {
+    case 1:
+        if (KEY_IS(k, n, "s") && opprof__json_skip_ws(&p->lx) == '"') { /* an instant's scope */
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            e->scope = p->lx.s_len == 1 ? p->lx.s[0] : 't';
+            return 0;
+        }
+        break;
+    case 2:
+        if (KEY_IS(k, n, "id")) { /* of a flow or async event: a number (opprof writes those) */
+            int64_t id = 0;
+            int c = opprof__json_skip_ws(&p->lx);
+            if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+            opprof__json_number v;
+            if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+            if (v.is_int) id = v.as_int;
+            e->id = (uint64_t)id;
+            return 0;
+        }
+        if (KEY_IS(k, n, "ph")) {
+            if (opprof__json_skip_ws(&p->lx) != '"') {
+                e->bad_type = true;
+                e->bad_field = "ph";
+                return opprof__json_skip(&p->lx);
+            }
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            e->have |= HAS_PH;
+            e->ph = p->lx.s_len == 1 ? p->lx.s[0] : '?';
+            size_t n_ph = p->lx.s_len < sizeof e->ph_text - 1 ? p->lx.s_len : sizeof e->ph_text - 1;
+            memcpy(e->ph_text, p->lx.s, n_ph);
+            e->ph_text[n_ph] = '\0';
+            return 0;
+        }
+        if (KEY_IS(k, n, "ts")) {
+            e->have |= HAS_TS;
+            return time_field(p, e, &e->ts, "ts");
+        }
+        break;
+    case 3:
+        if (KEY_IS(k, n, "dur")) {
+            e->have |= HAS_DUR;
+            return time_field(p, e, &e->dur, "dur");
+        }
+        if (KEY_IS(k, n, "pid")) return parse_id(p, e, &e->pid, "pid");
+        if (KEY_IS(k, n, "tid")) return parse_id(p, e, &e->tid, "tid");
+        if (KEY_IS(k, n, "cat")) {
+            if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            /* Chrome's list "user_annotation,io": the first names the kind,
+             * the rest (opprof's traces) the range's own category */
+            const char *comma = memchr(p->lx.s, ',', p->lx.s_len);
+            size_t first = comma ? (size_t)(comma - p->lx.s) : p->lx.s_len;
+            e->cat = (uint8_t)classify(p->lx.s, first, &e->mtia);
+            e->category[0] = '\0';
+            if (comma && p->ours) {
+                size_t len = p->lx.s_len - first - 1 < sizeof e->category - 1 ? p->lx.s_len - first - 1 : sizeof e->category - 1;
+                memcpy(e->category, comma + 1, len);
+                e->category[len] = '\0';
+            }
+            return 0;
+        }
+        break;
+    case 4:
+        if (KEY_IS(k, n, "name")) {
+            if (opprof__json_skip_ws(&p->lx) != '"') {
+                e->bad_type = true;
+                e->bad_field = "name";
+                return opprof__json_skip(&p->lx);
+            }
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            e->have |= HAS_NAME;
+            e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
+            return copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name") : 0;
+        }
+        if (KEY_IS(k, n, "args")) {
+            if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
+            return opprof__json_object(&p->lx, on_args_key, e);
+        }
+        break;
+    default: break;
+    }
+    return opprof__json_skip(&p->lx);
+}
+

@@ -1,0 +1,432 @@
+/* reader_phases.c - what each phase of an event makes of it: threads by
+  * (pid, tid), complete events, B/E pairs on a stack per thread, instants,
+ * metadata and marks; the event array. */
+#define _GNU_SOURCE
+#include "trace/reader_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t thread_hash(int64_t pid, int64_t tid) {
+    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)tid * 0xC2B2AE3D27D4EB4Full);
+    return h ^ (h >> 29);
+}
+
+static uint64_t thread_hash_of(const void *ctx, uint32_t item) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
+    return thread_hash(t->pid, t->tid);
+}
+
+static bool thread_equal(const void *ctx, uint32_t item, const void *key) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
+    const int64_t *k = key;
+    return t->pid == k[0] && t->tid == k[1];
+}
+
+/* The capture's thread of (pid, tid), added when new: a hash table, since a
+ * hostile file may name millions of threads. */
+static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
+    opprof_capture *c = p->cap;
+    if (p->last_thread) {
+        const opprof_thread_info *last = &c->threads[p->last_thread - 1];
+        if (last->pid == pid && last->tid == tid) {
+            *index = p->last_thread - 1;
+            return 0;
+        }
+    }
+    if (opprof__index_reserve(&p->thread_index, c->n_threads, thread_hash_of, c))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "threads");
+    int64_t key[2] = {pid, tid};
+    size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
+    if (!p->thread_index.slots[k]) {
+        if (c->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
+        /* a tid written as a string ("stream 7") names its track until a
+         * thread_name says otherwise */
+        const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
+        int rc = opprof_capture_add_thread(c, tid, label, index);
+        if (rc) return opprof__json_fail_code(&p->lx, rc, "threads");
+        if (pid != 0 && c->info.pid == 0) c->info.pid = pid;
+        c->threads[*index].pid = pid;
+        p->thread_index.slots[k] = *index + 1;
+    }
+    *index = p->thread_index.slots[k] - 1;
+    p->last_thread = *index + 1;
+    return 0;
+}
+
+/* Add a complete event (an "X", or a "B" and its "E"); `e`, when given,
+ * carries its call site and input shapes. line and column: the event's
+ * place when it is before the cursor (-1: at offset). */
+static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t cat, int64_t ts, int64_t dur,
+                        int64_t offset, int64_t line, int64_t column, event *e) {
+    opprof_kind kind = cat == CAT_DEVICE              ? OPPROF_KIND_DEVICE
+                       : cat == CAT_DEVICE_ANNOTATION ? OPPROF_KIND_DEVICE_ANNOTATION
+                       : strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+                       : cat == CAT_USER                        ? OPPROF_KIND_USER_ANNOTATION
+                                                                : OPPROF_KIND_CPU_OP;
+    int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
+    if (rc) return opprof__json_fail_code(&p->lx, rc, "events");
+    if (e) {
+        if (kind == OPPROF_KIND_DEVICE || kind == OPPROF_KIND_DEVICE_ANNOTATION) {
+            snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "%s", e->mtia ? "MTIA" : "CUDA");
+        }
+        int role = kind == OPPROF_KIND_DEVICE ? OPPROF__LINK_DEVICE
+                   : cat == CAT_RUNTIME       ? OPPROF__LINK_RUNTIME
+                   : cat == CAT_CPU_OP || cat == CAT_OTHER ? OPPROF__LINK_OP
+                                                           : -1;
+        if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
+            if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
+                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "device links");
+            p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
+                                                    (uint16_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
+        }
+    }
+    if (e && (e->has_dims || (e->frame && e->frame[0]))) {
+        /* "file(line): function" */
+        char *file = NULL, *function = NULL;
+        unsigned long site_line = 0;
+        if (e->frame && e->frame[0]) {
+            char *open = strrchr(e->frame, '(');
+            char *close = open ? strstr(open, "): ") : NULL;
+            if (open && close) {
+                *open = '\0';
+                site_line = strtoul(open + 1, NULL, 10);
+                file = e->frame;
+                function = close + 3;
+            } else {
+                function = e->frame;
+            }
+        }
+        if (e->has_dims) {
+            p->cap->info.record_shapes = true;
+            for (int k = 0; k < e->shapes.n_inputs; k++)
+                if (!e->has_types) snprintf(e->shapes.dtype[k], sizeof e->shapes.dtype[k], "float");
+        }
+        if (file) p->cap->info.with_stack = true;
+        if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)site_line, e->has_dims ? &e->shapes : NULL))
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "sites");
+    }
+    if (ts < p->min_ts) p->min_ts = ts;
+    if (ts + dur > p->max_ts) p->max_ts = ts + dur;
+    if (opprof__reader_whole_checks(p) && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
+        if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
+        xrecord *x = &p->xs[p->n_xs++];
+        *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, ts, ts + dur, offset, line, column};
+        if (line < 0) opprof__json_locate(&p->lx, offset, &x->line, &x->column);
+    }
+    return 0;
+}
+
+/* "B" and "E" events: an "E" ends the innermost "B" still open on its thread
+ * (as Chrome's viewer pairs them), making one complete event. Their names
+ * and categories come from the "B"; other arguments are not read. */
+static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset) {
+    if (opprof__grow((void **)&p->begins, &p->cap_begins, p->n_begins + 1, sizeof *p->begins))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+    size_t old_cap = p->cap_innermost;
+    if (opprof__grow((void **)&p->innermost, &p->cap_innermost, (size_t)thread + 1, sizeof *p->innermost))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+    for (size_t i = old_cap; i < p->cap_innermost; i++) p->innermost[i] = -1;
+    if (p->n_begins >= INT32_MAX) return FAIL(p, "more than 2^31 begin events open at once: not supported");
+    size_t len = strlen(e->name);
+    char *name = opprof__alloc(len + 1);
+    if (!name) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+    memcpy(name, e->name, len + 1);
+    begun *b = &p->begins[p->n_begins];
+    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, name};
+    opprof__json_locate(&p->lx, offset, &b->line, &b->column);
+    p->innermost[thread] = (int32_t)p->n_begins++;
+    return 0;
+}
+
+static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
+    int32_t i = thread < p->cap_innermost ? p->innermost[thread] : -1;
+    if (i < 0) {
+        opprof__reader_problem_at(p, offset, "end event without a begin event open on its thread");
+        return 0;
+    }
+    begun *b = &p->begins[i];
+    p->innermost[thread] = b->outer;
+    int rc = 0;
+    if (ts < b->ts)
+        opprof__reader_problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
+    else
+        rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
+    opprof__free(b->name);
+    b->name = NULL;
+    /* The stack's top is the last slot when threads do not interleave. */
+    while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
+    return rc;
+}
+
+/* "B" events never ended: read as lasting to the trace's end, as Chrome's
+ * viewer shows them ("did not finish"), and said in the capture's warnings:
+ * a trace cut short by its writer is valid. */
+int opprof__reader_unended_begins(parser *p) {
+    size_t count = 0;
+    const char *first = NULL;
+    for (size_t i = 0; i < p->n_begins; i++) {
+        begun *b = &p->begins[i];
+        if (!b->name) continue;
+        int64_t end = p->max_ts > b->ts ? p->max_ts : b->ts;
+        int rc = add_complete(p, b->thread, b->name, b->cat, b->ts, end - b->ts, b->offset, b->line, b->column, NULL);
+        if (rc) return rc;
+        if (!count++) first = opprof_capture_name(p->cap, p->cap->events[p->cap->n_events - 1].name);
+    }
+    if (count &&
+        opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's end",
+                              count, first))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings");
+    return 0;
+}
+
+void opprof__reader_free_begins(parser *p) {
+    for (size_t i = 0; i < p->n_begins; i++)
+        if (p->begins[i].name) opprof__free(p->begins[i].name);
+    opprof__free(p->begins);
+    opprof__free(p->innermost);
+}
+
+/* Every phase of the Trace Event Format, legacy async (S T p F) and context
+ * events included: a phase opprof does not read is not a problem. */
+static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRcSTpF()";
+
+/* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py). */
+static bool filtered_name(const char *name) {
+    if (name[0] != '[' && name[0] != 'p' && name[0] != 'a') return false; /* what the names below start with */
+    static const char *const names[] = {"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
+                                        "profiler::_record_function_enter_new", "profiler::_record_function_exit",
+                                        "aten::is_leaf", "aten::output_nr", "aten::_version"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
+
+/* What opprof wrote of its capture's marks, read back: an event's
+ * arguments (FLOPs and bytes among them) when `event` >= 0, else the event
+ * itself (a counter sample, an instant, a flow or async edge). */
+static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
+    opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = of_event};
+    const char *name = e->name, *str = NULL;
+    if (of_event < 0) {
+        if (e->ph == 'C') {
+            if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
+            m.kind = OPPROF_MARK_COUNTER;
+            m.value.d = e->args[0].d;
+        } else if (e->ph == 'i' || e->ph == 'I') {
+            m.kind = OPPROF_MARK_INSTANT;
+            m.value.i = e->scope == 'g' ? OPPROF_INSTANT_GLOBAL : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
+                                                                                   : OPPROF_INSTANT_THREAD;
+        } else {
+            m.kind = e->ph == 's'   ? OPPROF_MARK_FLOW_BEGIN
+                     : e->ph == 'f' ? OPPROF_MARK_FLOW_END
+                     : e->ph == 'b' ? OPPROF_MARK_ASYNC_BEGIN
+                                    : OPPROF_MARK_ASYNC_END;
+            m.value.id = e->id;
+        }
+        if (e->ts < p->min_ts) p->min_ts = e->ts;
+        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks") : 0;
+    }
+    m.ts_ns = 0;
+    for (int k = 0; k < e->n_args; k++) {
+        name = e->args[k].key;
+        m.kind = e->args[k].kind;
+        m.value.i = e->args[k].i;
+        str = e->args[k].str;
+        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = e->args[k].d;
+        if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
+            m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
+        if (opprof_capture_add_mark(p->cap, &m, name, str)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks");
+    }
+    return 0;
+}
+
+static int take_complete(parser *p, event *e, int64_t offset) {
+    if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
+        opprof__reader_problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
+                                                            : !(e->have & HAS_TS) ? "\"ts\""
+                                                                                  : "\"dur\"");
+        return 0;
+    }
+    if (e->dur < 0) {
+        opprof__reader_problem_at(p, offset, "complete event '%s' has a negative duration", e->name);
+        return 0;
+    }
+    /* Kineto's own span and Python functions are no rows (as in PyTorch) */
+    if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) {
+        p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
+        return 0;
+    }
+    uint32_t thread;
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
+    if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "categories");
+    return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
+}
+
+/* "i"/"I": Kineto's [memory] events; opprof's own instants. */
+static int take_instant(parser *p, event *e, int64_t offset) {
+    uint32_t thread;
+    if (!e->memory_name) {
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[UNUSED_INSTANT]++;
+        return 0;
+    }
+    if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
+        opprof__reader_problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
+        return 0;
+    }
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
+                                  (e->have & HAS_TOTAL) ? e->total : -1))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "memory events");
+    p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
+    p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
+    if (e->ts < p->min_ts) p->min_ts = e->ts;
+    if (e->ts > p->max_ts) p->max_ts = e->ts;
+    p->cap->info.profile_memory = true;
+    if (opprof__reader_whole_checks(p) && (e->have & HAS_TOTAL)) {
+        if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
+        mrecord *m = &p->ms[p->n_ms++];
+        *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
+        opprof__json_locate(&p->lx, offset, &m->line, &m->column);
+    }
+    return 0;
+}
+
+/* "M": thread names; opprof merge's process labels ("rank K"). */
+static int take_metadata(parser *p, event *e) {
+    if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
+        uint32_t thread;
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
+    }
+    if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name)
+        for (size_t t = 0; t < p->cap->n_threads; t++)
+            if (p->cap->threads[t].pid == e->pid)
+                snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", e->arg_name);
+    return 0;
+}
+
+/* Counters, flows, async events: opprof's own become marks; others are counted. */
+static int take_mark(parser *p, event *e) {
+    uint32_t thread = 0;
+    if (e->ph == 'C') {
+        /* opprof writes its memory events again as a counter track, for Perfetto */
+        if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
+        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
+            /* a counter is the process's: its first thread carries it */
+            if (!p->cap->n_threads && thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            return own_marks(p, e, thread, -1);
+        }
+        p->unused[UNUSED_COUNTER]++;
+        return 0;
+    }
+    if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return own_marks(p, e, thread, -1);
+    }
+    p->unused[e->ph == 's' || e->ph == 'f' ? UNUSED_FLOW : UNUSED_ASYNC]++;
+    return 0;
+}
+
+static int take_event(parser *p, event *e, int64_t offset) {
+    if (!(e->have & HAS_PH)) {
+        opprof__reader_problem_at(p, offset, "event without \"ph\"");
+        return 0;
+    }
+    if (e->bad_type) {
+        opprof__reader_problem_at(p, offset, "event field \"%s\" has the wrong type or is out of range", e->bad_field);
+        return 0;
+    }
+    if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
+    uint32_t thread;
+    switch (e->ph) {
+    case 'X': return take_complete(p, e, offset);
+    case 'B':
+        if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
+            opprof__reader_problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
+            return 0;
+        }
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return push_begin(p, thread, e, offset);
+    case 'E':
+        if (!(e->have & HAS_TS)) {
+            opprof__reader_problem_at(p, offset, "end event without \"ts\"");
+            return 0;
+        }
+        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        return pop_begin(p, thread, e->ts, offset);
+    case 'i':
+    case 'I': return take_instant(p, e, offset);
+    case 'M': return take_metadata(p, e);
+    case 'C':
+    case 's':
+    case 'f':
+    case 'b':
+    case 'e': return take_mark(p, e);
+    default:
+        if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph)) {
+            opprof__reader_problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
+            return 0;
+        }
+        p->unused[strchr("stf", e->ph)        ? UNUSED_FLOW
+                  : strchr("bneSTpF", e->ph)  ? UNUSED_ASYNC
+                  : strchr("NOD", e->ph)      ? UNUSED_OBJECT
+                                              : UNUSED_OTHER_PHASE]++;
+        return 0;
+    }
+}
+
+int opprof__reader_parse_events(parser *p) {
+    event e;
+    memset(&e, 0, sizeof e);
+    int more = opprof__json_open(&p->lx, '[', ']', "an array of events");
+    while (more == 1) {
+        if (opprof__json_skip_ws(&p->lx) != '{') {
+            more = FAIL(p, "expected an event object");
+            break;
+        }
+        int64_t offset = HERE(p);
+        e.have = 0;
+        e.bad_type = false;
+        e.cat = CAT_OTHER;
+        e.mtia = e.memory_name = e.ext_lower = false;
+        e.ext_id = e.corr_id = -1;
+        e.device_type = 0;
+        e.device_id = -1;
+        e.n_args = 0;
+        e.category[0] = '\0';
+        e.id = 0;
+        e.scope = 't';
+        e.pid = e.tid = 0;
+        e.ts = e.dur = e.bytes = e.addr = 0;
+        e.total = -1;
+        if (e.arg_name) e.arg_name[0] = '\0';
+        if (e.frame) e.frame[0] = '\0';
+        if (e.has_dims || e.has_types) memset(&e.shapes, 0, sizeof e.shapes);
+        e.has_dims = e.has_types = false;
+        if ((more = opprof__json_object(&p->lx, opprof__reader_event_key, &e))) break;
+        if (e.arg_name && !e.arg_name[0]) {
+            opprof__free(e.arg_name);
+            e.arg_name = NULL;
+            e.arg_name_cap = 0;
+        }
+        if ((more = take_event(p, &e, offset))) break;
+        more = opprof__json_next(&p->lx, ']', "after an event");
+    }
+    opprof__free(e.name);
+    opprof__free(e.arg_name);
+    opprof__free(e.frame);
+    return more < 0 ? more : 0;
+}
+

@@ -1,0 +1,139 @@
+/* trace/reader_state.h - what the reader's files share: the parser over the
+ * JSON lexer, the event being read, and the records kept for opprof check.
+ * Seen by trace/reader*.c only. */
+#ifndef OPPROF_READER_STATE_H
+#define OPPROF_READER_STATE_H
+
+#include "trace/json_lex.h"
+
+/* ---- the parser ---- */
+
+typedef struct xrecord { /* complete event, for the checks */
+    uint32_t thread, name;
+    int64_t start, end, offset, line, column;
+} xrecord;
+
+typedef struct begun { /* a "B" event waiting for its "E" */
+    uint32_t thread;
+    int32_t outer;         /* the one open before it on its thread, or -1 */
+    uint8_t cat;        /* cat_class */
+    int64_t ts, offset, line, column;
+    char *name;            /* owned */
+} begun;
+
+typedef struct mrecord { /* memory event with a total, for the checks */
+    int64_t ts, bytes, total, offset, line, column;
+    uint32_t thread;
+} mrecord;
+
+/* Valid events that become no part of a capture, counted by kind. */
+enum { UNUSED_FLOW, UNUSED_ASYNC, UNUSED_COUNTER, UNUSED_INSTANT, UNUSED_OBJECT, UNUSED_OTHER_PHASE, UNUSED_SPAN,
+       UNUSED_PYTHON, UNUSED_FILTERED, UNUSED_KINDS };
+
+typedef struct parser {
+    opprof__json lx;       /* first: a lexer callback gets its parser back from it */
+    opprof_read_error *err;
+    const opprof_read_options *opt;
+    opprof_capture *cap;
+    opprof__index thread_index; /* (pid, tid) -> the capture's thread */
+    uint32_t last_thread;       /* the capture's thread + 1 of the last hit */
+    char **string_ids;     /* string pids/tids ("CPU functions") */
+    size_t n_string_ids, cap_string_ids;
+    xrecord *xs;
+    size_t n_xs, cap_xs;
+    mrecord *ms;
+    size_t n_ms, cap_ms;
+    begun *begins;         /* "B" events not yet ended; a stack per thread through `outer` */
+    size_t n_begins, cap_begins;
+    int32_t *innermost;    /* capture thread -> its innermost open "B", or -1 */
+    size_t cap_innermost;
+    int64_t min_ts, max_ts; /* the earliest time, the latest end */
+    uint64_t problems;
+    opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
+    size_t n_links, cap_links;
+    bool ours;             /* the trace names opprof_version: opprof wrote it */
+    uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
+} parser;
+
+#define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
+#define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
+
+enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };
+
+/* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
+typedef enum cat_class {
+    CAT_OTHER = 0,          /* no category, or one of another tool: a CPU operator */
+    CAT_CPU_OP,             /* "cpu_op", "Operator" */
+    CAT_USER,               /* "user_annotation" */
+    CAT_RUNTIME,            /* "cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime": CPU rows */
+    CAT_DEVICE,             /* kernels, copies, sets, syncs on a device */
+    CAT_DEVICE_ANNOTATION,  /* "gpu_user_annotation": a device row, never in totals */
+    CAT_SPAN,               /* "Trace": Kineto's own span, never a row */
+    CAT_PYTHON              /* "python_function": left out, as key_averages does */
+} cat_class;
+
+typedef struct event {
+    char ph;
+    char ph_text[8];
+    uint8_t cat;        /* cat_class */
+    bool mtia;          /* the category names MTIA */
+    bool memory_name;   /* name == "[memory]" */
+    int have;
+    int64_t pid, tid;
+    int64_t ts, dur;
+    int64_t bytes, addr, total;
+    char *name;         /* copy (owned by parser scratch) */
+    size_t name_cap;
+    char *arg_name;     /* args.name of "M" events */
+    size_t arg_name_cap;
+    bool bad_type;
+    const char *bad_field;
+    bool has_dims, has_types;
+    opprof_shapes shapes; /* args "Input Dims" and "Input type" */
+    char *frame;          /* the first frame of args "Call stack" */
+    size_t frame_cap;
+    int64_t ext_id, corr_id; /* args "External id" ("external id": ext_lower), "correlation"; -1 */
+    bool ext_lower;
+    int64_t device_type;     /* args "Device Type" of memory events (0: CPU) */
+    int64_t device_id;       /* args "Device Id" (-1: none) */
+    /* opprof's own traces: the arguments, ids and scopes its marks were written as */
+    int n_args;
+    struct {
+        char key[48];
+        char str[128];
+        uint8_t kind; /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
+        int64_t i;
+        double d;
+    } args[8];
+    uint64_t id;             /* "id" of flow and async events */
+    char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
+    char scope;              /* "s" of instants: 't', 'p', 'g' */
+} event;
+
+
+/* ---- problems and whole-trace checks (trace/reader_checks.c) ---- */
+/* A problem at an offset in the current window (opprof check). */
+OPPROF__HIDDEN void opprof__reader_problem_at(parser *p, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A problem found after parsing, at a place remembered while parsing. */
+OPPROF__HIDDEN void opprof__reader_problem_placed(parser *p, int64_t offset, int64_t line, int64_t column,
+                                                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The checks that need the whole trace are asked for (records kept for each event). */
+OPPROF__HIDDEN bool opprof__reader_whole_checks(const parser *p);
+/* Run them, once the events are read. */
+OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
+
+/* ---- one event's fields (trace/reader_fields.c) ---- */
+/* The lexer's callback for each key of an event object. */
+OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n);
+
+/* ---- phases and the event array (trace/reader_phases.c) ---- */
+/* The "traceEvents" array (or the legacy form's top-level array). */
+OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
+/* "B" events never ended: completed at the trace's end, each a problem. */
+OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
+OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);
+
+#endif /* OPPROF_READER_STATE_H */

@@ -1,0 +1,27 @@
+/* trace/trace.h - the trace layer: traces read (trace/reader.c and its
+ * parts over the JSON lexer, trace/json_lex.h, which only this layer sees)
+ * and written (Chrome's JSON, merged ranks, trace directories). Its public
+ * functions are declared in <opprof/capture.h>; this header holds what the
+ * layer's files share. Above the capture layer. */
+#ifndef OPPROF_TRACE_LAYER_H
+#define OPPROF_TRACE_LAYER_H
+
+#include "capture/capture.h"
+
+/* ---- device links (trace/device_links.c) ---- */
+/* What links a device activity to the CPU operator that launched it. */
+enum { OPPROF__LINK_OP, OPPROF__LINK_RUNTIME, OPPROF__LINK_DEVICE };
+typedef struct opprof__link {
+    uint32_t event;   /* index in the capture, before opprof_capture_finish */
+    uint8_t role;     /* OPPROF__LINK_* */
+    bool ext_lower;   /* the activity's id is "external id" (PyTorch 1.8/1.9) */
+    uint16_t thread;
+    int64_t start, end;
+    int64_t ext, corr; /* "External id" / "external id", "correlation"; -1: none */
+} opprof__link;
+/* Set each device activity's `parent` to its launching operator (an index
+ * before finish; opprof_capture_finish keeps it through its sort), or -1.
+ * Sorts `links`. */
+OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n);
+
+#endif /* OPPROF_TRACE_LAYER_H */

@@ -1,0 +1,279 @@
+/* preload.c - libopprof_record.so, what `opprof record` preloads into a
+ * program it did not build: the program's allocations become memory events
+ * (OPPROF_RECORD_MEMORY=1) and, in a program compiled with
+ * -finstrument-functions, every function becomes a range
+ * (OPPROF_RECORD_FUNCTIONS=1). The session itself is OPPROF_TRACE's
+ * (src/opprof/autostart/autostart.c): libopprof.so, which this library needs, starts it
+ * before this library's constructor runs.
+ *
+ * Allocations: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
+ * memalign, valloc, pvalloc and C++'s operator new and delete (all their
+ * forms) forward to glibc's own entry points (__libc_malloc...) and record
+ * the bytes asked for; a free is recorded without its size
+ * (OPPROF_FREE_UNKNOWN_SIZE), which the capture takes from the allocation at
+ * the same address.
+ *
+ * Functions: a table from each function's address to a call site record,
+ * filled once per function with its name from the ELF symbol table of its
+ * object (libelf: static functions too), read without a lock; a stack per
+ * thread of the open ranges' handles. */
+#define _GNU_SOURCE
+#include <opprof/opprof.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+
+static int g_memory;    /* record allocations */
+static int g_functions; /* record functions */
+static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* naming a function: its own allocations are not the program's */
+
+/* ---- allocations ---- */
+
+/* The bytes asked for; a free's size is the capture's to find (the
+ * allocation at the same address): no size lookup on the hot path. */
+static inline void allocated(void *p, size_t n) {
+    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, (int64_t)n, -1);
+}
+
+static inline void freeing(void *p) {
+    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, OPPROF_FREE_UNKNOWN_SIZE, -1);
+}
+
+EXPORT void *malloc(size_t n) {
+    void *p = __libc_malloc(n);
+    allocated(p, n);
+    return p;
+}
+
+EXPORT void free(void *p) {
+    freeing(p);
+    __libc_free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size) {
+    void *p = __libc_calloc(n, size);
+    allocated(p, n * size); /* no overflow: calloc succeeded */
+    return p;
+}
+
+EXPORT void *realloc(void *old, size_t n) {
+    void *p = __libc_realloc(old, n);
+    if (p || n == 0) freeing(old); /* the old block is gone */
+    allocated(p, n);
+    return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n) {
+    void *p = __libc_memalign(align, n);
+    allocated(p, n);
+    return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n) {
+    if (align < sizeof(void *) || (align & (align - 1))) return 22; /* EINVAL */
+    void *p = __libc_memalign(align, n);
+    if (!p) return 12; /* ENOMEM */
+    allocated(p, n);
+    *out = p;
+    return 0;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
+
+EXPORT void *valloc(size_t n) { return memalign((size_t)sysconf(_SC_PAGESIZE), n); }
+
+EXPORT void *pvalloc(size_t n) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return memalign(page, (n + page - 1) / page * page);
+}
+
+/* C++: operator new/delete, every form (size, array, nothrow, aligned, sized
+ * delete), by their mangled names. A failed new returns NULL here rather than
+ * throwing: this library is C; programs that catch bad_alloc are rare. */
+EXPORT void *_Znwm(size_t n) { return malloc(n); }
+EXPORT void *_Znam(size_t n) { return malloc(n); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return malloc(n); }
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return malloc(n); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return memalign(a, n); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return memalign(a, n); }
+EXPORT void _ZdlPv(void *p) { free(p); }
+EXPORT void _ZdaPv(void *p) { free(p); }
+EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; free(p); }
+EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; free(p); }
+EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
+EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
+
+/* ---- function names: ELF symbols of each object, loaded once ---- */
+
+typedef struct symbol {
+    uintptr_t start, size; /* offset in its object */
+    const char *name;
+} symbol;
+
+typedef struct object {
+    uintptr_t base; /* load address (dli_fbase) */
+    bool relative;  /* ET_DYN: symbol values are offsets from base */
+    symbol *symbols;
+    size_t n;
+    struct object *next;
+} object;
+
+static object *g_objects;
+
+static int by_start(const void *a, const void *b) {
+    const symbol *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The object's function symbols (.symtab, else .dynsym), sorted. */
+static object *load_object(const char *path, uintptr_t base) {
+    object *o = __libc_calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->base = base;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    elf_version(EV_CURRENT);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    GElf_Ehdr eh;
+    if (elf && gelf_getehdr(elf, &eh)) o->relative = eh.e_type == ET_DYN;
+    for (int pass = 0; elf && pass < 2 && o->n == 0; pass++) {
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+            GElf_Shdr sh;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) continue;
+            Elf_Data *data = elf_getdata(scn, NULL);
+            size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+            o->symbols = __libc_calloc(count ? count : 1, sizeof *o->symbols);
+            for (size_t i = 0; data && o->symbols && i < count; i++) {
+                GElf_Sym s;
+                if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value) continue;
+                const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
+                if (!name || !*name) continue;
+                char *copy = __libc_malloc(strlen(name) + 1);
+                if (!copy) break;
+                strcpy(copy, name);
+                o->symbols[o->n++] = (symbol){(uintptr_t)s.st_value, (uintptr_t)s.st_size, copy};
+            }
+            break;
+        }
+    }
+    if (elf) elf_end(elf); /* the names were copied */
+    if (fd >= 0) close(fd);
+    qsort(o->symbols, o->n, sizeof *o->symbols, by_start);
+    return o;
+}
+
+/* "name" of the function at `fn`; "0x..." when no symbol covers it. */
+static void name_of(void *fn, char *buf, size_t size) {
+    Dl_info info;
+    snprintf(buf, size, "%p", fn);
+    if (!dladdr(fn, &info) || !info.dli_fname) return;
+    object *o = g_objects;
+    while (o && o->base != (uintptr_t)info.dli_fbase) o = o->next;
+    if (!o) {
+        const char *path = info.dli_fname[0] ? info.dli_fname : "/proc/self/exe";
+        if (!(o = load_object(path, (uintptr_t)info.dli_fbase))) return;
+        o->next = g_objects;
+        g_objects = o;
+    }
+    uintptr_t at = (uintptr_t)fn - (o->relative ? o->base : 0);
+    size_t lo = 0, hi = o->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->symbols[mid].start <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo && at < o->symbols[lo - 1].start + (o->symbols[lo - 1].size ? o->symbols[lo - 1].size : 1))
+        snprintf(buf, size, "%s", o->symbols[lo - 1].name);
+    else if (info.dli_sname)
+        snprintf(buf, size, "%s", info.dli_sname);
+}
+
+/* ---- functions: address -> call site, read without a lock ---- */
+
+enum { TABLE_SIZE = 1 << 16, MAX_OPEN = 1024 };
+
+typedef struct function {
+    opprof_srcloc loc;
+    void *fn;
+    char name[200];
+} function;
+
+static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
+static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
+static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
+                              NULL, ""};
+
+static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
+    t_inside = 1;
+    pthread_mutex_lock(&g_fill);
+    function *f = NULL;
+    for (size_t probes = 0; probes < TABLE_SIZE; probes++, k = (k + 1) & (TABLE_SIZE - 1)) {
+        function *cur = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
+        if (cur && cur->fn == fn) {
+            f = cur;
+            break;
+        }
+        if (!cur) {
+            f = __libc_calloc(1, sizeof *f);
+            if (!f) break;
+            f->fn = fn;
+            name_of(fn, f->name, sizeof f->name);
+            f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP, NULL};
+            __atomic_store_n(&g_table[k], f, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_fill);
+    t_inside = 0;
+    return f ? f : &g_overflow;
+}
+
+static inline function *function_of(void *fn) {
+    size_t k = ((uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull >> 48;
+    function *f = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
+    if (__builtin_expect(f && f->fn == fn, 1)) return f;
+    return add_function(fn, k);
+}
+
+static __thread opprof_range t_open[MAX_OPEN] __attribute__((tls_model("initial-exec")));
+static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
+
+EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
+    (void)site;
+    if (!g_functions) return;
+    unsigned d = t_depth++;
+    opprof_range r = 0;
+    if (OPPROF__RECORDING()) r = opprof__range_begin(&function_of(fn)->loc);
+    if (d < MAX_OPEN) t_open[d] = r;
+}
+
+EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
+    (void)fn, (void)site;
+    if (!g_functions || t_depth == 0) return;
+    unsigned d = --t_depth;
+    if (d < MAX_OPEN && t_open[d]) opprof__range_end(t_open[d]);
+}
+
+__attribute__((constructor)) static void record_setup(void) {
+    const char *m = getenv("OPPROF_RECORD_MEMORY"), *f = getenv("OPPROF_RECORD_FUNCTIONS");
+    g_functions = f && strcmp(f, "1") == 0;
+    g_memory = m && strcmp(m, "1") == 0;
+}
