@@ -14,6 +14,8 @@
 #include <opprof/capture.h>
 #include <opprof/timer.h>
 
+#include "../tools/exit_codes.h" /* the statuses of every opprof tool */
+
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,18 +73,19 @@ int main(int argc, char **argv) {
         case 'p': perturb = true; break;
         case 'h':
             printf("usage: compare_forward [--json] [--min-time SECONDS] [--tolerance T]\n\n"
-                   "Checks that the variants of the seed's forward pass compute the same output (bit\n"
+                   "Checks that the variants of profile_cpu's forward pass compute the same output (bit\n"
                    "for bit, or within an absolute tolerance T), then measures each one with\n"
                    "blocked_autorange(SECONDS, default 0.2) and prints a compare table.\n"
                    "  --perturb   change the unpacked variant's weights (shows the refusal)\n"
-                   "Exit status: 0, 1 when outputs differ (nothing is measured), 64 bad usage.\n");
+                   "When outputs differ, nothing is measured.\n");
+            tool_exit_codes_text(stdout);
             return 0;
-        default: return 64; /* bad usage, as every opprof tool (sysexits EX_USAGE) */
+        default: return TOOL_EXIT_USAGE; /* as every opprof tool */
         }
     }
     if (!(min_time > 0) || tolerance < 0) {
         fprintf(stderr, "compare_forward: --min-time must be > 0 and --tolerance >= 0\n");
-        return 64;
+        return TOOL_EXIT_USAGE;
     }
 
     nn_manual_seed(7);
@@ -90,7 +93,7 @@ int main(int argc, char **argv) {
     if (nn_linear_new(&layers[0], 256, 512) || nn_relu_new(&layers[1]) || nn_linear_new(&layers[2], 512, 64) ||
         nn_sequential_new(&model, layers, 3)) {
         fprintf(stderr, "compare_forward: cannot build the model\n");
-        return 1;
+        return TOOL_EXIT_FAILED;
     }
     nn_module_eval(model);
     /* the unpacked variant's weights: contiguous copies of the model's */

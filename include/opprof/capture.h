@@ -14,6 +14,7 @@
 #define OPPROF_CAPTURE_H
 
 #include <opprof/opprof.h>
+#include <opprof/mark_kinds.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -25,19 +26,13 @@ extern "C" {
 /* ------------------------------------------------------------------------- */
 
 /** What an engine added to its ranges (opprof.h's counters, instants,
- *  arguments, flows, async ranges, FLOPs and bytes). */
+ *  arguments, flows, async ranges, FLOPs and bytes): the kinds of
+ *  <opprof/mark_kinds.h>'s list, with what each value holds. */
 typedef enum opprof_mark_kind {
-    OPPROF_MARK_COUNTER = 0,   /* value.d: a sample of the counter `name` */
-    OPPROF_MARK_INSTANT,       /* value.i: its opprof_instant_scope */
-    OPPROF_MARK_ARG_INT,       /* of `event`: key `name`, value.i */
-    OPPROF_MARK_ARG_DOUBLE,    /* ... value.d */
-    OPPROF_MARK_ARG_STR,       /* ... value.str: an opprof_capture_name index */
-    OPPROF_MARK_FLOPS,         /* of `event`: value.i FLOPs */
-    OPPROF_MARK_BYTES,         /* of `event`: value.i bytes */
-    OPPROF_MARK_FLOW_BEGIN,    /* value.id; "ph":"s" */
-    OPPROF_MARK_FLOW_END,      /* value.id; "ph":"f" */
-    OPPROF_MARK_ASYNC_BEGIN,   /* `name`, value.id; "ph":"b" */
-    OPPROF_MARK_ASYNC_END      /* `name`, value.id; "ph":"e" */
+#define OPPROF__MARK_KIND_ENUM(name, value, phase, of_range, category) OPPROF_MARK_##name = value,
+    OPPROF_MARK_KINDS(OPPROF__MARK_KIND_ENUM)
+#undef OPPROF__MARK_KIND_ENUM
+    OPPROF_MARK_KIND_COUNT /* one past the last kind */
 } opprof_mark_kind;
 
 typedef struct opprof_mark {
@@ -256,22 +251,32 @@ OPPROF_API int64_t opprof_averages_self_device_total_ns(const opprof_averages *a
  *  has no device activity (then no device column is shown). */
 OPPROF_API const char *opprof_averages_device_name(const opprof_averages *averages);
 
-/** Sort keys, as key_averages().table(sort_by=...) names them. */
+/** Sort keys, as key_averages().table(sort_by=...) names them: the one list,
+ *  that the enum, the names, the sort itself and `opprof report --help` are
+ *  expanded from (a new key is one line).
+ *  X(NAME, "PyTorch's name", "its older name" or NULL, the opprof_average_row
+ *  field sorted by, 1 when divided by the calls) */
+#define OPPROF_SORT_KEYS(X)                                                                      \
+    X(SELF_CPU_TIME, "self_cpu_time_total", NULL, self_ns, 0)                                   \
+    X(CPU_TIME_TOTAL, "cpu_time_total", NULL, total_ns, 0)                                      \
+    X(CPU_TIME_AVG, "cpu_time", NULL, total_ns, 1)                                              \
+    X(SELF_CPU_MEMORY, "self_cpu_memory_usage", NULL, self_cpu_mem, 0)                          \
+    X(CPU_MEMORY, "cpu_memory_usage", NULL, cpu_mem, 0)                                         \
+    X(COUNT, "count", NULL, calls, 0)                                                           \
+    X(PEAK_MEMORY, "cpu_memory_peak", NULL, peak_mem, 0) /* opprof's */                         \
+    X(FLOPS, "flops", NULL, flops, 0)                                                           \
+    X(SELF_DEVICE_TIME, "self_device_time_total", "self_cuda_time_total", self_device_ns, 0)    \
+    X(DEVICE_TIME_TOTAL, "device_time_total", "cuda_time_total", total_device_ns, 0)            \
+    X(DEVICE_TIME_AVG, "device_time", "cuda_time", total_device_ns, 1)                          \
+    X(SELF_DEVICE_MEMORY, "self_device_memory_usage", "self_cuda_memory_usage", self_device_mem, 0) \
+    X(DEVICE_MEMORY, "device_memory_usage", "cuda_memory_usage", device_mem, 0)
+
 typedef enum opprof_sort_key {
-    OPPROF_SORT_NONE = 0,          /* first-seen order */
-    OPPROF_SORT_SELF_CPU_TIME,     /* "self_cpu_time_total" */
-    OPPROF_SORT_CPU_TIME_TOTAL,    /* "cpu_time_total" */
-    OPPROF_SORT_CPU_TIME_AVG,      /* "cpu_time" */
-    OPPROF_SORT_SELF_CPU_MEMORY,   /* "self_cpu_memory_usage" */
-    OPPROF_SORT_CPU_MEMORY,        /* "cpu_memory_usage" */
-    OPPROF_SORT_COUNT,             /* "count" */
-    OPPROF_SORT_PEAK_MEMORY,       /* "cpu_memory_peak" (opprof's) */
-    OPPROF_SORT_FLOPS,             /* "flops" */
-    OPPROF_SORT_SELF_DEVICE_TIME,  /* "self_device_time_total" (or "self_cuda_time_total"...) */
-    OPPROF_SORT_DEVICE_TIME_TOTAL, /* "device_time_total" ("cuda_time_total") */
-    OPPROF_SORT_DEVICE_TIME_AVG,   /* "device_time" ("cuda_time") */
-    OPPROF_SORT_SELF_DEVICE_MEMORY,/* "self_device_memory_usage" ("self_cuda_memory_usage") */
-    OPPROF_SORT_DEVICE_MEMORY      /* "device_memory_usage" ("cuda_memory_usage") */
+    OPPROF_SORT_NONE = 0, /* first-seen order ("none") */
+#define OPPROF__SORT_KEY_ENUM(name, pytorch, older, field, per_call) OPPROF_SORT_##name,
+    OPPROF_SORT_KEYS(OPPROF__SORT_KEY_ENUM)
+#undef OPPROF__SORT_KEY_ENUM
+    OPPROF_SORT_KEY_COUNT /* one past the last key */
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */

@@ -8,6 +8,7 @@
 #ifndef OPPROF_OPPROF_H
 #error "include <opprof/opprof.h>, not <opprof/inline.h>"
 #endif
+#include <opprof/mark_kinds.h>
 
 /* ------------------------------------------------------------------------- */
 /* Internal: the macros' inline fast path                                    */
@@ -63,9 +64,11 @@ typedef struct opprof__mark_slot {
     const char *name;  /* the caller's string (a literal), or a copy in the thread's arena */
     uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
 } opprof__mark_slot;
-enum { OPPROF__MARK_COUNTER = 0, OPPROF__MARK_INSTANT = 1, OPPROF__MARK_ARG_INT = 2, OPPROF__MARK_ARG_DOUBLE = 3,
-       OPPROF__MARK_FLOPS = 5, OPPROF__MARK_BYTES = 6, OPPROF__MARK_FLOW_BEGIN = 7, OPPROF__MARK_FLOW_END = 8,
-       OPPROF__MARK_ASYNC_BEGIN = 9, OPPROF__MARK_ASYNC_END = 10 };
+enum {
+#define OPPROF__MARK_KIND_INLINE(name, value, phase, of_range, category) OPPROF__MARK_##name = value,
+    OPPROF_MARK_KINDS(OPPROF__MARK_KIND_INLINE)
+#undef OPPROF__MARK_KIND_INLINE
+};
 /** The library's path of every mark (what the inline path falls back to). */
 OPPROF_API void opprof__mark_slow(uint32_t kind, const char *name, uint64_t value, int of_range);
 

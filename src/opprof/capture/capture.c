@@ -198,7 +198,7 @@ const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) 
 }
 
 int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
-    if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind > OPPROF_MARK_ASYNC_END ||
+    if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind >= OPPROF_MARK_KIND_COUNT ||
         (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events)
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + 1, sizeof *c->marks)) return OPPROF_ENOMEM;

@@ -47,6 +47,42 @@ typedef struct opprof__arg_index {
 OPPROF__HIDDEN int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c);
 OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x);
 
+/* ---- mark kinds (<opprof/mark_kinds.h>) ---- */
+/* The kind belongs to its range (an argument, FLOPs, bytes). */
+static inline bool opprof__mark_of_range(uint32_t kind) {
+    switch (kind) {
+#define OPPROF__OF_RANGE(name, value, phase, of_range, category) case value: return of_range;
+        OPPROF_MARK_KINDS(OPPROF__OF_RANGE)
+#undef OPPROF__OF_RANGE
+    default: return false;
+    }
+}
+/* The Chrome phase a kind is written as (0: inside its range's event). */
+static inline char opprof__mark_phase(uint32_t kind) {
+    switch (kind) {
+#define OPPROF__PHASE(name, value, phase, of_range, category) case value: return phase;
+        OPPROF_MARK_KINDS(OPPROF__PHASE)
+#undef OPPROF__PHASE
+    default: return 0;
+    }
+}
+/* The kind written as a phase (-1: none). */
+static inline int opprof__mark_of_phase(char ph) {
+#define OPPROF__OF_PHASE(name, value, phase, of_range, category) if (phase && ph == phase) return value;
+    OPPROF_MARK_KINDS(OPPROF__OF_PHASE)
+#undef OPPROF__OF_PHASE
+    return -1;
+}
+/* The "cat" of a kind's events. */
+static inline const char *opprof__mark_category(uint32_t kind) {
+    switch (kind) {
+#define OPPROF__CATEGORY(name, value, phase, of_range, category) case value: return category;
+        OPPROF_MARK_KINDS(OPPROF__CATEGORY)
+#undef OPPROF__CATEGORY
+    default: return "";
+    }
+}
+
 /* ---- device activities ---- */
 /* A device activity: no CPU time, no place in the CPU tree; its `parent` is
  * the operator that launched it. */

@@ -49,11 +49,6 @@ typedef struct shape_slot {
 /* Marks (opprof.h's inline path writes them too). */
 typedef opprof__mark_slot mark_slot;
 _Static_assert(sizeof(mark_slot) == 32, "marks are 32 bytes");
-_Static_assert((int)OPPROF__MARK_ARG_DOUBLE == (int)OPPROF_MARK_ARG_DOUBLE &&
-                   (int)OPPROF__MARK_FLOPS == (int)OPPROF_MARK_FLOPS &&
-                   (int)OPPROF__MARK_ASYNC_END == (int)OPPROF_MARK_ASYNC_END &&
-                   (int)OPPROF__MARK_INSTANT == (int)OPPROF_MARK_INSTANT,
-               "opprof.h's mark kinds are capture.h's");
 enum { CHUNK_MARKS = 65536 }; /* 2 MiB of marks */
 
 typedef struct chunk {

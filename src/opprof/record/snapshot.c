@@ -150,7 +150,7 @@ static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, 
     for (size_t i = 0; i < count; i++) {
         if (i && i % CHUNK_MARKS == 0) ch = ch->next;
         const mark_slot *s = (const mark_slot *)ch->data + i % CHUNK_MARKS;
-        bool of_range = s->kind >= OPPROF_MARK_ARG_INT && s->kind <= OPPROF_MARK_BYTES;
+        bool of_range = opprof__mark_of_range(s->kind);
         if (of_range && s->ts >= n_ranges) continue; /* its range was dropped */
         opprof_mark k = {.ts_ns = of_range ? 0 : to_ns(s->ts, start, npt),
                          .kind = s->kind,

@@ -72,19 +72,11 @@ static const opprof__column COLUMNS[] = {
 /* The sort metric of a row, as a double (averages divide). */
 static double metric(const opprof_average_row *r, opprof_sort_key key) {
     switch (key) {
-    case OPPROF_SORT_SELF_CPU_TIME: return (double)r->self_ns;
-    case OPPROF_SORT_CPU_TIME_TOTAL: return (double)r->total_ns;
-    case OPPROF_SORT_CPU_TIME_AVG: return r->calls ? (double)r->total_ns / (double)r->calls : 0.0;
-    case OPPROF_SORT_SELF_CPU_MEMORY: return (double)r->self_cpu_mem;
-    case OPPROF_SORT_CPU_MEMORY: return (double)r->cpu_mem;
-    case OPPROF_SORT_COUNT: return (double)r->calls;
-    case OPPROF_SORT_PEAK_MEMORY: return (double)r->peak_mem;
-    case OPPROF_SORT_FLOPS: return (double)r->flops;
-    case OPPROF_SORT_SELF_DEVICE_TIME: return (double)r->self_device_ns;
-    case OPPROF_SORT_DEVICE_TIME_TOTAL: return (double)r->total_device_ns;
-    case OPPROF_SORT_DEVICE_TIME_AVG: return r->calls ? (double)r->total_device_ns / (double)r->calls : 0.0;
-    case OPPROF_SORT_SELF_DEVICE_MEMORY: return (double)r->self_device_mem;
-    case OPPROF_SORT_DEVICE_MEMORY: return (double)r->device_mem;
+#define SORT_METRIC(name, pytorch, older, field, per_call) \
+    case OPPROF_SORT_##name:                               \
+        return per_call ? (r->calls ? (double)r->field / (double)r->calls : 0.0) : (double)r->field;
+        OPPROF_SORT_KEYS(SORT_METRIC)
+#undef SORT_METRIC
     default: return 0.0;
     }
 }

@@ -11,25 +11,17 @@ enum { SPACING = 2 };
 
 static const struct {
     opprof_sort_key key;
-    const char *name;
+    const char *name, *older; /* older: NULL, or PyTorch's former name of the key */
 } SORT_NAMES[] = {
-    {OPPROF_SORT_SELF_CPU_TIME, "self_cpu_time_total"}, {OPPROF_SORT_CPU_TIME_TOTAL, "cpu_time_total"},
-    {OPPROF_SORT_CPU_TIME_AVG, "cpu_time"},            {OPPROF_SORT_SELF_CPU_MEMORY, "self_cpu_memory_usage"},
-    {OPPROF_SORT_CPU_MEMORY, "cpu_memory_usage"},      {OPPROF_SORT_COUNT, "count"},
-    {OPPROF_SORT_PEAK_MEMORY, "cpu_memory_peak"},      {OPPROF_SORT_FLOPS, "flops"},
-    {OPPROF_SORT_SELF_DEVICE_TIME, "self_device_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "device_time_total"},
-    {OPPROF_SORT_DEVICE_TIME_AVG, "device_time"},      {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_device_memory_usage"},
-    {OPPROF_SORT_DEVICE_MEMORY, "device_memory_usage"},
-    /* PyTorch's older names of the same keys */
-    {OPPROF_SORT_SELF_DEVICE_TIME, "self_cuda_time_total"}, {OPPROF_SORT_DEVICE_TIME_TOTAL, "cuda_time_total"},
-    {OPPROF_SORT_DEVICE_TIME_AVG, "cuda_time"},        {OPPROF_SORT_SELF_DEVICE_MEMORY, "self_cuda_memory_usage"},
-    {OPPROF_SORT_DEVICE_MEMORY, "cuda_memory_usage"},
+#define SORT_NAME(name, pytorch, older, field, per_call) {OPPROF_SORT_##name, pytorch, older},
+    OPPROF_SORT_KEYS(SORT_NAME)
+#undef SORT_NAME
 };
 
 int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
     if (!name || !out) return OPPROF_EINVAL;
     for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
-        if (strcmp(name, SORT_NAMES[i].name) == 0) {
+        if (strcmp(name, SORT_NAMES[i].name) == 0 || (SORT_NAMES[i].older && strcmp(name, SORT_NAMES[i].older) == 0)) {
             *out = SORT_NAMES[i].key;
             return 0;
         }

@@ -155,18 +155,19 @@ static void write_arg(out *o, const opprof__strbuf *names, const size_t *offset,
 static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset, int64_t pid,
                        const opprof_mark *m) {
     static const char *const scopes[] = {"t", "p", "g"};
-    switch (m->kind) {
-    case OPPROF_MARK_COUNTER: OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"counter\""); break;
-    case OPPROF_MARK_INSTANT:
-        OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"instant\",\"s\":\"");
+    char ph = opprof__mark_phase(m->kind);
+    const char *cat = opprof__mark_category(m->kind);
+    OUT_LIT(o, "{\"ph\":\"");
+    out_put(o, &ph, 1);
+    OUT_LIT(o, "\",\"cat\":\"");
+    out_put(o, cat, strlen(cat));
+    OUT_LIT(o, "\"");
+    if (m->kind == OPPROF_MARK_INSTANT) {
+        OUT_LIT(o, ",\"s\":\"");
         out_put(o, scopes[m->value.i >= 0 && m->value.i <= 2 ? m->value.i : 0], 1);
         OUT_LIT(o, "\"");
-        break;
-    case OPPROF_MARK_FLOW_BEGIN: OUT_LIT(o, "{\"ph\":\"s\",\"cat\":\"flow\""); break;
-    case OPPROF_MARK_FLOW_END: OUT_LIT(o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\""); break;
-    case OPPROF_MARK_ASYNC_BEGIN: OUT_LIT(o, "{\"ph\":\"b\",\"cat\":\"async\""); break;
-    default: OUT_LIT(o, "{\"ph\":\"e\",\"cat\":\"async\""); break;
     }
+    if (m->kind == OPPROF_MARK_FLOW_END) OUT_LIT(o, ",\"bp\":\"e\"");
     OUT_LIT(o, ",\"name\":");
     out_name(o, names, offset, m->name);
     if (m->kind >= OPPROF_MARK_FLOW_BEGIN) {

@@ -191,9 +191,6 @@ void opprof__reader_free_begins(parser *p) {
     opprof__free(p->innermost);
 }
 
-/* Every phase of the Trace Event Format, legacy async (S T p F) and context
- * events included: a phase opprof does not read is not a problem. */
-static const char KNOWN_PHASES[] = "BEXiICbnestfPONDMVvRcSTpF()";
 
 /* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py). */
 static bool filtered_name(const char *name) {
@@ -222,10 +219,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
             m.value.i = e->scope == 'g' ? OPPROF_INSTANT_GLOBAL : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
                                                                                    : OPPROF_INSTANT_THREAD;
         } else {
-            m.kind = e->ph == 's'   ? OPPROF_MARK_FLOW_BEGIN
-                     : e->ph == 'f' ? OPPROF_MARK_FLOW_END
-                     : e->ph == 'b' ? OPPROF_MARK_ASYNC_BEGIN
-                                    : OPPROF_MARK_ASYNC_END;
+            m.kind = (uint32_t)opprof__mark_of_phase(e->ph); /* a flow or async edge */
             m.value.id = e->id;
         }
         if (e->ts < p->min_ts) p->min_ts = e->ts;
@@ -317,8 +311,11 @@ static int take_metadata(parser *p, event *e) {
     return 0;
 }
 
+static int unused_kind(char ph);
+
 /* Counters, flows, async events: opprof's own become marks; others are counted. */
-static int take_mark(parser *p, event *e) {
+static int take_mark(parser *p, event *e, int64_t offset) {
+    (void)offset;
     uint32_t thread = 0;
     if (e->ph == 'C') {
         /* opprof writes its memory events again as a counter track, for Perfetto */
@@ -335,8 +332,84 @@ static int take_mark(parser *p, event *e) {
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return own_marks(p, e, thread, -1);
     }
-    p->unused[e->ph == 's' || e->ph == 'f' ? UNUSED_FLOW : UNUSED_ASYNC]++;
+    p->unused[unused_kind(e->ph)]++;
     return 0;
+}
+
+static int take_begin(parser *p, event *e, int64_t offset) {
+    if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
+        opprof__reader_problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
+        return 0;
+    }
+    uint32_t thread;
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    return push_begin(p, thread, e, offset);
+}
+
+static int take_end(parser *p, event *e, int64_t offset) {
+    if (!(e->have & HAS_TS)) {
+        opprof__reader_problem_at(p, offset, "end event without \"ts\"");
+        return 0;
+    }
+    uint32_t thread;
+    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    return pop_begin(p, thread, e->ts, offset);
+}
+
+static int take_metadata_at(parser *p, event *e, int64_t offset) {
+    (void)offset;
+    return take_metadata(p, e);
+}
+
+/* The one list of the Trace Event Format's phases (legacy async S T p F and
+ * context events included) and what the reader does with each: a phase that
+ * is not here is unknown, a problem; one without `take` is valid, counted as
+ * unused of its kind. The phases of <opprof/mark_kinds.h> not taken here are
+ * opprof's marks (take_mark). */
+typedef struct phase {
+    char ph;
+    int (*take)(parser *p, event *e, int64_t offset);
+    int unused; /* UNUSED_* when not taken */
+} phase;
+/* Indexed by the phase's character. */
+static const phase PHASES[128] = {
+    ['X'] = {'X', take_complete, 0},
+    ['B'] = {'B', take_begin, 0},
+    ['E'] = {'E', take_end, 0},
+    ['i'] = {'i', take_instant, 0},
+    ['I'] = {'I', take_instant, 0},
+    ['M'] = {'M', take_metadata_at, 0},
+    ['C'] = {'C', NULL, UNUSED_COUNTER},
+    ['s'] = {'s', NULL, UNUSED_FLOW},
+    ['t'] = {'t', NULL, UNUSED_FLOW},
+    ['f'] = {'f', NULL, UNUSED_FLOW},
+    ['b'] = {'b', NULL, UNUSED_ASYNC},
+    ['n'] = {'n', NULL, UNUSED_ASYNC},
+    ['e'] = {'e', NULL, UNUSED_ASYNC},
+    ['S'] = {'S', NULL, UNUSED_ASYNC},
+    ['T'] = {'T', NULL, UNUSED_ASYNC},
+    ['p'] = {'p', NULL, UNUSED_ASYNC},
+    ['F'] = {'F', NULL, UNUSED_ASYNC},
+    ['N'] = {'N', NULL, UNUSED_OBJECT},
+    ['O'] = {'O', NULL, UNUSED_OBJECT},
+    ['D'] = {'D', NULL, UNUSED_OBJECT},
+    ['P'] = {'P', NULL, UNUSED_OTHER_PHASE},
+    ['V'] = {'V', NULL, UNUSED_OTHER_PHASE},
+    ['v'] = {'v', NULL, UNUSED_OTHER_PHASE},
+    ['R'] = {'R', NULL, UNUSED_OTHER_PHASE},
+    ['c'] = {'c', NULL, UNUSED_OTHER_PHASE},
+    ['('] = {'(', NULL, UNUSED_OTHER_PHASE},
+    [')'] = {')', NULL, UNUSED_OTHER_PHASE},
+};
+
+static const phase *phase_of(char ph) {
+    unsigned char c = (unsigned char)ph;
+    return c < 128 && PHASES[c].ph ? &PHASES[c] : NULL;
+}
+
+static int unused_kind(char ph) {
+    const phase *k = phase_of(ph);
+    return k ? k->unused : UNUSED_OTHER_PHASE;
 }
 
 static int take_event(parser *p, event *e, int64_t offset) {
@@ -349,42 +422,15 @@ static int take_event(parser *p, event *e, int64_t offset) {
         return 0;
     }
     if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
-    uint32_t thread;
-    switch (e->ph) {
-    case 'X': return take_complete(p, e, offset);
-    case 'B':
-        if ((e->have & (HAS_NAME | HAS_TS)) != (HAS_NAME | HAS_TS)) {
-            opprof__reader_problem_at(p, offset, "begin event without %s", !(e->have & HAS_NAME) ? "\"name\"" : "\"ts\"");
-            return 0;
-        }
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        return push_begin(p, thread, e, offset);
-    case 'E':
-        if (!(e->have & HAS_TS)) {
-            opprof__reader_problem_at(p, offset, "end event without \"ts\"");
-            return 0;
-        }
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        return pop_begin(p, thread, e->ts, offset);
-    case 'i':
-    case 'I': return take_instant(p, e, offset);
-    case 'M': return take_metadata(p, e);
-    case 'C':
-    case 's':
-    case 'f':
-    case 'b':
-    case 'e': return take_mark(p, e);
-    default:
-        if (e->ph == '?' || !strchr(KNOWN_PHASES, e->ph)) {
-            opprof__reader_problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
-            return 0;
-        }
-        p->unused[strchr("stf", e->ph)        ? UNUSED_FLOW
-                  : strchr("bneSTpF", e->ph)  ? UNUSED_ASYNC
-                  : strchr("NOD", e->ph)      ? UNUSED_OBJECT
-                                              : UNUSED_OTHER_PHASE]++;
+    const phase *ph = phase_of(e->ph);
+    if (ph && ph->take) return ph->take(p, e, offset);
+    if (opprof__mark_of_phase(e->ph) >= 0) return take_mark(p, e, offset);
+    if (!ph) {
+        opprof__reader_problem_at(p, offset, "unknown phase \"%s\"", e->ph_text);
         return 0;
     }
+    p->unused[ph->unused]++;
+    return 0;
 }
 
 int opprof__reader_parse_events(parser *p) {

@@ -1,4 +1,4 @@
-/* record.c - `opprof record`: profile a program without changing it.
+/* cmd_record.c - `opprof record`: profile a program without changing it.
  *
  *   opprof record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]
  *
@@ -10,7 +10,7 @@
  * CPU time is printed. The exit status is CMD's (128 + N when signal N ended
  * it), 64 on bad usage, 127 when CMD cannot be run. */
 #define _GNU_SOURCE
-#include "record.h"
+#include "tool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,10 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_USAGE = 64, EXIT_CANNOT_RUN = 127 };
-
-static const char *RECORD_USAGE =
-    "usage: opprof record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]\n\n"
+static const char HELP[] =
     "Profile CMD without changing it: libopprof_record.so is preloaded and records\n"
     "  --memory     every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"
     "               attributed to the open range or function (Self CPU Mem, Peak Mem)\n"
@@ -37,8 +34,7 @@ static const char *RECORD_USAGE =
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
     "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"
     "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"
-    "SIGINT or SIGTERM ends CMD. Exit status: CMD's (128 + N for signal N), 64 bad usage,\n"
-    "127 when CMD cannot be run.\n";
+    "SIGINT or SIGTERM ends CMD. Its exit status is CMD's (128 + N for signal N).\n";
 
 /* libopprof_record.so beside this program's libraries: ../<libdir> of the
  * installed tree, or ../lib of the build tree. */
@@ -84,27 +80,25 @@ static void print_table(const char *dir) {
     if (f) fclose(f);
 }
 
-int opprof_cmd_record(int argc, char **argv) {
+static int run(int argc, char **argv) {
     static const struct option longs[] = {{"memory", no_argument, 0, 'm'},
                                           {"functions", no_argument, 0, 'f'},
                                           {"output", required_argument, 0, 'o'},
-                                          {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     bool memory = false, functions = false;
     char dir[4096] = "";
     int c;
-    while ((c = getopt_long(argc, argv, "+ho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
         case 'm': memory = true; break;
         case 'f': functions = true; break;
         case 'o': snprintf(dir, sizeof dir, "%s", optarg); break;
-        case 'h': fputs(RECORD_USAGE, stdout); return 0;
-        default: fputs("Run 'opprof record --help' for the options.\n", stderr); return EXIT_USAGE;
+        default: fputs("Run 'opprof record --help' for the options.\n", stderr); return TOOL_EXIT_USAGE;
         }
     }
     if (optind >= argc) {
         fprintf(stderr, "opprof record: no command to run (opprof record [options] -- CMD [ARGS...])\n");
-        return EXIT_USAGE;
+        return TOOL_EXIT_USAGE;
     }
     if (!dir[0]) {
         time_t now = time(NULL);
@@ -115,12 +109,12 @@ int opprof_cmd_record(int argc, char **argv) {
     struct stat st;
     if (lstat(dir, &st) == 0) {
         fprintf(stderr, "opprof record: '%s' exists; name a new directory with -o (nothing was run)\n", dir);
-        return EXIT_USAGE;
+        return TOOL_EXIT_USAGE;
     }
     char preload[4300];
     if (find_preload(preload, sizeof preload)) {
         fprintf(stderr, "opprof record: libopprof_record.so not found beside this opprof's libraries\n");
-        return EXIT_CANNOT_RUN;
+        return TOOL_EXIT_CANNOT_RUN;
     }
     const char *old = getenv("LD_PRELOAD");
     char ld_preload[8800];
@@ -129,7 +123,7 @@ int opprof_cmd_record(int argc, char **argv) {
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "opprof record: cannot fork: %s\n", strerror(errno));
-        return EXIT_CANNOT_RUN;
+        return TOOL_EXIT_CANNOT_RUN;
     }
     if (pid == 0) {
         setenv("OPPROF_TRACE", dir, 1);
@@ -138,7 +132,7 @@ int opprof_cmd_record(int argc, char **argv) {
         setenv("OPPROF_RECORD_FUNCTIONS", functions ? "1" : "0", 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "opprof record: cannot run '%s': %s\n", argv[optind], strerror(errno));
-        _exit(EXIT_CANNOT_RUN);
+        _exit(TOOL_EXIT_CANNOT_RUN);
     }
     /* SIGINT and SIGTERM sent to opprof are passed on (CMD saves DIR on either;
      * from a terminal it gets SIGINT twice, which changes nothing) */
@@ -150,5 +144,13 @@ int opprof_cmd_record(int argc, char **argv) {
     }
     if (stat(dir, &st) == 0) print_table(dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_CANNOT_RUN;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
+
+const tool_command tool_cmd_record = {
+    .name = "record",
+    .synopsis = "record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]",
+    .summary = "profile a program without changing it (--memory, --functions)",
+    .help = HELP,
+    .run = run,
+};

@@ -1,8 +1,8 @@
-/* load.c - reading a trace for a command of tools/opprof.c: a progress bar
+/* load.c - reading a trace for a command of tools/opprof/: a progress bar
  * on a terminal for large files, the reader's problems counted and the first
  * one said, and the reasons a file cannot be written. */
 #define _GNU_SOURCE
-#include "load.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,8 +20,8 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void opprof_tool_on_progress(void *ctx, int64_t done, int64_t total) {
-    progress *pr = ctx;
+void tool_on_progress(void *ctx, int64_t done, int64_t total) {
+    tool_progress *pr = ctx;
     if (!pr->enabled || total <= 0) return;
     int width = 30, filled = (int)((double)done / (double)total * width);
     if (filled > width) filled = width;
@@ -31,7 +31,7 @@ void opprof_tool_on_progress(void *ctx, int64_t done, int64_t total) {
     if (done >= total) fprintf(stderr, "\n");
 }
 
-void opprof_tool_progress_init(progress *pr, const char *path) {
+void tool_progress_init(tool_progress *pr, const char *path) {
     struct stat st;
     pr->path = path;
     pr->enabled = isatty(2) && stat(path, &st) == 0 && st.st_size > 100 * 1000 * 1000;
@@ -40,7 +40,7 @@ void opprof_tool_progress_init(progress *pr, const char *path) {
 
 /* Problems met while loading: counted, the first kept for the message. */
 typedef struct load_problems {
-    progress pr;
+    tool_progress pr;
     long count;
     char first[600];
     char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
@@ -52,7 +52,7 @@ static void load_unused(void *ctx, const char *kind, uint64_t count) {
     snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
 }
 
-static void load_progress(void *ctx, int64_t done, int64_t total) { opprof_tool_on_progress(&((load_problems *)ctx)->pr, done, total); }
+static void load_progress(void *ctx, int64_t done, int64_t total) { tool_on_progress(&((load_problems *)ctx)->pr, done, total); }
 
 static void load_problem(void *ctx, const opprof_trace_problem *p) {
     load_problems *lp = ctx;
@@ -69,9 +69,9 @@ static void load_problem(void *ctx, const opprof_trace_problem *p) {
  * reader could not use are never dropped silently: their count and the first
  * reason go to stderr, and a trace with problems and no event at all is an
  * error. */
-int opprof_tool_load(const char *path, opprof_capture **out) {
+int tool_load(const char *path, opprof_capture **out) {
     load_problems lp = {.count = 0, .unused = ""};
-    opprof_tool_progress_init(&lp.pr, path);
+    tool_progress_init(&lp.pr, path);
     opprof_read_options opt = {.on_progress = load_progress,
                                .on_problem = load_problem,
                                .on_unused = load_unused,
@@ -85,7 +85,7 @@ int opprof_tool_load(const char *path, opprof_capture **out) {
                     err.message, (long long)err.offset);
         else
             fprintf(stderr, "opprof: %s: %s\n", path, err.message);
-        return EXIT_UNREADABLE;
+        return TOOL_EXIT_UNREADABLE;
     }
     if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
     if (lp.count == 0) return 0;
@@ -98,7 +98,7 @@ int opprof_tool_load(const char *path, opprof_capture **out) {
         fprintf(stderr, "opprof: %s: no event could be read; run 'opprof check %s' for every problem\n", path, path);
         opprof_capture_free(*out);
         *out = NULL;
-        return EXIT_UNREADABLE;
+        return TOOL_EXIT_UNREADABLE;
     }
     fprintf(stderr, "opprof: run 'opprof check %s' for every problem\n", path);
     return 0;
@@ -108,7 +108,7 @@ int opprof_tool_load(const char *path, opprof_capture **out) {
  * that is not obvious (files are written as a temporary beside OUT, then
  * renamed, so a directory that takes no new file fails even for an OUT that
  * exists, e.g. under /proc). */
-void opprof_tool_write_error(const char *path, int rc) {
+void tool_write_error(const char *path, int rc) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

@@ -13,6 +13,7 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include "../exit_codes.h"
 #include "outdir.h"
 #include "parallel.h"
 
@@ -24,8 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Exit statuses, as opprof(1): 0 success, 1 failure, 64 bad usage (sysexits EX_USAGE). */
-enum { EXIT_USAGE = 64 };
 
 typedef struct options {
     const char *outdir;
@@ -109,8 +108,9 @@ static void usage(FILE *f) {
             "  -h, --help       this help\n"
             "\n"
             "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\n"
-            "for each capture (N = the step number when it was saved), and summary.json.\n"
-            "Exit status: 0 on success, 1 on failure (nothing is left behind), 64 on bad usage.\n");
+            "for each capture (N = the step number when it was saved), and summary.json; on a\n"
+            "failure, nothing is left behind.\n");
+    tool_exit_codes_text(stdout);
 }
 
 static int parse_int(const char *text, const char *flag, int min, int *out) {
@@ -525,14 +525,14 @@ static int profile_into(const char *outdir) {
     if (!parallel_is_root()) o.quiet = true; /* one rank prints the tables */
     /* Refuse an existing OUTDIR before doing anything; fill a temporary sibling. */
     char workdir[4096];
-    if (outdir_begin(o.outdir, workdir, sizeof workdir)) return 1;
+    if (outdir_begin(o.outdir, workdir, sizeof workdir)) return TOOL_EXIT_FAILED;
 
     context ctx = {.opt = &o, .workdir = workdir};
     int rc = opprof_summary_new(&ctx.summary);
     if (rc) {
         fprintf(stderr, "profile_cpu: %s\n", opprof_strerror(rc));
         outdir_remove(workdir);
-        return 1;
+        return TOOL_EXIT_FAILED;
     }
     rc = run(&o, &ctx);
     opprof_summary_free(ctx.summary);
@@ -545,16 +545,16 @@ static int profile_into(const char *outdir) {
     }
     if (rc) {
         outdir_remove(workdir);
-        return 1;
+        return TOOL_EXIT_FAILED;
     }
-    if (outdir_publish(workdir, o.outdir)) return 1;
+    if (outdir_publish(workdir, o.outdir)) return TOOL_EXIT_FAILED;
     if (o.parallel == PARALLEL_OFF) printf("profile_cpu: capture written to %s/\n", o.outdir);
     return 0;
 }
 
 int main(int argc, char **argv) {
     options o;
-    if (parse_options(argc, argv, &o)) return EXIT_USAGE;
+    if (parse_options(argc, argv, &o)) return TOOL_EXIT_USAGE;
     if (o.fail_alloc >= 0) {
         static const opprof_allocator counting = {counting_realloc, NULL};
         g_fail_at = o.fail_alloc;

@@ -1,0 +1,114 @@
+/* cmd_report.c - `opprof report`: the key averages table of a trace, in
+ * PyTorch's layout, as text or JSON; `--ranks DIR` compares the ranks of a
+ * distributed run (cmd_ranks.c). */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char HELP[] =
+    "The key averages table of a trace, in PyTorch's layout.\n"
+    "  --sort KEY       the column to sort by (default self_cpu_time_total; the keys below)\n"
+    "  --row-limit N    rows to print (default 100; -1 or 0: all)\n"
+    "  --memory         sort by self CPU memory (the memory table of profile_cpu)\n"
+    "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
+    "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
+    "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
+    "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
+    "  --json           the table's rows as JSON (the same columns; raw values)\n"
+    "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
+    "                   min / median / max self time across ranks and the slowest rank; per\n"
+    "                   rank, communication against compute, and the skew of collective starts\n";
+
+/* The sort keys, from the library's one list (with PyTorch's older names). */
+static void sort_keys_help(FILE *out) {
+    fputs("Sort keys (PyTorch's names):", out);
+    int column = 80;
+#define SORT_KEY_HELP(name, pytorch, older, field, per_call)                                     \
+    {                                                                                            \
+        const char *older_name = older;                                                          \
+        int n = (int)strlen(pytorch) + (older_name ? (int)strlen(older_name) + 3 : 0) + 2;      \
+        if (column + n > 78) fputs("\n ", out), column = 1;                                       \
+        fprintf(out, " %s%s%s%s,", pytorch, older_name ? " (" : "", older_name ? older_name : "", \
+                older_name ? ")" : "");                                                          \
+        column += n;                                                                             \
+    }
+    OPPROF_SORT_KEYS(SORT_KEY_HELP)
+#undef SORT_KEY_HELP
+    fputs(" none\n", out);
+}
+
+static int run(int argc, char **argv) {
+    static const struct option longs[] = {{"sort", required_argument, 0, 's'},
+                                          {"row-limit", required_argument, 0, 'n'},
+                                          {"memory", no_argument, 0, 'm'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"group-by-input-shape", no_argument, 0, 'g'},
+                                          {"group-by-stack", required_argument, 0, 'k'},
+                                          {"peak-memory", no_argument, 0, 'p'},
+                                          {"flops", no_argument, 0, 'f'},
+                                          {"ranks", no_argument, 0, 'r'},
+                                          {0, 0, 0, 0}};
+    opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
+    int row_limit = 100;
+    bool json = false, ranks = false;
+    opprof_averages_options group = {0};
+    opprof_table_options table = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (opprof_sort_key_parse(optarg, &sort))
+                return tool_usage_error("report", "unknown sort key '%s' (run 'opprof help report' for the keys)", optarg);
+            break;
+        case 'n':
+            if (tool_parse_count(optarg, "--row-limit", &row_limit)) return TOOL_EXIT_USAGE;
+            break;
+        case 'm': sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
+        case 'j': json = true; break;
+        case 'g': group.group_by_input_shape = true; break;
+        case 'k':
+            if (tool_parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
+                return tool_usage_error("report", "--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
+            break;
+        case 'p': table.peak_memory = true; break;
+        case 'f': table.flops = true; break;
+        case 'r': ranks = true; break;
+        default: return TOOL_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) return tool_usage_error("report", "%s", ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
+    if (ranks) return tool_ranks_report(argv[optind], json);
+    opprof_capture *cap;
+    int rc = tool_load(argv[optind], &cap);
+    if (rc) return rc;
+    opprof_averages *avg = NULL;
+    char *text = NULL;
+    table.sort = sort;
+    table.row_limit = row_limit;
+    rc = opprof_capture_averages_ex(cap, &group, &avg);
+    if (!rc)
+        rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
+    if (rc)
+        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
+    else
+        fputs(text, stdout);
+    opprof_free(text);
+    opprof_averages_free(avg);
+    opprof_capture_free(cap);
+    return rc ? TOOL_EXIT_UNREADABLE : 0;
+}
+
+const tool_command tool_cmd_report = {
+    .name = "report",
+    .synopsis = "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
+                "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
+                "report --ranks DIR [--json]",
+    .more_help = sort_keys_help,
+    .summary = "the key averages table of a trace (as key_averages().table())",
+    .help = HELP,
+    .run = run,
+};

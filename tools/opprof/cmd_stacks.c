@@ -1,0 +1,46 @@
+/* cmd_stacks.c - `opprof stacks`: folded stacks of a trace. */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char HELP[] =
+    "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
+    "speedscope. COUNT is self CPU time in integer microseconds, or with --memory the\n"
+    "bytes each frame allocated itself.\n";
+
+static int run(int argc, char **argv) {
+    static const struct option longs[] = {{"memory", no_argument, 0, 'm'}, {0, 0, 0, 0}};
+    opprof_stacks_metric metric = OPPROF_STACKS_SELF_TIME;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 'm': metric = OPPROF_STACKS_ALLOCATED_BYTES; break;
+        default: return TOOL_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) return tool_usage_error("stacks", "stacks takes one TRACE");
+    opprof_capture *cap;
+    int rc = tool_load(argv[optind], &cap);
+    if (rc) return rc;
+    char *text = NULL;
+    rc = opprof_capture_stacks_to_string(cap, metric, &text);
+    if (rc)
+        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
+    else
+        fputs(text, stdout);
+    opprof_free(text);
+    opprof_capture_free(cap);
+    return rc ? TOOL_EXIT_UNREADABLE : 0;
+}
+
+const tool_command tool_cmd_stacks = {
+    .name = "stacks",
+    .synopsis = "stacks TRACE [--memory]",
+    .summary = "folded stacks of a trace for flamegraph.pl and speedscope",
+    .help = HELP,
+    .run = run,
+};

@@ -1,0 +1,56 @@
+/* tool.h - what the commands of `opprof` share: a command's entry in the one
+ * command table (commands.h), the exit statuses, loading a trace with a
+ * progress bar and its problems said, the reasons a file cannot be written.
+ * The tools' own names start with tool_ (the library's with opprof_). */
+#ifndef OPPROF_TOOLS_TOOL_H
+#define OPPROF_TOOLS_TOOL_H
+
+#include <opprof/capture.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../exit_codes.h"
+
+/** A command: `opprof NAME ...`. Its help (`opprof help NAME`, `opprof NAME
+ *  --help`) is made of its fields by main.c, so it is written once. */
+typedef struct tool_command {
+    const char *name;
+    const char *synopsis; /* "report TRACE [--sort KEY] ...": the usage after "opprof " (lines) */
+    const char *summary;  /* one line, for `opprof help` */
+    const char *help;     /* what it does and its options */
+    void (*more_help)(FILE *out); /* NULL, or lists that come from elsewhere (the sort keys) */
+    /** argv[0] is the program, argv[1...] the command's options and operands
+     *  (never --help: main.c answers it). Returns an exit status. */
+    int (*run)(int argc, char **argv);
+} tool_command;
+
+/** "opprof: " + the message + where help is; TOOL_EXIT_USAGE. */
+int tool_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** A whole number in [-1, 1e9] for `flag`; -1 (and a message) if not. */
+int tool_parse_count(const char *text, const char *flag, int *out);
+
+/** A progress bar on stderr, for files over 100 MB read on a terminal. */
+typedef struct tool_progress {
+    const char *path;
+    bool enabled;
+    double started;
+} tool_progress;
+void tool_progress_init(tool_progress *pr, const char *path);
+/** The reader's on_progress, with a tool_progress as ctx. */
+void tool_on_progress(void *ctx, int64_t done, int64_t total);
+
+/** Read a trace; on failure print why (file, position, reason) and return
+ *  TOOL_EXIT_UNREADABLE. Events the reader could not use are never dropped
+ *  silently: their count and the first reason go to stderr, and a trace with
+ *  problems and no event at all is an error. */
+int tool_load(const char *path, opprof_capture **out);
+
+/** Say why `path` could not be written (and where, when not obvious). */
+void tool_write_error(const char *path, int rc);
+
+/** `opprof report --ranks DIR [--json]` (ranks_report.c). */
+int tool_ranks_report(const char *dir, bool json);
+
+#endif
