@@ -125,6 +125,67 @@ static int parse_int(const char *text, const char *flag, int min, int *out) {
     return 0;
 }
 
+/* One option of getopt's (c) with its argument; 0, or -1 said on stderr. */
+static int take_option(int c, options *o) {
+    int rc = 0;
+    switch (c) {
+    case 't': rc = parse_int(optarg, "--threads", 1, &o->threads); break;
+    case 'b': rc = parse_int(optarg, "--batch", 1, &o->batch); break;
+    case 'i': rc = parse_int(optarg, "--in", 1, &o->in_features); break;
+    case 'H': rc = parse_int(optarg, "--hidden", 1, &o->hidden); break;
+    case 'o': rc = parse_int(optarg, "--out", 1, &o->out_features); break;
+    case 's': rc = parse_int(optarg, "--steps", 0, &o->steps); break;
+    case 'S': rc = parse_int(optarg, "--skip-first", 0, &o->schedule.skip_first); break;
+    case 'w': rc = parse_int(optarg, "--wait", 0, &o->schedule.wait); break;
+    case 'W': rc = parse_int(optarg, "--warmup", 0, &o->schedule.warmup); break;
+    case 'a': rc = parse_int(optarg, "--active", 0, &o->schedule.active); break;
+    case 'r': rc = parse_int(optarg, "--repeat", 0, &o->schedule.repeat); break;
+    case 'n':
+        if (!*optarg || strchr(optarg, '/')) {
+            fprintf(stderr, "profile_cpu: --stem takes a file name without '/', not '%s'\n", optarg);
+            rc = -1;
+        }
+        o->stem = optarg;
+        break;
+    case 'q': o->quiet = true; break;
+    case 1: o->record_shapes = true; break;
+    case 2: o->with_stack = true; break;
+    case 3: o->with_flops = o->record_shapes = true; break;
+    case 4: o->group_by_input_shape = o->record_shapes = true; break;
+    case 5:
+        rc = parse_int(optarg, "--group-by-stack", 1, &o->group_by_stack_n);
+        o->with_stack = true;
+        break;
+    case 6: o->peak_memory = true; break;
+    case 7: o->stacks = true; break;
+    case 9: o->with_native_stack = true; break;
+    case 10: o->html = true; break;
+    case 8: {
+        int n;
+        rc = parse_int(optarg, "--fail-alloc", 0, &n);
+        o->fail_alloc = n;
+        break;
+    }
+    case 'X': o->weights = optarg; break;
+    case 'I': o->input = optarg; break;
+    case 'O': o->save_output = optarg; break;
+    case 'h': usage(stdout); exit(0);
+    case 11: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
+    case 12:
+        if (parallel_mode_parse(optarg, &o->parallel)) {
+            fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
+            rc = -1;
+        } else if (!parallel_built()) {
+            fprintf(stderr, "profile_cpu: --parallel: this profile_cpu was built without MPI "
+                            "(install openmpi-bin and libopenmpi-dev, then rebuild)\n");
+            rc = -1;
+        }
+        break;
+    default: usage_hint(); return -1;
+    }
+    return rc;
+}
+
 static int parse_options(int argc, char **argv, options *o) {
     *o = (options){.stem = "cpu-step",
                    .threads = 1,
@@ -153,65 +214,8 @@ static int parse_options(int argc, char **argv, options *o) {
         {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case 't': rc = parse_int(optarg, "--threads", 1, &o->threads); break;
-        case 'b': rc = parse_int(optarg, "--batch", 1, &o->batch); break;
-        case 'i': rc = parse_int(optarg, "--in", 1, &o->in_features); break;
-        case 'H': rc = parse_int(optarg, "--hidden", 1, &o->hidden); break;
-        case 'o': rc = parse_int(optarg, "--out", 1, &o->out_features); break;
-        case 's': rc = parse_int(optarg, "--steps", 0, &o->steps); break;
-        case 'S': rc = parse_int(optarg, "--skip-first", 0, &o->schedule.skip_first); break;
-        case 'w': rc = parse_int(optarg, "--wait", 0, &o->schedule.wait); break;
-        case 'W': rc = parse_int(optarg, "--warmup", 0, &o->schedule.warmup); break;
-        case 'a': rc = parse_int(optarg, "--active", 0, &o->schedule.active); break;
-        case 'r': rc = parse_int(optarg, "--repeat", 0, &o->schedule.repeat); break;
-        case 'n':
-            if (!*optarg || strchr(optarg, '/')) {
-                fprintf(stderr, "profile_cpu: --stem takes a file name without '/', not '%s'\n", optarg);
-                rc = -1;
-            }
-            o->stem = optarg;
-            break;
-        case 'q': o->quiet = true; break;
-        case 1: o->record_shapes = true; break;
-        case 2: o->with_stack = true; break;
-        case 3: o->with_flops = o->record_shapes = true; break;
-        case 4: o->group_by_input_shape = o->record_shapes = true; break;
-        case 5:
-            rc = parse_int(optarg, "--group-by-stack", 1, &o->group_by_stack_n);
-            o->with_stack = true;
-            break;
-        case 6: o->peak_memory = true; break;
-        case 7: o->stacks = true; break;
-        case 9: o->with_native_stack = true; break;
-        case 10: o->html = true; break;
-        case 8: {
-            int n;
-            rc = parse_int(optarg, "--fail-alloc", 0, &n);
-            o->fail_alloc = n;
-            break;
-        }
-        case 'X': o->weights = optarg; break;
-        case 'I': o->input = optarg; break;
-        case 'O': o->save_output = optarg; break;
-        case 'h': usage(stdout); exit(0);
-        case 11: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
-        case 12:
-            if (parallel_mode_parse(optarg, &o->parallel)) {
-                fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
-                rc = -1;
-            } else if (!parallel_built()) {
-                fprintf(stderr, "profile_cpu: --parallel: this profile_cpu was built without MPI "
-                                "(install openmpi-bin and libopenmpi-dev, then rebuild)\n");
-                rc = -1;
-            }
-            break;
-        default: usage_hint(); return -1;
-        }
-        if (rc) return -1;
-    }
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
+        if (take_option(c, o)) return -1;
     if (optind != argc - 1) {
         fprintf(stderr, optind >= argc ? "profile_cpu: missing OUTDIR\n" : "profile_cpu: too many arguments\n");
         usage_hint();
@@ -342,51 +346,82 @@ static int make_model(const options *o, nn_module **model) {
     return nn_sequential_new(model, layers, 3);
 }
 
-static int run(const options *o, context *ctx) {
-    nn_module *model = NULL;
-    nn_tensor *inputs = NULL, *reference = NULL, *after = NULL;
-    opprof_session *session = NULL;
-    int rc;
-    const char *what = "building the model";
+/* What run() builds and frees, and what it was doing when it failed. */
+typedef struct work {
+    nn_module *model;
+    nn_tensor *inputs, *reference;
+    const char *what;   /* "running the model": for "failed %s" */
+    char message[512];  /* a file's error in words, when load_failed */
+    bool load_failed;   /* loading or saving a safetensors file failed */
+} work;
 
-    char message[512] = "";
+/* The model, its weights and inputs, this rank's share; the reference
+ * output, then warm-up passes before the profiler starts. */
+static int prepare(const options *o, work *w) {
     options sized = *o;
+    int rc = 0;
     nn_manual_seed(7);
     nn_set_num_threads(o->threads); /* a fixed lab setting, not a tuning recommendation */
+    w->what = "building the model";
     if (o->input) { /* the input decides the batch and the input width */
-        rc = nn_tensor_load_safetensors(o->input, "input", &inputs, message, sizeof message);
-        if (!rc && inputs->ndim != 2) {
-            snprintf(message, sizeof message, "%s: tensor 'input' must have 2 dimensions [batch, in], not %d",
-                     o->input, inputs->ndim);
+        rc = nn_tensor_load_safetensors(o->input, "input", &w->inputs, w->message, sizeof w->message);
+        if (!rc && w->inputs->ndim != 2) {
+            snprintf(w->message, sizeof w->message, "%s: tensor 'input' must have 2 dimensions [batch, in], not %d",
+                     o->input, w->inputs->ndim);
             rc = NN_ESHAPE;
         }
-        if (rc) goto load_failed;
-        sized.batch = (int)inputs->shape[0];
-        sized.in_features = (int)inputs->shape[1];
+        if (rc) return w->load_failed = true, rc;
+        sized.batch = (int)w->inputs->shape[0];
+        sized.in_features = (int)w->inputs->shape[1];
     }
-    rc = make_model(&sized, &model);
-    if (rc) goto done;
-    nn_module_eval(model);
-    if (o->weights) {
-        rc = nn_module_load_safetensors(model, o->weights, message, sizeof message);
-        if (rc) goto load_failed;
-    }
-    what = "creating the inputs";
-    if (!inputs) rc = nn_tensor_randn(&inputs, 2, (int64_t[]){o->batch, o->in_features});
-    if (rc) goto done;
-    what = "sharing the work across ranks";
-    rc = parallel_share(&model, &inputs); /* --parallel: this rank's rows, or its part of the model */
-    if (rc) goto done;
-
-    what = "running the model";
-    rc = parallel_forward(model, inputs, &reference);
+    if ((rc = make_model(&sized, &w->model))) return rc;
+    nn_module_eval(w->model);
+    if (o->weights && (rc = nn_module_load_safetensors(w->model, o->weights, w->message, sizeof w->message)))
+        return w->load_failed = true, rc;
+    w->what = "creating the inputs";
+    if (!w->inputs && (rc = nn_tensor_randn(&w->inputs, 2, (int64_t[]){o->batch, o->in_features}))) return rc;
+    w->what = "sharing the work across ranks";
+    /* --parallel: this rank's rows, or its part of the model */
+    if ((rc = parallel_share(&w->model, &w->inputs))) return rc;
+    w->what = "running the model";
+    rc = parallel_forward(w->model, w->inputs, &w->reference);
     for (int i = 0; i < 3 && !rc; i++) { /* warm up before the profiler starts */
         nn_tensor *y = NULL;
-        rc = parallel_forward(model, inputs, &y);
+        rc = parallel_forward(w->model, w->inputs, &y);
         nn_tensor_free(y);
     }
-    if (rc) goto done;
+    return rc;
+}
 
+/* The seed's loop: each batch a range around a forward range, one step each. */
+static int profile_steps(const options *o, context *ctx, work *w, opprof_session *session) {
+    for (int step = 0; step < o->steps; step++) {
+        int frc = 0;
+        {
+            OPPROF_SCOPE("batch_%d", step);
+            nn_tensor *output = NULL;
+            {
+                OPPROF_SCOPE("forward");
+                frc = parallel_forward(w->model, w->inputs, &output);
+            }
+            nn_tensor_free(output);
+        }
+        if (frc) {
+            w->what = "running the model";
+            return frc;
+        }
+        int step_rc = opprof_session_step(session); /* advance once after each logical batch */
+        if (g_signal || ctx->error) return 0;
+        if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
+            w->what = "saving the capture";
+            return step_rc;
+        }
+    }
+    return 0;
+}
+
+/* The profiler, started with the options, through the steps, stopped. */
+static int profile(const options *o, context *ctx, work *w) {
     opprof_config cfg = opprof_config_default();
     cfg.schedule = o->schedule;
     cfg.on_trace_ready = save_trace;
@@ -397,103 +432,85 @@ static int run(const options *o, context *ctx) {
     cfg.with_native_stack = o->with_native_stack;
     cfg.with_flops = o->with_flops;
     if (parallel_rank()) cfg.rank = *parallel_rank();
-    what = "starting the profiler";
-    rc = opprof_session_start(&session, &cfg);
-    if (rc) goto done;
-    for (int step = 0; step < o->steps; step++) {
-        int frc = 0;
-        {
-            OPPROF_SCOPE("batch_%d", step);
-            nn_tensor *output = NULL;
-            {
-                OPPROF_SCOPE("forward");
-                frc = parallel_forward(model, inputs, &output);
-            }
-            nn_tensor_free(output);
-        }
-        if (frc) {
-            rc = frc;
-            what = "running the model";
-            break;
-        }
-        int step_rc = opprof_session_step(session); /* advance once after each logical batch */
-        if (g_signal) break;
-        if (ctx->error) break;
-        if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
-            rc = step_rc;
-            what = "saving the capture";
-            break;
-        }
-    }
-    int stop_rc = opprof_session_stop(session);
+    opprof_session *session = NULL;
+    w->what = "starting the profiler";
+    int rc = opprof_session_start(&session, &cfg);
+    if (!rc) rc = profile_steps(o, ctx, w, session);
+    int stop_rc = session ? opprof_session_stop(session) : 0;
+    opprof_session_free(session);
     if (stop_rc == OPPROF_ECALLBACK) stop_rc = 0; /* ctx->error says why */
     if (ctx->error) {
-        rc = ctx->error;
-        what = "saving the capture";
-        goto done;
+        w->what = "saving the capture";
+        return ctx->error;
     }
-    if (rc) goto done;
-    if (stop_rc) {
-        rc = stop_rc;
-        what = "stopping the profiler";
-        goto done;
-    }
+    if (!rc && stop_rc) w->what = "stopping the profiler";
+    return rc ? rc : stop_rc;
+}
 
-    what = "checking the output";
-    rc = parallel_forward(model, inputs, &after);
-    if (rc) goto done;
-    if (!nn_tensor_equal(after, reference)) {
+/* The output after profiling is the reference's (the profiler changed
+ * nothing), and --save-output writes it. */
+static int check_output(const options *o, work *w) {
+    nn_tensor *after = NULL;
+    w->what = "checking the output";
+    int rc = parallel_forward(w->model, w->inputs, &after);
+    if (!rc && !nn_tensor_equal(after, w->reference)) {
         fprintf(stderr, "profile_cpu: the output after profiling differs from the reference\n");
         rc = -1;
-        goto done;
     }
-
-    if (o->save_output) { /* --parallel: the whole batch's output, by rank 0 */
-        nn_tensor *whole = NULL;
-        what = "gathering the output";
-        rc = parallel_whole_output(reference, &whole);
-        if (rc) goto done;
-        if (parallel_is_root())
-            rc = nn_tensor_save_safetensors(o->save_output, "output", whole ? whole : reference, message,
-                                            sizeof message);
-        nn_tensor_free(whole);
-        if (rc) goto load_failed; /* the message names the file */
+    nn_tensor_free(after);
+    if (rc || !o->save_output) return rc;
+    nn_tensor *whole = NULL; /* --parallel: the whole batch's output, by rank 0 */
+    w->what = "gathering the output";
+    rc = parallel_whole_output(w->reference, &whole);
+    if (!rc && parallel_is_root()) {
+        rc = nn_tensor_save_safetensors(o->save_output, "output", whole ? whole : w->reference, w->message,
+                                        sizeof w->message);
+        w->load_failed = rc != 0; /* the message names the file */
     }
+    nn_tensor_free(whole);
+    return rc;
+}
 
+static int write_summary(const options *o, context *ctx, work *w) {
     opprof_summary *sum = ctx->summary;
-    int64_t in_shape[2] = {inputs->shape[0], inputs->shape[1]};
-    int64_t out_shape[2] = {reference->shape[0], reference->shape[1]};
-    rc = opprof_summary_set_string(sum, "device", "cpu");
+    int64_t in_shape[2] = {w->inputs->shape[0], w->inputs->shape[1]};
+    int64_t out_shape[2] = {w->reference->shape[0], w->reference->shape[1]};
+    int rc = opprof_summary_set_string(sum, "device", "cpu");
     if (!rc) rc = opprof_summary_set_int(sum, "threads", nn_get_num_threads());
     if (!rc) rc = opprof_summary_set_int_array(sum, "input_shape", in_shape, 2);
     if (!rc) rc = opprof_summary_set_int_array(sum, "output_shape", out_shape, 2);
-    if (!rc) rc = set_gemm_kernels(sum, inputs->shape[0], inputs->shape[1], o->hidden, reference->shape[1]);
+    if (!rc) rc = set_gemm_kernels(sum, w->inputs->shape[0], w->inputs->shape[1], o->hidden, w->reference->shape[1]);
     if (!rc) {
         char path[4096];
         snprintf(path, sizeof path, "%s/summary.json", ctx->workdir);
         rc = opprof_summary_json_write(sum, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/summary.json", o->outdir);
-        what = "writing";
+        w->what = "writing";
     }
-    if (0) {
-    load_failed: /* message names the file and the tensor */
-        fprintf(stderr, "profile_cpu: %s\n", message);
+    return rc;
+}
+
+static int run(const options *o, context *ctx) {
+    work w = {0};
+    int rc = prepare(o, &w);
+    if (!rc) rc = profile(o, ctx, &w);
+    if (!rc) rc = check_output(o, &w);
+    if (!rc) rc = write_summary(o, ctx, &w);
+    if (rc && w.load_failed) { /* the message names the file and the tensor */
+        fprintf(stderr, "profile_cpu: %s\n", w.message);
         rc = -1;
     }
-done:
     if (ctx->reported || g_signal) rc = -1;
     if (rc && rc != -1) {
         if (ctx->failed_path[0])
             fprintf(stderr, "profile_cpu: cannot write '%s': %s\n", ctx->failed_path, opprof_strerror(rc));
         else
-            fprintf(stderr, "profile_cpu: failed %s: %s\n", what,
+            fprintf(stderr, "profile_cpu: failed %s: %s\n", w.what,
                     rc <= -5000 && rc > -6000 ? opprof_strerror(rc) : nn_strerror(rc));
     }
-    opprof_session_free(session);
-    nn_tensor_free(after);
-    nn_tensor_free(reference);
-    nn_tensor_free(inputs);
-    nn_module_free(model);
+    nn_tensor_free(w.reference);
+    nn_tensor_free(w.inputs);
+    nn_module_free(w.model);
     return rc;
 }
 
