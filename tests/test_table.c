@@ -40,6 +40,31 @@ int main(void) {
     CHECK_STR(fmt_mem(1536LL * 1024 * 1024), "1.50 GB");
     CHECK_STR(fmt_mem(-3LL * 1024 * 1024 * 1024), "-3.00 GB");
 
+    /* NULL: every accessor answers as for an empty capture or averages. */
+    size_t none = 99;
+    CHECK(opprof_capture_events(NULL, &none) == NULL && none == 0);
+    none = 99;
+    CHECK(opprof_capture_marks(NULL, &none) == NULL && none == 0);
+    none = 99;
+    CHECK(opprof_capture_memory_events(NULL, &none) == NULL && none == 0);
+    none = 99;
+    CHECK(opprof_capture_threads(NULL, &none) == NULL && none == 0);
+    none = 99;
+    CHECK(opprof_capture_warnings(NULL, &none) == NULL && none == 0);
+    CHECK(opprof_capture_name(NULL, 0) == NULL);
+    CHECK_INT(opprof_capture_name_count(NULL), 0);
+    CHECK(opprof_capture_site(NULL, 1) == NULL);
+    CHECK(opprof_capture_shapes(NULL, 1) == NULL);
+    CHECK(opprof_capture_category(NULL, NULL) == NULL);
+    CHECK_INT(opprof_capture_get_info(NULL).duration_ns + opprof_capture_get_info(NULL).pid, 0);
+    none = 99;
+    CHECK(opprof_averages_rows(NULL, &none) == NULL && none == 0);
+    CHECK_INT(opprof_averages_self_total_ns(NULL), 0);
+    CHECK_INT(opprof_averages_self_device_total_ns(NULL), 0);
+    CHECK_STR(opprof_averages_device_name(NULL), "");
+    opprof_capture_free(NULL);
+    opprof_averages_free(NULL);
+
     /* Sort keys by PyTorch's names. */
     opprof_sort_key key;
     CHECK_INT(opprof_sort_key_parse("self_cpu_time_total", &key), 0);

@@ -9,6 +9,13 @@
  * Times are integer nanoseconds from the capture's start; tables and traces
  * print microseconds, as PyTorch does. Memory is in bytes, signed (a free is
  * negative).
+ *
+ * NULL, one rule for all: an accessor (a function that returns a value, not
+ * an error code) given a NULL capture, averages or ranks returns what an
+ * empty one holds: 0, a zero struct, NULL for arrays and strings ("" for
+ * names that are always strings, as the device's), and a count of 0. A
+ * function that returns an error code returns OPPROF_EINVAL for a NULL
+ * argument it needs. The *_free functions take NULL and do nothing.
  */
 #ifndef OPPROF_CAPTURE_H
 #define OPPROF_CAPTURE_H
@@ -584,7 +591,7 @@ OPPROF_API int opprof_ranks_trace_path(const char *dir, int rank, char *path, si
 /* ------------------------------------------------------------------------- */
 
 /*
- * The seed's summary.json: {"opprof": version, <fields set by the caller in
+ * profile_cpu's summary.json: {"opprof": version, <fields set by the caller in
  * order>, "captures": [{"step", "operators": [{"name", "calls", "self_cpu_us",
  * "total_cpu_us", "self_cpu_bytes"}], "dropped_events", "warnings"}]}.
  */

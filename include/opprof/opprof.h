@@ -27,6 +27,15 @@
  * controlling thread. One session may be active in a process at a time.
  * Recording is not async-signal-safe: do not record from a signal handler.
  *
+ * Compilers: the recording macros need GNU C, as GCC (5 and later) and Clang
+ * accept it in any -std (C11 with -std=c11 too): the cleanup attribute (a
+ * scope ends its range however its block is left), statement expressions,
+ * __thread and __COUNTER__. The declarations alone are ISO C11; a compiler
+ * without these extensions can call the functions (opprof_range_begin and
+ * opprof_range_end) or build with OPPROF_ENABLE=0. The library itself is
+ * built as ISO C11 (CMAKE_C_EXTENSIONS OFF) and uses the extensions only
+ * through this header.
+ *
  * Compile-time switch: define OPPROF_ENABLE to 0 before including this header
  * and every OPPROF_ macro compiles to nothing: its arguments are not evaluated
  * (see "Recording macros" below).

@@ -12,7 +12,7 @@
  *   char *text; opprof_measurement_text_to_string(m, &text); puts(text); opprof_free(text);
  *   opprof_measurement_free(m);
  *
- * Measure without a profiler: the seed's advice, enforced. A measurement
+ * Measure without a profiler, as PyTorch's CPU-profiling guide advises, enforced. A measurement
  * taken while a profiler session is active carries a warning.
  * Errors: 0 or a negative OPPROF_E... code (opprof.h).
  */

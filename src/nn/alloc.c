@@ -2,6 +2,7 @@
  * reported to the profiler as allocations and frees. */
 #include "internal.h"
 
+#include "../common/error_text.h"
 #include "../common/sized_alloc.h"
 
 #include <pthread.h>
@@ -10,15 +11,7 @@
 
 /* ---- the allocator hook (the same shape as opprof's) ---- */
 
-static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    (void)ctx;
-    (void)old_size;
-    if (new_size == 0) {
-        free(ptr);
-        return NULL;
-    }
-    return realloc(ptr, new_size);
-}
+OPPROF__DEFINE_DEFAULT_REALLOC(default_realloc, realloc, free)
 
 static opprof_allocator g_allocator = {default_realloc, NULL};
 
@@ -137,18 +130,4 @@ void nn__storage_release(nn_storage *s) {
     nn__free(s);
 }
 
-const char *nn_strerror(int code) {
-    switch (code) {
-#define NN__ERR_TEXT(name, value, text) \
-    case (value):                        \
-        return text;
-        NN_ERRNO_MAP(NN__ERR_TEXT)
-#undef NN__ERR_TEXT
-    case 0:
-        return "success";
-    default:
-        break;
-    }
-    if (code < 0 && code > -4096) return strerror(-code);
-    return "unknown error";
-}
+COMMON_DEFINE_STRERROR(nn_strerror, NN_ERRNO_MAP)

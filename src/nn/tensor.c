@@ -53,74 +53,76 @@ void nn_tensor_free(nn_tensor *t) {
     nn__free(t);
 }
 
+/* What a factory writes into its new tensor's n values. */
+typedef struct fill {
+    enum { FILL_NONE, FILL_ZEROS, FILL_NORMAL, FILL_UNIFORM } how;
+    float low, high; /* FILL_UNIFORM */
+} fill;
+
+/* Box-Muller: two normals from two uniforms in (0, 1]. */
+static void fill_normal(float *d, int64_t n) {
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = 1.0 - nn__rng_uniform(), u2 = nn__rng_uniform();
+        double r = sqrt(-2.0 * log(u1)), theta = 2.0 * 3.14159265358979323846 * u2;
+        d[i] = (float)(r * cos(theta));
+        if (i + 1 < n) d[i + 1] = (float)(r * sin(theta));
+    }
+}
+
+/* A new tensor of that shape, filled; on any error, *out is NULL. The
+ * caller's operator range encloses it. */
+static int new_filled(nn_tensor **out, int ndim, const int64_t *shape, fill f) {
+    *out = NULL;
+    int rc = nn__tensor_new(out, ndim, shape);
+    if (rc) return rc;
+    float *d = (*out)->data;
+    int64_t n = nn_tensor_numel(*out);
+    switch (f.how) {
+    case FILL_NONE: break;
+    case FILL_ZEROS: memset(d, 0, (size_t)n * sizeof(float)); break;
+    case FILL_NORMAL: fill_normal(d, n); break;
+    case FILL_UNIFORM:
+        for (int64_t i = 0; i < n; i++) d[i] = (float)(f.low + (f.high - f.low) * nn__rng_uniform());
+        break;
+    }
+    return 0;
+}
+
 int nn_tensor_empty(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
-    *out = NULL; /* on any error, *out is NULL */
-    int rc = NN_EINVAL;
-    {
-        OPPROF_OP_SCOPE("aten::empty");
-        rc = nn__tensor_new(out, ndim, shape);
-    }
-    return rc;
+    OPPROF_OP_SCOPE("aten::empty");
+    return new_filled(out, ndim, shape, (fill){.how = FILL_NONE});
 }
 
 int nn_tensor_zeros(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
-    *out = NULL; /* on any error, *out is NULL */
-    int rc = NN_EINVAL;
-    {
-        OPPROF_OP_SCOPE("aten::zeros");
-        rc = nn__tensor_new(out, ndim, shape);
-        if (!rc) memset((*out)->data, 0, (size_t)nn_tensor_numel(*out) * sizeof(float));
-    }
-    return rc;
+    OPPROF_OP_SCOPE("aten::zeros");
+    return new_filled(out, ndim, shape, (fill){.how = FILL_ZEROS});
 }
 
 int nn_tensor_randn(nn_tensor **out, int ndim, const int64_t *shape) {
     if (!out) return NN_EINVAL;
-    *out = NULL; /* on any error, *out is NULL */
-    int rc = NN_EINVAL;
-    {
-        OPPROF_OP_SCOPE("aten::randn");
-        rc = nn__tensor_new(out, ndim, shape);
-        if (!rc) {
-            int64_t n = nn_tensor_numel(*out);
-            float *d = (*out)->data;
-            for (int64_t i = 0; i < n; i += 2) {
-                /* Box-Muller: two normals from two uniforms in (0, 1]. */
-                double u1 = 1.0 - nn__rng_uniform(), u2 = nn__rng_uniform();
-                double r = sqrt(-2.0 * log(u1)), theta = 2.0 * 3.14159265358979323846 * u2;
-                d[i] = (float)(r * cos(theta));
-                if (i + 1 < n) d[i + 1] = (float)(r * sin(theta));
-            }
-        }
-    }
-    return rc;
+    OPPROF_OP_SCOPE("aten::randn");
+    return new_filled(out, ndim, shape, (fill){.how = FILL_NORMAL});
 }
 
 int nn_tensor_uniform(nn_tensor **out, int ndim, const int64_t *shape, float low, float high) {
-    if (!out || !(low <= high)) return NN_EINVAL;
-    *out = NULL; /* on any error, *out is NULL */
-    int rc = NN_EINVAL;
-    {
-        OPPROF_OP_SCOPE("aten::uniform_");
-        rc = nn__tensor_new(out, ndim, shape);
-        if (!rc) {
-            int64_t n = nn_tensor_numel(*out);
-            for (int64_t i = 0; i < n; i++)
-                (*out)->data[i] = (float)(low + (high - low) * nn__rng_uniform());
-        }
-    }
-    return rc;
+    if (!out) return NN_EINVAL;
+    *out = NULL;
+    if (!(low <= high)) return NN_EINVAL;
+    OPPROF_OP_SCOPE("aten::uniform_");
+    return new_filled(out, ndim, shape, (fill){.how = FILL_UNIFORM, .low = low, .high = high});
 }
 
+/* The copy is outside the range, as before: aten::empty, then the data. */
 int nn_tensor_from_data(nn_tensor **out, int ndim, const int64_t *shape, const float *data) {
-    if (!out || !data) return NN_EINVAL;
-    *out = NULL; /* on any error, *out is NULL */
-    int rc = NN_EINVAL;
+    if (!out) return NN_EINVAL;
+    *out = NULL;
+    if (!data) return NN_EINVAL;
+    int rc;
     {
         OPPROF_OP_SCOPE("aten::empty");
-        rc = nn__tensor_new(out, ndim, shape);
+        rc = new_filled(out, ndim, shape, (fill){.how = FILL_NONE});
     }
     if (!rc) memcpy((*out)->data, data, (size_t)nn_tensor_numel(*out) * sizeof(float));
     return rc;

@@ -106,10 +106,5 @@ static int run(int argc, char **argv) {
     return ck.count ? TOOL_EXIT_FAILED : 0;
 }
 
-const tool_command tool_cmd_check = {
-    .name = "check",
-    .synopsis = "check TRACE [--json] [--max-problems N]",
-    .summary = "validate a trace and list every problem with its position",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(check, "check TRACE [--json] [--max-problems N]",
+             "validate a trace and list every problem with its position", NULL);

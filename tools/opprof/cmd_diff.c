@@ -46,23 +46,11 @@ static int run(int argc, char **argv) {
     }
     char *text = NULL;
     opprof_diff_format format = html ? OPPROF_DIFF_HTML : json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT;
-    int err = opprof_capture_diff_to_string(before, after, row_limit, format, &text);
-    if (err)
-        fprintf(stderr, "opprof: diff: %s\n", opprof_strerror(err));
-    else if (html && (err = opprof_write_text_file(html, text)))
-        tool_write_error(html, err);
-    else if (!html)
-        fputs(text, stdout);
-    opprof_free(text);
+    rc = opprof_capture_diff_to_string(before, after, row_limit, format, &text);
     opprof_capture_free(before);
     opprof_capture_free(after);
-    return err ? TOOL_EXIT_UNREADABLE : 0;
+    return tool_emit("diff", rc, text, html);
 }
 
-const tool_command tool_cmd_diff = {
-    .name = "diff",
-    .synopsis = "diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]",
-    .summary = "compare two traces operator by operator",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(diff, "diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]",
+             "compare two traces operator by operator", NULL);

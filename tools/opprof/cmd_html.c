@@ -14,27 +14,18 @@ static const char HELP[] =
     "allocated over time with its peak. OUT appears whole or not at all.\n";
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{0, 0, 0, 0}};
-    int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-        switch (c) {
-        default: return TOOL_EXIT_USAGE;
-        }
-    }
+    static const struct option no_options[] = {{0, 0, 0, 0}};
+    if (getopt_long(argc, argv, "", no_options, NULL) != -1) return TOOL_EXIT_USAGE; /* getopt said which */
     if (optind != argc - 2) return tool_usage_error("html", "html takes a TRACE and an OUT file");
+    const char *trace = argv[optind], *out = argv[optind + 1];
     opprof_capture *cap;
-    int rc = tool_load(argv[optind], &cap);
+    char *page = NULL;
+    int rc = tool_load(trace, &cap);
     if (rc) return rc;
-    rc = opprof_capture_html_write(cap, argv[optind + 1]);
-    if (rc) tool_write_error(argv[optind + 1], rc);
+    rc = opprof_capture_html_to_string(cap, &page);
     opprof_capture_free(cap);
-    return rc ? TOOL_EXIT_UNREADABLE : 0;
+    return tool_emit(trace, rc, page, out);
 }
 
-const tool_command tool_cmd_html = {
-    .name = "html",
-    .synopsis = "html TRACE OUT.html",
-    .summary = "a self-contained HTML report: table, flame graph, timeline, memory",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(html, "html TRACE OUT.html",
+             "a self-contained HTML report: table, flame graph, timeline, memory", NULL);

@@ -37,10 +37,5 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
-const tool_command tool_cmd_merge = {
-    .name = "merge",
-    .synopsis = "merge TRACE... -o OUT.json",
-    .summary = "the traces of several ranks on one timeline",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(merge, "merge TRACE... -o OUT.json",
+             "the traces of several ranks on one timeline", NULL);

@@ -147,10 +147,5 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-const tool_command tool_cmd_record = {
-    .name = "record",
-    .synopsis = "record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]",
-    .summary = "profile a program without changing it (--memory, --functions)",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(record, "record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]",
+             "profile a program without changing it (--memory, --functions)", NULL);

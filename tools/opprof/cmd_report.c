@@ -92,23 +92,12 @@ static int run(int argc, char **argv) {
     rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
-    if (rc)
-        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
-    else
-        fputs(text, stdout);
-    opprof_free(text);
     opprof_averages_free(avg);
     opprof_capture_free(cap);
-    return rc ? TOOL_EXIT_UNREADABLE : 0;
+    return tool_emit(argv[optind], rc, text, NULL);
 }
 
-const tool_command tool_cmd_report = {
-    .name = "report",
-    .synopsis = "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
-                "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-                "report --ranks DIR [--json]",
-    .more_help = sort_keys_help,
-    .summary = "the key averages table of a trace (as key_averages().table())",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
+             "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
+             "report --ranks DIR [--json]",
+             "the key averages table of a trace (as key_averages().table())", sort_keys_help);

@@ -28,19 +28,9 @@ static int run(int argc, char **argv) {
     if (rc) return rc;
     char *text = NULL;
     rc = opprof_capture_stacks_to_string(cap, metric, &text);
-    if (rc)
-        fprintf(stderr, "opprof: %s: %s\n", argv[optind], opprof_strerror(rc));
-    else
-        fputs(text, stdout);
-    opprof_free(text);
     opprof_capture_free(cap);
-    return rc ? TOOL_EXIT_UNREADABLE : 0;
+    return tool_emit(argv[optind], rc, text, NULL);
 }
 
-const tool_command tool_cmd_stacks = {
-    .name = "stacks",
-    .synopsis = "stacks TRACE [--memory]",
-    .summary = "folded stacks of a trace for flamegraph.pl and speedscope",
-    .help = HELP,
-    .run = run,
-};
+TOOL_COMMAND(stacks, "stacks TRACE [--memory]",
+             "folded stacks of a trace for flamegraph.pl and speedscope", NULL);

@@ -122,3 +122,14 @@ void tool_write_error(const char *path, int rc) {
         fprintf(stderr, "opprof: cannot write '%s': %s\n", path, opprof_strerror(rc));
 }
 
+
+int tool_emit(const char *what, int rc, char *text, const char *out_path) {
+    if (rc)
+        fprintf(stderr, "opprof: %s: %s\n", what, opprof_strerror(rc));
+    else if (out_path && (rc = opprof_write_text_file(out_path, text)))
+        tool_write_error(out_path, rc);
+    else if (!out_path)
+        fputs(text, stdout);
+    opprof_free(text);
+    return rc ? TOOL_EXIT_UNREADABLE : TOOL_EXIT_OK;
+}

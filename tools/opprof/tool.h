@@ -26,6 +26,15 @@ typedef struct tool_command {
     int (*run)(int argc, char **argv);
 } tool_command;
 
+/** Define a command of the file: its static HELP and run() with these. */
+#define TOOL_COMMAND(cmd, synopsis_text, summary_text, more) \
+    const tool_command tool_cmd_##cmd = {#cmd, synopsis_text, summary_text, HELP, more, run}
+
+/** The end of a command that makes text: on rc 0 the text goes to `out_path`
+ *  (a file, whole or not at all) or, when NULL, to stdout; otherwise why
+ *  `what` failed goes to stderr. Frees text; returns the exit status. */
+int tool_emit(const char *what, int rc, char *text, const char *out_path);
+
 /** "opprof: " + the message + where help is; TOOL_EXIT_USAGE. */
 int tool_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** A whole number in [-1, 1e9] for `flag`; -1 (and a message) if not. */

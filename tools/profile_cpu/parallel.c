@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include "parallel.h"
 
-#include "outdir.h"
+#include "atomic_dir.h"
 
 #include <stdio.h>
 #include <string.h>

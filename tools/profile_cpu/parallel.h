@@ -1,4 +1,4 @@
-/* parallel.h - profile_cpu --parallel data|tensor: the seed's model across
+/* parallel.h - profile_cpu --parallel data|tensor: the guide's model across
  * MPI ranks (parallel.c). Without MPI in the build, only the parse and
  * parallel_built() exist, and --parallel is refused. */
 #ifndef PROFILE_CPU_PARALLEL_H

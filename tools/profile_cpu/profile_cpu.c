@@ -1,5 +1,5 @@
 /*
- * profile_cpu - the seed's program (profile_cpu.py) in C.
+ * profile_cpu - PyTorch's CPU-profiling guide's program (profile_cpu.py) in C.
  *
  * Profiles CPU inference of Linear(256,512) > ReLU > Linear(512,64) on a batch
  * of 128 under schedule(wait=1, warmup=1, active=2, repeat=1), and writes into
@@ -14,7 +14,7 @@
 #include <opprof/opprof.h>
 
 #include "../exit_codes.h"
-#include "outdir.h"
+#include "atomic_dir.h"
 #include "parallel.h"
 
 #include <signal.h>
@@ -65,8 +65,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: profile_cpu [options] OUTDIR\n"
             "\n"
-            "Profile CPU inference of Linear(IN,HIDDEN) > ReLU > Linear(HIDDEN,OUT) as the seed's\n"
-            "profile_cpu.py does, and write the capture into OUTDIR, which must not exist.\n"
+            "Profile CPU inference of Linear(IN,HIDDEN) > ReLU > Linear(HIDDEN,OUT) as a PyTorch\n"
+            "CPU-profiling guide's profile_cpu.py does, into OUTDIR (which must not exist).\n"
             "\n"
             "options:\n"
             "  --threads N      threads for matrix products (default 1)\n"
@@ -252,7 +252,7 @@ static int write_trace(context *ctx, const opprof_capture *cap, const char *name
     return rc;
 }
 
-/* on_trace_ready: the seed's save_trace. */
+/* on_trace_ready: the guide's save_trace. */
 static int save_trace(const opprof_capture *cap, void *user_data) {
     context *ctx = user_data;
     const options *o = ctx->opt;
@@ -393,7 +393,7 @@ static int prepare(const options *o, work *w) {
     return rc;
 }
 
-/* The seed's loop: each batch a range around a forward range, one step each. */
+/* The guide's loop: each batch a range around a forward range, one step each. */
 static int profile_steps(const options *o, context *ctx, work *w, opprof_session *session) {
     for (int step = 0; step < o->steps; step++) {
         int frc = 0;
@@ -518,14 +518,9 @@ static int run(const options *o, context *ctx) {
 static long g_allocations, g_fail_at = -1;
 
 static void *counting_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    (void)ctx;
-    (void)old_size;
-    if (new_size == 0) {
-        free(ptr);
-        return NULL;
-    }
-    if (++g_allocations == g_fail_at) return NULL;
-    return realloc(ptr, new_size);
+    (void)ctx, (void)old_size;
+    if (new_size == 0) return free(ptr), NULL;
+    return ++g_allocations == g_fail_at ? NULL : realloc(ptr, new_size);
 }
 
 static void report_allocations(void) {

@@ -76,7 +76,7 @@ static uint64_t frame_hash(const opprof_capture *c, uint32_t site) {
 }
 
 static uint64_t key_hash(const builder *b, const group *g) {
-    uint64_t h = (uint64_t)g->name_group * 0x9E3779B97F4A7C15ull ^ g->shapes * 0xC2B2AE3D27D4EB4Full;
+    uint64_t h = opprof__hash_pair(g->name_group, g->shapes);
     for (int i = 0; i < g->n_frames; i++) h = (h ^ frame_hash(b->c, g->frames[i])) * 0x100000001B3ull;
     return h;
 }
@@ -100,12 +100,9 @@ static bool group_equal(const void *ctx, uint32_t item, const void *key) {
 
 /* The group of an extended key (added when new). */
 static int find_group(builder *b, const group *key, uint32_t *out) {
-    if (opprof__index_reserve(&b->index, b->n, group_hash_of, b)) return OPPROF_ENOMEM;
-    size_t k = opprof__index_probe(&b->index, key_hash(b, key), key, group_equal, b);
-    if (b->index.slots[k]) {
-        *out = b->index.slots[k] - 1;
-        return 0;
-    }
+    size_t k;
+    int64_t found = opprof__index_lookup(&b->index, b->n, group_hash_of, group_equal, b, key_hash(b, key), key, &k);
+    if (found) return found < 0 ? OPPROF_ENOMEM : (*out = (uint32_t)found - 1, 0);
     if (opprof__grow((void **)&b->groups, &b->cap, b->n + 1, sizeof *b->groups)) return OPPROF_ENOMEM;
     b->groups[b->n] = *key;
     b->index.slots[k] = (uint32_t)b->n + 1;
@@ -422,11 +419,11 @@ void opprof_averages_free(opprof_averages *avg) {
 }
 
 const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_t *count) {
-    if (count) *count = avg->n_rows;
-    return avg->rows;
+    if (count) *count = avg ? avg->n_rows : 0;
+    return avg ? avg->rows : NULL;
 }
 
-int64_t opprof_averages_self_total_ns(const opprof_averages *avg) { return avg->self_total_ns; }
+int64_t opprof_averages_self_total_ns(const opprof_averages *avg) { return avg ? avg->self_total_ns : 0; }
 int64_t opprof_averages_self_device_total_ns(const opprof_averages *avg) { return avg ? avg->self_device_total_ns : 0; }
 const char *opprof_averages_device_name(const opprof_averages *avg) { return avg ? avg->device_name : ""; }
 bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->device_memory; }

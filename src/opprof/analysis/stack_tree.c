@@ -9,9 +9,7 @@
 typedef opprof__stack_node node;
 typedef opprof__stack_tree tree;
 
-static uint64_t node_hash(int32_t parent, uint32_t name) {
-    return ((uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)name * 0xC2B2AE3D27D4EB4Full);
-}
+static uint64_t node_hash(int32_t parent, uint32_t name) { return opprof__hash_pair((uint32_t)parent, name); }
 
 typedef struct node_key {
     int32_t parent;
@@ -30,13 +28,10 @@ static bool node_equal(const void *ctx, uint32_t item, const void *key) {
 }
 
 static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
-    if (opprof__index_reserve(&t->index, t->n, node_hash_of, t)) return OPPROF_ENOMEM;
     node_key key = {parent, name};
-    size_t k = opprof__index_probe(&t->index, node_hash(parent, name), &key, node_equal, t);
-    if (t->index.slots[k]) {
-        *out = (int32_t)t->index.slots[k] - 1;
-        return 0;
-    }
+    size_t k;
+    int64_t found = opprof__index_lookup(&t->index, t->n, node_hash_of, node_equal, t, node_hash(parent, name), &key, &k);
+    if (found) return found < 0 ? OPPROF_ENOMEM : (*out = (int32_t)found - 1, 0);
     if (opprof__grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) return OPPROF_ENOMEM;
     t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0, 0};
     t->index.slots[k] = (uint32_t)t->n + 1;

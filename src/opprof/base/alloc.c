@@ -21,15 +21,7 @@ extern void __libc_free(void *ptr);
 #define OPPROF__FREE free
 #endif
 
-static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    (void)ctx;
-    (void)old_size;
-    if (new_size == 0) {
-        OPPROF__FREE(ptr);
-        return NULL;
-    }
-    return OPPROF__REALLOC(ptr, new_size);
-}
+OPPROF__DEFINE_DEFAULT_REALLOC(default_realloc, OPPROF__REALLOC, OPPROF__FREE)
 
 static opprof_allocator g_allocator = {default_realloc, NULL};
 

@@ -164,7 +164,22 @@ static inline size_t opprof__index_probe(const opprof__index *ix, uint64_t hash,
     while (ix->slots[k] && !equal(ctx, ix->slots[k] - 1, key)) k = (k + 1) & mask;
     return k;
 }
+/* Reserve and probe in one: the index + 1 of the item equal to key, or 0
+ * when there is none (*slot is where the index + 1 of the item appended for
+ * it goes), or OPPROF_ENOMEM. */
+static inline int64_t opprof__index_lookup(opprof__index *ix, size_t count, opprof__index_hash_fn hash_of,
+                                           opprof__index_equal_fn equal, const void *ctx, uint64_t hash,
+                                           const void *key, size_t *slot) {
+    if (opprof__index_reserve(ix, count, hash_of, ctx)) return OPPROF_ENOMEM;
+    *slot = opprof__index_probe(ix, hash, key, equal, ctx);
+    return ix->slots[*slot];
+}
 OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);
+/* A hash of two numbers (a pair key), mixed so that nearby pairs spread. */
+static inline uint64_t opprof__hash_pair(uint64_t a, uint64_t b) {
+    uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+    return h ^ (h >> 29);
+}
 
 
 #endif /* OPPROF_BASE_H */

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "base/base.h"
 
+#include "../../common/error_text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +16,7 @@ void opprof__assert_failed(const char *cond, const char *file, int line, const c
 
 const char *opprof_version(void) { return OPPROF_VERSION_STRING; }
 
-const char *opprof_strerror(int code) {
-    switch (code) {
-#define OPPROF__ERR_TEXT(name, value, text) \
-    case (value):                            \
-        return text;
-        OPPROF_ERRNO_MAP(OPPROF__ERR_TEXT)
-#undef OPPROF__ERR_TEXT
-    case 0:
-        return "success";
-    default:
-        break;
-    }
-    if (code < 0 && code > -4096) return strerror(-code);
-    return "unknown error";
-}
+COMMON_DEFINE_STRERROR(opprof_strerror, OPPROF_ERRNO_MAP)
 
 const char *opprof_err_name(int code) {
     switch (code) {

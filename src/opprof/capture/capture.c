@@ -71,13 +71,11 @@ static bool name_equal(const void *ctx, uint32_t item, const void *key) {
 }
 
 int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id) {
-    if (opprof__index_reserve(&c->name_index, c->n_names, name_hash_of, c)) return OPPROF_ENOMEM;
     name_key key = {name, len};
-    size_t k = opprof__index_probe(&c->name_index, hash_bytes(name, len), &key, name_equal, c);
-    if (c->name_index.slots[k]) {
-        *id = c->name_index.slots[k] - 1;
-        return 0;
-    }
+    size_t k;
+    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, name_hash_of, name_equal, c, hash_bytes(name, len),
+                                         &key, &k);
+    if (found) return found < 0 ? OPPROF_ENOMEM : (*id = (uint32_t)found - 1, 0);
     if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names)) return OPPROF_ENOMEM;
     char *copy = opprof__alloc(len + 1);
     if (!copy) return OPPROF_ENOMEM;
@@ -164,11 +162,11 @@ int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns,
 
 /* ---- accessors ---- */
 
-opprof_capture_info opprof_capture_get_info(const opprof_capture *c) { return c->info; }
+opprof_capture_info opprof_capture_get_info(const opprof_capture *c) { return c ? c->info : (opprof_capture_info){0}; }
 
 const opprof_event *opprof_capture_events(const opprof_capture *c, size_t *count) {
-    if (count) *count = c->n_events;
-    return c->events;
+    if (count) *count = c ? c->n_events : 0;
+    return c ? c->events : NULL;
 }
 
 uint8_t opprof__capture_category_index(opprof_capture *c, const char *category) {
@@ -193,8 +191,8 @@ int opprof_capture_set_last_category(opprof_capture *c, const char *category) {
 }
 
 const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) {
-    if (count) *count = c->n_marks;
-    return c->marks;
+    if (count) *count = c ? c->n_marks : 0;
+    return c ? c->marks : NULL;
 }
 
 int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
@@ -241,24 +239,24 @@ int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c) {
 
 
 const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *c, size_t *count) {
-    if (count) *count = c->n_mem;
-    return c->mem;
+    if (count) *count = c ? c->n_mem : 0;
+    return c ? c->mem : NULL;
 }
 
 const opprof_thread_info *opprof_capture_threads(const opprof_capture *c, size_t *count) {
-    if (count) *count = c->n_threads;
-    return c->threads;
+    if (count) *count = c ? c->n_threads : 0;
+    return c ? c->threads : NULL;
 }
 
 const char *opprof_capture_name(const opprof_capture *c, uint32_t name) {
-    return name < c->n_names ? c->names[name] : NULL;
+    return c && name < c->n_names ? c->names[name] : NULL;
 }
 
-size_t opprof_capture_name_count(const opprof_capture *c) { return c->n_names; }
+size_t opprof_capture_name_count(const opprof_capture *c) { return c ? c->n_names : 0; }
 
 const char *const *opprof_capture_warnings(const opprof_capture *c, size_t *count) {
-    if (count) *count = c->n_warnings;
-    return (const char *const *)c->warnings;
+    if (count) *count = c ? c->n_warnings : 0;
+    return c ? (const char *const *)c->warnings : NULL;
 }
 
 /* ---- sites and shapes ---- */
@@ -347,11 +345,11 @@ int opprof__capture_intern_site(opprof_capture *c, const char *file, const char 
 const opprof_site *opprof_capture_site(const opprof_capture *c, uint32_t site) {
     static const opprof_site unknown = {NULL, NULL, 0, 0, NULL};
     if (site == 0) return &unknown;
-    return site <= c->n_sites ? &c->sites[site - 1] : NULL;
+    return c && site <= c->n_sites ? &c->sites[site - 1] : NULL;
 }
 
 const opprof_shapes *opprof_capture_shapes(const opprof_capture *c, uint32_t shapes) {
-    return shapes >= 1 && shapes <= c->n_shapes ? &c->shapes[shapes - 1] : NULL;
+    return c && shapes >= 1 && shapes <= c->n_shapes ? &c->shapes[shapes - 1] : NULL;
 }
 
 int opprof_capture_set_last_site(opprof_capture *c, const char *file, const char *function, uint32_t line,

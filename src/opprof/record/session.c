@@ -287,7 +287,9 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     return 0;
 }
 
-int opprof_session_step(opprof_session *s) {
+/* Lock a session that still runs and close its step's range; or say why not
+ * (and hold no lock). */
+static int enter_running(opprof_session *s) {
     if (!s) return OPPROF_EINVAL;
     pthread_mutex_lock(&g_session_lock);
     if (s->stopped) {
@@ -295,6 +297,12 @@ int opprof_session_step(opprof_session *s) {
         return OPPROF_ESTOPPED;
     }
     close_step_range(s);
+    return 0;
+}
+
+int opprof_session_step(opprof_session *s) {
+    int entered = enter_running(s);
+    if (entered) return entered;
     opprof_action prev = s->action;
     s->step_num++;
     s->action = opprof_schedule_action(&s->cfg.schedule, s->step_num);
@@ -305,13 +313,8 @@ int opprof_session_step(opprof_session *s) {
 }
 
 int opprof_session_stop(opprof_session *s) {
-    if (!s) return OPPROF_EINVAL;
-    pthread_mutex_lock(&g_session_lock);
-    if (s->stopped) {
-        pthread_mutex_unlock(&g_session_lock);
-        return OPPROF_ESTOPPED;
-    }
-    close_step_range(s);
+    int entered = enter_running(s);
+    if (entered) return entered;
     int rc = transit(s, s->action, OPPROF_ACTION_NONE, true);
     if (s->window_open) { /* cannot happen; keep the recorder closed regardless */
         opprof__recorder_window_close();

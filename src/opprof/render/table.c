@@ -104,26 +104,34 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
         opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
 }
 
-int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+static void text_view(opprof__strbuf *sb, const opprof__view *v) {
+    rule(sb, v);
+    for (size_t k = 0; k < v->n_columns; k++) {
+        char title[64];
+        opprof__column_title(v, v->columns[k], title, sizeof title);
+        text_cell(sb, title, v->width[k], v->columns[k]->unit == OPPROF__UNIT_LINES);
+    }
+    opprof__sb_puts(sb, "\n");
+    rule(sb, v);
+    for (size_t i = 0; i < v->shown; i++) text_row(sb, v, &v->rows[v->order[i]]);
+    rule(sb, v);
+    totals(sb, v);
+}
+
+/* The text of one view of avg (the table, its JSON), written by `write`. */
+static int view_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text,
+                          void (*write)(opprof__strbuf *sb, const opprof__view *v)) {
     if (!avg || !opt || !out_text) return OPPROF_EINVAL;
     opprof__view v;
     int rc = opprof__view_build(&v, avg, opt);
     opprof__strbuf sb = {0};
-    if (!rc) {
-        rule(&sb, &v);
-        for (size_t k = 0; k < v.n_columns; k++) {
-            char title[64];
-            opprof__column_title(&v, v.columns[k], title, sizeof title);
-            text_cell(&sb, title, v.width[k], v.columns[k]->unit == OPPROF__UNIT_LINES);
-        }
-        opprof__sb_puts(&sb, "\n");
-        rule(&sb, &v);
-        for (size_t i = 0; i < v.shown; i++) text_row(&sb, &v, &v.rows[v.order[i]]);
-        rule(&sb, &v);
-        totals(&sb, &v);
-    }
+    if (!rc) write(&sb, &v);
     opprof__view_free(&v);
     return opprof__sb_finish(&sb, rc, out_text);
+}
+
+int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    return view_to_string(avg, opt, out_text, text_view);
 }
 
 
@@ -145,36 +153,32 @@ static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
     opprof__sb_puts(sb, "}");
 }
 
-int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
-    if (!avg || !opt || !out_text) return OPPROF_EINVAL;
-    opprof__view v;
-    int rc = opprof__view_build(&v, avg, opt);
-    opprof__strbuf sb = {0};
-    if (!rc) {
-        opprof__sb_puts(&sb, "{\n  \"columns\": [");
-        for (size_t k = 0; k < v.n_columns; k++) {
-            char title[64];
-            opprof__column_title(&v, v.columns[k], title, sizeof title);
-            opprof__sb_printf(&sb, "%s{\"key\": \"%s\", \"title\": ", k ? ", " : "", v.columns[k]->key);
-            opprof__sb_json_string(&sb, title);
-            opprof__sb_puts(&sb, "}");
-        }
-        opprof__sb_puts(&sb, "],\n  \"rows\": [");
-        for (size_t i = 0; i < v.shown; i++) {
-            opprof__sb_puts(&sb, i ? ",\n    " : "\n    ");
-            json_row(&sb, &v, &v.rows[v.order[i]]);
-        }
-        opprof__sb_printf(&sb, "%s],\n  \"self_cpu_us_total\": ", v.shown ? "\n  " : "");
-        json_number(&sb, (double)v.self_total / 1e3);
-        if (v.device[0]) {
-            opprof__sb_puts(&sb, ",\n  \"device_name\": ");
-            opprof__sb_json_string(&sb, v.device);
-            opprof__sb_puts(&sb, ",\n  \"self_device_us_total\": ");
-            json_number(&sb, (double)v.device_total / 1e3);
-        }
-        opprof__sb_printf(&sb, ",\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
-                          (unsigned long long)opprof__averages_dropped(avg), opprof__averages_warnings(avg));
+static void json_view(opprof__strbuf *sb, const opprof__view *v) {
+    opprof__sb_puts(sb, "{\n  \"columns\": [");
+    for (size_t k = 0; k < v->n_columns; k++) {
+        char title[64];
+        opprof__column_title(v, v->columns[k], title, sizeof title);
+        opprof__sb_printf(sb, "%s{\"key\": \"%s\", \"title\": ", k ? ", " : "", v->columns[k]->key);
+        opprof__sb_json_string(sb, title);
+        opprof__sb_puts(sb, "}");
     }
-    opprof__view_free(&v);
-    return opprof__sb_finish(&sb, rc, out_text);
+    opprof__sb_puts(sb, "],\n  \"rows\": [");
+    for (size_t i = 0; i < v->shown; i++) {
+        opprof__sb_puts(sb, i ? ",\n    " : "\n    ");
+        json_row(sb, v, &v->rows[v->order[i]]);
+    }
+    opprof__sb_printf(sb, "%s],\n  \"self_cpu_us_total\": ", v->shown ? "\n  " : "");
+    json_number(sb, (double)v->self_total / 1e3);
+    if (v->device[0]) {
+        opprof__sb_puts(sb, ",\n  \"device_name\": ");
+        opprof__sb_json_string(sb, v->device);
+        opprof__sb_puts(sb, ",\n  \"self_device_us_total\": ");
+        json_number(sb, (double)v->device_total / 1e3);
+    }
+    opprof__sb_printf(sb, ",\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
+                      (unsigned long long)opprof__averages_dropped(v->avg), opprof__averages_warnings(v->avg));
+}
+
+int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    return view_to_string(avg, opt, out_text, json_view);
 }

@@ -246,6 +246,17 @@ static cat_class classify(const char *c, size_t n, bool *mtia) {
     return CAT_OTHER;
 }
 
+/* A field that must be a string: 1 when read (p->lx.s), 0 when of another
+ * type (noted in e, skipped), or the lexer's error. */
+static int string_field(parser *p, event *e, const char *field) {
+    if (opprof__json_skip_ws(&p->lx) != '"') {
+        e->bad_type = true;
+        e->bad_field = field;
+        return opprof__json_skip(&p->lx); /* 0, or an error (negative) */
+    }
+    return opprof__json_string(&p->lx) ? OPPROF_EFORMAT : 1;
+}
+
 int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     event *e = ctx;
@@ -269,12 +280,8 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             return 0;
         }
         if (KEY_IS(k, n, "ph")) {
-            if (opprof__json_skip_ws(&p->lx) != '"') {
-                e->bad_type = true;
-                e->bad_field = "ph";
-                return opprof__json_skip(&p->lx);
-            }
-            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            int got = string_field(p, e, "ph");
+            if (got <= 0) return got;
             e->have |= HAS_PH;
             e->ph = p->lx.s_len == 1 ? p->lx.s[0] : '?';
             size_t n_ph = p->lx.s_len < sizeof e->ph_text - 1 ? p->lx.s_len : sizeof e->ph_text - 1;
@@ -313,12 +320,8 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         break;
     case 4:
         if (KEY_IS(k, n, "name")) {
-            if (opprof__json_skip_ws(&p->lx) != '"') {
-                e->bad_type = true;
-                e->bad_field = "name";
-                return opprof__json_skip(&p->lx);
-            }
-            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            int got = string_field(p, e, "name");
+            if (got <= 0) return got;
             e->have |= HAS_NAME;
             e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
             return copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name") : 0;

@@ -10,10 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t thread_hash(int64_t pid, int64_t tid) {
-    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)tid * 0xC2B2AE3D27D4EB4Full);
-    return h ^ (h >> 29);
-}
+static uint64_t thread_hash(int64_t pid, int64_t tid) { return opprof__hash_pair((uint64_t)pid, (uint64_t)tid); }
 
 static uint64_t thread_hash_of(const void *ctx, uint32_t item) {
     const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];

@@ -1,4 +1,4 @@
-/* ranks_dir.c - where a distributed run's captures are: DIR/rank-K/, as
+/* rank_traces.c - where a distributed run's captures are: DIR/rank-K/, as
  * profile_cpu --parallel writes them, each rank's last capture the one to
  * compare or merge. */
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* trace_dir.c - the ready-made on_trace_ready handler: each capture becomes a
+/* trace_handler.c - the ready-made on_trace_ready handler: each capture becomes a
  * Chrome trace with a name of its own in one directory (PyTorch's
  * tensorboard_trace_handler), plain or gzip-compressed. */
 #define _GNU_SOURCE

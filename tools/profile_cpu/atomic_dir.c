@@ -1,6 +1,6 @@
-/* outdir.c - see outdir.h. */
+/* atomic_dir.c - see atomic_dir.h. */
 #define _GNU_SOURCE
-#include "outdir.h"
+#include "atomic_dir.h"
 
 #include <dirent.h>
 #include <errno.h>

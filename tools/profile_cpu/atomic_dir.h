@@ -1,5 +1,5 @@
-/* outdir.h - an output directory that appears whole or not at all: filled
- * as a temporary sibling, then renamed into place (outdir.c). Used by
+/* atomic_dir.h - an output directory that appears whole or not at all: filled
+ * as a temporary sibling, then renamed into place (atomic_dir.c). Used by
  * profile_cpu for a run and, under --parallel, for the ranks' run. */
 #ifndef PROFILE_CPU_OUTDIR_H
 #define PROFILE_CPU_OUTDIR_H

@@ -1,0 +1,172 @@
+/* json_number.c - JSON numbers as the reader takes them: integers exactly,
+ * times in nanoseconds from microseconds without a double's rounding where
+ * the text allows, any other number as a double; a fast path for the plain
+ * forms traces are made of, and a whole-grammar path with its errors. */
+#include "trace/json_lex.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HERE(p) OPPROF__JSON_HERE(p)
+#define FAIL(p, ...) opprof__json_fail_at((p), HERE(p), __VA_ARGS__)
+
+/* Past the character looked at: the next one. */
+static inline int next_char(opprof__json *p) {
+    p->pos++;
+    return opprof__json_peek(p);
+}
+
+static const uint64_t POW10_U64[] = {1u,
+                                     10u,
+                                     100u,
+                                     1000u,
+                                     10000u,
+                                     100000u,
+                                     1000000u,
+                                     10000000u,
+                                     100000000u,
+                                     1000000000u,
+                                     10000000000u,
+                                     100000000000u,
+                                     1000000000000u,
+                                     10000000000000u,
+                                     100000000000000u,
+                                     1000000000000000u,
+                                     10000000000000000u,
+                                     100000000000000000u,
+                                     1000000000000000000u,
+                                     10000000000000000000u};
+
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int);
+
+/* Fast path: a plain number (up to 18 digits, an optional fraction, no
+ * exponent) that ends inside the window. Returns false to take the slow path. */
+static inline bool parse_number_fast(opprof__json *p, opprof__json_number *out) {
+    const unsigned char *b = p->buf + p->pos, *end = p->buf + p->len, *q = b;
+    bool neg = false;
+    if (q < end && *q == '-') {
+        neg = true;
+        q++;
+    }
+    if (q >= end || *q < '0' || *q > '9') return false;
+    if (*q == '0' && q + 1 < end && q[1] >= '0' && q[1] <= '9') return false; /* leading zero: slow path says so */
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    while (q < end && *q >= '0' && *q <= '9') {
+        mant = mant * 10 + (uint64_t)(*q++ - '0');
+        digits++;
+    }
+    bool is_int = true;
+    if (q < end && *q == '.') {
+        is_int = false;
+        q++;
+        if (q >= end || *q < '0' || *q > '9') return false;
+        while (q < end && *q >= '0' && *q <= '9') {
+            mant = mant * 10 + (uint64_t)(*q++ - '0');
+            digits++;
+            exp10--;
+        }
+    }
+    if (q >= end || digits > 18 || *q == 'e' || *q == 'E') return false;
+    p->pos += (size_t)(q - b);
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return true;
+}
+
+/* Digits into the mantissa, 19 significant ones kept: integer digits past
+ * them raise the exponent, fraction digits kept lower it; only one when
+ * `one` (a leading zero). Returns the character after the last taken. */
+static int mantissa_digits(opprof__json *p, uint64_t *mant, int *digits, int *exp10, bool fraction, bool one) {
+    int c;
+    while ((c = opprof__json_peek(p)) >= '0' && c <= '9') {
+        if (*digits < 19) {
+            *mant = *mant * 10 + (uint64_t)(c - '0');
+            if (*mant) (*digits)++;
+            if (fraction) (*exp10)--;
+        } else if (!fraction) {
+            (*exp10)++;
+        }
+        p->pos++;
+        if (one) break;
+    }
+    return c;
+}
+
+int opprof__json_parse_number(opprof__json *p, opprof__json_number *out) {
+    if (parse_number_fast(p, out)) return 0;
+    int64_t at = HERE(p);
+    int c = opprof__json_skip_ws(p);
+    if (c == -2) return OPPROF_EFORMAT;
+    bool neg = false;
+    if (c == '-') neg = true, c = next_char(p);
+    if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number");
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    bool lead_zero = c == '0';
+    c = mantissa_digits(p, &mant, &digits, &exp10, false, lead_zero);
+    if (lead_zero && (c = opprof__json_peek(p)) >= '0' && c <= '9') return FAIL(p, "invalid number: leading zero");
+    bool is_int = true;
+    if (c == '.') {
+        is_int = false;
+        c = next_char(p);
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit after '.'");
+        c = mantissa_digits(p, &mant, &digits, &exp10, true, false);
+    }
+    if (c == 'e' || c == 'E') {
+        is_int = false;
+        c = next_char(p);
+        bool eneg = c == '-';
+        if (c == '+' || c == '-') c = next_char(p);
+        if (c < '0' || c > '9') return c == -2 ? OPPROF_EFORMAT : FAIL(p, "invalid number: no digit in the exponent");
+        int e = 0;
+        while ((c = opprof__json_peek(p)) >= '0' && c <= '9') {
+            if (e < 100000) e = e * 10 + (c - '0');
+            p->pos++;
+        }
+        exp10 += eneg ? -e : e;
+    }
+    if (c == -2) return OPPROF_EFORMAT;
+    if (mant != 0 && exp10 + digits > 309) return opprof__json_fail_at(p, at, "number out of range");
+    number_finish(out, neg, mant, digits, exp10, is_int);
+    return 0;
+}
+
+double opprof__json_number_value(const opprof__json_number *n) {
+    double v = (double)n->mant;
+    if (n->exp10 > 0)
+        v *= n->exp10 <= 22 ? POW10[n->exp10] : pow(10.0, n->exp10);
+    else if (n->exp10 < 0)
+        v /= -n->exp10 <= 22 ? POW10[-n->exp10] : pow(10.0, -n->exp10);
+    return n->neg ? -v : v;
+}
+
+static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
+    (void)digits;
+    out->neg = neg;
+    out->mant = mant;
+    out->exp10 = exp10;
+    out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
+    out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
+    /* value x 1000, exact when it can be */
+    int e3 = exp10 + 3;
+    out->ns_ok = true;
+    if (mant == 0) {
+        out->ns = 0;
+    } else if (e3 >= 0 && e3 <= 18 && mant <= (uint64_t)INT64_MAX / POW10_U64[e3]) {
+        out->ns = (int64_t)(mant * POW10_U64[e3]);
+        if (neg) out->ns = -out->ns;
+    } else if (e3 < 0 && e3 >= -19) {
+        uint64_t div = POW10_U64[-e3];
+        out->ns = (int64_t)(mant / div + (mant % div >= div - div / 2)); /* half up, without overflow */
+        if (neg) out->ns = -out->ns;
+    } else {
+        double v = opprof__json_number_value(out);
+        out->ns_ok = fabs(v) * 1000.0 < 9.2e18;
+        out->ns = out->ns_ok ? (int64_t)llround(v * 1000.0) : 0;
+    }
+}
+
