@@ -1,10 +1,22 @@
 /* check.h - assertions for opprof's tests: each prints both sides and the
- * place, counts the failure, and lets the test go on. main() returns
- * check_report(). */
+ * place, counts the failure, and lets the test go on; and the cases of a test
+ * file, each runnable alone:
+ *
+ *   TEST_CASE(kineto_merged) { ... CHECK(...); }
+ *   int main(int argc, char **argv) { return check_main(argc, argv, "test_merge"); }
+ *
+ *   test_merge --list           the cases, one a line (CTest makes a test of each:
+ *                               test_merge.kineto_merged)
+ *   test_merge kineto_merged    that case alone (several names: those)
+ *   test_merge                  every case, in the order of the file
+ *
+ * A file whose main() checks everything in one go returns check_report(). */
 #ifndef OPPROF_TESTS_CHECK_H
 #define OPPROF_TESTS_CHECK_H
 
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +64,56 @@ static int check_failures, check_count;
                     check_h ? check_h : "(null)");                                           \
         }                                                                                    \
     } while (0)
+
+enum { CHECK_MAX_CASES = 64 };
+static struct {
+    const char *name;
+    void (*run)(void);
+} check_cases[CHECK_MAX_CASES];
+static int check_n_cases;
+
+static inline void check_register(const char *name, void (*run)(void)) {
+    if (check_n_cases == CHECK_MAX_CASES) {
+        fprintf(stderr, "check.h: more than %d cases in one file\n", CHECK_MAX_CASES);
+        abort();
+    }
+    check_cases[check_n_cases].name = name;
+    check_cases[check_n_cases++].run = run;
+}
+
+/* A case: a function, registered before main() in the order of the file. */
+#define TEST_CASE(name)                                                                \
+    static void name(void);                                                            \
+    __attribute__((constructor)) static void check_register_##name(void) { check_register(#name, name); } \
+    static void name(void)
+
+static inline int check_report(const char *name);
+
+/* Run the cases named in argv (all without names; --list: print them). An
+ * unknown name is an error (exit 2), never a silent pass. */
+static inline int check_main(int argc, char **argv, const char *suite) {
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (int k = 0; k < check_n_cases; k++) puts(check_cases[k].name);
+        return 0;
+    }
+    for (int i = 1; i < argc; i++) {
+        int k = 0;
+        while (k < check_n_cases && strcmp(check_cases[k].name, argv[i]) != 0) k++;
+        if (k == check_n_cases) {
+            fprintf(stderr, "%s: no case '%s' (--list names them)\n", suite, argv[i]);
+            return 2;
+        }
+    }
+    for (int k = 0; k < check_n_cases; k++) {
+        bool wanted = argc == 1;
+        for (int i = 1; i < argc; i++) wanted = wanted || strcmp(check_cases[k].name, argv[i]) == 0;
+        if (!wanted) continue;
+        int before = check_failures;
+        check_cases[k].run();
+        printf("%s.%s: %s\n", suite, check_cases[k].name, check_failures == before ? "ok" : "FAILED");
+    }
+    return check_report(suite);
+}
 
 static inline int check_report(const char *name) {
     printf("%s: %d checks, %d failed\n", name, check_count, check_failures);

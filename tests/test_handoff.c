@@ -24,7 +24,7 @@ static size_t event_count(const opprof_capture *c) {
     return n;
 }
 
-static void test_kept_without_callback(void) {
+TEST_CASE(kept_without_callback) {
     opprof_config cfg = opprof_config_default();
     cfg.schedule = (opprof_schedule){.wait = 1, .active = 1, .repeat = 3};
     opprof_session *s;
@@ -75,7 +75,7 @@ static int count_files(const char *dir, const char *suffix) {
     return n;
 }
 
-static void test_dir_handler(void) {
+TEST_CASE(dir_handler) {
     char tmp[] = "/tmp/opprof-handoff-XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
     char dir[256];
@@ -151,8 +151,4 @@ static void test_dir_handler(void) {
     CHECK_INT(system(cmd), 0);
 }
 
-int main(void) {
-    test_kept_without_callback();
-    test_dir_handler();
-    return check_report("test_handoff");
-}
+int main(int argc, char **argv) { return check_main(argc, argv, "test_handoff"); }

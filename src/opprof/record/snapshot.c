@@ -293,6 +293,8 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
             ch = next;
             chunk_no++;
         }
+        OPPROF__ASSERT(ch != NULL); /* the published count never runs past the chain */
+        OPPROF__ASSERT((size_t)(CHUNK_EVENTS * sizeof(slot)) + sizeof(chunk) <= ch->size);
         const slot *s = (const slot *)ch->data + k;
         rc = range_event(c, nc, s, thread_index, start, end, npt, open_count, open_name);
         if (!rc && sc) rc = site_of_range(c, sc, s, i, &c->events[c->n_events - 1].site);

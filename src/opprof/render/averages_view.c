@@ -178,6 +178,9 @@ int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof
     flops_unit(v);
     for (size_t k = 0; k < sizeof COLUMNS / sizeof *COLUMNS; k++) {
         if ((COLUMNS[k].needs & v->flags) != COLUMNS[k].needs) continue;
+        OPPROF__ASSERT(v->n_columns < OPPROF__MAX_COLUMNS);
+        OPPROF__ASSERT(COLUMNS[k].unit == OPPROF__UNIT_NAME || COLUMNS[k].unit == OPPROF__UNIT_TEXT ||
+                       COLUMNS[k].unit == OPPROF__UNIT_LINES ? COLUMNS[k].text != NULL : COLUMNS[k].number != NULL);
         v->width[v->n_columns] = width_of(v, &COLUMNS[k]);
         v->columns[v->n_columns++] = &COLUMNS[k];
     }

@@ -146,7 +146,10 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
         opprof__reader_problem_at(p, offset, "end event without a begin event open on its thread");
         return 0;
     }
+    OPPROF__ASSERT((size_t)i < p->n_begins);
     begun *b = &p->begins[i];
+    OPPROF__ASSERT(b->thread == thread && b->name != NULL); /* a thread's stack holds its own open begins */
+    OPPROF__ASSERT(b->outer < i);                           /* ... each above the one open before it */
     p->innermost[thread] = b->outer;
     int rc = 0;
     if (ts < b->ts)
