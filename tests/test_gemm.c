@@ -140,7 +140,7 @@ static void check_env_message(void) {
     unsetenv("NN_GEMM");
 }
 
-int main(void) {
+TEST_CASE(every_kernel) {
     check_env_message();
     nn_manual_seed(11);
     int ran = 0;
@@ -158,7 +158,9 @@ int main(void) {
     }
     CHECK(ran >= 3); /* scalar, xsmm and openblas run everywhere */
     printf("test_gemm: %d kernels ran on this CPU\n", ran);
+}
 
+TEST_CASE(auto_choice) {
     /* auto: one of nn's own kernels, measured; the same bits as any other */
     CHECK_INT(nn_gemm_set_kernel(NULL), 0);
     CHECK_STR(nn_gemm_kernel(), "auto");
@@ -176,5 +178,6 @@ int main(void) {
     CHECK_INT(nn_gemm_choice_for(4, 4, 4, NULL), NN_EINVAL);
     CHECK(nn_gemm_kernel_name(-1) == NULL);
     CHECK_STR(nn_strerror(NN_ENOTSUP), "not supported on this machine");
-    return check_report("test_gemm");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_gemm"); }

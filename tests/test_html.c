@@ -77,14 +77,16 @@ static double attribute_after(const char *html, const char *after, const char *a
     return p ? strtod(p + strlen(key), NULL) : -1;
 }
 
-int main(void) {
+TEST_CASE(checker_catches) {
     /* The checker itself catches what it is for. */
     fprintf(stderr, "(three complaints of the checker's self-test follow)\n");
     CHECK(elements("<p><b>x</p></b>") < 0);
     CHECK(elements("<p>a < b</p>") < 0);
     CHECK(elements("<div><p>x</p>") < 0);
     CHECK_INT(elements("<!DOCTYPE html><html><meta charset=\"u\"><svg><rect/></svg></html>"), 5);
+}
 
+TEST_CASE(reports) {
     /* A capture by hand: two threads, nesting, a hostile name, memory. */
     opprof_capture *c;
     uint32_t t0, t1;
@@ -356,5 +358,6 @@ int main(void) {
     CHECK_CONTAINS(out, "--json or --html, not both");
     free(out);
     remove_tree(dir);
-    return check_report("test_html");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_html"); }

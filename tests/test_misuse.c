@@ -68,39 +68,58 @@ static int fail_first(const opprof_capture *c, void *user) {
     return save(c, "1 earlier on_trace_ready call(s) of this session failed");
 }
 
-int main(void) {
+/* Each case its own directory (cases share nothing); removed at exit. */
+static void cleanup(void) {
+    if (dir[0]) remove_tree(dir);
+}
+static void need_dir(void) {
+    if (dir[0]) return;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    opprof_session *s;
+    atexit(cleanup);
+}
 
-    /* A range ended that was never begun (or twice). */
-    s = start("range end(s) without a matching open range");
+/* One misuse in a session of its own: exactly one capture, carrying `expect`. */
+#define MISUSE_CASE(name, expect, body)                     \
+    TEST_CASE(name) {                                       \
+        need_dir();                                         \
+        int before = captures;                              \
+        opprof_session *s = start(expect);                  \
+        body;                                               \
+        opprof_session_free(s);                             \
+        CHECK_INT(captures - before, 1);                    \
+    }
+
+/* A range ended that was never begun (or twice). */
+MISUSE_CASE(unmatched_end, "range end(s) without a matching open range", {
     opprof_range r = OPPROF_BEGIN("once");
     OPPROF_END(r);
     OPPROF_END(r);
     CHECK_INT(opprof_session_stop(s), 0);
-    opprof_session_free(s);
+})
 
-    /* A range ended on another thread. */
-    s = start("called on another thread than their begin");
+/* A range ended on another thread. */
+MISUSE_CASE(end_on_another_thread, "called on another thread than their begin", {
     shared = OPPROF_BEGIN("crossing");
     pthread_t th;
     pthread_create(&th, NULL, end_elsewhere, NULL);
     pthread_join(th, NULL);
-    opprof_session_free(s);
+})
 
-    /* A range left open at stop: cut at the capture's end. */
-    s = start("still open at the end of the capture (first: 'left open')");
-    (void)OPPROF_BEGIN("left open");
-    opprof_session_free(s);
+/* A range left open at stop: cut at the capture's end. */
+MISUSE_CASE(left_open, "still open at the end of the capture (first: 'left open')", { (void)OPPROF_BEGIN("left open"); })
 
-    /* An enclosing range ended first: the inner one is closed with it. */
-    s = start("closed early because an enclosing range ended first");
+/* An enclosing range ended first: the inner one is closed with it. */
+MISUSE_CASE(enclosing_ended_first, "closed early because an enclosing range ended first", {
     opprof_range outer = OPPROF_BEGIN("outer");
     (void)OPPROF_BEGIN("inner");
     OPPROF_END(outer);
-    opprof_session_free(s);
+})
 
-    /* A callback that fails: step() says so, the next capture carries it. */
+/* A callback that fails: step() says so, the next capture carries it. */
+TEST_CASE(failing_callback) {
+    need_dir();
+    int before = captures;
+    opprof_session *s;
     opprof_config cfg = opprof_config_default();
     cfg.schedule = (opprof_schedule){.active = 1, .repeat = 2};
     cfg.on_trace_ready = fail_first;
@@ -108,9 +127,13 @@ int main(void) {
     CHECK_INT(opprof_session_step(s), OPPROF_ECALLBACK); /* the first capture's callback fails */
     CHECK_INT(opprof_session_step(s), 0);                /* the second one reports it */
     opprof_session_free(s);
+    CHECK_INT(captures - before, 1);
+}
 
-    /* A session started twice, and a step outside a session: errors, no harm. */
-    cfg = opprof_config_default();
+/* A session started twice, and a step outside a session: errors, no harm. */
+TEST_CASE(session_misuse) {
+    opprof_session *s;
+    opprof_config cfg = opprof_config_default();
     CHECK_INT(opprof_session_start(&s, &cfg), 0);
     opprof_session *again = NULL;
     CHECK_INT(opprof_session_start(&again, &cfg), OPPROF_EACTIVE);
@@ -121,10 +144,11 @@ int main(void) {
     CHECK_INT(opprof_session_stop(s), OPPROF_ESTOPPED);
     opprof_session_free(s);
     CHECK_STR(opprof_strerror(OPPROF_EACTIVE), "a profiler session is already active in this process");
+}
 
-    CHECK_INT(captures, 5);
-
-    /* A bad OPPROF_RETAIN_CHUNKS is said, and the default kept: the run works. */
+/* A bad OPPROF_RETAIN_CHUNKS is said, and the default kept: the run works. */
+TEST_CASE(bad_retain_chunks) {
+    need_dir();
     static const char *const bad_values[] = {"12x", "0", "-3", "99999999", ""};
     for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
         char cmd[2000], expect[200], *out = NULL;
@@ -137,18 +161,20 @@ int main(void) {
         CHECK_CONTAINS(out, expect);
         free(out);
     }
-    /* OPPROF_CLOCK the same way: said, then the default. */
-    {
-        char cmd[2000], *out = NULL;
-        snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=bogus '%s/profile_cpu' --quiet '%s/clock'", bin_dir(), dir);
-        CHECK_INT(run_command(cmd, &out), 0);
-        CHECK_CONTAINS(out, "opprof: OPPROF_CLOCK='bogus' ignored: not one of tsc, monotonic; using tsc");
-        free(out);
-        snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=monotonic '%s/profile_cpu' --quiet '%s/clock2'", bin_dir(), dir);
-        CHECK_INT(run_command(cmd, &out), 0);
-        CHECK(strstr(out, "OPPROF_CLOCK") == NULL);
-        free(out);
-    }
-    remove_tree(dir);
-    return check_report("test_misuse");
 }
+
+/* OPPROF_CLOCK the same way: said, then the default. */
+TEST_CASE(bad_clock) {
+    need_dir();
+    char cmd[2000], *out = NULL;
+    snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=bogus '%s/profile_cpu' --quiet '%s/clock'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "opprof: OPPROF_CLOCK='bogus' ignored: not one of tsc, monotonic; using tsc");
+    free(out);
+    snprintf(cmd, sizeof cmd, "OPPROF_CLOCK=monotonic '%s/profile_cpu' --quiet '%s/clock2'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(strstr(out, "OPPROF_CLOCK") == NULL);
+    free(out);
+}
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_misuse"); }

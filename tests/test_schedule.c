@@ -29,7 +29,7 @@ static int on_ready(const opprof_capture *cap, void *user) {
     return s->fail_with;
 }
 
-int main(void) {
+TEST_CASE(profile_cpu_schedule) {
     char buf[512];
     /* The seed's schedule over six steps. */
     CHECK_STR(actions((opprof_schedule){.wait = 1, .warmup = 1, .active = 2, .repeat = 1}, 6, buf, sizeof buf),
@@ -49,7 +49,9 @@ int main(void) {
               "RECORD RECORD RECORD_AND_SAVE NONE");
     /* The all-zero schedule records every step. */
     CHECK_STR(actions((opprof_schedule){0}, 3, buf, sizeof buf), "RECORD RECORD RECORD");
+}
 
+TEST_CASE(validation) {
     /* Validation. */
     CHECK_INT(opprof_schedule_check(&(opprof_schedule){.wait = 1, .warmup = 1, .active = 0}), OPPROF_ESCHEDULE);
     CHECK_INT(opprof_schedule_check(&(opprof_schedule){.active = -1}), OPPROF_EINVAL);
@@ -57,7 +59,9 @@ int main(void) {
     CHECK_INT(opprof_schedule_check(&(opprof_schedule){0}), 0);
     CHECK_STR(opprof_strerror(OPPROF_ESCHEDULE), "invalid schedule: active must be at least 1");
     CHECK_STR(opprof_err_name(OPPROF_ESCHEDULE), "OPPROF_ESCHEDULE");
+}
 
+TEST_CASE(session_refuses_bad_schedule) {
     /* A session refuses active = 0 with a clear error and starts nothing. */
     opprof_config cfg = opprof_config_default();
     cfg.schedule = (opprof_schedule){.wait = 1, .warmup = 1, .active = 0, .repeat = 1};
@@ -130,6 +134,6 @@ int main(void) {
     CHECK_INT(opprof_session_step(s), OPPROF_ECALLBACK);
     CHECK_INT(got.calls, 2);
     opprof_session_free(s);
-
-    return check_report("test_schedule");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_schedule"); }

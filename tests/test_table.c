@@ -16,7 +16,7 @@ static const char *fmt_mem(int64_t b) {
     return buf;
 }
 
-int main(void) {
+TEST_CASE(time_units) {
     /* Time: us below 1e3, ms below 1e6, else s; three decimals. */
     CHECK_STR(fmt_time(0.0), "0.000us");
     CHECK_STR(fmt_time(0.583), "0.583us");
@@ -26,7 +26,9 @@ int main(void) {
     CHECK_STR(fmt_time(999999.0), "999.999ms");
     CHECK_STR(fmt_time(1e6), "1.000s");
     CHECK_STR(fmt_time(2.5e6), "2.500s");
+}
 
+TEST_CASE(memory_units) {
     /* Memory: 1024-based, B/KB/MB/GB as PyTorch 2.x prints, sign kept. */
     CHECK_STR(fmt_mem(0), "0 B");
     CHECK_STR(fmt_mem(592), "592 B");
@@ -39,7 +41,9 @@ int main(void) {
     CHECK_STR(fmt_mem(-1048580), "-1.00 MB");
     CHECK_STR(fmt_mem(1536LL * 1024 * 1024), "1.50 GB");
     CHECK_STR(fmt_mem(-3LL * 1024 * 1024 * 1024), "-3.00 GB");
+}
 
+TEST_CASE(null_accessors) {
     /* NULL: every accessor answers as for an empty capture or averages. */
     size_t none = 99;
     CHECK(opprof_capture_events(NULL, &none) == NULL && none == 0);
@@ -64,7 +68,9 @@ int main(void) {
     CHECK_STR(opprof_averages_device_name(NULL), "");
     opprof_capture_free(NULL);
     opprof_averages_free(NULL);
+}
 
+TEST_CASE(sort_keys) {
     /* Sort keys by PyTorch's names. */
     opprof_sort_key key;
     CHECK_INT(opprof_sort_key_parse("self_cpu_time_total", &key), 0);
@@ -77,7 +83,9 @@ int main(void) {
     CHECK_INT(key, OPPROF_SORT_SELF_DEVICE_TIME);
     CHECK_INT(opprof_sort_key_parse("gpu_time", &key), OPPROF_EINVAL);
     CHECK_STR(opprof_sort_key_name(OPPROF_SORT_COUNT), "count");
+}
 
+TEST_CASE(table_of_a_capture) {
     /* A capture: outer(10us) > inner(4us) x2, one long name, memory. */
     opprof_capture *c;
     CHECK_INT(opprof_capture_new(&c), 0);
@@ -170,5 +178,6 @@ int main(void) {
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
-    return check_report("test_table");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_table"); }

@@ -47,7 +47,7 @@ static char *format(const opprof_measurement *m) {
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-12 + 1e-9 * fabs(b); }
 
-int main(void) {
+TEST_CASE(exact_arithmetic) {
     /* Exact arithmetic: the clock's own cost (two reads) and the loop's are
      * measured and taken out, so a statement of 200 us measures 200 us. */
     fake f = {.now_ns = 1000000, .run_cost_ns = 200000};
@@ -179,7 +179,9 @@ int main(void) {
     CHECK_INT(opprof_timer_blocked_autorange(&e, 0, &m), OPPROF_EINVAL);
     CHECK_INT(opprof_timer_timeit(&e, 0, &m), OPPROF_EINVAL);
     CHECK_INT(opprof_measurement_new(a, 4, 0, 1, NULL, NULL, NULL, &m), OPPROF_EINVAL);
+}
 
+TEST_CASE(compare_forward) {
     /* compare_forward: both variants' medians and ratios; refusal on differing outputs. */
     char cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd, "'%s/compare_forward' --min-time 0.02", bin_dir());
@@ -205,5 +207,6 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 64); /* bad usage: 64, as every tool */
     CHECK_CONTAINS(out, "--min-time must be > 0");
     free(out);
-    return check_report("test_timer");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_timer"); }
