@@ -108,21 +108,21 @@ extern OPPROF_API __thread opprof__fast *opprof__tls __attribute__((tls_model("i
 
 /* The TSC: a thread is ready only where its reads never go back (the
  * library checks that the kernel trusts the TSC). */
-static inline __attribute__((always_inline)) uint64_t opprof__now(void) { return __builtin_ia32_rdtsc(); }
+static inline OPPROF__NOINSTR __attribute__((always_inline)) uint64_t opprof__now(void) { return __builtin_ia32_rdtsc(); }
 
 /* Enter: flag busy, then check the window (the closer's membarrier makes the
  * compiler fence a full one). Nonzero when the inline path may record. */
-static inline __attribute__((always_inline)) int opprof__enter(opprof__fast *t) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) int opprof__enter(opprof__fast *t) {
     __atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return __atomic_load_n(&opprof__window, __ATOMIC_RELAXED) == t->ready;
 }
 
-static inline __attribute__((always_inline)) void opprof__leave(opprof__fast *t) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__leave(opprof__fast *t) {
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
-static inline __attribute__((always_inline)) opprof_range opprof__range_begin(const opprof_srcloc *loc) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) opprof_range opprof__range_begin(const opprof_srcloc *loc) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
@@ -147,7 +147,7 @@ static inline __attribute__((always_inline)) opprof_range opprof__range_begin(co
     return opprof_range_begin(loc);
 }
 
-static inline __attribute__((always_inline)) void opprof__range_end(opprof_range range) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__range_end(opprof_range range) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
@@ -163,7 +163,7 @@ static inline __attribute__((always_inline)) void opprof__range_end(opprof_range
     opprof_range_end(range);
 }
 
-static inline __attribute__((always_inline)) void opprof__record_memory(const void *addr, int64_t bytes,
+static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__record_memory(const void *addr, int64_t bytes,
                                                                         int64_t total_allocated) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) void opprof__record_memory(const vo
     opprof_record_memory(addr, bytes, total_allocated);
 }
 /* A mark: a timestamp (or the innermost range's sequence number) and three stores. */
-static inline __attribute__((always_inline)) void opprof__mark(uint32_t kind, const char *name, uint64_t value,
+static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(uint32_t kind, const char *name, uint64_t value,
                                                                int of_range) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
@@ -218,7 +218,7 @@ static inline __attribute__((always_inline)) void opprof__mark(uint32_t kind, co
 /* The marks' functions, inline where the macros are: calls as written go to
  * the inline path ((opprof_counter_int)(...) or a pointer reaches the
  * library's function, which does the same). */
-static inline uint64_t opprof__double_bits(double v) {
+static inline OPPROF__NOINSTR uint64_t opprof__double_bits(double v) {
     union { double d; uint64_t u; } x;
     x.d = v;
     return x.u;

@@ -69,6 +69,15 @@ extern "C" {
 #define OPPROF_API
 #endif
 
+/* Every inline helper of these headers: never instrumented, so that a program
+ * built with -finstrument-functions sees its own functions, not opprof's
+ * (the library itself is built without the flag). */
+#if defined(__GNUC__) || defined(__clang__)
+#define OPPROF__NOINSTR __attribute__((no_instrument_function))
+#else
+#define OPPROF__NOINSTR
+#endif
+
 #define OPPROF_VERSION_MAJOR 0
 #define OPPROF_VERSION_MINOR 3
 #define OPPROF_VERSION_PATCH 0
@@ -535,13 +544,13 @@ OPPROF_API void opprof_thread_set_name(const char *name);
 #define OPPROF__BEGIN(kind, ...)                                                 \
     OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
 
-static inline void opprof__range_cleanup(opprof_range *range) {
+static inline OPPROF__NOINSTR void opprof__range_cleanup(opprof_range *range) {
     if (*range) opprof__range_end(*range);
 }
 
 /* OPPROF_COUNTER's two kinds of value (C's _Generic picks one). */
-static inline void opprof__counter_i(const char *name, int64_t v) { opprof_counter_int(name, v); }
-static inline void opprof__counter_d(const char *name, double v) { opprof_counter_double(name, v); }
+static inline OPPROF__NOINSTR void opprof__counter_i(const char *name, int64_t v) { opprof_counter_int(name, v); }
+static inline OPPROF__NOINSTR void opprof__counter_d(const char *name, double v) { opprof_counter_double(name, v); }
 
 /* Compiled out, the macros name their arguments without evaluating them
  * (sizeof), so a variable used only there raises no "unused" warning, and a
@@ -549,7 +558,7 @@ static inline void opprof__counter_d(const char *name, double v) { opprof_counte
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static inline int opprof__format_unused(const char *format, ...) { (void)format; return 0; }
+static inline OPPROF__NOINSTR int opprof__format_unused(const char *format, ...) { (void)format; return 0; }
 #define OPPROF__CONSUME_1(name) ((void)sizeof(name))
 #define OPPROF__CONSUME_N(...) ((void)sizeof(opprof__format_unused(__VA_ARGS__)))
 #define OPPROF__CONSUME(...) OPPROF__CAT(OPPROF__CONSUME_, OPPROF__ARITY(__VA_ARGS__))(__VA_ARGS__)

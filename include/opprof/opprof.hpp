@@ -39,8 +39,8 @@ namespace opprof {
 /** An opprof error code as an exception (what() is opprof_strerror). */
 class error : public std::runtime_error {
 public:
-    explicit error(int code) : std::runtime_error(opprof_strerror(code)), code_(code) {}
-    int code() const noexcept { return code_; }
+    OPPROF__NOINSTR explicit error(int code) : std::runtime_error(opprof_strerror(code)), code_(code) {}
+    OPPROF__NOINSTR int code() const noexcept { return code_; }
 
 private:
     int code_;
@@ -51,15 +51,15 @@ private:
  *  innermost first. With OPPROF_ENABLE=0 it records nothing. */
 class scope {
 public:
-    explicit scope(const opprof_srcloc *loc) noexcept
+    OPPROF__NOINSTR explicit scope(const opprof_srcloc *loc) noexcept
 #if OPPROF_ENABLE
         : range_(OPPROF__RECORDING() ? opprof__range_begin(loc) : 0)
 #endif
     {
         (void)loc;
     }
-    scope(scope &&other) noexcept : range_(std::exchange(other.range_, 0)) {}
-    scope &operator=(scope &&other) noexcept {
+    OPPROF__NOINSTR scope(scope &&other) noexcept : range_(std::exchange(other.range_, 0)) {}
+    OPPROF__NOINSTR scope &operator=(scope &&other) noexcept {
         if (this != &other) {
             end();
             range_ = std::exchange(other.range_, 0);
@@ -68,21 +68,21 @@ public:
     }
     scope(const scope &) = delete;
     scope &operator=(const scope &) = delete;
-    ~scope() { end(); }
+    OPPROF__NOINSTR ~scope() { end(); }
 
     /** End the range now (the destructor then does nothing). */
-    void end() noexcept {
+    OPPROF__NOINSTR void end() noexcept {
         if (range_) opprof__range_end(std::exchange(range_, 0));
     }
     /** False when nothing is being recorded (no window, or compiled out). */
-    explicit operator bool() const noexcept { return range_ != 0; }
+    OPPROF__NOINSTR explicit operator bool() const noexcept { return range_ != 0; }
 
 private:
     opprof_range range_ = 0;
 };
 
 struct capture_deleter {
-    void operator()(opprof_capture *c) const noexcept { opprof_capture_free(c); }
+    OPPROF__NOINSTR void operator()(opprof_capture *c) const noexcept { opprof_capture_free(c); }
 };
 /** An owned capture (opprof_capture_free at destruction). */
 using capture_ptr = std::unique_ptr<opprof_capture, capture_deleter>;
@@ -91,25 +91,25 @@ using capture_ptr = std::unique_ptr<opprof_capture, capture_deleter>;
  *  capture in progress saved) by the destructor. */
 class session {
 public:
-    explicit session(const opprof_config &config) {
+    OPPROF__NOINSTR explicit session(const opprof_config &config) {
         int rc = opprof_session_start(&s_, &config);
         if (rc) throw error(rc);
     }
     session(const session &) = delete;
     session &operator=(const session &) = delete;
-    ~session() { opprof_session_free(s_); }
+    OPPROF__NOINSTR ~session() { opprof_session_free(s_); }
 
     /** opprof_session_step; a failure is returned, as a code, not thrown
      *  (a lost capture must not end the user's loop). */
-    int step() noexcept { return opprof_session_step(s_); }
-    int stop() noexcept { return opprof_session_stop(s_); }
+    OPPROF__NOINSTR int step() noexcept { return opprof_session_step(s_); }
+    OPPROF__NOINSTR int stop() noexcept { return opprof_session_stop(s_); }
     /** The oldest capture kept by a session without on_trace_ready, or an
      *  empty pointer when none is waiting. */
-    capture_ptr take_capture() noexcept {
+    OPPROF__NOINSTR capture_ptr take_capture() noexcept {
         opprof_capture *c = nullptr;
         return opprof_session_take_capture(s_, &c) == 0 ? capture_ptr(c) : capture_ptr();
     }
-    opprof_session *get() const noexcept { return s_; }
+    OPPROF__NOINSTR opprof_session *get() const noexcept { return s_; }
 
 private:
     opprof_session *s_ = nullptr;

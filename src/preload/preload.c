@@ -41,6 +41,9 @@ extern void *__libc_memalign(size_t, size_t);
 
 static int g_memory;    /* record allocations */
 static int g_functions; /* record functions */
+/* What the program did through the hooks, said at exit when it did nothing
+ * that was asked for (stored once: then the hot path only reads a cached line). */
+static int g_saw_allocation, g_saw_function;
 static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* naming a function: its own allocations are not the program's */
 
 /* ---- allocations ---- */
@@ -48,7 +51,11 @@ static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* nami
 /* The bytes asked for; a free's size is the capture's to find (the
  * allocation at the same address): no size lookup on the hot path. */
 static inline void allocated(void *p, size_t n) {
-    if (p && g_memory && !t_inside) OPPROF_MEMORY(p, (int64_t)n, -1);
+    if (p && g_memory && !t_inside) {
+        if (__builtin_expect(!__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED), 0))
+            __atomic_store_n(&g_saw_allocation, 1, __ATOMIC_RELAXED);
+        OPPROF_MEMORY(p, (int64_t)n, -1);
+    }
 }
 
 static inline void freeing(void *p) {
@@ -259,6 +266,8 @@ static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
 EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     (void)site;
     if (!g_functions) return;
+    if (__builtin_expect(!__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED), 0))
+        __atomic_store_n(&g_saw_function, 1, __ATOMIC_RELAXED);
     unsigned d = t_depth++;
     opprof_range r = 0;
     if (OPPROF__RECORDING()) r = opprof__range_begin(&function_of(fn)->loc);
@@ -270,6 +279,18 @@ EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
     if (!g_functions || t_depth == 0) return;
     unsigned d = --t_depth;
     if (d < MAX_OPEN && t_open[d]) opprof__range_end(t_open[d]);
+}
+
+/* `opprof record` says what it could not see, once, when the program ends. */
+__attribute__((destructor)) static void record_said(void) {
+    if (g_functions && !__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED))
+        fputs("opprof record: --functions: the program called no instrumented function, so none is "
+              "recorded; build it with -finstrument-functions (gcc, clang) to record its functions\n",
+              stderr);
+    if (g_memory && !__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED))
+        fputs("opprof record: --memory: the program allocated nothing through malloc, new and their kin "
+              "(a custom allocator, or allocations made before it started?), so no memory is recorded\n",
+              stderr);
 }
 
 __attribute__((constructor)) static void record_setup(void) {

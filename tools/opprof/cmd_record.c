@@ -142,7 +142,12 @@ static int run(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (stat(dir, &st) == 0) print_table(dir);
+    if (stat(dir, &st) == 0)
+        print_table(dir);
+    else
+        fprintf(stderr, "opprof record: %s wrote no capture into '%s': a statically linked program does not load "
+                        "libopprof_record.so (link it dynamically), and a program killed by SIGKILL saves "
+                        "nothing\n", argv[optind], dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
