@@ -7,7 +7,9 @@
 #   - a C program built with pkg-config, shared and static, runs;
 #   - a C++17 CMake project with find_package(opprof CONFIG) builds under
 #     -Wall -Wextra -pedantic -Werror against opprof::opprof, opprof::nn and
-#     opprof::opprof_static, and runs;
+#     opprof::opprof_static, and runs; C-only, C++-only and mixed projects,
+#     with and without MPI on the machine; nn_mpi as a component;
+#   - the README's pkg-config line as written;
 #   - the shared libraries export only opprof_* and nn_* symbols;
 #   - every public header compiles alone as C11 -pedantic and C++17 -pedantic;
 #   - the removed block form OPPROF_RANGE(...) { } fails to compile, saying why;
@@ -163,6 +165,45 @@ cmake --build "$tmp/cmake-user/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/buil
 "$tmp/cmake-user/build/user_static" | grep -q "events 5" || fail "CMake user (static) run"
 ! ldd "$tmp/cmake-user/build/user_static" | grep -q 'libopprof\|libnn' || fail "user_static loads a shared opprof"; ok
 
+# -- CMake consumers of every kind: C only, C++ only, mixed; with MPI on the
+#    machine and without it (CMAKE_DISABLE_FIND_PACKAGE_MPI hides it); nn_mpi
+#    as a component, and refused with the reason where it cannot be had.
+consumer() { # NAME LANGUAGES "COMPONENTS..." SOURCE TARGETS NO_MPI EXPECT(ok|fail:TEXT)
+    d="$tmp/consumer-$1"; mkdir -p "$d"; cp "$4" "$d/"
+    comps=""; [ -n "$3" ] && comps="COMPONENTS $3"
+    cat > "$d/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.20)
+project($1 LANGUAGES $2)
+find_package(opprof 0.3 CONFIG REQUIRED $comps)
+add_executable(app $(basename "$4"))
+target_link_libraries(app PRIVATE $5)
+CMAKE
+    flags=""; [ "$6" = no-mpi ] && flags="-DCMAKE_DISABLE_FIND_PACKAGE_MPI=TRUE"
+    if cmake -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$p" $flags >"$d/log" 2>&1 && cmake --build "$d/build" >>"$d/log" 2>&1; then
+        [ "$7" = ok ] || fail "consumer $1 ($6) configured, expected: $7"
+        "$d/build/app" >/dev/null || fail "consumer $1 ($6) run"
+    else
+        case "$7" in
+        fail:*) grep -qF -- "${7#fail:}" "$d/log" || { cat "$d/log" >&2; fail "consumer $1 ($6): no '${7#fail:}'"; } ;;
+        *) cat "$d/log" >&2; fail "consumer $1 ($6)" ;;
+        esac
+    fi
+}
+cp "$tmp/cmake-user/user.cpp" "$tmp/user.cpp"
+for mpi in with-mpi no-mpi; do
+    consumer "c_$mpi" C "" "$tmp/use.c" opprof::opprof "$mpi" ok
+    consumer "cxx_$mpi" CXX "" "$tmp/user.cpp" "opprof::opprof opprof::nn" "$mpi" ok
+    consumer "mixed_$mpi" "C CXX" "" "$tmp/user.cpp" "opprof::opprof opprof::nn" "$mpi" ok
+done
+consumer mpi_component "C" nn_mpi "$tmp/mpi.c" opprof::nn_mpi with-mpi ok
+consumer mpi_component_no_mpi "C" nn_mpi "$tmp/mpi.c" opprof::nn_mpi no-mpi "fail:opprof's nn_mpi needs MPI, not found"
+consumer mpi_component_cxx "CXX" nn_mpi "$tmp/user.cpp" opprof::nn_mpi with-mpi "fail:enable C in project()"; ok
+
+# -- the README's pkg-config line, as written
+cc "$tmp/use.c" $(pkg-config --cflags --libs opprof) -Wl,-rpath,$(pkg-config --variable=libdir opprof) -o "$tmp/readme" \
+    || fail "the README's pkg-config line"
+"$tmp/readme" | grep -q " 3$" || fail "the README's pkg-config program"; ok
+
 # -- exported symbols: opprof_* and nn_* only
 for lib in "$libdir"/libopprof.so "$libdir"/libnn.so "$libdir"/libnn_mpi.so; do
     others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^opprof_' | grep -v '^nn_' || true)
@@ -172,7 +213,7 @@ done
 readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.3' || fail "libopprof's SONAME"; ok
 
 # -- every public header alone: C11 and C++17, pedantic, warnings as errors
-for h in opprof/opprof.h opprof/capture.h opprof/timer.h nn/nn.h; do
+for h in opprof/opprof.h opprof/capture.h opprof/mark_kinds.h opprof/timer.h nn/nn.h; do
     printf '#include <%s>\nint main(void) { return 0; }\n' "$h" > "$tmp/h.c"
     gcc -std=c11 -pedantic -Wall -Wextra -Werror -I"$p/include" -c "$tmp/h.c" -o "$tmp/h.o" || fail "$h as C11"
     cp "$tmp/h.c" "$tmp/h.cpp"
