@@ -69,8 +69,12 @@ __thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
 /* ---- thread registration and reset ---- */
 
 __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
-    opprof__thread *t = opprof__calloc(1, sizeof *t);
+    /* Kept for the life of the process, and mapped whole (a chunk): with the
+     * default allocator no heap block that valgrind would call "possibly
+     * lost" (a sized block is held through a pointer past its header). */
+    opprof__thread *t = opprof__alloc_chunk(sizeof *t, false);
     if (!t) return NULL;
+    memset(t, 0, sizeof *t);
     t->tid = (int64_t)syscall(SYS_gettid);
     if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0) t->name[0] = '\0';
     pthread_mutex_lock(&g_threads_lock);
@@ -261,7 +265,7 @@ static const char *arena_copy(opprof__thread *t, const char *text, size_t len) {
     if (!a || a->used + len + 1 > NAME_ARENA_BYTES) {
         name_arena *next = a ? a->next : t->names_head;
         if (!next) {
-            next = opprof__alloc(sizeof *next);
+            next = opprof__alloc_chunk(sizeof *next, false); /* kept, as the thread's state */
             if (!next) return NULL;
             next->next = NULL;
             if (a)
