@@ -61,6 +61,7 @@ TEST_CASE(functions_and_ranges_one_tree) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "done 8"); /* the program ran as without opprof */
     CHECK(out && !strstr(out, "Warnings:") && !strstr(out, "opprof record: --functions"));
+    CHECK_CONTAINS(out, "GFLOP/s"); /* opprof record's table shows the FLOPs the program stated */
     free(out);
     snprintf(cmd, sizeof cmd, "%s/run", dir);
     opprof_capture *c = capture_in(cmd);
@@ -108,6 +109,24 @@ TEST_CASE(ranges_alone_as_without_the_flag) {
         CHECK_INT(n, 8 + 24 + 1); /* nothing but the program's ranges, in its one step */
     }
     opprof_capture_free(c);
+    /* its tables and report show the FLOPs it stated, and no memory column (it recorded none) */
+    snprintf(cmd, sizeof cmd, "%s/run/trace-step-0.time.txt", dir);
+    char *table = read_text(cmd);
+    CHECK_CONTAINS(table, "GFLOP/s");
+    CHECK(table && !strstr(table, "CPU Mem"));
+    free(table);
+    snprintf(cmd, sizeof cmd, "%s/run/trace-step-0.html", dir);
+    char *page = read_text(cmd);
+    CHECK_CONTAINS(page, "GFLOP/s");
+    CHECK(page && !strstr(page, "CPU Mem"));
+    free(page);
+    /* diff: FLOPs before and after, no memory */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' diff '%s/run/trace-step-0.json' '%s/run/trace-step-0.json'", bin_dir(), dir,
+             dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "FLOPs before");
+    CHECK(out && !strstr(out, "Self Mem"));
+    free(out);
     remove_tree(dir);
 }
 

@@ -180,4 +180,33 @@ TEST_CASE(table_of_a_capture) {
     opprof_capture_free(c);
 }
 
+/* Columns follow what was recorded: a session with profile_memory that saw
+ * no allocation shows no memory column; FLOPs stated by an operator show the
+ * FLOPs columns without asking. */
+TEST_CASE(columns_follow_the_recording) {
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = {.step_num = 1, .profile_memory = true};
+    opprof_capture_set_info(c, &info);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "my::gemm", OPPROF_KIND_CPU_OP, 0, 4000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "my::copy", OPPROF_KIND_CPU_OP, 5000, 1000), 0);
+    opprof_mark m = {.thread = t, .event = 0, .kind = OPPROF_MARK_FLOPS, .value.i = 8000000};
+    CHECK_INT(opprof_capture_add_mark(c, &m, "flops", NULL), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    opprof_averages *avg = NULL;
+    char *table = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    opprof_table_options plain = {.sort = OPPROF_SORT_NONE, .row_limit = -1}; /* flops not asked for */
+    CHECK_INT(opprof_averages_table_to_string(avg, &plain, &table), 0);
+    CHECK(table && !strstr(table, "CPU Mem"));   /* no memory event: no memory column */
+    CHECK_CONTAINS(table, "Total MFLOPs");        /* stated FLOPs: shown */
+    CHECK_CONTAINS(table, "GFLOP/s");
+    CHECK_CONTAINS(table, "2000.0");              /* 8 MFLOP in 4 us */
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_table"); }

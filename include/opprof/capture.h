@@ -299,13 +299,17 @@ OPPROF_API const char *opprof_sort_key_name(opprof_sort_key key);
  * FORM is table, json, html, chrome, stacks, diff or text.
  */
 
-/** What a table shows, beyond PyTorch's default columns. */
+/** What a table shows, beyond PyTorch's default columns. Columns follow what
+ *  was recorded: the memory columns only when the capture has memory events,
+ *  the FLOPs columns (and GB/s, when bytes were stated) whenever FLOPs were
+ *  recorded (with_flops, opprof_range_flops, opprof_range_bytes), `flops` or
+ *  not. */
 typedef struct opprof_table_options {
     opprof_sort_key sort;
     int row_limit;          /* <= 0: every row */
     bool peak_memory;       /* a "Peak Mem" column after "Self CPU Mem" (memory captures) */
     bool flops;             /* PyTorch's "Total MFLOPs"-style column, then "GFLOP/s" (total
-                               FLOPs over total CPU time) */
+                               FLOPs over total CPU time), even when none were recorded */
 } opprof_table_options;
 
 /**

@@ -8,6 +8,8 @@
 
 /* ---- averages (analysis/averages.c), for the rendering layer ---- */
 OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
+/* FLOPs were recorded (with_flops, or opprof_range_flops/_bytes): their columns are shown. */
+OPPROF__HIDDEN bool opprof__averages_flops_recorded(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);

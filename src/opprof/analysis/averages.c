@@ -24,7 +24,8 @@ struct opprof_averages {
     int64_t self_device_total_ns;
     char device_name[16];
     bool device_memory;  /* memory events of a device other than the CPU */
-    bool profile_memory;
+    bool profile_memory; /* memory was recorded: the capture has memory events */
+    bool flops_recorded; /* with_flops, or operators stated FLOPs or bytes */
     bool by_shape;
     int stack_n;
     uint64_t dropped_events;
@@ -398,7 +399,13 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (!rc) rc = make_rows(&w);
     if (!rc) {
         opprof_averages *avg = w.avg;
-        avg->profile_memory = c->info.profile_memory;
+        /* Columns follow what was recorded: memory when there are memory
+         * events (a session with profile_memory that saw no allocation shows
+         * none), FLOPs when asked for or stated by an operator. */
+        avg->profile_memory = c->info.profile_memory && c->n_mem > 0;
+        avg->flops_recorded = c->info.with_flops;
+        for (size_t k = 0; k < c->n_marks && !avg->flops_recorded; k++)
+            avg->flops_recorded = c->marks[k].kind == OPPROF_MARK_FLOPS || c->marks[k].kind == OPPROF_MARK_BYTES;
         snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
         avg->by_shape = w.by_shape;
         avg->stack_n = w.stack_n;
@@ -430,6 +437,7 @@ bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->de
 
 /* Accessors for table.c and summary.c. */
 bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }
+bool opprof__averages_flops_recorded(const opprof_averages *avg) { return avg->flops_recorded; }
 uint64_t opprof__averages_dropped(const opprof_averages *avg) { return avg->dropped_events; }
 size_t opprof__averages_warnings(const opprof_averages *avg) { return avg->n_warnings; }
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }

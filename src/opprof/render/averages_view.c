@@ -136,8 +136,8 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (o->peak_memory && memory) f |= OPPROF__SHOW_PEAK;
     if (opprof__averages_by_shape(v->avg)) f |= OPPROF__SHOW_SHAPES;
     if (opprof__averages_stack_n(v->avg)) f |= OPPROF__SHOW_STACK;
-    if (o->flops) f |= OPPROF__SHOW_FLOPS;
-    for (size_t i = 0; o->flops && i < v->n_rows; i++)
+    if (o->flops || opprof__averages_flops_recorded(v->avg)) f |= OPPROF__SHOW_FLOPS;
+    for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;
 }

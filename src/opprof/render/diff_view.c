@@ -17,7 +17,10 @@ typedef struct diff_column {
     opprof__unit unit;
     enum side side;
     double (*number)(const opprof__diff_pair *p); /* NAN: no value */
+    unsigned needs; /* SHOW_*: shown only when a side recorded it */
 } diff_column;
+
+enum { SHOW_MEMORY = 1u << 0, SHOW_FLOPS = 1u << 1 };
 
 #define SIDE_NUMBER(fn, row, expr) \
     static double fn(const opprof__diff_pair *p) { return p->row ? (double)(expr) : NAN; }
@@ -29,6 +32,8 @@ SIDE_NUMBER(total_before, before, p->before->total_ns / 1e3)
 SIDE_NUMBER(total_after, after, p->after->total_ns / 1e3)
 SIDE_NUMBER(mem_before, before, p->before->self_cpu_mem)
 SIDE_NUMBER(mem_after, after, p->after->self_cpu_mem)
+SIDE_NUMBER(flops_before, before, p->before->flops)
+SIDE_NUMBER(flops_after, after, p->after->flops)
 #undef SIDE_NUMBER
 
 static double self_change(const opprof__diff_pair *p) { return (double)p->self_delta / 1e3; }
@@ -41,19 +46,40 @@ static double self_ratio(const opprof__diff_pair *p) {
 }
 
 static const diff_column COLUMNS[] = {
-    {"Name", "name", OPPROF__UNIT_NAME, BOTH, NULL},
-    {"Calls before", "calls_before", OPPROF__UNIT_COUNT, BEFORE, calls_before},
-    {"Calls after", "calls_after", OPPROF__UNIT_COUNT, AFTER, calls_after},
-    {"Self before", "self_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, self_before},
-    {"Self after", "self_cpu_us_after", OPPROF__UNIT_TIME, AFTER, self_after},
-    {"Self change", "self_cpu_us_delta", OPPROF__UNIT_CHANGE, BOTH, self_change},
-    {"Self ratio", "self_ratio", OPPROF__UNIT_RATIO, BOTH, self_ratio},
-    {"Total before", "total_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, total_before},
-    {"Total after", "total_cpu_us_after", OPPROF__UNIT_TIME, AFTER, total_after},
-    {"Self Mem before", "self_cpu_bytes_before", OPPROF__UNIT_BYTES, BEFORE, mem_before},
-    {"Self Mem after", "self_cpu_bytes_after", OPPROF__UNIT_BYTES, AFTER, mem_after},
+    {"Name", "name", OPPROF__UNIT_NAME, BOTH, NULL, 0},
+    {"Calls before", "calls_before", OPPROF__UNIT_COUNT, BEFORE, calls_before, 0},
+    {"Calls after", "calls_after", OPPROF__UNIT_COUNT, AFTER, calls_after, 0},
+    {"Self before", "self_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, self_before, 0},
+    {"Self after", "self_cpu_us_after", OPPROF__UNIT_TIME, AFTER, self_after, 0},
+    {"Self change", "self_cpu_us_delta", OPPROF__UNIT_CHANGE, BOTH, self_change, 0},
+    {"Self ratio", "self_ratio", OPPROF__UNIT_RATIO, BOTH, self_ratio, 0},
+    {"Total before", "total_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, total_before, 0},
+    {"Total after", "total_cpu_us_after", OPPROF__UNIT_TIME, AFTER, total_after, 0},
+    {"Self Mem before", "self_cpu_bytes_before", OPPROF__UNIT_BYTES, BEFORE, mem_before, SHOW_MEMORY},
+    {"Self Mem after", "self_cpu_bytes_after", OPPROF__UNIT_BYTES, AFTER, mem_after, SHOW_MEMORY},
+    {"FLOPs before", "flops_before", OPPROF__UNIT_COUNT, BEFORE, flops_before, SHOW_FLOPS},
+    {"FLOPs after", "flops_after", OPPROF__UNIT_COUNT, AFTER, flops_after, SHOW_FLOPS},
 };
 enum { N_COLUMNS = sizeof COLUMNS / sizeof *COLUMNS, CELL = 64 };
+
+/* The columns that the two captures' recordings call for, in order. */
+typedef struct shown {
+    const diff_column *col[N_COLUMNS];
+    size_t n;
+} shown;
+
+static shown shown_columns(const opprof__diff *d) {
+    unsigned have = 0;
+    const opprof_averages *side[2] = {d->avg_before, d->avg_after};
+    for (int s = 0; s < 2; s++) {
+        if (opprof__averages_profile_memory(side[s])) have |= SHOW_MEMORY;
+        if (opprof__averages_flops_recorded(side[s])) have |= SHOW_FLOPS;
+    }
+    shown out = {.n = 0};
+    for (size_t k = 0; k < N_COLUMNS; k++)
+        if ((COLUMNS[k].needs & have) == COLUMNS[k].needs) out.col[out.n++] = &COLUMNS[k];
+    return out;
+}
 
 /* A cell as every view shows it: "-" where the column's side has no row,
  * "new" and "gone" for the ratio of an operator on one side only. */
@@ -83,18 +109,20 @@ static void totals_line(const opprof__diff *d, char *buf, size_t size) {
 /* ---- the views ---- */
 
 static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
+    shown sc = shown_columns(d);
+    size_t nc = sc.n;
     const char *titles[N_COLUMNS];
-    for (size_t k = 0; k < N_COLUMNS; k++) titles[k] = COLUMNS[k].title;
-    size_t n_cells = (d->shown ? d->shown : 1) * N_COLUMNS;
+    for (size_t k = 0; k < nc; k++) titles[k] = sc.col[k]->title;
+    size_t n_cells = (d->shown ? d->shown : 1) * nc;
     char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
     const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
     int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
     for (size_t i = 0; !rc && i < d->shown; i++)
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            cell(&COLUMNS[k], &d->pairs[i], cells[i * N_COLUMNS + k], CELL);
-            ptrs[i * N_COLUMNS + k] = cells[i * N_COLUMNS + k];
+        for (size_t k = 0; k < nc; k++) {
+            cell(sc.col[k], &d->pairs[i], cells[i * nc + k], CELL);
+            ptrs[i * nc + k] = cells[i * nc + k];
         }
-    if (!rc) rc = opprof__text_table(sb, titles, N_COLUMNS, ptrs, d->shown);
+    if (!rc) rc = opprof__text_table(sb, titles, nc, ptrs, d->shown);
     opprof__free(cells);
     opprof__free(ptrs);
     char line[256];
@@ -108,17 +136,18 @@ static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
  * which side has the operator. */
 static void diff_json(opprof__strbuf *sb, const opprof__diff *d) {
     char num[64];
+    shown sc = shown_columns(d);
     opprof__sb_puts(sb, "{\n  \"rows\": [");
     for (size_t i = 0; i < d->shown; i++) {
         const opprof__diff_pair *p = &d->pairs[i];
         opprof__sb_puts(sb, i ? ",\n    {" : "\n    {");
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "", COLUMNS[k].key);
-            if (COLUMNS[k].unit == OPPROF__UNIT_NAME) {
+        for (size_t k = 0; k < sc.n; k++) {
+            opprof__sb_printf(sb, "%s\"%s\": ", k ? ", " : "", sc.col[k]->key);
+            if (sc.col[k]->unit == OPPROF__UNIT_NAME) {
                 opprof__sb_json_string(sb, p->key);
                 continue;
             }
-            opprof__number_text(COLUMNS[k].number(p), num, sizeof num);
+            opprof__number_text(sc.col[k]->number(p), num, sizeof num);
             opprof__sb_puts(sb, num);
         }
         opprof__sb_printf(sb, ", \"present\": \"%s\"}", !p->before ? "after" : !p->after ? "before" : "both");
@@ -197,20 +226,21 @@ static void diff_html(opprof__strbuf *sb, const opprof__diff *d) {
         if (p->after && (double)p->after->self_ns > largest) largest = (double)p->after->self_ns;
     }
     opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr>");
-    for (size_t k = 0; k < N_COLUMNS; k++)
-        opprof__sb_printf(sb, "<th%s>%s</th>", COLUMNS[k].number ? "" : " data-text=\"1\"", COLUMNS[k].title);
+    shown sc = shown_columns(d);
+    for (size_t k = 0; k < sc.n; k++)
+        opprof__sb_printf(sb, "<th%s>%s</th>", sc.col[k]->number ? "" : " data-text=\"1\"", sc.col[k]->title);
     opprof__sb_puts(sb, "<th>Self time</th></tr></thead>\n<tbody>\n");
     char text[CELL], num[64];
     for (size_t i = 0; i < d->shown; i++) {
         const opprof__diff_pair *p = &d->pairs[i];
         opprof__sb_puts(sb, "<tr>");
-        for (size_t k = 0; k < N_COLUMNS; k++) {
-            if (!COLUMNS[k].number) {
+        for (size_t k = 0; k < sc.n; k++) {
+            if (!sc.col[k]->number) {
                 opprof__html_name_cell(sb, p->key);
                 continue;
             }
-            cell(&COLUMNS[k], p, text, sizeof text);
-            opprof__number_text(sort_value(&COLUMNS[k], p), num, sizeof num);
+            cell(sc.col[k], p, text, sizeof text);
+            opprof__number_text(sort_value(sc.col[k], p), num, sizeof num);
             opprof__sb_printf(sb, "<td data-v=\"%s\">%s</td>", num, text);
         }
         bars_cell(sb, p, largest);

@@ -41,13 +41,13 @@ typedef struct opprof__column {
 
 enum {
     OPPROF__SHOW_DEVICE = 1u << 0,     /* the capture has device activities */
-    OPPROF__SHOW_MEMORY = 1u << 1,     /* memory was recorded */
+    OPPROF__SHOW_MEMORY = 1u << 1,     /* memory was recorded: the capture has memory events */
     OPPROF__SHOW_DEVICE_MEM = 1u << 2, /* device memory was recorded */
     OPPROF__SHOW_PEAK = 1u << 3,       /* options.peak_memory (and memory) */
     OPPROF__SHOW_SHAPES = 1u << 4,     /* grouped by input shape */
     OPPROF__SHOW_STACK = 1u << 5,      /* grouped by call stack */
-    OPPROF__SHOW_FLOPS = 1u << 6,      /* options.flops */
-    OPPROF__SHOW_BYTES = 1u << 7       /* options.flops and some row moved bytes */
+    OPPROF__SHOW_FLOPS = 1u << 6,      /* options.flops, or FLOPs were recorded */
+    OPPROF__SHOW_BYTES = 1u << 7       /* FLOPs shown and some row moved bytes */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };
