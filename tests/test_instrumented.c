@@ -10,6 +10,7 @@
 #include <opprof/capture.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static const char *engine(void) {
     static char path[1024];
@@ -149,6 +150,55 @@ TEST_CASE(record_says_the_flag) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o '%s/run3' -- '%s'", bin_dir(), dir, engine());
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(out && !strstr(out, "allocated nothing"));
+    free(out);
+    remove_tree(dir);
+}
+
+/* The exit's work, chosen: no HTML, a gzip trace of the longest ranges only;
+ * the tables still count every call. */
+TEST_CASE(exit_outputs_chosen) {
+    char dir[256], cmd[2048], path[700], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions --no-html --gzip --max-events 20 -o '%s/run' -- '%s'",
+             bin_dir(), dir, engine());
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/trace-step-0.html", dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/run/trace-step-0.json", dir);
+    CHECK(access(path, F_OK) != 0); /* the trace is the .gz one */
+    snprintf(path, sizeof path, "%s/run/trace-step-0.json.gz", dir);
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(path, NULL, &c, &err), 0);
+    if (c) {
+        size_t n = 0, warnings = 0;
+        opprof_capture_events(c, &n);
+        const char *const *w = opprof_capture_warnings(c, &warnings);
+        CHECK(n >= 1 && n <= 20);
+        CHECK_INT(warnings, 1);
+        CHECK(warnings && strstr(w[0], "longest of 114 ranges"));
+    }
+    opprof_capture_free(c);
+    snprintf(path, sizeof path, "%s/run/trace-step-0.time.txt", dir);
+    char *table = read_text(path);
+    CHECK(table && strstr(table, "matmul") && strstr(table, "48")); /* every call counted */
+    free(table);
+    /* OPPROF_OUTPUTS of an OPPROF_TRACE program: said when wrong, all written then */
+    snprintf(cmd, sizeof cmd, "OPPROF_OUTPUTS=trace,pdf OPPROF_TRACE='%s/bad' '%s'", dir, engine());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "OPPROF_OUTPUTS='trace,pdf' ignored: not a list of trace, tables, html; writing all");
+    free(out);
+    snprintf(path, sizeof path, "%s/bad/trace-step-0.html", dir);
+    CHECK(access(path, F_OK) == 0);
+    /* and opprof record's own checks */
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --outputs trace,pdf -o '%s/x' -- true", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "--outputs takes a list of trace, tables, html, not 'trace,pdf'");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --max-events 0 -o '%s/x' -- true", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "--max-events takes a number >= 1, not '0'");
     free(out);
     remove_tree(dir);
 }

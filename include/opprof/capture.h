@@ -407,6 +407,18 @@ OPPROF_API int opprof_capture_diff_to_string(const opprof_capture *before, const
 /** Write the capture as a Chrome trace (Kineto's JSON object form) that
  *  Perfetto and chrome://tracing open. */
 OPPROF_API int opprof_capture_chrome_write(const opprof_capture *capture, const char *path);
+/** How opprof_capture_chrome_write_ex writes a trace. {0}: as
+ *  opprof_capture_chrome_write. */
+typedef struct opprof_chrome_options {
+    bool gzip;          /* gzip-compressed (name the file .json.gz; every reader of opprof's takes it) */
+    size_t max_events;  /* 0: every range; else at most this many, the longest (a caller lasts at
+                           least as long as what it calls, so each one kept has its callers).
+                           Memory events, counters and marks are all kept; the trace's warnings
+                           say how many ranges were left out and from what duration. */
+} opprof_chrome_options;
+/** opprof_capture_chrome_write with options (NULL: none). */
+OPPROF_API int opprof_capture_chrome_write_ex(const opprof_capture *capture, const char *path,
+                                              const opprof_chrome_options *options);
 /** Write the capture as a Chrome trace to an open stream (no temporary file). */
 OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture, FILE *out,
                                                   const char *trace_name);

@@ -32,6 +32,11 @@ static const char HELP[] =
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
     "               range named from its ELF symbols (static functions too)\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
+    "  --outputs LIST  what each capture becomes: trace, tables, html (default all three)\n"
+    "  --no-html    --outputs trace,tables (the report is most of the exit's work)\n"
+    "  --gzip       the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)\n"
+    "  --max-events N  the trace holds the N longest ranges, with a note (the tables and the report\n"
+    "               are made from all of them)\n"
     "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"
     "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"
     "SIGINT or SIGTERM ends CMD. Its exit status is CMD's (128 + N for signal N).\n";
@@ -80,37 +85,97 @@ static void print_table(const char *dir) {
     if (f) fclose(f);
 }
 
-static int run(int argc, char **argv) {
+/* What `opprof record` was asked for. */
+typedef struct record_options {
+    bool memory, functions, gzip;
+    const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
+    const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
+    char dir[4096];
+} record_options;
+
+static bool is_count(const char *s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return *s && !*end && v >= 1;
+}
+
+/* "trace,tables,html" or some of them (what OPPROF_OUTPUTS takes). */
+static bool is_output_list(const char *list) {
+    if (!*list) return false;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (!((n == 5 && !strncmp(p, "trace", 5)) || (n == 6 && !strncmp(p, "tables", 6)) ||
+              (n == 4 && !strncmp(p, "html", 4))))
+            return false;
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
+/* The options before CMD; an exit status when they are wrong, else -1. */
+static int parse(int argc, char **argv, record_options *ro) {
     static const struct option longs[] = {{"memory", no_argument, 0, 'm'},
                                           {"functions", no_argument, 0, 'f'},
                                           {"output", required_argument, 0, 'o'},
+                                          {"outputs", required_argument, 0, 'O'},
+                                          {"no-html", no_argument, 0, 'H'},
+                                          {"gzip", no_argument, 0, 'z'},
+                                          {"max-events", required_argument, 0, 'n'},
                                           {0, 0, 0, 0}};
-    bool memory = false, functions = false;
-    char dir[4096] = "";
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
-        case 'm': memory = true; break;
-        case 'f': functions = true; break;
-        case 'o': snprintf(dir, sizeof dir, "%s", optarg); break;
+        case 'm': ro->memory = true; break;
+        case 'f': ro->functions = true; break;
+        case 'o': snprintf(ro->dir, sizeof ro->dir, "%s", optarg); break;
+        case 'O': ro->outputs = optarg; break;
+        case 'H': ro->outputs = "trace,tables"; break;
+        case 'z': ro->gzip = true; break;
+        case 'n':
+            if (!is_count(optarg)) return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
+            ro->max_events = optarg;
+            break;
         default: fputs("Run 'opprof record --help' for the options.\n", stderr); return TOOL_EXIT_USAGE;
         }
     }
+    if (ro->outputs && !is_output_list(ro->outputs))
+        return tool_usage_error("record", "--outputs takes a list of trace, tables, html, not '%s'", ro->outputs);
     if (optind >= argc) {
         fprintf(stderr, "opprof record: no command to run (opprof record [options] -- CMD [ARGS...])\n");
         return TOOL_EXIT_USAGE;
     }
-    if (!dir[0]) {
+    if (!ro->dir[0]) {
         time_t now = time(NULL);
         struct tm tm;
         localtime_r(&now, &tm);
-        strftime(dir, sizeof dir, "opprof-record-%Y%m%d-%H%M%S", &tm);
+        strftime(ro->dir, sizeof ro->dir, "opprof-record-%Y%m%d-%H%M%S", &tm);
     }
     struct stat st;
-    if (lstat(dir, &st) == 0) {
-        fprintf(stderr, "opprof record: '%s' exists; name a new directory with -o (nothing was run)\n", dir);
+    if (lstat(ro->dir, &st) == 0) {
+        fprintf(stderr, "opprof record: '%s' exists; name a new directory with -o (nothing was run)\n", ro->dir);
         return TOOL_EXIT_USAGE;
     }
+    return -1;
+}
+
+/* In the child: the environment of OPPROF_TRACE and the preload, then CMD. */
+static void run_child(const record_options *ro, const char *ld_preload, char **cmd) {
+    setenv("OPPROF_TRACE", ro->dir, 1);
+    setenv("LD_PRELOAD", ld_preload, 1);
+    setenv("OPPROF_RECORD_MEMORY", ro->memory ? "1" : "0", 1);
+    setenv("OPPROF_RECORD_FUNCTIONS", ro->functions ? "1" : "0", 1);
+    if (ro->outputs) setenv("OPPROF_OUTPUTS", ro->outputs, 1);
+    if (ro->gzip) setenv("OPPROF_GZIP", "1", 1);
+    if (ro->max_events) setenv("OPPROF_TRACE_EVENTS", ro->max_events, 1);
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));
+    _exit(TOOL_EXIT_CANNOT_RUN);
+}
+
+static int run(int argc, char **argv) {
+    record_options ro = {0};
+    int bad = parse(argc, argv, &ro);
+    if (bad >= 0) return bad;
     char preload[4300];
     if (find_preload(preload, sizeof preload)) {
         fprintf(stderr, "opprof record: libopprof_record.so not found beside this opprof's libraries\n");
@@ -119,21 +184,12 @@ static int run(int argc, char **argv) {
     const char *old = getenv("LD_PRELOAD");
     char ld_preload[8800];
     snprintf(ld_preload, sizeof ld_preload, "%s%s%s", preload, old && *old ? ":" : "", old && *old ? old : "");
-
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "opprof record: cannot fork: %s\n", strerror(errno));
         return TOOL_EXIT_CANNOT_RUN;
     }
-    if (pid == 0) {
-        setenv("OPPROF_TRACE", dir, 1);
-        setenv("LD_PRELOAD", ld_preload, 1);
-        setenv("OPPROF_RECORD_MEMORY", memory ? "1" : "0", 1);
-        setenv("OPPROF_RECORD_FUNCTIONS", functions ? "1" : "0", 1);
-        execvp(argv[optind], argv + optind);
-        fprintf(stderr, "opprof record: cannot run '%s': %s\n", argv[optind], strerror(errno));
-        _exit(TOOL_EXIT_CANNOT_RUN);
-    }
+    if (pid == 0) run_child(&ro, ld_preload, argv + optind);
     /* SIGINT and SIGTERM sent to opprof are passed on (CMD saves DIR on either;
      * from a terminal it gets SIGINT twice, which changes nothing) */
     g_child = pid;
@@ -142,15 +198,17 @@ static int run(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (stat(dir, &st) == 0)
-        print_table(dir);
+    struct stat st;
+    if (stat(ro.dir, &st) == 0)
+        print_table(ro.dir);
     else
         fprintf(stderr, "opprof record: %s wrote no capture into '%s': a statically linked program does not load "
                         "libopprof_record.so (link it dynamically), and a program killed by SIGKILL saves "
-                        "nothing\n", argv[optind], dir);
+                        "nothing\n", argv[optind], ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]",
+TOOL_COMMAND(record, "record [--memory] [--functions] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
+             "              [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions)", NULL);

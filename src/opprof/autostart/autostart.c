@@ -13,6 +13,7 @@
 #include "render/render.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -33,30 +34,75 @@ static struct {
     struct sigaction old_int, old_term;
 } g_auto = {.pipe = {-1, -1}};
 
-/* on_trace_ready: STEP.json (the trace), its two tables and its HTML report,
- * in the twin. */
-static int write_capture(const opprof_capture *c, void *user) {
-    (void)user;
-    long long step = (long long)opprof_capture_get_info(c).step_num;
-    char path[4400];
-    snprintf(path, sizeof path, "%s/trace-step-%lld.json", g_auto.work, step);
-    int rc = opprof_capture_chrome_write(c, path);
+/* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html (any of them;
+ * default all), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
+ * (the trace holds the N longest ranges; the tables and report keep every one). */
+enum { OUT_TRACE = 1, OUT_TABLES = 2, OUT_HTML = 4, OUT_ALL = 7 };
+static struct {
+    unsigned outputs;
+    opprof_chrome_options chrome;
+} g_out = {OUT_ALL, {0}};
+
+/* "trace,tables,html" -> OUT_*; 0 when a word is none of them. */
+static unsigned parse_outputs(const char *list) {
+    static const char *const words[] = {"trace", "tables", "html"};
+    unsigned out = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        unsigned bit = 0;
+        for (unsigned k = 0; k < 3; k++)
+            if (n == strlen(words[k]) && !strncmp(p, words[k], n)) bit = 1u << k;
+        if (!bit) return 0;
+        out |= bit;
+        p += n + (p[n] == ',');
+    }
+    return out;
+}
+
+static void outputs_setup(void) {
+    const char *list = getenv("OPPROF_OUTPUTS");
+    if (list && *list && !(g_out.outputs = parse_outputs(list))) {
+        fprintf(stderr, "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html; writing all\n",
+                list);
+        g_out.outputs = OUT_ALL;
+    }
+    g_out.chrome.gzip = opprof__env_int("OPPROF_GZIP", 0, 1, 0) == 1;
+    g_out.chrome.max_events = (size_t)opprof__env_int("OPPROF_TRACE_EVENTS", 0, INT64_MAX, 0);
+}
+
+static int write_tables(const opprof_capture *c, const char *stem, char *path, size_t size) {
     opprof_averages *avg = NULL;
     char *table = NULL;
-    if (!rc) rc = opprof_capture_averages(c, &avg);
+    int rc = opprof_capture_averages(c, &avg);
     for (int memory = 0; !rc && memory < 2; memory++) {
         rc = opprof_averages_table_to_string(avg,
                 &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
                                         .row_limit = -1},
                 &table);
-        snprintf(path, sizeof path, "%s/trace-step-%lld.%s.txt", g_auto.work, step, memory ? "memory" : "time");
+        snprintf(path, size, "%s.%s.txt", stem, memory ? "memory" : "time");
         if (!rc) rc = opprof_write_text_file(path, table);
         opprof_free(table);
         table = NULL;
     }
     opprof_averages_free(avg);
-    if (!rc) {
-        snprintf(path, sizeof path, "%s/trace-step-%lld.html", g_auto.work, step);
+    return rc;
+}
+
+/* on_trace_ready: STEP.json (the trace), its two tables and its HTML report,
+ * those of them that OPPROF_OUTPUTS asks for, in the twin. */
+static int write_capture(const opprof_capture *c, void *user) {
+    (void)user;
+    long long step = (long long)opprof_capture_get_info(c).step_num;
+    char stem[4300], path[4400];
+    snprintf(stem, sizeof stem, "%s/trace-step-%lld", g_auto.work, step);
+    int rc = 0;
+    if (g_out.outputs & OUT_TRACE) {
+        snprintf(path, sizeof path, "%s.json%s", stem, g_out.chrome.gzip ? ".gz" : "");
+        rc = opprof_capture_chrome_write_ex(c, path, &g_out.chrome);
+    }
+    if (!rc && (g_out.outputs & OUT_TABLES)) rc = write_tables(c, stem, path, sizeof path);
+    if (!rc && (g_out.outputs & OUT_HTML)) {
+        snprintf(path, sizeof path, "%s.html", stem);
         rc = opprof_capture_html_write(c, path);
     }
     if (rc) {
@@ -173,6 +219,7 @@ __attribute__((constructor)) static void autostart(void) {
         fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
         return;
     }
+    outputs_setup();
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;
     cfg.on_trace_ready = write_capture;

@@ -374,3 +374,27 @@ int opprof_capture_set_last_site(opprof_capture *c, const char *file, const char
     c->events[c->n_events - 1].site = site;
     return 0;
 }
+
+/* ---- the longest events ---- */
+
+static size_t count_at_least(const opprof_capture *c, int64_t ns) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_events; i++) n += c->events[i].duration_ns >= ns;
+    return n;
+}
+
+int64_t opprof__capture_longest_bound(const opprof_capture *c, size_t max) {
+    if (c->n_events <= max) return 0;
+    int64_t lo = 0, hi = 0; /* the least duration whose events fit: in (lo, hi] */
+    for (size_t i = 0; i < c->n_events; i++)
+        if (c->events[i].duration_ns > hi) hi = c->events[i].duration_ns;
+    hi++;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (count_at_least(c, mid) <= max)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}

@@ -47,6 +47,12 @@ typedef struct opprof__arg_index {
 OPPROF__HIDDEN int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c);
 OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x);
 
+/* The shortest duration among the `max` longest events, as a bound that keeps
+ * at most `max` events (those at least as long); 0 when all fit. A caller
+ * lasts at least as long as what it calls: every event kept has its callers.
+ * (capture/capture.c; the HTML timeline's and the trace's size limits) */
+OPPROF__HIDDEN int64_t opprof__capture_longest_bound(const opprof_capture *c, size_t max);
+
 /* ---- mark kinds (<opprof/mark_kinds.h>) ---- */
 /* The kind belongs to its range (an argument, FLOPs, bytes). */
 static inline bool opprof__mark_of_range(uint32_t kind) {

@@ -39,25 +39,11 @@ typedef struct shown {
     int64_t min_ns;  /* when some are left out: the shortest duration shown */
 } shown;
 
-static size_t count_at_least(const opprof_capture *c, int64_t ns) {
-    size_t n = 0;
-    for (size_t i = 0; i < c->n_events; i++) n += c->events[i].duration_ns >= ns;
-    return n;
-}
-
 static int choose_events(shown *sh, const opprof_capture *c) {
     *sh = (shown){.c = c, .n = c->n_events};
     size_t max = (size_t)opprof__env_int("OPPROF_REPORT_EVENTS", 1, INT32_MAX, DEFAULT_MAX_EVENTS);
-    if (c->n_events <= max) return 0;
-    int64_t lo = 0, hi = 0; /* the least duration whose events fit: in (lo, hi] */
-    for (size_t i = 0; i < c->n_events; i++)
-        if (c->events[i].duration_ns > hi) hi = c->events[i].duration_ns;
-    hi++;
-    while (hi - lo > 1) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (count_at_least(c, mid) <= max) hi = mid;
-        else lo = mid;
-    }
+    int64_t hi = opprof__capture_longest_bound(c, max);
+    if (!hi) return 0;
     sh->at = opprof__alloc(c->n_events * sizeof *sh->at);
     if (!sh->at) return OPPROF_ENOMEM;
     sh->min_ns = hi;

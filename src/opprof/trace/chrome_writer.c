@@ -1,13 +1,17 @@
-/* chrome.c - the Chrome trace writer (Kineto's JSON object form).
+/* chrome_writer.c - the Chrome trace writer (Kineto's JSON object form),
+ * plain or gzip-compressed, every range or the longest ones (max_events).
  *
  * Streams to the file through a fixed buffer: no whole-trace string is ever
  * built. Names are escaped once per distinct name, numbers are formatted by
  * hand (printf would dominate the cost). */
+#define _GNU_SOURCE /* fopencookie */
 #include "trace/trace.h"
 
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
+#include <zlib.h>
 
 enum { OUT_BUFFER = 1 << 20 }; /* written with one fwrite each: larger than stdio's buffer */
 
@@ -195,6 +199,8 @@ typedef struct writer {
     opprof__arg_index args;
     int64_t pid;
     bool first;
+    int64_t min_ns; /* ranges shorter are left out (max_events); 0: none */
+    size_t left_out;
 } writer;
 
 static void sep(writer *w) {
@@ -207,7 +213,7 @@ static void put_name(writer *w, uint32_t name) {
 }
 
 /* The trace's facts, up to the opening of "traceEvents". */
-static void write_header(out *o, const opprof_capture *c) {
+static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t left_out) {
     const opprof_capture_info *info = &c->info;
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
     if (info->rank.backend[0]) { /* Kineto's keys, and the clock's alignment to rank 0 */
@@ -239,6 +245,15 @@ static void write_header(out *o, const opprof_capture *c) {
     for (size_t i = 0; i < c->n_warnings; i++) {
         if (i) OUT_LIT(o, ", ");
         out_json_string(o, c->warnings[i]);
+    }
+    if (left_out) {
+        char note[256];
+        snprintf(note, sizeof note,
+                 "this trace holds the %zu longest of %zu ranges, those of %.3f us and longer (a size limit: "
+                 "max_events); the capture's tables were made from all of them",
+                 c->n_events - left_out, c->n_events, (double)min_ns / 1e3);
+        if (c->n_warnings) OUT_LIT(o, ", ");
+        out_json_string(o, note);
     }
     OUT_LIT(o, "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     out_i64(o, info->base_time_ns);
@@ -371,7 +386,7 @@ static void write_events(writer *w) {
                (i == c->n_events || c->mem[mi].thread < c->events[i].thread ||
                 (c->mem[mi].thread == c->events[i].thread && c->mem[mi].ts_ns < c->events[i].start_ns)))
             write_memory_event(w, &c->mem[mi++]);
-        if (i < c->n_events) write_event(w, i);
+        if (i < c->n_events && c->events[i].duration_ns >= w->min_ns) write_event(w, i);
     }
     for (size_t k = 0; k < c->n_marks; k++) {
         if (c->marks[k].event >= 0) continue;
@@ -392,9 +407,10 @@ static int escape_names(writer *w) {
     return w->names.error;
 }
 
-int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
-    if (!c || !fp) return OPPROF_EINVAL;
+static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_name, size_t max_events) {
     writer w = {.c = c, .pid = c->info.pid, .first = true};
+    w.min_ns = max_events ? opprof__capture_longest_bound(c, max_events) : 0;
+    for (size_t i = 0; w.min_ns && i < c->n_events; i++) w.left_out += c->events[i].duration_ns < w.min_ns;
     w.o = opprof__alloc(sizeof *w.o);
     if (!w.o) return OPPROF_ENOMEM;
     w.o->fp = fp; /* not a compound literal: it would build the whole buffer on the stack */
@@ -403,7 +419,7 @@ int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const 
     int rc = escape_names(&w);
     bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
     if (!rc) {
-        write_header(w.o, c);
+        write_header(w.o, c, w.min_ns, w.left_out);
         write_metadata(&w);
         write_events(&w);
         OUT_LIT(w.o, "\n  ],\n  \"traceName\": ");
@@ -419,15 +435,56 @@ int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const 
     return rc;
 }
 
-int opprof_capture_chrome_write(const opprof_capture *c, const char *path) {
+int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+    if (!c || !fp) return OPPROF_EINVAL;
+    return write_stream(c, fp, trace_name, 0);
+}
+
+/* ---- gzip: a FILE that compresses into a gzFile (fopencookie), so that the
+ * one writer serves both forms ---- */
+
+static ssize_t gz_cookie_write(void *cookie, const char *buf, size_t size) {
+    if (size == 0) return 0;
+    int n = gzwrite((gzFile)cookie, buf, (unsigned)size);
+    return n > 0 ? n : -1;
+}
+
+static int gz_cookie_close(void *cookie) { return gzclose((gzFile)cookie) == Z_OK ? 0 : -1; }
+
+static int write_gzip(const opprof_capture *c, FILE *file, const char *trace_name, size_t max_events) {
+    int fd = dup(fileno(file));
+    if (fd < 0) return -errno;
+    gzFile gz = gzdopen(fd, "wb6");
+    if (!gz) {
+        close(fd);
+        return OPPROF_ENOMEM;
+    }
+    FILE *fp = fopencookie(gz, "w", (cookie_io_functions_t){.write = gz_cookie_write, .close = gz_cookie_close});
+    if (!fp) {
+        gzclose(gz);
+        return OPPROF_ENOMEM;
+    }
+    setvbuf(fp, NULL, _IOFBF, 1 << 16);
+    int rc = write_stream(c, fp, trace_name, max_events);
+    errno = 0;
+    if (fclose(fp) != 0 && !rc) rc = errno ? -errno : OPPROF_EIO;
+    return rc;
+}
+
+int opprof_capture_chrome_write_ex(const opprof_capture *c, const char *path, const opprof_chrome_options *options) {
     if (!c || !path) return OPPROF_EINVAL;
+    opprof_chrome_options o = options ? *options : (opprof_chrome_options){0};
     opprof__file f;
     int rc = opprof__file_open(&f, path);
     if (rc) return rc;
-    rc = opprof_capture_chrome_write_stream(c, f.fp, path);
+    rc = o.gzip ? write_gzip(c, f.fp, path, o.max_events) : write_stream(c, f.fp, path, o.max_events);
     if (rc) {
         opprof__file_abort(&f);
         return rc;
     }
     return opprof__file_commit(&f);
+}
+
+int opprof_capture_chrome_write(const opprof_capture *c, const char *path) {
+    return opprof_capture_chrome_write_ex(c, path, NULL);
 }
