@@ -76,6 +76,8 @@ int main(int argc, char **argv) {
     timing plain_calls = median_run(cmd);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o out -- '%s' calls %ld", bin, toy, calls);
     timing opprof_calls = median_run(cmd);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions --no-html -o out -- '%s' calls %ld", bin, toy, calls);
+    timing opprof_calls_no_html = median_run(cmd);
     timing uftrace_calls = {NAN, NAN}, uftrace_chrome = {NAN, NAN};
     if (have("uftrace")) {
         snprintf(cmd, sizeof cmd, "uftrace record '%s' calls %ld", toy, calls);
@@ -89,6 +91,8 @@ int main(int argc, char **argv) {
     timing plain_mallocs = median_run(cmd);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o out -- '%s' mallocs %ld", bin, toy, mallocs);
     timing opprof_mallocs = median_run(cmd);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory --no-html -o out -- '%s' mallocs %ld", bin, toy, mallocs);
+    timing opprof_mallocs_no_html = median_run(cmd);
     timing heaptrack_mallocs = {NAN, NAN}, heaptrack_print = {NAN, NAN};
     if (have("heaptrack")) {
         snprintf(cmd, sizeof cmd, "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld", toy, mallocs);
@@ -113,6 +117,8 @@ int main(int argc, char **argv) {
     double heaptrack_pair = (heaptrack_mallocs.loop_s - plain_mallocs.loop_s) / n_m * 1e9;
     double opprof_fn_whole = (opprof_calls.whole_s - plain_calls.whole_s) / functions * 1e9;
     double uftrace_fn_whole = (uftrace_calls.whole_s - plain_calls.whole_s) / functions * 1e9;
+    double opprof_fn_no_html = (opprof_calls_no_html.whole_s - plain_calls.whole_s) / functions * 1e9;
+    double opprof_pair_no_html = (opprof_mallocs_no_html.whole_s - plain_mallocs.whole_s) / (double)mallocs * 1e9;
     double opprof_pair_whole = (opprof_mallocs.whole_s - plain_mallocs.whole_s) / n_m * 1e9;
     double heaptrack_pair_whole = (heaptrack_mallocs.whole_s - plain_mallocs.whole_s) / n_m * 1e9;
     double uftrace_fn_deliverable = (uftrace_chrome.whole_s - plain_calls.whole_s) / functions * 1e9;
@@ -128,6 +134,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "function_floor_ns", fn_floor, false);
         bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
         bench_json_number(stdout, "opprof_function_whole_run_ns", opprof_fn_whole, false);
+        bench_json_number(stdout, "opprof_function_whole_run_no_html_ns", opprof_fn_no_html, false);
         bench_json_number(stdout, "uftrace_function_whole_run_ns", uftrace_fn_whole, false);
         bench_json_number(stdout, "uftrace_function_with_chrome_and_report_ns", uftrace_fn_deliverable, false);
         bench_json_number(stdout, "mallocs", n_m, false);
@@ -138,6 +145,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "malloc_free_floor_ns", pair_floor, false);
         bench_json_number(stdout, "heaptrack_over_floor", heaptrack_pair / pair_floor, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
+        bench_json_number(stdout, "opprof_malloc_free_whole_run_no_html_ns", opprof_pair_no_html, false);
         bench_json_number(stdout, "heaptrack_malloc_free_whole_run_ns", heaptrack_pair_whole, false);
         bench_json_number(stdout, "heaptrack_malloc_free_with_print_ns", heaptrack_pair_deliverable, true);
         printf("}\n");
@@ -146,14 +154,15 @@ int main(int argc, char **argv) {
                opprof_fn, uftrace_fn, uftrace_fn / opprof_fn);
         printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace\n", stamp, fn_floor,
                uftrace_fn / fn_floor);
-        printf("  the whole run, exit work included: opprof %.1f ns, uftrace %.1f ns (%.1f ns with dump --chrome and "
-               "report)\n",
-               opprof_fn_whole, uftrace_fn_whole, uftrace_fn_deliverable);
+        printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), uftrace %.1f ns (%.1f ns "
+               "with dump --chrome and report)\n",
+               opprof_fn_whole, opprof_fn_no_html, uftrace_fn_whole, uftrace_fn_deliverable);
         printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%.1fx)\n",
                opprof_pair, heaptrack_pair, heaptrack_pair / opprof_pair);
         printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack\n", pair_floor, heaptrack_pair / pair_floor);
-        printf("  the whole run, exit work included: opprof %.1f ns, heaptrack %.1f ns (%.1f ns with heaptrack_print)\n",
-               opprof_pair_whole, heaptrack_pair_whole, heaptrack_pair_deliverable);
+        printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), heaptrack %.1f ns (%.1f ns "
+               "with heaptrack_print)\n",
+               opprof_pair_whole, opprof_pair_no_html, heaptrack_pair_whole, heaptrack_pair_deliverable);
     }
     return 0;
 }
