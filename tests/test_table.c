@@ -209,4 +209,38 @@ TEST_CASE(columns_follow_the_recording) {
     opprof_capture_free(c);
 }
 
+/* The profiler's own cost: a parent whose 40 children each cost 20 ns to
+ * record (the range cost the capture measured) has 800 ns of its 1000 ns of
+ * self time from the profiler; the table says so, and the column shows it. */
+TEST_CASE(profiler_cost) {
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = {.step_num = 1, .overhead_range_ns = 20.0};
+    opprof_capture_set_info(c, &info);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "dispatch", OPPROF_KIND_USER_ANNOTATION, 0, 1800), 0);
+    for (int k = 0; k < 40; k++) CHECK_INT(opprof_capture_add_event(c, t, "tiny", OPPROF_KIND_CPU_OP, 10 + 40 * k, 20), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    opprof_averages *avg = NULL;
+    char *text = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    opprof_table_options plain = {.sort = OPPROF_SORT_NONE, .row_limit = -1};
+    CHECK_INT(opprof_averages_table_to_string(avg, &plain, &text), 0);
+    CHECK(text && !strstr(text, "Profiler (est.)")); /* the column only when asked for */
+    CHECK_CONTAINS(text, "Note: the profiler's own cost is most of the self time of 1 row(s), such as 'dispatch' "
+                         "(about 0.800us of its 1.000us");
+    opprof_free(text);
+    opprof_table_options with = {.sort = OPPROF_SORT_NONE, .row_limit = -1, .profiler_cost = true};
+    CHECK_INT(opprof_averages_table_to_string(avg, &with, &text), 0);
+    CHECK_CONTAINS(text, "Profiler (est.)");
+    CHECK_CONTAINS(text, "0.800us");
+    opprof_free(text);
+    CHECK_INT(opprof_averages_json_to_string(avg, &with, &text), 0);
+    CHECK_CONTAINS(text, "\"profiler_cost_us\": 0.8");
+    opprof_free(text);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_table"); }

@@ -310,6 +310,10 @@ typedef struct opprof_table_options {
     bool peak_memory;       /* a "Peak Mem" column after "Self CPU Mem" (memory captures) */
     bool flops;             /* PyTorch's "Total MFLOPs"-style column, then "GFLOP/s" (total
                                FLOPs over total CPU time), even when none were recorded */
+    bool profiler_cost;     /* a "Profiler (est.)" column: the profiler's own cost estimated in
+                               each row's self time (the events nested in it, each at the range
+                               cost the capture measured at start). Without it, the table still
+                               says under it which rows' self time that cost is most of. */
 } opprof_table_options;
 
 /**

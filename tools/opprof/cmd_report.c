@@ -18,7 +18,9 @@ static const char HELP[] =
     "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
     "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
     "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
-    "  --json           the table's rows as JSON (the same columns; raw values)\n"
+    "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
+    "                   (the ranges nested in it, each at the cost the capture measured at start)\n"
+    "  --json           the table's rows as JSON (the same columns, and profiler_cost_us; raw values)\n"
     "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
     "                   min / median / max self time across ranks and the slowest rank; per\n"
     "                   rank, communication against compute, and the skew of collective starts\n";
@@ -50,6 +52,7 @@ static int run(int argc, char **argv) {
                                           {"group-by-stack", required_argument, 0, 'k'},
                                           {"peak-memory", no_argument, 0, 'p'},
                                           {"flops", no_argument, 0, 'f'},
+                                          {"profiler-cost", no_argument, 0, 'c'},
                                           {"ranks", no_argument, 0, 'r'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
@@ -76,6 +79,7 @@ static int run(int argc, char **argv) {
             break;
         case 'p': table.peak_memory = true; break;
         case 'f': table.flops = true; break;
+        case 'c': table.profiler_cost = true; break;
         case 'r': ranks = true; break;
         default: return TOOL_EXIT_USAGE;
         }
@@ -89,6 +93,7 @@ static int run(int argc, char **argv) {
     char *text = NULL;
     table.sort = sort;
     table.row_limit = row_limit;
+    if (json) table.profiler_cost = true; /* JSON always has it */
     rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
@@ -99,5 +104,6 @@ static int run(int argc, char **argv) {
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
+             "                     [--profiler-cost]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

@@ -10,6 +10,11 @@
 OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
 /* FLOPs were recorded (with_flops, or opprof_range_flops/_bytes): their columns are shown. */
 OPPROF__HIDDEN bool opprof__averages_flops_recorded(const opprof_averages *avg);
+/* The profiler's own cost estimated in a row's self time: the events nested
+ * directly in its events, each recorded at the range cost the capture
+ * measured at start (a child's begin and end are paid between the parent's). */
+OPPROF__HIDDEN double opprof__averages_profiler_cost_ns(const opprof_averages *avg, const opprof_average_row *row);
+OPPROF__HIDDEN double opprof__averages_range_cost_ns(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);

@@ -26,6 +26,8 @@ struct opprof_averages {
     bool device_memory;  /* memory events of a device other than the CPU */
     bool profile_memory; /* memory was recorded: the capture has memory events */
     bool flops_recorded; /* with_flops, or operators stated FLOPs or bytes */
+    int64_t *children;   /* per row: the events nested directly in its events */
+    double range_cost_ns; /* the capture's measured cost of one range (begin + end), 0: unknown */
     bool by_shape;
     int stack_n;
     uint64_t dropped_events;
@@ -42,6 +44,8 @@ static const char *key_of(const char *name) {
 
 typedef struct group {
     opprof_average_row row;
+    int64_t children;  /* events nested directly in this group's events: each one's recording cost
+                          lands in this group's self time */
     int64_t first_start;
     uint32_t first_thread;
     size_t first_index;
@@ -254,7 +258,11 @@ static int add_times(work *w) {
         }
         OPPROF__WRAP_ADD(g->row.total_ns, e->duration_ns);
         OPPROF__WRAP_ADD(g->row.self_ns, e->duration_ns);
-        if (e->parent >= 0) OPPROF__WRAP_SUB(group_of(w, (size_t)e->parent)->row.self_ns, e->duration_ns);
+        if (e->parent >= 0) {
+            group *parent = group_of(w, (size_t)e->parent);
+            OPPROF__WRAP_SUB(parent->row.self_ns, e->duration_ns);
+            parent->children++;
+        }
         first_seen(g, e, i, true);
         if (w->peaks && w->peaks[i] > g->row.peak_mem) g->row.peak_mem = w->peaks[i];
         if (w->flops_name[e->name] && e->site) {
@@ -346,8 +354,10 @@ static int make_rows(work *w) {
         }
         if (w->stack_n > 0) opprof__sb_put(&text, "", 1);
     }
-    int rc = !offsets || !avg->rows || text.error ? OPPROF_ENOMEM : 0;
+    avg->children = opprof__alloc(n_offsets * sizeof *avg->children);
+    int rc = !offsets || !avg->rows || !avg->children || text.error ? OPPROF_ENOMEM : 0;
     for (size_t g = 0; !rc && g < kept; g++) {
+        avg->children[g] = b->groups[g].children;
         avg->rows[g] = b->groups[g].row;
         avg->rows[g].key = text.data + offsets[3 * g];
         avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[3 * g + 1] : NULL;
@@ -361,7 +371,9 @@ static int make_rows(work *w) {
     } else { /* the rows go here: n_rows does not say their size yet */
         opprof__sb_free(&text);
         opprof__free(avg->rows);
+        opprof__free(avg->children);
         avg->rows = NULL;
+        avg->children = NULL;
     }
     opprof__free(offsets);
     return rc;
@@ -404,6 +416,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
          * none), FLOPs when asked for or stated by an operator. */
         avg->profile_memory = c->info.profile_memory && c->n_mem > 0;
         avg->flops_recorded = c->info.with_flops;
+        avg->range_cost_ns = c->info.overhead_range_ns > 0 ? c->info.overhead_range_ns : 0;
         for (size_t k = 0; k < c->n_marks && !avg->flops_recorded; k++)
             avg->flops_recorded = c->marks[k].kind == OPPROF_MARK_FLOPS || c->marks[k].kind == OPPROF_MARK_BYTES;
         snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
@@ -421,6 +434,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
 void opprof_averages_free(opprof_averages *avg) {
     if (!avg) return;
     opprof__free(avg->rows);
+    opprof__free(avg->children);
     opprof__free(avg->text);
     opprof__free(avg);
 }
@@ -438,6 +452,14 @@ bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->de
 /* Accessors for table.c and summary.c. */
 bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }
 bool opprof__averages_flops_recorded(const opprof_averages *avg) { return avg->flops_recorded; }
+
+double opprof__averages_profiler_cost_ns(const opprof_averages *avg, const opprof_average_row *row) {
+    size_t i = (size_t)(row - avg->rows);
+    OPPROF__ASSERT(i < avg->n_rows);
+    return avg->range_cost_ns * (double)avg->children[i];
+}
+
+double opprof__averages_range_cost_ns(const opprof_averages *avg) { return avg->range_cost_ns; }
 uint64_t opprof__averages_dropped(const opprof_averages *avg) { return avg->dropped_events; }
 size_t opprof__averages_warnings(const opprof_averages *avg) { return avg->n_warnings; }
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }

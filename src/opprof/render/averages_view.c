@@ -38,6 +38,10 @@ NUMBER(gflops, rate(r->flops, r->total_ns))
 NUMBER(gbps, rate(r->bytes, r->total_ns))
 #undef NUMBER
 
+static double profiler_cost(const opprof_average_row *r, const opprof__view *v) {
+    return opprof__averages_profiler_cost_ns(v->avg, r) / 1e3;
+}
+
 static const char *name_text(const opprof_average_row *r) { return r->key; }
 static const char *shapes_text(const opprof_average_row *r) { return r->input_shapes ? r->input_shapes : "[]"; }
 static const char *stack_text(const opprof_average_row *r) { return r->stack ? r->stack : ""; }
@@ -65,6 +69,7 @@ static const opprof__column COLUMNS[] = {
     {"Total %sFLOPs", "flops", OPPROF__UNIT_FLOPS, OPPROF__SHOW_FLOPS, flops, NULL},
     {"GFLOP/s", "gflops", OPPROF__UNIT_RATE1, OPPROF__SHOW_FLOPS, gflops, NULL},
     {"GB/s", "gbps", OPPROF__UNIT_RATE2, OPPROF__SHOW_BYTES, gbps, NULL},
+    {"Profiler (est.)", "profiler_cost_us", OPPROF__UNIT_TIME, OPPROF__SHOW_COST, profiler_cost, NULL},
 };
 
 /* ---- one order of rows ---- */
@@ -137,6 +142,7 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (opprof__averages_by_shape(v->avg)) f |= OPPROF__SHOW_SHAPES;
     if (opprof__averages_stack_n(v->avg)) f |= OPPROF__SHOW_STACK;
     if (o->flops || opprof__averages_flops_recorded(v->avg)) f |= OPPROF__SHOW_FLOPS;
+    if (o->profiler_cost && opprof__averages_range_cost_ns(v->avg) > 0) f |= OPPROF__SHOW_COST;
     for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;

@@ -47,7 +47,8 @@ enum {
     OPPROF__SHOW_SHAPES = 1u << 4,     /* grouped by input shape */
     OPPROF__SHOW_STACK = 1u << 5,      /* grouped by call stack */
     OPPROF__SHOW_FLOPS = 1u << 6,      /* options.flops, or FLOPs were recorded */
-    OPPROF__SHOW_BYTES = 1u << 7       /* FLOPs shown and some row moved bytes */
+    OPPROF__SHOW_BYTES = 1u << 7,      /* FLOPs shown and some row moved bytes */
+    OPPROF__SHOW_COST = 1u << 8        /* options.profiler_cost, and the capture measured its cost */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };

@@ -88,6 +88,26 @@ static void text_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
     opprof__sb_puts(sb, "\n");
 }
 
+/* The rows shown whose self time is mostly the profiler's own cost (the
+ * recording of the events nested in them): named, with that cost. */
+static void cost_note(opprof__strbuf *sb, const opprof__view *v) {
+    size_t n = 0, first = 0;
+    for (size_t i = 0; i < v->shown; i++) {
+        const opprof_average_row *r = &v->rows[v->order[i]];
+        double cost = opprof__averages_profiler_cost_ns(v->avg, r);
+        if (r->self_ns > 0 && cost >= 0.5 * (double)r->self_ns && !n++) first = v->order[i];
+    }
+    if (!n) return;
+    char cost[64], self[64];
+    const opprof_average_row *r = &v->rows[first];
+    opprof_format_time_us(opprof__averages_profiler_cost_ns(v->avg, r) / 1e3, cost, sizeof cost);
+    opprof_format_time_us((double)r->self_ns / 1e3, self, sizeof self);
+    opprof__sb_printf(sb,
+                      "Note: the profiler's own cost is most of the self time of %zu row(s), such as '%.80s' "
+                      "(about %s of its %s: the %.1f ns of recording each of the ranges nested in it)\n",
+                      n, r->key, cost, self, opprof__averages_range_cost_ns(v->avg));
+}
+
 static void totals(opprof__strbuf *sb, const opprof__view *v) {
     char buf[64];
     opprof_format_time_us((double)v->self_total / 1e3, buf, sizeof buf);
@@ -102,6 +122,7 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
     size_t warnings = opprof__averages_warnings(v->avg);
     if (warnings)
         opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
+    cost_note(sb, v);
 }
 
 static void text_view(opprof__strbuf *sb, const opprof__view *v) {
