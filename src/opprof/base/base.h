@@ -72,8 +72,34 @@ OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
  * its first character is returned. int: "-123"; us: nanoseconds as
  * microseconds with three decimals, 12345 -> "12.345". */
 enum { OPPROF__NUMBER_TEXT = 32 };
-OPPROF__HIDDEN char *opprof__int_text(int64_t v, char *end);
-OPPROF__HIDDEN char *opprof__us_text(int64_t ns, char *end);
+/* (inline: the Chrome writer formats a few numbers per event) */
+static inline char *opprof__int_text(int64_t v, char *end) {
+    char *p = end;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    return p;
+}
+
+static inline char *opprof__us_text(int64_t ns, char *end) {
+    char *p = end;
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t frac = u % 1000, whole = u / 1000;
+    *--p = (char)('0' + frac % 10);
+    *--p = (char)('0' + frac / 10 % 10);
+    *--p = (char)('0' + frac / 100);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (ns < 0) *--p = '-';
+    return p;
+}
+
 OPPROF__HIDDEN void opprof__sb_int(opprof__strbuf *sb, int64_t v);
 OPPROF__HIDDEN void opprof__sb_us(opprof__strbuf *sb, int64_t ns);
 /* A JSON string literal with quotes, escaping ", \ and control characters;

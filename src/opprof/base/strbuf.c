@@ -42,33 +42,6 @@ void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...) {
 
 /* ---- numbers: one formatter for integers, one for nanoseconds as microseconds ---- */
 
-char *opprof__int_text(int64_t v, char *end) {
-    char *p = end;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) *--p = '-';
-    return p;
-}
-
-char *opprof__us_text(int64_t ns, char *end) {
-    char *p = end;
-    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    uint64_t frac = u % 1000, whole = u / 1000;
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole);
-    if (ns < 0) *--p = '-';
-    return p;
-}
-
 void opprof__sb_int(opprof__strbuf *sb, int64_t v) {
     char tmp[OPPROF__NUMBER_TEXT];
     char *p = opprof__int_text(v, tmp + sizeof tmp);

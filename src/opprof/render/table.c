@@ -9,6 +9,10 @@
 
 enum { SPACING = 2 };
 
+/* profiler_cost took padding that the struct had: programs built against 0.3's
+ * first header pass a struct of the same size (their padding read as false). */
+_Static_assert(sizeof(opprof_table_options) == 12, "opprof_table_options keeps its 0.3 size");
+
 static const struct {
     opprof_sort_key key;
     const char *name, *older; /* older: NULL, or PyTorch's former name of the key */
