@@ -114,14 +114,11 @@ static bool is_output_list(const char *list) {
 
 /* The options before CMD; an exit status when they are wrong, else -1. */
 static int parse(int argc, char **argv, record_options *ro) {
-    static const struct option longs[] = {{"memory", no_argument, 0, 'm'},
-                                          {"functions", no_argument, 0, 'f'},
-                                          {"output", required_argument, 0, 'o'},
-                                          {"outputs", required_argument, 0, 'O'},
-                                          {"no-html", no_argument, 0, 'H'},
-                                          {"gzip", no_argument, 0, 'z'},
-                                          {"max-events", required_argument, 0, 'n'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"memory", no_argument, 0, 'm'},     {"functions", no_argument, 0, 'f'},
+        {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
+        {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
+        {"max-events", required_argument, 0, 'n'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {

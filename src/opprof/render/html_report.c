@@ -115,6 +115,34 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     return rc;
 }
 
+/* One box of the flame graph: a node of the stack tree at x, its name when it fits. */
+static void flame_box(opprof__strbuf *sb, const opprof_capture *c, const opprof__stack_node *nd, double x,
+                      double scale, double root_total) {
+    double w = (double)nd->total_ns * scale;
+    if (nd->depth > MAX_FLAME_DEPTH || w < 0.1) return;
+    const char *name = opprof__stack_name(c, nd->name); /* the steps merged, as in the table */
+    char colour[40], total[32], self[32];
+    colour_of(name, strncmp(name, "aten::", 6) == 0, colour, sizeof colour);
+    opprof_format_time_us((double)nd->total_ns / 1e3, total, sizeof total);
+    opprof_format_time_us((double)nd->self_ns / 1e3, self, sizeof self);
+    double y = (double)(nd->depth - 1) * FLAME_ROW;
+    opprof__sb_puts(sb, "<g><title>");
+    opprof__sb_html(sb, name);
+    opprof__sb_printf(sb, ": %s total (%.2f%%), %s self</title>", total,
+                      root_total > 0 ? 100.0 * (double)nd->total_ns / root_total : 0.0, self);
+    opprof__sb_printf(sb,
+                      "<rect class=\"f\" data-total-ns=\"%lld\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
+                      "height=\"%d\" fill=\"%s\"/>",
+                      (long long)nd->total_ns, x, y, w, FLAME_ROW - 1, colour);
+    int chars = (int)((w - 6) / 7);
+    if (chars >= 3) {
+        opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 12);
+        opprof__sb_html_cut(sb, name, (size_t)chars);
+        opprof__sb_puts(sb, "</text>");
+    }
+    opprof__sb_puts(sb, "</g>\n");
+}
+
 /* Flame graph (icicle: roots on top) of total time: one box per path of
  * names, as wide as its events' total time; siblings in first-seen order. */
 static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
@@ -167,32 +195,7 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
                 cx += (double)t.nodes[ch].total_ns * scale;
             }
         }
-        for (size_t i = 0; i < n; i++) {
-            const opprof__stack_node *nd = &t.nodes[i];
-            double w = (double)nd->total_ns * scale;
-            if (nd->depth > MAX_FLAME_DEPTH || w < 0.1) continue;
-            const char *name = opprof__stack_name(c, nd->name); /* the steps merged, as in the table */
-            char colour[40], total[32], self[32];
-            colour_of(name, strncmp(name, "aten::", 6) == 0, colour, sizeof colour);
-            opprof_format_time_us((double)nd->total_ns / 1e3, total, sizeof total);
-            opprof_format_time_us((double)nd->self_ns / 1e3, self, sizeof self);
-            double y = (double)(nd->depth - 1) * FLAME_ROW;
-            opprof__sb_puts(sb, "<g><title>");
-            opprof__sb_html(sb, name);
-            opprof__sb_printf(sb, ": %s total (%.2f%%), %s self</title>", total,
-                              root_total > 0 ? 100.0 * (double)nd->total_ns / root_total : 0.0, self);
-            opprof__sb_printf(sb,
-                              "<rect class=\"f\" data-total-ns=\"%lld\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
-                              "height=\"%d\" fill=\"%s\"/>",
-                              (long long)nd->total_ns, x[i], y, w, FLAME_ROW - 1, colour);
-            int chars = (int)((w - 6) / 7);
-            if (chars >= 3) {
-                opprof__sb_printf(sb, "<text x=\"%.2f\" y=\"%.0f\">", x[i] + 3, y + 12);
-                opprof__sb_html_cut(sb, name, (size_t)chars);
-                opprof__sb_puts(sb, "</text>");
-            }
-            opprof__sb_puts(sb, "</g>\n");
-        }
+        for (size_t i = 0; i < n; i++) flame_box(sb, c, &t.nodes[i], x[i], scale, root_total);
         opprof__sb_puts(sb, "</svg>\n");
     }
     opprof__free(first_child);
