@@ -5,6 +5,7 @@
  * NONE/WARMUP, or at stop. */
 #include "record/record.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,9 @@ static int window_close_and_save(opprof_session *s) {
     cap->info.base_time_ns = s->window_base_ns;
     cap->info.schedule = s->cfg.schedule;
     cap->info.profile_memory = s->cfg.profile_memory;
-    cap->info.overhead_range_ns = s->overhead_range_ns;
+    /* to the 0.01 ns a trace writes: a capture and its trace read back
+     * estimate the same profiler cost, to the bit */
+    cap->info.overhead_range_ns = round(s->overhead_range_ns * 100.0) / 100.0;
     cap->info.record_shapes = s->cfg.record_shapes;
     cap->info.with_stack = s->cfg.with_stack;
     cap->info.with_flops = s->cfg.with_flops;
