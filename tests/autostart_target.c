@@ -2,13 +2,18 @@
  * and OPPROF_STEP() only, for test_autostart (OPPROF_TRACE=DIR).
  *   autostart_target steps N   N steps of work_<i>, then exit
  *   autostart_target wait      "ready" on stdout, then work until a signal
- *   autostart_target env       whether OPPROF_TRACE is still in its environment */
+ *   autostart_target env       whether OPPROF_TRACE is still in its environment
+ *   autostart_target closefds FILE   closes descriptors 3..1023 (as daemons do),
+ *                              opens FILE (which takes descriptor 3), then "ready"
+ *                              and work until a signal; FILE must stay empty */
 #define _POSIX_C_SOURCE 200809L
 #include <opprof/opprof.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile double sink;
 
@@ -30,7 +35,12 @@ int main(int argc, char **argv) {
         printf("OPPROF_TRACE %s\n", getenv("OPPROF_TRACE") ? "inherited" : "not inherited");
         return 0;
     }
-    if (argc == 2 && strcmp(argv[1], "wait") == 0) {
+    int closefds = argc == 3 && strcmp(argv[1], "closefds") == 0;
+    if (closefds) {
+        for (int fd = 3; fd < 1024; fd++) close(fd);
+        if (open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644) < 0) return 2;
+    }
+    if ((argc == 2 && strcmp(argv[1], "wait") == 0) || closefds) {
         puts("ready");
         fflush(stdout);
         struct timespec pause = {0, 1000000};

@@ -54,9 +54,12 @@ int main(void) {
     CHECK_CONTAINS(out, "trace-step-2.json\n");
     free(out);
 
-    /* SIGINT: the program ends by the signal, DIR is whole. */
+    /* SIGINT: the program ends by the signal, DIR is whole. (A background
+     * job of a script starts with SIGINT ignored: env gives it the default,
+     * as a terminal's foreground program has.) */
     snprintf(cmd, sizeof cmd,
-             "OPPROF_TRACE='%s/interrupted' '%s/../tests/autostart_target' wait > '%s/ready' & pid=$!; "
+             "OPPROF_TRACE='%s/interrupted' env --default-signal=INT '%s/../tests/autostart_target' wait > '%s/ready' & "
+             "pid=$!; "
              "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
              "kill -INT $pid; wait $pid; echo \"status $?\"",
              dir, bin_dir(), dir, dir);
@@ -69,6 +72,44 @@ int main(void) {
     free(out);
     out = listing(dir);
     CHECK(out && !strstr(out, ".opprof-")); /* no twin left */
+    free(out);
+
+    /* SIGTERM: ended by it (143), not by the program's own exit */
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_TRACE='%s/terminated' '%s/../tests/autostart_target' wait > '%s/ready2' & pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready2' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -TERM $pid; wait $pid; echo \"status $?\"",
+             dir, bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status 143");
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
+    free(out);
+
+    /* SIGINT ignored from the start (a script's background job, nohup): still
+     * ignored, as without opprof; SIGTERM then ends it */
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_TRACE='%s/ignoring' '%s/../tests/autostart_target' wait > '%s/ready3' & pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready3' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -INT $pid; sleep 0.2; kill -0 $pid && echo alive; kill -TERM $pid; wait $pid; echo \"status $?\"",
+             dir, bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "alive\n");
+    CHECK_CONTAINS(out, "status 143");
+    free(out);
+
+    /* A program that closes every descriptor it did not open (as daemons do),
+     * then opens a file of its own: SIGINT still saves and ends it, and not a
+     * byte of opprof's lands in its file. */
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_TRACE='%s/daemon' env --default-signal=INT '%s/../tests/autostart_target' closefds '%s/own.txt' "
+             "> '%s/ready4' & pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready4' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -INT $pid; wait $pid; echo \"status $?\"; wc -c < '%s/own.txt'",
+             dir, bin_dir(), dir, dir, dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status 130");
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
+    CHECK(out && strstr(out, "\n0\n")); /* its own file: empty */
     free(out);
 
     /* An existing DIR: said, nothing recorded, the program runs as usual. */

@@ -70,7 +70,8 @@ int main(void) {
 
     /* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
     snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --functions -o '%s/stopped' -- '%s' wait > '%s/ready' 2>&1 & pid=$!; "
+             "env --default-signal=INT '%s/opprof' record --functions -o '%s/stopped' -- '%s' wait > '%s/ready' 2>&1 & "
+             "pid=$!; "
              "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
              "kill -INT $pid; wait $pid; echo \"status $?\"",
              bin_dir(), dir, toy(), dir, dir);

@@ -6,10 +6,11 @@
  * or one capture from start to exit); each capture is written into DIR's
  * temporary twin; at exit (atexit) or on the signal, the session stops and
  * the twin is renamed to DIR. A signal handler may not write files, so it
- * only wakes a watcher thread (a byte into a pipe); the watcher saves, then
- * ends the process with the same signal. */
+ * only wakes a watcher thread (a semaphore: no descriptor of the process's
+ * that the program could close); the watcher saves, then ends the process
+ * with the same signal, the program's own disposition restored. */
 #define _GNU_SOURCE
-#include "record/record.h"
+#include "record/record.h" /* opprof__tls: the thread is inside a record */
 #include "render/render.h"
 
 #include <dirent.h>
@@ -17,10 +18,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,11 +31,14 @@ static struct {
     opprof_session *session;
     char dir[4096], work[4200];
     int captures, failed;
-    int pipe[2];
-    int finished; /* atomic: 0 running, 1 finishing or done */
-    int done;     /* atomic: the directory is in place (or given up) */
+    sem_t wake;       /* posted by the signal handler (sem_post is async-signal-safe): no
+                         descriptor that the program could close or reuse */
+    int fatal;        /* atomic: the first SIGINT or SIGTERM received, 0: none */
+    int finished;     /* atomic: 0 running, 1 finishing or done */
+    int done;         /* atomic: the directory is in place (or given up) */
+    pid_t saver;      /* atomic: the thread that saves */
     struct sigaction old_int, old_term;
-} g_auto = {.pipe = {-1, -1}};
+} g_auto;
 
 /* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html (any of them;
  * default all), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
@@ -134,13 +140,31 @@ static void remove_work(void) {
  * the other one waits for it (a signal just before exit must not let the
  * process end halfway through the writing). */
 static void save(void);
+
+/* After the save, a SIGINT or SIGTERM that arrived ends the process as it
+ * would have without opprof: the program's own disposition back, then the
+ * signal, to the process (any thread that does not block it takes it). */
+static void end_by_signal(void) {
+    int sig = __atomic_load_n(&g_auto.fatal, __ATOMIC_ACQUIRE);
+    if (!sig) return;
+    sigaction(SIGINT, &g_auto.old_int, NULL);
+    sigaction(SIGTERM, &g_auto.old_term, NULL);
+    kill(getpid(), sig);
+}
+
+static void wait_done(void) {
+    struct timespec pause = {0, 1000000};
+    while (!__atomic_load_n(&g_auto.done, __ATOMIC_ACQUIRE)) nanosleep(&pause, NULL);
+}
+
 static void finish(void) {
     if (__atomic_exchange_n(&g_auto.finished, 1, __ATOMIC_ACQ_REL)) {
-        struct timespec pause = {0, 1000000};
-        while (!__atomic_load_n(&g_auto.done, __ATOMIC_ACQUIRE)) nanosleep(&pause, NULL);
+        wait_done();
         return;
     }
+    __atomic_store_n(&g_auto.saver, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     save();
+    end_by_signal(); /* before `done`: a thread waiting for it must not run on */
     __atomic_store_n(&g_auto.done, 1, __ATOMIC_RELEASE);
 }
 
@@ -163,24 +187,58 @@ static void save(void) {
     fprintf(stderr, "opprof: %d capture(s) written to %s/\n", g_auto.captures, g_auto.dir);
 }
 
+/* SIGINT, SIGTERM: the watcher saves; the interrupted thread waits until
+ * the process ends by the signal (it must not run on, nor exit with a status
+ * of its own), unless it is the one saving already (atexit). Only
+ * async-signal-safe calls: atomics, sem_post, nanosleep. */
 static void on_signal(int sig) {
-    unsigned char b = (unsigned char)sig;
-    ssize_t w = write(g_auto.pipe[1], &b, 1); /* async-signal-safe */
-    (void)w;
+    int none = 0;
+    __atomic_compare_exchange_n(&g_auto.fatal, &none, sig, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    sem_post(&g_auto.wake);
+    if (__atomic_load_n(&g_auto.saver, __ATOMIC_ACQUIRE) == (pid_t)syscall(SYS_gettid)) return;
+    /* interrupted inside a record: it must end it, or the save (which waits
+     * for every record in progress) never could; the signal then ends it */
+    opprof__fast *t = opprof__tls;
+    if (t && __atomic_load_n(&t->busy, __ATOMIC_ACQUIRE)) return;
+    wait_done();
 }
 
 static void *watcher(void *arg) {
     (void)arg;
-    unsigned char sig;
-    while (read(g_auto.pipe[0], &sig, 1) < 0 && errno == EINTR) {
+    while (sem_wait(&g_auto.wake) != 0 && errno == EINTR) {
     }
-    finish();
-    /* end as the signal would have: its old disposition, then the signal */
-    sigaction(SIGINT, &g_auto.old_int, NULL);
-    sigaction(SIGTERM, &g_auto.old_term, NULL);
-    signal(sig, SIG_DFL);
-    raise(sig);
+    finish(); /* saves and ends the process by the signal; or waits while atexit does */
+    end_by_signal();
     return NULL;
+}
+
+/* The watcher never runs the handler (it would wait for itself): it starts
+ * with SIGINT and SIGTERM blocked. */
+static int start_watcher(void) {
+    if (sem_init(&g_auto.wake, 0, 0) != 0) return -1;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, watcher, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) return -1;
+    pthread_detach(t);
+    return 0;
+}
+
+/* Our handler for sig, unless the program was started with sig ignored
+ * (nohup): then it stays ignored, as without opprof. */
+static void handle(int sig, struct sigaction *old) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, NULL, old);
+    if (old->sa_handler != SIG_IGN) sigaction(sig, &sa, NULL);
 }
 
 /* OPPROF_SCHEDULE=wait,warmup,active,repeat (skip_first may come fifth). */
@@ -248,15 +306,9 @@ __attribute__((constructor)) static void autostart(void) {
     }
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
-    pthread_t t;
-    if (pipe2(g_auto.pipe, O_CLOEXEC) == 0 && pthread_create(&t, NULL, watcher, NULL) == 0) {
-        pthread_detach(t);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &g_auto.old_int);
-        sigaction(SIGTERM, &sa, &g_auto.old_term);
+    if (start_watcher() == 0) {
+        handle(SIGINT, &g_auto.old_int);
+        handle(SIGTERM, &g_auto.old_term);
     }
 }
 
