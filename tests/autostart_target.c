@@ -5,13 +5,16 @@
  *   autostart_target env       whether OPPROF_TRACE is still in its environment
  *   autostart_target closefds FILE   closes descriptors 3..1023 (as daemons do),
  *                              opens FILE (which takes descriptor 3), then "ready"
- *                              and work until a signal; FILE must stay empty */
+ *                              and work until a signal; FILE must stay empty
+ *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
+ *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
 #include <opprof/opprof.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,17 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "steps") == 0) {
         int n = atoi(argv[2]);
         for (int i = 0; i < n; i++) {
+            work(i);
+            OPPROF_STEP();
+        }
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "mkdir") == 0) {
+        work(0);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/theirs.txt", argv[2]);
+        if (mkdir(argv[2], 0755) != 0 || close(open(path, O_WRONLY | O_CREAT, 0644)) != 0) return 2;
+        for (int i = 0; i < 2; i++) {
             work(i);
             OPPROF_STEP();
         }

@@ -74,6 +74,21 @@ int main(void) {
     CHECK(out && !strstr(out, ".opprof-")); /* no twin left */
     free(out);
 
+    /* DIR made by another process during the run: left as it is, the
+     * capture in DIR.1, and said */
+    snprintf(cmd, sizeof cmd, "OPPROF_TRACE='%s/raced' '%s/../tests/autostart_target' mkdir '%s/raced'", dir, bin_dir(),
+             dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "raced' appeared while the program ran");
+    CHECK_CONTAINS(out, "the capture is in '");
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/raced"));
+    CHECK_STR(out, "theirs.txt\n"); /* theirs, untouched */
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/raced.1"));
+    CHECK_CONTAINS(out, ".json\n"); /* the capture, whole */
+    free(out);
+
     /* SIGTERM: ended by it (143), not by the program's own exit */
     snprintf(cmd, sizeof cmd,
              "OPPROF_TRACE='%s/terminated' '%s/../tests/autostart_target' wait > '%s/ready2' & pid=$!; "

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,18 +24,23 @@ int outdir_begin(const char *outdir, char *workdir, size_t size) {
         fprintf(stderr, "profile_cpu: '%s': %s\n", outdir, strerror(ENAMETOOLONG));
         return 1;
     }
-    snprintf(workdir, size, "%.*s.tmp.XXXXXX", (int)n, outdir);
-    if (!mkdtemp(workdir)) {
-        fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
-        return 1;
+    /* mkdir with a name of our own, not mkdtemp: the directory gets a plain
+     * directory's mode from the kernel (0777 less the umask), and the umask
+     * is never changed under the program's other threads */
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) break;
+        snprintf(workdir, size, "%.*s.tmp.%c%c%c%c%c%c", (int)n, outdir, digits[r[0] % 36], digits[r[1] % 36],
+                 digits[r[2] % 36], digits[r[3] % 36], digits[r[4] % 36], digits[r[5] % 36]);
+        if (mkdir(workdir, 0777) == 0) return 0;
+        if (errno != EEXIST) break;
     }
-    return 0;
+    fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
+    return 1;
 }
 
 int outdir_publish(const char *workdir, const char *outdir) {
-    mode_t mask = umask(0); /* mkdtemp made it 0700: give it a plain directory's mode */
-    umask(mask);
-    chmod(workdir, 0777 & ~mask);
     if (renameat2(AT_FDCWD, workdir, AT_FDCWD, outdir, RENAME_NOREPLACE) != 0) {
         fprintf(stderr, "profile_cpu: cannot create '%s': %s\n", outdir, strerror(errno));
         outdir_remove(workdir);

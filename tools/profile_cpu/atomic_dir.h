@@ -9,7 +9,7 @@
 /** OUTDIR must not exist; makes its temporary sibling "OUTDIR.tmp.XXXXXX"
  *  into workdir. 0, or 1 after saying why on stderr. */
 int outdir_begin(const char *outdir, char *workdir, size_t size);
-/** Gives workdir a plain directory's mode and renames it to OUTDIR (never
+/** Renames workdir (made with a plain directory's mode) to OUTDIR (never
  *  over an existing one). 0, or 1 after saying why and removing workdir. */
 int outdir_publish(const char *workdir, const char *outdir);
 /** Removes a directory and everything under it. */

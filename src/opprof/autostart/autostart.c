@@ -168,6 +168,20 @@ static void finish(void) {
     __atomic_store_n(&g_auto.done, 1, __ATOMIC_RELEASE);
 }
 
+/* The twin renamed to DIR, never over anything: when DIR appeared meanwhile,
+ * to DIR.1, DIR.2... instead (`where` says which). 0, or -1 with errno. */
+static int publish(char *where, size_t size) {
+    for (int k = 0; k < 100; k++) {
+        if (k)
+            snprintf(where, size, "%s.%d", g_auto.dir, k);
+        else
+            snprintf(where, size, "%s", g_auto.dir);
+        if (renameat2(AT_FDCWD, g_auto.work, AT_FDCWD, where, RENAME_NOREPLACE) == 0) return 0;
+        if (errno != EEXIST && errno != ENOTEMPTY) return -1;
+    }
+    return -1;
+}
+
 static void save(void) {
     if (!g_auto.session) return;
     opprof_session_free(g_auto.session); /* a capture being recorded is written now */
@@ -178,13 +192,17 @@ static void save(void) {
                 g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
         return;
     }
-    if (rename(g_auto.work, g_auto.dir) != 0) {
+    char where[4200];
+    if (publish(where, sizeof where) != 0) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", g_auto.work, g_auto.dir,
                 strerror(errno));
         remove_work();
         return;
     }
-    fprintf(stderr, "opprof: %d capture(s) written to %s/\n", g_auto.captures, g_auto.dir);
+    if (strcmp(where, g_auto.dir) != 0)
+        fprintf(stderr, "opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
+                        "and is left as it is: the capture is in '%s'\n", g_auto.dir, where);
+    fprintf(stderr, "opprof: %d capture(s) written to %s/\n", g_auto.captures, where);
 }
 
 /* SIGINT, SIGTERM: the watcher saves; the interrupted thread waits until

@@ -7,8 +7,28 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* path[0..len) + ".tmp.XXXXXX", a new file of the mode that fopen gives
+ * (0666 less the umask, applied by the kernel: the process's umask is never
+ * changed, not even for an instant that another thread could see). The
+ * descriptor, or -errno. */
+static int create_temporary(char *path, size_t len) {
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return errno ? -errno : OPPROF_EIO;
+        memcpy(path + len, ".tmp.", 5);
+        for (int k = 0; k < 6; k++) path[len + 5 + k] = digits[r[k] % 36];
+        path[len + 11] = '\0';
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd >= 0 ? fd : -errno;
+    }
+    return OPPROF_EEXIST;
+}
 
 int opprof__file_open(opprof__file *f, const char *path) {
     *f = (opprof__file){0};
@@ -22,18 +42,12 @@ int opprof__file_open(opprof__file *f, const char *path) {
     }
     memcpy(f->path, path, f->path_len + 1);
     memcpy(f->tmp_path, path, f->path_len);
-    memcpy(f->tmp_path + f->path_len, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(f->tmp_path);
+    int fd = create_temporary(f->tmp_path, f->path_len);
     if (fd < 0) {
-        int err = -errno;
         opprof__file_abort(f);
-        return err;
+        return fd;
     }
     f->created = true;
-    /* mkstemp creates 0600: give the file the mode that fopen would. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
     f->fp = fdopen(fd, "w");
     if (!f->fp) {
         int err = errno ? -errno : OPPROF_ENOMEM;
