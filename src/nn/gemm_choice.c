@@ -6,6 +6,7 @@
  * (kernels.h), so the choice changes the speed and nothing else; libxsmm and
  * OpenBLAS round differently and run only when asked. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _GNU_SOURCE /* secure_getenv */
 #include "kernels.h"
 
 #include <pthread.h>
@@ -48,7 +49,7 @@ static int kernel_id(const char *name) {
 }
 
 static void read_env(void) {
-    const char *env = getenv("NN_GEMM");
+    const char *env = secure_getenv("NN_GEMM");
     if (!env || !*env) return;
     int id = kernel_id(env);
     if (id == NOT_A_KERNEL || (id != NN__K_AUTO && !runs_here(id)))

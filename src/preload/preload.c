@@ -294,7 +294,7 @@ __attribute__((destructor)) static void record_said(void) {
 }
 
 __attribute__((constructor)) static void record_setup(void) {
-    const char *m = getenv("OPPROF_RECORD_MEMORY"), *f = getenv("OPPROF_RECORD_FUNCTIONS");
+    const char *m = secure_getenv("OPPROF_RECORD_MEMORY"), *f = secure_getenv("OPPROF_RECORD_FUNCTIONS");
     g_functions = f && strcmp(f, "1") == 0;
     g_memory = m && strcmp(m, "1") == 0;
 }

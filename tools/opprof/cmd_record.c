@@ -169,10 +169,38 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     _exit(TOOL_EXIT_CANNOT_RUN);
 }
 
+/* CMD's file, as execvp would find it (PATH when it names no directory). */
+static bool find_program(const char *cmd, char *path, size_t size) {
+    if (strchr(cmd, '/')) return snprintf(path, size, "%s", cmd) < (int)size;
+    const char *dirs = getenv("PATH");
+    for (const char *p = dirs ? dirs : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(path, size, "%.*s/%s", (int)n, n ? p : ".", cmd);
+        if (access(path, X_OK) == 0) return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+/* A setuid or setgid program of another user runs with LD_PRELOAD and every OPPROF_ variable
+ * ignored (the loader's rule, and opprof's): say so, then run it as asked. */
+static void say_if_setuid(const char *cmd) {
+    char path[4096];
+    struct stat st;
+    if (!find_program(cmd, path, sizeof path) || stat(path, &st) != 0) return;
+    bool secure = ((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+                  ((st.st_mode & S_ISGID) && st.st_gid != getgid());
+    if (secure) /* the kernel runs it as another user: AT_SECURE */
+        fprintf(stderr, "opprof record: '%s' is setuid or setgid: the loader ignores LD_PRELOAD for it and opprof "
+                        "ignores OPPROF_TRACE, so nothing of it can be recorded (profile a copy without the bit)\n",
+                path);
+}
+
 static int run(int argc, char **argv) {
     record_options ro = {0};
     int bad = parse(argc, argv, &ro);
     if (bad >= 0) return bad;
+    say_if_setuid(argv[optind]);
     char preload[4300];
     if (find_preload(preload, sizeof preload)) {
         fprintf(stderr, "opprof record: libopprof_record.so not found beside this opprof's libraries\n");

@@ -66,7 +66,7 @@ static unsigned parse_outputs(const char *list) {
 }
 
 static void outputs_setup(void) {
-    const char *list = getenv("OPPROF_OUTPUTS");
+    const char *list = secure_getenv("OPPROF_OUTPUTS");
     if (list && *list && !(g_out.outputs = parse_outputs(list))) {
         fprintf(stderr, "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html; writing all\n",
                 list);
@@ -284,7 +284,7 @@ static void yield_to_program(void) {
 }
 
 __attribute__((constructor)) static void autostart(void) {
-    const char *dir = getenv("OPPROF_TRACE");
+    const char *dir = secure_getenv("OPPROF_TRACE");
     if (!dir || !*dir) return;
     struct stat st;
     if (strlen(dir) >= sizeof g_auto.dir) {
@@ -299,7 +299,7 @@ __attribute__((constructor)) static void autostart(void) {
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;
     cfg.on_trace_ready = write_capture;
-    const char *sched = getenv("OPPROF_SCHEDULE");
+    const char *sched = secure_getenv("OPPROF_SCHEDULE");
     if (sched && parse_schedule(sched, &cfg.schedule)) {
         fprintf(stderr, "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
                         "(whole numbers, active >= 1); recording from start to exit\n", sched);

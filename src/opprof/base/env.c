@@ -1,6 +1,7 @@
 /* env.c - the OPPROF_* environment variables, all read the same way: an
  * invalid value is said on stderr (the variable, the value, what is accepted,
  * what is used instead) and ignored; nothing fails because of one. */
+#define _GNU_SOURCE /* secure_getenv */
 #include "base/base.h"
 
 #include <errno.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 
 int opprof__env_choice(const char *name, const char *const *choices, int count, int fallback) {
-    const char *text = getenv(name);
+    const char *text = secure_getenv(name);
     if (!text) return fallback;
     for (int i = 0; i < count; i++)
         if (strcmp(text, choices[i]) == 0) return i;
@@ -20,7 +21,7 @@ int opprof__env_choice(const char *name, const char *const *choices, int count, 
 }
 
 long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback) {
-    const char *text = getenv(name);
+    const char *text = secure_getenv(name);
     if (!text) return fallback;
     char *end;
     errno = 0;

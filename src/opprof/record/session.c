@@ -3,6 +3,7 @@
  * becomes RECORD or RECORD_AND_SAVE, and closes (capture handed to
  * on_trace_ready) when RECORD_AND_SAVE ends or the action falls back to
  * NONE/WARMUP, or at stop. */
+#define _GNU_SOURCE /* secure_getenv */
 #include "record/record.h"
 
 #include <math.h>
@@ -65,7 +66,7 @@ bool opprof_category_enabled(const char *category) {
 
 /* The session's filter: its config's, else OPPROF_CATEGORIES, else none. */
 static void categories_set(const char *list) {
-    if (!list) list = getenv("OPPROF_CATEGORIES");
+    if (!list) list = secure_getenv("OPPROF_CATEGORIES");
     if (list && *list)
         snprintf(g_categories, sizeof g_categories, ",%s,", list);
     else
