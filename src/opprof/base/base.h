@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #define OPPROF__HIDDEN __attribute__((visibility("hidden")))
 
@@ -201,6 +202,26 @@ static inline int64_t opprof__index_lookup(opprof__index *ix, size_t count, oppr
     return ix->slots[*slot];
 }
 OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);
+/* A hash of n bytes (names, string ids). */
+static inline uint64_t opprof__hash_bytes(const char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    }
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    return h ^ (h >> 32);
+}
+
 /* A hash of two numbers (a pair key), mixed so that nearby pairs spread. */
 static inline uint64_t opprof__hash_pair(uint64_t a, uint64_t b) {
     uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);

@@ -35,24 +35,6 @@ void opprof_capture_free(opprof_capture *c) {
 /* Names are hashed for every event read: eight bytes a step (a multiply and
  * a rotate each), the tail zero-padded, then mixed so that the low bits the
  * table uses depend on every byte. */
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 29;
-    }
-    if (i < n) {
-        uint64_t w = 0;
-        memcpy(&w, s + i, n - i);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    }
-    h ^= h >> 31;
-    h *= 0x94D049BB133111EBull;
-    return h ^ (h >> 32);
-}
 
 typedef struct name_key {
     const char *name;
@@ -61,7 +43,7 @@ typedef struct name_key {
 
 static uint64_t name_hash_of(const void *ctx, uint32_t item) {
     const char *name = ((const opprof_capture *)ctx)->names[item];
-    return hash_bytes(name, strlen(name));
+    return opprof__hash_bytes(name, strlen(name));
 }
 
 static bool name_equal(const void *ctx, uint32_t item, const void *key) {
@@ -73,7 +55,7 @@ static bool name_equal(const void *ctx, uint32_t item, const void *key) {
 int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id) {
     name_key key = {name, len};
     size_t k;
-    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, name_hash_of, name_equal, c, hash_bytes(name, len),
+    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, name_hash_of, name_equal, c, opprof__hash_bytes(name, len),
                                          &key, &k);
     if (found) return found < 0 ? OPPROF_ENOMEM : (*id = (uint32_t)found - 1, 0);
     if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names)) return OPPROF_ENOMEM;

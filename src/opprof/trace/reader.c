@@ -137,6 +137,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         rc = parse_document(p);
     }
     if (!rc) rc = opprof__reader_unended_begins(p);
+    if (!rc) opprof__reader_apply_labels(p);
     if (!rc) {
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);
@@ -156,6 +157,9 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     opprof__index_free(&p->thread_index);
     for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
     opprof__free(p->string_ids);
+    opprof__index_free(&p->string_index);
+    opprof__free(p->labels);
+    opprof__index_free(&p->label_index);
     opprof__free(p->xs);
     opprof__free(p->ms);
     opprof__free(p->links);

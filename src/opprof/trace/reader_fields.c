@@ -26,6 +26,18 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
 
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
+static uint64_t string_id_hash(const void *ctx, uint32_t item) {
+    const char *s = ((const parser *)ctx)->string_ids[item];
+    return opprof__hash_bytes(s, strlen(s));
+}
+
+/* key: the lexer, whose current string is the id */
+static bool string_id_equal(const void *ctx, uint32_t item, const void *key) {
+    const opprof__json *lx = key;
+    const char *s = ((const parser *)ctx)->string_ids[item];
+    return strncmp(s, lx->s, lx->s_len) == 0 && s[lx->s_len] == '\0';
+}
+
 static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     int c = opprof__json_skip_ws(&p->lx);
     if (c == '"') {
@@ -39,16 +51,20 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
             *out = v;
             return 0;
         }
-        for (size_t i = 0; i < p->n_string_ids; i++)
-            if (strcmp(p->string_ids[i], p->lx.s) == 0) {
-                *out = -(int64_t)i - 1;
-                return 0;
-            }
+        size_t slot;
+        int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, string_id_hash, string_id_equal, p,
+                                             opprof__hash_bytes(p->lx.s, p->lx.s_len), &p->lx, &slot);
+        if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
+        if (found) {
+            *out = -found;
+            return 0;
+        }
         if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
             return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
         char *copy = opprof__strdup(p->lx.s);
         if (!copy) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
         p->string_ids[p->n_string_ids++] = copy;
+        p->string_index.slots[slot] = (uint32_t)p->n_string_ids;
         *out = -(int64_t)p->n_string_ids;
         return 0;
     }

@@ -297,6 +297,8 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     return 0;
 }
 
+static int set_label(parser *p, const event *e);
+
 /* "M": thread names; opprof merge's process labels ("rank K"). */
 static int take_metadata(parser *p, event *e) {
     if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
@@ -304,11 +306,47 @@ static int take_metadata(parser *p, event *e) {
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
     }
-    if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name)
-        for (size_t t = 0; t < p->cap->n_threads; t++)
-            if (p->cap->threads[t].pid == e->pid)
-                snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", e->arg_name);
+    if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name) return set_label(p, e);
     return 0;
+}
+
+static uint64_t label_hash(const void *ctx, uint32_t item) {
+    return opprof__hash_pair((uint64_t)((const parser *)ctx)->labels[item].pid, 0);
+}
+
+static bool label_equal(const void *ctx, uint32_t item, const void *key) {
+    return ((const parser *)ctx)->labels[item].pid == *(const int64_t *)key;
+}
+
+/* The label of a process, found by its pid (hashed: a hostile trace names
+ * many processes and labels each), the last one said winning. */
+static int label_of(parser *p, int64_t pid, bool add, struct process_label **out) {
+    size_t slot;
+    int64_t found = opprof__index_lookup(&p->label_index, p->n_labels, label_hash, label_equal, p,
+                                         opprof__hash_pair((uint64_t)pid, 0), &pid, &slot);
+    if (found < 0) return OPPROF_ENOMEM;
+    *out = found ? &p->labels[found - 1] : NULL;
+    if (found || !add) return 0;
+    if (opprof__grow((void **)&p->labels, &p->cap_labels, p->n_labels + 1, sizeof *p->labels)) return OPPROF_ENOMEM;
+    *out = &p->labels[p->n_labels];
+    (*out)->pid = pid;
+    p->label_index.slots[slot] = (uint32_t)++p->n_labels;
+    return 0;
+}
+
+static int set_label(parser *p, const event *e) {
+    struct process_label *l;
+    if (label_of(p, e->pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
+    snprintf(l->text, sizeof l->text, "%s", e->arg_name);
+    return 0;
+}
+
+void opprof__reader_apply_labels(parser *p) {
+    for (size_t t = 0; p->n_labels && t < p->cap->n_threads; t++) {
+        struct process_label *l = NULL;
+        if (label_of(p, p->cap->threads[t].pid, false, &l) == 0 && l)
+            snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", l->text);
+    }
 }
 
 static int unused_kind(char ph);

@@ -39,6 +39,10 @@ typedef struct parser {
     uint32_t last_thread;       /* the capture's thread + 1 of the last hit */
     char **string_ids;     /* string pids/tids ("CPU functions") */
     size_t n_string_ids, cap_string_ids;
+    opprof__index string_index; /* string id -> its index: hostile traces name millions */
+    struct process_label { int64_t pid; char text[32]; } *labels; /* process_labels, applied at the end */
+    size_t n_labels, cap_labels;
+    opprof__index label_index;  /* pid -> its label */
     xrecord *xs;
     size_t n_xs, cap_xs;
     mrecord *ms;
@@ -135,5 +139,7 @@ OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
 /* "B" events never ended: completed at the trace's end, each a problem. */
 OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
 OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);
+/* The processes' labels (opprof merge's "rank K"), on every thread of theirs. */
+OPPROF__HIDDEN void opprof__reader_apply_labels(parser *p);
 
 #endif /* OPPROF_READER_STATE_H */
