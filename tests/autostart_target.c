@@ -6,6 +6,8 @@
  *   autostart_target closefds FILE   closes descriptors 3..1023 (as daemons do),
  *                              opens FILE (which takes descriptor 3), then "ready"
  *                              and work until a signal; FILE must stay empty
+ *   autostart_target fork      a child (forked, no exec) works and exits; then
+ *                              the parent's 2 steps: its pid on stdout
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +35,23 @@ int main(int argc, char **argv) {
             work(i);
             OPPROF_STEP();
         }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "fork") == 0) {
+        work(0);
+        pid_t child = fork();
+        if (child < 0) return 2;
+        if (child == 0) {
+            for (int i = 0; i < 3; i++) work(i);
+            exit(0); /* atexit handlers run in the child too */
+        }
+        int status;
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) return 2;
+        for (int i = 0; i < 2; i++) {
+            work(i);
+            OPPROF_STEP();
+        }
+        printf("parent %ld\n", (long)getpid());
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "mkdir") == 0) {

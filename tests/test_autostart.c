@@ -74,6 +74,22 @@ int main(void) {
     CHECK(out && !strstr(out, ".opprof-")); /* no twin left */
     free(out);
 
+    /* fork without exec: the child's exit publishes nothing; the parent's
+     * capture is the directory's */
+    snprintf(cmd, sizeof cmd, "OPPROF_TRACE='%s/forked' '%s/../tests/autostart_target' fork", dir, bin_dir());
+    CHECK_INT(run_command(cmd, &out), 0);
+    long parent = out && strstr(out, "parent ") ? atol(strstr(out, "parent ") + 7) : -1;
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to"); /* once: not the child's */
+    CHECK(out && !strstr(out, "no capture written"));
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/forked"));
+    CHECK_CONTAINS(out, ".json\n");
+    free(out);
+    snprintf(cmd, sizeof cmd, "grep -o '\"pid\": *[0-9]*' '%s/forked/'*.json | head -1 | tr -dc 0-9", dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_INT(out ? atol(out) : -2, parent); /* the parent's process */
+    free(out);
+
     /* DIR made by another process during the run: left as it is, the
      * capture in DIR.1, and said */
     snprintf(cmd, sizeof cmd, "OPPROF_TRACE='%s/raced' '%s/../tests/autostart_target' mkdir '%s/raced'", dir, bin_dir(),

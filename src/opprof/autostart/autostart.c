@@ -8,7 +8,10 @@
  * the twin is renamed to DIR. A signal handler may not write files, so it
  * only wakes a watcher thread (a semaphore: no descriptor of the process's
  * that the program could close); the watcher saves, then ends the process
- * with the same signal, the program's own disposition restored. */
+ * with the same signal, the program's own disposition restored. A child
+ * forked without exec records nothing of its own: its exit publishes nothing
+ * (the parent's capture is the directory's), and a signal to it does what it
+ * would without opprof. */
 #define _GNU_SOURCE
 #include "record/record.h" /* opprof__tls: the thread is inside a record */
 #include "render/render.h"
@@ -37,6 +40,7 @@ static struct {
     int finished;     /* atomic: 0 running, 1 finishing or done */
     int done;         /* atomic: the directory is in place (or given up) */
     pid_t saver;      /* atomic: the thread that saves */
+    pid_t owner;      /* the process profiled: a child forked from it records nothing of its own */
     struct sigaction old_int, old_term;
 } g_auto;
 
@@ -158,6 +162,7 @@ static void wait_done(void) {
 }
 
 static void finish(void) {
+    if (getpid() != g_auto.owner) return; /* a forked child: the directory is its parent's */
     if (__atomic_exchange_n(&g_auto.finished, 1, __ATOMIC_ACQ_REL)) {
         wait_done();
         return;
@@ -210,6 +215,11 @@ static void save(void) {
  * of its own), unless it is the one saving already (atexit). Only
  * async-signal-safe calls: atomics, sem_post, nanosleep. */
 static void on_signal(int sig) {
+    if (getpid() != g_auto.owner) { /* a forked child: the signal does what it would without opprof */
+        sigaction(sig, sig == SIGINT ? &g_auto.old_int : &g_auto.old_term, NULL);
+        raise(sig);
+        return;
+    }
     int none = 0;
     __atomic_compare_exchange_n(&g_auto.fatal, &none, sig, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     sem_post(&g_auto.wake);
@@ -322,6 +332,7 @@ __attribute__((constructor)) static void autostart(void) {
         rmdir(g_auto.work);
         return;
     }
+    g_auto.owner = getpid();
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
     if (start_watcher() == 0) {
