@@ -83,6 +83,21 @@ int main(void) {
     CHECK_CONTAINS(out, "mid");
     free(out);
 
+    /* The allocator's contract kept: new throws bad_alloc and calls the
+     * new_handler, nothrow returns NULL, pvalloc, calloc, reallocarray and
+     * aligned_alloc refuse what they must; the same output as a plain run. */
+    char *plain = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/../tests/alloc_contract'", bin_dir());
+    CHECK_INT(run_command(cmd, &plain), 0);
+    CHECK_CONTAINS(plain, "new: threw bad_alloc\n");
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o '%s/contract' -- '%s/../tests/alloc_contract' 2>/dev/null",
+             bin_dir(), dir, bin_dir());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(plain && out && strncmp(out, plain, strlen(plain)) == 0); /* the program's lines, then the table */
+    if (plain && out && strncmp(out, plain, strlen(plain)) != 0) fprintf(stderr, "plain:\n%s\nrecorded:\n%s\n", plain, out);
+    free(plain);
+    free(out);
+
     /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --bogus -- true", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);

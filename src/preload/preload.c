@@ -21,11 +21,13 @@
 #include <opprof/opprof.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,32 +103,72 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n) {
     return 0;
 }
 
+/* as glibc's: an alignment that is no power of two is rounded up to one */
 EXPORT void *aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
 
 EXPORT void *valloc(size_t n) { return memalign((size_t)sysconf(_SC_PAGESIZE), n); }
 
+/* n rounded up to whole pages (0: one page), never wrapping past SIZE_MAX */
 EXPORT void *pvalloc(size_t n) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return memalign(page, (n + page - 1) / page * page);
+    if (n > SIZE_MAX - page + 1) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return memalign(page, n ? (n + page - 1) / page * page : page);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size) {
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(old, bytes);
 }
 
 /* C++: operator new/delete, every form (size, array, nothrow, aligned, sized
- * delete), by their mangled names. A failed new returns NULL here rather than
- * throwing: this library is C; programs that catch bad_alloc are rare. */
-EXPORT void *_Znwm(size_t n) { return malloc(n); }
-EXPORT void *_Znam(size_t n) { return malloc(n); }
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return malloc(n); }
-EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return malloc(n); }
-EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return memalign(a, n); }
-EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return memalign(a, n); }
+ * delete), by their mangled names, with the standard's contract: new calls
+ * the new_handler while allocation fails, and throws std::bad_alloc when
+ * there is none; the nothrow forms return NULL instead. libstdc++'s own
+ * functions do the C++ parts (weak: a program that calls new has them). */
+extern void (*_ZSt15get_new_handlerv(void))(void) __attribute__((weak));
+extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
+
+static void *new_block(size_t n, size_t align, bool nothrow) {
+    for (;;) {
+        void *p = align ? memalign(align, n ? n : 1) : malloc(n ? n : 1);
+        if (p) return p;
+        void (*handler)(void) = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : NULL;
+        if (handler) {
+            handler(); /* frees memory, throws, or ends the program */
+            continue;
+        }
+        if (nothrow || !_ZSt17__throw_bad_allocv) return NULL;
+        _ZSt17__throw_bad_allocv();
+    }
+}
+
+#define NOTHROW const void *t /* std::nothrow_t, unused */
+EXPORT void *_Znwm(size_t n) { return new_block(n, 0, false); }
+EXPORT void *_Znam(size_t n) { return new_block(n, 0, false); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, NOTHROW) { (void)t; return new_block(n, 0, true); }
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, NOTHROW) { (void)t; return new_block(n, 0, true); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_block(n, a, false); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return new_block(n, a, false); }
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) { (void)t; return new_block(n, a, true); }
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) { (void)t; return new_block(n, a, true); }
 EXPORT void _ZdlPv(void *p) { free(p); }
 EXPORT void _ZdaPv(void *p) { free(p); }
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, NOTHROW) { (void)t; free(p); }
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, NOTHROW) { (void)t; free(p); }
 EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; free(p); }
 EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; free(p); }
 EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
 EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
 EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
 EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
+#undef NOTHROW
 
 /* ---- function names: ELF symbols of each object, loaded once ---- */
 
