@@ -98,6 +98,23 @@ int main(void) {
     free(plain);
     free(out);
 
+    /* A signal handler that calls instrumented code that allocates, landing
+     * anywhere (inside opprof's recording too): never a crash, a deadlock or a
+     * corrupted event; what the handler records while its thread is inside a
+     * record is dropped and counted. Three runs: each must hold. */
+    for (int run = 0; run < 3; run++) {
+        snprintf(cmd, sizeof cmd,
+                 "timeout 120 '%s/opprof' record --functions --memory -o '%s/signal%d' -- '%s/../tests/signal_target'",
+                 bin_dir(), dir, run, bin_dir());
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_CONTAINS(out, "done\n");
+        free(out);
+        snprintf(cmd, sizeof cmd, "grep -c '\"Bytes\":0,' '%s/signal%d/trace-step-0.json'", dir, run);
+        run_command(cmd, &out);
+        CHECK_STR(out, "0\n"); /* no memory event torn into a zero-byte one */
+        free(out);
+    }
+
     /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --bogus -- true", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);

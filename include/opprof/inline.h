@@ -111,8 +111,14 @@ extern OPPROF_API __thread opprof__fast *opprof__tls __attribute__((tls_model("i
 static inline OPPROF__NOINSTR __attribute__((always_inline)) uint64_t opprof__now(void) { return __builtin_ia32_rdtsc(); }
 
 /* Enter: flag busy, then check the window (the closer's membarrier makes the
- * compiler fence a full one). Nonzero when the inline path may record. */
+ * compiler fence a full one). 1 when the inline path may record, 0 when it
+ * may not (leave, then the library's path), -1 when this thread is already
+ * inside a record (a signal handler interrupted it): nothing may be touched,
+ * not even `busy`; the library's path drops the record and counts it. A
+ * signal between the check and the flag runs its own record to the end
+ * before this one begins, which is safe. */
 static inline OPPROF__NOINSTR __attribute__((always_inline)) int opprof__enter(opprof__fast *t) {
+    if (__builtin_expect(__atomic_load_n(&t->busy, __ATOMIC_RELAXED), 0)) return -1;
     __atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return __atomic_load_n(&opprof__window, __ATOMIC_RELAXED) == t->ready;
@@ -126,7 +132,8 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) opprof_range opprof
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
-        if (__builtin_expect(opprof__enter(t) && t->ranges.next < t->ranges.limit && depth < OPPROF__MAX_DEPTH, 1)) {
+        int in = opprof__enter(t);
+        if (__builtin_expect(in > 0 && t->ranges.next < t->ranges.limit && depth < OPPROF__MAX_DEPTH, 1)) {
             opprof__slot *e = (opprof__slot *)(void *)t->ranges.next;
             uint64_t seq = t->ranges.count;
             t->ranges.next += sizeof *e;
@@ -142,7 +149,7 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) opprof_range opprof
             opprof__leave(t);
             return t->token | (depth + 1);
         }
-        opprof__leave(t);
+        if (in >= 0) opprof__leave(t); /* -1: the interrupted record's flag, not ours */
     }
     return opprof_range_begin(loc);
 }
@@ -151,14 +158,15 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__range_
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
-        if (__builtin_expect(opprof__enter(t) && range == (t->token | depth) && depth != 0, 1)) {
+        int in = opprof__enter(t);
+        if (__builtin_expect(in > 0 && range == (t->token | depth) && depth != 0, 1)) {
             uint64_t now = opprof__now();
             t->depth = depth - 1;
             __atomic_store_n(&t->stack[depth - 1]->end, now, __ATOMIC_RELAXED);
             opprof__leave(t);
             return;
         }
-        opprof__leave(t);
+        if (in >= 0) opprof__leave(t); /* -1: the interrupted record's flag, not ours */
     }
     opprof_range_end(range);
 }
@@ -167,7 +175,8 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__record
                                                                         int64_t total_allocated) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
-        if (__builtin_expect(opprof__enter(t) && t->memory.next < t->memory.limit, 1)) {
+        int in = opprof__enter(t);
+        if (__builtin_expect(in > 0 && t->memory.next < t->memory.limit, 1)) {
             opprof__memory_slot *m = (opprof__memory_slot *)(void *)t->memory.next;
             uint64_t seq = t->memory.count;
             t->memory.next += sizeof *m;
@@ -180,7 +189,7 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__record
             opprof__leave(t);
             return;
         }
-        opprof__leave(t);
+        if (in >= 0) opprof__leave(t); /* -1: the interrupted record's flag, not ours */
     }
     opprof_record_memory(addr, bytes, total_allocated);
 }
@@ -190,7 +199,8 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(u
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
-        if (__builtin_expect(opprof__enter(t) && t->marks.next < t->marks.limit && (!of_range || depth), 1)) {
+        int in = opprof__enter(t);
+        if (__builtin_expect(in > 0 && t->marks.next < t->marks.limit && (!of_range || depth), 1)) {
             opprof__mark_slot *m = (opprof__mark_slot *)(void *)t->marks.next;
             uint64_t seq = t->marks.count;
             t->marks.next += sizeof *m;
@@ -203,7 +213,7 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(u
             opprof__leave(t);
             return;
         }
-        opprof__leave(t);
+        if (in >= 0) opprof__leave(t); /* -1: the interrupted record's flag, not ours */
     }
     opprof__mark_slow(kind, name, value, of_range);
 }

@@ -312,7 +312,9 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
         __atomic_store_n(&g_saw_function, 1, __ATOMIC_RELAXED);
     unsigned d = t_depth++;
     opprof_range r = 0;
-    if (OPPROF__RECORDING()) r = opprof__range_begin(&function_of(fn)->loc);
+    /* not while this thread names a function (a signal handler that calls
+     * instrumented code then): the naming holds a lock, taken only here */
+    if (OPPROF__RECORDING() && !t_inside) r = opprof__range_begin(&function_of(fn)->loc);
     if (d < MAX_OPEN) t_open[d] = r;
 }
 

@@ -68,7 +68,7 @@ __thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
 
 /* ---- thread registration and reset ---- */
 
-__attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
+static opprof__thread *thread_register_locked(void) {
     /* Kept for the life of the process, and mapped whole (a chunk): with the
      * default allocator no heap block that valgrind would call "possibly
      * lost" (a sized block is held through a pointer past its header). */
@@ -88,6 +88,18 @@ __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
     t->natives.at = &t->natives_at;
     t->marks.at = &t->fast.marks;
     opprof__tls = &t->fast;
+    return t;
+}
+
+/* Set while this thread registers (a lock is held): a signal handler that
+ * records meanwhile is refused rather than taking the lock again. */
+static __thread int t_registering __attribute__((tls_model("initial-exec")));
+
+__attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
+    if (t_registering) return NULL;
+    t_registering = 1;
+    opprof__thread *t = thread_register_locked();
+    t_registering = 0;
     return t;
 }
 
@@ -116,6 +128,7 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint
     STORE_RELAXED(&t->unmatched_end, 0);
     STORE_RELAXED(&t->out_of_order_end, 0);
     STORE_RELAXED(&t->too_deep, 0);
+    STORE_RELAXED(&t->reentered, 0);
     t->first_unmatched = t->first_out_of_order = t->first_too_deep = (misuse){0};
     STORE(&t->epoch, epoch);
 }
@@ -126,6 +139,12 @@ static inline __attribute__((always_inline)) opprof__thread *record_enter(void) 
     opprof__thread *t = tls_thread;
     if (__builtin_expect(!t, 0) && !(t = thread_register())) {
         if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&g_lost, 1);
+        return NULL;
+    }
+    /* a signal handler that records while this thread is inside a record:
+     * dropped and counted, the interrupted record left as it was */
+    if (__builtin_expect(LOAD_RELAXED(&t->fast.busy), 0)) {
+        if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&t->reentered, 1);
         return NULL;
     }
     STORE_RELAXED(&t->fast.busy, 1);

@@ -90,6 +90,7 @@ typedef struct opprof__thread {
     uint64_t unmatched_end;
     uint64_t out_of_order_end;
     uint64_t too_deep;
+    uint64_t reentered;        /* records from a signal handler while the thread was inside one: dropped */
     /* the first misuse of each kind in this epoch, named in the warnings */
     misuse first_unmatched, first_out_of_order, first_too_deep;
 } opprof__thread;

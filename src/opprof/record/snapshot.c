@@ -345,7 +345,7 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     if (rc) return rc;
     double npt = opprof__ns_per_tick();
     uint64_t epoch = LOAD(&g_epoch);
-    uint64_t dropped = 0, unmatched = 0, out_of_order = 0, too_deep = 0, open_count = 0;
+    uint64_t dropped = 0, unmatched = 0, out_of_order = 0, too_deep = 0, open_count = 0, reentered = 0;
     const char *open_name = NULL;
     misuse_where w_unmatched = {0}, w_out_of_order = {0}, w_too_deep = {0};
     name_cache nc = {0};
@@ -374,6 +374,7 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
             unmatched += LOAD_RELAXED(&t->unmatched_end);
             out_of_order += LOAD_RELAXED(&t->out_of_order_end);
             too_deep += LOAD_RELAXED(&t->too_deep);
+            reentered += LOAD_RELAXED(&t->reentered);
             rc = collect_thread(c, t, &nc, start, end, npt, &open_count, &open_name);
         }
     }
@@ -385,7 +386,7 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
         opprof_capture_free(c);
         return rc;
     }
-    c->info.dropped_events = dropped + too_deep + LOAD_RELAXED(&g_lost);
+    c->info.dropped_events = dropped + too_deep + reentered + LOAD_RELAXED(&g_lost);
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
     uint64_t foreign = LOAD_RELAXED(&g_foreign_end);
     if (unmatched)
@@ -400,6 +401,10 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     if (too_deep)
         opprof__capture_warnf(c, "%llu range(s) dropped: more than %d ranges open on one thread (first: %s%s)",
                               (unsigned long long)too_deep, MAX_DEPTH, w_too_deep.context, w_too_deep.place);
+    if (reentered)
+        opprof__capture_warnf(c, "%llu record(s) made by a signal handler while its thread was recording were "
+                              "dropped (recording is not reentrant; counted among the dropped events)",
+                              (unsigned long long)reentered);
     if (open_count)
         opprof__capture_warnf(c, "%llu range(s) still open at the end of the capture (first: '%s'); "
                               "cut at the capture's end",

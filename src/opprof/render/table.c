@@ -122,7 +122,10 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
     }
     uint64_t dropped = opprof__averages_dropped(v->avg);
     if (dropped)
-        opprof__sb_printf(sb, "Dropped events: %llu (over the capture's event budget)\n", (unsigned long long)dropped);
+        opprof__sb_printf(sb,
+                          "Dropped events: %llu (past the event budget, or too deep or from a signal handler when "
+                          "the warnings say so)\n",
+                          (unsigned long long)dropped);
     size_t warnings = opprof__averages_warnings(v->avg);
     if (warnings)
         opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);

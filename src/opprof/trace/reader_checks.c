@@ -92,7 +92,9 @@ void opprof__reader_check_whole(parser *p) {
                            (long long)b->total, (long long)a->total, (long long)b->bytes);
     }
     if (p->cap->info.dropped_events)
-        opprof__reader_problem_at(p, -1, "%llu events were dropped when recording (over the capture's event budget)",
-                   (unsigned long long)p->cap->info.dropped_events);
+        opprof__reader_problem_at(p, -1,
+                                  "%llu events were dropped when recording (past the event budget, or too deep or "
+                                  "from a signal handler when the warnings say so)",
+                                  (unsigned long long)p->cap->info.dropped_events);
 }
 
