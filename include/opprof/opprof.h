@@ -25,7 +25,9 @@
  * events are recorded into a buffer of the calling thread without locks; the
  * session functions (start, step, stop) take a lock and are meant for one
  * controlling thread. One session may be active in a process at a time.
- * Recording is not async-signal-safe: do not record from a signal handler.
+ * A signal handler may record: a record it makes while its thread is inside
+ * one (interrupted in a range's begin or end, a memory event...) is dropped
+ * and counted (the capture's warnings say how many); nothing is corrupted.
  *
  * Compilers: the recording macros need GNU C, as GCC (5 and later) and Clang
  * accept it in any -std (C11 with -std=c11 too): the cleanup attribute (a
