@@ -142,10 +142,25 @@ int main(void) {
         stat(tmp_path("trace.json.gz"), &st);
         fwrite(gzdata, 1, (size_t)st.st_size / 2, f);
         fclose(f);
-        free(gzdata);
         cz = NULL;
         CHECK(opprof_capture_read(tmp_path("cut.json.gz"), NULL, &cz, &err) != 0);
         CHECK(cz == NULL);
+        /* ... and one with all its data but its trailer (the CRC and the
+         * size): the JSON is whole, the file is not; from a file and from
+         * memory alike */
+        f = fopen(tmp_path("cut8.json.gz"), "wb");
+        fwrite(gzdata, 1, (size_t)st.st_size - 8, f);
+        fclose(f);
+        CHECK_INT(opprof_capture_read(tmp_path("cut8.json.gz"), NULL, &cz, &err), OPPROF_EFORMAT);
+        CHECK(cz == NULL);
+        CHECK_CONTAINS(err.message, "the gzip stream is cut short");
+        CHECK_INT(opprof_capture_read_buffer(gzdata, (size_t)st.st_size - 8, NULL, &cz, &err), OPPROF_EFORMAT);
+        CHECK(cz == NULL);
+        CHECK_CONTAINS(err.message, "the gzip stream is cut short");
+        CHECK_INT(opprof_capture_read_buffer(gzdata, (size_t)st.st_size, NULL, &cz, &err), 0); /* whole: read */
+        opprof_capture_free(cz);
+        cz = NULL;
+        free(gzdata);
         free(json);
     }
     opprof_capture_free(c);
@@ -277,14 +292,16 @@ int main(void) {
         "{\"ph\": \"X\", \"name\": \"e\", \"ts\": \"soon\", \"dur\": 4},\n"
         "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Bytes\": 100, \"Total Allocated\": 100}},\n"
         "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 2, \"args\": {\"Bytes\": 50, \"Total Allocated\": 170}},\n"
-        "{\"ph\": \"B\", \"name\": \"old\", \"ts\": 2}\n"
+        "{\"ph\": \"B\", \"name\": \"old\", \"ts\": 2},\n"
+        "{\"ph\": \"X\", \"name\": \"nul\\u0000hidden\", \"ts\": 3, \"dur\": 1, \"tid\": 3}\n"
         "], \"dropped_events\": 7}\n";
     problems ps = {0};
     opprof_read_options opt = {.on_problem = collect, .ctx = &ps};
     c = NULL;
     CHECK_INT(opprof_capture_read_buffer(odd, strlen(odd), &opt, &c, &err), 0);
-    CHECK_INT(ps.count, 7);
+    CHECK_INT(ps.count, 8);
     CHECK_CONTAINS(ps.text, "4:1 unknown phase \"Z\"");
+    CHECK_CONTAINS(ps.text, "11:1 event field \"name\" holds \\u0000, which no name can keep"); /* never cut silently */
     CHECK_CONTAINS(ps.text, "5:1 complete event 'd' has a negative duration");
     CHECK_CONTAINS(ps.text, "6:1 complete event without \"name\"");
     CHECK_CONTAINS(ps.text, "7:1 event field \"ts\" has the wrong type");

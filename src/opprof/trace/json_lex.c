@@ -21,15 +21,18 @@ static const int64_t DEFAULT_MAX_STRING = 1 << 20;
 
 /* ---- input: a gz stream (plain files pass through) or memory ---- */
 
+/* source_read's answer for a gzip stream that ends before its end (its
+ * trailer, the checksum of what came before, missing): what a writer that
+ * was killed leaves. */
+enum { SOURCE_CUT_SHORT = -1000000 };
+
 static int64_t source_read(opprof__json_source *s, unsigned char *dst, size_t cap) {
     if (s->gz) {
         int n = gzread(s->gz, dst, (unsigned)cap);
-        if (n < 0) {
-            int zerr;
-            const char *msg = gzerror(s->gz, &zerr);
-            (void)msg;
-            return zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
-        }
+        int zerr = Z_OK;
+        if (n <= 0) gzerror(s->gz, &zerr);
+        if (n == 0 && zerr == Z_BUF_ERROR) return SOURCE_CUT_SHORT;
+        if (n < 0) return zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
         return n;
     }
     if (s->z_active) {
@@ -38,6 +41,7 @@ static int64_t source_read(opprof__json_source *s, unsigned char *dst, size_t ca
         while (s->z.avail_out == cap) {
             int rc = inflate(&s->z, Z_NO_FLUSH);
             if (rc == Z_STREAM_END) break;
+            if (rc == Z_BUF_ERROR && s->z.avail_in == 0) return SOURCE_CUT_SHORT;
             if (rc != Z_OK) return OPPROF_EFORMAT;
         }
         return (int64_t)(cap - s->z.avail_out);
@@ -130,6 +134,8 @@ int opprof__json_refill(opprof__json *p) {
     p->len -= p->pos;
     p->pos = 0;
     int64_t n = source_read(&p->src, p->buf + p->len, WINDOW - p->len);
+    if (n == SOURCE_CUT_SHORT)
+        return FAIL(p, "the gzip stream is cut short (its end and checksum are missing): the file was not written whole");
     if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : opprof__json_fail_code(p, (int)n, "read");
     if (n == 0) p->eof = true;
     p->len += (size_t)n;

@@ -339,6 +339,11 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             int got = string_field(p, e, "name");
             if (got <= 0) return got;
             e->have |= HAS_NAME;
+            if (memchr(p->lx.s, '\0', p->lx.s_len)) { /* names are C strings everywhere: refused, said */
+                e->bad_type = true;
+                e->bad_field = "name";
+                e->bad_why = "holds \\u0000, which no name can keep: the event is left out";
+            }
             e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
             return copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name") : 0;
         }

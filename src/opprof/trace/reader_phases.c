@@ -456,7 +456,8 @@ static int take_event(parser *p, event *e, int64_t offset) {
         return 0;
     }
     if (e->bad_type) {
-        opprof__reader_problem_at(p, offset, "event field \"%s\" has the wrong type or is out of range", e->bad_field);
+        opprof__reader_problem_at(p, offset, "event field \"%s\" %s", e->bad_field,
+                                  e->bad_why ? e->bad_why : "has the wrong type or is out of range");
         return 0;
     }
     if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
@@ -483,6 +484,7 @@ int opprof__reader_parse_events(parser *p) {
         int64_t offset = HERE(p);
         e.have = 0;
         e.bad_type = false;
+        e.bad_why = NULL;
         e.cat = CAT_OTHER;
         e.mtia = e.memory_name = e.ext_lower = false;
         e.ext_id = e.corr_id = -1;

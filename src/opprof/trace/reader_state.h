@@ -94,6 +94,7 @@ typedef struct event {
     size_t arg_name_cap;
     bool bad_type;
     const char *bad_field;
+    const char *bad_why;  /* NULL: "has the wrong type or is out of range" */
     bool has_dims, has_types;
     opprof_shapes shapes; /* args "Input Dims" and "Input type" */
     char *frame;          /* the first frame of args "Call stack" */
