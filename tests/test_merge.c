@@ -143,6 +143,28 @@ TEST_CASE(errors) {
     snprintf(nodir, sizeof nodir, "%s/no/such/dir/out.json", dir);
     CHECK(opprof_merge_traces(one, 1, nodir, NULL, &err) < 0);
     CHECK_INT(opprof_merge_traces(one, 0, out, NULL, &err), OPPROF_EINVAL);
+    /* bytes that are not UTF-8 in a string: refused with the place, no output
+     * (a merged trace must read back); UTF-8 of every length passes */
+    char bad8[4200], good8[4200];
+    snprintf(bad8, sizeof bad8, "%s/bad8.json", dir);
+    snprintf(good8, sizeof good8, "%s/good8.json", dir);
+    f = fopen(bad8, "w");
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\xff\xfe\", \"ts\": 1, \"dur\": 2}]}", f);
+    fclose(f);
+    f = fopen(good8, "w");
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\", \"ts\": 1, "
+          "\"dur\": 2}]}", f);
+    fclose(f);
+    const char *with_bad8[] = {bad8};
+    CHECK_INT(opprof_merge_traces(with_bad8, 1, out, NULL, &err), OPPROF_EFORMAT);
+    CHECK(strstr(err.message, "bad8.json") && strstr(err.message, "not UTF-8"));
+    CHECK(access(out, F_OK) != 0);
+    const char *with_good8[] = {good8};
+    CHECK_INT(opprof_merge_traces(with_good8, 1, out, NULL, &err), 0);
+    opprof_capture *m8 = NULL;
+    CHECK_INT(opprof_capture_read(out, NULL, &m8, &err), 0); /* and it reads back */
+    opprof_capture_free(m8);
+    unlink(out);
     /* the command: usage and unreadable input */
     char cmd[17000], *text = NULL;
     snprintf(cmd, sizeof cmd, "'%s/opprof' merge '%s'", bin_dir(), good);
