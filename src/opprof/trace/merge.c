@@ -82,6 +82,13 @@ static inline void put_bytes(sink *o, const unsigned char *b, size_t n) {
  * surrogates, nothing past U+10FFFF), the state carried in s. */
 static bool utf8_ok(in_stream *s, const unsigned char *b, const unsigned char *e) {
     for (; b < e; b++) {
+        while (!s->utf8_need && e - b >= 8) { /* ASCII, 8 bytes at a time: names mostly are */
+            uint64_t w;
+            memcpy(&w, b, 8);
+            if (w & 0x8080808080808080ull) break;
+            b += 8;
+        }
+        if (b == e) break;
         unsigned c = *b;
         if (s->utf8_need) {
             if (c < s->utf8_lo || c > s->utf8_hi) return false;
