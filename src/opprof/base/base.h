@@ -202,7 +202,62 @@ static inline int64_t opprof__index_lookup(opprof__index *ix, size_t count, oppr
     return ix->slots[*slot];
 }
 OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);
-/* A hash of n bytes (names, string ids). */
+/* A table of strings: the index of an array of C strings (ctx: the array,
+ * char *const *, as it is at the call), looked up by an opprof__index_text
+ * key (the text need not end in '\0'). */
+typedef struct opprof__index_text {
+    const char *s;
+    size_t len;
+} opprof__index_text;
+OPPROF__HIDDEN uint64_t opprof__index_text_hash(const void *strings, uint32_t item);
+OPPROF__HIDDEN bool opprof__index_text_equal(const void *strings, uint32_t item, const void *key);
+/* UTF-8 checked as it streams by (RFC 3629: no overlongs, no surrogates,
+ * nothing past U+10FFFF): continuation bytes still needed, and the range of
+ * the next one. {0} at the start of a text. */
+typedef struct opprof__utf8 {
+    int need;
+    unsigned char lo, hi;
+} opprof__utf8;
+/* Whether bytes [b, e) continue valid UTF-8 from state u. */
+static inline bool opprof__utf8_ok(opprof__utf8 *u, const unsigned char *b, const unsigned char *e) {
+    for (; b < e; b++) {
+        while (!u->need && e - b >= 8) { /* ASCII, 8 bytes at a time: names mostly are */
+            uint64_t w;
+            memcpy(&w, b, 8);
+            if (w & 0x8080808080808080ull) break;
+            b += 8;
+        }
+        if (b == e) break;
+        unsigned c = *b;
+        if (u->need) {
+            if (c < u->lo || c > u->hi) return false;
+            u->need--;
+            u->lo = 0x80, u->hi = 0xBF;
+            continue;
+        }
+        if (c < 0x80) continue;
+        u->lo = 0x80, u->hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) {
+            u->need = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            u->need = 2;
+            if (c == 0xE0) u->lo = 0xA0; /* no overlong */
+            if (c == 0xED) u->hi = 0x9F; /* no surrogate */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            u->need = 3;
+            if (c == 0xF0) u->lo = 0x90; /* no overlong */
+            if (c == 0xF4) u->hi = 0x8F; /* nothing past U+10FFFF */
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A hash of n bytes (names, string ids): names are hashed for every event
+ * read, eight bytes a step (a multiply and a shift each), the tail
+ * zero-padded, then mixed so that the low bits a table uses depend on every
+ * byte. */
 static inline uint64_t opprof__hash_bytes(const char *s, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     size_t i = 0;

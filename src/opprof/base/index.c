@@ -2,8 +2,9 @@
  * over slots that hold an item's index + 1 (0: empty); the items stay in the
  * caller's own array, so a table costs 4 bytes a slot and never copies them.
  * It is kept at most half full. Used by the capture's names, call sites and
- * input shapes, the reader's threads, key averages' groups and the stack
- * tree's nodes. */
+ * input shapes, the reader's threads, string ids and process labels, key
+ * averages' groups and the stack tree's nodes; tables of strings through
+ * opprof__index_text_hash and _equal. */
 #include "base/base.h"
 
 int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn hash_of, const void *ctx) {
@@ -27,4 +28,15 @@ void opprof__index_free(opprof__index *ix) {
     opprof__free(ix->slots);
     ix->slots = NULL;
     ix->size = 0;
+}
+
+uint64_t opprof__index_text_hash(const void *strings, uint32_t item) {
+    const char *s = ((char *const *)strings)[item];
+    return opprof__hash_bytes(s, strlen(s));
+}
+
+bool opprof__index_text_equal(const void *strings, uint32_t item, const void *key) {
+    const opprof__index_text *k = key;
+    const char *have = ((char *const *)strings)[item];
+    return strncmp(have, k->s, k->len) == 0 && have[k->len] == '\0';
 }

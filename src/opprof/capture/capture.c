@@ -32,31 +32,11 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free(c);
 }
 
-/* Names are hashed for every event read: eight bytes a step (a multiply and
- * a rotate each), the tail zero-padded, then mixed so that the low bits the
- * table uses depend on every byte. */
-
-typedef struct name_key {
-    const char *name;
-    size_t len;
-} name_key;
-
-static uint64_t name_hash_of(const void *ctx, uint32_t item) {
-    const char *name = ((const opprof_capture *)ctx)->names[item];
-    return opprof__hash_bytes(name, strlen(name));
-}
-
-static bool name_equal(const void *ctx, uint32_t item, const void *key) {
-    const name_key *k = key;
-    const char *have = ((const opprof_capture *)ctx)->names[item];
-    return strncmp(have, k->name, k->len) == 0 && have[k->len] == '\0';
-}
-
 int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id) {
-    name_key key = {name, len};
+    opprof__index_text key = {name, len};
     size_t k;
-    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, name_hash_of, name_equal, c, opprof__hash_bytes(name, len),
-                                         &key, &k);
+    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, opprof__index_text_hash, opprof__index_text_equal,
+                                         c->names, opprof__hash_bytes(name, len), &key, &k);
     if (found) return found < 0 ? OPPROF_ENOMEM : (*id = (uint32_t)found - 1, 0);
     if (opprof__grow((void **)&c->names, &c->cap_names, c->n_names + 1, sizeof *c->names)) return OPPROF_ENOMEM;
     char *copy = opprof__alloc(len + 1);

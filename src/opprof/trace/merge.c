@@ -30,10 +30,7 @@ typedef struct in_stream {
     int64_t offset; /* of buf[0] in the uncompressed text */
     int err;        /* first read error */
     bool bad_utf8;  /* a string held bytes that are not UTF-8: merge writes no such trace */
-    /* UTF-8 across buffer refills: continuation bytes still needed, and the
-     * range of the next one (a lead byte narrows its first) */
-    int utf8_need;
-    unsigned char utf8_lo, utf8_hi;
+    opprof__utf8 utf8; /* across buffer refills */
 } in_stream;
 
 static int fill(in_stream *s) {
@@ -78,43 +75,6 @@ static inline void put_bytes(sink *o, const unsigned char *b, size_t n) {
 /* A string (at its opening quote), copied to o; its first TOKEN-1 bytes,
  * unescaped only as far as keys need, into tok. Plain runs are copied a
  * window at a time. */
-/* Whether bytes [b, e) continue valid UTF-8 (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF), the state carried in s. */
-static bool utf8_ok(in_stream *s, const unsigned char *b, const unsigned char *e) {
-    for (; b < e; b++) {
-        while (!s->utf8_need && e - b >= 8) { /* ASCII, 8 bytes at a time: names mostly are */
-            uint64_t w;
-            memcpy(&w, b, 8);
-            if (w & 0x8080808080808080ull) break;
-            b += 8;
-        }
-        if (b == e) break;
-        unsigned c = *b;
-        if (s->utf8_need) {
-            if (c < s->utf8_lo || c > s->utf8_hi) return false;
-            s->utf8_need--;
-            s->utf8_lo = 0x80, s->utf8_hi = 0xBF;
-            continue;
-        }
-        if (c < 0x80) continue;
-        s->utf8_lo = 0x80, s->utf8_hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) {
-            s->utf8_need = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            s->utf8_need = 2;
-            if (c == 0xE0) s->utf8_lo = 0xA0; /* no overlong */
-            if (c == 0xED) s->utf8_hi = 0x9F; /* no surrogate */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            s->utf8_need = 3;
-            if (c == 0xF0) s->utf8_lo = 0x90; /* no overlong */
-            if (c == 0xF4) s->utf8_hi = 0x8F; /* nothing past U+10FFFF */
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
 static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
     if (next(s) != '"') return OPPROF_EFORMAT;
     put(o, '"');
@@ -123,7 +83,7 @@ static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
         if (peek(s) < 0) return OPPROF_EFORMAT;
         const unsigned char *run = s->buf + s->pos, *end = s->buf + s->len, *q = run;
         while (q < end && *q != '"' && *q != '\\') q++;
-        if (!utf8_ok(s, run, q)) {
+        if (!opprof__utf8_ok(&s->utf8, run, q)) {
             s->bad_utf8 = true;
             return OPPROF_EFORMAT;
         }
@@ -133,7 +93,7 @@ static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
         if (q == end) continue;
         int c = next(s);
         put(o, c);
-        if (s->utf8_need) { /* a sequence cut by the string's end or an escape */
+        if (s->utf8.need) { /* a sequence cut by the string's end or an escape */
             s->bad_utf8 = true;
             return OPPROF_EFORMAT;
         }

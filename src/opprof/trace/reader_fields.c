@@ -26,18 +26,6 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
 
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
-static uint64_t string_id_hash(const void *ctx, uint32_t item) {
-    const char *s = ((const parser *)ctx)->string_ids[item];
-    return opprof__hash_bytes(s, strlen(s));
-}
-
-/* key: the lexer, whose current string is the id */
-static bool string_id_equal(const void *ctx, uint32_t item, const void *key) {
-    const opprof__json *lx = key;
-    const char *s = ((const parser *)ctx)->string_ids[item];
-    return strncmp(s, lx->s, lx->s_len) == 0 && s[lx->s_len] == '\0';
-}
-
 static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     int c = opprof__json_skip_ws(&p->lx);
     if (c == '"') {
@@ -52,8 +40,10 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
             return 0;
         }
         size_t slot;
-        int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, string_id_hash, string_id_equal, p,
-                                             opprof__hash_bytes(p->lx.s, p->lx.s_len), &p->lx, &slot);
+        opprof__index_text key = {p->lx.s, p->lx.s_len};
+        int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash,
+                                             opprof__index_text_equal, p->string_ids,
+                                             opprof__hash_bytes(key.s, key.len), &key, &slot);
         if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
         if (found) {
             *out = -found;
@@ -273,6 +263,23 @@ static int string_field(parser *p, event *e, const char *field) {
     return opprof__json_string(&p->lx) ? OPPROF_EFORMAT : 1;
 }
 
+/* "name": kept (copied), "[memory]" noted; one holding \u0000 is refused,
+ * said: names are C strings everywhere. */
+static int name_field(parser *p, event *e) {
+    int got = string_field(p, e, "name");
+    if (got <= 0) return got;
+    e->have |= HAS_NAME;
+    if (memchr(p->lx.s, '\0', p->lx.s_len)) {
+        e->bad_type = true;
+        e->bad_field = "name";
+        e->bad_why = "holds \\u0000, which no name can keep: the event is left out";
+    }
+    e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
+    if (copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name");
+    return 0;
+}
+
 int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     event *e = ctx;
@@ -335,18 +342,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         }
         break;
     case 4:
-        if (KEY_IS(k, n, "name")) {
-            int got = string_field(p, e, "name");
-            if (got <= 0) return got;
-            e->have |= HAS_NAME;
-            if (memchr(p->lx.s, '\0', p->lx.s_len)) { /* names are C strings everywhere: refused, said */
-                e->bad_type = true;
-                e->bad_field = "name";
-                e->bad_why = "holds \\u0000, which no name can keep: the event is left out";
-            }
-            e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
-            return copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name") : 0;
-        }
+        if (KEY_IS(k, n, "name")) return name_field(p, e);
         if (KEY_IS(k, n, "args")) {
             if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
             return opprof__json_object(&p->lx, on_args_key, e);
