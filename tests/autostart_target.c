@@ -8,6 +8,7 @@
  *                              and work until a signal; FILE must stay empty
  *   autostart_target fork      a child (forked, no exec) works and exits; then
  *                              the parent's 2 steps: its pid on stdout
+ *   autostart_target quit N    N steps, then _exit(5): no exit handler runs
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +37,13 @@ int main(int argc, char **argv) {
             OPPROF_STEP();
         }
         return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "quit") == 0) {
+        for (int i = 0; i < atoi(argv[2]); i++) {
+            work(i);
+            OPPROF_STEP();
+        }
+        _exit(5);
     }
     if (argc == 2 && strcmp(argv[1], "fork") == 0) {
         work(0);

@@ -115,6 +115,30 @@ int main(void) {
         free(out);
     }
 
+    /* A program that ends by _exit (no exit handler runs): the steps saved
+     * before are kept as DIR, the temporary twin never left behind; with
+     * nothing saved, no DIR and no twin; its status either way is its own */
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_SCHEDULE=0,0,1,0 '%s/opprof' record -o '%s/quit' -- '%s/../tests/autostart_target' quit 3",
+             bin_dir(), dir, bin_dir());
+    CHECK_INT(run_command(cmd, &out), 5);
+    CHECK_CONTAINS(out, "ended without its exit handlers (by _exit or SIGKILL)");
+    free(out);
+    snprintf(cmd, sizeof cmd, "ls '%s/quit'; ls -d '%s'/quit.opprof-* 2>/dev/null | wc -l", dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "trace-step-2.json\n"); /* saved before _exit */
+    CHECK(out && strstr(out, "\n0\n")); /* no twin left */
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/quit0' -- '%s/../tests/autostart_target' quit 0", bin_dir(), dir,
+             bin_dir());
+    CHECK_INT(run_command(cmd, &out), 5);
+    CHECK_CONTAINS(out, "wrote no capture into");
+    free(out);
+    snprintf(cmd, sizeof cmd, "ls -d '%s'/quit0* 2>/dev/null | wc -l", dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_STR(out, "0\n");
+    free(out);
+
     /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --bogus -- true", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -196,6 +197,30 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
+/* CMD ended without its exit handlers (by _exit, by SIGKILL, or never
+ * loading the preload: a static binary). OPPROF_TRACE's twin DIR.opprof-PID
+ * may hold the captures of steps already saved, each file whole: they become
+ * DIR; an empty twin is removed. True when DIR is there now. */
+static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd) {
+    char twin[4200];
+    snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
+    DIR *d = opendir(twin);
+    size_t files = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) files += e->d_name[0] != '.';
+    if (d) closedir(d);
+    if (d && files && renameat2(AT_FDCWD, twin, AT_FDCWD, ro->dir, RENAME_NOREPLACE) == 0) {
+        fprintf(stderr, "opprof record: %s ended without its exit handlers (by _exit or SIGKILL): the capture being "
+                        "recorded is lost; the %zu file(s) of the steps saved before are in '%s'\n",
+                cmd, files, ro->dir);
+        return true;
+    }
+    if (d && !files) rmdir(twin);
+    fprintf(stderr, "opprof record: %s wrote no capture into '%s': it ended without its exit handlers (by _exit or "
+                    "SIGKILL), or it is statically linked (it never loaded libopprof_record.so)\n",
+            cmd, ro->dir);
+    return false;
+}
+
 static int run(int argc, char **argv) {
     record_options ro = {0};
     int bad = parse(argc, argv, &ro);
@@ -224,12 +249,8 @@ static int run(int argc, char **argv) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     struct stat st;
-    if (stat(ro.dir, &st) == 0)
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind]))
         print_table(ro.dir);
-    else
-        fprintf(stderr, "opprof record: %s wrote no capture into '%s': a statically linked program does not load "
-                        "libopprof_record.so (link it dynamically), and a program killed by SIGKILL saves "
-                        "nothing\n", argv[optind], ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
