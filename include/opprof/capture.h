@@ -56,7 +56,7 @@ typedef struct opprof_mark {
     } value;
 } opprof_mark;
 
-/** A range or operator: a complete event ("ph":"X" in a trace). 32 bytes. */
+/** A range or operator: a complete event ("ph":"X" in a trace). 40 bytes. */
 typedef struct opprof_event {
     int64_t start_ns;    /* from the capture's start */
     int64_t duration_ns; /* >= 0 */
@@ -65,9 +65,10 @@ typedef struct opprof_event {
                             device activity (OPPROF_KIND_DEVICE): the CPU operator that
                             launched it, or -1 */
     uint32_t site;       /* call site and input shapes: opprof_capture_site(); 0 = unknown */
-    uint16_t thread;     /* index into opprof_capture_threads() */
+    uint32_t thread;     /* index into opprof_capture_threads() */
     uint8_t kind;        /* opprof_kind */
     uint8_t category;    /* 0: none; else see opprof_capture_category() */
+    uint8_t reserved[6]; /* zero */
 } opprof_event;
 
 /** Input shapes of an operator call (record_shapes). */

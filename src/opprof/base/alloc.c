@@ -79,7 +79,8 @@ void opprof_free(void *ptr) { opprof__free(ptr); }
  * 4 KiB, which halves what a recorded event costs on fresh buffers
  * (bench_record: 32.6 -> 17 ns a malloc+free pair). Other chunks fault in
  * 4 KiB at a time and ask for no huge page, so that a thread with a few
- * events holds a few pages. Both are requests: a kernel that refuses them
+ * events holds a few pages; they are carved from regions (base/regions.c),
+ * so that thousands of threads do not cost a mapping each. Both are requests: a kernel that refuses them
  * (THP "never", an old kernel) maps 4 KiB pages as it faults them. */
 enum { CHUNK_ALIGN = 64, PAGE_HEADER = 64, SMALL_PAGE = 4096 };
 static const size_t HUGE_PAGE = (size_t)2 << 20;
@@ -97,35 +98,47 @@ static char *map_at_huge_boundary(size_t length) {
     return base;
 }
 
-static void *map_pages(size_t size, bool populate) {
+/* The header: the block's length, and where it came from. */
+typedef struct page_header {
+    size_t length;
+    size_t from_region;
+} page_header;
+_Static_assert(sizeof(page_header) <= PAGE_HEADER, "the header fits");
+
+/* How a block's pages are had: a mapping of its own (an array that
+ * mremap() grows), populated on huge pages, or carved from a region. */
+typedef enum pages_kind { PAGES_MAPPED, PAGES_POPULATED, PAGES_CARVED } pages_kind;
+
+static void *map_pages(size_t size, pages_kind kind) {
     if (size > SIZE_MAX - PAGE_HEADER - SMALL_PAGE) return NULL;
     size_t length = (size + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
     char *base;
-    if (populate) {
+    if (kind == PAGES_POPULATED) {
         if (!(base = map_at_huge_boundary(length))) return NULL;
         madvise(base, length, MADV_HUGEPAGE);
         if (madvise(base, length, MADV_POPULATE_WRITE) != 0) memset(base, 0, length); /* kernels before 5.14 */
+    } else if (kind == PAGES_CARVED) {
+        if (!(base = opprof__region_take(length))) return NULL;
     } else {
         base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED) return NULL;
     }
-    memcpy(base, &length, sizeof length);
+    memcpy(base, &(page_header){length, kind == PAGES_CARVED}, sizeof(page_header));
     return base + PAGE_HEADER;
 }
 
 static void unmap_pages(void *ptr) {
     char *base = (char *)ptr - PAGE_HEADER;
-    size_t length;
-    memcpy(&length, base, sizeof length);
-    munmap(base, length);
+    page_header h;
+    memcpy(&h, base, sizeof h);
+    if (h.from_region)
+        opprof__region_give(base, h.length);
+    else
+        munmap(base, h.length);
 }
 
 void *opprof__alloc_chunk(size_t size, bool populate) {
-    if (default_hook()) {
-        char *p = map_pages(size, populate);
-        if (p && !populate) madvise(p - PAGE_HEADER, size + PAGE_HEADER, MADV_NOHUGEPAGE);
-        return p;
-    }
+    if (default_hook()) return map_pages(size, populate ? PAGES_POPULATED : PAGES_CARVED);
     if (size > SIZE_MAX - CHUNK_ALIGN - sizeof(void *)) return NULL;
     char *raw = opprof__alloc(size + CHUNK_ALIGN + sizeof(void *));
     if (!raw) return NULL;
@@ -143,6 +156,13 @@ void opprof__free_chunk(void *ptr) {
     char *raw;
     memcpy(&raw, (char *)ptr - sizeof(void *), sizeof raw);
     opprof__free(raw);
+}
+
+void opprof__release_pages(void *ptr, size_t size) {
+    if (!default_hook()) return;
+    uintptr_t first = ((uintptr_t)ptr + SMALL_PAGE - 1) & ~(uintptr_t)(SMALL_PAGE - 1);
+    uintptr_t last = ((uintptr_t)ptr + size) & ~(uintptr_t)(SMALL_PAGE - 1);
+    if (last > first) madvise((void *)first, last - first, MADV_DONTNEED);
 }
 
 int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {
@@ -169,7 +189,7 @@ int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem)
             p = moved + PAGE_HEADER;
         }
     } else {
-        p = map_pages(cap * elem, false);
+        p = map_pages(cap * elem, PAGES_MAPPED);
     }
     if (!p) return OPPROF_ENOMEM;
     *array = p;

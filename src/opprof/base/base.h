@@ -43,6 +43,15 @@ OPPROF__HIDDEN int opprof__allocator_set(const opprof_allocator *allocator);
  * page now, in one call, rather than one fault at a time. */
 OPPROF__HIDDEN void *opprof__alloc_chunk(size_t size, bool populate);
 OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
+/* Page-aligned blocks of `length` bytes (a multiple of 4 KiB) whose pages
+ * are zero and fault in as written, carved from large regions so that they
+ * cost no mapping each (base/regions.c); given back, their pages are
+ * returned to the system and the block is kept for the next taker. */
+OPPROF__HIDDEN void *opprof__region_take(size_t length);
+OPPROF__HIDDEN void opprof__region_give(void *block, size_t length);
+/* Give the whole pages within [ptr, ptr + size) of a chunk back to the
+ * system (they read as zero after); a no-op under a custom allocator. */
+OPPROF__HIDDEN void opprof__release_pages(void *ptr, size_t size);
 /* opprof__grow for large arrays: pages that mremap moves without copying;
  * freed with opprof__free_pages. */
 OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem);

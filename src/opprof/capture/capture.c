@@ -73,7 +73,7 @@ void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info)
 }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
-    if (!c || c->finished || c->n_threads > UINT16_MAX) return OPPROF_EINVAL;
+    if (!c || c->finished || c->n_threads >= UINT32_MAX) return OPPROF_EINVAL;
     if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
         return OPPROF_ENOMEM;
     opprof_thread_info *t = &c->threads[c->n_threads];
@@ -91,7 +91,7 @@ int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, 
 
 int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind,
                              int64_t start_ns, int64_t duration_ns) {
-    if (!c || !name || c->finished || thread >= c->n_threads || thread > UINT16_MAX || duration_ns < 0)
+    if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0)
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
         return OPPROF_ENOMEM;
@@ -101,7 +101,7 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
     c->events[c->n_events++] = (opprof_event){.start_ns = start_ns,
                                               .duration_ns = duration_ns,
                                               .name = id,
-                                              .thread = (uint16_t)thread,
+                                              .thread = thread,
                                               .parent = -1,
                                               .kind = (uint8_t)kind};
     return 0;

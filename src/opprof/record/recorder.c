@@ -1,7 +1,7 @@
 /* record.c - the hot path: per-thread event buffers written without locks.
  *
- * Each thread owns a state (registered once, kept until the process ends so
- * that a thread that exits keeps its events). A range is one 32-byte slot,
+ * Each thread owns a state, made at its first record and reused by a later
+ * thread once the events it holds are collected. A range is one 32-byte slot,
  * reserved at begin (so a thread's slots are in start order) and completed
  * at end through the thread's stack of open slots. Memory events go to a
  * second per-thread stream. The owner publishes its counts with release
@@ -20,7 +20,7 @@
  * current one.
  *
  * Closing a window is a handshake, so that the collector may free buffers
- * while it copies them (a capture then costs its own 32 bytes an event, not
+ * while it copies them (a capture then costs its own 40 bytes an event, not
  * twice that): every record sets its thread's `busy` flag, then checks that
  * the window is open; the closer clears the window flag, runs membarrier()
  * (a full barrier on every thread of the process, paid by the closer, not by
@@ -32,6 +32,8 @@
 #include "record/recorder_state.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -66,27 +68,109 @@ uint32_t g_thread_count;
 __thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
 
 
-/* ---- thread registration and reset ---- */
+/* ---- thread registration, exit and reuse ----
+ * A state is made at a thread's first record and stays on g_threads, which
+ * the collector walks. When its thread exits, the state is freed for reuse
+ * at once if it holds no events of the current epoch; else it waits on the
+ * exited list until that epoch's window has been collected (a later epoch).
+ * A new thread takes a free state before it makes one, so the states are as
+ * many as the threads alive at once plus those that exited holding the open
+ * window's events, never as many as the threads ever made. */
+static opprof__thread *g_free_threads, *g_exited_threads; /* under g_threads_lock; newest first */
+static pthread_key_t g_exit_key;
+static int g_exit_key_ok;
+static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
+/* Set when this thread's state was released at its exit: a record made
+ * after that (by another key's destructor) is lost and counted. */
+static __thread int t_released __attribute__((tls_model("initial-exec")));
 
-static opprof__thread *thread_register_locked(void) {
-    /* Kept for the life of the process, and mapped whole (a chunk): with the
-     * default allocator no heap block that valgrind would call "possibly
-     * lost" (a sized block is held through a pointer past its header). */
-    opprof__thread *t = opprof__alloc_chunk(sizeof *t, false);
-    if (!t) return NULL;
-    memset(t, 0, sizeof *t);
-    t->tid = (int64_t)syscall(SYS_gettid);
-    if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0) t->name[0] = '\0';
+static bool holds_events(opprof__thread *t) {
+    if (LOAD(&t->epoch) != LOAD(&g_epoch)) return false;
+    const stream *streams[] = {&t->ranges, &t->memory, &t->shapes, &t->natives, &t->marks};
+    for (size_t i = 0; i < sizeof streams / sizeof *streams; i++)
+        if (LOAD_RELAXED(&streams[i]->at->count)) return true;
+    return LOAD_RELAXED(&t->dropped) || LOAD_RELAXED(&t->unmatched_end) || LOAD_RELAXED(&t->out_of_order_end) ||
+           LOAD_RELAXED(&t->too_deep) || LOAD_RELAXED(&t->reentered);
+}
+
+/* Free the exited states whose epoch has been collected (the list is newest
+ * first, so when its head's has, all have). */
+static void free_collected_locked(void) {
+    if (!g_exited_threads || g_exited_threads->exited_in == LOAD(&g_epoch)) return;
+    opprof__thread *last = g_exited_threads;
+    while (last->next_free) last = last->next_free;
+    last->next_free = g_free_threads;
+    g_free_threads = g_exited_threads;
+    g_exited_threads = NULL;
+}
+
+static void thread_exit(void *arg) {
+    opprof__thread *t = arg;
+    /* run in the destructors' last round, so that what other keys'
+     * destructors record before it still lands */
+    if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(g_exit_key, t) == 0) return;
+    t_released = 1;
+    opprof__tls = NULL;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that records from here on sees no state */
+    /* the stack of open ranges is the state's bulk, and dead now */
+    opprof__release_pages(t->fast.stack, sizeof t->fast.stack + sizeof t->fast.stack_seq);
     pthread_mutex_lock(&g_threads_lock);
+    free_collected_locked();
+    if (holds_events(t)) {
+        t->exited_in = LOAD(&g_epoch);
+        t->next_free = g_exited_threads;
+        g_exited_threads = t;
+    } else {
+        t->next_free = g_free_threads;
+        g_free_threads = t;
+    }
+    pthread_mutex_unlock(&g_threads_lock);
+}
+
+static void exit_key_create(void) { g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0; }
+
+/* A state for this thread: a free one, or a new one (zeroed but for its
+ * stack, which depth 0 leaves unread: a new state touches one page). */
+static opprof__thread *thread_state_locked(void) {
+    free_collected_locked();
+    opprof__thread *t = g_free_threads;
+    if (t) {
+        g_free_threads = t->next_free;
+        return t;
+    }
+    if (!(t = opprof__alloc_chunk(sizeof *t, false))) return NULL;
+    memset(t, 0, offsetof(opprof__thread, fast.stack));
     t->index = ++g_thread_count;
     t->next_all = g_threads;
     g_threads = t;
-    pthread_mutex_unlock(&g_threads_lock);
     t->ranges.at = &t->fast.ranges;
     t->memory.at = &t->fast.memory;
     t->shapes.at = &t->shapes_at;
     t->natives.at = &t->natives_at;
     t->marks.at = &t->fast.marks;
+    return t;
+}
+
+static opprof__thread *thread_register_locked(void) {
+    pthread_once(&g_exit_once, exit_key_create);
+    char name[sizeof ((opprof__thread *)0)->name];
+    if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) name[0] = '\0';
+    pthread_mutex_lock(&g_threads_lock);
+    opprof__thread *t = thread_state_locked();
+    if (t) {
+        /* a reused state starts a window afresh at its first record */
+        STORE_RELAXED(&t->epoch, 0);
+        t->fast.ready = 0;
+        t->fast.depth = 0;
+        t->exited_in = 0;
+        t->exit_rounds = 0;
+        t->next_free = NULL;
+        t->tid = (int64_t)syscall(SYS_gettid);
+        memcpy(t->name, name, sizeof name);
+    }
+    pthread_mutex_unlock(&g_threads_lock);
+    if (!t) return NULL;
+    if (g_exit_key_ok) pthread_setspecific(g_exit_key, t);
     opprof__tls = &t->fast;
     return t;
 }
@@ -96,7 +180,7 @@ static opprof__thread *thread_register_locked(void) {
 static __thread int t_registering __attribute__((tls_model("initial-exec")));
 
 __attribute__((cold, noinline)) static opprof__thread *thread_register(void) {
-    if (t_registering) return NULL;
+    if (t_registering || t_released) return NULL;
     t_registering = 1;
     opprof__thread *t = thread_register_locked();
     t_registering = 0;
@@ -107,6 +191,7 @@ static void stream_reset(stream *s) {
     s->tail = NULL; /* the slow path starts again from head */
     s->at->next = s->at->limit = NULL;
     s->budget = 0;
+    s->claim = 0;
     STORE_RELAXED(&s->at->count, 0);
 }
 
@@ -160,12 +245,18 @@ static inline __attribute__((always_inline)) opprof__thread *record_enter(void) 
 
 static inline __attribute__((always_inline)) void record_leave(opprof__thread *t) { STORE(&t->fast.busy, 0); }
 
-/* Claim up to `want` events from the window's budget. */
-static size_t budget_claim(size_t want) {
-    if (LOAD_RELAXED(&g_max_events) == 0) return want;
+/* Claim events from the window's budget. A stream's claims start small and
+ * double up to BUDGET_CLAIM, and none takes more than a sixteenth of what is
+ * left: a stream that goes quiet holds little that another could have used. */
+static size_t budget_claim(stream *s) {
+    if (s->claim < 64) s->claim = 64;
+    size_t want = s->claim;
+    if (want < BUDGET_CLAIM) s->claim = want * 2;
+    if (LOAD_RELAXED(&g_max_events) == 0) return BUDGET_CLAIM;
     int64_t left = LOAD_RELAXED(&g_budget);
     while (left > 0) {
-        int64_t take = left < (int64_t)want ? left : (int64_t)want;
+        int64_t share = left / 16 > 0 ? left / 16 : 1;
+        int64_t take = share < (int64_t)want ? share : (int64_t)want;
         if (__atomic_compare_exchange_n(&g_budget, &left, left - take, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED))
             return (size_t)take;
@@ -202,7 +293,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         s->tail = next;
         s->at->next = next->data;
     }
-    if (s->budget == 0 && (s->budget = budget_claim(BUDGET_CLAIM)) == 0) {
+    if (s->budget == 0 && (s->budget = budget_claim(s)) == 0) {
         s->at->limit = s->at->next;
         ADD_RELAXED(dropped, 1);
         return NULL;

@@ -7,6 +7,7 @@
 #include "record/record.h"
 
 #include <pthread.h>
+#include <stddef.h>
 
 
 enum {
@@ -61,6 +62,7 @@ typedef struct stream {
     chunk *head, *tail;
     opprof__cursor *at;        /* next item in tail, and the count published */
     size_t budget;             /* items claimed from the window's budget, not yet under limit */
+    size_t claim;              /* the size of its next claim */
 } stream;
 
 typedef struct name_arena {
@@ -76,8 +78,10 @@ typedef struct misuse {
 } misuse;
 
 typedef struct opprof__thread {
-    opprof__fast fast;         /* first: busy, depth, ranges' and memory's cursors, the stack */
     struct opprof__thread *next_all;
+    struct opprof__thread *next_free; /* on g_free_threads or g_exited_threads (under g_threads_lock) */
+    uint64_t exited_in;        /* the epoch in which its thread exited holding events; 0: none */
+    int exit_rounds;           /* destructor rounds seen at its thread's exit */
     uint32_t index;            /* 1-based, stable */
     int64_t tid;
     char name[64];
@@ -93,6 +97,10 @@ typedef struct opprof__thread {
     uint64_t reentered;        /* records from a signal handler while the thread was inside one: dropped */
     /* the first misuse of each kind in this epoch, named in the warnings */
     misuse first_unmatched, first_out_of_order, first_too_deep;
+    /* last, so that the stack of open ranges (its bulk: 16 KiB) ends the
+     * state, and the rest shares one page: busy, depth, ranges', memory's
+     * and marks' cursors, the stack */
+    opprof__fast fast;
 } opprof__thread;
 
 
@@ -112,10 +120,14 @@ extern OPPROF__HIDDEN size_t g_retain_chunks; /* set once, before the first wind
 extern OPPROF__HIDDEN opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
 extern OPPROF__HIDDEN pthread_mutex_t g_threads_lock;
 extern OPPROF__HIDDEN opprof__thread *g_threads;
-extern OPPROF__HIDDEN uint32_t g_thread_count;
+extern OPPROF__HIDDEN uint32_t g_thread_count; /* states ever made (the list's length) */
 
-/* The thread's whole state: its fast part is the first member. */
-#define tls_thread ((opprof__thread *)opprof__tls)
+/* The state whose fast part is `fast`, or NULL. */
+static inline opprof__thread *thread_of(opprof__fast *fast) {
+    return fast ? (opprof__thread *)(void *)((char *)fast - offsetof(opprof__thread, fast)) : NULL;
+}
+/* This thread's whole state, or NULL. */
+#define tls_thread thread_of(opprof__tls)
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)

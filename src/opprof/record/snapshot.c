@@ -247,7 +247,7 @@ static int range_event(opprof_capture *c, name_cache *nc, const slot *s, uint32_
     ev->duration_ns = to_ns(e_end, start, npt) - ev->start_ns;
     if (ev->duration_ns < 0) ev->duration_ns = 0;
     ev->name = id;
-    ev->thread = (uint16_t)thread_index;
+    ev->thread = (uint32_t)thread_index;
     ev->parent = -1;
     ev->kind = (uint8_t)s->loc->kind;
     ev->category = s->loc->category ? opprof__capture_category_index(c, s->loc->category) : 0;

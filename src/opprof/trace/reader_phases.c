@@ -39,7 +39,7 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
     int64_t key[2] = {pid, tid};
     size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
     if (!p->thread_index.slots[k]) {
-        if (c->n_threads > UINT16_MAX) return FAIL(p, "more than 65536 threads (pid, tid pairs): not supported");
+        if (c->n_threads >= UINT32_MAX) return FAIL(p, "more than 4294967295 threads (pid, tid pairs)");
         /* a tid written as a string ("stream 7") names its track until a
          * thread_name says otherwise */
         const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
@@ -78,7 +78,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
                 return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "device links");
             p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
-                                                    (uint16_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
+                                                    (uint32_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
         }
     }
     if (e && (e->has_dims || (e->frame && e->frame[0]))) {

@@ -15,7 +15,7 @@ typedef struct opprof__link {
     uint32_t event;   /* index in the capture, before opprof_capture_finish */
     uint8_t role;     /* OPPROF__LINK_* */
     bool ext_lower;   /* the activity's id is "external id" (PyTorch 1.8/1.9) */
-    uint16_t thread;
+    uint32_t thread;
     int64_t start, end;
     int64_t ext, corr; /* "External id" / "external id", "correlation"; -1: none */
 } opprof__link;
