@@ -178,6 +178,41 @@ int main(void) {
     CHECK_CONTAINS(out, "OPPROF_TRACE not inherited");
     free(out);
 
+    /* SIGKILL leaves the twin DIR.opprof-PID (no handler can run); the next
+     * run with the same DIR names it and what it holds, and runs as usual. */
+    snprintf(env, sizeof env, "OPPROF_SCHEDULE=0,0,1,0 OPPROF_TRACE='%s/killed'", dir);
+    out = signalled(env, "wait", "sleep 0.3; kill -KILL $pid");
+    CHECK_CONTAINS(out, "status 137");
+    free(out);
+    out = listing(dir);
+    CHECK_CONTAINS(out, "killed.opprof-");
+    CHECK(!strstr(out, "killed\n"));
+    free(out);
+    CHECK_INT(target(env, "steps 1", &out), 0);
+    CHECK_CONTAINS(out, "killed.opprof-");
+    CHECK_CONTAINS(out, "which ended without saving it (killed by SIGKILL, or ended by _exit or abort)");
+    CHECK_CONTAINS(out, "no saved step in it; remove it");
+    CHECK_CONTAINS(out, "capture(s) written to");
+    free(out);
+
+    /* A partial file that a dead writer left (PATH.tmp.PID.XXXXXX) is removed
+     * when the same PATH is written; a live writer's is not. */
+    snprintf(path, sizeof path, "%s/merged.json.tmp.999999999.abcdef", dir); /* above any pid_max */
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/merged.json.tmp.1.abcdef", dir); /* pid 1: alive */
+    f = fopen(path, "w");
+    if (f) fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' merge -o '%s/merged.json' '%s/all/trace-step-3.json'", bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    out = listing(dir);
+    CHECK_CONTAINS(out, "merged.json\n");
+    CHECK(!strstr(out, "merged.json.tmp.999999999"));
+    CHECK_CONTAINS(out, "merged.json.tmp.1.abcdef");
+    free(out);
+
     /* Without OPPROF_TRACE, nothing at all. */
     CHECK_INT(target("", "steps 2", &out), 0);
     CHECK_STR(out, "");

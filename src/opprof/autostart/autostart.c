@@ -293,6 +293,23 @@ static void yield_to_program(void) {
     if (g_auto.session) finish();
 }
 
+/* An earlier run's DIR.opprof-PID, whose process ended without saving it. */
+static void name_leftover(const char *entry, long pid, void *user) {
+    (void)user;
+    size_t files = 0;
+    DIR *d = opendir(entry);
+    for (struct dirent *e; d && (e = readdir(d));)
+        files += !strncmp(e->d_name, "trace-step-", 11) && !strstr(e->d_name, ".tmp.");
+    if (d) closedir(d);
+    fprintf(stderr, "opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
+                    "or ended by _exit or abort): ",
+            entry, pid);
+    if (files)
+        fprintf(stderr, "%zu file(s) of saved steps in it; rename it to keep them, or remove it\n", files);
+    else
+        fprintf(stderr, "no saved step in it; remove it\n");
+}
+
 __attribute__((constructor)) static void autostart(void) {
     const char *dir = secure_getenv("OPPROF_TRACE");
     if (!dir || !*dir) return;
@@ -305,6 +322,7 @@ __attribute__((constructor)) static void autostart(void) {
         fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
         return;
     }
+    opprof__leftovers(dir, ".opprof-", name_leftover, NULL);
     outputs_setup();
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;

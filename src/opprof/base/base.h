@@ -134,12 +134,20 @@ OPPROF__HIDDEN int opprof__env_choice(const char *name, const char *const *choic
 /* A whole number in [lo, hi]; fallback when unset or invalid (said on stderr). */
 OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback);
 
+/* ---- what a killed process left (base/leftovers.c) ---- */
+/* For each entry of path's directory named path's last part + infix + PID
+ * (then nothing or "." and more) whose PID is no live process: found(entry's
+ * path, PID, user). The number found, or a negative code. */
+typedef void (*opprof__leftover_fn)(const char *entry, long pid, void *user);
+OPPROF__HIDDEN int opprof__leftovers(const char *path, const char *infix, opprof__leftover_fn found, void *user);
+
 /* ---- files (base/file.c) ---- */
-/* Atomic file: open a temporary in path's directory; commit renames it. */
+/* Atomic file: open a temporary in path's directory (PATH.tmp.PID.XXXXXX;
+ * those of writers that died are removed); commit renames it. */
 typedef struct opprof__file {
     FILE *fp;
     char *path;     /* path_len + 1 bytes */
-    char *tmp_path; /* path_len + 16 bytes */
+    char *tmp_path; /* path_len + 32 bytes */
     size_t path_len;
     bool created;   /* tmp_path exists on disk */
 } opprof__file;

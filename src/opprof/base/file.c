@@ -12,22 +12,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* path[0..len) + ".tmp.XXXXXX", a new file of the mode that fopen gives
+/* path[0..len) + ".tmp.PID.XXXXXX", a new file of the mode that fopen gives
  * (0666 less the umask, applied by the kernel: the process's umask is never
  * changed, not even for an instant that another thread could see). The
  * descriptor, or -errno. */
 static int create_temporary(char *path, size_t len) {
     static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    int head = snprintf(path + len, 32, ".tmp.%ld.", (long)getpid());
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char r[6];
         if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return errno ? -errno : OPPROF_EIO;
-        memcpy(path + len, ".tmp.", 5);
-        for (int k = 0; k < 6; k++) path[len + 5 + k] = digits[r[k] % 36];
-        path[len + 11] = '\0';
+        for (int k = 0; k < 6; k++) path[len + (size_t)head + k] = digits[r[k] % 36];
+        path[len + (size_t)head + 6] = '\0';
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0 || errno != EEXIST) return fd >= 0 ? fd : -errno;
     }
     return OPPROF_EEXIST;
+}
+
+/* A partial file of a writer that died: never published, nobody's now. */
+static void remove_leftover(const char *entry, long pid, void *user) {
+    (void)pid, (void)user;
+    unlink(entry);
 }
 
 int opprof__file_open(opprof__file *f, const char *path) {
@@ -35,7 +41,7 @@ int opprof__file_open(opprof__file *f, const char *path) {
     if (!path || !*path) return OPPROF_EINVAL;
     f->path_len = strlen(path);
     f->path = opprof__alloc(f->path_len + 1);
-    f->tmp_path = opprof__alloc(f->path_len + 16);
+    f->tmp_path = opprof__alloc(f->path_len + 32);
     if (!f->path || !f->tmp_path) {
         opprof__file_abort(f);
         return OPPROF_ENOMEM;
@@ -48,6 +54,7 @@ int opprof__file_open(opprof__file *f, const char *path) {
         return fd;
     }
     f->created = true;
+    opprof__leftovers(f->path, ".tmp.", remove_leftover, NULL);
     f->fp = fdopen(fd, "w");
     if (!f->fp) {
         int err = errno ? -errno : OPPROF_ENOMEM;
