@@ -9,7 +9,7 @@ packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libop
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
-  --ci) packages="$packages valgrind chromium" ;;
+  --ci) packages="$packages valgrind chromium clang libclang-rt-14-dev" ;;
 esac
 
 missing=""

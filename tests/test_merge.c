@@ -182,6 +182,44 @@ TEST_CASE(errors) {
     remove_tree(dir);
 }
 
+/* Hostile base times and ranks: a base time whose distance to another
+ * input's leaves int64's range is refused with a reason (it wrapped), a rank
+ * past int32's range counts as no rank (it was truncated). */
+TEST_CASE(numbers_out_of_range) {
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char low[4200], high[4200], huge_rank[4200], out[4200];
+    snprintf(low, sizeof low, "%s/low.json", dir);
+    snprintf(high, sizeof high, "%s/high.json", dir);
+    snprintf(huge_rank, sizeof huge_rank, "%s/huge_rank.json", dir);
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    write_rank_trace(low, 0, -9223372036854775807LL, 0);
+    write_rank_trace(high, 1, 9223372036854775807LL, 0);
+    opprof_read_error err;
+    const char *far_apart[] = {low, high};
+    CHECK_INT(opprof_merge_traces(far_apart, 2, out, NULL, &err), OPPROF_EFORMAT);
+    CHECK(strstr(err.message, "high.json") && strstr(err.message, "out of range"));
+    CHECK(access(out, F_OK) != 0);
+    write_rank_trace(low, 0, 1000, -9223372036854775807LL); /* base less offset: past INT64_MAX */
+    const char *offset[] = {low};
+    CHECK_INT(opprof_merge_traces(offset, 1, out, NULL, &err), OPPROF_EFORMAT);
+    CHECK(strstr(err.message, "clock_offset_ns is out of range"));
+    FILE *f = fopen(huge_rank, "w");
+    fputs("{\"distributedInfo\": {\"rank\": 4294967297, \"world_size\": 1e30}, \"traceEvents\": "
+          "[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}", f);
+    fclose(f);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(huge_rank, NULL, &c, &err), 0);
+    if (c) {
+        CHECK_INT(opprof_capture_get_info(c).rank.rank, -1);
+        CHECK_INT(opprof_capture_get_info(c).rank.world_size, 0);
+    }
+    opprof_capture_free(c);
+    const char *ranked[] = {huge_rank};
+    CHECK_INT(opprof_merge_traces(ranked, 1, out, NULL, &err), 0);
+    remove_tree(dir);
+}
+
 /* Two "ranks" recorded here, one after the other, with rank facts: the
  * analysis finds the collective of each and how far apart they started. */
 TEST_CASE(ranks_analysis) {

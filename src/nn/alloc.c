@@ -75,7 +75,8 @@ void nn_release_cached_memory(void) {
 
 static float *buffer_get(size_t size) {
     pthread_mutex_lock(&g_cache.lock);
-    for (size_t i = g_cache.count; i-- > 0;) {
+    for (size_t after = g_cache.count; after > 0; after--) { /* last first */
+        size_t i = after - 1;
         if (g_cache.slots[i].size == size) {
             float *data = g_cache.slots[i].data;
             g_cache.slots[i] = g_cache.slots[--g_cache.count];

@@ -80,7 +80,7 @@ static uint64_t frame_hash(const opprof_capture *c, uint32_t site) {
     return ((uintptr_t)s->file * 31 + (uintptr_t)s->function) * 1000003u + s->line;
 }
 
-static uint64_t key_hash(const builder *b, const group *g) {
+static OPPROF__HASH uint64_t key_hash(const builder *b, const group *g) {
     uint64_t h = opprof__hash_pair(g->name_group, g->shapes);
     for (int i = 0; i < g->n_frames; i++) h = (h ^ frame_hash(b->c, g->frames[i])) * 0x100000001B3ull;
     return h;
@@ -229,13 +229,13 @@ static void first_seen(group *g, const opprof_event *e, size_t i, bool ties_by_t
 static void add_device_event(work *w, size_t i, group *g, int64_t *device_subtree) {
     const opprof_event *e = &w->ev[i];
     g->row.device = true;
-    OPPROF__WRAP_ADD(g->row.self_device_ns, e->duration_ns);
-    OPPROF__WRAP_ADD(g->row.total_device_ns, e->duration_ns);
+    OPPROF__SAT_ADD(g->row.self_device_ns, e->duration_ns);
+    OPPROF__SAT_ADD(g->row.total_device_ns, e->duration_ns);
     if (e->kind == OPPROF_KIND_DEVICE) {
-        OPPROF__WRAP_ADD(w->avg->self_device_total_ns, e->duration_ns);
+        OPPROF__SAT_ADD(w->avg->self_device_total_ns, e->duration_ns);
         if (e->parent >= 0) {
-            OPPROF__WRAP_ADD(group_of(w, (size_t)e->parent)->row.self_device_ns, e->duration_ns);
-            OPPROF__WRAP_ADD(device_subtree[e->parent], e->duration_ns);
+            OPPROF__SAT_ADD(group_of(w, (size_t)e->parent)->row.self_device_ns, e->duration_ns);
+            OPPROF__SAT_ADD(device_subtree[e->parent], e->duration_ns);
         }
     }
     first_seen(g, e, i, false);
@@ -256,24 +256,25 @@ static int add_times(work *w) {
             add_device_event(w, i, g, device_subtree);
             continue;
         }
-        OPPROF__WRAP_ADD(g->row.total_ns, e->duration_ns);
-        OPPROF__WRAP_ADD(g->row.self_ns, e->duration_ns);
+        OPPROF__SAT_ADD(g->row.total_ns, e->duration_ns);
+        OPPROF__SAT_ADD(g->row.self_ns, e->duration_ns);
         if (e->parent >= 0) {
             group *parent = group_of(w, (size_t)e->parent);
-            OPPROF__WRAP_SUB(parent->row.self_ns, e->duration_ns);
+            OPPROF__SAT_SUB(parent->row.self_ns, e->duration_ns);
             parent->children++;
         }
         first_seen(g, e, i, true);
         if (w->peaks && w->peaks[i] > g->row.peak_mem) g->row.peak_mem = w->peaks[i];
         if (w->flops_name[e->name] && e->site) {
             const opprof_shapes *sh = opprof_capture_shapes(w->c, opprof_capture_site(w->c, e->site)->shapes);
-            OPPROF__WRAP_ADD(g->row.flops, opprof_flops(w->c->names[e->name], sh));
+            OPPROF__SAT_ADD(g->row.flops, opprof_flops(w->c->names[e->name], sh));
         }
     }
-    for (size_t i = w->n_events; device_subtree && i-- > 0;) {
+    for (size_t after = w->n_events; device_subtree && after > 0; after--) { /* last first */
+        size_t i = after - 1;
         if (is_device(&w->ev[i])) continue;
-        if (w->ev[i].parent >= 0) OPPROF__WRAP_ADD(device_subtree[w->ev[i].parent], device_subtree[i]);
-        OPPROF__WRAP_ADD(group_of(w, i)->row.total_device_ns, device_subtree[i]);
+        if (w->ev[i].parent >= 0) OPPROF__SAT_ADD(device_subtree[w->ev[i].parent], device_subtree[i]);
+        OPPROF__SAT_ADD(group_of(w, i)->row.total_device_ns, device_subtree[i]);
     }
     opprof__free(device_subtree);
     /* FLOPs and bytes that operators stated themselves (opprof_range_flops/_bytes) */
@@ -282,9 +283,9 @@ static int add_times(work *w) {
         if (m->event < 0 || (m->kind != OPPROF_MARK_FLOPS && m->kind != OPPROF_MARK_BYTES)) continue;
         group *g = group_of(w, (size_t)m->event);
         if (m->kind == OPPROF_MARK_FLOPS)
-            OPPROF__WRAP_ADD(g->row.flops, m->value.i);
+            OPPROF__SAT_ADD(g->row.flops, m->value.i);
         else
-            OPPROF__WRAP_ADD(g->row.bytes, m->value.i);
+            OPPROF__SAT_ADD(g->row.bytes, m->value.i);
     }
     return 0;
 }
@@ -302,22 +303,23 @@ static int add_memory(work *w) {
         if (m->owner < 0) continue;
         group *g = group_of(w, (size_t)m->owner);
         if (m->device_type != 0) {
-            OPPROF__WRAP_ADD(g->row.self_device_mem, m->bytes);
-            OPPROF__WRAP_ADD(device[m->owner], m->bytes);
+            OPPROF__SAT_ADD(g->row.self_device_mem, m->bytes);
+            OPPROF__SAT_ADD(device[m->owner], m->bytes);
             w->avg->device_memory = true;
         } else {
-            OPPROF__WRAP_ADD(g->row.self_cpu_mem, m->bytes);
-            OPPROF__WRAP_ADD(subtree[m->owner], m->bytes);
+            OPPROF__SAT_ADD(g->row.self_cpu_mem, m->bytes);
+            OPPROF__SAT_ADD(subtree[m->owner], m->bytes);
         }
     }
-    for (size_t i = w->n_events; i-- > 0;) {
+    for (size_t after = w->n_events; after > 0; after--) { /* last first */
+        size_t i = after - 1;
         if (is_device(&w->ev[i])) continue;
         if (w->ev[i].parent >= 0) {
-            OPPROF__WRAP_ADD(subtree[w->ev[i].parent], subtree[i]);
-            OPPROF__WRAP_ADD(device[w->ev[i].parent], device[i]);
+            OPPROF__SAT_ADD(subtree[w->ev[i].parent], subtree[i]);
+            OPPROF__SAT_ADD(device[w->ev[i].parent], device[i]);
         }
-        OPPROF__WRAP_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
-        OPPROF__WRAP_ADD(group_of(w, i)->row.device_mem, device[i]);
+        OPPROF__SAT_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
+        OPPROF__SAT_ADD(group_of(w, i)->row.device_mem, device[i]);
     }
     opprof__free(subtree);
     return 0;
@@ -362,7 +364,7 @@ static int make_rows(work *w) {
         avg->rows[g].key = text.data + offsets[3 * g];
         avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[3 * g + 1] : NULL;
         avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
-        OPPROF__WRAP_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
+        OPPROF__SAT_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
     if (!rc) {
         avg->text = text.data;

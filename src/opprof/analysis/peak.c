@@ -27,7 +27,7 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
         size_t first = j;
         while (first < c->n_mem && c->mem[first].thread == thread && c->mem[first].device_type != 0) first++;
         int64_t level = first < c->n_mem && c->mem[first].thread == thread
-                            ? (int64_t)((uint64_t)c->mem[first].total_allocated - (uint64_t)c->mem[first].bytes)
+                            ? opprof__sat_sub(c->mem[first].total_allocated, c->mem[first].bytes)
                             : 0;
         for (; i < n && c->events[i].thread == thread; i++) {
             while (j < c->n_mem && c->mem[j].thread == thread && c->mem[j].ts_ns < c->events[i].start_ns) {
@@ -43,12 +43,13 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
         if (o >= 0 && c->mem[k].device_type == 0 && c->mem[k].total_allocated > peak[o])
             peak[o] = c->mem[k].total_allocated;
     }
-    for (size_t i = n; i-- > 0;) {
+    for (size_t after = n; after > 0; after--) { /* last first */
+        size_t i = after - 1;
         int32_t p = c->events[i].parent;
         if (p >= 0 && !opprof__is_device(&c->events[i]) && peak[i] > peak[p]) peak[p] = peak[i];
     }
     for (size_t i = 0; i < n; i++)
-        peak[i] = peak[i] > base[i] ? (int64_t)((uint64_t)peak[i] - (uint64_t)base[i]) : 0;
+        peak[i] = peak[i] > base[i] ? opprof__sat_sub(peak[i], base[i]) : 0;
     opprof__free(base);
     /* hand it out as a public block (opprof_free) */
     char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);

@@ -69,10 +69,10 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
     for (size_t i = 0; i < n && !rc; i++) {
         if (t->node_of_event[i] < 0) continue;
         node *nd = &t->nodes[t->node_of_event[i]];
-        OPPROF__WRAP_ADD(nd->self_ns, c->events[i].duration_ns);
-        OPPROF__WRAP_ADD(nd->total_ns, c->events[i].duration_ns);
+        OPPROF__SAT_ADD(nd->self_ns, c->events[i].duration_ns);
+        OPPROF__SAT_ADD(nd->total_ns, c->events[i].duration_ns);
         if (c->events[i].parent >= 0)
-            OPPROF__WRAP_SUB(t->nodes[t->node_of_event[c->events[i].parent]].self_ns, c->events[i].duration_ns);
+            OPPROF__SAT_SUB(t->nodes[t->node_of_event[c->events[i].parent]].self_ns, c->events[i].duration_ns);
     }
     if (rc) opprof__stack_tree_free(t);
     return rc;

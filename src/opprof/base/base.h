@@ -59,9 +59,26 @@ OPPROF__HIDDEN void opprof__free_pages(void *ptr);
 /* A string returned through the public API (freed with opprof_free). */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
 
-/* Sums of values read from files wrap instead of overflowing (undefined in C). */
-#define OPPROF__WRAP_ADD(acc, v) ((acc) = (int64_t)((uint64_t)(acc) + (uint64_t)(v)))
-#define OPPROF__WRAP_SUB(acc, v) ((acc) = (int64_t)((uint64_t)(acc) - (uint64_t)(v)))
+/* Sums of values read from files stop at INT64_MAX and INT64_MIN instead of
+ * overflowing (undefined in C) or wrapping (a hostile trace's huge numbers
+ * would read as small ones): a saturated sum is a bound, never a wrong count. */
+static inline int64_t opprof__sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+static inline int64_t opprof__sat_sub(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+#define OPPROF__SAT_ADD(acc, v) ((acc) = opprof__sat_add((acc), (v)))
+#define OPPROF__SAT_SUB(acc, v) ((acc) = opprof__sat_sub((acc), (v)))
+/* On a hash function: its arithmetic wraps by design (clang's
+ * -fsanitize=integer reports unsigned wrapping, which C defines). */
+#if defined(__clang__)
+#define OPPROF__HASH __attribute__((no_sanitize("unsigned-integer-overflow", "unsigned-shift-base")))
+#else
+#define OPPROF__HASH
+#endif
 
 /* Grow an array of `elem` bytes to hold at least `need` elements. */
 OPPROF__HIDDEN int opprof__grow(void **array, size_t *capacity, size_t need, size_t elem);
@@ -85,7 +102,7 @@ enum { OPPROF__NUMBER_TEXT = 32 };
 /* (inline: the Chrome writer formats a few numbers per event) */
 static inline char *opprof__int_text(int64_t v, char *end) {
     char *p = end;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint64_t u = v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v; /* INT64_MIN too */
     do {
         *--p = (char)('0' + u % 10);
         u /= 10;
@@ -275,7 +292,7 @@ static inline bool opprof__utf8_ok(opprof__utf8 *u, const unsigned char *b, cons
  * read, eight bytes a step (a multiply and a shift each), the tail
  * zero-padded, then mixed so that the low bits a table uses depend on every
  * byte. */
-static inline uint64_t opprof__hash_bytes(const char *s, size_t n) {
+static inline OPPROF__HASH uint64_t opprof__hash_bytes(const char *s, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -295,7 +312,7 @@ static inline uint64_t opprof__hash_bytes(const char *s, size_t n) {
 }
 
 /* A hash of two numbers (a pair key), mixed so that nearby pairs spread. */
-static inline uint64_t opprof__hash_pair(uint64_t a, uint64_t b) {
+static inline OPPROF__HASH uint64_t opprof__hash_pair(uint64_t a, uint64_t b) {
     uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
     return h ^ (h >> 29);
 }

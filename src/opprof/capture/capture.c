@@ -223,7 +223,7 @@ const char *const *opprof_capture_warnings(const opprof_capture *c, size_t *coun
 
 /* ---- sites and shapes ---- */
 
-static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (v >> 29); }
+static OPPROF__HASH uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull + (v >> 29); }
 
 /* Over the used part only, a word at a time (interned shapes are zeroed past
  * it, so equal shapes are equal structs): hashing all 676 bytes a byte at a

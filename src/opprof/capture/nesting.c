@@ -309,7 +309,7 @@ static int fill_totals(opprof_capture *c) {
             totals[n_alloc++] = 0;
         }
         if (a == ALLOCATORS) a = ALLOCATORS - 1; /* more allocators than that: the last one's sum */
-        OPPROF__WRAP_ADD(totals[a], m->bytes);
+        OPPROF__SAT_ADD(totals[a], m->bytes);
         if (m->total_allocated < 0) m->total_allocated = totals[a];
     }
     opprof__free(head);

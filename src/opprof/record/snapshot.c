@@ -29,7 +29,7 @@ typedef struct name_cache {
 } name_cache;
 
 /* Intern a static name, looked up by its address first (call sites repeat). */
-static int intern_static(opprof_capture *c, name_cache *nc, const char *name, uint32_t *id) {
+static OPPROF__HASH int intern_static(opprof_capture *c, name_cache *nc, const char *name, uint32_t *id) {
     if (nc->used * 4 >= nc->size * 3) return opprof__capture_intern(c, name, strlen(name), id);
     size_t h = ((uintptr_t)name >> 3) * 0x9E3779B97F4A7C15ull;
     for (size_t i = h & (nc->size - 1);; i = (i + 1) & (nc->size - 1)) {

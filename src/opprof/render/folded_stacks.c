@@ -25,7 +25,8 @@ static void put_path(opprof__strbuf *sb, const opprof_capture *c, const tree *t,
     uint32_t depth = t->nodes[n].depth;
     for (int32_t x = n; x >= 0 && k < MAX_FRAMES - (depth > MAX_FRAMES); x = t->nodes[x].parent) chain[k++] = x;
     if (depth > (uint32_t)k) opprof__sb_printf(sb, "[%u frames];", depth - (uint32_t)k);
-    while (k-- > 0) {
+    while (k > 0) {
+        k--;
         put_name(sb, opprof__stack_name(c, t->nodes[chain[k]].name));
         if (k) opprof__sb_put(sb, ";", 1);
     }
@@ -44,7 +45,7 @@ int opprof_capture_stacks_to_string(const opprof_capture *c, opprof_stacks_metri
         if (metric == OPPROF_STACKS_SELF_TIME) value[k] = t.nodes[k].self_ns / 1000 + (t.nodes[k].self_ns % 1000 >= 500); /* integer microseconds */
     if (!rc && metric == OPPROF_STACKS_ALLOCATED_BYTES)
         for (size_t j = 0; j < c->n_mem; j++)
-            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) OPPROF__WRAP_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
+            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) OPPROF__SAT_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
     opprof__strbuf sb = {0};
     for (size_t k = 0; k < t.n && !rc; k++) {
         if (value[k] <= 0) continue;

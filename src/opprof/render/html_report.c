@@ -18,7 +18,7 @@ enum {
 };
 
 /* A stable colour per name: warm for operators, cool for ranges. */
-static void colour_of(const char *name, bool warm, char *buf, size_t size) {
+static OPPROF__HASH void colour_of(const char *name, bool warm, char *buf, size_t size) {
     uint32_t h = 2166136261u;
     for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
     int hue = warm ? (int)(h % 50) : 190 + (int)(h % 60);

@@ -60,7 +60,8 @@ static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const
         else
             hi = mid;
     }
-    while (lo-- > 0) {
+    while (lo > 0) {
+        lo--;
         const opprof__link *o = &ops[lo];
         if (o->thread != rt->thread) return NULL;
         if (o->end >= rt->end) return o;

@@ -57,6 +57,7 @@ static inline bool parse_number_fast(opprof__json *p, opprof__json_number *out) 
     uint64_t mant = 0;
     int digits = 0, exp10 = 0;
     while (q < end && *q >= '0' && *q <= '9') {
+        if (digits == 18) return false; /* 19 digits may not fit: the slow path counts them */
         mant = mant * 10 + (uint64_t)(*q++ - '0');
         digits++;
     }
@@ -66,6 +67,7 @@ static inline bool parse_number_fast(opprof__json *p, opprof__json_number *out) 
         q++;
         if (q >= end || *q < '0' || *q > '9') return false;
         while (q < end && *q >= '0' && *q <= '9') {
+            if (digits == 18) return false;
             mant = mant * 10 + (uint64_t)(*q++ - '0');
             digits++;
             exp10--;

@@ -30,6 +30,7 @@ typedef struct in_stream {
     int64_t offset; /* of buf[0] in the uncompressed text */
     int err;        /* first read error */
     bool bad_utf8;  /* a string held bytes that are not UTF-8: merge writes no such trace */
+    bool bad_time;  /* a timestamp moved onto the merged clock left int64's range */
     opprof__utf8 utf8; /* across buffer refills */
 } in_stream;
 
@@ -287,8 +288,9 @@ static int scan_distributed_key(void *ctx, const char *key, in_stream *s) {
     }
     int64_t v = 0;
     int rc = number_key(s, &v);
-    if (!strcmp(key, "rank")) r->rank = (int32_t)v;
-    if (!strcmp(key, "world_size")) r->world_size = (int32_t)v;
+    bool int32 = v >= 0 && v <= INT32_MAX; /* a rank and a world size: else none */
+    if (!strcmp(key, "rank")) r->rank = int32 ? (int32_t)v : -1;
+    if (!strcmp(key, "world_size")) r->world_size = int32 ? (int32_t)v : 0;
     if (!strcmp(key, "clock_offset_ns")) r->clock_offset_ns = v;
     if (!strcmp(key, "clock_uncertainty_ns")) r->clock_uncertainty_ns = v;
     return rc;
@@ -333,8 +335,12 @@ static int copy_event_key(void *ctx, const char *key, in_stream *s) {
             snprintf(text, sizeof text, "\"pid\":%d", (x->in->slot + 1) * PID_BLOCK + (i < 0 ? 0 : i));
         } else if (!strcmp(key, "ts")) {
             if (is_string || micros_to_ns(tok, &ns)) return OPPROF_EFORMAT;
+            if (__builtin_add_overflow(ns, x->in->shift_ns, &ns)) {
+                s->bad_time = true;
+                return OPPROF_EFORMAT;
+            }
             put_text(x->o, "\"ts\":");
-            put_ns_as_micros(x->o, ns + x->in->shift_ns);
+            put_ns_as_micros(x->o, ns);
             return 0;
         } else if (is_string) {
             snprintf(text, sizeof text, "\"id\":\"%d:%s\"", x->in->slot, tok);
@@ -451,6 +457,8 @@ static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
         fail(err, rc, in->path, &s,
              rc == OPPROF_ENOMEM          ? "out of memory"
              : s.bad_utf8                 ? "a string holds bytes that are not UTF-8 (no reader takes such a trace)"
+             : s.bad_time                 ? "a timestamp moved to the merged trace's clock (by the inputs' "
+                                            "baseTimeNanoseconds and clock offsets) is out of range"
              : in->n_pids == MAX_PIDS     ? "more than 4096 processes in one trace"
              : rc == OPPROF_EFORMAT       ? "not a trace that can be merged (a JSON object with \"traceEvents\")"
                                           : opprof_strerror(rc));
@@ -459,8 +467,9 @@ static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
 }
 
 /* Slots: ranks when every input has a distinct one, else input indexes.
- * Shifts: to the earliest start on rank 0's clock. */
-static int64_t place_inputs(input *in, size_t n) {
+ * Shifts: to the earliest start on rank 0's clock, in *base. Fails on an
+ * input whose base time and clock offset leave int64's range. */
+static int place_inputs(input *in, size_t n, int64_t *base_out, opprof_read_error *err) {
     bool distinct = true;
     for (size_t i = 0; i < n; i++) {
         if (!in[i].has_rank || in[i].rank.rank < 0 || in[i].rank.rank >= MAX_INPUTS) distinct = false;
@@ -470,11 +479,18 @@ static int64_t place_inputs(input *in, size_t n) {
     int64_t base = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
         in[i].slot = distinct ? in[i].rank.rank : (int)i;
-        int64_t start = in[i].base_ns - in[i].rank.clock_offset_ns;
+        int64_t start;
+        if (__builtin_sub_overflow(in[i].base_ns, in[i].rank.clock_offset_ns, &start))
+            return fail(err, OPPROF_EFORMAT, in[i].path, NULL,
+                        "baseTimeNanoseconds less distributedInfo.clock_offset_ns is out of range");
         if (start < base) base = start;
     }
-    for (size_t i = 0; i < n; i++) in[i].shift_ns = in[i].base_ns - in[i].rank.clock_offset_ns - base;
-    return base;
+    for (size_t i = 0; i < n; i++)
+        if (__builtin_sub_overflow(in[i].base_ns - in[i].rank.clock_offset_ns, base, &in[i].shift_ns))
+            return fail(err, OPPROF_EFORMAT, in[i].path, NULL,
+                        "its baseTimeNanoseconds is too far from the other inputs' (out of range)");
+    *base_out = base;
+    return 0;
 }
 
 /* An input's path as the merged trace records it: relative to the output's
@@ -554,8 +570,9 @@ int opprof_merge_traces(const char *const *paths, size_t n, const char *out_path
         static char outbuf[1 << 20];
         setvbuf(f.fp, outbuf, _IOFBF, sizeof outbuf);
         sink o = {f.fp};
-        int64_t base = place_inputs(in, n);
-        rc = put_header(&o, in, n, base, out_path);
+        int64_t base = 0;
+        rc = place_inputs(in, n, &base, error);
+        if (!rc) rc = put_header(&o, in, n, base, out_path);
         bool first = true;
         for (size_t i = 0; i < n && !rc; i++) rc = pass(&in[i], &o, &first, error);
         for (size_t i = 0; i < n && !rc; i++) put_rank_metadata(&o, &in[i], &first);
