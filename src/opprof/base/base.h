@@ -154,7 +154,8 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
 /* ---- what a killed process left (base/leftovers.c) ---- */
 /* For each entry of path's directory named path's last part + infix + PID
  * (then nothing or "." and more) whose PID is no live process: found(entry's
- * path, PID, user). The number found, or a negative code. */
+ * path, PID, user). The number found. Allocates nothing (a path past
+ * PATH_MAX is not swept). */
 typedef void (*opprof__leftover_fn)(const char *entry, long pid, void *user);
 OPPROF__HIDDEN int opprof__leftovers(const char *path, const char *infix, opprof__leftover_fn found, void *user);
 

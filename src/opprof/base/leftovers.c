@@ -9,6 +9,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,29 +30,30 @@ static long writer_pid(const char *name, const char *prefix, size_t prefix_len, 
 }
 
 int opprof__leftovers(const char *path, const char *infix, opprof__leftover_fn found, void *user) {
+    /* fixed buffers, no allocation: a best-effort sweep that a failing
+     * allocator must not turn into a failed write (a path past PATH_MAX
+     * is not swept) */
+    char dir[PATH_MAX], entry[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) : 0;
     const char *base = slash ? slash + 1 : path;
-    char *dir = opprof__alloc(dir_len + 2);
-    if (!dir) return OPPROF_ENOMEM;
-    if (slash)
-        memcpy(dir, path, dir_len ? dir_len : 1), dir[dir_len ? dir_len : 1] = '\0';
-    else
+    size_t dir_len = slash ? (size_t)(slash - path) : 1;
+    if (dir_len >= sizeof dir) return 0;
+    if (!slash)
         memcpy(dir, ".", 2);
+    else if (dir_len == 0)
+        memcpy(dir, "/", 2);
+    else
+        memcpy(dir, path, dir_len), dir[dir_len] = '\0';
     DIR *d = opendir(dir);
+    if (!d) return 0;
     int count = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
+    for (struct dirent *e; (e = readdir(d));) {
         long pid = writer_pid(e->d_name, base, strlen(base), infix);
         if (pid < 0 || process_alive(pid)) continue;
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        char *entry = opprof__alloc(n);
-        if (!entry) break;
-        snprintf(entry, n, "%s/%s", dir, e->d_name);
+        if (snprintf(entry, sizeof entry, "%s/%s", dir, e->d_name) >= (int)sizeof entry) continue;
         found(entry, pid, user);
-        opprof__free(entry);
         count++;
     }
-    if (d) closedir(d);
-    opprof__free(dir);
+    closedir(d);
     return count;
 }
