@@ -97,6 +97,35 @@ int main(void) {
     opprof_averages_free(avg);
     opprof_capture_free(c);
 
+    /* Times: a capture holds +-2^61 ns from its start and refuses more, so
+     * the longest capture it takes reads back whole; a trace that spans more
+     * is refused with its span named. */
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "first", OPPROF_KIND_USER_ANNOTATION, 0, 1000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "last", OPPROF_KIND_USER_ANNOTATION, OPPROF_MAX_TIME_NS - 1000, 1000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "past", OPPROF_KIND_USER_ANNOTATION, OPPROF_MAX_TIME_NS, 1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_event(c, t, "early", OPPROF_KIND_USER_ANNOTATION, -OPPROF_MAX_TIME_NS - 1, 0), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_event(c, t, "long", OPPROF_KIND_USER_ANNOTATION, 0, INT64_MAX), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_memory(c, t, INT64_MAX, 1, 8, -1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    snprintf(path, sizeof path, "%s/span.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture *back = NULL;
+    opprof_read_error read_err;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, &read_err), 0);
+    size_t n_back = 0;
+    const opprof_event *ev_back = back ? opprof_capture_events(back, &n_back) : NULL;
+    CHECK_INT(n_back, 2);
+    if (n_back == 2) CHECK(ev_back[1].start_ns - ev_back[0].start_ns == OPPROF_MAX_TIME_NS - 1000);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+    unlink(path);
+    const char *too_long = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": -2e15, "
+                           "\"dur\": 1}, {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2e15, \"dur\": 1}]}";
+    CHECK_INT(opprof_capture_read_buffer(too_long, strlen(too_long), NULL, &back, &read_err), OPPROF_EFORMAT);
+    CHECK(strstr(read_err.message, "the trace spans 127 years, more than the 2^61 ns (73 years) a capture holds"));
+
     char *out = NULL;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);

@@ -181,15 +181,20 @@ OPPROF_API void opprof_capture_set_info(opprof_capture *capture, const opprof_ca
 /** Add a thread; *index receives its index. The name is copied. */
 OPPROF_API int opprof_capture_add_thread(opprof_capture *capture, int64_t tid, const char *name,
                                          uint32_t *index);
-/** Add an event (name copied). OPPROF_EINVAL for a bad thread index or a
- *  negative duration. */
+/** Times in a capture: within +-2^61 ns (73 years) of its start, so that
+ *  every sum of a start and a duration fits, and every capture survives its
+ *  own trace read back (the reader takes the same range). */
+#define OPPROF_MAX_TIME_NS (INT64_C(1) << 61)
+/** Add an event (name copied). OPPROF_EINVAL for a bad thread index, a
+ *  negative duration, or a start or end beyond OPPROF_MAX_TIME_NS. */
 OPPROF_API int opprof_capture_add_event(opprof_capture *capture, uint32_t thread, const char *name,
                                         opprof_kind kind, int64_t start_ns, int64_t duration_ns);
 /** Give the event added last a call site (strings copied; file or function
  *  may be NULL) and input shapes (NULL: none). */
 OPPROF_API int opprof_capture_set_last_site(opprof_capture *capture, const char *file, const char *function,
                                             uint32_t line, const opprof_shapes *shapes);
-/** Add a memory event. total_allocated -1: computed as the running sum. */
+/** Add a memory event. total_allocated -1: computed as the running sum.
+ *  OPPROF_EINVAL for a bad thread index or a time beyond OPPROF_MAX_TIME_NS. */
 OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
                                          uint64_t addr, int64_t bytes, int64_t total_allocated);
 /** Add a warning sentence (copied). */

@@ -116,7 +116,7 @@ static void shift_times(opprof_capture *c, int64_t origin) {
     for (size_t j = 0; j < c->n_mem; j++) c->mem[j].ts_ns -= origin;
     for (size_t k = 0; k < c->n_marks; k++)
         if (c->marks[k].event < 0) c->marks[k].ts_ns -= origin;
-    c->info.base_time_ns += origin;
+    OPPROF__SAT_ADD(c->info.base_time_ns, origin);
 }
 
 /* The trace in the lexer, opened (open_rc: how opening went), to a capture. */
@@ -141,6 +141,11 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     }
     if (!rc) rc = opprof__reader_unended_begins(p);
     if (!rc) opprof__reader_apply_labels(p);
+    /* times are read within +-OPPROF_MAX_TIME_NS; from the trace's start they
+     * must be too, or the capture's own trace would not read back */
+    if (!rc && p->min_ts != INT64_MAX && p->max_ts > p->min_ts && p->max_ts - p->min_ts > OPPROF_MAX_TIME_NS)
+        rc = FAIL(p, "the trace spans %.0f years, more than the 2^61 ns (73 years) a capture holds",
+                  (double)(p->max_ts - p->min_ts) / 3.15576e16);
     if (!rc) {
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);

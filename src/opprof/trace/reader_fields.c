@@ -73,8 +73,8 @@ static int number_field(parser *p, event *e, int64_t *out, const char *field, bo
     }
     opprof__json_number n;
     if (opprof__json_parse_number(&p->lx, &n)) return OPPROF_EFORMAT;
-    /* times within +-2^61 ns (73 years): shifted starts plus durations never overflow */
-    bool ok = as_time ? n.ns_ok && n.ns <= (INT64_C(1) << 61) && n.ns >= -(INT64_C(1) << 61) : n.is_int;
+    /* times within a capture's range: shifted starts plus durations never overflow */
+    bool ok = as_time ? n.ns_ok && n.ns <= OPPROF_MAX_TIME_NS && n.ns >= -OPPROF_MAX_TIME_NS : n.is_int;
     if (!ok) {
         e->bad_type = true;
         e->bad_field = field;
