@@ -309,6 +309,29 @@ int main(void) {
     CHECK_CONTAINS(ps.text, "3:1 complete event 'b' overlaps 'a' (line 2)");
     CHECK_CONTAINS(ps.text, "9:1 memory totals do not add up: Total Allocated 170 after 100, but Bytes is 50");
     CHECK_CONTAINS(ps.text, "0:0 7 events were dropped when recording");
+    /* Two allocators interleaved (the CPU's and CUDA device 0's, as a
+     * Kineto trace with memory profiling has them): each keeps its own
+     * running total, so none is a problem; a wrong total in one still is. */
+    const char *two =
+        "{\"traceEvents\": [\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 1, \"args\": {\"Bytes\": 100, \"Total Allocated\": 100}},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 2, \"args\": {\"Bytes\": 512, \"Total Allocated\": 512, "
+        "\"Device Type\": 1, \"Device Id\": 0}},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 3, \"args\": {\"Bytes\": 20, \"Total Allocated\": 120}},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 4, \"args\": {\"Bytes\": -512, \"Total Allocated\": 0, "
+        "\"Device Type\": 1, \"Device Id\": 0}},\n"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"ts\": 5, \"args\": {\"Bytes\": 8, \"Total Allocated\": 9, "
+        "\"Device Type\": 1, \"Device Id\": 0}}\n"
+        "]}\n";
+    problems two_ps = {0};
+    opt.ctx = &two_ps;
+    opprof_capture_free(c);
+    c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(two, strlen(two), &opt, &c, &err), 0);
+    CHECK_INT(two_ps.count, 1);
+    CHECK_CONTAINS(two_ps.text, "6:1 memory totals do not add up: Total Allocated 9 after 0, but Bytes is 8 "
+                                "(CUDA device 0's allocator)");
+    opt.ctx = &ps;
     /* Without a problem callback, the same file reads; b is cut at a's end. */
     opprof_capture_free(c);
     c = NULL;

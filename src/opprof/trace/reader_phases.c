@@ -111,9 +111,9 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
     if (opprof__reader_whole_checks(p) && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
         if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
             return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
-        xrecord *x = &p->xs[p->n_xs++];
-        *x = (xrecord){thread, p->cap->events[p->cap->n_events - 1].name, ts, ts + dur, offset, line, column};
-        if (line < 0) opprof__json_locate(&p->lx, offset, &x->line, &x->column);
+        if (line < 0) opprof__json_locate(&p->lx, offset, &line, &column);
+        p->xs[p->n_xs++] = (xrecord){offset, column, (uint32_t)(p->cap->n_events - 1),
+                                     line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
     }
     return 0;
 }
@@ -290,9 +290,10 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     if (opprof__reader_whole_checks(p) && (e->have & HAS_TOTAL)) {
         if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
             return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
-        mrecord *m = &p->ms[p->n_ms++];
-        *m = (mrecord){e->ts, e->bytes, e->total, offset, 0, 0, thread};
-        opprof__json_locate(&p->lx, offset, &m->line, &m->column);
+        int64_t line, column;
+        opprof__json_locate(&p->lx, offset, &line, &column);
+        p->ms[p->n_ms++] = (mrecord){offset, column, (uint32_t)(p->cap->n_mem - 1),
+                                     line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
     }
     return 0;
 }

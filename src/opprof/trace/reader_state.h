@@ -8,9 +8,12 @@
 
 /* ---- the parser ---- */
 
-typedef struct xrecord { /* complete event, for the checks */
-    uint32_t thread, name;
-    int64_t start, end, offset, line, column;
+/* A complete event for the checks: its index in the capture (times, name
+ * and thread are there) and its place. 24 bytes (was 48). */
+typedef struct xrecord {
+    int64_t offset, column;
+    uint32_t event;
+    uint32_t line; /* past 2^32 - 1 lines: that */
 } xrecord;
 
 typedef struct begun { /* a "B" event waiting for its "E" */
@@ -21,9 +24,12 @@ typedef struct begun { /* a "B" event waiting for its "E" */
     char *name;            /* owned */
 } begun;
 
-typedef struct mrecord { /* memory event with a total, for the checks */
-    int64_t ts, bytes, total, offset, line, column;
-    uint32_t thread;
+/* A memory event with a total, for the checks: its index in the capture
+ * and its place. 24 bytes (was 56). */
+typedef struct mrecord {
+    int64_t offset, column;
+    uint32_t mem;
+    uint32_t line;
 } mrecord;
 
 /* Valid events that become no part of a capture, counted by kind. */
