@@ -109,6 +109,19 @@ typedef struct opprof_thread_info {
 } opprof_thread_info;
 
 /** Facts about a capture as a whole. */
+/** Who wrote a trace read back: each producer's rules apply to its traces. */
+typedef enum opprof_producer {
+    OPPROF_PRODUCER_OPPROF = 0,         /* opprof (or a capture recorded here) */
+    OPPROF_PRODUCER_KINETO = 1,         /* PyTorch 1.8 and later (Kineto): PyTorch's rules */
+    OPPROF_PRODUCER_PYTORCH_LEGACY = 2, /* PyTorch's legacy exporter ("pid": "CPU functions"):
+                                           PyTorch's rules */
+    OPPROF_PRODUCER_OTHER = 3           /* any other Chrome trace-event writer: the format's own
+                                           meaning (B/E stacks, X nesting, recursion kept) */
+} opprof_producer;
+/** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)" or "another
+ *  trace-event writer"; static. */
+OPPROF_API const char *opprof_producer_name(opprof_producer producer);
+
 typedef struct opprof_capture_info {
     int64_t step_num;          /* the session's step number when it ended (-1 if none) */
     int64_t pid;
@@ -126,6 +139,7 @@ typedef struct opprof_capture_info {
                                   labels it) or "MTIA", as PyTorch names its columns; else "" */
     opprof_rank rank;          /* the session's (config.rank) or the trace's "distributedInfo";
                                   backend "" when not distributed */
+    opprof_producer producer;  /* who wrote the trace it was read from (OPPROF when recorded) */
 } opprof_capture_info;
 
 /** The capture's facts. */

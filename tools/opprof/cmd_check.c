@@ -90,7 +90,9 @@ static int run(int argc, char **argv) {
             print_json_string(err.message);
             printf("},\n");
         }
-        printf("  \"events\": %zu\n}\n", events);
+        printf("  \"events\": %zu", events);
+        if (cap) printf(",\n  \"producer\": \"%s\"", opprof_producer_name(opprof_capture_get_info(cap).producer));
+        printf("\n}\n");
     } else if (rc) {
         if (err.line > 0)
             printf("%s:%lld:%lld: %s (byte %lld)\n", ck.path, (long long)err.line, (long long)err.column, err.message,
@@ -99,7 +101,8 @@ static int run(int argc, char **argv) {
             printf("%s: %s\n", ck.path, err.message);
     } else {
         if (ck.max >= 0 && ck.count > ck.max) printf("... %ld more problem(s) not shown\n", ck.count - ck.max);
-        printf("%s: %zu events, %ld problem(s)\n", ck.path, events, ck.count);
+        printf("%s: %zu events, %ld problem(s); written by %s\n", ck.path, events, ck.count,
+               opprof_producer_name(opprof_capture_get_info(cap).producer));
     }
     opprof_capture_free(cap);
     if (rc) return TOOL_EXIT_UNREADABLE;

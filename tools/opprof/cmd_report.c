@@ -20,7 +20,9 @@ static const char HELP[] =
     "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
     "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
     "                   (the ranges nested in it, each at the cost the capture measured at start)\n"
-    "  --json           the table's rows as JSON (the same columns, and profiler_cost_us; raw values)\n"
+    "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer\n"
+    "                   and the warnings' texts; raw values)\n"
+    "  --warnings       every warning on stderr (default: the first 3 and their count)\n"
     "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
     "                   min / median / max self time across ranks and the slowest rank; per\n"
     "                   rank, communication against compute, and the skew of collective starts\n";
@@ -54,10 +56,11 @@ static int run(int argc, char **argv) {
                                           {"flops", no_argument, 0, 'f'},
                                           {"profiler-cost", no_argument, 0, 'c'},
                                           {"ranks", no_argument, 0, 'r'},
+                                          {"warnings", no_argument, 0, 'w'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
-    bool json = false, ranks = false;
+    bool json = false, ranks = false, all_warnings = false;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
@@ -81,6 +84,7 @@ static int run(int argc, char **argv) {
         case 'f': table.flops = true; break;
         case 'c': table.profiler_cost = true; break;
         case 'r': ranks = true; break;
+        case 'w': all_warnings = true; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -89,6 +93,7 @@ static int run(int argc, char **argv) {
     opprof_capture *cap;
     int rc = tool_load(argv[optind], &cap);
     if (rc) return rc;
+    tool_say_warnings(argv[optind], cap, all_warnings);
     opprof_averages *avg = NULL;
     char *text = NULL;
     table.sort = sort;
@@ -102,7 +107,7 @@ static int run(int argc, char **argv) {
     return tool_emit(argv[optind], rc, text, NULL);
 }
 
-TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json]\n"
+TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
              "                     [--profiler-cost]\n"
              "report --ranks DIR [--json]",

@@ -133,3 +133,18 @@ int tool_emit(const char *what, int rc, char *text, const char *out_path) {
     opprof_free(text);
     return rc ? TOOL_EXIT_UNREADABLE : TOOL_EXIT_OK;
 }
+
+enum { WARNINGS_SHOWN = 3 };
+
+void tool_say_warnings(const char *path, const opprof_capture *cap, bool all) {
+    opprof_producer producer = opprof_capture_get_info(cap).producer;
+    if (producer != OPPROF_PRODUCER_OPPROF)
+        fprintf(stderr, "opprof: %s: written by %s, read by its rules\n", path, opprof_producer_name(producer));
+    size_t n;
+    const char *const *w = opprof_capture_warnings(cap, &n);
+    if (!n) return;
+    fprintf(stderr, "opprof: %s: %zu warning(s):\n", path, n);
+    size_t shown = all || n <= WARNINGS_SHOWN ? n : WARNINGS_SHOWN;
+    for (size_t i = 0; i < shown; i++) fprintf(stderr, "  - %s\n", w[i]);
+    if (shown < n) fprintf(stderr, "  ... %zu more (--warnings lists them all)\n", n - shown);
+}

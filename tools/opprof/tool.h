@@ -55,6 +55,9 @@ void tool_on_progress(void *ctx, int64_t done, int64_t total);
  *  silently: their count and the first reason go to stderr, and a trace with
  *  problems and no event at all is an error. */
 int tool_load(const char *path, opprof_capture **out);
+/* On stderr: who wrote the trace at path (when not opprof), and its
+ * warnings, the first WARNINGS_SHOWN with their count, or all. */
+void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);
 
 /** Say why `path` could not be written (and where, when not obvious). */
 void tool_write_error(const char *path, int rc);

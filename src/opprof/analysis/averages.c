@@ -32,6 +32,8 @@ struct opprof_averages {
     int stack_n;
     uint64_t dropped_events;
     size_t n_warnings;
+    char **warnings;     /* the capture's warnings, copied */
+    opprof_producer producer;
 };
 
 
@@ -392,6 +394,16 @@ static void work_free(work *w) {
     opprof_averages_free(w->avg);
 }
 
+/* The capture's warnings, for the table's footer and its JSON. */
+static int copy_warnings(opprof_averages *avg, const opprof_capture *c) {
+    if (!c->n_warnings) return 0;
+    avg->warnings = opprof__calloc(c->n_warnings, sizeof *avg->warnings);
+    if (!avg->warnings) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_warnings; i++, avg->n_warnings++)
+        if (!(avg->warnings[i] = opprof__strdup(c->warnings[i]))) return OPPROF_ENOMEM;
+    return 0;
+}
+
 int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_options *options, opprof_averages **out) {
     if (!c || !out) return OPPROF_EINVAL;
     int stack_n = options ? options->group_by_stack_n : 0;
@@ -425,7 +437,13 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->by_shape = w.by_shape;
         avg->stack_n = w.stack_n;
         avg->dropped_events = c->info.dropped_events;
-        avg->n_warnings = c->n_warnings;
+        avg->producer = c->info.producer;
+        rc = copy_warnings(avg, c);
+        if (rc) {
+            opprof_averages_free(avg);
+            work_free(&w);
+            return rc;
+        }
         *out = avg;
         w.avg = NULL;
     }
@@ -435,6 +453,8 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
 
 void opprof_averages_free(opprof_averages *avg) {
     if (!avg) return;
+    for (size_t i = 0; i < avg->n_warnings; i++) opprof__free(avg->warnings[i]);
+    opprof__free(avg->warnings);
     opprof__free(avg->rows);
     opprof__free(avg->children);
     opprof__free(avg->text);
@@ -464,5 +484,9 @@ double opprof__averages_profiler_cost_ns(const opprof_averages *avg, const oppro
 double opprof__averages_range_cost_ns(const opprof_averages *avg) { return avg->range_cost_ns; }
 uint64_t opprof__averages_dropped(const opprof_averages *avg) { return avg->dropped_events; }
 size_t opprof__averages_warnings(const opprof_averages *avg) { return avg->n_warnings; }
+const char *opprof__averages_warning(const opprof_averages *avg, size_t i) {
+    return i < avg->n_warnings ? avg->warnings[i] : NULL;
+}
+opprof_producer opprof__averages_producer(const opprof_averages *avg) { return avg->producer; }
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
 int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }

@@ -151,6 +151,11 @@ OPPROF__HIDDEN int opprof__env_choice(const char *name, const char *const *choic
 /* A whole number in [lo, hi]; fallback when unset or invalid (said on stderr). */
 OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback);
 
+/* ---- microseconds as text (base/micros.c) ---- */
+/* text[0..len): -?DIGITS(.DIGITS)? microseconds, as nanoseconds (digits past
+ * the nanosecond dropped); OPPROF_EFORMAT for anything else or out of range. */
+OPPROF__HIDDEN int opprof__micros_to_ns(const char *text, size_t len, int64_t *ns);
+
 /* ---- what a killed process left (base/leftovers.c) ---- */
 /* For each entry of path's directory named path's last part + infix + PID
  * (then nothing or "." and more) whose PID is no live process: found(entry's

@@ -72,6 +72,15 @@ void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info)
     if (c && info) c->info = *info;
 }
 
+const char *opprof_producer_name(opprof_producer producer) {
+    switch (producer) {
+    case OPPROF_PRODUCER_OPPROF: return "opprof";
+    case OPPROF_PRODUCER_KINETO: return "PyTorch (Kineto)";
+    case OPPROF_PRODUCER_PYTORCH_LEGACY: return "PyTorch (legacy exporter)";
+    default: return "another trace-event writer";
+    }
+}
+
 static bool time_ok(int64_t ns) { return ns >= -OPPROF_MAX_TIME_NS && ns <= OPPROF_MAX_TIME_NS; }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {

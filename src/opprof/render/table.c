@@ -128,7 +128,7 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
                           (unsigned long long)dropped);
     size_t warnings = opprof__averages_warnings(v->avg);
     if (warnings)
-        opprof__sb_printf(sb, "Warnings: %zu (listed in the trace's metadata and summary.json)\n", warnings);
+        opprof__sb_printf(sb, "Warnings: %zu (the first: %s)\n", warnings, opprof__averages_warning(v->avg, 0));
     cost_note(sb, v);
 }
 
@@ -203,8 +203,15 @@ static void json_view(opprof__strbuf *sb, const opprof__view *v) {
         opprof__sb_puts(sb, ",\n  \"self_device_us_total\": ");
         json_number(sb, (double)v->device_total / 1e3);
     }
-    opprof__sb_printf(sb, ",\n  \"dropped_events\": %llu,\n  \"warnings\": %zu\n}\n",
-                      (unsigned long long)opprof__averages_dropped(v->avg), opprof__averages_warnings(v->avg));
+    opprof__sb_printf(sb, ",\n  \"dropped_events\": %llu,\n  \"producer\": ",
+                      (unsigned long long)opprof__averages_dropped(v->avg));
+    opprof__sb_json_string(sb, opprof_producer_name(opprof__averages_producer(v->avg)));
+    opprof__sb_puts(sb, ",\n  \"warnings\": [");
+    for (size_t i = 0; i < opprof__averages_warnings(v->avg); i++) {
+        opprof__sb_puts(sb, i ? ",\n    " : "\n    ");
+        opprof__sb_json_string(sb, opprof__averages_warning(v->avg, i));
+    }
+    opprof__sb_puts(sb, opprof__averages_warnings(v->avg) ? "\n  ]\n}\n" : "]\n}\n");
 }
 
 int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {

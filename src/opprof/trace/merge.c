@@ -173,25 +173,7 @@ static int object(in_stream *s, int (*on_key)(void *ctx, const char *key, in_str
 
 /* ---- a number as exact nanoseconds (a "ts" in microseconds) ---- */
 
-static int micros_to_ns(const char *tok, int64_t *ns) {
-    const char *p = tok;
-    bool neg = *p == '-';
-    if (neg) p++;
-    int64_t whole = 0, frac = 0;
-    int digits = 0;
-    if (*p < '0' || *p > '9') return OPPROF_EFORMAT;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (whole > (INT64_MAX / 1000 - 9) / 10) return OPPROF_EFORMAT;
-        whole = whole * 10 + (*p - '0');
-    }
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (digits < 3) frac = frac * 10 + (*p - '0'), digits++;
-    if (*p == 'e' || *p == 'E') return OPPROF_EFORMAT; /* not written by Kineto or opprof */
-    while (digits < 3) frac *= 10, digits++;
-    *ns = (whole * 1000 + frac) * (neg ? -1 : 1);
-    return 0;
-}
+static int micros_to_ns(const char *tok, int64_t *ns) { return opprof__micros_to_ns(tok, strlen(tok), ns); }
 
 static void put_ns_as_micros(sink *o, int64_t ns) {
     char text[40];

@@ -66,6 +66,8 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return opprof__reader_parse_events(p);
     }
     if (KEY_IS(k, n, "opprof_version")) p->ours = true;
+    if (KEY_IS(k, n, "schemaVersion") || KEY_IS(k, n, "deviceProperties") || KEY_IS(k, n, "traceName"))
+        p->kineto = true; /* Kineto's top-level keys (opprof writes schemaVersion too: ours decides first) */
     int c = opprof__json_skip_ws(&p->lx);
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
@@ -149,8 +151,15 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     if (!rc) {
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);
-        /* traces of other tools: PyTorch's rule merges an only child named as its parent */
-        p->cap->merge_only_children = !p->ours;
+        p->cap->info.producer = p->ours             ? OPPROF_PRODUCER_OPPROF
+                                : p->kineto         ? OPPROF_PRODUCER_KINETO
+                                : p->legacy_pytorch ? OPPROF_PRODUCER_PYTORCH_LEGACY
+                                                    : OPPROF_PRODUCER_OTHER;
+        /* PyTorch's _remove_dup_nodes (an only child named as its parent is
+         * merged into it) is PyTorch's rule, for its traces only: in another
+         * writer's trace a call nested in a call of the same name is recursion */
+        p->cap->merge_only_children = p->cap->info.producer == OPPROF_PRODUCER_KINETO ||
+                                      p->cap->info.producer == OPPROF_PRODUCER_PYTORCH_LEGACY;
         rc = opprof__link_devices(p->cap, p->links, p->n_links);
         if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
     }

@@ -39,6 +39,7 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
             *out = v;
             return 0;
         }
+        if (out == &e->pid && KEY_IS(p->lx.s, p->lx.s_len, "CPU functions")) p->legacy_pytorch = true;
         size_t slot;
         opprof__index_text key = {p->lx.s, p->lx.s_len};
         int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash,
@@ -332,6 +333,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             const char *comma = memchr(p->lx.s, ',', p->lx.s_len);
             size_t first = comma ? (size_t)(comma - p->lx.s) : p->lx.s_len;
             e->cat = (uint8_t)classify(p->lx.s, first, &e->mtia);
+            if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';
             if (comma && p->ours) {
                 size_t len = p->lx.s_len - first - 1 < sizeof e->category - 1 ? p->lx.s_len - first - 1 : sizeof e->category - 1;

@@ -62,6 +62,8 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    bool kineto;           /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
+    bool legacy_pytorch;   /* "pid": "CPU functions": PyTorch's legacy exporter */
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
 } parser;
 
