@@ -1,5 +1,7 @@
 """real_traces.py - opprof's tables of traces that other tools wrote, against an
-independent computation of PyTorch's rules from the same events.
+independent computation of PyTorch's rules from the same events (for other
+writers' traces, the same without PyTorch's duplicate-node merge: the
+trace-event format's own meaning, recursion kept).
 
 For each trace (PyTorch 1.9 to 2.x on CUDA, ROCm and MTIA; Chrome), this
 script computes key averages the way torch/autograd/profiler.py and
@@ -32,7 +34,23 @@ def load(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         doc = json.load(f, parse_float=decimal.Decimal)  # exact: ts of 1.6e15 us lose ns as floats
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
+    return doc
+
+
+KINETO_CATS = CPU_OP | {"user_annotation"} | RUNTIME | DEVICE | DEVICE_ANNOTATION | NO_ROW
+
+
+def producer_of(doc, events):
+    """Who wrote the trace, as opprof names it: PyTorch's rules are for PyTorch's traces."""
+    if isinstance(doc, dict) and "opprof_version" in doc:
+        return "opprof"
+    if isinstance(doc, dict) and any(k in doc for k in ("schemaVersion", "deviceProperties", "traceName")):
+        return "PyTorch (Kineto)"
+    if any(e.get("cat") in KINETO_CATS for e in events):
+        return "PyTorch (Kineto)"
+    if any(e.get("pid") == "CPU functions" for e in events):
+        return "PyTorch (legacy exporter)"
+    return "another trace-event writer"
 
 
 def ns(us):
@@ -90,7 +108,7 @@ def pair_begin_end(events):
     return out
 
 
-def pytorch_averages(events):
+def pytorch_averages(events, pytorch):
     evs = []
     for i, e in enumerate(list(events) + pair_begin_end(events)):
         if e.get("ph") != "X" or e.get("cat") in NO_ROW or e.get("name") in FILTERED:
@@ -142,8 +160,9 @@ def pytorch_averages(events):
                 op = max(candidates, key=lambda o: (o.start, -o.end))
         if op is not None:
             op.kernels += d.end - d.start
-    # _remove_dup_nodes
-    while True:
+    # _remove_dup_nodes: PyTorch's rule, for PyTorch's traces; in another
+    # writer's, a call nested in a call of the same name is recursion
+    while pytorch:
         merged = False
         for e in cpu:
             p = e.parent
@@ -215,8 +234,10 @@ def main():
             print("real_traces: FAILED: " + what, file=sys.stderr)
 
     for path in traces:
-        events = load(path)
-        want = pytorch_averages(events)
+        doc = load(path)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        producer = producer_of(doc, events)
+        want = pytorch_averages(events, producer.startswith("PyTorch"))
         out = subprocess.run([bin_dir + "/opprof", "report", "--json", "--row-limit", "0", "--sort", "none", path],
                              capture_output=True, text=True)
         check(out.returncode == 0, "%s: opprof report exit %d: %s" % (path, out.returncode, out.stderr))
@@ -227,6 +248,7 @@ def main():
         if out.returncode != 0:
             continue
         doc = json.loads(out.stdout)
+        check(doc.get("producer") == producer, "%s: producer %s, not %s" % (path, doc.get("producer"), producer))
         got = {}
         for r in doc["rows"]:
             key = (r["name"], bool(r.get("device", False)))

@@ -56,6 +56,7 @@ static void load_progress(void *ctx, int64_t done, int64_t total) { tool_on_prog
 
 static void load_problem(void *ctx, const opprof_trace_problem *p) {
     load_problems *lp = ctx;
+    if (p->assumed) return; /* read, and said by the capture's warnings */
     if (lp->count++ == 0) {
         if (p->line > 0)
             snprintf(lp->first, sizeof lp->first, "line %lld, column %lld: %s", (long long)p->line,

@@ -99,6 +99,7 @@ static int parse_document(parser *p) {
     if (c == -2) return OPPROF_EFORMAT;
     if (c == -1) return FAIL(p, "the file is empty: not JSON");
     if (c == '[') {
+        p->array_form = true;
         if (opprof__reader_parse_events(p)) return OPPROF_EFORMAT;
     } else if (c == '{') {
         top t = {0};
@@ -141,6 +142,9 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         p->cap->info.step_num = -1;
         rc = parse_document(p);
     }
+    if (!rc && p->string_times)
+        opprof__capture_warnf(p->cap, "%llu time(s) (\"ts\", \"dur\") written as strings were read as numbers "
+                              "(first: line %lld)", (unsigned long long)p->string_times, (long long)p->first_string_time);
     if (!rc) rc = opprof__reader_unended_begins(p);
     if (!rc) opprof__reader_apply_labels(p);
     /* times are read within +-OPPROF_MAX_TIME_NS; from the trace's start they

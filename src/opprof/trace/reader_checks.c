@@ -20,6 +20,16 @@ static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, co
     p->opt->on_problem(p->opt->ctx, &pr);
 }
 
+void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char *what) {
+    int64_t line = 0, column = 0;
+    opprof__json_locate(&p->lx, offset, &line, &column);
+    if (p->opt && p->opt->on_problem) {
+        opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = what, .assumed = true};
+        p->opt->on_problem(p->opt->ctx, &pr);
+    }
+    if (warning) opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
+}
+
 /* The checks that need the whole trace (records kept for each event). */
 bool opprof__reader_whole_checks(const parser *p) { return p->opt && p->opt->on_problem && !p->opt->events_only; }
 

@@ -62,11 +62,31 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     return number_field(p, e, out, field, false);
 }
 
+/* A time written as a string ("ts": "1234.5", as Hermes writes them): read
+ * as the number it holds, counted for one warning and each placed for
+ * check; a string that holds no number marks the event bad. */
+static int string_time(parser *p, event *e, int64_t *out, const char *field) {
+    int64_t offset = HERE(p);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    if (opprof__micros_to_ns(p->lx.s, p->lx.s_len, out) || *out > OPPROF_MAX_TIME_NS || *out < -OPPROF_MAX_TIME_NS) {
+        e->bad_type = true;
+        e->bad_field = field;
+        return 0;
+    }
+    if (p->string_times++ == 0) {
+        int64_t column;
+        opprof__json_locate(&p->lx, offset, &p->first_string_time, &column);
+    }
+    opprof__reader_assumed(p, offset, false, "a time written as a string: read as the number it holds");
+    return 0;
+}
+
 /* A numeric field: an integer (int_field), or microseconds kept as
  * nanoseconds (time_field); another type or an out-of-range value marks the
  * event bad (a problem for `opprof check`), and the value is skipped. */
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time) {
     int c = opprof__json_skip_ws(&p->lx);
+    if (c == '"' && as_time) return string_time(p, e, out, field);
     if (c != '-' && (c < '0' || c > '9')) {
         e->bad_type = true;
         e->bad_field = field;

@@ -473,6 +473,34 @@ static int take_event(parser *p, event *e, int64_t offset) {
     return 0;
 }
 
+/* The array ends where a bare array's file ends (a writer that stopped
+ * early: the trace-event format allows it, and Perfetto reads it). */
+static int unterminated(parser *p) {
+    opprof__reader_assumed(p, HERE(p), true,
+                           "the event array has no closing ']' (a writer that stopped early): read to the end");
+    p->lx.depth--;
+    return 0;
+}
+
+/* After an event: ',' and another, or ']'; 1 when another follows. Lenient
+ * where the producers are: a comma before ']' (a trailing comma), and the
+ * end of a bare array's file where an event or ']' would be. */
+static int next_event(parser *p) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c == -1 && p->array_form) return unterminated(p);
+    int more = opprof__json_next(&p->lx, ']', "after an event");
+    if (more != 1) return more;
+    int64_t comma = HERE(p) - 1;
+    c = opprof__json_skip_ws(&p->lx);
+    if (c == ']') {
+        opprof__reader_assumed(p, comma, true, "a comma before the event array's ']' (a trailing comma): ignored");
+        p->lx.pos++;
+        p->lx.depth--;
+        return 0;
+    }
+    return c == -1 && p->array_form ? unterminated(p) : 1;
+}
+
 int opprof__reader_parse_events(parser *p) {
     event e;
     memset(&e, 0, sizeof e);
@@ -509,7 +537,7 @@ int opprof__reader_parse_events(parser *p) {
             e.arg_name_cap = 0;
         }
         if ((more = take_event(p, &e, offset))) break;
-        more = opprof__json_next(&p->lx, ']', "after an event");
+        more = next_event(p);
     }
     opprof__free(e.name);
     opprof__free(e.arg_name);

@@ -64,6 +64,9 @@ typedef struct parser {
     bool ours;             /* the trace names opprof_version: opprof wrote it */
     bool kineto;           /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
     bool legacy_pytorch;   /* "pid": "CPU functions": PyTorch's legacy exporter */
+    bool array_form;       /* the trace is a bare event array ("[...]") */
+    uint64_t string_times; /* "ts" or "dur" written as strings, read as numbers */
+    int64_t first_string_time; /* the line of the first */
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
 } parser;
 
@@ -135,6 +138,10 @@ OPPROF__HIDDEN void opprof__reader_problem_placed(parser *p, int64_t offset, int
                                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* The checks that need the whole trace are asked for (records kept for each event). */
 OPPROF__HIDDEN bool opprof__reader_whole_checks(const parser *p);
+/* A place read by an assumption (not JSON, but what its writers mean): a
+ * problem for check marked `assumed`, and, when `warning`, the capture's
+ * warning "line L: what". */
+OPPROF__HIDDEN void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char *what);
 /* Run them, once the events are read. */
 OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
 

@@ -1,0 +1,199 @@
+/* test_producers.c - each producer's trace read as its producer means it:
+ * PyTorch's duplicate-node merge for PyTorch's traces only (recursion kept
+ * in every other writer's, in B/E and in X events), the producer named, and
+ * the lenient forms that Perfetto's importer takes (a bare array left open,
+ * a trailing comma, times written as strings) read with a warning each,
+ * while a JSON file that is no trace is refused. The expected rows are
+ * worked out by hand from the trace-event format's meaning. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <stdlib.h>
+
+/* The row named `key`: calls, self and total in ns; 0 when found. */
+static int row_of(const opprof_capture *c, const char *key, int64_t *calls, int64_t *self_ns, int64_t *total_ns) {
+    opprof_averages *avg = NULL;
+    if (opprof_capture_averages(c, &avg)) return -1;
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    int rc = -1;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].key, key)) {
+            *calls = rows[i].calls, *self_ns = rows[i].self_ns, *total_ns = rows[i].total_ns;
+            rc = 0;
+        }
+    opprof_averages_free(avg);
+    return rc;
+}
+
+static opprof_capture *read_trace_text(const char *text) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    int rc = opprof_capture_read_buffer(text, strlen(text), NULL, &c, &err);
+    if (rc) fprintf(stderr, "read: %s\n", err.message);
+    return rc ? NULL : c;
+}
+
+/* factorial(3) -> factorial(2) -> factorial(1), as uftrace's B/E events. */
+static const char RECURSION_BE[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n"
+    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 10},\n"
+    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 20},\n"
+    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 30},\n"
+    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 40},\n"
+    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 50}\n"
+    "]}\n";
+
+TEST_CASE(recursion_kept_in_begin_end) {
+    opprof_capture *c = read_trace_text(RECURSION_BE);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_OTHER);
+    int64_t calls = 0, self = 0, total = 0;
+    CHECK_INT(row_of(c, "factorial", &calls, &self, &total), 0);
+    CHECK_INT(calls, 3);
+    CHECK_INT(self, 50000);            /* 20 + 20 + 10 us: the whole span once */
+    CHECK_INT(total, 50000 + 30000 + 10000); /* each call's own duration */
+    opprof_capture_free(c);
+}
+
+/* The same nesting as complete events, in a writer's trace (clang's
+ * -ftime-trace style: "X" with a category of its own). */
+static const char RECURSION_X[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"Frontend\", \"name\": \"Source\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100},\n"
+    "{\"ph\": \"X\", \"cat\": \"Frontend\", \"name\": \"Source\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 50},\n"
+    "{\"ph\": \"X\", \"cat\": \"Frontend\", \"name\": \"Parse\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5}\n"
+    "]}\n";
+
+TEST_CASE(same_name_nesting_kept_in_complete_events) {
+    opprof_capture *c = read_trace_text(RECURSION_X);
+    CHECK(c != NULL);
+    if (!c) return;
+    int64_t calls = 0, self = 0, total = 0;
+    CHECK_INT(row_of(c, "Source", &calls, &self, &total), 0);
+    CHECK_INT(calls, 2);
+    CHECK_INT(total, 150000);
+    CHECK_INT(self, 50000 + 45000); /* outer 100 - 50, inner 50 - 5 */
+    opprof_capture_free(c);
+}
+
+/* The same shape in a Kineto trace: PyTorch's rule merges the only child
+ * named as its parent (torch.autograd's _remove_dup_nodes). */
+static const char KINETO_DUP[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 50}\n"
+    "]}\n";
+
+TEST_CASE(pytorch_merges_its_duplicate_nodes) {
+    opprof_capture *c = read_trace_text(KINETO_DUP);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_KINETO);
+    int64_t calls = 0, self = 0, total = 0;
+    CHECK_INT(row_of(c, "aten::linear", &calls, &self, &total), 0);
+    CHECK_INT(calls, 1);
+    CHECK_INT(total, 100000);
+    opprof_capture_free(c);
+    /* PyTorch's legacy exporter: "pid": "CPU functions", no category */
+    c = read_trace_text("[{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 1, \"dur\": 9, \"tid\": 1, \"pid\": \"CPU functions\"},"
+                  "{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 2, \"dur\": 3, \"tid\": 1, \"pid\": \"CPU functions\"}]");
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_PYTORCH_LEGACY);
+    CHECK_INT(row_of(c, "aten::add", &calls, &self, &total), 0);
+    CHECK_INT(calls, 1);
+    CHECK_STR(opprof_producer_name(OPPROF_PRODUCER_PYTORCH_LEGACY), "PyTorch (legacy exporter)");
+    opprof_capture_free(c);
+}
+
+/* The warning the lenient read left, or "". */
+static const char *only_warning(const opprof_capture *c) {
+    size_t n;
+    const char *const *w = opprof_capture_warnings(c, &n);
+    return n == 1 ? w[0] : "";
+}
+
+TEST_CASE(lenient_forms_read_with_a_warning) {
+    /* a bare array whose writer stopped (no ']'), after a comma too */
+    opprof_capture *c = read_trace_text("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n");
+    CHECK(c != NULL);
+    if (c) CHECK_STR(only_warning(c), "line 2: the event array has no closing ']' (a writer that stopped early): "
+                                      "read to the end");
+    opprof_capture_free(c);
+    c = read_trace_text("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}");
+    CHECK(c != NULL);
+    opprof_capture_free(c);
+    /* a trailing comma */
+    c = read_trace_text("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n]}");
+    CHECK(c != NULL);
+    if (c) CHECK_STR(only_warning(c), "line 1: a comma before the event array's ']' (a trailing comma): ignored");
+    opprof_capture_free(c);
+    /* times as strings (Hermes): read exactly */
+    c = read_trace_text("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": \"1.5\", "
+                  "\"dur\": \"2.25\"}]}");
+    CHECK(c != NULL);
+    if (c) {
+        size_t n;
+        const opprof_event *ev = opprof_capture_events(c, &n);
+        CHECK_INT(n, 1);
+        if (n) CHECK_INT(ev[0].duration_ns, 2250);
+        CHECK_STR(only_warning(c), "2 time(s) (\"ts\", \"dur\") written as strings were read as numbers (first: line 2)");
+    }
+    opprof_capture_free(c);
+    /* malformed otherwise: the precise error stays */
+    opprof_read_error err;
+    const char *cut = "[{\"ph\": \"X\", \"name\": \"a\", \"pi";
+    CHECK_INT(opprof_capture_read_buffer(cut, strlen(cut), NULL, &c, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "unexpected end of the file");
+    const char *open_object = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+                              "\"dur\": 2},\n";
+    CHECK_INT(opprof_capture_read_buffer(open_object, strlen(open_object), NULL, &c, &err), OPPROF_EFORMAT);
+    const char *not_number = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": \"soon\", \"dur\": 2}]}";
+    c = read_trace_text(not_number); /* read; the event is a problem, left out */
+    if (c) {
+        size_t n;
+        opprof_capture_events(c, &n);
+        CHECK_INT(n, 0);
+    }
+    opprof_capture_free(c);
+}
+
+/* The commands: exit codes, the warnings' texts, the producer, check's list. */
+TEST_CASE(commands_say_it) {
+    char dir[256], path[512], cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/open.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s'", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "written by another trace-event writer, read by its rules");
+    CHECK_CONTAINS(out, "1 warning(s):\n  - line 2: the event array has no closing ']'");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report --json '%s' 2>/dev/null", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "\"producer\": \"another trace-event writer\"");
+    CHECK_CONTAINS(out, "\"warnings\": [\n    \"line 2: the event array has no closing ']'");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s'", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 1); /* check lists the lenient place */
+    CHECK_CONTAINS(out, "open.json:2:1: the event array has no closing ']'");
+    free(out);
+    /* a profiler's own JSON that is no trace: exit 2, saying why */
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    f = fopen(path, "w");
+    fputs("{\"version\": 1, \"samples\": [1, 2, 3]}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s'", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 2);
+    CHECK_CONTAINS(out, "not a trace: the object has no \"traceEvents\" array");
+    free(out);
+    remove_tree(dir);
+}
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }
