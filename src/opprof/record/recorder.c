@@ -106,9 +106,11 @@ static void free_collected_locked(void) {
 
 static void thread_exit(void *arg) {
     opprof__thread *t = arg;
-    /* run in the destructors' last round, so that what other keys'
-     * destructors record before it still lands */
-    if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(g_exit_key, t) == 0) return;
+    /* run in the destructors' next-to-last round, so that what other keys'
+     * destructors record before it still lands; the last round is the
+     * sanitizers' (ThreadSanitizer ends its thread state there: code run
+     * after it faults) */
+    if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 && pthread_setspecific(g_exit_key, t) == 0) return;
     t_released = 1;
     opprof__tls = NULL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that records from here on sees no state */
