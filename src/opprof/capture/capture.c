@@ -81,8 +81,6 @@ const char *opprof_producer_name(opprof_producer producer) {
     }
 }
 
-static bool time_ok(int64_t ns) { return ns >= -OPPROF_MAX_TIME_NS && ns <= OPPROF_MAX_TIME_NS; }
-
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
     if (!c || c->finished || c->n_threads >= UINT32_MAX) return OPPROF_EINVAL;
     if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
@@ -102,8 +100,8 @@ int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, 
 
 int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind,
                              int64_t start_ns, int64_t duration_ns) {
-    if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0 || !time_ok(start_ns) ||
-        duration_ns > OPPROF_MAX_TIME_NS || !time_ok(start_ns + duration_ns))
+    if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0 || !opprof__time_in_range(start_ns) ||
+        duration_ns > OPPROF_MAX_TIME_NS || !opprof__time_in_range(start_ns + duration_ns))
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->events, &c->cap_events, c->n_events + 1, sizeof *c->events))
         return OPPROF_ENOMEM;
@@ -121,7 +119,7 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
 
 int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint64_t addr,
                               int64_t bytes, int64_t total_allocated) {
-    if (!c || c->finished || thread >= c->n_threads || !time_ok(ts_ns)) return OPPROF_EINVAL;
+    if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns)) return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
         return OPPROF_ENOMEM;
     c->mem[c->n_mem++] = (opprof_memory_event){.device_id = -1,
@@ -171,7 +169,7 @@ const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) 
 
 int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
     if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind >= OPPROF_MARK_KIND_COUNT ||
-        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events || !time_ok(m->ts_ns))
+        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events || !opprof__time_in_range(m->ts_ns))
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + 1, sizeof *c->marks)) return OPPROF_ENOMEM;
     opprof_mark k = *m;

@@ -51,6 +51,8 @@ OPPROF__HIDDEN void opprof__arg_index_free(opprof__arg_index *x);
  * at most `max` events (those at least as long); 0 when all fit. A caller
  * lasts at least as long as what it calls: every event kept has its callers.
  * (capture/capture.c; the HTML timeline's and the trace's size limits) */
+/* A time a capture can hold: within +-OPPROF_MAX_TIME_NS of its start. */
+static inline bool opprof__time_in_range(int64_t ns) { return ns >= -OPPROF_MAX_TIME_NS && ns <= OPPROF_MAX_TIME_NS; }
 OPPROF__HIDDEN int64_t opprof__capture_longest_bound(const opprof_capture *c, size_t max);
 
 /* ---- mark kinds (<opprof/mark_kinds.h>) ---- */

@@ -171,9 +171,7 @@ static int object(in_stream *s, int (*on_key)(void *ctx, const char *key, in_str
     }
 }
 
-/* ---- a number as exact nanoseconds (a "ts" in microseconds) ---- */
-
-static int micros_to_ns(const char *tok, int64_t *ns) { return opprof__micros_to_ns(tok, strlen(tok), ns); }
+/* ---- a number as exact nanoseconds (a "ts" in microseconds): opprof__micros_to_ns ---- */
 
 static void put_ns_as_micros(sink *o, int64_t ns) {
     char text[40];
@@ -270,9 +268,8 @@ static int scan_distributed_key(void *ctx, const char *key, in_stream *s) {
     }
     int64_t v = 0;
     int rc = number_key(s, &v);
-    bool int32 = v >= 0 && v <= INT32_MAX; /* a rank and a world size: else none */
-    if (!strcmp(key, "rank")) r->rank = int32 ? (int32_t)v : -1;
-    if (!strcmp(key, "world_size")) r->world_size = int32 ? (int32_t)v : 0;
+    if (!strcmp(key, "rank")) r->rank = opprof__rank_number(v, -1);
+    if (!strcmp(key, "world_size")) r->world_size = opprof__rank_number(v, 0);
     if (!strcmp(key, "clock_offset_ns")) r->clock_offset_ns = v;
     if (!strcmp(key, "clock_uncertainty_ns")) r->clock_uncertainty_ns = v;
     return rc;
@@ -316,7 +313,7 @@ static int copy_event_key(void *ctx, const char *key, in_stream *s) {
             int i = pid_index(x->in, tok, false);
             snprintf(text, sizeof text, "\"pid\":%d", (x->in->slot + 1) * PID_BLOCK + (i < 0 ? 0 : i));
         } else if (!strcmp(key, "ts")) {
-            if (is_string || micros_to_ns(tok, &ns)) return OPPROF_EFORMAT;
+            if (is_string || opprof__micros_to_ns(tok, strlen(tok), &ns)) return OPPROF_EFORMAT;
             if (__builtin_add_overflow(ns, x->in->shift_ns, &ns)) {
                 s->bad_time = true;
                 return OPPROF_EFORMAT;

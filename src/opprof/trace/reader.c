@@ -45,9 +45,8 @@ static int on_distributed_key(opprof__json *lx, void *ctx, const char *k, size_t
     double d = opprof__json_number_value(&v);
     /* a number past int64's range (undefined to convert) counts as none */
     int64_t i = v.is_int ? v.as_int : d > -9.2e18 && d < 9.2e18 ? (int64_t)d : 0;
-    bool int32 = i >= 0 && i <= INT32_MAX; /* a rank and a world size: else none */
-    if (KEY_IS(k, n, "rank")) r->rank = int32 ? (int32_t)i : -1;
-    if (KEY_IS(k, n, "world_size")) r->world_size = int32 ? (int32_t)i : 0;
+    if (KEY_IS(k, n, "rank")) r->rank = opprof__rank_number(i, -1);
+    if (KEY_IS(k, n, "world_size")) r->world_size = opprof__rank_number(i, 0);
     if (KEY_IS(k, n, "clock_offset_ns")) r->clock_offset_ns = i;
     if (KEY_IS(k, n, "clock_uncertainty_ns")) r->clock_uncertainty_ns = i;
     return 0;

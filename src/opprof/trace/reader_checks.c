@@ -21,6 +21,7 @@ static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, co
 }
 
 void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char *what) {
+    if (!warning && !(p->opt && p->opt->on_problem)) return; /* nobody to tell */
     int64_t line = 0, column = 0;
     opprof__json_locate(&p->lx, offset, &line, &column);
     if (p->opt && p->opt->on_problem) {

@@ -68,7 +68,7 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
 static int string_time(parser *p, event *e, int64_t *out, const char *field) {
     int64_t offset = HERE(p);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-    if (opprof__micros_to_ns(p->lx.s, p->lx.s_len, out) || *out > OPPROF_MAX_TIME_NS || *out < -OPPROF_MAX_TIME_NS) {
+    if (opprof__micros_to_ns(p->lx.s, p->lx.s_len, out) || !opprof__time_in_range(*out)) {
         e->bad_type = true;
         e->bad_field = field;
         return 0;
@@ -95,7 +95,7 @@ static int number_field(parser *p, event *e, int64_t *out, const char *field, bo
     opprof__json_number n;
     if (opprof__json_parse_number(&p->lx, &n)) return OPPROF_EFORMAT;
     /* times within a capture's range: shifted starts plus durations never overflow */
-    bool ok = as_time ? n.ns_ok && n.ns <= OPPROF_MAX_TIME_NS && n.ns >= -OPPROF_MAX_TIME_NS : n.is_int;
+    bool ok = as_time ? n.ns_ok && opprof__time_in_range(n.ns) : n.is_int;
     if (!ok) {
         e->bad_type = true;
         e->bad_field = field;

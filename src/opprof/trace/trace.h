@@ -24,4 +24,8 @@ typedef struct opprof__link {
  * Sorts `links`. */
 OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n);
 
+/* distributedInfo's "rank" and "world_size" as read: a number in int32's
+ * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
+static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >= 0 && v <= INT32_MAX ? (int32_t)v : none; }
+
 #endif /* OPPROF_TRACE_LAYER_H */
