@@ -16,6 +16,7 @@ usage: python3 real_traces.py OPPROF_BIN_DIR TRACE...
 Prints "real_traces: N passed, M failed"; exit status 1 when M > 0.
 """
 import decimal
+import re
 import gzip
 import json
 import subprocess
@@ -23,7 +24,8 @@ import sys
 
 CPU_OP = {"cpu_op", "Operator"}
 RUNTIME = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime"}
-DEVICE = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
+DEVICE = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "Kernel", "Memcpy", "Memset", "mtia_ccp_events",
+          "cuda_profiler_range"}
 DEVICE_ANNOTATION = {"gpu_user_annotation"}
 NO_ROW = {"Trace", "python_function"}
 FILTERED = {"[memory]", "[OutOfMemory]", "profiler::_record_function_enter", "profiler::_record_function_enter_new",
@@ -67,8 +69,17 @@ def key_of(name):
     return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
 
 
+DEVICE_LABEL = re.compile(r"^(GPU|MTIA|HIP|XPU) [0-9]+$")
+
+
+def device_pids(events):
+    """Processes that Kineto labels as devices ("GPU 0", "MTIA 17"): their events are device rows."""
+    return {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") in ("process_name", "process_labels")
+            and DEVICE_LABEL.match(str((e.get("args") or {}).get("name") or (e.get("args") or {}).get("labels") or ""))}
+
+
 class Ev:
-    def __init__(self, e, index):
+    def __init__(self, e, index, on_device=False):
         self.name = e["name"]
         self.cat = e.get("cat")
         self.start = ns(e["ts"])
@@ -81,7 +92,7 @@ class Ev:
         self.index = index
         self.parent = None
         self.children = []
-        self.device = self.cat in DEVICE or self.cat in DEVICE_ANNOTATION
+        self.device = self.cat in DEVICE or self.cat in DEVICE_ANNOTATION or on_device
         self.kernels = 0  # ns of device activities this operator launched
 
 
@@ -110,12 +121,13 @@ def pair_begin_end(events):
 
 def pytorch_averages(events, pytorch):
     evs = []
+    on_device = device_pids(events)
     for i, e in enumerate(list(events) + pair_begin_end(events)):
         if e.get("ph") != "X" or e.get("cat") in NO_ROW or e.get("name") in FILTERED:
             continue
         if "dur" not in e or "ts" not in e or float(e["dur"]) < 0:
             continue
-        evs.append(Ev(e, i))
+        evs.append(Ev(e, i, e.get("pid") in on_device))
     cpu = [e for e in evs if not e.device]
     # _populate_cpu_children: per thread, by (start, -end)
     by_thread = {}

@@ -110,6 +110,69 @@ TEST_CASE(pytorch_merges_its_duplicate_nodes) {
     opprof_capture_free(c);
 }
 
+/* The device row named `key` (device time in ns, calls), or -1. */
+static int device_row(const opprof_capture *c, const char *key, int64_t *calls, int64_t *device_ns, int *rows) {
+    opprof_averages *avg = NULL;
+    if (opprof_capture_averages(c, &avg)) return -1;
+    size_t n;
+    const opprof_average_row *r = opprof_averages_rows(avg, &n);
+    int rc = -1;
+    *rows = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].device && !strcmp(r[i].key, key)) {
+            *calls = r[i].calls, *device_ns = r[i].self_device_ns;
+            ++*rows;
+            rc = 0;
+        }
+    opprof_averages_free(avg);
+    return rc;
+}
+
+/* Device side by process and by category: a runtime call written on a
+ * process labelled "MTIA 17" is a device row, as is CUPTI's
+ * cuda_profiler_range; GPU-side ProfilerStep#N rows are renamed before they
+ * are grouped (one row, 3 calls). */
+static const char DEVICES[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 17, \"args\": {\"name\": \"MTIA 17\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"mtia_runtime\", \"name\": \"synchronize\", \"pid\": 17, \"tid\": 108, \"ts\": 0, "
+    "\"dur\": 40},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 30},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"range_0\", \"pid\": 0, \"tid\": 7, \"ts\": 5, "
+    "\"dur\": 9},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 0, \"dur\": 10},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#2\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 10, \"dur\": 10},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 0, \"tid\": 7, "
+    "\"ts\": 20, \"dur\": 10}\n"
+    "]}\n";
+
+TEST_CASE(device_side_by_process_and_category) {
+    opprof_capture *c = read_trace_text(DEVICES);
+    CHECK(c != NULL);
+    if (!c) return;
+    int64_t calls = 0, ns = 0, self = 0, total = 0;
+    int rows = 0;
+    CHECK_INT(device_row(c, "synchronize", &calls, &ns, &rows), 0);
+    CHECK_INT(ns, 40000);
+    CHECK(row_of(c, "synchronize", &calls, &self, &total) != 0 || self == 0); /* no CPU time */
+    CHECK_INT(device_row(c, "range_0", &calls, &ns, &rows), 0);
+    CHECK_INT(ns, 9000);
+    CHECK_INT(device_row(c, "ProfilerStep*", &calls, &ns, &rows), 0);
+    CHECK_INT(rows, 1);
+    CHECK_INT(calls, 3);
+    CHECK_INT(row_of(c, "aten::mm", &calls, &self, &total), 0);
+    CHECK_INT(self, 30000); /* the CPU's only row with CPU time */
+    size_t nt;
+    const opprof_thread_info *threads = opprof_capture_threads(c, &nt);
+    bool mtia_is_device = false;
+    for (size_t i = 0; i < nt; i++)
+        if (threads[i].pid == 17) mtia_is_device = threads[i].device;
+    CHECK(mtia_is_device);
+    opprof_capture_free(c);
+}
+
 /* The warning the lenient read left, or "". */
 static const char *only_warning(const opprof_capture *c) {
     size_t n;

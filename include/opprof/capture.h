@@ -106,6 +106,8 @@ typedef struct opprof_thread_info {
     char name[64];    /* "" when unknown */
     int64_t pid;      /* its process (a merged trace has one or more per rank) */
     char process[32]; /* the process's label ("rank 1" in a merged trace), or "" */
+    bool device;      /* a device's track: its process is labelled as one ("GPU 0", "MTIA 17"),
+                         so its events are device activities */
 } opprof_thread_info;
 
 /** Facts about a capture as a whole. */

@@ -187,11 +187,21 @@ static int name_groups(work *w) {
         w->device_group = opprof__alloc(2 * (w->n_names ? w->n_names : 1) * sizeof *w->device_group);
         if (!w->device_group) return OPPROF_ENOMEM;
         for (size_t k = 0; k < 2 * w->n_names; k++) w->device_group[k] = UINT32_MAX;
+        uint32_t device_step[2] = {UINT32_MAX, UINT32_MAX}; /* ProfilerStep* of activities, of annotations */
         for (size_t i = 0; i < w->n_events; i++) {
             const opprof_event *e = &w->ev[i];
             if (!is_device(e)) continue;
-            uint32_t *slot = &w->device_group[2 * e->name + (e->kind == OPPROF_KIND_DEVICE_ANNOTATION)];
-            if (*slot == UINT32_MAX && new_group(w, key_of(c->names[e->name]), slot)) return OPPROF_ENOMEM;
+            int annotation = e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
+            uint32_t *slot = &w->device_group[2 * e->name + annotation];
+            if (*slot != UINT32_MAX) continue;
+            /* renamed before grouping, as the CPU's: GPU-side ProfilerStep#N are one row */
+            const char *key = key_of(c->names[e->name]);
+            if (key == STEP_KEY && device_step[annotation] != UINT32_MAX) {
+                *slot = device_step[annotation];
+            } else {
+                if (new_group(w, key, slot)) return OPPROF_ENOMEM;
+                if (key == STEP_KEY) device_step[annotation] = *slot;
+            }
         }
     }
     w->n_name_groups = w->b.n;

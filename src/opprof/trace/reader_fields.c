@@ -264,6 +264,7 @@ static cat_class classify(const char *c, size_t n, bool *mtia) {
         CAT("mtia_runtime", CAT_RUNTIME),  CAT("kernel", CAT_DEVICE),       CAT("gpu_memcpy", CAT_DEVICE),
         CAT("gpu_memset", CAT_DEVICE),     CAT("cuda_sync", CAT_DEVICE),    CAT("Kernel", CAT_DEVICE),
         CAT("Memcpy", CAT_DEVICE),         CAT("Memset", CAT_DEVICE),       CAT("mtia_ccp_events", CAT_DEVICE),
+        CAT("cuda_profiler_range", CAT_DEVICE), /* CUPTI's range profiler: one per kernel, on the device */
         CAT("gpu_user_annotation", CAT_DEVICE_ANNOTATION),                  CAT("Trace", CAT_SPAN),
         CAT("python_function", CAT_PYTHON)};
 #undef CAT

@@ -298,7 +298,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     return 0;
 }
 
-static int set_label(parser *p, const event *e);
+static int set_label(parser *p, const event *e, bool is_label);
 
 /* "M": thread names; opprof merge's process labels ("rank K"). */
 static int take_metadata(parser *p, event *e) {
@@ -307,7 +307,8 @@ static int take_metadata(parser *p, event *e) {
         if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
     }
-    if ((e->have & HAS_NAME) && strcmp(e->name, "process_labels") == 0 && e->arg_name) return set_label(p, e);
+    if ((e->have & HAS_NAME) && e->arg_name && (!strcmp(e->name, "process_labels") || !strcmp(e->name, "process_name")))
+        return set_label(p, e, e->name[8] == 'l');
     return 0;
 }
 
@@ -330,24 +331,53 @@ static int label_of(parser *p, int64_t pid, bool add, struct process_label **out
     if (found || !add) return 0;
     if (opprof__grow((void **)&p->labels, &p->cap_labels, p->n_labels + 1, sizeof *p->labels)) return OPPROF_ENOMEM;
     *out = &p->labels[p->n_labels];
-    (*out)->pid = pid;
+    **out = (struct process_label){.pid = pid};
     p->label_index.slots[slot] = (uint32_t)++p->n_labels;
     return 0;
 }
 
-static int set_label(parser *p, const event *e) {
+/* The device that a process's name or label says it is, as Kineto names
+ * device processes ("GPU 0", "MTIA 17"; ROCm's traces say "GPU n" too), or "". */
+static const char *device_of_label(const char *text) {
+    static const char *const devices[] = {"GPU", "MTIA", "HIP", "XPU"};
+    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
+        size_t n = strlen(devices[i]);
+        if (!strncmp(text, devices[i], n) && text[n] == ' ' && text[n + 1] >= '0' && text[n + 1] <= '9' &&
+            text[n + 1 + strspn(text + n + 1, "0123456789")] == '\0')
+            return devices[i];
+    }
+    return "";
+}
+
+/* process_labels names the process's track; either it or process_name may
+ * say that the process is a device. */
+static int set_label(parser *p, const event *e, bool is_label) {
     struct process_label *l;
     if (label_of(p, e->pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
-    snprintf(l->text, sizeof l->text, "%s", e->arg_name);
+    if (is_label) snprintf(l->text, sizeof l->text, "%s", e->arg_name);
+    const char *device = device_of_label(e->arg_name);
+    if (*device) snprintf(l->device, sizeof l->device, "%s", device);
     return 0;
 }
 
+/* Labels onto threads; the events of a device's process are device rows,
+ * whatever their category (an MTIA trace writes runtime calls there). */
 void opprof__reader_apply_labels(parser *p) {
-    for (size_t t = 0; p->n_labels && t < p->cap->n_threads; t++) {
+    opprof_capture *c = p->cap;
+    bool devices = false;
+    for (size_t t = 0; p->n_labels && t < c->n_threads; t++) {
         struct process_label *l = NULL;
-        if (label_of(p, p->cap->threads[t].pid, false, &l) == 0 && l)
-            snprintf(p->cap->threads[t].process, sizeof p->cap->threads[t].process, "%s", l->text);
+        c->threads[t].device = false;
+        if (label_of(p, c->threads[t].pid, false, &l) || !l) continue;
+        snprintf(c->threads[t].process, sizeof c->threads[t].process, "%s", l->text);
+        if (!l->device[0]) continue;
+        c->threads[t].device = devices = true;
+        if (!c->info.device_name[0])
+            snprintf(c->info.device_name, sizeof c->info.device_name, "%s", strcmp(l->device, "MTIA") ? "CUDA" : "MTIA");
     }
+    for (size_t i = 0; devices && i < c->n_events; i++)
+        if (c->threads[c->events[i].thread].device && !opprof__is_device(&c->events[i]))
+            c->events[i].kind = OPPROF_KIND_DEVICE;
 }
 
 static int unused_kind(char ph);

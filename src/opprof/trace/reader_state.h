@@ -46,7 +46,11 @@ typedef struct parser {
     char **string_ids;     /* string pids/tids ("CPU functions") */
     size_t n_string_ids, cap_string_ids;
     opprof__index string_index; /* string id -> its index: hostile traces name millions */
-    struct process_label { int64_t pid; char text[32]; } *labels; /* process_labels, applied at the end */
+    struct process_label {
+        int64_t pid;
+        char text[32];
+        char device[8]; /* "GPU", "MTIA"...: a device's process (Kineto's "GPU 0", "MTIA 17"), else "" */
+    } *labels;                  /* process_labels and process_name, applied at the end */
     size_t n_labels, cap_labels;
     opprof__index label_index;  /* pid -> its label */
     xrecord *xs;
