@@ -259,4 +259,31 @@ TEST_CASE(commands_say_it) {
     remove_tree(dir);
 }
 
+/* Begins never ended (a trace cut while they ran): read to the trace's end
+ * as Chrome's viewer does, each listed by check with its share, and the
+ * table says so under it when one covers much of the trace. */
+TEST_CASE(unended_begins_said) {
+    char dir[256], path[512], cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/cut.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\": [\n"
+          "{\"ph\": \"X\", \"name\": \"done\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10},\n"
+          "{\"ph\": \"B\", \"name\": \"RunTask\", \"pid\": 1, \"tid\": 2, \"ts\": 20},\n"
+          "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 90, \"dur\": 10}\n"
+          "]}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s'", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 1);
+    CHECK_CONTAINS(out, "cut.json:3:1: begin event 'RunTask' (thread 2) never ended: read as lasting to the trace's "
+                        "end (0.080 ms, 80.0 % of the trace)");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s' 2>/dev/null", bin_dir(), path);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "Note: begin events that never ended were read as lasting to the trace's end; the longest "
+                        "covers 80.0 % of it");
+    free(out);
+    remove_tree(dir);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

@@ -142,6 +142,8 @@ typedef struct opprof_capture_info {
     opprof_rank rank;          /* the session's (config.rank) or the trace's "distributedInfo";
                                   backend "" when not distributed */
     opprof_producer producer;  /* who wrote the trace it was read from (OPPROF when recorded) */
+    int64_t unended_ns;        /* traces read back: the longest time given to a begin event that
+                                  never ended (read as lasting to the trace's end), 0 if none */
 } opprof_capture_info;
 
 /** The capture's facts. */

@@ -21,6 +21,9 @@ OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
 /* The capture's warning number i (copied), or NULL. */
 OPPROF__HIDDEN const char *opprof__averages_warning(const opprof_averages *avg, size_t i);
 OPPROF__HIDDEN opprof_producer opprof__averages_producer(const opprof_averages *avg);
+/* The longest begin event never ended (read to the trace's end), as a share
+ * of the capture's span; 0 when none. */
+OPPROF__HIDDEN double opprof__averages_unended_share(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
 OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 /* analysis/flops.c: whether opprof_flops counts an operator of this name. */

@@ -34,6 +34,7 @@ struct opprof_averages {
     size_t n_warnings;
     char **warnings;     /* the capture's warnings, copied */
     opprof_producer producer;
+    int64_t unended_ns, duration_ns; /* the longest begin never ended, and the capture's span */
 };
 
 
@@ -448,6 +449,8 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->stack_n = w.stack_n;
         avg->dropped_events = c->info.dropped_events;
         avg->producer = c->info.producer;
+        avg->unended_ns = c->info.unended_ns;
+        avg->duration_ns = c->info.duration_ns;
         rc = copy_warnings(avg, c);
         if (rc) {
             opprof_averages_free(avg);
@@ -498,5 +501,9 @@ const char *opprof__averages_warning(const opprof_averages *avg, size_t i) {
     return i < avg->n_warnings ? avg->warnings[i] : NULL;
 }
 opprof_producer opprof__averages_producer(const opprof_averages *avg) { return avg->producer; }
+double opprof__averages_unended_share(const opprof_averages *avg) {
+    if (!avg->unended_ns) return 0;
+    return avg->duration_ns > 0 ? (double)avg->unended_ns / (double)avg->duration_ns : 1;
+}
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
 int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }

@@ -112,6 +112,9 @@ static void cost_note(opprof__strbuf *sb, const opprof__view *v) {
                       n, r->key, cost, self, opprof__averages_range_cost_ns(v->avg));
 }
 
+/* A begin never ended that covers this share of the trace is named under the table. */
+static const double UNENDED_NOTE = 0.10;
+
 static void totals(opprof__strbuf *sb, const opprof__view *v) {
     char buf[64];
     opprof_format_time_us((double)v->self_total / 1e3, buf, sizeof buf);
@@ -129,6 +132,12 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
     size_t warnings = opprof__averages_warnings(v->avg);
     if (warnings)
         opprof__sb_printf(sb, "Warnings: %zu (the first: %s)\n", warnings, opprof__averages_warning(v->avg, 0));
+    double unended = opprof__averages_unended_share(v->avg);
+    if (unended >= UNENDED_NOTE)
+        opprof__sb_printf(sb,
+                          "Note: begin events that never ended were read as lasting to the trace's end; the longest "
+                          "covers %.1f %% of it, all counted in its row (opprof check lists them)\n",
+                          100 * unended);
     cost_note(sb, v);
 }
 

@@ -166,6 +166,14 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
 /* "B" events never ended: read as lasting to the trace's end, as Chrome's
  * viewer shows them ("did not finish"), and said in the capture's warnings:
  * a trace cut short by its writer is valid. */
+/* The share of the trace's span that `ns` is, in percent. */
+static double share_of_trace(const parser *p, int64_t ns) {
+    return p->max_ts > p->min_ts ? 100.0 * (double)ns / (double)(p->max_ts - p->min_ts) : 100.0;
+}
+
+/* "B" events never ended: read as lasting to the trace's end (as Chrome's
+ * viewer and Perfetto show them), each a problem for check with its share of
+ * the trace, the longest kept in the capture's facts for the table's note. */
 int opprof__reader_unended_begins(parser *p) {
     size_t count = 0;
     const char *first = NULL;
@@ -176,10 +184,17 @@ int opprof__reader_unended_begins(parser *p) {
         int rc = add_complete(p, b->thread, b->name, b->cat, b->ts, end - b->ts, b->offset, b->line, b->column, NULL);
         if (rc) return rc;
         if (!count++) first = opprof_capture_name(p->cap, p->cap->events[p->cap->n_events - 1].name);
+        if (end - b->ts > p->cap->info.unended_ns) p->cap->info.unended_ns = end - b->ts;
+        opprof__reader_problem_placed(p, b->offset, b->line, b->column,
+                                      "begin event '%s' (thread %lld) never ended: read as lasting to the trace's end "
+                                      "(%.3f ms, %.1f %% of the trace)",
+                                      b->name, (long long)p->cap->threads[b->thread].tid, (double)(end - b->ts) / 1e6,
+                                      share_of_trace(p, end - b->ts));
     }
     if (count &&
-        opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's end",
-                              count, first))
+        opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's "
+                              "end, the longest %.1f %% of the trace",
+                              count, first, share_of_trace(p, p->cap->info.unended_ns)))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings");
     return 0;
 }
