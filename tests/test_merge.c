@@ -182,6 +182,42 @@ TEST_CASE(errors) {
     remove_tree(dir);
 }
 
+/* The array form (PyTorch's legacy exporter, Chrome's JSON Array Format)
+ * merges like the object form; a merge of writers other than Kineto keeps
+ * no Kineto key, so it reads back by the trace-event format's rules. */
+TEST_CASE(array_form) {
+    char dir[256], a[4200], b[4200], out[4200];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    FILE *f = fopen(a, "w");
+    fputs("[{\"ph\": \"X\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 9},\n"
+          " {\"ph\": \"X\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 3}]\n", f);
+    fclose(f);
+    f = fopen(b, "w");
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"g\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}", f);
+    fclose(f);
+    const char *both[] = {a, b};
+    opprof_read_error err;
+    CHECK_INT(opprof_merge_traces(both, 2, out, NULL, &err), 0);
+    opprof_capture *m = NULL;
+    CHECK_INT(opprof_capture_read(out, NULL, &m, &err), 0);
+    if (m) {
+        CHECK_INT(count_events(m), 3);
+        CHECK_INT(opprof_capture_get_info(m).producer, OPPROF_PRODUCER_OTHER);
+        opprof_averages *avg = NULL;
+        CHECK_INT(opprof_capture_averages(m, &avg), 0);
+        size_t n = 0;
+        const opprof_average_row *rows = avg ? opprof_averages_rows(avg, &n) : NULL;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(rows[i].key, "f")) CHECK_INT(rows[i].calls, 2); /* f's recursion kept */
+        opprof_averages_free(avg);
+    }
+    opprof_capture_free(m);
+    remove_tree(dir);
+}
+
 /* Hostile base times and ranks: a base time whose distance to another
  * input's leaves int64's range is refused with a reason (it wrapped), a rank
  * past int32's range counts as no rank (it was truncated). */

@@ -529,9 +529,10 @@ typedef struct opprof_read_error {
 typedef struct opprof_trace_problem {
     int64_t offset, line, column; /* of the event concerned, or -1/0/0 */
     const char *message;          /* valid during the callback */
-    bool assumed;                 /* not JSON, but read as its writers mean it, with a warning
-                                     (an event array left open or with a trailing comma, a time
-                                     written as a string): nothing was left out */
+    bool assumed;                 /* read as its writers mean it, with a warning, nothing left
+                                     out: not JSON (an event array left open or with a trailing
+                                     comma, a time written as a string), or a begin event never
+                                     ended (read as lasting to the trace's end) */
 } opprof_trace_problem;
 
 typedef struct opprof_read_options {

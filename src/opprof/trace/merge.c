@@ -187,6 +187,7 @@ typedef struct input {
     int64_t base_ns;
     opprof_rank rank;
     bool has_rank, ours;
+    bool kineto;   /* Kineto's top-level keys: the merged trace keeps its "schemaVersion" */
     int slot;      /* the rank, or the input's index when ranks repeat or are missing */
     int64_t shift_ns;
     char (*pids)[TOKEN]; /* raw tokens, in order of first appearance */
@@ -281,6 +282,8 @@ static int scan_top_key(void *ctx, const char *key, in_stream *s) {
     if (!strcmp(key, "traceEvents")) return events(s, scan_event, ctx);
     if (!strcmp(key, "baseTimeNanoseconds")) return number_key(s, &in->base_ns);
     if (!strcmp(key, "opprof_version")) in->ours = true;
+    if (!strcmp(key, "schemaVersion") || !strcmp(key, "deviceProperties") || !strcmp(key, "traceName"))
+        in->kineto = true;
     if (!strcmp(key, "distributedInfo") && peek(s) == '{') {
         in->has_rank = true;
         return object(s, scan_distributed_key, &in->rank);
@@ -429,7 +432,10 @@ static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
     if (rc) return fail(err, rc, in->path, NULL, opprof_strerror(rc));
     scan_ctx scan = {.in = in};
     copy_ctx copy = {.in = in, .o = o, .first = first};
-    rc = o ? object(&s, copy_top_key, &copy) : object(&s, scan_top_key, &scan);
+    if (skip_ws(&s) == '[') /* the array form (PyTorch's legacy exporter, Chrome's JSON Array Format) */
+        rc = o ? events(&s, copy_event, &copy) : events(&s, scan_event, &scan);
+    else
+        rc = o ? object(&s, copy_top_key, &copy) : object(&s, scan_top_key, &scan);
     if (rc == 0 && skip_ws(&s) >= 0) rc = OPPROF_EFORMAT; /* text after the trace */
     if (s.err) rc = s.err;
     if (rc)
@@ -439,7 +445,8 @@ static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
              : s.bad_time                 ? "a timestamp moved to the merged trace's clock (by the inputs' "
                                             "baseTimeNanoseconds and clock offsets) is out of range"
              : in->n_pids == MAX_PIDS     ? "more than 4096 processes in one trace"
-             : rc == OPPROF_EFORMAT       ? "not a trace that can be merged (a JSON object with \"traceEvents\")"
+             : rc == OPPROF_EFORMAT       ? "not a trace that can be merged (a JSON object with \"traceEvents\", or an "
+                                            "array of events)"
                                           : opprof_strerror(rc));
     close_stream(&s);
     return rc;
@@ -484,17 +491,19 @@ static const char *relative_to(const char *path, const char *out_path) {
 /* The merged trace's facts: its base time, the backend and world size, and
  * where each rank came from. */
 static int put_header(sink *o, const input *in, size_t n, int64_t base, const char *out_path) {
-    bool ours = true;
+    bool ours = true, kineto = false;
     int world = 0;
     const char *backend = "";
     for (size_t i = 0; i < n; i++) {
         ours = ours && in[i].ours;
+        kineto = kineto || in[i].kineto;
         if (in[i].has_rank && in[i].rank.world_size > world) world = in[i].rank.world_size;
         if (in[i].has_rank && !backend[0]) backend = in[i].rank.backend;
     }
     opprof__strbuf sb = {0};
-    opprof__sb_printf(&sb, "{\n  \"schemaVersion\": 1,\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %lld,\n",
-                      (long long)base);
+    /* the reader tells producers by such keys: Kineto's only when an input had them */
+    opprof__sb_printf(&sb, "{\n%s  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": %lld,\n",
+                      kineto ? "  \"schemaVersion\": 1,\n" : "", (long long)base);
     if (ours) opprof__sb_puts(&sb, "  \"opprof_version\": \"" OPPROF_VERSION_STRING "\",\n");
     if (backend[0]) {
         opprof__sb_puts(&sb, "  \"distributedInfo\": {\"backend\": ");

@@ -11,12 +11,13 @@
 
 /* ---- problems (opprof check) ---- */
 
-static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, va_list ap) {
+static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, bool assumed, const char *fmt,
+                     va_list ap) {
     p->problems++;
     if (!p->opt || !p->opt->on_problem) return;
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg};
+    opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg, .assumed = assumed};
     p->opt->on_problem(p->opt->ctx, &pr);
 }
 
@@ -24,11 +25,15 @@ void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char 
     if (!warning && !(p->opt && p->opt->on_problem)) return; /* nobody to tell */
     int64_t line = 0, column = 0;
     opprof__json_locate(&p->lx, offset, &line, &column);
-    if (p->opt && p->opt->on_problem) {
-        opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = what, .assumed = true};
-        p->opt->on_problem(p->opt->ctx, &pr);
-    }
+    opprof__reader_assumed_placed(p, offset, line, column, "%s", what);
     if (warning) opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
+}
+
+void opprof__reader_assumed_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vproblem(p, offset, line, column, true, fmt, ap);
+    va_end(ap);
 }
 
 /* The checks that need the whole trace (records kept for each event). */
@@ -41,7 +46,7 @@ void opprof__reader_problem_at(parser *p, int64_t offset, const char *fmt, ...) 
     if (offset >= 0) opprof__json_locate(&p->lx, offset, &line, &column);
     va_list ap;
     va_start(ap, fmt);
-    vproblem(p, offset, line, column, fmt, ap);
+    vproblem(p, offset, line, column, false, fmt, ap);
     va_end(ap);
 }
 
@@ -51,7 +56,7 @@ void opprof__reader_problem_placed(parser *p, int64_t offset, int64_t line, int6
 void opprof__reader_problem_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vproblem(p, offset, line, column, fmt, ap);
+    vproblem(p, offset, line, column, false, fmt, ap);
     va_end(ap);
 }
 

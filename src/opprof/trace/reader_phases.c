@@ -185,7 +185,7 @@ int opprof__reader_unended_begins(parser *p) {
         if (rc) return rc;
         if (!count++) first = opprof_capture_name(p->cap, p->cap->events[p->cap->n_events - 1].name);
         if (end - b->ts > p->cap->info.unended_ns) p->cap->info.unended_ns = end - b->ts;
-        opprof__reader_problem_placed(p, b->offset, b->line, b->column,
+        opprof__reader_assumed_placed(p, b->offset, b->line, b->column,
                                       "begin event '%s' (thread %lld) never ended: read as lasting to the trace's end "
                                       "(%.3f ms, %.1f %% of the trace)",
                                       b->name, (long long)p->cap->threads[b->thread].tid, (double)(end - b->ts) / 1e6,

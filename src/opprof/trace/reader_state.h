@@ -146,6 +146,9 @@ OPPROF__HIDDEN bool opprof__reader_whole_checks(const parser *p);
  * problem for check marked `assumed`, and, when `warning`, the capture's
  * warning "line L: what". */
 OPPROF__HIDDEN void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char *what);
+/* The same at a place remembered while parsing, without a warning. */
+OPPROF__HIDDEN void opprof__reader_assumed_placed(parser *p, int64_t offset, int64_t line, int64_t column,
+                                                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Run them, once the events are read. */
 OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
 
