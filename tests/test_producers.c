@@ -286,4 +286,42 @@ TEST_CASE(unended_begins_said) {
     remove_tree(dir);
 }
 
+/* A Kineto trace with a kernel of `kernel_us` launched by an operator of
+ * the same name ("nccl:all_reduce" is both). */
+static opprof_capture *gpu_trace(int kernel_us) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+             "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nccl:all_reduce\", \"pid\": 1, \"tid\": 1, "
+             "\"ts\": 0, \"dur\": 50, \"args\": {\"External id\": 7}},\n"
+             "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nccl:all_reduce\", \"pid\": 0, \"tid\": 7, "
+             "\"ts\": 10, \"dur\": %d, \"args\": {\"External id\": 7}}\n"
+             "]}\n",
+             kernel_us);
+    return read_trace_text(text);
+}
+
+/* diff compares device time when both sides have it, in report's columns;
+ * a kernel and an operator of one name are two rows, each paired with its
+ * kind (they were one pair, and the kernel's time read 0 -> 0). */
+TEST_CASE(diff_of_device_time) {
+    opprof_capture *before = gpu_trace(10), *after = gpu_trace(30);
+    CHECK(before && after);
+    if (!before || !after) return;
+    char *text = NULL;
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 0, OPPROF_DIFF_TEXT, &text), 0);
+    CHECK_CONTAINS(text, "Self CUDA before");
+    CHECK_CONTAINS(text, "Self CUDA change");
+    CHECK_CONTAINS(text, "Self CUDA time total: 10.000us before, 30.000us after (+200.00%)");
+    opprof_free(text);
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 0, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"self_device_us_delta\": 20, \"device\": true");
+    /* the operator's own row: its self CPU time, and the kernel it launched as its self device time */
+    CHECK_CONTAINS(text, "\"self_cpu_us_before\": 50, \"self_cpu_us_after\": 50");
+    CHECK_CONTAINS(text, "\"self_device_us_delta\": 20, \"device\": false");
+    opprof_free(text);
+    opprof_capture_free(before);
+    opprof_capture_free(after);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

@@ -9,8 +9,10 @@
 
 static const char HELP[] =
     "Compare two traces per operator: calls, self and total CPU time, self CPU memory,\n"
-    "before and after, the change and the ratio, sorted by the largest change in self\n"
-    "time; totals; notes where the two captures' configurations differ.\n"
+    "and self device time (Self CUDA...) when both traces have it, before and after, the\n"
+    "change and the ratio, sorted by the largest change in self time (CPU or device);\n"
+    "kernels are rows of their own; totals; notes where the two captures' configurations\n"
+    "differ.\n"
     "  --row-limit N   rows to print (default 30; -1 or 0: all)\n"
     "  --json          the comparison as JSON\n"
     "  --html OUT      write it as a self-contained HTML page (a sortable table with\n"

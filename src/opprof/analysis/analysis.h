@@ -55,14 +55,19 @@ OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
 typedef struct opprof__diff_pair {
     const char *key;
     const opprof_average_row *before, *after; /* either may be NULL */
-    int64_t self_delta;
+    int64_t self_delta;   /* self CPU time, after - before */
+    int64_t device_delta; /* self device time, after - before */
+    bool device;          /* a row of device activities (paired with its kind only) */
 } opprof__diff_pair;
 typedef struct opprof__diff {
     const opprof_capture *before, *after;
     opprof_averages *avg_before, *avg_after;
-    opprof__diff_pair *pairs; /* both sides' rows paired by key, largest change of self time first */
+    opprof__diff_pair *pairs; /* both sides' rows paired by (device, key), largest change of self
+                                 CPU or self device time first */
     size_t n, shown;          /* shown: the first rows within the row limit */
     int64_t self_before, self_after; /* ns */
+    int64_t device_before, device_after; /* self device time totals, ns */
+    const char *device_name;  /* "CUDA", "MTIA": both sides have device time; else NULL */
     char notes[8][160];       /* configuration differences */
     int n_notes;
 } opprof__diff;

@@ -20,7 +20,7 @@ typedef struct diff_column {
     unsigned needs; /* SHOW_*: shown only when a side recorded it */
 } diff_column;
 
-enum { SHOW_MEMORY = 1u << 0, SHOW_FLOPS = 1u << 1 };
+enum { SHOW_MEMORY = 1u << 0, SHOW_FLOPS = 1u << 1, SHOW_DEVICE = 1u << 2 };
 
 #define SIDE_NUMBER(fn, row, expr) \
     static double fn(const opprof__diff_pair *p) { return p->row ? (double)(expr) : NAN; }
@@ -34,9 +34,12 @@ SIDE_NUMBER(mem_before, before, p->before->self_cpu_mem)
 SIDE_NUMBER(mem_after, after, p->after->self_cpu_mem)
 SIDE_NUMBER(flops_before, before, p->before->flops)
 SIDE_NUMBER(flops_after, after, p->after->flops)
+SIDE_NUMBER(device_before, before, p->before->self_device_ns / 1e3)
+SIDE_NUMBER(device_after, after, p->after->self_device_ns / 1e3)
 #undef SIDE_NUMBER
 
 static double self_change(const opprof__diff_pair *p) { return (double)p->self_delta / 1e3; }
+static double device_change(const opprof__diff_pair *p) { return (double)p->device_delta / 1e3; }
 
 /* after / before; no value for an operator new or gone; inf from nothing to something */
 static double self_ratio(const opprof__diff_pair *p) {
@@ -55,6 +58,10 @@ static const diff_column COLUMNS[] = {
     {"Self ratio", "self_ratio", OPPROF__UNIT_RATIO, BOTH, self_ratio, 0},
     {"Total before", "total_cpu_us_before", OPPROF__UNIT_TIME, BEFORE, total_before, 0},
     {"Total after", "total_cpu_us_after", OPPROF__UNIT_TIME, AFTER, total_after, 0},
+    /* "%s": the device's name, as report's columns say it ("Self CUDA") */
+    {"Self %s before", "self_device_us_before", OPPROF__UNIT_TIME, BEFORE, device_before, SHOW_DEVICE},
+    {"Self %s after", "self_device_us_after", OPPROF__UNIT_TIME, AFTER, device_after, SHOW_DEVICE},
+    {"Self %s change", "self_device_us_delta", OPPROF__UNIT_CHANGE, BOTH, device_change, SHOW_DEVICE},
     {"Self Mem before", "self_cpu_bytes_before", OPPROF__UNIT_BYTES, BEFORE, mem_before, SHOW_MEMORY},
     {"Self Mem after", "self_cpu_bytes_after", OPPROF__UNIT_BYTES, AFTER, mem_after, SHOW_MEMORY},
     {"FLOPs before", "flops_before", OPPROF__UNIT_COUNT, BEFORE, flops_before, SHOW_FLOPS},
@@ -75,6 +82,7 @@ static shown shown_columns(const opprof__diff *d) {
         if (opprof__averages_profile_memory(side[s])) have |= SHOW_MEMORY;
         if (opprof__averages_flops_recorded(side[s])) have |= SHOW_FLOPS;
     }
+    if (d->device_name) have |= SHOW_DEVICE;
     shown out = {.n = 0};
     for (size_t k = 0; k < N_COLUMNS; k++)
         if ((COLUMNS[k].needs & have) == COLUMNS[k].needs) out.col[out.n++] = &COLUMNS[k];
@@ -95,15 +103,31 @@ static void cell(const diff_column *col, const opprof__diff_pair *p, char *buf, 
     }
 }
 
+/* A column's title: the device's name in its "%s" */
+static const char *title_of(const diff_column *col, const opprof__diff *d, char *buf, size_t size) {
+    if (!strstr(col->title, "%s")) return col->title;
+    snprintf(buf, size, col->title, d->device_name ? d->device_name : "device");
+    return buf;
+}
+
 /* "Self CPU time total: 1.150us before, 0.600us after (-47.83%)" */
-static void totals_line(const opprof__diff *d, char *buf, size_t size) {
+static void total_line(const char *what, int64_t before, int64_t after, char *buf, size_t size) {
     char t1[48], t2[48];
-    opprof_format_time_us((double)d->self_before / 1e3, t1, sizeof t1);
-    opprof_format_time_us((double)d->self_after / 1e3, t2, sizeof t2);
-    int n = snprintf(buf, size, "Self CPU time total: %s before, %s after", t1, t2);
-    if (d->self_before && n > 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " (%+.2f%%)",
-                 100.0 * ((double)d->self_after - (double)d->self_before) / (double)d->self_before);
+    opprof_format_time_us((double)before / 1e3, t1, sizeof t1);
+    opprof_format_time_us((double)after / 1e3, t2, sizeof t2);
+    int n = snprintf(buf, size, "Self %s time total: %s before, %s after", what, t1, t2);
+    if (before && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " (%+.2f%%)", 100.0 * ((double)after - (double)before) / (double)before);
+}
+
+/* The CPU's totals line, and the device's when both sides have one. */
+static void totals_line(const opprof__diff *d, char *buf, size_t size) {
+    total_line("CPU", d->self_before, d->self_after, buf, size);
+    size_t n = strlen(buf);
+    if (d->device_name && n + 2 < size) {
+        memcpy(buf + n, "; ", 3);
+        total_line(d->device_name, d->device_before, d->device_after, buf + n + 2, size - n - 2);
+    }
 }
 
 /* ---- the views ---- */
@@ -112,7 +136,8 @@ static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
     shown sc = shown_columns(d);
     size_t nc = sc.n;
     const char *titles[N_COLUMNS];
-    for (size_t k = 0; k < nc; k++) titles[k] = sc.col[k]->title;
+    char named[N_COLUMNS][CELL];
+    for (size_t k = 0; k < nc; k++) titles[k] = title_of(sc.col[k], d, named[k], CELL);
     size_t n_cells = (d->shown ? d->shown : 1) * nc;
     char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
     const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
@@ -150,13 +175,22 @@ static void diff_json(opprof__strbuf *sb, const opprof__diff *d) {
             opprof__number_text(sc.col[k]->number(p), num, sizeof num);
             opprof__sb_puts(sb, num);
         }
-        opprof__sb_printf(sb, ", \"present\": \"%s\"}", !p->before ? "after" : !p->after ? "before" : "both");
+        opprof__sb_printf(sb, ", \"device\": %s, \"present\": \"%s\"}", p->device ? "true" : "false",
+                          !p->before ? "after" : !p->after ? "before" : "both");
     }
     opprof__sb_puts(sb, d->shown ? "\n  ],\n  \"totals\": {\"self_cpu_us_before\": " : "],\n  \"totals\": {\"self_cpu_us_before\": ");
     opprof__number_text((double)d->self_before / 1e3, num, sizeof num);
     opprof__sb_printf(sb, "%s, \"self_cpu_us_after\": ", num);
     opprof__number_text((double)d->self_after / 1e3, num, sizeof num);
-    opprof__sb_printf(sb, "%s},\n  \"notes\": [", num);
+    opprof__sb_puts(sb, num);
+    if (d->device_name) {
+        opprof__sb_puts(sb, ", \"self_device_us_before\": ");
+        opprof__number_text((double)d->device_before / 1e3, num, sizeof num);
+        opprof__sb_printf(sb, "%s, \"self_device_us_after\": ", num);
+        opprof__number_text((double)d->device_after / 1e3, num, sizeof num);
+        opprof__sb_puts(sb, num);
+    }
+    opprof__sb_puts(sb, "},\n  \"notes\": [");
     for (int i = 0; i < d->n_notes; i++) {
         if (i) opprof__sb_puts(sb, ", ");
         opprof__sb_json_string(sb, d->notes[i]);
@@ -227,8 +261,10 @@ static void diff_html(opprof__strbuf *sb, const opprof__diff *d) {
     }
     opprof__sb_puts(sb, "<table class=\"sortable\" id=\"diff\">\n<thead><tr>");
     shown sc = shown_columns(d);
+    char title[CELL];
     for (size_t k = 0; k < sc.n; k++)
-        opprof__sb_printf(sb, "<th%s>%s</th>", sc.col[k]->number ? "" : " data-text=\"1\"", sc.col[k]->title);
+        opprof__sb_printf(sb, "<th%s>%s</th>", sc.col[k]->number ? "" : " data-text=\"1\"",
+                          title_of(sc.col[k], d, title, sizeof title));
     opprof__sb_puts(sb, "<th>Self time</th></tr></thead>\n<tbody>\n");
     char text[CELL], num[64];
     for (size_t i = 0; i < d->shown; i++) {
