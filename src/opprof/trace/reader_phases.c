@@ -532,18 +532,20 @@ static int unterminated(parser *p) {
  * end of a bare array's file where an event or ']' would be. */
 static int next_event(parser *p) {
     int c = opprof__json_skip_ws(&p->lx);
-    if (c == -1 && p->array_form) return unterminated(p);
-    int more = opprof__json_next(&p->lx, ']', "after an event");
-    if (more != 1) return more;
-    int64_t comma = HERE(p) - 1;
-    c = opprof__json_skip_ws(&p->lx);
-    if (c == ']') {
-        opprof__reader_assumed(p, comma, true, "a comma before the event array's ']' (a trailing comma): ignored");
+    if (c == ',') {
+        int64_t comma = HERE(p);
         p->lx.pos++;
-        p->lx.depth--;
-        return 0;
+        c = opprof__json_skip_ws(&p->lx);
+        if (c == ']') {
+            opprof__reader_assumed(p, comma, true, "a comma before the event array's ']' (a trailing comma): ignored");
+            p->lx.pos++;
+            p->lx.depth--;
+            return 0;
+        }
+        return c == -1 && p->array_form ? unterminated(p) : c == -2 ? OPPROF_EFORMAT : 1;
     }
-    return c == -1 && p->array_form ? unterminated(p) : 1;
+    if (c == -1 && p->array_form) return unterminated(p);
+    return opprof__json_next(&p->lx, ']', "after an event"); /* ']', or the error that says why */
 }
 
 int opprof__reader_parse_events(parser *p) {
