@@ -56,7 +56,12 @@ typedef struct opprof_mark {
     } value;
 } opprof_mark;
 
-/** A range or operator: a complete event ("ph":"X" in a trace). 40 bytes. */
+/** The most threads, and call sites, that a capture holds: 2^24 - 1 each
+ *  (an event keeps each index in 24 bits, so that it stays 32 bytes). */
+#define OPPROF_MAX_THREADS ((1u << 24) - 1)
+#define OPPROF_MAX_SITES ((1u << 24) - 1)
+
+/** A range or operator: a complete event ("ph":"X" in a trace). 32 bytes. */
 typedef struct opprof_event {
     int64_t start_ns;    /* from the capture's start */
     int64_t duration_ns; /* >= 0 */
@@ -64,11 +69,10 @@ typedef struct opprof_event {
     int32_t parent;      /* index of the enclosing event on the same thread, or -1; for a
                             device activity (OPPROF_KIND_DEVICE): the CPU operator that
                             launched it, or -1 */
-    uint32_t site;       /* call site and input shapes: opprof_capture_site(); 0 = unknown */
-    uint32_t thread;     /* index into opprof_capture_threads() */
-    uint8_t kind;        /* opprof_kind */
-    uint8_t category;    /* 0: none; else see opprof_capture_category() */
-    uint8_t reserved[6]; /* zero */
+    uint32_t site : 24;    /* call site and input shapes: opprof_capture_site(); 0 = unknown */
+    uint32_t category : 8; /* 0: none; else see opprof_capture_category() */
+    uint32_t thread : 24;  /* index into opprof_capture_threads() */
+    uint32_t kind : 8;     /* opprof_kind */
 } opprof_event;
 
 /** Input shapes of an operator call (record_shapes). */

@@ -82,7 +82,7 @@ const char *opprof_producer_name(opprof_producer producer) {
 }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
-    if (!c || c->finished || c->n_threads >= UINT32_MAX) return OPPROF_EINVAL;
+    if (!c || c->finished || c->n_threads >= OPPROF_MAX_THREADS) return OPPROF_EINVAL;
     if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
         return OPPROF_ENOMEM;
     opprof_thread_info *t = &c->threads[c->n_threads];
@@ -306,6 +306,14 @@ int opprof__capture_intern_site(opprof_capture *c, const char *file, const char 
         opprof__index_reserve(&c->site_index, c->n_sites, site_hash_of, c))
         return OPPROF_ENOMEM;
     size_t k = opprof__index_probe(&c->site_index, site_hash(&key), &key, site_equal, c);
+    if (!c->site_index.slots[k] && c->n_sites >= OPPROF_MAX_SITES) {
+        /* an event holds 24 bits of site: past them, call sites are unknown, and said once */
+        if (!c->sites_full++)
+            opprof__capture_warnf(c, "more than %u distinct call sites: the events of the others have no site",
+                                  OPPROF_MAX_SITES);
+        *site = 0;
+        return 0;
+    }
     if (!c->site_index.slots[k]) {
         c->sites[c->n_sites++] = key;
         c->site_index.slots[k] = (uint32_t)c->n_sites;

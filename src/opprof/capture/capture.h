@@ -25,6 +25,7 @@ struct opprof_capture {
     /* call sites and input shapes, interned; index i lives at [i - 1] */
     opprof_site *sites;
     size_t n_sites, cap_sites;
+    uint64_t sites_full; /* sites past OPPROF_MAX_SITES, left unknown */
     opprof__index site_index;
     opprof_shapes *shapes;
     size_t n_shapes, cap_shapes;

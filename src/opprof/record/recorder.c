@@ -20,7 +20,7 @@
  * current one.
  *
  * Closing a window is a handshake, so that the collector may free buffers
- * while it copies them (a capture then costs its own 40 bytes an event, not
+ * while it copies them (a capture then costs its own 32 bytes an event, not
  * twice that): every record sets its thread's `busy` flag, then checks that
  * the window is open; the closer clears the window flag, runs membarrier()
  * (a full barrier on every thread of the process, paid by the closer, not by

@@ -297,7 +297,8 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
         OPPROF__ASSERT((size_t)(CHUNK_EVENTS * sizeof(slot)) + sizeof(chunk) <= ch->size);
         const slot *s = (const slot *)ch->data + k;
         rc = range_event(c, nc, s, thread_index, start, end, npt, open_count, open_name);
-        if (!rc && sc) rc = site_of_range(c, sc, s, i, &c->events[c->n_events - 1].site);
+        uint32_t site = 0;
+        if (!rc && sc && !(rc = site_of_range(c, sc, s, i, &site))) c->events[c->n_events - 1].site = site;
     }
     if (sc) {
         opprof__sb_free(&sc->native);

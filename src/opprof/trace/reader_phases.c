@@ -39,7 +39,8 @@ static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
     int64_t key[2] = {pid, tid};
     size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
     if (!p->thread_index.slots[k]) {
-        if (c->n_threads >= UINT32_MAX) return FAIL(p, "more than 4294967295 threads (pid, tid pairs)");
+        if (c->n_threads >= OPPROF_MAX_THREADS)
+            return FAIL(p, "more than %u threads (pid, tid pairs): more than a capture holds", OPPROF_MAX_THREADS);
         /* a tid written as a string ("stream 7") names its track until a
          * thread_name says otherwise */
         const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
