@@ -314,7 +314,6 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     return 0;
 }
 
-static int set_label(parser *p, const event *e, bool is_label);
 
 /* "M": thread names; opprof merge's process labels ("rank K"). */
 static int take_metadata(parser *p, event *e) {
@@ -324,76 +323,8 @@ static int take_metadata(parser *p, event *e) {
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
     }
     if ((e->have & HAS_NAME) && e->arg_name && (!strcmp(e->name, "process_labels") || !strcmp(e->name, "process_name")))
-        return set_label(p, e, e->name[8] == 'l');
+        return opprof__reader_set_label(p, e->pid, e->arg_name, e->name[8] == 'l');
     return 0;
-}
-
-static uint64_t label_hash(const void *ctx, uint32_t item) {
-    return opprof__hash_pair((uint64_t)((const parser *)ctx)->labels[item].pid, 0);
-}
-
-static bool label_equal(const void *ctx, uint32_t item, const void *key) {
-    return ((const parser *)ctx)->labels[item].pid == *(const int64_t *)key;
-}
-
-/* The label of a process, found by its pid (hashed: a hostile trace names
- * many processes and labels each), the last one said winning. */
-static int label_of(parser *p, int64_t pid, bool add, struct process_label **out) {
-    size_t slot;
-    int64_t found = opprof__index_lookup(&p->label_index, p->n_labels, label_hash, label_equal, p,
-                                         opprof__hash_pair((uint64_t)pid, 0), &pid, &slot);
-    if (found < 0) return OPPROF_ENOMEM;
-    *out = found ? &p->labels[found - 1] : NULL;
-    if (found || !add) return 0;
-    if (opprof__grow((void **)&p->labels, &p->cap_labels, p->n_labels + 1, sizeof *p->labels)) return OPPROF_ENOMEM;
-    *out = &p->labels[p->n_labels];
-    **out = (struct process_label){.pid = pid};
-    p->label_index.slots[slot] = (uint32_t)++p->n_labels;
-    return 0;
-}
-
-/* The device that a process's name or label says it is, as Kineto names
- * device processes ("GPU 0", "MTIA 17"; ROCm's traces say "GPU n" too), or "". */
-static const char *device_of_label(const char *text) {
-    static const char *const devices[] = {"GPU", "MTIA", "HIP", "XPU"};
-    for (size_t i = 0; i < sizeof devices / sizeof *devices; i++) {
-        size_t n = strlen(devices[i]);
-        if (!strncmp(text, devices[i], n) && text[n] == ' ' && text[n + 1] >= '0' && text[n + 1] <= '9' &&
-            text[n + 1 + strspn(text + n + 1, "0123456789")] == '\0')
-            return devices[i];
-    }
-    return "";
-}
-
-/* process_labels names the process's track; either it or process_name may
- * say that the process is a device. */
-static int set_label(parser *p, const event *e, bool is_label) {
-    struct process_label *l;
-    if (label_of(p, e->pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
-    if (is_label) snprintf(l->text, sizeof l->text, "%s", e->arg_name);
-    const char *device = device_of_label(e->arg_name);
-    if (*device) snprintf(l->device, sizeof l->device, "%s", device);
-    return 0;
-}
-
-/* Labels onto threads; the events of a device's process are device rows,
- * whatever their category (an MTIA trace writes runtime calls there). */
-void opprof__reader_apply_labels(parser *p) {
-    opprof_capture *c = p->cap;
-    bool devices = false;
-    for (size_t t = 0; p->n_labels && t < c->n_threads; t++) {
-        struct process_label *l = NULL;
-        c->threads[t].device = false;
-        if (label_of(p, c->threads[t].pid, false, &l) || !l) continue;
-        snprintf(c->threads[t].process, sizeof c->threads[t].process, "%s", l->text);
-        if (!l->device[0]) continue;
-        c->threads[t].device = devices = true;
-        if (!c->info.device_name[0])
-            snprintf(c->info.device_name, sizeof c->info.device_name, "%s", strcmp(l->device, "MTIA") ? "CUDA" : "MTIA");
-    }
-    for (size_t i = 0; devices && i < c->n_events; i++)
-        if (c->threads[c->events[i].thread].device && !opprof__is_device(&c->events[i]))
-            c->events[i].kind = OPPROF_KIND_DEVICE;
 }
 
 static int unused_kind(char ph);

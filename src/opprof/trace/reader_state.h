@@ -162,7 +162,12 @@ OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
 /* "B" events never ended: completed at the trace's end, each a problem. */
 OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
 OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);
-/* The processes' labels (opprof merge's "rank K"), on every thread of theirs. */
+/* ---- processes' labels (trace/reader_labels.c) ---- */
+/* A process's "process_labels" (is_label) or "process_name" text: the label
+ * names its track; either may say the process is a device. */
+OPPROF__HIDDEN int opprof__reader_set_label(parser *p, int64_t pid, const char *text, bool is_label);
+/* The labels on every thread of their processes; a device's events become
+ * device rows. */
 OPPROF__HIDDEN void opprof__reader_apply_labels(parser *p);
 
 #endif /* OPPROF_READER_STATE_H */
