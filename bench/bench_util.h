@@ -111,6 +111,27 @@ static inline double bench_timestamp_ns(void) {
     return best;
 }
 
+/* The CPU's model name (/proc/cpuinfo) and its widest vector ISA, for the
+ * host line every figure is stated with. */
+static inline void bench_host(char *model, size_t size, const char **isa) {
+    snprintf(model, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(model, size, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = 0;
+            break;
+        }
+    if (f) fclose(f);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    *isa = __builtin_cpu_supports("avx512f") ? "AVX-512" : __builtin_cpu_supports("avx2") ? "AVX2" : "SSE";
+#else
+    *isa = "other";
+#endif
+}
+
 static inline void bench_json_number(FILE *f, const char *key, double v, bool last) {
     if (isnan(v))
         fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");

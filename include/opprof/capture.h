@@ -22,6 +22,7 @@
 
 #include <opprof/opprof.h>
 #include <opprof/mark_kinds.h>
+#include <opprof/stats.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -266,6 +267,8 @@ typedef struct opprof_average_row {
 typedef struct opprof_averages_options {
     bool group_by_input_shape;  /* one row per (name, input shapes) */
     int group_by_stack_n;       /* > 0: one row per (name, top N call sites); at most 16 */
+    bool distributions;         /* also each row's times per step and per call, and their
+                                   distributions (opprof_averages_row_distributions) */
 } opprof_averages_options;
 
 /** Group the capture's events by name. *out is owned by the caller
@@ -285,6 +288,29 @@ OPPROF_API int64_t opprof_averages_self_device_total_ns(const opprof_averages *a
 /** The device's name in column titles ("CUDA", "MTIA"), or "" when the capture
  *  has no device activity (then no device column is shown). */
 OPPROF_API const char *opprof_averages_device_name(const opprof_averages *averages);
+
+/** A row's times as distributions (averages built with `distributions`).
+ *  A step is a ProfilerStep#N range: an event belongs to the step that was
+ *  open at its start (on any thread); events outside every step are in no
+ *  step's sample. A capture without steps is one step, the whole capture. A
+ *  row's time in a step where it did not run is 0. Times in nanoseconds. */
+typedef struct opprof_row_distributions {
+    opprof_distribution step_self, step_total; /* per step: the sums of its calls' times in it */
+    opprof_distribution call_self, call_total; /* per call */
+} opprof_row_distributions;
+
+/** The number of steps of the distributions (>= 1), or 0 when the averages
+ *  were built without them. */
+OPPROF_API size_t opprof_averages_steps(const opprof_averages *averages);
+/** Row `row`'s distributions. OPPROF_EINVAL: no such row, or built without them. */
+OPPROF_API int opprof_averages_row_distributions(const opprof_averages *averages, size_t row,
+                                                 opprof_row_distributions *out);
+/** Row `row`'s self time in each step (opprof_averages_steps values, ns), or
+ *  NULL (no such row, or built without distributions). Owned by the averages. */
+OPPROF_API const double *opprof_averages_row_step_self(const opprof_averages *averages, size_t row);
+/** The self time of every CPU row in each step (the table's "Self CPU time
+ *  total", step by step), or NULL. Owned by the averages. */
+OPPROF_API const double *opprof_averages_step_self_totals(const opprof_averages *averages);
 
 /** Sort keys, as key_averages().table(sort_by=...) names them: the one list,
  *  that the enum, the names, the sort itself and `opprof report --help` are
@@ -425,6 +451,77 @@ typedef enum opprof_diff_format {
 OPPROF_API int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                              opprof_diff_format format, char **out_text);
 
+
+/* ------------------------------------------------------------------------- */
+/* Comparing with confidence (`opprof diff --stat`)                          */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Each side is one capture or several (a directory of traces): each row's
+ * self time step by step (opprof_row_distributions) is its sample, the
+ * steps of a side's captures put end to end, and a capture without
+ * ProfilerStep ranges one step. The comparison of a row is the shift of its
+ * per-step self time (opprof_shift_of, <opprof/stats.h>): Hodges-Lehmann with
+ * its Mann-Whitney interval, significant when its Holm-corrected p-value
+ * (over the rows compared) is below alpha. The total (the self time of every
+ * CPU row, per step) is compared on its own, uncorrected.
+ */
+typedef struct opprof_stat_options {
+    double alpha;  /* significance level, in (0, 0.5]; 0: 0.05. Intervals at 1 - alpha */
+    double detect; /* the change (a fraction) that a side's noise is judged against: the
+                      steps needed to detect it are given (0: 0.05) */
+} opprof_stat_options;
+
+typedef struct opprof_stat_row {
+    const char *key;                    /* "total" for the total */
+    bool device;                        /* a row of device activities (their time) */
+    opprof_distribution before, after;  /* its self time per step, ns */
+    opprof_shift shift;                 /* after - before, ns */
+    double change, change_lo, change_hi; /* shift and interval / before's median; NAN when that
+                                            median is 0 */
+    double p_adjusted;                  /* Holm over the rows; the total: its own p */
+    bool significant;                   /* p_adjusted < alpha */
+    size_t steps_needed;                /* per side, to detect `detect` at the larger spread
+                                           (IQR / median) of the two sides; 0 when both are 0 */
+} opprof_stat_row;
+
+typedef struct opprof_stat_diff opprof_stat_diff;
+
+/** Compare n_before captures with n_after (>= 1 each). *out: the caller's
+ *  (opprof_stat_diff_free); it does not refer to the captures. OPPROF_EINVAL
+ *  for no capture on a side or options out of range. */
+OPPROF_API int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before,
+                                    const opprof_capture *const *after, size_t n_after,
+                                    const opprof_stat_options *options, opprof_stat_diff **out);
+OPPROF_API void opprof_stat_diff_free(opprof_stat_diff *diff);
+/** The rows: significant ones first, each group by the size of its shift. */
+OPPROF_API const opprof_stat_row *opprof_stat_diff_rows(const opprof_stat_diff *diff, size_t *count);
+OPPROF_API const opprof_stat_row *opprof_stat_diff_total(const opprof_stat_diff *diff);
+/** The row of a key ("total": the total; a CPU row before a device row of the
+ *  same name), or NULL. */
+OPPROF_API const opprof_stat_row *opprof_stat_diff_find(const opprof_stat_diff *diff, const char *key);
+/** Steps and captures of each side. */
+OPPROF_API void opprof_stat_diff_sides(const opprof_stat_diff *diff, size_t steps[2], size_t captures[2]);
+/** The comparison as text (a table, the total, the noise notes), JSON or
+ *  HTML (format as for opprof_capture_diff_to_string). *out_text: opprof_free. */
+OPPROF_API int opprof_stat_diff_to_string(const opprof_stat_diff *diff, int row_limit, opprof_diff_format format,
+                                          char **out_text);
+
+/** A CI gate: "KEY > +3%" fails when KEY's change is significant and above
+ *  +3 %; "KEY < -3%" when significant and below -3 %. KEY is a row's name or
+ *  "total"; the bound a percentage. */
+typedef struct opprof_stat_gate {
+    char key[512];
+    bool above;   /* '>'; else '<' */
+    double bound; /* a fraction: 0.03 */
+} opprof_stat_gate;
+/** Parse a gate. OPPROF_EINVAL (with why, a sentence) when it is not one. */
+OPPROF_API int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, size_t why_size);
+/** Check a gate: *tripped when its row's change is significant and beyond
+ *  its bound; why: a sentence either way. OPPROF_ENOENT when no side has
+ *  the key. */
+OPPROF_API int opprof_stat_gate_check(const opprof_stat_diff *diff, const opprof_stat_gate *gate, bool *tripped,
+                                      char *why, size_t why_size);
 
 /* ------------------------------------------------------------------------- */
 /* Files                                                                     */

@@ -58,6 +58,10 @@ NN__HIDDEN int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tenso
                           nn_tensor **out);
 /* record_shapes: describe the current operator's inputs (NULL: a scalar). */
 NN__HIDDEN void nn__record_inputs(int n, const nn_tensor *const *inputs);
+/* nn_debug_slow_down: a start (0 when `op` is not slowed), and at the end
+ * of the operator's work the extra busy time. */
+NN__HIDDEN int64_t nn__slowdown_start(const char *op);
+NN__HIDDEN void nn__slowdown_finish(int64_t started);
 /* W^T ([out, in] weights) in the kernels' panels, as a 1-D tensor of
  * nn__panels_size(in, out) floats, made outside any operator. */
 NN__HIDDEN int nn__pack_weight(const nn_tensor *w, nn_tensor **out);

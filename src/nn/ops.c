@@ -177,6 +177,7 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
     if (!row_bias && !full_bias) return NN_ESHAPE;
     {
         OPPROF_OP_SCOPE("aten::addmm");
+        int64_t slowed = nn__slowdown_start("aten::addmm");
         nn__record_inputs(5, (const nn_tensor *[]){bias, a, b, NULL, NULL}); /* beta, alpha */
         rc = nn__tensor_new(out, 2, (int64_t[]){m, n});
         if (rc) return rc;
@@ -195,6 +196,7 @@ static int addmm(const nn_tensor *bias, const nn_tensor *a, const nn_tensor *b, 
             nn_tensor_free(*out);
             *out = NULL;
         }
+        nn__slowdown_finish(slowed);
     }
     return rc;
 }

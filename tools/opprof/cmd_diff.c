@@ -1,8 +1,10 @@
-/* cmd_diff.c - `opprof diff`: two traces compared operator by operator. */
+/* cmd_diff.c - `opprof diff`: two traces compared operator by operator, or
+ * (--stat) two sets of steps compared with confidence (stat_diff.c). */
 #define _GNU_SOURCE
 #include "tool.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,43 +18,121 @@ static const char HELP[] =
     "  --row-limit N   rows to print (default 30; -1 or 0: all)\n"
     "  --json          the comparison as JSON\n"
     "  --html OUT      write it as a self-contained HTML page (a sortable table with\n"
-    "                  before/after bars) to OUT instead\n";
+    "                  before/after bars) to OUT instead\n"
+    "With --stat, BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"
+    "*.json.gz): every row's self time per step (ProfilerStep#N; a trace without steps\n"
+    "is one) is its sample. Per row: the medians, IQRs, the shift of the median\n"
+    "(Hodges-Lehmann) with its interval, the Mann-Whitney p-value Holm-corrected over\n"
+    "the rows, significant or not; significant rows first; the total per step; notes\n"
+    "when a side is too noisy to detect the change asked, with the steps it would need.\n"
+    "Samples must be independent: interleave the runs of the two sides.\n"
+    "  --alpha A       significance level (default 0.05); intervals at 1 - A\n"
+    "  --detect PCT    the change the noise notes are about (default 5%, or the\n"
+    "                  first gate's bound)\n"
+    "  --fail-if GATE  'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"
+    "                  when ROW's change is significant and beyond the bound; repeatable\n";
 
-static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'},
-                                          {"json", no_argument, 0, 'j'},
-                                          {"html", required_argument, 0, 'H'},
-                                          {0, 0, 0, 0}};
-    int row_limit = 30;
-    bool json = false;
-    const char *html = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+enum { MAX_GATES = 32 };
+
+/* "5%", "5" or "0.05"? A percentage: "5%" or "5" is 5 %. */
+static int parse_percent(const char *text, const char *flag, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || (*end && strcmp(end, "%")) || !isfinite(v) || v <= 0 || v >= 1000) {
+        fprintf(stderr, "opprof: %s takes a percentage such as 5%%, not '%s'\n", flag, text);
+        return -1;
+    }
+    *out = v / 100;
+    return 0;
+}
+
+static int parse_alpha(const char *text, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v > 0 && v <= 0.5)) {
+        fprintf(stderr, "opprof: --alpha takes a level in (0, 0.5], such as 0.05, not '%s'\n", text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+typedef struct diff_args {
+    int row_limit;
+    bool json, stat;
+    const char *html;
+    tool_stat_request stat_req;
+    opprof_stat_gate gates[MAX_GATES];
+} diff_args;
+
+static int parse(int argc, char **argv, diff_args *a) {
+    static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
+                                          {"html", required_argument, 0, 'H'},      {"stat", no_argument, 0, 's'},
+                                          {"alpha", required_argument, 0, 'a'},     {"detect", required_argument, 0, 'd'},
+                                          {"fail-if", required_argument, 0, 'f'},   {0, 0, 0, 0}};
+    tool_stat_request *r = &a->stat_req;
+    bool stat_only = false;
+    for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
+        char why[1024];
         switch (c) {
         case 'n':
-            if (tool_parse_count(optarg, "--row-limit", &row_limit)) return TOOL_EXIT_USAGE;
+            if (tool_parse_count(optarg, "--row-limit", &a->row_limit)) return TOOL_EXIT_USAGE;
             break;
-        case 'j': json = true; break;
-        case 'H': html = optarg; break;
+        case 'j': a->json = true; break;
+        case 'H': a->html = optarg; break;
+        case 's': a->stat = true; break;
+        case 'a':
+            if (parse_alpha(optarg, &r->alpha)) return TOOL_EXIT_USAGE;
+            stat_only = true;
+            break;
+        case 'd':
+            if (parse_percent(optarg, "--detect", &r->detect)) return TOOL_EXIT_USAGE;
+            stat_only = true;
+            break;
+        case 'f':
+            if (r->n_gates == MAX_GATES) return tool_usage_error("diff", "at most %d --fail-if gates", MAX_GATES);
+            if (opprof_stat_gate_parse(optarg, &a->gates[r->n_gates], why, sizeof why))
+                return tool_usage_error("diff", "--fail-if %s", why);
+            r->n_gates++;
+            stat_only = true;
+            break;
         default: return TOOL_EXIT_USAGE;
         }
     }
     if (optind != argc - 2) return tool_usage_error("diff", "diff takes two traces, BEFORE and AFTER");
-    if (json && html) return tool_usage_error("diff", "diff takes --json or --html, not both");
+    if (a->json && a->html) return tool_usage_error("diff", "diff takes --json or --html, not both");
+    if (stat_only && !a->stat) return tool_usage_error("diff", "--alpha, --detect and --fail-if go with --stat");
+    if (!r->detect && r->n_gates) r->detect = fabs(a->gates[0].bound) > 0 ? fabs(a->gates[0].bound) : 0;
+    return 0;
+}
+
+static int run(int argc, char **argv) {
+    diff_args a = {.row_limit = 30};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc;
+    opprof_diff_format format = a.html ? OPPROF_DIFF_HTML : a.json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT;
+    if (a.stat) {
+        a.stat_req.row_limit = a.row_limit;
+        a.stat_req.format = format;
+        a.stat_req.html = a.html;
+        a.stat_req.gates = a.gates;
+        return tool_stat_diff(argv[optind], argv[optind + 1], &a.stat_req);
+    }
     opprof_capture *before = NULL, *after = NULL;
-    int rc = tool_load(argv[optind], &before);
+    rc = tool_load(argv[optind], &before);
     if (!rc) rc = tool_load(argv[optind + 1], &after);
     if (rc) {
         opprof_capture_free(before);
         return rc;
     }
     char *text = NULL;
-    opprof_diff_format format = html ? OPPROF_DIFF_HTML : json ? OPPROF_DIFF_JSON : OPPROF_DIFF_TEXT;
-    rc = opprof_capture_diff_to_string(before, after, row_limit, format, &text);
+    rc = opprof_capture_diff_to_string(before, after, a.row_limit, format, &text);
     opprof_capture_free(before);
     opprof_capture_free(after);
-    return tool_emit("diff", rc, text, html);
+    return tool_emit("diff", rc, text, a.html);
 }
 
-TOOL_COMMAND(diff, "diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]",
-             "compare two traces operator by operator", NULL);
+TOOL_COMMAND(diff,
+             "diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]\n"
+             "diff --stat BEFORE AFTER [--alpha A] [--detect PCT] [--fail-if GATE]... [--json | --html OUT]",
+             "compare two traces operator by operator, or two sets of steps with confidence", NULL);

@@ -62,6 +62,19 @@ void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);
 /** Say why `path` could not be written (and where, when not obvious). */
 void tool_write_error(const char *path, int rc);
 
+/** What `opprof diff --stat` was asked (stat_diff.c). */
+typedef struct tool_stat_request {
+    double alpha, detect;          /* 0: the library's defaults */
+    int row_limit;
+    opprof_diff_format format;
+    const char *html;              /* the HTML page's path, or NULL */
+    const opprof_stat_gate *gates; /* --fail-if */
+    size_t n_gates;
+} tool_stat_request;
+/** Compare BEFORE and AFTER (each a trace or a directory of traces); the
+ *  exit status (TOOL_EXIT_REGRESSED when a gate trips). */
+int tool_stat_diff(const char *before, const char *after, const tool_stat_request *req);
+
 /** `opprof report --ranks DIR [--json]` (ranks_report.c). */
 int tool_ranks_report(const char *dir, bool json);
 

@@ -30,6 +30,19 @@ OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 
 
+/* ---- distributions (analysis/distributions.c): rows' times per step and per call ---- */
+typedef struct opprof__distributions {
+    size_t n_rows, steps;          /* steps >= 1 once built */
+    double *step_self, *step_total; /* [row * steps + step], ns */
+    double *step_totals;           /* per step: the self time of every CPU event */
+    opprof_row_distributions *rows;
+} opprof__distributions;
+/* row_of_event: each event's row (n_rows rows). */
+OPPROF__HIDDEN int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_event, size_t n_rows,
+                                               opprof__distributions *d);
+OPPROF__HIDDEN void opprof__distributions_free(opprof__distributions *d);
+OPPROF__HIDDEN const opprof__distributions *opprof__averages_distributions(const opprof_averages *avg);
+
 /* ---- stack tree (analysis/stack_tree.c): events merged by their path of names ---- */
 typedef struct opprof__stack_node {
     int32_t parent;   /* node index, -1 for a root */
@@ -75,6 +88,16 @@ typedef struct opprof__diff {
 OPPROF__HIDDEN int opprof__diff_build(opprof__diff *d, const opprof_capture *before, const opprof_capture *after,
                                       int row_limit);
 OPPROF__HIDDEN void opprof__diff_free(opprof__diff *d);
+
+/* ---- compared with confidence (analysis/stat_diff.c) ---- */
+struct opprof_stat_diff {
+    opprof_stat_row *rows; /* significant first, then by the size of the shift */
+    size_t n_rows;
+    opprof_stat_row total;
+    size_t steps[2], captures[2]; /* before, after */
+    double alpha, detect;
+    char *keys;            /* the rows' keys, NUL-separated */
+};
 
 /* ---- ranks compared (analysis/ranks.c) ---- */
 typedef struct opprof__ranks_op {

@@ -35,6 +35,7 @@ struct opprof_averages {
     char **warnings;     /* the capture's warnings, copied */
     opprof_producer producer;
     int64_t unended_ns, duration_ns; /* the longest begin never ended, and the capture's span */
+    opprof__distributions dist;      /* with options->distributions, else steps 0 */
 };
 
 
@@ -52,6 +53,7 @@ typedef struct group {
     int64_t first_start;
     uint32_t first_thread;
     size_t first_index;
+    uint32_t index;    /* in the builder, before make_rows keeps the groups that have events */
     /* the extended key */
     uint32_t name_group;
     uint32_t shapes;
@@ -141,6 +143,7 @@ typedef struct work {
     uint32_t *group_of_event; /* extended keys: event -> group */
     uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts */
     int64_t *peaks;           /* per event, or NULL without memory */
+    uint32_t *row_of_group;   /* after make_rows: a group's row (UINT32_MAX: none) */
     opprof_averages *avg;
 } work;
 
@@ -154,9 +157,11 @@ static uint32_t name_group_of(const work *w, size_t i) {
                                            : w->name_group[e->name];
 }
 
-static group *group_of(const work *w, size_t i) {
-    return &w->b.groups[w->extended ? w->group_of_event[i] : name_group_of(w, i)];
+static uint32_t group_index_of(const work *w, size_t i) {
+    return w->extended ? w->group_of_event[i] : name_group_of(w, i);
 }
+
+static group *group_of(const work *w, size_t i) { return &w->b.groups[group_index_of(w, i)]; }
 
 static int new_group(work *w, const char *key, uint32_t *out) {
     if (opprof__grow((void **)&w->b.groups, &w->b.cap, w->b.n + 1, sizeof *w->b.groups)) return OPPROF_ENOMEM;
@@ -344,9 +349,15 @@ static int add_memory(work *w) {
 static int make_rows(work *w) {
     builder *b = &w->b;
     size_t kept = 0;
-    for (size_t g = 0; g < b->n; g++)
+    for (size_t g = 0; g < b->n; g++) {
+        b->groups[g].index = (uint32_t)g;
         if (b->groups[g].row.calls) b->groups[kept++] = b->groups[g];
+    }
     if (kept > 1) qsort(b->groups, kept, sizeof *b->groups, group_compare);
+    w->row_of_group = opprof__alloc((b->n ? b->n : 1) * sizeof *w->row_of_group);
+    if (!w->row_of_group) return OPPROF_ENOMEM;
+    for (size_t g = 0; g < b->n; g++) w->row_of_group[g] = UINT32_MAX;
+    for (size_t g = 0; g < kept; g++) w->row_of_group[b->groups[g].index] = (uint32_t)g;
     size_t n_offsets = kept ? kept : 1;
     size_t *offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
     opprof_averages *avg = w->avg;
@@ -394,7 +405,19 @@ static int make_rows(work *w) {
     return rc;
 }
 
+/* Each row's times per step and per call (group_of is no longer valid:
+ * make_rows kept the groups with events). */
+static int add_distributions(work *w) {
+    uint32_t *row_of_event = opprof__alloc((w->n_events ? w->n_events : 1) * sizeof *row_of_event);
+    if (!row_of_event) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < w->n_events; i++) row_of_event[i] = w->row_of_group[group_index_of(w, i)];
+    int rc = opprof__distributions_build(w->c, row_of_event, w->avg->n_rows, &w->avg->dist);
+    opprof__free(row_of_event);
+    return rc;
+}
+
 static void work_free(work *w) {
+    opprof__free(w->row_of_group);
     opprof__free(w->name_group);
     opprof__free(w->device_group);
     opprof__free(w->group_of_event);
@@ -434,6 +457,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (!rc) rc = add_times(&w);
     if (!rc && c->n_mem) rc = add_memory(&w);
     if (!rc) rc = make_rows(&w);
+    if (!rc && options && options->distributions) rc = add_distributions(&w);
     if (!rc) {
         opprof_averages *avg = w.avg;
         /* Columns follow what was recorded: memory when there are memory
@@ -471,8 +495,28 @@ void opprof_averages_free(opprof_averages *avg) {
     opprof__free(avg->rows);
     opprof__free(avg->children);
     opprof__free(avg->text);
+    opprof__distributions_free(&avg->dist);
     opprof__free(avg);
 }
+
+size_t opprof_averages_steps(const opprof_averages *avg) { return avg ? avg->dist.steps : 0; }
+
+int opprof_averages_row_distributions(const opprof_averages *avg, size_t row, opprof_row_distributions *out) {
+    if (!avg || !out || row >= avg->n_rows || !avg->dist.steps) return OPPROF_EINVAL;
+    *out = avg->dist.rows[row];
+    return 0;
+}
+
+const double *opprof_averages_row_step_self(const opprof_averages *avg, size_t row) {
+    if (!avg || row >= avg->n_rows || !avg->dist.steps) return NULL;
+    return avg->dist.step_self + row * avg->dist.steps;
+}
+
+const double *opprof_averages_step_self_totals(const opprof_averages *avg) {
+    return avg && avg->dist.steps ? avg->dist.step_totals : NULL;
+}
+
+const opprof__distributions *opprof__averages_distributions(const opprof_averages *avg) { return &avg->dist; }
 
 const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_t *count) {
     if (count) *count = avg ? avg->n_rows : 0;

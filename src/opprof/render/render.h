@@ -24,7 +24,9 @@ typedef enum opprof__unit {
     OPPROF__UNIT_TEXT,    /* a string cut to the column ("Input Shapes") */
     OPPROF__UNIT_LINES,   /* lines, one per table line, left-aligned ("Source Location") */
     OPPROF__UNIT_CHANGE,  /* a signed change of microseconds: "+1.234ms", "-5.000us" */
-    OPPROF__UNIT_RATIO    /* after / before: "1.25x", "inf" */
+    OPPROF__UNIT_RATIO,   /* after / before: "1.25x", "inf" */
+    OPPROF__UNIT_RELATIVE, /* a signed change as a fraction: "+5.30%", "--" */
+    OPPROF__UNIT_PVALUE   /* a probability: "0.031", "2.1e-05" */
 } opprof__unit;
 
 typedef struct opprof__view opprof__view;

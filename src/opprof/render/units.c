@@ -70,6 +70,15 @@ void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
         else if (isnan(x)) snprintf(buf, size, "--");
         else snprintf(buf, size, "%.2fx", x);
         return;
+    case OPPROF__UNIT_RELATIVE:
+        if (isnan(x)) snprintf(buf, size, "--");
+        else if (isinf(x)) snprintf(buf, size, "%sinf", x < 0 ? "-" : "+");
+        else snprintf(buf, size, "%+.2f%%", 100.0 * x);
+        return;
+    case OPPROF__UNIT_PVALUE:
+        if (isnan(x)) snprintf(buf, size, "--");
+        else snprintf(buf, size, x >= 0.001 ? "%.3f" : "%.1e", x);
+        return;
     case OPPROF__UNIT_NAME:
     case OPPROF__UNIT_TEXT:
     case OPPROF__UNIT_LINES: snprintf(buf, size, "?"); return; /* text units: opprof__cell */

@@ -1,0 +1,233 @@
+/*
+ * bench_stat - does `opprof diff --stat` tell a real change from noise, on
+ * this machine, with the seed's model (256 -> 512 -> 64, batch 128)?
+ *
+ *   A/A:       the same build on both sides, 2 x STEPS steps, REPS times:
+ *              how often a row or the total is flagged significant (at 5 %
+ *              and at 1 %);
+ *   detection: aten::addmm slowed by 5 % and by 2 % on one side
+ *              (nn_debug_slow_down: busy time, a share of its own): how often
+ *              its row is flagged slower; the 2 % again with the steps that
+ *              the tool said were needed;
+ *   blocked:   A/A with a side's steps run one after the other instead of
+ *              interleaved (what drift does to a comparison);
+ *   speed:     `opprof diff --stat` of two 100-step traces, whole command.
+ *
+ * Each step is a capture of its own (a session of one step), the sides'
+ * steps interleaved, as the Timer's guidance asks.
+ *
+ *   build/bin/bench_stat [--json] [--reps N] [--steps N]
+ */
+#include "bench_util.h"
+
+#include <nn/nn.h>
+#include <opprof/opprof.h>
+#include <opprof/capture.h>
+
+enum { IN = 256, HIDDEN = 512, OUT = 64, BATCH = 128, MAX_STEPS = 2000 };
+
+static void die(const char *what, int rc) {
+    fprintf(stderr, "bench_stat: %s: %s\n", what, rc < -4095 ? opprof_strerror(rc) : nn_strerror(rc));
+    exit(1);
+}
+
+typedef struct model {
+    nn_module *net;
+    nn_tensor *x;
+} model;
+
+static model seed_model(void) {
+    nn_manual_seed(7);
+    nn_module *layers[3];
+    model m;
+    int rc = nn_linear_new(&layers[0], IN, HIDDEN);
+    if (!rc) rc = nn_relu_new(&layers[1]);
+    if (!rc) rc = nn_linear_new(&layers[2], HIDDEN, OUT);
+    if (!rc) rc = nn_sequential_new(&m.net, layers, 3);
+    if (!rc) rc = nn_tensor_randn(&m.x, 2, (int64_t[]){BATCH, IN});
+    if (rc) die("model", rc);
+    return m;
+}
+
+static void forward(const model *m) {
+    nn_tensor *y;
+    int rc = nn_module_forward(m->net, m->x, &y);
+    if (rc) die("forward", rc);
+    nn_tensor_free(y);
+}
+
+/* One step recorded as a capture of its own: ProfilerStep#0 > forward. */
+static opprof_capture *one_step(const model *m) {
+    opprof_config cfg = opprof_config_default();
+    opprof_session *s;
+    opprof_capture *c = NULL;
+    int rc = opprof_session_start(&s, &cfg);
+    if (rc) die("session", rc);
+    forward(m);
+    rc = opprof_session_stop(s);
+    if (!rc) rc = opprof_session_take_capture(s, &c);
+    if (rc) die("capture", rc);
+    opprof_session_free(s);
+    return c;
+}
+
+typedef struct sides {
+    opprof_capture *c[2][MAX_STEPS];
+    int n;
+} sides;
+
+/* n steps a side, the after side's aten::addmm slowed by `slow`;
+ * interleaved (before, after, before...) or in two blocks. */
+static void record(sides *s, const model *m, int n, double slow, bool interleaved) {
+    s->n = n;
+    for (int i = 0; i < 2 * n; i++) {
+        int side = interleaved ? i % 2 : i >= n, k = interleaved ? i / 2 : i % n;
+        nn_debug_slow_down("aten::addmm", side ? slow : 0);
+        s->c[side][k] = one_step(m);
+    }
+    nn_debug_slow_down(NULL, 0);
+}
+
+static void sides_free(sides *s) {
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < s->n; k++) opprof_capture_free(s->c[side][k]);
+}
+
+typedef struct verdict {
+    bool any_row, total, addmm_slower;
+    size_t addmm_needed;
+    double addmm_change;
+} verdict;
+
+static verdict judge(const sides *s, double alpha, double detect) {
+    opprof_stat_options o = {.alpha = alpha, .detect = detect};
+    opprof_stat_diff *d;
+    int rc = opprof_stat_diff_new((const opprof_capture *const *)s->c[0], (size_t)s->n,
+                                  (const opprof_capture *const *)s->c[1], (size_t)s->n, &o, &d);
+    if (rc) die("diff --stat", rc);
+    verdict v = {.total = opprof_stat_diff_total(d)->significant};
+    size_t n;
+    const opprof_stat_row *rows = opprof_stat_diff_rows(d, &n);
+    for (size_t i = 0; i < n; i++) v.any_row |= rows[i].significant;
+    const opprof_stat_row *addmm = opprof_stat_diff_find(d, "aten::addmm");
+    if (addmm) {
+        v.addmm_slower = addmm->significant && addmm->change > 0;
+        v.addmm_needed = addmm->steps_needed;
+        v.addmm_change = addmm->change;
+    }
+    opprof_stat_diff_free(d);
+    return v;
+}
+
+typedef struct rates {
+    double any_row, total, addmm, any_row_1pct, median_needed, median_change;
+} rates;
+
+/* reps repetitions of one experiment. */
+static rates experiment(const model *m, int reps, int steps, double slow, bool interleaved, double detect) {
+    static sides s;
+    int any = 0, total = 0, addmm = 0, any1 = 0;
+    double *needed = calloc((size_t)reps, sizeof *needed), *change = calloc((size_t)reps, sizeof *change);
+    for (int r = 0; r < reps; r++) {
+        record(&s, m, steps, slow, interleaved);
+        verdict v5 = judge(&s, 0.05, detect), v1 = judge(&s, 0.01, detect);
+        any += v5.any_row || v5.total;
+        total += v5.total;
+        addmm += v5.addmm_slower;
+        any1 += v1.any_row || v1.total;
+        needed[r] = v5.addmm_needed == SIZE_MAX ? 1e9 : (double)v5.addmm_needed;
+        change[r] = v5.addmm_change;
+        sides_free(&s);
+    }
+    rates out = {(double)any / reps, (double)total / reps, (double)addmm / reps, (double)any1 / reps,
+                 bench_stats_of(needed, reps).median, bench_stats_of(change, reps).median};
+    free(needed);
+    free(change);
+    return out;
+}
+
+/* `opprof diff --stat` of two 100-step traces, whole command: ms, median of 11. */
+static bench_stats diff_command_ms(const model *m) {
+    char paths[2][64];
+    for (int side = 0; side < 2; side++) {
+        opprof_config cfg = opprof_config_default();
+        opprof_session *s;
+        opprof_capture *c;
+        int rc = opprof_session_start(&s, &cfg);
+        for (int k = 0; !rc && k < 100; k++) {
+            forward(m);
+            rc = opprof_session_step(s);
+        }
+        if (!rc) rc = opprof_session_stop(s);
+        if (!rc) rc = opprof_session_take_capture(s, &c);
+        snprintf(paths[side], sizeof paths[side], "/tmp/opprof-bench-stat-%d-%d.json", (int)getpid(), side);
+        if (!rc) rc = opprof_capture_chrome_write(c, paths[side]);
+        if (rc) die("100-step trace", rc);
+        opprof_capture_free(c);
+        opprof_session_free(s);
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s/opprof diff --stat %s %s > /dev/null", bench_self_dir(), paths[0], paths[1]);
+    double ms[11];
+    for (int i = 0; i < 11; i++) {
+        int64_t t0 = bench_now_ns();
+        if (system(cmd) != 0) die("opprof diff --stat", -1);
+        ms[i] = (double)(bench_now_ns() - t0) / 1e6;
+    }
+    unlink(paths[0]);
+    unlink(paths[1]);
+    return bench_stats_of(ms, 11);
+}
+
+int main(int argc, char **argv) {
+    bool json = false;
+    int reps = 100, steps = 20;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_stat [--json] [--reps N] [--steps N]\n");
+            return 64;
+        }
+    }
+    if (reps < 1 || steps < 2 || steps > MAX_STEPS) die("--reps >= 1, --steps in [2, 2000]", -22);
+    model m = seed_model();
+    for (int i = 0; i < 200; i++) forward(&m); /* warm */
+    rates aa = experiment(&m, reps, steps, 0, true, 0.05);
+    rates blocked = experiment(&m, reps, steps, 0, false, 0.05);
+    rates five = experiment(&m, reps, steps, 0.05, true, 0.05);
+    rates two = experiment(&m, reps, steps, 0.02, true, 0.02);
+    int needed = (int)fmin(MAX_STEPS, fmax(steps, two.median_needed));
+    rates two_needed = experiment(&m, reps < 20 ? reps : 20, needed, 0.02, true, 0.02);
+    bench_stats cmd = diff_command_ms(&m);
+    char host[256];
+    const char *isa;
+    bench_host(host, sizeof host, &isa);
+    if (json) {
+        printf("{\n  \"host\": \"%s\", \"isa\": \"%s\", \"reps\": %d, \"steps\": %d,\n", host, isa, reps, steps);
+        bench_json_number(stdout, "aa_flagged_rate_5pct", aa.any_row, false);
+        bench_json_number(stdout, "aa_total_flagged_rate_5pct", aa.total, false);
+        bench_json_number(stdout, "aa_flagged_rate_1pct", aa.any_row_1pct, false);
+        bench_json_number(stdout, "aa_blocked_flagged_rate_5pct", blocked.any_row, false);
+        bench_json_number(stdout, "detect_5pct_rate", five.addmm, false);
+        bench_json_number(stdout, "detect_5pct_median_change", five.median_change, false);
+        bench_json_number(stdout, "detect_2pct_rate", two.addmm, false);
+        bench_json_number(stdout, "detect_2pct_steps_needed", two.median_needed, false);
+        bench_json_number(stdout, "detect_2pct_rate_at_needed", two_needed.addmm, false);
+        bench_json_number(stdout, "detect_2pct_reps_at_needed", reps < 20 ? reps : 20, false);
+        bench_json_number(stdout, "diff_stat_100_steps_ms_median", cmd.median, false);
+        bench_json_number(stdout, "diff_stat_100_steps_ms_iqr", cmd.iqr, true);
+        puts("}");
+    } else {
+        printf("host: %s (%s); %d repetitions of %d steps a side, interleaved\n", host, isa, reps, steps);
+        printf("A/A flagged (a row or the total): %.0f%% at 5%%, %.0f%% at 1%%; the total alone %.0f%%\n",
+               100 * aa.any_row, 100 * aa.any_row_1pct, 100 * aa.total);
+        printf("A/A with the sides in blocks instead: %.0f%% flagged at 5%%\n", 100 * blocked.any_row);
+        printf("aten::addmm +5%%: detected %.0f%% (median change %+.1f%%)\n", 100 * five.addmm, 100 * five.median_change);
+        printf("aten::addmm +2%%: detected %.0f%%; steps needed (the tool's median): %.0f; at %d steps: %.0f%% of %d\n",
+               100 * two.addmm, two.median_needed, needed, 100 * two_needed.addmm, reps < 20 ? reps : 20);
+        printf("opprof diff --stat of two 100-step traces: %.1f ms (IQR %.1f)\n", cmd.median, cmd.iqr);
+    }
+    return 0;
+}

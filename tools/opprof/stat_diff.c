@@ -1,0 +1,126 @@
+/* stat_diff.c - `opprof diff --stat BEFORE AFTER`: each side a trace or a
+ * directory of traces, compared with confidence, and the CI gates
+ * (--fail-if) that decide the exit status. */
+#define _GNU_SOURCE
+#include "tool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A trace of a directory: .json or .json.gz, not summary.json. */
+static bool is_trace_name(const char *name) {
+    size_t n = strlen(name);
+    if (!strcmp(name, "summary.json") || name[0] == '.') return false;
+    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 8 && !strcmp(name + n - 8, ".json.gz"));
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The traces of a directory, by name; an empty list is an error. */
+static int list_traces(const char *dir, char ***out, size_t *n) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "opprof: cannot read the directory %s: %s\n", dir, strerror(errno));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_trace_name(e->d_name)) continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) break;
+            names = grown;
+        }
+        if (asprintf(&names[count], "%s/%s", dir, e->d_name) < 0) break;
+        count++;
+    }
+    closedir(d);
+    if (!count) {
+        fprintf(stderr, "opprof: %s has no trace (*.json, *.json.gz but summary.json)\n", dir);
+        free(names);
+        return TOOL_EXIT_UNREADABLE;
+    }
+    qsort(names, count, sizeof *names, by_name);
+    *out = names;
+    *n = count;
+    return 0;
+}
+
+typedef struct side {
+    opprof_capture **caps;
+    size_t n;
+} side;
+
+static void side_free(side *s) {
+    for (size_t i = 0; i < s->n; i++) opprof_capture_free(s->caps[i]);
+    free(s->caps);
+}
+
+/* A side: one trace, or every trace of a directory. */
+static int load_side(const char *path, side *s) {
+    struct stat st;
+    char **names = NULL;
+    size_t n = 1;
+    int rc = 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = list_traces(path, &names, &n);
+        if (rc) return rc;
+    }
+    s->caps = calloc(n, sizeof *s->caps);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!s->caps) {
+            rc = TOOL_EXIT_UNREADABLE;
+            break;
+        }
+        rc = tool_load(names ? names[i] : path, &s->caps[i]);
+        if (!rc) s->n++;
+    }
+    for (size_t i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+/* Each gate, checked and said on stderr; TOOL_EXIT_REGRESSED when one trips. */
+static int check_gates(const opprof_stat_diff *d, const opprof_stat_gate *gates, size_t n) {
+    int status = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool tripped = false;
+        char why[1024];
+        int rc = opprof_stat_gate_check(d, &gates[i], &tripped, why, sizeof why);
+        fprintf(stderr, "opprof: %s\n", why);
+        if (rc) return tool_usage_error("diff", "a gate must name a row of the comparison, or 'total'");
+        if (tripped) status = TOOL_EXIT_REGRESSED;
+    }
+    return status;
+}
+
+int tool_stat_diff(const char *before, const char *after, const tool_stat_request *req) {
+    side sides[2] = {{0}, {0}};
+    int rc = load_side(before, &sides[0]);
+    if (!rc) rc = load_side(after, &sides[1]);
+    opprof_stat_diff *d = NULL;
+    if (!rc) {
+        opprof_stat_options o = {.alpha = req->alpha, .detect = req->detect};
+        int err = opprof_stat_diff_new((const opprof_capture *const *)sides[0].caps, sides[0].n,
+                                       (const opprof_capture *const *)sides[1].caps, sides[1].n, &o, &d);
+        if (err) {
+            fprintf(stderr, "opprof: diff --stat: %s\n", opprof_strerror(err));
+            rc = TOOL_EXIT_UNREADABLE;
+        }
+    }
+    side_free(&sides[0]);
+    side_free(&sides[1]);
+    if (rc) return rc;
+    char *text = NULL;
+    int err = opprof_stat_diff_to_string(d, req->row_limit, req->format, &text);
+    int status = tool_emit("diff", err, text, req->html);
+    if (!status) status = check_gates(d, req->gates, req->n_gates);
+    opprof_stat_diff_free(d);
+    return status;
+}
