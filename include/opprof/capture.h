@@ -368,6 +368,13 @@ typedef struct opprof_table_options {
                                each row's self time (the events nested in it, each at the range
                                cost the capture measured at start). Without it, the table still
                                says under it which rows' self time that cost is most of. */
+    bool stats;             /* "Self min", "Self med", "Self p90", "Self p99", "Self max",
+                               "Self IQR" and "Self CV": the distribution of each row's self
+                               time per step (per call when the capture has fewer than 2
+                               steps; a line under the table says which). Needs averages
+                               built with `distributions` (else OPPROF_EINVAL). The JSON of
+                               averages built with them always has every row's
+                               "distributions" (per step and per call, self and total). */
 } opprof_table_options;
 
 /**
@@ -481,8 +488,11 @@ typedef struct opprof_stat_row {
                                             median is 0 */
     double p_adjusted;                  /* Holm over the rows; the total: its own p */
     bool significant;                   /* p_adjusted < alpha */
-    size_t steps_needed;                /* per side, to detect `detect` at the larger spread
-                                           (IQR / median) of the two sides; 0 when both are 0 */
+    double spread;                      /* the larger IQR / median of the two sides */
+    size_t steps_needed;                /* per side, to detect `detect` with power 0.8 at that
+                                           spread (opprof_steps_needed), at alpha / rows for a
+                                           row (the first step of Holm's correction), at alpha
+                                           for the total; 0 when both medians are 0 */
 } opprof_stat_row;
 
 typedef struct opprof_stat_diff opprof_stat_diff;

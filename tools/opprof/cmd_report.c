@@ -20,8 +20,11 @@ static const char HELP[] =
     "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
     "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
     "                   (the ranges nested in it, each at the cost the capture measured at start)\n"
-    "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer\n"
-    "                   and the warnings' texts; raw values)\n"
+    "  --stats          Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"
+    "                   per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps\n"
+    "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"
+    "                   the warnings' texts, and each row's distributions per step and per call,\n"
+    "                   self and total; raw values)\n"
     "  --warnings       every warning on stderr (default: the first 3 and their count)\n"
     "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
     "                   min / median / max self time across ranks and the slowest rank; per\n"
@@ -57,6 +60,7 @@ static int run(int argc, char **argv) {
                                           {"profiler-cost", no_argument, 0, 'c'},
                                           {"ranks", no_argument, 0, 'r'},
                                           {"warnings", no_argument, 0, 'w'},
+                                          {"stats", no_argument, 0, 'S'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
@@ -85,6 +89,7 @@ static int run(int argc, char **argv) {
         case 'c': table.profiler_cost = true; break;
         case 'r': ranks = true; break;
         case 'w': all_warnings = true; break;
+        case 'S': table.stats = true; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -99,6 +104,7 @@ static int run(int argc, char **argv) {
     table.sort = sort;
     table.row_limit = row_limit;
     if (json) table.profiler_cost = true; /* JSON always has it */
+    group.distributions = json || table.stats;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
@@ -109,6 +115,6 @@ static int run(int argc, char **argv) {
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-             "                     [--profiler-cost]\n"
+             "                     [--profiler-cost] [--stats]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

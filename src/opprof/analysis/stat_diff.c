@@ -82,15 +82,18 @@ static int compare(opprof_stat_row *row, const double *before, size_t nb, const 
     row->change_lo = median != 0 ? row->shift.lo / median : NAN;
     row->change_hi = median != 0 ? row->shift.hi / median : NAN;
     row->p_adjusted = row->shift.p;
-    double spread = 0;
     const opprof_distribution *sd[2] = {&row->before, &row->after};
     for (int s = 0; s < 2; s++) {
         double x = sd[s]->median != 0 ? sd[s]->iqr / fabs(sd[s]->median) : sd[s]->iqr != 0 ? INFINITY : 0;
-        if (x > spread) spread = x;
+        if (x > row->spread) row->spread = x;
     }
-    row->steps_needed =
-        row->before.median == 0 && row->after.median == 0 ? 0 : opprof_steps_needed(spread, d->detect, d->alpha, 0.8);
     return 0;
+}
+
+/* The steps a side needs to detect d->detect at `alpha` with power 0.8. */
+static void steps_needed(opprof_stat_row *row, const opprof_stat_diff *d, double alpha) {
+    bool nothing = row->before.median == 0 && row->after.median == 0;
+    row->steps_needed = nothing ? 0 : opprof_steps_needed(row->spread, d->detect, alpha, 0.8);
 }
 
 /* One row per (device, key): its samples, zeros in the steps of captures
@@ -137,6 +140,7 @@ static int compare_total(opprof_stat_diff *d, const side sides[2]) {
     if (!rc) rc = compare(&d->total, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
     d->total.key = "total";
     d->total.significant = d->total.p_adjusted < d->alpha;
+    steps_needed(&d->total, d, d->alpha);
     opprof__free(sample[0]);
     opprof__free(sample[1]);
     return rc;
@@ -151,7 +155,8 @@ static int row_order(const void *a, const void *b) {
     return strcmp(x->key, y->key);
 }
 
-/* Holm over the rows, then the order of the views. */
+/* Holm over the rows, the steps each needs against that correction, then
+ * the order of the views. */
 static int correct_and_sort(opprof_stat_diff *d) {
     double *p = opprof__alloc((d->n_rows ? d->n_rows : 1) * sizeof *p);
     if (!p) return OPPROF_ENOMEM;
@@ -160,6 +165,7 @@ static int correct_and_sort(opprof_stat_diff *d) {
     for (size_t i = 0; !rc && i < d->n_rows; i++) {
         d->rows[i].p_adjusted = p[i];
         d->rows[i].significant = p[i] < d->alpha;
+        steps_needed(&d->rows[i], d, d->alpha / (double)d->n_rows); /* Holm's first step: the bar to clear */
     }
     opprof__free(p);
     if (!rc) qsort(d->rows, d->n_rows, sizeof *d->rows, row_order);
@@ -250,11 +256,12 @@ int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, s
     if (!op || (lt && lt > op)) op = lt;
     char *end = NULL;
     double bound = op ? strtod(op + 1, &end) : NAN;
+    bool number = end && end != op + 1;
     while (end && (*end == ' ' || *end == '\t')) end++;
     const char *key_end = op;
     while (key_end && key_end > text && (key_end[-1] == ' ' || key_end[-1] == '\t')) key_end--;
     const char *why_not = !op                               ? "it has no '>' or '<'"
-                          : !end || end == op + 1 || !isfinite(bound) ? "its bound is no number"
+                          : !number || !isfinite(bound)           ? "its bound is no number"
                           : *end != '%' || end[1]           ? "its bound is not a percentage (write '+3%')"
                           : key_end == text                 ? "it names no row (a name, or 'total')"
                           : (size_t)(key_end - text) >= sizeof out->key ? "its row's name is too long"

@@ -38,6 +38,27 @@ NUMBER(gflops, rate(r->flops, r->total_ns))
 NUMBER(gbps, rate(r->bytes, r->total_ns))
 #undef NUMBER
 
+const opprof_distribution *opprof__view_self_distribution(const opprof__view *v, const opprof_average_row *r) {
+    const opprof__distributions *d = opprof__averages_distributions(v->avg);
+    if (!d->steps) return NULL;
+    const opprof_row_distributions *rd = &d->rows[r - v->rows];
+    return d->steps >= 2 ? &rd->step_self : &rd->call_self;
+}
+
+#define DISTRIBUTION(fn, expr)                                                   \
+    static double fn(const opprof_average_row *r, const opprof__view *v) {       \
+        const opprof_distribution *d = opprof__view_self_distribution(v, r);     \
+        return d && d->n ? (expr) : NAN;                                         \
+    }
+DISTRIBUTION(self_min_us, d->min / 1e3)
+DISTRIBUTION(self_median_us, d->median / 1e3)
+DISTRIBUTION(self_p90_us, d->p90 / 1e3)
+DISTRIBUTION(self_p99_us, d->p99 / 1e3)
+DISTRIBUTION(self_max_us, d->max / 1e3)
+DISTRIBUTION(self_iqr_us, d->iqr / 1e3)
+DISTRIBUTION(self_cv, d->cv)
+#undef DISTRIBUTION
+
 static double profiler_cost(const opprof_average_row *r, const opprof__view *v) {
     return opprof__averages_profiler_cost_ns(v->avg, r) / 1e3;
 }
@@ -70,6 +91,13 @@ static const opprof__column COLUMNS[] = {
     {"GFLOP/s", "gflops", OPPROF__UNIT_RATE1, OPPROF__SHOW_FLOPS, gflops, NULL},
     {"GB/s", "gbps", OPPROF__UNIT_RATE2, OPPROF__SHOW_BYTES, gbps, NULL},
     {"Profiler (est.)", "profiler_cost_us", OPPROF__UNIT_TIME, OPPROF__SHOW_COST, profiler_cost, NULL},
+    {"Self min", "self_min_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_min_us, NULL},
+    {"Self med", "self_median_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_median_us, NULL},
+    {"Self p90", "self_p90_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_p90_us, NULL},
+    {"Self p99", "self_p99_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_p99_us, NULL},
+    {"Self max", "self_max_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_max_us, NULL},
+    {"Self IQR", "self_iqr_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_iqr_us, NULL},
+    {"Self CV", "self_cv", OPPROF__UNIT_PERCENT, OPPROF__SHOW_STATS, self_cv, NULL},
 };
 
 /* ---- one order of rows ---- */
@@ -143,6 +171,7 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (opprof__averages_stack_n(v->avg)) f |= OPPROF__SHOW_STACK;
     if (o->flops || opprof__averages_flops_recorded(v->avg)) f |= OPPROF__SHOW_FLOPS;
     if (o->profiler_cost && opprof__averages_range_cost_ns(v->avg) > 0) f |= OPPROF__SHOW_COST;
+    if (o->stats) f |= OPPROF__SHOW_STATS;
     for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;
@@ -175,6 +204,7 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
 
 int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof_table_options *o) {
     memset(v, 0, sizeof *v);
+    if (o->stats && !opprof_averages_steps(avg)) return OPPROF_EINVAL; /* built without distributions */
     v->avg = avg;
     v->rows = opprof_averages_rows(avg, &v->n_rows);
     v->self_total = opprof_averages_self_total_ns(avg);

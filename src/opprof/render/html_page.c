@@ -14,7 +14,8 @@ static const char STYLE[] =
     ".warn{color:#a40}svg text{font:11px monospace;pointer-events:none}"
     "svg rect:hover{stroke:#000;stroke-width:1}.note{color:#666}"
     ".bar{height:6px;margin:1px 0}.bar.b{background:#aaa}.bar.a{background:#36c}.bar.a.worse{background:#c33}"
-    ".bar.a.better{background:#3a3}";
+    ".bar.a.better{background:#3a3}svg.dist line{stroke:#666}svg.dist rect{fill:#9bd;stroke:#36c}"
+    "svg.dist line.med{stroke:#c33;stroke-width:2}";
 
 /* Click a header: sort its table's rows by that column (again: reverse). */
 static const char SCRIPT[] =

@@ -68,9 +68,37 @@ static void facts(opprof__strbuf *sb, const opprof_capture *c) {
  * and cells, Peak Mem when memory was recorded), by self time; each cell
  * keeps its raw value for sorting; names are cut at MAX_NAME_CELL, whole on
  * hover. */
+/* A row's self time per step (per call with fewer than 2 steps) as a box
+ * plot on the row's own scale, 0 to its max: whiskers min to max, the box
+ * q1 to q3, a tick at the median; the numbers on hover. */
+static void distribution_cell(opprof__strbuf *sb, const opprof__view *v, const opprof_average_row *r) {
+    enum { W = 120, H = 14 };
+    const opprof_distribution *d = opprof__view_self_distribution(v, r);
+    if (!d || !d->n || !(d->max > 0)) {
+        opprof__sb_puts(sb, "<td data-v=\"0\"></td>");
+        return;
+    }
+    char med[48], q1[48], q3[48], p99[48], mx[48];
+    opprof_format_time_us(d->median / 1e3, med, sizeof med);
+    opprof_format_time_us(d->q1 / 1e3, q1, sizeof q1);
+    opprof_format_time_us(d->q3 / 1e3, q3, sizeof q3);
+    opprof_format_time_us(d->p99 / 1e3, p99, sizeof p99);
+    opprof_format_time_us(d->max / 1e3, mx, sizeof mx);
+    double k = (W - 2) / d->max;
+    opprof__sb_printf(sb,
+                      "<td data-v=\"%g\"><svg class=\"dist\" width=\"%d\" height=\"%d\"><title>%zu %s: median %s, "
+                      "IQR %s to %s, p99 %s, max %s</title><line x1=\"%.1f\" y1=\"7\" x2=\"%.1f\" y2=\"7\"/>"
+                      "<rect x=\"%.1f\" y=\"2\" width=\"%.1f\" height=\"10\"/><line x1=\"%.1f\" y1=\"1\" "
+                      "x2=\"%.1f\" y2=\"13\" class=\"med\"/></svg></td>",
+                      d->cv, W, H, d->n, opprof_averages_steps(v->avg) >= 2 ? "steps" : "calls", med, q1, q3, p99,
+                      mx, 1 + d->min * k, 1 + d->max * k, 1 + d->q1 * k, fmax(1, (d->q3 - d->q1) * k),
+                      1 + d->median * k, 1 + d->median * k);
+}
+
 static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     opprof_averages *avg;
-    int rc = opprof_capture_averages(c, &avg);
+    opprof_averages_options with = {.distributions = true};
+    int rc = opprof_capture_averages_ex(c, &with, &avg);
     if (rc) return rc;
     opprof_table_options options = {.sort = OPPROF_SORT_SELF_CPU_TIME, .peak_memory = true};
     opprof__view v;
@@ -84,7 +112,9 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_html(sb, buf);
         opprof__sb_puts(sb, "</th>");
     }
-    opprof__sb_puts(sb, "</tr></thead>\n<tbody>\n");
+    opprof__sb_printf(sb, "<th title=\"self time per %s: min to max, the box from q1 to q3, the median; "
+                          "sorts by the coefficient of variation\">Self per %s</th></tr></thead>\n<tbody>\n",
+                      opprof_averages_steps(avg) >= 2 ? "step" : "call", opprof_averages_steps(avg) >= 2 ? "step" : "call");
     for (size_t i = 0; !rc && i < v.shown; i++) {
         const opprof_average_row *r = &v.rows[v.order[i]];
         opprof__sb_puts(sb, "<tr>");
@@ -106,6 +136,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
             opprof__sb_html(sb, buf);
             opprof__sb_puts(sb, "</td>");
         }
+        distribution_cell(sb, &v, r);
         opprof__sb_puts(sb, "</tr>\n");
     }
     opprof_format_time_us((double)v.self_total / 1e3, buf, sizeof buf);

@@ -50,7 +50,8 @@ enum {
     OPPROF__SHOW_STACK = 1u << 5,      /* grouped by call stack */
     OPPROF__SHOW_FLOPS = 1u << 6,      /* options.flops, or FLOPs were recorded */
     OPPROF__SHOW_BYTES = 1u << 7,      /* FLOPs shown and some row moved bytes */
-    OPPROF__SHOW_COST = 1u << 8        /* options.profiler_cost, and the capture measured its cost */
+    OPPROF__SHOW_COST = 1u << 8,       /* options.profiler_cost, and the capture measured its cost */
+    OPPROF__SHOW_STATS = 1u << 9       /* options.stats (averages built with distributions) */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };
@@ -89,6 +90,12 @@ OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c,
 OPPROF__HIDDEN void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size);
 /* A name as tables show it: cut to 52 characters and "..." past 55. */
 OPPROF__HIDDEN void opprof__name_cell(const char *name, char *buf, size_t size);
+
+/* A row's self-time distribution as the stats columns show it: per step
+ * when the averages have 2 steps or more, else per call; NULL without
+ * distributions. */
+OPPROF__HIDDEN const opprof_distribution *opprof__view_self_distribution(const opprof__view *v,
+                                                                         const opprof_average_row *r);
 
 /* The shown column of that JSON key, or NULL. */
 OPPROF__HIDDEN const opprof__column *opprof__view_column(const opprof__view *v, const char *key);

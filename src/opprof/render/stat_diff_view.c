@@ -30,6 +30,7 @@ ROW_NUMBER(change_lo, r->change_lo)
 ROW_NUMBER(change_hi, r->change_hi)
 ROW_NUMBER(p_value, r->shift.p)
 ROW_NUMBER(p_adjusted, r->p_adjusted)
+ROW_NUMBER(spread, r->spread)
 ROW_NUMBER(steps_needed, r->steps_needed == SIZE_MAX ? INFINITY : (double)r->steps_needed)
 #undef ROW_NUMBER
 
@@ -48,6 +49,7 @@ static const stat_column COLUMNS[] = {
     {NULL, "shift_us_low", OPPROF__UNIT_CHANGE, shift_lo_us},
     {NULL, "shift_us_high", OPPROF__UNIT_CHANGE, shift_hi_us},
     {NULL, "p", OPPROF__UNIT_PVALUE, p_value},
+    {NULL, "spread", OPPROF__UNIT_PERCENT, spread},
     {NULL, "steps_needed", OPPROF__UNIT_COUNT, steps_needed},
 };
 enum { N_COLUMNS = sizeof COLUMNS / sizeof *COLUMNS, CELL = 64 };

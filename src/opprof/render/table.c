@@ -139,6 +139,12 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
                           "covers %.1f %% of it, all counted in its row (opprof check lists them)\n",
                           100 * unended);
     cost_note(sb, v);
+    size_t steps = opprof_averages_steps(v->avg);
+    if (v->flags & OPPROF__SHOW_STATS)
+        opprof__sb_printf(sb, steps >= 2 ? "Self min to Self CV: each row's self time per step, over %zu steps\n"
+                                         : "Self min to Self CV: each row's self time per call (%zu step: no "
+                                           "ProfilerStep ranges to compare)\n",
+                          steps);
 }
 
 static void text_view(opprof__strbuf *sb, const opprof__view *v) {
@@ -180,6 +186,38 @@ static void json_number(opprof__strbuf *sb, double x) {
     opprof__sb_puts(sb, buf);
 }
 
+/* {"n", "min_us", "median_us", ...} */
+static void json_distribution(opprof__strbuf *sb, const char *key, const opprof_distribution *d) {
+    const struct {
+        const char *key;
+        double value;
+    } fields[] = {{"min_us", d->min / 1e3},   {"q1_us", d->q1 / 1e3},   {"median_us", d->median / 1e3},
+                  {"q3_us", d->q3 / 1e3},     {"p90_us", d->p90 / 1e3}, {"p99_us", d->p99 / 1e3},
+                  {"max_us", d->max / 1e3},   {"iqr_us", d->iqr / 1e3}, {"mean_us", d->mean / 1e3},
+                  {"cv", d->cv}};
+    opprof__sb_printf(sb, "\"%s\": {\"n\": %zu", key, d->n);
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        opprof__sb_printf(sb, ", \"%s\": ", fields[i].key);
+        json_number(sb, d->n ? fields[i].value : NAN);
+    }
+    opprof__sb_puts(sb, "}");
+}
+
+/* Averages built with distributions: each row's, per step and per call. */
+static void json_distributions(opprof__strbuf *sb, const opprof__view *v, const opprof_average_row *r) {
+    opprof_row_distributions rd;
+    if (opprof_averages_row_distributions(v->avg, (size_t)(r - v->rows), &rd)) return;
+    opprof__sb_puts(sb, ", \"distributions\": {");
+    json_distribution(sb, "step_self", &rd.step_self);
+    opprof__sb_puts(sb, ", ");
+    json_distribution(sb, "step_total", &rd.step_total);
+    opprof__sb_puts(sb, ", ");
+    json_distribution(sb, "call_self", &rd.call_self);
+    opprof__sb_puts(sb, ", ");
+    json_distribution(sb, "call_total", &rd.call_total);
+    opprof__sb_puts(sb, "}");
+}
+
 static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_average_row *r) {
     for (size_t k = 0; k < v->n_columns; k++) {
         const opprof__column *c = v->columns[k];
@@ -187,6 +225,7 @@ static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
         opprof__json_cell(sb, v, c, r);
     }
     if (v->device[0]) opprof__sb_printf(sb, ", \"device\": %s", r->device ? "true" : "false");
+    json_distributions(sb, v, r);
     opprof__sb_puts(sb, "}");
 }
 
@@ -212,6 +251,7 @@ static void json_view(opprof__strbuf *sb, const opprof__view *v) {
         opprof__sb_puts(sb, ",\n  \"self_device_us_total\": ");
         json_number(sb, (double)v->device_total / 1e3);
     }
+    if (opprof_averages_steps(v->avg)) opprof__sb_printf(sb, ",\n  \"steps\": %zu", opprof_averages_steps(v->avg));
     opprof__sb_printf(sb, ",\n  \"dropped_events\": %llu,\n  \"producer\": ",
                       (unsigned long long)opprof__averages_dropped(v->avg));
     opprof__sb_json_string(sb, opprof_producer_name(opprof__averages_producer(v->avg)));
