@@ -7,11 +7,14 @@
  *   "1 thread"   the model as profile_cpu runs it (packed weights, one thread)
  *   "2 threads"  the same with nn_set_num_threads(2)
  *   "unpacked"   nn_linear on the plain weights (packs them at every call)
- * Rows: batch sizes. Output: each measurement in PyTorch's printout, then a
- * compare table with ratios to "1 thread".
+ * Rows: batch sizes. Output: each measurement in PyTorch's printout (with
+ * its median's 95 % interval, and a warning when the precision asked was not
+ * reached), then a compare table with ratios to "1 thread", starred where a
+ * variant differs from it (Mann-Whitney test of the blocks).
  */
 #include <nn/nn.h>
 #include <opprof/capture.h>
+#include <opprof/stats.h>
 #include <opprof/timer.h>
 
 #include "../tools/exit_codes.h" /* the statuses of every opprof tool */
@@ -49,6 +52,19 @@ static void forward_once(void *ctx) {
     nn_tensor_free(y);
 }
 
+/* A time in microseconds for JSON, null when there is none. */
+static const char *json_us(double seconds, char *buf, size_t size) {
+    if (isnan(seconds)) return "null";
+    snprintf(buf, size, "%.3f", seconds * 1e6);
+    return buf;
+}
+
+/* As the compare table's "*": the blocks of the two differ (p < 0.05). */
+static bool differs(const opprof_measurement *a, const opprof_measurement *b) {
+    opprof_shift s;
+    return a != b && !opprof_shift_of(a->times, a->n_times, b->times, b->n_times, 0.95, &s) && s.p < 0.05;
+}
+
 static double max_abs_diff(const nn_tensor *a, const nn_tensor *b) {
     double worst = 0;
     for (int64_t i = 0; i < nn_tensor_numel(a); i++) worst = fmax(worst, fabs((double)a->data[i] - b->data[i]));
@@ -60,10 +76,11 @@ int main(int argc, char **argv) {
                                           {"min-time", required_argument, 0, 't'},
                                           {"tolerance", required_argument, 0, 'e'},
                                           {"perturb", no_argument, 0, 'p'},
+                                          {"precision", required_argument, 0, 'P'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     bool json = false, perturb = false;
-    double min_time = 0.2, tolerance = 0;
+    double min_time = 0.2, tolerance = 0, precision = 0.01;
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
         switch (c) {
@@ -71,11 +88,14 @@ int main(int argc, char **argv) {
         case 't': min_time = atof(optarg); break;
         case 'e': tolerance = atof(optarg); break;
         case 'p': perturb = true; break;
+        case 'P': precision = atof(optarg) / 100; break;
         case 'h':
-            printf("usage: compare_forward [--json] [--min-time SECONDS] [--tolerance T]\n\n"
+            printf("usage: compare_forward [--json] [--min-time SECONDS] [--tolerance T] [--precision PCT]\n\n"
                    "Checks that the variants of profile_cpu's forward pass compute the same output (bit\n"
                    "for bit, or within an absolute tolerance T), then measures each one with\n"
                    "blocked_autorange(SECONDS, default 0.2) and prints a compare table.\n"
+                   "  --precision PCT  the precision asked of each median: its 95%% interval within\n"
+                   "              +-PCT %% (default 1); a measurement that misses it says so\n"
                    "  --perturb   change the unpacked variant's weights (shows the refusal)\n"
                    "When outputs differ, nothing is measured.\n");
             tool_exit_codes_text(stdout);
@@ -83,8 +103,8 @@ int main(int argc, char **argv) {
         default: return TOOL_EXIT_USAGE; /* as every opprof tool */
         }
     }
-    if (!(min_time > 0) || tolerance < 0) {
-        fprintf(stderr, "compare_forward: --min-time must be > 0 and --tolerance >= 0\n");
+    if (!(min_time > 0) || tolerance < 0 || !(precision >= 0 && precision < 1)) {
+        fprintf(stderr, "compare_forward: --min-time must be > 0, --tolerance >= 0 and --precision in [0, 100)\n");
         return TOOL_EXIT_USAGE;
     }
 
@@ -157,6 +177,7 @@ int main(int argc, char **argv) {
             t.sub_label = sub[b];
             t.description = kinds[k].name;
             t.num_threads = kinds[k].threads;
+            t.precision = precision;
             for (int w = 0; w < 10; w++) forward_once(&ctx[b][k]); /* warm up */
             if (opprof_timer_blocked_autorange(&t, min_time, &ms[b * NK + k])) {
                 fprintf(stderr, "compare_forward: measuring failed\n");
@@ -166,13 +187,18 @@ int main(int argc, char **argv) {
         }
     }
     if (json) {
+        char low[32], high[32];
         printf("{\n  \"unit\": \"us\",\n  \"rows\": [\n");
         for (int i = 0; i < NB * NK; i++)
             printf("    {\"sub_label\": \"%s\", \"description\": \"%s\", \"median_us\": %.3f, \"iqr_us\": %.3f, "
-                   "\"ratio_to_1_thread\": %.4f, \"measurements\": %zu, \"runs_per_measurement\": %lld}%s\n",
+                   "\"median_low_us\": %s, \"median_high_us\": %s, \"precision_reached\": %s, "
+                   "\"ratio_to_1_thread\": %.4f, \"differs_from_1_thread\": %s, \"measurements\": %zu, "
+                   "\"runs_per_measurement\": %lld}%s\n",
                    ms[i]->sub_label, ms[i]->description, ms[i]->median * 1e6, ms[i]->iqr * 1e6,
-                   ms[i]->median / ms[i / NK * NK]->median, ms[i]->n_times, (long long)ms[i]->number_per_run,
-                   i + 1 < NB * NK ? "," : "");
+                   json_us(ms[i]->median_low, low, sizeof low), json_us(ms[i]->median_high, high, sizeof high),
+                   ms[i]->precision_reached ? "true" : "false", ms[i]->median / ms[i / NK * NK]->median,
+                   differs(ms[i / NK * NK], ms[i]) ? "true" : "false", ms[i]->n_times,
+                   (long long)ms[i]->number_per_run, i + 1 < NB * NK ? "," : "");
         printf("  ]\n}\n");
     } else {
         for (int i = 0; i < NB * NK; i++) {

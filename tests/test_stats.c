@@ -241,6 +241,37 @@ TEST_CASE(averages_per_step) {
     opprof_capture_free(flat);
 }
 
+/* --stats columns and the JSON's distributions: the same numbers. */
+TEST_CASE(table_stats_columns_and_json) {
+    double op[4] = {100, 200, 300, 400};
+    opprof_capture *c = stepped_capture(4, op, false);
+    opprof_averages *plain, *avg;
+    opprof_averages_options with = {.distributions = true};
+    CHECK_INT(opprof_capture_averages(c, &plain), 0);
+    CHECK_INT(opprof_capture_averages_ex(c, &with, &avg), 0);
+    opprof_table_options o = {.sort = OPPROF_SORT_SELF_CPU_TIME, .stats = true};
+    char *text = NULL;
+    CHECK_INT(opprof_averages_table_to_string(plain, &o, &text), OPPROF_EINVAL);
+    CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
+    CHECK_CONTAINS(text, "Self min      Self med      Self p90      Self p99      Self max      Self IQR       Self CV");
+    /* op: 100 200 300 400 us: min, median 250, p90 370, p99 397, max, IQR 175 - 325 */
+    CHECK_CONTAINS(text, "100.000us     250.000us     370.000us     397.000us     400.000us     150.000us        51.64%");
+    CHECK_CONTAINS(text, "Self min to Self CV: each row's self time per step, over 4 steps");
+    opprof_free(text);
+    o.stats = false;
+    CHECK_INT(opprof_averages_json_to_string(avg, &o, &text), 0);
+    CHECK_CONTAINS(text, "\"steps\": 4");
+    CHECK_CONTAINS(text, "\"step_self\": {\"n\": 4, \"min_us\": 100, \"q1_us\": 175, \"median_us\": 250");
+    CHECK_CONTAINS(text, "\"call_self\": {\"n\": 4");
+    opprof_free(text);
+    CHECK_INT(opprof_averages_json_to_string(plain, &o, &text), 0);
+    CHECK(text && !strstr(text, "distributions")); /* built without them */
+    opprof_free(text);
+    opprof_averages_free(plain);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
 /* 20 steps of "op" near `us` (a fixed wobble of +-2 %), shifted by `factor`. */
 static opprof_capture *noisy_capture(double us, double factor, int seed) {
     double op[20];

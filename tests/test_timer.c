@@ -68,8 +68,28 @@ TEST_CASE(exact_arithmetic) {
         CHECK_INT(m->n_times, 100); /* 100 blocks of 2 ms reach 0.2 s */
         CHECK(setups >= (int)m->n_times); /* setup before each block */
         CHECK(near(m->overhead_per_run, 2 * READ_COST_NS * 1e-9 / 2 / 10));
+        CHECK(near(m->median_low, 200e-6) && near(m->median_high, 200e-6)); /* every block equal */
+        CHECK(m->precision_reached && m->precision_asked == 0);
     }
     opprof_measurement_free(m);
+    /* A precision asked: reached by equal blocks; one that no 1-block measurement reaches is said. */
+    t.precision = 0.01;
+    CHECK_INT(opprof_timer_blocked_autorange(&t, 0.2, &m), 0);
+    CHECK(m && m->precision_reached && m->precision_asked == 0.01);
+    opprof_measurement_free(m);
+    f.run_cost_ns = 300000000; /* a block lasts longer than min_run_time: 1 block */
+    CHECK_INT(opprof_timer_blocked_autorange(&t, 0.2, &m), 0);
+    CHECK(m && m->n_times == 1 && !m->precision_reached && isnan(m->median_low));
+    if (m) {
+        char *text = format(m);
+        CHECK_CONTAINS(text, "WARNING: 1 measurement(s) give the median no 95% interval (6 are needed); +-1.0% was asked.");
+        opprof_free(text);
+    }
+    opprof_measurement_free(m);
+    t.precision = -0.5;
+    CHECK_INT(opprof_timer_blocked_autorange(&t, 0.2, &m), OPPROF_EINVAL);
+    t.precision = 0;
+    f.run_cost_ns = 200000;
 
     f.run_cost_ns = 50000;
     CHECK_INT(opprof_timer_timeit(&t, 20, &m), 0);
@@ -167,11 +187,38 @@ TEST_CASE(exact_arithmetic) {
     CHECK_INT(opprof_compare_table_to_string((const opprof_measurement *const *)ms, 4, &opt, &text), 0);
     CHECK_CONTAINS(text, " forward ");
     CHECK_CONTAINS(text, "|  before  |");
-    CHECK_CONTAINS(text, "batch 128 |   100.0  |  200.0 (2.00x)");
-    CHECK_CONTAINS(text, "batch 32 |   200.0  |  100.0 (0.50x)");
+    /* 4 blocks against 4, apart: Mann-Whitney U = 16 of 16, z = 7.5 / sqrt(12), p = 0.030: starred */
+    CHECK_CONTAINS(text, "batch 128 |   100.0  |  200.0 (2.00x*)");
+    CHECK_CONTAINS(text, "batch 32 |   200.0  |  100.0 (0.50x*)");
     CHECK_CONTAINS(text, "Times are in microseconds (us).");
+    CHECK_CONTAINS(text, "*: differs from the baseline (Mann-Whitney test of the measurements' blocks, p < 0.05).");
     opprof_free(text);
     for (int i = 0; i < 4; i++) opprof_measurement_free(ms[i]);
+
+    /* The median's interval: 10 blocks of 1..10 us; P(Binomial(10, 1/2) <= 1) = 11 / 1024 <= 0.025 <
+     * P(<= 2) = 56 / 1024, so ranks 2 and 9: 2 to 9 us. Overlapping blocks differ from nothing. */
+    double ten[10], ten_shifted[10];
+    for (int i = 0; i < 10; i++) ten[i] = (i + 1) * 1e-6, ten_shifted[i] = (i + 2) * 1e-6;
+    CHECK_INT(opprof_measurement_new(ten, 10, 1, 1, "f", "x", "before", &ms[0]), 0);
+    CHECK_INT(opprof_measurement_new(ten_shifted, 10, 1, 1, "f", "x", "after", &ms[1]), 0);
+    CHECK(fabs(ms[0]->median_low - 2e-6) < 1e-15 && fabs(ms[0]->median_high - 9e-6) < 1e-15);
+    CHECK(fabs(opprof_measurement_precision(ms[0]) - 3.5 / 5.5) < 1e-12); /* 9 - 5.5 over 5.5 */
+    text = format(ms[0]);
+    CHECK_CONTAINS(text, "  95% CI: 2.00 to 9.00 us (-63.6% to +63.6% of the median)\n");
+    opprof_free(text);
+    CHECK_INT(opprof_compare_table_to_string((const opprof_measurement *const *)ms, 2, &opt, &text), 0);
+    CHECK_CONTAINS(text, "x |  5.5 +-3.5  |  6.5 +-3.5 (1.18x) ");
+    CHECK(text && !strstr(text, "*: differs"));
+    opprof_free(text);
+    /* a precision asked and not reached is said, with the blocks that would reach it */
+    ms[0]->precision_asked = 0.10;
+    ms[0]->precision_reached = false;
+    text = format(ms[0]);
+    CHECK_CONTAINS(text, "WARNING: the median's 95% interval is +-63.6%, wider than the +-10.0% asked: about 405 "
+                         "measurements would reach it.");
+    opprof_free(text);
+    opprof_measurement_free(ms[0]);
+    opprof_measurement_free(ms[1]);
 
     /* Bad use. */
     opprof_timer none = opprof_timer_default();
@@ -187,12 +234,17 @@ TEST_CASE(compare_forward) {
     snprintf(cmd, sizeof cmd, "'%s/compare_forward' --min-time 0.02", bin_dir());
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "forward: batch 128\n1 thread\n  Median: ");
-    CHECK_CONTAINS(out, "|  1 thread  |");
+    CHECK_CONTAINS(out, " 1 thread ");
+    CHECK_CONTAINS(out, " batch 128 |");
+    CHECK_CONTAINS(out, "  95% CI: ");
+    CHECK_CONTAINS(out, "+-: half the width of the median's 95% interval.");
     CHECK_CONTAINS(out, "x)");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/compare_forward' --min-time 0.02 --json", bin_dir());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "\"ratio_to_1_thread\": 1.0000");
+    CHECK_CONTAINS(out, "\"ratio_to_1_thread\": 1.0000, \"differs_from_1_thread\": false");
+    CHECK_CONTAINS(out, "\"median_low_us\": ");
+    CHECK_CONTAINS(out, "\"precision_reached\": ");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/compare_forward' --perturb", bin_dir());
     CHECK_INT(run_command(cmd, &out), 1);

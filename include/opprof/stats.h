@@ -39,6 +39,14 @@ typedef struct opprof_distribution {
  *  OPPROF_EINVAL for NULL with n > 0, OPPROF_ENOMEM. */
 OPPROF_API int opprof_distribution_of(const double *values, size_t n, opprof_distribution *out);
 
+/** The distribution-free interval of a sample's median at confidence
+ *  `level`: the order statistics of ranks l and n + 1 - l, l the largest
+ *  with P(Binomial(n, 1/2) <= l - 1) <= (1 - level) / 2, so that it covers
+ *  the median with at least that probability. *lo and *hi are NAN when n
+ *  is too small for the level (fewer than 6 values at 95 %). OPPROF_EINVAL
+ *  for NULL, or a level outside (0, 1). */
+OPPROF_API int opprof_median_interval(const double *values, size_t n, double level, double *lo, double *hi);
+
 /** How `after` moved from `before`. */
 typedef struct opprof_shift {
     size_t n_before, n_after;

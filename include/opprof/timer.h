@@ -40,6 +40,9 @@ typedef struct opprof_timer {
     double (*clock)(void *ctx); /* seconds from any origin, called with ctx; NULL:
                                    CLOCK_MONOTONIC. Another clock measures in its own
                                    unit (cycles, a simulator's time, a test's fake). */
+    double precision;         /* the precision asked of blocked_autorange: the median's 95 %
+                                 interval within +-precision of it (0.01: +-1 %); 0: none.
+                                 The measurement says whether it was reached. */
 } opprof_timer;
 
 /** label, sub_label, description NULL; one thread; no pinning; CLOCK_MONOTONIC. */
@@ -51,6 +54,11 @@ typedef struct opprof_measurement {
     size_t n_times;
     int64_t number_per_run;   /* runs per block */
     double median, q1, q3, iqr, mean; /* seconds per run; quantiles interpolated linearly */
+    double median_low, median_high; /* the median's 95 % interval (opprof_median_interval of
+                                       the runs' times); NAN with fewer than 6 blocks */
+    double precision_asked;   /* the timer's precision, 0: none */
+    bool precision_reached;   /* the interval is within +-precision_asked of the median (true
+                                 when none was asked) */
     int num_threads;
     double overhead_per_run;  /* seconds subtracted from each run: the timer's own cost */
     bool profiler_active;     /* a profiler session was active while measuring */
@@ -76,16 +84,24 @@ OPPROF_API int opprof_measurement_new(const double *block_times, size_t count, i
                                       const char *label, const char *sub_label, const char *description,
                                       opprof_measurement **out);
 OPPROF_API void opprof_measurement_free(opprof_measurement *m);
+/** Half the width of the median's interval over the median: the larger
+ *  distance from the median to an end, relative (0.012: +-1.2 %); NAN when
+ *  the measurement has no interval. */
+OPPROF_API double opprof_measurement_precision(const opprof_measurement *m);
 /** True when IQR / median < threshold. */
 OPPROF_API bool opprof_measurement_meets_confidence(const opprof_measurement *m, double threshold);
 
 /**
- * PyTorch's printout:
+ * PyTorch's printout, and the median's interval:
  *   forward: baseline
  *     Median: 391.92 us
  *     IQR:    19.19 us (383.10 to 402.29)
+ *     95% CI: 388.50 to 395.01 us (-0.9% to +0.8% of the median)
  *     52 measurements, 10 runs per measurement, 1 thread
- * with "WARNING: Interquartile range is X% of the median measurement." and
+ * with "WARNING: the median's 95% interval is +-X%, wider than the +-Y%
+ * asked" and the blocks that would reach it, when a precision was asked and
+ * not reached;
+ * "WARNING: Interquartile range is X% of the median measurement." and
  * "This could indicate system fluctuation." (IQR >= 10 % of the median) or
  * "This suggests significant environmental influence." (>= 25 %), and a
  * warning when a profiler was active. *out_text: opprof_free.
@@ -101,8 +117,11 @@ typedef struct opprof_compare_options {
 /**
  * A compare table of medians, as torch.utils.benchmark.Compare: title from the
  * label, one row per sub_label, one column per description, times in one unit
- * chosen for the smallest median; with a baseline, each other column's cell
- * carries its ratio to the baseline ("250.1 (0.97x)"). *out_text: opprof_free.
+ * chosen for the smallest median, each with half its 95 % interval ("250.1
+ * +-1.3"); with a baseline, each other column's cell carries its ratio to the
+ * baseline, marked "*" when the two measurements differ (Mann-Whitney test
+ * of their blocks' times, p < 0.05): "250.1 +-1.3 (0.97x*)". *out_text:
+ * opprof_free.
  */
 OPPROF_API int opprof_compare_table_to_string(const opprof_measurement *const *measurements, size_t count,
                                               const opprof_compare_options *options, char **out_text);

@@ -59,6 +59,25 @@ int opprof_distribution_of(const double *values, size_t n, opprof_distribution *
     return 0;
 }
 
+int opprof_median_interval(const double *values, size_t n, double level, double *lo, double *hi) {
+    if ((n && !values) || !lo || !hi || !(level > 0 && level < 1)) return OPPROF_EINVAL;
+    *lo = *hi = NAN;
+    double tail = (1 - level) / 2, cdf = 0;
+    size_t l = 0; /* ranks 1..l - 1 below: P(X <= l - 1) <= tail */
+    for (size_t j = 0; j < n / 2 + 1; j++) {
+        cdf += exp(lgamma((double)n + 1) - lgamma((double)j + 1) - lgamma((double)(n - j) + 1) - (double)n * log(2.0));
+        if (cdf > tail) break;
+        l = j + 1;
+    }
+    if (l < 1) return 0;
+    double *s = sorted_copy(values, n);
+    if (!s) return OPPROF_ENOMEM;
+    *lo = s[l - 1];
+    *hi = s[n - l];
+    opprof__free(s);
+    return 0;
+}
+
 double opprof_normal_quantile(double p) {
     if (!(p > 0 && p < 1)) return p >= 1 ? INFINITY : -INFINITY;
     double lo = -40, hi = 40;
@@ -74,12 +93,16 @@ double opprof_normal_quantile(double p) {
 
 /* ---- the k-th smallest difference after[j] - before[i] (x: before, y: after, sorted) ---- */
 
+/* Every comparison is of the computed difference y[j] - x[i] with t, so
+ * that counts and values agree to the last bit (x[i] < y[j] - t rounds
+ * otherwise); it falls as i rises and rises with j, hence the two pointers. */
+
 /* How many differences are <= t. */
 static uint64_t count_at_most(const double *x, size_t m, const double *y, size_t n, double t) {
     uint64_t count = 0;
-    size_t i = 0; /* the first x >= y[j] - t: moves up as j does */
+    size_t i = 0; /* the first with y[j] - x[i] <= t: moves up as j does */
     for (size_t j = 0; j < n; j++) {
-        while (i < m && x[i] < y[j] - t) i++;
+        while (i < m && y[j] - x[i] > t) i++;
         count += m - i;
     }
     return count;
@@ -88,9 +111,9 @@ static uint64_t count_at_most(const double *x, size_t m, const double *y, size_t
 /* The smallest difference > t (+inf if none), and the largest <= t (-inf). */
 static double smallest_above(const double *x, size_t m, const double *y, size_t n, double t) {
     double best = INFINITY;
-    size_t below = 0; /* x[0..below) < y[j] - t */
+    size_t below = 0; /* y[j] - x[0..below) > t */
     for (size_t j = 0; j < n; j++) {
-        while (below < m && x[below] < y[j] - t) below++;
+        while (below < m && y[j] - x[below] > t) below++;
         if (below && y[j] - x[below - 1] < best) best = y[j] - x[below - 1];
     }
     return best;
@@ -99,7 +122,7 @@ static double largest_at_most(const double *x, size_t m, const double *y, size_t
     double best = -INFINITY;
     size_t i = 0;
     for (size_t j = 0; j < n; j++) {
-        while (i < m && x[i] < y[j] - t) i++;
+        while (i < m && y[j] - x[i] > t) i++;
         if (i < m && y[j] - x[i] > best) best = y[j] - x[i];
     }
     return best;

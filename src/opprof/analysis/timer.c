@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "analysis/analysis.h"
 
+#include <opprof/stats.h>
 #include <opprof/timer.h>
 
 #include <math.h>
@@ -67,6 +68,11 @@ int opprof_measurement_new(const double *block_times, size_t count, int64_t numb
     m->iqr = m->q3 - m->q1;
     m->mean = count ? sum / (double)count : 0;
     opprof__free(sorted);
+    m->precision_reached = true;
+    if (opprof_median_interval(m->times, count, 0.95, &m->median_low, &m->median_high)) {
+        opprof_measurement_free(m);
+        return OPPROF_ENOMEM;
+    }
     copy_label(m->label, sizeof m->label, label);
     copy_label(m->sub_label, sizeof m->sub_label, sub_label);
     copy_label(m->description, sizeof m->description, description);
@@ -78,6 +84,19 @@ void opprof_measurement_free(opprof_measurement *m) {
     if (!m) return;
     opprof__free(m->times);
     opprof__free(m);
+}
+
+double opprof_measurement_precision(const opprof_measurement *m) {
+    if (!m || isnan(m->median_low) || !(m->median > 0)) return NAN;
+    double below = m->median - m->median_low, above = m->median_high - m->median;
+    return (below > above ? below : above) / m->median;
+}
+
+/* With a precision asked: whether the measurement reached it. */
+static void judge_precision(opprof_measurement *m, double asked) {
+    m->precision_asked = asked > 0 ? asked : 0;
+    double got = opprof_measurement_precision(m);
+    m->precision_reached = !(asked > 0) || (!isnan(got) && got <= asked);
 }
 
 bool opprof_measurement_meets_confidence(const opprof_measurement *m, double threshold) {
@@ -203,7 +222,7 @@ static bool stop_when_confident(const double *times, size_t n, int64_t number, d
 }
 
 static int check_timer(const opprof_timer *t) {
-    if (!t || !t->stmt || t->num_threads < 1) return OPPROF_EINVAL;
+    if (!t || !t->stmt || t->num_threads < 1 || !(t->precision >= 0 && t->precision < 1)) return OPPROF_EINVAL;
     if (opprof_is_active())
         fprintf(stderr, "opprof timer: warning: a profiler session is active: measure without it "
                         "(the measurement says so too)\n");
@@ -240,6 +259,7 @@ int opprof_timer_blocked_autorange(const opprof_timer *t, double min_run_time, o
     rc = measurement_loop(&r, number, min_run_time, 0, stop_always, 0, out);
     runner_stop(&r);
     if (!rc) finish(*out, active);
+    if (!rc) judge_precision(*out, t->precision);
     return rc;
 }
 

@@ -3,6 +3,7 @@
  * ratios through render.c's ratio unit). */
 #include "render/render.h"
 
+#include <opprof/stats.h>
 #include <opprof/timer.h>
 
 #include <math.h>
@@ -33,6 +34,23 @@ static void title(const opprof_measurement *m, opprof__strbuf *sb) {
     }
 }
 
+/* A precision asked and not reached: by how much, and the blocks that would
+ * reach it (the interval narrows as 1 / sqrt(blocks)). */
+static void precision_warning(const opprof_measurement *m, opprof__strbuf *sb) {
+    if (m->precision_reached || !(m->precision_asked > 0)) return;
+    double got = opprof_measurement_precision(m);
+    if (isnan(got)) {
+        opprof__sb_printf(sb, "  WARNING: %zu measurement(s) give the median no 95%% interval (6 are needed); "
+                              "+-%.1f%% was asked.\n",
+                          m->n_times, 100 * m->precision_asked);
+        return;
+    }
+    double blocks = ceil((double)m->n_times * (got / m->precision_asked) * (got / m->precision_asked));
+    opprof__sb_printf(sb, "  WARNING: the median's 95%% interval is +-%.1f%%, wider than the +-%.1f%% asked: "
+                          "about %.0f measurements would reach it.\n",
+                      100 * got, 100 * m->precision_asked, blocks);
+}
+
 int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text) {
     if (!m || !out_text) return OPPROF_EINVAL;
     const char *unit;
@@ -46,6 +64,10 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
     opprof__sb_printf(&sb, "  %s%.2f %s\n", n > 1 ? "Median: " : "", m->median / scale, unit);
     if (n >= 4)
         opprof__sb_printf(&sb, "  IQR:    %.2f %s (%.2f to %.2f)\n", m->iqr / scale, unit, m->q1 / scale, m->q3 / scale);
+    if (!isnan(m->median_low) && m->median > 0)
+        opprof__sb_printf(&sb, "  95%% CI: %.2f to %.2f %s (%+.1f%% to %+.1f%% of the median)\n", m->median_low / scale,
+                          m->median_high / scale, unit, 100 * (m->median_low / m->median - 1),
+                          100 * (m->median_high / m->median - 1));
     opprof__sb_printf(&sb, "  %zu measurement%s, %lld runs %s %d thread%s\n", n, n > 1 ? "s" : "",
                       (long long)m->number_per_run, n > 1 ? "per measurement," : ",", m->num_threads,
                       m->num_threads > 1 ? "s" : "");
@@ -58,6 +80,7 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
             opprof__sb_printf(&sb, "  WARNING: Interquartile range is %.1f%% of the median measurement.\n           %s\n",
                               rel, msg);
     }
+    precision_warning(m, &sb);
     if (m->profiler_active)
         opprof__sb_puts(&sb, "  WARNING: a profiler session was active: these times include its cost.\n");
     int rc = opprof__sb_finish(&sb, 0, out_text);
@@ -68,13 +91,14 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
 
 /* torch.utils.benchmark.Compare's grid: a row per sub_label, a column per
  * description, in first-seen order. */
-enum { MAX = 32, NAME = 128, CELL = 64 };
+enum { MAX = 32, NAME = 128, CELL = 112 };
 typedef struct grid {
     char rows[MAX][NAME], cols[MAX][NAME];
     int n_rows, n_cols;
     const opprof_measurement *cell[MAX][MAX];
     char text[MAX][MAX][CELL];
     size_t width[MAX], row_width;
+    bool starred; /* a cell differs from its baseline */
 } grid;
 
 static int index_of(char (*names)[NAME], int *n, const char *name) {
@@ -98,8 +122,25 @@ static int fill(grid *g, const opprof_measurement *const *ms, size_t count, doub
     return 0;
 }
 
-/* Each cell's median in the table's unit, and its ratio to the baseline
- * column's (render.c's ratio unit); the columns' widths. */
+/* Whether two measurements' blocks differ (Mann-Whitney, p < 0.05). */
+static bool differs(const opprof_measurement *a, const opprof_measurement *b) {
+    opprof_shift s;
+    return a->n_times && b->n_times && !opprof_shift_of(a->times, a->n_times, b->times, b->n_times, 0.95, &s) &&
+           s.p < 0.05;
+}
+
+/* "250.1 +-1.3": the median and half its interval's width ("250.1" with no interval). */
+static void median_text(const opprof_measurement *m, double scale, char *buf, size_t size) {
+    double half = opprof_measurement_precision(m) * m->median;
+    if (isnan(half))
+        snprintf(buf, size, "%.1f", m->median / scale);
+    else
+        snprintf(buf, size, "%.1f +-%.1f", m->median / scale, half / scale);
+}
+
+/* Each cell's median in the table's unit with its interval, and its ratio to
+ * the baseline column's (render.c's ratio unit), starred when the two
+ * differ; the columns' widths. */
 static void cell_texts(grid *g, int baseline, double scale) {
     for (int c = 0; c < g->n_cols; c++) g->width[c] = strlen(g->cols[c]);
     for (int r = 0; r < g->n_rows; r++) {
@@ -107,14 +148,16 @@ static void cell_texts(grid *g, int baseline, double scale) {
         const opprof_measurement *base = baseline >= 0 ? g->cell[r][baseline] : NULL;
         for (int c = 0; c < g->n_cols; c++) {
             const opprof_measurement *m = g->cell[r][c];
-            char ratio[32];
+            char ratio[32], median[40];
             if (!m) {
                 snprintf(g->text[r][c], CELL, " ");
             } else if (base && c != baseline && base->median > 0) {
                 opprof__unit_text(OPPROF__UNIT_RATIO, m->median / base->median, ratio, sizeof ratio);
-                snprintf(g->text[r][c], CELL, "%.1f (%s)", m->median / scale, ratio);
+                median_text(m, scale, median, sizeof median);
+                g->starred |= differs(base, m);
+                snprintf(g->text[r][c], CELL, "%s (%s%s)", median, ratio, differs(base, m) ? "*" : "");
             } else {
-                snprintf(g->text[r][c], CELL, "%.1f", m->median / scale);
+                median_text(m, scale, g->text[r][c], CELL);
             }
             if (strlen(g->text[r][c]) > g->width[c]) g->width[c] = strlen(g->text[r][c]);
         }
@@ -181,6 +224,10 @@ int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t c
         opprof__sb_printf(&sb, "\nTimes are in %s (%s).\n", long_unit, unit);
         if (baseline >= 0)
             opprof__sb_printf(&sb, "Ratios are to the column \"%s\" (below 1.00x: faster).\n", g->cols[baseline]);
+        opprof__sb_puts(&sb, "+-: half the width of the median's 95% interval.\n");
+        if (g->starred)
+            opprof__sb_puts(&sb, "*: differs from the baseline (Mann-Whitney test of the measurements' blocks, "
+                                 "p < 0.05).\n");
     }
     opprof__free(g);
     return opprof__sb_finish(&sb, rc, out_text);
