@@ -8,7 +8,9 @@
  *   - 1 and 2 threads; the GEMM kernel that nn chose for each layer, and
  *     every kernel's GFLOP/s on each layer (NN_GEMM forces one for the
  *     forward passes);
- *   - PyTorch from Python and libtorch from C++, one thread, when installed.
+ *   - PyTorch from Python and libtorch from C++, one thread, when installed:
+ *     7 rounds of the peers then nn, the ratio the median of the rounds'
+ *     pairs with its interval.
  *
  * --isa avx2 measures an AVX2 machine on an AVX-512 one: nn's AVX2 kernel,
  * the AVX2 FMA peak as the bound, OpenBLAS (and so PyTorch) and libxsmm
@@ -25,7 +27,8 @@ enum { IN = 256, HIDDEN = 512, OUT = 64, BIG = 128 };
 typedef struct batch_result {
     int batch;
     bench_stats t1, t2;            /* forward, 1 and 2 threads, us */
-    double torch_py, torch_cpp;    /* peers' medians, us (NAN: absent) */
+    double torch_py, torch_cpp;    /* peers' medians over the rounds, us (NAN: absent) */
+    bench_ratio vs_torch, vs_libtorch; /* peer / nn, interleaved rounds */
     nn_gemm_choice layer[2];       /* what auto chose for each layer */
 } batch_result;
 
@@ -99,17 +102,18 @@ static const char *TORCH_SCRIPT =
     "        t = time.perf_counter_ns(); m(x); ts.append(time.perf_counter_ns() - t)\n"
     "ts.sort(); print('median_us: %f' % (ts[len(ts) // 2] / 1e3))\n";
 
-/* PyTorch (Python) and libtorch (C++) on the same model and batch, one thread. */
-static void run_peers(batch_result *r, int reps) {
+/* PyTorch (Python) and libtorch (C++) on the same model and batch, one
+ * thread: each one's median, us (NAN: absent). */
+static void run_peers(int batch, int reps, double *torch_py, double *torch_cpp) {
     char cmd[8400];
-    r->torch_py = r->torch_cpp = NAN;
+    *torch_py = *torch_cpp = NAN;
     if (bench_have_torch()) {
         char path[] = "/tmp/opprof-bench-torch-XXXXXX";
         int fd = mkstemp(path);
         if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
             snprintf(cmd, sizeof cmd, "%s /usr/bin/python3 %s %d %d 2>/dev/null", bench_openblas_env(), path, reps,
-                     r->batch);
-            if (!bench_run_peer(cmd, "median_us", &r->torch_py)) r->torch_py = NAN;
+                     batch);
+            if (!bench_run_peer(cmd, "median_us", torch_py)) *torch_py = NAN;
         }
         if (fd >= 0) close(fd);
         unlink(path);
@@ -117,9 +121,20 @@ static void run_peers(batch_result *r, int reps) {
     char exe[4200];
     snprintf(exe, sizeof exe, "%s/torch_forward", bench_self_dir());
     if (access(exe, X_OK) == 0) {
-        snprintf(cmd, sizeof cmd, "%s '%s' %d %d 2>/dev/null", bench_openblas_env(), exe, reps, r->batch);
-        if (!bench_run_peer(cmd, "median_us", &r->torch_cpp)) r->torch_cpp = NAN;
+        snprintf(cmd, sizeof cmd, "%s '%s' %d %d 2>/dev/null", bench_openblas_env(), exe, reps, batch);
+        if (!bench_run_peer(cmd, "median_us", torch_cpp)) *torch_cpp = NAN;
     }
+}
+
+enum { ROUNDS = 7 };
+
+/* The median of the values that are not NAN (NAN if none). */
+static double median_of(const double *v, int n) {
+    double kept[ROUNDS];
+    int k = 0;
+    for (int i = 0; i < n && k < ROUNDS; i++)
+        if (!isnan(v[i])) kept[k++] = v[i];
+    return k ? bench_stats_of(kept, k).median : NAN;
 }
 
 static batch_result run_batch(nn_module *model, int batch, int reps) {
@@ -134,8 +149,17 @@ static batch_result run_batch(nn_module *model, int batch, int reps) {
     nn_set_num_threads(2);
     r.t2 = time_forward(model, x, reps);
     nn_set_num_threads(1);
+    /* the peers' ratios: ROUNDS interleaved pairs (PyTorch, libtorch, nn), each a median of reps */
+    double py[ROUNDS], cpp[ROUNDS], ours[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++) {
+        run_peers(batch, reps, &py[k], &cpp[k]);
+        ours[k] = isnan(py[k]) && isnan(cpp[k]) ? NAN : time_forward(model, x, reps).median;
+    }
     nn_tensor_free(x);
-    run_peers(&r, reps);
+    r.vs_torch = bench_ratio_of(py, ours, ROUNDS);
+    r.vs_libtorch = bench_ratio_of(cpp, ours, ROUNDS);
+    r.torch_py = median_of(py, ROUNDS);
+    r.torch_cpp = median_of(cpp, ROUNDS);
     return r;
 }
 
@@ -189,8 +213,8 @@ static void json_batch(const batch_result *r, const machine *m, bool last) {
     bench_json_number(stdout, "threads2_speedup", r->t1.median / r->t2.median, false);
     bench_json_number(stdout, "torch_forward_us_median", r->torch_py, false);
     bench_json_number(stdout, "libtorch_forward_us_median", r->torch_cpp, false);
-    bench_json_number(stdout, "ratio_vs_torch", r->torch_py / r->t1.median, false);
-    bench_json_number(stdout, "ratio_vs_libtorch", r->torch_cpp / r->t1.median, false);
+    bench_json_ratio(stdout, "ratio_vs_torch", r->vs_torch, false);
+    bench_json_ratio(stdout, "ratio_vs_libtorch", r->vs_libtorch, false);
     printf("    \"kernels\": [\"%s\", \"%s\"],\n", r->layer[0].kernel, r->layer[1].kernel);
     printf("    \"kernels_measured_gflops\": [%.6g, %.6g]\n", r->layer[0].gflops, r->layer[1].gflops);
     printf("  }%s\n", last ? "" : ",");
@@ -230,12 +254,13 @@ static void text_batch(const batch_result *r, const machine *m) {
            r->t1.iqr, r->t1.n, 100 * bound / r->t1.median);
     printf("  nn, 2 threads            %8.1f us median -> %.2fx one thread\n", r->t2.median,
            r->t1.median / r->t2.median);
+    char ratio[96];
+    bench_ratio_text(r->vs_torch, ratio, sizeof ratio);
     if (!isnan(r->torch_py))
-        printf("  PyTorch (Python)         %8.1f us median -> nn is %.2fx faster\n", r->torch_py,
-               r->torch_py / r->t1.median);
+        printf("  PyTorch (Python)         %8.1f us median -> nn is %s faster\n", r->torch_py, ratio);
+    bench_ratio_text(r->vs_libtorch, ratio, sizeof ratio);
     if (!isnan(r->torch_cpp))
-        printf("  libtorch (C++)           %8.1f us median -> nn is %.2fx faster\n", r->torch_cpp,
-               r->torch_cpp / r->t1.median);
+        printf("  libtorch (C++)           %8.1f us median -> nn is %s faster\n", r->torch_cpp, ratio);
 }
 
 static void print_text(const machine *m, const batch_result *b128, const batch_result *b1, const char **names,

@@ -10,6 +10,8 @@
  */
 #include "bench_util.h"
 
+#include <stddef.h>
+
 #include <nn/nn.h>
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
@@ -230,6 +232,67 @@ static const char *TORCH_SCRIPT =
     "print('range_ns: %f' % per); print('key_averages_s: %f' % ka)\n"
     "print('events: %d' % len(prof.events()))\n";
 
+/* One round of the peers and of ours, for the ratios. */
+typedef struct peer_round {
+    double torch[3];       /* PyTorch: range_ns, key_averages_s, events (NAN: absent) */
+    double lt[6];          /* libtorch: range_ns, range_off_ns, forward_us, forward_profiled_us, disable_s, events */
+    double lt_forward_ratio;
+    double ours_range;     /* a range in reused buffers, ns */
+    double ours_ka_same;   /* our averages of 1 M events, scaled to PyTorch's count, s */
+} peer_round;
+
+static peer_round one_round(int batches, int per) {
+    peer_round r;
+    for (int i = 0; i < 3; i++) r.torch[i] = NAN;
+    for (int i = 0; i < 6; i++) r.lt[i] = NAN;
+    if (bench_have_torch()) {
+        char path[] = "/tmp/opprof-bench-torch-XXXXXX";
+        int fd = mkstemp(path);
+        if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 100000 2>/dev/null", path);
+            static const char *const keys[] = {"range_ns", "key_averages_s", "events"};
+            bench_run_peer_keys(cmd, 3, keys, r.torch);
+        }
+        if (fd >= 0) close(fd);
+        unlink(path);
+    }
+    /* libtorch from C++, the fairer peer for C code (built by `make bench`) */
+    static const char *const keys[] = {"range_ns", "range_off_ns", "forward_us", "forward_profiled_us",
+                                       "disable_s", "events"};
+    char exe[4200], cmd[8400];
+    snprintf(exe, sizeof exe, "%s/torch_overhead", bench_self_dir());
+    if (access(exe, X_OK) == 0) {
+        snprintf(cmd, sizeof cmd, "%s '%s' 100000 2>/dev/null", bench_openblas_env(), exe);
+        bench_run_peer_keys(cmd, 6, keys, r.lt);
+    }
+    r.lt_forward_ratio = r.lt[3] / r.lt[2];
+    opprof_session *s = start_session((opprof_schedule){.wait = 1, .active = 1, .repeat = 0}, true, discard, NULL);
+    opprof_session_step(s); /* a window: its buffers, */
+    time_ranges(batches, per);
+    opprof_session_step(s);
+    opprof_session_step(s); /* reused in the next one */
+    r.ours_range = time_ranges(batches, per);
+    opprof_session_free(s);
+    r.ours_ka_same = NAN;
+    if (!isnan(r.torch[2])) {
+        scale s1 = run_scale(1000000);
+        r.ours_ka_same = s1.averages_s * r.torch[2] / (double)s1.events;
+    }
+    return r;
+}
+
+/* The median of one field over the rounds, NANs left out. */
+static double median_kept(const peer_round *rounds, int n, size_t offset) {
+    double v[16];
+    int k = 0;
+    for (int i = 0; i < n && k < 16; i++) {
+        double x = *(const double *)((const char *)&rounds[i] + offset);
+        if (!isnan(x)) v[k++] = x;
+    }
+    return k ? bench_stats_of(v, k).median : NAN;
+}
+
 int main(int argc, char **argv) {
     bool json = false;
     size_t big = 10000000;
@@ -328,39 +391,32 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rss before %ld kB, peak %ld kB, events %zu\n", s10.peak_kb_before, s10.peak_kb, s10.events);
     double bytes_per_event = (double)(s10.peak_kb - s10.peak_kb_before) * 1024.0 / (double)s10.events;
 
-    /* PyTorch on the same counts. */
-    double torch_range = NAN, torch_ka = NAN, torch_events = NAN;
-    if (bench_have_torch()) {
-        char path[] = "/tmp/opprof-bench-torch-XXXXXX";
-        int fd = mkstemp(path);
-        if (fd >= 0 && write(fd, TORCH_SCRIPT, strlen(TORCH_SCRIPT)) == (ssize_t)strlen(TORCH_SCRIPT)) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 100000 2>/dev/null", path);
-            static const char *const keys[] = {"range_ns", "key_averages_s", "events"};
-            double v[3];
-            bench_run_peer_keys(cmd, 3, keys, v);
-            torch_range = v[0];
-            torch_ka = v[1];
-            torch_events = v[2];
-        }
-        if (fd >= 0) close(fd);
-        unlink(path);
-    }
-    /* libtorch from C++, the fairer peer for C code (built by `make bench`). */
-    double lt[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
-    {
-        static const char *const keys[] = {"range_ns", "range_off_ns", "forward_us", "forward_profiled_us",
-                                           "disable_s", "events"};
-        char exe[4200], cmd[8400];
-        snprintf(exe, sizeof exe, "%s/torch_overhead", bench_self_dir());
-        if (access(exe, X_OK) == 0) {
-            snprintf(cmd, sizeof cmd, "%s '%s' 100000 2>/dev/null", bench_openblas_env(), exe);
-            bench_run_peer_keys(cmd, 6, keys, lt);
-        }
-    }
-    double lt_range = lt[0], lt_off = lt[1], lt_forward_ratio = lt[3] / lt[2], lt_disable = lt[4], lt_events = lt[5];
-    /* Our averages on the torch run's event count, scaled from the 1 M run. */
-    double ours_ka_same = isnan(torch_events) ? NAN : s1.averages_s * torch_events / (double)s1.events;
+    /* The peers on the same counts: ROUNDS interleaved rounds of PyTorch,
+     * libtorch and ours (a range in reused buffers; averages of 1 M events
+     * scaled to PyTorch's count); each ratio the median of the rounds' pairs. */
+    enum { ROUNDS = 7 };
+    peer_round rounds[ROUNDS];
+    for (int k = 0; k < ROUNDS; k++) rounds[k] = one_round(batches, per);
+    double torch_range = NAN, torch_ka = NAN, torch_events = NAN, ours_ka_same = NAN;
+    double lt_range = NAN, lt_off = NAN, lt_forward_ratio = NAN, lt_disable = NAN, lt_events = NAN;
+    double v[ROUNDS], w[ROUNDS];
+#define PEER_MEDIAN(field) (median_kept(rounds, ROUNDS, offsetof(peer_round, field)))
+    torch_range = PEER_MEDIAN(torch[0]);
+    torch_ka = PEER_MEDIAN(torch[1]);
+    torch_events = PEER_MEDIAN(torch[2]);
+    ours_ka_same = PEER_MEDIAN(ours_ka_same);
+    lt_range = PEER_MEDIAN(lt[0]);
+    lt_off = PEER_MEDIAN(lt[1]);
+    lt_forward_ratio = PEER_MEDIAN(lt_forward_ratio);
+    lt_disable = PEER_MEDIAN(lt[4]);
+    lt_events = PEER_MEDIAN(lt[5]);
+#undef PEER_MEDIAN
+    for (int k = 0; k < ROUNDS; k++) v[k] = rounds[k].torch[0], w[k] = rounds[k].ours_range;
+    bench_ratio range_vs_torch = bench_ratio_of(v, w, ROUNDS);
+    for (int k = 0; k < ROUNDS; k++) v[k] = rounds[k].lt[0];
+    bench_ratio range_vs_libtorch = bench_ratio_of(v, w, ROUNDS);
+    for (int k = 0; k < ROUNDS; k++) v[k] = rounds[k].torch[1], w[k] = rounds[k].ours_ka_same;
+    bench_ratio ka_vs_torch = bench_ratio_of(v, w, ROUNDS);
 
     if (json) {
         printf("{\n");
@@ -399,14 +455,14 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "torch_key_averages_s", torch_ka, false);
         bench_json_number(stdout, "torch_key_averages_events", torch_events, false);
         bench_json_number(stdout, "averages_same_events_s", ours_ka_same, false);
-        bench_json_number(stdout, "ratio_range_vs_torch", torch_range / range_ns, false);
+        bench_json_ratio(stdout, "ratio_range_vs_torch", range_vs_torch, false);
         bench_json_number(stdout, "libtorch_range_ns", lt_range, false);
         bench_json_number(stdout, "libtorch_range_off_ns", lt_off, false);
         bench_json_number(stdout, "libtorch_forward_profiled_ratio", lt_forward_ratio, false);
         bench_json_number(stdout, "libtorch_disable_s", lt_disable, false);
         bench_json_number(stdout, "libtorch_disable_events", lt_events, false);
-        bench_json_number(stdout, "ratio_range_vs_libtorch", lt_range / range_ns, false);
-        bench_json_number(stdout, "ratio_key_averages_vs_torch", torch_ka / ours_ka_same, true);
+        bench_json_ratio(stdout, "ratio_range_vs_libtorch", range_vs_libtorch, false);
+        bench_json_ratio(stdout, "ratio_key_averages_vs_torch", ka_vs_torch, true);
         printf("}\n");
     } else {
         printf("recording cost (median of %d batches of %d)\n", batches, per);
@@ -435,15 +491,19 @@ int main(int argc, char **argv) {
         printf("  the writer alone (to /dev/null): %.0f MB/s, %.1f M events/s\n", s10.export_mb / s10.format_s,
                (double)s10.events / s10.format_s / 1e6);
         printf("  peak memory held: %.1f bytes per event (recording buffers + capture + analysis)\n", bytes_per_event);
+        char r1[96], r2[96];
+        bench_ratio_text(range_vs_torch, r1, sizeof r1);
+        bench_ratio_text(ka_vs_torch, r2, sizeof r2);
         if (!isnan(torch_range))
-            printf("PyTorch: record_function %.0f ns a range (%.0fx ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %.0fx faster)\n",
-                   torch_range, torch_range / range_ns, torch_ka, torch_events, ours_ka_same, torch_ka / ours_ka_same);
+            printf("PyTorch: record_function %.0f ns a range (%s ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %s faster)\n",
+                   torch_range, r1, torch_ka, torch_events, ours_ka_same, r2);
         else
             printf("PyTorch: not installed (apt-get install python3-torch)\n");
+        bench_ratio_text(range_vs_libtorch, r1, sizeof r1);
         if (!isnan(lt_range))
-            printf("libtorch (C++): RECORD_USER_SCOPE %.0f ns a range profiling (%.1fx ours), %.1f ns off; forward "
+            printf("libtorch (C++): RECORD_USER_SCOPE %.0f ns a range profiling (%s ours), %.1f ns off; forward "
                    "profiled/plain %.4f; disableProfiler() %.3f s for %.0f events\n",
-                   lt_range, lt_range / range_ns, lt_off, lt_forward_ratio, lt_disable, lt_events);
+                   lt_range, r1, lt_off, lt_forward_ratio, lt_disable, lt_events);
         else
             printf("libtorch (C++): build/bin/torch_overhead not built (make bench, with libtorch-dev)\n");
     }

@@ -7,8 +7,12 @@
  * same on a real Kineto trace (PyTorch 1.9's ResNet-50 on CUDA from
  * tests/fixtures, its events copied N times by make_real_trace.py).
  *
- *   build/bin/bench_reader [--json] [--mb N] [--real-copies N] [--keep FILE]
- *   (defaults: 1024 MB of opprof's own; 12 copies: 388 MB of Kineto's)
+ * Each file is read in ROUNDS rounds of Python, opprof and simdjson in turn:
+ * the medians, and the ratios as the median of the rounds' pairs with its
+ * interval.
+ *
+ *   build/bin/bench_reader [--json] [--mb N] [--real-copies N] [--rounds N] [--keep FILE]
+ *   (defaults: 1024 MB of opprof's own; 12 copies: 388 MB of Kineto's; 7 rounds)
  */
 #include "bench_util.h"
 
@@ -74,16 +78,13 @@ static const char *PY =
     "print('seconds: %f' % (time.perf_counter() - t))\n";
 
 typedef struct measured {
-    double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb;
+    double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb; /* medians; peak: the largest */
     size_t events, memory;
+    bench_ratio vs_python, simdjson_over;
 } measured;
 
-/* Read + report `path` as `opprof report` does; then Python's json.load and a
- * per-name sum on the same file. */
-static int measure(const char *path, measured *m) {
-    struct stat st;
-    if (stat(path, &st)) return -1;
-    m->mb = (double)st.st_size / 1e6;
+/* Read + report `path` as `opprof report` does: seconds, peak memory. */
+static int measure_ours(const char *path, measured *m) {
     long rss_before = status_kb("VmRSS");
     FILE *clear = fopen("/proc/self/clear_refs", "w"); /* VmHWM from here */
     if (clear) {
@@ -103,7 +104,8 @@ static int measure(const char *path, measured *m) {
     opprof_averages_table_to_string(avg,
             &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table);
     m->seconds = (double)(bench_now_ns() - t0) / 1e9;
-    m->peak_mb = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
+    double peak = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
+    if (peak > m->peak_mb) m->peak_mb = peak;
     size_t n_names = opprof_capture_name_count(c);
     opprof_capture_events(c, &m->events);
     opprof_capture_memory_events(c, &m->memory);
@@ -112,31 +114,67 @@ static int measure(const char *path, measured *m) {
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
-    m->python_s = NAN;
-    if (access("/usr/bin/python3", X_OK) == 0) {
-        char script[] = "/tmp/opprof-bench-reader-XXXXXX";
-        int fd = mkstemp(script);
-        if (fd >= 0 && write(fd, PY, strlen(PY)) == (ssize_t)strlen(PY)) {
-            char cmd[1200];
-            snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s 2>/dev/null", script, path);
-            if (!bench_run_peer(cmd, "seconds", &m->python_s)) m->python_s = NAN;
-        }
-        if (fd >= 0) close(fd);
-        unlink(script);
+    return 0;
+}
+
+/* Python's json.load and a per-name sum on the same file: seconds, or NAN. */
+static double python_seconds(const char *path) {
+    double seconds = NAN;
+    if (access("/usr/bin/python3", X_OK) != 0) return NAN;
+    char script[] = "/tmp/opprof-bench-reader-XXXXXX";
+    int fd = mkstemp(script);
+    if (fd >= 0 && write(fd, PY, strlen(PY)) == (ssize_t)strlen(PY)) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s 2>/dev/null", script, path);
+        if (!bench_run_peer(cmd, "seconds", &seconds)) seconds = NAN;
     }
-    /* simdjson's On-Demand parser doing the same sum (make bench builds it) */
-    m->simdjson_s = m->simdjson_peak_mb = NAN;
+    if (fd >= 0) close(fd);
+    unlink(script);
+    return seconds;
+}
+
+/* simdjson's On-Demand parser doing the same sum (make bench builds it): seconds, or NAN. */
+static double simdjson_seconds(const char *path, double *peak_mb) {
     char peer[4200], cmd[8600];
     snprintf(peer, sizeof peer, "%s/simdjson_peer", bench_self_dir());
-    if (access(peer, X_OK) == 0) {
-        static const char *const keys[] = {"seconds", "peak_rss_mb"};
-        double v[2];
-        snprintf(cmd, sizeof cmd, "'%s' '%s'", peer, path);
-        if (bench_run_peer_keys(cmd, 2, keys, v)) {
-            m->simdjson_s = v[0];
-            m->simdjson_peak_mb = v[1];
-        }
+    if (access(peer, X_OK) != 0) return NAN;
+    static const char *const keys[] = {"seconds", "peak_rss_mb"};
+    double v[2];
+    snprintf(cmd, sizeof cmd, "'%s' '%s'", peer, path);
+    if (!bench_run_peer_keys(cmd, 2, keys, v)) return NAN;
+    *peak_mb = v[1];
+    return v[0];
+}
+
+enum { MAX_ROUNDS = 64 };
+
+/* `rounds` rounds of Python, opprof, simdjson in turn: the medians, and the
+ * ratios of each round's pair. */
+static int measure(const char *path, int rounds, measured *m) {
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    m->mb = (double)st.st_size / 1e6;
+    m->simdjson_peak_mb = NAN;
+    double ours[MAX_ROUNDS] = {0}, py[MAX_ROUNDS] = {0}, simd[MAX_ROUNDS] = {0};
+    for (int r = 0; r < rounds; r++) {
+        py[r] = python_seconds(path);
+        if (measure_ours(path, m)) return -1;
+        ours[r] = m->seconds;
+        simd[r] = simdjson_seconds(path, &m->simdjson_peak_mb);
     }
+    m->vs_python = bench_ratio_of(py, ours, rounds);      /* opprof's speed over Python's */
+    m->simdjson_over = bench_ratio_of(ours, simd, rounds); /* simdjson's speed over opprof's */
+    double sorted[MAX_ROUNDS];
+    memcpy(sorted, ours, sizeof(double) * (size_t)rounds);
+    m->seconds = bench_stats_of(sorted, rounds).median;
+    int n = 0;
+    for (int r = 0; r < rounds; r++)
+        if (!isnan(py[r])) sorted[n++] = py[r];
+    m->python_s = n ? bench_stats_of(sorted, n).median : NAN;
+    n = 0;
+    for (int r = 0; r < rounds; r++)
+        if (!isnan(simd[r])) sorted[n++] = simd[r];
+    m->simdjson_s = n ? bench_stats_of(sorted, n).median : NAN;
     return 0;
 }
 
@@ -145,14 +183,16 @@ static void print_text(const char *what, const measured *m) {
     printf("%s: %.0f MB, %zu events (%zu memory)\n", what, m->mb, m->events + m->memory, m->memory);
     printf("  opprof read + report   %6.2f s  %6.0f MB/s  peak %.0f MB (capture %.0f MB: %.2fx)\n", m->seconds, rate,
            m->peak_mb, m->capture_mb, m->peak_mb * 1.048576 / m->capture_mb);
+    char ratio[96];
+    bench_ratio_text(m->vs_python, ratio, sizeof ratio);
     if (!isnan(m->python_s))
-        printf("  Python json.load + sum %6.2f s  %6.0f MB/s  -> opprof is %.1fx faster\n", m->python_s, py_rate,
-               rate / py_rate);
+        printf("  Python json.load + sum %6.2f s  %6.0f MB/s  -> opprof is %s faster\n", m->python_s, py_rate, ratio);
     else
         printf("  Python: /usr/bin/python3 not found\n");
+    bench_ratio_text(m->simdjson_over, ratio, sizeof ratio);
     if (!isnan(m->simdjson_s))
-        printf("  simdjson On-Demand sum %6.2f s  %6.0f MB/s  peak %.0f MB (the whole file in memory)\n",
-               m->simdjson_s, m->mb / m->simdjson_s, m->simdjson_peak_mb);
+        printf("  simdjson On-Demand sum %6.2f s  %6.0f MB/s  peak %.0f MB (the whole file in memory): %s opprof\n",
+               m->simdjson_s, m->mb / m->simdjson_s, m->simdjson_peak_mb, ratio);
 }
 
 static void print_json(const char *prefix, const measured *m, bool last) {
@@ -169,7 +209,8 @@ static void print_json(const char *prefix, const measured *m, bool last) {
     bench_json_number(stdout, KEY("python_json_mb_s"), py_rate, false);
     bench_json_number(stdout, KEY("simdjson_mb_s"), m->mb / m->simdjson_s, false);
     bench_json_number(stdout, KEY("simdjson_peak_rss_mb"), m->simdjson_peak_mb, false);
-    bench_json_number(stdout, KEY("ratio_vs_python"), rate / py_rate, last);
+    bench_json_ratio(stdout, KEY("ratio_vs_python"), m->vs_python, false);
+    bench_json_ratio(stdout, KEY("simdjson_over_opprof"), m->simdjson_over, last);
 #undef KEY
 }
 
@@ -178,6 +219,7 @@ int main(int argc, char **argv) {
     double mb = 1024;
     int copies = 12;
     const char *keep = NULL;
+    int rounds = 7;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = true;
@@ -187,8 +229,10 @@ int main(int argc, char **argv) {
             copies = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
             keep = argv[++i];
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= MAX_ROUNDS)
+            rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_reader [--json] [--mb N] [--real-copies N] [--keep FILE]\n");
+            fprintf(stderr, "usage: bench_reader [--json] [--mb N] [--real-copies N] [--rounds N (1-64)] [--keep FILE]\n");
             return 64;
         }
     }
@@ -201,7 +245,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     measured own = {0};
-    if (measure(path, &own)) return 1;
+    if (measure(path, rounds, &own)) return 1;
     if (!keep) unlink(path);
 
     /* 2. A real Kineto trace: PyTorch 1.9's ResNet-50 training on CUDA (35 MB,
@@ -216,7 +260,7 @@ int main(int argc, char **argv) {
         close(fd);
         snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/make_real_trace.py' '%s' %d '%s'", OPPROF_BENCH_SOURCE_DIR,
                  src, copies, real_path);
-        have_real = system(cmd) == 0 && measure(real_path, &real) == 0;
+        have_real = system(cmd) == 0 && measure(real_path, rounds, &real) == 0;
         unlink(real_path);
     }
     if (json) {

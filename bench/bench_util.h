@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <opprof/stats.h>
+
 static inline int64_t bench_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -137,6 +139,49 @@ static inline void bench_json_number(FILE *f, const char *key, double v, bool la
         fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");
     else
         fprintf(f, "  \"%s\": %.6g%s\n", key, v, last ? "" : ",");
+}
+
+/* A ratio between a peer and opprof from interleaved pairs (the peer, then
+ * opprof, then the peer...): the median of the pairs' ratios and its 95 %
+ * interval (distribution-free: the order statistics that cover the median;
+ * min to max for 6 to 8 pairs; NAN below 6). Pairs with a NAN are left out. */
+typedef struct bench_ratio {
+    double median, low, high;
+    int pairs;
+} bench_ratio;
+
+static inline bench_ratio bench_ratio_of(const double *num, const double *den, int n) {
+    bench_ratio r = {NAN, NAN, NAN, 0};
+    double *v = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    for (int i = 0; v && i < n; i++)
+        if (!isnan(num[i]) && !isnan(den[i]) && den[i] != 0) v[r.pairs++] = num[i] / den[i];
+    if (v && r.pairs) {
+        r.median = bench_stats_of(v, r.pairs).median;
+        opprof_median_interval(v, (size_t)r.pairs, 0.95, &r.low, &r.high);
+    }
+    free(v);
+    return r;
+}
+
+/* "KEY": median, "KEY_low", "KEY_high", "KEY_pairs". */
+static inline void bench_json_ratio(FILE *f, const char *key, bench_ratio r, bool last) {
+    char k[128];
+    bench_json_number(f, key, r.median, false);
+    snprintf(k, sizeof k, "%s_low", key);
+    bench_json_number(f, k, r.low, false);
+    snprintf(k, sizeof k, "%s_high", key);
+    bench_json_number(f, k, r.high, false);
+    fprintf(f, "  \"%s_pairs\": %d%s\n", key, r.pairs, last ? "" : ",");
+}
+
+/* "1.23x (1.10-1.31, 7 pairs)" */
+static inline void bench_ratio_text(bench_ratio r, char *buf, size_t size) {
+    if (isnan(r.median))
+        snprintf(buf, size, "--");
+    else if (isnan(r.low))
+        snprintf(buf, size, "%.2fx (%d pairs: too few for an interval)", r.median, r.pairs);
+    else
+        snprintf(buf, size, "%.2fx (%.2f-%.2f, %d pairs)", r.median, r.low, r.high, r.pairs);
 }
 
 #endif

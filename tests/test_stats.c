@@ -123,6 +123,29 @@ TEST_CASE(shift_matches_every_pair) {
     free(diffs);
 }
 
+/* Fractional times (seconds, as the timer's blocks): the bisection ends, and
+ * on the very differences that sorting all pairs gives (it once looped,
+ * comparing x < y - t where it counted y - x). */
+TEST_CASE(shift_of_fractional_seconds) {
+    enum { M = 29, N = 31 };
+    double x[M], y[N], *diffs = malloc(M * N * sizeof *diffs);
+    uint64_t st = 7;
+    for (int i = 0; i < M; i++) x[i] = 3.9e-4 + (double)(lcg(&st) % 1000) * 1.3e-8;
+    for (int j = 0; j < N; j++) y[j] = 2.1e-4 + (double)(lcg(&st) % 1000) * 0.7e-8;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) diffs[i * N + j] = y[j] - x[i];
+    qsort(diffs, M * N, sizeof *diffs, by_value);
+    opprof_shift s;
+    CHECK_INT(opprof_shift_of(x, M, y, N, 0.95, &s), 0);
+    CHECK_NEAR(s.estimate, diffs[M * N / 2], 0); /* M N odd */
+    double mn = M * N, z = opprof_normal_quantile(0.975);
+    int k = (int)floor(mn / 2 + 0.5 - z * sqrt(mn * (M + N + 1) / 12));
+    CHECK_NEAR(s.lo, diffs[k - 1], 0);
+    CHECK_NEAR(s.hi, diffs[M * N - k], 0);
+    CHECK(s.p < 1e-9); /* every after is below every before */
+    free(diffs);
+}
+
 TEST_CASE(shift_refuses_bad_input) {
     double v[2] = {1, 2};
     opprof_shift s;
