@@ -7,11 +7,16 @@
  *              and at 1 %);
  *   detection: aten::addmm slowed by 5 % and by 2 % on one side
  *              (nn_debug_slow_down: busy time, a share of its own): how often
- *              its row is flagged slower; the 2 % again with the steps that
- *              the tool said were needed;
+ *              a gate on its row ('aten::addmm > +0%', one test) trips, and
+ *              how often the table flags it (Holm over every row); the 2 %
+ *              again with the steps that the tool said were needed;
  *   blocked:   A/A with a side's steps run one after the other instead of
  *              interleaved (what drift does to a comparison);
- *   speed:     `opprof diff --stat` of two 100-step traces, whole command.
+ *   speed:     `opprof diff --stat` of two 100-step traces, whole command;
+ *   method:    on the same data, aten::addmm's row alone (one test, as a
+ *              gate) by Hodges-Lehmann / Mann-Whitney (opprof's) and by a
+ *              percentile bootstrap of the difference of medians (2,000
+ *              resamples): how often each flags the A/A runs and finds +5 %.
  *
  * Each step is a capture of its own (a session of one step), the sides'
  * steps interleaved, as the Timer's guidance asks.
@@ -93,8 +98,44 @@ static void sides_free(sides *s) {
         for (int k = 0; k < s->n; k++) opprof_capture_free(s->c[side][k]);
 }
 
+/* aten::addmm's time in each capture of a side, ns. */
+static void addmm_sample(opprof_capture *const *caps, int n, double *out) {
+    for (int k = 0; k < n; k++) {
+        size_t count;
+        const opprof_event *ev = opprof_capture_events(caps[k], &count);
+        out[k] = 0;
+        for (size_t i = 0; i < count; i++)
+            if (!strcmp(opprof_capture_name(caps[k], ev[i].name), "aten::addmm")) out[k] += (double)ev[i].duration_ns;
+    }
+}
+
+static double median_sorted_copy(const double *v, int n, double *scratch) {
+    memcpy(scratch, v, (size_t)n * sizeof *v);
+    return bench_stats_of(scratch, n).median;
+}
+
+/* The percentile bootstrap of median(after) - median(before): does its
+ * interval at 1 - alpha leave 0 out? */
+static bool bootstrap_differs(const double *b, const double *a, int n, double alpha, uint64_t *seed) {
+    enum { B = 2000 };
+    static double diffs[B];
+    double rb[MAX_STEPS], ra[MAX_STEPS], scratch[MAX_STEPS];
+    for (int r = 0; r < B; r++) {
+        for (int i = 0; i < n; i++) {
+            *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+            rb[i] = b[(*seed >> 33) % (uint64_t)n];
+            *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+            ra[i] = a[(*seed >> 33) % (uint64_t)n];
+        }
+        diffs[r] = median_sorted_copy(ra, n, scratch) - median_sorted_copy(rb, n, scratch);
+    }
+    qsort(diffs, B, sizeof *diffs, bench_cmp_double);
+    double lo = diffs[(int)(alpha / 2 * B)], hi = diffs[(int)((1 - alpha / 2) * B) - 1];
+    return lo > 0 || hi < 0;
+}
+
 typedef struct verdict {
-    bool any_row, total, addmm_slower;
+    bool any_row, total, addmm_slower, gate, hl_single, boot_single;
     size_t addmm_needed;
     double addmm_change;
 } verdict;
@@ -114,19 +155,29 @@ static verdict judge(const sides *s, double alpha, double detect) {
         v.addmm_slower = addmm->significant && addmm->change > 0;
         v.addmm_needed = addmm->steps_needed;
         v.addmm_change = addmm->change;
+        opprof_stat_gate g = {.key = "aten::addmm", .above = true, .bound = 0};
+        if (opprof_stat_gate_check(d, &g, 1, &v.gate, NULL, 0)) die("gate", -22);
+        v.hl_single = addmm->shift.p < alpha; /* either way: the row alone */
     }
     opprof_stat_diff_free(d);
+    static uint64_t seed = 12345;
+    double b[MAX_STEPS], a[MAX_STEPS];
+    addmm_sample(s->c[0], s->n, b);
+    addmm_sample(s->c[1], s->n, a);
+    v.boot_single = bootstrap_differs(b, a, s->n, alpha, &seed);
     return v;
 }
 
 typedef struct rates {
     double any_row, total, addmm, any_row_1pct, median_needed, median_change;
+    double hl_single, boot_single; /* aten::addmm's row alone, either way, at 5 % */
+    double gate;                   /* 'aten::addmm > +0%' tripped */
 } rates;
 
 /* reps repetitions of one experiment. */
 static rates experiment(const model *m, int reps, int steps, double slow, bool interleaved, double detect) {
     static sides s;
-    int any = 0, total = 0, addmm = 0, any1 = 0;
+    int any = 0, total = 0, addmm = 0, any1 = 0, hl = 0, boot = 0, gate = 0;
     double *needed = calloc((size_t)reps, sizeof *needed), *change = calloc((size_t)reps, sizeof *change);
     for (int r = 0; r < reps; r++) {
         record(&s, m, steps, slow, interleaved);
@@ -135,12 +186,16 @@ static rates experiment(const model *m, int reps, int steps, double slow, bool i
         total += v5.total;
         addmm += v5.addmm_slower;
         any1 += v1.any_row || v1.total;
+        hl += v5.hl_single;
+        gate += v5.gate;
+        boot += v5.boot_single;
         needed[r] = v5.addmm_needed == SIZE_MAX ? 1e9 : (double)v5.addmm_needed;
         change[r] = v5.addmm_change;
         sides_free(&s);
     }
     rates out = {(double)any / reps, (double)total / reps, (double)addmm / reps, (double)any1 / reps,
-                 bench_stats_of(needed, reps).median, bench_stats_of(change, reps).median};
+                 bench_stats_of(needed, reps).median, bench_stats_of(change, reps).median,
+                 (double)hl / reps, (double)boot / reps, (double)gate / reps};
     free(needed);
     free(change);
     return out;
@@ -209,12 +264,23 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "aa_flagged_rate_5pct", aa.any_row, false);
         bench_json_number(stdout, "aa_total_flagged_rate_5pct", aa.total, false);
         bench_json_number(stdout, "aa_flagged_rate_1pct", aa.any_row_1pct, false);
+        bench_json_number(stdout, "aa_gate_tripped_rate_5pct", aa.gate, false);
         bench_json_number(stdout, "aa_blocked_flagged_rate_5pct", blocked.any_row, false);
-        bench_json_number(stdout, "detect_5pct_rate", five.addmm, false);
+        bench_json_number(stdout, "aa_blocked_gate_tripped_rate_5pct", blocked.gate, false);
+        bench_json_number(stdout, "detect_5pct_gate_rate", five.gate, false);
+        bench_json_number(stdout, "detect_5pct_table_rate", five.addmm, false);
         bench_json_number(stdout, "detect_5pct_median_change", five.median_change, false);
-        bench_json_number(stdout, "detect_2pct_rate", two.addmm, false);
+        bench_json_number(stdout, "detect_2pct_gate_rate", two.gate, false);
+        bench_json_number(stdout, "detect_2pct_table_rate", two.addmm, false);
         bench_json_number(stdout, "detect_2pct_steps_needed", two.median_needed, false);
-        bench_json_number(stdout, "detect_2pct_rate_at_needed", two_needed.addmm, false);
+        bench_json_number(stdout, "detect_2pct_gate_rate_at_needed", two_needed.gate, false);
+        bench_json_number(stdout, "detect_2pct_table_rate_at_needed", two_needed.addmm, false);
+        bench_json_number(stdout, "single_row_aa_rate_hodges_lehmann", aa.hl_single, false);
+        bench_json_number(stdout, "single_row_aa_rate_bootstrap", aa.boot_single, false);
+        bench_json_number(stdout, "single_row_detect_5pct_hodges_lehmann", five.hl_single, false);
+        bench_json_number(stdout, "single_row_detect_5pct_bootstrap", five.boot_single, false);
+        bench_json_number(stdout, "single_row_detect_2pct_hodges_lehmann", two.hl_single, false);
+        bench_json_number(stdout, "single_row_detect_2pct_bootstrap", two.boot_single, false);
         bench_json_number(stdout, "diff_stat_100_steps_ms_median", cmd.median, false);
         bench_json_number(stdout, "diff_stat_100_steps_ms_iqr", cmd.iqr, true);
         puts("}");
@@ -222,10 +288,19 @@ int main(int argc, char **argv) {
         printf("host: %s (%s); %d repetitions of %d steps a side, interleaved\n", host, isa, reps, steps);
         printf("A/A flagged (a row or the total): %.0f%% at 5%%, %.0f%% at 1%%; the total alone %.0f%%\n",
                100 * aa.any_row, 100 * aa.any_row_1pct, 100 * aa.total);
-        printf("A/A with the sides in blocks instead: %.0f%% flagged at 5%%\n", 100 * blocked.any_row);
-        printf("aten::addmm +5%%: detected %.0f%% (median change %+.1f%%)\n", 100 * five.addmm, 100 * five.median_change);
-        printf("aten::addmm +2%%: detected %.0f%%; steps needed (the tool's median): %.0f; at %d steps: %.0f%%\n",
-               100 * two.addmm, two.median_needed, needed, 100 * two_needed.addmm);
+        printf("A/A: the gate 'aten::addmm > +0%%' tripped %.0f%%\n", 100 * aa.gate);
+        printf("A/A with the sides in blocks instead: %.0f%% flagged, the gate tripped %.0f%%\n", 100 * blocked.any_row,
+               100 * blocked.gate);
+        printf("aten::addmm +5%%: the gate tripped %.0f%%, the table flagged it %.0f%% (median change %+.1f%%)\n",
+               100 * five.gate, 100 * five.addmm, 100 * five.median_change);
+        printf("aten::addmm +2%%: gate %.0f%%, table %.0f%%; steps needed (the tool's median): %.0f; at %d steps: "
+               "gate %.0f%%, table %.0f%%\n",
+               100 * two.gate, 100 * two.addmm, two.median_needed, needed, 100 * two_needed.gate,
+               100 * two_needed.addmm);
+        printf("aten::addmm's row alone at 5%%: A/A flagged %.0f%% (Hodges-Lehmann) vs %.0f%% (bootstrap); +5%% found "
+               "%.0f%% vs %.0f%%; +2%% found %.0f%% vs %.0f%%\n",
+               100 * aa.hl_single, 100 * aa.boot_single, 100 * five.hl_single, 100 * five.boot_single,
+               100 * two.hl_single, 100 * two.boot_single);
         printf("opprof diff --stat of two 100-step traces: %.1f ms (IQR %.1f)\n", cmd.median, cmd.iqr);
     }
     return 0;

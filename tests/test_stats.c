@@ -326,20 +326,20 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     char why[1024];
     bool tripped;
     CHECK_INT(opprof_stat_gate_parse("op > +5%", &g, why, sizeof why), 0);
-    CHECK_INT(opprof_stat_gate_check(d, &g, &tripped, why, sizeof why), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
     CHECK(tripped);
     CHECK_CONTAINS(why, "FAILED");
     CHECK_INT(opprof_stat_gate_parse("op > +20%", &g, why, sizeof why), 0);
-    CHECK_INT(opprof_stat_gate_check(d, &g, &tripped, why, sizeof why), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
     CHECK(!tripped);
     CHECK_INT(opprof_stat_gate_parse("forward < -2%", &g, why, sizeof why), 0);
-    CHECK_INT(opprof_stat_gate_check(d, &g, &tripped, why, sizeof why), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
     CHECK(tripped);
     CHECK_INT(opprof_stat_gate_parse("total > +1%", &g, why, sizeof why), 0);
-    CHECK_INT(opprof_stat_gate_check(d, &g, &tripped, why, sizeof why), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
     CHECK(!tripped);
     CHECK_INT(opprof_stat_gate_parse("no_such_op > +1%", &g, why, sizeof why), 0);
-    CHECK_INT(opprof_stat_gate_check(d, &g, &tripped, why, sizeof why), OPPROF_ENOENT);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), OPPROF_ENOENT);
     CHECK_CONTAINS(why, "no_such_op");
     char *text;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);
@@ -359,6 +359,33 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
               OPPROF_EINVAL);
     CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 0, (const opprof_capture *const *)&a, 1, NULL, &d),
               OPPROF_EINVAL);
+    opprof_capture_free(a);
+    opprof_capture_free(b);
+}
+
+/* A gate is one test of the row it names: here op's p is 0.03, significant
+ * alone but not once corrected over the table's 3 rows (0.09); two gates
+ * share alpha (0.025 each). */
+TEST_CASE(gate_is_one_test_of_its_row) {
+    opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.010, 2);
+    opprof_stat_diff *d;
+    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, NULL, &d),
+              0);
+    const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
+    CHECK(op && op->shift.p > 0.025 && op->shift.p < 0.05);
+    CHECK(op && !op->significant && op->p_adjusted > 0.05);
+    opprof_stat_gate g;
+    char why[1024];
+    bool tripped = false;
+    CHECK_INT(opprof_stat_gate_parse("op > +0.5%", &g, why, sizeof why), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
+    CHECK(tripped);
+    CHECK_CONTAINS(why, "(significant at 0.05): FAILED");
+    CHECK_INT(opprof_stat_gate_check(d, &g, 2, &tripped, why, sizeof why), 0);
+    CHECK(!tripped);
+    CHECK_CONTAINS(why, "(not significant at 0.025): passed (beyond the bound, but not significant)");
+    CHECK_INT(opprof_stat_gate_check(d, &g, 0, &tripped, why, sizeof why), OPPROF_EINVAL);
+    opprof_stat_diff_free(d);
     opprof_capture_free(a);
     opprof_capture_free(b);
 }

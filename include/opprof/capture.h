@@ -518,8 +518,8 @@ OPPROF_API int opprof_stat_diff_to_string(const opprof_stat_diff *diff, int row_
                                           char **out_text);
 
 /** A CI gate: "KEY > +3%" fails when KEY's change is significant and above
- *  +3 %; "KEY < -3%" when significant and below -3 %. KEY is a row's name or
- *  "total"; the bound a percentage. */
+ *  +3 % (the point estimate); "KEY < -3%" when significant and below -3 %.
+ *  KEY is a row's name or "total"; the bound a percentage. */
 typedef struct opprof_stat_gate {
     char key[512];
     bool above;   /* '>'; else '<' */
@@ -527,11 +527,13 @@ typedef struct opprof_stat_gate {
 } opprof_stat_gate;
 /** Parse a gate. OPPROF_EINVAL (with why, a sentence) when it is not one. */
 OPPROF_API int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, size_t why_size);
-/** Check a gate: *tripped when its row's change is significant and beyond
- *  its bound; why: a sentence either way. OPPROF_ENOENT when no side has
- *  the key. */
-OPPROF_API int opprof_stat_gate_check(const opprof_stat_diff *diff, const opprof_stat_gate *gate, bool *tripped,
-                                      char *why, size_t why_size);
+/** Check a gate, one of n_gates (>= 1) that a run checks: *tripped when its
+ *  row's change is beyond its bound and significant as a test of its own
+ *  (p < alpha / n_gates: a gate names its row before the data is seen, so
+ *  it is one test, not one of every row compared; the gates share alpha);
+ *  why: a sentence either way. OPPROF_ENOENT when no side has the key. */
+OPPROF_API int opprof_stat_gate_check(const opprof_stat_diff *diff, const opprof_stat_gate *gate, size_t n_gates,
+                                      bool *tripped, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------------- */
 /* Files                                                                     */

@@ -30,7 +30,8 @@ static const char HELP[] =
     "  --detect PCT    the change the noise notes are about (default 5%, or the\n"
     "                  first gate's bound)\n"
     "  --fail-if GATE  'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"
-    "                  when ROW's change is significant and beyond the bound; repeatable\n";
+    "                  when ROW's change is beyond the bound and significant as a test of\n"
+    "                  its own (p < alpha / the number of gates); repeatable\n";
 
 enum { MAX_GATES = 32 };
 

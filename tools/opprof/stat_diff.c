@@ -92,7 +92,7 @@ static int check_gates(const opprof_stat_diff *d, const opprof_stat_gate *gates,
     for (size_t i = 0; i < n; i++) {
         bool tripped = false;
         char why[1024];
-        int rc = opprof_stat_gate_check(d, &gates[i], &tripped, why, sizeof why);
+        int rc = opprof_stat_gate_check(d, &gates[i], n, &tripped, why, sizeof why);
         fprintf(stderr, "opprof: %s\n", why);
         if (rc) return tool_usage_error("diff", "a gate must name a row of the comparison, or 'total'");
         if (tripped) status = TOOL_EXIT_REGRESSED;

@@ -277,9 +277,9 @@ int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, s
     return 0;
 }
 
-int opprof_stat_gate_check(const opprof_stat_diff *d, const opprof_stat_gate *g, bool *tripped, char *why,
-                           size_t size) {
-    if (!d || !g || !tripped) return OPPROF_EINVAL;
+int opprof_stat_gate_check(const opprof_stat_diff *d, const opprof_stat_gate *g, size_t n_gates, bool *tripped,
+                           char *why, size_t size) {
+    if (!d || !g || !tripped || !n_gates) return OPPROF_EINVAL;
     const opprof_stat_row *r = opprof_stat_diff_find(d, g->key);
     if (!r) {
         if (why) snprintf(why, size, "gate '%s': no row of that name on either side", g->key);
@@ -287,11 +287,13 @@ int opprof_stat_gate_check(const opprof_stat_diff *d, const opprof_stat_gate *g,
     }
     bool beyond = g->above ? r->change > g->bound : r->change < g->bound;
     if (isnan(r->change)) beyond = g->above ? r->shift.estimate > 0 : r->shift.estimate < 0;
-    *tripped = r->significant && beyond;
+    double level = d->alpha / (double)n_gates;
+    bool significant = r->shift.p < level;
+    *tripped = significant && beyond;
     if (why)
-        snprintf(why, size, "gate '%s %c %+g%%': change %+.2f%% [%+.2f%%, %+.2f%%], p %.3g (%s): %s", g->key,
+        snprintf(why, size, "gate '%s %c %+g%%': change %+.2f%% [%+.2f%%, %+.2f%%], p %.3g (%s at %.3g): %s", g->key,
                  g->above ? '>' : '<', 100 * g->bound, 100 * r->change, 100 * r->change_lo, 100 * r->change_hi,
-                 r->p_adjusted, r->significant ? "significant" : "not significant",
+                 r->shift.p, significant ? "significant" : "not significant", level,
                  *tripped ? "FAILED" : beyond ? "passed (beyond the bound, but not significant)" : "passed");
     return 0;
 }
