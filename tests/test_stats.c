@@ -484,7 +484,9 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
     CHECK_INT(opprof_capture_chrome_write_ex(a, path, &gz), 0);
     snprintf(path, sizeof path, "mkdir '%s/runs' '%s/empty' && cp '%s/before.json' '%s/runs/a.json'", dir, dir, dir, dir);
     CHECK_INT(system(path), 0);
-    snprintf(path, sizeof path, "%s/runs/b.json", dir);
+    snprintf(path, sizeof path, "mkdir '%s/runs/run-2'", dir); /* profile_cpu's runs, side by side */
+    CHECK_INT(system(path), 0);
+    snprintf(path, sizeof path, "%s/runs/run-2/b.json", dir);
     CHECK_INT(opprof_capture_chrome_write(b, path), 0);
     snprintf(path, sizeof path, "%s/runs/summary.json", dir); /* not a trace of the directory */
     CHECK_INT(opprof_write_text_file(path, "{}"), 0);
@@ -505,7 +507,7 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
     if (end) end[2] = 0;
     CHECK(brace && is_json(brace));
     free(out);
-    CHECK_INT(opprof_cmd(&out, "diff --stat runs after.json.gz", dir), 0); /* a directory: 2 captures */
+    CHECK_INT(opprof_cmd(&out, "diff --stat runs after.json.gz", dir), 0); /* a directory and below: 2 captures */
     CHECK_CONTAINS(out, "40 step(s) before (2 capture(s))");
     free(out);
     CHECK_INT(opprof_cmd(&out, "diff --stat before.json after.json.gz --html page.html", dir), 0);

@@ -1,6 +1,6 @@
 /* stat_diff.c - `opprof diff --stat BEFORE AFTER`: each side a trace or a
- * directory of traces, compared with confidence, and the CI gates
- * (--fail-if) that decide the exit status. */
+ * directory of traces (its subdirectories too), compared with confidence,
+ * and the CI gates (--fail-if) that decide the exit status. */
 #define _GNU_SOURCE
 #include "tool.h"
 
@@ -20,35 +20,78 @@ static bool is_trace_name(const char *name) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The traces of a directory, by name; an empty list is an error. */
-static int list_traces(const char *dir, char ***out, size_t *n) {
+typedef struct name_list {
+    char **v;
+    size_t n, cap;
+    bool failed;
+} name_list;
+
+static void add_name(name_list *l, char *path) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown) {
+            free(path);
+            l->failed = true;
+            return;
+        }
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = path;
+}
+
+enum { MAX_DEPTH = 4 }; /* dir/run-3/rank-0/trace.json and a level more */
+
+/* The traces under dir, its subdirectories too (profile_cpu's runs side by side). */
+static int walk(const char *dir, int depth, name_list *out) {
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "opprof: cannot read the directory %s: %s\n", dir, strerror(errno));
         return TOOL_EXIT_UNREADABLE;
     }
-    char **names = NULL;
-    size_t count = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!is_trace_name(e->d_name)) continue;
-        if (count == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) break;
-            names = grown;
+    int rc = 0;
+    for (struct dirent *e; !rc && !out->failed && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char *path;
+        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+            out->failed = true;
+            break;
         }
-        if (asprintf(&names[count], "%s/%s", dir, e->d_name) < 0) break;
-        count++;
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
+            rc = walk(path, depth + 1, out);
+            free(path);
+        } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && is_trace_name(e->d_name)) {
+            add_name(out, path);
+        } else {
+            free(path);
+        }
     }
     closedir(d);
-    if (!count) {
-        fprintf(stderr, "opprof: %s has no trace (*.json, *.json.gz but summary.json)\n", dir);
-        free(names);
-        return TOOL_EXIT_UNREADABLE;
+    return rc;
+}
+
+/* The traces of a directory and its subdirectories, by path; none is an error. */
+static int list_traces(const char *dir, char ***out, size_t *n) {
+    name_list l = {0};
+    int rc = walk(dir, 0, &l);
+    if (!rc && l.failed) {
+        fprintf(stderr, "opprof: out of memory listing %s\n", dir);
+        rc = TOOL_EXIT_UNREADABLE;
     }
-    qsort(names, count, sizeof *names, by_name);
-    *out = names;
-    *n = count;
+    if (!rc && !l.n) {
+        fprintf(stderr, "opprof: %s has no trace (*.json, *.json.gz but summary.json, in it or below it)\n", dir);
+        rc = TOOL_EXIT_UNREADABLE;
+    }
+    if (rc) {
+        for (size_t i = 0; i < l.n; i++) free(l.v[i]);
+        free(l.v);
+        return rc;
+    }
+    qsort(l.v, l.n, sizeof *l.v, by_name);
+    *out = l.v;
+    *n = l.n;
     return 0;
 }
 
