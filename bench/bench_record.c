@@ -4,8 +4,10 @@
  *
  *   build/bin/bench_record [--json] [--calls N] [--mallocs N]
  *
- * Each figure is the median of 5 whole runs; the cost per function entry+exit
- * (or per malloc+free pair) is (time under the tool - time plain) / count.
+ * Each figure is the median of 7 whole runs, the plain program, opprof and
+ * the peers in turn (interleaved rounds); the cost per function entry+exit
+ * (or per malloc+free pair) is (time under the tool - time plain) / count, and
+ * a peer's ratio the median of the rounds' ratios with its 95 % interval.
  * Peers run when installed (scripts/deps.sh --bench): uftrace record, heaptrack.
  * The floor is what any recorder that takes two timestamps per function (or
  * per malloc+free pair) must add: the loop cannot run faster than two
@@ -25,25 +27,58 @@ typedef struct timing {
     double whole_s, loop_s; /* medians: the whole run (the tool's exit work included), the loop */
 } timing;
 
-/* 5 runs of a shell command; the toy prints its loop's time. NAN if it fails. */
-static timing median_run(const char *cmd) {
-    double whole[5], loop[5];
-    timing bad = {NAN, NAN};
-    for (int i = 0; i < 5; i++) {
-        char full[9600];
-        snprintf(full, sizeof full, "rm -rf '%s/out' '%s/uftrace.data'; cd '%s' && %s 2>/dev/null", g_dir, g_dir, g_dir,
-                 cmd);
-        int64_t t0 = bench_now_ns();
-        FILE *p = popen(full, "r");
-        char line[256];
-        loop[i] = NAN;
-        while (p && fgets(line, sizeof line, p))
-            if (!strncmp(line, "loop_s: ", 8)) loop[i] = atof(line + 8);
-        int st = p ? pclose(p) : -1;
-        whole[i] = (double)(bench_now_ns() - t0) / 1e9;
-        if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || isnan(loop[i])) return bad;
+enum { ROUNDS = 7 };
+
+/* A command's runs, one per round: the whole run and the loop the toy times. */
+typedef struct series {
+    double whole[ROUNDS], loop[ROUNDS];
+    bool failed, absent;
+} series;
+
+/* One run of a shell command; the toy prints its loop's time. False if it fails. */
+static bool run_once(const char *cmd, double *whole, double *loop) {
+    char full[9600];
+    snprintf(full, sizeof full, "rm -rf '%s/out' '%s/uftrace.data'; cd '%s' && %s 2>/dev/null", g_dir, g_dir, g_dir,
+             cmd);
+    int64_t t0 = bench_now_ns();
+    FILE *p = popen(full, "r");
+    char line[256];
+    *loop = NAN;
+    while (p && fgets(line, sizeof line, p))
+        if (!strncmp(line, "loop_s: ", 8)) *loop = atof(line + 8);
+    int st = p ? pclose(p) : -1;
+    *whole = (double)(bench_now_ns() - t0) / 1e9;
+    return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && !isnan(*loop);
+}
+
+/* ROUNDS rounds of every command in turn (NULL: a peer not installed), so
+ * that each round's runs share the machine's mood. */
+static void interleaved(const char *const *cmds, int n, series *out) {
+    for (int c = 0; c < n; c++) out[c] = (series){.absent = cmds[c] == NULL};
+    for (int r = 0; r < ROUNDS; r++)
+        for (int c = 0; c < n; c++)
+            if (!out[c].absent && !out[c].failed && !run_once(cmds[c], &out[c].whole[r], &out[c].loop[r]))
+                out[c].failed = true;
+}
+
+/* The medians of a command's runs; NAN if it is absent or failed. */
+static timing median_of(const series *s) {
+    if (s->absent || s->failed) return (timing){NAN, NAN};
+    double whole[ROUNDS], loop[ROUNDS];
+    memcpy(whole, s->whole, sizeof whole);
+    memcpy(loop, s->loop, sizeof loop);
+    return (timing){bench_stats_of(whole, ROUNDS).median, bench_stats_of(loop, ROUNDS).median};
+}
+
+/* The peer's added loop time over opprof's, round by round. */
+static bench_ratio added_ratio(const series *peer, const series *ours, const series *plain) {
+    double num[ROUNDS], den[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        bool ok = !peer->absent && !peer->failed && !ours->failed && !plain->failed;
+        num[r] = ok ? peer->loop[r] - plain->loop[r] : NAN;
+        den[r] = ok ? ours->loop[r] - plain->loop[r] : NAN;
     }
-    return (timing){bench_stats_of(whole, 5).median, bench_stats_of(loop, 5).median};
+    return bench_ratio_of(num, den, ROUNDS);
 }
 
 static bool have(const char *tool) {
@@ -72,37 +107,38 @@ int main(int argc, char **argv) {
     snprintf(toy, sizeof toy, "%s/bench_record_toy", bin);
     double functions = 3.0 * (double)calls;
 
-    snprintf(cmd, sizeof cmd, "'%s' calls %ld", toy, calls);
-    timing plain_calls = median_run(cmd);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o out -- '%s' calls %ld", bin, toy, calls);
-    timing opprof_calls = median_run(cmd);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions --no-html -o out -- '%s' calls %ld", bin, toy, calls);
-    timing opprof_calls_no_html = median_run(cmd);
-    timing uftrace_calls = {NAN, NAN}, uftrace_chrome = {NAN, NAN};
-    if (have("uftrace")) {
-        snprintf(cmd, sizeof cmd, "uftrace record '%s' calls %ld", toy, calls);
-        uftrace_calls = median_run(cmd);
-        snprintf(cmd, sizeof cmd,
-                 "uftrace record '%s' calls %ld && uftrace dump --chrome > chrome.json && uftrace report > report.txt",
-                 toy, calls);
-        uftrace_chrome = median_run(cmd);
-    }
-    snprintf(cmd, sizeof cmd, "'%s' mallocs %ld", toy, mallocs);
-    timing plain_mallocs = median_run(cmd);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o out -- '%s' mallocs %ld", bin, toy, mallocs);
-    timing opprof_mallocs = median_run(cmd);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory --no-html -o out -- '%s' mallocs %ld", bin, toy, mallocs);
-    timing opprof_mallocs_no_html = median_run(cmd);
-    timing heaptrack_mallocs = {NAN, NAN}, heaptrack_print = {NAN, NAN};
-    if (have("heaptrack")) {
-        snprintf(cmd, sizeof cmd, "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld", toy, mallocs);
-        heaptrack_mallocs = median_run(cmd);
-        snprintf(cmd, sizeof cmd,
-                 "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld && heaptrack_print out/heaptrack.zst > "
-                 "out/print.txt 2>&1",
-                 toy, mallocs);
-        if (have("heaptrack_print")) heaptrack_print = median_run(cmd);
-    }
+    char c[5][9000];
+    bool uft = have("uftrace"), ht = have("heaptrack"), htp = ht && have("heaptrack_print");
+    snprintf(c[0], sizeof c[0], "'%s' calls %ld", toy, calls);
+    snprintf(c[1], sizeof c[1], "'%s/opprof' record --functions -o out -- '%s' calls %ld", bin, toy, calls);
+    snprintf(c[2], sizeof c[2], "'%s/opprof' record --functions --no-html -o out -- '%s' calls %ld", bin, toy, calls);
+    snprintf(c[3], sizeof c[3], "uftrace record '%s' calls %ld", toy, calls);
+    snprintf(c[4], sizeof c[4],
+             "uftrace record '%s' calls %ld && uftrace dump --chrome > chrome.json && uftrace report > report.txt", toy,
+             calls);
+    const char *call_cmds[5] = {c[0], c[1], c[2], uft ? c[3] : NULL, uft ? c[4] : NULL};
+    series call_runs[5];
+    interleaved(call_cmds, 5, call_runs);
+    timing plain_calls = median_of(&call_runs[0]), opprof_calls = median_of(&call_runs[1]),
+           opprof_calls_no_html = median_of(&call_runs[2]), uftrace_calls = median_of(&call_runs[3]),
+           uftrace_chrome = median_of(&call_runs[4]);
+    bench_ratio uftrace_over = added_ratio(&call_runs[3], &call_runs[1], &call_runs[0]);
+    char m[5][9000];
+    snprintf(m[0], sizeof m[0], "'%s' mallocs %ld", toy, mallocs);
+    snprintf(m[1], sizeof m[1], "'%s/opprof' record --memory -o out -- '%s' mallocs %ld", bin, toy, mallocs);
+    snprintf(m[2], sizeof m[2], "'%s/opprof' record --memory --no-html -o out -- '%s' mallocs %ld", bin, toy, mallocs);
+    snprintf(m[3], sizeof m[3], "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld", toy, mallocs);
+    snprintf(m[4], sizeof m[4],
+             "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld && heaptrack_print out/heaptrack.zst > "
+             "out/print.txt 2>&1",
+             toy, mallocs);
+    const char *malloc_cmds[5] = {m[0], m[1], m[2], ht ? m[3] : NULL, htp ? m[4] : NULL};
+    series malloc_runs[5];
+    interleaved(malloc_cmds, 5, malloc_runs);
+    timing plain_mallocs = median_of(&malloc_runs[0]), opprof_mallocs = median_of(&malloc_runs[1]),
+           opprof_mallocs_no_html = median_of(&malloc_runs[2]), heaptrack_mallocs = median_of(&malloc_runs[3]),
+           heaptrack_print = median_of(&malloc_runs[4]);
+    bench_ratio heaptrack_over = added_ratio(&malloc_runs[3], &malloc_runs[1], &malloc_runs[0]);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench_record: cannot remove %s\n", dir);
 
@@ -129,7 +165,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "plain_function_ns", plain_calls.loop_s / functions * 1e9, false);
         bench_json_number(stdout, "opprof_function_ns", opprof_fn, false);
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
-        bench_json_number(stdout, "uftrace_over_opprof", uftrace_fn / opprof_fn, false);
+        bench_json_ratio(stdout, "uftrace_over_opprof", uftrace_over, false);
         bench_json_number(stdout, "timestamp_ns", stamp, false);
         bench_json_number(stdout, "function_floor_ns", fn_floor, false);
         bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
@@ -141,7 +177,7 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "plain_malloc_free_ns", plain_mallocs.loop_s / n_m * 1e9, false);
         bench_json_number(stdout, "opprof_malloc_free_ns", opprof_pair, false);
         bench_json_number(stdout, "heaptrack_malloc_free_ns", heaptrack_pair, false);
-        bench_json_number(stdout, "heaptrack_over_opprof", heaptrack_pair / opprof_pair, false);
+        bench_json_ratio(stdout, "heaptrack_over_opprof", heaptrack_over, false);
         bench_json_number(stdout, "malloc_free_floor_ns", pair_floor, false);
         bench_json_number(stdout, "heaptrack_over_floor", heaptrack_pair / pair_floor, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
@@ -150,15 +186,18 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "heaptrack_malloc_free_with_print_ns", heaptrack_pair_deliverable, true);
         printf("}\n");
     } else {
-        printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%.1fx)\n",
-               opprof_fn, uftrace_fn, uftrace_fn / opprof_fn);
+        char r1[96];
+        bench_ratio_text(uftrace_over, r1, sizeof r1);
+        printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%s)\n",
+               opprof_fn, uftrace_fn, r1);
         printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace\n", stamp, fn_floor,
                uftrace_fn / fn_floor);
         printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), uftrace %.1f ns (%.1f ns "
                "with dump --chrome and report)\n",
                opprof_fn_whole, opprof_fn_no_html, uftrace_fn_whole, uftrace_fn_deliverable);
-        printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%.1fx)\n",
-               opprof_pair, heaptrack_pair, heaptrack_pair / opprof_pair);
+        bench_ratio_text(heaptrack_over, r1, sizeof r1);
+        printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%s)\n",
+               opprof_pair, heaptrack_pair, r1);
         printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack\n", pair_floor, heaptrack_pair / pair_floor);
         printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), heaptrack %.1f ns (%.1f ns "
                "with heaptrack_print)\n",

@@ -754,7 +754,7 @@ OPPROF_API int opprof_ranks_trace_path(const char *dir, int rank, char *path, si
 /*
  * profile_cpu's summary.json: {"opprof": version, <fields set by the caller in
  * order>, "captures": [{"step", "operators": [{"name", "calls", "self_cpu_us",
- * "total_cpu_us", "self_cpu_bytes"}], "dropped_events", "warnings"}]}.
+ * "total_cpu_us", "self_cpu_bytes", "self_cpu_per_step"}], "dropped_events", "warnings"}]}.
  */
 typedef struct opprof_summary opprof_summary;
 
@@ -765,8 +765,10 @@ OPPROF_API int opprof_summary_set_string(opprof_summary *summary, const char *ke
 OPPROF_API int opprof_summary_set_int(opprof_summary *summary, const char *key, int64_t value);
 OPPROF_API int opprof_summary_set_int_array(opprof_summary *summary, const char *key,
                                             const int64_t *values, size_t count);
-/** Add a capture's entry: its step, its averages in first-seen order, its
- *  dropped events and warnings. The summary keeps copies. */
+/** Add a capture's entry: its step, its averages in first-seen order (with
+ *  "self_cpu_per_step", each operator's self time per step, when the averages
+ *  were built with distributions), its dropped events and warnings. The
+ *  summary keeps copies. */
 OPPROF_API int opprof_summary_add_capture(opprof_summary *summary, const opprof_capture *capture,
                                           const opprof_averages *averages);
 /** The summary as JSON text (2-space indent); caller frees with opprof_free. */

@@ -33,7 +33,7 @@ typedef struct options {
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
-    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks, html;
+    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks, html, stats;
     bool group_by_input_shape;
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
@@ -93,6 +93,9 @@ static void usage(FILE *f) {
             "  --group-by-input-shape  one table row per (name, input shapes) (implies --record-shapes)\n"
             "  --group-by-stack N      one table row per (name, top N call sites) (implies --with-stack)\n"
             "  --peak-memory    add the Peak Mem column to the tables\n"
+            "  --stats          add Self min / med / p90 / p99 / max / IQR / CV to the tables: each\n"
+            "                   row's self time per step (per call with fewer than 2 steps);\n"
+            "                   summary.json has each operator's self_cpu_per_step either way\n"
             "  --stacks         also write STEM-N.stacks: folded stacks of self CPU time (us)\n"
             "                   for flamegraph.pl and speedscope\n"
             "  --html           also write STEM-N.html: a self-contained report (sortable table,\n"
@@ -160,6 +163,7 @@ static int take_option(int c, options *o) {
     case 7: o->stacks = true; break;
     case 9: o->with_native_stack = true; break;
     case 10: o->html = true; break;
+    case 13: o->stats = true; break;
     case 8: {
         int n;
         rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -212,6 +216,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
         {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
         {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
+        {"stats", no_argument, 0, 13},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -270,11 +275,13 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     char *time_table = NULL, *memory_table = NULL;
     char name[512];
     opprof_averages_options group = {.group_by_input_shape = o->group_by_input_shape,
-                                     .group_by_stack_n = o->group_by_stack_n};
+                                     .group_by_stack_n = o->group_by_stack_n,
+                                     .distributions = true};
     opprof_table_options table = {.sort = OPPROF_SORT_SELF_CPU_TIME,
                                   .row_limit = 12,
                                   .peak_memory = o->peak_memory,
-                                  .flops = o->with_flops};
+                                  .flops = o->with_flops,
+                                  .stats = o->stats};
     int rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc) rc = opprof_averages_table_to_string(avg, &table, &time_table);
     table.sort = OPPROF_SORT_SELF_CPU_MEMORY;

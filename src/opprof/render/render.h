@@ -103,6 +103,10 @@ OPPROF__HIDDEN const opprof__column *opprof__view_column(const opprof__view *v, 
 OPPROF__HIDDEN void opprof__json_cell(opprof__strbuf *sb, const opprof__view *v, const opprof__column *c,
                                       const opprof_average_row *r);
 
+/* "KEY": {"n": N, "min_us": ..., "q1_us", "median_us", "q3_us", "p90_us",
+ * "p99_us", "max_us", "iqr_us", "mean_us", "cv"} (times given in ns). */
+OPPROF__HIDDEN void opprof__json_distribution(opprof__strbuf *sb, const char *key, const opprof_distribution *d);
+
 /* A raw value as JSON writes it: the shortest text that reads back as the
  * same double, "null" for NaN (a "--" cell). */
 OPPROF__HIDDEN void opprof__number_text(double x, char *buf, size_t size);

@@ -114,6 +114,11 @@ static int operators(opprof__strbuf *sb, const opprof_capture *c, const opprof_a
             opprof__sb_printf(sb, ",\n          \"%s\": ", OPERATOR_KEYS[k]);
             opprof__json_cell(sb, &v, col, r);
         }
+        opprof_row_distributions rd; /* averages built with distributions: self time per step */
+        if (!opprof_averages_row_distributions(avg, v.order[i], &rd)) {
+            opprof__sb_puts(sb, ",\n          ");
+            opprof__json_distribution(sb, "self_cpu_per_step", &rd.step_self);
+        }
         opprof__sb_puts(sb, "\n        }");
     }
     opprof__sb_puts(sb, v.shown ? "\n      ],\n" : "],\n");

@@ -186,8 +186,7 @@ static void json_number(opprof__strbuf *sb, double x) {
     opprof__sb_puts(sb, buf);
 }
 
-/* {"n", "min_us", "median_us", ...} */
-static void json_distribution(opprof__strbuf *sb, const char *key, const opprof_distribution *d) {
+void opprof__json_distribution(opprof__strbuf *sb, const char *key, const opprof_distribution *d) {
     const struct {
         const char *key;
         double value;
@@ -208,13 +207,13 @@ static void json_distributions(opprof__strbuf *sb, const opprof__view *v, const 
     opprof_row_distributions rd;
     if (opprof_averages_row_distributions(v->avg, (size_t)(r - v->rows), &rd)) return;
     opprof__sb_puts(sb, ", \"distributions\": {");
-    json_distribution(sb, "step_self", &rd.step_self);
+    opprof__json_distribution(sb, "step_self", &rd.step_self);
     opprof__sb_puts(sb, ", ");
-    json_distribution(sb, "step_total", &rd.step_total);
+    opprof__json_distribution(sb, "step_total", &rd.step_total);
     opprof__sb_puts(sb, ", ");
-    json_distribution(sb, "call_self", &rd.call_self);
+    opprof__json_distribution(sb, "call_self", &rd.call_self);
     opprof__sb_puts(sb, ", ");
-    json_distribution(sb, "call_total", &rd.call_total);
+    opprof__json_distribution(sb, "call_total", &rd.call_total);
     opprof__sb_puts(sb, "}");
 }
 
