@@ -543,4 +543,26 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
     remove_tree(dir);
 }
 
+/* profile_cpu --stats: the columns in its tables; summary.json has each
+ * operator's self time per step either way (the guide's schedule: 2 steps). */
+TEST_CASE(profile_cpu_stats) {
+    char dir[256], cmd[1200], path[700];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stats '%s/run'", bin_dir(), dir);
+    char *out = NULL;
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/cpu-step-4.time.txt", dir);
+    char *table = read_text(path);
+    CHECK_CONTAINS(table, "Self med");
+    CHECK_CONTAINS(table, "Self min to Self CV: each row's self time per step, over 2 steps");
+    free(table);
+    snprintf(path, sizeof path, "%s/run/summary.json", dir);
+    char *summary = read_text(path);
+    CHECK(is_json(summary));
+    CHECK_CONTAINS(summary, "\"self_cpu_per_step\": {\"n\": 2, \"min_us\": ");
+    free(summary);
+    remove_tree(dir);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_stats"); }
