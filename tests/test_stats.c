@@ -61,6 +61,10 @@ TEST_CASE(mann_whitney_worked_by_hand) {
     CHECK_NEAR(s.estimate, 3, 0);
     CHECK_NEAR(s.lo, 1, 0);
     CHECK_NEAR(s.hi, 5, 0);
+    /* one-sided: P(U >= 11) ~ Phi(-(11 - 6 - 0.5) / sqrt 8) = 0.0558; P(U <= 11) ~ Phi((11 - 6 + 0.5) / sqrt 8) */
+    CHECK_NEAR(s.p_greater, 0.5 * erfc(4.5 / sqrt(8) / sqrt(2)), 1e-12);
+    CHECK_NEAR(s.p_greater, 0.055805884149146, 1e-12);
+    CHECK_NEAR(s.p_less, 0.5 * erfc(-5.5 / sqrt(8) / sqrt(2)), 1e-12);
     CHECK_INT(opprof_shift_of(before, 3, after, 4, 0.95, &s), 0);
     CHECK(isinf(s.lo) && s.lo < 0 && isinf(s.hi) && s.hi > 0);
     /* the other way round: the same test, mirrored */
@@ -363,9 +367,10 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     opprof_capture_free(b);
 }
 
-/* A gate is one test of the row it names: here op's p is 0.03, significant
- * alone but not once corrected over the table's 3 rows (0.09); two gates
- * share alpha (0.025 each). */
+/* A gate is one test of the row it names, one-sided: here op's two-sided p
+ * is 0.03 (one-sided 0.016), not significant once corrected over the
+ * table's 3 rows (0.09); the gate trips alone, not as one of 4 sharing
+ * alpha (0.0125 each). */
 TEST_CASE(gate_is_one_test_of_its_row) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.010, 2);
     opprof_stat_diff *d;
@@ -381,9 +386,13 @@ TEST_CASE(gate_is_one_test_of_its_row) {
     CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
     CHECK(tripped);
     CHECK_CONTAINS(why, "(significant at 0.05): FAILED");
-    CHECK_INT(opprof_stat_gate_check(d, &g, 2, &tripped, why, sizeof why), 0);
+    CHECK(op && fabs(op->shift.p_greater - op->shift.p / 2) < 1e-3);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 4, &tripped, why, sizeof why), 0);
     CHECK(!tripped);
-    CHECK_CONTAINS(why, "(not significant at 0.025): passed (beyond the bound, but not significant)");
+    CHECK_CONTAINS(why, "(not significant at 0.0125): passed (beyond the bound, but not significant)");
+    CHECK_INT(opprof_stat_gate_parse("op < -0.5%", &g, why, sizeof why), 0); /* the other way: p_less, near 1 */
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, why, sizeof why), 0);
+    CHECK(!tripped);
     CHECK_INT(opprof_stat_gate_check(d, &g, 0, &tripped, why, sizeof why), OPPROF_EINVAL);
     opprof_stat_diff_free(d);
     opprof_capture_free(a);

@@ -528,9 +528,11 @@ typedef struct opprof_stat_gate {
 /** Parse a gate. OPPROF_EINVAL (with why, a sentence) when it is not one. */
 OPPROF_API int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, size_t why_size);
 /** Check a gate, one of n_gates (>= 1) that a run checks: *tripped when its
- *  row's change is beyond its bound and significant as a test of its own
- *  (p < alpha / n_gates: a gate names its row before the data is seen, so
- *  it is one test, not one of every row compared; the gates share alpha);
+ *  row's change is beyond its bound and significant as a test of its own,
+ *  one-sided in the gate's direction (p_greater for '>', p_less for '<',
+ *  below alpha / n_gates: a gate names its row and its direction before the
+ *  data is seen, so it is one test, not one of every row compared; the
+ *  gates share alpha);
  *  why: a sentence either way. OPPROF_ENOENT when no side has the key. */
 OPPROF_API int opprof_stat_gate_check(const opprof_stat_diff *diff, const opprof_stat_gate *gate, size_t n_gates,
                                       bool *tripped, char *why, size_t why_size);

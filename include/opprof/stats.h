@@ -57,6 +57,8 @@ typedef struct opprof_shift {
     double u;           /* Mann-Whitney U of `after`: pairs with after > before, ties 1/2 */
     double z;           /* (u - mean) / sd, continuity-corrected; 0 when sd is 0 */
     double p;           /* two-sided p-value; 1 when every value is equal */
+    double p_greater;   /* one-sided: after tends to be greater than before */
+    double p_less;      /* one-sided: after tends to be less */
     double level;       /* the interval's confidence, e.g. 0.95 */
 } opprof_shift;
 

@@ -32,7 +32,8 @@ static const char HELP[] =
     "                  first gate's bound)\n"
     "  --fail-if GATE  'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"
     "                  when ROW's change is beyond the bound and significant as a test of\n"
-    "                  its own (p < alpha / the number of gates); repeatable\n";
+    "                  its own, one-sided in the gate's direction (p < alpha / the number\n"
+    "                  of gates); repeatable\n";
 
 enum { MAX_GATES = 32 };
 

@@ -288,12 +288,13 @@ int opprof_stat_gate_check(const opprof_stat_diff *d, const opprof_stat_gate *g,
     bool beyond = g->above ? r->change > g->bound : r->change < g->bound;
     if (isnan(r->change)) beyond = g->above ? r->shift.estimate > 0 : r->shift.estimate < 0;
     double level = d->alpha / (double)n_gates;
-    bool significant = r->shift.p < level;
+    double p = g->above ? r->shift.p_greater : r->shift.p_less; /* one-sided, the gate's way */
+    bool significant = p < level;
     *tripped = significant && beyond;
     if (why)
-        snprintf(why, size, "gate '%s %c %+g%%': change %+.2f%% [%+.2f%%, %+.2f%%], p %.3g (%s at %.3g): %s", g->key,
-                 g->above ? '>' : '<', 100 * g->bound, 100 * r->change, 100 * r->change_lo, 100 * r->change_hi,
-                 r->shift.p, significant ? "significant" : "not significant", level,
+        snprintf(why, size, "gate '%s %c %+g%%': change %+.2f%% [%+.2f%%, %+.2f%%], one-sided p %.3g (%s at %.3g): %s",
+                 g->key, g->above ? '>' : '<', 100 * g->bound, 100 * r->change, 100 * r->change_lo, 100 * r->change_hi,
+                 p, significant ? "significant" : "not significant", level,
                  *tripped ? "FAILED" : beyond ? "passed (beyond the bound, but not significant)" : "passed");
     return 0;
 }

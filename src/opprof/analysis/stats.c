@@ -197,10 +197,16 @@ int opprof_shift_of(const double *before, size_t m, const double *after, size_t 
     double mn = (double)m * (double)n, total = (double)(m + n);
     double var = total > 1 ? mn / 12 * ((total + 1) - ties / (total * (total - 1))) : 0;
     double sd = var > 0 ? sqrt(var) : 0, excess = u - mn / 2;
-    *out = (opprof_shift){.n_before = m, .n_after = n, .u = u, .level = level, .p = 1};
+    *out = (opprof_shift){.n_before = m, .n_after = n, .u = u, .level = level, .p = 1, .p_greater = 1, .p_less = 1};
     if (sd > 0 && fabs(excess) > 0.5) {
         out->z = (excess - (excess > 0 ? 0.5 : -0.5)) / sd;
         out->p = erfc(fabs(out->z) / sqrt(2.0));
+    }
+    if (sd > 0) { /* each continuity-corrected toward its null */
+        out->p_greater = 0.5 * erfc((excess - 0.5) / sd / sqrt(2.0));
+        out->p_less = 0.5 * erfc(-(excess + 0.5) / sd / sqrt(2.0));
+        if (out->p_greater > 1) out->p_greater = 1;
+        if (out->p_less > 1) out->p_less = 1;
     }
     out->estimate = hodges_lehmann(x, m, y, n);
     /* P(U <= k - 1) = (1 - level) / 2 under no shift, continuity-corrected */

@@ -30,6 +30,8 @@ ROW_NUMBER(change_lo, r->change_lo)
 ROW_NUMBER(change_hi, r->change_hi)
 ROW_NUMBER(p_value, r->shift.p)
 ROW_NUMBER(p_adjusted, r->p_adjusted)
+ROW_NUMBER(p_greater, r->shift.p_greater)
+ROW_NUMBER(p_less, r->shift.p_less)
 ROW_NUMBER(spread, r->spread)
 ROW_NUMBER(steps_needed, r->steps_needed == SIZE_MAX ? INFINITY : (double)r->steps_needed)
 #undef ROW_NUMBER
@@ -49,6 +51,8 @@ static const stat_column COLUMNS[] = {
     {NULL, "shift_us_low", OPPROF__UNIT_CHANGE, shift_lo_us},
     {NULL, "shift_us_high", OPPROF__UNIT_CHANGE, shift_hi_us},
     {NULL, "p", OPPROF__UNIT_PVALUE, p_value},
+    {NULL, "p_greater", OPPROF__UNIT_PVALUE, p_greater},
+    {NULL, "p_less", OPPROF__UNIT_PVALUE, p_less},
     {NULL, "spread", OPPROF__UNIT_PERCENT, spread},
     {NULL, "steps_needed", OPPROF__UNIT_COUNT, steps_needed},
 };
