@@ -225,18 +225,20 @@ TEST_CASE(averages_per_step) {
     opprof_averages_options with = {.distributions = true};
     CHECK_INT(opprof_capture_averages(c, &plain), 0);
     CHECK_INT(opprof_averages_steps(plain), 0);
-    CHECK(opprof_averages_row_step_self(plain, 0) == NULL);
+    double s[4], totals[4];
+    CHECK_INT(opprof_averages_row_step_self(plain, 0, s), OPPROF_EINVAL);
     opprof_row_distributions rd;
     CHECK_INT(opprof_averages_row_distributions(plain, 0, &rd), OPPROF_EINVAL);
     CHECK_INT(opprof_capture_averages_ex(c, &with, &avg), 0);
     CHECK_INT(opprof_averages_steps(avg), 4);
     size_t r_op = row_of(avg, "op"), r_rare = row_of(avg, "rare"), r_fwd = row_of(avg, "forward");
-    const double *s = opprof_averages_row_step_self(avg, r_op);
-    CHECK(s && s[0] == 100000 && s[1] == 200000 && s[2] == 300000 && s[3] == 400000);
-    s = opprof_averages_row_step_self(avg, r_rare);
-    CHECK(s && s[0] == 0 && s[1] == 0 && s[2] == 7000 && s[3] == 0); /* 0 where it did not run */
-    s = opprof_averages_row_step_self(avg, r_fwd);
-    CHECK(s && s[0] == 800000 && s[3] == 500000); /* 900 us minus op's */
+    CHECK_INT(opprof_averages_row_step_self(avg, r_op, s), 0);
+    CHECK(s[0] == 100000 && s[1] == 200000 && s[2] == 300000 && s[3] == 400000);
+    CHECK_INT(opprof_averages_row_step_self(avg, r_rare, s), 0);
+    CHECK(s[0] == 0 && s[1] == 0 && s[2] == 7000 && s[3] == 0); /* 0 where it did not run */
+    CHECK_INT(opprof_averages_row_step_self(avg, r_fwd, s), 0);
+    CHECK(s[0] == 800000 && s[3] == 500000); /* 900 us minus op's */
+    CHECK_INT(opprof_averages_row_step_self(avg, 99, s), OPPROF_EINVAL);
     CHECK_INT(opprof_averages_row_distributions(avg, r_op, &rd), 0);
     CHECK_NEAR(rd.step_self.median, 250000, 0);
     CHECK_NEAR(rd.call_self.max, 400000, 0);
@@ -244,8 +246,9 @@ TEST_CASE(averages_per_step) {
     CHECK_INT(opprof_averages_row_distributions(avg, r_fwd, &rd), 0);
     CHECK_NEAR(rd.step_total.median, 900000, 0);
     CHECK_NEAR(rd.step_self.min, 500000, 0);
-    const double *totals = opprof_averages_step_self_totals(avg);
-    CHECK(totals && totals[0] == 1000000 && totals[2] == 1000000); /* every step's self time: its span */
+    CHECK_INT(opprof_averages_step_self_totals(avg, totals), 0);
+    CHECK(totals[0] == 1000000 && totals[2] == 1000000); /* every step's self time: its span */
+    CHECK_INT(opprof_averages_step_self_totals(plain, totals), OPPROF_EINVAL);
     CHECK_INT(opprof_averages_row_distributions(avg, 99, &rd), OPPROF_EINVAL);
     opprof_averages_free(plain);
     opprof_averages_free(avg);
@@ -260,7 +263,8 @@ TEST_CASE(averages_per_step) {
     CHECK_INT(opprof_capture_finish(flat), 0);
     CHECK_INT(opprof_capture_averages_ex(flat, &with, &avg), 0);
     CHECK_INT(opprof_averages_steps(avg), 1);
-    CHECK(opprof_averages_row_step_self(avg, 0)[0] == 40);
+    CHECK_INT(opprof_averages_row_step_self(avg, 0, s), 0);
+    CHECK(s[0] == 40);
     CHECK_INT(opprof_averages_row_distributions(avg, 0, &rd), 0);
     CHECK_INT(rd.call_self.n, 2);
     CHECK_NEAR(rd.call_self.median, 20, 0);

@@ -305,12 +305,12 @@ OPPROF_API size_t opprof_averages_steps(const opprof_averages *averages);
 /** Row `row`'s distributions. OPPROF_EINVAL: no such row, or built without them. */
 OPPROF_API int opprof_averages_row_distributions(const opprof_averages *averages, size_t row,
                                                  opprof_row_distributions *out);
-/** Row `row`'s self time in each step (opprof_averages_steps values, ns), or
- *  NULL (no such row, or built without distributions). Owned by the averages. */
-OPPROF_API const double *opprof_averages_row_step_self(const opprof_averages *averages, size_t row);
+/** Row `row`'s self time in each step: opprof_averages_steps values (ns)
+ *  into out. OPPROF_EINVAL: no such row, or built without distributions. */
+OPPROF_API int opprof_averages_row_step_self(const opprof_averages *averages, size_t row, double *out);
 /** The self time of every CPU row in each step (the table's "Self CPU time
- *  total", step by step), or NULL. Owned by the averages. */
-OPPROF_API const double *opprof_averages_step_self_totals(const opprof_averages *averages);
+ *  total", step by step) into out (opprof_averages_steps values). */
+OPPROF_API int opprof_averages_step_self_totals(const opprof_averages *averages, double *out);
 
 /** Sort keys, as key_averages().table(sort_by=...) names them: the one list,
  *  that the enum, the names, the sort itself and `opprof report --help` are

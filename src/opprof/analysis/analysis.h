@@ -31,15 +31,22 @@ OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 
 
 /* ---- distributions (analysis/distributions.c): rows' times per step and per call ---- */
+typedef struct opprof__step_self {
+    int64_t step; /* -1: outside every step */
+    double self;  /* ns */
+} opprof__step_self;
 typedef struct opprof__distributions {
-    size_t n_rows, steps;          /* steps >= 1 once built */
-    double *step_self, *step_total; /* [row * steps + step], ns */
-    double *step_totals;           /* per step: the self time of every CPU event */
+    size_t n_rows, steps;           /* steps >= 1 once built */
+    size_t *first;                  /* row r's calls: calls[first[r] .. first[r + 1]) */
+    opprof__step_self *calls;
+    double *step_totals;            /* per step: the self time of every CPU event */
     opprof_row_distributions *rows;
 } opprof__distributions;
 /* row_of_event: each event's row (n_rows rows). */
 OPPROF__HIDDEN int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_event, size_t n_rows,
                                                opprof__distributions *d);
+/* Row `row`'s self time in each step: d->steps values into out. */
+OPPROF__HIDDEN void opprof__distributions_row_steps(const opprof__distributions *d, size_t row, double *out);
 OPPROF__HIDDEN void opprof__distributions_free(opprof__distributions *d);
 OPPROF__HIDDEN const opprof__distributions *opprof__averages_distributions(const opprof_averages *avg);
 

@@ -507,13 +507,16 @@ int opprof_averages_row_distributions(const opprof_averages *avg, size_t row, op
     return 0;
 }
 
-const double *opprof_averages_row_step_self(const opprof_averages *avg, size_t row) {
-    if (!avg || row >= avg->n_rows || !avg->dist.steps) return NULL;
-    return avg->dist.step_self + row * avg->dist.steps;
+int opprof_averages_row_step_self(const opprof_averages *avg, size_t row, double *out) {
+    if (!avg || !out || row >= avg->n_rows || !avg->dist.steps) return OPPROF_EINVAL;
+    opprof__distributions_row_steps(&avg->dist, row, out);
+    return 0;
 }
 
-const double *opprof_averages_step_self_totals(const opprof_averages *avg) {
-    return avg && avg->dist.steps ? avg->dist.step_totals : NULL;
+int opprof_averages_step_self_totals(const opprof_averages *avg, double *out) {
+    if (!avg || !out || !avg->dist.steps) return OPPROF_EINVAL;
+    memcpy(out, avg->dist.step_totals, avg->dist.steps * sizeof *out);
+    return 0;
 }
 
 const opprof__distributions *opprof__averages_distributions(const opprof_averages *avg) { return &avg->dist; }

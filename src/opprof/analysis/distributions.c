@@ -5,7 +5,8 @@
  * children's) and its step (the ProfilerStep#N range open at its start, found
  * by bisection over the steps sorted by start); the calls are then sorted
  * into their rows by counting, and each row's steps summed in one scratch
- * array of the steps. */
+ * array of the steps. The averages keep each call's step and self time
+ * (16 bytes a call), not rows x steps: a row's steps are summed when asked. */
 #include "analysis/analysis.h"
 
 #include <stdlib.h>
@@ -102,9 +103,10 @@ static call *calls_by_row(const opprof_capture *c, const uint32_t *row_of_event,
     return calls;
 }
 
-/* One row: its calls' distributions and its times per step. */
-static int row_distributions(opprof__distributions *d, size_t r, const call *calls, size_t n_calls, double *scratch) {
-    double *step_self = d->step_self + r * d->steps, *step_total = d->step_total + r * d->steps;
+/* One row: its calls' distributions, and its times per step summed in the
+ * scratch arrays of the steps (zeroed again before the next row). */
+static int row_distributions(opprof__distributions *d, size_t r, const call *calls, size_t n_calls, double *scratch,
+                             double *step_self, double *step_total) {
     for (size_t k = 0; k < n_calls; k++) {
         if (calls[k].step < 0) continue;
         step_self[calls[k].step] += calls[k].self;
@@ -113,11 +115,22 @@ static int row_distributions(opprof__distributions *d, size_t r, const call *cal
     opprof_row_distributions *out = &d->rows[r];
     int rc = opprof_distribution_of(step_self, d->steps, &out->step_self);
     if (!rc) rc = opprof_distribution_of(step_total, d->steps, &out->step_total);
-    for (size_t k = 0; k < n_calls; k++) scratch[k] = calls[k].self;
+    for (size_t k = 0; k < n_calls; k++) {
+        if (calls[k].step >= 0) step_self[calls[k].step] = step_total[calls[k].step] = 0;
+        scratch[k] = calls[k].self;
+    }
     if (!rc) rc = opprof_distribution_of(scratch, n_calls, &out->call_self);
     for (size_t k = 0; k < n_calls; k++) scratch[k] = calls[k].total;
     if (!rc) rc = opprof_distribution_of(scratch, n_calls, &out->call_total);
     return rc;
+}
+
+/* What the averages keep: each call's step and self time, by row. */
+static int keep_steps(opprof__distributions *d, const call *calls, size_t n) {
+    d->calls = opprof__alloc((n ? n : 1) * sizeof *d->calls);
+    if (!d->calls) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < n; i++) d->calls[i] = (opprof__step_self){calls[i].step, calls[i].self};
+    return 0;
 }
 
 int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_event, size_t n_rows,
@@ -128,27 +141,34 @@ int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_
     int rc = find_steps(c, &steps, &n_steps);
     if (rc) return rc;
     d->steps = n_steps ? n_steps : 1;
-    size_t cells = (n_rows ? n_rows : 1) * d->steps;
-    size_t *first = opprof__alloc((n_rows + 1) * sizeof *first);
-    d->step_self = opprof__calloc(cells, sizeof *d->step_self);
-    d->step_total = opprof__calloc(cells, sizeof *d->step_total);
+    d->first = opprof__alloc((n_rows + 1) * sizeof *d->first);
     d->step_totals = opprof__calloc(d->steps, sizeof *d->step_totals);
     d->rows = opprof__calloc(n_rows ? n_rows : 1, sizeof *d->rows);
     double *scratch = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *scratch);
-    call *calls = first && d->step_totals ? calls_by_row(c, row_of_event, d, steps, n_steps, first) : NULL;
-    rc = calls && d->step_self && d->step_total && d->step_totals && d->rows && scratch ? 0 : OPPROF_ENOMEM;
-    for (size_t r = 0; !rc && r < n_rows; r++) rc = row_distributions(d, r, calls + first[r], first[r + 1] - first[r], scratch);
+    double *per_step = opprof__calloc(2 * d->steps, sizeof *per_step);
+    call *calls = d->first && d->step_totals ? calls_by_row(c, row_of_event, d, steps, n_steps, d->first) : NULL;
+    rc = calls && d->rows && scratch && per_step ? 0 : OPPROF_ENOMEM;
+    for (size_t r = 0; !rc && r < n_rows; r++)
+        rc = row_distributions(d, r, calls + d->first[r], d->first[r + 1] - d->first[r], scratch, per_step,
+                               per_step + d->steps);
+    if (!rc) rc = keep_steps(d, calls, c->n_events);
     opprof__free(calls);
     opprof__free(scratch);
-    opprof__free(first);
+    opprof__free(per_step);
     opprof__free(steps);
     if (rc) opprof__distributions_free(d);
     return rc;
 }
 
+void opprof__distributions_row_steps(const opprof__distributions *d, size_t row, double *out) {
+    memset(out, 0, d->steps * sizeof *out);
+    for (size_t k = d->first[row]; k < d->first[row + 1]; k++)
+        if (d->calls[k].step >= 0) out[d->calls[k].step] += d->calls[k].self;
+}
+
 void opprof__distributions_free(opprof__distributions *d) {
-    opprof__free(d->step_self);
-    opprof__free(d->step_total);
+    opprof__free(d->first);
+    opprof__free(d->calls);
     opprof__free(d->step_totals);
     opprof__free(d->rows);
     *d = (opprof__distributions){0};

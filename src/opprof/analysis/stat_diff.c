@@ -109,12 +109,12 @@ static int pair_rows(opprof_stat_diff *d, const side sides[2], opprof__strbuf *k
         size_t end = i;
         while (end < n && !entry_cmp(&e[i], &e[end])) end++;
         for (int s = 0; s < 2; s++) memset(sample[s], 0, sides[s].steps * sizeof(double));
-        for (size_t k = i; k < end; k++) {
+        for (size_t k = i; !rc && k < end; k++) { /* a (device, key) once per capture: its steps' place */
             const side *sd = &sides[e[k].side];
-            const double *steps = opprof_averages_row_step_self(sd->avg[e[k].capture], e[k].row);
-            for (size_t t = 0; t < opprof_averages_steps(sd->avg[e[k].capture]); t++)
-                sample[e[k].side][sd->offset[e[k].capture] + t] += steps[t];
+            rc = opprof_averages_row_step_self(sd->avg[e[k].capture], e[k].row,
+                                               sample[e[k].side] + sd->offset[e[k].capture]);
         }
+        if (rc) break;
         opprof_stat_row *row = &d->rows[d->n_rows];
         row->device = e[i].device;
         key_at[d->n_rows++] = keys->len;
@@ -134,9 +134,8 @@ static int compare_total(opprof_stat_diff *d, const side sides[2]) {
                          opprof__alloc((sides[1].steps + 1) * sizeof(double))};
     int rc = sample[0] && sample[1] ? 0 : OPPROF_ENOMEM;
     for (int s = 0; !rc && s < 2; s++)
-        for (size_t k = 0; k < sides[s].n; k++)
-            memcpy(sample[s] + sides[s].offset[k], opprof_averages_step_self_totals(sides[s].avg[k]),
-                   opprof_averages_steps(sides[s].avg[k]) * sizeof(double));
+        for (size_t k = 0; !rc && k < sides[s].n; k++)
+            rc = opprof_averages_step_self_totals(sides[s].avg[k], sample[s] + sides[s].offset[k]);
     if (!rc) rc = compare(&d->total, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
     d->total.key = "total";
     d->total.significant = d->total.p_adjusted < d->alpha;
