@@ -565,6 +565,19 @@ OPPROF_API int opprof_capture_chrome_write_ex(const opprof_capture *capture, con
 /** Write the capture as a Chrome trace to an open stream (no temporary file). */
 OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture, FILE *out,
                                                   const char *trace_name);
+/** Write the capture as a Perfetto trace in Perfetto's native protobuf format
+ *  (perfetto_trace.proto's Trace: TracePackets of track descriptors and
+ *  track events; name the file .pftrace): ui.perfetto.dev and Perfetto's
+ *  trace processor open it. Processes and threads are tracks; ranges and
+ *  operators are slices with interned names and categories, their input
+ *  shapes, call stack and arguments as debug annotations; each allocator's
+ *  total is a counter track, whose samples carry each memory event's bytes,
+ *  address and thread; counters, instants, flows and async ranges are events
+ *  of their own; the capture's facts are the annotations of an instant
+ *  "opprof capture" at its start. Atomic, as the other writers. */
+OPPROF_API int opprof_capture_perfetto_write(const opprof_capture *capture, const char *path);
+/** The same to an open stream. */
+OPPROF_API int opprof_capture_perfetto_write_stream(const opprof_capture *capture, FILE *out);
 /** What a folded-stacks file counts. */
 typedef enum opprof_stacks_metric {
     OPPROF_STACKS_SELF_TIME = 0,   /* self CPU time, integer microseconds */

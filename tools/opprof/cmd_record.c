@@ -33,7 +33,8 @@ static const char HELP[] =
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
     "               range named from its ELF symbols (static functions too)\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
-    "  --outputs LIST  what each capture becomes: trace, tables, html (default all three)\n"
+    "  --outputs LIST  what each capture becomes: trace, tables, html (default these three),\n"
+    "                  perfetto (trace-step-N.pftrace: Perfetto's native format)\n"
     "  --no-html    --outputs trace,tables (the report is most of the exit's work)\n"
     "  --gzip       the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)\n"
     "  --max-events N  the trace holds the N longest ranges, with a note (the tables and the report\n"
@@ -106,7 +107,7 @@ static bool is_output_list(const char *list) {
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (!((n == 5 && !strncmp(p, "trace", 5)) || (n == 6 && !strncmp(p, "tables", 6)) ||
-              (n == 4 && !strncmp(p, "html", 4))))
+              (n == 4 && !strncmp(p, "html", 4)) || (n == 8 && !strncmp(p, "perfetto", 8))))
             return false;
         p += n + (p[n] == ',');
     }
@@ -137,7 +138,8 @@ static int parse(int argc, char **argv, record_options *ro) {
         }
     }
     if (ro->outputs && !is_output_list(ro->outputs))
-        return tool_usage_error("record", "--outputs takes a list of trace, tables, html, not '%s'", ro->outputs);
+        return tool_usage_error("record", "--outputs takes a list of trace, tables, html, perfetto, not '%s'",
+                                ro->outputs);
     if (optind >= argc) {
         fprintf(stderr, "opprof record: no command to run (opprof record [options] -- CMD [ARGS...])\n");
         return TOOL_EXIT_USAGE;

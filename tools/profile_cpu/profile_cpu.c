@@ -33,7 +33,7 @@ typedef struct options {
     int threads, batch, in_features, hidden, out_features, steps;
     opprof_schedule schedule;
     bool quiet;
-    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks, html, stats;
+    bool record_shapes, with_stack, with_native_stack, with_flops, peak_memory, stacks, html, stats, perfetto;
     bool group_by_input_shape;
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
@@ -100,6 +100,7 @@ static void usage(FILE *f) {
             "                   for flamegraph.pl and speedscope\n"
             "  --html           also write STEM-N.html: a self-contained report (sortable table,\n"
             "                   flame graph, timeline, memory over time)\n"
+            "  --perfetto       also write STEM-N.pftrace: the capture in Perfetto's native format\n"
             "  --quiet          do not print the tables\n"
             "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
             "                   allocator fails (0: none); their count is printed on stderr at exit\n"
@@ -164,6 +165,7 @@ static int take_option(int c, options *o) {
     case 9: o->with_native_stack = true; break;
     case 10: o->html = true; break;
     case 13: o->stats = true; break;
+    case 14: o->perfetto = true; break;
     case 8: {
         int n;
         rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -216,7 +218,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
         {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
         {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
-        {"stats", no_argument, 0, 13},
+        {"stats", no_argument, 0, 13},         {"perfetto", no_argument, 0, 14},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -303,6 +305,13 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
         snprintf(name, sizeof name, "%s-%lld.stacks", o->stem, (long long)info.step_num);
         snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
         rc = opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SELF_TIME);
+        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
+    }
+    if (!rc && o->perfetto) {
+        char path[4096];
+        snprintf(name, sizeof name, "%s-%lld.pftrace", o->stem, (long long)info.step_num);
+        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+        rc = opprof_capture_perfetto_write(cap, path);
         if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
     }
     if (!rc && o->html) {

@@ -44,23 +44,23 @@ static struct {
     struct sigaction old_int, old_term;
 } g_auto;
 
-/* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html (any of them;
- * default all), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
+/* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html,perfetto (any
+ * of them; default the first three), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
  * (the trace holds the N longest ranges; the tables and report keep every one). */
-enum { OUT_TRACE = 1, OUT_TABLES = 2, OUT_HTML = 4, OUT_ALL = 7 };
+enum { OUT_TRACE = 1, OUT_TABLES = 2, OUT_HTML = 4, OUT_PERFETTO = 8, OUT_ALL = 7 };
 static struct {
     unsigned outputs;
     opprof_chrome_options chrome;
 } g_out = {OUT_ALL, {0}};
 
-/* "trace,tables,html" -> OUT_*; 0 when a word is none of them. */
+/* "trace,tables,html,perfetto" -> OUT_*; 0 when a word is none of them. */
 static unsigned parse_outputs(const char *list) {
-    static const char *const words[] = {"trace", "tables", "html"};
+    static const char *const words[] = {"trace", "tables", "html", "perfetto"};
     unsigned out = 0;
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         unsigned bit = 0;
-        for (unsigned k = 0; k < 3; k++)
+        for (unsigned k = 0; k < 4; k++)
             if (n == strlen(words[k]) && !strncmp(p, words[k], n)) bit = 1u << k;
         if (!bit) return 0;
         out |= bit;
@@ -72,7 +72,8 @@ static unsigned parse_outputs(const char *list) {
 static void outputs_setup(void) {
     const char *list = secure_getenv("OPPROF_OUTPUTS");
     if (list && *list && !(g_out.outputs = parse_outputs(list))) {
-        fprintf(stderr, "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html; writing all\n",
+        fprintf(stderr, "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html, perfetto; "
+                        "writing trace, tables, html\n",
                 list);
         g_out.outputs = OUT_ALL;
     }
@@ -98,8 +99,9 @@ static int write_tables(const opprof_capture *c, const char *stem, char *path, s
     return rc;
 }
 
-/* on_trace_ready: STEP.json (the trace), its two tables and its HTML report,
- * those of them that OPPROF_OUTPUTS asks for, in the twin. */
+/* on_trace_ready: STEP.json (the trace), its two tables, its HTML report and
+ * STEP.pftrace (Perfetto's format), those of them that OPPROF_OUTPUTS asks
+ * for, in the twin. */
 static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
     long long step = (long long)opprof_capture_get_info(c).step_num;
@@ -114,6 +116,10 @@ static int write_capture(const opprof_capture *c, void *user) {
     if (!rc && (g_out.outputs & OUT_HTML)) {
         snprintf(path, sizeof path, "%s.html", stem);
         rc = opprof_capture_html_write(c, path);
+    }
+    if (!rc && (g_out.outputs & OUT_PERFETTO)) {
+        snprintf(path, sizeof path, "%s.pftrace", stem);
+        rc = opprof_capture_perfetto_write(c, path);
     }
     if (rc) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s': %s\n", path, opprof_strerror(rc));

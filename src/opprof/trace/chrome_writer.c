@@ -134,13 +134,6 @@ static void write_stack(out *o, const opprof_capture *c, int32_t e) {
     opprof__sb_free(&sb);
 }
 
-static const char *category(uint8_t kind) {
-    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
-           : kind == OPPROF_KIND_DEVICE            ? "kernel"
-           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
-                                                   : "user_annotation";
-}
-
 static void out_name(out *o, const opprof__strbuf *names, const size_t *offset, uint32_t name) {
     out_put(o, names->data + offset[name], offset[name + 1] - offset[name]);
 }
@@ -370,7 +363,7 @@ static void write_event(writer *w, size_t i) {
     const opprof_event *e = &w->c->events[i];
     sep(w);
     OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
-    const char *cat = category(e->kind);
+    const char *cat = opprof__kind_category(e->kind);
     out_put(o, cat, strlen(cat));
     const char *own = opprof_capture_category(w->c, e); /* "user_annotation,io" (Chrome's list of categories) */
     if (own) {

@@ -1,6 +1,7 @@
 /* trace/trace.h - the trace layer: traces read (trace/reader.c and its
  * parts over the JSON lexer, trace/json_lex.h, which only this layer sees)
- * and written (Chrome's JSON, merged ranks, trace directories). Its public
+ * and written (Chrome's JSON, Perfetto's protobuf, merged ranks, trace
+ * directories). Its public
  * functions are declared in <opprof/capture.h>; this header holds what the
  * layer's files share. Above the capture layer. */
 #ifndef OPPROF_TRACE_LAYER_H
@@ -27,5 +28,13 @@ OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, 
 /* distributedInfo's "rank" and "world_size" as read: a number in int32's
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
 static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >= 0 && v <= INT32_MAX ? (int32_t)v : none; }
+
+/* The category a writer gives an event of this kind (Kineto's names). */
+static inline const char *opprof__kind_category(uint8_t kind) {
+    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
+           : kind == OPPROF_KIND_DEVICE            ? "kernel"
+           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
+                                                   : "user_annotation";
+}
 
 #endif /* OPPROF_TRACE_LAYER_H */

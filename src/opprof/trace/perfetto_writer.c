@@ -1,0 +1,564 @@
+/* perfetto_writer.c - a capture as Perfetto's native trace: a protobuf
+ * `Trace` of `TracePacket`s on one packet sequence (perfetto_trace.proto):
+ *
+ *   - a TrackDescriptor per process (its pid and label) and per thread (pid,
+ *     tid, name), a counter track per allocator ("CPU memory", "CUDA 0
+ *     memory"...) and per user counter, a track per async range;
+ *   - each range and operator a TrackEvent slice, a begin and an end on its
+ *     thread's track, with interned names and categories (InternedData, set
+ *     when first used) and its input shapes, call stack and arguments as
+ *     debug annotations;
+ *   - each memory event a counter sample of its allocator's total, with the
+ *     event's bytes, address and thread as annotations (so that nothing of
+ *     the capture is lost);
+ *   - instants, flows (an instant carrying flow_ids or terminating_flow_ids),
+ *     async ranges and counters as their own events;
+ *   - the capture's facts (step, base time, the profiler's cost, dropped
+ *     events, warnings) as the annotations of an instant "opprof capture" at
+ *     the capture's start, on the first process's track.
+ *
+ * Streams packet by packet through a fixed buffer: memory is a packet and
+ * the capture's per-name flags. Timestamps are nanoseconds on the capture's
+ * clock: its base time plus each event's start, never below 0. */
+#include "trace/protobuf.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Field numbers of perfetto_trace.proto. */
+enum {
+    TRACE_PACKET = 1,
+    PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
+    PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60,
+    TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
+    PROCESS_PID = 1, PROCESS_NAME = 6,
+    THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
+    COUNTER_UNIT = 3,
+    EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
+    EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
+    INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
+    IID = 1, IID_NAME = 2,
+    NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
+};
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE = 1 };
+enum { UNIT_SIZE_BYTES = 3 };
+/* Track uuids: processes, threads, allocators, counters, async ranges apart. */
+#define PROCESS_UUID(k) (UINT64_C(1) << 40 | (uint64_t)(k))
+#define THREAD_UUID(t) (UINT64_C(2) << 40 | (uint64_t)(t))
+#define MEMORY_UUID(type, id) (UINT64_C(3) << 40 | (uint64_t)(uint32_t)(type) << 20 | (uint64_t)(uint32_t)((id) + 1))
+#define COUNTER_UUID(name) (UINT64_C(4) << 40 | (uint64_t)(name))
+#define ASYNC_UUID(k) (UINT64_C(5) << 40 | (uint64_t)(k))
+#define LANE_UUID(t, k) (UINT64_C(6) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
+/* Category iids: a capture's own (1..255), then a kind's default. */
+#define KIND_CATEGORY_IID(kind) (256u + (kind))
+enum { OUT_BUFFER = 1 << 20 };
+
+typedef struct pwriter {
+    const opprof_capture *c;
+    FILE *fp;
+    int error;
+    char *buf;
+    size_t len;
+    opprof__strbuf packet, event, note, interned, scratch;
+    uint8_t *name_done;       /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
+                                 counter's track written */
+    bool category_done[256 + 16];
+    int64_t origin;           /* the timestamp of the capture's time 0 */
+    opprof__arg_index args;
+    int64_t *pids;            /* the distinct pids, in first-seen order */
+    size_t n_pids;
+} pwriter;
+
+/* ---- output ---- */
+
+static void flush_out(pwriter *w) {
+    if (w->len && !w->error && fwrite(w->buf, 1, w->len, w->fp) != w->len) w->error = errno ? -errno : OPPROF_EIO;
+    w->len = 0;
+}
+
+static void emit(pwriter *w, const char *p, size_t n) {
+    if (w->len + n > OUT_BUFFER) flush_out(w);
+    if (n > OUT_BUFFER) {
+        if (!w->error && fwrite(p, 1, n, w->fp) != n) w->error = errno ? -errno : OPPROF_EIO;
+        return;
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+/* The packet built so far, as one `Trace.packet`, with its event and interned data. */
+static void end_packet(pwriter *w, uint32_t flags) {
+    opprof__strbuf *p = &w->packet;
+    if (w->event.len) opprof__pb_message(p, PACKET_TRACK_EVENT, &w->event);
+    if (w->interned.len) opprof__pb_message(p, PACKET_INTERNED, &w->interned);
+    opprof__pb_uint(p, PACKET_SEQUENCE_ID, SEQUENCE);
+    if (flags) opprof__pb_uint(p, PACKET_FLAGS, flags);
+    opprof__strbuf head = {0};
+    opprof__pb_tag(&head, TRACE_PACKET, OPPROF__PB_BYTES);
+    opprof__pb_varint(&head, p->len);
+    if (head.error || p->error) w->error = OPPROF_ENOMEM;
+    emit(w, head.data, head.len);
+    emit(w, p->data, p->len);
+    opprof__sb_free(&head);
+    p->len = 0;
+}
+
+static uint64_t stamp(const pwriter *w, int64_t ts) { return (uint64_t)(w->origin + ts); }
+
+/* ---- interning ---- */
+
+static void intern(opprof__strbuf *interned, opprof__strbuf *scratch, uint32_t field, uint64_t iid, const char *name) {
+    opprof__pb_uint(scratch, IID, iid);
+    opprof__pb_string(scratch, IID_NAME, name);
+    opprof__pb_message(interned, field, scratch);
+}
+
+static uint64_t name_iid(pwriter *w, uint32_t name) {
+    if (!(w->name_done[name] & 1)) {
+        intern(&w->interned, &w->scratch, INTERNED_NAMES, name + 1u, w->c->names[name]);
+        w->name_done[name] |= 1;
+    }
+    return name + 1u;
+}
+
+static uint64_t annotation_iid(pwriter *w, uint32_t name) {
+    if (!(w->name_done[name] & 2)) {
+        intern(&w->interned, &w->scratch, INTERNED_ANNOTATION_NAMES, name + 1u, w->c->names[name]);
+        w->name_done[name] |= 2;
+    }
+    return name + 1u;
+}
+
+/* The event's category iid: the capture's own, or its kind's. */
+static uint64_t category_iid(pwriter *w, const opprof_event *e) {
+    const char *own = opprof_capture_category(w->c, e);
+    uint64_t iid = own ? e->category : KIND_CATEGORY_IID(e->kind);
+    if (iid < sizeof w->category_done && !w->category_done[iid]) {
+        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, iid, own ? own : opprof__kind_category(e->kind));
+        w->category_done[iid] = true;
+    }
+    return iid;
+}
+
+/* ---- debug annotations ---- */
+
+static void note_string(pwriter *w, const char *name, const char *value) {
+    opprof__pb_string(&w->note, NOTE_NAME, name);
+    opprof__pb_string(&w->note, NOTE_STRING, value);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
+
+static void note_int(pwriter *w, const char *name, int64_t value) {
+    opprof__pb_string(&w->note, NOTE_NAME, name);
+    opprof__pb_int(&w->note, NOTE_INT, value);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
+
+static void note_double(pwriter *w, const char *name, double value) {
+    opprof__pb_string(&w->note, NOTE_NAME, name);
+    opprof__pb_double(&w->note, NOTE_DOUBLE, value);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
+
+/* An argument of an event (opprof_range_arg_*): its key interned. */
+static void note_arg(pwriter *w, const opprof_mark *m) {
+    opprof__pb_uint(&w->note, NOTE_NAME_IID, annotation_iid(w, m->name));
+    if (m->kind == OPPROF_MARK_ARG_DOUBLE)
+        opprof__pb_double(&w->note, NOTE_DOUBLE, m->value.d);
+    else if (m->kind == OPPROF_MARK_ARG_STR)
+        opprof__pb_string(&w->note, NOTE_STRING, w->c->names[m->value.str]);
+    else
+        opprof__pb_int(&w->note, NOTE_INT, m->value.i);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
+
+/* An event's input shapes, call stack, arguments, FLOPs and bytes. */
+static void event_notes(pwriter *w, size_t i) {
+    const opprof_capture *c = w->c;
+    const opprof_event *e = &c->events[i];
+    const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
+    const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
+    if (sh) {
+        char dims[1024];
+        opprof_shapes_format(sh, dims, sizeof dims);
+        note_string(w, "Input Dims", dims);
+    }
+    if (site && site->native_stack) {
+        note_string(w, "Call stack", site->native_stack);
+    } else if (site && c->info.with_stack && site->file) {
+        w->scratch.len = 0;
+        int frames = 0;
+        for (int32_t k = (int32_t)i; k >= 0 && frames < 64; k = c->events[k].parent) {
+            const opprof_site *s = opprof_capture_site(c, c->events[k].site);
+            if (!c->events[k].site || !s->file) continue;
+            opprof__sb_printf(&w->scratch, "%s%s(%u): %s", frames++ ? ";" : "", s->file, s->line,
+                              s->function ? s->function : "?");
+        }
+        opprof__sb_put(&w->scratch, "", 1);
+        note_string(w, "Call stack", w->scratch.data);
+        w->scratch.len = 0;
+    }
+    size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
+    for (size_t a = 0; a < n_args; a++) {
+        const opprof_mark *m = &c->marks[w->args.order[w->args.first[i] + a]];
+        if (m->kind == OPPROF_MARK_FLOPS)
+            note_int(w, "flops", m->value.i);
+        else if (m->kind == OPPROF_MARK_BYTES)
+            note_int(w, "bytes", m->value.i);
+        else
+            note_arg(w, m);
+    }
+}
+
+/* ---- tracks ---- */
+
+static void track_packet(pwriter *w, opprof__strbuf *track) {
+    opprof__pb_message(&w->packet, PACKET_TRACK_DESCRIPTOR, track);
+    end_packet(w, 0);
+}
+
+static size_t pid_index(const pwriter *w, int64_t pid) {
+    for (size_t k = 0; k < w->n_pids; k++)
+        if (w->pids[k] == pid) return k;
+    return 0;
+}
+
+/* A track per process (the first thread of each pid names it) and per thread. */
+static int thread_tracks(pwriter *w) {
+    const opprof_capture *c = w->c;
+    w->pids = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *w->pids);
+    if (!w->pids) return OPPROF_ENOMEM;
+    opprof__strbuf track = {0}, inner = {0};
+    for (size_t t = 0; t < c->n_threads; t++) {
+        const opprof_thread_info *th = &c->threads[t];
+        size_t k = w->n_pids;
+        for (size_t j = 0; j < w->n_pids; j++)
+            if (w->pids[j] == th->pid) k = j;
+        if (k == w->n_pids) {
+            w->pids[w->n_pids++] = th->pid;
+            opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(k));
+            opprof__pb_int(&inner, PROCESS_PID, th->pid);
+            opprof__pb_string(&inner, PROCESS_NAME, th->process[0] ? th->process : th->device ? "device" : "CPU");
+            opprof__pb_message(&track, TRACK_PROCESS, &inner);
+            track_packet(w, &track);
+        }
+        opprof__pb_uint(&track, TRACK_UUID, THREAD_UUID(t));
+        opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(k));
+        opprof__pb_int(&inner, THREAD_PID, th->pid);
+        opprof__pb_int(&inner, THREAD_TID, th->tid);
+        char label[96];
+        snprintf(label, sizeof label, "%s", th->name[0] ? th->name : "");
+        if (!label[0]) snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
+        opprof__pb_string(&inner, THREAD_NAME, label);
+        opprof__pb_message(&track, TRACK_THREAD, &inner);
+        track_packet(w, &track);
+    }
+    int rc = track.error || inner.error ? OPPROF_ENOMEM : 0;
+    opprof__sb_free(&track);
+    opprof__sb_free(&inner);
+    return rc;
+}
+
+/* A counter track under the first process: its uuid, name and unit. */
+static void counter_track(pwriter *w, uint64_t uuid, const char *name, bool bytes) {
+    opprof__strbuf track = {0}, inner = {0};
+    opprof__pb_uint(&track, TRACK_UUID, uuid);
+    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(0));
+    opprof__pb_string(&track, TRACK_NAME, name);
+    if (bytes) opprof__pb_uint(&inner, COUNTER_UNIT, UNIT_SIZE_BYTES);
+    opprof__pb_message(&track, TRACK_COUNTER, &inner);
+    if (track.error) w->error = OPPROF_ENOMEM;
+    track_packet(w, &track);
+    opprof__sb_free(&track);
+    opprof__sb_free(&inner);
+}
+
+/* The allocators' and the user counters' tracks, each once. */
+static int counter_tracks(pwriter *w) {
+    const opprof_capture *c = w->c;
+    uint64_t seen[64];
+    size_t n_seen = 0;
+    for (size_t j = 0; j < c->n_mem; j++) {
+        uint64_t uuid = MEMORY_UUID(c->mem[j].device_type, c->mem[j].device_id);
+        bool known = false;
+        for (size_t k = 0; k < n_seen; k++) known |= seen[k] == uuid;
+        if (known) continue;
+        if (n_seen < 64) seen[n_seen++] = uuid;
+        char name[64];
+        if (c->mem[j].device_type == 0)
+            snprintf(name, sizeof name, "CPU memory");
+        else
+            snprintf(name, sizeof name, "device %d:%d memory", (int)c->mem[j].device_type, (int)c->mem[j].device_id);
+        counter_track(w, uuid, name, true);
+    }
+    for (size_t k = 0; k < c->n_marks; k++) {
+        const opprof_mark *m = &c->marks[k];
+        if (m->kind != OPPROF_MARK_COUNTER || (w->name_done[m->name] & 4)) continue;
+        w->name_done[m->name] |= 4; /* its track made */
+        counter_track(w, COUNTER_UUID(m->name), c->names[m->name], false);
+    }
+    return w->error;
+}
+
+/* ---- events ---- */
+
+static void slice_edge(pwriter *w, size_t i, int type, uint64_t track) {
+    const opprof_event *e = &w->c->events[i];
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, type == SLICE_BEGIN ? e->start_ns : e->start_ns + e->duration_ns));
+    opprof__pb_uint(&w->event, EVENT_TYPE, (uint64_t)type);
+    opprof__pb_uint(&w->event, EVENT_TRACK, track);
+    if (type == SLICE_BEGIN) {
+        opprof__pb_uint(&w->event, EVENT_CATEGORY_IIDS, category_iid(w, e));
+        opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, e->name));
+        event_notes(w, i);
+    }
+    end_packet(w, SEQ_NEEDS_STATE);
+}
+
+static void memory_sample(pwriter *w, const opprof_memory_event *m) {
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
+    opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
+    opprof__pb_uint(&w->event, EVENT_TRACK, MEMORY_UUID(m->device_type, m->device_id));
+    opprof__pb_int(&w->event, EVENT_COUNTER, m->total_allocated);
+    note_int(w, "Bytes", m->bytes);
+    note_int(w, "Addr", (int64_t)m->addr);
+    note_int(w, "Thread", (int64_t)m->thread);
+    end_packet(w, SEQ_NEEDS_STATE);
+}
+
+/* A thread's slices nest on its track; those that overlap without nesting
+ * (device activities, events a reader kept as they were) go to the first
+ * of its lanes where they nest: tracks of their own under the thread's. */
+enum { LANES = 64, DEPTH = 1024 };
+typedef struct lane {
+    size_t stack[DEPTH], depth;
+} lane;
+
+static uint64_t lane_uuid(uint32_t thread, size_t k) { return k ? LANE_UUID(thread, k) : THREAD_UUID(thread); }
+
+static void lane_track(pwriter *w, uint32_t thread, size_t k) {
+    opprof__strbuf track = {0};
+    char name[128];
+    const opprof_thread_info *th = &w->c->threads[thread];
+    snprintf(name, sizeof name, "%s (overlapping %zu)", th->name[0] ? th->name : "thread", k);
+    opprof__pb_uint(&track, TRACK_UUID, LANE_UUID(thread, k));
+    opprof__pb_uint(&track, TRACK_PARENT, THREAD_UUID(thread));
+    opprof__pb_string(&track, TRACK_NAME, name);
+    if (track.error) w->error = OPPROF_ENOMEM;
+    track_packet(w, &track);
+    opprof__sb_free(&track);
+}
+
+static int64_t end_of(const opprof_event *e) { return e->start_ns + e->duration_ns; }
+
+/* Close what ended by `t` on every lane (all of them at a thread's end: t INT64_MAX). */
+static void close_lanes(pwriter *w, lane *lanes, size_t n_lanes, uint32_t thread, int64_t t) {
+    for (size_t k = 0; k < n_lanes; k++)
+        while (lanes[k].depth && end_of(&w->c->events[lanes[k].stack[lanes[k].depth - 1]]) <= t)
+            slice_edge(w, lanes[k].stack[--lanes[k].depth], SLICE_END, lane_uuid(thread, k));
+}
+
+/* Each thread's slices in time order, its memory events between them. */
+static void slices(pwriter *w, lane *lanes) {
+    const opprof_capture *c = w->c;
+    size_t n_lanes = 1, mi = 0;
+    uint32_t thread = 0;
+    lanes[0].depth = 0;
+    for (size_t i = 0; i <= c->n_events && !w->error; i++) {
+        const opprof_event *e = i < c->n_events ? &c->events[i] : NULL;
+        if (!e || e->thread != thread) { /* a thread ends */
+            close_lanes(w, lanes, n_lanes, thread, INT64_MAX);
+            n_lanes = 1;
+        }
+        while (mi < c->n_mem && (!e || c->mem[mi].thread < e->thread ||
+                                 (c->mem[mi].thread == e->thread && c->mem[mi].ts_ns < e->start_ns)))
+            memory_sample(w, &c->mem[mi++]);
+        if (!e) break;
+        thread = e->thread;
+        close_lanes(w, lanes, n_lanes, thread, e->start_ns);
+        size_t k = 0;
+        while (k < n_lanes && lanes[k].depth &&
+               (end_of(&c->events[lanes[k].stack[lanes[k].depth - 1]]) < end_of(e) || lanes[k].depth == DEPTH))
+            k++;
+        if (k == n_lanes && n_lanes < LANES) {
+            lanes[n_lanes].depth = 0;
+            lane_track(w, thread, n_lanes++);
+        }
+        if (k == n_lanes) k = n_lanes - 1; /* past every lane: nests wrongly, but is kept */
+        if (lanes[k].depth == DEPTH) slice_edge(w, lanes[k].stack[--lanes[k].depth], SLICE_END, lane_uuid(thread, k));
+        slice_edge(w, i, SLICE_BEGIN, lane_uuid(thread, k));
+        lanes[k].stack[lanes[k].depth++] = i;
+    }
+}
+
+/* Counters, instants, flows and async ranges (marks of no range). */
+static void mark_event(pwriter *w, const opprof_mark *m) {
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
+    switch (m->kind) {
+    case OPPROF_MARK_COUNTER:
+        opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
+        opprof__pb_uint(&w->event, EVENT_TRACK, COUNTER_UUID(m->name));
+        opprof__pb_double(&w->event, EVENT_DOUBLE_COUNTER, m->value.d);
+        break;
+    case OPPROF_MARK_ASYNC_BEGIN:
+    case OPPROF_MARK_ASYNC_END:
+        opprof__pb_uint(&w->event, EVENT_TYPE, m->kind == OPPROF_MARK_ASYNC_BEGIN ? SLICE_BEGIN : SLICE_END);
+        opprof__pb_uint(&w->event, EVENT_TRACK, ASYNC_UUID(m->value.id));
+        if (m->kind == OPPROF_MARK_ASYNC_BEGIN) opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
+        break;
+    default: /* an instant; a flow's end or start is an instant that carries it */
+        opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
+        opprof__pb_uint(&w->event, EVENT_TRACK, THREAD_UUID(m->thread));
+        opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
+        if (m->kind == OPPROF_MARK_FLOW_BEGIN) opprof__pb_fixed64(&w->event, EVENT_FLOW_IDS, m->value.id);
+        if (m->kind == OPPROF_MARK_FLOW_END) opprof__pb_fixed64(&w->event, EVENT_TERMINATING_FLOWS, m->value.id);
+        if (m->kind == OPPROF_MARK_INSTANT) note_int(w, "scope", m->value.i);
+        break;
+    }
+    end_packet(w, SEQ_NEEDS_STATE);
+}
+
+/* An async range's track, named after it, under its process. */
+static void async_track(pwriter *w, const opprof_mark *m) {
+    opprof__strbuf track = {0};
+    opprof__pb_uint(&track, TRACK_UUID, ASYNC_UUID(m->value.id));
+    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(pid_index(w, w->c->threads[m->thread].pid)));
+    opprof__pb_string(&track, TRACK_NAME, w->c->names[m->name]);
+    if (track.error) w->error = OPPROF_ENOMEM;
+    track_packet(w, &track);
+    opprof__sb_free(&track);
+}
+
+typedef struct async_id {
+    uint64_t id;
+    size_t mark;
+} async_id;
+
+static int by_id(const void *a, const void *b) {
+    const async_id *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->mark < y->mark ? -1 : x->mark > y->mark;
+}
+
+/* Every async range's track, once per id (named by its first mark), before
+ * any of their events: an end may come first, on another thread. */
+static int async_tracks(pwriter *w) {
+    const opprof_capture *c = w->c;
+    size_t n = 0;
+    for (size_t k = 0; k < c->n_marks; k++)
+        n += c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END;
+    if (!n) return 0;
+    async_id *ids = opprof__alloc(n * sizeof *ids);
+    if (!ids) return OPPROF_ENOMEM;
+    size_t m = 0;
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END)
+            ids[m++] = (async_id){c->marks[k].value.id, k};
+    qsort(ids, n, sizeof *ids, by_id);
+    for (size_t k = 0; k < n; k++)
+        if (!k || ids[k].id != ids[k - 1].id) async_track(w, &c->marks[ids[k].mark]);
+    opprof__free(ids);
+    return w->error;
+}
+
+static void marks(pwriter *w) {
+    const opprof_capture *c = w->c;
+    for (size_t k = 0; k < c->n_marks && !w->error; k++)
+        if (c->marks[k].event < 0) mark_event(w, &c->marks[k]);
+}
+
+/* The capture's facts, an instant at its start on the first process. */
+static void facts(pwriter *w) {
+    const opprof_capture_info *info = &w->c->info;
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, 0));
+    opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
+    opprof__pb_uint(&w->event, EVENT_TRACK, PROCESS_UUID(0));
+    opprof__pb_string(&w->event, EVENT_NAME, "opprof capture");
+    note_string(w, "opprof_version", OPPROF_VERSION_STRING);
+    note_int(w, "step_num", info->step_num);
+    note_int(w, "base_time_ns", info->base_time_ns);
+    note_int(w, "time_origin", w->origin);
+    note_int(w, "pid", info->pid);
+    note_int(w, "profile_memory", info->profile_memory);
+    note_int(w, "record_shapes", info->record_shapes);
+    note_int(w, "with_stack", info->with_stack);
+    note_int(w, "with_flops", info->with_flops);
+    note_int(w, "dropped_events", (int64_t)info->dropped_events);
+    note_int(w, "process_peak_rss_bytes", info->process_peak_rss_bytes);
+    note_double(w, "overhead_range_ns", info->overhead_range_ns);
+    note_double(w, "overhead_memory_event_ns", info->overhead_memory_event_ns);
+    for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
+    end_packet(w, SEQ_NEEDS_STATE);
+}
+
+/* The first packet clears the sequence's interned state. */
+static void first_packet(pwriter *w) { end_packet(w, SEQ_CLEARED); }
+
+/* Time 0 at base_time_ns, moved up if an event starts before the clock's 0. */
+static int64_t time_origin(const opprof_capture *c) {
+    int64_t earliest = 0;
+    for (size_t i = 0; i < c->n_events; i++)
+        if (c->events[i].start_ns < earliest) earliest = c->events[i].start_ns;
+    for (size_t i = 0; i < c->n_mem; i++)
+        if (c->mem[i].ts_ns < earliest) earliest = c->mem[i].ts_ns;
+    for (size_t i = 0; i < c->n_marks; i++)
+        if (c->marks[i].event < 0 && c->marks[i].ts_ns < earliest) earliest = c->marks[i].ts_ns;
+    int64_t base = c->info.base_time_ns > 0 && c->info.base_time_ns < OPPROF_MAX_TIME_NS ? c->info.base_time_ns : 0;
+    return base + earliest < 0 ? -earliest : base;
+}
+
+static int write_stream(const opprof_capture *c, FILE *fp) {
+    pwriter w = {.c = c, .fp = fp, .origin = time_origin(c)};
+    w.buf = opprof__alloc(OUT_BUFFER);
+    w.name_done = opprof__calloc(c->n_names ? c->n_names : 1, 1);
+    int rc = w.buf && w.name_done ? 0 : OPPROF_ENOMEM;
+    bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
+    if (!rc) {
+        first_packet(&w);
+        rc = thread_tracks(&w);
+    }
+    if (!rc && c->n_threads) rc = counter_tracks(&w);
+    if (!rc && c->n_threads) rc = async_tracks(&w);
+    lane *lanes = rc ? NULL : opprof__alloc(LANES * sizeof *lanes);
+    if (!rc && !lanes) rc = OPPROF_ENOMEM;
+    if (!rc && c->n_threads) {
+        facts(&w);
+        slices(&w, lanes);
+        marks(&w);
+    }
+    opprof__free(lanes);
+    flush_out(&w);
+    if (!rc) rc = w.error;
+    if (args) opprof__arg_index_free(&w.args);
+    opprof__sb_free(&w.packet);
+    opprof__sb_free(&w.event);
+    opprof__sb_free(&w.note);
+    opprof__sb_free(&w.interned);
+    opprof__sb_free(&w.scratch);
+    opprof__free(w.name_done);
+    opprof__free(w.pids);
+    opprof__free(w.buf);
+    return rc;
+}
+
+int opprof_capture_perfetto_write_stream(const opprof_capture *c, FILE *fp) {
+    if (!c || !fp) return OPPROF_EINVAL;
+    return write_stream(c, fp);
+}
+
+int opprof_capture_perfetto_write(const opprof_capture *c, const char *path) {
+    if (!c || !path) return OPPROF_EINVAL;
+    opprof__file f;
+    int rc = opprof__file_open(&f, path);
+    if (rc) return rc;
+    rc = write_stream(c, f.fp);
+    if (rc) {
+        opprof__file_abort(&f);
+        return rc;
+    }
+    return opprof__file_commit(&f);
+}
