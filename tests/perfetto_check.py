@@ -94,7 +94,7 @@ def check(proto, pf, js, name):
     marks = collections.Counter(e["ph"] for e in events if e.get("ph") in ("C", "i", "s", "f", "b", "e")
                                 and e.get("name") != "[memory]" and e.get("cat") != "memory")
 
-    names, categories, tracks = {}, {}, {}
+    names, categories, note_names, tracks = {}, {}, {}, {}
     begins, ends, counters, instants = [], [], [], []
     edges = collections.defaultdict(list)  # per track: (ts, order, begin or end, name)
     slices = []
@@ -107,6 +107,8 @@ def check(proto, pf, js, name):
                 names[one(n, "iid")] = one(n, "name")
             for c in interned.get("event_categories", []):
                 categories[one(c, "iid")] = one(c, "name")
+            for a in interned.get("debug_annotation_names", []):
+                note_names[one(a, "iid")] = one(a, "name")
         for t in p.get("track_descriptor", []):
             tracks[one(t, "uuid")] = t
         for ev in p.get("track_event", []):
@@ -121,12 +123,16 @@ def check(proto, pf, js, name):
             iid = one(ev, "name_iid")
             if iid is not None and iid not in names:
                 fail(f"{name}: name iid {iid} used before it was interned")
+            for a in ev.get("debug_annotations", []):
+                if one(a, "name_iid") is not None and one(a, "name_iid") not in note_names:
+                    fail(f"{name}: annotation name iid {one(a, 'name_iid')} used before it was interned")
+                a["name"] = [one(a, "name") or note_names.get(one(a, "name_iid"))]
             for c in ev.get("category_iids", []):
                 if c not in categories:
                     fail(f"{name}: category iid {c} used before it was interned")
             if kind in ("TYPE_SLICE_BEGIN", "TYPE_SLICE_END"):
                 (begins if kind == "TYPE_SLICE_BEGIN" else ends).append(ev)
-                edges[track].append((ts, len(edges[track]), kind, names.get(iid)))
+                edges[track].append((ts, len(edges[track]), kind, names.get(iid), ev))
             elif kind == "TYPE_COUNTER":
                 counters.append((track, ev, ts))
             else:
@@ -134,11 +140,12 @@ def check(proto, pf, js, name):
     # as the trace processor does: each track's edges by time, the stream's order for
     # ties; an end closes the latest begin; a child lies within the slice around it
     for track, items in edges.items():
-        items.sort()
+        items.sort(key=lambda x: (x[0], x[1]))
         stack, done = [], []
-        for ts, _, kind, n in items:
+        for ts, _, kind, n, ev in items:
             if kind == "TYPE_SLICE_BEGIN":
-                stack.append({"name": n, "start": ts, "end": None, "parent": stack[-1] if stack else None})
+                stack.append({"name": n, "start": ts, "end": None, "parent": stack[-1] if stack else None,
+                              "args": shown_args(ev)})
                 continue
             if not stack:
                 fail(f"{name}: an end on track {track} with no begin open")
@@ -147,7 +154,7 @@ def check(proto, pf, js, name):
             if ts < s["start"]:
                 fail(f"{name}: '{s['name']}' ends before it begins")
             done.append(s)
-            slices.append((track, s["name"], s["start"], ts))
+            slices.append((track, s["name"], s["start"], ts, s["args"]))
         if stack:
             fail(f"{name}: slices never ended on track {track}")
         for s in done:
@@ -163,11 +170,11 @@ def check(proto, pf, js, name):
     # slices against the JSON's complete events: (thread, name, start, end), ns
     origin = int(step["time_origin"])
     thread_tracks = thread_of(tracks)
-    got = sorted((thread_tracks[t], n, s - origin, e - origin) for t, n, s, e in slices if t in thread_tracks)
+    got = sorted((thread_tracks[t], n, s - origin, e - origin, a) for t, n, s, e, a in slices if t in thread_tracks)
     exp = sorted(((int(e["pid"]), int(e["tid"])), e["name"], round(e["ts"] * 1000),
-                  round(e["ts"] * 1000) + round(e["dur"] * 1000)) for e in xs)
-    got_tid = sorted((tid, n, s, e) for (pid, tid), n, s, e in got)
-    exp_tid = sorted((tid, n, s, e) for (pid, tid), n, s, e in exp)
+                  round(e["ts"] * 1000) + round(e["dur"] * 1000), json_args(e)) for e in xs)
+    got_tid = sorted((tid, n, s, e, a) for (pid, tid), n, s, e, a in got)
+    exp_tid = sorted((tid, n, s, e, a) for (pid, tid), n, s, e, a in exp)
     if len(got_tid) != len(exp_tid):
         fail(f"{name}: {len(got_tid)} slices, the JSON has {len(exp_tid)} complete events")
     for a, b in zip(got_tid, exp_tid):
@@ -199,6 +206,18 @@ def check(proto, pf, js, name):
         fail(f"{name}: {len(packets)} packets, expected {expected_packets}")
     print(f"perfetto_check: {name}: {len(packets)} packets, {len(xs)} slices, {len(mem)} memory samples, "
           f"{sum(marks.values())} marks; {len(data)} bytes ({os.path.getsize(js)} as JSON)")
+
+
+def shown_args(ev):
+    """A slice's input shapes and call stack, as the JSON's args compare."""
+    notes = {one(a, "name"): one(a, "string_value") for a in ev.get("debug_annotations", [])}
+    dims = notes.get("Input Dims")
+    return (json.dumps(json.loads(dims)) if dims else None, notes.get("Call stack"))
+
+
+def json_args(e):
+    args = e.get("args", {})
+    return (json.dumps(args["Input Dims"]) if "Input Dims" in args else None, args.get("Call stack"))
 
 
 def thread_of(tracks):

@@ -46,13 +46,14 @@ enum {
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE = 1 };
 enum { UNIT_SIZE_BYTES = 3 };
-/* Track uuids: processes, threads, allocators, counters, async ranges apart. */
-#define PROCESS_UUID(k) (UINT64_C(1) << 40 | (uint64_t)(k))
-#define THREAD_UUID(t) (UINT64_C(2) << 40 | (uint64_t)(t))
-#define MEMORY_UUID(type, id) (UINT64_C(3) << 40 | (uint64_t)(uint32_t)(type) << 20 | (uint64_t)(uint32_t)((id) + 1))
-#define COUNTER_UUID(name) (UINT64_C(4) << 40 | (uint64_t)(name))
-#define ASYNC_UUID(k) (UINT64_C(5) << 40 | (uint64_t)(k))
-#define LANE_UUID(t, k) (UINT64_C(6) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
+/* Track uuids, apart: threads the smallest (a slice's track is a byte or two),
+ * then processes, allocators, counters, async ranges, a thread's lanes. */
+#define THREAD_UUID(t) ((uint64_t)(t) + 1)
+#define PROCESS_UUID(k) (UINT64_C(1) << 32 | (uint64_t)(k))
+#define MEMORY_UUID(type, id) (UINT64_C(2) << 32 | (uint64_t)(uint16_t)(type) << 16 | (uint64_t)(uint16_t)((id) + 1))
+#define COUNTER_UUID(name) (UINT64_C(3) << 32 | (uint64_t)(name))
+#define ASYNC_UUID(k) (UINT64_C(4) << 40 | (uint64_t)(k))
+#define LANE_UUID(t, k) (UINT64_C(5) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
 /* Category iids: a capture's own (1..255), then a kind's default. */
 #define KIND_CATEGORY_IID(kind) (256u + (kind))
 enum { OUT_BUFFER = 1 << 20 };
@@ -63,10 +64,11 @@ typedef struct pwriter {
     int error;
     char *buf;
     size_t len;
-    opprof__strbuf packet, event, note, interned, scratch;
+    opprof__strbuf packet, event, note, interned, scratch, text; /* text: a call stack's */
     uint8_t *name_done;       /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
                                  counter's track written */
     bool category_done[256 + 16];
+    bool own_done[16];        /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
     opprof__arg_index args;
     int64_t *pids;            /* the distinct pids, in first-seen order */
@@ -97,13 +99,12 @@ static void end_packet(pwriter *w, uint32_t flags) {
     if (w->interned.len) opprof__pb_message(p, PACKET_INTERNED, &w->interned);
     opprof__pb_uint(p, PACKET_SEQUENCE_ID, SEQUENCE);
     if (flags) opprof__pb_uint(p, PACKET_FLAGS, flags);
-    opprof__strbuf head = {0};
-    opprof__pb_tag(&head, TRACE_PACKET, OPPROF__PB_BYTES);
-    opprof__pb_varint(&head, p->len);
-    if (head.error || p->error) w->error = OPPROF_ENOMEM;
-    emit(w, head.data, head.len);
+    char head[11];
+    head[0] = (char)(TRACE_PACKET << 3 | OPPROF__PB_BYTES);
+    size_t n = 1 + opprof__pb_varint_bytes(p->len, head + 1);
+    if (p->error) w->error = OPPROF_ENOMEM;
+    emit(w, head, n);
     emit(w, p->data, p->len);
-    opprof__sb_free(&head);
     p->len = 0;
 }
 
@@ -135,7 +136,7 @@ static uint64_t annotation_iid(pwriter *w, uint32_t name) {
 
 /* The event's category iid: the capture's own, or its kind's. */
 static uint64_t category_iid(pwriter *w, const opprof_event *e) {
-    const char *own = opprof_capture_category(w->c, e);
+    const char *own = e->category ? opprof_capture_category(w->c, e) : NULL;
     uint64_t iid = own ? e->category : KIND_CATEGORY_IID(e->kind);
     if (iid < sizeof w->category_done && !w->category_done[iid]) {
         intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, iid, own ? own : opprof__kind_category(e->kind));
@@ -145,6 +146,43 @@ static uint64_t category_iid(pwriter *w, const opprof_event *e) {
 }
 
 /* ---- debug annotations ---- */
+
+/* The annotation names of opprof's own, interned past the capture's names
+ * (iid n_names + 1 + k) when first used; the facts' names are written out. */
+#define OWN_NOTES(X) X(BYTES, "Bytes") X(ADDR, "Addr") X(THREAD, "Thread") X(DIMS, "Input Dims") \
+    X(STACK, "Call stack") X(FLOPS, "flops") X(MOVED, "bytes") X(SCOPE, "scope")
+enum {
+#define OWN_NOTE_ENUM(id, text) NOTE_##id,
+    OWN_NOTES(OWN_NOTE_ENUM)
+#undef OWN_NOTE_ENUM
+    N_OWN_NOTES
+};
+static const char *const OWN_NOTE_TEXT[] = {
+#define OWN_NOTE_TEXT_OF(id, text) text,
+    OWN_NOTES(OWN_NOTE_TEXT_OF)
+#undef OWN_NOTE_TEXT_OF
+};
+
+static void note_name(pwriter *w, int own) {
+    uint64_t iid = w->c->n_names + 1u + (uint64_t)own;
+    if (!w->own_done[own]) {
+        intern(&w->interned, &w->scratch, INTERNED_ANNOTATION_NAMES, iid, OWN_NOTE_TEXT[own]);
+        w->own_done[own] = true;
+    }
+    opprof__pb_uint(&w->note, NOTE_NAME_IID, iid);
+}
+
+static void note_own_string(pwriter *w, int own, const char *value) {
+    note_name(w, own);
+    opprof__pb_string(&w->note, NOTE_STRING, value);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
+
+static void note_own_int(pwriter *w, int own, int64_t value) {
+    note_name(w, own);
+    opprof__pb_int(&w->note, NOTE_INT, value);
+    opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
+}
 
 static void note_string(pwriter *w, const char *name, const char *value) {
     opprof__pb_string(&w->note, NOTE_NAME, name);
@@ -185,30 +223,28 @@ static void event_notes(pwriter *w, size_t i) {
     if (sh) {
         char dims[1024];
         opprof_shapes_format(sh, dims, sizeof dims);
-        note_string(w, "Input Dims", dims);
+        note_own_string(w, NOTE_DIMS, dims);
     }
     if (site && site->native_stack) {
-        note_string(w, "Call stack", site->native_stack);
+        note_own_string(w, NOTE_STACK, site->native_stack);
     } else if (site && c->info.with_stack && site->file) {
-        w->scratch.len = 0;
+        w->text.len = 0;
         int frames = 0;
         for (int32_t k = (int32_t)i; k >= 0 && frames < 64; k = c->events[k].parent) {
             const opprof_site *s = opprof_capture_site(c, c->events[k].site);
             if (!c->events[k].site || !s->file) continue;
-            opprof__sb_printf(&w->scratch, "%s%s(%u): %s", frames++ ? ";" : "", s->file, s->line,
+            opprof__sb_printf(&w->text, "%s%s(%u): %s", frames++ ? ";" : "", s->file, s->line,
                               s->function ? s->function : "?");
         }
-        opprof__sb_put(&w->scratch, "", 1);
-        note_string(w, "Call stack", w->scratch.data);
-        w->scratch.len = 0;
+        note_own_string(w, NOTE_STACK, w->text.data ? w->text.data : "");
     }
     size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
     for (size_t a = 0; a < n_args; a++) {
         const opprof_mark *m = &c->marks[w->args.order[w->args.first[i] + a]];
         if (m->kind == OPPROF_MARK_FLOPS)
-            note_int(w, "flops", m->value.i);
+            note_own_int(w, NOTE_FLOPS, m->value.i);
         else if (m->kind == OPPROF_MARK_BYTES)
-            note_int(w, "bytes", m->value.i);
+            note_own_int(w, NOTE_MOVED, m->value.i);
         else
             note_arg(w, m);
     }
@@ -324,9 +360,9 @@ static void memory_sample(pwriter *w, const opprof_memory_event *m) {
     opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
     opprof__pb_uint(&w->event, EVENT_TRACK, MEMORY_UUID(m->device_type, m->device_id));
     opprof__pb_int(&w->event, EVENT_COUNTER, m->total_allocated);
-    note_int(w, "Bytes", m->bytes);
-    note_int(w, "Addr", (int64_t)m->addr);
-    note_int(w, "Thread", (int64_t)m->thread);
+    note_own_int(w, NOTE_BYTES, m->bytes);
+    note_own_int(w, NOTE_ADDR, (int64_t)m->addr);
+    note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
     end_packet(w, SEQ_NEEDS_STATE);
 }
 
@@ -416,7 +452,7 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
         if (m->kind == OPPROF_MARK_FLOW_BEGIN) opprof__pb_fixed64(&w->event, EVENT_FLOW_IDS, m->value.id);
         if (m->kind == OPPROF_MARK_FLOW_END) opprof__pb_fixed64(&w->event, EVENT_TERMINATING_FLOWS, m->value.id);
-        if (m->kind == OPPROF_MARK_INSTANT) note_int(w, "scope", m->value.i);
+        if (m->kind == OPPROF_MARK_INSTANT) note_own_int(w, NOTE_SCOPE, m->value.i);
         break;
     }
     end_packet(w, SEQ_NEEDS_STATE);
@@ -539,6 +575,7 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__sb_free(&w.note);
     opprof__sb_free(&w.interned);
     opprof__sb_free(&w.scratch);
+    opprof__sb_free(&w.text);
     opprof__free(w.name_done);
     opprof__free(w.pids);
     opprof__free(w.buf);

@@ -12,14 +12,31 @@
 
 enum { OPPROF__PB_VARINT = 0, OPPROF__PB_FIXED64 = 1, OPPROF__PB_BYTES = 2 };
 
-static inline void opprof__pb_varint(opprof__strbuf *b, uint64_t v) {
-    char tmp[10];
+/* Bytes appended: in place while there is room (the writer's hot path), else
+ * through opprof__sb_put, which grows the buffer. */
+static inline void opprof__pb_put(opprof__strbuf *b, const char *s, size_t n) {
+    if (b->len + n < b->cap) {
+        memcpy(b->data + b->len, s, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+        return;
+    }
+    opprof__sb_put(b, s, n);
+}
+
+/* A varint's bytes into out (10 at most); their number. */
+static inline size_t opprof__pb_varint_bytes(uint64_t v, char *out) {
     size_t n = 0;
     do {
-        tmp[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        out[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
         v >>= 7;
     } while (v);
-    opprof__sb_put(b, tmp, n);
+    return n;
+}
+
+static inline void opprof__pb_varint(opprof__strbuf *b, uint64_t v) {
+    char tmp[10];
+    opprof__pb_put(b, tmp, opprof__pb_varint_bytes(v, tmp));
 }
 
 static inline void opprof__pb_tag(opprof__strbuf *b, uint32_t field, int wire) {
@@ -38,7 +55,7 @@ static inline void opprof__pb_int(opprof__strbuf *b, uint32_t field, int64_t v) 
 static inline void opprof__pb_bytes(opprof__strbuf *b, uint32_t field, const void *data, size_t n) {
     opprof__pb_tag(b, field, OPPROF__PB_BYTES);
     opprof__pb_varint(b, n);
-    opprof__sb_put(b, (const char *)data, n);
+    opprof__pb_put(b, (const char *)data, n);
 }
 static inline void opprof__pb_string(opprof__strbuf *b, uint32_t field, const char *s) {
     opprof__pb_bytes(b, field, s, strlen(s));
@@ -54,7 +71,7 @@ static inline void opprof__pb_fixed64(opprof__strbuf *b, uint32_t field, uint64_
     char tmp[8];
     for (int i = 0; i < 8; i++) tmp[i] = (char)(v >> (8 * i)); /* little-endian */
     opprof__pb_tag(b, field, OPPROF__PB_FIXED64);
-    opprof__sb_put(b, tmp, 8);
+    opprof__pb_put(b, tmp, 8);
 }
 static inline void opprof__pb_double(opprof__strbuf *b, uint32_t field, double d) {
     uint64_t v;
