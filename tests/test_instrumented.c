@@ -187,14 +187,14 @@ TEST_CASE(exit_outputs_chosen) {
     /* OPPROF_OUTPUTS of an OPPROF_TRACE program: said when wrong, all written then */
     snprintf(cmd, sizeof cmd, "OPPROF_OUTPUTS=trace,pdf OPPROF_TRACE='%s/bad' '%s'", dir, engine());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "OPPROF_OUTPUTS='trace,pdf' ignored: not a list of trace, tables, html; writing all");
+    CHECK_CONTAINS(out, "OPPROF_OUTPUTS='trace,pdf' ignored: not a list of trace, tables, html, perfetto; writing trace, tables, html");
     free(out);
     snprintf(path, sizeof path, "%s/bad/trace-step-0.html", dir);
     CHECK(access(path, F_OK) == 0);
     /* and opprof record's own checks */
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --outputs trace,pdf -o '%s/x' -- true", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 64);
-    CHECK_CONTAINS(out, "--outputs takes a list of trace, tables, html, not 'trace,pdf'");
+    CHECK_CONTAINS(out, "--outputs takes a list of trace, tables, html, perfetto, not 'trace,pdf'");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --max-events 0 -o '%s/x' -- true", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 64);
