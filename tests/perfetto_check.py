@@ -13,7 +13,9 @@ decode the first, and its packets must be what the capture holds:
   - begins and ends nest on each track (an end closes the latest begin, and
     a child lies within its parent);
   - each memory sample's allocator total and bytes equal the JSON's;
-  - counters, instants, flows and async ranges as many as the JSON's.
+  - counters, instants, flows and async ranges as many as the JSON's;
+  - and read back, every table, JSON and folded stack of the .pftrace is the
+    JSON's, byte for byte.
 
 Traces: profile_cpu's and opprof record's own .pftrace files (beside their
 JSON), the example engine's and each TRACE through `opprof convert`; then
@@ -233,6 +235,25 @@ def thread_of(tracks):
     return out
 
 
+READ_BACK = [["report", "--json", "--row-limit", "0"], ["report", "--memory", "--row-limit", "0"],
+             ["report", "--stats", "--row-limit", "0"], ["report", "--group-by-input-shape", "--row-limit", "0"],
+             ["stacks"], ["stacks", "--memory"]]
+
+
+def read_back(bin_dir, pf, js, name):
+    """Every command on the .pftrace gives what it gives on the JSON, cell for cell."""
+    opprof = os.path.join(bin_dir, "opprof")
+    for args in READ_BACK:
+        a = subprocess.run([opprof] + args + [js], capture_output=True, text=True)
+        b = subprocess.run([opprof] + args + [pf], capture_output=True, text=True)
+        if a.returncode != 0 or b.returncode != 0:
+            fail(f"{name}: opprof {' '.join(args)}: exit {a.returncode} on the JSON, {b.returncode} on the .pftrace: "
+                 f"{b.stderr.strip()[:300]}")
+        if a.stdout != b.stdout:
+            diff = next((i for i, (x, y) in enumerate(zip(a.stdout.splitlines(), b.stdout.splitlines())) if x != y), -1)
+            fail(f"{name}: opprof {' '.join(args)} differs on the .pftrace (line {diff + 1})")
+
+
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -287,9 +308,11 @@ def main():
             out.write(f.read())
         for pf, js, what in written_live(bin_dir, tmp):
             check(proto, pf, js, what)
+            read_back(bin_dir, pf, js, what)
         for trace in made_traces(bin_dir, tmp) + sys.argv[3:]:
             pf, js = convert(bin_dir, trace, tmp)
             check(proto, pf, js, os.path.basename(trace))
+            read_back(bin_dir, pf, js, os.path.basename(trace))
         convert_errors(bin_dir, tmp)
 
 

@@ -134,15 +134,22 @@ static uint64_t annotation_iid(pwriter *w, uint32_t name) {
     return name + 1u;
 }
 
-/* The event's category iid: the capture's own, or its kind's. */
-static uint64_t category_iid(pwriter *w, const opprof_event *e) {
-    const char *own = e->category ? opprof_capture_category(w->c, e) : NULL;
-    uint64_t iid = own ? e->category : KIND_CATEGORY_IID(e->kind);
-    if (iid < sizeof w->category_done && !w->category_done[iid]) {
-        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, iid, own ? own : opprof__kind_category(e->kind));
-        w->category_done[iid] = true;
+/* The event's categories: its kind's, then the capture's own if it has one
+ * (as the JSON's "cat": "user_annotation,io"). */
+static void categories(pwriter *w, const opprof_event *e) {
+    uint64_t kind = KIND_CATEGORY_IID(e->kind);
+    if (kind < sizeof w->category_done && !w->category_done[kind]) {
+        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, kind, opprof__kind_category(e->kind));
+        w->category_done[kind] = true;
     }
-    return iid;
+    opprof__pb_uint(&w->event, EVENT_CATEGORY_IIDS, kind);
+    const char *own = e->category ? opprof_capture_category(w->c, e) : NULL;
+    if (!own) return;
+    if (!w->category_done[e->category]) {
+        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, e->category, own);
+        w->category_done[e->category] = true;
+    }
+    opprof__pb_uint(&w->event, EVENT_CATEGORY_IIDS, e->category);
 }
 
 /* ---- debug annotations ---- */
@@ -150,7 +157,7 @@ static uint64_t category_iid(pwriter *w, const opprof_event *e) {
 /* The annotation names of opprof's own, interned past the capture's names
  * (iid n_names + 1 + k) when first used; the facts' names are written out. */
 #define OWN_NOTES(X) X(BYTES, "Bytes") X(ADDR, "Addr") X(THREAD, "Thread") X(DIMS, "Input Dims") \
-    X(STACK, "Call stack") X(FLOPS, "flops") X(MOVED, "bytes") X(SCOPE, "scope")
+    X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope")
 enum {
 #define OWN_NOTE_ENUM(id, text) NOTE_##id,
     OWN_NOTES(OWN_NOTE_ENUM)
@@ -224,6 +231,14 @@ static void event_notes(pwriter *w, size_t i) {
         char dims[1024];
         opprof_shapes_format(sh, dims, sizeof dims);
         note_own_string(w, NOTE_DIMS, dims);
+        w->text.len = 0; /* ["float", ...], as the JSON's "Input type" */
+        opprof__sb_puts(&w->text, "[");
+        for (int k = 0; k < sh->n_inputs; k++) {
+            if (k) opprof__sb_puts(&w->text, ", ");
+            opprof__sb_json_string(&w->text, sh->dtype[k]);
+        }
+        opprof__sb_puts(&w->text, "]");
+        note_own_string(w, NOTE_TYPES, w->text.data);
     }
     if (site && site->native_stack) {
         note_own_string(w, NOTE_STACK, site->native_stack);
@@ -240,13 +255,7 @@ static void event_notes(pwriter *w, size_t i) {
     }
     size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
     for (size_t a = 0; a < n_args; a++) {
-        const opprof_mark *m = &c->marks[w->args.order[w->args.first[i] + a]];
-        if (m->kind == OPPROF_MARK_FLOPS)
-            note_own_int(w, NOTE_FLOPS, m->value.i);
-        else if (m->kind == OPPROF_MARK_BYTES)
-            note_own_int(w, NOTE_MOVED, m->value.i);
-        else
-            note_arg(w, m);
+        note_arg(w, &c->marks[w->args.order[w->args.first[i] + a]]); /* FLOPs, bytes: as the JSON, by their key */
     }
 }
 
@@ -348,7 +357,7 @@ static void slice_edge(pwriter *w, size_t i, int type, uint64_t track) {
     opprof__pb_uint(&w->event, EVENT_TYPE, (uint64_t)type);
     opprof__pb_uint(&w->event, EVENT_TRACK, track);
     if (type == SLICE_BEGIN) {
-        opprof__pb_uint(&w->event, EVENT_CATEGORY_IIDS, category_iid(w, e));
+        categories(w, e);
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, e->name));
         event_notes(w, i);
     }
@@ -444,7 +453,8 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
     case OPPROF_MARK_ASYNC_END:
         opprof__pb_uint(&w->event, EVENT_TYPE, m->kind == OPPROF_MARK_ASYNC_BEGIN ? SLICE_BEGIN : SLICE_END);
         opprof__pb_uint(&w->event, EVENT_TRACK, ASYNC_UUID(m->value.id));
-        if (m->kind == OPPROF_MARK_ASYNC_BEGIN) opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
+        opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
+        note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
         break;
     default: /* an instant; a flow's end or start is an instant that carries it */
         opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
@@ -527,6 +537,13 @@ static void facts(pwriter *w) {
     note_int(w, "process_peak_rss_bytes", info->process_peak_rss_bytes);
     note_double(w, "overhead_range_ns", info->overhead_range_ns);
     note_double(w, "overhead_memory_event_ns", info->overhead_memory_event_ns);
+    if (info->rank.backend[0]) {
+        note_string(w, "rank_backend", info->rank.backend);
+        note_int(w, "rank", info->rank.rank);
+        note_int(w, "world_size", info->rank.world_size);
+        note_int(w, "clock_offset_ns", info->rank.clock_offset_ns);
+        note_int(w, "clock_uncertainty_ns", info->rank.clock_uncertainty_ns);
+    }
     for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
     end_packet(w, SEQ_NEEDS_STATE);
 }

@@ -1,13 +1,14 @@
-/* trace/protobuf.h - protobuf's wire format, as much as the Perfetto writer
- * needs: varints, tags, length-delimited fields, fixed64 and doubles
- * (developers.google.com/protocol-buffers/docs/encoding), into an
- * opprof__strbuf. A nested message is built in a buffer of its own and put
- * as bytes. */
+/* trace/protobuf.h - protobuf's wire format, as much as Perfetto's writer
+ * and reader need (developers.google.com/protocol-buffers/docs/encoding):
+ * writing varints, tags, length-delimited fields, fixed64 and doubles into an
+ * opprof__strbuf (a nested message is built in a buffer of its own and put
+ * as bytes); reading a message field by field. */
 #ifndef OPPROF_TRACE_PROTOBUF_H
 #define OPPROF_TRACE_PROTOBUF_H
 
 #include "capture/capture.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 enum { OPPROF__PB_VARINT = 0, OPPROF__PB_FIXED64 = 1, OPPROF__PB_BYTES = 2 };
@@ -77,6 +78,63 @@ static inline void opprof__pb_double(opprof__strbuf *b, uint32_t field, double d
     uint64_t v;
     memcpy(&v, &d, sizeof v);
     opprof__pb_fixed64(b, field, v);
+}
+
+/* ---- reading: one field at a time from [p, end) ---- */
+
+typedef struct opprof__pb_field {
+    uint32_t number;
+    int wire;
+    uint64_t value;            /* varint, fixed64, fixed32 */
+    const uint8_t *data;       /* bytes: data[0 .. len) */
+    size_t len;
+} opprof__pb_field;
+
+/* The next varint; false when the bytes end inside it or it runs past 10 bytes. */
+static inline bool opprof__pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The next field: 1, 0 at the end, -1 when the bytes are no protobuf
+ * (truncated, or a wire type that is not 0, 1, 2 or 5). */
+static inline int opprof__pb_next(const uint8_t **p, const uint8_t *end, opprof__pb_field *f) {
+    if (*p >= end) return 0;
+    uint64_t key;
+    if (!opprof__pb_read_varint(p, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) return -1;
+    f->number = (uint32_t)(key >> 3);
+    f->wire = (int)(key & 7);
+    f->data = NULL;
+    f->len = 0;
+    switch (f->wire) {
+    case OPPROF__PB_VARINT: return opprof__pb_read_varint(p, end, &f->value) ? 1 : -1;
+    case OPPROF__PB_FIXED64:
+    case 5: { /* fixed32 */
+        size_t n = f->wire == 5 ? 4 : 8;
+        if ((size_t)(end - *p) < n) return -1;
+        f->value = 0;
+        for (size_t i = 0; i < n; i++) f->value |= (uint64_t)(*p)[i] << (8 * i);
+        *p += n;
+        return 1;
+    }
+    case OPPROF__PB_BYTES: {
+        uint64_t n;
+        if (!opprof__pb_read_varint(p, end, &n) || n > (uint64_t)(end - *p)) return -1;
+        f->data = *p;
+        f->len = (size_t)n;
+        *p += n;
+        return 1;
+    }
+    default: return -1;
+    }
 }
 
 #endif /* OPPROF_TRACE_PROTOBUF_H */

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "trace/reader_state.h"
 
+#include <zlib.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -196,9 +198,65 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     return 0;
 }
 
+/* A .pftrace's bytes decoded into the JSON of its capture, read as that. */
+static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_options *options, opprof_capture **out,
+                               opprof_read_error *error) {
+    opprof__strbuf json = {0};
+    char why[256] = "";
+    int rc = opprof__perfetto_to_json(data, len, &json, why, sizeof why);
+    if (!rc) {
+        rc = opprof_capture_read_buffer(json.data, json.len, options, out, error);
+    } else if (error) {
+        memset(error, 0, sizeof *error);
+        error->code = rc;
+        error->offset = -1;
+        snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
+    }
+    opprof__sb_free(&json);
+    return rc;
+}
+
+/* A .pftrace file (plain or gzip): read whole, then as above. */
+static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
+    opprof__strbuf bytes = {0};
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(gz, buf, sizeof buf)) > 0) opprof__sb_put(&bytes, buf, (size_t)n);
+    int rc = n < 0 ? OPPROF_EIO : bytes.error ? OPPROF_ENOMEM : 0;
+    if (!rc) rc = read_perfetto_bytes(bytes.data, bytes.len, options, out, error);
+    else if (error) {
+        memset(error, 0, sizeof *error);
+        error->code = rc;
+        error->offset = -1;
+        snprintf(error->message, sizeof error->message, "Perfetto trace: %s", opprof_strerror(rc));
+    }
+    opprof__sb_free(&bytes);
+    return rc;
+}
+
+/* Whether path holds a Perfetto trace: its first bytes (through gzip). */
+static int sniff(const char *path, const opprof_read_options *options, opprof_capture **out,
+                 opprof_read_error *error, bool *done) {
+    *done = false;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return 0; /* the JSON path says why it cannot be read */
+    unsigned char first[2];
+    int rc = 0;
+    if (gzread(gz, first, 2) == 2 && opprof__looks_perfetto(first, 2)) {
+        gzrewind(gz);
+        *done = true;
+        rc = read_perfetto(gz, options, out, error);
+    }
+    gzclose(gz);
+    return rc;
+}
+
 int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
                         opprof_read_error *error) {
     if (!path || !out) return OPPROF_EINVAL;
+    bool perfetto;
+    int prc = sniff(path, options, out, error, &perfetto);
+    if (perfetto) return prc;
     parser p;
     memset(&p, 0, sizeof p);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -209,6 +267,7 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
 int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
                                opprof_capture **out, opprof_read_error *error) {
     if ((!data && len) || !out) return OPPROF_EINVAL;
+    if (opprof__looks_perfetto(data, len)) return read_perfetto_bytes(data, len, options, out, error);
     parser p;
     memset(&p, 0, sizeof p);
     int rc = opprof__json_open_buffer(&p.lx, data, len, options);

@@ -29,6 +29,21 @@ OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, 
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
 static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >= 0 && v <= INT32_MAX ? (int32_t)v : none; }
 
+/* ---- Perfetto's format read back (trace/perfetto_reader.c) ---- */
+/* A .pftrace that opprof wrote, as the Chrome trace the same capture's JSON
+ * writer gives (appended to json); OPPROF_EFORMAT with why (the packet, its
+ * byte and the reason) when it is no such trace, OPPROF_ENOMEM. */
+OPPROF__HIDDEN int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why,
+                                            size_t why_size);
+/* A protobuf Trace begins with its first packet's key (field 1, bytes: 0x0a,
+ * which is also a newline) and that packet's length; JSON after a newline
+ * goes on with blanks, '{' or '['. */
+static inline bool opprof__looks_perfetto(const void *data, size_t len) {
+    const unsigned char *b = data;
+    if (len < 2 || b[0] != 0x0a) return false;
+    return b[1] != ' ' && b[1] != '\t' && b[1] != '\r' && b[1] != '\n' && b[1] != '{' && b[1] != '[';
+}
+
 /* The category a writer gives an event of this kind (Kineto's names). */
 static inline const char *opprof__kind_category(uint8_t kind) {
     return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"

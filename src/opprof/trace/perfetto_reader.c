@@ -1,0 +1,550 @@
+/* perfetto_reader.c - the .pftrace files that opprof writes, read back: the
+ * packets are decoded (trace/protobuf.h) into the Chrome trace that the same
+ * capture's JSON writer gives (Kineto's object form, opprof's keys), which the
+ * JSON reader then reads. So every command gives a .pftrace the tables, the
+ * stacks and the checks of that JSON, by one set of rules.
+ *
+ * What comes back is what perfetto_writer.c puts in (docs/TRACE_FORMAT.md):
+ * thread tracks, slices paired begin to end on each track, their categories,
+ * input shapes, call stacks and arguments; memory samples with their bytes,
+ * address and thread; counters, instants, flows, async ranges; the facts.
+ * A trace of another Perfetto writer is refused as such, with the reason:
+ * an event on a track no descriptor named, an end with no begin... */
+#include "trace/protobuf.h"
+#include "trace/trace.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Field numbers: those of perfetto_writer.c. */
+enum {
+    TRACE_PACKET = 1,
+    PACKET_TIMESTAMP = 8, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12, PACKET_TRACK_DESCRIPTOR = 60,
+    TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
+    THREAD_TID = 2, THREAD_NAME = 5,
+    EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
+    EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
+    INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
+    NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
+};
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
+enum { MAX_IID = 1 << 24, MAX_OPEN = 4096 };
+
+typedef enum track_kind { TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC } track_kind;
+
+typedef struct track {
+    uint64_t uuid;
+    track_kind kind;
+    int64_t tid;        /* a thread's, or a lane's thread's */
+    char name[128];     /* a counter's */
+    size_t open[MAX_OPEN], depth; /* slices begun and not ended: indexes into the reader's begins */
+} track;
+
+/* A slice begun: its JSON so far ({"ph":"X", ... up to "ts"), its start. */
+typedef struct begun {
+    size_t json, len; /* in the reader's pending text */
+    int64_t ts;
+} begun;
+
+typedef struct annotation {
+    const char *name;
+    size_t name_len;
+    int type;         /* NOTE_INT, NOTE_UINT, NOTE_DOUBLE, NOTE_STRING */
+    uint64_t value;
+    const uint8_t *s;
+    size_t s_len;
+} annotation;
+
+typedef struct preader {
+    opprof__strbuf head, events, pending, text;
+    const char **names, **categories, **notes; /* by iid */
+    size_t *name_len, *category_len, *note_len;
+    size_t n_names, n_categories, n_notes;
+    track *tracks;
+    size_t n_tracks, cap_tracks;
+    begun *begins;
+    size_t n_begins, cap_begins;
+    int64_t origin, pid;
+    bool facts, first_event;
+    size_t packet;    /* the packet being read, for the errors */
+    size_t offset;    /* its byte offset */
+    char why[200];
+} preader;
+
+static int fail(preader *r, const char *what) {
+    snprintf(r->why, sizeof r->why, "packet %zu (byte %zu): %s", r->packet, r->offset, what);
+    return OPPROF_EFORMAT;
+}
+
+/* ---- interning: iid -> bytes of the trace ---- */
+
+static int intern(preader *r, const char ***v, size_t **lens, size_t *n, const uint8_t *p, size_t len) {
+    uint64_t iid = 0;
+    const uint8_t *name = NULL, *end = p + len;
+    size_t name_len = 0;
+    opprof__pb_field f;
+    int got;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
+        if (f.number == 2 && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
+    }
+    if (got < 0 || !name) return fail(r, "an interned name that is no {iid, name}");
+    if (iid == 0 || iid >= MAX_IID) return fail(r, "an interned name's iid is 0 or past 2^24");
+    if (iid >= *n) {
+        size_t cap = *n, need = (size_t)iid + 1;
+        if (opprof__grow((void **)v, &cap, need, sizeof **v)) return OPPROF_ENOMEM;
+        size_t cap2 = *n;
+        if (opprof__grow((void **)lens, &cap2, cap, sizeof **lens)) return OPPROF_ENOMEM;
+        for (size_t k = *n; k < cap; k++) (*v)[k] = NULL, (*lens)[k] = 0;
+        *n = cap;
+    }
+    (*v)[iid] = (const char *)name;
+    (*lens)[iid] = name_len;
+    return 0;
+}
+
+static int interned_data(preader *r, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got, rc = 0;
+    while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.wire != OPPROF__PB_BYTES) continue;
+        if (f.number == INTERNED_NAMES) rc = intern(r, &r->names, &r->name_len, &r->n_names, f.data, f.len);
+        if (f.number == INTERNED_CATEGORIES)
+            rc = intern(r, &r->categories, &r->category_len, &r->n_categories, f.data, f.len);
+        if (f.number == INTERNED_ANNOTATION_NAMES) rc = intern(r, &r->notes, &r->note_len, &r->n_notes, f.data, f.len);
+    }
+    return rc ? rc : got < 0 ? fail(r, "interned data that is no protobuf") : 0;
+}
+
+/* ---- tracks ---- */
+
+static track *find_track(preader *r, uint64_t uuid) {
+    for (size_t k = r->n_tracks; k > 0; k--) /* the latest first: lanes come as they are needed */
+        if (r->tracks[k - 1].uuid == uuid) return &r->tracks[k - 1];
+    return NULL;
+}
+
+static void json_bytes(opprof__strbuf *sb, const uint8_t *s, size_t n, opprof__strbuf *text) {
+    text->len = 0;
+    opprof__sb_put(text, (const char *)s, n);
+    opprof__sb_json_string(sb, text->data ? text->data : "");
+}
+
+/* A thread's track: its metadata as the JSON writer gives it. */
+static void thread_name(preader *r, int64_t tid, const uint8_t *name, size_t len) {
+    opprof__sb_printf(&r->events, "%s\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64 ", \"tid\": %" PRId64
+                                  ", \"args\": {\"name\": ",
+                      r->first_event ? "" : ",", r->pid, tid);
+    r->first_event = false;
+    json_bytes(&r->events, name, len, &r->text);
+    opprof__sb_puts(&r->events, "}}");
+}
+
+static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    track t = {.kind = TRACK_OTHER};
+    uint64_t parent = 0;
+    const uint8_t *thread = NULL, *name = NULL;
+    size_t thread_len = 0, name_len = 0;
+    bool counter = false;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == TRACK_UUID && f.wire == OPPROF__PB_VARINT) t.uuid = f.value;
+        if (f.number == TRACK_PARENT && f.wire == OPPROF__PB_VARINT) parent = f.value;
+        if (f.number == TRACK_THREAD && f.wire == OPPROF__PB_BYTES) thread = f.data, thread_len = f.len;
+        if (f.number == TRACK_NAME && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
+        if (f.number == TRACK_COUNTER) counter = true;
+    }
+    if (got < 0) return fail(r, "a track descriptor that is no protobuf");
+    if (find_track(r, t.uuid)) return 0; /* the same track again (an async range's id) */
+    if (thread) {
+        const uint8_t *q = thread, *qe = thread + thread_len, *tname = NULL;
+        size_t tname_len = 0;
+        while ((got = opprof__pb_next(&q, qe, &f)) > 0) {
+            if (f.number == THREAD_TID && f.wire == OPPROF__PB_VARINT) t.tid = (int64_t)f.value;
+            if (f.number == THREAD_NAME && f.wire == OPPROF__PB_BYTES) tname = f.data, tname_len = f.len;
+        }
+        if (got < 0) return fail(r, "a thread descriptor that is no protobuf");
+        t.kind = TRACK_OF_THREAD;
+        thread_name(r, t.tid, tname ? tname : (const uint8_t *)"", tname_len);
+    } else if (counter) {
+        t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
+    } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
+        t.kind = TRACK_OF_THREAD; /* a lane: its thread's events that overlap */
+        t.tid = find_track(r, parent)->tid;
+    } else if (name) {
+        t.kind = TRACK_ASYNC;
+    }
+    if (name) snprintf(t.name, sizeof t.name, "%.*s", (int)(name_len < sizeof t.name ? name_len : sizeof t.name - 1), name);
+    if (opprof__grow((void **)&r->tracks, &r->cap_tracks, r->n_tracks + 1, sizeof *r->tracks)) return OPPROF_ENOMEM;
+    r->tracks[r->n_tracks++] = t;
+    return 0;
+}
+
+/* ---- events ---- */
+
+typedef struct event {
+    int type;
+    uint64_t track, name_iid, flow, end_flow;
+    const uint8_t *name;
+    size_t name_len;
+    uint64_t categories[4];
+    int n_categories;
+    int64_t counter;
+    double dcounter;
+    bool has_counter, has_dcounter, has_flow, has_end_flow;
+    annotation notes[32];
+    int n_notes;
+} event;
+
+static int annotation_of(preader *r, const uint8_t *p, size_t len, annotation *a) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    memset(a, 0, sizeof *a);
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == NOTE_NAME && f.wire == OPPROF__PB_BYTES) a->name = (const char *)f.data, a->name_len = f.len;
+        if (f.number == NOTE_NAME_IID && f.wire == OPPROF__PB_VARINT) {
+            if (f.value >= r->n_notes || !r->notes[f.value]) return fail(r, "an annotation's name iid was never interned");
+            a->name = r->notes[f.value];
+            a->name_len = r->note_len[f.value];
+        }
+        if (f.number == NOTE_STRING && f.wire == OPPROF__PB_BYTES) a->type = NOTE_STRING, a->s = f.data, a->s_len = f.len;
+        if ((f.number == NOTE_INT || f.number == NOTE_UINT) && f.wire == OPPROF__PB_VARINT) a->type = (int)f.number, a->value = f.value;
+        if (f.number == NOTE_DOUBLE && f.wire == OPPROF__PB_FIXED64) a->type = NOTE_DOUBLE, a->value = f.value;
+    }
+    if (got < 0 || !a->name) return fail(r, "a debug annotation that is no protobuf or has no name");
+    return 0;
+}
+
+static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got, rc = 0;
+    memset(e, 0, offsetof(event, notes));
+    e->n_notes = 0;
+    while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
+        switch (f.number) {
+        case EVENT_TYPE: e->type = (int)f.value; break;
+        case EVENT_TRACK: e->track = f.value; break;
+        case EVENT_NAME_IID: e->name_iid = f.value; break;
+        case EVENT_NAME: e->name = f.data, e->name_len = f.len; break;
+        case EVENT_CATEGORY_IIDS:
+            if (e->n_categories < 4) e->categories[e->n_categories++] = f.value;
+            break;
+        case EVENT_COUNTER: e->counter = (int64_t)f.value, e->has_counter = true; break;
+        case EVENT_DOUBLE_COUNTER: memcpy(&e->dcounter, &f.value, sizeof e->dcounter), e->has_dcounter = true; break;
+        case EVENT_FLOW_IDS: e->flow = f.value, e->has_flow = true; break;
+        case EVENT_TERMINATING_FLOWS: e->end_flow = f.value, e->has_end_flow = true; break;
+        case EVENT_ANNOTATIONS:
+            if (e->n_notes == 32) return fail(r, "an event with more than 32 annotations");
+            rc = annotation_of(r, f.data, f.len, &e->notes[e->n_notes++]);
+            break;
+        default: break;
+        }
+    }
+    if (rc) return rc;
+    if (got < 0) return fail(r, "a track event that is no protobuf");
+    if (e->name_iid) {
+        if (e->name_iid >= r->n_names || !r->names[e->name_iid]) return fail(r, "an event's name iid was never interned");
+        e->name = (const uint8_t *)r->names[e->name_iid];
+        e->name_len = r->name_len[e->name_iid];
+    }
+    return 0;
+}
+
+static const annotation *note(const event *e, const char *name) {
+    size_t n = strlen(name);
+    for (int k = 0; k < e->n_notes; k++)
+        if (e->notes[k].name_len == n && !memcmp(e->notes[k].name, name, n)) return &e->notes[k];
+    return NULL;
+}
+
+static int64_t note_int(const event *e, const char *name, int64_t otherwise) {
+    const annotation *a = note(e, name);
+    return a && (a->type == NOTE_INT || a->type == NOTE_UINT) ? (int64_t)a->value : otherwise;
+}
+
+/* An annotation's value as JSON: a number, a string, or JSON kept as it is
+ * (Input Dims, Input type). */
+static void note_value(preader *r, opprof__strbuf *sb, const annotation *a, bool raw) {
+    if (a->type == NOTE_STRING && raw) {
+        opprof__sb_put(sb, (const char *)a->s, a->s_len);
+    } else if (a->type == NOTE_STRING) {
+        json_bytes(sb, a->s, a->s_len, &r->text);
+    } else if (a->type == NOTE_DOUBLE) {
+        double d;
+        memcpy(&d, &a->value, sizeof d);
+        opprof__sb_printf(sb, "%.17g", d == d && d < 1e308 && d > -1e308 ? d : 0);
+    } else {
+        opprof__sb_int(sb, (int64_t)a->value);
+    }
+}
+
+/* "ts" in microseconds from the capture's start, as the JSON writer prints it. */
+static void place(preader *r, opprof__strbuf *sb, const int64_t *tid, int64_t ts) {
+    opprof__sb_printf(sb, ",\"pid\":%" PRId64, r->pid);
+    if (tid) opprof__sb_printf(sb, ",\"tid\":%" PRId64, *tid);
+    opprof__sb_puts(sb, ",\"ts\":");
+    opprof__sb_us(sb, ts - r->origin);
+}
+
+static void sep(preader *r) {
+    opprof__sb_puts(&r->events, r->first_event ? "\n  " : ",\n  ");
+    r->first_event = false;
+}
+
+/* A begin: the event's JSON up to its "dur", kept until its end. */
+static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
+    if (t->depth == MAX_OPEN) return fail(r, "slices nested deeper than 4096 on one track");
+    if (opprof__grow((void **)&r->begins, &r->cap_begins, r->n_begins + 1, sizeof *r->begins)) return OPPROF_ENOMEM;
+    size_t at = r->pending.len;
+    opprof__sb_puts(&r->pending, "{\"ph\":\"X\",\"cat\":\"");
+    for (int k = 0; k < e->n_categories; k++) {
+        uint64_t c = e->categories[k];
+        if (c >= r->n_categories || !r->categories[c]) return fail(r, "an event's category iid was never interned");
+        if (k) opprof__sb_puts(&r->pending, ",");
+        r->text.len = 0;
+        opprof__sb_put(&r->text, r->categories[c], r->category_len[c]);
+        opprof__strbuf quoted = {0};
+        opprof__sb_json_string(&quoted, r->text.data ? r->text.data : "");
+        if (quoted.len >= 2) opprof__sb_put(&r->pending, quoted.data + 1, quoted.len - 2);
+        opprof__sb_free(&quoted);
+    }
+    opprof__sb_puts(&r->pending, "\",\"name\":");
+    json_bytes(&r->pending, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
+    place(r, &r->pending, &t->tid, ts);
+    r->begins[r->n_begins] = (begun){at, 0, ts};
+    t->open[t->depth++] = r->n_begins++;
+    /* the args wait for the end, in the pending text after the head: they follow "dur" */
+    size_t args_at = r->pending.len;
+    int shown = 0;
+    for (int k = 0; k < e->n_notes; k++) {
+        const annotation *a = &e->notes[k];
+        opprof__sb_puts(&r->pending, shown++ ? "," : "");
+        r->text.len = 0;
+        opprof__sb_put(&r->text, a->name, a->name_len);
+        opprof__sb_json_string(&r->pending, r->text.data);
+        opprof__sb_puts(&r->pending, ":");
+        bool raw = (a->name_len == 10 && !memcmp(a->name, "Input Dims", 10)) ||
+                   (a->name_len == 10 && !memcmp(a->name, "Input type", 10));
+        note_value(r, &r->pending, a, raw);
+    }
+    r->begins[r->n_begins - 1].len = args_at - at; /* the head; the args follow it */
+    return 0;
+}
+
+static int slice_end(preader *r, track *t, int64_t ts) {
+    if (!t->depth) return fail(r, "a slice's end with no begin open on its track");
+    begun *b = &r->begins[t->open[--t->depth]];
+    sep(r);
+    opprof__sb_put(&r->events, r->pending.data + b->json, b->len);
+    opprof__sb_puts(&r->events, ",\"dur\":");
+    opprof__sb_us(&r->events, ts - b->ts);
+    /* the args: from the head's end to the next begin's start (or the pending text's end) */
+    size_t from = b->json + b->len, to = r->pending.len;
+    size_t me = (size_t)(b - r->begins);
+    if (me + 1 < r->n_begins) to = r->begins[me + 1].json;
+    if (to > from) {
+        opprof__sb_puts(&r->events, ",\"args\":{");
+        opprof__sb_put(&r->events, r->pending.data + from, to - from);
+        opprof__sb_puts(&r->events, "}");
+    }
+    opprof__sb_puts(&r->events, "}");
+    return 0;
+}
+
+/* A memory sample: Kineto's [memory] instant, as the JSON writer gives it. */
+static int memory_event(preader *r, const track *t, const event *e, int64_t ts) {
+    int64_t thread = note_int(e, "Thread", -1);
+    if (thread < 0) return fail(r, "a memory sample without its thread");
+    const track *th = NULL;
+    for (size_t k = 0; k < r->n_tracks && !th; k++)
+        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) th = &r->tracks[k];
+    if (!th) return fail(r, "a memory sample on a thread no descriptor named");
+    int device_type = (int)(uint16_t)(t->uuid >> 16), device_id = (int)(uint16_t)t->uuid - 1;
+    sep(r);
+    opprof__sb_puts(&r->events, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
+    place(r, &r->events, &th->tid, ts);
+    opprof__sb_printf(&r->events, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
+                                  ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
+                      device_type, device_id, note_int(e, "Addr", 0), note_int(e, "Bytes", 0), e->counter, e->counter);
+    return 0;
+}
+
+static void mark_head(preader *r, const char *ph, const char *cat, const event *e) {
+    sep(r);
+    opprof__sb_printf(&r->events, "{\"ph\":\"%s\",\"cat\":\"%s\"", ph, cat);
+    if (!strcmp(ph, "i")) {
+        static const char *const scopes[] = {"t", "p", "g"};
+        int64_t s = note_int(e, "scope", 0);
+        opprof__sb_printf(&r->events, ",\"s\":\"%s\"", scopes[s >= 0 && s <= 2 ? s : 0]);
+    }
+    if (!strcmp(ph, "f")) opprof__sb_puts(&r->events, ",\"bp\":\"e\"");
+    opprof__sb_puts(&r->events, ",\"name\":");
+    json_bytes(&r->events, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
+}
+
+/* The thread of an async edge (its annotation), else the first thread. */
+static const int64_t *async_tid(preader *r, const event *e) {
+    int64_t thread = note_int(e, "Thread", 0);
+    for (size_t k = 0; k < r->n_tracks; k++)
+        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) return &r->tracks[k].tid;
+    return NULL;
+}
+
+static int mark(preader *r, const track *t, const event *e, int64_t ts) {
+    if (t->kind == TRACK_COUNTER_OF && (e->has_dcounter || e->has_counter)) {
+        mark_head(r, "C", "counter", e->name ? e : &(event){.name = (const uint8_t *)t->name, .name_len = strlen(t->name)});
+        place(r, &r->events, NULL, ts);
+        opprof__sb_puts(&r->events, ",\"args\":{");
+        r->text.len = 0;
+        opprof__sb_puts(&r->text, t->name);
+        opprof__sb_json_string(&r->events, r->text.data);
+        opprof__sb_printf(&r->events, ":%.17g}}", e->has_dcounter ? e->dcounter : (double)e->counter);
+        return 0;
+    }
+    if (t->kind == TRACK_ASYNC) {
+        mark_head(r, e->type == SLICE_BEGIN ? "b" : "e", "async", e);
+        opprof__sb_printf(&r->events, ",\"id\":%" PRId64, (int64_t)(t->uuid & ((UINT64_C(1) << 40) - 1)));
+        place(r, &r->events, async_tid(r, e), ts);
+        opprof__sb_puts(&r->events, "}");
+        return 0;
+    }
+    if (t->kind == TRACK_OF_THREAD && e->type == INSTANT) {
+        const char *ph = e->has_flow ? "s" : e->has_end_flow ? "f" : "i";
+        mark_head(r, ph, e->has_flow || e->has_end_flow ? "flow" : "instant", e);
+        if (e->has_flow || e->has_end_flow)
+            opprof__sb_printf(&r->events, ",\"id\":%" PRId64, (int64_t)(e->has_flow ? e->flow : e->end_flow));
+        place(r, &r->events, &t->tid, ts);
+        opprof__sb_puts(&r->events, "}");
+        return 0;
+    }
+    return fail(r, "an event of a kind opprof does not write");
+}
+
+/* ---- the facts and the document ---- */
+
+static void facts(preader *r, const event *e) {
+    static const char *const numbers[] = {"step_num", "dropped_events", "profile_memory", "process_peak_rss_bytes"};
+    r->facts = true;
+    r->origin = note_int(e, "time_origin", 0);
+    r->pid = note_int(e, "pid", 0);
+    opprof__sb_printf(&r->head, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n  \"opprof_version\": ");
+    const annotation *v = note(e, "opprof_version");
+    if (v && v->type == NOTE_STRING)
+        json_bytes(&r->head, v->s, v->s_len, &r->text);
+    else
+        opprof__sb_puts(&r->head, "\"\"");
+    for (size_t k = 0; k < sizeof numbers / sizeof *numbers; k++)
+        opprof__sb_printf(&r->head, ",\n  \"%s\": %" PRId64, numbers[k], note_int(e, numbers[k], k ? 0 : -1));
+    for (int k = 0; k < e->n_notes; k++) {
+        const annotation *a = &e->notes[k];
+        if (a->type == NOTE_DOUBLE) {
+            opprof__sb_printf(&r->head, ",\n  \"%.*s\": ", (int)a->name_len, a->name);
+            note_value(r, &r->head, a, false);
+        }
+    }
+    const annotation *backend = note(e, "rank_backend");
+    if (backend && backend->type == NOTE_STRING) {
+        opprof__sb_puts(&r->head, ",\n  \"distributedInfo\": {\"backend\": ");
+        json_bytes(&r->head, backend->s, backend->s_len, &r->text);
+        opprof__sb_printf(&r->head, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"clock_offset_ns\": %" PRId64
+                                    ", \"clock_uncertainty_ns\": %" PRId64 "}",
+                          note_int(e, "rank", 0), note_int(e, "world_size", 0), note_int(e, "clock_offset_ns", 0),
+                          note_int(e, "clock_uncertainty_ns", 0));
+    }
+    opprof__sb_puts(&r->head, ",\n  \"warnings\": [");
+    int w = 0;
+    for (int k = 0; k < e->n_notes; k++)
+        if (e->notes[k].name_len == 7 && !memcmp(e->notes[k].name, "warning", 7) && e->notes[k].type == NOTE_STRING) {
+            opprof__sb_puts(&r->head, w++ ? ", " : "");
+            json_bytes(&r->head, e->notes[k].s, e->notes[k].s_len, &r->text);
+        }
+    opprof__sb_printf(&r->head, "],\n  \"baseTimeNanoseconds\": %" PRId64 ",\n  \"traceEvents\": [",
+                      note_int(e, "base_time_ns", 0));
+}
+
+static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
+    event *e = opprof__alloc(sizeof *e);
+    if (!e) return OPPROF_ENOMEM;
+    int rc = event_of(r, p, len, e);
+    track *t = rc ? NULL : find_track(r, e->track);
+    if (!rc && !t) rc = fail(r, "an event on a track that no descriptor named before it");
+    if (!rc && e->type == INSTANT && e->name_len == 14 && !memcmp(e->name, "opprof capture", 14)) {
+        facts(r, e);
+    } else if (!rc && !r->facts) {
+        rc = fail(r, "an event before the capture's facts (no .pftrace of opprof's)");
+    } else if (!rc && t->kind == TRACK_OF_THREAD && e->type == SLICE_BEGIN) {
+        rc = slice_begin(r, t, e, ts);
+    } else if (!rc && t->kind == TRACK_OF_THREAD && e->type == SLICE_END) {
+        rc = slice_end(r, t, ts);
+    } else if (!rc && t->kind == TRACK_MEMORY && e->type == COUNTER) {
+        rc = memory_event(r, t, e, ts);
+    } else if (!rc) {
+        rc = mark(r, t, e, ts);
+    }
+    opprof__free(e);
+    return rc;
+}
+
+static int packet(preader *r, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len, *ev = NULL;
+    size_t ev_len = 0;
+    int64_t ts = 0;
+    opprof__pb_field f;
+    int got, rc = 0;
+    while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == PACKET_TIMESTAMP && f.wire == OPPROF__PB_VARINT) ts = (int64_t)f.value;
+        if (f.number == PACKET_INTERNED && f.wire == OPPROF__PB_BYTES) rc = interned_data(r, f.data, f.len);
+        if (f.number == PACKET_TRACK_DESCRIPTOR && f.wire == OPPROF__PB_BYTES) rc = track_descriptor(r, f.data, f.len);
+        if (f.number == PACKET_TRACK_EVENT && f.wire == OPPROF__PB_BYTES) ev = f.data, ev_len = f.len;
+    }
+    if (!rc && got < 0) rc = fail(r, "a packet that is no protobuf");
+    if (!rc && ev) rc = track_event(r, ev, ev_len, ts);
+    return rc;
+}
+
+/* The trace's JSON, the same capture's as the JSON writer's, into *json. */
+int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why, size_t why_size) {
+    preader r = {.first_event = true};
+    const uint8_t *p = data, *end = p + len;
+    opprof__pb_field f;
+    int got, rc = 0;
+    while (!rc && (r.offset = (size_t)(p - (const uint8_t *)data), got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number != TRACE_PACKET || f.wire != OPPROF__PB_BYTES) {
+            rc = fail(&r, "a field of Trace that is no packet");
+            break;
+        }
+        r.packet++;
+        rc = packet(&r, f.data, f.len);
+    }
+    if (!rc && got < 0) rc = fail(&r, "bytes that are no protobuf (a Trace of TracePackets)");
+    for (size_t k = 0; !rc && k < r.n_tracks; k++)
+        if (r.tracks[k].depth) rc = fail(&r, "a slice never ended");
+    if (!rc && !r.facts) rc = fail(&r, "no 'opprof capture' facts: not a trace that opprof wrote");
+    if (!rc) {
+        opprof__sb_put(json, r.head.data, r.head.len);
+        opprof__sb_put(json, r.events.data ? r.events.data : "", r.events.len);
+        opprof__sb_puts(json, "\n  ]\n}\n");
+        if (json->error || r.head.error || r.events.error || r.pending.error || r.text.error) rc = OPPROF_ENOMEM;
+    }
+    if (rc && why) snprintf(why, why_size, "%s", rc == OPPROF_ENOMEM ? "out of memory" : r.why);
+    opprof__sb_free(&r.head);
+    opprof__sb_free(&r.events);
+    opprof__sb_free(&r.pending);
+    opprof__sb_free(&r.text);
+    opprof__free(r.names);
+    opprof__free(r.name_len);
+    opprof__free(r.categories);
+    opprof__free(r.category_len);
+    opprof__free(r.notes);
+    opprof__free(r.note_len);
+    opprof__free(r.tracks);
+    opprof__free(r.begins);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* test_pftrace.c - Perfetto's format in and out: the writer's contract (bad
+ * arguments refused, a file that cannot be made leaves nothing, the bytes of
+ * a capture built by hand as worked out here), a capture read back as it was
+ * written, and what the reader says of bytes that are no .pftrace of opprof's.
+ * (Whole traces decoded by Perfetto's schema: tests/perfetto_check.py.) */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TEST_CASE(bad_arguments_and_paths) {
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_perfetto_write(NULL, "/tmp/x.pftrace"), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_perfetto_write(c, NULL), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_perfetto_write_stream(c, NULL), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_perfetto_write(c, "/tmp/opprof-no-such-dir/x.pftrace"), -ENOENT);
+    struct stat st;
+    CHECK(stat("/tmp/opprof-no-such-dir/x.pftrace", &st) != 0);
+    opprof_capture_free(c);
+}
+
+/* An empty capture is one packet: Trace.packet (field 1, bytes) holding
+ * trusted_packet_sequence_id = 1 (field 10: 0x50 0x01) and sequence_flags =
+ * SEQ_INCREMENTAL_STATE_CLEARED (field 13: 0x68 0x01). */
+TEST_CASE(empty_capture_bytes) {
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    char dir[256], path[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/empty.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[16];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    static const unsigned char want[] = {0x0a, 0x04, 0x50, 0x01, 0x68, 0x01};
+    CHECK_INT(n, sizeof want);
+    CHECK(n == sizeof want && !memcmp(buf, want, n));
+    opprof_capture_free(c);
+    remove_tree(dir);
+}
+
+/* One thread, one slice of 1 us at 5 us: the begin packet carries its
+ * timestamp (field 8) as base + 5000 and its name interned as iid 1. */
+TEST_CASE(one_slice_bytes) {
+    opprof_capture *c;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    info.base_time_ns = 1000000;
+    opprof_capture_set_info(c, &info);
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "work", OPPROF_KIND_CPU_OP, 5000, 1000), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&text, &size);
+    CHECK_INT(opprof_capture_perfetto_write_stream(c, mem), 0);
+    fclose(mem);
+    /* timestamp 1005000 = varint 0xc8 0xab 0x3d after tag 0x40; the end at 1006000: 0xb0 0xb3 0x3d */
+    static const unsigned char begin_ts[] = {0x40, 0xc8, 0xab, 0x3d}, end_ts[] = {0x40, 0xb0, 0xb3, 0x3d};
+    CHECK(memmem(text, size, begin_ts, sizeof begin_ts) != NULL);
+    CHECK(memmem(text, size, end_ts, sizeof end_ts) != NULL);
+    /* EventName {iid: 1 (0x08 0x01), name: "work" (0x12 0x04 w o r k)} */
+    static const unsigned char name[] = {0x08, 0x01, 0x12, 0x04, 'w', 'o', 'r', 'k'};
+    CHECK(memmem(text, size, name, sizeof name) != NULL);
+    free(text);
+    opprof_capture_free(c);
+}
+
+/* A capture with a thread, nested slices, memory and an argument, written
+ * and read back: the same events, names, times, memory and facts. */
+static opprof_capture *small_capture(void) {
+    opprof_capture *c;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    info.base_time_ns = 5000000;
+    info.step_num = 7;
+    info.profile_memory = true;
+    opprof_capture_set_info(c, &info);
+    CHECK_INT(opprof_capture_add_thread(c, 42, "worker", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "forward", OPPROF_KIND_USER_ANNOTATION, 100, 900), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "aten::addmm", OPPROF_KIND_CPU_OP, 200, 500), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t, 300, 0x1000, 4096, -1), 0);
+    CHECK_INT(opprof_capture_add_memory(c, t, 650, 0x1000, -4096, -1), 0);
+    CHECK_INT(opprof_capture_add_warning(c, "a warning, kept"), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    return c;
+}
+
+static char *to_pftrace(const opprof_capture *c, size_t *size) {
+    char *bytes = NULL;
+    FILE *mem = open_memstream(&bytes, size);
+    CHECK_INT(opprof_capture_perfetto_write_stream(c, mem), 0);
+    fclose(mem);
+    return bytes;
+}
+
+TEST_CASE(read_back) {
+    opprof_capture *c = small_capture(), *back = NULL;
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, &err), 0);
+    size_t n, nb, m;
+    const opprof_event *ev = opprof_capture_events(back, &n);
+    CHECK_INT(n, 2);
+    CHECK(n == 2 && !strcmp(opprof_capture_name(back, ev[0].name), "forward") && ev[0].start_ns == 0 &&
+          ev[0].duration_ns == 900 && ev[1].start_ns == 100 && ev[1].duration_ns == 500 && ev[1].parent == 0);
+    CHECK(n == 2 && ev[1].kind == OPPROF_KIND_CPU_OP);
+    const opprof_memory_event *mem = opprof_capture_memory_events(back, &m);
+    CHECK_INT(m, 2);
+    CHECK(m == 2 && mem[0].bytes == 4096 && mem[0].addr == 0x1000 && mem[0].ts_ns == 200 && mem[1].bytes == -4096);
+    opprof_capture_info info = opprof_capture_get_info(back);
+    CHECK_INT(info.step_num, 7);
+    CHECK_INT(info.base_time_ns, 5000100); /* the first event's start, as the JSON path gives it */
+    CHECK(info.producer == OPPROF_PRODUCER_OPPROF);
+    const opprof_thread_info *th = opprof_capture_threads(back, &nb);
+    CHECK(nb == 1 && th[0].tid == 42 && !strcmp(th[0].name, "worker"));
+    size_t nw;
+    const char *const *w = opprof_capture_warnings(back, &nw);
+    CHECK(nw >= 1 && !strcmp(w[0], "a warning, kept"));
+    free(bytes);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
+/* Bytes that are no .pftrace of opprof's: an error that says which packet,
+ * which byte and why; nothing else. */
+TEST_CASE(read_errors_name_packet_and_reason) {
+    opprof_capture *c = small_capture(), *back = NULL;
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    opprof_read_error err;
+    /* cut inside a packet */
+    CHECK_INT(opprof_capture_read_buffer(bytes, size - 3, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "Perfetto trace: packet ");
+    CHECK_CONTAINS(err.message, "(byte ");
+    CHECK(back == NULL);
+    /* only the first packet: no facts */
+    CHECK_INT(opprof_capture_read_buffer(bytes, 6, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "no 'opprof capture' facts: not a trace that opprof wrote");
+    /* an event on a track never described: a Trace of one packet {track_event {track_uuid: 9}} */
+    static const unsigned char stray[] = {0x0a, 0x04, 0x5a, 0x02, 0x58, 0x09};
+    CHECK_INT(opprof_capture_read_buffer(stray, sizeof stray, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "an event on a track that no descriptor named before it");
+    /* a wire type protobuf does not have (7) */
+    static const unsigned char bad_wire[] = {0x0a, 0x02, 0x0f, 0x00};
+    CHECK_INT(opprof_capture_read_buffer(bad_wire, sizeof bad_wire, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "a packet that is no protobuf");
+    /* a file: the path's error, gzip or not, reads the same */
+    char dir[256], path[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/cut.pftrace", dir);
+    FILE *f = fopen(path, "wb");
+    fwrite(bytes, 1, size / 2, f);
+    fclose(f);
+    CHECK_INT(opprof_capture_read(path, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "Perfetto trace: packet ");
+    remove_tree(dir);
+    free(bytes);
+    opprof_capture_free(c);
+}
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_pftrace"); }
