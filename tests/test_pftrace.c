@@ -133,6 +133,28 @@ TEST_CASE(read_back) {
     opprof_capture_free(c);
 }
 
+/* A child exactly as long as its parent (two scopes opened and closed back
+ * to back: the same clock ticks) stays its child: the slices are read in the
+ * order they began, as the JSON has them. */
+TEST_CASE(child_as_long_as_its_parent) {
+    opprof_capture *c, *back = NULL;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "aten::linear", OPPROF_KIND_CPU_OP, 10, 50), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "aten::addmm", OPPROF_KIND_CPU_OP, 10, 50), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t size, n;
+    char *bytes = to_pftrace(c, &size);
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, NULL), 0);
+    const opprof_event *ev = opprof_capture_events(back, &n);
+    CHECK(n == 2 && !strcmp(opprof_capture_name(back, ev[0].name), "aten::linear") && ev[1].parent == 0 &&
+          !strcmp(opprof_capture_name(back, ev[1].name), "aten::addmm"));
+    free(bytes);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
 /* Bytes that are no .pftrace of opprof's: an error that says which packet,
  * which byte and why; nothing else. */
 TEST_CASE(read_errors_name_packet_and_reason) {

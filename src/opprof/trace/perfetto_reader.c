@@ -38,14 +38,20 @@ typedef struct track {
     uint64_t uuid;
     track_kind kind;
     int64_t tid;        /* a thread's, or a lane's thread's */
-    char name[128];     /* a counter's */
+    bool thread;        /* a thread's own (not a lane) */
+    char name[128];     /* a counter's, or the thread's */
     size_t open[MAX_OPEN], depth; /* slices begun and not ended: indexes into the reader's begins */
 } track;
 
 /* A slice begun: its JSON so far ({"ph":"X", ... up to "ts"), its start. */
+/* A slice begun: its JSON's head ({"ph":"X", ... "ts":...) and its args in
+ * the pending text, its start, its duration once ended. The slices go out in
+ * the order they began (a parent before its child, as the JSON writer has
+ * them: a child as long as its parent is told apart by that order). */
 typedef struct begun {
-    size_t json, len; /* in the reader's pending text */
-    int64_t ts;
+    size_t json, len; /* the head, in the reader's pending text; the args follow it */
+    int64_t ts, dur;
+    bool ended;
 } begun;
 
 typedef struct annotation {
@@ -58,14 +64,18 @@ typedef struct annotation {
 } annotation;
 
 typedef struct preader {
-    opprof__strbuf head, events, pending, text;
+    opprof__strbuf events, pending, text;
+    int (*emit)(void *ctx, const char *data, size_t len); /* where the JSON goes, in order */
+    void *emit_ctx;
+    int emit_error;
+    size_t open_slices; /* on every track: when none, the pending text is emptied */
     const char **names, **categories, **notes; /* by iid */
     size_t *name_len, *category_len, *note_len;
     size_t n_names, n_categories, n_notes;
     track *tracks;
     size_t n_tracks, cap_tracks;
     begun *begins;
-    size_t n_begins, cap_begins;
+    size_t n_begins, cap_begins, first_open; /* begins[first_open]: the first not yet out */
     int64_t origin, pid;
     bool facts, first_event;
     size_t packet;    /* the packet being read, for the errors */
@@ -133,14 +143,33 @@ static void json_bytes(opprof__strbuf *sb, const uint8_t *s, size_t n, opprof__s
     opprof__sb_json_string(sb, text->data ? text->data : "");
 }
 
-/* A thread's track: its metadata as the JSON writer gives it. */
-static void thread_name(preader *r, int64_t tid, const uint8_t *name, size_t len) {
-    opprof__sb_printf(&r->events, "%s\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64 ", \"tid\": %" PRId64
-                                  ", \"args\": {\"name\": ",
-                      r->first_event ? "" : ",", r->pid, tid);
+/* The JSON so far to its reader (the events' text once the head is out). */
+static void flush(preader *r, opprof__strbuf *sb) {
+    if (sb->error) r->emit_error = OPPROF_ENOMEM;
+    if (!r->emit_error && sb->len) r->emit_error = r->emit(r->emit_ctx, sb->data, sb->len);
+    sb->len = 0;
+}
+
+/* The process's and each thread's metadata, as the JSON writer gives them. */
+static void metadata(preader *r) {
+    opprof__sb_printf(&r->events,
+                      "\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64 ", \"tid\": 0, \"args\": "
+                      "{\"name\": \"CPU\"}},\n  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %" PRId64
+                      ", \"tid\": 0, \"args\": {\"sort_index\": 0}}",
+                      r->pid, r->pid);
     r->first_event = false;
-    json_bytes(&r->events, name, len, &r->text);
-    opprof__sb_puts(&r->events, "}}");
+    int64_t index = 0;
+    for (size_t k = 0; k < r->n_tracks; k++) {
+        const track *t = &r->tracks[k];
+        if (!t->thread) continue;
+        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
+                          r->pid, t->tid);
+        opprof__sb_json_string(&r->events, t->name);
+        opprof__sb_printf(&r->events, "}},\n  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+                                      ", \"tid\": %" PRId64 ", \"args\": {\"sort_index\": %" PRId64 "}}",
+                          r->pid, t->tid, index++);
+    }
 }
 
 static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
@@ -170,7 +199,9 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         }
         if (got < 0) return fail(r, "a thread descriptor that is no protobuf");
         t.kind = TRACK_OF_THREAD;
-        thread_name(r, t.tid, tname ? tname : (const uint8_t *)"", tname_len);
+        t.thread = true;
+        snprintf(t.name, sizeof t.name, "%.*s", (int)(tname_len < sizeof t.name ? tname_len : sizeof t.name - 1),
+                 tname ? (const char *)tname : "");
     } else if (counter) {
         t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
     } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
@@ -179,7 +210,8 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
     } else if (name) {
         t.kind = TRACK_ASYNC;
     }
-    if (name) snprintf(t.name, sizeof t.name, "%.*s", (int)(name_len < sizeof t.name ? name_len : sizeof t.name - 1), name);
+    if (name && !t.thread)
+        snprintf(t.name, sizeof t.name, "%.*s", (int)(name_len < sizeof t.name ? name_len : sizeof t.name - 1), name);
     if (opprof__grow((void **)&r->tracks, &r->cap_tracks, r->n_tracks + 1, sizeof *r->tracks)) return OPPROF_ENOMEM;
     r->tracks[r->n_tracks++] = t;
     return 0;
@@ -318,8 +350,9 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     opprof__sb_puts(&r->pending, "\",\"name\":");
     json_bytes(&r->pending, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
     place(r, &r->pending, &t->tid, ts);
-    r->begins[r->n_begins] = (begun){at, 0, ts};
+    r->begins[r->n_begins] = (begun){at, 0, ts, 0, false};
     t->open[t->depth++] = r->n_begins++;
+    r->open_slices++;
     /* the args wait for the end, in the pending text after the head: they follow "dur" */
     size_t args_at = r->pending.len;
     int shown = 0;
@@ -338,23 +371,33 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     return 0;
 }
 
-static int slice_end(preader *r, track *t, int64_t ts) {
-    if (!t->depth) return fail(r, "a slice's end with no begin open on its track");
-    begun *b = &r->begins[t->open[--t->depth]];
+/* A slice that ended, to the events: head, "dur", args. */
+static void slice_out(preader *r, size_t me) {
+    const begun *b = &r->begins[me];
     sep(r);
     opprof__sb_put(&r->events, r->pending.data + b->json, b->len);
     opprof__sb_puts(&r->events, ",\"dur\":");
-    opprof__sb_us(&r->events, ts - b->ts);
-    /* the args: from the head's end to the next begin's start (or the pending text's end) */
-    size_t from = b->json + b->len, to = r->pending.len;
-    size_t me = (size_t)(b - r->begins);
-    if (me + 1 < r->n_begins) to = r->begins[me + 1].json;
+    opprof__sb_us(&r->events, b->dur);
+    size_t from = b->json + b->len, to = me + 1 < r->n_begins ? r->begins[me + 1].json : r->pending.len;
     if (to > from) {
         opprof__sb_puts(&r->events, ",\"args\":{");
         opprof__sb_put(&r->events, r->pending.data + from, to - from);
         opprof__sb_puts(&r->events, "}");
     }
     opprof__sb_puts(&r->events, "}");
+}
+
+static int slice_end(preader *r, track *t, int64_t ts) {
+    if (!t->depth) return fail(r, "a slice's end with no begin open on its track");
+    begun *b = &r->begins[t->open[--t->depth]];
+    b->dur = ts - b->ts;
+    b->ended = true;
+    while (r->first_open < r->n_begins && r->begins[r->first_open].ended) slice_out(r, r->first_open++);
+    if (!--r->open_slices) { /* nothing open anywhere: every slice is out, the pending text spent */
+        r->pending.len = 0;
+        r->n_begins = r->first_open = 0;
+    }
+    if (r->events.len > (1u << 20)) flush(r, &r->events);
     return 0;
 }
 
@@ -431,42 +474,46 @@ static int mark(preader *r, const track *t, const event *e, int64_t ts) {
 
 static void facts(preader *r, const event *e) {
     static const char *const numbers[] = {"step_num", "dropped_events", "profile_memory", "process_peak_rss_bytes"};
+    opprof__strbuf head = {0};
     r->facts = true;
     r->origin = note_int(e, "time_origin", 0);
     r->pid = note_int(e, "pid", 0);
-    opprof__sb_printf(&r->head, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n  \"opprof_version\": ");
+    opprof__sb_printf(&head, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n  \"opprof_version\": ");
     const annotation *v = note(e, "opprof_version");
     if (v && v->type == NOTE_STRING)
-        json_bytes(&r->head, v->s, v->s_len, &r->text);
+        json_bytes(&head, v->s, v->s_len, &r->text);
     else
-        opprof__sb_puts(&r->head, "\"\"");
+        opprof__sb_puts(&head, "\"\"");
     for (size_t k = 0; k < sizeof numbers / sizeof *numbers; k++)
-        opprof__sb_printf(&r->head, ",\n  \"%s\": %" PRId64, numbers[k], note_int(e, numbers[k], k ? 0 : -1));
+        opprof__sb_printf(&head, ",\n  \"%s\": %" PRId64, numbers[k], note_int(e, numbers[k], k ? 0 : -1));
     for (int k = 0; k < e->n_notes; k++) {
         const annotation *a = &e->notes[k];
         if (a->type == NOTE_DOUBLE) {
-            opprof__sb_printf(&r->head, ",\n  \"%.*s\": ", (int)a->name_len, a->name);
-            note_value(r, &r->head, a, false);
+            opprof__sb_printf(&head, ",\n  \"%.*s\": ", (int)a->name_len, a->name);
+            note_value(r, &head, a, false);
         }
     }
     const annotation *backend = note(e, "rank_backend");
     if (backend && backend->type == NOTE_STRING) {
-        opprof__sb_puts(&r->head, ",\n  \"distributedInfo\": {\"backend\": ");
-        json_bytes(&r->head, backend->s, backend->s_len, &r->text);
-        opprof__sb_printf(&r->head, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"clock_offset_ns\": %" PRId64
+        opprof__sb_puts(&head, ",\n  \"distributedInfo\": {\"backend\": ");
+        json_bytes(&head, backend->s, backend->s_len, &r->text);
+        opprof__sb_printf(&head, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"clock_offset_ns\": %" PRId64
                                     ", \"clock_uncertainty_ns\": %" PRId64 "}",
                           note_int(e, "rank", 0), note_int(e, "world_size", 0), note_int(e, "clock_offset_ns", 0),
                           note_int(e, "clock_uncertainty_ns", 0));
     }
-    opprof__sb_puts(&r->head, ",\n  \"warnings\": [");
+    opprof__sb_puts(&head, ",\n  \"warnings\": [");
     int w = 0;
     for (int k = 0; k < e->n_notes; k++)
         if (e->notes[k].name_len == 7 && !memcmp(e->notes[k].name, "warning", 7) && e->notes[k].type == NOTE_STRING) {
-            opprof__sb_puts(&r->head, w++ ? ", " : "");
-            json_bytes(&r->head, e->notes[k].s, e->notes[k].s_len, &r->text);
+            opprof__sb_puts(&head, w++ ? ", " : "");
+            json_bytes(&head, e->notes[k].s, e->notes[k].s_len, &r->text);
         }
-    opprof__sb_printf(&r->head, "],\n  \"baseTimeNanoseconds\": %" PRId64 ",\n  \"traceEvents\": [",
+    opprof__sb_printf(&head, "],\n  \"baseTimeNanoseconds\": %" PRId64 ",\n  \"traceEvents\": [",
                       note_int(e, "base_time_ns", 0));
+    flush(r, &head);
+    opprof__sb_free(&head);
+    metadata(r);
 }
 
 static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
@@ -509,13 +556,15 @@ static int packet(preader *r, const uint8_t *p, size_t len) {
     return rc;
 }
 
-/* The trace's JSON, the same capture's as the JSON writer's, into *json. */
-int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why, size_t why_size) {
-    preader r = {.first_event = true};
+/* The trace's JSON, the same capture's as the JSON writer's, given to emit
+ * piece by piece in order. */
+int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *ctx, const char *data, size_t len),
+                               void *ctx, char *why, size_t why_size) {
+    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx};
     const uint8_t *p = data, *end = p + len;
     opprof__pb_field f;
     int got, rc = 0;
-    while (!rc && (r.offset = (size_t)(p - (const uint8_t *)data), got = opprof__pb_next(&p, end, &f)) > 0) {
+    while (!rc && !r.emit_error && (r.offset = (size_t)(p - (const uint8_t *)data), got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number != TRACE_PACKET || f.wire != OPPROF__PB_BYTES) {
             rc = fail(&r, "a field of Trace that is no packet");
             break;
@@ -523,18 +572,16 @@ int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json,
         r.packet++;
         rc = packet(&r, f.data, f.len);
     }
-    if (!rc && got < 0) rc = fail(&r, "bytes that are no protobuf (a Trace of TracePackets)");
-    for (size_t k = 0; !rc && k < r.n_tracks; k++)
-        if (r.tracks[k].depth) rc = fail(&r, "a slice never ended");
+    if (!rc && !r.emit_error && got < 0) rc = fail(&r, "bytes that are no protobuf (a Trace of TracePackets)");
+    if (!rc && r.open_slices) rc = fail(&r, "a slice never ended");
     if (!rc && !r.facts) rc = fail(&r, "no 'opprof capture' facts: not a trace that opprof wrote");
     if (!rc) {
-        opprof__sb_put(json, r.head.data, r.head.len);
-        opprof__sb_put(json, r.events.data ? r.events.data : "", r.events.len);
-        opprof__sb_puts(json, "\n  ]\n}\n");
-        if (json->error || r.head.error || r.events.error || r.pending.error || r.text.error) rc = OPPROF_ENOMEM;
+        opprof__sb_puts(&r.events, "\n  ]\n}\n");
+        flush(&r, &r.events);
+        if (r.pending.error || r.text.error) rc = OPPROF_ENOMEM;
     }
-    if (rc && why) snprintf(why, why_size, "%s", rc == OPPROF_ENOMEM ? "out of memory" : r.why);
-    opprof__sb_free(&r.head);
+    if (!rc && r.emit_error) rc = r.emit_error;
+    if (rc && why) snprintf(why, why_size, "%s", rc == OPPROF_EFORMAT ? r.why : opprof_strerror(rc));
     opprof__sb_free(&r.events);
     opprof__sb_free(&r.pending);
     opprof__sb_free(&r.text);
@@ -547,4 +594,13 @@ int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json,
     opprof__free(r.tracks);
     opprof__free(r.begins);
     return rc;
+}
+
+static int append(void *ctx, const char *data, size_t len) {
+    opprof__sb_put(ctx, data, len);
+    return ((opprof__strbuf *)ctx)->error;
+}
+
+int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why, size_t why_size) {
+    return opprof__perfetto_translate(data, len, append, json, why, why_size);
 }

@@ -7,6 +7,9 @@
 #define _GNU_SOURCE
 #include "trace/reader_state.h"
 
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <errno.h>
@@ -216,21 +219,79 @@ static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_o
     return rc;
 }
 
-/* A .pftrace file (plain or gzip): read whole, then as above. */
+/* A translation on a thread of its own, into a socket the JSON reader reads:
+ * the JSON text is never whole in memory (a socket, not a pipe: send with
+ * MSG_NOSIGNAL, so that a reader that stops early raises no SIGPIPE). */
+typedef struct translation {
+    const void *data;
+    size_t len;
+    int fd, rc;
+    char why[200];
+} translation;
+
+static int send_all(void *ctx, const char *data, size_t len) {
+    translation *t = ctx;
+    while (len) {
+        ssize_t n = send(t->fd, data, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? -errno : OPPROF_EIO;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void *translate(void *arg) {
+    translation *t = arg;
+    t->rc = opprof__perfetto_translate(t->data, t->len, send_all, t, t->why, sizeof t->why);
+    close(t->fd);
+    return NULL;
+}
+
+static void perfetto_error(opprof_read_error *error, int rc, const char *why) {
+    if (!error) return;
+    memset(error, 0, sizeof *error);
+    error->code = rc;
+    error->offset = -1;
+    snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
+}
+
+/* A .pftrace file (plain or gzip): its bytes read whole (the compact form),
+ * its JSON streamed to the JSON reader. A translation's error is the one said. */
 static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
     opprof__strbuf bytes = {0};
     char buf[1 << 16];
     int n;
     while ((n = gzread(gz, buf, sizeof buf)) > 0) opprof__sb_put(&bytes, buf, (size_t)n);
-    int rc = n < 0 ? OPPROF_EIO : bytes.error ? OPPROF_ENOMEM : 0;
-    if (!rc) rc = read_perfetto_bytes(bytes.data, bytes.len, options, out, error);
-    else if (error) {
-        memset(error, 0, sizeof *error);
-        error->code = rc;
-        error->offset = -1;
-        snprintf(error->message, sizeof error->message, "Perfetto trace: %s", opprof_strerror(rc));
+    int rc = n < 0 ? OPPROF_EIO : bytes.error ? OPPROF_ENOMEM : 0, fds[2];
+    if (!rc && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) rc = -errno;
+    if (rc) {
+        opprof__sb_free(&bytes);
+        perfetto_error(error, rc, "");
+        return rc;
     }
+    translation t = {.data = bytes.data, .len = bytes.len, .fd = fds[1]};
+    pthread_t thread;
+    if ((rc = -pthread_create(&thread, NULL, translate, &t))) {
+        close(fds[0]);
+        close(fds[1]);
+        opprof__sb_free(&bytes);
+        perfetto_error(error, rc, "");
+        return rc;
+    }
+    parser p;
+    memset(&p, 0, sizeof p);
+    opprof_capture *cap = NULL;
+    rc = read_trace(&p, opprof__json_open_file(&p.lx, fds[0], options), options, &cap, error);
+    shutdown(fds[0], SHUT_RDWR); /* a reader that stopped early: the translation ends too */
+    pthread_join(thread, NULL);
     opprof__sb_free(&bytes);
+    if (t.rc) {
+        opprof_capture_free(rc ? NULL : cap);
+        perfetto_error(error, t.rc, t.why);
+        return t.rc;
+    }
+    if (!rc) *out = cap;
     return rc;
 }
 

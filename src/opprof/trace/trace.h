@@ -35,6 +35,11 @@ static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >=
  * byte and the reason) when it is no such trace, OPPROF_ENOMEM. */
 OPPROF__HIDDEN int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why,
                                             size_t why_size);
+/* The same, given to emit piece by piece (a pipe to the JSON reader: memory
+ * stays the slices not yet ended); emit returns 0 or an error that stops it. */
+OPPROF__HIDDEN int opprof__perfetto_translate(const void *data, size_t len,
+                                              int (*emit)(void *ctx, const char *data, size_t len), void *ctx,
+                                              char *why, size_t why_size);
 /* A protobuf Trace begins with its first packet's key (field 1, bytes: 0x0a,
  * which is also a newline) and that packet's length; JSON after a newline
  * goes on with blanks, '{' or '['. */
