@@ -629,7 +629,12 @@ OPPROF_API int opprof_trace_dir_handler(const opprof_capture *capture, void *tra
  * A Chrome trace file becomes a capture: Kineto's object form
  * ({"traceEvents": [...], ...}, ours and PyTorch's export_chrome_trace) or the
  * array form of PyTorch's legacy export ([{"name", "ph", "ts", ...}, ...]),
- * plain or gzip-compressed (detected from the content). The reader streams:
+ * plain or gzip-compressed (detected from the content). So does a Perfetto
+ * trace that opprof wrote (opprof_capture_perfetto_write, detected from its
+ * first bytes): it reads as the Chrome trace of the same capture would
+ * (decoded into it, then read by the rules below); another writer's is
+ * refused with OPPROF_EFORMAT, the packet, its byte and the reason in the
+ * error's message. The reader streams:
  * memory grows with the events kept, not with the file's text.
  *
  * Kept: complete events ("ph":"X": name, cat, pid, tid, ts, dur), begin/end
