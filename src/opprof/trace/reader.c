@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -299,6 +300,8 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
 static int sniff(const char *path, const opprof_read_options *options, opprof_capture **out,
                  opprof_read_error *error, bool *done) {
     *done = false;
+    struct stat st; /* a regular file only: a pipe's first bytes, once read, are gone */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) return 0; /* the JSON path says why it cannot be read */
     unsigned char first[2];
