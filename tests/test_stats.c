@@ -373,8 +373,8 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
 
 /* A gate is one test of the row it names, one-sided: here op's two-sided p
  * is 0.03 (one-sided 0.016), not significant once corrected over the
- * table's 3 rows (0.09); the gate trips alone, not as one of 4 sharing
- * alpha (0.0125 each). */
+ * table's 3 rows and the total; the gate trips alone, not as one of 4
+ * sharing alpha (0.0125 each). */
 TEST_CASE(gate_is_one_test_of_its_row) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.010, 2);
     opprof_stat_diff *d;
@@ -433,9 +433,9 @@ TEST_CASE(stat_diff_says_noise) {
     const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
     CHECK(op && op->steps_needed > 20);
     size_t rows;
-    opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op: the bar is Holm's first, alpha / 3 */
+    opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op and the total: Holm's first bar, alpha / 4 */
     CHECK_INT(rows, 3);
-    CHECK_INT(op ? op->steps_needed : 0, opprof_steps_needed(60.0 / 130.0, 0.05, 0.05 / 3, 0.8));
+    CHECK_INT(op ? op->steps_needed : 0, opprof_steps_needed(60.0 / 130.0, 0.05, 0.05 / 4, 0.8));
     CHECK_NEAR(op ? op->spread : 0, 60.0 / 130.0, 1e-12);
     char *text;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);

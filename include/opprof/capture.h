@@ -470,8 +470,10 @@ OPPROF_API int opprof_capture_diff_to_string(const opprof_capture *before, const
  * ProfilerStep ranges one step. The comparison of a row is the shift of its
  * per-step self time (opprof_shift_of, <opprof/stats.h>): Hodges-Lehmann with
  * its Mann-Whitney interval, significant when its Holm-corrected p-value
- * (over the rows compared) is below alpha. The total (the self time of every
- * CPU row, per step) is compared on its own, uncorrected.
+ * (over the rows compared and the total: the self time of every CPU row, per
+ * step) is below alpha, so that all the table flags is wrong with a
+ * probability of alpha at most. A gate (opprof_stat_gate_check) is a test of
+ * its own.
  */
 typedef struct opprof_stat_options {
     double alpha;  /* significance level, in (0, 0.5]; 0: 0.05. Intervals at 1 - alpha */
@@ -486,13 +488,13 @@ typedef struct opprof_stat_row {
     opprof_shift shift;                 /* after - before, ns */
     double change, change_lo, change_hi; /* shift and interval / before's median; NAN when that
                                             median is 0 */
-    double p_adjusted;                  /* Holm over the rows; the total: its own p */
+    double p_adjusted;                  /* Holm over the rows and the total */
     bool significant;                   /* p_adjusted < alpha */
     double spread;                      /* the larger IQR / median of the two sides */
     size_t steps_needed;                /* per side, to detect `detect` with power 0.8 at that
-                                           spread (opprof_steps_needed), at alpha / rows for a
-                                           row (the first step of Holm's correction), at alpha
-                                           for the total; 0 when both medians are 0 */
+                                           spread (opprof_steps_needed), at alpha / (rows + 1)
+                                           (the first step of Holm's correction); 0 when both
+                                           medians are 0 */
 } opprof_stat_row;
 
 typedef struct opprof_stat_diff opprof_stat_diff;

@@ -138,8 +138,6 @@ static int compare_total(opprof_stat_diff *d, const side sides[2]) {
             rc = opprof_averages_step_self_totals(sides[s].avg[k], sample[s] + sides[s].offset[k]);
     if (!rc) rc = compare(&d->total, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
     d->total.key = "total";
-    d->total.significant = d->total.p_adjusted < d->alpha;
-    steps_needed(&d->total, d, d->alpha);
     opprof__free(sample[0]);
     opprof__free(sample[1]);
     return rc;
@@ -154,17 +152,20 @@ static int row_order(const void *a, const void *b) {
     return strcmp(x->key, y->key);
 }
 
-/* Holm over the rows, the steps each needs against that correction, then
- * the order of the views. */
+/* Holm over the rows and the total, the steps each needs against that
+ * correction, then the order of the views. */
 static int correct_and_sort(opprof_stat_diff *d) {
-    double *p = opprof__alloc((d->n_rows ? d->n_rows : 1) * sizeof *p);
+    size_t n = d->n_rows + 1; /* the rows and the total: one family, whatever the table flags is within alpha */
+    double *p = opprof__alloc(n * sizeof *p);
     if (!p) return OPPROF_ENOMEM;
     for (size_t i = 0; i < d->n_rows; i++) p[i] = d->rows[i].shift.p;
-    int rc = opprof_holm_adjust(p, d->n_rows, p);
-    for (size_t i = 0; !rc && i < d->n_rows; i++) {
-        d->rows[i].p_adjusted = p[i];
-        d->rows[i].significant = p[i] < d->alpha;
-        steps_needed(&d->rows[i], d, d->alpha / (double)d->n_rows); /* Holm's first step: the bar to clear */
+    p[d->n_rows] = d->total.shift.p;
+    int rc = opprof_holm_adjust(p, n, p);
+    for (size_t i = 0; !rc && i < n; i++) {
+        opprof_stat_row *r = i < d->n_rows ? &d->rows[i] : &d->total;
+        r->p_adjusted = p[i];
+        r->significant = p[i] < d->alpha;
+        steps_needed(r, d, d->alpha / (double)n); /* Holm's first step: the bar to clear */
     }
     opprof__free(p);
     if (!rc) qsort(d->rows, d->n_rows, sizeof *d->rows, row_order);

@@ -81,7 +81,7 @@ static void method_line(opprof__strbuf *sb, const opprof_stat_diff *d) {
     opprof__sb_printf(sb,
                       "Per-step self time: %zu step(s) before (%zu capture(s)), %zu after (%zu capture(s)). "
                       "Shift: Hodges-Lehmann, with its %g%% interval (Low, High); p: Mann-Whitney, "
-                      "Holm-corrected over %zu rows; significant below %g.\n",
+                      "Holm-corrected over %zu rows and the total; significant below %g.\n",
                       d->steps[0], d->captures[0], d->steps[1], d->captures[1], 100 * (1 - d->alpha), d->n_rows,
                       d->alpha);
 }
