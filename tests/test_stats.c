@@ -177,12 +177,18 @@ TEST_CASE(holm_worked_by_hand) {
     CHECK_INT(opprof_holm_adjust(NULL, 1, adj), OPPROF_EINVAL);
 }
 
-/* n = 2 (z(0.975) + z(0.8))^2 (spread / 1.349)^2 / change^2 / (3 / pi). */
+/* n = 2 (z(0.975) + z(0.8))^2 (spread / 1.349)^2 / change^2 / (3 / pi)
+ * + z(0.975)^2 / 4, rounded up: 36.13 + 0.96 -> 38; 325.2 + 0.96 -> 327;
+ * 8.5 + 0.96 -> 10; with no spread, the fewest a side with which the rank
+ * test reaches 0.05 at all: 4 ((16 / 2 - 0.5) / sqrt(16 * 9 / 12) = 2.17 >
+ * 1.96; 3 a side give 1.75). */
 TEST_CASE(steps_needed_worked_out) {
-    CHECK_INT(opprof_steps_needed(0.10, 0.05, 0.05, 0.8), 37);
-    CHECK_INT(opprof_steps_needed(0.30, 0.05, 0.05, 0.8), 326);
+    CHECK_INT(opprof_steps_needed(0.10, 0.05, 0.05, 0.8), 38);
+    CHECK_INT(opprof_steps_needed(0.30, 0.05, 0.05, 0.8), 327);
     CHECK_INT(opprof_steps_needed(0.02, 0.02, 0.05, 0.8), 10);
-    CHECK_INT(opprof_steps_needed(0.0, 0.05, 0.05, 0.8), 2);
+    CHECK_INT(opprof_steps_needed(0.0, 0.05, 0.05, 0.8), 4);
+    CHECK_INT(opprof_steps_needed(0.0, 0.05, 0.001, 0.8), 8); /* 7 a side reach z 3.07 only, below 3.29 */
+    CHECK(opprof_steps_needed(-1, 0.05, 0.05, 0.8) == SIZE_MAX);
     CHECK(opprof_steps_needed(0.1, 0, 0.05, 0.8) == SIZE_MAX);
     CHECK_NEAR(opprof_normal_quantile(0.975), 1.959963984540054, 1e-9);
     CHECK_NEAR(opprof_normal_quantile(0.5), 0, 1e-12);
@@ -435,7 +441,8 @@ TEST_CASE(stat_diff_says_noise) {
     size_t rows;
     opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op and the total: Holm's first bar, alpha / 4 */
     CHECK_INT(rows, 3);
-    CHECK_INT(op ? op->steps_needed : 0, opprof_steps_needed(60.0 / 130.0, 0.05, 0.05 / 4, 0.8));
+    CHECK_INT(op ? op->steps_needed : 0,
+              opprof_steps_needed(60.0 / 130.0 * (1 + 0.84 * 0.864 / sqrt(20)), 0.05, 0.05 / 4, 0.8));
     CHECK_NEAR(op ? op->spread : 0, 60.0 / 130.0, 1e-12);
     char *text;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);

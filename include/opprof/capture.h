@@ -492,7 +492,9 @@ typedef struct opprof_stat_row {
     bool significant;                   /* p_adjusted < alpha */
     double spread;                      /* the larger IQR / median of the two sides */
     size_t steps_needed;                /* per side, to detect `detect` with power 0.8 at that
-                                           spread (opprof_steps_needed), at alpha / (rows + 1)
+                                           spread's upper 80 % bound (x (1 + 0.73 / sqrt(n)),
+                                           n the smaller side's steps: opprof_steps_needed),
+                                           at alpha / (rows + 1)
                                            (the first step of Holm's correction); 0 when both
                                            medians are 0 */
 } opprof_stat_row;

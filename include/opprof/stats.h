@@ -76,7 +76,9 @@ OPPROF_API int opprof_holm_adjust(const double *p, size_t n, double *adjusted);
  *  detect, with probability `power`, a shift of `change` (a fraction of the
  *  median, e.g. 0.05) in a sample whose spread is `spread` (its IQR over its
  *  median): the normal approximation, sd estimated as IQR / 1.349, with the
- *  rank test's efficiency 3/pi. At least 2; SIZE_MAX when change is 0. */
+ *  rank test's efficiency 3/pi, plus Guenther's small-sample correction
+ *  (z^2 / 4), and never fewer than the test needs to reach alpha at all (4
+ *  a side for 0.05). SIZE_MAX when change is 0. */
 OPPROF_API size_t opprof_steps_needed(double spread, double change, double alpha, double power);
 
 /** The standard normal's quantile: z with P(Z <= z) = p, p in (0, 1). */

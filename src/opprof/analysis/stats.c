@@ -251,11 +251,18 @@ int opprof_holm_adjust(const double *p, size_t n, double *adjusted) {
     return 0;
 }
 
+/* The rank test's most extreme z with n a side (every after above every
+ * before), continuity-corrected: below the level's z, no sample of n can
+ * reach it. */
+static double extreme_z(double n) { return (n * n / 2 - 0.5) / sqrt(n * n * (2 * n + 1) / 12); }
+
 size_t opprof_steps_needed(double spread, double change, double alpha, double power) {
-    if (!(change > 0) || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1)) return SIZE_MAX;
-    double sd = spread / 1.349;
-    double z = opprof_normal_quantile(1 - alpha / 2) + opprof_normal_quantile(power);
-    double n = ceil(2 * z * z * sd * sd / (change * change) / (3 / 3.14159265358979323846));
+    if (!(change > 0) || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1) || !(spread >= 0)) return SIZE_MAX;
+    double sd = spread / 1.349, za = opprof_normal_quantile(1 - alpha / 2);
+    double z = za + opprof_normal_quantile(power);
+    double n = 2 * z * z * sd * sd / (change * change) / (3 / 3.14159265358979323846);
+    n = ceil(n + za * za / 4); /* Guenther's correction for small samples */
     if (!(n < 1e12)) return SIZE_MAX;
+    while (extreme_z(n) < za) n++;
     return n < 2 ? 2 : (size_t)n;
 }
