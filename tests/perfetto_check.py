@@ -21,7 +21,7 @@ Traces: profile_cpu's and opprof record's own .pftrace files (beside their
 JSON), the example engine's and each TRACE through `opprof convert`; then
 convert's errors.
 
-usage: perfetto_check.py BIN_DIR PERFETTO_TRACE_PROTO.gz [TRACE...]
+usage: perfetto_check.py BIN_DIR PERFETTO_TRACE_PROTO.gz [--record PROG] [TRACE...]
 """
 import collections
 import gzip
@@ -260,18 +260,19 @@ def run(cmd):
         fail(f"{' '.join(cmd)}: {r.stderr}")
 
 
-def written_live(bin_dir, tmp):
+def written_live(bin_dir, tmp, toy):
     """Captures written as .pftrace by the tools themselves, beside their JSON:
-    profile_cpu --perfetto (memory, shapes, call sites) and opprof record
-    --outputs trace,perfetto (memory of an unchanged program)."""
+    profile_cpu --perfetto (memory, shapes, call sites) and, given a program
+    to record (--record PROG), opprof record --outputs trace,perfetto (memory
+    of an unchanged program)."""
     out = os.path.join(tmp, "run")
     run([os.path.join(bin_dir, "profile_cpu"), "--quiet", "--record-shapes", "--with-stack", "--perfetto", out])
     pairs = [(os.path.join(out, "cpu-step-4.pftrace"), os.path.join(out, "cpu-step-4.json"), "profile_cpu --perfetto")]
-    rec = os.path.join(tmp, "rec")
-    toy = os.path.join(os.path.dirname(bin_dir), "tests", "record_toy")
-    run([os.path.join(bin_dir, "opprof"), "record", "--memory", "--outputs", "trace,perfetto", "-o", rec, "--", toy])
-    pairs.append((os.path.join(rec, "trace-step-0.pftrace"), os.path.join(rec, "trace-step-0.json"),
-                  "opprof record --outputs trace,perfetto"))
+    if toy:
+        rec = os.path.join(tmp, "rec")
+        run([os.path.join(bin_dir, "opprof"), "record", "--memory", "--outputs", "trace,perfetto", "-o", rec, "--", toy])
+        pairs.append((os.path.join(rec, "trace-step-0.pftrace"), os.path.join(rec, "trace-step-0.json"),
+                      "opprof record --outputs trace,perfetto"))
     return pairs
 
 
@@ -301,15 +302,18 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(64)
-    bin_dir, proto_gz = sys.argv[1], sys.argv[2]
+    bin_dir, proto_gz, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    toy = None
+    if rest[:1] == ["--record"]:
+        toy, rest = rest[1], rest[2:]
     with tempfile.TemporaryDirectory() as tmp:
         proto = os.path.join(tmp, "perfetto_trace.proto")
         with gzip.open(proto_gz, "rb") as f, open(proto, "wb") as out:
             out.write(f.read())
-        for pf, js, what in written_live(bin_dir, tmp):
+        for pf, js, what in written_live(bin_dir, tmp, toy):
             check(proto, pf, js, what)
             read_back(bin_dir, pf, js, what)
-        for trace in made_traces(bin_dir, tmp) + sys.argv[3:]:
+        for trace in made_traces(bin_dir, tmp) + rest:
             pf, js = convert(bin_dir, trace, tmp)
             check(proto, pf, js, os.path.basename(trace))
             read_back(bin_dir, pf, js, os.path.basename(trace))
