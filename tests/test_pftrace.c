@@ -128,6 +128,20 @@ TEST_CASE(read_back) {
     size_t nw;
     const char *const *w = opprof_capture_warnings(back, &nw);
     CHECK(nw >= 1 && !strcmp(w[0], "a warning, kept"));
+    /* from a file: decoded on a thread of its own, streamed to the JSON reader */
+    char dir[256], path[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/small.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
+    opprof_capture *from_file = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &from_file, &err), 0);
+    size_t nf;
+    opprof_capture_events(from_file, &nf);
+    CHECK_INT(nf, 2);
+    opprof_capture_memory_events(from_file, &nf);
+    CHECK_INT(nf, 2);
+    opprof_capture_free(from_file);
+    remove_tree(dir);
     free(bytes);
     opprof_capture_free(back);
     opprof_capture_free(c);
