@@ -283,6 +283,18 @@ def made_traces(bin_dir, tmp):
     return [os.path.join(eng, "engine.json")]
 
 
+def gzip_form(bin_dir, tmp):
+    """OUT.pftrace.gz: the same bytes, compressed; read back as the plain file."""
+    good = os.path.join(tmp, "eng", "engine.json")
+    plain, packed = os.path.join(tmp, "g.pftrace"), os.path.join(tmp, "g.pftrace.gz")
+    for out in (plain, packed):
+        run([os.path.join(bin_dir, "opprof"), "convert", good, out])
+    with open(plain, "rb") as f, gzip.open(packed, "rb") as g:
+        if f.read() != g.read():
+            fail("convert to .pftrace.gz: not the .pftrace's bytes")
+    read_back(bin_dir, packed, plain, "engine.json as .pftrace.gz")
+
+
 def convert_errors(bin_dir, tmp):
     """`opprof convert`'s errors name the thing and leave no file."""
     opprof = os.path.join(bin_dir, "opprof")
@@ -317,6 +329,7 @@ def main():
             pf, js = convert(bin_dir, trace, tmp)
             check(proto, pf, js, os.path.basename(trace))
             read_back(bin_dir, pf, js, os.path.basename(trace))
+        gzip_form(bin_dir, tmp)
         convert_errors(bin_dir, tmp)
 
 

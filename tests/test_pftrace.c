@@ -141,6 +141,21 @@ TEST_CASE(read_back) {
     opprof_capture_memory_events(from_file, &nf);
     CHECK_INT(nf, 2);
     opprof_capture_free(from_file);
+    /* gzip-compressed: gzip's magic first, the same capture back */
+    snprintf(path, sizeof path, "%s/small.pftrace.gz", dir);
+    opprof_perfetto_options gz = {.gzip = true};
+    CHECK_INT(opprof_capture_perfetto_write_ex(c, path, &gz), 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char magic[2] = {0, 0};
+    if (f) {
+        CHECK_INT(fread(magic, 1, 2, f), 2);
+        fclose(f);
+    }
+    CHECK(magic[0] == 0x1f && magic[1] == 0x8b);
+    CHECK_INT(opprof_capture_read(path, NULL, &from_file, &err), 0);
+    opprof_capture_events(from_file, &nf);
+    CHECK_INT(nf, 2);
+    opprof_capture_free(from_file);
     remove_tree(dir);
     free(bytes);
     opprof_capture_free(back);

@@ -580,6 +580,13 @@ OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture,
  *  of their own; the capture's facts are the annotations of an instant
  *  "opprof capture" at its start. Atomic, as the other writers. */
 OPPROF_API int opprof_capture_perfetto_write(const opprof_capture *capture, const char *path);
+/** How opprof_capture_perfetto_write_ex writes. {0}: as opprof_capture_perfetto_write. */
+typedef struct opprof_perfetto_options {
+    bool gzip; /* gzip-compressed (name the file .pftrace.gz: Perfetto and opprof read it) */
+} opprof_perfetto_options;
+/** opprof_capture_perfetto_write with options (NULL: none). */
+OPPROF_API int opprof_capture_perfetto_write_ex(const opprof_capture *capture, const char *path,
+                                                const opprof_perfetto_options *options);
 /** The same to an open stream. */
 OPPROF_API int opprof_capture_perfetto_write_stream(const opprof_capture *capture, FILE *out);
 /** What a folded-stacks file counts. */

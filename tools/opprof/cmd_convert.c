@@ -13,6 +13,7 @@ static const char HELP[] =
     "Write TRACE (any trace opprof reads: opprof's, PyTorch's, another trace-event\n"
     "writer's; plain or gzip) as OUT, in the format OUT's name says:\n"
     "  *.pftrace, *.perfetto-trace   Perfetto's native protobuf trace (ui.perfetto.dev)\n"
+    "  *.pftrace.gz                   the same, gzip-compressed\n"
     "  *.json                         a Chrome trace (Kineto's JSON object form)\n"
     "  *.json.gz                      the same, gzip-compressed\n"
     "OUT appears whole or not at all.\n";
@@ -27,16 +28,18 @@ static int run(int argc, char **argv) {
     if (getopt_long(argc, argv, "", no_options, NULL) != -1) return TOOL_EXIT_USAGE; /* getopt said which */
     if (optind != argc - 2) return tool_usage_error("convert", "convert takes a TRACE and an OUT file");
     const char *in = argv[optind], *out = argv[optind + 1];
-    bool perfetto = ends_with(out, ".pftrace") || ends_with(out, ".perfetto-trace");
+    bool perfetto_gz = ends_with(out, ".pftrace.gz");
+    bool perfetto = perfetto_gz || ends_with(out, ".pftrace") || ends_with(out, ".perfetto-trace");
     bool gzip = ends_with(out, ".json.gz"), json = gzip || ends_with(out, ".json");
     if (!perfetto && !json)
-        return tool_usage_error("convert", "OUT's name must end in .pftrace, .perfetto-trace, .json or .json.gz, "
-                                           "not '%s'", out);
+        return tool_usage_error("convert", "OUT's name must end in .pftrace, .pftrace.gz, .perfetto-trace, .json "
+                                           "or .json.gz, not '%s'", out);
     opprof_capture *cap;
     int rc = tool_load(in, &cap);
     if (rc) return rc;
     opprof_chrome_options o = {.gzip = gzip};
-    rc = perfetto ? opprof_capture_perfetto_write(cap, out) : opprof_capture_chrome_write_ex(cap, out, &o);
+    opprof_perfetto_options po = {.gzip = perfetto_gz};
+    rc = perfetto ? opprof_capture_perfetto_write_ex(cap, out, &po) : opprof_capture_chrome_write_ex(cap, out, &o);
     opprof_capture_free(cap);
     if (rc) {
         tool_write_error(out, rc);
@@ -45,5 +48,5 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
-TOOL_COMMAND(convert, "convert TRACE OUT.pftrace|OUT.json|OUT.json.gz",
+TOOL_COMMAND(convert, "convert TRACE OUT.pftrace|OUT.pftrace.gz|OUT.json|OUT.json.gz",
              "write a trace as Perfetto's native format or as a Chrome trace", NULL);

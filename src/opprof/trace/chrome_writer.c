@@ -4,7 +4,6 @@
  * Streams to the file through a fixed buffer: no whole-trace string is ever
  * built. Names are escaped once per distinct name, numbers are formatted by
  * hand (printf would dominate the cost). */
-#define _GNU_SOURCE /* fopencookie */
 #include "trace/trace.h"
 
 #include <errno.h>
@@ -444,35 +443,12 @@ int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const 
     return write_stream(c, fp, trace_name, 0);
 }
 
-/* ---- gzip: a FILE that compresses into a gzFile (fopencookie), so that the
- * one writer serves both forms ---- */
-
-static ssize_t gz_cookie_write(void *cookie, const char *buf, size_t size) {
-    if (size == 0) return 0;
-    int n = gzwrite((gzFile)cookie, buf, (unsigned)size);
-    return n > 0 ? n : -1;
-}
-
-static int gz_cookie_close(void *cookie) { return gzclose((gzFile)cookie) == Z_OK ? 0 : -1; }
-
+/* gzip: through a FILE that compresses (trace/gzip_stream.c) */
 static int write_gzip(const opprof_capture *c, FILE *file, const char *trace_name, size_t max_events) {
-    int fd = dup(fileno(file));
-    if (fd < 0) return -errno;
-    gzFile gz = gzdopen(fd, "wb6");
-    if (!gz) {
-        close(fd);
-        return OPPROF_ENOMEM;
-    }
-    FILE *fp = fopencookie(gz, "w", (cookie_io_functions_t){.write = gz_cookie_write, .close = gz_cookie_close});
-    if (!fp) {
-        gzclose(gz);
-        return OPPROF_ENOMEM;
-    }
-    setvbuf(fp, NULL, _IOFBF, 1 << 16);
-    int rc = write_stream(c, fp, trace_name, max_events);
-    errno = 0;
-    if (fclose(fp) != 0 && !rc) rc = errno ? -errno : OPPROF_EIO;
-    return rc;
+    FILE *fp;
+    int rc = opprof__gzip_open(file, &fp);
+    if (rc) return rc;
+    return opprof__gzip_close(fp, write_stream(c, fp, trace_name, max_events));
 }
 
 int opprof_capture_chrome_write_ex(const opprof_capture *c, const char *path, const opprof_chrome_options *options) {

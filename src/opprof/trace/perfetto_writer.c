@@ -605,11 +605,22 @@ int opprof_capture_perfetto_write_stream(const opprof_capture *c, FILE *fp) {
 }
 
 int opprof_capture_perfetto_write(const opprof_capture *c, const char *path) {
+    return opprof_capture_perfetto_write_ex(c, path, NULL);
+}
+
+static int write_gzip(const opprof_capture *c, FILE *file) {
+    FILE *fp;
+    int rc = opprof__gzip_open(file, &fp);
+    if (rc) return rc;
+    return opprof__gzip_close(fp, write_stream(c, fp));
+}
+
+int opprof_capture_perfetto_write_ex(const opprof_capture *c, const char *path, const opprof_perfetto_options *options) {
     if (!c || !path) return OPPROF_EINVAL;
     opprof__file f;
     int rc = opprof__file_open(&f, path);
     if (rc) return rc;
-    rc = write_stream(c, f.fp);
+    rc = options && options->gzip ? write_gzip(c, f.fp) : write_stream(c, f.fp);
     if (rc) {
         opprof__file_abort(&f);
         return rc;

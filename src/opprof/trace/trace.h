@@ -9,6 +9,8 @@
 
 #include "capture/capture.h"
 
+#include <stdio.h>
+
 /* ---- device links (trace/device_links.c) ---- */
 /* What links a device activity to the CPU operator that launched it. */
 enum { OPPROF__LINK_OP, OPPROF__LINK_RUNTIME, OPPROF__LINK_DEVICE };
@@ -28,6 +30,11 @@ OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, 
 /* distributedInfo's "rank" and "world_size" as read: a number in int32's
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
 static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >= 0 && v <= INT32_MAX ? (int32_t)v : none; }
+
+/* ---- gzip (trace/gzip_stream.c): a FILE that compresses into file's descriptor ---- */
+OPPROF__HIDDEN int opprof__gzip_open(FILE *file, FILE **out);
+/* Close it: rc, or the error of closing when rc is 0. */
+OPPROF__HIDDEN int opprof__gzip_close(FILE *fp, int rc);
 
 /* ---- Perfetto's format read back (trace/perfetto_reader.c) ---- */
 /* A .pftrace that opprof wrote, as the Chrome trace the same capture's JSON
