@@ -259,6 +259,22 @@ static int write_trace(context *ctx, const opprof_capture *cap, const char *name
     return rc;
 }
 
+static int write_stacks(const opprof_capture *cap, const char *path) {
+    return opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SELF_TIME);
+}
+
+/* STEM-N.EXT, one of a capture's optional files, by `writer`; on failure
+ * remember the path. */
+static int write_beside(context *ctx, const opprof_capture *cap, long long step, const char *ext,
+                        int (*writer)(const opprof_capture *cap, const char *path)) {
+    char name[512], path[4096];
+    snprintf(name, sizeof name, "%s-%lld.%s", ctx->opt->stem, step, ext);
+    snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
+    int rc = writer(cap, path);
+    if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", ctx->opt->outdir, name);
+    return rc;
+}
+
 /* on_trace_ready: the guide's save_trace. */
 static int save_trace(const opprof_capture *cap, void *user_data) {
     context *ctx = user_data;
@@ -300,27 +316,10 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
         snprintf(name, sizeof name, "%s-%lld.json", o->stem, (long long)info.step_num);
         rc = write_trace(ctx, cap, name);
     }
-    if (!rc && o->stacks) {
-        char path[4096];
-        snprintf(name, sizeof name, "%s-%lld.stacks", o->stem, (long long)info.step_num);
-        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
-        rc = opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SELF_TIME);
-        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
-    }
-    if (!rc && o->perfetto) {
-        char path[4096];
-        snprintf(name, sizeof name, "%s-%lld.pftrace", o->stem, (long long)info.step_num);
-        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
-        rc = opprof_capture_perfetto_write(cap, path);
-        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
-    }
-    if (!rc && o->html) {
-        char path[4096];
-        snprintf(name, sizeof name, "%s-%lld.html", o->stem, (long long)info.step_num);
-        snprintf(path, sizeof path, "%s/%s", ctx->workdir, name);
-        rc = opprof_capture_html_write(cap, path);
-        if (rc) snprintf(ctx->failed_path, sizeof ctx->failed_path, "%s/%s", o->outdir, name);
-    }
+    long long step = (long long)info.step_num;
+    if (!rc && o->stacks) rc = write_beside(ctx, cap, step, "stacks", write_stacks);
+    if (!rc && o->perfetto) rc = write_beside(ctx, cap, step, "pftrace", opprof_capture_perfetto_write);
+    if (!rc && o->html) rc = write_beside(ctx, cap, step, "html", opprof_capture_html_write);
     if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);
     if (!rc && !o->quiet) printf("%s\n%s\n", time_table, memory_table);
     opprof_free(time_table);
