@@ -342,10 +342,13 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
         if (k) opprof__sb_puts(&r->pending, ",");
         r->text.len = 0;
         opprof__sb_put(&r->text, r->categories[c], r->category_len[c]);
-        opprof__strbuf quoted = {0};
-        opprof__sb_json_string(&quoted, r->text.data ? r->text.data : "");
-        if (quoted.len >= 2) opprof__sb_put(&r->pending, quoted.data + 1, quoted.len - 2);
-        opprof__sb_free(&quoted);
+        size_t q = r->pending.len; /* escaped in place, its quotes taken off: "cat": "a,b" */
+        opprof__sb_json_string(&r->pending, r->text.data ? r->text.data : "");
+        if (!r->pending.error && r->pending.len >= q + 2) {
+            memmove(r->pending.data + q, r->pending.data + q + 1, r->pending.len - q - 2);
+            r->pending.len -= 2;
+            r->pending.data[r->pending.len] = '\0';
+        }
     }
     opprof__sb_puts(&r->pending, "\",\"name\":");
     json_bytes(&r->pending, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
