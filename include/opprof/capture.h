@@ -115,6 +115,20 @@ typedef struct opprof_thread_info {
                          so its events are device activities */
 } opprof_thread_info;
 
+/** A flight recorder's save (opprof_flight): why it was made and what it holds. */
+typedef struct opprof_flight_info {
+    char reason[128];            /* "step 1834 took 2.9x the median of 50 steps"...; "" when the
+                                    capture is not a flight recorder's save */
+    int64_t trigger_step;        /* the triggering step's number; -1 for a dump */
+    int64_t trigger_step_ns;     /* its duration (0 for a dump) */
+    int64_t median_step_ns;      /* the rolling median of the steps before it (0: unknown) */
+    int32_t median_of;           /* how many steps that median is of */
+    int64_t first_step, last_step; /* the steps the capture holds */
+    uint64_t steps_dropped;      /* steps the ring had dropped (whole) when it was saved */
+    uint64_t triggers_suppressed; /* triggers the cool-down suppressed since the last save */
+    uint64_t saves_failed;       /* earlier saves whose on_trace_ready failed */
+} opprof_flight_info;
+
 /** Facts about a capture as a whole. */
 /** Who wrote a trace read back: each producer's rules apply to its traces. */
 typedef enum opprof_producer {
@@ -149,6 +163,7 @@ typedef struct opprof_capture_info {
     opprof_producer producer;  /* who wrote the trace it was read from (OPPROF when recorded) */
     int64_t unended_ns;        /* traces read back: the longest time given to a begin event that
                                   never ended (read as lasting to the trace's end), 0 if none */
+    opprof_flight_info flight; /* a flight recorder's save: its reason and steps */
 } opprof_capture_info;
 
 /** The capture's facts. */

@@ -228,6 +228,51 @@ typedef struct opprof_rank {
     int64_t clock_uncertainty_ns; /* the offset is right within +- this (half the best round trip) */
 } opprof_rank;
 
+/*
+ * The flight recorder: recording is always on, the session keeps the last
+ * steps in bounded memory, and a slow step is saved together with the steps
+ * before it. Each step is closed into a capture of its own at its end (the
+ * ring holds those), so a range that spans a step boundary is cut there, as
+ * at the edge of any window. A save concatenates the steps it needs and
+ * hands the capture to on_trace_ready on the recorder's own thread (not the
+ * program's: the callback must be thread-safe against the program's own use
+ * of its user_data), or keeps it for opprof_session_take_capture.
+ * The ring keeps the last keep_steps steps, fewer if keep_seconds or keep_mib
+ * says so (whichever comes first); older steps are dropped whole and counted.
+ * A step triggers a save when it is slower than slower_than_median times the
+ * median of the median_of steps before it (once 8 of them, or median_of if
+ * fewer, have been seen), or than slower_than_ns, or when a range named
+ * range_name lasted longer than range_bound_ns, or when opprof_trigger() was
+ * called during it. The save holds the triggering step, the `before` steps
+ * before it that the ring still has, and the `after` steps that follow it.
+ * At most one save starts per cooldown_ms; the triggers it suppresses are
+ * counted in the next save. opprof_session_dump() saves the ring as it is.
+ */
+typedef struct opprof_flight {
+    int keep_steps;            /* N >= 1 turns the flight recorder on; 0: off */
+    double keep_seconds;       /* also drop steps older than this (0: no bound) */
+    double keep_mib;           /* also keep the ring's captures under this size (0: no bound) */
+    double slower_than_median; /* k > 1: the rolling-median rule; 0: off */
+    int median_of;             /* W: steps in the rolling median (>= 1) */
+    int64_t slower_than_ns;    /* a step longer than this triggers; 0: off */
+    const char *range_name;    /* with range_bound_ns: a range of this name longer than it
+                                  triggers (copied at start); NULL: off */
+    int64_t range_bound_ns;
+    int before;                /* K steps saved before the triggering one */
+    int after;                 /* J steps saved after it */
+    int64_t cooldown_ms;       /* at most one save per this interval; 0: none */
+    int64_t (*clock_ns)(void); /* the clock the step rules read; NULL: CLOCK_MONOTONIC.
+                                  Tests inject one to make slow steps exactly. */
+} opprof_flight;
+
+/** The flight recorder's defaults, still off (keep_steps 0): median_of 50,
+ *  before 4, after 0, cooldown_ms 1000, no trigger rule. */
+OPPROF_API opprof_flight opprof_flight_default(void);
+/** 0 if `flight` is valid (or off), else OPPROF_EINVAL with a sentence in
+ *  why (at most why_size bytes; why may be NULL) that names the field and
+ *  what it accepts. */
+OPPROF_API int opprof_flight_check(const opprof_flight *flight, char *why, size_t why_size);
+
 typedef struct opprof_config {
     unsigned activities;            /* OPPROF_ACTIVITY_CPU */
     opprof_schedule schedule;       /* all zero: record from start to stop */
@@ -251,6 +296,8 @@ typedef struct opprof_config {
                                        from the environment, or every category */
     opprof_rank rank;               /* distributed runs: this process's rank (backend "":
                                        not distributed); nn_mpi_rank fills it for MPI */
+    opprof_flight flight;           /* the flight recorder (keep_steps > 0): the schedule
+                                       must then be all zero */
 } opprof_config;
 
 /** The defaults: CPU, no schedule, no callback, memory off, record_steps on. */
@@ -296,6 +343,31 @@ OPPROF_API int64_t opprof_session_step_num(const opprof_session *session);
  * Captures never taken are freed with the session. OPPROF_EINVAL for NULL.
  */
 OPPROF_API int opprof_session_take_capture(opprof_session *session, opprof_capture **out);
+
+/**
+ * Flight recorder: save the steps that the ring holds now (the step in
+ * progress is not among them), with `reason` (copied; NULL: "dump"), as one
+ * capture, off the calling thread. Callable from any thread, not from a
+ * signal handler. OPPROF_EINVAL without a flight recorder, OPPROF_ESTOPPED
+ * once stopped.
+ */
+OPPROF_API int opprof_session_dump(opprof_session *session, const char *reason);
+
+/**
+ * Flight recorder: the step in progress of the active session triggers a
+ * save when it ends, with `reason` (copied; NULL: "opprof_trigger"). Callable
+ * from any thread, not from a signal handler. OPPROF_ESTOPPED without an
+ * active session, OPPROF_EINVAL when it has no flight recorder.
+ */
+OPPROF_API int opprof_trigger(const char *reason);
+
+/** Flight recorder: the steps it has dropped from its ring, the saves it
+ *  has written, failed and suppressed (cool-down), and the steps it holds. */
+typedef struct opprof_flight_stats {
+    uint64_t steps_dropped, saves, saves_failed, triggers_suppressed;
+    int steps_held;
+} opprof_flight_stats;
+OPPROF_API int opprof_session_flight_stats(opprof_session *session, opprof_flight_stats *out);
 
 /** The number of captures finished so far (handed to on_trace_ready or kept). */
 OPPROF_API int opprof_session_capture_count(const opprof_session *session);

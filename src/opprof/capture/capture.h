@@ -110,6 +110,17 @@ OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof
 /* Intern a call site (file/function/native may be NULL) with a shapes index; *site >= 1. */
 OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
                                                uint32_t line, uint32_t shapes, const char *native, uint32_t *site);
+/* Add a finished capture's events, marks, memory events, warnings and
+ * dropped count to an unfinished one, its times moved by offset_ns
+ * (capture/append.c). */
+OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns);
+/* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
+ * Perfetto's "flight_" notes) and summary.json name them: one list. */
+#define OPPROF__FLIGHT_NUMBERS(X)                                                                            \
+    X(trigger_step) X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step)              \
+    X(steps_dropped) X(triggers_suppressed) X(saves_failed)
+/* The bytes a capture holds (its arrays and strings), roughly. */
+OPPROF__HIDDEN size_t opprof__capture_bytes(const opprof_capture *c);
 /* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */
 OPPROF__HIDDEN const char *opprof__dtype_name(unsigned code);
 OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);

@@ -27,6 +27,25 @@ OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
 OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
 
 
+/* ---- the flight recorder (record/flight.c, record/flight_save.c) ---- */
+typedef struct opprof__flight opprof__flight;
+/* Where saves go, called on the saver thread: on_trace_ready's rule (the
+ * capture is the sink's to free). */
+typedef struct opprof__flight_sink {
+    int (*deliver)(opprof_capture *capture, void *ctx);
+    void *ctx;
+} opprof__flight_sink;
+OPPROF__HIDDEN int opprof__flight_new(opprof__flight **out, const opprof_flight *cfg, const opprof__flight_sink *sink);
+/* A step ended: its capture (taken over), number and window start. */
+OPPROF__HIDDEN void opprof__flight_step(opprof__flight *f, opprof_capture *step, int64_t step_num,
+                                        uint64_t start_ticks);
+OPPROF__HIDDEN int opprof__flight_dump(opprof__flight *f, const char *reason);
+OPPROF__HIDDEN void opprof__flight_trigger(opprof__flight *f, const char *reason);
+OPPROF__HIDDEN void opprof__flight_stats(opprof__flight *f, opprof_flight_stats *out);
+/* Queue the saves still waiting for steps, write every queued save, end the saver. */
+OPPROF__HIDDEN void opprof__flight_stop(opprof__flight *f);
+OPPROF__HIDDEN void opprof__flight_free(opprof__flight *f);
+
 /* Called by opprof_session_start before it starts a session: a layer above
  * registers itself here (OPPROF_TRACE's session yields, autostart/). NULL: none. */
 extern OPPROF__HIDDEN void (*opprof__before_session_start)(void);

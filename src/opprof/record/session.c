@@ -22,7 +22,8 @@ struct opprof_session {
     bool window_open;
     int64_t window_base_ns; /* wall clock of the window's start */
     opprof_range step_range;
-    int captures;
+    int captures;           /* atomic: the flight recorder's saver counts too */
+    opprof__flight *flight; /* config.flight.keep_steps > 0 */
     opprof_capture **kept;  /* without on_trace_ready: captures not yet taken, oldest first */
     size_t kept_count, kept_cap;
     int callback_failures;
@@ -31,6 +32,9 @@ struct opprof_session {
 };
 
 static pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_kept_lock = PTHREAD_MUTEX_INITIALIZER;   /* a session's kept captures */
+static pthread_mutex_t g_flight_lock = PTHREAD_MUTEX_INITIALIZER; /* g_flight */
+static opprof__flight *g_flight; /* the active session's flight recorder, for opprof_trigger */
 static int g_active; /* atomic */
 
 static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
@@ -136,42 +140,61 @@ static void window_open(opprof_session *s) {
 /* Without on_trace_ready, the session keeps each capture for
  * opprof_session_take_capture. */
 static int keep_capture(opprof_session *s, opprof_capture *cap) {
+    pthread_mutex_lock(&g_kept_lock);
+    int rc = 0;
     if (s->kept_count == s->kept_cap) {
         size_t cap_n = s->kept_cap ? s->kept_cap * 2 : 4;
         opprof_capture **grown = opprof__realloc(s->kept, cap_n * sizeof *grown);
         if (!grown) {
             opprof_capture_free(cap);
-            s->lost_captures++;
-            return OPPROF_ENOMEM;
+            __atomic_add_fetch(&s->lost_captures, 1, __ATOMIC_RELAXED);
+            rc = OPPROF_ENOMEM;
+        } else {
+            s->kept = grown;
+            s->kept_cap = cap_n;
         }
-        s->kept = grown;
-        s->kept_cap = cap_n;
     }
-    s->kept[s->kept_count++] = cap;
-    return 0;
+    if (!rc) s->kept[s->kept_count++] = cap;
+    pthread_mutex_unlock(&g_kept_lock);
+    return rc;
 }
 
 int opprof_session_take_capture(opprof_session *s, opprof_capture **out) {
     if (!s || !out) return OPPROF_EINVAL;
-    pthread_mutex_lock(&g_session_lock);
+    pthread_mutex_lock(&g_kept_lock);
     *out = NULL;
     if (s->kept_count) {
         *out = s->kept[0];
         memmove(s->kept, s->kept + 1, (s->kept_count - 1) * sizeof *s->kept);
         s->kept_count--;
     }
-    pthread_mutex_unlock(&g_session_lock);
+    pthread_mutex_unlock(&g_kept_lock);
     return 0;
 }
 
-/* Close the window, build the capture, hand it to the callback. */
-static int window_close_and_save(opprof_session *s) {
+/* A capture to on_trace_ready, or kept: the session's or the flight
+ * recorder's (on its saver thread). */
+static int deliver(opprof_capture *cap, void *ctx) {
+    opprof_session *s = ctx;
+    __atomic_add_fetch(&s->captures, 1, __ATOMIC_RELAXED);
+    if (!s->cfg.on_trace_ready) return keep_capture(s, cap);
+    int rc = s->cfg.on_trace_ready(cap, s->cfg.user_data);
+    opprof_capture_free(cap);
+    if (rc < 0) {
+        __atomic_add_fetch(&s->callback_failures, 1, __ATOMIC_RELAXED);
+        return OPPROF_ECALLBACK;
+    }
+    return 0;
+}
+
+/* Close the window and build its capture. */
+static int window_capture(opprof_session *s, opprof_capture **out) {
     uint64_t end = opprof__recorder_window_close();
     s->window_open = false;
     opprof_capture *cap = NULL;
     int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end);
     if (rc) {
-        s->lost_captures++;
+        __atomic_add_fetch(&s->lost_captures, 1, __ATOMIC_RELAXED);
         return rc;
     }
     cap->info.step_num = s->step_num;
@@ -189,21 +212,30 @@ static int window_close_and_save(opprof_session *s) {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
-    if (s->callback_failures)
-        opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed",
-                              s->callback_failures);
-    if (s->lost_captures)
-        opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)",
-                              s->lost_captures);
-    s->captures++;
-    if (!s->cfg.on_trace_ready) return keep_capture(s, cap);
-    rc = s->cfg.on_trace_ready(cap, s->cfg.user_data);
-    opprof_capture_free(cap);
-    if (rc < 0) {
-        s->callback_failures++;
-        return OPPROF_ECALLBACK;
-    }
+    int failures = __atomic_load_n(&s->callback_failures, __ATOMIC_RELAXED);
+    int lost = __atomic_load_n(&s->lost_captures, __ATOMIC_RELAXED);
+    if (failures) opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed", failures);
+    if (lost) opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)", lost);
+    *out = cap;
     return 0;
+}
+
+/* Close the window, build the capture, hand it to the callback. */
+static int window_close_and_save(opprof_session *s) {
+    opprof_capture *cap;
+    int rc = window_capture(s, &cap);
+    return rc ? rc : deliver(cap, s);
+}
+
+/* Flight recorder: the step that ended becomes a capture of the ring, and
+ * the next one records at once. */
+static int flight_step(opprof_session *s, bool last) {
+    uint64_t start = opprof__recorder_window_start_ticks();
+    opprof_capture *cap;
+    int rc = window_capture(s, &cap);
+    if (!last) window_open(s);
+    if (!rc) opprof__flight_step(s->flight, cap, s->step_num, start);
+    return rc;
 }
 
 /* Apply the transition from `prev` to `next`; `final` at stop. */
@@ -258,6 +290,9 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (config->activities & ~(unsigned)OPPROF_ACTIVITY_CPU) return OPPROF_EACTIVITY;
     int rc = opprof_schedule_check(&config->schedule);
     if (rc) return rc;
+    if (opprof_flight_check(&config->flight, NULL, 0) ||
+        (config->flight.keep_steps && !schedule_is_zero(&config->schedule)))
+        return OPPROF_EINVAL;
     const opprof_rank *r = &config->rank;
     if (memchr(r->backend, 0, sizeof r->backend) == NULL || r->clock_uncertainty_ns < 0 ||
         (r->backend[0] && (r->world_size < 1 || r->rank < 0 || r->rank >= r->world_size)))
@@ -283,6 +318,17 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
         opprof__free(s);
         return OPPROF_ENOMEM;
     }
+    opprof__flight_sink sink = {deliver, s};
+    if (s->cfg.flight.keep_steps && opprof__flight_new(&s->flight, &s->cfg.flight, &sink)) {
+        __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&g_session_lock);
+        opprof__free(s);
+        return OPPROF_ENOMEM;
+    }
+    s->cfg.flight.range_name = NULL; /* the caller's string is not kept (the recorder has a copy) */
+    pthread_mutex_lock(&g_flight_lock);
+    g_flight = s->flight;
+    pthread_mutex_unlock(&g_flight_lock);
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
     transit(s, OPPROF_ACTION_NONE, s->action, false);
     open_step_range(s);
@@ -308,9 +354,10 @@ int opprof_session_step(opprof_session *s) {
     int entered = enter_running(s);
     if (entered) return entered;
     opprof_action prev = s->action;
+    int rc = s->flight ? flight_step(s, false) : 0;
     s->step_num++;
     s->action = opprof_schedule_action(&s->cfg.schedule, s->step_num);
-    int rc = schedule_is_zero(&s->cfg.schedule) ? 0 : transit(s, prev, s->action, false);
+    if (!schedule_is_zero(&s->cfg.schedule)) rc = transit(s, prev, s->action, false);
     open_step_range(s);
     pthread_mutex_unlock(&g_session_lock);
     return rc;
@@ -319,7 +366,16 @@ int opprof_session_step(opprof_session *s) {
 int opprof_session_stop(opprof_session *s) {
     int entered = enter_running(s);
     if (entered) return entered;
-    int rc = transit(s, s->action, OPPROF_ACTION_NONE, true);
+    int rc = 0;
+    if (s->flight) {
+        pthread_mutex_lock(&g_flight_lock);
+        g_flight = NULL;
+        pthread_mutex_unlock(&g_flight_lock);
+        rc = flight_step(s, true);
+        opprof__flight_stop(s->flight); /* every save written */
+    } else {
+        rc = transit(s, s->action, OPPROF_ACTION_NONE, true);
+    }
     if (s->window_open) { /* cannot happen; keep the recorder closed regardless */
         opprof__recorder_window_close();
         s->window_open = false;
@@ -335,6 +391,7 @@ int opprof_session_stop(opprof_session *s) {
 void opprof_session_free(opprof_session *s) {
     if (!s) return;
     if (!s->stopped) opprof_session_stop(s);
+    opprof__flight_free(s->flight);
     for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
     opprof__free(s->kept);
     opprof__free(s);
@@ -342,4 +399,30 @@ void opprof_session_free(opprof_session *s) {
 
 int64_t opprof_session_step_num(const opprof_session *s) { return s ? s->step_num : -1; }
 
-int opprof_session_capture_count(const opprof_session *s) { return s ? s->captures : 0; }
+int opprof_session_capture_count(const opprof_session *s) {
+    return s ? __atomic_load_n(&s->captures, __ATOMIC_RELAXED) : 0;
+}
+
+int opprof_session_dump(opprof_session *s, const char *reason) {
+    if (!s) return OPPROF_EINVAL;
+    pthread_mutex_lock(&g_session_lock);
+    int rc = s->stopped ? OPPROF_ESTOPPED : !s->flight ? OPPROF_EINVAL : opprof__flight_dump(s->flight, reason);
+    pthread_mutex_unlock(&g_session_lock);
+    return rc;
+}
+
+int opprof_trigger(const char *reason) {
+    pthread_mutex_lock(&g_flight_lock);
+    int rc = g_flight ? 0 : opprof_is_active() ? OPPROF_EINVAL : OPPROF_ESTOPPED;
+    if (g_flight) opprof__flight_trigger(g_flight, reason);
+    pthread_mutex_unlock(&g_flight_lock);
+    return rc;
+}
+
+int opprof_session_flight_stats(opprof_session *s, opprof_flight_stats *out) {
+    if (!s || !out) return OPPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!s->flight) return OPPROF_EINVAL;
+    opprof__flight_stats(s->flight, out);
+    return 0;
+}

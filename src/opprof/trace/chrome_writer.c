@@ -244,6 +244,16 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
     out_put(o, cost, strlen(cost));
     OUT_LIT(o, ",\n  \"dropped_events\": ");
     out_i64(o, (int64_t)info->dropped_events);
+    if (info->flight.reason[0]) {
+        OUT_LIT(o, ",\n  \"opprof_flight\": {\"reason\": ");
+        out_json_string(o, info->flight.reason);
+#define FLIGHT_NUMBER(name)                                                                                   \
+    OUT_LIT(o, ", \"" #name "\": ");                                                                         \
+    out_i64(o, (int64_t)info->flight.name);
+        OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
+#undef FLIGHT_NUMBER
+        OUT_LIT(o, "}");
+    }
     OUT_LIT(o, ",\n  \"warnings\": [");
     for (size_t i = 0; i < c->n_warnings; i++) {
         if (i) OUT_LIT(o, ", ");

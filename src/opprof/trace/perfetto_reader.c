@@ -505,6 +505,15 @@ static void facts(preader *r, const event *e) {
                           note_int(e, "rank", 0), note_int(e, "world_size", 0), note_int(e, "clock_offset_ns", 0),
                           note_int(e, "clock_uncertainty_ns", 0));
     }
+    const annotation *flight = note(e, "flight_reason");
+    if (flight && flight->type == NOTE_STRING) {
+        opprof__sb_puts(&head, ",\n  \"opprof_flight\": {\"reason\": ");
+        json_bytes(&head, flight->s, flight->s_len, &r->text);
+#define FLIGHT_NUMBER(name) opprof__sb_printf(&head, ", \"" #name "\": %" PRId64, note_int(e, "flight_" #name, 0));
+        OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
+#undef FLIGHT_NUMBER
+        opprof__sb_puts(&head, "}");
+    }
     opprof__sb_puts(&head, ",\n  \"warnings\": [");
     int w = 0;
     for (int k = 0; k < e->n_notes; k++)

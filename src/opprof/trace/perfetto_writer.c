@@ -544,6 +544,12 @@ static void facts(pwriter *w) {
         note_int(w, "clock_offset_ns", info->rank.clock_offset_ns);
         note_int(w, "clock_uncertainty_ns", info->rank.clock_uncertainty_ns);
     }
+    if (info->flight.reason[0]) {
+        note_string(w, "flight_reason", info->flight.reason);
+#define FLIGHT_NUMBER(name) note_int(w, "flight_" #name, (int64_t)info->flight.name);
+        OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
+#undef FLIGHT_NUMBER
+    }
     for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
     end_packet(w, SEQ_NEEDS_STATE);
 }

@@ -58,6 +58,26 @@ static int on_distributed_key(opprof__json *lx, void *ctx, const char *k, size_t
     return 0;
 }
 
+static int on_flight_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    opprof_flight_info *f = ctx;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (KEY_IS(k, n, "reason") && c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        snprintf(f->reason, sizeof f->reason, "%s", p->lx.s);
+        return 0;
+    }
+    if (!(c == '-' || (c >= '0' && c <= '9'))) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    int64_t i = v.is_int ? v.as_int : 0;
+#define FLIGHT_NUMBER(name)                                                                                   \
+    if (KEY_IS(k, n, #name)) f->name = (__typeof__(f->name))i;
+    OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
+#undef FLIGHT_NUMBER
+    return 0;
+}
+
 typedef struct top {
     bool saw_events;
 } top;
@@ -89,6 +109,7 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
+    if (KEY_IS(k, n, "opprof_flight") && c == '{') return opprof__json_object(&p->lx, on_flight_key, &info->flight);
     if (KEY_IS(k, n, "distributedInfo") && c == '{') {
         if (opprof__json_object(&p->lx, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
         if (!info->rank.backend[0]) snprintf(info->rank.backend, sizeof info->rank.backend, "unknown");
