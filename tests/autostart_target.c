@@ -9,6 +9,9 @@
  *   autostart_target fork      a child (forked, no exec) works and exits; then
  *                              the parent's 2 steps: its pid on stdout
  *   autostart_target quit N    N steps, then _exit(5): no exit handler runs
+ *   autostart_target trigger N K...  N steps; opprof_trigger() in steps K...
+ *   autostart_target flight N  steps of 1 ms, "ready" on stdout after N of them, then on
+ *                              for a minute at most (the test signals it)
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +47,28 @@ int main(int argc, char **argv) {
             OPPROF_STEP();
         }
         _exit(5);
+    }
+    if (argc >= 3 && strcmp(argv[1], "trigger") == 0) {
+        for (int i = 0; i < atoi(argv[2]); i++) {
+            work(i);
+            for (int k = 3; k < argc; k++)
+                if (atoi(argv[k]) == i) printf("trigger %d\n", opprof_trigger("asked by the program"));
+            OPPROF_STEP();
+        }
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "flight") == 0) {
+        struct timespec pause = {0, 1000000};
+        for (int i = 0; i < 60000; i++) {
+            work(i);
+            nanosleep(&pause, NULL);
+            OPPROF_STEP();
+            if (i + 1 == atoi(argv[2])) {
+                puts("ready");
+                fflush(stdout);
+            }
+        }
+        return 3;
     }
     if (argc == 2 && strcmp(argv[1], "fork") == 0) {
         work(0);

@@ -131,6 +131,10 @@ NN_API int nn_contiguous(const nn_tensor *x, nn_tensor **out);
  *  or 0: off. The string must outlive the setting. NN_EINVAL for a fraction
  *  outside [0, 100]. */
 NN_API int nn_debug_slow_down(const char *op, double fraction);
+/** For tests and benches: the next call of operator `op` (the same names)
+ *  lasts `ns` nanoseconds longer, busy, then the switch is off again. NULL
+ *  or 0 turns it off; NN_EINVAL for a negative ns. */
+NN_API int nn_debug_delay_next(const char *op, int64_t ns);
 
 /* ---- modules ---- */
 typedef struct nn_module nn_module;

@@ -462,6 +462,15 @@ typedef enum opprof_diff_format {
 } opprof_diff_format;
 
 /**
+ * A flight recorder's save explained (opprof_flight): its reason, the steps
+ * it holds, and its triggering step against the median of the other steps it
+ * holds, row by row (self CPU time per step), the largest changes first, at
+ * most row_limit rows (< 0: all) and the total. *out_text: opprof_free.
+ * OPPROF_EINVAL when the capture is not a flight recorder's save.
+ */
+OPPROF_API int opprof_capture_flight_to_string(const opprof_capture *capture, int row_limit, char **out_text);
+
+/**
  * Compare two captures operator by operator: calls, self and total CPU time,
  * self CPU memory, before and after, the change and the ratio (after /
  * before), rows sorted by the largest absolute change in self time; totals;

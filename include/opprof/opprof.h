@@ -272,6 +272,19 @@ OPPROF_API opprof_flight opprof_flight_default(void);
  *  why (at most why_size bytes; why may be NULL) that names the field and
  *  what it accepts. */
 OPPROF_API int opprof_flight_check(const opprof_flight *flight, char *why, size_t why_size);
+/** Set keep_steps, keep_seconds and keep_mib from OPPROF_FLIGHT's form
+ *  "N[,Ts][,MMiB]" ("200", "200,30s", "500,10s,64MiB"). OPPROF_EINVAL with a
+ *  sentence in why when the text is not of that form. */
+OPPROF_API int opprof_flight_parse_keep(opprof_flight *flight, const char *text, char *why, size_t why_size);
+/** Set the trigger rules from OPPROF_FLIGHT_TRIGGER's comma-separated list:
+ *  "Kx" (slower_than_median = K), a duration (slower_than_ns: "50ms"), and
+ *  "NAME>DURATION" (range_name and range_bound_ns: "request>20ms"; range_name
+ *  is then allocated: opprof_free it once the session has started, which
+ *  copies it). OPPROF_EINVAL with a sentence in why for a bad rule. */
+OPPROF_API int opprof_flight_parse_triggers(opprof_flight *flight, const char *text, char *why, size_t why_size);
+/** A duration with its unit, "250ms", "1.5s", "800us", "20000ns", or "0",
+ *  into *out nanoseconds. OPPROF_EINVAL otherwise. */
+OPPROF_API int opprof_parse_duration_ns(const char *text, int64_t *out);
 
 typedef struct opprof_config {
     unsigned activities;            /* OPPROF_ACTIVITY_CPU */

@@ -109,8 +109,14 @@ static int run(int argc, char **argv) {
     if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
     opprof_averages_free(avg);
+    char *flight = NULL; /* a flight recorder's save: its reason and its step against the others */
+    if (!rc && !json && opprof_capture_get_info(cap).flight.reason[0])
+        rc = opprof_capture_flight_to_string(cap, row_limit, &flight);
     opprof_capture_free(cap);
-    return tool_emit(argv[optind], rc, text, NULL);
+    int status = tool_emit(argv[optind], rc, text, NULL);
+    if (flight && status == TOOL_EXIT_OK) printf("\n\n%s", flight);
+    opprof_free(flight);
+    return status;
 }
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"

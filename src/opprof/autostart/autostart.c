@@ -11,7 +11,13 @@
  * with the same signal, the program's own disposition restored. A child
  * forked without exec records nothing of its own: its exit publishes nothing
  * (the parent's capture is the directory's), and a signal to it does what it
- * would without opprof. */
+ * would without opprof.
+ *
+ * OPPROF_FLIGHT=N[,Ts][,MMiB] runs the session as a flight recorder
+ * (opprof_flight): DIR is made at start and each save appears in it as it is
+ * written (flight-K-step-N.json...), from the recorder's saver thread; the
+ * dump signal (OPPROF_FLIGHT_SIGNAL, SIGUSR2 by default) wakes the watcher,
+ * which asks for a dump. */
 #define _GNU_SOURCE
 #include "record/record.h" /* opprof__tls: the thread is inside a record */
 #include "render/render.h"
@@ -42,7 +48,12 @@ static struct {
     pid_t saver;      /* atomic: the thread that saves */
     pid_t owner;      /* the process profiled: a child forked from it records nothing of its own */
     struct sigaction old_int, old_term;
-} g_auto;
+    bool flight;      /* OPPROF_FLIGHT: DIR itself is written, save by save */
+    int flight_signal; /* the dump signal, 0: none */
+    int dumps;        /* atomic: dump signals received */
+    int saves;        /* flight saves named so far (the saver thread's) */
+    pthread_mutex_t lock; /* the session pointer, between the watcher's dumps and the save at exit */
+} g_auto = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html,perfetto (any
  * of them; default the first three), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
@@ -96,6 +107,12 @@ static int write_tables(const opprof_capture *c, const char *stem, char *path, s
         table = NULL;
     }
     opprof_averages_free(avg);
+    if (!rc && opprof_capture_get_info(c).flight.reason[0]) { /* a flight recorder's save: why, and its step */
+        snprintf(path, size, "%s.flight.txt", stem);
+        rc = opprof_capture_flight_to_string(c, 20, &table);
+        if (!rc) rc = opprof_write_text_file(path, table);
+        opprof_free(table);
+    }
     return rc;
 }
 
@@ -106,7 +123,10 @@ static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
     long long step = (long long)opprof_capture_get_info(c).step_num;
     char stem[4300], path[4400];
-    snprintf(stem, sizeof stem, "%s/trace-step-%lld", g_auto.work, step);
+    if (g_auto.flight)
+        snprintf(stem, sizeof stem, "%s/flight-%03d-step-%lld", g_auto.dir, ++g_auto.saves, step);
+    else
+        snprintf(stem, sizeof stem, "%s/trace-step-%lld", g_auto.work, step);
     int rc = 0;
     if (g_out.outputs & OUT_TRACE) {
         snprintf(path, sizeof path, "%s.json%s", stem, g_out.chrome.gzip ? ".gz" : "");
@@ -194,9 +214,20 @@ static int publish(char *where, size_t size) {
 }
 
 static void save(void) {
-    if (!g_auto.session) return;
-    opprof_session_free(g_auto.session); /* a capture being recorded is written now */
+    pthread_mutex_lock(&g_auto.lock);
+    opprof_session *session = g_auto.session;
     g_auto.session = NULL;
+    pthread_mutex_unlock(&g_auto.lock);
+    if (!session) return;
+    opprof_session_free(session); /* a capture being recorded is written now */
+    if (g_auto.flight) {
+        if (g_auto.captures == 0 && rmdir(g_auto.dir) == 0)
+            fprintf(stderr, "opprof: flight recorder: no step was saved (no trigger); '%s' removed\n", g_auto.dir);
+        else
+            fprintf(stderr, "opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.dir,
+                    g_auto.failed ? " (some could not be written: said above)" : "");
+        return;
+    }
     if (g_auto.failed || g_auto.captures == 0) {
         remove_work();
         fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
@@ -237,9 +268,32 @@ static void on_signal(int sig) {
     wait_done();
 }
 
+/* The dump signal: the watcher asks the flight recorder for a dump. */
+static void on_dump_signal(int sig) {
+    (void)sig;
+    __atomic_add_fetch(&g_auto.dumps, 1, __ATOMIC_RELEASE);
+    sem_post(&g_auto.wake);
+}
+
+static void dump(void) {
+    char reason[64];
+    snprintf(reason, sizeof reason, "signal %s (dump)", sigabbrev_np(g_auto.flight_signal));
+    pthread_mutex_lock(&g_auto.lock);
+    if (g_auto.session && !__atomic_load_n(&g_auto.finished, __ATOMIC_ACQUIRE))
+        opprof_session_dump(g_auto.session, reason);
+    pthread_mutex_unlock(&g_auto.lock);
+}
+
 static void *watcher(void *arg) {
     (void)arg;
-    while (sem_wait(&g_auto.wake) != 0 && errno == EINTR) {
+    for (;;) {
+        while (sem_wait(&g_auto.wake) != 0 && errno == EINTR) {
+        }
+        if (__atomic_load_n(&g_auto.fatal, __ATOMIC_ACQUIRE)) break;
+        if (__atomic_load_n(&g_auto.dumps, __ATOMIC_ACQUIRE)) {
+            __atomic_sub_fetch(&g_auto.dumps, 1, __ATOMIC_ACQ_REL);
+            dump();
+        }
     }
     finish(); /* saves and ends the process by the signal; or waits while atexit does */
     end_by_signal();
@@ -294,6 +348,87 @@ static int parse_schedule(const char *text, opprof_schedule *s) {
     return opprof_schedule_check(s) ? -1 : 0;
 }
 
+/* The dump signal's name: USR1, USR2 (SIG may lead), a real-time signal's
+ * number, or none. 0 for none, -1 for a name that is none of them. */
+static int parse_signal(const char *text) {
+    if (!strcmp(text, "none")) return 0;
+    if (!strncmp(text, "SIG", 3)) text += 3;
+    if (!strcmp(text, "USR1")) return SIGUSR1;
+    if (!strcmp(text, "USR2")) return SIGUSR2;
+    char *end;
+    long n = strtol(text, &end, 10);
+    return *text && !*end && n >= SIGRTMIN && n <= SIGRTMAX ? (int)n : -1;
+}
+
+/* One OPPROF_FLIGHT_* count: 0 and said when absent or valid, -1 when not. */
+static int flight_count(const char *name, int lo, int hi, int *out) {
+    const char *text = secure_getenv(name);
+    if (!text) return 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*text && !*end && v >= lo && v <= hi) return *out = (int)v, 0;
+    fprintf(stderr, "opprof: %s='%s': not a whole number from %d to %d; nothing is recorded\n", name, text, lo, hi);
+    return -1;
+}
+
+/* OPPROF_FLIGHT and its companions into cfg->flight: 0 (also when there is
+ * no OPPROF_FLIGHT), or -1 when one is wrong (said: then nothing is recorded,
+ * rather than everything). */
+static int flight_setup(opprof_config *cfg) {
+    const char *keep = secure_getenv("OPPROF_FLIGHT");
+    if (!keep) return 0;
+    char why[512];
+    opprof_flight *f = &cfg->flight;
+    *f = opprof_flight_default();
+    const char *trig = secure_getenv("OPPROF_FLIGHT_TRIGGER"), *cool = secure_getenv("OPPROF_FLIGHT_COOLDOWN");
+    const char *sig = secure_getenv("OPPROF_FLIGHT_SIGNAL");
+    int64_t ns;
+    const char *bad = NULL;
+    if (opprof_flight_parse_keep(f, keep, why, sizeof why)) bad = "OPPROF_FLIGHT";
+    else if (trig && opprof_flight_parse_triggers(f, trig, why, sizeof why)) bad = "OPPROF_FLIGHT_TRIGGER";
+    else if (cool && opprof_parse_duration_ns(cool, &ns)) {
+        bad = "OPPROF_FLIGHT_COOLDOWN";
+        snprintf(why, sizeof why, "'%s': not a duration (\"1s\", \"250ms\", \"0\")", cool);
+    } else if (sig && parse_signal(sig) < 0) {
+        bad = "OPPROF_FLIGHT_SIGNAL";
+        snprintf(why, sizeof why, "'%s': not USR1, USR2, a real-time signal's number (%d to %d) or none", sig,
+                 SIGRTMIN, SIGRTMAX);
+    }
+    if (bad) {
+        fprintf(stderr, "opprof: %s=%s; nothing is recorded\n", bad, why);
+        return -1;
+    }
+    if (cool) f->cooldown_ms = ns / 1000000;
+    g_auto.flight_signal = sig ? parse_signal(sig) : SIGUSR2;
+    if (flight_count("OPPROF_FLIGHT_BEFORE", 0, 1000000, &f->before) ||
+        flight_count("OPPROF_FLIGHT_AFTER", 0, 1000000, &f->after) ||
+        flight_count("OPPROF_FLIGHT_MEDIAN_OF", 1, 100000, &f->median_of))
+        return -1;
+    if (!secure_getenv("OPPROF_FLIGHT_BEFORE") && f->before + 1 + f->after > f->keep_steps)
+        f->before = f->keep_steps - 1 - f->after > 0 ? f->keep_steps - 1 - f->after : 0; /* the default fits */
+    if (opprof_flight_check(f, why, sizeof why)) {
+        fprintf(stderr, "opprof: OPPROF_FLIGHT: %s; nothing is recorded\n", why);
+        return -1;
+    }
+    if (cfg->schedule.active) {
+        fprintf(stderr, "opprof: OPPROF_SCHEDULE ignored: the flight recorder (OPPROF_FLIGHT) records every step\n");
+        cfg->schedule = (opprof_schedule){0};
+    }
+    g_auto.flight = true;
+    return 0;
+}
+
+/* The dump signal's handler, installed once the session runs. */
+static void handle_dump_signal(void) {
+    if (!g_auto.flight_signal) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_dump_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(g_auto.flight_signal, &sa, NULL);
+}
+
 /* The program starts a session of its own: OPPROF_TRACE's stops and is saved first. */
 static void yield_to_program(void) {
     if (g_auto.session) finish();
@@ -339,21 +474,26 @@ __attribute__((constructor)) static void autostart(void) {
                         "(whole numbers, active >= 1); recording from start to exit\n", sched);
         cfg.schedule = (opprof_schedule){0};
     }
+    int flight_rc = flight_setup(&cfg);
     snprintf(g_auto.dir, sizeof g_auto.dir, "%s", dir);
     snprintf(g_auto.work, sizeof g_auto.work, "%s.opprof-%ld", dir, (long)getpid());
     /* this process is the one profiled: the programs it starts do not inherit it
      * (each would try to write the same DIR) */
     unsetenv("OPPROF_TRACE");
     unsetenv("OPPROF_SCHEDULE");
-    if (mkdir(g_auto.work, 0777) != 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, g_auto.work,
+    unsetenv("OPPROF_FLIGHT");
+    if (flight_rc) return;
+    const char *made = g_auto.flight ? g_auto.dir : g_auto.work; /* a flight recorder's saves appear as they come */
+    if (mkdir(made, 0777) != 0) {
+        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, made,
                 strerror(errno));
         return;
     }
     int rc = opprof_session_start(&g_auto.session, &cfg);
+    opprof_free((void *)cfg.flight.range_name); /* the session has its copy */
     if (rc) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot start profiling: %s\n", opprof_strerror(rc));
-        rmdir(g_auto.work);
+        rmdir(made);
         return;
     }
     g_auto.owner = getpid();
@@ -362,6 +502,7 @@ __attribute__((constructor)) static void autostart(void) {
     if (start_watcher() == 0) {
         handle(SIGINT, &g_auto.old_int);
         handle(SIGTERM, &g_auto.old_term);
+        if (g_auto.flight) handle_dump_signal();
     }
 }
 
