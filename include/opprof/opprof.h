@@ -285,6 +285,10 @@ OPPROF_API int opprof_flight_parse_triggers(opprof_flight *flight, const char *t
 /** A duration with its unit, "250ms", "1.5s", "800us", "20000ns", or "0",
  *  into *out nanoseconds. OPPROF_EINVAL otherwise. */
 OPPROF_API int opprof_parse_duration_ns(const char *text, int64_t *out);
+/** OPPROF_FLIGHT_SIGNAL's value: "USR2" or "SIGUSR2", "USR1", a real-time
+ *  signal's number (SIGRTMIN to SIGRTMAX), or "none" (0) into *out.
+ *  OPPROF_EINVAL otherwise. */
+OPPROF_API int opprof_parse_dump_signal(const char *text, int *out);
 
 typedef struct opprof_config {
     unsigned activities;            /* OPPROF_ACTIVITY_CPU */

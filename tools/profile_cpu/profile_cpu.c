@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -38,6 +39,9 @@ typedef struct options {
     int group_by_stack_n;
     long fail_alloc; /* testing: make the Nth allocation fail (0: count them), -1: off */
     parallel_mode parallel;
+    opprof_flight flight;   /* --flight: keep_steps > 0 */
+    const char *slow_steps; /* --slow-steps: "100,250" */
+    double slow_by;         /* --slow-by: > 0 a multiple of the median step so far, < 0 minus ns */
 } options;
 
 /* SIGINT and SIGTERM: noted here, acted on between steps and files, so that
@@ -54,7 +58,7 @@ typedef struct context {
     const char *workdir; /* temporary directory being filled */
     opprof_summary *summary;
     char failed_path[4096];
-    int error;
+    int error;     /* atomic: the flight recorder saves on a thread of its own */
     bool reported; /* the error has been printed already */
 } context;
 
@@ -108,6 +112,21 @@ static void usage(FILE *f) {
             "                   batch) or tensor (Linear layers split, partial outputs summed with\n"
             "                   mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"
             "                   ranks.txt (opprof report --ranks) in OUTDIR\n"
+            "  --flight N[,Ts][,MMiB]  a flight recorder instead of the schedule: every step is\n"
+            "                   recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"
+            "                   triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"
+            "                   with STEM-N.flight.txt: why, and the step against the median step\n"
+            "  --flight-trigger LIST  what triggers: Kx (slower than K x the median of the steps\n"
+            "                   before it), DURATION (longer than it: 50ms), NAME>DURATION (a range\n"
+            "                   named NAME longer than it); comma-separated (default 2x)\n"
+            "  --flight-before K    steps saved before the triggering one (default 4)\n"
+            "  --flight-after J     steps saved after it (default 0)\n"
+            "  --flight-median-of W steps of the rolling median (default 50)\n"
+            "  --flight-cooldown DUR  at most one save per DUR (default 1s; 0: none)\n"
+            "  --slow-steps LIST  for testing: these steps (\"100,250\") are made slower: their\n"
+            "                   first aten::addmm waits longer, busy (nn_debug_delay_next)\n"
+            "  --slow-by X      by how much: Kx (K times the median of the last 50 steps, default\n"
+            "                   2x) or a duration (\"20ms\")\n"
             "  --version        print the version and exit\n"
             "  -h, --help       this help\n"
             "\n"
@@ -129,8 +148,14 @@ static int parse_int(const char *text, const char *flag, int min, int *out) {
     return 0;
 }
 
+static int say_bad(const char *flag, const char *why) {
+    fprintf(stderr, "profile_cpu: %s %s: %s\n", flag, optarg, why);
+    return -1;
+}
+
 /* One option of getopt's (c) with its argument; 0, or -1 said on stderr. */
 static int take_option(int c, options *o) {
+    char why[512];
     int rc = 0;
     switch (c) {
     case 't': rc = parse_int(optarg, "--threads", 1, &o->threads); break;
@@ -166,6 +191,40 @@ static int take_option(int c, options *o) {
     case 10: o->html = true; break;
     case 13: o->stats = true; break;
     case 14: o->perfetto = true; break;
+    case 15:
+        if (opprof_flight_parse_keep(&o->flight, optarg, why, sizeof why)) rc = say_bad("--flight", why);
+        break;
+    case 16:
+        o->flight.slower_than_median = 0;
+        if (opprof_flight_parse_triggers(&o->flight, optarg, why, sizeof why)) rc = say_bad("--flight-trigger", why);
+        break;
+    case 17: rc = parse_int(optarg, "--flight-before", 0, &o->flight.before); break;
+    case 18: rc = parse_int(optarg, "--flight-after", 0, &o->flight.after); break;
+    case 19: rc = parse_int(optarg, "--flight-median-of", 1, &o->flight.median_of); break;
+    case 20: {
+        int64_t ns;
+        if (opprof_parse_duration_ns(optarg, &ns)) rc = say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
+        o->flight.cooldown_ms = ns / 1000000;
+        break;
+    }
+    case 21:
+        o->slow_steps = optarg;
+        if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
+            rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
+        break;
+    case 22: {
+        int64_t ns;
+        size_t n = strlen(optarg);
+        char *end;
+        double k = n > 1 && optarg[n - 1] == 'x' ? strtod(optarg, &end) : 0;
+        if (k > 0 && end == optarg + n - 1)
+            o->slow_by = k;
+        else if (opprof_parse_duration_ns(optarg, &ns) == 0 && ns > 0)
+            o->slow_by = -(double)ns;
+        else
+            rc = say_bad("--slow-by", "not Kx (K > 0) or a duration (\"20ms\")");
+        break;
+    }
     case 8: {
         int n;
         rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -201,7 +260,10 @@ static int parse_options(int argc, char **argv, options *o) {
                    .out_features = 64,
                    .steps = 6,
                    .schedule = {.skip_first = 0, .wait = 1, .warmup = 1, .active = 2, .repeat = 1},
-                   .fail_alloc = -1};
+                   .fail_alloc = -1,
+                   .flight = opprof_flight_default(),
+                   .slow_by = 2};
+    o->flight.slower_than_median = 2;
     static const struct option longs[] = {
         {"threads", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
         {"in", required_argument, 0, 'i'},      {"hidden", required_argument, 0, 'H'},
@@ -219,6 +281,10 @@ static int parse_options(int argc, char **argv, options *o) {
         {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
         {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
         {"stats", no_argument, 0, 13},         {"perfetto", no_argument, 0, 14},
+        {"flight", required_argument, 0, 15},  {"flight-trigger", required_argument, 0, 16},
+        {"flight-before", required_argument, 0, 17}, {"flight-after", required_argument, 0, 18},
+        {"flight-median-of", required_argument, 0, 19}, {"flight-cooldown", required_argument, 0, 20},
+        {"slow-steps", required_argument, 0, 21}, {"slow-by", required_argument, 0, 22},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -232,6 +298,11 @@ static int parse_options(int argc, char **argv, options *o) {
     int rc = opprof_schedule_check(&o->schedule);
     if (rc) {
         fprintf(stderr, "profile_cpu: %s\n", opprof_strerror(rc));
+        return -1;
+    }
+    char why[512];
+    if (o->flight.keep_steps && opprof_flight_check(&o->flight, why, sizeof why)) {
+        fprintf(stderr, "profile_cpu: --flight: %s\n", why);
         return -1;
     }
     return 0;
@@ -285,7 +356,7 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
         /* profile_cpu sets no event budget: only a failed allocation drops events */
         fprintf(stderr, "profile_cpu: %llu events could not be recorded (out of memory): the capture is incomplete\n",
                 (unsigned long long)info.dropped_events);
-        ctx->error = OPPROF_ENOMEM;
+        __atomic_store_n(&ctx->error, OPPROF_ENOMEM, __ATOMIC_RELAXED);
         ctx->reported = true;
         return OPPROF_ENOMEM;
     }
@@ -320,12 +391,18 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     if (!rc && o->stacks) rc = write_beside(ctx, cap, step, "stacks", write_stacks);
     if (!rc && o->perfetto) rc = write_beside(ctx, cap, step, "pftrace", opprof_capture_perfetto_write);
     if (!rc && o->html) rc = write_beside(ctx, cap, step, "html", opprof_capture_html_write);
+    char *flight = NULL; /* a flight recorder's save: why, and its step against the others */
+    if (!rc && info.flight.reason[0] && !(rc = opprof_capture_flight_to_string(cap, 12, &flight))) {
+        snprintf(name, sizeof name, "%s-%lld.flight.txt", o->stem, step);
+        rc = write_file(ctx, name, flight);
+    }
     if (!rc) rc = opprof_summary_add_capture(ctx->summary, cap, avg);
-    if (!rc && !o->quiet) printf("%s\n%s\n", time_table, memory_table);
+    if (!rc && !o->quiet) printf("%s\n%s\n%s%s", time_table, memory_table, flight ? flight : "", flight ? "\n" : "");
+    opprof_free(flight);
     opprof_free(time_table);
     opprof_free(memory_table);
     opprof_averages_free(avg);
-    if (rc && !ctx->error) ctx->error = rc;
+    if (rc && !__atomic_load_n(&ctx->error, __ATOMIC_RELAXED)) __atomic_store_n(&ctx->error, rc, __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -408,37 +485,85 @@ static int prepare(const options *o, work *w) {
     return rc;
 }
 
-/* The guide's loop: each batch a range around a forward range, one step each. */
-static int profile_steps(const options *o, context *ctx, work *w, opprof_session *session) {
-    for (int step = 0; step < o->steps; step++) {
-        int frc = 0;
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* --slow-steps names this step. */
+static bool is_slow(const options *o, int step) {
+    for (const char *p = o->slow_steps; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        char *end;
+        if (strtol(p, &end, 10) == step && end > p) return true;
+    }
+    return false;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* --slow-steps: this step's first aten::addmm waits --slow-by longer. */
+static void slow_down(const options *o, int step, const int64_t *times) {
+    if (!is_slow(o, step)) return;
+    int64_t ns = (int64_t)-o->slow_by;
+    if (o->slow_by > 0) { /* K times the median of the last 50 steps */
+        int64_t sorted[50];
+        int n = step < 50 ? step : 50;
+        memcpy(sorted, times + step - n, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
+        ns = n ? (int64_t)(o->slow_by * (double)sorted[n / 2]) : 0;
+    }
+    nn_debug_delay_next("aten::addmm", ns);
+}
+
+/* One batch: 0, 1 to stop quietly (interrupted, or a save failed: said), or an error. */
+static int one_step(context *ctx, work *w, opprof_session *session, int step) {
+    int frc = 0;
+    {
+        OPPROF_SCOPE("batch_%d", step);
+        nn_tensor *output = NULL;
         {
-            OPPROF_SCOPE("batch_%d", step);
-            nn_tensor *output = NULL;
-            {
-                OPPROF_SCOPE("forward");
-                frc = parallel_forward(w->model, w->inputs, &output);
-            }
-            nn_tensor_free(output);
+            OPPROF_SCOPE("forward");
+            frc = parallel_forward(w->model, w->inputs, &output);
         }
-        if (frc) {
-            w->what = "running the model";
-            return frc;
-        }
-        int step_rc = opprof_session_step(session); /* advance once after each logical batch */
-        if (g_signal || ctx->error) return 0;
-        if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
-            w->what = "saving the capture";
-            return step_rc;
-        }
+        nn_tensor_free(output);
+    }
+    if (frc) {
+        w->what = "running the model";
+        return frc;
+    }
+    int step_rc = opprof_session_step(session); /* advance once after each logical batch */
+    if (g_signal || __atomic_load_n(&ctx->error, __ATOMIC_RELAXED)) return 1;
+    if (step_rc && step_rc != OPPROF_ECALLBACK) { /* a capture was lost */
+        w->what = "saving the capture";
+        return step_rc;
     }
     return 0;
+}
+
+/* The guide's loop: each batch a range around a forward range, one step each. */
+static int profile_steps(const options *o, context *ctx, work *w, opprof_session *session) {
+    int64_t *times = o->slow_steps ? calloc((size_t)o->steps + 1, sizeof *times) : NULL;
+    if (o->slow_steps && !times) return NN_ENOMEM;
+    int rc = 0;
+    for (int step = 0; step < o->steps && !rc; step++) {
+        int64_t t0 = now_ns();
+        if (times) slow_down(o, step, times);
+        rc = one_step(ctx, w, session, step);
+        if (times) times[step] = now_ns() - t0;
+    }
+    free(times);
+    return rc == 1 ? 0 : rc;
 }
 
 /* The profiler, started with the options, through the steps, stopped. */
 static int profile(const options *o, context *ctx, work *w) {
     opprof_config cfg = opprof_config_default();
-    cfg.schedule = o->schedule;
+    cfg.schedule = o->flight.keep_steps ? (opprof_schedule){0} : o->schedule; /* --flight records every step */
+    cfg.flight = o->flight;
     cfg.on_trace_ready = save_trace;
     cfg.user_data = ctx;
     cfg.profile_memory = true;

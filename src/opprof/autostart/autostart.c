@@ -277,7 +277,7 @@ static void on_dump_signal(int sig) {
 
 static void dump(void) {
     char reason[64];
-    snprintf(reason, sizeof reason, "signal %s (dump)", sigabbrev_np(g_auto.flight_signal));
+    snprintf(reason, sizeof reason, "signal SIG%s (dump)", sigabbrev_np(g_auto.flight_signal));
     pthread_mutex_lock(&g_auto.lock);
     if (g_auto.session && !__atomic_load_n(&g_auto.finished, __ATOMIC_ACQUIRE))
         opprof_session_dump(g_auto.session, reason);
@@ -348,18 +348,6 @@ static int parse_schedule(const char *text, opprof_schedule *s) {
     return opprof_schedule_check(s) ? -1 : 0;
 }
 
-/* The dump signal's name: USR1, USR2 (SIG may lead), a real-time signal's
- * number, or none. 0 for none, -1 for a name that is none of them. */
-static int parse_signal(const char *text) {
-    if (!strcmp(text, "none")) return 0;
-    if (!strncmp(text, "SIG", 3)) text += 3;
-    if (!strcmp(text, "USR1")) return SIGUSR1;
-    if (!strcmp(text, "USR2")) return SIGUSR2;
-    char *end;
-    long n = strtol(text, &end, 10);
-    return *text && !*end && n >= SIGRTMIN && n <= SIGRTMAX ? (int)n : -1;
-}
-
 /* One OPPROF_FLIGHT_* count: 0 and said when absent or valid, -1 when not. */
 static int flight_count(const char *name, int lo, int hi, int *out) {
     const char *text = secure_getenv(name);
@@ -389,7 +377,7 @@ static int flight_setup(opprof_config *cfg) {
     else if (cool && opprof_parse_duration_ns(cool, &ns)) {
         bad = "OPPROF_FLIGHT_COOLDOWN";
         snprintf(why, sizeof why, "'%s': not a duration (\"1s\", \"250ms\", \"0\")", cool);
-    } else if (sig && parse_signal(sig) < 0) {
+    } else if (sig && opprof_parse_dump_signal(sig, &g_auto.flight_signal)) {
         bad = "OPPROF_FLIGHT_SIGNAL";
         snprintf(why, sizeof why, "'%s': not USR1, USR2, a real-time signal's number (%d to %d) or none", sig,
                  SIGRTMIN, SIGRTMAX);
@@ -399,7 +387,7 @@ static int flight_setup(opprof_config *cfg) {
         return -1;
     }
     if (cool) f->cooldown_ms = ns / 1000000;
-    g_auto.flight_signal = sig ? parse_signal(sig) : SIGUSR2;
+    if (!sig) g_auto.flight_signal = SIGUSR2;
     if (flight_count("OPPROF_FLIGHT_BEFORE", 0, 1000000, &f->before) ||
         flight_count("OPPROF_FLIGHT_AFTER", 0, 1000000, &f->after) ||
         flight_count("OPPROF_FLIGHT_MEDIAN_OF", 1, 100000, &f->median_of))

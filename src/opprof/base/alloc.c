@@ -165,31 +165,42 @@ void opprof__release_pages(void *ptr, size_t size) {
     if (last > first) madvise((void *)first, last - first, MADV_DONTNEED);
 }
 
+/* Arrays below this many bytes live on the heap. */
+static const size_t HEAP_ARRAY_MAX = (size_t)256 << 10;
+
+static bool array_on_heap(size_t bytes) { return !default_hook() || bytes < HEAP_ARRAY_MAX; }
+
+/* A mapped array grown in place or moved by the kernel: no copy. */
+static void *remap_pages(void *array, size_t bytes) {
+    char *base = (char *)array - PAGE_HEADER;
+    size_t length;
+    memcpy(&length, base, sizeof length);
+    size_t grown = (bytes + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
+    char *moved = mremap(base, length, grown, MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED) return NULL;
+    memcpy(moved, &grown, sizeof grown);
+    return moved + PAGE_HEADER;
+}
+
 int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem) {
     if (need <= *capacity) return 0;
-    size_t cap = *capacity ? *capacity : (65536 + elem - 1) / elem;
+    size_t cap = *capacity ? *capacity : (4096 + elem - 1) / elem;
     while (cap < need) {
         if (cap > SIZE_MAX / 2 / elem) return OPPROF_ENOMEM;
         cap *= 2;
     }
+    size_t old_bytes = *capacity * elem, bytes = cap * elem;
     void *p;
-    if (!default_hook()) {
-        p = opprof__realloc(*array, cap * elem);
-    } else if (*array) {
-        /* the kernel moves the pages: no copy, no second copy in memory */
-        char *base = (char *)*array - PAGE_HEADER;
-        size_t length;
-        memcpy(&length, base, sizeof length);
-        size_t grown = (cap * elem + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
-        char *moved = mremap(base, length, grown, MREMAP_MAYMOVE);
-        p = NULL;
-        if (moved != MAP_FAILED) {
-            length = grown;
-            memcpy(moved, &length, sizeof length);
-            p = moved + PAGE_HEADER;
+    if (array_on_heap(bytes)) {
+        p = opprof__realloc(*array, bytes);
+    } else if (*array && !array_on_heap(old_bytes)) {
+        p = remap_pages(*array, bytes);
+    } else { /* first mapping: what the heap held moves once */
+        p = map_pages(bytes, PAGES_MAPPED);
+        if (p && *array) {
+            memcpy(p, *array, old_bytes);
+            opprof__free(*array);
         }
-    } else {
-        p = map_pages(cap * elem, PAGES_MAPPED);
     }
     if (!p) return OPPROF_ENOMEM;
     *array = p;
@@ -197,12 +208,12 @@ int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem)
     return 0;
 }
 
-void opprof__free_pages(void *ptr) {
+void opprof__free_pages(void *ptr, size_t bytes) {
     if (!ptr) return;
-    if (default_hook())
-        unmap_pages(ptr);
-    else
+    if (array_on_heap(bytes))
         opprof__free(ptr);
+    else
+        unmap_pages(ptr);
 }
 
 int opprof__allocator_set(const opprof_allocator *allocator) {

@@ -52,10 +52,12 @@ OPPROF__HIDDEN void opprof__region_give(void *block, size_t length);
 /* Give the whole pages within [ptr, ptr + size) of a chunk back to the
  * system (they read as zero after); a no-op under a custom allocator. */
 OPPROF__HIDDEN void opprof__release_pages(void *ptr, size_t size);
-/* opprof__grow for large arrays: pages that mremap moves without copying;
- * freed with opprof__free_pages. */
+/* opprof__grow for arrays that may be large: on the heap while they are
+ * small (under 256 KiB: a capture of a step costs no mapping), then pages
+ * that mremap moves without copying; freed with opprof__free_pages, given
+ * the capacity in bytes (capacity * elem) that grow left. */
 OPPROF__HIDDEN int opprof__grow_pages(void **array, size_t *capacity, size_t need, size_t elem);
-OPPROF__HIDDEN void opprof__free_pages(void *ptr);
+OPPROF__HIDDEN void opprof__free_pages(void *ptr, size_t bytes);
 /* A string returned through the public API (freed with opprof_free). */
 OPPROF__HIDDEN char *opprof__public_string(const char *data, size_t len);
 

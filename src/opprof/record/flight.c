@@ -52,10 +52,15 @@ int opprof_flight_check(const opprof_flight *f, char *why, size_t size) {
 
 static int64_t clock_now(const opprof__flight *f) { return f->cfg.clock_ns ? f->cfg.clock_ns() : opprof__monotonic_ns(); }
 
-void opprof__flight_slot_release(opprof__flight_slot *st) {
-    if (st && __atomic_sub_fetch(&st->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        opprof_capture_free(st->cap);
-        opprof__free(st);
+/* One holder less; the last one's step goes to the saver to be freed (a
+ * capture's free is not the program's thread's work), woken once per
+ * DROPPED_BATCH steps (a wake-up costs the program more than a free). Under
+ * f->lock. */
+void opprof__flight_slot_release(opprof__flight *f, opprof__flight_slot *st) {
+    if (st && --st->refs == 0) {
+        st->next_dropped = f->dropped;
+        f->dropped = st;
+        if (++f->n_dropped == OPPROF__FLIGHT_DROPPED_BATCH) pthread_cond_signal(&f->wake);
     }
 }
 
@@ -69,7 +74,7 @@ static void ring_drop_oldest(opprof__flight *f) {
     f->ring_first = (f->ring_first + 1) % f->cfg.keep_steps;
     f->ring_count--;
     f->stats.steps_dropped++;
-    opprof__flight_slot_release(st);
+    opprof__flight_slot_release(f, st);
 }
 
 /* The newest step in; the oldest out while the ring holds too much (but
@@ -88,25 +93,45 @@ static void ring_push(opprof__flight *f, opprof__flight_slot *st) {
 
 /* ---- the rules ---- */
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of the durations of the steps before this one (0: too few). */
 static int64_t rolling_median(opprof__flight *f, int *of) {
     int n = f->history_count;
+    const int64_t *v = f->sorted;
     *of = n;
     if (n < (f->cfg.median_of < MIN_HISTORY ? f->cfg.median_of : MIN_HISTORY)) return 0;
-    memcpy(f->scratch, f->history, (size_t)n * sizeof *f->scratch);
-    qsort(f->scratch, (size_t)n, sizeof *f->scratch, cmp_i64);
-    return n % 2 ? f->scratch[n / 2] : f->scratch[n / 2 - 1] + (f->scratch[n / 2] - f->scratch[n / 2 - 1]) / 2;
+    return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
+/* The first place in sorted[0..n) whose value is not below x. */
+static int lower_bound(const int64_t *sorted, int n, int64_t x) {
+    int lo = 0;
+    while (n > 0) {
+        int half = n / 2;
+        if (sorted[lo + half] < x) {
+            lo += half + 1;
+            n -= half + 1;
+        } else {
+            n = half;
+        }
+    }
+    return lo;
+}
+
+/* The step's duration into the window of the last median_of, kept sorted
+ * too: the median costs no sort. */
 static void history_push(opprof__flight *f, int64_t ns) {
+    int n = f->history_count;
+    if (n == f->cfg.median_of) { /* the oldest leaves */
+        int at = lower_bound(f->sorted, n, f->history[f->history_next]);
+        memmove(f->sorted + at, f->sorted + at + 1, (size_t)(n - at - 1) * sizeof *f->sorted);
+        n--;
+    }
+    int at = lower_bound(f->sorted, n, ns);
+    memmove(f->sorted + at + 1, f->sorted + at, (size_t)(n - at) * sizeof *f->sorted);
+    f->sorted[at] = ns;
+    f->history_count = n + 1;
     f->history[f->history_next] = ns;
     f->history_next = (f->history_next + 1) % f->cfg.median_of;
-    if (f->history_count < f->cfg.median_of) f->history_count++;
 }
 
 /* The longest range named cfg.range_name in the step, or -1. */
@@ -166,7 +191,7 @@ static void queue_save(opprof__flight *f, int count, const opprof_flight_info *i
     job->count = count;
     for (int i = 0; i < count; i++) {
         opprof__flight_slot *st = ring_at(f, f->ring_count - count + i);
-        __atomic_add_fetch(&st->refs, 1, __ATOMIC_RELAXED);
+        st->refs++;
         job->steps[i] = st;
     }
     if (count) {
@@ -269,14 +294,14 @@ int opprof__flight_new(opprof__flight **out, const opprof_flight *cfg, const opp
     f->sink = *sink;
     f->ring = opprof__calloc((size_t)cfg->keep_steps, sizeof *f->ring);
     f->history = opprof__calloc((size_t)cfg->median_of, sizeof *f->history);
-    f->scratch = opprof__calloc((size_t)cfg->median_of, sizeof *f->scratch);
+    f->sorted = opprof__calloc((size_t)cfg->median_of, sizeof *f->sorted);
     if (cfg->range_name) {
         f->range_name = opprof__strdup(cfg->range_name);
         f->cfg.range_name = f->range_name;
     }
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->wake, NULL);
-    if (!f->ring || !f->history || !f->scratch || (cfg->range_name && !f->range_name) || opprof__flight_saver_start(f)) {
+    if (!f->ring || !f->history || !f->sorted || (cfg->range_name && !f->range_name) || opprof__flight_saver_start(f)) {
         opprof__flight_free(f);
         return OPPROF_ENOMEM;
     }
@@ -299,13 +324,18 @@ void opprof__flight_free(opprof__flight *f) {
     if (f->saver_started) opprof__flight_stop(f);
     while (f->ring && f->ring_count) {
         f->ring_count--;
-        opprof__flight_slot_release(f->ring[(f->ring_first + f->ring_count) % f->cfg.keep_steps]);
+        opprof__flight_slot_release(f, f->ring[(f->ring_first + f->ring_count) % f->cfg.keep_steps]);
+    }
+    for (opprof__flight_slot *st = f->dropped, *next; st; st = next) { /* the saver has ended */
+        next = st->next_dropped;
+        opprof_capture_free(st->cap);
+        opprof__free(st);
     }
     pthread_mutex_destroy(&f->lock);
     pthread_cond_destroy(&f->wake);
     opprof__free(f->ring);
     opprof__free(f->history);
-    opprof__free(f->scratch);
+    opprof__free(f->sorted);
     opprof__free(f->range_name);
     opprof__free(f);
 }

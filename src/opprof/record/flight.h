@@ -8,7 +8,10 @@
 
 #include <pthread.h>
 
-enum { OPPROF__FLIGHT_PENDING = 64 }; /* saves waiting for their `after` steps */
+enum {
+    OPPROF__FLIGHT_PENDING = 64,      /* saves waiting for their `after` steps */
+    OPPROF__FLIGHT_DROPPED_BATCH = 32 /* steps dropped before the saver frees them */
+};
 
 /* One step's capture, shared by the ring and the saves that hold it. */
 typedef struct opprof__flight_slot {
@@ -17,7 +20,8 @@ typedef struct opprof__flight_slot {
     uint64_t start_ticks;    /* its window's start: the offset between two steps */
     int64_t start_ns, end_ns; /* by the rules' clock */
     size_t bytes;
-    int refs;                /* atomic */
+    int refs;                /* the ring and the saves that hold it; under the recorder's lock */
+    struct opprof__flight_slot *next_dropped; /* on the saver's list of steps to free */
 } opprof__flight_slot;
 
 /* A save queued for the saver thread. */
@@ -41,8 +45,10 @@ struct opprof__flight {
     opprof__flight_slot **ring; /* keep_steps slots, a circle from ring_first */
     int ring_first, ring_count;
     size_t ring_bytes;
-    int64_t *history, *scratch; /* the last median_of steps' durations, a circle */
+    int64_t *history, *sorted; /* the last median_of steps' durations: a circle, and sorted */
     int history_next, history_count;
+    opprof__flight_slot *dropped; /* steps to free, by the saver */
+    int n_dropped;
     int64_t step_start_ns;
     char trigger_reason[128]; /* opprof_trigger's, for the step in progress */
     bool triggered;
@@ -57,7 +63,7 @@ struct opprof__flight {
     opprof_flight_stats stats;
 };
 
-OPPROF__HIDDEN void opprof__flight_slot_release(opprof__flight_slot *step);
+OPPROF__HIDDEN void opprof__flight_slot_release(opprof__flight *f, opprof__flight_slot *step);
 /* record/flight_save.c */
 OPPROF__HIDDEN int opprof__flight_saver_start(opprof__flight *f);
 OPPROF__HIDDEN void opprof__flight_saver_join(opprof__flight *f);

@@ -1,11 +1,12 @@
 /* flight_parse.c - the flight recorder's settings as people write them:
  * OPPROF_FLIGHT's "N[,Ts][,MMiB]", OPPROF_FLIGHT_TRIGGER's "3x,50ms,
- * request>20ms" and durations ("250ms"), shared by OPPROF_TRACE programs,
+ * request>20ms", durations ("250ms") and OPPROF_FLIGHT_SIGNAL's names, shared by OPPROF_TRACE programs,
  * profile_cpu and the tools. Each error names the part and what is accepted. */
 #include "record/record.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,18 @@ int opprof_flight_parse_triggers(opprof_flight *f, const char *text, char *why, 
         if (!p[len]) return 0;
         p += len + 1;
     }
+}
+
+int opprof_parse_dump_signal(const char *text, int *out) {
+    if (!text || !out) return OPPROF_EINVAL;
+    if (!strcmp(text, "none")) return *out = 0, 0;
+    if (!strncmp(text, "SIG", 3)) text += 3;
+    if (!strcmp(text, "USR1")) return *out = SIGUSR1, 0;
+    if (!strcmp(text, "USR2")) return *out = SIGUSR2, 0;
+    char *end;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (!*text || *end || errno || n < SIGRTMIN || n > SIGRTMAX) return OPPROF_EINVAL;
+    *out = (int)n;
+    return 0;
 }

@@ -7,6 +7,7 @@
 #include "record/flight.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,8 +20,10 @@ static opprof_capture *join_steps(const opprof__flight_save *job, const opprof__
     c->info.base_time_ns = first->cap->info.base_time_ns;
     c->info.dropped_events = 0;
     c->info.flight = job->info;
-    c->info.flight.saves_failed = __atomic_load_n(&f->stats.saves_failed, __ATOMIC_RELAXED);
+    c->info.flight.saves_failed = f->stats.saves_failed; /* written by this thread only */
     c->info.step_num = job->info.trigger_step >= 0 ? job->info.trigger_step : last->step_num;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) c->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     double npt = opprof__ns_per_tick();
     int64_t offset = 0;
     for (int i = 0; i < job->count; i++) {
@@ -52,20 +55,36 @@ static void save_one(opprof__flight *f, opprof__flight_save *job) {
     } else {
         rc = 0; /* a dump of an empty ring: nothing to save */
     }
+    pthread_mutex_lock(&f->lock);
     if (rc < 0) {
-        pthread_mutex_lock(&f->lock);
         f->stats.saves_failed++;
         f->last_failure = rc;
-        pthread_mutex_unlock(&f->lock);
     }
-    for (int i = 0; i < job->count; i++) opprof__flight_slot_release(job->steps[i]);
+    for (int i = 0; i < job->count; i++) opprof__flight_slot_release(f, job->steps[i]);
+    pthread_mutex_unlock(&f->lock);
     opprof__free(job);
+}
+
+/* The steps the ring dropped, freed here rather than on the program's thread. */
+static void free_dropped(opprof__flight *f) {
+    opprof__flight_slot *st = f->dropped;
+    f->dropped = NULL;
+    f->n_dropped = 0;
+    pthread_mutex_unlock(&f->lock);
+    while (st) {
+        opprof__flight_slot *next = st->next_dropped;
+        opprof_capture_free(st->cap);
+        opprof__free(st);
+        st = next;
+    }
+    pthread_mutex_lock(&f->lock);
 }
 
 static void *saver(void *arg) {
     opprof__flight *f = arg;
     pthread_mutex_lock(&f->lock);
     for (;;) {
+        if (f->dropped) free_dropped(f);
         opprof__flight_save *job = f->queue_head;
         if (!job) {
             if (f->stopping) break;

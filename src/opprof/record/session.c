@@ -209,8 +209,8 @@ static int window_capture(opprof_session *s, opprof_capture **out) {
     cap->info.with_stack = s->cfg.with_stack;
     cap->info.with_flops = s->cfg.with_flops;
     cap->info.rank = s->cfg.rank;
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
+    struct rusage ru; /* a flight recorder's step: its save asks, off the program's thread */
+    if (!s->flight && getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
     int failures = __atomic_load_n(&s->callback_failures, __ATOMIC_RELAXED);
     int lost = __atomic_load_n(&s->lost_captures, __ATOMIC_RELAXED);

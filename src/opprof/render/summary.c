@@ -151,6 +151,15 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
                           (int)r->rank, (int)r->world_size, (long long)r->clock_offset_ns,
                           (long long)r->clock_uncertainty_ns);
     }
+    const opprof_flight_info *f = &c->info.flight;
+    if (f->reason[0]) { /* a flight recorder's save: why, and the rolling statistics */
+        opprof__sb_puts(&sb, "      \"flight\": {\"reason\": ");
+        opprof__sb_json_string(&sb, f->reason);
+#define FLIGHT_NUMBER(name) opprof__sb_printf(&sb, ", \"" #name "\": %lld", (long long)f->name);
+        OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
+#undef FLIGHT_NUMBER
+        opprof__sb_puts(&sb, "},\n");
+    }
     /* each step: its duration and its peak of allocated bytes */
     int64_t *peaks = NULL;
     if (c->n_mem && opprof_capture_peak_memory(c, &peaks)) {
