@@ -8,10 +8,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(__SANITIZE_THREAD__)
 /* glibc's own entry points: a malloc that `opprof record` interposes (to
  * record the program's allocations) must not see opprof's, which happen
- * inside a record. */
+ * inside a record. (Under ThreadSanitizer, malloc itself: its interceptor
+ * is what tells it that a block freed on one thread and reused on another
+ * is not shared.) */
 extern void *__libc_realloc(void *ptr, size_t size);
 extern void __libc_free(void *ptr);
 #define OPPROF__REALLOC __libc_realloc
