@@ -399,6 +399,13 @@ OPPROF_API int opprof_session_capture_count(const opprof_session *session);
  *   OPPROF_SCHEDULE=wait,warmup,active,repeat[,skip_first]
  *                           steps by the schedule, each step ended by
  *                           opprof_step() (or OPPROF_STEP())
+ *   OPPROF_FLIGHT=N[,Ts][,MMiB]
+ *                           a flight recorder (opprof_flight) instead: DIR is
+ *                           made at start and each save appears in it as
+ *                           flight-K-step-N.*; OPPROF_FLIGHT_TRIGGER ("2x",
+ *                           "50ms", "request>20ms"), OPPROF_FLIGHT_BEFORE,
+ *                           _AFTER, _MEDIAN_OF, _COOLDOWN and _SIGNAL (the dump
+ *                           signal, USR2 by default: `opprof dump PID`)
  * A program that starts its own session takes over: OPPROF_TRACE's session
  * stops and is saved first. The programs it starts are not profiled
  * (OPPROF_TRACE is taken out of its environment).
