@@ -11,7 +11,7 @@
  *              without it, over the seed's steps: median, p99, max;
  *   detection: STEPS steps (2,000) of which 20 are slowed by twice the
  *              median step (aten::addmm waits, busy: nn_debug_delay_next),
- *              trigger 2x the rolling median, 4 steps before: the slow steps
+ *              trigger 2x (and again 2.5x) the rolling median, 4 steps before: the slow steps
  *              saved, missed, the saves of unslowed steps, the saves that hold
  *              their step and its 4 predecessors; each save written as a JSON
  *              trace by on_trace_ready, and the time from its step's end to
@@ -177,11 +177,11 @@ static double median_of(const int64_t *v, int n) {
     return m;
 }
 
-static void detect(const model *m, detection *d, double *handoff_us, double *other_us) {
+static void detect(const model *m, detection *d, double k, double *handoff_us, double *other_us) {
     opprof_config cfg = config(true);
     cfg.on_trace_ready = save_and_check;
     cfg.user_data = d;
-    cfg.flight.slower_than_median = 2;
+    cfg.flight.slower_than_median = k;
     cfg.flight.before = BEFORE;
     cfg.flight.cooldown_ms = 0;
     snprintf(d->dir, sizeof d->dir, "/tmp/opprof-bench-flight-%d", (int)getpid());
@@ -189,7 +189,7 @@ static void detect(const model *m, detection *d, double *handoff_us, double *oth
     int64_t *dur = calloc((size_t)d->steps, sizeof *dur), *step_cost_ns = calloc((size_t)d->steps, sizeof *dur);
     d->slowed = calloc((size_t)d->steps, sizeof *d->slowed);
     d->step_end = calloc((size_t)d->steps, sizeof *d->step_end);
-    for (int k = 0; k < SLOWED; k++) d->slowed[100 + k * (d->steps - 200) / SLOWED + (k * 37) % 50] = true;
+    for (int j = 0; j < SLOWED; j++) d->slowed[100 + j * (d->steps - 200) / SLOWED + (j * 37) % 50] = true;
     opprof_session *s = start(&cfg);
     int64_t start_ns = bench_now_ns();
     for (int i = 0; i < d->steps; i++) {
@@ -264,9 +264,10 @@ int main(int argc, char **argv) {
     double floor2 = 2 * bench_timestamp_ns();
     double flight_med = bench_stats_of(flight, ROUNDS).median, plain_med = bench_stats_of(plain, ROUNDS).median;
     upkeep with = step_cost(&m, true, steps), without = step_cost(&m, false, steps);
-    detection d = {.steps = steps};
-    double handoff_us, other_us;
-    detect(&m, &d, &handoff_us, &other_us);
+    detection d = {.steps = steps}, d25 = {.steps = steps};
+    double handoff_us, other_us, h25, o25;
+    detect(&m, &d, 2, &handoff_us, &other_us);
+    detect(&m, &d25, 2.5, &h25, &o25);
     qsort(d.latency_ms, (size_t)d.n_latency, sizeof *d.latency_ms, bench_cmp_double);
     double lat_med = quantile(d.latency_ms, d.n_latency, 0.5), lat_max = d.n_latency ? d.latency_ms[d.n_latency - 1] : NAN;
     double rss_1000 = 0, rss_end = 0;
@@ -291,6 +292,9 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "detection_saved_slow", d.saved_slow, false);
         bench_json_number(stdout, "detection_false_saves", d.false_saves, false);
         bench_json_number(stdout, "detection_complete_saves", d.complete, false);
+        bench_json_number(stdout, "detection_2_5x_saved_slow", d25.saved_slow, false);
+        bench_json_number(stdout, "detection_2_5x_false_saves", d25.false_saves, false);
+        bench_json_number(stdout, "detection_2_5x_complete_saves", d25.complete, false);
         bench_json_number(stdout, "save_latency_ms_median", lat_med, false);
         bench_json_number(stdout, "save_latency_ms_max", lat_max, false);
         bench_json_number(stdout, "triggering_step_call_us_median", handoff_us, false);
@@ -309,6 +313,8 @@ int main(int argc, char **argv) {
         printf("detection, %d steps, %d slowed by 2x the median step, trigger 2x: %d saved, %d missed, %d saves of "
                "unslowed steps, %d with their step and %d predecessors\n",
                steps, SLOWED, d.saved_slow, SLOWED - d.saved_slow, d.false_saves, d.complete, BEFORE);
+        printf("... trigger 2.5x: %d saved, %d saves of unslowed steps, %d complete\n", d25.saved_slow, d25.false_saves,
+               d25.complete);
         printf("save latency (step end to its JSON written): median %.2f ms, max %.2f ms; the triggering step's "
                "opprof_session_step: %.2f us (others %.2f us)\n", lat_med, lat_max, handoff_us, other_us);
         printf("rss: %.2f MiB after 1,000 steps, %.2f MiB after %d: drift %+.2f MiB\n", rss_1000, rss_end, rss_steps,
