@@ -115,6 +115,27 @@ typedef struct opprof_thread_info {
                          so its events are device activities */
 } opprof_thread_info;
 
+/** A native call-stack sample (opprof_config.sample_hz): when, on which
+ *  thread, which call stack, and the innermost event of its thread open at
+ *  its time (computed by opprof_capture_finish: the same rule as memory
+ *  events' owners). */
+typedef struct opprof_sample {
+    int64_t ts_ns;
+    uint32_t thread;
+    uint32_t stack;   /* opprof_capture_stack() */
+    int32_t owner;    /* an event index, or -1: outside every range */
+    int32_t pad;
+} opprof_sample;
+
+/** A time its thread spent off the CPU (opprof_config.off_cpu): switched
+ *  out at start_ns, back in duration_ns later. */
+typedef struct opprof_off_cpu {
+    int64_t start_ns, duration_ns;
+    uint32_t thread;
+    bool preempted;   /* switched out while it could run (preempted), else it blocked
+                         (sleep, I/O, a lock, a page fault's wait) */
+} opprof_off_cpu;
+
 /** A flight recorder's save (opprof_flight): why it was made and what it holds. */
 typedef struct opprof_flight_info {
     char reason[128];            /* "step 1834 took 2.9x the median of 50 steps"...; "" when the
@@ -164,6 +185,10 @@ typedef struct opprof_capture_info {
     int64_t unended_ns;        /* traces read back: the longest time given to a begin event that
                                   never ended (read as lasting to the trace's end), 0 if none */
     opprof_flight_info flight; /* a flight recorder's save: its reason and steps */
+    int64_t sample_period_ns;  /* sampling (opprof_config.sample_hz): the CPU time between two
+                                  samples of a thread; 0: not sampled */
+    bool off_cpu;              /* switches were recorded (opprof_config.off_cpu): off-CPU times */
+    uint64_t samples_lost;     /* samples the kernel could not hand over (its buffer was full) */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -202,6 +227,19 @@ OPPROF_API int64_t opprof_flops(const char *name, const opprof_shapes *shapes);
  *  to the level at its start (>= 0): an array of opprof_capture_events' count,
  *  the caller's (opprof_free). All zero when no memory was recorded. */
 OPPROF_API int opprof_capture_peak_memory(const opprof_capture *capture, int64_t **out_peaks);
+/** The samples, by thread then time. */
+OPPROF_API const opprof_sample *opprof_capture_samples(const opprof_capture *capture, size_t *count);
+/** A sample's call stack: its frames' names (opprof_capture_name), innermost
+ *  first; *count receives their number. NULL for a stack out of range. */
+OPPROF_API const uint32_t *opprof_capture_stack(const opprof_capture *capture, uint32_t stack, size_t *count);
+/** The number of distinct call stacks. */
+OPPROF_API size_t opprof_capture_stack_count(const opprof_capture *capture);
+/** The times off the CPU, by thread then start. */
+OPPROF_API const opprof_off_cpu *opprof_capture_off_cpu(const opprof_capture *capture, size_t *count);
+/** Each event's time off the CPU within its span (opprof_capture_events'
+ *  order), ns: an array the caller frees (opprof_free); all zero without
+ *  off-CPU times. */
+OPPROF_API int opprof_capture_event_off_cpu(const opprof_capture *capture, int64_t **out_ns);
 /** The warnings that the capture carries (misuse of ranges, unfinished
  *  ranges, lost captures), each a sentence. Owned by the capture. */
 OPPROF_API const char *const *opprof_capture_warnings(const opprof_capture *capture, size_t *count);
@@ -235,6 +273,13 @@ OPPROF_API int opprof_capture_set_last_site(opprof_capture *capture, const char 
  *  OPPROF_EINVAL for a bad thread index or a time beyond OPPROF_MAX_TIME_NS. */
 OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
                                          uint64_t addr, int64_t bytes, int64_t total_allocated);
+/** Add a sample: its frames' names, innermost first (copied, interned). */
+OPPROF_API int opprof_capture_add_sample(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
+                                         const char *const *frames, size_t n_frames);
+/** Add a time off the CPU. OPPROF_EINVAL for a bad thread, a negative duration
+ *  or a time beyond OPPROF_MAX_TIME_NS. */
+OPPROF_API int opprof_capture_add_off_cpu(opprof_capture *capture, uint32_t thread, int64_t start_ns,
+                                          int64_t duration_ns, bool preempted);
 /** Add a warning sentence (copied). */
 OPPROF_API int opprof_capture_add_warning(opprof_capture *capture, const char *text);
 /** Add a mark (`m`'s name and value.str are set from `name` and `str`). */

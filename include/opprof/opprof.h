@@ -313,6 +313,13 @@ typedef struct opprof_config {
                                        from the environment, or every category */
     opprof_rank rank;               /* distributed runs: this process's rank (backend "":
                                        not distributed); nn_mpi_rank fills it for MPI */
+    int sample_hz;                  /* > 0: sample every thread's native call stack every
+                                       1/sample_hz of its CPU time (perf events: the kernel's
+                                       frame-pointer walk), symbolized at capture time. Without
+                                       permission for perf events, recording goes on without
+                                       samples and each capture says why */
+    bool off_cpu;                   /* record when each thread leaves and regains the CPU
+                                       (switch records): every event's time off the CPU */
     opprof_flight flight;           /* the flight recorder (keep_steps > 0): the schedule
                                        must then be all zero */
 } opprof_config;
@@ -413,6 +420,13 @@ OPPROF_API int opprof_session_capture_count(const opprof_session *session);
 /** End a step of OPPROF_TRACE's session, as opprof_session_step. Returns
  *  OPPROF_ESTOPPED when there is none (OPPROF_TRACE unset, or stopped). */
 OPPROF_API int opprof_step(void);
+
+/** The name of the function at a code address, from the ELF symbols of the
+ *  object that holds it (static functions too), into name (at most name_size
+ *  bytes); module (may be NULL) gets the object's file name ("libnn.so.0.3",
+ *  "(executable)"). Without a symbol: "module+0xOFFSET" and OPPROF_ENOENT
+ *  (also "0x..." when no object holds the address). Thread-safe. */
+OPPROF_API int opprof_symbolize(const void *addr, char *name, size_t name_size, char *module, size_t module_size);
 
 /** True while a session is active in this process (started, not stopped). */
 OPPROF_API bool opprof_is_active(void);

@@ -23,8 +23,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -170,90 +168,9 @@ EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void
 EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
 #undef NOTHROW
 
-/* ---- function names: ELF symbols of each object, loaded once ---- */
+/* ---- function names: opprof_symbolize (the ELF symbols of each object) ---- */
 
-typedef struct symbol {
-    uintptr_t start, size; /* offset in its object */
-    const char *name;
-} symbol;
-
-typedef struct object {
-    uintptr_t base; /* load address (dli_fbase) */
-    bool relative;  /* ET_DYN: symbol values are offsets from base */
-    symbol *symbols;
-    size_t n;
-    struct object *next;
-} object;
-
-static object *g_objects;
-
-static int by_start(const void *a, const void *b) {
-    const symbol *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The object's function symbols (.symtab, else .dynsym), sorted. */
-static object *load_object(const char *path, uintptr_t base) {
-    object *o = __libc_calloc(1, sizeof *o);
-    if (!o) return NULL;
-    o->base = base;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    elf_version(EV_CURRENT);
-    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-    GElf_Ehdr eh;
-    if (elf && gelf_getehdr(elf, &eh)) o->relative = eh.e_type == ET_DYN;
-    for (int pass = 0; elf && pass < 2 && o->n == 0; pass++) {
-        Elf_Scn *scn = NULL;
-        while ((scn = elf_nextscn(elf, scn))) {
-            GElf_Shdr sh;
-            if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) continue;
-            Elf_Data *data = elf_getdata(scn, NULL);
-            size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-            o->symbols = __libc_calloc(count ? count : 1, sizeof *o->symbols);
-            for (size_t i = 0; data && o->symbols && i < count; i++) {
-                GElf_Sym s;
-                if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value) continue;
-                const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-                if (!name || !*name) continue;
-                char *copy = __libc_malloc(strlen(name) + 1);
-                if (!copy) break;
-                strcpy(copy, name);
-                o->symbols[o->n++] = (symbol){(uintptr_t)s.st_value, (uintptr_t)s.st_size, copy};
-            }
-            break;
-        }
-    }
-    if (elf) elf_end(elf); /* the names were copied */
-    if (fd >= 0) close(fd);
-    qsort(o->symbols, o->n, sizeof *o->symbols, by_start);
-    return o;
-}
-
-/* "name" of the function at `fn`; "0x..." when no symbol covers it. */
-static void name_of(void *fn, char *buf, size_t size) {
-    Dl_info info;
-    snprintf(buf, size, "%p", fn);
-    if (!dladdr(fn, &info) || !info.dli_fname) return;
-    object *o = g_objects;
-    while (o && o->base != (uintptr_t)info.dli_fbase) o = o->next;
-    if (!o) {
-        const char *path = info.dli_fname[0] ? info.dli_fname : "/proc/self/exe";
-        if (!(o = load_object(path, (uintptr_t)info.dli_fbase))) return;
-        o->next = g_objects;
-        g_objects = o;
-    }
-    uintptr_t at = (uintptr_t)fn - (o->relative ? o->base : 0);
-    size_t lo = 0, hi = o->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->symbols[mid].start <= at) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo && at < o->symbols[lo - 1].start + (o->symbols[lo - 1].size ? o->symbols[lo - 1].size : 1))
-        snprintf(buf, size, "%s", o->symbols[lo - 1].name);
-    else if (info.dli_sname)
-        snprintf(buf, size, "%s", info.dli_sname);
-}
+static void name_of(void *fn, char *buf, size_t size) { opprof_symbolize(fn, buf, size, NULL, 0); }
 
 /* ---- functions: address -> call site, read without a lock ---- */
 

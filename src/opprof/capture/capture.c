@@ -24,6 +24,7 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
+    opprof__capture_free_samples(c);
     opprof__free(c->threads);
     opprof__free(c->sites);
     opprof__index_free(&c->site_index);

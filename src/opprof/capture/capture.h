@@ -34,9 +34,47 @@ struct opprof_capture {
     uint32_t n_categories;
     opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
     size_t n_marks, cap_marks;
+    opprof_sample *samples;   /* capture/samples.c */
+    size_t n_samples, cap_samples;
+    uint32_t *frames;         /* every stack's frames (name ids, innermost first), one after another */
+    size_t n_frames, cap_frames;
+    uint32_t *stack_first;    /* stack k's frames are frames[stack_first[k] .. stack_first[k + 1]) */
+    size_t n_stacks, cap_stack_first;
+    opprof__index stack_index;
+    opprof_off_cpu *off_cpu;
+    size_t n_off_cpu, cap_off_cpu;
     bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
     bool finished;
 };
+
+/* A stable merge sort, generic over the element's "before" relation (a
+ * function `fn` of this file: the capture layer's sorts). */
+#define DEFINE_MERGE_SORT(fn, type, before)                                       \
+    static int fn(type *items, size_t n) {                                         \
+        size_t i = 1;                                                              \
+        while (i < n && !before(&items[i], &items[i - 1])) i++;                    \
+        if (i >= n) return 0; /* already sorted */                                 \
+        type *tmp = opprof__alloc(n * sizeof *tmp);                                \
+        if (!tmp) return OPPROF_ENOMEM;                                            \
+        type *src = items, *dst = tmp;                                             \
+        for (size_t width = 1; width < n; width *= 2) {                            \
+            for (size_t lo = 0; lo < n; lo += 2 * width) {                         \
+                size_t mid = lo + width < n ? lo + width : n;                      \
+                size_t hi = lo + 2 * width < n ? lo + 2 * width : n;               \
+                size_t a = lo, b = mid, k = lo;                                    \
+                while (a < mid && b < hi)                                          \
+                    dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];     \
+                while (a < mid) dst[k++] = src[a++];                               \
+                while (b < hi) dst[k++] = src[b++];                                \
+            }                                                                      \
+            type *swap = src;                                                      \
+            src = dst;                                                             \
+            dst = swap;                                                            \
+        }                                                                          \
+        if (src != items) memcpy(items, src, n * sizeof *items);                   \
+        opprof__free(tmp);                                     \
+        return 0;                                                                  \
+    }
 
 /* The marks that are arguments (and FLOPs, bytes), by event: those of event
  * e are order[first[e]] .. order[first[e + 1] - 1]. Empty (NULLs) when there
@@ -119,6 +157,12 @@ OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capt
 #define OPPROF__FLIGHT_NUMBERS(X)                                                                            \
     X(trigger_step) X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step)              \
     X(steps_dropped) X(triggers_suppressed) X(saves_failed)
+/* Add a sample whose frames are name ids already (capture/samples.c). */
+OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
+                                                  size_t n);
+/* The samples' and off-CPU times' order, at finish. */
+OPPROF__HIDDEN int opprof__capture_sort_samples(opprof_capture *c);
+OPPROF__HIDDEN void opprof__capture_free_samples(opprof_capture *c);
 /* The bytes a capture holds (its arrays and strings), roughly. */
 OPPROF__HIDDEN size_t opprof__capture_bytes(const opprof_capture *c);
 /* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */

@@ -6,6 +6,7 @@
  * analysis and writer reads `parent` and `owner`. */
 #include "capture/capture.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static int event_before(const opprof_event *a, const opprof_event *b) {
@@ -18,34 +19,6 @@ static int memory_before(const opprof_memory_event *a, const opprof_memory_event
     if (a->thread != b->thread) return a->thread < b->thread;
     return a->ts_ns < b->ts_ns;
 }
-
-/* A stable merge sort, generic over the element's "before" relation. */
-#define DEFINE_MERGE_SORT(fn, type, before)                                       \
-    static int fn(type *items, size_t n) {                                         \
-        size_t i = 1;                                                              \
-        while (i < n && !before(&items[i], &items[i - 1])) i++;                    \
-        if (i >= n) return 0; /* already sorted */                                 \
-        type *tmp = opprof__alloc(n * sizeof *tmp);                                \
-        if (!tmp) return OPPROF_ENOMEM;                                            \
-        type *src = items, *dst = tmp;                                             \
-        for (size_t width = 1; width < n; width *= 2) {                            \
-            for (size_t lo = 0; lo < n; lo += 2 * width) {                         \
-                size_t mid = lo + width < n ? lo + width : n;                      \
-                size_t hi = lo + 2 * width < n ? lo + 2 * width : n;               \
-                size_t a = lo, b = mid, k = lo;                                    \
-                while (a < mid && b < hi)                                          \
-                    dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];     \
-                while (a < mid) dst[k++] = src[a++];                               \
-                while (b < hi) dst[k++] = src[b++];                                \
-            }                                                                      \
-            type *swap = src;                                                      \
-            src = dst;                                                             \
-            dst = swap;                                                            \
-        }                                                                          \
-        if (src != items) memcpy(items, src, n * sizeof *items);                   \
-        opprof__free(tmp);                                     \
-        return 0;                                                                  \
-    }
 
 DEFINE_MERGE_SORT(sort_plain_events, opprof_event, event_before)
 DEFINE_MERGE_SORT(sort_memory, opprof_memory_event, memory_before)
@@ -195,21 +168,31 @@ static bool owns(const opprof_event *e, int64_t ts) {
     return end_of(e) > ts || (e->duration_ns == 0 && e->start_ns == ts);
 }
 
-static int link_owners(opprof_capture *c) {
+/* Each item's owner: items (memory events, samples) of `stride` bytes, sorted
+ * by thread then time, their time, thread and owner at the offsets given. */
+typedef struct timed_items {
+    char *base;
+    size_t n, stride, ts_at, thread_at, owner_at;
+} timed_items;
+
+static int link_owners_of(const opprof_capture *c, const timed_items *it) {
     int32_t *stack = NULL;
     size_t depth = 0, cap = 0, next = 0;
     uint32_t thread = UINT32_MAX;
-    for (size_t j = 0; j < c->n_mem; j++) {
-        opprof_memory_event *m = &c->mem[j];
-        if (m->thread != thread) {
-            thread = m->thread;
+    for (size_t j = 0; j < it->n; j++) {
+        char *item = it->base + j * it->stride;
+        int64_t ts;
+        uint32_t th;
+        memcpy(&ts, item + it->ts_at, sizeof ts);
+        memcpy(&th, item + it->thread_at, sizeof th);
+        if (th != thread) {
+            thread = th;
             depth = 0;
             while (next < c->n_events && c->events[next].thread < thread) next++;
         }
-        while (next < c->n_events && c->events[next].thread == thread &&
-               c->events[next].start_ns <= m->ts_ns) {
+        while (next < c->n_events && c->events[next].thread == thread && c->events[next].start_ns <= ts) {
             const opprof_event *e = &c->events[next];
-            if (is_device(e)) { /* device activities own no memory */
+            if (is_device(e)) { /* device activities own nothing */
                 next++;
                 continue;
             }
@@ -220,11 +203,21 @@ static int link_owners(opprof_capture *c) {
             }
             stack[depth++] = (int32_t)next++;
         }
-        while (depth && !owns(&c->events[stack[depth - 1]], m->ts_ns)) depth--;
-        m->owner = depth ? stack[depth - 1] : -1;
+        while (depth && !owns(&c->events[stack[depth - 1]], ts)) depth--;
+        int32_t owner = depth ? stack[depth - 1] : -1;
+        memcpy(item + it->owner_at, &owner, sizeof owner);
     }
     opprof__free(stack);
     return 0;
+}
+
+static int link_owners(opprof_capture *c) {
+    timed_items mem = {(char *)c->mem, c->n_mem, sizeof *c->mem, offsetof(opprof_memory_event, ts_ns),
+                       offsetof(opprof_memory_event, thread), offsetof(opprof_memory_event, owner)};
+    timed_items samples = {(char *)c->samples, c->n_samples, sizeof *c->samples, offsetof(opprof_sample, ts_ns),
+                           offsetof(opprof_sample, thread), offsetof(opprof_sample, owner)};
+    int rc = link_owners_of(c, &mem);
+    return rc ? rc : link_owners_of(c, &samples);
 }
 
 /* Frees recorded with OPPROF_FREE_UNKNOWN_SIZE take the size of the
@@ -322,6 +315,7 @@ int opprof_capture_finish(opprof_capture *c) {
     int rc = sort_events(c);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
     if (!rc) rc = sort_marks(c->marks, c->n_marks);
+    if (!rc) rc = opprof__capture_sort_samples(c);
     if (!rc) rc = link_parents(c);
     if (!rc && c->merge_only_children) rc = merge_only_children(c);
     if (!rc) rc = link_owners(c);
@@ -333,6 +327,8 @@ int opprof_capture_finish(opprof_capture *c) {
         if (end_of(&c->events[i]) > last) last = end_of(&c->events[i]);
     for (size_t j = 0; j < c->n_mem; j++)
         if (c->mem[j].ts_ns > last) last = c->mem[j].ts_ns;
+    for (size_t j = 0; j < c->n_samples; j++)
+        if (c->samples[j].ts_ns > last) last = c->samples[j].ts_ns;
     c->info.duration_ns = last;
     c->finished = true;
     return 0;

@@ -19,9 +19,12 @@ typedef struct opprof__recorder_config {
 OPPROF__HIDDEN void opprof__recorder_window_open(const opprof__recorder_config *cfg);
 /* Stop recording; events already written stay readable. */
 OPPROF__HIDDEN uint64_t opprof__recorder_window_close(void);
-/* Copy the current window's events into a new capture (finished). */
+/* Copy the current window's events into a new capture (finished), with the
+ * sampler's samples of [t0, t1) (CLOCK_MONOTONIC; sampler NULL: none). */
+typedef struct opprof__sampler opprof__sampler;
 OPPROF__HIDDEN int opprof__recorder_snapshot(opprof_capture **out, uint64_t window_start_ticks,
-                                             uint64_t window_end_ticks);
+                                             uint64_t window_end_ticks, opprof__sampler *sampler, int64_t t0,
+                                             int64_t t1);
 OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
 /* The calling thread recorded in the current window and dropped nothing. */
 OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
@@ -45,6 +48,17 @@ OPPROF__HIDDEN void opprof__flight_stats(opprof__flight *f, opprof_flight_stats 
 /* Queue the saves still waiting for steps, write every queued save, end the saver. */
 OPPROF__HIDDEN void opprof__flight_stop(opprof__flight *f);
 OPPROF__HIDDEN void opprof__flight_free(opprof__flight *f);
+
+/* ---- the sampler (record/sampler.c): perf events, off the recording path ---- */
+/* Sample every thread (new ones too) every 1/hz of its CPU time (0: no samples)
+ * and record switches (off_cpu). A failure's reason, or a clamped rate, goes
+ * into note (a sentence for the captures' warnings). */
+OPPROF__HIDDEN int opprof__sampler_start(opprof__sampler **out, int hz, bool off_cpu, char *note, size_t note_size);
+OPPROF__HIDDEN void opprof__sampler_stop(opprof__sampler *s);
+/* The samples and off-CPU times of [t0, t1) (CLOCK_MONOTONIC ns) into the
+ * capture, its times from t0; what came before is dropped. NULL: none. */
+OPPROF__HIDDEN int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1);
+OPPROF__HIDDEN int64_t opprof__sampler_period_ns(const opprof__sampler *s);
 
 /* Called by opprof_session_start before it starts a session: a layer above
  * registers itself here (OPPROF_TRACE's session yields, autostart/). NULL: none. */

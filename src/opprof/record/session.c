@@ -24,6 +24,9 @@ struct opprof_session {
     opprof_range step_range;
     int captures;           /* atomic: the flight recorder's saver counts too */
     opprof__flight *flight; /* config.flight.keep_steps > 0 */
+    opprof__sampler *sampler; /* config.sample_hz or .off_cpu */
+    char sampler_note[256];   /* why there are no samples, or a clamped rate: said in every capture */
+    int64_t window_mono;      /* CLOCK_MONOTONIC at the window's open */
     opprof_capture **kept;  /* without on_trace_ready: captures not yet taken, oldest first */
     size_t kept_count, kept_cap;
     int callback_failures;
@@ -133,6 +136,7 @@ static void window_open(opprof_session *s) {
                                   .with_native_stack = s->cfg.with_native_stack,
                                   .max_events = s->cfg.max_events};
     s->window_base_ns = opprof__realtime_ns();
+    s->window_mono = opprof__monotonic_ns();
     opprof__recorder_window_open(&rc);
     s->window_open = true;
 }
@@ -190,9 +194,11 @@ static int deliver(opprof_capture *cap, void *ctx) {
 /* Close the window and build its capture. */
 static int window_capture(opprof_session *s, opprof_capture **out) {
     uint64_t end = opprof__recorder_window_close();
+    int64_t end_mono = opprof__monotonic_ns();
     s->window_open = false;
     opprof_capture *cap = NULL;
-    int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end);
+    int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end, s->sampler, s->window_mono,
+                                       end_mono);
     if (rc) {
         __atomic_add_fetch(&s->lost_captures, 1, __ATOMIC_RELAXED);
         return rc;
@@ -215,6 +221,10 @@ static int window_capture(opprof_session *s, opprof_capture **out) {
     int failures = __atomic_load_n(&s->callback_failures, __ATOMIC_RELAXED);
     int lost = __atomic_load_n(&s->lost_captures, __ATOMIC_RELAXED);
     if (failures) opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed", failures);
+    if (s->sampler_note[0]) opprof__capture_warnf(cap, "%s%s", s->sampler ? "" : "no samples: ", s->sampler_note);
+    if (cap->info.samples_lost)
+        opprof__capture_warnf(cap, "%llu sample(s) lost: the kernel's buffer was full (a rate too high for this machine?)",
+                              (unsigned long long)cap->info.samples_lost);
     if (lost) opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)", lost);
     *out = cap;
     return 0;
@@ -297,6 +307,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (memchr(r->backend, 0, sizeof r->backend) == NULL || r->clock_uncertainty_ns < 0 ||
         (r->backend[0] && (r->world_size < 1 || r->rank < 0 || r->rank >= r->world_size)))
         return OPPROF_EINVAL;
+    if (config->sample_hz < 0 || config->sample_hz > 1000000) return OPPROF_EINVAL;
     void (*before)(void) = opprof__before_session_start;
     if (before) before(); /* OPPROF_TRACE's session, if any, stops and is saved */
     opprof_session *s = opprof__calloc(1, sizeof *s);
@@ -329,6 +340,8 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     pthread_mutex_lock(&g_flight_lock);
     g_flight = s->flight;
     pthread_mutex_unlock(&g_flight_lock);
+    if (s->cfg.sample_hz || s->cfg.off_cpu) /* a failure is said in every capture; recording goes on */
+        opprof__sampler_start(&s->sampler, s->cfg.sample_hz, s->cfg.off_cpu, s->sampler_note, sizeof s->sampler_note);
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
     transit(s, OPPROF_ACTION_NONE, s->action, false);
     open_step_range(s);
@@ -381,6 +394,8 @@ int opprof_session_stop(opprof_session *s) {
         s->window_open = false;
     }
     s->stopped = true;
+    opprof__sampler_stop(s->sampler);
+    s->sampler = NULL;
     g_categories[0] = '\0'; /* no session, no filter */
     __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);

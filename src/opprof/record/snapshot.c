@@ -340,7 +340,8 @@ static void where_of(misuse_where *w, const opprof__thread *t, const misuse *m, 
              (long long)t->tid, us);
 }
 
-int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end) {
+int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end, opprof__sampler *sampler, int64_t t0,
+                              int64_t t1) {
     opprof_capture *c;
     int rc = opprof_capture_new(&c);
     if (rc) return rc;
@@ -411,7 +412,8 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
                               "cut at the capture's end",
                               (unsigned long long)open_count, open_name);
     c->info.duration_ns = to_ns(end, start, npt);
-    rc = opprof_capture_finish(c);
+    rc = opprof__sampler_collect(sampler, c, t0, t1);
+    if (!rc) rc = opprof_capture_finish(c);
     if (rc) {
         opprof_capture_free(c);
         return rc;

@@ -1,0 +1,475 @@
+/* sampler.c - native call-stack samples and off-CPU times from the kernel's
+ * perf events, for the session (opprof_config.sample_hz, .off_cpu).
+ *
+ * One software event per thread of the process and per CPU, opened at the
+ * session's start with `inherit`, so that every thread made later is
+ * followed too (the kernel refuses an mmap'd ring to an inherited event of a
+ * thread on every CPU, hence one per CPU): a task-clock event that samples
+ * every 1/hz of the thread's CPU time with the user call chain (the kernel's
+ * frame-pointer walk) and, with off_cpu, the switch records
+ * (PERF_RECORD_SWITCH: out and in, preempted or not). A thread of the
+ * sampler's drains the rings every 10 ms into one store: each sample's time,
+ * thread and stack (the stacks interned: a sample costs 16 bytes and its
+ * stack once), each off-CPU interval. A window's capture takes what falls in
+ * it; symbols are looked up then, once per distinct address. Nothing of this
+ * runs on the recording path. */
+#define _GNU_SOURCE
+#include "record/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { RING_PAGES = 16, MAX_RINGS = 1024, MAX_FRAMES = 127, DRAIN_MS = 10 };
+static const uint64_t KERNEL_SPACE = 0xffff800000000000ull; /* x86-64: addresses above are the kernel's */
+static const uint64_t KERNEL_FRAME = 1; /* "[kernel]": time in a system call or a fault */
+
+typedef struct ring {
+    int fd;
+    struct perf_event_mmap_page *meta;
+    unsigned char *data;
+    size_t size; /* data bytes, a power of two */
+} ring;
+
+typedef struct raw_sample {
+    int64_t ts;
+    int32_t tid;
+    uint32_t stack; /* index into the store's stacks */
+} raw_sample;
+
+typedef struct raw_off {
+    int64_t start, end;
+    int32_t tid;
+    bool preempted;
+} raw_off;
+
+typedef struct switched_out {
+    int32_t tid;
+    bool preempted;
+    int64_t at;
+} switched_out;
+
+struct opprof__sampler {
+    ring rings[MAX_RINGS];
+    int n_rings;
+    int hz;
+    bool off_cpu;
+    pthread_t drainer;
+    int32_t drainer_tid;
+    int stop; /* atomic */
+    pthread_mutex_t lock; /* the store, below */
+    raw_sample *samples;
+    size_t n_samples, cap_samples;
+    raw_off *offs;
+    size_t n_offs, cap_offs;
+    switched_out *outs; /* threads switched out, not yet back */
+    size_t n_outs, cap_outs;
+    uint64_t *ips; /* every stack's addresses, innermost first, one after another */
+    size_t n_ips, cap_ips;
+    uint32_t *stack_first; /* stack k: ips[stack_first[k] .. stack_first[k + 1]) */
+    size_t n_stacks, cap_stack_first;
+    opprof__index stack_index;
+    uint64_t lost;
+};
+
+static long perf_open(struct perf_event_attr *a, pid_t tid, int cpu, int group) {
+    return syscall(SYS_perf_event_open, a, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* ---- the store: stacks interned ---- */
+
+typedef struct ips_key {
+    const uint64_t *ips;
+    size_t n;
+} ips_key;
+
+static OPPROF__HASH uint64_t hash_ips(const uint64_t *ips, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) h = (h ^ ips[i]) * 0x100000001B3ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t stack_hash_of(const void *ctx, uint32_t item) {
+    const opprof__sampler *s = ctx;
+    return hash_ips(s->ips + s->stack_first[item], s->stack_first[item + 1] - s->stack_first[item]);
+}
+
+static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
+    const opprof__sampler *s = ctx;
+    const ips_key *k = key;
+    size_t n = s->stack_first[item + 1] - s->stack_first[item];
+    return n == k->n && !memcmp(s->ips + s->stack_first[item], k->ips, n * sizeof *k->ips);
+}
+
+static int intern_stack(opprof__sampler *s, const uint64_t *ips, size_t n, uint32_t *out) {
+    if (!s->cap_stack_first && opprof__grow((void **)&s->stack_first, &s->cap_stack_first, 1, sizeof *s->stack_first))
+        return OPPROF_ENOMEM;
+    ips_key key = {ips, n};
+    size_t slot;
+    int64_t found = opprof__index_lookup(&s->stack_index, s->n_stacks, stack_hash_of, stack_equal, s,
+                                         hash_ips(ips, n), &key, &slot);
+    if (found < 0) return OPPROF_ENOMEM;
+    if (found) return *out = (uint32_t)found - 1, 0;
+    if (opprof__grow((void **)&s->ips, &s->cap_ips, s->n_ips + n, sizeof *s->ips) ||
+        opprof__grow((void **)&s->stack_first, &s->cap_stack_first, s->n_stacks + 2, sizeof *s->stack_first))
+        return OPPROF_ENOMEM;
+    memcpy(s->ips + s->n_ips, ips, n * sizeof *ips);
+    s->n_ips += n;
+    s->stack_first[s->n_stacks + 1] = (uint32_t)s->n_ips;
+    s->stack_index.slots[slot] = (uint32_t)++s->n_stacks;
+    *out = (uint32_t)s->n_stacks - 1;
+    return 0;
+}
+
+/* ---- reading the rings ---- */
+
+/* A sample: ip; pid, tid; time; nr; ips[nr] (sample_type IP | TID | TIME |
+ * CALLCHAIN). The chain holds the user frames only; a sample taken in the
+ * kernel (its ip a kernel address) gets the frame KERNEL_FRAME first. */
+static void on_sample(opprof__sampler *s, const unsigned char *p, size_t len) {
+    if (len < 32) return;
+    uint32_t tid;
+    uint64_t ip0, time, nr;
+    memcpy(&ip0, p, 8);
+    memcpy(&tid, p + 12, 4);
+    memcpy(&time, p + 16, 8);
+    memcpy(&nr, p + 24, 8);
+    if ((int32_t)tid == __atomic_load_n(&s->drainer_tid, __ATOMIC_RELAXED) || nr > (len - 32) / 8) return;
+    uint64_t ips[MAX_FRAMES + 1];
+    size_t n = 0;
+    if (ip0 >= KERNEL_SPACE) ips[n++] = KERNEL_FRAME;
+    for (uint64_t i = 0, user = 0; i < nr && n < MAX_FRAMES; i++) {
+        uint64_t ip;
+        memcpy(&ip, p + 32 + 8 * i, 8);
+        if (ip >= (uint64_t)PERF_CONTEXT_MAX) continue; /* a context marker (user, kernel) */
+        ips[n++] = user++ ? ip - 1 : ip; /* a return address: its call is the byte before */
+    }
+    uint32_t stack;
+    if (intern_stack(s, ips, n, &stack) ||
+        opprof__grow((void **)&s->samples, &s->cap_samples, s->n_samples + 1, sizeof *s->samples)) {
+        s->lost++;
+        return;
+    }
+    s->samples[s->n_samples++] = (raw_sample){(int64_t)time, (int32_t)tid, stack};
+}
+
+/* A switch: its sample_id (pid, tid, time) at the record's end. */
+static void on_switch(opprof__sampler *s, uint16_t misc, const unsigned char *p, size_t len) {
+    if (len < 16) return;
+    uint32_t tid;
+    uint64_t time;
+    memcpy(&tid, p + len - 12, 4);
+    memcpy(&time, p + len - 8, 8);
+    size_t k = 0;
+    while (k < s->n_outs && s->outs[k].tid != (int32_t)tid) k++;
+    if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+        if (k == s->n_outs && opprof__grow((void **)&s->outs, &s->cap_outs, s->n_outs + 1, sizeof *s->outs)) return;
+        if (k == s->n_outs) s->n_outs++;
+        s->outs[k] = (switched_out){(int32_t)tid, (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, (int64_t)time};
+        return;
+    }
+    if (k == s->n_outs) return; /* in without an out: it was out before the session */
+    switched_out o = s->outs[k];
+    s->outs[k] = s->outs[--s->n_outs];
+    if (opprof__grow((void **)&s->offs, &s->cap_offs, s->n_offs + 1, sizeof *s->offs)) return;
+    s->offs[s->n_offs++] = (raw_off){o.at, (int64_t)time, o.tid, o.preempted};
+}
+
+static void drain_ring(opprof__sampler *s, ring *r) {
+    uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE), tail = r->meta->data_tail;
+    unsigned char rec[8 + 8 * (MAX_FRAMES + 8) + 64];
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        for (size_t i = 0; i < sizeof h; i++) ((unsigned char *)&h)[i] = r->data[(tail + i) & (r->size - 1)];
+        if (h.size < sizeof h || tail + h.size > head) break;
+        size_t len = h.size - sizeof h;
+        if (len <= sizeof rec) {
+            for (size_t i = 0; i < len; i++) rec[i] = r->data[(tail + sizeof h + i) & (r->size - 1)];
+            if (h.type == PERF_RECORD_SAMPLE) on_sample(s, rec, len);
+            if (h.type == PERF_RECORD_SWITCH) on_switch(s, h.misc, rec, len);
+            if (h.type == PERF_RECORD_LOST && len >= 16) {
+                uint64_t lost;
+                memcpy(&lost, rec + 8, 8);
+                s->lost += lost;
+            }
+        }
+        tail += h.size;
+    }
+    __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void drain_all(opprof__sampler *s) {
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->n_rings; i++) drain_ring(s, &s->rings[i]);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *drainer(void *arg) {
+    opprof__sampler *s = arg;
+    __atomic_store_n(&s->drainer_tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    struct timespec pause = {0, DRAIN_MS * 1000000L};
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        drain_all(s);
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+/* ---- start, stop ---- */
+
+static int read_sysctl(const char *path, long *out) {
+    FILE *f = fopen(path, "re");
+    int ok = f && fscanf(f, "%ld", out) == 1;
+    if (f) fclose(f);
+    return ok ? 0 : -1;
+}
+
+static void attr_of(struct perf_event_attr *a, int hz, bool off_cpu, bool with_kernel) {
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_SOFTWARE;
+    a->config = hz ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_DUMMY;
+    a->sample_period = hz ? (uint64_t)(1000000000 / hz) : 0;
+    a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+    a->sample_id_all = 1;
+    a->context_switch = off_cpu;
+    a->inherit = 1;
+    a->exclude_kernel = !with_kernel;
+    a->exclude_hv = 1;
+    a->exclude_callchain_kernel = 1;
+    a->use_clockid = 1;
+    a->clockid = CLOCK_MONOTONIC;
+}
+
+static int open_ring(opprof__sampler *s, struct perf_event_attr *a, pid_t tid, int cpu) {
+    if (s->n_rings == MAX_RINGS) return -ENOSPC;
+    long fd = perf_open(a, tid, cpu, -1);
+    if (fd < 0) return -errno;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (1 + RING_PAGES) * page;
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    if (m == MAP_FAILED) {
+        int err = -errno;
+        close((int)fd);
+        return err;
+    }
+    s->rings[s->n_rings++] = (ring){(int)fd, m, (unsigned char *)m + page, RING_PAGES * page};
+    return 0;
+}
+
+/* Why opening failed, for the capture's warning. */
+static void say_why(char *why, size_t size, int err, long paranoid) {
+    if (err == -EACCES || err == -EPERM)
+        snprintf(why, size, "perf_event_open was refused (%s; perf_event_paranoid is %ld, and a container's seccomp "
+                            "policy may forbid it)", strerror(-err), paranoid);
+    else if (err == -ENOSYS || err == -ENOENT || err == -EOPNOTSUPP)
+        snprintf(why, size, "this kernel has no software perf events (%s)", strerror(-err));
+    else
+        snprintf(why, size, "opening the perf events failed (%s)", strerror(-err));
+}
+
+/* Every thread of the process on every CPU; new threads follow by inherit. */
+static int open_all(opprof__sampler *s, struct perf_event_attr *a) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -errno;
+    int err = 0, opened = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        for (int cpu = 0; tid > 0 && cpu < cpus; cpu++) {
+            int rc = open_ring(s, a, tid, cpu);
+            if (!rc) opened++;
+            else if (!err && rc != -ENODEV && rc != -ESRCH) err = rc; /* an offline CPU, a thread gone */
+        }
+    }
+    closedir(d);
+    return opened ? 0 : err ? err : -ENODEV;
+}
+
+static void close_all(opprof__sampler *s) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < s->n_rings; i++) {
+        munmap(s->rings[i].meta, (1 + RING_PAGES) * page);
+        close(s->rings[i].fd);
+    }
+    s->n_rings = 0;
+}
+
+int opprof__sampler_start(opprof__sampler **out, int hz, bool off_cpu, char *note, size_t note_size) {
+    *out = NULL;
+    note[0] = '\0';
+    long max_rate = 0, paranoid = 2;
+    read_sysctl("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+    if (hz && read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate) == 0 && max_rate > 0 &&
+        hz > max_rate) {
+        snprintf(note, note_size, "sampling at %ld Hz, the kernel's limit (perf_event_max_sample_rate), not the %d Hz "
+                                  "asked", max_rate, hz);
+        hz = (int)max_rate;
+    }
+    opprof__sampler *s = opprof__calloc(1, sizeof *s);
+    if (!s) return OPPROF_ENOMEM;
+    s->hz = hz;
+    s->off_cpu = off_cpu;
+    s->drainer_tid = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    struct perf_event_attr a;
+    attr_of(&a, hz, off_cpu, paranoid < 2);
+    int err = open_all(s, &a);
+    if (err == -EACCES || err == -EPERM) { /* without kernel samples, as an unprivileged user may */
+        close_all(s);
+        attr_of(&a, hz, off_cpu, false);
+        err = open_all(s, &a);
+    }
+    if (!err && pthread_create(&s->drainer, NULL, drainer, s)) err = -EAGAIN;
+    if (err) {
+        say_why(note, note_size, err, paranoid);
+        close_all(s);
+        pthread_mutex_destroy(&s->lock);
+        opprof__free(s);
+        return err;
+    }
+    *out = s;
+    return 0;
+}
+
+void opprof__sampler_stop(opprof__sampler *s) {
+    if (!s) return;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(s->drainer, NULL);
+    close_all(s);
+    pthread_mutex_destroy(&s->lock);
+    opprof__free(s->samples);
+    opprof__free(s->offs);
+    opprof__free(s->outs);
+    opprof__free(s->ips);
+    opprof__free(s->stack_first);
+    opprof__index_free(&s->stack_index);
+    opprof__free(s);
+}
+
+int64_t opprof__sampler_period_ns(const opprof__sampler *s) { return s && s->hz ? 1000000000 / s->hz : 0; }
+
+/* ---- a window's share, into its capture ---- */
+
+typedef struct name_ids {
+    const uint64_t *ips; /* the addresses named so far, and their name ids */
+    uint64_t *keys;
+    uint32_t *ids;
+    size_t n, cap;
+    opprof__index index;
+} name_ids;
+
+static uint64_t ip_hash(uint64_t ip) { return (ip * 0x9E3779B97F4A7C15ull) >> 7; }
+static uint64_t ip_hash_of(const void *ctx, uint32_t item) { return ip_hash(((const name_ids *)ctx)->keys[item]); }
+static bool ip_equal(const void *ctx, uint32_t item, const void *key) {
+    return ((const name_ids *)ctx)->keys[item] == *(const uint64_t *)key;
+}
+
+/* The capture's name id of the function at ip, looked up once per address. */
+static int name_of_ip(opprof_capture *c, name_ids *nm, uint64_t ip, uint32_t *id) {
+    size_t slot;
+    int64_t found = opprof__index_lookup(&nm->index, nm->n, ip_hash_of, ip_equal, nm, ip_hash(ip), &ip, &slot);
+    if (found < 0) return OPPROF_ENOMEM;
+    if (found) return *id = nm->ids[found - 1], 0;
+    char name[256];
+    if (ip == KERNEL_FRAME)
+        snprintf(name, sizeof name, "[kernel]");
+    else
+        opprof_symbolize((const void *)(uintptr_t)ip, name, sizeof name, NULL, 0);
+    size_t cap = nm->cap;
+    if (opprof__grow((void **)&nm->keys, &nm->cap, nm->n + 1, sizeof *nm->keys)) return OPPROF_ENOMEM;
+    if (nm->cap != cap) {
+        uint32_t *grown = opprof__realloc(nm->ids, nm->cap * sizeof *nm->ids);
+        if (!grown) return OPPROF_ENOMEM;
+        nm->ids = grown;
+    }
+    if (opprof__capture_intern(c, name, strlen(name), id)) return OPPROF_ENOMEM;
+    nm->keys[nm->n] = ip;
+    nm->ids[nm->n] = *id;
+    nm->index.slots[slot] = (uint32_t)++nm->n;
+    return 0;
+}
+
+/* The capture's thread of tid, added (named from /proc) when it recorded nothing. */
+static int thread_of_tid(opprof_capture *c, int32_t tid, uint32_t *out) {
+    for (size_t i = 0; i < c->n_threads; i++)
+        if (c->threads[i].tid == tid) return *out = (uint32_t)i, 0;
+    char path[64], name[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (f && fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = '\0';
+    if (f) fclose(f);
+    int rc = opprof_capture_add_thread(c, tid, name, out);
+    if (!rc) c->threads[*out].pid = (int64_t)getpid();
+    return rc;
+}
+
+static int take_samples(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1) {
+    name_ids nm = {0};
+    uint32_t ids[MAX_FRAMES + 1];
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_samples; i++) {
+        raw_sample r = s->samples[i];
+        if (r.ts >= t1) { /* the next window's */
+            s->samples[kept++] = r;
+            continue;
+        }
+        if (r.ts < t0 || rc) continue;
+        uint32_t thread;
+        size_t first = s->stack_first[r.stack], n = s->stack_first[r.stack + 1] - first;
+        rc = thread_of_tid(c, r.tid, &thread);
+        for (size_t k = 0; !rc && k < n; k++) rc = name_of_ip(c, &nm, s->ips[first + k], &ids[k]);
+        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, n);
+    }
+    s->n_samples = kept;
+    opprof__free(nm.keys);
+    opprof__free(nm.ids);
+    opprof__index_free(&nm.index);
+    return rc;
+}
+
+static int add_off(opprof_capture *c, int32_t tid, int64_t a, int64_t b, int64_t t0, int64_t t1, bool preempted) {
+    if (a < t0) a = t0;
+    if (b > t1) b = t1;
+    if (b <= a) return 0;
+    uint32_t thread;
+    int rc = thread_of_tid(c, tid, &thread);
+    return rc ? rc : opprof_capture_add_off_cpu(c, thread, a - t0, b - a, preempted);
+}
+
+static int take_offs(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1) {
+    size_t kept = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->n_offs; i++) {
+        raw_off o = s->offs[i];
+        if (!rc) rc = add_off(c, o.tid, o.start, o.end, t0, t1, o.preempted);
+        if (o.end > t1) s->offs[kept++] = o; /* its rest is the next window's */
+    }
+    s->n_offs = kept;
+    for (size_t k = 0; !rc && k < s->n_outs; k++) /* out still: off until the window's end */
+        rc = add_off(c, s->outs[k].tid, s->outs[k].at, t1, t0, t1, s->outs[k].preempted);
+    return rc;
+}
+
+int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1) {
+    if (!s) return 0;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->n_rings; i++) drain_ring(s, &s->rings[i]);
+    int rc = take_samples(s, c, t0, t1);
+    if (!rc && s->off_cpu) rc = take_offs(s, c, t0, t1);
+    c->info.samples_lost = s->lost;
+    s->lost = 0;
+    pthread_mutex_unlock(&s->lock);
+    c->info.sample_period_ns = opprof__sampler_period_ns(s);
+    c->info.off_cpu = s->off_cpu;
+    return rc;
+}
