@@ -97,7 +97,7 @@ mkdir -p "$tmp/cmake-user"
 cat > "$tmp/cmake-user/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.20)
 project(user LANGUAGES CXX C)
-find_package(opprof 0.3 CONFIG REQUIRED)
+find_package(opprof 0.4 CONFIG REQUIRED)
 add_executable(user user.cpp)
 target_compile_options(user PRIVATE -Wall -Wextra -pedantic -Werror)
 set_property(TARGET user PROPERTY CXX_STANDARD 17)
@@ -174,7 +174,7 @@ consumer() { # NAME LANGUAGES "COMPONENTS..." SOURCE TARGETS NO_MPI EXPECT(ok|fa
     cat > "$d/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.20)
 project($1 LANGUAGES $2)
-find_package(opprof 0.3 CONFIG REQUIRED $comps)
+find_package(opprof 0.4 CONFIG REQUIRED $comps)
 add_executable(app $(basename "$4"))
 target_link_libraries(app PRIVATE $5)
 CMAKE
@@ -210,7 +210,7 @@ for lib in "$libdir"/libopprof.so "$libdir"/libnn.so "$libdir"/libnn_mpi.so; do
     [ -z "$others" ] || fail "$(basename "$lib") exports: $(echo "$others" | head -n 5 | tr '\n' ' ')"
 done
 ! nm -D --defined-only "$libdir"/libnn.so | grep -q 'libxsmm_\|sgemm_' || fail "libnn.so exports libxsmm/BLAS"; ok
-readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.3' || fail "libopprof's SONAME"; ok
+readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.4' || fail "libopprof's SONAME"; ok
 
 # -- every public header alone: C11 and C++17, pedantic, warnings as errors
 for h in opprof/opprof.h opprof/capture.h opprof/mark_kinds.h opprof/timer.h nn/nn.h; do

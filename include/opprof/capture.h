@@ -322,6 +322,11 @@ typedef struct opprof_average_row {
     const char *input_shapes; /* "[[128, 256], ...]" when grouped by input shape, else NULL */
     const char *stack;        /* the top frames, innermost first, one per line
                                  ("profile_cpu.c(312): run"), when grouped by stack, else NULL */
+    int64_t samples;          /* native samples (opprof_capture_samples) in its calls' self time */
+    int64_t total_samples;    /* ... in its calls, children included */
+    const char *top_frame;    /* the innermost frame most of its self samples were in, or NULL */
+    int64_t off_cpu_ns;       /* time off the CPU within its calls (opprof_capture_off_cpu) */
+    int64_t self_off_cpu_ns;  /* ... less its children's */
 } opprof_average_row;
 
 typedef struct opprof_averages_options {
@@ -341,6 +346,12 @@ OPPROF_API void opprof_averages_free(opprof_averages *averages);
 /** The rows in first-seen order (by the start of each key's first event). */
 OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages *averages,
                                                           size_t *count);
+/** The samples of the capture (in rows or outside every range), and the CPU
+ *  time between two samples of a thread (0: not sampled). */
+OPPROF_API int64_t opprof_averages_sample_count(const opprof_averages *averages);
+OPPROF_API int64_t opprof_averages_sample_period_ns(const opprof_averages *averages);
+/** The capture recorded its threads' times off the CPU. */
+OPPROF_API bool opprof_averages_off_cpu(const opprof_averages *averages);
 /** The sum of self time over all rows (the table's "Self CPU time total"). */
 OPPROF_API int64_t opprof_averages_self_total_ns(const opprof_averages *averages);
 /** The sum of device activities' time ("Self CUDA time total"); 0 without them. */
@@ -428,6 +439,11 @@ typedef struct opprof_table_options {
                                each row's self time (the events nested in it, each at the range
                                cost the capture measured at start). Without it, the table still
                                says under it which rows' self time that cost is most of. */
+    bool samples;           /* "Samples", "Samples %" (of all samples) and "Top native frame":
+                               each row's self samples and the function most of them were in
+                               (captures with samples) */
+    bool cpu_time;          /* "Off CPU" and "On CPU total": each row's time off and on the CPU
+                               within its CPU total (captures with off-CPU times) */
     bool stats;             /* "Self min", "Self med", "Self p90", "Self p99", "Self max",
                                "Self IQR" and "Self CV": the distribution of each row's self
                                time per step (per call when the capture has fewer than 2

@@ -36,6 +36,8 @@ struct opprof_averages {
     opprof_producer producer;
     int64_t unended_ns, duration_ns; /* the longest begin never ended, and the capture's span */
     opprof__distributions dist;      /* with options->distributions, else steps 0 */
+    int64_t samples, sample_period_ns; /* the capture's samples and their period */
+    bool off_cpu;                      /* the capture has off-CPU times */
 };
 
 
@@ -343,6 +345,79 @@ static int add_memory(work *w) {
     return 0;
 }
 
+/* Samples: each one's owner's group counts it as self, the owner's subtree
+ * (a backward pass, parents before children) as total; the innermost frame
+ * of most of a group's self samples is its top frame. */
+typedef struct group_frame {
+    uint32_t group, frame;
+} group_frame;
+
+static int by_group_frame(const void *a, const void *b) {
+    const group_frame *x = a, *y = b;
+    return x->group != y->group ? (x->group > y->group) - (x->group < y->group) : (x->frame > y->frame) - (x->frame < y->frame);
+}
+
+static void top_frames(work *w, group_frame *gf, size_t n) {
+    qsort(gf, n, sizeof *gf, by_group_frame);
+    int64_t best = 0;
+    for (size_t i = 0, run; i < n; i += run) {
+        for (run = 1; i + run < n && gf[i + run].group == gf[i].group && gf[i + run].frame == gf[i].frame;) run++;
+        if (i == 0 || gf[i].group != gf[i - 1].group) best = 0;
+        if ((int64_t)run > best) {
+            best = (int64_t)run;
+            w->b.groups[gf[i].group].row.top_frame = w->c->names[gf[i].frame];
+        }
+    }
+}
+
+static int add_samples(work *w) {
+    const opprof_capture *c = w->c;
+    int64_t *subtree = opprof__calloc(w->n_events ? w->n_events : 1, sizeof *subtree);
+    group_frame *gf = opprof__alloc((c->n_samples ? c->n_samples : 1) * sizeof *gf);
+    if (!subtree || !gf) {
+        opprof__free(subtree);
+        opprof__free(gf);
+        return OPPROF_ENOMEM;
+    }
+    size_t n_gf = 0;
+    for (size_t k = 0; k < c->n_samples; k++) {
+        const opprof_sample *sm = &c->samples[k];
+        if (sm->owner < 0) continue;
+        group *g = group_of(w, (size_t)sm->owner);
+        g->row.samples++;
+        subtree[sm->owner]++;
+        size_t n_frames;
+        const uint32_t *frames = opprof_capture_stack(c, sm->stack, &n_frames);
+        if (n_frames) gf[n_gf++] = (group_frame){group_index_of(w, (size_t)sm->owner), frames[0]};
+    }
+    for (size_t after = w->n_events; after > 0; after--) {
+        size_t i = after - 1;
+        if (w->ev[i].parent >= 0 && !is_device(&w->ev[i])) subtree[w->ev[i].parent] += subtree[i];
+        group_of(w, i)->row.total_samples += subtree[i];
+    }
+    top_frames(w, gf, n_gf);
+    opprof__free(subtree);
+    opprof__free(gf);
+    return 0;
+}
+
+/* Off the CPU: each event's time off within its span, to its group (total)
+ * and, less its children's, as self. */
+static int add_off_cpu(work *w) {
+    int64_t *off = NULL;
+    int rc = opprof_capture_event_off_cpu(w->c, &off);
+    if (rc) return rc;
+    for (size_t i = 0; i < w->n_events; i++) {
+        if (is_device(&w->ev[i])) continue;
+        group *g = group_of(w, i);
+        OPPROF__SAT_ADD(g->row.off_cpu_ns, off[i]);
+        OPPROF__SAT_ADD(g->row.self_off_cpu_ns, off[i]);
+        if (w->ev[i].parent >= 0) OPPROF__SAT_SUB(group_of(w, (size_t)w->ev[i].parent)->row.self_off_cpu_ns, off[i]);
+    }
+    opprof_free(off);
+    return 0;
+}
+
 /* The groups that have events become rows, in first-seen order (first_index
  * differs between groups, so an unstable sort is deterministic), with their
  * texts: key, then shapes and stack when grouped by them. */
@@ -359,21 +434,23 @@ static int make_rows(work *w) {
     for (size_t g = 0; g < b->n; g++) w->row_of_group[g] = UINT32_MAX;
     for (size_t g = 0; g < kept; g++) w->row_of_group[b->groups[g].index] = (uint32_t)g;
     size_t n_offsets = kept ? kept : 1;
-    size_t *offsets = opprof__alloc(n_offsets * 3 * sizeof *offsets);
+    size_t *offsets = opprof__alloc(n_offsets * 4 * sizeof *offsets);
     opprof_averages *avg = w->avg;
     avg->rows = opprof__alloc(n_offsets * sizeof *avg->rows);
     opprof__strbuf text = {0};
     char buf[1024];
     for (size_t g = 0; offsets && g < kept; g++) {
         const group *gr = &b->groups[g];
-        offsets[3 * g] = text.len;
+        offsets[4 * g] = text.len;
         opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
-        offsets[3 * g + 1] = text.len;
+        offsets[4 * g + 3] = text.len;
+        if (gr->row.top_frame) opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
+        offsets[4 * g + 1] = text.len;
         if (w->by_shape) {
             opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);
             opprof__sb_put(&text, buf, strlen(buf) + 1);
         }
-        offsets[3 * g + 2] = text.len;
+        offsets[4 * g + 2] = text.len;
         for (int f = 0; w->stack_n > 0 && f < gr->n_frames; f++) {
             if (f) opprof__sb_put(&text, "\n", 1);
             frame_text(w->c, gr->frames[f], &text);
@@ -385,9 +462,10 @@ static int make_rows(work *w) {
     for (size_t g = 0; !rc && g < kept; g++) {
         avg->children[g] = b->groups[g].children;
         avg->rows[g] = b->groups[g].row;
-        avg->rows[g].key = text.data + offsets[3 * g];
-        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[3 * g + 1] : NULL;
-        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[3 * g + 2] : NULL;
+        avg->rows[g].key = text.data + offsets[4 * g];
+        avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[4 * g + 3] : NULL;
+        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[4 * g + 1] : NULL;
+        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[4 * g + 2] : NULL;
         OPPROF__SAT_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
     if (!rc) {
@@ -456,6 +534,8 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (!rc && w.extended) rc = extended_groups(&w);
     if (!rc) rc = add_times(&w);
     if (!rc && c->n_mem) rc = add_memory(&w);
+    if (!rc && c->n_samples) rc = add_samples(&w);
+    if (!rc && c->n_off_cpu) rc = add_off_cpu(&w);
     if (!rc) rc = make_rows(&w);
     if (!rc && options && options->distributions) rc = add_distributions(&w);
     if (!rc) {
@@ -475,6 +555,9 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->producer = c->info.producer;
         avg->unended_ns = c->info.unended_ns;
         avg->duration_ns = c->info.duration_ns;
+        avg->samples = (int64_t)c->n_samples;
+        avg->sample_period_ns = c->info.sample_period_ns;
+        avg->off_cpu = c->info.off_cpu || c->n_off_cpu;
         rc = copy_warnings(avg, c);
         if (rc) {
             opprof_averages_free(avg);
@@ -554,3 +637,7 @@ double opprof__averages_unended_share(const opprof_averages *avg) {
 }
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
 int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }
+
+int64_t opprof_averages_sample_count(const opprof_averages *avg) { return avg ? avg->samples : 0; }
+int64_t opprof_averages_sample_period_ns(const opprof_averages *avg) { return avg ? avg->sample_period_ns : 0; }
+bool opprof_averages_off_cpu(const opprof_averages *avg) { return avg && avg->off_cpu; }

@@ -9,9 +9,9 @@
 
 enum { SPACING = 2 };
 
-/* profiler_cost took padding that the struct had: programs built against 0.3's
- * first header pass a struct of the same size (their padding read as false). */
-_Static_assert(sizeof(opprof_table_options) == 12, "opprof_table_options keeps its 0.3 size");
+/* 0.4 added samples and cpu_time (0.x: a minor version changes the ABI, and
+ * the soname with it); the size is checked so that a change is a decision. */
+_Static_assert(sizeof(opprof_table_options) == 16, "opprof_table_options keeps its 0.4 size");
 
 static const struct {
     opprof_sort_key key;
