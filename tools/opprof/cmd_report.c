@@ -22,6 +22,11 @@ static const char HELP[] =
     "                   (the ranges nested in it, each at the cost the capture measured at start)\n"
     "  --stats          Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"
     "                   per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps\n"
+    "  --samples        Samples, Samples % and Top native frame columns: each row's native samples\n"
+    "                   in its self time and the function most of them were in (sampled captures:\n"
+    "                   opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)\n"
+    "  --cpu-time       On CPU total and Off CPU columns: each row's time on and off the CPU within\n"
+    "                   its CPU total (captures with off-CPU times)\n"
     "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"
     "                   the warnings' texts, and each row's distributions per step and per call,\n"
     "                   self and total; raw values)\n"
@@ -61,6 +66,8 @@ static int run(int argc, char **argv) {
                                           {"ranks", no_argument, 0, 'r'},
                                           {"warnings", no_argument, 0, 'w'},
                                           {"stats", no_argument, 0, 'S'},
+                                          {"samples", no_argument, 0, 'P'},
+                                          {"cpu-time", no_argument, 0, 'C'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
@@ -90,6 +97,8 @@ static int run(int argc, char **argv) {
         case 'r': ranks = true; break;
         case 'w': all_warnings = true; break;
         case 'S': table.stats = true; break;
+        case 'P': table.samples = true; break;
+        case 'C': table.cpu_time = true; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -103,7 +112,7 @@ static int run(int argc, char **argv) {
     char *text = NULL;
     table.sort = sort;
     table.row_limit = row_limit;
-    if (json) table.profiler_cost = true; /* JSON always has it */
+    if (json) table.profiler_cost = table.samples = table.cpu_time = true; /* JSON always has them */
     group.distributions = json || table.stats;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc)
@@ -121,6 +130,6 @@ static int run(int argc, char **argv) {
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-             "                     [--profiler-cost] [--stats]\n"
+             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

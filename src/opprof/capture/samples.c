@@ -30,8 +30,10 @@ static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
 
 /* The index of the stack of these frames, added if new. */
 static int intern_stack(opprof_capture *c, const uint32_t *ids, size_t n, uint32_t *stack) {
-    if (!c->cap_stack_first && opprof__grow((void **)&c->stack_first, &c->cap_stack_first, 1, sizeof *c->stack_first))
-        return OPPROF_ENOMEM;
+    if (!c->cap_stack_first) { /* stack 0 starts at frame 0 */
+        if (opprof__grow((void **)&c->stack_first, &c->cap_stack_first, 1, sizeof *c->stack_first)) return OPPROF_ENOMEM;
+        c->stack_first[0] = 0;
+    }
     stack_key key = {ids, n};
     size_t slot;
     int64_t found = opprof__index_lookup(&c->stack_index, c->n_stacks, stack_hash_of, stack_equal, c, hash_ids(ids, n),

@@ -111,8 +111,10 @@ static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
 }
 
 static int intern_stack(opprof__sampler *s, const uint64_t *ips, size_t n, uint32_t *out) {
-    if (!s->cap_stack_first && opprof__grow((void **)&s->stack_first, &s->cap_stack_first, 1, sizeof *s->stack_first))
-        return OPPROF_ENOMEM;
+    if (!s->cap_stack_first) { /* stack 0 starts at frame 0 */
+        if (opprof__grow((void **)&s->stack_first, &s->cap_stack_first, 1, sizeof *s->stack_first)) return OPPROF_ENOMEM;
+        s->stack_first[0] = 0;
+    }
     ips_key key = {ips, n};
     size_t slot;
     int64_t found = opprof__index_lookup(&s->stack_index, s->n_stacks, stack_hash_of, stack_equal, s,

@@ -36,6 +36,10 @@ NUMBER(calls, (double)r->calls)
 NUMBER(flops, r->flops > 0 ? (double)r->flops : NAN)
 NUMBER(gflops, rate(r->flops, r->total_ns))
 NUMBER(gbps, rate(r->bytes, r->total_ns))
+NUMBER(self_samples, (double)r->samples)
+NUMBER(samples_share, share(r->samples, opprof_averages_sample_count(v->avg)))
+NUMBER(off_cpu_us, us(r->off_cpu_ns))
+NUMBER(on_cpu_us, us(r->total_ns - r->off_cpu_ns))
 #undef NUMBER
 
 const opprof_distribution *opprof__view_self_distribution(const opprof__view *v, const opprof_average_row *r) {
@@ -66,6 +70,7 @@ static double profiler_cost(const opprof_average_row *r, const opprof__view *v) 
 static const char *name_text(const opprof_average_row *r) { return r->key; }
 static const char *shapes_text(const opprof_average_row *r) { return r->input_shapes ? r->input_shapes : "[]"; }
 static const char *stack_text(const opprof_average_row *r) { return r->stack ? r->stack : ""; }
+static const char *top_frame_text(const opprof_average_row *r) { return r->top_frame ? r->top_frame : ""; }
 
 /* PyTorch's columns, in its order. */
 static const opprof__column COLUMNS[] = {
@@ -98,6 +103,11 @@ static const opprof__column COLUMNS[] = {
     {"Self max", "self_max_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_max_us, NULL},
     {"Self IQR", "self_iqr_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_iqr_us, NULL},
     {"Self CV", "self_cv", OPPROF__UNIT_PERCENT, OPPROF__SHOW_STATS, self_cv, NULL},
+    {"On CPU total", "on_cpu_us", OPPROF__UNIT_TIME, OPPROF__SHOW_CPU_TIME, on_cpu_us, NULL},
+    {"Off CPU", "off_cpu_us", OPPROF__UNIT_TIME, OPPROF__SHOW_CPU_TIME, off_cpu_us, NULL},
+    {"Samples", "samples", OPPROF__UNIT_COUNT, OPPROF__SHOW_SAMPLES, self_samples, NULL},
+    {"Samples %", "samples_percent", OPPROF__UNIT_PERCENT, OPPROF__SHOW_SAMPLES, samples_share, NULL},
+    {"Top native frame", "top_native_frame", OPPROF__UNIT_TEXT, OPPROF__SHOW_SAMPLES, NULL, top_frame_text},
 };
 
 /* ---- one order of rows ---- */
@@ -172,6 +182,8 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (o->flops || opprof__averages_flops_recorded(v->avg)) f |= OPPROF__SHOW_FLOPS;
     if (o->profiler_cost && opprof__averages_range_cost_ns(v->avg) > 0) f |= OPPROF__SHOW_COST;
     if (o->stats) f |= OPPROF__SHOW_STATS;
+    if (o->samples && opprof_averages_sample_count(v->avg)) f |= OPPROF__SHOW_SAMPLES;
+    if (o->cpu_time && opprof_averages_off_cpu(v->avg)) f |= OPPROF__SHOW_CPU_TIME;
     for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;
@@ -199,6 +211,8 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
         }
     size_t cap = c->unit == OPPROF__UNIT_NAME ? OPPROF__MAX_NAME_WIDTH : c->unit == OPPROF__UNIT_TEXT ? MAX_SHAPES_WIDTH
                                                                                             : MAX_SOURCE_WIDTH;
+    if ((c->needs & OPPROF__SHOW_SAMPLES) && longest < strlen(c->title)) /* ours fits its title; PyTorch's keep its widths */
+        longest = strlen(c->title);
     return longest + 4 < cap ? longest + 4 : cap;
 }
 

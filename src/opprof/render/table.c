@@ -112,6 +112,25 @@ static void cost_note(opprof__strbuf *sb, const opprof__view *v) {
                       n, r->key, cost, self, opprof__averages_range_cost_ns(v->avg));
 }
 
+/* Rows that spent this share of their CPU total off the CPU are named under the table. */
+static const double OFF_CPU_NOTE = 0.25;
+
+static void off_cpu_note(opprof__strbuf *sb, const opprof__view *v) {
+    size_t n = 0;
+    const opprof_average_row *first = NULL;
+    for (size_t i = 0; i < v->shown; i++) {
+        const opprof_average_row *r = &v->rows[v->order[i]];
+        if (r->total_ns > 0 && (double)r->off_cpu_ns >= OFF_CPU_NOTE * (double)r->total_ns && !n++) first = r;
+    }
+    if (!n) return;
+    char off[64], total[64];
+    opprof_format_time_us((double)first->off_cpu_ns / 1e3, off, sizeof off);
+    opprof_format_time_us((double)first->total_ns / 1e3, total, sizeof total);
+    opprof__sb_printf(sb, "Note: %zu row(s) spent a quarter or more of their time off the CPU (waiting, not computing), "
+                          "such as '%.80s' (%s of its %s)%s\n",
+                      n, first->key, off, total, v->flags & OPPROF__SHOW_CPU_TIME ? "" : "; the On CPU total and Off CPU columns (--cpu-time) show them");
+}
+
 /* A begin never ended that covers this share of the trace is named under the table. */
 static const double UNENDED_NOTE = 0.10;
 
@@ -139,6 +158,11 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
                           "covers %.1f %% of it, all counted in its row (opprof check lists them)\n",
                           100 * unended);
     cost_note(sb, v);
+    if (opprof_averages_off_cpu(v->avg)) off_cpu_note(sb, v);
+    if (v->flags & OPPROF__SHOW_SAMPLES)
+        opprof__sb_printf(sb, "Samples: %lld, one per %.3f ms of a thread's CPU time\n",
+                          (long long)opprof_averages_sample_count(v->avg),
+                          (double)opprof_averages_sample_period_ns(v->avg) / 1e6);
     size_t steps = opprof_averages_steps(v->avg);
     if (v->flags & OPPROF__SHOW_STATS)
         opprof__sb_printf(sb, steps >= 2 ? "Self min to Self CV: each row's self time per step, over %zu steps\n"

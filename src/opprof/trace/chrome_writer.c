@@ -408,6 +408,67 @@ static void write_events(writer *w) {
     }
 }
 
+/* Samples as the trace-event format has them: "stackFrames", a tree of
+ * frames (frame k of the capture's flat array is id k + 1, its caller the
+ * next one of its stack), and "samples", each naming its innermost frame;
+ * then opprof's own keys: the times off the CPU and how it sampled. */
+static void write_samples(writer *w) {
+    const opprof_capture *c = w->c;
+    out *o = w->o;
+    OUT_LIT(o, ",\n  \"stackFrames\": {");
+    for (size_t k = 0; k < c->n_stacks; k++)
+        for (uint32_t f = c->stack_first[k]; f < c->stack_first[k + 1]; f++) {
+            if (f) OUT_LIT(o, ",");
+            OUT_LIT(o, "\n    \"");
+            out_i64(o, (int64_t)f + 1);
+            OUT_LIT(o, "\": {\"name\": ");
+            put_name(w, c->frames[f]);
+            if (f + 1 < c->stack_first[k + 1]) {
+                OUT_LIT(o, ", \"parent\": \"");
+                out_i64(o, (int64_t)f + 2);
+                OUT_LIT(o, "\"");
+            }
+            OUT_LIT(o, "}");
+        }
+    OUT_LIT(o, "},\n  \"samples\": [");
+    for (size_t j = 0; j < c->n_samples; j++) {
+        const opprof_sample *sm = &c->samples[j];
+        if (j) OUT_LIT(o, ",");
+        OUT_LIT(o, "\n    {\"name\": \"cpu-clock\"");
+        out_place(o, c->threads[sm->thread].pid, &c->threads[sm->thread].tid, sm->ts_ns);
+        if (c->stack_first[sm->stack + 1] > c->stack_first[sm->stack]) {
+            OUT_LIT(o, ",\"sf\":\"");
+            out_i64(o, (int64_t)c->stack_first[sm->stack] + 1);
+            OUT_LIT(o, "\"");
+        }
+        OUT_LIT(o, ",\"weight\":1}");
+    }
+    OUT_LIT(o, "]");
+}
+
+static void write_off_cpu(writer *w) {
+    const opprof_capture *c = w->c;
+    out *o = w->o;
+    OUT_LIT(o, ",\n  \"opprof_sampling\": {\"period_ns\": ");
+    out_i64(o, c->info.sample_period_ns);
+    OUT_LIT(o, ", \"off_cpu\": ");
+    out_i64(o, c->info.off_cpu);
+    OUT_LIT(o, ", \"samples_lost\": ");
+    out_i64(o, (int64_t)c->info.samples_lost);
+    OUT_LIT(o, "},\n  \"opprof_off_cpu\": [");
+    for (size_t j = 0; j < c->n_off_cpu; j++) {
+        const opprof_off_cpu *x = &c->off_cpu[j];
+        if (j) OUT_LIT(o, ",");
+        OUT_LIT(o, "\n    {\"preempted\":");
+        out_i64(o, x->preempted);
+        out_place(o, c->threads[x->thread].pid, &c->threads[x->thread].tid, x->start_ns);
+        OUT_LIT(o, ",\"dur\":");
+        out_us(o, x->duration_ns);
+        OUT_LIT(o, "}");
+    }
+    OUT_LIT(o, "]");
+}
+
 /* Names escaped once each. */
 static int escape_names(writer *w) {
     const opprof_capture *c = w->c;
@@ -435,7 +496,10 @@ static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_nam
         write_header(w.o, c, w.min_ns, w.left_out);
         write_metadata(&w);
         write_events(&w);
-        OUT_LIT(w.o, "\n  ],\n  \"traceName\": ");
+        OUT_LIT(w.o, "\n  ]");
+        if (c->n_samples || c->info.sample_period_ns) write_samples(&w);
+        if (c->n_samples || c->info.sample_period_ns || c->info.off_cpu || c->n_off_cpu) write_off_cpu(&w);
+        OUT_LIT(w.o, ",\n  \"traceName\": ");
         out_json_string(w.o, trace_name ? trace_name : "");
         OUT_LIT(w.o, "\n}\n");
         out_flush(w.o);

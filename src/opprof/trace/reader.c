@@ -109,6 +109,8 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
+    int sampled = opprof__reader_sample_key(p, k, n);
+    if (sampled != 1) return sampled;
     if (KEY_IS(k, n, "opprof_flight") && c == '{') return opprof__json_object(&p->lx, on_flight_key, &info->flight);
     if (KEY_IS(k, n, "distributedInfo") && c == '{') {
         if (opprof__json_object(&p->lx, on_distributed_key, &info->rank)) return OPPROF_EFORMAT;
@@ -145,6 +147,8 @@ static void shift_times(opprof_capture *c, int64_t origin) {
     for (size_t j = 0; j < c->n_mem; j++) c->mem[j].ts_ns -= origin;
     for (size_t k = 0; k < c->n_marks; k++)
         if (c->marks[k].event < 0) c->marks[k].ts_ns -= origin;
+    for (size_t j = 0; j < c->n_samples; j++) c->samples[j].ts_ns -= origin;
+    for (size_t j = 0; j < c->n_off_cpu; j++) c->off_cpu[j].start_ns -= origin;
     OPPROF__SAT_ADD(c->info.base_time_ns, origin);
 }
 
@@ -171,6 +175,8 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     if (!rc && p->string_times)
         opprof__capture_warnf(p->cap, "%llu time(s) (\"ts\", \"dur\") written as strings were read as numbers "
                               "(first: line %lld)", (unsigned long long)p->string_times, (long long)p->first_string_time);
+    if (!rc) rc = opprof__reader_samples_finish(p);
+    opprof__reader_samples_free(p);
     if (!rc) rc = opprof__reader_unended_begins(p);
     if (!rc) opprof__reader_apply_labels(p);
     /* times are read within +-OPPROF_MAX_TIME_NS; from the trace's start they

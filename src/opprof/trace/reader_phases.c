@@ -25,7 +25,7 @@ static bool thread_equal(const void *ctx, uint32_t item, const void *key) {
 
 /* The capture's thread of (pid, tid), added when new: a hash table, since a
  * hostile file may name millions of threads. */
-static int thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
+int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index) {
     opprof_capture *c = p->cap;
     if (p->last_thread) {
         const opprof_thread_info *last = &c->threads[p->last_thread - 1];
@@ -272,7 +272,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
         return 0;
     }
     uint32_t thread;
-    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "categories");
@@ -284,7 +284,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     uint32_t thread;
     if (!e->memory_name) {
         if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
-            if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             return own_marks(p, e, thread, -1);
         }
         p->unused[UNUSED_INSTANT]++;
@@ -294,7 +294,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
         opprof__reader_problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
         return 0;
     }
-    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
                                   (e->have & HAS_TOTAL) ? e->total : -1))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "memory events");
@@ -319,7 +319,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
 static int take_metadata(parser *p, event *e) {
     if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
         uint32_t thread;
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
     }
     if ((e->have & HAS_NAME) && e->arg_name && (!strcmp(e->name, "process_labels") || !strcmp(e->name, "process_name")))
@@ -338,14 +338,14 @@ static int take_mark(parser *p, event *e, int64_t offset) {
         if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
         if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
             /* a counter is the process's: its first thread carries it */
-            if (!p->cap->n_threads && thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            if (!p->cap->n_threads && opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             return own_marks(p, e, thread, -1);
         }
         p->unused[UNUSED_COUNTER]++;
         return 0;
     }
     if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
-        if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+        if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return own_marks(p, e, thread, -1);
     }
     p->unused[unused_kind(e->ph)]++;
@@ -358,7 +358,7 @@ static int take_begin(parser *p, event *e, int64_t offset) {
         return 0;
     }
     uint32_t thread;
-    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     return push_begin(p, thread, e, offset);
 }
 
@@ -368,7 +368,7 @@ static int take_end(parser *p, event *e, int64_t offset) {
         return 0;
     }
     uint32_t thread;
-    if (thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     return pop_begin(p, thread, e->ts, offset);
 }
 

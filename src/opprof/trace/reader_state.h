@@ -72,6 +72,7 @@ typedef struct parser {
     uint64_t string_times; /* "ts" or "dur" written as strings, read as numbers */
     int64_t first_string_time; /* the line of the first */
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
+    struct sample_reader *samples; /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
 } parser;
 
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
@@ -159,6 +160,15 @@ OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const c
 /* ---- phases and the event array (trace/reader_phases.c) ---- */
 /* The "traceEvents" array (or the legacy form's top-level array). */
 OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
+/* The capture's thread of (pid, tid), added when new. */
+OPPROF__HIDDEN int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index);
+/* trace/reader_samples.c: the top-level keys of samples ("stackFrames",
+ * "samples") and of opprof's off-CPU times ("opprof_off_cpu",
+ * "opprof_sampling"); 1 when the key is none of them. */
+OPPROF__HIDDEN int opprof__reader_sample_key(parser *p, const char *k, size_t n);
+/* The samples read, their stacks resolved, into the capture; then freed. */
+OPPROF__HIDDEN int opprof__reader_samples_finish(parser *p);
+OPPROF__HIDDEN void opprof__reader_samples_free(parser *p);
 /* "B" events never ended: completed at the trace's end, each a problem. */
 OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
 OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);

@@ -1,0 +1,258 @@
+/* reader_samples.c - samples in a trace, as the trace-event format writes
+ * them: "stackFrames" (id -> {"name", "parent"}) and "samples" ({"pid",
+ * "tid", "ts", "sf"}), in either order; and opprof's own "opprof_off_cpu"
+ * ({"pid", "tid", "ts", "dur", "preempted"}) and "opprof_sampling". The
+ * samples wait until the document is read, then each one's frames are its
+ * "sf" and its parents, innermost first. */
+#include "trace/reader_state.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { MAX_DEPTH = 4096 };
+
+typedef struct frame {
+    char *id, *name, *parent; /* parent NULL: a root */
+} frame;
+
+typedef struct pending {
+    int64_t pid, tid, ts;
+    char *sf; /* NULL: no stack */
+} pending;
+
+struct sample_reader {
+    frame *frames;
+    size_t n_frames, cap_frames;
+    opprof__index frame_index;
+    pending *samples;
+    size_t n_samples, cap_samples;
+};
+
+static uint64_t frame_hash_of(const void *ctx, uint32_t item) {
+    const char *id = ((const frame *)ctx)[item].id;
+    return opprof__hash_bytes(id, strlen(id));
+}
+
+static bool frame_equal(const void *ctx, uint32_t item, const void *key) {
+    return strcmp(((const frame *)ctx)[item].id, key) == 0;
+}
+
+static struct sample_reader *state(parser *p) {
+    if (!p->samples) p->samples = opprof__calloc(1, sizeof *p->samples);
+    return p->samples;
+}
+
+/* A string or a number as text (frame ids are either). */
+static int id_text(parser *p, char **out) {
+    int c = opprof__json_skip_ws(&p->lx);
+    char buf[32];
+    const char *text = buf;
+    size_t len;
+    if (c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        text = p->lx.s;
+        len = p->lx.s_len;
+    } else {
+        opprof__json_number v;
+        if (opprof__json_parse_number(&p->lx, &v) || !v.is_int) return FAIL(p, "a frame id is not a string or a whole number");
+        len = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v.as_int);
+    }
+    *out = opprof__alloc(len + 1);
+    if (!*out) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+    memcpy(*out, text, len);
+    (*out)[len] = '\0';
+    return 0;
+}
+
+/* ---- "stackFrames" ---- */
+
+static int on_frame_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    frame *f = ctx;
+    if (KEY_IS(k, n, "parent")) return id_text(p, &f->parent);
+    if (KEY_IS(k, n, "name") && opprof__json_skip_ws(&p->lx) == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        f->name = opprof__alloc(p->lx.s_len + 1);
+        if (!f->name) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+        memcpy(f->name, p->lx.s, p->lx.s_len + 1);
+        return 0;
+    }
+    return opprof__json_skip(&p->lx);
+}
+
+static int on_frame(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    struct sample_reader *s = ctx;
+    if (opprof__json_skip_ws(&p->lx) != '{') return FAIL(p, "stackFrames: frame '%.*s' is not an object", (int)n, k);
+    frame f = {0};
+    if (!(f.id = opprof__alloc(n + 1))) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+    memcpy(f.id, k, n);
+    f.id[n] = '\0';
+    size_t slot = 0;
+    int64_t found = opprof__index_lookup(&s->frame_index, s->n_frames, frame_hash_of, frame_equal, s->frames,
+                                         opprof__hash_bytes(f.id, n), f.id, &slot);
+    int rc = found < 0 || opprof__grow((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames)
+                 ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames")
+                 : opprof__json_object(&p->lx, on_frame_key, &f);
+    if (!rc && found) rc = FAIL(p, "stackFrames: frame '%s' is given twice", f.id);
+    if (!rc && !f.name) rc = FAIL(p, "stackFrames: frame '%s' has no name", f.id);
+    if (rc) {
+        opprof__free(f.id);
+        opprof__free(f.name);
+        opprof__free(f.parent);
+        return rc;
+    }
+    s->frames[s->n_frames] = f;
+    s->frame_index.slots[slot] = (uint32_t)++s->n_frames;
+    return 0;
+}
+
+/* ---- "samples" ---- */
+
+static int number_of(parser *p, int64_t *out, bool micros) {
+    opprof__json_number v;
+    if (micros) {
+        int c = opprof__json_skip_ws(&p->lx);
+        if (c != '-' && (c < '0' || c > '9')) return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a number");
+        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+        if (!v.ns_ok || !opprof__time_in_range(v.ns))
+            return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a time in microseconds");
+        *out = v.ns;
+        return 0;
+    }
+    if (opprof__json_parse_number(&p->lx, &v) || !v.is_int) return FAIL(p, "\"pid\" or \"tid\" is not a whole number");
+    *out = v.as_int;
+    return 0;
+}
+
+typedef struct timed {
+    pending s;
+    int64_t dur;
+    int preempted;
+    int have;
+} timed;
+
+static int on_timed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    timed *t = ctx;
+    if (KEY_IS(k, n, "pid")) return t->have |= 1, number_of(p, &t->s.pid, false);
+    if (KEY_IS(k, n, "tid")) return t->have |= 2, number_of(p, &t->s.tid, false);
+    if (KEY_IS(k, n, "ts")) return t->have |= 4, number_of(p, &t->s.ts, true);
+    if (KEY_IS(k, n, "dur")) return t->have |= 8, number_of(p, &t->dur, true);
+    if (KEY_IS(k, n, "sf")) return opprof__free(t->s.sf), id_text(p, &t->s.sf);
+    if (KEY_IS(k, n, "preempted")) {
+        int64_t v;
+        int rc = number_of(p, &v, false);
+        t->preempted = v != 0;
+        return rc;
+    }
+    return opprof__json_skip(&p->lx);
+}
+
+static int on_sample(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    struct sample_reader *s = ctx;
+    timed t = {0};
+    (void)index;
+    if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx); /* another format's "samples" */
+    int rc = opprof__json_object(&p->lx, on_timed_key, &t);
+    if (!rc && (t.have & 7) != 7) rc = FAIL(p, "samples: item %d lacks \"pid\", \"tid\" or \"ts\"", index);
+    if (!rc && opprof__grow((void **)&s->samples, &s->cap_samples, s->n_samples + 1, sizeof *s->samples))
+        rc = opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+    if (rc) {
+        opprof__free(t.s.sf);
+        return rc;
+    }
+    s->samples[s->n_samples++] = t.s;
+    return 0;
+}
+
+/* ---- opprof's off-CPU times and sampling facts ---- */
+
+static int on_off_cpu(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    (void)ctx;
+    timed t = {0};
+    if (opprof__json_skip_ws(&p->lx) != '{') return FAIL(p, "opprof_off_cpu: item %d is not an object", index);
+    int rc = opprof__json_object(&p->lx, on_timed_key, &t);
+    opprof__free(t.s.sf);
+    if (rc) return rc;
+    if (t.have != 15 || t.dur < 0) return FAIL(p, "opprof_off_cpu: item %d lacks \"pid\", \"tid\", \"ts\" or \"dur\"", index);
+    uint32_t thread;
+    if (opprof__reader_thread_of(p, t.s.pid, t.s.tid, &thread)) return OPPROF_EFORMAT;
+    if (opprof_capture_add_off_cpu(p->cap, thread, t.s.ts, t.dur, t.preempted))
+        return FAIL(p, "opprof_off_cpu: item %d is out of range", index);
+    return 0;
+}
+
+static int on_sampling_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    opprof_capture_info *info = ctx;
+    if (opprof__json_skip_ws(&p->lx) == '"' || !(KEY_IS(k, n, "period_ns") || KEY_IS(k, n, "off_cpu") ||
+                                                 KEY_IS(k, n, "samples_lost")))
+        return opprof__json_skip(&p->lx);
+    int64_t v;
+    if (number_of(p, &v, false)) return OPPROF_EFORMAT;
+    if (v < 0) return FAIL(p, "opprof_sampling: \"%.*s\" is negative", (int)n, k);
+    if (KEY_IS(k, n, "period_ns")) info->sample_period_ns = v;
+    if (KEY_IS(k, n, "off_cpu")) info->off_cpu = v != 0;
+    if (KEY_IS(k, n, "samples_lost")) info->samples_lost = (uint64_t)v;
+    return 0;
+}
+
+int opprof__reader_sample_key(parser *p, const char *k, size_t n) {
+    int c = opprof__json_skip_ws(&p->lx);
+    bool frames = KEY_IS(k, n, "stackFrames"), samples = KEY_IS(k, n, "samples");
+    if ((frames && c == '{') || (samples && c == '[')) {
+        struct sample_reader *s = state(p);
+        if (!s) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        return frames ? opprof__json_object(&p->lx, on_frame, s) : opprof__json_array(&p->lx, on_sample, s);
+    }
+    if (KEY_IS(k, n, "opprof_off_cpu") && c == '[') return opprof__json_array(&p->lx, on_off_cpu, NULL);
+    if (KEY_IS(k, n, "opprof_sampling") && c == '{') return opprof__json_object(&p->lx, on_sampling_key, &p->cap->info);
+    return 1;
+}
+
+/* ---- the end ---- */
+
+static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
+    const char *names[MAX_DEPTH];
+    size_t n = 0;
+    for (const char *id = sm->sf; id; n++) {
+        if (n == MAX_DEPTH) return FAIL(p, "samples: a stack deeper than %d frames, or frames that loop", MAX_DEPTH);
+        size_t slot = 0;
+        int64_t found = opprof__index_lookup(&s->frame_index, s->n_frames, frame_hash_of, frame_equal, s->frames,
+                                             opprof__hash_bytes(id, strlen(id)), id, &slot);
+        if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (!found) return FAIL(p, "samples: frame '%s' is not in stackFrames", id);
+        names[n] = s->frames[found - 1].name;
+        id = s->frames[found - 1].parent;
+    }
+    uint32_t thread;
+    if (opprof__reader_thread_of(p, sm->pid, sm->tid, &thread)) return OPPROF_EFORMAT;
+    return opprof_capture_add_sample(p->cap, thread, sm->ts, names, n) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples") : 0;
+}
+
+int opprof__reader_samples_finish(parser *p) {
+    struct sample_reader *s = p->samples;
+    int rc = 0;
+    for (size_t i = 0; s && !rc && i < s->n_samples; i++) rc = resolve(p, s, &s->samples[i]);
+    opprof__reader_samples_free(p);
+    return rc;
+}
+
+void opprof__reader_samples_free(parser *p) {
+    struct sample_reader *s = p->samples;
+    if (!s) return;
+    for (size_t i = 0; i < s->n_frames; i++) {
+        opprof__free(s->frames[i].id);
+        opprof__free(s->frames[i].name);
+        opprof__free(s->frames[i].parent);
+    }
+    for (size_t i = 0; i < s->n_samples; i++) opprof__free(s->samples[i].sf);
+    opprof__free(s->frames);
+    opprof__free(s->samples);
+    opprof__index_free(&s->frame_index);
+    opprof__free(s);
+    p->samples = NULL;
+}
