@@ -530,6 +530,12 @@ typedef enum opprof_diff_format {
  * OPPROF_EINVAL when the capture is not a flight recorder's save.
  */
 OPPROF_API int opprof_capture_flight_to_string(const opprof_capture *capture, int row_limit, char **out_text);
+/** Native functions by their samples (a sampled capture): self samples (the
+ *  innermost frame), total samples (on the stack), each as a share and as the
+ *  CPU time it stands for (samples x the period), the most self samples
+ *  first, at most row_limit rows (<= 0: all). OPPROF_EINVAL without samples.
+ *  *out_text: opprof_free. */
+OPPROF_API int opprof_capture_functions_to_string(const opprof_capture *capture, int row_limit, char **out_text);
 
 /**
  * Compare two captures operator by operator: calls, self and total CPU time,
@@ -677,7 +683,10 @@ OPPROF_API int opprof_capture_perfetto_write_stream(const opprof_capture *captur
 /** What a folded-stacks file counts. */
 typedef enum opprof_stacks_metric {
     OPPROF_STACKS_SELF_TIME = 0,   /* self CPU time, integer microseconds */
-    OPPROF_STACKS_ALLOCATED_BYTES  /* bytes allocated by each frame itself (frees not counted) */
+    OPPROF_STACKS_ALLOCATED_BYTES, /* bytes allocated by each frame itself (frees not counted) */
+    OPPROF_STACKS_SAMPLES          /* native samples: the ranges and operators open at each
+                                      sample, then its native frames, outermost first
+                                      ("ProfilerStep*;forward;aten::addmm;addmm;gemm_kernel 12") */
 } opprof_stacks_metric;
 
 /** Write folded stacks for flamegraph.pl and speedscope: one line per stack

@@ -32,6 +32,10 @@ static const char HELP[] =
     "               attributed to the open range or function (Self CPU Mem, Peak Mem)\n"
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
     "               range named from its ELF symbols (static functions too)\n"
+    "  --sample[=HZ]  sample every thread's native call stack HZ times a second of its CPU time\n"
+    "               (default 1000; perf events, no change to CMD): the table gains Samples and\n"
+    "               Top native frame columns and the native functions by samples; times off the\n"
+    "               CPU too (report --cpu-time, stacks --samples)\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
     "  --outputs LIST  what each capture becomes: trace, tables, html (default these three),\n"
     "                  perfetto (trace-step-N.pftrace: Perfetto's native format)\n"
@@ -90,6 +94,7 @@ static void print_table(const char *dir) {
 /* What `opprof record` was asked for. */
 typedef struct record_options {
     bool memory, functions, gzip;
+    const char *sample_hz;  /* OPPROF_SAMPLE; NULL: no samples */
     const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
     const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
     char dir[4096];
@@ -120,7 +125,7 @@ static int parse(int argc, char **argv, record_options *ro) {
         {"memory", no_argument, 0, 'm'},     {"functions", no_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
         {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
-        {"max-events", required_argument, 0, 'n'}, {0, 0, 0, 0}};
+        {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
@@ -130,6 +135,11 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'O': ro->outputs = optarg; break;
         case 'H': ro->outputs = "trace,tables"; break;
         case 'z': ro->gzip = true; break;
+        case 's':
+            ro->sample_hz = optarg ? optarg : "1000";
+            if (!is_count(ro->sample_hz) || atoll(ro->sample_hz) > 1000000)
+                return tool_usage_error("record", "--sample takes a rate in Hz from 1 to 1000000, not '%s'", ro->sample_hz);
+            break;
         case 'n':
             if (!is_count(optarg)) return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
             ro->max_events = optarg;
@@ -166,6 +176,7 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     setenv("OPPROF_RECORD_FUNCTIONS", ro->functions ? "1" : "0", 1);
     if (ro->outputs) setenv("OPPROF_OUTPUTS", ro->outputs, 1);
     if (ro->gzip) setenv("OPPROF_GZIP", "1", 1);
+    if (ro->sample_hz) setenv("OPPROF_SAMPLE", ro->sample_hz, 1);
     if (ro->max_events) setenv("OPPROF_TRACE_EVENTS", ro->max_events, 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));
@@ -257,6 +268,6 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ]] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
              "              [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions)", NULL);

@@ -10,15 +10,17 @@
 static const char HELP[] =
     "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
     "speedscope. COUNT is self CPU time in integer microseconds, or with --memory the\n"
-    "bytes each frame allocated itself.\n";
+    "bytes each frame allocated itself, or with --samples the native samples: the ranges\n"
+    "and operators open at each sample, then its native frames (a sampled trace).\n";
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"memory", no_argument, 0, 'm'}, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"memory", no_argument, 0, 'm'}, {"samples", no_argument, 0, 's'}, {0, 0, 0, 0}};
     opprof_stacks_metric metric = OPPROF_STACKS_SELF_TIME;
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
         case 'm': metric = OPPROF_STACKS_ALLOCATED_BYTES; break;
+        case 's': metric = OPPROF_STACKS_SAMPLES; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -27,10 +29,14 @@ static int run(int argc, char **argv) {
     int rc = tool_load(argv[optind], &cap);
     if (rc) return rc;
     char *text = NULL;
+    size_t n_samples;
+    opprof_capture_samples(cap, &n_samples);
+    if (metric == OPPROF_STACKS_SAMPLES && !n_samples)
+        fprintf(stderr, "opprof: %s: the trace has no samples (record with --sample, or OPPROF_SAMPLE=HZ)\n", argv[optind]);
     rc = opprof_capture_stacks_to_string(cap, metric, &text);
     opprof_capture_free(cap);
     return tool_emit(argv[optind], rc, text, NULL);
 }
 
-TOOL_COMMAND(stacks, "stacks TRACE [--memory]",
+TOOL_COMMAND(stacks, "stacks TRACE [--memory | --samples]",
              "folded stacks of a trace for flamegraph.pl and speedscope", NULL);

@@ -42,6 +42,8 @@ typedef struct options {
     opprof_flight flight;   /* --flight: keep_steps > 0 */
     const char *slow_steps; /* --slow-steps: "100,250" */
     double slow_by;         /* --slow-by: > 0 a multiple of the median step so far, < 0 minus ns */
+    int sample_hz;          /* --sample */
+    bool cpu_time;          /* --cpu-time */
 } options;
 
 /* SIGINT and SIGTERM: noted here, acted on between steps and files, so that
@@ -112,6 +114,11 @@ static void usage(FILE *f) {
             "                   batch) or tensor (Linear layers split, partial outputs summed with\n"
             "                   mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"
             "                   ranks.txt (opprof report --ranks) in OUTDIR\n"
+            "  --sample HZ      sample every thread's native call stack HZ times a second of its CPU\n"
+            "                   time (perf events; 1000 is perf's default): Samples, Samples %% and\n"
+            "                   Top native frame columns, and STEM-N.samples.stacks (folded: the\n"
+            "                   operators above the native frames); off-CPU times too\n"
+            "  --cpu-time       On CPU total and Off CPU columns (each row's time off the CPU)\n"
             "  --flight N[,Ts][,MMiB]  a flight recorder instead of the schedule: every step is\n"
             "                   recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"
             "                   triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"
@@ -212,6 +219,8 @@ static int take_option(int c, options *o) {
         if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
             rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
         break;
+    case 23: rc = parse_int(optarg, "--sample", 1, &o->sample_hz); break;
+    case 24: o->cpu_time = true; break;
     case 22: {
         int64_t ns;
         size_t n = strlen(optarg);
@@ -285,6 +294,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"flight-before", required_argument, 0, 17}, {"flight-after", required_argument, 0, 18},
         {"flight-median-of", required_argument, 0, 19}, {"flight-cooldown", required_argument, 0, 20},
         {"slow-steps", required_argument, 0, 21}, {"slow-by", required_argument, 0, 22},
+        {"sample", required_argument, 0, 23},  {"cpu-time", no_argument, 0, 24},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -334,6 +344,10 @@ static int write_stacks(const opprof_capture *cap, const char *path) {
     return opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SELF_TIME);
 }
 
+static int write_sample_stacks(const opprof_capture *cap, const char *path) {
+    return opprof_capture_stacks_write(cap, path, OPPROF_STACKS_SAMPLES);
+}
+
 /* STEM-N.EXT, one of a capture's optional files, by `writer`; on failure
  * remember the path. */
 static int write_beside(context *ctx, const opprof_capture *cap, long long step, const char *ext,
@@ -370,7 +384,9 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
                                   .row_limit = 12,
                                   .peak_memory = o->peak_memory,
                                   .flops = o->with_flops,
-                                  .stats = o->stats};
+                                  .stats = o->stats,
+                                  .samples = o->sample_hz > 0,
+                                  .cpu_time = o->cpu_time};
     int rc = opprof_capture_averages_ex(cap, &group, &avg);
     if (!rc) rc = opprof_averages_table_to_string(avg, &table, &time_table);
     table.sort = OPPROF_SORT_SELF_CPU_MEMORY;
@@ -389,6 +405,7 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     }
     long long step = (long long)info.step_num;
     if (!rc && o->stacks) rc = write_beside(ctx, cap, step, "stacks", write_stacks);
+    if (!rc && o->sample_hz) rc = write_beside(ctx, cap, step, "samples.stacks", write_sample_stacks);
     if (!rc && o->perfetto) rc = write_beside(ctx, cap, step, "pftrace", opprof_capture_perfetto_write);
     if (!rc && o->html) rc = write_beside(ctx, cap, step, "html", opprof_capture_html_write);
     char *flight = NULL; /* a flight recorder's save: why, and its step against the others */
@@ -564,6 +581,8 @@ static int profile(const options *o, context *ctx, work *w) {
     opprof_config cfg = opprof_config_default();
     cfg.schedule = o->flight.keep_steps ? (opprof_schedule){0} : o->schedule; /* --flight records every step */
     cfg.flight = o->flight;
+    cfg.sample_hz = o->sample_hz;
+    cfg.off_cpu = o->sample_hz > 0 || o->cpu_time;
     cfg.on_trace_ready = save_trace;
     cfg.user_data = ctx;
     cfg.profile_memory = true;

@@ -92,6 +92,22 @@ static void outputs_setup(void) {
     g_out.chrome.max_events = (size_t)opprof__env_int("OPPROF_TRACE_EVENTS", 0, INT64_MAX, 0);
 }
 
+/* A table written to path; a sampled capture's time table goes on with its
+ * native functions by samples. */
+static int write_table(const opprof_capture *c, const char *text, bool functions, const char *path) {
+    char *more = NULL, *both = NULL;
+    int rc = functions ? opprof_capture_functions_to_string(c, 50, &more) : 0;
+    if (!rc && more) {
+        size_t n = strlen(text) + strlen(more) + 3;
+        if (!(both = malloc(n))) rc = OPPROF_ENOMEM;
+        if (both) snprintf(both, n, "%s\n\n%s", text, more);
+    }
+    if (!rc) rc = opprof_write_text_file(path, both ? both : text);
+    free(both);
+    opprof_free(more);
+    return rc;
+}
+
 static int write_tables(const opprof_capture *c, const char *stem, char *path, size_t size) {
     opprof_averages *avg = NULL;
     char *table = NULL;
@@ -99,10 +115,10 @@ static int write_tables(const opprof_capture *c, const char *stem, char *path, s
     for (int memory = 0; !rc && memory < 2; memory++) {
         rc = opprof_averages_table_to_string(avg,
                 &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
-                                        .row_limit = -1},
+                                        .row_limit = -1, .samples = true},
                 &table);
         snprintf(path, size, "%s.%s.txt", stem, memory ? "memory" : "time");
-        if (!rc) rc = opprof_write_text_file(path, table);
+        if (!rc) rc = write_table(c, table, !memory && opprof_averages_sample_count(avg) > 0, path);
         opprof_free(table);
         table = NULL;
     }
@@ -456,6 +472,8 @@ __attribute__((constructor)) static void autostart(void) {
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;
     cfg.on_trace_ready = write_capture;
+    cfg.sample_hz = (int)opprof__env_int("OPPROF_SAMPLE", 1, 1000000, 0); /* HZ: samples, and off-CPU times */
+    cfg.off_cpu = cfg.sample_hz > 0 || opprof__env_int("OPPROF_OFF_CPU", 0, 1, 0) == 1;
     const char *sched = secure_getenv("OPPROF_SCHEDULE");
     if (sched && parse_schedule(sched, &cfg.schedule)) {
         fprintf(stderr, "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
@@ -470,6 +488,7 @@ __attribute__((constructor)) static void autostart(void) {
     unsetenv("OPPROF_TRACE");
     unsetenv("OPPROF_SCHEDULE");
     unsetenv("OPPROF_FLIGHT");
+    unsetenv("OPPROF_SAMPLE");
     if (flight_rc) return;
     const char *made = g_auto.flight ? g_auto.dir : g_auto.work; /* a flight recorder's saves appear as they come */
     if (mkdir(made, 0777) != 0) {

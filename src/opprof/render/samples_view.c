@@ -1,0 +1,83 @@
+/* samples_view.c - native functions by their samples, for a program that
+ * has no ranges of its own (opprof record --sample of an unchanged binary)
+ * as for any sampled capture: each function's self samples (it was the
+ * innermost frame) and total samples (it was on the stack, once a sample
+ * however often it recurses), and the CPU time they stand for (samples x
+ * the sampling period), the most self samples first. */
+#include "render/render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct function_row {
+    uint32_t name;
+    int64_t self, total;
+} function_row;
+
+static int by_self(const void *a, const void *b) {
+    const function_row *x = a, *y = b;
+    if (x->self != y->self) return x->self > y->self ? -1 : 1;
+    if (x->total != y->total) return x->total > y->total ? -1 : 1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Per name: its self and total samples (rows indexed by name id). */
+static int count(const opprof_capture *c, function_row *rows, uint32_t *seen) {
+    for (size_t j = 0; j < c->n_samples; j++) {
+        size_t n;
+        const uint32_t *frames = opprof_capture_stack(c, c->samples[j].stack, &n);
+        if (n) rows[frames[0]].self++;
+        for (size_t k = 0; k < n; k++)
+            if (seen[frames[k]] != j + 1) { /* once a sample */
+                seen[frames[k]] = (uint32_t)(j + 1);
+                rows[frames[k]].total++;
+            }
+    }
+    return 0;
+}
+
+static void cells_of(const function_row *r, const opprof_capture *c, int64_t period, char buf[7][96]) {
+    double all = (double)c->n_samples;
+    opprof__name_cell(c->names[r->name], buf[0], sizeof buf[0]);
+    opprof__unit_text(OPPROF__UNIT_COUNT, (double)r->self, buf[1], sizeof buf[1]);
+    opprof__unit_text(OPPROF__UNIT_PERCENT, (double)r->self / all, buf[2], sizeof buf[2]);
+    opprof__unit_text(OPPROF__UNIT_TIME, (double)(r->self * period) / 1e3, buf[3], sizeof buf[3]);
+    opprof__unit_text(OPPROF__UNIT_COUNT, (double)r->total, buf[4], sizeof buf[4]);
+    opprof__unit_text(OPPROF__UNIT_PERCENT, (double)r->total / all, buf[5], sizeof buf[5]);
+    opprof__unit_text(OPPROF__UNIT_TIME, (double)(r->total * period) / 1e3, buf[6], sizeof buf[6]);
+}
+
+int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    *out = NULL;
+    if (!c->n_samples) return OPPROF_EINVAL;
+    function_row *rows = opprof__calloc(c->n_names + 1, sizeof *rows);
+    uint32_t *seen = opprof__calloc(c->n_names + 1, sizeof *seen);
+    char **cells = NULL;
+    size_t n = 0;
+    int rc = rows && seen ? count(c, rows, seen) : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < c->n_names; i++)
+        if (rows[i].total) rows[n++] = (function_row){(uint32_t)i, rows[i].self, rows[i].total};
+    if (!rc) qsort(rows, n, sizeof *rows, by_self);
+    if (row_limit > 0 && (size_t)row_limit < n) n = (size_t)row_limit;
+    if (!rc && !(cells = opprof__calloc(n * 7 + 1, sizeof *cells))) rc = OPPROF_ENOMEM;
+    for (size_t r = 0; !rc && r < n; r++) {
+        char buf[7][96];
+        cells_of(&rows[r], c, c->info.sample_period_ns, buf);
+        for (int k = 0; k < 7 && !rc; k++)
+            if (!(cells[r * 7 + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
+    }
+    static const char *const titles[] = {"Function", "Self samples", "Self %", "Self (est.)",
+                                         "Total samples", "Total %", "Total (est.)"};
+    opprof__strbuf sb = {0};
+    if (!rc) rc = opprof__text_table(&sb, titles, 7, (const char *const *)cells, n);
+    if (!rc)
+        opprof__sb_printf(&sb, "\nNative functions by their samples: %zu, one per %.3f ms of a thread's CPU time%s\n",
+                          c->n_samples, (double)c->info.sample_period_ns / 1e6,
+                          c->info.samples_lost ? " (some lost: see the warnings)" : "");
+    for (size_t i = 0; cells && i < n * 7; i++) opprof__free(cells[i]);
+    opprof__free(cells);
+    opprof__free(rows);
+    opprof__free(seen);
+    return opprof__sb_finish(&sb, rc, out);
+}
