@@ -6,6 +6,7 @@
  *
  *   sample_target [SCALE]    SCALE x 10 million iterations for the lightest
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <time.h>
 

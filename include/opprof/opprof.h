@@ -424,8 +424,8 @@ OPPROF_API int opprof_step(void);
 /** The name of the function at a code address, from the ELF symbols of the
  *  object that holds it (static functions too), into name (at most name_size
  *  bytes); module (may be NULL) gets the object's file name ("libnn.so.0.4",
- *  "(executable)"). Without a symbol: "module+0xOFFSET" and OPPROF_ENOENT
- *  (also "0x..." when no object holds the address). Thread-safe. */
+ *  "(executable)"). Without a symbol: "module+0xOFFSET" and OPPROF_ENOENT;
+ *  in no loaded object (not code): "0x..." and OPPROF_EINVAL. Thread-safe. */
 OPPROF_API int opprof_symbolize(const void *addr, char *name, size_t name_size, char *module, size_t module_size);
 
 /** True while a session is active in this process (started, not stopped). */

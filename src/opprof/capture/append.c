@@ -105,6 +105,25 @@ static int append_memory(opprof_capture *dst, const opprof_capture *src, maps *m
     return 0;
 }
 
+static int append_samples(opprof_capture *dst, const opprof_capture *src, maps *m, int64_t offset) {
+    uint32_t ids[4096];
+    for (size_t j = 0; j < src->n_samples; j++) {
+        const opprof_sample *sm = &src->samples[j];
+        size_t n;
+        const uint32_t *frames = opprof_capture_stack(src, sm->stack, &n);
+        for (size_t k = 0; k < n && k < 4096; k++)
+            if (map_name(dst, src, m, frames[k], &ids[k])) return OPPROF_ENOMEM;
+        int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids, n < 4096 ? n : 4096);
+        if (rc) return rc;
+    }
+    for (size_t j = 0; j < src->n_off_cpu; j++) {
+        const opprof_off_cpu *o = &src->off_cpu[j];
+        int rc = opprof_capture_add_off_cpu(dst, m->thread[o->thread], o->start_ns + offset, o->duration_ns, o->preempted);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* A warning the destination does not have yet. */
 static int append_warnings(opprof_capture *dst, const opprof_capture *src) {
     for (size_t i = 0; i < src->n_warnings; i++) {
@@ -124,8 +143,10 @@ int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64
     if (!rc) rc = append_events(dst, src, &m, offset_ns);
     if (!rc) rc = append_marks(dst, src, &m, offset_ns, first_event);
     if (!rc) rc = append_memory(dst, src, &m, offset_ns);
+    if (!rc) rc = append_samples(dst, src, &m, offset_ns);
     if (!rc) rc = append_warnings(dst, src);
     if (!rc) dst->info.dropped_events += src->info.dropped_events; /* counts of one process: no overflow */
+    if (!rc) dst->info.samples_lost += src->info.samples_lost;
     opprof__free(m.name);
     opprof__free(m.site);
     opprof__free(m.thread);

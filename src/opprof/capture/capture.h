@@ -148,8 +148,8 @@ OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof
 /* Intern a call site (file/function/native may be NULL) with a shapes index; *site >= 1. */
 OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
                                                uint32_t line, uint32_t shapes, const char *native, uint32_t *site);
-/* Add a finished capture's events, marks, memory events, warnings and
- * dropped count to an unfinished one, its times moved by offset_ns
+/* Add a finished capture's events, marks, memory events, samples, off-CPU
+ * times, warnings and dropped counts to an unfinished one, its times moved by offset_ns
  * (capture/append.c). */
 OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",

@@ -19,6 +19,7 @@ static opprof_capture *join_steps(const opprof__flight_save *job, const opprof__
     c->info = last->cap->info;
     c->info.base_time_ns = first->cap->info.base_time_ns;
     c->info.dropped_events = 0;
+    c->info.samples_lost = 0;
     c->info.flight = job->info;
     c->info.flight.saves_failed = f->stats.saves_failed; /* written by this thread only */
     c->info.step_num = job->info.trigger_step >= 0 ? job->info.trigger_step : last->step_num;

@@ -375,17 +375,22 @@ static bool ip_equal(const void *ctx, uint32_t item, const void *key) {
     return ((const name_ids *)ctx)->keys[item] == *(const uint64_t *)key;
 }
 
-/* The capture's name id of the function at ip, looked up once per address. */
+/* The capture's name id of the function at ip, looked up once per address;
+ * NOT_CODE for an address in no loaded object (a frame-pointer walk through
+ * code built without frame pointers reads such values: the stack is cut there). */
+static const uint32_t NOT_CODE = UINT32_MAX;
+
 static int name_of_ip(opprof_capture *c, name_ids *nm, uint64_t ip, uint32_t *id) {
     size_t slot;
     int64_t found = opprof__index_lookup(&nm->index, nm->n, ip_hash_of, ip_equal, nm, ip_hash(ip), &ip, &slot);
     if (found < 0) return OPPROF_ENOMEM;
     if (found) return *id = nm->ids[found - 1], 0;
     char name[256];
+    bool code = true;
     if (ip == KERNEL_FRAME)
         snprintf(name, sizeof name, "[kernel]");
     else
-        opprof_symbolize((const void *)(uintptr_t)ip, name, sizeof name, NULL, 0);
+        code = opprof_symbolize((const void *)(uintptr_t)ip, name, sizeof name, NULL, 0) != OPPROF_EINVAL;
     size_t cap = nm->cap;
     if (opprof__grow((void **)&nm->keys, &nm->cap, nm->n + 1, sizeof *nm->keys)) return OPPROF_ENOMEM;
     if (nm->cap != cap) {
@@ -393,7 +398,10 @@ static int name_of_ip(opprof_capture *c, name_ids *nm, uint64_t ip, uint32_t *id
         if (!grown) return OPPROF_ENOMEM;
         nm->ids = grown;
     }
-    if (opprof__capture_intern(c, name, strlen(name), id)) return OPPROF_ENOMEM;
+    if (!code)
+        *id = NOT_CODE;
+    else if (opprof__capture_intern(c, name, strlen(name), id))
+        return OPPROF_ENOMEM;
     nm->keys[nm->n] = ip;
     nm->ids[nm->n] = *id;
     nm->index.slots[slot] = (uint32_t)++nm->n;
@@ -429,8 +437,13 @@ static int take_samples(opprof__sampler *s, opprof_capture *c, int64_t t0, int64
         uint32_t thread;
         size_t first = s->stack_first[r.stack], n = s->stack_first[r.stack + 1] - first;
         rc = thread_of_tid(c, r.tid, &thread);
-        for (size_t k = 0; !rc && k < n; k++) rc = name_of_ip(c, &nm, s->ips[first + k], &ids[k]);
-        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, n);
+        size_t kept_frames = 0;
+        for (size_t k = 0; !rc && k < n; k++) {
+            rc = name_of_ip(c, &nm, s->ips[first + k], &ids[kept_frames]);
+            if (!rc && ids[kept_frames] == NOT_CODE) break; /* the walk went astray: its callers are unknown */
+            kept_frames++;
+        }
+        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, kept_frames);
     }
     s->n_samples = kept;
     opprof__free(nm.keys);

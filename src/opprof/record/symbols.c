@@ -113,7 +113,7 @@ int opprof_symbolize(const void *addr, char *name, size_t name_size, char *modul
     snprintf(name, name_size, "%p", addr);
     if (module && module_size) module[0] = '\0';
     Dl_info info;
-    if (!dladdr(addr, &info) || !info.dli_fname) return OPPROF_ENOENT;
+    if (!dladdr(addr, &info) || !info.dli_fname) return OPPROF_EINVAL; /* in no object: not code */
     const char *path = info.dli_fname[0] ? info.dli_fname : "/proc/self/exe";
     if (module && module_size)
         snprintf(module, module_size, "%s", info.dli_fname[0] ? basename_of(info.dli_fname) : "(executable)");

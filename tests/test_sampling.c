@@ -1,0 +1,292 @@
+/* test_sampling.c - native samples and off-CPU times: `opprof record
+ * --sample` ranks an unchanged -O2 program's functions (weights 4 : 2 : 1,
+ * the order only: never a share), profile_cpu's aten::addmm row names a
+ * function of nn's matrix product as its top native frame and `stacks
+ * --samples` nests the native frames under the operators, a range that
+ * sleeps shows at least half its sleep off the CPU, samples survive the
+ * trace, a process that may not open perf events records without samples
+ * and says why, and bad input is said. */
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "testutil.h"
+
+static char dir[256];
+
+static int shell(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int shell(char **out, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return run_command(cmd, out);
+}
+
+/* The self samples of `name` in a native-functions table, or -1. */
+static long self_samples(const char *table, const char *name) {
+    size_t n = strlen(name);
+    for (const char *at = strstr(table, name); at; at = strstr(at + 1, name))
+        if ((at == table || at[-1] == ' ' || at[-1] == '\n') && at[n] == ' ') return strtol(at + n, NULL, 10);
+    return -1;
+}
+
+TEST_CASE(record_ranks_functions) {
+    char *out = NULL;
+    CHECK_INT(shell(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 3 2>&1", bin_dir(),
+                    dir, bin_dir()), 0);
+    const char *functions = strstr(out, "Function  Self samples");
+    CHECK(functions != NULL);
+    if (!functions) functions = "";
+    long four = self_samples(functions, "weight_four"), two = self_samples(functions, "weight_two"),
+         one = self_samples(functions, "weight_one");
+    CHECK(one > 0);
+    CHECK(four > two); /* 2x apart each: the order, not the shares */
+    CHECK(two > one);
+    CHECK_CONTAINS(out, "Native functions by their samples:");
+    free(out);
+    /* the time off the CPU: the program's sleep */
+    CHECK_INT(shell(&out, "'%s/opprof' report --cpu-time --samples '%s/rec/trace-step-0.json'", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "Off CPU");
+    CHECK_CONTAINS(out, "Top native frame");
+    free(out);
+    CHECK_INT(shell(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
+    CHECK_CONTAINS(out, "--sample takes a rate in Hz");
+    free(out);
+}
+
+TEST_CASE(profile_cpu_gemm_frame) {
+    char *out = NULL;
+    CHECK_INT(shell(&out, "'%s/profile_cpu' --quiet --batch 512 --steps 40 --wait 0 --warmup 1 --active 39 --sample 2000 "
+                          "'%s/pc'",
+                    bin_dir(), dir),
+              0);
+    free(out);
+    CHECK_INT(shell(&out, "'%s/opprof' report --samples \"$(ls '%s'/pc/cpu-step-*.json)\"", bin_dir(), dir), 0);
+    const char *row = strstr(out, "aten::addmm ");
+    CHECK(row != NULL);
+    char frame[128] = "";
+    if (row) { /* the row's last cell */
+        const char *end = strchr(row, '\n');
+        const char *p = end;
+        while (p > row && p[-1] == ' ') p--;
+        const char *q = p;
+        while (q > row && q[-1] != ' ') q--;
+        snprintf(frame, sizeof frame, "%.*s", (int)(p - q), q);
+    }
+    free(out);
+    /* that frame is under nn's matrix product in the folded samples */
+    CHECK_INT(shell(&out, "'%s/opprof' stacks --samples \"$(ls '%s'/pc/cpu-step-*.json)\" | grep ';aten::addmm;'",
+                    bin_dir(), dir),
+              0);
+    CHECK_CONTAINS(out, "forward;aten::linear;aten::addmm;");
+    CHECK_CONTAINS(out, "nn__sgemm;");
+    char tail[160];
+    snprintf(tail, sizeof tail, ";%s ", frame);
+    CHECK(frame[0] && strstr(out, tail));
+    free(out);
+}
+
+static void sleep_ms(int ms) {
+    struct timespec t = {0, ms * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static const opprof_srcloc SLEEP = {"sleeping", "test", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
+
+static opprof_capture *sleep_capture(int hz) {
+    opprof_config cfg = opprof_config_default();
+    cfg.sample_hz = hz;
+    cfg.off_cpu = true;
+    opprof_session *s = NULL;
+    if (opprof_session_start(&s, &cfg)) return NULL;
+    opprof_range r = opprof_range_begin(&SLEEP);
+    sleep_ms(40);
+    opprof_range_end(r);
+    opprof_session_stop(s);
+    opprof_capture *c = NULL;
+    opprof_session_take_capture(s, &c);
+    opprof_session_free(s);
+    return c;
+}
+
+TEST_CASE(sleeping_range_off_cpu) {
+    opprof_capture *c = sleep_capture(0);
+    CHECK(c != NULL);
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].key, "sleeping")) CHECK(rows[i].off_cpu_ns >= 20000000); /* half its 40 ms */
+    char *text = NULL;
+    CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.cpu_time = true}, &text), 0);
+    CHECK_CONTAINS(text, "Off CPU");
+    CHECK_CONTAINS(text, "spent a quarter or more of their time off the CPU");
+    opprof_free(text);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
+/* Samples, stacks, owners and off-CPU times read back from the trace. */
+TEST_CASE(samples_round_trip) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 10000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "aten::addmm", OPPROF_KIND_CPU_OP, 1000, 5000), 0);
+    const char *deep[] = {"kernel_tile", "gemm", "main"}, *shallow[] = {"main"};
+    CHECK_INT(opprof_capture_add_sample(c, t, 2000, deep, 3), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 3000, deep, 3), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 8000, shallow, 1), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 20000, shallow, 1), 0); /* outside every range */
+    CHECK_INT(opprof_capture_add_off_cpu(c, t, 6500, 1000, false), 0);
+    CHECK_INT(opprof_capture_add_off_cpu(c, t, 7, -1, false), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_sample(c, 5, 1, shallow, 1), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    char path[512], *a = NULL, *b = NULL;
+    snprintf(path, sizeof path, "%s/samples.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, NULL), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &a), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(back, OPPROF_STACKS_SAMPLES, &b), 0);
+    CHECK_STR(b, a);
+    CHECK_CONTAINS(a, "outer;aten::addmm;main;gemm;kernel_tile 2\n");
+    CHECK_CONTAINS(a, "outer;main 1\n");
+    CHECK(a && !strncmp(a, "main 1\n", 7)); /* outside every range: the native frames alone */
+    opprof_free(a);
+    opprof_free(b);
+    size_t n_off;
+    const opprof_off_cpu *off = opprof_capture_off_cpu(back, &n_off);
+    CHECK_INT(n_off, 1);
+    if (n_off) CHECK_INT(off[0].duration_ns, 1000);
+    int64_t *event_off = NULL;
+    CHECK_INT(opprof_capture_event_off_cpu(back, &event_off), 0);
+    size_t ne;
+    const opprof_event *ev = opprof_capture_events(back, &ne);
+    for (size_t i = 0; i < ne; i++)
+        CHECK_INT(event_off[i], !strcmp(opprof_capture_name(back, ev[i].name), "outer") ? 1000 : 0);
+    opprof_free(event_off);
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(back, &avg), 0);
+    size_t nr;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &nr);
+    for (size_t i = 0; i < nr; i++)
+        if (!strcmp(rows[i].key, "aten::addmm")) {
+            CHECK_INT(rows[i].samples, 2);
+            CHECK_STR(rows[i].top_frame, "kernel_tile");
+        } else {
+            CHECK_INT(rows[i].samples, 1);
+            CHECK_INT(rows[i].total_samples, 3);
+        }
+    opprof_averages_free(avg);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
+TEST_CASE(bad_sample_input_said) {
+    static const char *const cases[][2] = {
+        {"{\"traceEvents\": [], \"stackFrames\": {}, \"samples\": [{\"pid\": 1, \"tid\": 1, \"ts\": 1, \"sf\": \"9\"}]}",
+         "frame '9' is not in stackFrames"},
+        {"{\"traceEvents\": [], \"stackFrames\": {\"1\": {\"name\": \"a\", \"parent\": \"1\"}}, \"samples\": [{\"pid\": 1, "
+         "\"tid\": 1, \"ts\": 1, \"sf\": \"1\"}]}",
+         "frames that loop"},
+        {"{\"traceEvents\": [], \"stackFrames\": {\"1\": {\"parent\": \"2\"}}}", "frame '1' has no name"},
+        {"{\"traceEvents\": [], \"samples\": [{\"pid\": 1, \"ts\": 1}]}", "lacks \"pid\", \"tid\" or \"ts\""},
+        {"{\"traceEvents\": [], \"opprof_off_cpu\": [{\"pid\": 1, \"tid\": 1, \"ts\": 1}]}", "lacks \"pid\", \"tid\", \"ts\" or \"dur\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        opprof_capture *c = NULL;
+        opprof_read_error err;
+        CHECK_INT(opprof_capture_read_buffer(cases[i][0], strlen(cases[i][0]), NULL, &c, &err), OPPROF_EFORMAT);
+        CHECK_CONTAINS(err.message, cases[i][1]);
+        CHECK(c == NULL);
+    }
+    char *out = NULL;
+    CHECK_INT(shell(&out, "'%s/profile_cpu' --sample 0 '%s/bad' 2>&1", bin_dir(), dir), 64);
+    CHECK_CONTAINS(out, "--sample");
+    free(out);
+    CHECK_INT(shell(&out, "OPPROF_TRACE='%s/env' OPPROF_SAMPLE=often '%s/../tests/autostart_target' steps 1 2>&1", dir,
+                    bin_dir()), 0);
+    CHECK_CONTAINS(out, "OPPROF_SAMPLE");
+    free(out);
+    opprof_session *s = NULL;
+    opprof_config cfg = opprof_config_default();
+    cfg.sample_hz = -1;
+    CHECK_INT(opprof_session_start(&s, &cfg), OPPROF_EINVAL);
+}
+
+/* A rate above the kernel's limit is clamped, and said. */
+TEST_CASE(rate_clamped) {
+    long max = 0;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+    if (f && fscanf(f, "%ld", &max) != 1) max = 0;
+    if (f) fclose(f);
+    opprof_capture *c = sleep_capture(max > 0 && max < 1000000 ? (int)max + 1 : 1000000);
+    CHECK(c != NULL);
+    size_t n;
+    const char *const *w = opprof_capture_warnings(c, &n);
+    bool said = false;
+    for (size_t i = 0; i < n; i++) said |= strstr(w[i], "the kernel's limit") != NULL || strstr(w[i], "no samples:") != NULL;
+    CHECK(said);
+    opprof_capture_free(c);
+}
+
+/* perf_event_open refused (as in a seccomp'd container): recording goes on,
+ * and the capture says why it has no samples. */
+static void refuse_perf_events(void) {
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof filter / sizeof *filter, filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) _exit(3);
+}
+
+TEST_CASE(no_permission_said) {
+    pid_t child = fork();
+    if (child == 0) {
+        refuse_perf_events();
+        opprof_capture *c = sleep_capture(1000);
+        if (!c) _exit(4);
+        size_t n, n_samples, ne;
+        const char *const *w = opprof_capture_warnings(c, &n);
+        opprof_capture_samples(c, &n_samples);
+        opprof_capture_events(c, &ne);
+        int said = 0;
+        for (size_t i = 0; i < n; i++) said += strstr(w[i], "no samples: perf_event_open was refused") != NULL;
+        _exit(said == 1 && n_samples == 0 && ne >= 1 ? 0 : 5);
+    }
+    int status = -1;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK_INT(WEXITSTATUS(status), 0);
+}
+
+static int run_all(int argc, char **argv) {
+    if (!make_temp_dir(dir, sizeof dir)) return 1;
+    int rc = check_main(argc, argv, "test_sampling");
+    remove_tree(dir);
+    return rc;
+}
+
+int main(int argc, char **argv) { return run_all(argc, argv); }
