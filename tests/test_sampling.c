@@ -100,6 +100,13 @@ TEST_CASE(profile_cpu_gemm_frame) {
     snprintf(tail, sizeof tail, ";%s ", frame);
     CHECK(frame[0] && strstr(out, tail));
     free(out);
+    /* the HTML report draws the samples' flame graph, the native frames under the operators */
+    CHECK_INT(shell(&out, "'%s/opprof' html \"$(ls '%s'/pc/cpu-step-*.json)\" '%s/pc.html' && grep -c "
+                          "'Flame graph of the samples' '%s/pc.html'",
+                    bin_dir(), dir, dir, dir),
+              0);
+    CHECK_STR(out, "1\n");
+    free(out);
 }
 
 static void sleep_ms(int ms) {

@@ -69,6 +69,10 @@ typedef struct opprof__stack_tree {
  * frame, named by opprof__stack_name ("ProfilerStep*"). */
 OPPROF__HIDDEN int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t);
 OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t name);
+/* The samples' tree: the event tree's paths, each sample's native frames
+ * (outermost first) under its owner's node, its self and total "time" the
+ * sampling period (1 when unknown); node_of_event is NULL. */
+OPPROF__HIDDEN int opprof__sample_tree_build(const opprof_capture *c, opprof__stack_tree *t);
 OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
 
 /* ---- two captures compared (analysis/diff.c) ---- */

@@ -1,7 +1,8 @@
 /* stack_tree.c - each event's path of names from the outermost range,
  * interned as a tree of nodes with its self and total time summed per node:
  * what folded stacks (render/folded_stacks.c) and the HTML report's flame
- * graph are drawn from. */
+ * graph are drawn from; and the tree of the samples, each one's native
+ * frames under its owner's path, its time the sampling period. */
 #include "analysis/analysis.h"
 
 #include <string.h>
@@ -74,6 +75,39 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
         if (c->events[i].parent >= 0)
             OPPROF__SAT_SUB(t->nodes[t->node_of_event[c->events[i].parent]].self_ns, c->events[i].duration_ns);
     }
+    if (rc) opprof__stack_tree_free(t);
+    return rc;
+}
+
+/* Add one sample: its frames (innermost first) under node `at` (-1: a root). */
+static int add_sample(tree *t, int32_t at, const uint32_t *frames, size_t n, int64_t period) {
+    for (size_t k = n; k-- > 0;)
+        if (node_of(t, at, frames[k], &at)) return OPPROF_ENOMEM;
+    if (at < 0) return 0;
+    OPPROF__SAT_ADD(t->nodes[at].self_ns, period);
+    for (int32_t x = at; x >= 0; x = t->nodes[x].parent) OPPROF__SAT_ADD(t->nodes[x].total_ns, period);
+    return 0;
+}
+
+int opprof__sample_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
+    memset(t, 0, sizeof *t);
+    tree events;
+    int rc = opprof__stack_tree_build(c, &events);
+    if (rc) return rc;
+    int32_t *map = opprof__alloc((events.n ? events.n : 1) * sizeof *map); /* events' node -> this tree's */
+    if (!map) rc = OPPROF_ENOMEM;
+    for (size_t i = 0; i < events.n && !rc; i++) /* parents first */
+        rc = node_of(t, events.nodes[i].parent >= 0 ? map[events.nodes[i].parent] : -1, events.nodes[i].name, &map[i]);
+    int64_t period = c->info.sample_period_ns > 0 ? c->info.sample_period_ns : 1;
+    for (size_t j = 0; j < c->n_samples && !rc; j++) {
+        const opprof_sample *sm = &c->samples[j];
+        int32_t owner = sm->owner >= 0 ? events.node_of_event[sm->owner] : -1;
+        size_t n;
+        const uint32_t *frames = opprof_capture_stack(c, sm->stack, &n);
+        rc = add_sample(t, owner >= 0 ? map[owner] : -1, frames, n, period);
+    }
+    opprof__free(map);
+    opprof__stack_tree_free(&events);
     if (rc) opprof__stack_tree_free(t);
     return rc;
 }

@@ -174,12 +174,11 @@ static void flame_box(opprof__strbuf *sb, const opprof_capture *c, const opprof_
     opprof__sb_puts(sb, "</g>\n");
 }
 
-/* Flame graph (icicle: roots on top) of total time: one box per path of
- * names, as wide as its events' total time; siblings in first-seen order. */
-static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
-    opprof__stack_tree t;
-    int rc = opprof__stack_tree_build(c, &t);
-    if (rc) return rc;
+/* Flame graph (icicle: roots on top) of a tree: one box per path of names,
+ * as wide as its total; siblings in first-seen order. `what` ends the title. */
+static int flame_of(opprof__strbuf *sb, const opprof_capture *c, opprof__stack_tree t, const char *title,
+                    const char *what) {
+    int rc = 0;
     size_t n = t.n;
     int32_t *first_child = opprof__alloc((n ? n : 1) * sizeof *first_child);
     int32_t *next_sibling = opprof__alloc((n ? n : 1) * sizeof *next_sibling);
@@ -207,11 +206,10 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
         char total_text[32];
         opprof_format_time_us(root_total / 1e3, total_text, sizeof total_text);
         opprof__sb_printf(sb,
-                          "<h2>Flame graph <span class=\"note\">(total CPU time of each path of ranges and "
-                          "operators, %s in all; hover for numbers)</span></h2>\n"
+                          "<h2>%s <span class=\"note\">(%s, %s in all; hover for numbers)</span></h2>\n"
                           "<svg class=\"flame\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                           "xmlns=\"http://www.w3.org/2000/svg\">\n",
-                          total_text, WIDTH, height, WIDTH, height);
+                          title, what, total_text, WIDTH, height, WIDTH, height);
         double scale = root_total > 0 ? (double)WIDTH / root_total : 0.0;
         /* Nodes come parent first: x of a node = its parent's x + its elder siblings' widths. */
         double root_x = 0;
@@ -234,6 +232,18 @@ static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__free(last_child);
     opprof__free(x);
     opprof__stack_tree_free(&t);
+    return rc;
+}
+
+/* The events' flame graph; a sampled capture's second, of its samples. */
+static int flame_graph(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__stack_tree t;
+    int rc = opprof__stack_tree_build(c, &t);
+    if (!rc) rc = flame_of(sb, c, t, "Flame graph", "total CPU time of each path of ranges and operators");
+    if (!rc && c->n_samples && !(rc = opprof__sample_tree_build(c, &t)))
+        rc = flame_of(sb, c, t, "Flame graph of the samples",
+                      "each sample's native frames under the ranges and operators open at it; CPU time estimated "
+                      "as samples times the sampling period");
     return rc;
 }
 
