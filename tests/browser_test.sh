@@ -16,6 +16,8 @@ fail() { echo "browser_test: $*" >&2; exit 1; }
 command -v chromium > /dev/null || fail "chromium is not installed (sh scripts/deps.sh --ci)"
 
 "$build/bin/profile_cpu" --quiet --html "$tmp/seed" > /dev/null
+"$build/bin/profile_cpu" --quiet --html --sample 2000 --wait 0 --warmup 2 --active 40 --steps 42 "$tmp/sampled" \
+    > /dev/null # off-CPU and sample marks: 40 steps, about 20 ms of CPU, some 40 samples
 # 1,000,000 events on two threads, four levels deep: forward > linear > addmm, relu
 python3 - "$tmp/big.json" 1000000 <<'PY'
 import sys
@@ -54,4 +56,6 @@ PY
     echo "browser_test: $(basename "$1"): $result"
 }
 check "$tmp/seed/cpu-step-4.html" "$(python3 -c "import json;print(sum(1 for e in json.load(open('$tmp/seed/cpu-step-4.json'))['traceEvents'] if e.get('ph')=='X'))")"
+check "$tmp/sampled/cpu-step-42.html" "$(python3 -c "import json;print(sum(1 for e in json.load(open('$tmp/sampled/cpu-step-42.json'))['traceEvents'] if e.get('ph')=='X'))")"
+grep -q 'Flame graph of the samples' "$tmp/sampled/cpu-step-42.html" || fail "the sampled page has no samples' flame graph"
 check "$tmp/big.html" 1000000

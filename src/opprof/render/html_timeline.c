@@ -244,12 +244,33 @@ static int series(opprof__strbuf *sb, const opprof_capture *c) {
     return rc;
 }
 
+/* Each thread's times off the CPU (off: thread, start, duration, one after
+ * another) and its samples (smp: thread, time), marked on its track. */
+static void cpu_marks(opprof__strbuf *sb, const opprof_capture *c) {
+    opprof__sb_puts(sb, ",off:[");
+    for (size_t j = 0; j < c->n_off_cpu; j++) {
+        opprof__sb_printf(sb, "%s%u,", j ? "," : "", c->off_cpu[j].thread);
+        opprof__sb_us(sb, c->off_cpu[j].start_ns);
+        opprof__sb_puts(sb, ",");
+        opprof__sb_us(sb, c->off_cpu[j].duration_ns);
+    }
+    opprof__sb_puts(sb, "],smp:[");
+    for (size_t j = 0; j < c->n_samples; j++) {
+        opprof__sb_printf(sb, "%s%u,", j ? "," : "", c->samples[j].thread);
+        opprof__sb_us(sb, c->samples[j].ts_ns);
+    }
+    opprof__sb_puts(sb, "]\n");
+}
+
 /* "(1.234ms across, 30 events; ...)" or, with events left out, how many are shown and why. */
 static void timeline_heading(opprof__strbuf *sb, const shown *sh, int64_t span) {
     char span_text[32], min_text[32];
     opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
     opprof__sb_printf(sb, "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
-                          "A/D: pan, click: details)</span></h2>\n", span_text, sh->n);
+                          "A/D: pan, click: details%s)</span></h2>\n",
+                      span_text, sh->n,
+                      sh->c->n_off_cpu || sh->c->n_samples ? "; under a thread's name, grey: off the CPU, red: a sample"
+                                                           : "");
     if (!sh->at) return;
     opprof_format_time_us((double)sh->min_ns / 1e3, min_text, sizeof min_text);
     opprof__sb_printf(sb,
@@ -282,6 +303,7 @@ int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c) {
     int rc = event_texts(sb, &sh);
     if (!rc) rc = event_memory(sb, &sh);
     if (!rc) rc = series(sb, c);
+    cpu_marks(sb, c);
     opprof__sb_puts(sb, "};</script>\n");
     opprof__free(sh.at);
     return rc;

@@ -138,6 +138,24 @@
     ctx.fillText(label + ' (max ' + high.toLocaleString() + ')', 4, top + 12);
   }
 
+  /* Off the CPU: a grey band under the track's label; samples: a tick each. */
+  function drawCpuMarks(scale, width) {
+    var off = D.off || [], smp = D.smp || [];
+    ctx.fillStyle = '#bbb';
+    for (var i = 0; i + 2 < off.length; i += 3) {
+      var tr = tracks[off[i]];
+      if (!tr || tr.hidden || off[i + 1] > view1 || off[i + 1] + off[i + 2] < view0) continue;
+      var x0 = Math.max(0, (off[i + 1] - view0) * scale), x1 = Math.min(width, (off[i + 1] + off[i + 2] - view0) * scale);
+      ctx.fillRect(x0, tr.top + HEAD - 4, Math.max(1, x1 - x0), 3);
+    }
+    ctx.fillStyle = '#c33';
+    for (var j = 0; j + 1 < smp.length; j += 2) {
+      var ts = tracks[smp[j]];
+      if (!ts || ts.hidden || smp[j + 1] < view0 || smp[j + 1] > view1) continue;
+      ctx.fillRect((smp[j + 1] - view0) * scale, ts.top + HEAD - 4, 1, 3);
+    }
+  }
+
   function draw() {
     var tracksHeight = layout(), width = canvas.clientWidth || 1200, height = tracksHeight + D.series.length * CHART;
     var ratio = window.devicePixelRatio || 1;
@@ -156,6 +174,7 @@
       ctx.fillText(tr.label, 2, tr.top + 11);
       for (var dpt = 0; dpt < tr.rows.length; dpt++) drawRow(tr.rows[dpt], tr.maxDur[dpt], tr.top + HEAD + dpt * ROW, scale, width);
     });
+    drawCpuMarks(scale, width);
     var top = tracksHeight;
     D.series.forEach(function (s) { drawSeries(s, top, scale, width, s.name); top += CHART; });
     document.getElementById('tl-range').textContent =
