@@ -81,10 +81,42 @@ static double max_diff(const double *a, const double *b) {
 }
 
 typedef struct pair {
-    double diff_fp, diff_nofp, opprof_cpu, perf_cpu, plain_cpu;
+    double diff_fp, diff_nofp, diff_dwarf, opprof_cpu, perf_cpu, plain_cpu, dwarf_cpu, perf_nofp_cpu, plain_nofp_cpu;
+    double main_fp, main_dwarf, main_perf; /* the share of samples with main on their stack, without frame pointers */
     double opprof_share[N_FUNCTIONS], perf_share[N_FUNCTIONS];
     long samples;
 } pair;
+
+/* opprof's functions table: main's Total % (the 6th column). */
+static double main_total(const char *path) {
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    double pct = 0;
+    bool table = false;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strstr(line, "Function  Self samples")) table = true;
+        char name[256], self_pct[32], est[32], total_pct[32];
+        long self, total;
+        if (table && sscanf(line, "%255s %ld %31s %31s %ld %31s", name, &self, self_pct, est, &total, total_pct) == 6 &&
+            !strcmp(name, "main"))
+            pct = strtod(total_pct, NULL);
+    }
+    if (f) fclose(f);
+    return pct;
+}
+
+/* perf report --children: main's Children %. */
+static double perf_main_total(const char *path) {
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    double pct = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *at = strstr(line, "] main");
+        if (at && (at[6] == ' ' || at[6] == '\n') && pct == 0) pct = strtod(line, NULL);
+    }
+    if (f) fclose(f);
+    return pct;
+}
 
 static bool have_perf(void) { return system("perf --version > /dev/null 2>&1") == 0; }
 
@@ -118,6 +150,29 @@ static void one_pair(const char *bin, const char *tmp, int scale, bool perf, pai
             shares_in(out, true, ps);
         }
         double d = max_diff(os, ps);
+        if (t == 1) { /* without frame pointers: the DWARF mode's callers, and perf's */
+            snprintf(out, sizeof out, "%s/o.txt", tmp);
+            p->main_fp = main_total(out);
+            snprintf(cmd, sizeof cmd,
+                     "rm -rf %s/d && %s/opprof record --sample=1000,dwarf --outputs trace,tables -o %s/d -- "
+                     "%s/../tests/%s %d > %s/d.txt 2>/dev/null",
+                     tmp, bin, tmp, bin, targets[t], scale, tmp);
+            p->dwarf_cpu = run_cpu(cmd);
+            snprintf(out, sizeof out, "%s/d.txt", tmp);
+            double ds[N_FUNCTIONS];
+            shares_in(out, false, ds);
+            p->diff_dwarf = max_diff(ds, ps);
+            p->main_dwarf = main_total(out);
+            p->perf_nofp_cpu = pc;
+            p->plain_nofp_cpu = plain;
+            if (perf) {
+                snprintf(cmd, sizeof cmd, "perf report -i %s/p.data --children --sort symbol --stdio -q -g none 2>/dev/null "
+                         "> %s/pc.txt", tmp, tmp);
+                if (system(cmd) != 0) fprintf(stderr, "bench_sample: perf report --children failed\n");
+                snprintf(out, sizeof out, "%s/pc.txt", tmp);
+                p->main_perf = perf_main_total(out);
+            }
+        }
         if (t == 0) {
             p->diff_fp = d;
             p->opprof_cpu = o;
@@ -190,13 +245,20 @@ int main(int argc, char **argv) {
     if (!mkdtemp(tmp)) return 1;
     bool perf = have_perf();
     pair pairs[MAX_ROUNDS];
-    double dfp[MAX_ROUNDS], dno[MAX_ROUNDS], add_o[MAX_ROUNDS], add_p[MAX_ROUNDS];
+    double dfp[MAX_ROUNDS], dno[MAX_ROUNDS], ddw[MAX_ROUNDS], add_o[MAX_ROUNDS], add_p[MAX_ROUNDS], add_d[MAX_ROUNDS],
+        add_pn[MAX_ROUNDS], mfp[MAX_ROUNDS], mdw[MAX_ROUNDS], mpf[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
         one_pair(bench_self_dir(), tmp, scale, perf, &pairs[r]);
         dfp[r] = pairs[r].diff_fp;
         dno[r] = pairs[r].diff_nofp;
         add_o[r] = 100 * (pairs[r].opprof_cpu / pairs[r].plain_cpu - 1);
         add_p[r] = 100 * (pairs[r].perf_cpu / pairs[r].plain_cpu - 1);
+        ddw[r] = pairs[r].diff_dwarf;
+        add_d[r] = 100 * (pairs[r].dwarf_cpu / pairs[r].plain_nofp_cpu - 1);
+        add_pn[r] = 100 * (pairs[r].perf_nofp_cpu / pairs[r].plain_nofp_cpu - 1);
+        mfp[r] = pairs[r].main_fp;
+        mdw[r] = pairs[r].main_dwarf;
+        mpf[r] = pairs[r].main_perf;
     }
     double off[MAX_ROUNDS], on[MAX_ROUNDS], bytes = NAN;
     long samples = 0;
@@ -228,6 +290,12 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "plain_cpu_s_median", median_of((double[]){last->plain_cpu}, 1), false);
         bench_json_number(stdout, "added_cpu_pct_opprof_median", median_of(add_o, rounds), false);
         bench_json_number(stdout, "added_cpu_pct_perf_median", median_of(add_p, rounds), false);
+        bench_json_number(stdout, "share_max_diff_pp_dwarf_mode_no_frame_pointers_median", median_of(ddw, rounds), false);
+        bench_json_number(stdout, "main_on_stack_pct_fp_mode_no_frame_pointers", median_of(mfp, rounds), false);
+        bench_json_number(stdout, "main_on_stack_pct_dwarf_mode_no_frame_pointers", median_of(mdw, rounds), false);
+        bench_json_number(stdout, "main_on_stack_pct_perf_dwarf", median_of(mpf, rounds), false);
+        bench_json_number(stdout, "added_cpu_pct_opprof_dwarf_median", median_of(add_d, rounds), false);
+        bench_json_number(stdout, "added_cpu_pct_perf_dwarf_no_frame_pointers_median", median_of(add_pn, rounds), false);
         bench_json_number(stdout, "capture_bytes_per_sample", bytes, false);
         bench_json_number(stdout, "samples_in_range_runs", (double)samples, false);
         bench_json_number(stdout, "range_ns_sampling_off", median_of(off, 7), false);
@@ -242,6 +310,10 @@ int main(int argc, char **argv) {
                    r, pairs[r].opprof_share[0], pairs[r].opprof_share[1], pairs[r].opprof_share[2],
                    pairs[r].perf_share[0], pairs[r].perf_share[1], pairs[r].perf_share[2], dfp[r], dno[r],
                    pairs[r].plain_cpu, add_o[r], add_p[r]);
+        for (int r = 0; r < rounds; r++)
+            printf("round %d, no frame pointers: main on the stack of %.1f %% of the samples (frame pointers), %.1f %% "
+                   "(DWARF), %.1f %% (perf); shares %.2f pp from perf's; CPU +%.1f %% opprof DWARF, +%.1f %% perf\n",
+                   r, mfp[r], mdw[r], mpf[r], ddw[r], add_d[r], add_pn[r]);
         printf("a sample in a capture: %.1f bytes (%ld samples)\n", bytes, samples);
         printf("range: %.2f ns sampling at 1 kHz, %.2f ns without: %s\n", median_of(on, 7), median_of(off, 7), rtext);
     }

@@ -69,7 +69,31 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "Top native frame");
     free(out);
     CHECK_INT(shell(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
-    CHECK_CONTAINS(out, "--sample takes a rate in Hz");
+    CHECK_CONTAINS(out, "--sample takes HZ[,fp|dwarf]");
+    free(out);
+    CHECK_INT(shell(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
+    free(out);
+}
+
+/* The program has no frame pointers: a frame-pointer walk loses the leaves'
+ * caller, DWARF unwinding of the copied stack finds it (main) for every one. */
+TEST_CASE(dwarf_mode_keeps_callers) {
+    char *out = NULL;
+    CHECK_INT(shell(&out, "'%s/opprof' record --sample=1000,dwarf -o '%s/dwarf' -- '%s/../tests/sample_target' 2 "
+                          ">/dev/null 2>&1 && '%s/opprof' stacks --samples '%s/dwarf/trace-step-0.json'",
+                    bin_dir(), dir, bin_dir(), bin_dir(), dir),
+              0);
+    CHECK_CONTAINS(out, ";main;weight_four ");
+    CHECK_CONTAINS(out, ";main;weight_two ");
+    for (const char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, "ProfilerStep*;", 14) && strstr(line, "weight_") && strstr(line, "weight_") < strchr(line, '\n'))
+            CHECK(strstr(line, ";main;weight_") != NULL && strstr(line, ";main;weight_") < strchr(line, '\n'));
+    free(out);
+    CHECK_INT(shell(&out, "'%s/opprof' record --sample=1000 -o '%s/fp' -- '%s/../tests/sample_target' 2 >/dev/null "
+                          "2>&1 && '%s/opprof' stacks --samples '%s/fp/trace-step-0.json'",
+                    bin_dir(), dir, bin_dir(), bin_dir(), dir),
+              0);
+    CHECK(strstr(out, ";main;weight_four ") == NULL); /* what DWARF mode is for */
     free(out);
 }
 #endif

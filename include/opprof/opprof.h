@@ -289,6 +289,9 @@ OPPROF_API int opprof_parse_duration_ns(const char *text, int64_t *out);
  *  signal's number (SIGRTMIN to SIGRTMAX), or "none" (0) into *out.
  *  OPPROF_EINVAL otherwise. */
 OPPROF_API int opprof_parse_dump_signal(const char *text, int *out);
+/** OPPROF_SAMPLE's value: "HZ", "HZ,fp" or "HZ,dwarf" (HZ from 1 to
+ *  1000000) into *hz and *dwarf. OPPROF_EINVAL otherwise. */
+OPPROF_API int opprof_parse_sample(const char *text, int *hz, bool *dwarf);
 
 typedef struct opprof_config {
     unsigned activities;            /* OPPROF_ACTIVITY_CPU */
@@ -318,6 +321,10 @@ typedef struct opprof_config {
                                        frame-pointer walk), symbolized at capture time. Without
                                        permission for perf events, recording goes on without
                                        samples and each capture says why */
+    bool sample_dwarf;              /* with sample_hz: each sample's user stack (8 KiB) and
+                                       registers are copied by the kernel and unwound with
+                                       DWARF unwind tables (libunwind), so that functions
+                                       built without frame pointers keep their callers */
     bool off_cpu;                   /* record when each thread leaves and regains the CPU
                                        (switch records): every event's time off the CPU */
     opprof_flight flight;           /* the flight recorder (keep_steps > 0): the schedule

@@ -32,8 +32,9 @@ static const char HELP[] =
     "               attributed to the open range or function (Self CPU Mem, Peak Mem)\n"
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
     "               range named from its ELF symbols (static functions too)\n"
-    "  --sample[=HZ]  sample every thread's native call stack HZ times a second of its CPU time\n"
-    "               (default 1000; perf events, no change to CMD): the table gains Samples and\n"
+    "  --sample[=HZ[,dwarf]]  sample every thread's native call stack HZ times a second of its CPU\n"
+    "               time (default 1000; perf events, no change to CMD; dwarf: unwind a copy of the\n"
+    "               stack, so that code without frame pointers keeps its callers): the table gains Samples and\n"
     "               Top native frame columns and the native functions by samples; times off the\n"
     "               CPU too (report --cpu-time, stacks --samples)\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
@@ -135,11 +136,15 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'O': ro->outputs = optarg; break;
         case 'H': ro->outputs = "trace,tables"; break;
         case 'z': ro->gzip = true; break;
-        case 's':
+        case 's': {
+            int hz;
+            bool dwarf;
             ro->sample_hz = optarg ? optarg : "1000";
-            if (!is_count(ro->sample_hz) || atoll(ro->sample_hz) > 1000000)
-                return tool_usage_error("record", "--sample takes a rate in Hz from 1 to 1000000, not '%s'", ro->sample_hz);
+            if (opprof_parse_sample(ro->sample_hz, &hz, &dwarf))
+                return tool_usage_error("record", "--sample takes HZ[,fp|dwarf], a rate in Hz from 1 to 1000000, not '%s'",
+                                        ro->sample_hz);
             break;
+        }
         case 'n':
             if (!is_count(optarg)) return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
             ro->max_events = optarg;
@@ -268,6 +273,6 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ]] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
              "              [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions)", NULL);

@@ -43,6 +43,7 @@ typedef struct options {
     const char *slow_steps; /* --slow-steps: "100,250" */
     double slow_by;         /* --slow-by: > 0 a multiple of the median step so far, < 0 minus ns */
     int sample_hz;          /* --sample */
+    bool sample_dwarf;      /* --sample HZ,dwarf */
     bool cpu_time;          /* --cpu-time */
 } options;
 
@@ -114,8 +115,9 @@ static void usage(FILE *f) {
             "                   batch) or tensor (Linear layers split, partial outputs summed with\n"
             "                   mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"
             "                   ranks.txt (opprof report --ranks) in OUTDIR\n"
-            "  --sample HZ      sample every thread's native call stack HZ times a second of its CPU\n"
-            "                   time (perf events; 1000 is perf's default): Samples, Samples %% and\n"
+            "  --sample HZ[,dwarf]  sample every thread's native call stack HZ times a second of its\n"
+            "                   CPU time (perf events; 1000 is perf's default; dwarf: unwind a copy of\n"
+            "                   the stack instead of the frame-pointer walk): Samples, Samples %% and\n"
             "                   Top native frame columns, and STEM-N.samples.stacks (folded: the\n"
             "                   operators above the native frames); off-CPU times too\n"
             "  --cpu-time       On CPU total and Off CPU columns (each row's time off the CPU)\n"
@@ -219,7 +221,10 @@ static int take_option(int c, options *o) {
         if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
             rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
         break;
-    case 23: rc = parse_int(optarg, "--sample", 1, &o->sample_hz); break;
+    case 23:
+        if (opprof_parse_sample(optarg, &o->sample_hz, &o->sample_dwarf))
+            rc = say_bad("--sample", "not HZ[,fp|dwarf] (HZ from 1 to 1000000)");
+        break;
     case 24: o->cpu_time = true; break;
     case 22: {
         int64_t ns;
@@ -582,6 +587,7 @@ static int profile(const options *o, context *ctx, work *w) {
     cfg.schedule = o->flight.keep_steps ? (opprof_schedule){0} : o->schedule; /* --flight records every step */
     cfg.flight = o->flight;
     cfg.sample_hz = o->sample_hz;
+    cfg.sample_dwarf = o->sample_dwarf;
     cfg.off_cpu = o->sample_hz > 0 || o->cpu_time;
     cfg.on_trace_ready = save_trace;
     cfg.user_data = ctx;

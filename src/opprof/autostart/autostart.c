@@ -472,7 +472,10 @@ __attribute__((constructor)) static void autostart(void) {
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;
     cfg.on_trace_ready = write_capture;
-    cfg.sample_hz = (int)opprof__env_int("OPPROF_SAMPLE", 1, 1000000, 0); /* HZ: samples, and off-CPU times */
+    const char *sample = secure_getenv("OPPROF_SAMPLE"); /* HZ[,fp|dwarf]: samples, and off-CPU times */
+    if (sample && opprof_parse_sample(sample, &cfg.sample_hz, &cfg.sample_dwarf))
+        fprintf(stderr, "opprof: OPPROF_SAMPLE='%s' ignored: not HZ[,fp|dwarf] (HZ from 1 to 1000000); no samples\n",
+                sample);
     cfg.off_cpu = cfg.sample_hz > 0 || opprof__env_int("OPPROF_OFF_CPU", 0, 1, 0) == 1;
     const char *sched = secure_getenv("OPPROF_SCHEDULE");
     if (sched && parse_schedule(sched, &cfg.schedule)) {

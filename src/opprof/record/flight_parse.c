@@ -136,3 +136,15 @@ int opprof_parse_dump_signal(const char *text, int *out) {
     *out = (int)n;
     return 0;
 }
+
+int opprof_parse_sample(const char *text, int *hz, bool *dwarf) {
+    if (!text || !hz || !dwarf) return OPPROF_EINVAL;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || errno || v < 1 || v > 1000000) return OPPROF_EINVAL;
+    if (*end && strcmp(end, ",fp") && strcmp(end, ",dwarf")) return OPPROF_EINVAL;
+    *hz = (int)v;
+    *dwarf = !strcmp(end, ",dwarf");
+    return 0;
+}

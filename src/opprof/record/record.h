@@ -53,12 +53,24 @@ OPPROF__HIDDEN void opprof__flight_free(opprof__flight *f);
 /* Sample every thread (new ones too) every 1/hz of its CPU time (0: no samples)
  * and record switches (off_cpu). A failure's reason, or a clamped rate, goes
  * into note (a sentence for the captures' warnings). */
-OPPROF__HIDDEN int opprof__sampler_start(opprof__sampler **out, int hz, bool off_cpu, char *note, size_t note_size);
+OPPROF__HIDDEN int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cpu, char *note,
+                                         size_t note_size);
 OPPROF__HIDDEN void opprof__sampler_stop(opprof__sampler *s);
 /* The samples and off-CPU times of [t0, t1) (CLOCK_MONOTONIC ns) into the
  * capture, its times from t0; what came before is dropped. NULL: none. */
 OPPROF__HIDDEN int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1);
 OPPROF__HIDDEN int64_t opprof__sampler_period_ns(const opprof__sampler *s);
+/* DWARF mode (record/unwind.c): a sample's copied user stack and registers
+ * (those of opprof__unwind_regs_mask, packed in the mask's order). */
+typedef struct opprof__stack_copy {
+    uint64_t mask;
+    const unsigned char *regs;
+    const unsigned char *stack;
+    uint64_t size, sp; /* the copy's bytes, from the stack pointer up */
+} opprof__stack_copy;
+OPPROF__HIDDEN uint64_t opprof__unwind_regs_mask(void);
+/* The return addresses of the copied stack, innermost (the sampled IP) first. */
+OPPROF__HIDDEN size_t opprof__unwind(const opprof__stack_copy *sc, uint64_t *ips, size_t max);
 
 /* Called by opprof_session_start before it starts a session: a layer above
  * registers itself here (OPPROF_TRACE's session yields, autostart/). NULL: none. */

@@ -341,7 +341,8 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     g_flight = s->flight;
     pthread_mutex_unlock(&g_flight_lock);
     if (s->cfg.sample_hz || s->cfg.off_cpu) /* a failure is said in every capture; recording goes on */
-        opprof__sampler_start(&s->sampler, s->cfg.sample_hz, s->cfg.off_cpu, s->sampler_note, sizeof s->sampler_note);
+        opprof__sampler_start(&s->sampler, s->cfg.sample_hz, s->cfg.sample_dwarf, s->cfg.off_cpu, s->sampler_note,
+                              sizeof s->sampler_note);
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
     transit(s, OPPROF_ACTION_NONE, s->action, false);
     open_step_range(s);
