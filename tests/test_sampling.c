@@ -178,6 +178,43 @@ TEST_CASE(sleeping_range_off_cpu) {
     opprof_capture_free(c);
 }
 
+/* In this process: a leaf built without a frame pointer, sampled in DWARF
+ * mode, keeps its caller. */
+static volatile double g_sink;
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void busy_leaf(long n) {
+    double x = 0;
+    for (long i = 0; i < n; i++) x += (double)(i & 7) * 0.5;
+    g_sink += x;
+}
+
+__attribute__((noinline)) static void busy_caller(void) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do { /* 100 ms of CPU however slow the build */
+        busy_leaf(1000000);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    } while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 100000000L);
+}
+
+TEST_CASE(dwarf_in_process) {
+    opprof_config cfg = opprof_config_default();
+    cfg.sample_hz = 2000;
+    cfg.sample_dwarf = true;
+    opprof_session *s = NULL;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    busy_caller();
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *c = NULL;
+    opprof_session_take_capture(s, &c);
+    char *text = NULL;
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &text), 0);
+    CHECK_CONTAINS(text, ";dwarf_in_process;busy_caller;busy_leaf"); /* busy_leaf may be a clone (.constprop) */
+    opprof_free(text);
+    opprof_capture_free(c);
+    opprof_session_free(s);
+}
+
 /* Samples, stacks, owners and off-CPU times read back from the trace. */
 TEST_CASE(samples_round_trip) {
     opprof_capture *c = NULL;
