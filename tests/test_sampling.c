@@ -38,6 +38,9 @@ static int shell(char **out, const char *fmt, ...) {
     return run_command(cmd, out);
 }
 
+/* `opprof record` preloads its library: not in sanitizer builds, whose
+ * runtime must come first in a process (tests/CMakeLists.txt). */
+#if OPPROF_TEST_PRELOAD
 /* The self samples of `name` in a native-functions table, or -1. */
 static long self_samples(const char *table, const char *name) {
     size_t n = strlen(name);
@@ -46,9 +49,6 @@ static long self_samples(const char *table, const char *name) {
     return -1;
 }
 
-/* `opprof record` preloads its library: not in sanitizer builds, whose
- * runtime must come first in a process (tests/CMakeLists.txt). */
-#if OPPROF_TEST_PRELOAD
 TEST_CASE(record_ranks_functions) {
     char *out = NULL;
     CHECK_INT(shell(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 8 2>&1", bin_dir(),
@@ -269,6 +269,50 @@ TEST_CASE(samples_round_trip) {
             CHECK_INT(rows[i].total_samples, 3);
         }
     opprof_averages_free(avg);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
+/* Samples and off-CPU times in Perfetto's format: PerfSample packets with
+ * interned callstacks (protoc decodes them with Perfetto's schema), a counter
+ * track per thread; read back, the same stacks and off-CPU times. */
+TEST_CASE(samples_in_pftrace) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 10000), 0);
+    const char *deep[] = {"kernel_tile", "gemm", "main"}, *shallow[] = {"main"};
+    CHECK_INT(opprof_capture_add_sample(c, t, 2000, deep, 3), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 3000, deep, 3), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 8000, shallow, 1), 0);
+    CHECK_INT(opprof_capture_add_off_cpu(c, t, 4000, 1500, true), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    char path[512], *a = NULL, *b = NULL, *out = NULL;
+    snprintf(path, sizeof path, "%s/samples.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
+    CHECK_INT(shell(&out, "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
+                          "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
+                          "grep -c -e 'perf_sample {' -e 'callstacks {' -e 'frames {'",
+                    getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
+              0);
+    CHECK_STR(out, "8\n"); /* 3 samples, 2 callstacks, 3 frames */
+    free(out);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, NULL), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &a), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(back, OPPROF_STACKS_SAMPLES, &b), 0);
+    CHECK_STR(b, a);
+    opprof_free(a);
+    opprof_free(b);
+    size_t n;
+    const opprof_off_cpu *off = opprof_capture_off_cpu(back, &n);
+    CHECK_INT(n, 1);
+    if (n) {
+        CHECK_INT(off[0].start_ns, 4000);
+        CHECK_INT(off[0].duration_ns, 1500);
+        CHECK(off[0].preempted);
+    }
     opprof_capture_free(back);
     opprof_capture_free(c);
 }

@@ -22,6 +22,8 @@
 enum {
     TRACE_PACKET = 1,
     PACKET_TIMESTAMP = 8, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12, PACKET_TRACK_DESCRIPTOR = 60,
+    PACKET_PERF_SAMPLE = 66, SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4,
+    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
     THREAD_TID = 2, THREAD_NAME = 5,
     EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
@@ -32,7 +34,8 @@ enum {
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { MAX_IID = 1 << 24, MAX_OPEN = 4096 };
 
-typedef enum track_kind { TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC } track_kind;
+typedef enum track_kind { TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU } track_kind;
+static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
 
 typedef struct track {
     uint64_t uuid;
@@ -40,6 +43,8 @@ typedef struct track {
     int64_t tid;        /* a thread's, or a lane's thread's */
     bool thread;        /* a thread's own (not a lane) */
     char name[128];     /* a counter's, or the thread's */
+    int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
+    bool preempted;
     size_t open[MAX_OPEN], depth; /* slices begun and not ended: indexes into the reader's begins */
 } track;
 
@@ -78,6 +83,17 @@ typedef struct preader {
     size_t n_begins, cap_begins, first_open; /* begins[first_open]: the first not yet out */
     int64_t origin, pid;
     bool facts, first_event;
+    /* samples: function names and frames by iid, callstacks as runs of frame iids
+     * (outermost first), and the samples' JSON so far */
+    const char **functions;
+    size_t *function_len, n_functions;
+    uint64_t *frame_function, n_frame_slots;
+    uint64_t *stack_frames;
+    size_t n_stack_frames, cap_stack_frames;
+    size_t *stack_first, *stack_len, n_stack_slots;
+    opprof__strbuf samples, offs; /* JSON of "samples" and "opprof_off_cpu" so far */
+    bool off_cpu;
+    int64_t sample_period_ns, samples_lost;
     size_t packet;    /* the packet being read, for the errors */
     size_t offset;    /* its byte offset */
     char why[200];
@@ -115,6 +131,121 @@ static int intern(preader *r, const char ***v, size_t **lens, size_t *n, const u
     return 0;
 }
 
+/* ---- samples: interned frames and callstacks, PerfSample packets ---- */
+
+static void json_bytes(opprof__strbuf *sb, const uint8_t *s, size_t n, opprof__strbuf *text);
+
+/* Grow a by-iid array to hold iid (new slots zero). */
+static int iid_slot(void **v, size_t *n, uint64_t iid, size_t elem) {
+    if (iid < *n) return 0;
+    size_t cap = *n;
+    if (opprof__grow(v, &cap, (size_t)iid + 1, elem)) return OPPROF_ENOMEM;
+    memset((char *)*v + *n * elem, 0, (cap - *n) * elem);
+    *n = cap;
+    return 0;
+}
+
+static int frame_of(preader *r, const uint8_t *p, size_t len) {
+    uint64_t iid = 0, function = 0;
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
+        if (f.number == 2 && f.wire == OPPROF__PB_VARINT) function = f.value;
+    }
+    if (got < 0 || iid == 0 || iid >= MAX_IID || function == 0) return fail(r, "an interned frame that is no {iid, function_name_id}");
+    size_t n = (size_t)r->n_frame_slots;
+    if (iid_slot((void **)&r->frame_function, &n, iid, sizeof *r->frame_function)) return OPPROF_ENOMEM;
+    r->n_frame_slots = n;
+    r->frame_function[iid] = function;
+    return 0;
+}
+
+/* A callstack's frame iids, packed or one by one, outermost first. */
+static int callstack_of(preader *r, const uint8_t *p, size_t len) {
+    uint64_t iid = 0;
+    size_t first = r->n_stack_frames;
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
+        if (f.number != 2) continue;
+        for (const uint8_t *q = f.data, *qe = f.data + f.len; f.wire == OPPROF__PB_BYTES && q < qe;) {
+            uint64_t v;
+            if (!opprof__pb_read_varint(&q, qe, &v) || opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames,
+                                                                   r->n_stack_frames + 1, sizeof *r->stack_frames))
+                return fail(r, "a callstack's frame_ids are no varints");
+            r->stack_frames[r->n_stack_frames++] = v;
+        }
+        if (f.wire == OPPROF__PB_VARINT) {
+            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1, sizeof *r->stack_frames))
+                return OPPROF_ENOMEM;
+            r->stack_frames[r->n_stack_frames++] = f.value;
+        }
+    }
+    if (got < 0 || iid == 0 || iid >= MAX_IID) return fail(r, "an interned callstack that is no {iid, frame_ids}");
+    size_t n = r->n_stack_slots, n2 = r->n_stack_slots;
+    if (iid_slot((void **)&r->stack_first, &n, iid, sizeof *r->stack_first) ||
+        iid_slot((void **)&r->stack_len, &n2, iid, sizeof *r->stack_len))
+        return OPPROF_ENOMEM;
+    r->n_stack_slots = n;
+    r->stack_first[iid] = first;
+    r->stack_len[iid] = r->n_stack_frames - first;
+    return 0;
+}
+
+/* A sample, as the JSON writer writes it; its innermost frame is node
+ * "S-(n - 1)" of its callstack's frames (samples_out writes them). */
+static int perf_sample(preader *r, const uint8_t *p, size_t len, int64_t ts) {
+    uint64_t pid = 0, tid = 0, stack = 0;
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.wire != OPPROF__PB_VARINT) continue;
+        if (f.number == SAMPLE_PID) pid = f.value;
+        if (f.number == SAMPLE_TID) tid = f.value;
+        if (f.number == SAMPLE_CALLSTACK) stack = f.value;
+    }
+    if (got < 0) return fail(r, "a perf_sample that is no protobuf");
+    if (stack && (stack >= r->n_stack_slots || !r->stack_len[stack])) return fail(r, "a sample's callstack was never interned");
+    opprof__sb_printf(&r->samples, "%s\n    {\"name\":\"cpu-clock\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
+                      r->samples.len ? "," : "", pid, tid);
+    opprof__sb_us(&r->samples, ts - r->origin);
+    if (stack) opprof__sb_printf(&r->samples, ",\"sf\":\"%" PRIu64 "-%zu\"", stack, r->stack_len[stack] - 1);
+    opprof__sb_puts(&r->samples, ",\"weight\":1}");
+    return 0;
+}
+
+/* After the events: every callstack's frames (node "S-k": frame k from the
+ * outermost, its parent "S-(k - 1)") and the samples. */
+static int samples_out(preader *r, opprof__strbuf *sb) {
+    if (!r->samples.len && !r->sample_period_ns && !r->offs.len && !r->off_cpu) return 0;
+    opprof__sb_puts(sb, ",\n  \"stackFrames\": {");
+    bool first = true;
+    for (size_t s = 1; s < r->n_stack_slots; s++)
+        for (size_t k = 0; k < r->stack_len[s]; k++) {
+            uint64_t fr = r->stack_frames[r->stack_first[s] + k];
+            uint64_t fn = fr < r->n_frame_slots ? r->frame_function[fr] : 0;
+            if (!fn || fn >= r->n_functions || !r->functions[fn]) return fail(r, "a callstack's frame has no function name");
+            opprof__sb_printf(sb, "%s\n    \"%zu-%zu\": {\"name\": ", first ? "" : ",", s, k);
+            json_bytes(sb, (const uint8_t *)r->functions[fn], r->function_len[fn], &r->text);
+            if (k) opprof__sb_printf(sb, ", \"parent\": \"%zu-%zu\"", s, k - 1);
+            opprof__sb_puts(sb, "}");
+            first = false;
+        }
+    opprof__sb_puts(sb, "},\n  \"samples\": [");
+    opprof__sb_put(sb, r->samples.data ? r->samples.data : "", r->samples.len);
+    opprof__sb_printf(sb, "],\n  \"opprof_sampling\": {\"period_ns\": %" PRId64 ", \"off_cpu\": %d, \"samples_lost\": %" PRId64
+                          "},\n  \"opprof_off_cpu\": [",
+                      r->sample_period_ns, r->off_cpu, r->samples_lost);
+    opprof__sb_put(sb, r->offs.data ? r->offs.data : "", r->offs.len);
+    opprof__sb_puts(sb, "]");
+    return 0;
+}
+
 static int interned_data(preader *r, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len;
     opprof__pb_field f;
@@ -125,6 +256,10 @@ static int interned_data(preader *r, const uint8_t *p, size_t len) {
         if (f.number == INTERNED_CATEGORIES)
             rc = intern(r, &r->categories, &r->category_len, &r->n_categories, f.data, f.len);
         if (f.number == INTERNED_ANNOTATION_NAMES) rc = intern(r, &r->notes, &r->note_len, &r->n_notes, f.data, f.len);
+        if (f.number == INTERNED_FUNCTION_NAMES)
+            rc = intern(r, &r->functions, &r->function_len, &r->n_functions, f.data, f.len);
+        if (f.number == INTERNED_FRAMES) rc = frame_of(r, f.data, f.len);
+        if (f.number == INTERNED_CALLSTACKS) rc = callstack_of(r, f.data, f.len);
     }
     return rc ? rc : got < 0 ? fail(r, "interned data that is no protobuf") : 0;
 }
@@ -202,6 +337,11 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.thread = true;
         snprintf(t.name, sizeof t.name, "%.*s", (int)(tname_len < sizeof t.name ? tname_len : sizeof t.name - 1),
                  tname ? (const char *)tname : "");
+    } else if (counter && name && name_len == sizeof OFF_CPU_TRACK - 1 && !memcmp(name, OFF_CPU_TRACK, name_len) &&
+               parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
+        t.kind = TRACK_OFF_CPU;
+        t.tid = find_track(r, parent)->tid;
+        t.off_since = -1;
     } else if (counter) {
         t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
     } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
@@ -480,6 +620,9 @@ static void facts(preader *r, const event *e) {
     opprof__strbuf head = {0};
     r->facts = true;
     r->origin = note_int(e, "time_origin", 0);
+    r->sample_period_ns = note_int(e, "sample_period_ns", 0);
+    r->samples_lost = note_int(e, "samples_lost", 0);
+    r->off_cpu = note_int(e, "off_cpu", 0) != 0;
     r->pid = note_int(e, "pid", 0);
     opprof__sb_printf(&head, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n  \"opprof_version\": ");
     const annotation *v = note(e, "opprof_version");
@@ -528,6 +671,24 @@ static void facts(preader *r, const event *e) {
     metadata(r);
 }
 
+/* A thread's off-CPU counter: out (1, 2 when preempted), then back (0): an interval. */
+static int off_cpu_edge(preader *r, track *t, const event *e, int64_t ts) {
+    if (!e->has_counter) return fail(r, "an off-CPU edge without its value");
+    if (e->counter) {
+        t->off_since = ts;
+        t->preempted = e->counter == 2;
+        return 0;
+    }
+    if (t->off_since < 0) return fail(r, "an off-CPU edge back without one out");
+    opprof__sb_printf(&r->offs, "%s\n    {\"preempted\":%d", r->offs.len ? "," : "", t->preempted);
+    place(r, &r->offs, &t->tid, t->off_since);
+    opprof__sb_puts(&r->offs, ",\"dur\":");
+    opprof__sb_us(&r->offs, ts - t->off_since);
+    opprof__sb_puts(&r->offs, "}");
+    t->off_since = -1;
+    return 0;
+}
+
 static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     event *e = opprof__alloc(sizeof *e);
     if (!e) return OPPROF_ENOMEM;
@@ -544,6 +705,8 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
         rc = slice_end(r, t, ts);
     } else if (!rc && t->kind == TRACK_MEMORY && e->type == COUNTER) {
         rc = memory_event(r, t, e, ts);
+    } else if (!rc && t->kind == TRACK_OFF_CPU && e->type == COUNTER) {
+        rc = off_cpu_edge(r, t, e, ts);
     } else if (!rc) {
         rc = mark(r, t, e, ts);
     }
@@ -552,8 +715,8 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
 }
 
 static int packet(preader *r, const uint8_t *p, size_t len) {
-    const uint8_t *end = p + len, *ev = NULL;
-    size_t ev_len = 0;
+    const uint8_t *end = p + len, *ev = NULL, *sample = NULL;
+    size_t ev_len = 0, sample_len = 0;
     int64_t ts = 0;
     opprof__pb_field f;
     int got, rc = 0;
@@ -562,9 +725,11 @@ static int packet(preader *r, const uint8_t *p, size_t len) {
         if (f.number == PACKET_INTERNED && f.wire == OPPROF__PB_BYTES) rc = interned_data(r, f.data, f.len);
         if (f.number == PACKET_TRACK_DESCRIPTOR && f.wire == OPPROF__PB_BYTES) rc = track_descriptor(r, f.data, f.len);
         if (f.number == PACKET_TRACK_EVENT && f.wire == OPPROF__PB_BYTES) ev = f.data, ev_len = f.len;
+        if (f.number == PACKET_PERF_SAMPLE && f.wire == OPPROF__PB_BYTES) sample = f.data, sample_len = f.len;
     }
     if (!rc && got < 0) rc = fail(r, "a packet that is no protobuf");
     if (!rc && ev) rc = track_event(r, ev, ev_len, ts);
+    if (!rc && sample) rc = perf_sample(r, sample, sample_len, ts);
     return rc;
 }
 
@@ -575,7 +740,7 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx};
     const uint8_t *p = data, *end = p + len;
     opprof__pb_field f;
-    int got, rc = 0;
+    int got = 0, rc = 0;
     while (!rc && !r.emit_error && (r.offset = (size_t)(p - (const uint8_t *)data), got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number != TRACE_PACKET || f.wire != OPPROF__PB_BYTES) {
             rc = fail(&r, "a field of Trace that is no packet");
@@ -588,7 +753,9 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     if (!rc && r.open_slices) rc = fail(&r, "a slice never ended");
     if (!rc && !r.facts) rc = fail(&r, "no 'opprof capture' facts: not a trace that opprof wrote");
     if (!rc) {
-        opprof__sb_puts(&r.events, "\n  ]\n}\n");
+        opprof__sb_puts(&r.events, "\n  ]");
+        rc = samples_out(&r, &r.events);
+        opprof__sb_puts(&r.events, "\n}\n");
         flush(&r, &r.events);
         if (r.pending.error || r.text.error) rc = OPPROF_ENOMEM;
     }
@@ -605,6 +772,14 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     opprof__free(r.note_len);
     opprof__free(r.tracks);
     opprof__free(r.begins);
+    opprof__free(r.functions);
+    opprof__free(r.function_len);
+    opprof__free(r.frame_function);
+    opprof__free(r.stack_frames);
+    opprof__free(r.stack_first);
+    opprof__free(r.stack_len);
+    opprof__sb_free(&r.samples);
+    opprof__sb_free(&r.offs);
     return rc;
 }
 

@@ -32,7 +32,10 @@
 enum {
     TRACE_PACKET = 1,
     PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
-    PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60,
+    PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
+    SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
+    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
+    FRAME_FUNCTION_NAME = 2, CALLSTACK_FRAMES = 2,
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
     PROCESS_PID = 1, PROCESS_NAME = 6,
     THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
@@ -54,6 +57,8 @@ enum { UNIT_SIZE_BYTES = 3 };
 #define COUNTER_UUID(name) (UINT64_C(3) << 32 | (uint64_t)(name))
 #define ASYNC_UUID(k) (UINT64_C(4) << 40 | (uint64_t)(k))
 #define LANE_UUID(t, k) (UINT64_C(5) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
+#define OFF_CPU_UUID(t) (UINT64_C(6) << 40 | (uint64_t)(t))
+static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
 /* Category iids: a capture's own (1..255), then a kind's default. */
 #define KIND_CATEGORY_IID(kind) (256u + (kind))
 enum { OUT_BUFFER = 1 << 20 };
@@ -66,7 +71,8 @@ typedef struct pwriter {
     size_t len;
     opprof__strbuf packet, event, note, interned, scratch, text; /* text: a call stack's */
     uint8_t *name_done;       /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
-                                 counter's track written */
+                                 counter's track written, 8 as a function name and its frame */
+    uint8_t *stack_done;      /* per sample stack: interned as a callstack */
     bool category_done[256 + 16];
     bool own_done[16];        /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
@@ -537,6 +543,11 @@ static void facts(pwriter *w) {
     note_int(w, "process_peak_rss_bytes", info->process_peak_rss_bytes);
     note_double(w, "overhead_range_ns", info->overhead_range_ns);
     note_double(w, "overhead_memory_event_ns", info->overhead_memory_event_ns);
+    if (info->sample_period_ns || w->c->n_samples || info->off_cpu || w->c->n_off_cpu) {
+        note_int(w, "sample_period_ns", info->sample_period_ns);
+        note_int(w, "samples_lost", (int64_t)info->samples_lost);
+        note_int(w, "off_cpu", info->off_cpu || w->c->n_off_cpu);
+    }
     if (info->rank.backend[0]) {
         note_string(w, "rank_backend", info->rank.backend);
         note_int(w, "rank", info->rank.rank);
@@ -552,6 +563,81 @@ static void facts(pwriter *w) {
     }
     for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
     end_packet(w, SEQ_NEEDS_STATE);
+}
+
+/* ---- samples: PerfSample packets, their callstacks interned (a frame per
+ * function name, its iid the name's; a callstack's frames outermost first) ---- */
+
+static void frame_of(pwriter *w, uint32_t name) {
+    if (w->name_done[name] & 8) return;
+    intern(&w->interned, &w->scratch, INTERNED_FUNCTION_NAMES, name + 1u, w->c->names[name]);
+    opprof__pb_uint(&w->scratch, IID, name + 1u);
+    opprof__pb_uint(&w->scratch, FRAME_FUNCTION_NAME, name + 1u);
+    opprof__pb_message(&w->interned, INTERNED_FRAMES, &w->scratch);
+    w->name_done[name] |= 8;
+}
+
+static uint64_t callstack_iid(pwriter *w, uint32_t stack) {
+    if (w->stack_done[stack]) return stack + 1u;
+    size_t n;
+    const uint32_t *frames = opprof_capture_stack(w->c, stack, &n);
+    for (size_t k = 0; k < n; k++) frame_of(w, frames[k]);
+    opprof__strbuf ids = {0}; /* frame_ids, packed: the varints one after another */
+    opprof__pb_uint(&w->note, IID, stack + 1u);
+    for (size_t k = n; k-- > 0;) opprof__pb_varint(&ids, frames[k] + 1u);
+    opprof__pb_bytes(&w->note, CALLSTACK_FRAMES, ids.data ? ids.data : "", ids.len);
+    if (ids.error) w->error = OPPROF_ENOMEM;
+    opprof__sb_free(&ids);
+    opprof__pb_message(&w->interned, INTERNED_CALLSTACKS, &w->note);
+    w->stack_done[stack] = 1;
+    return stack + 1u;
+}
+
+static void samples(pwriter *w) {
+    const opprof_capture *c = w->c;
+    for (size_t j = 0; j < c->n_samples && !w->error; j++) {
+        const opprof_sample *sm = &c->samples[j];
+        const opprof_thread_info *t = &c->threads[sm->thread];
+        opprof__strbuf *ps = &w->text;
+        ps->len = 0;
+        opprof__pb_uint(ps, SAMPLE_PID, (uint64_t)t->pid);
+        opprof__pb_uint(ps, SAMPLE_TID, (uint64_t)t->tid);
+        opprof__pb_uint(ps, SAMPLE_CALLSTACK, callstack_iid(w, sm->stack));
+        opprof__pb_uint(ps, SAMPLE_CPU_MODE, MODE_USER);
+        opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, sm->ts_ns));
+        opprof__pb_message(&w->packet, PACKET_PERF_SAMPLE, ps);
+        end_packet(w, SEQ_NEEDS_STATE);
+    }
+}
+
+/* Each thread's times off the CPU: a counter track under the thread, its
+ * value 1 (blocked) or 2 (preempted) while the thread is off, 0 when back. */
+static void off_cpu_value(pwriter *w, uint32_t thread, int64_t ts, int64_t value) {
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, ts));
+    opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
+    opprof__pb_uint(&w->event, EVENT_TRACK, OFF_CPU_UUID(thread));
+    opprof__pb_int(&w->event, EVENT_COUNTER, value);
+    end_packet(w, SEQ_NEEDS_STATE);
+}
+
+static void off_cpu(pwriter *w) {
+    const opprof_capture *c = w->c;
+    for (size_t j = 0; j < c->n_off_cpu && !w->error; j++) {
+        const opprof_off_cpu *o = &c->off_cpu[j];
+        if (j == 0 || o->thread != c->off_cpu[j - 1].thread) {
+            opprof__strbuf track = {0}, inner = {0};
+            opprof__pb_uint(&track, TRACK_UUID, OFF_CPU_UUID(o->thread));
+            opprof__pb_uint(&track, TRACK_PARENT, THREAD_UUID(o->thread));
+            opprof__pb_string(&track, TRACK_NAME, OFF_CPU_TRACK);
+            opprof__pb_message(&track, TRACK_COUNTER, &inner);
+            if (track.error) w->error = OPPROF_ENOMEM;
+            track_packet(w, &track);
+            opprof__sb_free(&track);
+            opprof__sb_free(&inner);
+        }
+        off_cpu_value(w, o->thread, o->start_ns, o->preempted ? 2 : 1);
+        off_cpu_value(w, o->thread, o->start_ns + o->duration_ns, 0);
+    }
 }
 
 /* The first packet clears the sequence's interned state. */
@@ -574,7 +660,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     pwriter w = {.c = c, .fp = fp, .origin = time_origin(c)};
     w.buf = opprof__alloc(OUT_BUFFER);
     w.name_done = opprof__calloc(c->n_names ? c->n_names : 1, 1);
-    int rc = w.buf && w.name_done ? 0 : OPPROF_ENOMEM;
+    w.stack_done = opprof__calloc(c->n_stacks ? c->n_stacks : 1, 1);
+    int rc = w.buf && w.name_done && w.stack_done ? 0 : OPPROF_ENOMEM;
     bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
     if (!rc) {
         first_packet(&w);
@@ -588,6 +675,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
         facts(&w);
         slices(&w, lanes);
         marks(&w);
+        samples(&w);
+        off_cpu(&w);
     }
     opprof__free(lanes);
     flush_out(&w);
@@ -600,6 +689,7 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__sb_free(&w.scratch);
     opprof__sb_free(&w.text);
     opprof__free(w.name_done);
+    opprof__free(w.stack_done);
     opprof__free(w.pids);
     opprof__free(w.buf);
     return rc;
