@@ -281,6 +281,9 @@ static void on_signal(int sig) {
      * for every record in progress) never could; the signal then ends it */
     opprof__fast *t = opprof__tls;
     if (t && __atomic_load_n(&t->busy, __ATOMIC_ACQUIRE)) return;
+    /* interrupted inside a session call (a step being closed): it holds the lock
+     * that the save needs; it goes on, and the signal ends the process once saved */
+    if (__atomic_load_n(&opprof__in_session, __ATOMIC_RELAXED)) return;
     wait_done();
 }
 

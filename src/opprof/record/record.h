@@ -72,6 +72,10 @@ OPPROF__HIDDEN uint64_t opprof__unwind_regs_mask(void);
 /* The return addresses of the copied stack, innermost (the sampled IP) first. */
 OPPROF__HIDDEN size_t opprof__unwind(const opprof__stack_copy *sc, uint64_t *ips, size_t max);
 
+/* The calling thread is inside the session's lock (record/session.c): a
+ * signal handler that waits for the session to be saved must not wait then. */
+extern OPPROF__HIDDEN __thread int opprof__in_session;
+
 /* Called by opprof_session_start before it starts a session: a layer above
  * registers itself here (OPPROF_TRACE's session yields, autostart/). NULL: none. */
 extern OPPROF__HIDDEN void (*opprof__before_session_start)(void);

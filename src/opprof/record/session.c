@@ -40,6 +40,22 @@ static pthread_mutex_t g_flight_lock = PTHREAD_MUTEX_INITIALIZER; /* g_flight */
 static opprof__flight *g_flight; /* the active session's flight recorder, for opprof_trigger */
 static int g_active; /* atomic */
 
+/* The calling thread holds the session lock: a signal handler that would
+ * wait for a save (autostart/'s) must not, or the save would wait for it. */
+__thread int opprof__in_session __attribute__((tls_model("initial-exec")));
+
+static void session_lock(void) {
+    pthread_mutex_lock(&g_session_lock);
+    __atomic_store_n(&opprof__in_session, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void session_unlock(void) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&opprof__in_session, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_session_lock);
+}
+
 static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
                                        OPPROF_KIND_STEP, NULL};
 
@@ -60,14 +76,14 @@ static char g_categories[1024];    /* ",io,net," or "" (every category); under g
 
 bool opprof_category_enabled(const char *category) {
     if (!category) return true;
-    pthread_mutex_lock(&g_session_lock);
+    session_lock();
     bool on = !g_categories[0];
     if (!on) {
         char key[140];
         snprintf(key, sizeof key, ",%.128s,", category);
         on = strstr(g_categories, key) != NULL;
     }
-    pthread_mutex_unlock(&g_session_lock);
+    session_unlock();
     return on;
 }
 
@@ -313,9 +329,9 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     opprof_session *s = opprof__calloc(1, sizeof *s);
     if (!s) return OPPROF_ENOMEM;
     s->cfg = *config;
-    pthread_mutex_lock(&g_session_lock);
+    session_lock();
     if (g_active) {
-        pthread_mutex_unlock(&g_session_lock);
+        session_unlock();
         opprof__free(s);
         return OPPROF_EACTIVE;
     }
@@ -325,14 +341,14 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     opprof__clock_init();
     if (calibrate(s) != 0) {
         __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&g_session_lock);
+        session_unlock();
         opprof__free(s);
         return OPPROF_ENOMEM;
     }
     opprof__flight_sink sink = {deliver, s};
     if (s->cfg.flight.keep_steps && opprof__flight_new(&s->flight, &s->cfg.flight, &sink)) {
         __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&g_session_lock);
+        session_unlock();
         opprof__free(s);
         return OPPROF_ENOMEM;
     }
@@ -346,7 +362,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     s->action = opprof_schedule_action(&s->cfg.schedule, 0);
     transit(s, OPPROF_ACTION_NONE, s->action, false);
     open_step_range(s);
-    pthread_mutex_unlock(&g_session_lock);
+    session_unlock();
     *out = s;
     return 0;
 }
@@ -355,9 +371,9 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
  * (and hold no lock). */
 static int enter_running(opprof_session *s) {
     if (!s) return OPPROF_EINVAL;
-    pthread_mutex_lock(&g_session_lock);
+    session_lock();
     if (s->stopped) {
-        pthread_mutex_unlock(&g_session_lock);
+        session_unlock();
         return OPPROF_ESTOPPED;
     }
     close_step_range(s);
@@ -373,7 +389,7 @@ int opprof_session_step(opprof_session *s) {
     s->action = opprof_schedule_action(&s->cfg.schedule, s->step_num);
     if (!schedule_is_zero(&s->cfg.schedule)) rc = transit(s, prev, s->action, false);
     open_step_range(s);
-    pthread_mutex_unlock(&g_session_lock);
+    session_unlock();
     return rc;
 }
 
@@ -400,7 +416,7 @@ int opprof_session_stop(opprof_session *s) {
     g_categories[0] = '\0'; /* no session, no filter */
     __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&g_session_lock);
+    session_unlock();
     return rc;
 }
 
@@ -421,9 +437,9 @@ int opprof_session_capture_count(const opprof_session *s) {
 
 int opprof_session_dump(opprof_session *s, const char *reason) {
     if (!s) return OPPROF_EINVAL;
-    pthread_mutex_lock(&g_session_lock);
+    session_lock();
     int rc = s->stopped ? OPPROF_ESTOPPED : !s->flight ? OPPROF_EINVAL : opprof__flight_dump(s->flight, reason);
-    pthread_mutex_unlock(&g_session_lock);
+    session_unlock();
     return rc;
 }
 
