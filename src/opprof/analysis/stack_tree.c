@@ -81,8 +81,8 @@ int opprof__stack_tree_build(const opprof_capture *c, opprof__stack_tree *t) {
 
 /* Add one sample: its frames (innermost first) under node `at` (-1: a root). */
 static int add_sample(tree *t, int32_t at, const uint32_t *frames, size_t n, int64_t period) {
-    for (size_t k = n; k-- > 0;)
-        if (node_of(t, at, frames[k], &at)) return OPPROF_ENOMEM;
+    for (size_t k = n; k > 0; k--) /* outermost first */
+        if (node_of(t, at, frames[k - 1], &at)) return OPPROF_ENOMEM;
     if (at < 0) return 0;
     OPPROF__SAT_ADD(t->nodes[at].self_ns, period);
     for (int32_t x = at; x >= 0; x = t->nodes[x].parent) OPPROF__SAT_ADD(t->nodes[x].total_ns, period);

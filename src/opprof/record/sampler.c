@@ -421,7 +421,7 @@ typedef struct name_ids {
     opprof__index index;
 } name_ids;
 
-static uint64_t ip_hash(uint64_t ip) { return (ip * 0x9E3779B97F4A7C15ull) >> 7; }
+static OPPROF__HASH uint64_t ip_hash(uint64_t ip) { return (ip * 0x9E3779B97F4A7C15ull) >> 7; }
 static uint64_t ip_hash_of(const void *ctx, uint32_t item) { return ip_hash(((const name_ids *)ctx)->keys[item]); }
 static bool ip_equal(const void *ctx, uint32_t item, const void *key) {
     return ((const name_ids *)ctx)->keys[item] == *(const uint64_t *)key;

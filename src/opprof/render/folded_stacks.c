@@ -56,9 +56,9 @@ static int sample_lines(opprof__strbuf *sb, const opprof_capture *c, const tree 
         size_t n;
         const uint32_t *frames = opprof_capture_stack(c, v[j].stack, &n);
         if (v[j].node >= 0) put_path(sb, c, t, v[j].node);
-        for (size_t k = n; k-- > 0;) {
-            if (v[j].node >= 0 || k + 1 < n) opprof__sb_put(sb, ";", 1);
-            put_name(sb, c->names[frames[k]]);
+        for (size_t k = n; k > 0; k--) { /* outermost first */
+            if (v[j].node >= 0 || k < n) opprof__sb_put(sb, ";", 1);
+            put_name(sb, c->names[frames[k - 1]]);
         }
         if (!n && v[j].node < 0) opprof__sb_puts(sb, "[unknown]");
         opprof__sb_printf(sb, " %zu\n", run);

@@ -584,7 +584,7 @@ static uint64_t callstack_iid(pwriter *w, uint32_t stack) {
     for (size_t k = 0; k < n; k++) frame_of(w, frames[k]);
     opprof__strbuf ids = {0}; /* frame_ids, packed: the varints one after another */
     opprof__pb_uint(&w->note, IID, stack + 1u);
-    for (size_t k = n; k-- > 0;) opprof__pb_varint(&ids, frames[k] + 1u);
+    for (size_t k = n; k > 0; k--) opprof__pb_varint(&ids, frames[k - 1] + 1u); /* outermost first */
     opprof__pb_bytes(&w->note, CALLSTACK_FRAMES, ids.data ? ids.data : "", ids.len);
     if (ids.error) w->error = OPPROF_ENOMEM;
     opprof__sb_free(&ids);
