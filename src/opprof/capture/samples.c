@@ -25,7 +25,7 @@ static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
     const opprof_capture *c = ctx;
     const stack_key *k = key;
     size_t n = c->stack_first[item + 1] - c->stack_first[item];
-    return n == k->n && !memcmp(c->frames + c->stack_first[item], k->ids, n * sizeof *k->ids);
+    return n == k->n && (!n || !memcmp(c->frames + c->stack_first[item], k->ids, n * sizeof *k->ids));
 }
 
 /* The index of the stack of these frames, added if new. */
@@ -43,7 +43,7 @@ static int intern_stack(opprof_capture *c, const uint32_t *ids, size_t n, uint32
     if (opprof__grow((void **)&c->frames, &c->cap_frames, c->n_frames + n, sizeof *c->frames) ||
         opprof__grow((void **)&c->stack_first, &c->cap_stack_first, c->n_stacks + 2, sizeof *c->stack_first))
         return OPPROF_ENOMEM;
-    memcpy(c->frames + c->n_frames, ids, n * sizeof *ids);
+    if (n) memcpy(c->frames + c->n_frames, ids, n * sizeof *ids); /* a stack may be empty: no array yet */
     c->n_frames += n;
     c->stack_first[c->n_stacks + 1] = (uint32_t)c->n_frames;
     c->stack_index.slots[slot] = (uint32_t)++c->n_stacks;

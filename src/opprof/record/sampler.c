@@ -113,7 +113,7 @@ static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
     const opprof__sampler *s = ctx;
     const ips_key *k = key;
     size_t n = s->stack_first[item + 1] - s->stack_first[item];
-    return n == k->n && !memcmp(s->ips + s->stack_first[item], k->ips, n * sizeof *k->ips);
+    return n == k->n && (!n || !memcmp(s->ips + s->stack_first[item], k->ips, n * sizeof *k->ips));
 }
 
 static int intern_stack(opprof__sampler *s, const uint64_t *ips, size_t n, uint32_t *out) {
@@ -130,7 +130,7 @@ static int intern_stack(opprof__sampler *s, const uint64_t *ips, size_t n, uint3
     if (opprof__grow((void **)&s->ips, &s->cap_ips, s->n_ips + n, sizeof *s->ips) ||
         opprof__grow((void **)&s->stack_first, &s->cap_stack_first, s->n_stacks + 2, sizeof *s->stack_first))
         return OPPROF_ENOMEM;
-    memcpy(s->ips + s->n_ips, ips, n * sizeof *ips);
+    if (n) memcpy(s->ips + s->n_ips, ips, n * sizeof *ips); /* a stack may be empty: no array yet */
     s->n_ips += n;
     s->stack_first[s->n_stacks + 1] = (uint32_t)s->n_ips;
     s->stack_index.slots[slot] = (uint32_t)++s->n_stacks;

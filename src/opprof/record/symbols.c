@@ -84,7 +84,7 @@ static object *load_object(const char *path, uintptr_t base) {
     }
     if (elf) elf_end(elf);
     if (fd >= 0) close(fd);
-    qsort(o->symbols, o->n, sizeof *o->symbols, by_start);
+    if (o->n) qsort(o->symbols, o->n, sizeof *o->symbols, by_start); /* none: an object not on disk (the vDSO) */
     return o;
 }
 
