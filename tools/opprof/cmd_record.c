@@ -275,4 +275,4 @@ static int run(int argc, char **argv) {
 
 TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
              "              [--max-events N] -- CMD [ARGS...]",
-             "profile a program without changing it (--memory, --functions)", NULL);
+             "profile a program without changing it (--memory, --functions, --sample)", NULL);
