@@ -24,42 +24,13 @@
  *   build/bin/bench_stat [--json] [--reps N] [--steps N]
  */
 #include "bench_util.h"
+#include "bench_seed.h" /* after: its `model` type would shadow bench_host's parameter */
 
 #include <nn/nn.h>
 #include <opprof/opprof.h>
 #include <opprof/capture.h>
 
-enum { IN = 256, HIDDEN = 512, OUT = 64, BATCH = 128, MAX_STEPS = 2000 };
-
-static void die(const char *what, int rc) {
-    fprintf(stderr, "bench_stat: %s: %s\n", what, rc < -4095 ? opprof_strerror(rc) : nn_strerror(rc));
-    exit(1);
-}
-
-typedef struct model {
-    nn_module *net;
-    nn_tensor *x;
-} model;
-
-static model seed_model(void) {
-    nn_manual_seed(7);
-    nn_module *layers[3];
-    model m;
-    int rc = nn_linear_new(&layers[0], IN, HIDDEN);
-    if (!rc) rc = nn_relu_new(&layers[1]);
-    if (!rc) rc = nn_linear_new(&layers[2], HIDDEN, OUT);
-    if (!rc) rc = nn_sequential_new(&m.net, layers, 3);
-    if (!rc) rc = nn_tensor_randn(&m.x, 2, (int64_t[]){BATCH, IN});
-    if (rc) die("model", rc);
-    return m;
-}
-
-static void forward(const model *m) {
-    nn_tensor *y;
-    int rc = nn_module_forward(m->net, m->x, &y);
-    if (rc) die("forward", rc);
-    nn_tensor_free(y);
-}
+enum { MAX_STEPS = 2000 };
 
 /* One step recorded as a capture of its own: ProfilerStep#0 > forward. */
 static opprof_capture *one_step(const model *m) {

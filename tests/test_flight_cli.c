@@ -8,31 +8,20 @@
 #include "check.h"
 #include "testutil.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 
 static char dir[256];
 
-static int shell(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int shell(char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return run_command(cmd, out);
-}
-
 static char *listing(const char *sub) {
     char *out = NULL;
-    shell(&out, "ls -A '%s/%s' 2>&1", dir, sub);
+    run_commandf(&out, "ls -A '%s/%s' 2>&1", dir, sub);
     return out;
 }
 
 /* A program's own trigger: its step and the 2 before it, saved as it runs. */
 TEST_CASE(program_trigger_saved) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "OPPROF_TRACE='%s/t' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2 '%s/../tests/autostart_target' "
+    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/t' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2 '%s/../tests/autostart_target' "
                           "trigger 30 12 2>&1", dir, bin_dir()), 0);
     CHECK_CONTAINS(out, "trigger 0");
     CHECK_CONTAINS(out, "opprof: flight recorder: 1 capture(s) written to");
@@ -41,19 +30,19 @@ TEST_CASE(program_trigger_saved) {
     CHECK_STR(out, "flight-001-step-12.flight.txt\nflight-001-step-12.html\nflight-001-step-12.json\n"
                    "flight-001-step-12.memory.txt\nflight-001-step-12.time.txt\n");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' report '%s/t/flight-001-step-12.json'", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/t/flight-001-step-12.json'", bin_dir(), dir), 0);
     CHECK_CONTAINS(out, "Flight recorder: asked by the program");
     CHECK_CONTAINS(out, "Holds steps 10 to 12");
     CHECK_CONTAINS(out, "Step 12 against the median of the other 2 step(s)");
     free(out);
-    CHECK_INT(shell(&out, "grep -c ProfilerStep '%s/t/flight-001-step-12.json'", dir), 0);
+    CHECK_INT(run_commandf(&out, "grep -c ProfilerStep '%s/t/flight-001-step-12.json'", dir), 0);
     CHECK_STR(out, "3\n");
     free(out);
 }
 
 TEST_CASE(nothing_saved_no_directory) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1", dir,
+    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1", dir,
                     bin_dir()), 0);
     CHECK_CONTAINS(out, "no step was saved (no trigger)");
     free(out);
@@ -77,7 +66,7 @@ TEST_CASE(bad_settings_said) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out = NULL;
-        CHECK_INT(shell(&out, "OPPROF_TRACE='%s/bad' %s '%s/../tests/autostart_target' steps 3 2>&1", dir, cases[i][0],
+        CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/bad' %s '%s/../tests/autostart_target' steps 3 2>&1", dir, cases[i][0],
                         bin_dir()), 0);
         CHECK_CONTAINS(out, cases[i][1]);
         CHECK_CONTAINS(out, "nothing is recorded");
@@ -92,7 +81,7 @@ TEST_CASE(bad_settings_said) {
  * prints the files); SIGTERM then ends it by the signal, as without opprof. */
 TEST_CASE(signal_and_dump) {
     char *out = NULL;
-    shell(&out,
+    run_commandf(&out,
           "OPPROF_TRACE='%s/run' OPPROF_FLIGHT=6 '%s/../tests/autostart_target' flight 20 > '%s/ready' 2>'%s/err' & "
           "pid=$!; for i in $(seq 1000); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
           "kill -USR2 $pid; for i in $(seq 1000); do ls '%s/run' 2>/dev/null | grep -q 'flight-001.*json' && break; "
@@ -106,15 +95,15 @@ TEST_CASE(signal_and_dump) {
     CHECK_CONTAINS(out, "flight-001-step-");
     CHECK_CONTAINS(out, "flight-002-step-");
     free(out);
-    CHECK_INT(shell(&out, "cat '%s/run'/flight-001-*.flight.txt", dir), 0);
+    CHECK_INT(run_commandf(&out, "cat '%s/run'/flight-001-*.flight.txt", dir), 0);
     CHECK_CONTAINS(out, "Flight recorder: signal SIGUSR2 (dump)");
     CHECK_CONTAINS(out, "A dump: no step triggered it.");
     free(out);
     /* its 6 steps, whole */
-    CHECK_INT(shell(&out, "grep -c '\"ProfilerStep#' '%s/run'/flight-002-*.json", dir), 0);
+    CHECK_INT(run_commandf(&out, "grep -c '\"ProfilerStep#' '%s/run'/flight-002-*.json", dir), 0);
     CHECK_STR(out, "6\n");
     free(out);
-    CHECK_INT(shell(&out, "cat '%s/err'", dir), 0);
+    CHECK_INT(run_commandf(&out, "cat '%s/err'", dir), 0);
     CHECK_CONTAINS(out, "opprof: flight recorder: 2 capture(s) written to");
     free(out);
 }
@@ -122,7 +111,7 @@ TEST_CASE(signal_and_dump) {
 TEST_CASE(dump_refuses) {
     char *out = NULL;
     /* a program without a flight recorder is not signalled: it goes on */
-    CHECK_INT(shell(&out,
+    CHECK_INT(run_commandf(&out,
                     "'%s/../tests/autostart_target' wait > '%s/ready2' & pid=$!; "
                     "for i in $(seq 500); do grep -q ready '%s/ready2' 2>/dev/null && break; sleep 0.01; done; "
                     "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; wait $pid",
@@ -132,16 +121,16 @@ TEST_CASE(dump_refuses) {
     CHECK_CONTAINS(out, "dump 1");
     CHECK_CONTAINS(out, "alive");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' dump 2>&1", bin_dir()), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' dump 2>&1", bin_dir()), 64);
     CHECK_CONTAINS(out, "dump takes one PID");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' dump x1 2>&1", bin_dir()), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' dump x1 2>&1", bin_dir()), 64);
     CHECK_CONTAINS(out, "'x1' is not a process id");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' dump --timeout soon 1 2>&1", bin_dir()), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' dump --timeout soon 1 2>&1", bin_dir()), 64);
     CHECK_CONTAINS(out, "--timeout takes a duration");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' dump 2147483646 2>&1", bin_dir()), 1);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' dump 2147483646 2>&1", bin_dir()), 1);
     CHECK_CONTAINS(out, "no process 2147483646");
     free(out);
 }
@@ -149,7 +138,7 @@ TEST_CASE(dump_refuses) {
 /* Exactly the slowed steps are saved, each with its reason and 4 predecessors. */
 TEST_CASE(profile_cpu_slow_steps) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --quiet --batch 32 --steps 90 --flight 30 --flight-trigger 1000x "
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --quiet --batch 32 --steps 90 --flight 30 --flight-trigger 1000x "
                           "--flight-cooldown 0 --slow-steps 40,75 --slow-by 5000x '%s/pc' 2>&1", bin_dir(), dir), 0);
     free(out);
     out = listing("pc");
@@ -159,7 +148,7 @@ TEST_CASE(profile_cpu_slow_steps) {
     free(out);
     for (int k = 0; k < 2; k++) {
         int step = k ? 75 : 40;
-        CHECK_INT(shell(&out, "cat '%s/pc/cpu-step-%d.flight.txt'", dir, step), 0);
+        CHECK_INT(run_commandf(&out, "cat '%s/pc/cpu-step-%d.flight.txt'", dir, step), 0);
         char want[128];
         snprintf(want, sizeof want, "Flight recorder: step %d took ", step);
         CHECK_CONTAINS(out, want);
@@ -168,17 +157,17 @@ TEST_CASE(profile_cpu_slow_steps) {
         CHECK_CONTAINS(out, "aten::addmm"); /* where the time went */
         free(out);
     }
-    CHECK_INT(shell(&out, "grep -o '\"trigger_step\": [0-9]*' '%s/pc/summary.json'", dir), 0);
+    CHECK_INT(run_commandf(&out, "grep -o '\"trigger_step\": [0-9]*' '%s/pc/summary.json'", dir), 0);
     CHECK_STR(out, "\"trigger_step\": 40\n\"trigger_step\": 75\n");
     free(out);
     /* bad options are said */
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --flight 5 --flight-before 5 '%s/pc2' 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --flight 5 --flight-before 5 '%s/pc2' 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "before + 1 + after <= keep_steps");
     free(out);
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --flight many '%s/pc2' 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --flight many '%s/pc2' 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--flight many");
     free(out);
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --slow-steps 1,a '%s/pc2' 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --slow-steps 1,a '%s/pc2' 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "not a comma-separated list");
     free(out);
 }

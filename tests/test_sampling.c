@@ -10,7 +10,6 @@
 #include <opprof/opprof.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -28,16 +27,6 @@
 
 static char dir[256];
 
-static int shell(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int shell(char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return run_command(cmd, out);
-}
-
 /* `opprof record` preloads its library: not in sanitizer builds, whose
  * runtime must come first in a process (tests/CMakeLists.txt). */
 #if OPPROF_TEST_PRELOAD
@@ -51,7 +40,7 @@ static long self_samples(const char *table, const char *name) {
 
 TEST_CASE(record_ranks_functions) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 8 2>&1", bin_dir(),
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 8 2>&1", bin_dir(),
                     dir, bin_dir()), 0);
     const char *functions = strstr(out, "Function  Self samples");
     CHECK(functions != NULL);
@@ -64,14 +53,14 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "Native functions by their samples:");
     free(out);
     /* the time off the CPU: the program's sleep */
-    CHECK_INT(shell(&out, "'%s/opprof' report --cpu-time --samples '%s/rec/trace-step-0.json'", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --cpu-time --samples '%s/rec/trace-step-0.json'", bin_dir(), dir), 0);
     CHECK_CONTAINS(out, "Off CPU");
     CHECK_CONTAINS(out, "Top native frame");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--sample takes HZ[,fp|dwarf]");
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
     free(out);
 }
 
@@ -79,7 +68,7 @@ TEST_CASE(record_ranks_functions) {
  * caller, DWARF unwinding of the copied stack finds it (main) for every one. */
 TEST_CASE(dwarf_mode_keeps_callers) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "'%s/opprof' record --sample=1000,dwarf -o '%s/dwarf' -- '%s/../tests/sample_target' 2 "
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=1000,dwarf -o '%s/dwarf' -- '%s/../tests/sample_target' 2 "
                           ">/dev/null 2>&1 && '%s/opprof' stacks --samples '%s/dwarf/trace-step-0.json'",
                     bin_dir(), dir, bin_dir(), bin_dir(), dir),
               0);
@@ -89,7 +78,7 @@ TEST_CASE(dwarf_mode_keeps_callers) {
         if (!strncmp(line, "ProfilerStep*;", 14) && strstr(line, "weight_") && strstr(line, "weight_") < strchr(line, '\n'))
             CHECK(strstr(line, ";main;weight_") != NULL && strstr(line, ";main;weight_") < strchr(line, '\n'));
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' record --sample=1000 -o '%s/fp' -- '%s/../tests/sample_target' 2 >/dev/null "
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=1000 -o '%s/fp' -- '%s/../tests/sample_target' 2 >/dev/null "
                           "2>&1 && '%s/opprof' stacks --samples '%s/fp/trace-step-0.json'",
                     bin_dir(), dir, bin_dir(), bin_dir(), dir),
               0);
@@ -100,12 +89,12 @@ TEST_CASE(dwarf_mode_keeps_callers) {
 
 TEST_CASE(profile_cpu_gemm_frame) {
     char *out = NULL;
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --quiet --batch 512 --steps 40 --wait 0 --warmup 1 --active 39 --sample 2000 "
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --quiet --batch 512 --steps 40 --wait 0 --warmup 1 --active 39 --sample 2000 "
                           "'%s/pc'",
                     bin_dir(), dir),
               0);
     free(out);
-    CHECK_INT(shell(&out, "'%s/opprof' report --samples \"$(ls '%s'/pc/cpu-step-*.json)\"", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --samples \"$(ls '%s'/pc/cpu-step-*.json)\"", bin_dir(), dir), 0);
     const char *row = strstr(out, "aten::addmm ");
     CHECK(row != NULL);
     char frame[128] = "";
@@ -119,7 +108,7 @@ TEST_CASE(profile_cpu_gemm_frame) {
     }
     free(out);
     /* that frame is under nn's matrix product in the folded samples */
-    CHECK_INT(shell(&out, "'%s/opprof' stacks --samples \"$(ls '%s'/pc/cpu-step-*.json)\" | grep ';aten::addmm;'",
+    CHECK_INT(run_commandf(&out, "'%s/opprof' stacks --samples \"$(ls '%s'/pc/cpu-step-*.json)\" | grep ';aten::addmm;'",
                     bin_dir(), dir),
               0);
     CHECK_CONTAINS(out, "forward;aten::linear;aten::addmm;");
@@ -129,7 +118,7 @@ TEST_CASE(profile_cpu_gemm_frame) {
     CHECK(frame[0] && strstr(out, tail));
     free(out);
     /* the HTML report draws the samples' flame graph, the native frames under the operators */
-    CHECK_INT(shell(&out, "'%s/opprof' html \"$(ls '%s'/pc/cpu-step-*.json)\" '%s/pc.html' && grep -c "
+    CHECK_INT(run_commandf(&out, "'%s/opprof' html \"$(ls '%s'/pc/cpu-step-*.json)\" '%s/pc.html' && grep -c "
                           "'Flame graph of the samples' '%s/pc.html'",
                     bin_dir(), dir, dir, dir),
               0);
@@ -291,7 +280,7 @@ TEST_CASE(samples_in_pftrace) {
     char path[512], *a = NULL, *b = NULL, *out = NULL;
     snprintf(path, sizeof path, "%s/samples.pftrace", dir);
     CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
-    CHECK_INT(shell(&out, "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
+    CHECK_INT(run_commandf(&out, "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
                           "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
                           "grep -c -e 'perf_sample {' -e 'callstacks {' -e 'frames {'",
                     getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
@@ -336,10 +325,10 @@ TEST_CASE(bad_sample_input_said) {
         CHECK(c == NULL);
     }
     char *out = NULL;
-    CHECK_INT(shell(&out, "'%s/profile_cpu' --sample 0 '%s/bad' 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --sample 0 '%s/bad' 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--sample");
     free(out);
-    CHECK_INT(shell(&out, "OPPROF_TRACE='%s/env' OPPROF_SAMPLE=often '%s/../tests/autostart_target' steps 1 2>&1", dir,
+    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/env' OPPROF_SAMPLE=often '%s/../tests/autostart_target' steps 1 2>&1", dir,
                     bin_dir()), 0);
     CHECK_CONTAINS(out, "OPPROF_SAMPLE");
     free(out);

@@ -3,6 +3,7 @@
 #define OPPROF_TESTS_TESTUTIL_H
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,17 @@ static inline int run_command(const char *cmd, char **out) {
     if (out) *out = read_text(tmpl);
     unlink(tmpl);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* run_command of a command built from a format (printf's). */
+static inline int run_commandf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int run_commandf(char **out, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return run_command(cmd, out);
 }
 
 /* A new empty directory under /tmp; path written into buf. */

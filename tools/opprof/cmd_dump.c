@@ -36,14 +36,19 @@ static int read_target(long pid, target *t) {
     FILE *f = fopen(path, "re");
     if (!f) return -errno;
     size_t cap = 0;
-    for (int c; (c = getc(f)) != EOF;) {
-        if (len + 1 >= cap && !(env = realloc(env, cap = cap ? cap * 2 : 65536))) break;
-        env[len++] = (char)c;
+    int err = 0;
+    for (int c; !err && (c = getc(f)) != EOF;) {
+        if (len + 1 >= cap) {
+            char *grown = realloc(env, cap = cap ? cap * 2 : 65536);
+            if (!grown) err = -ENOMEM;
+            else env = grown;
+        }
+        if (!err) env[len++] = (char)c;
     }
-    int err = ferror(f) ? -EIO : !env && len ? -ENOMEM : 0;
+    if (!err && ferror(f)) err = -EIO;
     fclose(f);
+    if (env) env[len] = '\0'; /* the last variable ends too */
     for (size_t i = 0; !err && i < len; i += strlen(env + i) + 1) {
-        env[len] = '\0';
         const char *v = env + i;
         if (!strncmp(v, "OPPROF_FLIGHT=", 14)) t->has_flight = snprintf(t->flight, sizeof t->flight, "%s", v + 14) >= 0;
         if (!strncmp(v, "OPPROF_FLIGHT_SIGNAL=", 21)) snprintf(t->signal, sizeof t->signal, "%s", v + 21);

@@ -157,6 +157,5 @@ size_t opprof__capture_bytes(const opprof_capture *c) {
     size_t n = sizeof *c + c->cap_events * sizeof *c->events + c->cap_mem * sizeof *c->mem +
                c->cap_marks * sizeof *c->marks + c->cap_threads * sizeof *c->threads + c->cap_sites * sizeof *c->sites +
                c->cap_shapes * sizeof *c->shapes + c->cap_names * sizeof *c->names;
-    for (size_t i = 0; i < c->n_names; i++) n += strlen(c->names[i]) + 17; /* the allocator's header, roughly */
-    return n;
+    return n + c->name_bytes + 16 * c->n_names; /* and each name's allocator header, roughly */
 }

@@ -45,6 +45,7 @@ int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint
     memcpy(copy, name, len);
     copy[len] = '\0';
     c->names[c->n_names] = copy;
+    c->name_bytes += len + 1;
     c->name_index.slots[k] = (uint32_t)++c->n_names;
     *id = (uint32_t)c->n_names - 1;
     return 0;

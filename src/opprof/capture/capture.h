@@ -19,6 +19,7 @@ struct opprof_capture {
     /* names: interned strings, looked up by a hash table */
     char **names;
     size_t n_names, cap_names;
+    size_t name_bytes;     /* the names' text, for opprof__capture_bytes */
     opprof__index name_index;
     char **warnings;
     size_t n_warnings, cap_warnings;
