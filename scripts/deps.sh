@@ -2,14 +2,15 @@
 # Installs the Debian packages that opprof needs to build and test.
 # As root it installs what is missing; otherwise it prints the command to run.
 # Optional peers for benchmarks (never needed by `make test`): run with --bench;
-# what .ci/run adds (valgrind, Chromium for the report's browser test): --ci.
+# what .ci/run adds (valgrind, Chromium for the report's browser test, Node.js
+# and npm for speedscope's): --ci.
 set -eu
 
 packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libunwind-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
-  --ci) packages="$packages valgrind chromium clang libclang-rt-14-dev" ;;
+  --ci) packages="$packages valgrind chromium clang libclang-rt-14-dev nodejs" ;;
 esac
 
 missing=""
@@ -20,6 +21,10 @@ for p in $packages; do
     *) missing="$missing $p" ;;
   esac
 done
+
+# Debian's npm is a package of its own; NodeSource's nodejs carries it (and
+# conflicts with Debian's): asked for only where there is no npm.
+if [ "${1:-}" = --ci ] && ! command -v npm > /dev/null; then missing="$missing npm"; fi
 
 [ -z "$missing" ] && exit 0
 

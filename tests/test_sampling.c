@@ -262,6 +262,112 @@ TEST_CASE(samples_round_trip) {
     opprof_capture_free(c);
 }
 
+/* The source of the innermost frame of the only stack with one, or "". */
+static const char *first_source(const opprof_capture *c) {
+    for (uint32_t k = 0; k < opprof_capture_stack_count(c); k++) {
+        size_t n;
+        const uint32_t *src = opprof_capture_stack_sources(c, k, &n);
+        if (src && n && src[0] != UINT32_MAX) return opprof_capture_name(c, src[0]);
+    }
+    return "";
+}
+
+/* Frames' sources (file:line) kept through the Chrome trace. */
+TEST_CASE(sources_round_trip) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    const char *frames[] = {"kernel_tile", "main"}, *sources[] = {"gemm_kernel.inc:42", NULL};
+    CHECK_INT(opprof_capture_add_sample_at(c, t, 2000, frames, sources, 2), 0);
+    CHECK_INT(opprof_capture_add_sample(c, t, 3000, frames, 2), 0); /* the same frames, no source: another stack */
+    CHECK_INT(opprof_capture_finish(c), 0);
+    CHECK_INT(opprof_capture_stack_count(c), 2);
+    CHECK_STR(first_source(c), "gemm_kernel.inc:42");
+    char path[512];
+    snprintf(path, sizeof path, "%s/sources.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, NULL), 0);
+    CHECK_INT(opprof_capture_stack_count(back), 2);
+    CHECK_STR(first_source(back), "gemm_kernel.inc:42");
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
+/* Chrome's own CPU profiles: keys in any order (args first), ids as "0x1",
+ * nodes linked by "children", the chunk on another thread than its Profile,
+ * another event's args.data that is no profile's. */
+TEST_CASE(chrome_profiles_read) {
+    static const char trace[] =
+        "{\"traceEvents\": [\n"
+        "{\"args\":{\"data\":{\"frame\":\"F1\"}},\"ph\":\"X\",\"name\":\"task\",\"pid\":5,\"tid\":9,\"ts\":1000,\"dur\":200},\n"
+        "{\"args\":{\"data\":{\"startTime\":1000}},\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"id\":\"0x1\","
+        "\"name\":\"Profile\",\"ph\":\"P\",\"pid\":5,\"tid\":9,\"ts\":1000},\n"
+        "{\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":["
+        "{\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\",\"lineNumber\":-1},\"id\":1,\"children\":[2]},"
+        "{\"callFrame\":{\"functionName\":\"main\",\"url\":\"app.js\",\"lineNumber\":9},\"id\":2,\"children\":[3]},"
+        "{\"callFrame\":{\"functionName\":\"work\",\"url\":\"app.js\",\"lineNumber\":19},\"id\":3}],"
+        "\"samples\":[3,3,2]},\"timeDeltas\":[100,50,25]}},\"cat\":\"disabled-by-default-v8.cpu_profiler\","
+        "\"id\":\"0x1\",\"name\":\"ProfileChunk\",\"ph\":\"P\",\"pid\":5,\"tid\":77,\"ts\":1300}\n"
+        "]}";
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(trace, strlen(trace), NULL, &c, &err), 0);
+    if (!c) return;
+    char *text = NULL;
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &text), 0);
+    CHECK_STR(text, "task;main;work 2\ntask;main 1\n"); /* 1100 and 1150 in work, 1175 in main: all in task */
+    opprof_free(text);
+    CHECK_STR(first_source(c), "app.js:20");
+    size_t n;
+    const opprof_sample *sm = opprof_capture_samples(c, &n);
+    CHECK_INT(n, 3);
+    if (n == 3) CHECK_INT(sm[2].ts_ns - sm[0].ts_ns, 75000);
+    opprof_capture_free(c);
+}
+
+TEST_CASE(bad_chrome_profiles_said) {
+#define PROFILE_HEAD "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"Profile\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":5," \
+                     "\"args\":{\"data\":{\"startTime\":5}}},"
+#define CHUNK(nodes, samples) "{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":6," \
+                              "\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[" nodes "],\"samples\":[" samples "]}," \
+                              "\"timeDeltas\":[1]}}}]}"
+#define NODE(id, parent, name) "{\"id\":" #id ",\"parent\":" #parent ",\"callFrame\":{\"functionName\":\"" name "\"}}"
+    static const char *const cases[][2] = {
+        {PROFILE_HEAD CHUNK(NODE(1, 0, "(root)"), "9"), "names node 9, which it does not give"},
+        {PROFILE_HEAD CHUNK("{\"callFrame\":{\"functionName\":\"f\"}}", "1"), "a node has no positive \"id\""},
+        {PROFILE_HEAD CHUNK("{\"id\":2}", "2"), "a node's callFrame has no functionName"},
+        {PROFILE_HEAD CHUNK(NODE(2, 3, "a") "," NODE(3, 2, "b"), "2"), "or its nodes loop"},
+        {PROFILE_HEAD CHUNK(NODE(2, 0, "a") "," NODE(2, 0, "b"), "2"), "gives node 2 twice"},
+        {PROFILE_HEAD CHUNK(NODE(2, 0, "a"), "\"x\""), "samples are not node ids"},
+    };
+#undef NODE
+#undef CHUNK
+#undef PROFILE_HEAD
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        opprof_capture *c = NULL;
+        opprof_read_error err;
+        CHECK_INT(opprof_capture_read_buffer(cases[i][0], strlen(cases[i][0]), NULL, &c, &err), OPPROF_EFORMAT);
+        CHECK_CONTAINS(err.message, cases[i][1]);
+        CHECK(c == NULL);
+    }
+    /* a chunk without its Profile: read, its samples left out and said */
+    static const char orphan[] = "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":4,\"pid\":1,\"tid\":1,"
+                                 "\"ts\":6,\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[{\"id\":1,\"callFrame\":"
+                                 "{\"functionName\":\"f\"}}],\"samples\":[1]},\"timeDeltas\":[1]}}}]}";
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(orphan, strlen(orphan), NULL, &c, NULL), 0);
+    if (c) {
+        size_t n, nw;
+        opprof_capture_samples(c, &n);
+        CHECK_INT(n, 0);
+        const char *const *w = opprof_capture_warnings(c, &nw);
+        CHECK(nw >= 1 && w && strstr(w[nw - 1], "no \"Profile\" event") && strstr(w[nw - 1], "its 1 samples are left out"));
+        opprof_capture_free(c);
+    }
+}
+
 /* Samples and off-CPU times in Perfetto's format: PerfSample packets with
  * interned callstacks (protoc decodes them with Perfetto's schema), a counter
  * track per thread; read back, the same stacks and off-CPU times. */

@@ -232,6 +232,10 @@ OPPROF_API const opprof_sample *opprof_capture_samples(const opprof_capture *cap
 /** A sample's call stack: its frames' names (opprof_capture_name), innermost
  *  first; *count receives their number. NULL for a stack out of range. */
 OPPROF_API const uint32_t *opprof_capture_stack(const opprof_capture *capture, uint32_t stack, size_t *count);
+/** The source of each frame of a stack (opprof_capture_stack's order): the
+ *  name id (opprof_capture_name) of "file:line", or UINT32_MAX where unknown;
+ *  NULL when no frame of the capture has a source (no debug information). */
+OPPROF_API const uint32_t *opprof_capture_stack_sources(const opprof_capture *capture, uint32_t stack, size_t *count);
 /** The number of distinct call stacks. */
 OPPROF_API size_t opprof_capture_stack_count(const opprof_capture *capture);
 /** The times off the CPU, by thread then start. */
@@ -276,6 +280,10 @@ OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t threa
 /** Add a sample: its frames' names, innermost first (copied, interned). */
 OPPROF_API int opprof_capture_add_sample(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
                                          const char *const *frames, size_t n_frames);
+/** The same with each frame's source, "file:line" (NULL: sources unknown;
+ *  a NULL entry: that frame's). */
+OPPROF_API int opprof_capture_add_sample_at(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
+                                            const char *const *frames, const char *const *sources, size_t n_frames);
 /** Add a time off the CPU. OPPROF_EINVAL for a bad thread, a negative duration
  *  or a time beyond OPPROF_MAX_TIME_NS. */
 OPPROF_API int opprof_capture_add_off_cpu(opprof_capture *capture, uint32_t thread, int64_t start_ns,

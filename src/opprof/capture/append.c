@@ -106,14 +106,19 @@ static int append_memory(opprof_capture *dst, const opprof_capture *src, maps *m
 }
 
 static int append_samples(opprof_capture *dst, const opprof_capture *src, maps *m, int64_t offset) {
-    uint32_t ids[4096];
+    uint32_t ids[4096], where[4096];
     for (size_t j = 0; j < src->n_samples; j++) {
         const opprof_sample *sm = &src->samples[j];
         size_t n;
         const uint32_t *frames = opprof_capture_stack(src, sm->stack, &n);
-        for (size_t k = 0; k < n && k < 4096; k++)
+        const uint32_t *sources = opprof_capture_stack_sources(src, sm->stack, &n);
+        for (size_t k = 0; k < n && k < 4096; k++) {
             if (map_name(dst, src, m, frames[k], &ids[k])) return OPPROF_ENOMEM;
-        int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids, n < 4096 ? n : 4096);
+            where[k] = UINT32_MAX;
+            if (sources && sources[k] != UINT32_MAX && map_name(dst, src, m, sources[k], &where[k])) return OPPROF_ENOMEM;
+        }
+        int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids, sources ? where : NULL,
+                                                n < 4096 ? n : 4096);
         if (rc) return rc;
     }
     for (size_t j = 0; j < src->n_off_cpu; j++) {

@@ -39,6 +39,8 @@ struct opprof_capture {
     size_t n_samples, cap_samples;
     uint32_t *frames;         /* every stack's frames (name ids, innermost first), one after another */
     size_t n_frames, cap_frames;
+    uint32_t *frame_sources;  /* parallel to frames: name id of "file:line", or UINT32_MAX; NULL
+                                 while no frame has one (cap_frames entries when not NULL) */
     uint32_t *stack_first;    /* stack k's frames are frames[stack_first[k] .. stack_first[k + 1]) */
     size_t n_stacks, cap_stack_first;
     opprof__index stack_index;
@@ -158,9 +160,10 @@ OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capt
 #define OPPROF__FLIGHT_NUMBERS(X)                                                                            \
     X(trigger_step) X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step)              \
     X(steps_dropped) X(triggers_suppressed) X(saves_failed)
-/* Add a sample whose frames are name ids already (capture/samples.c). */
+/* Add a sample whose frames (and sources: NULL, none) are name ids already
+ * (capture/samples.c); a source is UINT32_MAX where unknown. */
 OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
-                                                  size_t n);
+                                                  const uint32_t *sources, size_t n);
 /* The samples' and off-CPU times' order, at finish. */
 OPPROF__HIDDEN int opprof__capture_sort_samples(opprof_capture *c);
 OPPROF__HIDDEN void opprof__capture_free_samples(opprof_capture *c);

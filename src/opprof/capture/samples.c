@@ -7,43 +7,83 @@
 
 typedef struct stack_key {
     const uint32_t *ids;
+    const uint32_t *sources; /* NULL: none known */
     size_t n;
 } stack_key;
 
-static OPPROF__HASH uint64_t hash_ids(const uint32_t *ids, size_t n) {
+static const uint32_t NO_SOURCE = UINT32_MAX;
+
+/* A stack's hash: its names', and its sources' where known (a frame without
+ * one hashes as NO_SOURCE, so that NULL and all-unknown sources agree). */
+static OPPROF__HASH uint64_t hash_ids(const uint32_t *ids, const uint32_t *sources, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (size_t i = 0; i < n; i++) h = (h ^ ids[i]) * 0x100000001B3ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ ids[i] ^ (uint64_t)(sources ? sources[i] : NO_SOURCE) << 32) * 0x100000001B3ull;
     return h ^ (h >> 29);
 }
 
 static uint64_t stack_hash_of(const void *ctx, uint32_t item) {
     const opprof_capture *c = ctx;
-    return hash_ids(c->frames + c->stack_first[item], c->stack_first[item + 1] - c->stack_first[item]);
+    size_t first = c->stack_first[item];
+    return hash_ids(c->frames + first, c->frame_sources ? c->frame_sources + first : NULL, c->stack_first[item + 1] - first);
+}
+
+static bool same_sources(const uint32_t *a, const uint32_t *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((a ? a[i] : NO_SOURCE) != (b ? b[i] : NO_SOURCE)) return false;
+    return true;
 }
 
 static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
     const opprof_capture *c = ctx;
     const stack_key *k = key;
-    size_t n = c->stack_first[item + 1] - c->stack_first[item];
-    return n == k->n && (!n || !memcmp(c->frames + c->stack_first[item], k->ids, n * sizeof *k->ids));
+    size_t first = c->stack_first[item], n = c->stack_first[item + 1] - first;
+    return n == k->n && (!n || (!memcmp(c->frames + first, k->ids, n * sizeof *k->ids) &&
+                                same_sources(c->frame_sources ? c->frame_sources + first : NULL, k->sources, n)));
 }
 
-/* The index of the stack of these frames, added if new. */
-static int intern_stack(opprof_capture *c, const uint32_t *ids, size_t n, uint32_t *stack) {
+/* frame_sources made, every frame so far without a source. */
+static int start_sources(opprof_capture *c) {
+    size_t cap = c->cap_frames ? c->cap_frames : 1;
+    if (!(c->frame_sources = opprof__alloc(cap * sizeof *c->frame_sources))) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_frames; i++) c->frame_sources[i] = NO_SOURCE;
+    return 0;
+}
+
+static bool any_source(const uint32_t *sources, size_t n) {
+    for (size_t i = 0; sources && i < n; i++)
+        if (sources[i] != NO_SOURCE) return true;
+    return false;
+}
+
+/* Room for n more frames (frame_sources, when kept, as large as frames). */
+static int grow_frames(opprof_capture *c, size_t n) {
+    size_t cap = c->cap_frames;
+    if (opprof__grow((void **)&c->frames, &c->cap_frames, c->n_frames + n, sizeof *c->frames)) return OPPROF_ENOMEM;
+    if (c->frame_sources && c->cap_frames != cap) {
+        uint32_t *grown = opprof__realloc(c->frame_sources, c->cap_frames * sizeof *grown);
+        if (!grown) return OPPROF_ENOMEM;
+        c->frame_sources = grown;
+    }
+    return 0;
+}
+
+/* The index of the stack of these frames (and sources: NULL, none known), added if new. */
+static int intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n, uint32_t *stack) {
     if (!c->cap_stack_first) { /* stack 0 starts at frame 0 */
         if (opprof__grow((void **)&c->stack_first, &c->cap_stack_first, 1, sizeof *c->stack_first)) return OPPROF_ENOMEM;
         c->stack_first[0] = 0;
     }
-    stack_key key = {ids, n};
+    stack_key key = {ids, sources, n};
     size_t slot;
-    int64_t found = opprof__index_lookup(&c->stack_index, c->n_stacks, stack_hash_of, stack_equal, c, hash_ids(ids, n),
-                                         &key, &slot);
+    int64_t found = opprof__index_lookup(&c->stack_index, c->n_stacks, stack_hash_of, stack_equal, c,
+                                         hash_ids(ids, sources, n), &key, &slot);
     if (found < 0) return OPPROF_ENOMEM;
     if (found) return *stack = (uint32_t)found - 1, 0;
-    if (opprof__grow((void **)&c->frames, &c->cap_frames, c->n_frames + n, sizeof *c->frames) ||
+    if ((!c->frame_sources && any_source(sources, n) && start_sources(c)) || grow_frames(c, n) ||
         opprof__grow((void **)&c->stack_first, &c->cap_stack_first, c->n_stacks + 2, sizeof *c->stack_first))
         return OPPROF_ENOMEM;
     if (n) memcpy(c->frames + c->n_frames, ids, n * sizeof *ids); /* a stack may be empty: no array yet */
+    for (size_t i = 0; c->frame_sources && i < n; i++) c->frame_sources[c->n_frames + i] = sources ? sources[i] : NO_SOURCE;
     c->n_frames += n;
     c->stack_first[c->n_stacks + 1] = (uint32_t)c->n_frames;
     c->stack_index.slots[slot] = (uint32_t)++c->n_stacks;
@@ -51,27 +91,36 @@ static int intern_stack(opprof_capture *c, const uint32_t *ids, size_t n, uint32
     return 0;
 }
 
-int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids, size_t n) {
+int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
+                                   const uint32_t *sources, size_t n) {
     if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns) || n > 4096 ||
         c->n_frames + n > UINT32_MAX - 1)
         return OPPROF_EINVAL;
     uint32_t stack;
-    int rc = intern_stack(c, ids, n, &stack);
+    int rc = intern_stack(c, ids, sources, n, &stack);
     if (!rc && opprof__grow_pages((void **)&c->samples, &c->cap_samples, c->n_samples + 1, sizeof *c->samples))
         rc = OPPROF_ENOMEM;
     if (!rc) c->samples[c->n_samples++] = (opprof_sample){ts_ns, thread, stack, -1, 0};
     return rc;
 }
 
-int opprof_capture_add_sample(opprof_capture *c, uint32_t thread, int64_t ts_ns, const char *const *frames,
-                              size_t n_frames) {
+int opprof_capture_add_sample_at(opprof_capture *c, uint32_t thread, int64_t ts_ns, const char *const *frames,
+                                 const char *const *sources, size_t n_frames) {
     if (!c || (n_frames && !frames) || n_frames > 4096) return OPPROF_EINVAL;
-    uint32_t ids[4096];
+    uint32_t ids[4096], where[4096];
     for (size_t i = 0; i < n_frames; i++) {
         if (!frames[i]) return OPPROF_EINVAL;
         if (opprof__capture_intern(c, frames[i], strlen(frames[i]), &ids[i])) return OPPROF_ENOMEM;
+        where[i] = NO_SOURCE;
+        if (sources && sources[i] && opprof__capture_intern(c, sources[i], strlen(sources[i]), &where[i]))
+            return OPPROF_ENOMEM;
     }
-    return opprof__capture_add_sample_ids(c, thread, ts_ns, ids, n_frames);
+    return opprof__capture_add_sample_ids(c, thread, ts_ns, ids, sources ? where : NULL, n_frames);
+}
+
+int opprof_capture_add_sample(opprof_capture *c, uint32_t thread, int64_t ts_ns, const char *const *frames,
+                              size_t n_frames) {
+    return opprof_capture_add_sample_at(c, thread, ts_ns, frames, NULL, n_frames);
 }
 
 int opprof_capture_add_off_cpu(opprof_capture *c, uint32_t thread, int64_t start_ns, int64_t duration_ns,
@@ -95,6 +144,13 @@ const uint32_t *opprof_capture_stack(const opprof_capture *c, uint32_t stack, si
     if (!c || stack >= c->n_stacks) return NULL;
     if (count) *count = c->stack_first[stack + 1] - c->stack_first[stack];
     return c->frames + c->stack_first[stack];
+}
+
+const uint32_t *opprof_capture_stack_sources(const opprof_capture *c, uint32_t stack, size_t *count) {
+    if (count) *count = 0;
+    if (!c || stack >= c->n_stacks) return NULL;
+    if (count) *count = c->stack_first[stack + 1] - c->stack_first[stack];
+    return c->frame_sources ? c->frame_sources + c->stack_first[stack] : NULL;
 }
 
 size_t opprof_capture_stack_count(const opprof_capture *c) { return c ? c->n_stacks : 0; }
@@ -125,6 +181,7 @@ void opprof__capture_free_samples(opprof_capture *c) {
     opprof__free_pages(c->samples, c->cap_samples * sizeof *c->samples);
     opprof__free_pages(c->off_cpu, c->cap_off_cpu * sizeof *c->off_cpu);
     opprof__free(c->frames);
+    opprof__free(c->frame_sources);
     opprof__free(c->stack_first);
     opprof__index_free(&c->stack_index);
 }

@@ -495,7 +495,7 @@ static int take_samples(opprof__sampler *s, opprof_capture *c, int64_t t0, int64
             if (!rc && ids[kept_frames] == NOT_CODE) break; /* the walk went astray: its callers are unknown */
             kept_frames++;
         }
-        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, kept_frames);
+        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, NULL, kept_frames);
     }
     s->n_samples = kept;
     opprof__free(nm.keys);

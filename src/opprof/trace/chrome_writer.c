@@ -4,98 +4,13 @@
  * Streams to the file through a fixed buffer: no whole-trace string is ever
  * built. Names are escaped once per distinct name, numbers are formatted by
  * hand (printf would dominate the cost). */
-#include "trace/trace.h"
+#include "trace/json_out.h"
 
 #include <errno.h>
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <zlib.h>
-
-enum { OUT_BUFFER = 1 << 20 }; /* written with one fwrite each: larger than stdio's buffer */
-
-typedef struct out {
-    FILE *fp;
-    size_t len;
-    int error;
-    char buf[OUT_BUFFER];
-} out;
-
-static void out_flush(out *o) {
-    if (o->len && !o->error && fwrite(o->buf, 1, o->len, o->fp) != o->len)
-        o->error = errno ? -errno : OPPROF_EIO;
-    o->len = 0;
-}
-
-static inline void out_put(out *o, const char *s, size_t n) {
-    if (o->len + n > OUT_BUFFER) {
-        out_flush(o);
-        if (n > OUT_BUFFER) {
-            if (!o->error && fwrite(s, 1, n, o->fp) != n) o->error = errno ? -errno : OPPROF_EIO;
-            return;
-        }
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-}
-
-#define OUT_LIT(o, s) out_put((o), (s), sizeof(s) - 1)
-
-/* A number's text, [p, end), copied as one block of OPPROF__NUMBER_TEXT bytes
- * (a fixed-size copy is two vector moves; a copy of the text's own length was
- * a memcpy call, 7 % of a whole `opprof record` run in perf). The bytes past
- * the text land past o->len: the next write covers them, and no flush writes
- * them. tmp holds twice the text's room, so the block is read within it. */
-static inline void out_number(out *o, const char *p, const char *end) {
-    if (o->len + OPPROF__NUMBER_TEXT > OUT_BUFFER) out_flush(o);
-    memcpy(o->buf + o->len, p, OPPROF__NUMBER_TEXT);
-    o->len += (size_t)(end - p);
-}
-
-static inline void out_i64(out *o, int64_t v) {
-    char tmp[2 * OPPROF__NUMBER_TEXT];
-    char *end = tmp + OPPROF__NUMBER_TEXT;
-    out_number(o, opprof__int_text(v, end), end);
-}
-
-static inline void out_us(out *o, int64_t ns) {
-    char tmp[2 * OPPROF__NUMBER_TEXT];
-    char *end = tmp + OPPROF__NUMBER_TEXT;
-    out_number(o, opprof__us_text(ns, end), end);
-}
-
-/* Where and when an event is: ,"pid":P,"tid":T,"ts":X (no tid for a process's counter). */
-static void out_place(out *o, int64_t pid, const int64_t *tid, int64_t ts_ns) {
-    OUT_LIT(o, ",\"pid\":");
-    out_i64(o, pid);
-    if (tid) {
-        OUT_LIT(o, ",\"tid\":");
-        out_i64(o, *tid);
-    }
-    OUT_LIT(o, ",\"ts\":");
-    out_us(o, ts_ns);
-}
-
-/* The inside of a JSON string literal (escaped, without its quotes). */
-static void out_json_inner(out *o, const char *s) {
-    opprof__strbuf sb = {0};
-    opprof__sb_json_string(&sb, s);
-    if (sb.error)
-        o->error = sb.error;
-    else if (sb.len >= 2)
-        out_put(o, sb.data + 1, sb.len - 2);
-    opprof__sb_free(&sb);
-}
-
-static void out_json_string(out *o, const char *s) {
-    opprof__strbuf sb = {0};
-    opprof__sb_json_string(&sb, s);
-    if (sb.error)
-        o->error = sb.error;
-    else
-        out_put(o, sb.data, sb.len);
-    opprof__sb_free(&sb);
-}
 
 /* "Input Dims": [[128, 256], ...], "Input type": ["float", ...] */
 static void write_shapes(out *o, const opprof_shapes *sh) {
@@ -131,10 +46,6 @@ static void write_stack(out *o, const opprof_capture *c, int32_t e) {
     out_json_string(o, sb.data ? sb.data : "");
     if (sb.error) o->error = sb.error;
     opprof__sb_free(&sb);
-}
-
-static void out_name(out *o, const opprof__strbuf *names, const size_t *offset, uint32_t name) {
-    out_put(o, names->data + offset[name], offset[name + 1] - offset[name]);
 }
 
 /* A number as JSON: integers exactly, others to 17 digits; never NaN. */
@@ -276,7 +187,7 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
 /* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
 static void metadata_head(writer *w, const char *name, int64_t tid) {
     sep(w);
-    OUT_LIT(w->o, "  {\"ph\": \"M\", \"name\": \"");
+    OUT_LIT(w->o, "  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"");
     out_put(w->o, name, strlen(name));
     OUT_LIT(w->o, "\", \"pid\": ");
     out_i64(w->o, w->pid);
@@ -408,44 +319,6 @@ static void write_events(writer *w) {
     }
 }
 
-/* Samples as the trace-event format has them: "stackFrames", a tree of
- * frames (frame k of the capture's flat array is id k + 1, its caller the
- * next one of its stack), and "samples", each naming its innermost frame;
- * then opprof's own keys: the times off the CPU and how it sampled. */
-static void write_samples(writer *w) {
-    const opprof_capture *c = w->c;
-    out *o = w->o;
-    OUT_LIT(o, ",\n  \"stackFrames\": {");
-    for (size_t k = 0; k < c->n_stacks; k++)
-        for (uint32_t f = c->stack_first[k]; f < c->stack_first[k + 1]; f++) {
-            if (f) OUT_LIT(o, ",");
-            OUT_LIT(o, "\n    \"");
-            out_i64(o, (int64_t)f + 1);
-            OUT_LIT(o, "\": {\"name\": ");
-            put_name(w, c->frames[f]);
-            if (f + 1 < c->stack_first[k + 1]) {
-                OUT_LIT(o, ", \"parent\": \"");
-                out_i64(o, (int64_t)f + 2);
-                OUT_LIT(o, "\"");
-            }
-            OUT_LIT(o, "}");
-        }
-    OUT_LIT(o, "},\n  \"samples\": [");
-    for (size_t j = 0; j < c->n_samples; j++) {
-        const opprof_sample *sm = &c->samples[j];
-        if (j) OUT_LIT(o, ",");
-        OUT_LIT(o, "\n    {\"name\": \"cpu-clock\"");
-        out_place(o, c->threads[sm->thread].pid, &c->threads[sm->thread].tid, sm->ts_ns);
-        if (c->stack_first[sm->stack + 1] > c->stack_first[sm->stack]) {
-            OUT_LIT(o, ",\"sf\":\"");
-            out_i64(o, (int64_t)c->stack_first[sm->stack] + 1);
-            OUT_LIT(o, "\"");
-        }
-        OUT_LIT(o, ",\"weight\":1}");
-    }
-    OUT_LIT(o, "]");
-}
-
 static void write_off_cpu(writer *w) {
     const opprof_capture *c = w->c;
     out *o = w->o;
@@ -496,8 +369,8 @@ static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_nam
         write_header(w.o, c, w.min_ns, w.left_out);
         write_metadata(&w);
         write_events(&w);
+        opprof__chrome_write_profiles(w.o, c, &w.names, w.offset, &w.first);
         OUT_LIT(w.o, "\n  ]");
-        if (c->n_samples || c->info.sample_period_ns) write_samples(&w);
         if (c->n_samples || c->info.sample_period_ns || c->info.off_cpu || c->n_off_cpu) write_off_cpu(&w);
         OUT_LIT(w.o, ",\n  \"traceName\": ");
         out_json_string(w.o, trace_name ? trace_name : "");

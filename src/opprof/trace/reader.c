@@ -176,7 +176,9 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         opprof__capture_warnf(p->cap, "%llu time(s) (\"ts\", \"dur\") written as strings were read as numbers "
                               "(first: line %lld)", (unsigned long long)p->string_times, (long long)p->first_string_time);
     if (!rc) rc = opprof__reader_samples_finish(p);
+    if (!rc) rc = opprof__reader_profiles_finish(p);
     opprof__reader_samples_free(p);
+    opprof__reader_profiles_free(p);
     if (!rc) rc = opprof__reader_unended_begins(p);
     if (!rc) opprof__reader_apply_labels(p);
     /* times are read within +-OPPROF_MAX_TIME_NS; from the trace's start they

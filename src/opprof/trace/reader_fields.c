@@ -244,6 +244,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         e->have |= HAS_TOTAL;
         return int_field(p, e, &e->total, "args.Total Allocated");
     }
+    if (KEY_IS(k, n, "data") && opprof__json_skip_ws(&p->lx) == '{') return opprof__reader_profile_data(p);
     if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
@@ -302,6 +303,33 @@ static int name_field(parser *p, event *e) {
     return 0;
 }
 
+/* "id": a number (opprof writes those), or a string: "0x1f" (Chrome's), a
+ * decimal number, or else its hash. */
+static int id_field(parser *p, event *e) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        const char *s = p->lx.s;
+        size_t len = p->lx.s_len, i = 0;
+        int base = len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
+        uint64_t v = 0;
+        for (i = base == 16 ? 2 : 0; i < len && i < 18; i++) {
+            int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : base == 16 && (s[i] | 32) >= 'a' && (s[i] | 32) <= 'f' ? (s[i] | 32) - 'a' + 10 : -1;
+            if (d < 0) break;
+            v = v * (uint64_t)base + (uint64_t)d;
+        }
+        e->id = len && i == len ? v : opprof__hash_bytes(s, len);
+        e->has_id = true;
+        return 0;
+    }
+    if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    e->id = v.is_int ? (uint64_t)v.as_int : 0;
+    e->has_id = v.is_int;
+    return 0;
+}
+
 int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     event *e = ctx;
@@ -314,16 +342,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         }
         break;
     case 2:
-        if (KEY_IS(k, n, "id")) { /* of a flow or async event: a number (opprof writes those) */
-            int64_t id = 0;
-            int c = opprof__json_skip_ws(&p->lx);
-            if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
-            opprof__json_number v;
-            if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-            if (v.is_int) id = v.as_int;
-            e->id = (uint64_t)id;
-            return 0;
-        }
+        if (KEY_IS(k, n, "id")) return id_field(p, e); /* of a flow, async or profile event */
         if (KEY_IS(k, n, "ph")) {
             int got = string_field(p, e, "ph");
             if (got <= 0) return got;

@@ -409,7 +409,7 @@ static const phase PHASES[128] = {
     ['N'] = {'N', NULL, UNUSED_OBJECT},
     ['O'] = {'O', NULL, UNUSED_OBJECT},
     ['D'] = {'D', NULL, UNUSED_OBJECT},
-    ['P'] = {'P', NULL, UNUSED_OTHER_PHASE},
+    ['P'] = {'P', opprof__reader_take_profile, UNUSED_OTHER_PHASE},
     ['V'] = {'V', NULL, UNUSED_OTHER_PHASE},
     ['v'] = {'v', NULL, UNUSED_OTHER_PHASE},
     ['R'] = {'R', NULL, UNUSED_OTHER_PHASE},
@@ -501,6 +501,7 @@ int opprof__reader_parse_events(parser *p) {
         e.n_args = 0;
         e.category[0] = '\0';
         e.id = 0;
+        e.has_id = false;
         e.scope = 't';
         e.pid = e.tid = 0;
         e.ts = e.dur = e.bytes = e.addr = 0;
@@ -515,7 +516,9 @@ int opprof__reader_parse_events(parser *p) {
             e.arg_name = NULL;
             e.arg_name_cap = 0;
         }
-        if ((more = take_event(p, &e, offset))) break;
+        more = take_event(p, &e, offset);
+        opprof__reader_profile_drop(p); /* args.data that no profile event took */
+        if (more) break;
         more = next_event(p);
     }
     opprof__free(e.name);

@@ -73,6 +73,7 @@ typedef struct parser {
     int64_t first_string_time; /* the line of the first */
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
     struct sample_reader *samples; /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
+    struct profile_reader *profiles; /* Chrome's CPU profiles until the end (trace/reader_profiles.c) */
 } parser;
 
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
@@ -128,7 +129,9 @@ typedef struct event {
         int64_t i;
         double d;
     } args[8];
-    uint64_t id;             /* "id" of flow and async events */
+    uint64_t id;             /* "id" of flow, async and profile events: a number, or a string's
+                                hexadecimal ("0x1f") or decimal number, or else its hash */
+    bool has_id;
     char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
     char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
@@ -169,6 +172,15 @@ OPPROF__HIDDEN int opprof__reader_sample_key(parser *p, const char *k, size_t n)
 /* The samples read, their stacks resolved, into the capture; then freed. */
 OPPROF__HIDDEN int opprof__reader_samples_finish(parser *p);
 OPPROF__HIDDEN void opprof__reader_samples_free(parser *p);
+/* trace/reader_profiles.c: an event's args.data, kept until its phase is known. */
+OPPROF__HIDDEN int opprof__reader_profile_data(parser *p);
+/* Phase "P": a "Profile" or "ProfileChunk" takes the kept data; others are unused. */
+OPPROF__HIDDEN int opprof__reader_take_profile(parser *p, event *e, int64_t offset);
+/* Kept data that no profile event took, dropped (after every event). */
+OPPROF__HIDDEN void opprof__reader_profile_drop(parser *p);
+/* The profiles' samples into the capture; then freed. */
+OPPROF__HIDDEN int opprof__reader_profiles_finish(parser *p);
+OPPROF__HIDDEN void opprof__reader_profiles_free(parser *p);
 /* "B" events never ended: completed at the trace's end, each a problem. */
 OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
 OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);
