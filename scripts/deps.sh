@@ -6,7 +6,7 @@
 # and npm for speedscope's): --ci.
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libunwind-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libunwind-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;

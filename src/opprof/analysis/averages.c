@@ -56,6 +56,7 @@ typedef struct group {
     uint32_t first_thread;
     size_t first_index;
     uint32_t index;    /* in the builder, before make_rows keeps the groups that have events */
+    uint32_t top_source; /* name id of the top frame's most sampled "file:line", or UINT32_MAX */
     /* the extended key */
     uint32_t name_group;
     uint32_t shapes;
@@ -346,28 +347,45 @@ static int add_memory(work *w) {
 }
 
 /* Samples: each one's owner's group counts it as self, the owner's subtree
- * (a backward pass, parents before children) as total; the innermost frame
- * of most of a group's self samples is its top frame. */
+ * (a backward pass, parents before children) as total. A group's top frame
+ * is the function that most of its self samples were in (their innermost
+ * frame that is not an inlined one: an intrinsic or a small helper inlined
+ * into a kernel names the kernel), with the source line most of those
+ * samples were at, when debug information gave one. */
 typedef struct group_frame {
-    uint32_t group, frame;
+    uint32_t group, frame, source;
 } group_frame;
 
 static int by_group_frame(const void *a, const void *b) {
     const group_frame *x = a, *y = b;
-    return x->group != y->group ? (x->group > y->group) - (x->group < y->group) : (x->frame > y->frame) - (x->frame < y->frame);
+    if (x->group != y->group) return (x->group > y->group) - (x->group < y->group);
+    if (x->frame != y->frame) return (x->frame > y->frame) - (x->frame < y->frame);
+    return (x->source > y->source) - (x->source < y->source);
 }
 
 static void top_frames(work *w, group_frame *gf, size_t n) {
     qsort(gf, n, sizeof *gf, by_group_frame);
     int64_t best = 0;
-    for (size_t i = 0, run; i < n; i += run) {
+    for (size_t i = 0, run; i < n; i += run) { /* one run per (group, frame) */
+        int64_t best_source = 0;
+        uint32_t source = UINT32_MAX;
+        for (size_t j = i, sub; j < n && gf[j].group == gf[i].group && gf[j].frame == gf[i].frame; j += sub) {
+            for (sub = 1; j + sub < n && !by_group_frame(&gf[j], &gf[j + sub]);) sub++;
+            if (gf[j].source != UINT32_MAX && (int64_t)sub > best_source) best_source = (int64_t)sub, source = gf[j].source;
+        }
         for (run = 1; i + run < n && gf[i + run].group == gf[i].group && gf[i + run].frame == gf[i].frame;) run++;
         if (i == 0 || gf[i].group != gf[i - 1].group) best = 0;
         if ((int64_t)run > best) {
             best = (int64_t)run;
             w->b.groups[gf[i].group].row.top_frame = w->c->names[gf[i].frame];
+            w->b.groups[gf[i].group].top_source = source;
         }
     }
+}
+
+static bool inlined(const char *name) {
+    size_t n = strlen(name), k = sizeof " [inlined]" - 1;
+    return n > k && memcmp(name + n - k, " [inlined]", k) == 0;
 }
 
 static int add_samples(work *w) {
@@ -386,9 +404,12 @@ static int add_samples(work *w) {
         group *g = group_of(w, (size_t)sm->owner);
         g->row.samples++;
         subtree[sm->owner]++;
-        size_t n_frames;
+        size_t n_frames, f = 0;
         const uint32_t *frames = opprof_capture_stack(c, sm->stack, &n_frames);
-        if (n_frames) gf[n_gf++] = (group_frame){group_index_of(w, (size_t)sm->owner), frames[0]};
+        const uint32_t *sources = opprof_capture_stack_sources(c, sm->stack, &n_frames);
+        while (f + 1 < n_frames && inlined(c->names[frames[f]])) f++;
+        if (n_frames)
+            gf[n_gf++] = (group_frame){group_index_of(w, (size_t)sm->owner), frames[f], sources ? sources[f] : UINT32_MAX};
     }
     for (size_t after = w->n_events; after > 0; after--) {
         size_t i = after - 1;
@@ -444,7 +465,10 @@ static int make_rows(work *w) {
         offsets[4 * g] = text.len;
         opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
         offsets[4 * g + 3] = text.len;
-        if (gr->row.top_frame) opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
+        if (gr->row.top_frame && gr->top_source != UINT32_MAX)
+            opprof__sb_printf(&text, "%s (%s)", gr->row.top_frame, w->c->names[gr->top_source]), opprof__sb_put(&text, "", 1);
+        else if (gr->row.top_frame)
+            opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
         offsets[4 * g + 1] = text.len;
         if (w->by_shape) {
             opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);

@@ -60,6 +60,17 @@ OPPROF__HIDDEN void opprof__sampler_stop(opprof__sampler *s);
  * capture, its times from t0; what came before is dropped. NULL: none. */
 OPPROF__HIDDEN int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1);
 OPPROF__HIDDEN int64_t opprof__sampler_period_ns(const opprof__sampler *s);
+/* Debug information of a code address (record/sources.c, libdw). */
+typedef struct opprof__code_frame {
+    char name[256];   /* "" for the holding function: opprof_symbolize names it */
+    char source[256]; /* "file:line", or "" */
+    bool inlined;
+} opprof__code_frame;
+/* The frames at ip, the address of an instruction (a caller's: its return
+ * address - 1), innermost first: the functions inlined there, then the one
+ * that holds it; at most max, their number (>= 1 when max is). */
+OPPROF__HIDDEN size_t opprof__code_frames(uint64_t ip, opprof__code_frame *frames, size_t max);
+
 /* DWARF mode (record/unwind.c): a sample's copied user stack and registers
  * (those of opprof__unwind_regs_mask, packed in the mask's order). */
 typedef struct opprof__stack_copy {

@@ -413,51 +413,89 @@ int64_t opprof__sampler_period_ns(const opprof__sampler *s) { return s && s->hz 
 
 /* ---- a window's share, into its capture ---- */
 
-typedef struct name_ids {
-    const uint64_t *ips; /* the addresses named so far, and their name ids */
+/* The frames of each address seen so far: keys[k] is an address (a
+ * caller's minus one), its frames (name ids and source ids, innermost
+ * first) are names/sources[first[k] .. first[k + 1]). */
+typedef struct code_frames {
     uint64_t *keys;
-    uint32_t *ids;
-    size_t n, cap;
+    uint32_t *first; /* n + 1 entries */
+    size_t n, cap, cap_first;
+    uint32_t *names, *sources;
+    size_t n_frames, cap_names, cap_sources;
+    bool any_source;
     opprof__index index;
-} name_ids;
+} code_frames;
+
+enum { MAX_INLINED = 8 }; /* frames one address may stand for: the inlined ones, then its function */
 
 static OPPROF__HASH uint64_t ip_hash(uint64_t ip) { return (ip * 0x9E3779B97F4A7C15ull) >> 7; }
-static uint64_t ip_hash_of(const void *ctx, uint32_t item) { return ip_hash(((const name_ids *)ctx)->keys[item]); }
+static uint64_t ip_hash_of(const void *ctx, uint32_t item) { return ip_hash(((const code_frames *)ctx)->keys[item]); }
 static bool ip_equal(const void *ctx, uint32_t item, const void *key) {
-    return ((const name_ids *)ctx)->keys[item] == *(const uint64_t *)key;
+    return ((const code_frames *)ctx)->keys[item] == *(const uint64_t *)key;
 }
 
-/* The capture's name id of the function at ip, looked up once per address;
- * NOT_CODE for an address in no loaded object (a frame-pointer walk through
- * code built without frame pointers reads such values: the stack is cut there). */
+/* An address in no loaded object: a frame-pointer walk through code built
+ * without frame pointers reads such values, and the stack is cut there. */
 static const uint32_t NOT_CODE = UINT32_MAX;
 
-static int name_of_ip(opprof_capture *c, name_ids *nm, uint64_t ip, uint32_t *id) {
-    size_t slot;
-    int64_t found = opprof__index_lookup(&nm->index, nm->n, ip_hash_of, ip_equal, nm, ip_hash(ip), &ip, &slot);
-    if (found < 0) return OPPROF_ENOMEM;
-    if (found) return *id = nm->ids[found - 1], 0;
-    char name[256];
+static int intern_or_none(opprof_capture *c, const char *text, uint32_t *id) {
+    *id = UINT32_MAX;
+    return text[0] ? opprof__capture_intern(c, text, strlen(text), id) : 0;
+}
+
+/* The name and source ids of the frames at at (looked up once per address):
+ * what debug information says (record/sources.c), the holding function
+ * named by its symbol; a single NOT_CODE name for an address in no object. */
+static int look_up(opprof_capture *c, code_frames *cf, uint64_t at, bool kernel, size_t *k) {
+    opprof__code_frame fr[MAX_INLINED];
+    size_t n = 1;
     bool code = true;
-    if (ip == KERNEL_FRAME)
-        snprintf(name, sizeof name, "[kernel]");
-    else
-        code = opprof_symbolize((const void *)(uintptr_t)ip, name, sizeof name, NULL, 0) != OPPROF_EINVAL;
-    size_t cap = nm->cap;
-    if (opprof__grow((void **)&nm->keys, &nm->cap, nm->n + 1, sizeof *nm->keys)) return OPPROF_ENOMEM;
-    if (nm->cap != cap) {
-        uint32_t *grown = opprof__realloc(nm->ids, nm->cap * sizeof *nm->ids);
-        if (!grown) return OPPROF_ENOMEM;
-        nm->ids = grown;
+    fr[0] = (opprof__code_frame){.inlined = false};
+    if (kernel)
+        snprintf(fr[0].name, sizeof fr[0].name, "[kernel]");
+    else if ((code = opprof_symbolize((const void *)(uintptr_t)at, fr[0].name, sizeof fr[0].name, NULL, 0) !=
+                     OPPROF_EINVAL)) {
+        char symbol[sizeof fr[0].name];
+        memcpy(symbol, fr[0].name, sizeof symbol);
+        n = opprof__code_frames(at, fr, MAX_INLINED);
+        memcpy(fr[n - 1].name, symbol, sizeof symbol);
     }
-    if (!code)
-        *id = NOT_CODE;
-    else if (opprof__capture_intern(c, name, strlen(name), id))
+    if (opprof__grow((void **)&cf->keys, &cf->cap, cf->n + 1, sizeof *cf->keys) ||
+        opprof__grow((void **)&cf->first, &cf->cap_first, cf->n + 2, sizeof *cf->first) ||
+        opprof__grow((void **)&cf->names, &cf->cap_names, cf->n_frames + n, sizeof *cf->names) ||
+        opprof__grow((void **)&cf->sources, &cf->cap_sources, cf->n_frames + n, sizeof *cf->sources))
         return OPPROF_ENOMEM;
-    nm->keys[nm->n] = ip;
-    nm->ids[nm->n] = *id;
-    nm->index.slots[slot] = (uint32_t)++nm->n;
+    if (!cf->n) cf->first[0] = 0;
+    for (size_t f = 0; f < n; f++) {
+        uint32_t *name = &cf->names[cf->n_frames + f], *source = &cf->sources[cf->n_frames + f];
+        if (!code) {
+            *name = NOT_CODE;
+            *source = UINT32_MAX;
+            continue;
+        }
+        if (fr[f].inlined) strncat(fr[f].name, " [inlined]", sizeof fr[f].name - strlen(fr[f].name) - 1);
+        if (intern_or_none(c, fr[f].name, name) || intern_or_none(c, fr[f].source, source)) return OPPROF_ENOMEM;
+        cf->any_source |= *source != UINT32_MAX;
+    }
+    cf->n_frames += n;
+    cf->keys[cf->n] = at;
+    cf->first[cf->n + 1] = (uint32_t)cf->n_frames;
+    *k = cf->n++;
     return 0;
+}
+
+/* The frames of the address of frame `depth` of a stack (0: the sampled
+ * instruction; deeper: return addresses, looked up at the call before them). */
+static int frames_of_ip(opprof_capture *c, code_frames *cf, uint64_t ip, size_t depth, size_t *k) {
+    bool kernel = ip == KERNEL_FRAME;
+    uint64_t at = kernel || !depth || !ip ? ip : ip - 1;
+    size_t slot;
+    int64_t found = opprof__index_lookup(&cf->index, cf->n, ip_hash_of, ip_equal, cf, ip_hash(at), &at, &slot);
+    if (found < 0) return OPPROF_ENOMEM;
+    if (found) return *k = (size_t)found - 1, 0;
+    int rc = look_up(c, cf, at, kernel, k);
+    if (!rc) cf->index.slots[slot] = (uint32_t)*k + 1;
+    return rc;
 }
 
 /* The capture's thread of tid, added (named from /proc) when it recorded nothing. */
@@ -475,10 +513,11 @@ static int thread_of_tid(opprof_capture *c, int32_t tid, uint32_t *out) {
 }
 
 static int take_samples(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1) {
-    name_ids nm = {0};
-    uint32_t ids[MAX_FRAMES + 1];
+    code_frames cf = {0};
+    enum { MAX_OUT = 4096 };
+    uint32_t *ids = opprof__alloc(2 * MAX_OUT * sizeof *ids), *sources = ids ? ids + MAX_OUT : NULL;
     size_t kept = 0;
-    int rc = 0;
+    int rc = ids ? 0 : OPPROF_ENOMEM;
     for (size_t i = 0; i < s->n_samples; i++) {
         raw_sample r = s->samples[i];
         if (r.ts >= t1) { /* the next window's */
@@ -489,18 +528,25 @@ static int take_samples(opprof__sampler *s, opprof_capture *c, int64_t t0, int64
         uint32_t thread;
         size_t first = s->stack_first[r.stack], n = s->stack_first[r.stack + 1] - first;
         rc = thread_of_tid(c, r.tid, &thread);
-        size_t kept_frames = 0;
-        for (size_t k = 0; !rc && k < n; k++) {
-            rc = name_of_ip(c, &nm, s->ips[first + k], &ids[kept_frames]);
-            if (!rc && ids[kept_frames] == NOT_CODE) break; /* the walk went astray: its callers are unknown */
-            kept_frames++;
+        size_t out = 0;
+        for (size_t d = 0; !rc && d < n; d++) {
+            size_t k;
+            rc = frames_of_ip(c, &cf, s->ips[first + d], d, &k);
+            if (rc || cf.names[cf.first[k]] == NOT_CODE) break; /* the walk went astray: its callers are unknown */
+            for (uint32_t f = cf.first[k]; f < cf.first[k + 1] && out < MAX_OUT; f++, out++) {
+                ids[out] = cf.names[f];
+                sources[out] = cf.sources[f];
+            }
         }
-        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, NULL, kept_frames);
+        if (!rc) rc = opprof__capture_add_sample_ids(c, thread, r.ts - t0, ids, cf.any_source ? sources : NULL, out);
     }
     s->n_samples = kept;
-    opprof__free(nm.keys);
-    opprof__free(nm.ids);
-    opprof__index_free(&nm.index);
+    opprof__free(ids);
+    opprof__free(cf.keys);
+    opprof__free(cf.first);
+    opprof__free(cf.names);
+    opprof__free(cf.sources);
+    opprof__index_free(&cf.index);
     return rc;
 }
 

@@ -3,7 +3,8 @@
  * as for any sampled capture: each function's self samples (it was the
  * innermost frame) and total samples (it was on the stack, once a sample
  * however often it recurses), and the CPU time they stand for (samples x
- * the sampling period), the most self samples first. */
+ * the sampling period), the most self samples first; and the source line
+ * most of its self samples were at, where debug information gave one. */
 #include "render/render.h"
 
 #include <stdlib.h>
@@ -12,7 +13,39 @@
 typedef struct function_row {
     uint32_t name;
     int64_t self, total;
+    uint32_t line; /* name id of its hottest "file:line", or UINT32_MAX */
 } function_row;
+
+typedef struct name_source {
+    uint32_t name, source;
+} name_source;
+
+static int by_name_source(const void *a, const void *b) {
+    const name_source *x = a, *y = b;
+    return x->name != y->name ? (x->name > y->name) - (x->name < y->name) : (x->source > y->source) - (x->source < y->source);
+}
+
+/* Each function's hottest line: the source most of its self samples had. */
+static int hot_lines(const opprof_capture *c, function_row *rows) {
+    name_source *v = opprof__alloc((c->n_samples ? c->n_samples : 1) * sizeof *v);
+    if (!v) return OPPROF_ENOMEM;
+    size_t n = 0;
+    for (size_t j = 0; j < c->n_samples; j++) {
+        size_t k;
+        const uint32_t *frames = opprof_capture_stack(c, c->samples[j].stack, &k);
+        const uint32_t *sources = opprof_capture_stack_sources(c, c->samples[j].stack, &k);
+        if (k && sources && sources[0] != UINT32_MAX) v[n++] = (name_source){frames[0], sources[0]};
+    }
+    qsort(v, n, sizeof *v, by_name_source);
+    int64_t best = 0;
+    for (size_t i = 0, run; i < n; i += run) {
+        for (run = 1; i + run < n && !by_name_source(&v[i], &v[i + run]);) run++;
+        if (i == 0 || v[i].name != v[i - 1].name) best = 0;
+        if ((int64_t)run > best) best = (int64_t)run, rows[v[i].name].line = v[i].source;
+    }
+    opprof__free(v);
+    return 0;
+}
 
 static int by_self(const void *a, const void *b) {
     const function_row *x = a, *y = b;
@@ -36,7 +69,9 @@ static int count(const opprof_capture *c, function_row *rows, uint32_t *seen) {
     return 0;
 }
 
-static void cells_of(const function_row *r, const opprof_capture *c, int64_t period, char buf[7][96]) {
+enum { COLUMNS = 8 };
+
+static void cells_of(const function_row *r, const opprof_capture *c, int64_t period, char buf[COLUMNS][96]) {
     double all = (double)c->n_samples;
     opprof__name_cell(c->names[r->name], buf[0], sizeof buf[0]);
     opprof__unit_text(OPPROF__UNIT_COUNT, (double)r->self, buf[1], sizeof buf[1]);
@@ -45,6 +80,7 @@ static void cells_of(const function_row *r, const opprof_capture *c, int64_t per
     opprof__unit_text(OPPROF__UNIT_COUNT, (double)r->total, buf[4], sizeof buf[4]);
     opprof__unit_text(OPPROF__UNIT_PERCENT, (double)r->total / all, buf[5], sizeof buf[5]);
     opprof__unit_text(OPPROF__UNIT_TIME, (double)(r->total * period) / 1e3, buf[6], sizeof buf[6]);
+    opprof__name_cell(r->line != UINT32_MAX ? c->names[r->line] : "", buf[7], sizeof buf[7]);
 }
 
 int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
@@ -55,27 +91,29 @@ int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, c
     uint32_t *seen = opprof__calloc(c->n_names + 1, sizeof *seen);
     char **cells = NULL;
     size_t n = 0;
+    for (size_t i = 0; rows && i < c->n_names; i++) rows[i].line = UINT32_MAX;
     int rc = rows && seen ? count(c, rows, seen) : OPPROF_ENOMEM;
+    if (!rc) rc = hot_lines(c, rows);
     for (size_t i = 0; !rc && i < c->n_names; i++)
-        if (rows[i].total) rows[n++] = (function_row){(uint32_t)i, rows[i].self, rows[i].total};
+        if (rows[i].total) rows[n++] = (function_row){(uint32_t)i, rows[i].self, rows[i].total, rows[i].line};
     if (!rc) qsort(rows, n, sizeof *rows, by_self);
     if (row_limit > 0 && (size_t)row_limit < n) n = (size_t)row_limit;
-    if (!rc && !(cells = opprof__calloc(n * 7 + 1, sizeof *cells))) rc = OPPROF_ENOMEM;
+    if (!rc && !(cells = opprof__calloc(n * COLUMNS + 1, sizeof *cells))) rc = OPPROF_ENOMEM;
     for (size_t r = 0; !rc && r < n; r++) {
-        char buf[7][96];
+        char buf[COLUMNS][96];
         cells_of(&rows[r], c, c->info.sample_period_ns, buf);
-        for (int k = 0; k < 7 && !rc; k++)
-            if (!(cells[r * 7 + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
+        for (int k = 0; k < COLUMNS && !rc; k++)
+            if (!(cells[r * COLUMNS + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
     }
-    static const char *const titles[] = {"Function", "Self samples", "Self %", "Self (est.)",
-                                         "Total samples", "Total %", "Total (est.)"};
+    static const char *const titles[COLUMNS] = {"Function", "Self samples", "Self %", "Self (est.)",
+                                                "Total samples", "Total %", "Total (est.)", "Hottest line"};
     opprof__strbuf sb = {0};
-    if (!rc) rc = opprof__text_table(&sb, titles, 7, (const char *const *)cells, n);
+    if (!rc) rc = opprof__text_table(&sb, titles, COLUMNS, (const char *const *)cells, n);
     if (!rc)
         opprof__sb_printf(&sb, "\nNative functions by their samples: %zu, one per %.3f ms of a thread's CPU time%s\n",
                           c->n_samples, (double)c->info.sample_period_ns / 1e6,
                           c->info.samples_lost ? " (some lost: see the warnings)" : "");
-    for (size_t i = 0; cells && i < n * 7; i++) opprof__free(cells[i]);
+    for (size_t i = 0; cells && i < n * COLUMNS; i++) opprof__free(cells[i]);
     opprof__free(cells);
     opprof__free(rows);
     opprof__free(seen);

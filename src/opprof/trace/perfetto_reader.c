@@ -23,7 +23,7 @@ enum {
     TRACE_PACKET = 1,
     PACKET_TIMESTAMP = 8, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12, PACKET_TRACK_DESCRIPTOR = 60,
     PACKET_PERF_SAMPLE = 66, SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4,
-    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
+    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7, INTERNED_SOURCE_PATHS = 18,
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
     THREAD_TID = 2, THREAD_NAME = 5,
     EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
@@ -85,9 +85,10 @@ typedef struct preader {
     bool facts, first_event;
     /* samples: function names and frames by iid, callstacks as runs of frame iids
      * (outermost first), and the samples' JSON so far */
-    const char **functions;
-    size_t *function_len, n_functions;
-    uint64_t *frame_function, n_frame_slots;
+    const char **functions, **paths; /* function names, source paths */
+    size_t *function_len, n_functions, *path_len, n_paths;
+    uint64_t *frame_function, n_frame_slots; /* by frame iid: its function name's iid */
+    uint64_t *frame_path, *frame_line;        /* ... its source path's iid and line, or 0 */
     uint64_t *stack_frames;
     size_t n_stack_frames, cap_stack_frames;
     size_t *stack_first, *stack_len, n_stack_slots;
@@ -146,19 +147,27 @@ static int iid_slot(void **v, size_t *n, uint64_t iid, size_t elem) {
 }
 
 static int frame_of(preader *r, const uint8_t *p, size_t len) {
-    uint64_t iid = 0, function = 0;
+    uint64_t iid = 0, function = 0, path = 0, line = 0;
     const uint8_t *end = p + len;
     opprof__pb_field f;
     int got;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
-        if (f.number == 2 && f.wire == OPPROF__PB_VARINT) function = f.value;
+        if (f.wire != OPPROF__PB_VARINT) continue;
+        if (f.number == 1) iid = f.value;
+        if (f.number == 2) function = f.value;
+        if (f.number == 5) path = f.value;
+        if (f.number == 6) line = f.value;
     }
     if (got < 0 || iid == 0 || iid >= MAX_IID || function == 0) return fail(r, "an interned frame that is no {iid, function_name_id}");
-    size_t n = (size_t)r->n_frame_slots;
-    if (iid_slot((void **)&r->frame_function, &n, iid, sizeof *r->frame_function)) return OPPROF_ENOMEM;
+    size_t n = (size_t)r->n_frame_slots, n2 = n, n3 = n;
+    if (iid_slot((void **)&r->frame_function, &n, iid, sizeof *r->frame_function) ||
+        iid_slot((void **)&r->frame_path, &n2, iid, sizeof *r->frame_path) ||
+        iid_slot((void **)&r->frame_line, &n3, iid, sizeof *r->frame_line))
+        return OPPROF_ENOMEM;
     r->n_frame_slots = n;
     r->frame_function[iid] = function;
+    r->frame_path[iid] = path;
+    r->frame_line[iid] = line;
     return 0;
 }
 
@@ -232,6 +241,17 @@ static int samples_out(preader *r, opprof__strbuf *sb) {
             if (!fn || fn >= r->n_functions || !r->functions[fn]) return fail(r, "a callstack's frame has no function name");
             opprof__sb_printf(sb, "%s\n    \"%zu-%zu\": {\"name\": ", first ? "" : ",", s, k);
             json_bytes(sb, (const uint8_t *)r->functions[fn], r->function_len[fn], &r->text);
+            uint64_t path = fr < r->n_frame_slots ? r->frame_path[fr] : 0;
+            if (path && (path >= r->n_paths || !r->paths[path])) return fail(r, "a frame's source path was never interned");
+            if (path) { /* "file:line", as opprof's own frames say it */
+                opprof__strbuf where = {0};
+                opprof__sb_put(&where, r->paths[path], r->path_len[path]);
+                opprof__sb_printf(&where, ":%" PRIu64, r->frame_line[fr]);
+                opprof__sb_puts(sb, ", \"opprof_source\": ");
+                json_bytes(sb, (const uint8_t *)where.data, where.len, &r->text);
+                if (where.error) sb->error = where.error;
+                opprof__sb_free(&where);
+            }
             if (k) opprof__sb_printf(sb, ", \"parent\": \"%zu-%zu\"", s, k - 1);
             opprof__sb_puts(sb, "}");
             first = false;
@@ -258,6 +278,7 @@ static int interned_data(preader *r, const uint8_t *p, size_t len) {
         if (f.number == INTERNED_ANNOTATION_NAMES) rc = intern(r, &r->notes, &r->note_len, &r->n_notes, f.data, f.len);
         if (f.number == INTERNED_FUNCTION_NAMES)
             rc = intern(r, &r->functions, &r->function_len, &r->n_functions, f.data, f.len);
+        if (f.number == INTERNED_SOURCE_PATHS) rc = intern(r, &r->paths, &r->path_len, &r->n_paths, f.data, f.len);
         if (f.number == INTERNED_FRAMES) rc = frame_of(r, f.data, f.len);
         if (f.number == INTERNED_CALLSTACKS) rc = callstack_of(r, f.data, f.len);
     }
@@ -775,6 +796,10 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     opprof__free(r.functions);
     opprof__free(r.function_len);
     opprof__free(r.frame_function);
+    opprof__free(r.frame_path);
+    opprof__free(r.frame_line);
+    opprof__free(r.paths);
+    opprof__free(r.path_len);
     opprof__free(r.stack_frames);
     opprof__free(r.stack_first);
     opprof__free(r.stack_len);

@@ -35,7 +35,7 @@ enum {
     PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
     SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
     INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
-    FRAME_FUNCTION_NAME = 2, CALLSTACK_FRAMES = 2,
+    FRAME_FUNCTION_NAME = 2, FRAME_SOURCE_PATH = 5, FRAME_LINE = 6, CALLSTACK_FRAMES = 2, INTERNED_SOURCE_PATHS = 18,
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
     PROCESS_PID = 1, PROCESS_NAME = 6,
     THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
@@ -71,8 +71,14 @@ typedef struct pwriter {
     size_t len;
     opprof__strbuf packet, event, note, interned, scratch, text; /* text: a call stack's */
     uint8_t *name_done;       /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
-                                 counter's track written, 8 as a function name and its frame */
+                                 counter's track written, 8 its plain frame, 16 as a source path,
+                                 32 as a function name */
     uint8_t *stack_done;      /* per sample stack: interned as a callstack */
+    struct sourced {          /* frames with a source: (name, source) -> frame iid past the names' */
+        uint32_t name, source;
+    } *sourced;
+    size_t n_sourced, cap_sourced;
+    opprof__index sourced_index;
     bool category_done[256 + 16];
     bool own_done[16];        /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
@@ -566,25 +572,79 @@ static void facts(pwriter *w) {
 }
 
 /* ---- samples: PerfSample packets, their callstacks interned (a frame per
- * function name, its iid the name's; a callstack's frames outermost first) ---- */
+ * function name, its iid the name's; a frame with a source, "file:line",
+ * one per (name, source), its iid past the names', with the file as an
+ * interned source path (its iid the source's name id + 1) and the line; a
+ * callstack's frames outermost first) ---- */
+
+static void function_name(pwriter *w, uint32_t name) {
+    if (w->name_done[name] & 32) return;
+    intern(&w->interned, &w->scratch, INTERNED_FUNCTION_NAMES, name + 1u, w->c->names[name]);
+    w->name_done[name] |= 32;
+}
 
 static void frame_of(pwriter *w, uint32_t name) {
     if (w->name_done[name] & 8) return;
-    intern(&w->interned, &w->scratch, INTERNED_FUNCTION_NAMES, name + 1u, w->c->names[name]);
+    function_name(w, name);
     opprof__pb_uint(&w->scratch, IID, name + 1u);
     opprof__pb_uint(&w->scratch, FRAME_FUNCTION_NAME, name + 1u);
     opprof__pb_message(&w->interned, INTERNED_FRAMES, &w->scratch);
     w->name_done[name] |= 8;
 }
 
+static OPPROF__HASH uint64_t sourced_hash(const struct sourced *k) {
+    uint64_t h = ((uint64_t)k->name << 32 | k->source) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+static uint64_t sourced_hash_of(const void *ctx, uint32_t item) { return sourced_hash(&((const struct sourced *)ctx)[item]); }
+static bool sourced_equal(const void *ctx, uint32_t item, const void *key) {
+    const struct sourced *a = &((const struct sourced *)ctx)[item], *b = key;
+    return a->name == b->name && a->source == b->source;
+}
+
+/* The iid of the frame (name, source), interned when new. */
+static uint64_t sourced_frame(pwriter *w, uint32_t name, uint32_t source) {
+    struct sourced key = {name, source};
+    size_t slot;
+    int64_t found = opprof__index_lookup(&w->sourced_index, w->n_sourced, sourced_hash_of, sourced_equal, w->sourced,
+                                         sourced_hash(&key), &key, &slot);
+    if (found > 0) return w->c->n_names + (uint64_t)found;
+    if (found < 0 || opprof__grow((void **)&w->sourced, &w->cap_sourced, w->n_sourced + 1, sizeof *w->sourced)) {
+        w->error = OPPROF_ENOMEM;
+        return 0;
+    }
+    w->sourced[w->n_sourced] = key;
+    w->sourced_index.slots[slot] = (uint32_t)++w->n_sourced;
+    const char *text = w->c->names[source], *colon = strrchr(text, ':');
+    function_name(w, name);
+    if (!(w->name_done[source] & 16)) {
+        char file[512];
+        size_t len = colon ? (size_t)(colon - text) : strlen(text);
+        snprintf(file, sizeof file, "%.*s", (int)(len < sizeof file ? len : sizeof file - 1), text);
+        intern(&w->interned, &w->scratch, INTERNED_SOURCE_PATHS, source + 1u, file);
+        w->name_done[source] |= 16;
+    }
+    uint64_t iid = w->c->n_names + (uint64_t)w->n_sourced;
+    opprof__pb_uint(&w->scratch, IID, iid);
+    opprof__pb_uint(&w->scratch, FRAME_FUNCTION_NAME, name + 1u);
+    opprof__pb_uint(&w->scratch, FRAME_SOURCE_PATH, source + 1u);
+    if (colon) opprof__pb_uint(&w->scratch, FRAME_LINE, strtoull(colon + 1, NULL, 10));
+    opprof__pb_message(&w->interned, INTERNED_FRAMES, &w->scratch);
+    return iid;
+}
+
 static uint64_t callstack_iid(pwriter *w, uint32_t stack) {
     if (w->stack_done[stack]) return stack + 1u;
     size_t n;
     const uint32_t *frames = opprof_capture_stack(w->c, stack, &n);
-    for (size_t k = 0; k < n; k++) frame_of(w, frames[k]);
-    opprof__strbuf ids = {0}; /* frame_ids, packed: the varints one after another */
+    const uint32_t *sources = opprof_capture_stack_sources(w->c, stack, &n);
+    opprof__strbuf ids = {0}; /* frame_ids, packed: the varints one after another, outermost first */
+    for (size_t k = n; k > 0; k--) {
+        uint32_t source = sources ? sources[k - 1] : UINT32_MAX;
+        if (source == UINT32_MAX) frame_of(w, frames[k - 1]);
+        opprof__pb_varint(&ids, source == UINT32_MAX ? frames[k - 1] + 1u : sourced_frame(w, frames[k - 1], source));
+    }
     opprof__pb_uint(&w->note, IID, stack + 1u);
-    for (size_t k = n; k > 0; k--) opprof__pb_varint(&ids, frames[k - 1] + 1u); /* outermost first */
     opprof__pb_bytes(&w->note, CALLSTACK_FRAMES, ids.data ? ids.data : "", ids.len);
     if (ids.error) w->error = OPPROF_ENOMEM;
     opprof__sb_free(&ids);
@@ -690,6 +750,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__sb_free(&w.text);
     opprof__free(w.name_done);
     opprof__free(w.stack_done);
+    opprof__free(w.sourced);
+    opprof__index_free(&w.sourced_index);
     opprof__free(w.pids);
     opprof__free(w.buf);
     return rc;

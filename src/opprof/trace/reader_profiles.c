@@ -1,7 +1,8 @@
 /* reader_profiles.c - samples as Chrome's CPU profiles: "Profile" and
  * "ProfileChunk" events (ph "P"), as Chrome's tracing, V8, React Native and
  * opprof (trace/chrome_profile.c) write them. A profile is named by its
- * process and "id" (else its thread); its "Profile" gives "startTime", each
+ * process and "id" (else its thread); its "Profile" gives the start (its
+ * "ts", else its "startTime"), each
  * chunk adds nodes ({"id", "parent" or "children", "callFrame":
  * {"functionName", "url", "lineNumber"}}), "samples" (node ids) and
  * "timeDeltas" (microseconds, each from the sample before; the first from
@@ -275,7 +276,9 @@ int opprof__reader_take_profile(parser *p, event *e, int64_t offset) {
     if (head) {
         pf->tid = e->tid; /* a profile is its "Profile" event's thread's (Chrome samples from another) */
         pf->declared = true;
-        if (!pf->all.has_start && (e->have & HAS_TS)) pf->all.start_ns = e->ts, pf->all.has_start = true;
+        /* its start: the event's "ts", the same time as its startTime in Chrome's traces and
+         * opprof's, and the one that opprof merge moves onto the merged clock */
+        if (e->have & HAS_TS) pf->all.start_ns = e->ts, pf->all.has_start = true;
     }
     opprof__reader_profile_drop(p);
     return 0;

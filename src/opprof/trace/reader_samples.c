@@ -1,5 +1,6 @@
 /* reader_samples.c - samples in a trace, as the trace-event format writes
- * them: "stackFrames" (id -> {"name", "parent"}) and "samples" ({"pid",
+ * them: "stackFrames" (id -> {"name", "parent"}, and opprof's
+ * "opprof_source": "file:line") and "samples" ({"pid",
  * "tid", "ts", "sf"}), in either order; and opprof's own "opprof_off_cpu"
  * ({"pid", "tid", "ts", "dur", "preempted"}) and "opprof_sampling". The
  * samples wait until the document is read, then each one's frames are its
@@ -13,6 +14,7 @@ enum { MAX_DEPTH = 4096 };
 
 typedef struct frame {
     char *id, *name, *parent; /* parent NULL: a root */
+    char *source;             /* opprof's "opprof_source": "file:line", or NULL */
 } frame;
 
 typedef struct pending {
@@ -70,11 +72,14 @@ static int on_frame_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     frame *f = ctx;
     if (KEY_IS(k, n, "parent")) return id_text(p, &f->parent);
-    if (KEY_IS(k, n, "name") && opprof__json_skip_ws(&p->lx) == '"') {
+    bool name = KEY_IS(k, n, "name"), source = KEY_IS(k, n, "opprof_source");
+    if ((name || source) && opprof__json_skip_ws(&p->lx) == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        f->name = opprof__alloc(p->lx.s_len + 1);
-        if (!f->name) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
-        memcpy(f->name, p->lx.s, p->lx.s_len + 1);
+        char **to = name ? &f->name : &f->source;
+        opprof__free(*to);
+        *to = opprof__alloc(p->lx.s_len + 1);
+        if (!*to) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+        memcpy(*to, p->lx.s, p->lx.s_len + 1);
         return 0;
     }
     return opprof__json_skip(&p->lx);
@@ -100,6 +105,7 @@ static int on_frame(opprof__json *lx, void *ctx, const char *k, size_t n) {
         opprof__free(f.id);
         opprof__free(f.name);
         opprof__free(f.parent);
+        opprof__free(f.source);
         return rc;
     }
     s->frames[s->n_frames] = f;
@@ -216,8 +222,9 @@ int opprof__reader_sample_key(parser *p, const char *k, size_t n) {
 /* ---- the end ---- */
 
 static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
-    const char *names[MAX_DEPTH];
+    const char *names[MAX_DEPTH], *sources[MAX_DEPTH];
     size_t n = 0;
+    bool any = false;
     for (const char *id = sm->sf; id; n++) {
         if (n == MAX_DEPTH) return FAIL(p, "samples: a stack deeper than %d frames, or frames that loop", MAX_DEPTH);
         size_t slot = 0;
@@ -226,11 +233,15 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
         if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
         if (!found) return FAIL(p, "samples: frame '%s' is not in stackFrames", id);
         names[n] = s->frames[found - 1].name;
+        sources[n] = s->frames[found - 1].source;
+        any |= sources[n] != NULL;
         id = s->frames[found - 1].parent;
     }
     uint32_t thread;
     if (opprof__reader_thread_of(p, sm->pid, sm->tid, &thread)) return OPPROF_EFORMAT;
-    return opprof_capture_add_sample(p->cap, thread, sm->ts, names, n) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples") : 0;
+    return opprof_capture_add_sample_at(p->cap, thread, sm->ts, names, any ? sources : NULL, n)
+               ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples")
+               : 0;
 }
 
 int opprof__reader_samples_finish(parser *p) {
@@ -248,6 +259,7 @@ void opprof__reader_samples_free(parser *p) {
         opprof__free(s->frames[i].id);
         opprof__free(s->frames[i].name);
         opprof__free(s->frames[i].parent);
+        opprof__free(s->frames[i].source);
     }
     for (size_t i = 0; i < s->n_samples; i++) opprof__free(s->samples[i].sf);
     opprof__free(s->frames);
