@@ -6,9 +6,9 @@
 # and npm for speedscope's): --ci.
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libunwind-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
 case "${1:-}" in
-  --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack" ;;
+  --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack libunwind-dev" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
   --ci) packages="$packages valgrind chromium clang libclang-rt-14-dev nodejs" ;;
 esac

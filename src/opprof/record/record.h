@@ -71,6 +71,13 @@ typedef struct opprof__code_frame {
  * that holds it; at most max, their number (>= 1 when max is). */
 OPPROF__HIDDEN size_t opprof__code_frames(uint64_t ip, opprof__code_frame *frames, size_t max);
 
+/* The process's modules in one libdw session (record/sources.c), locked:
+ * reported again first when ip (0: none) is in none of them. NULL when
+ * libdw could not report them; unlock in either case. */
+struct Dwfl;
+OPPROF__HIDDEN struct Dwfl *opprof__dwfl_lock(uint64_t ip);
+OPPROF__HIDDEN void opprof__dwfl_unlock(void);
+
 /* DWARF mode (record/unwind.c): a sample's copied user stack and registers
  * (those of opprof__unwind_regs_mask, packed in the mask's order). */
 typedef struct opprof__stack_copy {

@@ -3,8 +3,10 @@
  * process's modules are reported to one Dwfl, once (again when an address
  * is in none: a library loaded since); its DWARF is found in each object
  * or in its separate debug file (/usr/lib/debug). Under one lock: a Dwfl is
- * not thread-safe. Symbol names stay symbols.c's (the ELF symbol tables):
- * this adds the inlined frames above them and every frame's file:line. */
+ * not thread-safe; the DWARF mode's unwinder (record/unwind.c) takes the
+ * same Dwfl under the same lock. Symbol names stay symbols.c's (the ELF
+ * symbol tables): this adds the inlined frames above them and every
+ * frame's file:line. */
 #define _GNU_SOURCE
 #include "record/record.h"
 
@@ -67,14 +69,21 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, char *out, size_t size) {
     put_source(out, size, dwarf_filesrc(files, file, NULL, NULL), (int)line);
 }
 
+Dwfl *opprof__dwfl_lock(uint64_t ip) {
+    pthread_mutex_lock(&g_lock);
+    if (!g_dwfl && !report()) return NULL;
+    if (ip && !dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip)) report();
+    return g_dwfl;
+}
+
+void opprof__dwfl_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
 size_t opprof__code_frames(uint64_t ip, opprof__code_frame *frames, size_t max) {
     if (!max) return 0;
     frames[0].inlined = false;
     frames[0].source[0] = '\0';
-    pthread_mutex_lock(&g_lock);
-    Dwfl_Module *mod = NULL;
-    if (g_dwfl || report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip);
-    if (!mod && report()) mod = dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip);
+    Dwfl *dwfl = opprof__dwfl_lock(ip);
+    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)ip) : NULL;
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, (Dwarf_Addr)ip, &bias) : NULL;
     size_t n = 0;
@@ -99,7 +108,7 @@ size_t opprof__code_frames(uint64_t ip, opprof__code_frame *frames, size_t max) 
         frames[n].inlined = false;
         snprintf(frames[n].source, sizeof frames[n].source, "%s", where);
     }
-    pthread_mutex_unlock(&g_lock);
+    opprof__dwfl_unlock();
     frames[n].name[0] = '\0'; /* the holding function: the caller names it (opprof_symbolize) */
     return n + 1;
 }
