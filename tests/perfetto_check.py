@@ -101,9 +101,28 @@ def check(proto, pf, js, name):
     edges = collections.defaultdict(list)  # per track: (ts, order, begin or end, name)
     slices = []
     facts = None
+    clock = {"default": None, "at": None, "to_boot": 0}  # the sequence's delta clock (64)
     for p in packets:
         if one(p, "trusted_packet_sequence_id") != "1":
             fail(f"{name}: a packet off sequence 1")
+        for d in p.get("trace_packet_defaults", []):
+            clock["default"] = one(d, "timestamp_clock_id")
+        for snap in p.get("clock_snapshot", []):
+            at = {one(c, "clock_id"): int(one(c, "timestamp")) for c in snap.get("clocks", [])}
+            if "64" in at:
+                if "6" not in at:
+                    fail(f"{name}: a clock snapshot of the delta clock without BOOTTIME")
+                clock["at"], clock["to_boot"] = at["64"], at["6"] - at["64"]
+        ts = None
+        if one(p, "timestamp") is not None:  # on its clock: BOOTTIME, or deltas on clock 64
+            raw, on = int(one(p, "timestamp")), one(p, "timestamp_clock_id") or clock["default"] or "6"
+            if on == "64":
+                if clock["at"] is None:
+                    fail(f"{name}: a delta timestamp before any clock snapshot")
+                clock["at"] += raw
+                ts = clock["at"] + clock["to_boot"]
+            else:
+                ts = raw
         for interned in p.get("interned_data", []):
             for n in interned.get("event_names", []):
                 names[one(n, "iid")] = one(n, "name")
@@ -114,7 +133,8 @@ def check(proto, pf, js, name):
         for t in p.get("track_descriptor", []):
             tracks[one(t, "uuid")] = t
         for ev in p.get("track_event", []):
-            ts = int(one(p, "timestamp"))
+            if ts is None:
+                fail(f"{name}: a track event without a timestamp")
             kind = one(ev, "type")
             track = one(ev, "track_uuid")
             if track not in tracks:
@@ -203,7 +223,12 @@ def check(proto, pf, js, name):
     if len(begins) != len(xs) + marks["b"] or len(ends) != len(xs) + marks["e"]:
         fail(f"{name}: {len(begins)} begins and {len(ends)} ends for {len(xs)} events and {marks['b']} async ranges")
     n_tracks = sum(1 for p in packets if p.get("track_descriptor"))
-    expected_packets = 1 + n_tracks + 1 + 2 * len(xs) + len(mem) + sum(marks.values())
+    # clock snapshots: one after the first packet, and one wherever a time goes back
+    n_clocks = sum(1 for p in packets if p.get("clock_snapshot"))
+    if n_clocks < 1 or not packets[1].get("clock_snapshot") or any(
+            p.get("clock_snapshot") and (p.get("track_event") or p.get("timestamp")) for p in packets):
+        fail(f"{name}: the delta clock is not set by a clock snapshot of its own after the first packet")
+    expected_packets = 1 + n_clocks + n_tracks + 1 + 2 * len(xs) + len(mem) + sum(marks.values())
     if len(packets) != expected_packets:
         fail(f"{name}: {len(packets)} packets, expected {expected_packets}")
     print(f"perfetto_check: {name}: {len(packets)} packets, {len(xs)} slices, {len(mem)} memory samples, "

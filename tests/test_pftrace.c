@@ -25,9 +25,12 @@ TEST_CASE(bad_arguments_and_paths) {
     opprof_capture_free(c);
 }
 
-/* An empty capture is one packet: Trace.packet (field 1, bytes) holding
- * trusted_packet_sequence_id = 1 (field 10: 0x50 0x01) and sequence_flags =
- * SEQ_INCREMENTAL_STATE_CLEARED (field 13: 0x68 0x01). */
+/* An empty capture is two packets (Trace.packet: field 1, bytes). The first
+ * holds trace_packet_defaults (field 59: 0xda 0x03) {timestamp_clock_id
+ * (field 58: 0xd0 0x03) = 64}, trusted_packet_sequence_id = 1 (field 10:
+ * 0x50 0x01) and sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED (field 13:
+ * 0x68 0x01); the second a clock_snapshot (field 6: 0x32) of clock 64 at 0,
+ * incremental, and BOOTTIME (6) at 0, on sequence 1. */
 TEST_CASE(empty_capture_bytes) {
     opprof_capture *c;
     CHECK_INT(opprof_capture_new(&c), 0);
@@ -37,18 +40,22 @@ TEST_CASE(empty_capture_bytes) {
     snprintf(path, sizeof path, "%s/empty.pftrace", dir);
     CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
     FILE *f = fopen(path, "rb");
-    unsigned char buf[16];
+    unsigned char buf[64];
     size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
     if (f) fclose(f);
-    static const unsigned char want[] = {0x0a, 0x04, 0x50, 0x01, 0x68, 0x01};
+    static const unsigned char want[] = {0x0a, 0x0a, 0xda, 0x03, 0x03, 0xd0, 0x03, 0x40, 0x50, 0x01, 0x68, 0x01,
+                                         0x0a, 0x12, 0x32, 0x0e, 0x0a, 0x06, 0x08, 0x40, 0x10, 0x00, 0x18, 0x01,
+                                         0x0a, 0x04, 0x08, 0x06, 0x10, 0x00, 0x50, 0x01};
     CHECK_INT(n, sizeof want);
     CHECK(n == sizeof want && !memcmp(buf, want, n));
     opprof_capture_free(c);
     remove_tree(dir);
 }
 
-/* One thread, one slice of 1 us at 5 us: the begin packet carries its
- * timestamp (field 8) as base + 5000 and its name interned as iid 1. */
+/* One thread, one slice of 1 us at 5 us: the clock snapshot puts the delta
+ * clock at the base time, the begin packet carries its timestamp (field 8)
+ * as the delta 5000 from it, the end as 1000 more, and its name is
+ * interned as iid 1. */
 TEST_CASE(one_slice_bytes) {
     opprof_capture *c;
     uint32_t t;
@@ -64,8 +71,11 @@ TEST_CASE(one_slice_bytes) {
     FILE *mem = open_memstream(&text, &size);
     CHECK_INT(opprof_capture_perfetto_write_stream(c, mem), 0);
     fclose(mem);
-    /* timestamp 1005000 = varint 0xc8 0xab 0x3d after tag 0x40; the end at 1006000: 0xb0 0xb3 0x3d */
-    static const unsigned char begin_ts[] = {0x40, 0xc8, 0xab, 0x3d}, end_ts[] = {0x40, 0xb0, 0xb3, 0x3d};
+    /* BOOTTIME (clock_id 0x08 0x06) at 1000000 (timestamp 0x10, varint 0xc0 0x84 0x3d) */
+    static const unsigned char boot[] = {0x08, 0x06, 0x10, 0xc0, 0x84, 0x3d};
+    CHECK(memmem(text, size, boot, sizeof boot) != NULL);
+    /* deltas after tag 0x40: 5000 = varint 0x88 0x27, then 1000 = 0xe8 0x07 */
+    static const unsigned char begin_ts[] = {0x40, 0x88, 0x27}, end_ts[] = {0x40, 0xe8, 0x07};
     CHECK(memmem(text, size, begin_ts, sizeof begin_ts) != NULL);
     CHECK(memmem(text, size, end_ts, sizeof end_ts) != NULL);
     /* EventName {iid: 1 (0x08 0x01), name: "work" (0x12 0x04 w o r k)} */
@@ -197,7 +207,7 @@ TEST_CASE(read_errors_name_packet_and_reason) {
     CHECK_CONTAINS(err.message, "(byte ");
     CHECK(back == NULL);
     /* only the first packet: no facts */
-    CHECK_INT(opprof_capture_read_buffer(bytes, 6, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_INT(opprof_capture_read_buffer(bytes, 12, NULL, &back, &err), OPPROF_EFORMAT);
     CHECK_CONTAINS(err.message, "no 'opprof capture' facts: not a trace that opprof wrote");
     /* an event on a track never described: a Trace of one packet {track_event {track_uuid: 9}} */
     static const unsigned char stray[] = {0x0a, 0x04, 0x5a, 0x02, 0x58, 0x09};

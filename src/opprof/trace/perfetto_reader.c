@@ -95,6 +95,9 @@ typedef struct preader {
     opprof__strbuf samples, offs; /* JSON of "samples" and "opprof_off_cpu" so far */
     bool off_cpu;
     int64_t sample_period_ns, samples_lost;
+    uint32_t default_clock;   /* the sequence's TracePacketDefaults timestamp_clock_id, or 0 */
+    bool delta_known;         /* a clock snapshot set the delta clock */
+    int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
     size_t packet;    /* the packet being read, for the errors */
     size_t offset;    /* its byte offset */
     char why[200];
@@ -735,20 +738,86 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     return rc;
 }
 
+/* TracePacketDefaults: the sequence's timestamp clock. */
+static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0)
+        if (f.number == 58 && f.wire == OPPROF__PB_VARINT) r->default_clock = (uint32_t)f.value;
+    return got < 0 ? fail(r, "trace_packet_defaults that are no protobuf") : 0;
+}
+
+/* A ClockSnapshot: the delta clock (64, incremental) and BOOTTIME (6) at one instant. */
+static int clock_snapshot(preader *r, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    opprof__pb_field f;
+    int got;
+    int64_t delta = 0, boot = 0;
+    bool have_delta = false, have_boot = false;
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
+        if (f.number != 1 || f.wire != OPPROF__PB_BYTES) continue;
+        uint64_t id = 0, ts = 0;
+        const uint8_t *q = f.data, *qe = f.data + f.len;
+        opprof__pb_field c;
+        int got_c;
+        while ((got_c = opprof__pb_next(&q, qe, &c)) > 0) {
+            if (c.number == 1 && c.wire == OPPROF__PB_VARINT) id = c.value;
+            if (c.number == 2 && c.wire == OPPROF__PB_VARINT) ts = c.value;
+        }
+        if (got_c < 0 || ts > (uint64_t)INT64_MAX) return fail(r, "a clock of a clock snapshot that is no {clock_id, timestamp}");
+        if (id == 64) delta = (int64_t)ts, have_delta = true;
+        if (id == 6) boot = (int64_t)ts, have_boot = true;
+    }
+    if (got < 0) return fail(r, "a clock snapshot that is no protobuf");
+    if (have_delta != have_boot) return fail(r, "a clock snapshot with the delta clock (64) without BOOTTIME (6), or the other way");
+    if (have_delta) {
+        r->delta_known = true;
+        r->delta_at = delta;
+        r->delta_to_boot = boot - delta;
+    }
+    return 0;
+}
+
+/* A packet's time on BOOTTIME: its timestamp on its clock (its own, the
+ * sequence's default, else BOOTTIME); on the delta clock, the delta from the
+ * packet before. */
+static int packet_time(preader *r, uint64_t ts, uint32_t clock, int64_t *out) {
+    if (!clock) clock = r->default_clock ? r->default_clock : 6;
+    if (clock == 6) {
+        if (ts > (uint64_t)INT64_MAX) return fail(r, "a timestamp past 2^63");
+        *out = (int64_t)ts;
+        return 0;
+    }
+    if (clock != 64) return fail(r, "a timestamp on a clock other than BOOTTIME (6) and the delta clock (64)");
+    if (!r->delta_known) return fail(r, "a timestamp on the delta clock before a clock snapshot set it");
+    if (ts > (uint64_t)INT64_MAX || __builtin_add_overflow(r->delta_at, (int64_t)ts, &r->delta_at) ||
+        __builtin_add_overflow(r->delta_at, r->delta_to_boot, out))
+        return fail(r, "a timestamp delta that takes the clock past 2^63");
+    return 0;
+}
+
 static int packet(preader *r, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len, *ev = NULL, *sample = NULL;
     size_t ev_len = 0, sample_len = 0;
-    int64_t ts = 0;
+    uint64_t raw_ts = 0;
+    uint32_t clock = 0;
+    bool timed = false;
     opprof__pb_field f;
     int got, rc = 0;
     while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number == PACKET_TIMESTAMP && f.wire == OPPROF__PB_VARINT) ts = (int64_t)f.value;
+        if (f.number == PACKET_TIMESTAMP && f.wire == OPPROF__PB_VARINT) raw_ts = f.value, timed = true;
+        if (f.number == 58 && f.wire == OPPROF__PB_VARINT) clock = (uint32_t)f.value;
+        if (f.number == 59 && f.wire == OPPROF__PB_BYTES) rc = packet_defaults(r, f.data, f.len);
+        if (f.number == 6 && f.wire == OPPROF__PB_BYTES) rc = clock_snapshot(r, f.data, f.len);
         if (f.number == PACKET_INTERNED && f.wire == OPPROF__PB_BYTES) rc = interned_data(r, f.data, f.len);
         if (f.number == PACKET_TRACK_DESCRIPTOR && f.wire == OPPROF__PB_BYTES) rc = track_descriptor(r, f.data, f.len);
         if (f.number == PACKET_TRACK_EVENT && f.wire == OPPROF__PB_BYTES) ev = f.data, ev_len = f.len;
         if (f.number == PACKET_PERF_SAMPLE && f.wire == OPPROF__PB_BYTES) sample = f.data, sample_len = f.len;
     }
     if (!rc && got < 0) rc = fail(r, "a packet that is no protobuf");
+    int64_t ts = 0;
+    if (!rc && timed) rc = packet_time(r, raw_ts, clock, &ts);
     if (!rc && ev) rc = track_event(r, ev, ev_len, ts);
     if (!rc && sample) rc = perf_sample(r, sample, sample_len, ts);
     return rc;

@@ -19,7 +19,10 @@
  *
  * Streams packet by packet through a fixed buffer: memory is a packet and
  * the capture's per-name flags. Timestamps are nanoseconds on the capture's
- * clock: its base time plus each event's start, never below 0. */
+ * clock (its base time plus each event's start, never below 0), written as
+ * deltas: the sequence's default clock is an incremental one of its own,
+ * tied to BOOTTIME by a clock snapshot at the start and again wherever a
+ * time goes back (a thread's events follow the thread before). */
 #include "trace/protobuf.h"
 #include "trace/trace.h"
 
@@ -33,6 +36,8 @@ enum {
     TRACE_PACKET = 1,
     PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
     PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
+    PACKET_CLOCK_SNAPSHOT = 6, PACKET_DEFAULTS = 59, DEFAULTS_CLOCK = 58, SNAPSHOT_CLOCK = 1,
+    CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3,
     SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
     INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
     FRAME_FUNCTION_NAME = 2, FRAME_SOURCE_PATH = 5, FRAME_LINE = 6, CALLSTACK_FRAMES = 2, INTERNED_SOURCE_PATHS = 18,
@@ -48,6 +53,9 @@ enum {
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE = 1 };
+/* Timestamps: deltas on a clock of the sequence's own (64, incremental),
+ * which a clock snapshot ties to BOOTTIME (6), the trace's clock. */
+enum { CLOCK_BOOTTIME = 6, CLOCK_DELTAS = 64 };
 enum { UNIT_SIZE_BYTES = 3 };
 /* Track uuids, apart: threads the smallest (a slice's track is a byte or two),
  * then processes, allocators, counters, async ranges, a thread's lanes. */
@@ -82,6 +90,7 @@ typedef struct pwriter {
     bool category_done[256 + 16];
     bool own_done[16];        /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
+    int64_t last;             /* the capture time the delta clock is at */
     opprof__arg_index args;
     int64_t *pids;            /* the distinct pids, in first-seen order */
     size_t n_pids;
@@ -120,7 +129,39 @@ static void end_packet(pwriter *w, uint32_t flags) {
     p->len = 0;
 }
 
-static uint64_t stamp(const pwriter *w, int64_t ts) { return (uint64_t)(w->origin + ts); }
+/* A packet of its own that sets the delta clock to ts (capture time). */
+static void clock_at(pwriter *w, int64_t ts) {
+    opprof__strbuf packet = {0}, snapshot = {0}, clock = {0};
+    for (int k = 0; k < 2; k++) {
+        clock.len = 0;
+        opprof__pb_uint(&clock, CLOCK_ID, k ? CLOCK_BOOTTIME : CLOCK_DELTAS);
+        opprof__pb_uint(&clock, CLOCK_TIMESTAMP, (uint64_t)(w->origin + ts));
+        if (!k) opprof__pb_uint(&clock, CLOCK_INCREMENTAL, 1);
+        opprof__pb_message(&snapshot, SNAPSHOT_CLOCK, &clock);
+    }
+    opprof__pb_message(&packet, PACKET_CLOCK_SNAPSHOT, &snapshot);
+    opprof__pb_uint(&packet, PACKET_SEQUENCE_ID, SEQUENCE);
+    char head[11];
+    head[0] = (char)(TRACE_PACKET << 3 | OPPROF__PB_BYTES);
+    size_t n = 1 + opprof__pb_varint_bytes(packet.len, head + 1);
+    if (packet.error || snapshot.error || clock.error) w->error = OPPROF_ENOMEM;
+    emit(w, head, n);
+    emit(w, packet.data, packet.len);
+    opprof__sb_free(&packet);
+    opprof__sb_free(&snapshot);
+    opprof__sb_free(&clock);
+    w->last = ts;
+}
+
+/* A packet's timestamp: the delta from the one before on the sequence's
+ * delta clock. A time before it (the next thread's first event, an end
+ * out of order on a lane) sets the clock there first. */
+static uint64_t stamp(pwriter *w, int64_t ts) {
+    if (ts < w->last) clock_at(w, ts);
+    uint64_t delta = (uint64_t)(ts - w->last);
+    w->last = ts;
+    return delta;
+}
 
 /* ---- interning ---- */
 
@@ -701,7 +742,17 @@ static void off_cpu(pwriter *w) {
 }
 
 /* The first packet clears the sequence's interned state. */
-static void first_packet(pwriter *w) { end_packet(w, SEQ_CLEARED); }
+/* The sequence's start: its state cleared, its timestamps on the delta clock
+ * (packet defaults), that clock at the capture's time 0. */
+static void first_packet(pwriter *w) {
+    opprof__strbuf defaults = {0};
+    opprof__pb_uint(&defaults, DEFAULTS_CLOCK, CLOCK_DELTAS);
+    opprof__pb_message(&w->packet, PACKET_DEFAULTS, &defaults);
+    if (defaults.error) w->error = OPPROF_ENOMEM;
+    opprof__sb_free(&defaults);
+    end_packet(w, SEQ_CLEARED);
+    clock_at(w, 0);
+}
 
 /* Time 0 at base_time_ns, moved up if an event starts before the clock's 0. */
 static int64_t time_origin(const opprof_capture *c) {

@@ -333,9 +333,9 @@ static int sniff(const char *path, const opprof_read_options *options, opprof_ca
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) return 0; /* the JSON path says why it cannot be read */
-    unsigned char first[2];
+    unsigned char first[3];
     int rc = 0;
-    if (gzread(gz, first, 2) == 2 && opprof__looks_perfetto(first, 2)) {
+    if (gzread(gz, first, 3) == 3 && opprof__looks_perfetto(first, 3)) {
         gzrewind(gz);
         *done = true;
         rc = read_perfetto(gz, options, out, error);

@@ -48,12 +48,18 @@ OPPROF__HIDDEN int opprof__perfetto_translate(const void *data, size_t len,
                                               int (*emit)(void *ctx, const char *data, size_t len), void *ctx,
                                               char *why, size_t why_size);
 /* A protobuf Trace begins with its first packet's key (field 1, bytes: 0x0a,
- * which is also a newline) and that packet's length; JSON after a newline
- * goes on with blanks, '{' or '['. */
+ * which is also a newline) and that packet's length, then the packet's first
+ * key; JSON after a newline goes on with blanks, '{' or '[', then text. So:
+ * 0x0a, then a length that is none of those, or one that is (a packet of 9,
+ * 10, 13, 32, 91 or 123 bytes) followed by a byte that no JSON text has there
+ * (a control byte or one past ASCII: opprof's first packet's first key is
+ * 0xda 0x03, its defaults). The first three bytes decide. */
 static inline bool opprof__looks_perfetto(const void *data, size_t len) {
     const unsigned char *b = data;
-    if (len < 2 || b[0] != 0x0a) return false;
-    return b[1] != ' ' && b[1] != '\t' && b[1] != '\r' && b[1] != '\n' && b[1] != '{' && b[1] != '[';
+    if (len < 3 || b[0] != 0x0a) return false;
+    bool json_like = b[1] == ' ' || b[1] == '\t' || b[1] == '\r' || b[1] == '\n' || b[1] == '{' || b[1] == '[';
+    bool text = b[2] >= 0x20 && b[2] < 0x7f;
+    return !json_like || (!text && b[2] != '\t' && b[2] != '\r' && b[2] != '\n');
 }
 
 /* The category a writer gives an event of this kind (Kineto's names). */
