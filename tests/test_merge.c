@@ -90,6 +90,77 @@ TEST_CASE(alignment) {
     remove_tree(dir);
 }
 
+/* Samples (Chrome's CPU profiles) move with their rank's events: each rank's
+ * one sample, 0.5 us into its "op", is 0.5 us into it after the merge; and
+ * `opprof merge -o OUT.pftrace` gives the tables of the merged JSON, leaving
+ * no file of its own beside OUT. */
+static void write_sampled_rank(const char *path, int rank, long long base_ns, long long offset_ns) {
+    FILE *f = fopen(path, "w");
+    fprintf(f,
+            "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
+            "\"world_size\": 2, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": 50},\n"
+            " \"traceEvents\": [\n"
+            "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
+            "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
+            "  {\"ph\": \"P\", \"name\": \"Profile\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.500,"
+            " \"args\": {\"data\": {\"startTime\": 11.500}}},\n"
+            "  {\"ph\": \"P\", \"name\": \"ProfileChunk\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.750,"
+            " \"args\": {\"data\": {\"cpuProfile\": {\"nodes\": [{\"id\": 1, \"callFrame\": {\"functionName\": \"(root)\"}},"
+            " {\"id\": 2, \"parent\": 1, \"callFrame\": {\"functionName\": \"kernel\"}}], \"samples\": [2]},"
+            " \"timeDeltas\": [0.25]}}}\n"
+            " ], \"baseTimeNanoseconds\": %lld}\n",
+            rank, offset_ns, base_ns);
+    fclose(f);
+}
+
+TEST_CASE(samples_and_pftrace) {
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char a[4200], b[4200], out[4200], pf[4200];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    snprintf(out, sizeof out, "%s/merged.json", dir);
+    snprintf(pf, sizeof pf, "%s/merged.pftrace", dir);
+    write_sampled_rank(a, 0, 1000000000000LL, 0);
+    write_sampled_rank(b, 1, 1000000003000LL, 2000);
+    const char *paths[] = {a, b};
+    opprof_merge_result res;
+    opprof_read_error err;
+    CHECK_INT(opprof_merge_traces(paths, 2, out, &res, &err), 0);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(out, NULL, &c, &err), 0);
+    if (!c) return;
+    size_t n;
+    const opprof_sample *sm = opprof_capture_samples(c, &n);
+    const opprof_event *ev = opprof_capture_events(c, &(size_t){0});
+    CHECK_INT(n, 2);
+    for (size_t k = 0; k < n; k++) {
+        CHECK(sm[k].owner >= 0 && !strcmp(opprof_capture_name(c, ev[sm[k].owner].name), "op"));
+        if (sm[k].owner >= 0) CHECK_INT(sm[k].ts_ns - ev[sm[k].owner].start_ns, 500);
+    }
+    opprof_capture_free(c);
+    char *json_report = NULL, *pf_report = NULL, *listing = NULL;
+    CHECK_INT(run_commandf(NULL, "'%s/opprof' merge '%s' '%s' -o '%s' 2>/dev/null", bin_dir(), a, b, pf), 0);
+    CHECK_INT(run_commandf(&json_report, "'%s/opprof' stacks --samples '%s' && '%s/opprof' report '%s'", bin_dir(), out,
+                           bin_dir(), out),
+              0);
+    CHECK_INT(run_commandf(&pf_report, "'%s/opprof' stacks --samples '%s' && '%s/opprof' report '%s'", bin_dir(), pf,
+                           bin_dir(), pf),
+              0);
+    CHECK_CONTAINS(json_report, "step;op;kernel 2\n");
+    CHECK_STR(pf_report, json_report);
+    CHECK_INT(run_commandf(&listing, "ls '%s'", dir), 0);
+    CHECK_STR(listing, "a.json\nb.json\nmerged.json\nmerged.pftrace\n");
+    free(json_report);
+    free(pf_report);
+    free(listing);
+    char *said = NULL;
+    CHECK_INT(run_commandf(&said, "'%s/opprof' merge '%s' -o '%s/m.txt' 2>&1", bin_dir(), a, dir), 64);
+    CHECK_CONTAINS(said, "OUT's name must end in .json, .pftrace");
+    free(said);
+    remove_tree(dir);
+}
+
 TEST_CASE(kineto) {
     char dir[256];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -6,12 +6,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char HELP[] =
     "One trace from the traces of several ranks (opprof's rank-K/ captures, or PyTorch's\n"
     "per-rank Kineto traces; gzip accepted), read as streams: memory stays small.\n"
     "Timestamps move onto rank 0's clock with each trace's distributedInfo clock offset;\n"
-    "each rank's processes are labelled \"rank K\". OUT appears whole or not at all.\n";
+    "each rank's processes are labelled \"rank K\". OUT appears whole or not at all.\n"
+    "OUT.json streams (memory stays small whatever the traces' sizes); OUT.pftrace\n"
+    "(Perfetto's native format, .pftrace.gz gzip-compressed) is the merged trace read as\n"
+    "a capture, then written: memory near the merged capture's size, and a merged JSON\n"
+    "beside OUT while it is made (removed after).\n";
+
+/* Merge into a JSON beside out, then write that as out's format. */
+static int merge_via_json(const char *const *inputs, size_t n, const char *out, opprof_merge_result *res) {
+    size_t len = strlen(out) + 32;
+    char *tmp = malloc(len);
+    if (!tmp) return tool_usage_error("merge", "out of memory");
+    snprintf(tmp, len, "%s.merging-%ld.json", out, (long)getpid());
+    opprof_read_error err;
+    int rc = opprof_merge_traces(inputs, n, tmp, res, &err);
+    if (rc) {
+        fprintf(stderr, "opprof: merge: %s\n", err.message[0] ? err.message : opprof_strerror(rc));
+        free(tmp);
+        return TOOL_EXIT_UNREADABLE;
+    }
+    opprof_capture *cap = NULL;
+    rc = tool_load(tmp, &cap);
+    if (!rc) rc = tool_write_trace(cap, out);
+    opprof_capture_free(cap);
+    unlink(tmp);
+    free(tmp);
+    return rc;
+}
 
 static int run(int argc, char **argv) {
     static const struct option longs[] = {{"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
@@ -26,9 +53,21 @@ static int run(int argc, char **argv) {
     if (!out || optind >= argc) {
         return tool_usage_error("merge", "merge takes traces and -o OUT");
     }
+    tool_trace_format f = tool_format_of(out);
+    if (f == TOOL_FORMAT_UNKNOWN || f == TOOL_FORMAT_JSON_GZ)
+        return tool_usage_error("merge", "OUT's name must end in .json, .pftrace, .pftrace.gz or .perfetto-trace, not '%s'",
+                                out);
     opprof_merge_result res;
+    const char *const *inputs = (const char *const *)argv + optind;
+    size_t n = (size_t)(argc - optind);
+    if (f != TOOL_FORMAT_JSON) {
+        int rc = merge_via_json(inputs, n, out, &res);
+        if (rc) return rc;
+        fprintf(stderr, "opprof: %d traces, %lld events merged into %s\n", res.inputs, (long long)res.events, out);
+        return 0;
+    }
     opprof_read_error err;
-    int rc = opprof_merge_traces((const char *const *)argv + optind, (size_t)(argc - optind), out, &res, &err);
+    int rc = opprof_merge_traces(inputs, n, out, &res, &err);
     if (rc) {
         fprintf(stderr, "opprof: merge: %s\n", err.message[0] ? err.message : opprof_strerror(rc));
         return TOOL_EXIT_UNREADABLE;
@@ -37,5 +76,5 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
-TOOL_COMMAND(merge, "merge TRACE... -o OUT.json",
+TOOL_COMMAND(merge, "merge TRACE... -o OUT.json|OUT.pftrace|OUT.pftrace.gz",
              "the traces of several ranks on one timeline", NULL);

@@ -149,3 +149,27 @@ void tool_say_warnings(const char *path, const opprof_capture *cap, bool all) {
     for (size_t i = 0; i < shown; i++) fprintf(stderr, "  - %s\n", w[i]);
     if (shown < n) fprintf(stderr, "  ... %zu more (--warnings lists them all)\n", n - shown);
 }
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), m = strlen(tail);
+    return n > m && !strcmp(s + n - m, tail);
+}
+
+tool_trace_format tool_format_of(const char *path) {
+    return ends_with(path, ".pftrace.gz")                                     ? TOOL_FORMAT_PERFETTO_GZ
+           : ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace") ? TOOL_FORMAT_PERFETTO
+           : ends_with(path, ".json.gz")                                      ? TOOL_FORMAT_JSON_GZ
+           : ends_with(path, ".json")                                         ? TOOL_FORMAT_JSON
+                                                                              : TOOL_FORMAT_UNKNOWN;
+}
+
+int tool_write_trace(const opprof_capture *cap, const char *path) {
+    tool_trace_format f = tool_format_of(path);
+    opprof_chrome_options o = {.gzip = f == TOOL_FORMAT_JSON_GZ};
+    opprof_perfetto_options po = {.gzip = f == TOOL_FORMAT_PERFETTO_GZ};
+    int rc = f == TOOL_FORMAT_PERFETTO || f == TOOL_FORMAT_PERFETTO_GZ ? opprof_capture_perfetto_write_ex(cap, path, &po)
+                                                                       : opprof_capture_chrome_write_ex(cap, path, &o);
+    if (!rc) return 0;
+    tool_write_error(path, rc);
+    return TOOL_EXIT_UNREADABLE;
+}

@@ -59,6 +59,19 @@ int tool_load(const char *path, opprof_capture **out);
  * warnings, the first WARNINGS_SHOWN with their count, or all. */
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);
 
+/** The trace format a file name asks for (load.c: the one list of the names). */
+typedef enum tool_trace_format {
+    TOOL_FORMAT_UNKNOWN,
+    TOOL_FORMAT_JSON,        /* *.json */
+    TOOL_FORMAT_JSON_GZ,     /* *.json.gz */
+    TOOL_FORMAT_PERFETTO,    /* *.pftrace, *.perfetto-trace */
+    TOOL_FORMAT_PERFETTO_GZ  /* *.pftrace.gz */
+} tool_trace_format;
+tool_trace_format tool_format_of(const char *path);
+/** Write cap to path in the format its name asks for (whole or not at all);
+ *  on failure say why and return TOOL_EXIT_UNREADABLE; 0 when written. */
+int tool_write_trace(const opprof_capture *cap, const char *path);
+
 /** Say why `path` could not be written (and where, when not obvious). */
 void tool_write_error(const char *path, int rc);
 

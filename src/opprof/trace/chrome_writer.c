@@ -184,13 +184,19 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");
 }
 
+/* A thread's process: its own pid, or the capture's when it has none. */
+static int64_t pid_of(const writer *w, uint32_t thread) {
+    int64_t pid = w->c->threads[thread].pid;
+    return pid ? pid : w->pid;
+}
+
 /* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
-static void metadata_head(writer *w, const char *name, int64_t tid) {
+static void metadata_head(writer *w, const char *name, int64_t pid, int64_t tid) {
     sep(w);
     OUT_LIT(w->o, "  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"");
     out_put(w->o, name, strlen(name));
     OUT_LIT(w->o, "\", \"pid\": ");
-    out_i64(w->o, w->pid);
+    out_i64(w->o, pid);
     OUT_LIT(w->o, ", \"tid\": ");
     out_i64(w->o, tid);
     OUT_LIT(w->o, ", \"args\": {");
@@ -199,7 +205,7 @@ static void metadata_head(writer *w, const char *name, int64_t tid) {
 static void write_thread_metadata(writer *w, size_t t) {
     out *o = w->o;
     const opprof_thread_info *th = &w->c->threads[t];
-    metadata_head(w, "thread_name", th->tid);
+    metadata_head(w, "thread_name", pid_of(w, (uint32_t)t), th->tid);
     OUT_LIT(o, "\"name\": ");
     char label[96];
     if (th->name[0])
@@ -208,19 +214,43 @@ static void write_thread_metadata(writer *w, size_t t) {
         snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
     out_json_string(o, label);
     OUT_LIT(o, "}}");
-    metadata_head(w, "thread_sort_index", th->tid);
+    metadata_head(w, "thread_sort_index", pid_of(w, (uint32_t)t), th->tid);
     OUT_LIT(o, "\"sort_index\": ");
     out_i64(o, (int64_t)t);
     OUT_LIT(o, "}}");
 }
 
-/* Process and thread names and order. */
+/* A process's name ("CPU", or its label: "rank 1", "GPU 0"), its label
+ * again as process_labels when it has one (opprof merge's form), its order. */
+static void write_process_metadata(writer *w, int64_t pid, const char *label, int64_t index) {
+    metadata_head(w, "process_name", pid, 0);
+    OUT_LIT(w->o, "\"name\": ");
+    out_json_string(w->o, label[0] ? label : "CPU");
+    OUT_LIT(w->o, "}}");
+    if (label[0]) {
+        metadata_head(w, "process_labels", pid, 0);
+        OUT_LIT(w->o, "\"labels\": ");
+        out_json_string(w->o, label);
+        OUT_LIT(w->o, "}}");
+    }
+    metadata_head(w, "process_sort_index", pid, 0);
+    OUT_LIT(w->o, "\"sort_index\": ");
+    out_i64(w->o, index);
+    OUT_LIT(w->o, "}}");
+}
+
+/* Each process's names and order (the capture's own first when it has no
+ * thread), then each thread's. */
 static void write_metadata(writer *w) {
-    metadata_head(w, "process_name", 0);
-    OUT_LIT(w->o, "\"name\": \"CPU\"}}");
-    metadata_head(w, "process_sort_index", 0);
-    OUT_LIT(w->o, "\"sort_index\": 0}}");
-    for (size_t t = 0; t < w->c->n_threads; t++) write_thread_metadata(w, t);
+    const opprof_capture *c = w->c;
+    int64_t index = 0;
+    if (!c->n_threads) write_process_metadata(w, w->pid, "", index++);
+    for (size_t t = 0; t < c->n_threads; t++) {
+        size_t first = 0;
+        while (first < t && pid_of(w, (uint32_t)first) != pid_of(w, (uint32_t)t)) first++;
+        if (first == t) write_process_metadata(w, pid_of(w, (uint32_t)t), c->threads[t].process, index++);
+    }
+    for (size_t t = 0; t < c->n_threads; t++) write_thread_metadata(w, t);
 }
 
 /* Kineto's [memory] instant, then the same total as a counter track:
@@ -229,7 +259,7 @@ static void write_memory_event(writer *w, const opprof_memory_event *m) {
     out *o = w->o;
     sep(w);
     OUT_LIT(o, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
-    out_place(o, w->pid, &w->c->threads[m->thread].tid, m->ts_ns);
+    out_place(o, pid_of(w, m->thread), &w->c->threads[m->thread].tid, m->ts_ns);
     OUT_LIT(o, ",\"args\":{\"Device Type\":");
     out_i64(o, m->device_type);
     OUT_LIT(o, ",\"Device Id\":");
@@ -245,7 +275,7 @@ static void write_memory_event(writer *w, const opprof_memory_event *m) {
     OUT_LIT(o, "}}");
     sep(w);
     OUT_LIT(o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"Allocated bytes\"");
-    out_place(o, w->pid, NULL, m->ts_ns);
+    out_place(o, pid_of(w, m->thread), NULL, m->ts_ns);
     OUT_LIT(o, ",\"args\":{\"Total Allocated\":");
     out_i64(o, m->total_allocated);
     OUT_LIT(o, "}}");
@@ -292,7 +322,7 @@ static void write_event(writer *w, size_t i) {
     }
     OUT_LIT(o, "\",\"name\":");
     put_name(w, e->name);
-    out_place(o, w->pid, &w->c->threads[e->thread].tid, e->start_ns);
+    out_place(o, pid_of(w, e->thread), &w->c->threads[e->thread].tid, e->start_ns);
     OUT_LIT(o, ",\"dur\":");
     out_us(o, e->duration_ns);
     write_event_args(w, i);
@@ -315,7 +345,7 @@ static void write_events(writer *w) {
     for (size_t k = 0; k < c->n_marks; k++) {
         if (c->marks[k].event >= 0) continue;
         sep(w);
-        write_mark(w->o, c, &w->names, w->offset, w->pid, &c->marks[k]);
+        write_mark(w->o, c, &w->names, w->offset, c->n_threads ? pid_of(w, c->marks[k].thread) : w->pid, &c->marks[k]);
     }
 }
 

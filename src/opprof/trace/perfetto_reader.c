@@ -25,7 +25,7 @@ enum {
     PACKET_PERF_SAMPLE = 66, SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4,
     INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7, INTERNED_SOURCE_PATHS = 18,
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
-    THREAD_TID = 2, THREAD_NAME = 5,
+    THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5, PROCESS_PID = 1, PROCESS_NAME = 6,
     EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
     EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
     INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
@@ -34,13 +34,16 @@ enum {
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { MAX_IID = 1 << 24, MAX_OPEN = 4096 };
 
-typedef enum track_kind { TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU } track_kind;
+typedef enum track_kind {
+    TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU, TRACK_OF_PROCESS
+} track_kind;
 static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
 
 typedef struct track {
     uint64_t uuid;
     track_kind kind;
     int64_t tid;        /* a thread's, or a lane's thread's */
+    int64_t pid;        /* a process's, a thread's (or its lane's), or 0: the capture's */
     bool thread;        /* a thread's own (not a lane) */
     char name[128];     /* a counter's, or the thread's */
     int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
@@ -309,25 +312,46 @@ static void flush(preader *r, opprof__strbuf *sb) {
     sb->len = 0;
 }
 
-/* The process's and each thread's metadata, as the JSON writer gives them. */
-static void metadata(preader *r) {
-    opprof__sb_printf(&r->events,
-                      "\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64 ", \"tid\": 0, \"args\": "
-                      "{\"name\": \"CPU\"}},\n  {\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %" PRId64
-                      ", \"tid\": 0, \"args\": {\"sort_index\": 0}}",
-                      r->pid, r->pid);
+/* A process's metadata, as the JSON writer gives it: its name, its label
+ * again when it has one ("rank 1"; "CPU" and "device" are none), its order. */
+static void process_metadata(preader *r, int64_t pid, const char *name, int64_t index) {
+    bool label = name[0] && strcmp(name, "CPU") && strcmp(name, "device");
+    opprof__sb_printf(&r->events, "%s  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_name\", \"pid\": %" PRId64
+                                  ", \"tid\": 0, \"args\": {\"name\": ",
+                      r->first_event ? "\n" : ",\n", pid);
+    opprof__sb_json_string(&r->events, label ? name : "CPU");
+    opprof__sb_puts(&r->events, "}}");
+    if (label) {
+        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_labels\", \"pid\": %" PRId64
+                                      ", \"tid\": 0, \"args\": {\"labels\": ", pid);
+        opprof__sb_json_string(&r->events, name);
+        opprof__sb_puts(&r->events, "}}");
+    }
+    opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_sort_index\", \"pid\": %" PRId64
+                                  ", \"tid\": 0, \"args\": {\"sort_index\": %" PRId64 "}}",
+                      pid, index);
     r->first_event = false;
+}
+
+static int64_t pid_of(const preader *r, const track *t) { return t && t->pid ? t->pid : r->pid; }
+
+/* The processes' and each thread's metadata, as the JSON writer gives them. */
+static void metadata(preader *r) {
     int64_t index = 0;
+    for (size_t k = 0; k < r->n_tracks; k++)
+        if (r->tracks[k].kind == TRACK_OF_PROCESS) process_metadata(r, pid_of(r, &r->tracks[k]), r->tracks[k].name, index++);
+    if (!index) process_metadata(r, r->pid, "", index++);
+    index = 0;
     for (size_t k = 0; k < r->n_tracks; k++) {
         const track *t = &r->tracks[k];
         if (!t->thread) continue;
-        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_name\", \"pid\": %" PRId64
                                       ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
-                          r->pid, t->tid);
+                          pid_of(r, t), t->tid);
         opprof__sb_json_string(&r->events, t->name);
-        opprof__sb_printf(&r->events, "}},\n  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+        opprof__sb_printf(&r->events, "}},\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
                                       ", \"tid\": %" PRId64 ", \"args\": {\"sort_index\": %" PRId64 "}}",
-                          r->pid, t->tid, index++);
+                          pid_of(r, t), t->tid, index++);
     }
 }
 
@@ -337,13 +361,14 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
     int got;
     track t = {.kind = TRACK_OTHER};
     uint64_t parent = 0;
-    const uint8_t *thread = NULL, *name = NULL;
-    size_t thread_len = 0, name_len = 0;
+    const uint8_t *thread = NULL, *name = NULL, *process = NULL;
+    size_t thread_len = 0, name_len = 0, process_len = 0;
     bool counter = false;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number == TRACK_UUID && f.wire == OPPROF__PB_VARINT) t.uuid = f.value;
         if (f.number == TRACK_PARENT && f.wire == OPPROF__PB_VARINT) parent = f.value;
         if (f.number == TRACK_THREAD && f.wire == OPPROF__PB_BYTES) thread = f.data, thread_len = f.len;
+        if (f.number == TRACK_PROCESS && f.wire == OPPROF__PB_BYTES) process = f.data, process_len = f.len;
         if (f.number == TRACK_NAME && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
         if (f.number == TRACK_COUNTER) counter = true;
     }
@@ -354,6 +379,7 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         size_t tname_len = 0;
         while ((got = opprof__pb_next(&q, qe, &f)) > 0) {
             if (f.number == THREAD_TID && f.wire == OPPROF__PB_VARINT) t.tid = (int64_t)f.value;
+            if (f.number == THREAD_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value;
             if (f.number == THREAD_NAME && f.wire == OPPROF__PB_BYTES) tname = f.data, tname_len = f.len;
         }
         if (got < 0) return fail(r, "a thread descriptor that is no protobuf");
@@ -361,20 +387,33 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.thread = true;
         snprintf(t.name, sizeof t.name, "%.*s", (int)(tname_len < sizeof t.name ? tname_len : sizeof t.name - 1),
                  tname ? (const char *)tname : "");
+    } else if (process) {
+        const uint8_t *q = process, *qe = process + process_len, *pname = NULL;
+        size_t pname_len = 0;
+        while ((got = opprof__pb_next(&q, qe, &f)) > 0) {
+            if (f.number == PROCESS_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value;
+            if (f.number == PROCESS_NAME && f.wire == OPPROF__PB_BYTES) pname = f.data, pname_len = f.len;
+        }
+        if (got < 0) return fail(r, "a process descriptor that is no protobuf");
+        t.kind = TRACK_OF_PROCESS;
+        snprintf(t.name, sizeof t.name, "%.*s", (int)(pname_len < sizeof t.name ? pname_len : sizeof t.name - 1),
+                 pname ? (const char *)pname : "");
     } else if (counter && name && name_len == sizeof OFF_CPU_TRACK - 1 && !memcmp(name, OFF_CPU_TRACK, name_len) &&
                parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
         t.kind = TRACK_OFF_CPU;
         t.tid = find_track(r, parent)->tid;
+        t.pid = find_track(r, parent)->pid;
         t.off_since = -1;
     } else if (counter) {
         t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
     } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
         t.kind = TRACK_OF_THREAD; /* a lane: its thread's events that overlap */
         t.tid = find_track(r, parent)->tid;
+        t.pid = find_track(r, parent)->pid;
     } else if (name) {
         t.kind = TRACK_ASYNC;
     }
-    if (name && !t.thread)
+    if (name && !t.thread && t.kind != TRACK_OF_PROCESS)
         snprintf(t.name, sizeof t.name, "%.*s", (int)(name_len < sizeof t.name ? name_len : sizeof t.name - 1), name);
     if (opprof__grow((void **)&r->tracks, &r->cap_tracks, r->n_tracks + 1, sizeof *r->tracks)) return OPPROF_ENOMEM;
     r->tracks[r->n_tracks++] = t;
@@ -482,9 +521,9 @@ static void note_value(preader *r, opprof__strbuf *sb, const annotation *a, bool
 }
 
 /* "ts" in microseconds from the capture's start, as the JSON writer prints it. */
-static void place(preader *r, opprof__strbuf *sb, const int64_t *tid, int64_t ts) {
-    opprof__sb_printf(sb, ",\"pid\":%" PRId64, r->pid);
-    if (tid) opprof__sb_printf(sb, ",\"tid\":%" PRId64, *tid);
+static void place(preader *r, opprof__strbuf *sb, const track *t, int64_t ts) {
+    opprof__sb_printf(sb, ",\"pid\":%" PRId64, pid_of(r, t));
+    if (t) opprof__sb_printf(sb, ",\"tid\":%" PRId64, t->tid);
     opprof__sb_puts(sb, ",\"ts\":");
     opprof__sb_us(sb, ts - r->origin);
 }
@@ -516,7 +555,7 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     }
     opprof__sb_puts(&r->pending, "\",\"name\":");
     json_bytes(&r->pending, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
-    place(r, &r->pending, &t->tid, ts);
+    place(r, &r->pending, t, ts);
     r->begins[r->n_begins] = (begun){at, 0, ts, 0, false};
     t->open[t->depth++] = r->n_begins++;
     r->open_slices++;
@@ -579,7 +618,7 @@ static int memory_event(preader *r, const track *t, const event *e, int64_t ts) 
     int device_type = (int)(uint16_t)(t->uuid >> 16), device_id = (int)(uint16_t)t->uuid - 1;
     sep(r);
     opprof__sb_puts(&r->events, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
-    place(r, &r->events, &th->tid, ts);
+    place(r, &r->events, th, ts);
     opprof__sb_printf(&r->events, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
                                   ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
                       device_type, device_id, note_int(e, "Addr", 0), note_int(e, "Bytes", 0), e->counter, e->counter);
@@ -599,11 +638,11 @@ static void mark_head(preader *r, const char *ph, const char *cat, const event *
     json_bytes(&r->events, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
 }
 
-/* The thread of an async edge (its annotation), else the first thread. */
-static const int64_t *async_tid(preader *r, const event *e) {
+/* The thread of an async edge (its annotation), else none. */
+static const track *async_thread(preader *r, const event *e) {
     int64_t thread = note_int(e, "Thread", 0);
     for (size_t k = 0; k < r->n_tracks; k++)
-        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) return &r->tracks[k].tid;
+        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) return &r->tracks[k];
     return NULL;
 }
 
@@ -621,7 +660,7 @@ static int mark(preader *r, const track *t, const event *e, int64_t ts) {
     if (t->kind == TRACK_ASYNC) {
         mark_head(r, e->type == SLICE_BEGIN ? "b" : "e", "async", e);
         opprof__sb_printf(&r->events, ",\"id\":%" PRId64, (int64_t)(t->uuid & ((UINT64_C(1) << 40) - 1)));
-        place(r, &r->events, async_tid(r, e), ts);
+        place(r, &r->events, async_thread(r, e), ts);
         opprof__sb_puts(&r->events, "}");
         return 0;
     }
@@ -630,7 +669,7 @@ static int mark(preader *r, const track *t, const event *e, int64_t ts) {
         mark_head(r, ph, e->has_flow || e->has_end_flow ? "flow" : "instant", e);
         if (e->has_flow || e->has_end_flow)
             opprof__sb_printf(&r->events, ",\"id\":%" PRId64, (int64_t)(e->has_flow ? e->flow : e->end_flow));
-        place(r, &r->events, &t->tid, ts);
+        place(r, &r->events, t, ts);
         opprof__sb_puts(&r->events, "}");
         return 0;
     }
@@ -705,7 +744,7 @@ static int off_cpu_edge(preader *r, track *t, const event *e, int64_t ts) {
     }
     if (t->off_since < 0) return fail(r, "an off-CPU edge back without one out");
     opprof__sb_printf(&r->offs, "%s\n    {\"preempted\":%d", r->offs.len ? "," : "", t->preempted);
-    place(r, &r->offs, &t->tid, t->off_since);
+    place(r, &r->offs, t, t->off_since);
     opprof__sb_puts(&r->offs, ",\"dur\":");
     opprof__sb_us(&r->offs, ts - t->off_since);
     opprof__sb_puts(&r->offs, "}");
