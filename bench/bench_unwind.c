@@ -1,23 +1,32 @@
-/* bench_unwind.c - the DWARF mode's unwinder (record/unwind.c: elfutils'
- * libdw, dwfl_getthread_frames over the process's Dwfl) against the other
- * candidate, libunwind's remote interface (what opprof 0.4 used: its code
- * is kept here as the peer), unwinding the same copied stack as the kernel
- * hands them over (the registers and 8 KiB from the stack pointer up),
- * taken at the bottom of a chain of DEPTH calls. Both must find the same
- * return addresses; the figure is ns per stack, median of interleaved
- * rounds (built where libunwind-dev is: scripts/deps.sh --bench).
+/* bench_unwind.c - the two libraries the DWARF mode's unwinder could be
+ * built on, on the same copied stack as the kernel hands it over (the
+ * registers and 8 KiB from the stack pointer up, taken at the bottom of a
+ * chain of DEPTH calls): elfutils' libdw (dwfl_getthread_frames with thread
+ * callbacks over the copy, as record/unwind.c does) and libunwind's remote
+ * interface (what opprof 0.4 used; its code is kept here as the peer). Both
+ * must find the same return addresses; the figure is ns per stack, median
+ * of interleaved rounds. The bench uses the libraries only (opprof's
+ * internals are not public); built where libunwind-dev is (deps.sh --bench).
  *
  *   build/bin/bench_unwind [--json] [--rounds N] [--stacks N]
  */
 #include "bench_util.h"
-#include "record/record.h"
 
 #include <asm/perf_regs.h>
+#include <elfutils/libdwfl.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <sys/uio.h>
 
 enum { DEPTH = 24, COPY = 8192, MAX_IPS = 128 };
+
+/* A sample's copy as the kernel packs it: the registers of `mask` (perf's
+ * numbering) one word each, then the stack. */
+typedef struct stack_copy {
+    uint64_t mask;
+    const unsigned char *regs, *stack;
+    uint64_t size, sp;
+} stack_copy;
 
 typedef struct copied {
     uint64_t mask, perf_regs[PERF_REG_X86_64_MAX];
@@ -36,7 +45,7 @@ static __attribute__((noinline)) void take_copy(void) {
     g_copy.perf_regs[PERF_REG_X86_IP] = ip;
     g_copy.perf_regs[PERF_REG_X86_SP] = sp;
     g_copy.perf_regs[PERF_REG_X86_BP] = bp;
-    g_copy.mask = opprof__unwind_regs_mask() | lu_regs_mask();
+    g_copy.mask = lu_regs_mask();
     int k = 0;
     for (int r = 0; r < PERF_REG_X86_64_MAX; r++)
         if (g_copy.mask & (1ull << r)) memcpy(g_copy.regs + 8 * k++, &g_copy.perf_regs[r], 8);
@@ -90,7 +99,7 @@ static uint64_t lu_regs_mask(void) {
 }
 
 /* The value of perf register `perf` among the packed ones of `mask`. */
-static bool packed_reg(const opprof__stack_copy *sc, int perf, uint64_t *out) {
+static bool packed_reg(const stack_copy *sc, int perf, uint64_t *out) {
     if (perf < 0 || !(sc->mask & (1ull << perf))) return false;
     int k = __builtin_popcountll(sc->mask & ((1ull << perf) - 1));
     memcpy(out, sc->regs + 8 * k, 8);
@@ -107,7 +116,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
     (void)as;
-    const opprof__stack_copy *sc = arg;
+    const stack_copy *sc = arg;
     if (write) return -UNW_EINVAL;
     if (addr >= sc->sp && addr - sc->sp + sizeof *val <= sc->size) {
         memcpy(val, sc->stack + (addr - sc->sp), sizeof *val);
@@ -161,7 +170,7 @@ static void space_setup(void) {
     if (g_space) unw_set_caching_policy(g_space, UNW_CACHE_GLOBAL);
 }
 
-static size_t lu_unwind_copy(const opprof__stack_copy *sc, uint64_t *ips, size_t max) {
+static size_t lu_unwind_copy(const stack_copy *sc, uint64_t *ips, size_t max) {
     pthread_once(&g_once, space_setup);
     unw_cursor_t cursor;
     if (!g_space || unw_init_remote(&cursor, g_space, (void *)sc) < 0) return 0;
@@ -179,14 +188,66 @@ typedef struct collected {
     size_t n;
 } collected;
 
-static size_t dw_unwind(collected *out) {
-    opprof__stack_copy sc = {g_copy.mask, g_copy.regs, g_copy.stack, g_copy.size, g_copy.sp};
-    out->n = opprof__unwind(&sc, out->ips, MAX_IPS);
+/* ---- libdw (as record/unwind.c uses it) ---- */
+
+static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_arg) {
+    (void)dwfl;
+    if (*thread_arg) return 0;
+    *thread_arg = arg;
+    return getpid();
+}
+
+static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *out, void *arg) {
+    (void)dwfl;
+    const copied *c = arg;
+    if (addr >= c->sp && addr - c->sp + 8 <= c->size) {
+        memcpy(out, c->stack + (addr - c->sp), 8);
+        return true;
+    }
+    struct iovec local = {out, 8}, remote = {(void *)(uintptr_t)addr, 8};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 8;
+}
+
+static bool dw_initial_registers(Dwfl_Thread *thread, void *arg) {
+    const copied *c = arg;
+    static const int perf_of[16] = {PERF_REG_X86_AX,  PERF_REG_X86_DX,  PERF_REG_X86_CX,  PERF_REG_X86_BX,
+                                    PERF_REG_X86_SI,  PERF_REG_X86_DI,  PERF_REG_X86_BP,  PERF_REG_X86_SP,
+                                    PERF_REG_X86_R8,  PERF_REG_X86_R9,  PERF_REG_X86_R10, PERF_REG_X86_R11,
+                                    PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15};
+    Dwarf_Word regs[16];
+    for (int r = 0; r < 16; r++) regs[r] = c->perf_regs[perf_of[r]];
+    dwfl_thread_state_register_pc(thread, c->perf_regs[PERF_REG_X86_IP]);
+    return dwfl_thread_state_registers(thread, 0, 16, regs);
+}
+
+static int dw_frame(Dwfl_Frame *state, void *arg) {
+    collected *c = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(state, &pc, &activation) || !pc || c->n == MAX_IPS) return DWARF_CB_ABORT;
+    c->ips[c->n++] = pc;
+    return DWARF_CB_OK;
+}
+
+static Dwfl *dw_open(void) {
+    static char *debuginfo_path;
+    static const Dwfl_Callbacks cb = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, NULL, &debuginfo_path};
+    static const Dwfl_Thread_Callbacks tcb = {dw_next_thread, NULL, dw_memory_read, dw_initial_registers, NULL, NULL};
+    Dwfl *dwfl = dwfl_begin(&cb);
+    if (!dwfl || dwfl_linux_proc_report(dwfl, getpid()) || dwfl_report_end(dwfl, NULL, NULL) ||
+        !dwfl_attach_state(dwfl, NULL, getpid(), &tcb, &g_copy))
+        return NULL;
+    return dwfl;
+}
+
+static size_t dw_unwind(Dwfl *dwfl, collected *out) {
+    out->n = 0;
+    dwfl_getthread_frames(dwfl, getpid(), dw_frame, out);
     return out->n;
 }
 
 static size_t lu_unwind(collected *out) {
-    opprof__stack_copy sc = {g_copy.mask, g_copy.regs, g_copy.stack, g_copy.size, g_copy.sp};
+    stack_copy sc = {g_copy.mask, g_copy.regs, g_copy.stack, g_copy.size, g_copy.sp};
     out->n = lu_unwind_copy(&sc, out->ips, MAX_IPS);
     return out->n;
 }
@@ -218,14 +279,19 @@ int main(int argc, char **argv) {
     pthread_t t;
     pthread_create(&t, NULL, copier, NULL);
     pthread_join(t, NULL);
+    Dwfl *dwfl = dw_open();
+    if (!dwfl) {
+        fprintf(stderr, "bench_unwind: libdw could not attach to this process: %s\n", dwfl_errmsg(-1));
+        return 1;
+    }
     collected lu, dw;
-    size_t n_lu = lu_unwind(&lu), n_dw = dw_unwind(&dw), same = common_frames(&lu, &dw);
+    size_t n_lu = lu_unwind(&lu), n_dw = dw_unwind(dwfl, &dw), same = common_frames(&lu, &dw);
     double *t_lu = calloc((size_t)rounds, sizeof *t_lu), *t_dw = calloc((size_t)rounds, sizeof *t_dw);
     for (int r = 0; r < rounds; r++) { /* interleaved: each round times both */
         int64_t a = bench_now_ns();
         for (int k = 0; k < stacks; k++) lu_unwind(&lu);
         int64_t b = bench_now_ns();
-        for (int k = 0; k < stacks; k++) dw_unwind(&dw);
+        for (int k = 0; k < stacks; k++) dw_unwind(dwfl, &dw);
         int64_t c = bench_now_ns();
         t_lu[r] = (double)(b - a) / stacks;
         t_dw[r] = (double)(c - b) / stacks;
@@ -239,22 +305,23 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "rounds", rounds, false);
         bench_json_number(stdout, "stacks_per_round", stacks, false);
         bench_json_number(stdout, "frames_libunwind_peer", (double)n_lu, false);
-        bench_json_number(stdout, "frames_opprof_libdw", (double)n_dw, false);
+        bench_json_number(stdout, "frames_libdw", (double)n_dw, false);
         bench_json_number(stdout, "frames_in_common", (double)same, false);
         bench_json_number(stdout, "ns_per_stack_libunwind_peer_median", slu.median, false);
         bench_json_number(stdout, "ns_per_stack_libunwind_peer_iqr", slu.iqr, false);
-        bench_json_number(stdout, "ns_per_stack_opprof_libdw_median", sdw.median, false);
-        bench_json_number(stdout, "ns_per_stack_opprof_libdw_iqr", sdw.iqr, false);
+        bench_json_number(stdout, "ns_per_stack_libdw_median", sdw.median, false);
+        bench_json_number(stdout, "ns_per_stack_libdw_iqr", sdw.iqr, false);
         bench_json_number(stdout, "libdw_over_libunwind", sdw.median / slu.median, true);
         printf("}\n");
     } else {
         printf("host: %s (%s)\n", model, isa);
-        printf("frames: libunwind (peer) %zu, opprof (libdw) %zu, the same %zu (a chain of %d calls)\n", n_lu, n_dw, same, DEPTH);
-        printf("libunwind (peer): %.0f ns a stack (IQR %.0f)\nopprof (libdw):   %.0f ns a stack (IQR %.0f)\n"
-               "opprof / libunwind: %.2f\n",
+        printf("frames: libunwind (peer) %zu, libdw %zu, the same %zu (a chain of %d calls)\n", n_lu, n_dw, same, DEPTH);
+        printf("libunwind (peer): %.0f ns a stack (IQR %.0f)\nlibdw:            %.0f ns a stack (IQR %.0f)\n"
+               "libdw / libunwind: %.2f\n",
                slu.median, slu.iqr, sdw.median, sdw.iqr, sdw.median / slu.median);
     }
     free(t_lu);
     free(t_dw);
+    dwfl_end(dwfl);
     return same >= DEPTH ? 0 : 1;
 }

@@ -5,7 +5,7 @@
  * is ours, mapped here), the stack's words are read from the copy, any
  * other word through process_vm_readv (a bad address is an error, never a
  * fault). libdw was measured against libunwind's remote interface on the
- * same copies (bench/bench_unwind.c): 0.87-1.01 of its time, the same
+ * same copies (bench/bench_unwind.c): 0.83-1.04 of its time, the same
  * frames; so one library does both this and the sources. The drainer
  * thread alone calls it, so that the copies are freed as they are read. */
 #define _GNU_SOURCE
