@@ -161,6 +161,59 @@ TEST_CASE(samples_and_pftrace) {
     remove_tree(dir);
 }
 
+/* Every shape of event, whichever path copies it (the fast one: whole in
+ * the window, plain keys; the slow one: the rest): blanks and newlines
+ * inside, a key written with an escape, a "pid" inside args (not the
+ * event's: kept), and 6,000 events of some 300 bytes, so that events cross
+ * the 1 MiB read window. Every event moves by its rank's shift and gets its
+ * rank's pid; nothing else changes. */
+TEST_CASE(event_shapes) {
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char a[4200], out[4200];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(out, sizeof out, "%s/merged.json", dir);
+    FILE *f = fopen(a, "w");
+    fprintf(f, "{\"opprof_version\": \"x\", \"baseTimeNanoseconds\": 1000000,\n"
+               " \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, \"world_size\": 2, \"clock_offset_ns\": 0},\n"
+               " \"traceEvents\": [\n"
+               "  {\n    \"ph\" : \"X\",\n    \"name\": \"spaced\", \"pid\" : 42, \"tid\": 1,\n    \"ts\":\t10.000, \"dur\": 1\n  },\n"
+               "  {\"ph\": \"X\", \"name\": \"escaped\", \"p\\u0069d\": 42, \"tid\": 1, \"ts\": 20.000, \"dur\": 1},\n"
+               "  {\"ph\": \"X\", \"name\": \"nested\", \"pid\": 42, \"tid\": 1, \"ts\": 30.000, \"dur\": 1,"
+               " \"args\": {\"pid\": 7, \"ts\": \"kept\"}}");
+    for (int i = 0; i < 6000; i++)
+        fprintf(f, ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bulk\", \"pid\": 42, \"tid\": 1, \"ts\": %d.500, "
+                   "\"dur\": 0.25, \"args\": {\"note\": \"%0200d\"}}",
+                100 + i, i);
+    fprintf(f, "\n ]}\n");
+    fclose(f);
+    const char *paths[] = {a};
+    opprof_merge_result res;
+    opprof_read_error err;
+    CHECK_INT(opprof_merge_traces(paths, 1, out, &res, &err), 0);
+    CHECK_INT(res.events, 6003);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(out, NULL, &c, &err), 0);
+    if (!c) return;
+    size_t n, n_threads;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    const opprof_thread_info *th = opprof_capture_threads(c, &n_threads);
+    CHECK_INT(n, 6003);
+    int bulk = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = opprof_capture_name(c, ev[i].name);
+        CHECK_INT(th[ev[i].thread].pid, 200000); /* rank 1's first process */
+        if (!strcmp(name, "bulk")) CHECK_INT(ev[i].start_ns, (100 + bulk++) * 1000 + 500 - 10000);
+        if (!strcmp(name, "escaped")) CHECK_INT(ev[i].start_ns, 10000);
+    }
+    CHECK_INT(bulk, 6000);
+    opprof_capture_free(c);
+    char *text = read_text(out);
+    CHECK(text && strstr(text, "\"args\": {\"pid\": 7, \"ts\": \"kept\"}")); /* args: as they were */
+    free(text);
+    remove_tree(dir);
+}
+
 TEST_CASE(kineto) {
     char dir[256];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -73,6 +73,75 @@ static inline void put_bytes(sink *o, const unsigned char *b, size_t n) {
     if (o && o->fp && n) fwrite_unlocked(b, 1, n, o->fp);
 }
 
+/* The first '"' or '\\' in [q, end), or end: eight bytes at a time (a
+ * byte-wise loop was a quarter of a merge's time). The zero-byte test finds
+ * the lowest matching byte exactly; bytes above it may show falsely, so only
+ * the lowest is used. */
+static OPPROF__HASH inline const unsigned char *quote_or_backslash(const unsigned char *q, const unsigned char *end) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (end - q >= 8) {
+        uint64_t w, a, b;
+        memcpy(&w, q, 8);
+        a = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        uint64_t m = (((a - ones) & ~a) | ((b - ones) & ~b)) & highs;
+        if (m) return q + (__builtin_ctzll(m) >> 3);
+        q += 8;
+    }
+    while (q < end && *q != '"' && *q != '\\') q++;
+    return q;
+}
+
+static int hex4(in_stream *s, sink *o, uint32_t *out) {
+    *out = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = next(s);
+        if (h < 0) return OPPROF_EFORMAT;
+        put(o, h);
+        int v = h >= '0' && h <= '9' ? h - '0' : (h | 32) >= 'a' && (h | 32) <= 'f' ? (h | 32) - 'a' + 10 : -1;
+        if (v < 0) return OPPROF_EFORMAT;
+        *out = *out << 4 | (uint32_t)v;
+    }
+    return 0;
+}
+
+/* The text of the escape after a backslash (e: its letter; a \u's digits are
+ * read here, and a surrogate pair's second half), as UTF-8 into out[*n]: so
+ * that a key compares and is written again as what it says ("p\u0069d" is
+ * "pid"). An unpaired surrogate is U+FFFD. */
+static int unescape(in_stream *s, sink *o, int e, char out[4], size_t *n) {
+    static const char plain[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
+    const char *at = e ? strchr(plain, e) : NULL;
+    *n = 1;
+    if (e != 'u') {
+        if (!at) return OPPROF_EFORMAT;
+        out[0] = decoded[at - plain];
+        return 0;
+    }
+    uint32_t cp, low;
+    if (hex4(s, o, &cp)) return OPPROF_EFORMAT;
+    if (cp >= 0xD800 && cp <= 0xDBFF && peek(s) == '\\') {
+        put(o, next(s));
+        if (next(s) != 'u') return OPPROF_EFORMAT;
+        put(o, 'u');
+        if (hex4(s, o, &low)) return OPPROF_EFORMAT;
+        cp = low >= 0xDC00 && low <= 0xDFFF ? 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD;
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = 0xFFFD;
+    }
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+    } else if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), *n = 2;
+    } else if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | (cp >> 6 & 0x3F)), out[2] = (char)(0x80 | (cp & 0x3F)), *n = 3;
+    } else {
+        out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | (cp >> 12 & 0x3F)), out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[3] = (char)(0x80 | (cp & 0x3F)), *n = 4;
+    }
+    return 0;
+}
+
 /* A string (at its opening quote), copied to o; its first TOKEN-1 bytes,
  * unescaped only as far as keys need, into tok. Plain runs are copied a
  * window at a time. */
@@ -82,14 +151,17 @@ static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
     size_t n = 0;
     for (;;) {
         if (peek(s) < 0) return OPPROF_EFORMAT;
-        const unsigned char *run = s->buf + s->pos, *end = s->buf + s->len, *q = run;
-        while (q < end && *q != '"' && *q != '\\') q++;
+        const unsigned char *run = s->buf + s->pos, *end = s->buf + s->len, *q = quote_or_backslash(run, end);
         if (!opprof__utf8_ok(&s->utf8, run, q)) {
             s->bad_utf8 = true;
             return OPPROF_EFORMAT;
         }
         put_bytes(o, run, (size_t)(q - run));
-        for (const unsigned char *t = run; tok && t < q && n < TOKEN - 1; t++) tok[n++] = (char)*t;
+        if (tok && n < TOKEN - 1) {
+            size_t k = (size_t)(q - run) < TOKEN - 1 - n ? (size_t)(q - run) : TOKEN - 1 - n;
+            memcpy(tok + n, run, k);
+            n += k;
+        }
         s->pos += (size_t)(q - run);
         if (q == end) continue;
         int c = next(s);
@@ -102,7 +174,10 @@ static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
         int e = next(s); /* after a backslash */
         if (e < 0) return OPPROF_EFORMAT;
         put(o, e);
-        if (tok && n < TOKEN - 1) tok[n++] = (char)e;
+        char decoded[4];
+        size_t k = 1;
+        if (unescape(s, o, e, decoded, &k)) return OPPROF_EFORMAT;
+        for (size_t i = 0; tok && i < k && n < TOKEN - 1; i++) tok[n++] = decoded[i];
     }
     if (tok) tok[n] = '\0';
     if (tok_len) *tok_len = n;
@@ -145,7 +220,7 @@ static int value(in_stream *s, sink *o) {
         } else {
             char tok[TOKEN];
             if (scalar(s, tok)) return OPPROF_EFORMAT;
-            for (const char *t = tok; *t; t++) put(o, *t);
+            put_bytes(o, (const unsigned char *)tok, strlen(tok));
         }
     } while (depth > 0);
     return 0;
@@ -173,11 +248,17 @@ static int object(in_stream *s, int (*on_key)(void *ctx, const char *key, in_str
 
 /* ---- a number as exact nanoseconds (a "ts" in microseconds): opprof__micros_to_ns ---- */
 
+/* ns as microseconds with three decimals ("12.345", "-0.001"), by hand: printf
+ * was a twentieth of a merge. */
 static void put_ns_as_micros(sink *o, int64_t ns) {
-    char text[40];
-    int64_t a = ns < 0 ? -ns : ns;
-    snprintf(text, sizeof text, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", a / 1000, a % 1000);
-    for (const char *t = text; *t; t++) put(o, *t);
+    char text[2 * OPPROF__NUMBER_TEXT], *end = text + OPPROF__NUMBER_TEXT;
+    uint64_t a = ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns; /* INT64_MIN too */
+    char frac[3] = {(char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10)};
+    char *p = opprof__int_text((int64_t)(a / 1000), end);
+    if (ns < 0) *--p = '-';
+    put_bytes(o, (const unsigned char *)p, (size_t)(end - p));
+    put(o, '.');
+    put_bytes(o, (const unsigned char *)frac, 3);
 }
 
 /* ---- one input ---- */
@@ -214,6 +295,88 @@ static int pid_token(in_stream *s, char *tok) {
     return 0;
 }
 
+/* A key of one of the three fields merge rewrites (the first byte first:
+ * every key of every event is asked). */
+static inline bool rewritten(const char *key) {
+    return (key[0] == 'p' && !strcmp(key, "pid")) || (key[0] == 't' && !strcmp(key, "ts")) ||
+           (key[0] == 'i' && !strcmp(key, "id"));
+}
+
+/* The fast path of an event, in both passes: an object whole in the window,
+ * its top-level keys plain strings, is scanned once for its end and for
+ * the values of its pid, ts and id (the slow path re-read every byte of
+ * every event, twice: most of a merge's time). */
+enum { MAX_REWRITTEN = 8 };
+
+typedef struct event_span {
+    const unsigned char *end; /* past its closing brace */
+    int n;                    /* its keys that merge rewrites */
+    const unsigned char *key_at[MAX_REWRITTEN], *value_at[MAX_REWRITTEN];
+    char keys[MAX_REWRITTEN][4];
+} event_span;
+
+static inline const unsigned char *past_blanks(const unsigned char *q, const unsigned char *end) {
+    while (q < end && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+    return q;
+}
+
+/* 1 with the event's span, 0 when the event is for the slow path (it crosses
+ * the window's end, or its shape is not that: the slow path then says what
+ * is wrong). */
+static int span_of_event(const in_stream *s, event_span *sp) {
+    const unsigned char *q = s->buf + s->pos, *end = s->buf + s->len;
+    int depth = 0;
+    bool want_key = false;
+    sp->n = 0;
+    while (q < end) {
+        unsigned char c = *q;
+        if (c == '"') {
+            const unsigned char *str = q++;
+            for (;;) { /* to the closing quote, over escapes */
+                q = quote_or_backslash(q, end);
+                if (q == end) return 0;
+                if (*q == '"') break;
+                if (want_key || end - q < 2) return 0; /* an escaped key: the slow path's */
+                q += 2;
+            }
+            q++;
+            if (depth != 1 || !want_key) continue;
+            size_t len = (size_t)(q - str) - 2;
+            q = past_blanks(q, end);
+            if (q == end || *q != ':' || len >= TOKEN - 1) return 0;
+            q = past_blanks(q + 1, end);
+            want_key = false;
+            const unsigned char *k = str + 1;
+            if (!((len == 3 && k[0] == 'p' && k[1] == 'i' && k[2] == 'd') ||
+                  (len == 2 && ((k[0] == 't' && k[1] == 's') || (k[0] == 'i' && k[1] == 'd')))))
+                continue;
+            char key[4] = "";
+            memcpy(key, k, len);
+            if (sp->n == MAX_REWRITTEN) return 0;
+            sp->key_at[sp->n] = str;
+            sp->value_at[sp->n] = q;
+            memcpy(sp->keys[sp->n++], key, sizeof key);
+            continue;
+        }
+        if (want_key && c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != '}') return 0;
+        if (c == '{' || c == '[') {
+            if (++depth > MAX_DEPTH || (depth == 1 && c != '{')) return 0;
+            want_key = depth == 1;
+        } else if (c == '}' || c == ']') {
+            want_key = false;
+            if (--depth == 0) break;
+        } else if (c == ',' && depth == 1) {
+            want_key = true;
+        } else if (depth == 0) {
+            return 0;
+        }
+        q++;
+    }
+    if (q == end) return 0;
+    sp->end = q + 1;
+    return 1;
+}
+
 typedef struct scan_ctx {
     input *in;
     int rc;
@@ -221,7 +384,7 @@ typedef struct scan_ctx {
 
 static int scan_event_key(void *ctx, const char *key, in_stream *s) {
     scan_ctx *x = ctx;
-    if (strcmp(key, "pid")) return value(s, NULL);
+    if (key[0] != 'p' || strcmp(key, "pid")) return value(s, NULL);
     char tok[TOKEN];
     if (pid_token(s, tok)) return OPPROF_EFORMAT;
     int i = pid_index(x->in, tok, true);
@@ -248,7 +411,16 @@ static int scan_event(void *ctx, in_stream *s) {
     scan_ctx *x = ctx;
     x->in->events++;
     if (skip_ws(s) != '{') return value(s, NULL); /* not an event: the reader's to report */
-    return object(s, scan_event_key, ctx);
+    event_span sp;
+    if (!span_of_event(s, &sp)) return object(s, scan_event_key, ctx);
+    for (int k = 0; k < sp.n; k++) {
+        if (sp.keys[k][0] != 'p') continue;
+        s->pos = (size_t)(sp.value_at[k] - s->buf);
+        int rc = scan_event_key(ctx, "pid", s);
+        if (rc) return rc;
+    }
+    s->pos = (size_t)(sp.end - s->buf); /* its UTF-8 is checked as the second pass copies it */
+    return 0;
 }
 
 static int number_key(in_stream *s, int64_t *out) {
@@ -306,16 +478,20 @@ static void put_text(sink *o, const char *t) {
 static int copy_event_key(void *ctx, const char *key, in_stream *s) {
     copy_ctx *x = ctx;
     char tok[TOKEN];
-    if (!strcmp(key, "pid") || !strcmp(key, "ts") || !strcmp(key, "id")) {
+    if (rewritten(key)) {
         bool is_string = peek(s) == '"';
-        if (!strcmp(key, "pid") ? pid_token(s, tok) : is_string ? string(s, NULL, tok, NULL) : scalar(s, tok))
+        if (key[0] == 'p' ? pid_token(s, tok) : is_string ? string(s, NULL, tok, NULL) : scalar(s, tok))
             return OPPROF_EFORMAT;
         char text[TOKEN + 48];
         int64_t ns;
-        if (!strcmp(key, "pid")) {
+        if (key[0] == 'p') {
             int i = pid_index(x->in, tok, false);
-            snprintf(text, sizeof text, "\"pid\":%d", (x->in->slot + 1) * PID_BLOCK + (i < 0 ? 0 : i));
-        } else if (!strcmp(key, "ts")) {
+            char digits[2 * OPPROF__NUMBER_TEXT], *end = digits + OPPROF__NUMBER_TEXT;
+            char *d = opprof__int_text((int64_t)(x->in->slot + 1) * PID_BLOCK + (i < 0 ? 0 : i), end);
+            put_text(x->o, "\"pid\":");
+            put_bytes(x->o, (const unsigned char *)d, (size_t)(end - d));
+            return 0;
+        } else if (key[0] == 't') {
             if (is_string || opprof__micros_to_ns(tok, strlen(tok), &ns)) return OPPROF_EFORMAT;
             if (__builtin_add_overflow(ns, x->in->shift_ns, &ns)) {
                 s->bad_time = true;
@@ -352,12 +528,39 @@ static int copy_event_key(void *ctx, const char *key, in_stream *s) {
     return value(s, x->o);
 }
 
+/* The second pass's fast path: the event copied as it is (its blanks too)
+ * but for its pid, ts and id values, which copy_event_key rewrites in place;
+ * the copied runs are checked to be UTF-8. 1 when done, 0 for the slow path,
+ * or an error. */
+static int copy_event_fast(copy_ctx *x, in_stream *s) {
+    event_span sp;
+    if (!span_of_event(s, &sp)) return 0;
+    const unsigned char *b = s->buf, *from = b + s->pos;
+    for (int k = 0; k <= sp.n; k++) {
+        const unsigned char *to = k < sp.n ? sp.key_at[k] : sp.end;
+        if (!opprof__utf8_ok(&s->utf8, from, to) || s->utf8.need) {
+            s->bad_utf8 = true;
+            return OPPROF_EFORMAT;
+        }
+        put_bytes(x->o, from, (size_t)(to - from));
+        if (k == sp.n) break;
+        s->pos = (size_t)(sp.value_at[k] - b);
+        int rc = copy_event_key(x, sp.keys[k], s);
+        if (rc) return rc;
+        from = b + s->pos;
+    }
+    s->pos = (size_t)(sp.end - b);
+    return 1;
+}
+
 static int copy_event(void *ctx, in_stream *s) {
     copy_ctx *x = ctx;
     if (!*x->first) put(x->o, ',');
     put(x->o, '\n');
     *x->first = false;
     if (skip_ws(s) != '{') return value(s, x->o);
+    int fast = copy_event_fast(x, s);
+    if (fast) return fast < 0 ? fast : 0;
     next(s);
     put(x->o, '{');
     if (skip_ws(s) == '}') {
