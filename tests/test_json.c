@@ -126,6 +126,33 @@ int main(void) {
     CHECK_INT(opprof_capture_read_buffer(too_long, strlen(too_long), NULL, &back, &read_err), OPPROF_EFORMAT);
     CHECK(strstr(read_err.message, "the trace spans 127 years, more than the 2^61 ns (73 years) a capture holds"));
 
+    /* The longest ranges (max_events): those at least as long as one more than
+     * the (max + 1)-th longest; ties at the bound go together or not at all. */
+    {
+        static const int64_t durations[] = {9, 8, 7, 7, 7, 5, 4, 3, 2, 1};
+        static const struct { size_t max, kept; } cases[] = {{5, 5}, {4, 2}, {1, 1}, {0, 10}, {10, 10}, {9, 9}};
+        opprof_capture *lc = NULL;
+        uint32_t lt;
+        CHECK_INT(opprof_capture_new(&lc), 0);
+        CHECK_INT(opprof_capture_add_thread(lc, 1, "t", &lt), 0);
+        for (int i = 0; i < 10; i++) /* apart: none nests in another */
+            CHECK_INT(opprof_capture_add_event(lc, lt, "r", OPPROF_KIND_CPU_OP, i * 100, durations[i]), 0);
+        CHECK_INT(opprof_capture_finish(lc), 0);
+        char lpath[600];
+        snprintf(lpath, sizeof lpath, "%s/longest.json", dir);
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            opprof_chrome_options o = {.max_events = cases[k].max};
+            CHECK_INT(opprof_capture_chrome_write_ex(lc, lpath, &o), 0);
+            opprof_capture *lb = NULL;
+            CHECK_INT(opprof_capture_read(lpath, NULL, &lb, &read_err), 0);
+            size_t kept = 0;
+            if (lb) opprof_capture_events(lb, &kept);
+            CHECK_INT(kept, cases[k].kept);
+            opprof_capture_free(lb);
+        }
+        unlink(lpath);
+        opprof_capture_free(lc);
+    }
     char *out = NULL;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);

@@ -51,6 +51,35 @@ TEST_CASE(distribution_of_one_to_ten) {
  * sorted: -1 1 1 2 2 3 3 4 4 5 5 6: Hodges-Lehmann (3 + 3) / 2 = 3. At 80 %:
  * k = floor(6 + 0.5 - 1.2816 * sqrt(8)) = 2: [d(2), d(11)] = [1, 5]. At 95 %
  * k = floor(6.5 - 1.96 * 2.83) = 0: no finite interval. */
+static int ascending(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Past 255 values the sort is a radix sort on the doubles' bits: the same
+ * order statistics as qsort's order on negatives, -0.0 and 0.0, tiny and
+ * huge values, infinities and repeats. */
+TEST_CASE(distribution_of_many_values) {
+    enum { N = 5000 };
+    static double v[N], sorted[N];
+    uint64_t seed = 12345;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double r = (double)(seed >> 11) / 9007199254740992.0; /* [0, 1) */
+        v[i] = i % 7 == 0 ? -r * 1e6 : i % 11 == 0 ? r * 1e-300 : i % 13 == 0 ? 42.0 : r * 1e9;
+    }
+    v[1] = -0.0, v[2] = 0.0, v[3] = 1.0 / 0.0, v[4] = -1.0 / 0.0, v[5] = 5e-324;
+    memcpy(sorted, v, sizeof v);
+    qsort(sorted, N, sizeof *sorted, ascending);
+    opprof_distribution d;
+    CHECK_INT(opprof_distribution_of(v, N, &d), 0);
+    CHECK(d.min == sorted[0] && d.max == sorted[N - 1]);
+    double pos = 0.5 * (N - 1), med = sorted[(int)pos] + (pos - (int)pos) * (sorted[(int)pos + 1] - sorted[(int)pos]);
+    CHECK(d.median == med);
+    pos = 0.25 * (N - 1);
+    CHECK(d.q1 == sorted[(int)pos] + (pos - (int)pos) * (sorted[(int)pos + 1] - sorted[(int)pos]));
+}
+
 TEST_CASE(mann_whitney_worked_by_hand) {
     double before[] = {4, 1, 2}, after[] = {6, 3, 7, 5};
     opprof_shift s;

@@ -20,11 +20,46 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* A double's bits as an unsigned key in the doubles' order (negatives
+ * flipped whole, positives above them with the sign bit set). */
+static OPPROF__HASH inline uint64_t order_key(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/* A sorted copy: small ones by qsort; past that an LSD radix sort on the
+ * keys, 8 bits a pass (a row's calls, 3 million in `opprof record` of a toy
+ * program, took a third of its exit by qsort). NaN sort after +inf. */
 static double *sorted_copy(const double *v, size_t n) {
     double *s = opprof__alloc((n ? n : 1) * sizeof *s);
     if (!s) return NULL;
     memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
+    if (n < 256) {
+        qsort(s, n, sizeof *s, cmp_double);
+        return s;
+    }
+    uint64_t *a = opprof__alloc(2 * n * sizeof *a), *b = a ? a + n : NULL;
+    if (!a) {
+        qsort(s, n, sizeof *s, cmp_double);
+        return s;
+    }
+    for (size_t i = 0; i < n; i++) a[i] = order_key(s[i]);
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[(a[i] >> shift & 0xFF) + 1]++;
+        if (count[(a[0] >> shift & 0xFF) + 1] == n) continue; /* one value of this byte: nothing moves */
+        for (int k = 0; k < 256; k++) count[k + 1] += count[k];
+        for (size_t i = 0; i < n; i++) b[count[a[i] >> shift & 0xFF]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = a[i] >> 63 ? a[i] & ~(UINT64_C(1) << 63) : ~a[i];
+        memcpy(&s[i], &u, sizeof u);
+    }
+    opprof__free(a < b ? a : b);
     return s;
 }
 
