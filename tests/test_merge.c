@@ -289,6 +289,26 @@ TEST_CASE(errors) {
     CHECK_INT(opprof_capture_read(out, NULL, &m8, &err), 0); /* and it reads back */
     opprof_capture_free(m8);
     unlink(out);
+    /* malformed events are refused, whichever path reads them (the fast one
+     * hands them to the slow one, which says so): no output */
+    static const char *const malformed[] = {
+        "{\"traceEvents\": [{\"ph\": \"X\" \"name\": \"a\", \"ts\": 1}]}",      /* no ',' between keys */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1 2}]}",                    /* two values */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": }]}",                       /* no value */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1,}]}",                     /* a key missing after ',' */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\" 1}]}",                       /* no ':' */
+        "{\"traceEvents\": [{, \"ph\": \"X\"}]}",                                /* a stray ',' */
+    };
+    char badshape[4200];
+    snprintf(badshape, sizeof badshape, "%s/shape.json", dir);
+    for (size_t k = 0; k < sizeof malformed / sizeof *malformed; k++) {
+        f = fopen(badshape, "w");
+        fputs(malformed[k], f);
+        fclose(f);
+        const char *one_bad[] = {badshape};
+        CHECK_INT(opprof_merge_traces(one_bad, 1, out, NULL, &err), OPPROF_EFORMAT);
+        CHECK(access(out, F_OK) != 0);
+    }
     /* the command: usage and unreadable input */
     char cmd[17000], *text = NULL;
     snprintf(cmd, sizeof cmd, "'%s/opprof' merge '%s'", bin_dir(), good);

@@ -322,14 +322,30 @@ static inline const unsigned char *past_blanks(const unsigned char *q, const uns
 
 /* 1 with the event's span, 0 when the event is for the slow path (it crosses
  * the window's end, or its shape is not that: the slow path then says what
- * is wrong). */
+ * is wrong). Its top level is checked as the slow path checks it: keys, a
+ * ':' after each, one value after each, ',' between them; what is nested
+ * is only counted, as the slow path copies it. */
+/* What a byte is to the scanner: 0 any other, BLANK, or the byte that
+ * starts or ends a token. */
+enum { BLANK = 1, STRUCTURAL = 2 };
+static const unsigned char BYTE_KIND[256] = {
+    [' '] = BLANK, ['\n'] = BLANK, ['\r'] = BLANK, ['\t'] = BLANK, ['"'] = STRUCTURAL, [','] = STRUCTURAL,
+    [':'] = STRUCTURAL, ['{'] = STRUCTURAL, ['}'] = STRUCTURAL, ['['] = STRUCTURAL, [']'] = STRUCTURAL,
+};
+
 static int span_of_event(const in_stream *s, event_span *sp) {
     const unsigned char *q = s->buf + s->pos, *end = s->buf + s->len;
     int depth = 0;
-    bool want_key = false;
+    bool want_key = false, valued = false, keyed = false; /* at the top: a key is next; a value ended; a key was */
     sp->n = 0;
     while (q < end) {
         unsigned char c = *q;
+        if (BYTE_KIND[c] == BLANK) {
+            q++;
+            continue;
+        }
+        if (depth == 1 && (valued ? c != ',' && c != '}' : want_key ? c != '"' && (c != '}' || keyed) : c == ',' || c == '}'))
+            return 0; /* two values, a value or key missing, a stray ',' */
         if (c == '"') {
             const unsigned char *str = q++;
             for (;;) { /* to the closing quote, over escapes */
@@ -340,33 +356,43 @@ static int span_of_event(const in_stream *s, event_span *sp) {
                 q += 2;
             }
             q++;
-            if (depth != 1 || !want_key) continue;
+            if (depth != 1) continue;
+            if (!want_key) {
+                valued = true;
+                continue;
+            }
             size_t len = (size_t)(q - str) - 2;
             q = past_blanks(q, end);
             if (q == end || *q != ':' || len >= TOKEN - 1) return 0;
             q = past_blanks(q + 1, end);
             want_key = false;
+            keyed = true;
             const unsigned char *k = str + 1;
             if (!((len == 3 && k[0] == 'p' && k[1] == 'i' && k[2] == 'd') ||
                   (len == 2 && ((k[0] == 't' && k[1] == 's') || (k[0] == 'i' && k[1] == 'd')))))
                 continue;
-            char key[4] = "";
-            memcpy(key, k, len);
             if (sp->n == MAX_REWRITTEN) return 0;
             sp->key_at[sp->n] = str;
             sp->value_at[sp->n] = q;
-            memcpy(sp->keys[sp->n++], key, sizeof key);
+            memcpy(sp->keys[sp->n], k, len);
+            sp->keys[sp->n++][len] = '\0';
             continue;
         }
-        if (want_key && c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != '}') return 0;
+        if (!BYTE_KIND[c]) { /* a number, true, false or null: its run */
+            if (depth == 0) return 0;
+            while (q < end && !BYTE_KIND[*q]) q++;
+            valued = valued || depth == 1;
+            continue;
+        }
         if (c == '{' || c == '[') {
             if (++depth > MAX_DEPTH || (depth == 1 && c != '{')) return 0;
             want_key = depth == 1;
         } else if (c == '}' || c == ']') {
-            want_key = false;
             if (--depth == 0) break;
+            valued = depth == 1;
         } else if (c == ',' && depth == 1) {
             want_key = true;
+            valued = false;
         } else if (depth == 0) {
             return 0;
         }
