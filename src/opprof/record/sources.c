@@ -69,10 +69,19 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, char *out, size_t size) {
     put_source(out, size, dwarf_filesrc(files, file, NULL, NULL), (int)line);
 }
 
+/* An address in no module is reported again at most this often: code
+ * outside every object (a JIT's) must not re-read the maps at each sample. */
+enum { REPORT_AGAIN_NS = 100 * 1000 * 1000 };
+static int64_t g_reported_ns; /* under g_lock */
+
 Dwfl *opprof__dwfl_lock(uint64_t ip) {
     pthread_mutex_lock(&g_lock);
-    if (!g_dwfl && !report()) return NULL;
-    if (ip && !dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip)) report();
+    int64_t now = opprof__monotonic_ns();
+    if (!g_dwfl && (g_reported_ns = now, !report())) return NULL;
+    if (ip && !dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip) && now - g_reported_ns >= REPORT_AGAIN_NS) {
+        g_reported_ns = now;
+        report();
+    }
     return g_dwfl;
 }
 
