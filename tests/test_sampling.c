@@ -359,6 +359,9 @@ TEST_CASE(bad_chrome_profiles_said) {
         {PROFILE_HEAD CHUNK("{\"callFrame\":{\"functionName\":\"f\"}}", "1"), "a node has no positive \"id\""},
         {PROFILE_HEAD CHUNK("{\"id\":2}", "2"), "a node's callFrame has no functionName"},
         {PROFILE_HEAD CHUNK(NODE(2, 3, "a") "," NODE(3, 2, "b"), "2"), "or its nodes loop"},
+        {PROFILE_HEAD CHUNK("{\"id\":2,\"parent\":3,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"a\"}},"
+                            "{\"id\":3,\"parent\":2,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"b\"}}", "2"),
+         "or its nodes loop"}, /* a loop of range nodes, which no frame counts: found by the fuzzer */
         {PROFILE_HEAD CHUNK(NODE(2, 0, "a") "," NODE(2, 0, "b"), "2"), "gives node 2 twice"},
         {PROFILE_HEAD CHUNK(NODE(2, 0, "a"), "\"x\""), "samples are not node ids"},
     };

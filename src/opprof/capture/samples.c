@@ -142,8 +142,9 @@ const opprof_sample *opprof_capture_samples(const opprof_capture *c, size_t *cou
 const uint32_t *opprof_capture_stack(const opprof_capture *c, uint32_t stack, size_t *count) {
     if (count) *count = 0;
     if (!c || stack >= c->n_stacks) return NULL;
+    static const uint32_t no_frames[1];
     if (count) *count = c->stack_first[stack + 1] - c->stack_first[stack];
-    return c->frames + c->stack_first[stack];
+    return c->frames ? c->frames + c->stack_first[stack] : no_frames; /* only empty stacks so far */
 }
 
 const uint32_t *opprof_capture_stack_sources(const opprof_capture *c, uint32_t stack, size_t *count) {

@@ -155,7 +155,8 @@ static int event_memory(opprof__strbuf *sb, const shown *sh) {
     for (size_t j = 0; j < c->n_mem; j++) {
         const opprof_memory_event *m = &c->mem[j];
         if (m->owner < 0 || (size_t)m->owner >= c->n_events) continue;
-        alloc[2 * m->owner + (m->bytes < 0)] += m->bytes < 0 ? -m->bytes : m->bytes;
+        int64_t moved = m->bytes >= 0 ? m->bytes : m->bytes == INT64_MIN ? INT64_MAX : -m->bytes;
+        OPPROF__SAT_ADD(alloc[2 * m->owner + (m->bytes < 0)], moved); /* hostile sizes saturate */
     }
     opprof__sb_puts(sb, ",mem:{");
     for (size_t i = 0, first = 1; i < c->n_events; i++) {

@@ -41,6 +41,15 @@ void opprof__number_text(double x, char *buf, size_t size) {
     }
 }
 
+/* A double as an int64_t, saturated (NaN: 0): a sum of hostile sizes can
+ * pass 2^63, where the conversion itself is undefined. */
+static int64_t saturated(double x) {
+    if (x != x) return 0;
+    if (x >= 9223372036854775807.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x;
+}
+
 void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
     switch (unit) {
     case OPPROF__UNIT_PERCENT:
@@ -48,8 +57,8 @@ void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
         else snprintf(buf, size, "%.2f%%", 100.0 * x);
         return;
     case OPPROF__UNIT_TIME: opprof_format_time_us(x, buf, size); return;
-    case OPPROF__UNIT_BYTES: opprof_format_memory((int64_t)x, buf, size); return;
-    case OPPROF__UNIT_COUNT: snprintf(buf, size, "%lld", (long long)x); return;
+    case OPPROF__UNIT_BYTES: opprof_format_memory(saturated(x), buf, size); return;
+    case OPPROF__UNIT_COUNT: snprintf(buf, size, "%lld", (long long)saturated(x)); return;
     case OPPROF__UNIT_FLOPS:
         if (isnan(x)) snprintf(buf, size, "--");
         else snprintf(buf, size, "%8.3f", x);

@@ -463,6 +463,8 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
     memset(e, 0, offsetof(event, notes));
     e->n_notes = 0;
     while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
+        if ((f.number == EVENT_NAME || f.number == EVENT_ANNOTATIONS) && f.wire != OPPROF__PB_BYTES)
+            return fail(r, "a track event's name or debug annotation that is not a message");
         switch (f.number) {
         case EVENT_TYPE: e->type = (int)f.value; break;
         case EVENT_TRACK: e->track = f.value; break;

@@ -112,8 +112,9 @@ static inline int opprof__pb_next(const uint8_t **p, const uint8_t *end, opprof_
     if (!opprof__pb_read_varint(p, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) return -1;
     f->number = (uint32_t)(key >> 3);
     f->wire = (int)(key & 7);
-    f->data = NULL;
+    f->data = *p; /* never NULL: a field read as bytes that is not is an empty run there */
     f->len = 0;
+    f->value = 0; /* a field of another wire type than its reader expects reads as 0, not as the last one's */
     switch (f->wire) {
     case OPPROF__PB_VARINT: return opprof__pb_read_varint(p, end, &f->value) ? 1 : -1;
     case OPPROF__PB_FIXED64:

@@ -329,9 +329,10 @@ static int add_samples(parser *p, profile *pf, opprof__index *ix) {
     for (size_t j = 0; j < c->n_samples; j++) {
         if (j < c->n_deltas) t += c->deltas[j];
         if (!opprof__time_in_range(t)) return FAIL(p, "a CPU profile's sample %zu is at a time out of range", j);
-        size_t n = 0;
+        size_t n = 0, walked = 0;
         for (pnode *nd = find(ix, c, c->samples[j]); nd; nd = nd->parent ? find(ix, c, nd->parent) : NULL) {
-            if (n == MAX_DEPTH) return FAIL(p, "a CPU profile's stack is deeper than %d nodes, or its nodes loop", MAX_DEPTH);
+            if (walked++ == MAX_DEPTH) /* ranges count too: a loop of them would never end */
+                return FAIL(p, "a CPU profile's stack is deeper than %d nodes, or its nodes loop", MAX_DEPTH);
             if (nd->range || (!nd->parent && strcmp(nd->name, "(root)") == 0)) continue;
             names[n] = nd->name;
             sources[n++] = nd->source;

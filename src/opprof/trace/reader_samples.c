@@ -71,7 +71,7 @@ static int id_text(parser *p, char **out) {
 static int on_frame_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     frame *f = ctx;
-    if (KEY_IS(k, n, "parent")) return id_text(p, &f->parent);
+    if (KEY_IS(k, n, "parent")) return opprof__free(f->parent), f->parent = NULL, id_text(p, &f->parent);
     bool name = KEY_IS(k, n, "name"), source = KEY_IS(k, n, "opprof_source");
     if ((name || source) && opprof__json_skip_ws(&p->lx) == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
@@ -145,7 +145,7 @@ static int on_timed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "tid")) return t->have |= 2, number_of(p, &t->s.tid, false);
     if (KEY_IS(k, n, "ts")) return t->have |= 4, number_of(p, &t->s.ts, true);
     if (KEY_IS(k, n, "dur")) return t->have |= 8, number_of(p, &t->dur, true);
-    if (KEY_IS(k, n, "sf")) return opprof__free(t->s.sf), id_text(p, &t->s.sf);
+    if (KEY_IS(k, n, "sf")) return opprof__free(t->s.sf), t->s.sf = NULL, id_text(p, &t->s.sf); /* given twice: the last */
     if (KEY_IS(k, n, "preempted")) {
         int64_t v;
         int rc = number_of(p, &v, false);
