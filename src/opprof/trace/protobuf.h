@@ -90,11 +90,13 @@ typedef struct opprof__pb_field {
     size_t len;
 } opprof__pb_field;
 
-/* The next varint; false when the bytes end inside it or it runs past 10 bytes. */
+/* The next varint; false when the bytes end inside it, it runs past 10 bytes,
+ * or its tenth byte holds more than the 64th bit. */
 static inline bool opprof__pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     uint64_t v = 0;
     for (int shift = 0; shift < 70 && *p < end; shift += 7) {
         uint8_t b = *(*p)++;
+        if (shift == 63 && (b & 0x7e)) return false; /* bits past 64 */
         v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
             *out = v;
