@@ -21,8 +21,11 @@ static size_t count_events(const opprof_capture *c) {
 }
 
 /* A small trace of ours: rank `rank`, base time `base_ns`, clock offset
- * `offset_ns`, one "step" range at ts 10 us with a nested "op", a flow with id 7. */
-static void write_rank_trace(const char *path, int rank, long long base_ns, long long offset_ns) {
+ * `offset_ns`, one "step" range at ts 10 us with a nested "op", then `tail`
+ * (events, at least one): by default a flow with id 7. */
+static const char FLOW[] = "  {\"ph\": \"s\", \"name\": \"hand\", \"id\": 7, \"pid\": 42, \"tid\": 1, \"ts\": 11.5}\n";
+
+static void write_rank_trace_with(const char *path, int rank, long long base_ns, long long offset_ns, const char *tail) {
     FILE *f = fopen(path, "w");
     fprintf(f,
             "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
@@ -30,10 +33,13 @@ static void write_rank_trace(const char *path, int rank, long long base_ns, long
             " \"traceEvents\": [\n"
             "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
             "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
-            "  {\"ph\": \"s\", \"name\": \"hand\", \"id\": 7, \"pid\": 42, \"tid\": 1, \"ts\": 11.5}\n"
-            " ], \"baseTimeNanoseconds\": %lld}\n",
-            rank, offset_ns, base_ns);
+            "%s ], \"baseTimeNanoseconds\": %lld}\n",
+            rank, offset_ns, tail, base_ns);
     fclose(f);
+}
+
+static void write_rank_trace(const char *path, int rank, long long base_ns, long long offset_ns) {
+    write_rank_trace_with(path, rank, base_ns, offset_ns, FLOW);
 }
 
 static const opprof_event *find(const opprof_capture *c, const char *name, int64_t pid, int nth) {
@@ -90,29 +96,19 @@ TEST_CASE(alignment) {
     remove_tree(dir);
 }
 
+/* One sample, 0.25 us after its profile's start at 11.5 us: inside "op". */
+static const char SAMPLE[] =
+    "  {\"ph\": \"P\", \"name\": \"Profile\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.500,"
+    " \"args\": {\"data\": {\"startTime\": 11.500}}},\n"
+    "  {\"ph\": \"P\", \"name\": \"ProfileChunk\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.750,"
+    " \"args\": {\"data\": {\"cpuProfile\": {\"nodes\": [{\"id\": 1, \"callFrame\": {\"functionName\": \"(root)\"}},"
+    " {\"id\": 2, \"parent\": 1, \"callFrame\": {\"functionName\": \"kernel\"}}], \"samples\": [2]},"
+    " \"timeDeltas\": [0.25]}}}\n";
+
 /* Samples (Chrome's CPU profiles) move with their rank's events: each rank's
  * one sample, 0.5 us into its "op", is 0.5 us into it after the merge; and
  * `opprof merge -o OUT.pftrace` gives the tables of the merged JSON, leaving
  * no file of its own beside OUT. */
-static void write_sampled_rank(const char *path, int rank, long long base_ns, long long offset_ns) {
-    FILE *f = fopen(path, "w");
-    fprintf(f,
-            "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
-            "\"world_size\": 2, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": 50},\n"
-            " \"traceEvents\": [\n"
-            "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
-            "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
-            "  {\"ph\": \"P\", \"name\": \"Profile\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.500,"
-            " \"args\": {\"data\": {\"startTime\": 11.500}}},\n"
-            "  {\"ph\": \"P\", \"name\": \"ProfileChunk\", \"id\": 1, \"pid\": 42, \"tid\": 1, \"ts\": 11.750,"
-            " \"args\": {\"data\": {\"cpuProfile\": {\"nodes\": [{\"id\": 1, \"callFrame\": {\"functionName\": \"(root)\"}},"
-            " {\"id\": 2, \"parent\": 1, \"callFrame\": {\"functionName\": \"kernel\"}}], \"samples\": [2]},"
-            " \"timeDeltas\": [0.25]}}}\n"
-            " ], \"baseTimeNanoseconds\": %lld}\n",
-            rank, offset_ns, base_ns);
-    fclose(f);
-}
-
 TEST_CASE(samples_and_pftrace) {
     char dir[256];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
@@ -121,8 +117,8 @@ TEST_CASE(samples_and_pftrace) {
     snprintf(b, sizeof b, "%s/b.json", dir);
     snprintf(out, sizeof out, "%s/merged.json", dir);
     snprintf(pf, sizeof pf, "%s/merged.pftrace", dir);
-    write_sampled_rank(a, 0, 1000000000000LL, 0);
-    write_sampled_rank(b, 1, 1000000003000LL, 2000);
+    write_rank_trace_with(a, 0, 1000000000000LL, 0, SAMPLE);
+    write_rank_trace_with(b, 1, 1000000003000LL, 2000, SAMPLE);
     const char *paths[] = {a, b};
     opprof_merge_result res;
     opprof_read_error err;

@@ -74,20 +74,16 @@ static uint32_t node_of(profile *pf, const opprof_capture *c, const opprof_sampl
 }
 
 static void out_source(out *o, const opprof_capture *c, uint32_t source) {
-    const char *text = source == UINT32_MAX ? NULL : c->names[source];
-    const char *colon = text ? strrchr(text, ':') : NULL;
-    if (!colon) {
+    char file[512];
+    long line = source == UINT32_MAX ? 0 : opprof__source_parts(c->names[source], file, sizeof file);
+    if (line <= 0) {
         OUT_LIT(o, "\"url\":\"\",\"lineNumber\":-1");
         return;
     }
-    char file[512];
-    size_t len = (size_t)(colon - text) < sizeof file - 1 ? (size_t)(colon - text) : sizeof file - 1;
-    memcpy(file, text, len);
-    file[len] = '\0';
     OUT_LIT(o, "\"url\":");
     out_json_string(o, file);
     OUT_LIT(o, ",\"lineNumber\":");
-    out_i64(o, strtoll(colon + 1, NULL, 10) - 1);
+    out_i64(o, line - 1);
 }
 
 static void write_nodes(out *o, const opprof_capture *c, const opprof__strbuf *names, const size_t *offset,

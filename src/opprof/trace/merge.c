@@ -297,10 +297,11 @@ static int pid_token(in_stream *s, char *tok) {
 
 /* A key of one of the three fields merge rewrites (the first byte first:
  * every key of every event is asked). */
-static inline bool rewritten(const char *key) {
-    return (key[0] == 'p' && !strcmp(key, "pid")) || (key[0] == 't' && !strcmp(key, "ts")) ||
-           (key[0] == 'i' && !strcmp(key, "id"));
+static inline bool rewritten_n(const unsigned char *k, size_t len) {
+    return (len == 3 && k[0] == 'p' && k[1] == 'i' && k[2] == 'd') ||
+           (len == 2 && ((k[0] == 't' && k[1] == 's') || (k[0] == 'i' && k[1] == 'd')));
 }
+static inline bool rewritten(const char *key) { return rewritten_n((const unsigned char *)key, strlen(key)); }
 
 /* The fast path of an event, in both passes: an object whole in the window,
  * its top-level keys plain strings, is scanned once for its end and for
@@ -368,9 +369,7 @@ static int span_of_event(const in_stream *s, event_span *sp) {
             want_key = false;
             keyed = true;
             const unsigned char *k = str + 1;
-            if (!((len == 3 && k[0] == 'p' && k[1] == 'i' && k[2] == 'd') ||
-                  (len == 2 && ((k[0] == 't' && k[1] == 's') || (k[0] == 'i' && k[1] == 'd')))))
-                continue;
+            if (!rewritten_n(k, len)) continue;
             if (sp->n == MAX_REWRITTEN) return 0;
             sp->key_at[sp->n] = str;
             sp->value_at[sp->n] = q;

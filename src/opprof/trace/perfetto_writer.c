@@ -656,12 +656,10 @@ static uint64_t sourced_frame(pwriter *w, uint32_t name, uint32_t source) {
     }
     w->sourced[w->n_sourced] = key;
     w->sourced_index.slots[slot] = (uint32_t)++w->n_sourced;
-    const char *text = w->c->names[source], *colon = strrchr(text, ':');
+    char file[512];
+    long line = opprof__source_parts(w->c->names[source], file, sizeof file);
     function_name(w, name);
     if (!(w->name_done[source] & 16)) {
-        char file[512];
-        size_t len = colon ? (size_t)(colon - text) : strlen(text);
-        snprintf(file, sizeof file, "%.*s", (int)(len < sizeof file ? len : sizeof file - 1), text);
         intern(&w->interned, &w->scratch, INTERNED_SOURCE_PATHS, source + 1u, file);
         w->name_done[source] |= 16;
     }
@@ -669,7 +667,7 @@ static uint64_t sourced_frame(pwriter *w, uint32_t name, uint32_t source) {
     opprof__pb_uint(&w->scratch, IID, iid);
     opprof__pb_uint(&w->scratch, FRAME_FUNCTION_NAME, name + 1u);
     opprof__pb_uint(&w->scratch, FRAME_SOURCE_PATH, source + 1u);
-    if (colon) opprof__pb_uint(&w->scratch, FRAME_LINE, strtoull(colon + 1, NULL, 10));
+    if (line > 0) opprof__pb_uint(&w->scratch, FRAME_LINE, (uint64_t)line);
     opprof__pb_message(&w->interned, INTERNED_FRAMES, &w->scratch);
     return iid;
 }

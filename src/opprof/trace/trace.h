@@ -10,6 +10,8 @@
 #include "capture/capture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- device links (trace/device_links.c) ---- */
 /* What links a device activity to the CPU operator that launched it. */
@@ -60,6 +62,18 @@ static inline bool opprof__looks_perfetto(const void *data, size_t len) {
     bool json_like = b[1] == ' ' || b[1] == '\t' || b[1] == '\r' || b[1] == '\n' || b[1] == '{' || b[1] == '[';
     bool text = b[2] >= 0x20 && b[2] < 0x7f;
     return !json_like || (!text && b[2] != '\t' && b[2] != '\r' && b[2] != '\n');
+}
+
+/* A frame's source, "file:line" (opprof_capture_stack_sources), in its two
+ * parts for the writers: the file into file[size] (cut to fit), and the
+ * line, 0 when the text has none. */
+static inline long opprof__source_parts(const char *text, char *file, size_t size) {
+    const char *colon = strrchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len > size - 1) len = size - 1;
+    memcpy(file, text, len);
+    file[len] = '\0';
+    return colon ? strtol(colon + 1, NULL, 10) : 0;
 }
 
 /* The category a writer gives an event of this kind (Kineto's names). */
