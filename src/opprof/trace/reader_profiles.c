@@ -50,6 +50,7 @@ struct profile_reader {
     bool pending_used;
     profile *profiles;
     size_t n, cap;
+    opprof__index index; /* (pid, key) -> profile: a trace may hold thousands */
 };
 
 static void chunk_free(chunk *c) {
@@ -229,15 +230,32 @@ void opprof__reader_profile_drop(parser *p) {
 
 /* ---- the events ---- */
 
+static OPPROF__HASH uint64_t profile_hash(int64_t pid, int64_t key) {
+    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)key * 0xC2B2AE3D27D4EB4Full);
+    return h ^ (h >> 31);
+}
+
+static uint64_t profile_hash_of(const void *ctx, uint32_t item) {
+    const profile *pf = &((const profile *)ctx)[item];
+    return profile_hash(pf->pid, pf->key);
+}
+
+static bool profile_equal(const void *ctx, uint32_t item, const void *key) {
+    const profile *pf = &((const profile *)ctx)[item], *k = key;
+    return pf->pid == k->pid && pf->key == k->key;
+}
+
 static profile *profile_of(parser *p, const event *e) {
     struct profile_reader *r = p->profiles;
-    int64_t key = e->has_id ? (int64_t)e->id : e->tid;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->profiles[i].pid == e->pid && r->profiles[i].key == key) return &r->profiles[i];
+    profile want = {.pid = e->pid, .key = e->has_id ? (int64_t)e->id : e->tid, .tid = e->tid};
+    size_t slot;
+    int64_t found = opprof__index_lookup(&r->index, r->n, profile_hash_of, profile_equal, r->profiles,
+                                         profile_hash(want.pid, want.key), &want, &slot);
+    if (found) return found < 0 ? NULL : &r->profiles[found - 1];
     if (opprof__grow((void **)&r->profiles, &r->cap, r->n + 1, sizeof *r->profiles)) return NULL;
-    profile *pf = &r->profiles[r->n++];
-    *pf = (profile){.pid = e->pid, .key = key, .tid = e->tid};
-    return pf;
+    r->profiles[r->n] = want;
+    r->index.slots[slot] = (uint32_t)++r->n;
+    return &r->profiles[r->n - 1];
 }
 
 /* Append src's arrays to dst's (src's are moved: src is left empty). */
@@ -371,6 +389,7 @@ void opprof__reader_profiles_free(parser *p) {
     chunk_free(&r->pending);
     for (size_t i = 0; i < r->n; i++) chunk_free(&r->profiles[i].all);
     opprof__free(r->profiles);
+    opprof__index_free(&r->index);
     opprof__free(r);
     p->profiles = NULL;
 }
