@@ -9,6 +9,23 @@
 
 static char dir[256];
 
+/* A growing text, for traces built in a loop. */
+typedef struct text_buffer {
+    char *data;
+    size_t len, cap;
+} text_buffer;
+
+static void tb_put(text_buffer *b, const char *s) {
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->data = realloc(b->data, b->cap);
+        if (!b->data) abort();
+    }
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
 static const char *tmp_path(const char *name) {
     static char path[4][600];
     static int next;
@@ -416,6 +433,47 @@ int main(void) {
                             "longest 0.0 % of the trace");
     }
     opprof_capture_free(c);
+
+    /* Numbers of every length: the reader takes plain ones eight digits at a
+     * time, and falls back to a byte at a time near the window's end or past
+     * 18 digits; each duration must come back to the nanosecond, rounded half
+     * up past the third decimal. */
+    {
+        static const char *const fractions[] = {"", ".5", ".123", ".1235", ".00001234"};
+        static const int64_t fraction_ns[] = {0, 500, 123, 124, 0};
+        text_buffer text = {0};
+        char buf[256];
+        tb_put(&text, "{\"traceEvents\": [\n");
+        int n_cases = 0;
+        for (int digits = 1; digits <= 15; digits++)
+            for (int f = 0; f < 5; f++) {
+                snprintf(buf, sizeof buf, "%s{\"ph\":\"X\",\"name\":\"digits%d_f%d\",\"pid\":1,\"tid\":%d,\"ts\":0,"
+                         "\"dur\":%.*s%s}\n", n_cases ? "," : "", digits, f, n_cases + 1, digits, "987654321098765", fractions[f]);
+                tb_put(&text, buf);
+                n_cases++;
+            }
+        tb_put(&text, "]}\n");
+        c = NULL;
+        CHECK_INT(opprof_capture_read_buffer(text.data, text.len, NULL, &c, &err), 0);
+        size_t n = 0;
+        const opprof_event *ev = c ? opprof_capture_events(c, &n) : NULL;
+        CHECK_INT(n, n_cases);
+        int right = 0;
+        for (size_t i = 0; i < n; i++) {
+            int digits, f;
+            if (sscanf(opprof_capture_name(c, ev[i].name), "digits%d_f%d", &digits, &f) != 2) continue;
+            snprintf(buf, sizeof buf, "%.*s", digits, "987654321098765");
+            int64_t want = strtoll(buf, NULL, 10) * 1000 + fraction_ns[f];
+            if (ev[i].duration_ns == want) right++;
+            else fprintf(stderr, "digits%d_f%d: %lld ns, want %lld\n", digits, f, (long long)ev[i].duration_ns, (long long)want);
+        }
+        CHECK_INT(right, n_cases);
+        opprof_capture_free(c);
+        free(text.data);
+        /* 16 digits and more, and a leading zero, still say their errors */
+        expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 0123}]}", "leading zero", 1, 37);
+        expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 12345678.}]}", "no digit after '.'", 1, 45);
+    }
 
     remove_tree(dir);
     return check_report("test_reader");

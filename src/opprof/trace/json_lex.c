@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 enum { WINDOW = OPPROF__JSON_WINDOW, DEFAULT_DEPTH = 64, PROGRESS_STEP = 64 << 20 };
 static const int64_t DEFAULT_MAX_STRING = 1 << 20;
@@ -236,33 +233,13 @@ static int utf8_sequence(opprof__json *p) {
     return str_push(p, b, n);
 }
 
-/* Where a run of plain string bytes that starts at `i` ends: the first '"',
- * '\\', control byte or non-ASCII byte, or `len`. Sixteen bytes at a time
- * with SSE2 (every x86-64 has it): PyTorch's traces are mostly long strings
- * ("Call stack", kernel names). */
-static inline size_t plain_run_end(const unsigned char *b, size_t i, size_t len) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
-    while (i + 16 <= len) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-        /* signed: bytes >= 0x80 are negative, so "< 0x20" also finds them */
-        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                    _mm_cmplt_epi8(v, space));
-        int mask = _mm_movemask_epi8(stop);
-        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
-        i += 16;
-    }
-#endif
-    while (i < len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
-    return i;
-}
-
-/* A string (the opening quote is next); decoded into p->s. */
-int opprof__json_string(opprof__json *p) {
+/* A string (the opening quote is next, perhaps after white space); decoded
+ * into p->s: what the header's inline path leaves. */
+int opprof__json_string_slow(opprof__json *p) {
     if (opprof__json_expect(p, '"', "a string")) return OPPROF_EFORMAT;
     /* Fast path: plain bytes up to the closing quote inside the window are
      * used in place, the quote turned into the terminating NUL. */
-    size_t i = plain_run_end(p->buf, p->pos, p->len);
+    size_t i = opprof__json_plain_run_end(p->buf, p->pos, p->len);
     unsigned char *b = p->buf;
     if (i < p->len && b[i] == '"' && (int64_t)(i - p->pos) <= p->max_string) {
         b[i] = '\0';
@@ -276,7 +253,7 @@ int opprof__json_string(opprof__json *p) {
     for (;;) {
         /* Plain bytes in a run: copy at once. */
         size_t start = p->pos;
-        p->pos = plain_run_end(p->buf, p->pos, p->len);
+        p->pos = opprof__json_plain_run_end(p->buf, p->pos, p->len);
         if (p->pos > start && str_push(p, p->buf + start, p->pos - start)) return OPPROF_EFORMAT;
         int c = opprof__json_peek(p);
         if (c == -2) return OPPROF_EFORMAT;
@@ -357,7 +334,7 @@ int opprof__json_open(opprof__json *p, int open, int close, const char *what) {
     return 0;
 }
 
-int opprof__json_next(opprof__json *p, int close, const char *where) {
+int opprof__json_next_slow(opprof__json *p, int close, const char *where) {
     int c = opprof__json_skip_ws(p);
     if (c == ',') {
         p->pos++;
@@ -419,7 +396,7 @@ static int begin(opprof__json *j, const opprof_read_options *options) {
     j->max_depth = options && options->max_depth > 0 ? options->max_depth : DEFAULT_DEPTH;
     j->max_string = options && options->max_string > 0 ? options->max_string : DEFAULT_MAX_STRING;
     j->lc_last = -1;
-    j->buf = opprof__alloc(WINDOW);
+    j->buf = opprof__alloc(WINDOW + OPPROF__JSON_PAD);
     return j->buf ? 0 : OPPROF_ENOMEM;
 }
 

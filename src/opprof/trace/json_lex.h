@@ -17,8 +17,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-enum { OPPROF__JSON_WINDOW = 1 << 20 };
+/* The window, and the bytes past its end that may be read (never used):
+ * a key is copied out of it in one fixed-size move. */
+enum { OPPROF__JSON_WINDOW = 1 << 20, OPPROF__JSON_PAD = 64 };
 
 typedef struct opprof__json_source {
     gzFile gz;
@@ -71,9 +76,6 @@ OPPROF__HIDDEN void opprof__json_locate(opprof__json *j, int64_t offset, int64_t
 OPPROF__HIDDEN int opprof__json_refill(opprof__json *j);
 OPPROF__HIDDEN int opprof__json_expect_slow(opprof__json *j, int want, const char *what);
 
-/* A string: its decoded text in j->s (j->s_len bytes, NUL-terminated), valid
- * until the next call. */
-OPPROF__HIDDEN int opprof__json_string(opprof__json *j);
 
 /* A number. `ns` receives value x 1000 rounded (microseconds to
  * nanoseconds), `as_int` the value when it is an integer in range. */
@@ -95,7 +97,22 @@ OPPROF__HIDDEN double opprof__json_number_value(const opprof__json_number *n);
  * is empty (and closed), 1 when items follow. next, after an item: 1 for
  * another, 0 when the closing byte ends the container. */
 OPPROF__HIDDEN int opprof__json_open(opprof__json *j, int open, int close, const char *what);
-OPPROF__HIDDEN int opprof__json_next(opprof__json *j, int close, const char *where);
+OPPROF__HIDDEN int opprof__json_next_slow(opprof__json *j, int close, const char *where);
+static inline int opprof__json_next(opprof__json *p, int close, const char *where) {
+    if (__builtin_expect(p->pos < p->len, 1)) { /* the byte right after the item: inline */
+        int c = p->buf[p->pos];
+        if (c == ',') {
+            p->pos++;
+            return 1;
+        }
+        if (c == close) {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+    }
+    return opprof__json_next_slow(p, close, where);
+}
 /* Validate and skip any value. */
 OPPROF__HIDDEN int opprof__json_skip(opprof__json *j);
 /* Iterate an array: `on_item` parses (or skips) each element. */
@@ -134,6 +151,47 @@ static inline int opprof__json_expect(opprof__json *p, int want, const char *wha
     return opprof__json_expect_slow(p, want, what);
 }
 
+/* Where a run of plain string bytes that starts at `i` ends: the first '"',
+ * '\\', control byte or non-ASCII byte, or `len`. Sixteen bytes at a time
+ * with SSE2 (every x86-64 has it): PyTorch's traces are mostly long strings
+ * ("Call stack", kernel names). */
+static inline size_t opprof__json_plain_run_end(const unsigned char *b, size_t i, size_t len) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (i + 16 <= len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        /* signed: bytes >= 0x80 are negative, so "< 0x20" also finds them */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                    _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
+    while (i < len && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 && b[i] < 0x80) i++;
+    return i;
+}
+
+OPPROF__HIDDEN int opprof__json_string_slow(opprof__json *j);
+
+/* A string: its decoded text in j->s (j->s_len bytes, NUL-terminated), valid
+ * until the next call. Inline where the quote is next and the string is
+ * plain bytes inside the window (a trace's keys and most values): used in
+ * place, its closing quote turned into the terminating NUL. */
+static inline int opprof__json_string(opprof__json *p) {
+    if (__builtin_expect(p->pos < p->len && p->buf[p->pos] == '"', 1)) {
+        size_t i = opprof__json_plain_run_end(p->buf, p->pos + 1, p->len);
+        if (__builtin_expect(i < p->len && p->buf[i] == '"' && (int64_t)(i - p->pos - 1) <= p->max_string, 1)) {
+            p->buf[i] = '\0';
+            p->s = (const char *)p->buf + p->pos + 1;
+            p->s_len = i - p->pos - 1;
+            p->pos = i + 1;
+            return 0;
+        }
+    }
+    return opprof__json_string_slow(p);
+}
+
 static inline __attribute__((always_inline)) int opprof__json_object(opprof__json *p, opprof__json_key_fn on_key,
                                                                    void *ctx) {
     char key[64];
@@ -141,7 +199,10 @@ static inline __attribute__((always_inline)) int opprof__json_object(opprof__jso
     while (more == 1) {
         if (opprof__json_string(p)) return OPPROF_EFORMAT;
         size_t klen = p->s_len < sizeof key - 1 ? p->s_len : sizeof key - 1;
-        memcpy(key, p->s, klen);
+        if (p->s != p->str) /* in the window, which is padded: one move of a constant size */
+            memcpy(key, p->s, sizeof key);
+        else
+            memcpy(key, p->s, klen);
         key[klen] = '\0';
         if (p->s_len >= sizeof key) klen = sizeof key; /* a long key matches nothing we know */
         if (opprof__json_expect(p, ':', "':' after a key")) return OPPROF_EFORMAT;

@@ -292,7 +292,8 @@ static int name_field(parser *p, event *e) {
     int got = string_field(p, e, "name");
     if (got <= 0) return got;
     e->have |= HAS_NAME;
-    if (memchr(p->lx.s, '\0', p->lx.s_len)) {
+    /* only a decoded string (an escape) can hold a NUL: the lexer's plain runs stop at control bytes */
+    if (p->lx.s == p->lx.str && memchr(p->lx.s, '\0', p->lx.s_len)) {
         e->bad_type = true;
         e->bad_field = "name";
         e->bad_why = "holds \\u0000, which no name can keep: the event is left out";
@@ -300,6 +301,7 @@ static int name_field(parser *p, event *e) {
     e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
     if (copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name");
+    e->name_len = p->lx.s_len;
     return 0;
 }
 
@@ -370,8 +372,9 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
             /* Chrome's list "user_annotation,io": the first names the kind,
              * the rest (opprof's traces) the range's own category */
-            const char *comma = memchr(p->lx.s, ',', p->lx.s_len);
-            size_t first = comma ? (size_t)(comma - p->lx.s) : p->lx.s_len;
+            size_t first = 0; /* a category is a few bytes: no call to memchr */
+            while (first < p->lx.s_len && p->lx.s[first] != ',') first++;
+            const char *comma = first < p->lx.s_len ? p->lx.s + first : NULL;
             e->cat = (uint8_t)classify(p->lx.s, first, &e->mtia);
             if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';

@@ -62,7 +62,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
                         int64_t offset, int64_t line, int64_t column, event *e) {
     opprof_kind kind = cat == CAT_DEVICE              ? OPPROF_KIND_DEVICE
                        : cat == CAT_DEVICE_ANNOTATION ? OPPROF_KIND_DEVICE_ANNOTATION
-                       : strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+                       : name[0] == 'P' && strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
                        : cat == CAT_USER                        ? OPPROF_KIND_USER_ANNOTATION
                                                                 : OPPROF_KIND_CPU_OP;
     int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
@@ -208,14 +208,18 @@ void opprof__reader_free_begins(parser *p) {
 }
 
 
-/* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py). */
-static bool filtered_name(const char *name) {
-    if (name[0] != '[' && name[0] != 'p' && name[0] != 'a') return false; /* what the names below start with */
-    static const char *const names[] = {"[memory]", "[OutOfMemory]", "profiler::_record_function_enter",
-                                        "profiler::_record_function_enter_new", "profiler::_record_function_exit",
-                                        "aten::is_leaf", "aten::output_nr", "aten::_version"};
+/* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py):
+ * compared only at a length of theirs (every operator's name starts with
+ * "aten::", so a first byte decides nothing). */
+static bool filtered_name(const char *name, size_t len) {
+#define FILTERED(lit) {lit, sizeof lit - 1}
+    static const struct { const char *text; size_t len; } names[] = {
+        FILTERED("[memory]"), FILTERED("[OutOfMemory]"), FILTERED("profiler::_record_function_enter"),
+        FILTERED("profiler::_record_function_enter_new"), FILTERED("profiler::_record_function_exit"),
+        FILTERED("aten::is_leaf"), FILTERED("aten::output_nr"), FILTERED("aten::_version")};
+#undef FILTERED
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(name, names[i]) == 0) return true;
+        if (len == names[i].len && memcmp(name, names[i].text, len) == 0) return true;
     return false;
 }
 
@@ -267,7 +271,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
         return 0;
     }
     /* Kineto's own span and Python functions are no rows (as in PyTorch) */
-    if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name)) {
+    if (e->cat == CAT_SPAN || e->cat == CAT_PYTHON || filtered_name(e->name, e->name_len)) {
         p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
         return 0;
     }
@@ -505,6 +509,7 @@ int opprof__reader_parse_events(parser *p) {
         e.scope = 't';
         e.pid = e.tid = 0;
         e.ts = e.dur = e.bytes = e.addr = 0;
+        e.name_len = 0;
         e.total = -1;
         if (e.arg_name) e.arg_name[0] = '\0';
         if (e.frame) e.frame[0] = '\0';

@@ -106,7 +106,7 @@ typedef struct event {
     int64_t ts, dur;
     int64_t bytes, addr, total;
     char *name;         /* copy (owned by parser scratch) */
-    size_t name_cap;
+    size_t name_len, name_cap;
     char *arg_name;     /* args.name of "M" events */
     size_t arg_name_cap;
     bool bad_type;
