@@ -175,10 +175,12 @@ static inline size_t opprof__json_plain_run_end(const unsigned char *b, size_t i
 OPPROF__HIDDEN int opprof__json_string_slow(opprof__json *j);
 
 /* A string: its decoded text in j->s (j->s_len bytes, NUL-terminated), valid
- * until the next call. Inline where the quote is next and the string is
- * plain bytes inside the window (a trace's keys and most values): used in
- * place, its closing quote turned into the terminating NUL. */
+ * until the next call. Inline where the quote is next (after one space at
+ * most) and the string is plain bytes inside the window (a trace's keys and
+ * most values): used in place, its closing quote turned into the
+ * terminating NUL. */
 static inline int opprof__json_string(opprof__json *p) {
+    if (p->pos < p->len && p->buf[p->pos] == ' ') p->pos++; /* Python's ", " and ": " */
     if (__builtin_expect(p->pos < p->len && p->buf[p->pos] == '"', 1)) {
         size_t i = opprof__json_plain_run_end(p->buf, p->pos + 1, p->len);
         if (__builtin_expect(i < p->len && p->buf[i] == '"' && (int64_t)(i - p->pos - 1) <= p->max_string, 1)) {
