@@ -8,7 +8,9 @@
  *
  * Every function returns 0 or a negative code, and the first error is
  * written to the opprof_read_error the lexer was opened with. The hot steps
- * (a byte, white space, an expected byte, an object's keys) are inline. */
+ * (a byte, white space, an expected byte, a plain string, the byte after an
+ * item, an object's keys) are inline; numbers are read eight digits at a
+ * time (json_number.c). */
 #ifndef OPPROF_JSON_LEX_H
 #define OPPROF_JSON_LEX_H
 

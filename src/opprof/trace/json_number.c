@@ -213,9 +213,8 @@ double opprof__json_number_value(const opprof__json_number *n) {
     return n->neg ? -v : v;
 }
 
-/* INT64_MAX / 10^e: the largest mantissa that 10^e scales within int64 (a
- * division a number, by a divisor known only at run time, was a fifth of
- * the numbers' time). */
+/* INT64_MAX / 10^e: the largest mantissa that 10^e scales within int64,
+ * looked up rather than divided for each time read. */
 static const uint64_t NS_LIMIT[19] = {
     9223372036854775807u, 922337203685477580u, 92233720368547758u, 9223372036854775u, 922337203685477u,
     92233720368547u,      9223372036854u,      922337203685u,      92233720368u,      9223372036u,
