@@ -194,6 +194,48 @@ TEST_CASE(child_as_long_as_its_parent) {
     opprof_capture_free(c);
 }
 
+/* Thousands of threads, each with a slice and a memory event: every track
+ * is found again by its uuid (a hash table, grown many times over), every
+ * event back on its own thread. */
+TEST_CASE(many_threads_read_back) {
+    enum { THREADS = 3000 };
+    opprof_capture *c, *back = NULL;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    info.profile_memory = true;
+    opprof_capture_set_info(c, &info);
+    for (int i = 0; i < THREADS; i++) {
+        uint32_t t;
+        char name[32];
+        snprintf(name, sizeof name, "worker %d", i);
+        CHECK_INT(opprof_capture_add_thread(c, 1000 + i, name, &t), 0);
+        CHECK_INT(opprof_capture_add_event(c, t, "aten::addmm", OPPROF_KIND_CPU_OP, 10 * i, 5), 0);
+        CHECK_INT(opprof_capture_add_memory(c, t, 10 * i + 1, 0x1000 + (uint64_t)i, 64, -1), 0);
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t size, n, nt, nm;
+    char *bytes = to_pftrace(c, &size);
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, NULL), 0);
+    const opprof_event *ev = opprof_capture_events(back, &n);
+    const opprof_thread_info *th = opprof_capture_threads(back, &nt);
+    const opprof_memory_event *mem = opprof_capture_memory_events(back, &nm);
+    CHECK_INT(n, THREADS);
+    CHECK_INT(nt, THREADS);
+    CHECK_INT(nm, THREADS);
+    int right = 0;
+    for (size_t i = 0; back && i < n && i < nm; i++) {
+        const opprof_thread_info *et = &th[ev[i].thread], *mt = &th[mem[i].thread];
+        char want[32];
+        snprintf(want, sizeof want, "worker %lld", (long long)(et->tid - 1000));
+        right += !strcmp(et->name, want) && mt->tid == 1000 + (int64_t)(mem[i].addr - 0x1000) &&
+                 mem[i].bytes == 64;
+    }
+    CHECK_INT(right, THREADS);
+    free(bytes);
+    opprof_capture_free(back);
+    opprof_capture_free(c);
+}
+
 /* Bytes that are no .pftrace of opprof's: an error that says which packet,
  * which byte and why; nothing else. */
 TEST_CASE(read_errors_name_packet_and_reason) {

@@ -82,6 +82,7 @@ typedef struct preader {
     size_t n_names, n_categories, n_notes;
     track *tracks;
     size_t n_tracks, cap_tracks;
+    opprof__index track_index; /* uuid -> its track: a packet names its track by uuid */
     begun *begins;
     size_t n_begins, cap_begins, first_open; /* begins[first_open]: the first not yet out */
     int64_t origin, pid;
@@ -293,10 +294,28 @@ static int interned_data(preader *r, const uint8_t *p, size_t len) {
 
 /* ---- tracks ---- */
 
+static uint64_t track_hash(uint64_t uuid) { return opprof__hash_pair(uuid, 0); }
+
+static uint64_t track_hash_of(const void *ctx, uint32_t item) {
+    return track_hash(((const preader *)ctx)->tracks[item].uuid);
+}
+
+static bool track_equal(const void *ctx, uint32_t item, const void *key) {
+    return ((const preader *)ctx)->tracks[item].uuid == *(const uint64_t *)key;
+}
+
+/* A track by its uuid: hashed, since every event names one and a trace may
+ * hold thousands (threads, their lanes, async ranges). */
 static track *find_track(preader *r, uint64_t uuid) {
-    for (size_t k = r->n_tracks; k > 0; k--) /* the latest first: lanes come as they are needed */
-        if (r->tracks[k - 1].uuid == uuid) return &r->tracks[k - 1];
-    return NULL;
+    if (!r->track_index.size) return NULL;
+    size_t k = opprof__index_probe(&r->track_index, track_hash(uuid), &uuid, track_equal, r);
+    return r->track_index.slots[k] ? &r->tracks[r->track_index.slots[k] - 1] : NULL;
+}
+
+/* The track of a thread of the capture (an annotation's "Thread"), or none. */
+static const track *thread_track(preader *r, int64_t thread) {
+    const track *t = find_track(r, (uint64_t)thread + 1);
+    return t && t->kind == TRACK_OF_THREAD ? t : NULL;
 }
 
 static void json_bytes(opprof__strbuf *sb, const uint8_t *s, size_t n, opprof__strbuf *text) {
@@ -415,8 +434,12 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
     }
     if (name && !t.thread && t.kind != TRACK_OF_PROCESS)
         snprintf(t.name, sizeof t.name, "%.*s", (int)(name_len < sizeof t.name ? name_len : sizeof t.name - 1), name);
-    if (opprof__grow((void **)&r->tracks, &r->cap_tracks, r->n_tracks + 1, sizeof *r->tracks)) return OPPROF_ENOMEM;
+    if (opprof__grow((void **)&r->tracks, &r->cap_tracks, r->n_tracks + 1, sizeof *r->tracks) ||
+        opprof__index_reserve(&r->track_index, r->n_tracks, track_hash_of, r))
+        return OPPROF_ENOMEM;
+    size_t slot = opprof__index_probe(&r->track_index, track_hash(t.uuid), &t.uuid, track_equal, r);
     r->tracks[r->n_tracks++] = t;
+    r->track_index.slots[slot] = (uint32_t)r->n_tracks;
     return 0;
 }
 
@@ -613,9 +636,7 @@ static int slice_end(preader *r, track *t, int64_t ts) {
 static int memory_event(preader *r, const track *t, const event *e, int64_t ts) {
     int64_t thread = note_int(e, "Thread", -1);
     if (thread < 0) return fail(r, "a memory sample without its thread");
-    const track *th = NULL;
-    for (size_t k = 0; k < r->n_tracks && !th; k++)
-        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) th = &r->tracks[k];
+    const track *th = thread_track(r, thread);
     if (!th) return fail(r, "a memory sample on a thread no descriptor named");
     int device_type = (int)(uint16_t)(t->uuid >> 16), device_id = (int)(uint16_t)t->uuid - 1;
     sep(r);
@@ -642,10 +663,7 @@ static void mark_head(preader *r, const char *ph, const char *cat, const event *
 
 /* The thread of an async edge (its annotation), else none. */
 static const track *async_thread(preader *r, const event *e) {
-    int64_t thread = note_int(e, "Thread", 0);
-    for (size_t k = 0; k < r->n_tracks; k++)
-        if (r->tracks[k].kind == TRACK_OF_THREAD && r->tracks[k].uuid == (uint64_t)thread + 1) return &r->tracks[k];
-    return NULL;
+    return thread_track(r, note_int(e, "Thread", 0));
 }
 
 static int mark(preader *r, const track *t, const event *e, int64_t ts) {
@@ -902,6 +920,7 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     opprof__free(r.notes);
     opprof__free(r.note_len);
     opprof__free(r.tracks);
+    opprof__index_free(&r.track_index);
     opprof__free(r.begins);
     opprof__free(r.functions);
     opprof__free(r.function_len);
