@@ -236,6 +236,41 @@ TEST_CASE(many_threads_read_back) {
     opprof_capture_free(c);
 }
 
+/* Memory of a hundred devices: each allocator's counter track described
+ * once (past 64 allocators, each sample used to describe its track again). */
+TEST_CASE(many_allocators_one_track_each) {
+    /* Kineto's [memory] events name their device: read from JSON, written as .pftrace */
+    size_t cap = 1 << 16, len = 0;
+    char *json = malloc(cap);
+    CHECK(json != NULL);
+    if (!json) return;
+    len += (size_t)snprintf(json + len, cap - len, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
+                                                   "\"tid\":1,\"ts\":0,\"dur\":1000}");
+    for (int i = 0; i < 300; i++)
+        len += (size_t)snprintf(json + len, cap - len,
+                                ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":%d,\"args\":"
+                                "{\"Device Type\":1,\"Device Id\":%d,\"Addr\":4096,\"Bytes\":64}}", 1 + i, i % 100);
+    len += (size_t)snprintf(json + len, cap - len, "]}");
+    CHECK(len < cap);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(json, len, NULL, &c, NULL), 0);
+    free(json);
+    if (!c) return;
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    int once = 0;
+    for (int d = 0; d < 100; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "device 1:%d memory", d);
+        int count = 0;
+        for (const char *q = bytes; (q = memmem(q, size - (size_t)(q - bytes), name, strlen(name))); q++) count++;
+        once += count == 1;
+    }
+    CHECK_INT(once, 100);
+    free(bytes);
+    opprof_capture_free(c);
+}
+
 /* Bytes that are no .pftrace of opprof's: an error that says which packet,
  * which byte and why; nothing else. */
 TEST_CASE(read_errors_name_packet_and_reason) {

@@ -376,16 +376,32 @@ static void counter_track(pwriter *w, uint64_t uuid, const char *name, bool byte
 }
 
 /* The allocators' and the user counters' tracks, each once. */
+static uint64_t uuid_hash_of(const void *uuids, uint32_t item) { return opprof__hash_pair(((const uint64_t *)uuids)[item], 0); }
+
+static bool uuid_equal(const void *uuids, uint32_t item, const void *key) {
+    return ((const uint64_t *)uuids)[item] == *(const uint64_t *)key;
+}
+
 static int counter_tracks(pwriter *w) {
     const opprof_capture *c = w->c;
-    uint64_t seen[64];
-    size_t n_seen = 0;
-    for (size_t j = 0; j < c->n_mem; j++) {
+    uint64_t *seen = NULL; /* the allocators' uuids so far, hashed: a capture may name thousands of devices */
+    size_t n_seen = 0, cap_seen = 0;
+    opprof__index seen_index = {0};
+    for (size_t j = 0; j < c->n_mem && !w->error; j++) {
         uint64_t uuid = MEMORY_UUID(c->mem[j].device_type, c->mem[j].device_id);
-        bool known = false;
-        for (size_t k = 0; k < n_seen; k++) known |= seen[k] == uuid;
-        if (known) continue;
-        if (n_seen < 64) seen[n_seen++] = uuid;
+        size_t slot;
+        int64_t found = opprof__index_lookup(&seen_index, n_seen, uuid_hash_of, uuid_equal, seen,
+                                             opprof__hash_pair(uuid, 0), &uuid, &slot);
+        if (found) {
+            if (found < 0) w->error = OPPROF_ENOMEM;
+            continue;
+        }
+        if (opprof__grow((void **)&seen, &cap_seen, n_seen + 1, sizeof *seen)) {
+            w->error = OPPROF_ENOMEM;
+            break;
+        }
+        seen[n_seen++] = uuid;
+        seen_index.slots[slot] = (uint32_t)n_seen;
         char name[64];
         if (c->mem[j].device_type == 0)
             snprintf(name, sizeof name, "CPU memory");
@@ -393,6 +409,8 @@ static int counter_tracks(pwriter *w) {
             snprintf(name, sizeof name, "device %d:%d memory", (int)c->mem[j].device_type, (int)c->mem[j].device_id);
         counter_track(w, uuid, name, true);
     }
+    opprof__free(seen);
+    opprof__index_free(&seen_index);
     for (size_t k = 0; k < c->n_marks; k++) {
         const opprof_mark *m = &c->marks[k];
         if (m->kind != OPPROF_MARK_COUNTER || (w->name_done[m->name] & 4)) continue;
