@@ -87,6 +87,9 @@ typedef struct pwriter {
     } *sourced;
     size_t n_sourced, cap_sourced;
     opprof__index sourced_index;
+    char **files;             /* source files, each interned once: its iid is its index + 1 */
+    size_t n_files, cap_files;
+    opprof__index file_index;
     bool category_done[256 + 16];
     bool own_done[16];        /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
@@ -661,6 +664,26 @@ static bool sourced_equal(const void *ctx, uint32_t item, const void *key) {
     return a->name == b->name && a->source == b->source;
 }
 
+/* The iid of a source file (a frame's "file:line" without its line),
+ * interned when new: once per file, not once per line. */
+static uint64_t file_iid(pwriter *w, const char *file) {
+    opprof__index_text key = {file, strlen(file)};
+    size_t slot;
+    int64_t found = opprof__index_lookup(&w->file_index, w->n_files, opprof__index_text_hash, opprof__index_text_equal,
+                                         w->files, opprof__hash_bytes(key.s, key.len), &key, &slot);
+    if (found > 0) return (uint64_t)found;
+    char *copy = found < 0 ? NULL : opprof__strdup(file);
+    if (!copy || opprof__grow((void **)&w->files, &w->cap_files, w->n_files + 1, sizeof *w->files)) {
+        opprof__free(copy);
+        w->error = OPPROF_ENOMEM;
+        return 0;
+    }
+    w->files[w->n_files] = copy;
+    w->file_index.slots[slot] = (uint32_t)++w->n_files;
+    intern(&w->interned, &w->scratch, INTERNED_SOURCE_PATHS, w->n_files, file);
+    return w->n_files;
+}
+
 /* The iid of the frame (name, source), interned when new. */
 static uint64_t sourced_frame(pwriter *w, uint32_t name, uint32_t source) {
     struct sourced key = {name, source};
@@ -677,14 +700,11 @@ static uint64_t sourced_frame(pwriter *w, uint32_t name, uint32_t source) {
     char file[512];
     long line = opprof__source_parts(w->c->names[source], file, sizeof file);
     function_name(w, name);
-    if (!(w->name_done[source] & 16)) {
-        intern(&w->interned, &w->scratch, INTERNED_SOURCE_PATHS, source + 1u, file);
-        w->name_done[source] |= 16;
-    }
+    uint64_t path = file_iid(w, file);
     uint64_t iid = w->c->n_names + (uint64_t)w->n_sourced;
     opprof__pb_uint(&w->scratch, IID, iid);
     opprof__pb_uint(&w->scratch, FRAME_FUNCTION_NAME, name + 1u);
-    opprof__pb_uint(&w->scratch, FRAME_SOURCE_PATH, source + 1u);
+    opprof__pb_uint(&w->scratch, FRAME_SOURCE_PATH, path);
     if (line > 0) opprof__pb_uint(&w->scratch, FRAME_LINE, (uint64_t)line);
     opprof__pb_message(&w->interned, INTERNED_FRAMES, &w->scratch);
     return iid;
@@ -819,6 +839,9 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__free(w.stack_done);
     opprof__free(w.sourced);
     opprof__index_free(&w.sourced_index);
+    for (size_t i = 0; i < w.n_files; i++) opprof__free(w.files[i]);
+    opprof__free(w.files);
+    opprof__index_free(&w.file_index);
     opprof__free(w.pids);
     opprof__free(w.buf);
     return rc;
