@@ -154,6 +154,17 @@ TEST_CASE(samples_and_pftrace) {
     CHECK_INT(run_commandf(&said, "'%s/opprof' merge '%s' -o '%s/m.txt' 2>&1", bin_dir(), a, dir), 64);
     CHECK_CONTAINS(said, "OUT's name must end in .json, .pftrace");
     free(said);
+    /* OUT where no directory is: the error names OUT, and nothing is left */
+    said = NULL;
+    CHECK(run_commandf(&said, "'%s/opprof' merge '%s' -o '%s/none/m.pftrace' 2>&1", bin_dir(), a, dir) != 0);
+    char want[600];
+    snprintf(want, sizeof want, "merge into %s/none/m.pftrace: ", dir);
+    CHECK_CONTAINS(said, want);
+    free(said);
+    listing = NULL;
+    CHECK_INT(run_commandf(&listing, "ls '%s'", dir), 0);
+    CHECK_STR(listing, "a.json\nb.json\nmerged.json\nmerged.pftrace\n");
+    free(listing);
     remove_tree(dir);
 }
 

@@ -26,8 +26,8 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
     snprintf(tmp, len, "%s.merging-%ld.json", out, (long)getpid());
     opprof_read_error err;
     int rc = opprof_merge_traces(inputs, n, tmp, res, &err);
-    if (rc) {
-        fprintf(stderr, "opprof: merge: %s\n", err.message[0] ? err.message : opprof_strerror(rc));
+    if (rc) { /* the error may name the merged JSON: say which OUT it was for */
+        fprintf(stderr, "opprof: merge into %s: %s\n", out, err.message[0] ? err.message : opprof_strerror(rc));
         free(tmp);
         return TOOL_EXIT_UNREADABLE;
     }
