@@ -78,7 +78,6 @@ OPPROF__HIDDEN void opprof__json_locate(opprof__json *j, int64_t offset, int64_t
 OPPROF__HIDDEN int opprof__json_refill(opprof__json *j);
 OPPROF__HIDDEN int opprof__json_expect_slow(opprof__json *j, int want, const char *what);
 
-
 /* A number. `ns` receives value x 1000 rounded (microseconds to
  * nanoseconds), `as_int` the value when it is an integer in range. */
 typedef struct opprof__json_number {
