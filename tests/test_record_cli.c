@@ -155,6 +155,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/none' -- /nonexistent/program", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 127);
     CHECK_CONTAINS(out, "cannot run '/nonexistent/program'");
+    CHECK(out && !strstr(out, "wrote no capture")); /* one message: CMD never ran */
     free(out);
     remove_tree(dir);
     return check_report("test_record_cli");

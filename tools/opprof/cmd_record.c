@@ -173,8 +173,10 @@ static int parse(int argc, char **argv, record_options *ro) {
     return -1;
 }
 
-/* In the child: the environment of OPPROF_TRACE and the preload, then CMD. */
-static void run_child(const record_options *ro, const char *ld_preload, char **cmd) {
+/* In the child: the environment of OPPROF_TRACE and the preload, then CMD.
+ * `said`: a close-on-exec pipe that learns, by a byte, that CMD could not run
+ * (CMD never sees it). */
+static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said) {
     setenv("OPPROF_TRACE", ro->dir, 1);
     setenv("LD_PRELOAD", ld_preload, 1);
     setenv("OPPROF_RECORD_MEMORY", ro->memory ? "1" : "0", 1);
@@ -185,6 +187,8 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     if (ro->max_events) setenv("OPPROF_TRACE_EVENTS", ro->max_events, 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));
+    if (write(said, "x", 1) < 0) { /* the parent then says that no capture was written too: no worse */
+    }
     _exit(TOOL_EXIT_CANNOT_RUN);
 }
 
@@ -252,12 +256,20 @@ static int run(int argc, char **argv) {
     const char *old = getenv("LD_PRELOAD");
     char ld_preload[8800];
     snprintf(ld_preload, sizeof ld_preload, "%s%s%s", preload, old && *old ? ":" : "", old && *old ? old : "");
+    int said[2];
+    if (pipe2(said, O_CLOEXEC) != 0) {
+        fprintf(stderr, "opprof record: cannot make a pipe: %s\n", strerror(errno));
+        return TOOL_EXIT_CANNOT_RUN;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "opprof record: cannot fork: %s\n", strerror(errno));
+        close(said[0]);
+        close(said[1]);
         return TOOL_EXIT_CANNOT_RUN;
     }
-    if (pid == 0) run_child(&ro, ld_preload, argv + optind);
+    if (pid == 0) run_child(&ro, ld_preload, argv + optind, said[1]);
+    close(said[1]);
     /* SIGINT and SIGTERM sent to opprof are passed on (CMD saves DIR on either;
      * from a terminal it gets SIGINT twice, which changes nothing) */
     g_child = pid;
@@ -266,6 +278,12 @@ static int run(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    char byte;
+    ssize_t got;
+    while ((got = read(said[0], &byte, 1)) < 0 && errno == EINTR) {
+    }
+    close(said[0]);
+    if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     struct stat st;
     if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind]))
         print_table(ro.dir);
