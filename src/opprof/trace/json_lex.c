@@ -334,17 +334,10 @@ int opprof__json_open(opprof__json *p, int open, int close, const char *what) {
     return 0;
 }
 
+/* White space (or a window's end) before the byte: past it, the inline step takes it. */
 int opprof__json_next_slow(opprof__json *p, int close, const char *where) {
     int c = opprof__json_skip_ws(p);
-    if (c == ',') {
-        p->pos++;
-        return 1;
-    }
-    if (c == close) {
-        p->pos++;
-        p->depth--;
-        return 0;
-    }
+    if (c == ',' || c == close) return opprof__json_next(p, close, where);
     if (c == -2) return OPPROF_EFORMAT;
     return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
                    : FAIL(p, "expected ',' or '%c' %s, found '%c'", close, where, c);
