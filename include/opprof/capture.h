@@ -189,6 +189,8 @@ typedef struct opprof_capture_info {
                                   samples of a thread; 0: not sampled */
     bool off_cpu;              /* switches were recorded (opprof_config.off_cpu): off-CPU times */
     uint64_t samples_lost;     /* samples the kernel could not hand over (its buffer was full) */
+    int read_threads;          /* traces read back: the threads that read it (2: the event array
+                                  in two halves, opprof_read_options.threads); 0 when recorded */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -806,6 +808,16 @@ typedef struct opprof_read_options {
                                 trace (overlaps, memory totals, which cost memory a complete
                                 event): what `opprof report` wants, `opprof check` not */
     int64_t max_string;      /* longest string accepted, bytes; 0: 1 MiB */
+    /* Threads that read a plain (not gzip) trace file: 0, two when the
+     * trace is 32 MiB or more and two CPUs are usable, else one; 1: one;
+     * 2: two whatever the size (tests). The second reads the event array's
+     * second half into a capture of its own, joined where the first half
+     * ends; the capture, its warnings, the problems and their order, and the
+     * errors are the same as one thread's (a second half that depends on the
+     * first, an "E" whose "B" is before it say, is read again by the first).
+     * Two apply only with events_only or without on_problem (opprof check
+     * needs the whole trace in one). */
+    int threads;
 } opprof_read_options;
 
 /**

@@ -1,58 +1,70 @@
-/* append.c - one finished capture's contents added to another, unfinished
- * one, its times moved by an offset: the flight recorder joins the steps of
- * its ring into the capture it saves. Names, call sites, shapes, categories
- * and threads are interned again in the destination; nesting and owners are
- * left to opprof_capture_finish. */
+/* append.c - one capture's contents added to another, unfinished one, its
+ * times moved by an offset: the flight recorder joins the steps of its ring
+ * into the capture it saves, and the reader joins the half of a trace that
+ * its second thread read. Names, shapes, call sites and categories are
+ * interned again in the destination, each in the source's order (so that a
+ * trace read in two halves gives the ids it gives read whole); nesting and
+ * owners are left to opprof_capture_finish. */
 #include "capture/capture.h"
 
 #include <string.h>
 
 typedef struct maps {
-    uint32_t *name;   /* src name -> dst name + 1 (0: not yet) */
-    uint32_t *site;   /* src site (1-based) -> dst site + 1 */
-    uint32_t *thread; /* src thread -> dst thread */
+    uint32_t *name;         /* src name -> dst name */
+    uint32_t *site;         /* src site - 1 -> dst site (1-based; 0: unknown) */
+    uint32_t *shapes;       /* src shapes - 1 -> dst shapes (1-based) */
+    uint8_t category[256];  /* src category -> dst category */
+    const uint32_t *thread; /* src thread -> dst thread */
 } maps;
 
-static int map_name(opprof_capture *dst, const opprof_capture *src, maps *m, uint32_t name, uint32_t *out) {
-    if (!m->name[name]) {
-        uint32_t id;
-        const char *text = src->names[name];
-        if (opprof__capture_intern(dst, text, strlen(text), &id)) return OPPROF_ENOMEM;
-        m->name[name] = id + 1;
-    }
-    *out = m->name[name] - 1;
-    return 0;
-}
-
-static int map_site(opprof_capture *dst, const opprof_capture *src, maps *m, uint32_t site, uint32_t *out) {
-    if (site == 0 || site > src->n_sites) return *out = 0, 0;
-    if (!m->site[site - 1]) {
-        const opprof_site *s = &src->sites[site - 1];
-        uint32_t shapes = 0, id;
-        if (s->shapes && opprof__capture_intern_shapes(dst, &src->shapes[s->shapes - 1], &shapes)) return OPPROF_ENOMEM;
-        if (opprof__capture_intern_site(dst, s->file, s->function, s->line, shapes, s->native_stack, &id))
+/* Every name, shape, site and category of src into dst, in src's order. */
+static int map_all(opprof_capture *dst, const opprof_capture *src, maps *m) {
+    for (size_t i = 0; i < src->n_names; i++)
+        if (opprof__capture_intern(dst, src->names[i], strlen(src->names[i]), &m->name[i])) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < src->n_shapes; i++)
+        if (opprof__capture_intern_shapes(dst, &src->shapes[i], &m->shapes[i])) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < src->n_sites; i++) {
+        const opprof_site *s = &src->sites[i];
+        uint32_t shapes = s->shapes ? m->shapes[s->shapes - 1] : 0;
+        if (opprof__capture_intern_site(dst, s->file, s->function, s->line, shapes, s->native_stack, &m->site[i]))
             return OPPROF_ENOMEM;
-        m->site[site - 1] = id + 1;
     }
-    *out = m->site[site - 1] - 1;
+    for (uint32_t k = 1; k <= src->n_categories; k++)
+        m->category[k] = opprof__capture_category_index(dst, src->names[src->category_names[k]]);
     return 0;
 }
 
-static int map_threads(opprof_capture *dst, const opprof_capture *src, maps *m) {
-    for (size_t i = 0; i < src->n_threads; i++) {
+/* src's threads found in dst by (pid, tid), or added: a thread named only
+ * in src is named so. Hashed: a capture may hold thousands of threads. */
+static uint64_t thread_hash(int64_t pid, int64_t tid) { return opprof__hash_pair((uint64_t)pid, (uint64_t)tid); }
+static uint64_t thread_hash_of(const void *ctx, uint32_t item) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
+    return thread_hash(t->pid, t->tid);
+}
+static bool thread_equal(const void *ctx, uint32_t item, const void *key) {
+    const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item], *k = key;
+    return t->pid == k->pid && t->tid == k->tid;
+}
+
+static int map_threads(opprof_capture *dst, const opprof_capture *src, uint32_t *thread) {
+    opprof__index index = {0};
+    int rc = 0;
+    for (size_t i = 0; i < src->n_threads && !rc; i++) {
         const opprof_thread_info *t = &src->threads[i];
-        size_t j = 0;
-        while (j < dst->n_threads && (dst->threads[j].tid != t->tid || dst->threads[j].pid != t->pid)) j++;
-        if (j == dst->n_threads) {
-            uint32_t index;
-            if (opprof_capture_add_thread(dst, t->tid, t->name, &index)) return OPPROF_ENOMEM;
-            dst->threads[index] = *t;
-        } else if (!dst->threads[j].name[0]) {
-            memcpy(dst->threads[j].name, t->name, sizeof t->name); /* named later */
+        size_t slot;
+        int64_t found = opprof__index_lookup(&index, dst->n_threads, thread_hash_of, thread_equal, dst,
+                                             thread_hash(t->pid, t->tid), t, &slot);
+        if (found < 0) rc = OPPROF_ENOMEM;
+        if (found > 0) {
+            thread[i] = (uint32_t)found - 1;
+            if (!dst->threads[thread[i]].name[0]) memcpy(dst->threads[thread[i]].name, t->name, sizeof t->name);
+        } else if (!rc && !(rc = opprof_capture_add_thread(dst, t->tid, t->name, &thread[i]))) {
+            dst->threads[thread[i]] = *t;
+            index.slots[slot] = thread[i] + 1;
         }
-        m->thread[i] = (uint32_t)j;
     }
-    return 0;
+    opprof__index_free(&index);
+    return rc;
 }
 
 static int append_events(opprof_capture *dst, const opprof_capture *src, maps *m, int64_t offset) {
@@ -60,13 +72,9 @@ static int append_events(opprof_capture *dst, const opprof_capture *src, maps *m
         return OPPROF_ENOMEM;
     for (size_t i = 0; i < src->n_events; i++) {
         opprof_event e = src->events[i];
-        uint32_t name, site;
-        if (map_name(dst, src, m, e.name, &name) || map_site(dst, src, m, e.site, &site)) return OPPROF_ENOMEM;
-        uint8_t category = 0;
-        if (e.category) category = opprof__capture_category_index(dst, src->names[src->category_names[e.category]]);
-        e.name = name;
-        e.site = site;
-        e.category = category;
+        e.name = m->name[e.name];
+        e.site = e.site && e.site <= src->n_sites ? m->site[e.site - 1] : 0;
+        e.category = m->category[e.category];
         e.thread = m->thread[e.thread];
         e.parent = -1;
         e.start_ns += offset;
@@ -80,8 +88,8 @@ static int append_marks(opprof_capture *dst, const opprof_capture *src, maps *m,
         return OPPROF_ENOMEM;
     for (size_t k = 0; k < src->n_marks; k++) {
         opprof_mark mk = src->marks[k];
-        if (map_name(dst, src, m, mk.name, &mk.name)) return OPPROF_ENOMEM;
-        if (mk.kind == OPPROF_MARK_ARG_STR && map_name(dst, src, m, mk.value.str, &mk.value.str)) return OPPROF_ENOMEM;
+        mk.name = m->name[mk.name];
+        if (mk.kind == OPPROF_MARK_ARG_STR) mk.value.str = m->name[mk.value.str];
         mk.thread = m->thread[mk.thread];
         if (mk.event >= 0)
             mk.event += (int32_t)first_event;
@@ -113,9 +121,8 @@ static int append_samples(opprof_capture *dst, const opprof_capture *src, maps *
         const uint32_t *frames = opprof_capture_stack(src, sm->stack, &n);
         const uint32_t *sources = opprof_capture_stack_sources(src, sm->stack, &n);
         for (size_t k = 0; k < n && k < 4096; k++) {
-            if (map_name(dst, src, m, frames[k], &ids[k])) return OPPROF_ENOMEM;
-            where[k] = UINT32_MAX;
-            if (sources && sources[k] != UINT32_MAX && map_name(dst, src, m, sources[k], &where[k])) return OPPROF_ENOMEM;
+            ids[k] = m->name[frames[k]];
+            where[k] = sources && sources[k] != UINT32_MAX ? m->name[sources[k]] : UINT32_MAX;
         }
         int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids, sources ? where : NULL,
                                                 n < 4096 ? n : 4096);
@@ -139,22 +146,34 @@ static int append_warnings(opprof_capture *dst, const opprof_capture *src) {
     return 0;
 }
 
-int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns) {
+int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns,
+                                  const uint32_t *thread) {
     if (!dst || !src || dst->finished || dst->n_events + src->n_events > INT32_MAX) return OPPROF_EINVAL;
-    maps m = {opprof__calloc(src->n_names + 1, sizeof *m.name), opprof__calloc(src->n_sites + 1, sizeof *m.site),
-              opprof__calloc(src->n_threads + 1, sizeof *m.thread)};
+    maps m = {.name = opprof__calloc(src->n_names + 1, sizeof *m.name),
+              .site = opprof__calloc(src->n_sites + 1, sizeof *m.site),
+              .shapes = opprof__calloc(src->n_shapes + 1, sizeof *m.shapes),
+              .thread = thread};
     size_t first_event = dst->n_events;
-    int rc = !m.name || !m.site || !m.thread ? OPPROF_ENOMEM : map_threads(dst, src, &m);
+    int rc = !m.name || !m.site || !m.shapes ? OPPROF_ENOMEM : map_all(dst, src, &m);
     if (!rc) rc = append_events(dst, src, &m, offset_ns);
     if (!rc) rc = append_marks(dst, src, &m, offset_ns, first_event);
     if (!rc) rc = append_memory(dst, src, &m, offset_ns);
     if (!rc) rc = append_samples(dst, src, &m, offset_ns);
+    opprof__free(m.name);
+    opprof__free(m.site);
+    opprof__free(m.shapes);
+    return rc;
+}
+
+int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns) {
+    if (!dst || !src || dst->finished) return OPPROF_EINVAL;
+    uint32_t *thread = opprof__calloc(src->n_threads + 1, sizeof *thread);
+    int rc = !thread ? OPPROF_ENOMEM : map_threads(dst, src, thread);
+    if (!rc) rc = opprof__capture_append_mapped(dst, src, offset_ns, thread);
     if (!rc) rc = append_warnings(dst, src);
     if (!rc) dst->info.dropped_events += src->info.dropped_events; /* counts of one process: no overflow */
     if (!rc) dst->info.samples_lost += src->info.samples_lost;
-    opprof__free(m.name);
-    opprof__free(m.site);
-    opprof__free(m.thread);
+    opprof__free(thread);
     return rc;
 }
 

@@ -155,6 +155,13 @@ OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *fi
  * times, warnings and dropped counts to an unfinished one, its times moved by offset_ns
  * (capture/append.c). */
 OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns);
+/* The same without the threads, warnings and counts: src's events, marks,
+ * memory events, samples and off-CPU times, its thread i being dst's
+ * thread[i]. src's names, shapes, sites and categories are interned in its
+ * order: what was new in src gets the ids it would have had if src's events
+ * had been added to dst one by one. */
+OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns,
+                                                 const uint32_t *thread);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
  * Perfetto's "flight_" notes) and summary.json name them: one list. */
 #define OPPROF__FLIGHT_NUMBERS(X)                                                                            \

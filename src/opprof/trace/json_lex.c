@@ -59,8 +59,7 @@ static int64_t source_position(opprof__json_source *s) {
  * bytes at a time with SSE2 (per-byte counters, summed every 255 blocks):
  * the count runs over every byte read, and the byte loop gcc vectorizes was
  * 13 % of reading a PyTorch trace. */
-static void advance_lines(opprof__json *p, int64_t upto) {
-    const unsigned char *b = p->buf + (p->lc_off - p->base), *e = p->buf + (upto - p->base);
+static int64_t count_newlines(const unsigned char *b, const unsigned char *e) {
     int64_t count = 0;
     const unsigned char *q = b;
 #if defined(__SSE2__)
@@ -76,15 +75,45 @@ static void advance_lines(opprof__json *p, int64_t upto) {
     }
 #endif
     for (; q < e; q++) count += *q == '\n';
-    if (count) {
-        for (const unsigned char *r = e; r-- > b;)
-            if (*r == '\n') {
-                p->lc_last = p->base + (r - p->buf);
-                break;
-            }
-        p->lc_lines += count;
-    }
+    return count;
+}
+
+/* The newlines of b[0, n) at offset `at` of the text added to *lines, *last
+ * (the offset of the last one) moved. */
+static void add_lines(const unsigned char *b, size_t n, int64_t at, int64_t *lines, int64_t *last) {
+    int64_t count = count_newlines(b, b + n);
+    if (!count) return;
+    for (size_t r = n; r-- > 0;)
+        if (b[r] == '\n') {
+            *last = at + (int64_t)r;
+            break;
+        }
+    *lines += count;
+}
+
+static void advance_lines(opprof__json *p, int64_t upto) {
+    add_lines(p->buf + (p->lc_off - p->base), (size_t)(upto - p->lc_off), p->lc_off, &p->lc_lines, &p->lc_last);
     p->lc_off = upto;
+}
+
+int opprof__json_count_lines(int fd, int64_t upto, int64_t *lines, int64_t *last) {
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = opprof__alloc(CHUNK);
+    if (!buf) return OPPROF_ENOMEM;
+    *lines = 0;
+    *last = -1;
+    int rc = 0;
+    for (int64_t at = 0; at < upto && !rc;) {
+        size_t want = upto - at < CHUNK ? (size_t)(upto - at) : CHUNK;
+        ssize_t n = pread(fd, buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) rc = n < 0 ? -errno : OPPROF_EIO;
+        if (rc) break;
+        add_lines(buf, (size_t)n, at, lines, last);
+        at += n;
+    }
+    opprof__free(buf);
+    return rc;
 }
 
 /* Line and column of an offset at or after the cursor; 0, 0 for an older one. */
@@ -408,6 +437,32 @@ int opprof__json_open_file(opprof__json *j, int fd, const opprof_read_options *o
     }
     gzbuffer(j->src.gz, 1 << 18);
     return begin(j, options);
+}
+
+int opprof__json_open_file_at(opprof__json *j, int fd, const opprof_read_options *options, int64_t offset,
+                              int64_t lines, int64_t last_newline) {
+    if (lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        close(fd);
+        return -errno;
+    }
+    int rc = opprof__json_open_file(j, fd, options);
+    j->base = j->lc_off = offset; /* the file is there already: no seek */
+    j->lc_lines = lines;
+    j->lc_last = last_newline;
+    return rc;
+}
+
+int opprof__json_plain(opprof__json *j) { return j->src.gz && gzdirect(j->src.gz); }
+
+int opprof__json_jump(opprof__json *j, int64_t offset, int64_t lines, int64_t last_newline) {
+    if (j->src.gz && j->base + (int64_t)j->len != offset && gzseek(j->src.gz, (z_off_t)offset, SEEK_SET) < 0)
+        return opprof__json_fail_code(j, OPPROF_EIO, "seek");
+    j->base = j->lc_off = offset;
+    j->len = j->pos = 0;
+    j->lc_lines = lines;
+    j->lc_last = last_newline;
+    j->eof = false;
+    return 0;
 }
 
 int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len, const opprof_read_options *options) {

@@ -65,6 +65,19 @@ OPPROF__HIDDEN int opprof__json_open_file(opprof__json *j, int fd, const opprof_
 OPPROF__HIDDEN int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len,
                                             const opprof_read_options *options);
 OPPROF__HIDDEN void opprof__json_close(opprof__json *j);
+/* The same on a plain file from `offset` on, which the caller found to have
+ * `lines` newlines before it, the last at `last_newline` (-1: none): the
+ * places said are the file's. */
+OPPROF__HIDDEN int opprof__json_open_file_at(opprof__json *j, int fd, const opprof_read_options *options,
+                                             int64_t offset, int64_t lines, int64_t last_newline);
+/* 1 when the lexer reads a plain file (not gzip, not memory). */
+OPPROF__HIDDEN int opprof__json_plain(opprof__json *j);
+/* Go on reading a plain file from `offset` (its lines as above), what the
+ * window held dropped. */
+OPPROF__HIDDEN int opprof__json_jump(opprof__json *j, int64_t offset, int64_t lines, int64_t last_newline);
+/* The newlines of a file's first `upto` bytes, and the offset of the last
+ * (-1: none). */
+OPPROF__HIDDEN int opprof__json_count_lines(int fd, int64_t upto, int64_t *lines, int64_t *last);
 
 /* Errors: the first one is kept; these return OPPROF_EFORMAT, or code. */
 OPPROF__HIDDEN int opprof__json_fail_at(opprof__json *j, int64_t offset, const char *fmt, ...)

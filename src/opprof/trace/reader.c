@@ -152,6 +152,22 @@ static void shift_times(opprof_capture *c, int64_t origin) {
     OPPROF__SAT_ADD(c->info.base_time_ns, origin);
 }
 
+void opprof__reader_free_parser(parser *p) {
+    opprof__index_free(&p->thread_index);
+    for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
+    opprof__free(p->string_ids);
+    opprof__index_free(&p->string_index);
+    opprof__free(p->labels);
+    opprof__index_free(&p->label_index);
+    opprof__free(p->xs);
+    opprof__free(p->ms);
+    opprof__free(p->links);
+    opprof__free(p->named);
+    opprof__reader_free_begins(p);
+    opprof__reader_samples_free(p);
+    opprof__reader_profiles_free(p);
+}
+
 /* The trace in the lexer, opened (open_rc: how opening went), to a capture. */
 static int read_trace(parser *p, int open_rc, const opprof_read_options *options, opprof_capture **out,
                       opprof_read_error *error) {
@@ -163,6 +179,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     p->opt = options;
     p->min_ts = INT64_MAX;
     p->max_ts = INT64_MIN;
+    p->split_at = INT64_MAX;
     int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
     if (rc) {
         p->err->code = rc;
@@ -170,6 +187,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     }
     if (!rc) {
         p->cap->info.step_num = -1;
+        p->cap->info.read_threads = 1;
         rc = parse_document(p);
     }
     if (!rc && p->string_times)
@@ -209,16 +227,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
     }
     opprof__json_close(&p->lx);
-    opprof__index_free(&p->thread_index);
-    for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
-    opprof__free(p->string_ids);
-    opprof__index_free(&p->string_index);
-    opprof__free(p->labels);
-    opprof__index_free(&p->label_index);
-    opprof__free(p->xs);
-    opprof__free(p->ms);
-    opprof__free(p->links);
-    opprof__reader_free_begins(p);
+    opprof__reader_free_parser(p);
     if (rc) {
         if (p->err->code == 0) {
             p->err->code = rc;
@@ -353,6 +362,12 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
     parser p;
     memset(&p, 0, sizeof p);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) { /* a second thread may read its second half */
+        p.path = path;
+        p.file_dev = (uint64_t)st.st_dev;
+        p.file_ino = (uint64_t)st.st_ino;
+    }
     int rc = fd < 0 ? -errno : opprof__json_open_file(&p.lx, fd, options);
     return read_trace(&p, rc, options, out, error);
 }

@@ -25,6 +25,34 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
 
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
 
+/* A pid or tid written as a string that is no number: string_base - 1 for
+ * the first distinct one, string_base - 2 for the next... */
+int opprof__reader_string_id(parser *p, const char *text, size_t len, int64_t *out) {
+    size_t slot;
+    opprof__index_text key = {text, len};
+    int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash,
+                                         opprof__index_text_equal, p->string_ids, opprof__hash_bytes(text, len), &key,
+                                         &slot);
+    if (found < 0) return OPPROF_ENOMEM;
+    if (found) {
+        *out = p->string_base - found;
+        return 0;
+    }
+    if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
+        return OPPROF_ENOMEM;
+    char *copy = opprof__public_string(text, len);
+    if (!copy) return OPPROF_ENOMEM;
+    p->string_ids[p->n_string_ids++] = copy;
+    p->string_index.slots[slot] = (uint32_t)p->n_string_ids;
+    *out = p->string_base - (int64_t)p->n_string_ids;
+    return 0;
+}
+
+const char *opprof__reader_string_of(const parser *p, int64_t id) {
+    int64_t k = id < 0 ? p->string_base - id : 0; /* 1-based */
+    return k >= 1 && (uint64_t)k <= p->n_string_ids ? p->string_ids[k - 1] : NULL;
+}
+
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */
 static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
     int c = opprof__json_skip_ws(&p->lx);
@@ -40,26 +68,12 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
             return 0;
         }
         if (out == &e->pid && KEY_IS(p->lx.s, p->lx.s_len, "CPU functions")) p->legacy_pytorch = true;
-        size_t slot;
-        opprof__index_text key = {p->lx.s, p->lx.s_len};
-        int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash,
-                                             opprof__index_text_equal, p->string_ids,
-                                             opprof__hash_bytes(key.s, key.len), &key, &slot);
-        if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
-        if (found) {
-            *out = -found;
-            return 0;
-        }
-        if (opprof__grow((void **)&p->string_ids, &p->cap_string_ids, p->n_string_ids + 1, sizeof(char *)))
-            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
-        char *copy = opprof__strdup(p->lx.s);
-        if (!copy) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
-        p->string_ids[p->n_string_ids++] = copy;
-        p->string_index.slots[slot] = (uint32_t)p->n_string_ids;
-        *out = -(int64_t)p->n_string_ids;
+        if (opprof__reader_string_id(p, p->lx.s, p->lx.s_len, out)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
         return 0;
     }
-    return number_field(p, e, out, field, false);
+    int rc = number_field(p, e, out, field, false);
+    if (*out < INT64_MIN / 4) p->odd_ids = true; /* a number where a second thread's string ids are */
+    return rc;
 }
 
 /* A time written as a string ("ts": "1234.5", as Hermes writes them): read

@@ -43,8 +43,8 @@ int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *inde
             return FAIL(p, "more than %u threads (pid, tid pairs): more than a capture holds", OPPROF_MAX_THREADS);
         /* a tid written as a string ("stream 7") names its track until a
          * thread_name says otherwise */
-        const char *label = tid < 0 && (size_t)(-tid - 1) < p->n_string_ids ? p->string_ids[-tid - 1] : "";
-        int rc = opprof_capture_add_thread(c, tid, label, index);
+        const char *label = opprof__reader_string_of(p, tid);
+        int rc = opprof_capture_add_thread(c, tid, label ? label : "", index);
         if (rc) return opprof__json_fail_code(&p->lx, rc, "threads");
         if (pid != 0 && c->info.pid == 0) c->info.pid = pid;
         c->threads[*index].pid = pid;
@@ -144,6 +144,7 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
 static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
     int32_t i = thread < p->cap_innermost ? p->innermost[thread] : -1;
     if (i < 0) {
+        p->unmatched_ends++;
         opprof__reader_problem_at(p, offset, "end event without a begin event open on its thread");
         return 0;
     }
@@ -325,6 +326,11 @@ static int take_metadata(parser *p, event *e) {
         uint32_t thread;
         if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
+        if (p->is_half) { /* named here: the name wins over the first half's */
+            if (opprof__grow((void **)&p->named, &p->cap_named, p->n_named + 1, sizeof *p->named))
+                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "threads");
+            p->named[p->n_named++] = thread;
+        }
     }
     if ((e->have & HAS_NAME) && e->arg_name && (!strcmp(e->name, "process_labels") || !strcmp(e->name, "process_name")))
         return opprof__reader_set_label(p, e->pid, e->arg_name, e->name[8] == 'l');
@@ -484,16 +490,20 @@ static int next_event(parser *p) {
     return opprof__json_next(&p->lx, ']', "after an event"); /* ']', or the error that says why */
 }
 
-int opprof__reader_parse_events(parser *p) {
+int opprof__reader_parse_items(parser *p, int more) {
     event e;
     memset(&e, 0, sizeof e);
-    int more = opprof__json_open(&p->lx, '[', ']', "an array of events");
     while (more == 1) {
         if (opprof__json_skip_ws(&p->lx) != '{') {
             more = FAIL(p, "expected an event object");
             break;
         }
         int64_t offset = HERE(p);
+        if (offset >= p->split_at && (more = opprof__reader_split_reached(p, offset))) {
+            more = more < 0 ? more : 0; /* the second thread read the rest */
+            break;
+        }
+        more = 1;
         e.have = 0;
         e.bad_type = false;
         e.bad_why = NULL;
@@ -532,3 +542,10 @@ int opprof__reader_parse_events(parser *p) {
     return more < 0 ? more : 0;
 }
 
+int opprof__reader_parse_events(parser *p) {
+    int more = opprof__json_open(&p->lx, '[', ']', "an array of events");
+    if (more == 1) opprof__reader_split_start(p);
+    more = opprof__reader_parse_items(p, more);
+    opprof__reader_split_end(p);
+    return more;
+}

@@ -221,6 +221,8 @@ int opprof__reader_profile_data(parser *p) {
     return opprof__json_object(&p->lx, on_data_key, &r->pending);
 }
 
+bool opprof__reader_profiles_seen(const parser *p) { return p->profiles && p->profiles->n; }
+
 void opprof__reader_profile_drop(parser *p) {
     if (p->profiles && p->profiles->pending_used) {
         chunk_free(&p->profiles->pending);

@@ -74,7 +74,18 @@ typedef struct parser {
     uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
     struct sample_reader *samples; /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
     struct profile_reader *profiles; /* Chrome's CPU profiles until the end (trace/reader_profiles.c) */
+    uint64_t unmatched_ends;  /* "E" events with no "B" open on their thread */
+    int64_t string_base;      /* ids written as strings are string_base - 1, - 2...: 0, or a second thread's */
+    bool odd_ids;             /* a pid or tid below INT64_MIN / 4, where a second thread's string ids are */
+    bool is_half;             /* the second thread's reader (trace/reader_split.c) */
+    uint32_t *named;          /* ... the threads a "thread_name" named, in order */
+    size_t n_named, cap_named;
+    const char *path;         /* the plain file read (opprof_capture_read), for a second thread; or NULL */
+    uint64_t file_dev, file_ino; /* ... the file that path named when it was opened */
+    struct split *split;      /* the second thread reading the event array's second half (trace/reader_split.c) */
+    int64_t split_at;         /* an event at or past this offset asks opprof__reader_split_reached */
 } parser;
+typedef struct split split;
 
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
 #define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
@@ -157,12 +168,19 @@ OPPROF__HIDDEN void opprof__reader_assumed_placed(parser *p, int64_t offset, int
 OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
 
 /* ---- one event's fields (trace/reader_fields.c) ---- */
+/* A pid or tid written as a string that is no number ("stream 7"): its
+ * number, -1 for the first distinct one seen, -2 for the next... (below
+ * p->string_base, which is 0 but for a second thread); and back. */
+OPPROF__HIDDEN int opprof__reader_string_id(parser *p, const char *text, size_t len, int64_t *out);
+OPPROF__HIDDEN const char *opprof__reader_string_of(const parser *p, int64_t id);
 /* The lexer's callback for each key of an event object. */
 OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n);
 
 /* ---- phases and the event array (trace/reader_phases.c) ---- */
 /* The "traceEvents" array (or the legacy form's top-level array). */
 OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
+/* The events from the one the lexer is at (more: 1) to the array's end. */
+OPPROF__HIDDEN int opprof__reader_parse_items(parser *p, int more);
 /* The capture's thread of (pid, tid), added when new. */
 OPPROF__HIDDEN int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index);
 /* trace/reader_samples.c: the top-level keys of samples ("stackFrames",
@@ -181,6 +199,8 @@ OPPROF__HIDDEN void opprof__reader_profile_drop(parser *p);
 /* The profiles' samples into the capture; then freed. */
 OPPROF__HIDDEN int opprof__reader_profiles_finish(parser *p);
 OPPROF__HIDDEN void opprof__reader_profiles_free(parser *p);
+/* Whether any CPU profile event was read. */
+OPPROF__HIDDEN bool opprof__reader_profiles_seen(const parser *p);
 /* "B" events never ended: completed at the trace's end, each a problem. */
 OPPROF__HIDDEN int opprof__reader_unended_begins(parser *p);
 OPPROF__HIDDEN void opprof__reader_free_begins(parser *p);
@@ -191,5 +211,22 @@ OPPROF__HIDDEN int opprof__reader_set_label(parser *p, int64_t pid, const char *
 /* The labels on every thread of their processes; a device's events become
  * device rows. */
 OPPROF__HIDDEN void opprof__reader_apply_labels(parser *p);
+/* The labels that q read (a later part of the trace) onto p's, as if p had
+ * read them; ids[k]: p's id of q's string id q->string_base - (k + 1). */
+OPPROF__HIDDEN int opprof__reader_join_labels(parser *p, const parser *q, const int64_t *ids);
+
+/* ---- two threads (trace/reader_split.c) ---- */
+/* At the event array's first event: a second thread starts on its second
+ * half when the trace is a plain file worth it (opprof_read_options.threads)
+ * and no check needs the whole trace; p->split_at is then where to ask. */
+OPPROF__HIDDEN void opprof__reader_split_start(parser *p);
+/* At an event that starts at or past p->split_at: 1 when the second half
+ * joined (the lexer is past the array), 0 to read on (p->split_at moved),
+ * or a negative code. */
+OPPROF__HIDDEN int opprof__reader_split_reached(parser *p, int64_t offset);
+/* The second thread stopped, joined and its half dropped (if any). */
+OPPROF__HIDDEN void opprof__reader_split_end(parser *p);
+/* What a parser holds, freed (not its lexer nor its capture). */
+OPPROF__HIDDEN void opprof__reader_free_parser(parser *p);
 
 #endif /* OPPROF_READER_STATE_H */

@@ -1,0 +1,268 @@
+/* test_reader_split.c - a trace read on two threads (opprof_read_options
+ * .threads = 2: the event array's second half read by a second thread, then
+ * joined) gives what one thread gives: the same capture, written back byte
+ * for byte, the same problems in the same order with the same places, and
+ * the same errors. Each case also checks which way it was read
+ * (opprof_capture_info.read_threads), so that a split that never happens
+ * cannot pass for one that works. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+#include <zlib.h>
+
+static char dir[256];
+
+/* A file in the test's directory (four names at a time). */
+static const char *path_of(const char *name) {
+    static char paths[4][512];
+    static int next;
+    char *path = paths[next++ % 4];
+    snprintf(path, 512, "%s/%s", dir, name);
+    return path;
+}
+
+static void write_file(const char *path, const char *text, size_t len) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fwrite(text, 1, len, f) == len);
+    fclose(f);
+}
+
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = (t->len + (size_t)n + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* What a read gives: its code and error, the problems said (in order, with
+ * their places), the capture written back, and how many threads read it. */
+typedef struct outcome {
+    int rc;
+    opprof_read_error error;
+    text problems;
+    char *written; /* the capture written back */
+    char *table;   /* its operators' table, device times included (which links decide) */
+    int threads;
+} outcome;
+
+static void on_problem(void *ctx, const opprof_trace_problem *p) {
+    put(ctx, "%lld %lld:%lld %s%s\n", (long long)p->offset, (long long)p->line, (long long)p->column, p->message,
+        p->assumed ? " (assumed)" : "");
+}
+
+/* How problems are asked for: those of single events (opprof report), all
+ * (opprof check: one thread), none. */
+typedef enum asked { EVENT_PROBLEMS, ALL_PROBLEMS, NO_PROBLEMS } asked;
+
+static outcome read_with(const char *path, int threads, asked problems) {
+    outcome o = {0};
+    opprof_read_options opt = {.on_problem = problems == NO_PROBLEMS ? NULL : on_problem, .ctx = &o.problems,
+                               .events_only = problems == EVENT_PROBLEMS, .threads = threads};
+    opprof_capture *c = NULL;
+    o.rc = opprof_capture_read(path, &opt, &c, &o.error);
+    if (!o.problems.s) put(&o.problems, "%s", "");
+    if (o.rc) return o;
+    o.threads = opprof_capture_get_info(c).read_threads;
+    CHECK_INT(opprof_capture_chrome_write(c, path_of("back.json")), 0);
+    o.written = read_text(path_of("back.json"));
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &o.table), 0);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+    return o;
+}
+
+static void outcome_free(outcome *o) {
+    free(o->problems.s);
+    free(o->written);
+    opprof_free(o->table);
+}
+
+/* One thread's and two threads' reads of path agree; the two-thread read
+ * was read by `expect_threads`. */
+static void same_both_ways(const char *path, int expect_threads, asked problems) {
+    outcome one = read_with(path, 1, problems), two = read_with(path, 2, problems);
+    CHECK_INT(one.threads, one.rc ? 0 : 1);
+    CHECK_INT(two.threads, two.rc ? 0 : expect_threads);
+    CHECK_INT(two.rc, one.rc);
+    CHECK_STR(two.error.message, one.error.message);
+    CHECK_INT(two.error.line, one.error.line);
+    CHECK_INT(two.error.column, one.error.column);
+    CHECK_INT(two.error.offset, one.error.offset);
+    CHECK_STR(two.problems.s, one.problems.s);
+    CHECK(one.rc || (one.written && two.written && strcmp(one.written, two.written) == 0));
+    if (!one.rc) CHECK_STR(two.table, one.table);
+    outcome_free(&one);
+    outcome_free(&two);
+}
+
+/* A trace of `n` events of every kind the reader keeps, spread over both
+ * halves: operators on three threads (one named by a string tid, as
+ * Kineto's streams), memory events, thread names in both halves (the
+ * second renaming a thread of the first), a process label, events left out
+ * by name, a complete event without "dur" (a problem) in each half. */
+static text mixed_trace(int n, bool ours) {
+    text t = {0};
+    put(&t, "{%s\"traceEvents\": [\n", ours ? "\"opprof_version\": \"0.4.0\", " : "");
+    put(&t, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"main\"}},\n");
+    for (int i = 0; i < n; i++) {
+        int tid = i % 3 + 1;
+        if (i == n / 4 || i == 3 * n / 4)
+            put(&t, "{\"ph\": \"X\", \"name\": \"no dur %d\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n", i, i * 10);
+        if (i == 3 * n / 4)
+            put(&t, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"renamed\"}},\n"
+                    "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 1, \"tid\": 0, \"args\": {\"labels\": \"rank 3\"}},\n");
+        if (tid == 3)
+            put(&t, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": \"stream %d\", "
+                    "\"ts\": %d.5, \"dur\": 3, \"args\": {\"External id\": %d}},\n", i % 7, i % 2 + 7, i * 10, i);
+        else
+            put(&t, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, "
+                    "\"dur\": 8, \"args\": {\"External id\": %d, \"Input Dims\": [[%d, 4]]}},\n", i % 11, tid, i * 10, i, i % 5);
+        if (i % 5 == 0) /* an allocation and its free, in turn: totals that add up */
+            put(&t, "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": %d, \"ts\": %d.25, "
+                    "\"args\": {\"Addr\": %d, \"Bytes\": %d, \"Total Allocated\": %d}},\n", tid, i * 10, 4096 + i,
+                    i % 2 ? -64 : 64, i % 2 ? 0 : 64);
+        if (i % 97 == 0) put(&t, "{\"ph\": \"X\", \"name\": \"aten::is_leaf\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 10);
+    }
+    put(&t, "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 2, \"ts\": 1, \"dur\": 1},\n]}\n"); /* a trailing comma */
+    return t;
+}
+
+TEST_CASE(mixed_events_join) {
+    text t = mixed_trace(20000, false);
+    write_file(path_of("mixed.json"), t.s, t.len);
+    same_both_ways(path_of("mixed.json"), 2, EVENT_PROBLEMS);
+    same_both_ways(path_of("mixed.json"), 2, NO_PROBLEMS);
+    free(t.s);
+}
+
+TEST_CASE(opprof_own_trace_joins) {
+    text t = mixed_trace(5000, true);
+    write_file(path_of("ours.json"), t.s, t.len);
+    same_both_ways(path_of("ours.json"), 2, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+/* PyTorch 1.9's ResNet-50 trace from Kineto, decompressed: string tids, flows,
+ * device activities linked to their launches across the two halves. */
+TEST_CASE(kineto_trace_joins) {
+    char gz[1024];
+    snprintf(gz, sizeof gz, "%s/tests/fixtures/real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+             source_dir());
+    gzFile in = gzopen(gz, "rb");
+    CHECK(in != NULL);
+    if (!in) return;
+    FILE *out = fopen(path_of("kineto.json"), "wb");
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(in, buf, sizeof buf)) > 0) CHECK(fwrite(buf, 1, (size_t)n, out) == (size_t)n);
+    gzclose(in);
+    fclose(out);
+    same_both_ways(path_of("kineto.json"), 2, EVENT_PROBLEMS);
+}
+
+/* A string that looks like an event boundary where the second thread looks:
+ * its guess is wrong, the half is dropped, the first thread reads it all. */
+TEST_CASE(boundary_in_a_string_is_not_taken) {
+    text t = {0};
+    put(&t, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 200; i++) put(&t, "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 2);
+    put(&t, "{\"ph\": \"X\", \"name\": \"");
+    for (int i = 0; i < 20000; i++) put(&t, "x}, {"); /* escaped nothing: plain bytes of a name */
+    put(&t, "\", \"pid\": 1, \"tid\": 1, \"ts\": 500, \"dur\": 1},\n");
+    for (int i = 0; i < 50; i++) put(&t, "{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 600 + i * 2);
+    put(&t, "{\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 9999, \"dur\": 1}]}\n");
+    write_file(path_of("string.json"), t.s, t.len);
+    same_both_ways(path_of("string.json"), 1, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+/* A "B" in the first half ended by an "E" in the second: the half cannot
+ * stand alone (its "E" has no "B"), so the first thread reads on. Pairs that
+ * stay within a half join. */
+TEST_CASE(begin_end_across_the_split_is_read_whole) {
+    text t = {0};
+    put(&t, "{\"traceEvents\": [\n{\"ph\": \"B\", \"name\": \"outer\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n");
+    for (int i = 0; i < 2000; i++) put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 1 + i * 2);
+    put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 5000}]}\n");
+    write_file(path_of("across.json"), t.s, t.len);
+    same_both_ways(path_of("across.json"), 1, EVENT_PROBLEMS);
+    t.len = 0;
+    put(&t, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 3000; i++) /* pairs in the first half and at the end; the middle, complete events */
+        if (i < 1000 || i >= 2900)
+            put(&t, "{\"ph\": \"B\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n"
+                    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n", i * 4, i * 4 + 2);
+        else
+            put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 2},\n", i * 4);
+    put(&t, "{\"ph\": \"X\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 9000, \"dur\": 1}]}\n");
+    write_file(path_of("pairs.json"), t.s, t.len);
+    same_both_ways(path_of("pairs.json"), 2, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+/* An error in the second half: the same message at the same line, column and
+ * byte as one thread says (the second half's own error is never the one said). */
+TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {
+    text t = mixed_trace(4000, false);
+    char *bad = strstr(t.s + t.len * 3 / 4, "\"dur\": 8");
+    CHECK(bad != NULL);
+    if (bad) memcpy(bad, "\"dur\": @", 8);
+    write_file(path_of("bad.json"), t.s, t.len);
+    outcome two = read_with(path_of("bad.json"), 2, EVENT_PROBLEMS);
+    CHECK_INT(two.rc, OPPROF_EFORMAT);
+    CHECK(two.error.line > 3000);
+    outcome_free(&two);
+    same_both_ways(path_of("bad.json"), 0, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+/* Where two threads do not apply: opprof check's whole-trace checks, a gzip
+ * file, a trace in memory; and threads = 0 on a small file. */
+TEST_CASE(one_thread_where_two_do_not_apply) {
+    text t = mixed_trace(3000, false);
+    write_file(path_of("small.json"), t.s, t.len);
+    same_both_ways(path_of("small.json"), 1, ALL_PROBLEMS); /* opprof check: one thread */
+    opprof_capture *c = NULL;
+    opprof_read_options automatic = {0};
+    CHECK_INT(opprof_capture_read(path_of("small.json"), &automatic, &c, NULL), 0);
+    CHECK_INT(c ? opprof_capture_get_info(c).read_threads : -1, 1); /* under 32 MiB */
+    opprof_capture_free(c);
+    gzFile gz = gzopen(path_of("small.json.gz"), "wb");
+    gzwrite(gz, t.s, (unsigned)t.len);
+    gzclose(gz);
+    opprof_read_options two = {.threads = 2};
+    CHECK_INT(opprof_capture_read(path_of("small.json.gz"), &two, &c, NULL), 0);
+    CHECK_INT(c ? opprof_capture_get_info(c).read_threads : -1, 1);
+    opprof_capture_free(c);
+    CHECK_INT(opprof_capture_read_buffer(t.s, t.len, &two, &c, NULL), 0);
+    CHECK_INT(c ? opprof_capture_get_info(c).read_threads : -1, 1);
+    opprof_capture_free(c);
+    free(t.s);
+}
+
+int main(int argc, char **argv) {
+    if (!make_temp_dir(dir, sizeof dir)) return 1;
+    int rc = check_main(argc, argv, "test_reader_split");
+    remove_tree(dir);
+    return rc;
+}
