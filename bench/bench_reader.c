@@ -7,9 +7,10 @@
  * same on a real Kineto trace (PyTorch 1.9's ResNet-50 on CUDA from
  * tests/fixtures, its events copied N times by make_real_trace.py).
  *
- * Each file is read in ROUNDS rounds of Python, opprof and simdjson in turn:
- * the medians, and the ratios as the median of the rounds' pairs with its
- * interval.
+ * Each file is read in ROUNDS rounds of Python, opprof on one thread, opprof
+ * on two (opprof_read_options.threads: the event array read in two halves)
+ * and simdjson, in turn: the medians, and the ratios as the median of the
+ * rounds' pairs with its interval.
  *
  *   build/bin/bench_reader [--json] [--mb N] [--real-copies N] [--rounds N] [--keep FILE]
  *   (defaults: 1024 MB of opprof's own; 12 copies: 388 MB of Kineto's; 7 rounds)
@@ -79,12 +80,15 @@ static const char *PY =
 
 typedef struct measured {
     double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb; /* medians; peak: the largest */
+    double two_seconds, two_peak_mb;                  /* ... on two threads */
     size_t events, memory;
-    bench_ratio vs_python, simdjson_over;
+    int two_threads_read;                             /* the threads that the two-thread read used */
+    bench_ratio vs_python, simdjson_over, two_over_simdjson, two_over_one;
 } measured;
 
-/* Read + report `path` as `opprof report` does: seconds, peak memory. */
-static int measure_ours(const char *path, measured *m) {
+/* Read + report `path` as `opprof report` does, on `threads` threads:
+ * seconds, peak memory (m->seconds, m->peak_mb, or the two_ fields). */
+static int measure_ours(const char *path, int threads, measured *m) {
     long rss_before = status_kb("VmRSS");
     FILE *clear = fopen("/proc/self/clear_refs", "w"); /* VmHWM from here */
     if (clear) {
@@ -94,7 +98,7 @@ static int measure_ours(const char *path, measured *m) {
     int64_t t0 = bench_now_ns();
     opprof_capture *c = NULL;
     opprof_read_error err;
-    if (opprof_capture_read(path, NULL, &c, &err)) {
+    if (opprof_capture_read(path, &(opprof_read_options){.threads = threads}, &c, &err)) {
         fprintf(stderr, "bench_reader: %s: %s\n", path, err.message);
         return -1;
     }
@@ -103,9 +107,15 @@ static int measure_ours(const char *path, measured *m) {
     opprof_capture_averages(c, &avg);
     opprof_averages_table_to_string(avg,
             &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table);
-    m->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    double seconds = (double)(bench_now_ns() - t0) / 1e9;
     double peak = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
-    if (peak > m->peak_mb) m->peak_mb = peak;
+    double *peak_of = threads == 1 ? &m->peak_mb : &m->two_peak_mb;
+    if (peak > *peak_of) *peak_of = peak;
+    if (threads == 1) m->seconds = seconds;
+    else {
+        m->two_seconds = seconds;
+        m->two_threads_read = opprof_capture_get_info(c).read_threads;
+    }
     size_t n_names = opprof_capture_name_count(c);
     opprof_capture_events(c, &m->events);
     opprof_capture_memory_events(c, &m->memory);
@@ -155,18 +165,23 @@ static int measure(const char *path, int rounds, measured *m) {
     if (stat(path, &st)) return -1;
     m->mb = (double)st.st_size / 1e6;
     m->simdjson_peak_mb = NAN;
-    double ours[MAX_ROUNDS] = {0}, py[MAX_ROUNDS] = {0}, simd[MAX_ROUNDS] = {0};
+    double ours[MAX_ROUNDS] = {0}, two[MAX_ROUNDS] = {0}, py[MAX_ROUNDS] = {0}, simd[MAX_ROUNDS] = {0};
     for (int r = 0; r < rounds; r++) {
         py[r] = python_seconds(path);
-        if (measure_ours(path, m)) return -1;
+        if (measure_ours(path, 1, m) || measure_ours(path, 2, m)) return -1;
         ours[r] = m->seconds;
+        two[r] = m->two_seconds;
         simd[r] = simdjson_seconds(path, &m->simdjson_peak_mb);
     }
-    m->vs_python = bench_ratio_of(py, ours, rounds);      /* opprof's speed over Python's */
-    m->simdjson_over = bench_ratio_of(ours, simd, rounds); /* simdjson's speed over opprof's */
+    m->vs_python = bench_ratio_of(py, ours, rounds);          /* opprof's speed over Python's */
+    m->simdjson_over = bench_ratio_of(ours, simd, rounds);     /* simdjson's speed over opprof's */
+    m->two_over_simdjson = bench_ratio_of(simd, two, rounds);  /* opprof on two threads over simdjson */
+    m->two_over_one = bench_ratio_of(ours, two, rounds);       /* ... over opprof on one */
     double sorted[MAX_ROUNDS];
     memcpy(sorted, ours, sizeof(double) * (size_t)rounds);
     m->seconds = bench_stats_of(sorted, rounds).median;
+    memcpy(sorted, two, sizeof(double) * (size_t)rounds);
+    m->two_seconds = bench_stats_of(sorted, rounds).median;
     int n = 0;
     for (int r = 0; r < rounds; r++)
         if (!isnan(py[r])) sorted[n++] = py[r];
@@ -189,10 +204,16 @@ static void print_text(const char *what, const measured *m) {
         printf("  Python json.load + sum %6.2f s  %6.0f MB/s  -> opprof is %s faster\n", m->python_s, py_rate, ratio);
     else
         printf("  Python: /usr/bin/python3 not found\n");
+    bench_ratio_text(m->two_over_one, ratio, sizeof ratio);
+    printf("  opprof on two threads  %6.2f s  %6.0f MB/s  peak %.0f MB (read by %d): %s one thread's speed\n",
+           m->two_seconds, m->mb / m->two_seconds, m->two_peak_mb, m->two_threads_read, ratio);
     bench_ratio_text(m->simdjson_over, ratio, sizeof ratio);
-    if (!isnan(m->simdjson_s))
+    if (!isnan(m->simdjson_s)) {
         printf("  simdjson On-Demand sum %6.2f s  %6.0f MB/s  peak %.0f MB (the whole file in memory): %s opprof\n",
                m->simdjson_s, m->mb / m->simdjson_s, m->simdjson_peak_mb, ratio);
+        bench_ratio_text(m->two_over_simdjson, ratio, sizeof ratio);
+        printf("  opprof on two threads: %s simdjson's speed\n", ratio);
+    }
 }
 
 static void print_json(const char *prefix, const measured *m, bool last) {
@@ -210,7 +231,12 @@ static void print_json(const char *prefix, const measured *m, bool last) {
     bench_json_number(stdout, KEY("simdjson_mb_s"), m->mb / m->simdjson_s, false);
     bench_json_number(stdout, KEY("simdjson_peak_rss_mb"), m->simdjson_peak_mb, false);
     bench_json_ratio(stdout, KEY("ratio_vs_python"), m->vs_python, false);
-    bench_json_ratio(stdout, KEY("simdjson_over_opprof"), m->simdjson_over, last);
+    bench_json_ratio(stdout, KEY("simdjson_over_opprof"), m->simdjson_over, false);
+    bench_json_number(stdout, KEY("two_threads_parse_report_mb_s"), m->mb / m->two_seconds, false);
+    bench_json_number(stdout, KEY("two_threads_peak_rss_mb"), m->two_peak_mb, false);
+    bench_json_number(stdout, KEY("two_threads_read_by"), m->two_threads_read, false);
+    bench_json_ratio(stdout, KEY("two_threads_over_one"), m->two_over_one, false);
+    bench_json_ratio(stdout, KEY("two_threads_over_simdjson"), m->two_over_simdjson, last);
 #undef KEY
 }
 
