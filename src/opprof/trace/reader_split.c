@@ -134,6 +134,7 @@ static void read_half(split *s, int64_t start) {
     s->end_lines = q->lx.lc_lines;
     s->end_last = q->lx.lc_last;
     s->ok = true;
+    opprof__json_close(&q->lx); /* its window and the file, given back before the join */
 }
 
 static void *half_main(void *arg) {
