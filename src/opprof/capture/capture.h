@@ -59,8 +59,19 @@ struct opprof_capture {
         if (i >= n) return 0; /* already sorted */                                 \
         type *tmp = opprof__alloc(n * sizeof *tmp);                                \
         if (!tmp) return OPPROF_ENOMEM;                                            \
+        /* runs of 16 by insertion (stable), then merges of runs */                \
+        for (size_t lo = 0; lo < n; lo += 16) {                                    \
+            size_t hi = lo + 16 < n ? lo + 16 : n;                                 \
+            for (size_t j = lo + 1; j < hi; j++) {                                 \
+                if (!before(&items[j], &items[j - 1])) continue;                   \
+                type moving = items[j];                                            \
+                size_t k = j;                                                      \
+                for (; k > lo && before(&moving, &items[k - 1]); k--) items[k] = items[k - 1]; \
+                items[k] = moving;                                                 \
+            }                                                                      \
+        }                                                                          \
         type *src = items, *dst = tmp;                                             \
-        for (size_t width = 1; width < n; width *= 2) {                            \
+        for (size_t width = 16; width < n; width *= 2) {                           \
             for (size_t lo = 0; lo < n; lo += 2 * width) {                         \
                 size_t mid = lo + width < n ? lo + width : n;                      \
                 size_t hi = lo + 2 * width < n ? lo + 2 * width : n;               \
