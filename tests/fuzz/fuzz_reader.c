@@ -1,11 +1,14 @@
 /* fuzz_reader.c - libFuzzer target: any bytes into the trace reader, with
  * the checks on. It must return an error or a capture; never crash, hang,
- * leak or read out of bounds (built with ASan and UBSan by `make fuzz`). */
+ * leak or read out of bounds (built with ASan and UBSan by `make fuzz`).
+ * Read again from a file on one thread and on two, it must give the same. */
 #include "read_one.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opprof_read_error err;
     read_one(data, size, &err);
+    int joined;
+    if (read_both_ways(data, size, &joined)) abort(); /* two threads said something else */
     return 0;
 }

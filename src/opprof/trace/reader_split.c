@@ -198,7 +198,9 @@ void opprof__reader_split_start(parser *p) {
     if (!s) return; /* one thread reads it all */
     s->fd = reopen(p);
     s->size = p->lx.src.size;
-    s->from = HERE(p) + (s->size - HERE(p)) / 2;
+    /* a little past the middle: the second thread counts the lines before it first (about 12 times
+     * faster than reading them, bench_reader), so the two halves end together */
+    s->from = HERE(p) + (s->size - HERE(p)) / 100 * 52;
     s->depth = p->lx.depth;
     s->options = p->opt ? *p->opt : (opprof_read_options){0};
     s->options.on_progress = NULL;
