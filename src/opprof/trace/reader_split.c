@@ -198,8 +198,8 @@ void opprof__reader_split_start(parser *p) {
     if (!s) return; /* one thread reads it all */
     s->fd = reopen(p);
     s->size = p->lx.src.size;
-    /* a little past the middle: the second thread counts the lines before it first (about 12 times
-     * faster than reading them, bench_reader), so the two halves end together */
+    /* a little past the middle: the second thread first counts the lines before its start, which
+     * costs about a twelfth of reading them (33 ms against 367 ms for 138 MB of opprof's trace) */
     s->from = HERE(p) + (s->size - HERE(p)) / 100 * 52;
     s->depth = p->lx.depth;
     s->options = p->opt ? *p->opt : (opprof_read_options){0};
