@@ -2,6 +2,7 @@
  * the checks on. It must return an error or a capture; never crash, hang,
  * leak or read out of bounds (built with ASan and UBSan by `make fuzz`).
  * Read again from a file on one thread and on two, it must give the same. */
+#define _GNU_SOURCE /* memfd_create, open_memstream (read_one.h) */
 #include "read_one.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
