@@ -231,6 +231,12 @@ TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {
     outcome two = read_with(path_of("bad.json"), 2, EVENT_PROBLEMS);
     CHECK_INT(two.rc, OPPROF_EFORMAT);
     CHECK(two.error.line > 3000);
+    long long lines = 0, last = -1; /* the place of the error's byte, counted here */
+    for (long long i = 0; i < two.error.offset && i < (long long)t.len; i++)
+        if (t.s[i] == '\n') lines++, last = i;
+    CHECK_INT(two.error.line, lines + 1);
+    CHECK_INT(two.error.column, two.error.offset - last);
+    CHECK(bad && two.error.offset >= bad - t.s && two.error.offset < bad - t.s + 16);
     outcome_free(&two);
     same_both_ways(path_of("bad.json"), 0, EVENT_PROBLEMS);
     free(t.s);
