@@ -5,8 +5,9 @@
  * Two captures recorded through the real hot path: N iterations of
  * forward > aten::linear > aten::addmm, aten::relu (4 slices each), then the
  * same with an allocation in addmm and a free in relu (2 memory events
- * each): bytes per slice from the first, per memory event from the
- * difference. Each format is written ROUNDS times, the two in turn; times
+ * each, at addresses where glibc's heap puts blocks in a program: 47 bits,
+ * 0x5555...; a few blocks in turn): bytes per slice from the first, per
+ * memory event from the difference. Each format is written ROUNDS times, the two in turn; times
  * are medians, the speed ratio the median of the rounds' pairs with its
  * interval. And the guide's capture (profile_cpu's model, one step) in both.
  *
@@ -26,6 +27,10 @@ static void die(const char *what, int rc) {
     exit(1);
 }
 
+/* An address of a heap block as a program's heap has them (PIE's heap starts
+ * near 0x555555554000): one of 64 blocks, in turn. */
+static void *heap_block(long i) { return (void *)(uintptr_t)(UINT64_C(0x555555560000) + (uint64_t)(i % 64) * 4096); }
+
 /* n iterations of the nested ranges, with memory events or not. */
 static opprof_capture *record(long n, bool memory) {
     opprof_config cfg = opprof_config_default();
@@ -39,10 +44,10 @@ static opprof_capture *record(long n, bool memory) {
         {
             OPPROF_OP_SCOPE("aten::linear");
             OPPROF_OP_SCOPE("aten::addmm");
-            if (memory) opprof_record_memory((void *)(uintptr_t)(i * 64 + 4096), 4096, -1);
+            if (memory) opprof_record_memory(heap_block(i), 4096, -1);
         }
         OPPROF_OP_SCOPE("aten::relu");
-        if (memory) opprof_record_memory((void *)(uintptr_t)(i * 64 + 4096), -4096, -1);
+        if (memory) opprof_record_memory(heap_block(i), -4096, -1);
     }
     opprof_capture *c = NULL;
     rc = opprof_session_stop(s);

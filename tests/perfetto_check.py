@@ -107,6 +107,8 @@ def check(proto, pf, js, name):
             fail(f"{name}: a packet off sequence 1")
         for d in p.get("trace_packet_defaults", []):
             clock["default"] = one(d, "timestamp_clock_id")
+            for e in d.get("track_event_defaults", []):
+                clock["track"] = one(e, "track_uuid")  # the track of events that name none
         for snap in p.get("clock_snapshot", []):
             at = {one(c, "clock_id"): int(one(c, "timestamp")) for c in snap.get("clocks", [])}
             if "64" in at:
@@ -136,7 +138,7 @@ def check(proto, pf, js, name):
             if ts is None:
                 fail(f"{name}: a track event without a timestamp")
             kind = one(ev, "type")
-            track = one(ev, "track_uuid")
+            track = one(ev, "track_uuid") or clock.get("track")
             if track not in tracks:
                 fail(f"{name}: an event on track {track} before its descriptor")
             if one(ev, "name") == "opprof capture":
@@ -205,9 +207,14 @@ def check(proto, pf, js, name):
     memory = [(t, ev, ts) for t, ev, ts in counters if (tracks[t].get("counter") and one(tracks[t], "name", "").endswith("memory"))]
     if len(memory) != len(mem):
         fail(f"{name}: {len(memory)} memory samples, the JSON has {len(mem)} memory events")
-    got_mem = sorted((ts - origin, int(one(ev, "counter_value")),
-                      int({one(a, "name"): one(a, "int_value") for a in ev["debug_annotations"]}["Bytes"]))
-                     for t, ev, ts in memory)
+    # a sample's bytes: its "Bytes", else the change of its track's total since the sample before
+    got_mem, last_total = [], collections.defaultdict(int)
+    for t, ev, ts in memory:
+        total = int(one(ev, "counter_value"))
+        notes = {one(a, "name"): one(a, "int_value") for a in ev.get("debug_annotations", [])}
+        got_mem.append((ts - origin, total, int(notes["Bytes"]) if "Bytes" in notes else total - last_total[t]))
+        last_total[t] = total
+    got_mem.sort()
     exp_mem = sorted((round(e["ts"] * 1000), int(e["args"]["Total Allocated"]), int(e["args"]["Bytes"])) for e in mem)
     if got_mem != exp_mem:
         fail(f"{name}: memory samples differ from the JSON's (first: {got_mem[:1]} vs {exp_mem[:1]})")

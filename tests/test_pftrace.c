@@ -271,6 +271,53 @@ TEST_CASE(many_allocators_one_track_each) {
     opprof_capture_free(c);
 }
 
+/* Memory samples say their bytes and thread only where the sample before
+ * does not tell them: read back, every memory event is as it was, whether
+ * its bytes are its track's change or not (two threads allocating in turn,
+ * written thread by thread; a free; two allocators; totals unknown). */
+TEST_CASE(memory_samples_read_back_whole) {
+    size_t cap = 1 << 16, len = 0;
+    char *json = malloc(cap);
+    CHECK(json != NULL);
+    if (!json) return;
+    len += (size_t)snprintf(json + len, cap - len, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
+                                                   "\"tid\":1,\"ts\":0,\"dur\":1000}");
+    long long total[2] = {0, 0};
+    for (int i = 0; i < 200; i++) {
+        int device = i % 7 == 0, bytes = i % 3 == 2 ? -64 : 64 + i;
+        total[device] += bytes;
+        char totals[64] = ""; /* every fifth without its total: read as unknown */
+        if (i % 5) snprintf(totals, sizeof totals, ",\"Total Allocated\":%lld", total[device]);
+        len += (size_t)snprintf(json + len, cap - len,
+                                ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"args\":"
+                                "{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%d%s}}",
+                                1 + i % 2, 1 + i, device, device ? 0 : -1, 4096 + 64 * i, bytes, totals);
+    }
+    len += (size_t)snprintf(json + len, cap - len, "]}");
+    CHECK(len < cap);
+    opprof_capture *c = NULL, *back = NULL;
+    CHECK_INT(opprof_capture_read_buffer(json, len, NULL, &c, NULL), 0);
+    free(json);
+    if (!c) return;
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, NULL), 0);
+    size_t n = 0, nb = 0;
+    const opprof_memory_event *m = opprof_capture_memory_events(c, &n), *mb = back ? opprof_capture_memory_events(back, &nb) : NULL;
+    const opprof_thread_info *th = opprof_capture_threads(c, NULL), *thb = back ? opprof_capture_threads(back, NULL) : NULL;
+    CHECK_INT(n, 200);
+    CHECK_INT(nb, n);
+    int same = 0;
+    for (size_t j = 0; mb && j < n && j < nb; j++)
+        same += m[j].ts_ns == mb[j].ts_ns && m[j].addr == mb[j].addr && m[j].bytes == mb[j].bytes &&
+                m[j].total_allocated == mb[j].total_allocated && m[j].device_type == mb[j].device_type &&
+                m[j].device_id == mb[j].device_id && th[m[j].thread].tid == thb[mb[j].thread].tid;
+    CHECK_INT(same, 200);
+    free(bytes);
+    opprof_capture_free(c);
+    opprof_capture_free(back);
+}
+
 /* Bytes that are no .pftrace of opprof's: an error that says which packet,
  * which byte and why; nothing else. */
 TEST_CASE(read_errors_name_packet_and_reason) {
@@ -284,7 +331,8 @@ TEST_CASE(read_errors_name_packet_and_reason) {
     CHECK_CONTAINS(err.message, "(byte ");
     CHECK(back == NULL);
     /* only the first packet: no facts */
-    CHECK_INT(opprof_capture_read_buffer(bytes, 12, NULL, &back, &err), OPPROF_EFORMAT);
+    size_t first = 2 + (size_t)(unsigned char)bytes[1]; /* its tag, its length (one byte) and it */
+    CHECK_INT(opprof_capture_read_buffer(bytes, first, NULL, &back, &err), OPPROF_EFORMAT);
     CHECK_CONTAINS(err.message, "no 'opprof capture' facts: not a trace that opprof wrote");
     /* an event on a track never described: a Trace of one packet {track_event {track_uuid: 9}} */
     static const unsigned char stray[] = {0x0a, 0x04, 0x5a, 0x02, 0x58, 0x09};

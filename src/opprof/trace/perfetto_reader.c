@@ -47,6 +47,7 @@ typedef struct track {
     bool thread;        /* a thread's own (not a lane) */
     char name[128];     /* a counter's, or the thread's */
     int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
+    int64_t total;      /* TRACK_MEMORY: the total of its sample before (0 before the first) */
     bool preempted;
     size_t open[MAX_OPEN], depth; /* slices begun and not ended: indexes into the reader's begins */
 } track;
@@ -100,6 +101,8 @@ typedef struct preader {
     bool off_cpu;
     int64_t sample_period_ns, samples_lost;
     uint32_t default_clock;   /* the sequence's TracePacketDefaults timestamp_clock_id, or 0 */
+    uint64_t default_track;   /* ... its track_event_defaults' track_uuid, or 0 */
+    int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
     bool delta_known;         /* a clock snapshot set the delta clock */
     int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
     size_t packet;    /* the packet being read, for the errors */
@@ -632,10 +635,18 @@ static int slice_end(preader *r, track *t, int64_t ts) {
     return 0;
 }
 
-/* A memory sample: Kineto's [memory] instant, as the JSON writer gives it. */
-static int memory_event(preader *r, const track *t, const event *e, int64_t ts) {
-    int64_t thread = note_int(e, "Thread", -1);
+/* A memory sample: Kineto's [memory] instant, as the JSON writer gives it.
+ * Its thread is the sample before's when it names none, its bytes the
+ * change of its track's total when it says none (perfetto_writer.c). */
+static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
+    int64_t thread = note_int(e, "Thread", r->memory_thread), bytes;
     if (thread < 0) return fail(r, "a memory sample without its thread");
+    r->memory_thread = thread;
+    if (note(e, "Bytes"))
+        bytes = note_int(e, "Bytes", 0);
+    else if (__builtin_sub_overflow(e->counter, t->total, &bytes))
+        return fail(r, "a memory sample without its bytes, whose total's change is past 2^63");
+    t->total = e->counter;
     const track *th = thread_track(r, thread);
     if (!th) return fail(r, "a memory sample on a thread no descriptor named");
     int device_type = (int)(uint16_t)(t->uuid >> 16), device_id = (int)(uint16_t)t->uuid - 1;
@@ -644,7 +655,7 @@ static int memory_event(preader *r, const track *t, const event *e, int64_t ts) 
     place(r, &r->events, th, ts);
     opprof__sb_printf(&r->events, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
                                   ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
-                      device_type, device_id, note_int(e, "Addr", 0), note_int(e, "Bytes", 0), e->counter, e->counter);
+                      device_type, device_id, note_int(e, "Addr", 0), bytes, e->counter, e->counter);
     return 0;
 }
 
@@ -776,6 +787,7 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     event *e = opprof__alloc(sizeof *e);
     if (!e) return OPPROF_ENOMEM;
     int rc = event_of(r, p, len, e);
+    if (!rc && !e->track) e->track = r->default_track; /* none named: the sequence's default */
     track *t = rc ? NULL : find_track(r, e->track);
     if (!rc && !t) rc = fail(r, "an event on a track that no descriptor named before it");
     if (!rc && e->type == INSTANT && e->name_len == 14 && !memcmp(e->name, "opprof capture", 14)) {
@@ -797,13 +809,22 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     return rc;
 }
 
-/* TracePacketDefaults: the sequence's timestamp clock. */
+/* TracePacketDefaults: the sequence's timestamp clock, and its default track
+ * (track_event_defaults, 11: track_uuid, 11). */
 static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len;
     opprof__pb_field f;
     int got;
-    while ((got = opprof__pb_next(&p, end, &f)) > 0)
+    while ((got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number == 58 && f.wire == OPPROF__PB_VARINT) r->default_clock = (uint32_t)f.value;
+        if (f.number != 11 || f.wire != OPPROF__PB_BYTES) continue;
+        const uint8_t *q = f.data, *qe = f.data + f.len;
+        opprof__pb_field d;
+        int got_d;
+        while ((got_d = opprof__pb_next(&q, qe, &d)) > 0)
+            if (d.number == 11 && d.wire == OPPROF__PB_VARINT) r->default_track = d.value;
+        if (got_d < 0) return fail(r, "track_event_defaults that are no protobuf");
+    }
     return got < 0 ? fail(r, "trace_packet_defaults that are no protobuf") : 0;
 }
 
@@ -886,7 +907,7 @@ static int packet(preader *r, const uint8_t *p, size_t len) {
  * piece by piece in order. */
 int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *ctx, const char *data, size_t len),
                                void *ctx, char *why, size_t why_size) {
-    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx};
+    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx, .memory_thread = -1};
     const uint8_t *p = data, *end = p + len;
     opprof__pb_field f;
     int got = 0, rc = 0;

@@ -9,8 +9,12 @@
  *     when first used) and its input shapes, call stack and arguments as
  *     debug annotations;
  *   - each memory event a counter sample of its allocator's total, with the
- *     event's bytes, address and thread as annotations (so that nothing of
- *     the capture is lost);
+ *     event's address as an annotation, and its bytes and thread where they
+ *     cannot be told otherwise (so that nothing of the capture is lost): the
+ *     bytes when they are not the total's change since the track's sample
+ *     before (the first from 0), the thread when it is not the one of the
+ *     memory sample before; the first allocator's track is the sequence's
+ *     default track (an allocation in 24 bytes, bench_writer);
  *   - instants, flows (an instant carrying flow_ids or terminating_flow_ids),
  *     async ranges and counters as their own events;
  *   - the capture's facts (step, base time, the profiler's cost, dropped
@@ -36,7 +40,8 @@ enum {
     TRACE_PACKET = 1,
     PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
     PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
-    PACKET_CLOCK_SNAPSHOT = 6, PACKET_DEFAULTS = 59, DEFAULTS_CLOCK = 58, SNAPSHOT_CLOCK = 1,
+    PACKET_CLOCK_SNAPSHOT = 6, PACKET_DEFAULTS = 59, DEFAULTS_CLOCK = 58, DEFAULTS_TRACK_EVENT = 11,
+    TRACK_EVENT_DEFAULT_TRACK = 11, SNAPSHOT_CLOCK = 1,
     CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3,
     SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
     INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
@@ -97,6 +102,14 @@ typedef struct pwriter {
     opprof__arg_index args;
     int64_t *pids;            /* the distinct pids, in first-seen order */
     size_t n_pids;
+    uint64_t default_track;   /* the sequence's default track: the first memory event's allocator, or 0 */
+    struct allocator {        /* each allocator's counter track, and its total last written */
+        uint64_t uuid;
+        int64_t total;
+    } *allocators;
+    size_t n_allocators, cap_allocators;
+    opprof__index allocator_index;
+    int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
 } pwriter;
 
 /* ---- output ---- */
@@ -379,32 +392,37 @@ static void counter_track(pwriter *w, uint64_t uuid, const char *name, bool byte
 }
 
 /* The allocators' and the user counters' tracks, each once. */
-static uint64_t uuid_hash_of(const void *uuids, uint32_t item) { return opprof__hash_pair(((const uint64_t *)uuids)[item], 0); }
+static uint64_t allocator_hash_of(const void *allocators, uint32_t item) {
+    return opprof__hash_pair(((const struct allocator *)allocators)[item].uuid, 0);
+}
 
-static bool uuid_equal(const void *uuids, uint32_t item, const void *key) {
-    return ((const uint64_t *)uuids)[item] == *(const uint64_t *)key;
+static bool allocator_equal(const void *allocators, uint32_t item, const void *key) {
+    return ((const struct allocator *)allocators)[item].uuid == *(const uint64_t *)key;
+}
+
+/* The allocator of a counter track (a capture may name thousands of devices):
+ * its index, added when new (*added), or -1 out of memory. */
+static int64_t allocator_of(pwriter *w, uint64_t uuid, bool *added) {
+    size_t slot;
+    *added = false;
+    int64_t found = opprof__index_lookup(&w->allocator_index, w->n_allocators, allocator_hash_of, allocator_equal,
+                                         w->allocators, opprof__hash_pair(uuid, 0), &uuid, &slot);
+    if (found) return found - 1;
+    if (opprof__grow((void **)&w->allocators, &w->cap_allocators, w->n_allocators + 1, sizeof *w->allocators))
+        return -1;
+    w->allocators[w->n_allocators++] = (struct allocator){uuid, 0};
+    w->allocator_index.slots[slot] = (uint32_t)w->n_allocators;
+    *added = true;
+    return (int64_t)w->n_allocators - 1;
 }
 
 static int counter_tracks(pwriter *w) {
     const opprof_capture *c = w->c;
-    uint64_t *seen = NULL; /* the allocators' uuids so far, hashed: a capture may name thousands of devices */
-    size_t n_seen = 0, cap_seen = 0;
-    opprof__index seen_index = {0};
     for (size_t j = 0; j < c->n_mem && !w->error; j++) {
         uint64_t uuid = MEMORY_UUID(c->mem[j].device_type, c->mem[j].device_id);
-        size_t slot;
-        int64_t found = opprof__index_lookup(&seen_index, n_seen, uuid_hash_of, uuid_equal, seen,
-                                             opprof__hash_pair(uuid, 0), &uuid, &slot);
-        if (found) {
-            if (found < 0) w->error = OPPROF_ENOMEM;
-            continue;
-        }
-        if (opprof__grow((void **)&seen, &cap_seen, n_seen + 1, sizeof *seen)) {
-            w->error = OPPROF_ENOMEM;
-            break;
-        }
-        seen[n_seen++] = uuid;
-        seen_index.slots[slot] = (uint32_t)n_seen;
+        bool added;
+        if (allocator_of(w, uuid, &added) < 0) w->error = OPPROF_ENOMEM;
+        if (!added) continue;
         char name[64];
         if (c->mem[j].device_type == 0)
             snprintf(name, sizeof name, "CPU memory");
@@ -412,8 +430,6 @@ static int counter_tracks(pwriter *w) {
             snprintf(name, sizeof name, "device %d:%d memory", (int)c->mem[j].device_type, (int)c->mem[j].device_id);
         counter_track(w, uuid, name, true);
     }
-    opprof__free(seen);
-    opprof__index_free(&seen_index);
     for (size_t k = 0; k < c->n_marks; k++) {
         const opprof_mark *m = &c->marks[k];
         if (m->kind != OPPROF_MARK_COUNTER || (w->name_done[m->name] & 4)) continue;
@@ -438,14 +454,26 @@ static void slice_edge(pwriter *w, size_t i, int type, uint64_t track) {
     end_packet(w, SEQ_NEEDS_STATE);
 }
 
+/* A memory event: its bytes and thread only where the sample before does
+ * not tell them (the reader's memory_event undoes it). */
 static void memory_sample(pwriter *w, const opprof_memory_event *m) {
+    uint64_t uuid = MEMORY_UUID(m->device_type, m->device_id);
+    bool added;
+    int64_t a = allocator_of(w, uuid, &added), change;
+    if (a < 0) {
+        w->error = OPPROF_ENOMEM;
+        return;
+    }
     opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
     opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
-    opprof__pb_uint(&w->event, EVENT_TRACK, MEMORY_UUID(m->device_type, m->device_id));
+    if (uuid != w->default_track) opprof__pb_uint(&w->event, EVENT_TRACK, uuid);
     opprof__pb_int(&w->event, EVENT_COUNTER, m->total_allocated);
-    note_own_int(w, NOTE_BYTES, m->bytes);
+    if (__builtin_sub_overflow(m->total_allocated, w->allocators[a].total, &change) || change != m->bytes)
+        note_own_int(w, NOTE_BYTES, m->bytes);
+    w->allocators[a].total = m->total_allocated;
     note_own_int(w, NOTE_ADDR, (int64_t)m->addr);
-    note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
+    if ((int64_t)m->thread != w->memory_thread) note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
+    w->memory_thread = (int64_t)m->thread;
     end_packet(w, SEQ_NEEDS_STATE);
 }
 
@@ -777,15 +805,21 @@ static void off_cpu(pwriter *w) {
     }
 }
 
-/* The first packet clears the sequence's interned state. */
-/* The sequence's start: its state cleared, its timestamps on the delta clock
- * (packet defaults), that clock at the capture's time 0. */
+/* The sequence's start: its interned state cleared; its defaults (the delta
+ * clock for timestamps, the first allocator's track for events that name
+ * none); the delta clock at the capture's time 0. */
 static void first_packet(pwriter *w) {
-    opprof__strbuf defaults = {0};
+    opprof__strbuf defaults = {0}, events = {0};
     opprof__pb_uint(&defaults, DEFAULTS_CLOCK, CLOCK_DELTAS);
+    if (w->c->n_mem) { /* the first allocator's track: its samples need not name it */
+        w->default_track = MEMORY_UUID(w->c->mem[0].device_type, w->c->mem[0].device_id);
+        opprof__pb_uint(&events, TRACK_EVENT_DEFAULT_TRACK, w->default_track);
+        opprof__pb_message(&defaults, DEFAULTS_TRACK_EVENT, &events);
+    }
     opprof__pb_message(&w->packet, PACKET_DEFAULTS, &defaults);
-    if (defaults.error) w->error = OPPROF_ENOMEM;
+    if (defaults.error || events.error) w->error = OPPROF_ENOMEM;
     opprof__sb_free(&defaults);
+    opprof__sb_free(&events);
     end_packet(w, SEQ_CLEARED);
     clock_at(w, 0);
 }
@@ -804,7 +838,7 @@ static int64_t time_origin(const opprof_capture *c) {
 }
 
 static int write_stream(const opprof_capture *c, FILE *fp) {
-    pwriter w = {.c = c, .fp = fp, .origin = time_origin(c)};
+    pwriter w = {.c = c, .fp = fp, .origin = time_origin(c), .memory_thread = -1};
     w.buf = opprof__alloc(OUT_BUFFER);
     w.name_done = opprof__calloc(c->n_names ? c->n_names : 1, 1);
     w.stack_done = opprof__calloc(c->n_stacks ? c->n_stacks : 1, 1);
@@ -843,6 +877,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__free(w.files);
     opprof__index_free(&w.file_index);
     opprof__free(w.pids);
+    opprof__free(w.allocators);
+    opprof__index_free(&w.allocator_index);
     opprof__free(w.buf);
     return rc;
 }
