@@ -89,6 +89,7 @@ static bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\r
 /* The first '{' after "}," (white space between) in the SEARCH_BYTES from
  * `from`: where an event may start. -1 when there is none. */
 static int64_t find_start(int fd, int64_t from, int64_t size) {
+    if (from >= size) return -1; /* the file is not the size it was */
     size_t want = size - from < SEARCH_BYTES ? (size_t)(size - from) : SEARCH_BYTES;
     unsigned char *b = opprof__alloc(want + 1);
     if (!b) return -1;
