@@ -14,13 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_role_then_ext(const void *a, const void *b) {
-    const opprof__link *x = a, *y = b;
-    if (x->role != y->role) return x->role < y->role ? -1 : 1;
+/* The links' two orders, sorted by the capture layer's typed merge sort (glibc's
+ * qsort moved these 48-byte links through memmove: 5 % of reading a Kineto trace). */
+static int by_role_then_ext(const opprof__link *x, const opprof__link *y) {
+    if (x->role != y->role) return x->role < y->role;
     int64_t kx = x->role == OPPROF__LINK_RUNTIME ? x->corr : x->ext, ky = y->role == OPPROF__LINK_RUNTIME ? y->corr : y->ext;
-    if (kx != ky) return kx < ky ? -1 : 1;
-    return x->event < y->event ? -1 : x->event > y->event;
+    if (kx != ky) return kx < ky;
+    return x->event < y->event;
 }
+DEFINE_MERGE_SORT(sort_by_role_then_ext, opprof__link, by_role_then_ext)
 
 /* The first link of `role` whose key (ext, or corr for runtime calls) is `key`. */
 static const opprof__link *find(const opprof__link *links, size_t n, int role, int64_t key) {
@@ -40,12 +42,12 @@ static const opprof__link *find(const opprof__link *links, size_t n, int role, i
     return l->role == role && k == key ? l : NULL;
 }
 
-static int by_thread_then_start(const void *a, const void *b) {
-    const opprof__link *x = a, *y = b;
-    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end; /* longer first: parents before children */
+static int by_thread_then_start(const opprof__link *x, const opprof__link *y) {
+    if (x->thread != y->thread) return x->thread < y->thread;
+    if (x->start != y->start) return x->start < y->start;
+    return x->end > y->end; /* longer first: parents before children */
 }
+DEFINE_MERGE_SORT(sort_by_thread_then_start, opprof__link, by_thread_then_start)
 
 /* The innermost operator on `rt`'s thread that encloses it (start <= its
  * start, end >= its end): `ops` sorted by (thread, start, longer first); the
@@ -75,7 +77,7 @@ int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n) {
     size_t n_devices = 0;
     for (size_t i = 0; i < n; i++) n_devices += links[i].role == OPPROF__LINK_DEVICE;
     if (n_devices == 0) return 0;
-    qsort(links, n, sizeof *links, by_role_then_ext);
+    if (sort_by_role_then_ext(links, n)) return OPPROF_ENOMEM;
     size_t n_ops = 0;
     while (n_ops < n && links[n_ops].role == OPPROF__LINK_OP) n_ops++;
     size_t n_rt = n_ops;
@@ -84,7 +86,10 @@ int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n) {
     opprof__link *by_start = opprof__alloc(n_ops ? n_ops * sizeof *by_start : 1);
     if (!by_start) return OPPROF_ENOMEM;
     memcpy(by_start, links, n_ops * sizeof *by_start);
-    qsort(by_start, n_ops, sizeof *by_start, by_thread_then_start);
+    if (sort_by_thread_then_start(by_start, n_ops)) {
+        opprof__free(by_start);
+        return OPPROF_ENOMEM;
+    }
     for (size_t i = n_rt; i < n; i++) {
         const opprof__link *d = &links[i];
         const opprof__link *op = NULL;
