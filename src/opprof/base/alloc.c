@@ -172,14 +172,25 @@ static const size_t HEAP_ARRAY_MAX = (size_t)256 << 10;
 
 static bool array_on_heap(size_t bytes) { return !default_hook() || bytes < HEAP_ARRAY_MAX; }
 
-/* A mapped array grown in place or moved by the kernel: no copy. */
+/* A mapped array grown in place or moved by the kernel: no copy. Under
+ * ThreadSanitizer, which does not see mremap, a copy into a new mapping and
+ * munmap, which it sees: pages that mremap moves away would keep the shadow
+ * of their old range, and a mapping of another thread placed there later
+ * would look like memory the two threads share (a race it would report). */
 static void *remap_pages(void *array, size_t bytes) {
     char *base = (char *)array - PAGE_HEADER;
     size_t length;
     memcpy(&length, base, sizeof length);
     size_t grown = (bytes + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
+#if defined(__SANITIZE_THREAD__)
+    char *moved = mmap(NULL, grown, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (moved == MAP_FAILED) return NULL;
+    memcpy(moved, base, length);
+    munmap(base, length);
+#else
     char *moved = mremap(base, length, grown, MREMAP_MAYMOVE);
     if (moved == MAP_FAILED) return NULL;
+#endif
     memcpy(moved, &grown, sizeof grown);
     return moved + PAGE_HEADER;
 }
