@@ -236,16 +236,24 @@ TEST_CASE(many_threads_read_back) {
     opprof_capture_free(c);
 }
 
+/* A Kineto-style trace's start in a buffer of cap bytes (the caller's to
+ * free): its event array and one range; *len its length. */
+static char *kineto_trace_head(size_t cap, size_t *len) {
+    char *json = malloc(cap);
+    CHECK(json != NULL);
+    if (json)
+        *len = (size_t)snprintf(json, cap, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
+                                           "\"tid\":1,\"ts\":0,\"dur\":1000}");
+    return json;
+}
+
 /* Memory of a hundred devices: each allocator's counter track described
  * once (past 64 allocators, each sample used to describe its track again). */
 TEST_CASE(many_allocators_one_track_each) {
     /* Kineto's [memory] events name their device: read from JSON, written as .pftrace */
     size_t cap = 1 << 16, len = 0;
-    char *json = malloc(cap);
-    CHECK(json != NULL);
+    char *json = kineto_trace_head(cap, &len);
     if (!json) return;
-    len += (size_t)snprintf(json + len, cap - len, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
-                                                   "\"tid\":1,\"ts\":0,\"dur\":1000}");
     for (int i = 0; i < 300; i++)
         len += (size_t)snprintf(json + len, cap - len,
                                 ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":%d,\"args\":"
@@ -277,11 +285,8 @@ TEST_CASE(many_allocators_one_track_each) {
  * written thread by thread; a free; two allocators; totals unknown). */
 TEST_CASE(memory_samples_read_back_whole) {
     size_t cap = 1 << 16, len = 0;
-    char *json = malloc(cap);
-    CHECK(json != NULL);
+    char *json = kineto_trace_head(cap, &len);
     if (!json) return;
-    len += (size_t)snprintf(json + len, cap - len, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
-                                                   "\"tid\":1,\"ts\":0,\"dur\":1000}");
     long long total[2] = {0, 0};
     for (int i = 0; i < 200; i++) {
         int device = i % 7 == 0, bytes = i % 3 == 2 ? -64 : 64 + i;
