@@ -220,6 +220,30 @@ TEST_CASE(begin_end_across_the_split_is_read_whole) {
     free(t.s);
 }
 
+/* Ids at the ends of int64's range, negative ones beside ids written as
+ * strings (a string id and -1 are one id to the reader, as they always
+ * were: two threads say the same), in both halves. A number where the
+ * second thread keeps its string ids (below INT64_MIN / 4) drops its half. */
+static void ids_trace(const char *name, const char *const *ids, int n_ids, int expect_threads) {
+    text t = {0};
+    put(&t, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 3000; i++)
+        put(&t, "{\"ph\": \"X\", \"name\": \"op%d\", \"pid\": %s, \"tid\": %s, \"ts\": %d, \"dur\": 1},\n", i % 5,
+            ids[i % n_ids], ids[(i / n_ids) % n_ids], i * 2);
+    put(&t, "{\"ph\": \"X\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 9000, \"dur\": 1}]}\n");
+    write_file(path_of(name), t.s, t.len);
+    same_both_ways(path_of(name), expect_threads, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+TEST_CASE(extreme_and_string_ids_join) {
+    static const char *const near[] = {"9223372036854775807", "-1", "\"\"", "\"stream 7\"", "0", "\"-3\"",
+                                       "-2305843009213693952"};
+    ids_trace("ids.json", near, 7, 2);
+    static const char *const far[] = {"-9223372036854775808", "\"stream 7\"", "-1", "-4611686018427387904"};
+    ids_trace("far_ids.json", far, 4, 1);
+}
+
 /* An error in the second half: the same message at the same line, column and
  * byte as one thread says (the second half's own error is never the one said). */
 TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {

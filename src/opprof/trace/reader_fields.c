@@ -48,9 +48,14 @@ int opprof__reader_string_id(parser *p, const char *text, size_t len, int64_t *o
     return 0;
 }
 
+int64_t opprof__reader_string_index(const parser *p, int64_t id) {
+    if (id >= p->string_base || id < p->string_base - (int64_t)p->n_string_ids) return 0;
+    return p->string_base - id;
+}
+
 const char *opprof__reader_string_of(const parser *p, int64_t id) {
-    int64_t k = id < 0 ? p->string_base - id : 0; /* 1-based */
-    return k >= 1 && (uint64_t)k <= p->n_string_ids ? p->string_ids[k - 1] : NULL;
+    int64_t k = opprof__reader_string_index(p, id);
+    return k ? p->string_ids[k - 1] : NULL;
 }
 
 /* An id (pid/tid): an integer, or a string mapped to a stable negative id. */

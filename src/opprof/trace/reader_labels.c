@@ -80,8 +80,8 @@ int opprof__reader_join_labels(parser *p, const parser *q, const int64_t *ids) {
     for (size_t i = 0; i < q->n_labels; i++) {
         const struct process_label *from = &q->labels[i];
         struct process_label *l;
-        int64_t k = from->pid < 0 ? q->string_base - from->pid : 0; /* a string id of q's, 1-based */
-        int64_t pid = k >= 1 && (uint64_t)k <= q->n_string_ids ? ids[k - 1] : from->pid;
+        int64_t k = opprof__reader_string_index(q, from->pid); /* a string id of q's */
+        int64_t pid = k ? ids[k - 1] : from->pid;
         if (label_of(p, pid, true, &l)) return OPPROF_ENOMEM;
         if (from->text[0]) memcpy(l->text, from->text, sizeof l->text);
         if (from->device[0]) memcpy(l->device, from->device, sizeof l->device);

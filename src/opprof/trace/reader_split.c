@@ -265,12 +265,11 @@ static int join_half(parser *p, split *s) {
     int rc = thread && ids ? 0 : OPPROF_ENOMEM;
     for (size_t k = 0; k < q->n_string_ids && !rc; k++) /* new ones numbered in the half's order */
         rc = opprof__reader_string_id(p, q->string_ids[k], strlen(q->string_ids[k]), &ids[k]);
-#define K(v) ((v) < 0 ? q->string_base - (v) : 0) /* a string id of the half's, 1-based */
-#define ID(v) (K(v) >= 1 && (uint64_t)K(v) <= q->n_string_ids ? ids[K(v) - 1] : (v))
-    for (size_t i = 0; i < b->n_threads && !rc; i++) /* in the half's order: the ids one thread gives */
-        rc = opprof__reader_thread_of(p, ID(b->threads[i].pid), ID(b->threads[i].tid), &thread[i]);
-#undef ID
-#undef K
+    for (size_t i = 0; i < b->n_threads && !rc; i++) { /* in the half's order: the ids one thread gives */
+        int64_t pid = b->threads[i].pid, tid = b->threads[i].tid;
+        int64_t kp = opprof__reader_string_index(q, pid), kt = opprof__reader_string_index(q, tid);
+        rc = opprof__reader_thread_of(p, kp ? ids[kp - 1] : pid, kt ? ids[kt - 1] : tid, &thread[i]);
+    }
     for (size_t i = 0; i < q->n_named && !rc; i++) /* a thread_name in the half: the last one said wins */
         memcpy(a->threads[thread[q->named[i]]].name, b->threads[q->named[i]].name, sizeof a->threads->name);
     if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread);

@@ -173,6 +173,8 @@ OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
  * p->string_base, which is 0 but for a second thread); and back. */
 OPPROF__HIDDEN int opprof__reader_string_id(parser *p, const char *text, size_t len, int64_t *out);
 OPPROF__HIDDEN const char *opprof__reader_string_of(const parser *p, int64_t id);
+/* The 1-based index of an id among p's string ids, 0 when it is none. */
+OPPROF__HIDDEN int64_t opprof__reader_string_index(const parser *p, int64_t id);
 /* The lexer's callback for each key of an event object. */
 OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n);
 
