@@ -8,14 +8,18 @@
  * its own reading, starts an event at that very byte: a string that looks
  * like a boundary costs time, never a wrong result.
  *
+ * The half's pids and tids written as strings are numbered apart (below
+ * INT64_MIN / 2) and numbered again at the join, in the half's order.
+ *
  * The second half is dropped, and this thread reads on past the split as it
  * would alone, when the half cannot stand on its own: an "E" whose "B" may be
  * before the split, a "B" left open, a CPU profile (its chunks pair across
- * events), ids written as strings (numbered in the order first seen), or an
- * error of its own (this thread then finds it and says where). So the
- * capture, its warnings, the problems reported and their order, and the
- * errors are those that one thread gives: names, sites and threads even get
- * the same ids (capture/append.c interns the half's in its order). */
+ * events), a pid or tid written as a number below INT64_MIN / 4 (where its
+ * string ids are), or an error of its own (this thread then finds it and
+ * says where). So the capture, its warnings, the problems reported and their
+ * order, and the errors are those that one thread gives: names, sites and
+ * threads even get the same ids (capture/append.c interns the half's in its
+ * order). */
 #define _GNU_SOURCE
 #include "trace/reader_state.h"
 
