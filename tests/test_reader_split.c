@@ -6,6 +6,7 @@
  * (opprof_capture_info.read_threads), so that a split that never happens
  * cannot pass for one that works. */
 #include "check.h"
+#include "fuzz/read_one.h"
 #include "testutil.h"
 
 #include <opprof/capture.h>
@@ -52,67 +53,27 @@ static void put(text *t, const char *fmt, ...) {
     t->len += (size_t)n;
 }
 
-/* What a read gives: its code and error, the problems said (in order, with
- * their places), the capture written back, and how many threads read it. */
-typedef struct outcome {
-    int rc;
-    opprof_read_error error;
-    text problems;
-    char *written; /* the capture written back */
-    char *table;   /* its operators' table, device times included (which links decide) */
-    int threads;
-} outcome;
-
-static void on_problem(void *ctx, const opprof_trace_problem *p) {
-    put(ctx, "%lld %lld:%lld %s%s\n", (long long)p->offset, (long long)p->line, (long long)p->column, p->message,
-        p->assumed ? " (assumed)" : "");
-}
-
 /* How problems are asked for: those of single events (opprof report), all
  * (opprof check: one thread), none. */
 typedef enum asked { EVENT_PROBLEMS, ALL_PROBLEMS, NO_PROBLEMS } asked;
 
-static outcome read_with(const char *path, int threads, asked problems) {
-    outcome o = {0};
-    opprof_read_options opt = {.on_problem = problems == NO_PROBLEMS ? NULL : on_problem, .ctx = &o.problems,
-                               .events_only = problems == EVENT_PROBLEMS, .threads = threads};
-    opprof_capture *c = NULL;
-    o.rc = opprof_capture_read(path, &opt, &c, &o.error);
-    if (!o.problems.s) put(&o.problems, "%s", "");
-    if (o.rc) return o;
-    o.threads = opprof_capture_get_info(c).read_threads;
-    CHECK_INT(opprof_capture_chrome_write(c, path_of("back.json")), 0);
-    o.written = read_text(path_of("back.json"));
-    opprof_averages *avg = NULL;
-    CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &o.table), 0);
-    opprof_averages_free(avg);
-    opprof_capture_free(c);
-    return o;
-}
-
-static void outcome_free(outcome *o) {
-    free(o->problems.s);
-    free(o->written);
-    opprof_free(o->table);
-}
-
-/* One thread's and two threads' reads of path agree; the two-thread read
- * was read by `expect_threads`. */
+/* One thread's and two threads' reads of path agree (fuzz/read_one.h: the
+ * code, the error and its place, the problems in order, the capture written
+ * back, its table); the two-thread read was read by `expect_threads`. */
 static void same_both_ways(const char *path, int expect_threads, asked problems) {
-    outcome one = read_with(path, 1, problems), two = read_with(path, 2, problems);
-    CHECK_INT(one.threads, one.rc ? 0 : 1);
-    CHECK_INT(two.threads, two.rc ? 0 : expect_threads);
-    CHECK_INT(two.rc, one.rc);
-    CHECK_STR(two.error.message, one.error.message);
-    CHECK_INT(two.error.line, one.error.line);
-    CHECK_INT(two.error.column, one.error.column);
-    CHECK_INT(two.error.offset, one.error.offset);
-    CHECK_STR(two.problems.s, one.problems.s);
-    CHECK(one.rc || (one.written && two.written && strcmp(one.written, two.written) == 0));
-    if (!one.rc) CHECK_STR(two.table, one.table);
-    outcome_free(&one);
-    outcome_free(&two);
+    opprof_read_options opt = {.on_problem = problems == NO_PROBLEMS ? NULL : read_say,
+                               .events_only = problems == EVENT_PROBLEMS};
+    int one_rc, one_by, two_rc, two_by;
+    opt.threads = 1;
+    char *one = read_as_text(path, opt, &one_rc, &one_by);
+    opt.threads = 2;
+    char *two = read_as_text(path, opt, &two_rc, &two_by);
+    CHECK_INT(one_by, one_rc ? 0 : 1);
+    CHECK_INT(two_by, two_rc ? 0 : expect_threads);
+    CHECK_INT(two_rc, one_rc);
+    CHECK_STR(two, one);
+    free(one);
+    free(two);
 }
 
 /* A trace of `n` events of every kind the reader keeps, spread over both
@@ -252,16 +213,16 @@ TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {
     CHECK(bad != NULL);
     if (bad) memcpy(bad, "\"dur\": @", 8);
     write_file(path_of("bad.json"), t.s, t.len);
-    outcome two = read_with(path_of("bad.json"), 2, EVENT_PROBLEMS);
-    CHECK_INT(two.rc, OPPROF_EFORMAT);
-    CHECK(two.error.line > 3000);
+    opprof_read_error error;
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(path_of("bad.json"), &(opprof_read_options){.threads = 2}, &c, &error), OPPROF_EFORMAT);
+    CHECK(error.line > 3000);
     long long lines = 0, last = -1; /* the place of the error's byte, counted here */
-    for (long long i = 0; i < two.error.offset && i < (long long)t.len; i++)
+    for (long long i = 0; i < error.offset && i < (long long)t.len; i++)
         if (t.s[i] == '\n') lines++, last = i;
-    CHECK_INT(two.error.line, lines + 1);
-    CHECK_INT(two.error.column, two.error.offset - last);
-    CHECK(bad && two.error.offset >= bad - t.s && two.error.offset < bad - t.s + 16);
-    outcome_free(&two);
+    CHECK_INT(error.line, lines + 1);
+    CHECK_INT(error.column, error.offset - last);
+    CHECK(bad && error.offset >= bad - t.s && error.offset < bad - t.s + 16);
     same_both_ways(path_of("bad.json"), 0, EVENT_PROBLEMS);
     free(t.s);
 }

@@ -15,13 +15,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static void read_one_ignore(void *ctx, const opprof_trace_problem *p) {
+static inline void read_one_ignore(void *ctx, const opprof_trace_problem *p) {
     (void)ctx;
     (void)p;
 }
 
 /* 0 when the input read as a trace, else the reader's error code. */
-static int read_one(const uint8_t *data, size_t size, opprof_read_error *err) {
+static inline int read_one(const uint8_t *data, size_t size, opprof_read_error *err) {
     opprof_read_options opt = {.on_problem = read_one_ignore, .max_string = 4096, .max_depth = 32};
     opprof_capture *c = NULL;
     int rc = opprof_capture_read_buffer(data, size, &opt, &c, err);
@@ -55,11 +55,11 @@ typedef struct read_said {
     size_t len;
 } read_said;
 
-static void read_say(void *ctx, const opprof_trace_problem *p) {
+static inline void read_say(void *ctx, const opprof_trace_problem *p) {
     read_said *s = ctx;
     char line[700];
-    int n = snprintf(line, sizeof line, "%lld %lld:%lld %s\n", (long long)p->offset, (long long)p->line,
-                     (long long)p->column, p->message);
+    int n = snprintf(line, sizeof line, "%lld %lld:%lld %s%s\n", (long long)p->offset, (long long)p->line,
+                     (long long)p->column, p->message, p->assumed ? " (assumed)" : "");
     char *t = realloc(s->text, s->len + (size_t)n + 1);
     if (!t) return;
     memcpy(t + s->len, line, (size_t)n + 1);
@@ -67,40 +67,55 @@ static void read_say(void *ctx, const opprof_trace_problem *p) {
     s->len += (size_t)n;
 }
 
-/* The file at path read on `threads` threads, as text: the code, the error
- * and its place, the problems in order, the capture written back (caller
- * frees); *read_by: the threads that read it. */
-static char *read_as_text(const char *path, int threads, int *read_by) {
+/* The file at path read with `opt` (its problems said when opt.on_problem
+ * is set, which this replaces), as text: the code, the error and its place,
+ * the problems in order, the capture written back and its operators' table
+ * (device times included: which device links decide). The caller frees it;
+ * *rc: the read's code, *read_by: the threads that read it (0 on an error). */
+static inline char *read_as_text(const char *path, opprof_read_options opt, int *rc, int *read_by) {
     read_said s = {calloc(1, 1), 0};
-    opprof_read_options opt = {.on_problem = read_say, .ctx = &s, .events_only = true, .max_string = 4096,
-                               .max_depth = 32, .threads = threads};
+    if (opt.on_problem) {
+        opt.on_problem = read_say;
+        opt.ctx = &s;
+    }
     opprof_capture *c = NULL;
     opprof_read_error err;
-    int rc = opprof_capture_read(path, &opt, &c, &err);
-    char *all = NULL;
+    *rc = opprof_capture_read(path, &opt, &c, &err);
+    char *all = NULL, *table = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&all, &len);
     if (!out) abort();
-    fprintf(out, "rc %d, %s at %lld %lld:%lld\n%s", rc, rc ? err.message : "", rc ? (long long)err.offset : 0,
-            rc ? (long long)err.line : 0, rc ? (long long)err.column : 0, s.text ? s.text : "");
-    *read_by = rc ? 0 : opprof_capture_get_info(c).read_threads;
-    if (!rc) opprof_capture_chrome_write_stream(c, out, NULL);
-    opprof_capture_free(rc ? NULL : c);
+    fprintf(out, "rc %d, %s at %lld %lld:%lld\n%s", *rc, *rc ? err.message : "", *rc ? (long long)err.offset : 0,
+            *rc ? (long long)err.line : 0, *rc ? (long long)err.column : 0, s.text ? s.text : "");
+    *read_by = *rc ? 0 : opprof_capture_get_info(c).read_threads;
+    opprof_averages *avg = NULL;
+    if (!*rc && opprof_capture_averages(c, &avg) == 0) {
+        opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &table);
+        opprof_averages_free(avg);
+    }
+    if (!*rc) opprof_capture_chrome_write_stream(c, out, NULL);
+    fprintf(out, "%s", table ? table : "");
+    opprof_free(table);
+    opprof_capture_free(*rc ? NULL : c);
     fclose(out);
     free(s.text);
     return all;
 }
 
-/* The input as a file (in memory) read on one thread and on two: 0 when
- * both give the same, 1 when they differ (both texts to stderr); *joined:
- * the second thread's half was taken. */
-static int read_both_ways(const uint8_t *data, size_t size, int *joined) {
+/* The input as a file (in memory) read on one thread and on two, with the
+ * fuzzer's limits: 0 when both give the same, 1 when they differ (both
+ * texts to stderr); *joined: the second thread's half was taken. */
+static inline int read_both_ways(const uint8_t *data, size_t size, int *joined) {
     int fd = memfd_create("opprof-read-both", MFD_CLOEXEC);
     if (fd < 0 || write(fd, data, size) != (ssize_t)size) abort();
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    int one_by, two_by;
-    char *one = read_as_text(path, 1, &one_by), *two = read_as_text(path, 2, &two_by);
+    opprof_read_options opt = {.on_problem = read_say, .events_only = true, .max_string = 4096, .max_depth = 32};
+    int one_rc, one_by, two_rc, two_by;
+    opt.threads = 1;
+    char *one = read_as_text(path, opt, &one_rc, &one_by);
+    opt.threads = 2;
+    char *two = read_as_text(path, opt, &two_rc, &two_by);
     int differ = strcmp(one, two) != 0;
     if (differ) fprintf(stderr, "one thread:\n%s\ntwo threads:\n%s\n", one, two);
     *joined = two_by == 2;

@@ -14,7 +14,7 @@
  *     bytes when they are not the total's change since the track's sample
  *     before (the first from 0), the thread when it is not the one of the
  *     memory sample before; the first allocator's track is the sequence's
- *     default track (an allocation in 24 bytes, bench_writer);
+ *     default track (27.5 bytes a memory event, bench_writer);
  *   - instants, flows (an instant carrying flow_ids or terminating_flow_ids),
  *     async ranges and counters as their own events;
  *   - the capture's facts (step, base time, the profiler's cost, dropped

@@ -243,7 +243,7 @@ void opprof__reader_split_start(parser *p) {
 /* The second thread told to stop, joined, and its half dropped. */
 void opprof__reader_split_end(parser *p) {
     split *s = p->split;
-    if (!s || &s->half == p) return;
+    if (!s || p->is_half) return;
     atomic_store(&s->stop, true);
     pthread_join(s->thread, NULL);
     free_half(s);
@@ -315,7 +315,7 @@ int opprof__reader_split_reached(parser *p, int64_t offset) {
         p->split_at = INT64_MAX;
         return 0;
     }
-    if (&s->half == p) return atomic_load_explicit(&s->stop, memory_order_relaxed) ? -ECANCELED : 0;
+    if (p->is_half) return atomic_load_explicit(&s->stop, memory_order_relaxed) ? -ECANCELED : 0;
     int64_t start = wait_for(s, &s->known);
     if (start > offset) { /* not there yet */
         p->split_at = start;
