@@ -324,4 +324,61 @@ TEST_CASE(diff_of_device_time) {
     opprof_capture_free(after);
 }
 
+/* The operator that launched each device activity, by each Kineto's rule
+ * (trace/device_links.c): "external id" (PyTorch 1.8/1.9), an "External id"
+ * that differs from the "correlation" (Kineto since 2024), and one that
+ * equals it (2021-2024): then the innermost operator enclosing the runtime
+ * call of that correlation, of two with one span the later id. */
+static const char LINK_RULES[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 100, "
+    "\"args\": {\"External id\": 1}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 50, "
+    "\"args\": {\"External id\": 3}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 50, "
+    "\"args\": {\"External id\": 2}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 20, "
+    "\"dur\": 5, \"args\": {\"External id\": 3, \"correlation\": 40}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::relu\", \"pid\": 1, \"tid\": 1, \"ts\": 70, \"dur\": 20, "
+    "\"args\": {\"External id\": 5}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::first\", \"pid\": 1, \"tid\": 2, \"ts\": 200, \"dur\": 10, "
+    "\"args\": {\"External id\": 6}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::second\", \"pid\": 1, \"tid\": 2, \"ts\": 100, \"dur\": 10, "
+    "\"args\": {\"External id\": 6}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 300, "
+    "\"dur\": 5, \"args\": {\"correlation\": 50}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k_enclosed\", \"pid\": 0, \"tid\": 7, \"ts\": 30, \"dur\": 10, "
+    "\"args\": {\"External id\": 40, \"correlation\": 40}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k_lower\", \"pid\": 0, \"tid\": 7, \"ts\": 80, \"dur\": 10, "
+    "\"args\": {\"external id\": 5, \"correlation\": 41}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k_by_id\", \"pid\": 0, \"tid\": 7, \"ts\": 210, \"dur\": 10, "
+    "\"args\": {\"External id\": 6, \"correlation\": 99}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k_outside\", \"pid\": 0, \"tid\": 7, \"ts\": 310, \"dur\": 10, "
+    "\"args\": {\"External id\": 50, \"correlation\": 50}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k_unknown\", \"pid\": 0, \"tid\": 7, \"ts\": 320, \"dur\": 10, "
+    "\"args\": {\"External id\": 77, \"correlation\": 77}}\n"
+    "]}\n";
+
+/* The name of the operator that launched the device activity `kernel`, "-" for none. */
+static const char *launcher_of(const opprof_capture *c, const char *kernel) {
+    size_t n;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(opprof_capture_name(c, ev[i].name), kernel))
+            return ev[i].parent < 0 ? "-" : opprof_capture_name(c, ev[ev[i].parent].name);
+    return "(no such kernel)";
+}
+
+TEST_CASE(device_activities_find_their_launchers_by_each_rule) {
+    opprof_capture *c = read_trace_text(LINK_RULES);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_STR(launcher_of(c, "k_enclosed"), "aten::mm"); /* of addmm and mm (one span), the later id */
+    CHECK_STR(launcher_of(c, "k_lower"), "aten::relu");
+    CHECK_STR(launcher_of(c, "k_by_id"), "aten::first"); /* of two operators with id 6, the first in the trace */
+    CHECK_STR(launcher_of(c, "k_outside"), "-");         /* its runtime call is in no operator */
+    CHECK_STR(launcher_of(c, "k_unknown"), "-");         /* no runtime call of its correlation */
+    opprof_capture_free(c);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

@@ -46,6 +46,11 @@ int main(void) {
     CHECK_INT(opprof_capture_add_memory(c, t0, 95, 2, -300, -1), 0);
     CHECK_INT(opprof_capture_add_memory(c, t0, 200, 3, 64, -1), 0);
     CHECK_INT(opprof_capture_add_memory(c, t1, 7, 4, 4096, -1), 0);
+    /* Arguments of D (added first) and of B (fifth): they follow their events through the sort. */
+    opprof_mark flops = {.kind = OPPROF_MARK_FLOPS, .thread = t0, .event = 0, .value.i = 4000};
+    opprof_mark batch = {.kind = OPPROF_MARK_ARG_INT, .thread = t0, .event = 4, .value.i = 32};
+    CHECK_INT(opprof_capture_add_mark(c, &flops, "flops", NULL), 0);
+    CHECK_INT(opprof_capture_add_mark(c, &batch, "batch", NULL), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     CHECK_INT(opprof_capture_finish(c), OPPROF_EINVAL); /* once */
 
@@ -58,6 +63,13 @@ int main(void) {
         snprintf(got + strlen(got), sizeof got - strlen(got), "%s<%s ", opprof_capture_name(c, ev[i].name), buf);
     }
     CHECK_STR(got, "A<- B<A C<B D<A F<D E<- A<- ");
+    const opprof_mark *marks = opprof_capture_marks(c, &n);
+    CHECK_INT(n, 2);
+    for (size_t k = 0; k < n; k++) {
+        CHECK(marks[k].event >= 0);
+        const char *of = marks[k].event >= 0 ? opprof_capture_name(c, ev[marks[k].event].name) : "-";
+        CHECK_STR(of, marks[k].kind == OPPROF_MARK_FLOPS ? "D" : "B");
+    }
 
     /* Memory owners and running totals (in time order across threads). */
     const opprof_memory_event *m = opprof_capture_memory_events(c, &n);

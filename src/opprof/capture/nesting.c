@@ -20,20 +20,7 @@ static int memory_before(const opprof_memory_event *a, const opprof_memory_event
     return a->ts_ns < b->ts_ns;
 }
 
-DEFINE_MERGE_SORT(sort_plain_events, opprof_event, event_before)
 DEFINE_MERGE_SORT(sort_memory, opprof_memory_event, memory_before)
-
-/* Events sorted together with the index they had, so that device
- * activities' links to their launching operators (indices set before the
- * sort) follow the operators. */
-typedef struct placed_event {
-    opprof_event ev;
-    uint32_t origin;
-} placed_event;
-static int placed_before(const placed_event *a, const placed_event *b) { return event_before(&a->ev, &b->ev); }
-DEFINE_MERGE_SORT(sort_placed_events, placed_event, placed_before)
-
-#define is_device opprof__is_device
 
 static int mark_before(const opprof_mark *a, const opprof_mark *b) {
     if (a->thread != b->thread) return a->thread < b->thread;
@@ -41,26 +28,58 @@ static int mark_before(const opprof_mark *a, const opprof_mark *b) {
 }
 DEFINE_MERGE_SORT(sort_marks, opprof_mark, mark_before)
 
-static int sort_events(opprof_capture *c) {
-    size_t n = c->n_events;
-    bool linked = false;
-    for (size_t i = 0; i < n && !linked; i++) linked = is_device(&c->events[i]) && c->events[i].parent >= 0;
-    for (size_t k = 0; k < c->n_marks && !linked; k++) linked = c->marks[k].event >= 0;
-    if (!linked) return sort_plain_events(c->events, n);
-    placed_event *placed = opprof__alloc(n * sizeof *placed);
-    uint32_t *position = opprof__alloc(n * sizeof *position);
-    int rc = placed && position ? 0 : OPPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n; i++) placed[i] = (placed_event){c->events[i], (uint32_t)i};
-    if (!rc) rc = sort_placed_events(placed, n);
-    for (size_t k = 0; !rc && k < n; k++) position[placed[k].origin] = (uint32_t)k;
-    for (size_t k = 0; !rc && k < n; k++) {
-        c->events[k] = placed[k].ev;
-        if (is_device(&c->events[k]) && c->events[k].parent >= 0)
-            c->events[k].parent = (int32_t)position[c->events[k].parent];
+#define is_device opprof__is_device
+
+/* Events are sorted as keys of 24 bytes, each with the index it had, then
+ * moved once: sorting the 32-byte events moved them through every merge
+ * pass (the most of finishing a Kineto trace, whose threads' events come in
+ * runs of four). Device activities' links to their launching operators and
+ * arguments' events (indices set before the sort) follow the events. */
+typedef struct event_key {
+    int64_t start_ns, duration_ns;
+    uint32_t thread, origin;
+} event_key;
+static int key_before(const event_key *a, const event_key *b) {
+    if (a->thread != b->thread) return a->thread < b->thread;
+    if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
+    return a->duration_ns > b->duration_ns;
+}
+DEFINE_MERGE_SORT(sort_keys, event_key, key_before)
+
+/* The events moved to their places in `order`, gathered into a new array
+ * that replaces the capture's; the indices that point at events follow. */
+static int place_events(opprof_capture *c, const event_key *order, uint32_t *position) {
+    size_t n = c->n_events, cap = 0;
+    opprof_event *moved = NULL;
+    if (opprof__grow_pages((void **)&moved, &cap, n, sizeof *moved)) return OPPROF_ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        moved[k] = c->events[order[k].origin];
+        position[order[k].origin] = (uint32_t)k;
     }
-    for (size_t k = 0; !rc && k < c->n_marks; k++) /* arguments follow their events */
+    opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
+    c->events = moved;
+    c->cap_events = cap;
+    for (size_t k = 0; k < n; k++)
+        if (is_device(&moved[k]) && moved[k].parent >= 0) moved[k].parent = (int32_t)position[moved[k].parent];
+    for (size_t k = 0; k < c->n_marks; k++) /* arguments follow their events */
         if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)position[c->marks[k].event];
-    opprof__free(placed);
+    return 0;
+}
+
+static int sort_events(opprof_capture *c) {
+    size_t n = c->n_events, i = 1;
+    while (i < n && !event_before(&c->events[i], &c->events[i - 1])) i++;
+    if (i >= n) return 0; /* already in order (opprof's own captures) */
+    event_key *order = opprof__alloc(n * sizeof *order);
+    uint32_t *position = opprof__alloc(n * sizeof *position);
+    int rc = order && position ? 0 : OPPROF_ENOMEM;
+    for (size_t k = 0; !rc && k < n; k++) {
+        const opprof_event *e = &c->events[k];
+        order[k] = (event_key){e->start_ns, e->duration_ns, e->thread, (uint32_t)k};
+    }
+    if (!rc) rc = sort_keys(order, n);
+    if (!rc) rc = place_events(c, order, position);
+    opprof__free(order);
     opprof__free(position);
     return rc;
 }

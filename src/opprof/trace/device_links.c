@@ -1,6 +1,6 @@
-/* device.c - which CPU operator launched each device activity of a trace, as
- * PyTorch attributes kernels (`append_kernel` in torch/autograd/profiler.py).
- * The link depends on the Kineto that wrote the file:
+/* device_links.c - which CPU operator launched each device activity of a
+ * trace, as PyTorch attributes kernels (`append_kernel` in
+ * torch/autograd/profiler.py). The link depends on the Kineto that wrote the file:
  *   - PyTorch 1.8/1.9: the activity's lowercase "external id" is the
  *     operator's "External id";
  *   - Kineto since early 2024: the activity's "External id" is the
@@ -8,51 +8,98 @@
  *   - 2021 to early 2024: the activity's "External id" equals its
  *     "correlation", and the operator is the innermost one on the runtime
  *     call's thread (cudaLaunchKernel...) with that correlation, enclosing it.
- * Lookups are binary searches over the links sorted by id. */
+ * Operators are found by id and runtime calls by correlation in a hash table
+ * (of two ids alike, the first in the trace); the enclosure search runs over
+ * the operators sorted by (thread, start), sorted only for a trace that needs it. */
 #include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The links' two orders, sorted by the capture layer's typed merge sort (glibc's
- * qsort moved these 48-byte links through memmove: 5 % of reading a Kineto trace). */
-static int by_role_then_ext(const opprof__link *x, const opprof__link *y) {
-    if (x->role != y->role) return x->role < y->role;
-    int64_t kx = x->role == OPPROF__LINK_RUNTIME ? x->corr : x->ext, ky = y->role == OPPROF__LINK_RUNTIME ? y->corr : y->ext;
-    if (kx != ky) return kx < ky;
-    return x->event < y->event;
-}
-DEFINE_MERGE_SORT(sort_by_role_then_ext, opprof__link, by_role_then_ext)
+/* ---- operators by id, runtime calls by correlation ---- */
 
-/* The first link of `role` whose key (ext, or corr for runtime calls) is `key`. */
-static const opprof__link *find(const opprof__link *links, size_t n, int role, int64_t key) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const opprof__link *l = &links[mid];
-        int64_t k = l->role == OPPROF__LINK_RUNTIME ? l->corr : l->ext;
-        if (l->role < role || (l->role == role && k < key))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == n) return NULL;
-    const opprof__link *l = &links[lo];
-    int64_t k = l->role == OPPROF__LINK_RUNTIME ? l->corr : l->ext;
-    return l->role == role && k == key ? l : NULL;
+typedef struct link_table {
+    const opprof__link *links;
+    uint32_t *items; /* positions in links of the operators and runtime calls held */
+    size_t n;
+    opprof__index ix;
+} link_table;
+typedef struct link_key {
+    int role;
+    int64_t id;
+} link_key;
+
+static int64_t id_of(const opprof__link *l) { return l->role == OPPROF__LINK_RUNTIME ? l->corr : l->ext; }
+static uint64_t key_hash(int role, int64_t id) { return opprof__hash_pair((uint64_t)id, (uint64_t)role); }
+
+static uint64_t item_hash(const void *ctx, uint32_t item) {
+    const link_table *t = ctx;
+    const opprof__link *l = &t->links[t->items[item]];
+    return key_hash(l->role, id_of(l));
 }
+
+static bool item_equal(const void *ctx, uint32_t item, const void *key) {
+    const link_table *t = ctx;
+    const opprof__link *l = &t->links[t->items[item]];
+    const link_key *k = key;
+    return l->role == k->role && id_of(l) == k->id;
+}
+
+/* Hold links[at]; of two with one key, the one of the earlier event stays. */
+static int table_add(link_table *t, uint32_t at) {
+    const opprof__link *l = &t->links[at];
+    link_key k = {l->role, id_of(l)};
+    size_t slot;
+    int64_t found = opprof__index_lookup(&t->ix, t->n, item_hash, item_equal, t, key_hash(k.role, k.id), &k, &slot);
+    if (found < 0) return (int)found;
+    if (!found) {
+        t->items[t->n++] = at;
+        t->ix.slots[slot] = (uint32_t)t->n;
+    } else if (t->links[t->items[found - 1]].event > l->event) {
+        t->items[found - 1] = at;
+    }
+    return 0;
+}
+
+static const opprof__link *table_find(const link_table *t, int role, int64_t id) {
+    if (!t->n) return NULL;
+    link_key k = {role, id};
+    uint32_t item = t->ix.slots[opprof__index_probe(&t->ix, key_hash(role, id), &k, item_equal, t)];
+    return item ? &t->links[t->items[item - 1]] : NULL;
+}
+
+/* ---- the operator that encloses a runtime call ---- */
 
 static int by_thread_then_start(const opprof__link *x, const opprof__link *y) {
     if (x->thread != y->thread) return x->thread < y->thread;
     if (x->start != y->start) return x->start < y->start;
-    return x->end > y->end; /* longer first: parents before children */
+    if (x->end != y->end) return x->end > y->end; /* longer first: parents before children */
+    if (x->ext != y->ext) return x->ext < y->ext; /* of equal spans, the inner one (a later id) found first */
+    return x->event < y->event;
 }
 DEFINE_MERGE_SORT(sort_by_thread_then_start, opprof__link, by_thread_then_start)
 
+/* The operators, by (thread, start, longer first, id, event). */
+static opprof__link *operators_by_start(const opprof__link *links, size_t n, size_t *n_ops) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += links[i].role == OPPROF__LINK_OP;
+    opprof__link *ops = opprof__alloc(k ? k * sizeof *ops : 1);
+    if (!ops) return NULL;
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (links[i].role == OPPROF__LINK_OP) ops[k++] = links[i];
+    if (sort_by_thread_then_start(ops, k)) {
+        opprof__free(ops);
+        return NULL;
+    }
+    *n_ops = k;
+    return ops;
+}
+
 /* The innermost operator on `rt`'s thread that encloses it (start <= its
- * start, end >= its end): `ops` sorted by (thread, start, longer first); the
- * last operator starting at or before the call, walking back to the first
- * that encloses it (siblings that ended before it are passed over). */
+ * start, end >= its end): the last operator starting at or before the call,
+ * walking back to the first that encloses it (siblings that ended before it
+ * are passed over). */
 static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const opprof__link *rt) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -71,36 +118,40 @@ static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const
     return NULL;
 }
 
-int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n) {
-    /* a trace of the CPU alone has operators' ids and nothing to link them to:
-     * no sort (it was 14-19 % of reading a 1 M-operator trace) */
-    size_t n_devices = 0;
-    for (size_t i = 0; i < n; i++) n_devices += links[i].role == OPPROF__LINK_DEVICE;
-    if (n_devices == 0) return 0;
-    if (sort_by_role_then_ext(links, n)) return OPPROF_ENOMEM;
+/* ---- the links ---- */
+
+static int link_all(opprof_capture *c, const opprof__link *links, size_t n, const link_table *t) {
+    opprof__link *by_start = NULL;
     size_t n_ops = 0;
-    while (n_ops < n && links[n_ops].role == OPPROF__LINK_OP) n_ops++;
-    size_t n_rt = n_ops;
-    while (n_rt < n && links[n_rt].role == OPPROF__LINK_RUNTIME) n_rt++;
-    /* the operators again, by (thread, start), for the enclosure searches */
-    opprof__link *by_start = opprof__alloc(n_ops ? n_ops * sizeof *by_start : 1);
-    if (!by_start) return OPPROF_ENOMEM;
-    memcpy(by_start, links, n_ops * sizeof *by_start);
-    if (sort_by_thread_then_start(by_start, n_ops)) {
-        opprof__free(by_start);
-        return OPPROF_ENOMEM;
-    }
-    for (size_t i = n_rt; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const opprof__link *d = &links[i];
+        if (d->role != OPPROF__LINK_DEVICE) continue;
         const opprof__link *op = NULL;
         if (d->ext_lower || (d->ext >= 0 && d->ext != d->corr)) {
-            op = find(links, n_ops, OPPROF__LINK_OP, d->ext);
+            op = table_find(t, OPPROF__LINK_OP, d->ext);
         } else if (d->corr >= 0) {
-            const opprof__link *rt = find(links + n_ops, n_rt - n_ops, OPPROF__LINK_RUNTIME, d->corr);
+            const opprof__link *rt = table_find(t, OPPROF__LINK_RUNTIME, d->corr);
+            if (rt && !by_start && !(by_start = operators_by_start(links, n, &n_ops))) return OPPROF_ENOMEM;
             if (rt) op = enclosing_op(by_start, n_ops, rt);
         }
         c->events[d->event].parent = op ? (int32_t)op->event : -1;
     }
     opprof__free(by_start);
     return 0;
+}
+
+int opprof__link_devices(opprof_capture *c, const opprof__link *links, size_t n) {
+    /* a trace of the CPU alone has operators' ids and nothing to link them to:
+     * no table (sorting them was 14-19 % of reading a 1 M-operator trace) */
+    size_t n_devices = 0;
+    for (size_t i = 0; i < n; i++) n_devices += links[i].role == OPPROF__LINK_DEVICE;
+    if (n_devices == 0) return 0;
+    link_table t = {.links = links, .items = opprof__alloc((n - n_devices) * sizeof *t.items + 1)};
+    int rc = t.items ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (links[i].role != OPPROF__LINK_DEVICE) rc = table_add(&t, (uint32_t)i);
+    if (!rc) rc = link_all(c, links, n, &t);
+    opprof__index_free(&t.ix);
+    opprof__free(t.items);
+    return rc;
 }

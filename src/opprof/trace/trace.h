@@ -25,9 +25,8 @@ typedef struct opprof__link {
     int64_t ext, corr; /* "External id" / "external id", "correlation"; -1: none */
 } opprof__link;
 /* Set each device activity's `parent` to its launching operator (an index
- * before finish; opprof_capture_finish keeps it through its sort), or -1.
- * Sorts `links`. */
-OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, opprof__link *links, size_t n);
+ * before finish; opprof_capture_finish keeps it through its sort), or -1. */
+OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, const opprof__link *links, size_t n);
 
 /* distributedInfo's "rank" and "world_size" as read: a number in int32's
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
