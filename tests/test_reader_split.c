@@ -227,6 +227,49 @@ TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {
     free(t.s);
 }
 
+/* A half with nothing to say counts no lines: this thread counts those
+ * before the half's start for the jump past it, so that an error after the
+ * array is placed as one thread places it. `first` and `second` follow the
+ * events of each half: many lines, one line, and lines in the first half
+ * only (the error's column then counts from the first half's last newline). */
+static void error_after_clean_halves(const char *name, const char *first, const char *second) {
+    text t = {0};
+    put(&t, "{\"traceEvents\": [%s", first);
+    for (int i = 0; i < 3000; i++)
+        put(&t, "{\"ph\": \"X\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, \"dur\": 5},%s", i % 7, i % 2 + 1,
+            i * 10, i < 1200 ? first : second);
+    put(&t, "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}%s],%s\"late\": tru}\n",
+        second, second);
+    write_file(path_of(name), t.s, t.len);
+    opprof_read_error error;
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(path_of(name), &(opprof_read_options){.threads = 2}, &c, &error), OPPROF_EFORMAT);
+    long long lines = 0, last = -1;
+    for (long long i = 0; i < error.offset && i < (long long)t.len; i++)
+        if (t.s[i] == '\n') lines++, last = i;
+    CHECK(error.offset > (long long)t.len - 8);
+    CHECK_INT(error.line, lines + 1);
+    CHECK_INT(error.column, error.offset - last);
+    same_both_ways(path_of(name), 0, EVENT_PROBLEMS);
+    /* the same trace whole: read by two threads, the half having counted no line */
+    memcpy(strstr(t.s, "\"late\": tru}"), "\"late\": 1 }", 11);
+    write_file(path_of(name), t.s, t.len);
+    same_both_ways(path_of(name), 2, EVENT_PROBLEMS);
+    /* and a problem in the half: it counts the lines before its start then */
+    char *dur = strstr(t.s + t.len * 3 / 4, "\"dur\"");
+    CHECK(dur != NULL);
+    if (dur) memcpy(dur, "\"dux\"", 5);
+    write_file(path_of(name), t.s, t.len);
+    same_both_ways(path_of(name), 2, EVENT_PROBLEMS);
+    free(t.s);
+}
+
+TEST_CASE(error_after_the_array_is_placed_as_one_thread_places_it) {
+    error_after_clean_halves("lines.json", "\n", "\n");
+    error_after_clean_halves("one_line.json", " ", " ");
+    error_after_clean_halves("first_lines.json", "\n", " ");
+}
+
 /* Where two threads do not apply: opprof check's whole-trace checks, a gzip
  * file, a trace in memory; and threads = 0 on a small file. */
 TEST_CASE(one_thread_where_two_do_not_apply) {

@@ -129,12 +129,32 @@ int opprof__json_count_lines(int fd, int64_t upto, int64_t *lines, int64_t *last
     return rc;
 }
 
+/* The newlines before j->uncounted, added to what the cursor counted from there. */
+static void count_uncounted(opprof__json *p) {
+    int64_t lines, last;
+    if (opprof__json_count_lines(p->lines_fd, p->uncounted, &lines, &last)) {
+        p->lines_lost = true;
+    } else {
+        p->lc_lines += lines;
+        if (p->lc_last < 0) p->lc_last = last;
+    }
+    p->uncounted = 0;
+}
+
+void opprof__json_lines_before(opprof__json *p, int64_t offset, int64_t *lines, int64_t *last) {
+    int64_t end = p->base + (int64_t)p->len;
+    if (offset > p->lc_off) advance_lines(p, offset < end ? offset : end);
+    *lines = p->lc_lines;
+    *last = p->lc_last;
+}
+
 /* Line and column of an offset at or after the cursor; 0, 0 for an older one. */
 void opprof__json_locate(opprof__json *p, int64_t offset, int64_t *line, int64_t *column) {
     if (offset < p->lc_off) {
         *line = *column = 0;
         return;
     }
+    if (p->uncounted > 0) count_uncounted(p);
     int64_t end = p->base + (int64_t)p->len;
     advance_lines(p, offset < end ? offset : end);
     *line = p->lc_lines + 1;
@@ -452,16 +472,14 @@ int opprof__json_open_file(opprof__json *j, int fd, const opprof_read_options *o
     return begin(j, options);
 }
 
-int opprof__json_open_file_at(opprof__json *j, int fd, const opprof_read_options *options, int64_t offset,
-                              int64_t lines, int64_t last_newline) {
+int opprof__json_open_file_at(opprof__json *j, int fd, const opprof_read_options *options, int64_t offset) {
     if (lseek(fd, (off_t)offset, SEEK_SET) < 0) {
         close(fd);
         return -errno;
     }
     int rc = opprof__json_open_file(j, fd, options);
-    j->base = j->lc_off = offset; /* the file is there already: no seek */
-    j->lc_lines = lines;
-    j->lc_last = last_newline;
+    j->base = j->lc_off = j->uncounted = offset; /* the file is there already: no seek */
+    j->lines_fd = fd;
     return rc;
 }
 

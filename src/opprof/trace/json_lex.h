@@ -44,6 +44,11 @@ typedef struct opprof__json {
     int64_t lc_off;        /* line counting has reached this offset (>= base) */
     int64_t lc_lines;      /* newlines before lc_off */
     int64_t lc_last;       /* offset of the last newline before lc_off, or -1 */
+    int64_t uncounted;     /* > 0: the newlines before this offset are not in lc_lines (nor
+                              lc_last) yet: counted from the file (lines_fd) when a place is
+                              first asked (opprof__json_open_file_at) */
+    int lines_fd;
+    bool lines_lost;       /* that count failed: the places said are from `uncounted` on */
     bool eof;
     int depth, max_depth;
     int64_t max_string;
@@ -65,11 +70,16 @@ OPPROF__HIDDEN int opprof__json_open_file(opprof__json *j, int fd, const opprof_
 OPPROF__HIDDEN int opprof__json_open_buffer(opprof__json *j, const void *data, size_t len,
                                             const opprof_read_options *options);
 OPPROF__HIDDEN void opprof__json_close(opprof__json *j);
-/* The same on a plain file from `offset` on, which the caller found to have
- * `lines` newlines before it, the last at `last_newline` (-1: none): the
- * places said are the file's. */
+/* The same on a plain file from `offset` on. The places said are the
+ * file's: the newlines before `offset` are counted when a place is first
+ * asked (most traces never ask: counting the first half of a file was the
+ * second thread's first 30 ms), unless that count fails (j->lines_lost). */
 OPPROF__HIDDEN int opprof__json_open_file_at(opprof__json *j, int fd, const opprof_read_options *options,
-                                             int64_t offset, int64_t lines, int64_t last_newline);
+                                             int64_t offset);
+/* The newlines before `offset` (at or after the line cursor) and the last
+ * one's offset (-1: none), as far as they are counted: from j->uncounted on
+ * when that is > 0 (the lines before it never asked for). */
+OPPROF__HIDDEN void opprof__json_lines_before(opprof__json *j, int64_t offset, int64_t *lines, int64_t *last);
 /* 1 when the lexer reads a plain file (not gzip, not memory). */
 OPPROF__HIDDEN int opprof__json_plain(opprof__json *j);
 /* Go on reading a plain file from `offset` (its lines as above), what the
