@@ -316,9 +316,11 @@ static int add_times(work *w) {
  * O(events), however deep the nesting. */
 static int add_memory(work *w) {
     size_t n = w->n_events ? w->n_events : 1;
-    int64_t *subtree = opprof__calloc(2 * n, sizeof *subtree);
+    bool devices = false; /* a device's memory: a second subtree sum */
+    for (size_t j = 0; j < w->c->n_mem && !devices; j++) devices = w->c->mem[j].device_type != 0;
+    int64_t *subtree = opprof__calloc(devices ? 2 * n : n, sizeof *subtree);
     if (!subtree) return OPPROF_ENOMEM;
-    int64_t *device = subtree + n;
+    int64_t *device = devices ? subtree + n : NULL;
     for (size_t j = 0; j < w->c->n_mem; j++) {
         const opprof_memory_event *m = &w->c->mem[j];
         if (m->owner < 0) continue;
@@ -335,12 +337,12 @@ static int add_memory(work *w) {
     for (size_t after = w->n_events; after > 0; after--) { /* last first */
         size_t i = after - 1;
         if (is_device(&w->ev[i])) continue;
-        if (w->ev[i].parent >= 0) {
-            OPPROF__SAT_ADD(subtree[w->ev[i].parent], subtree[i]);
-            OPPROF__SAT_ADD(device[w->ev[i].parent], device[i]);
-        }
-        OPPROF__SAT_ADD(group_of(w, i)->row.cpu_mem, subtree[i]);
-        OPPROF__SAT_ADD(group_of(w, i)->row.device_mem, device[i]);
+        group *g = group_of(w, i);
+        if (w->ev[i].parent >= 0) OPPROF__SAT_ADD(subtree[w->ev[i].parent], subtree[i]);
+        OPPROF__SAT_ADD(g->row.cpu_mem, subtree[i]);
+        if (!devices) continue;
+        if (w->ev[i].parent >= 0) OPPROF__SAT_ADD(device[w->ev[i].parent], device[i]);
+        OPPROF__SAT_ADD(g->row.device_mem, device[i]);
     }
     opprof__free(subtree);
     return 0;

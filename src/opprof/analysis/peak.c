@@ -43,18 +43,13 @@ int opprof_capture_peak_memory(const opprof_capture *c, int64_t **out_peaks) {
         if (o >= 0 && c->mem[k].device_type == 0 && c->mem[k].total_allocated > peak[o])
             peak[o] = c->mem[k].total_allocated;
     }
-    for (size_t after = n; after > 0; after--) { /* last first */
+    for (size_t after = n; after > 0; after--) { /* last first: an event's children are done */
         size_t i = after - 1;
         int32_t p = c->events[i].parent;
         if (p >= 0 && !opprof__is_device(&c->events[i]) && peak[i] > peak[p]) peak[p] = peak[i];
-    }
-    for (size_t i = 0; i < n; i++)
         peak[i] = peak[i] > base[i] ? opprof__sat_sub(peak[i], base[i]) : 0;
+    }
     opprof__free(base);
-    /* hand it out as a public block (opprof_free) */
-    char *block = opprof__public_string((const char *)peak, (n ? n : 1) * sizeof *peak);
-    opprof__free(peak);
-    if (!block) return OPPROF_ENOMEM;
-    *out_peaks = (int64_t *)(void *)block;
+    *out_peaks = peak; /* a public block as it is (opprof_free is opprof__free) */
     return 0;
 }
