@@ -62,6 +62,14 @@ TEST_CASE(record_ranks_functions) {
     free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
     free(out);
+    /* `--sample 250 CMD`: the rate, not a command named 250 (a wrong one is said as for --sample=) */
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample 250 -o '%s/rec250' true >/dev/null 2>&1 && "
+                                 "grep -o '\"period_ns\": [0-9]*' '%s/rec250/trace-step-0.json'", bin_dir(), dir, dir), 0);
+    CHECK_CONTAINS(out, "\"period_ns\": 4000000");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample 0 -o '%s/rec0' true 2>&1", bin_dir(), dir), 64);
+    CHECK_CONTAINS(out, "--sample takes HZ[,fp|dwarf], a rate in Hz from 1 to 1000000, not '0'");
+    free(out);
 }
 
 /* The program has no frame pointers: a frame-pointer walk loses the leaves'

@@ -33,7 +33,7 @@ static const char HELP[] =
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
     "               range named from its ELF symbols (static functions too)\n"
     "  --sample[=HZ[,dwarf]]  sample every thread's native call stack HZ times a second of its CPU\n"
-    "               time (default 1000; perf events, no change to CMD; dwarf: unwind a copy of the\n"
+    "               time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD; dwarf: unwind a copy of the\n"
     "               stack, so that code without frame pointers keeps its callers): the table gains Samples and\n"
     "               Top native frame columns and the native functions by samples; times off the\n"
     "               CPU too (report --cpu-time, stacks --samples)\n"
@@ -140,6 +140,9 @@ static int parse(int argc, char **argv, record_options *ro) {
             int hz;
             bool dwarf;
             ro->sample_hz = optarg ? optarg : "1000";
+            /* `--sample 250 CMD` as `perf record -F 250 CMD` has it: a rate, when a command follows */
+            if (!optarg && optind + 1 < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+                ro->sample_hz = argv[optind++];
             if (opprof_parse_sample(ro->sample_hz, &hz, &dwarf))
                 return tool_usage_error("record", "--sample takes HZ[,fp|dwarf], a rate in Hz from 1 to 1000000, not '%s'",
                                         ro->sample_hz);
