@@ -9,7 +9,7 @@
  *     "correlation", and the operator is the innermost one on the runtime
  *     call's thread (cudaLaunchKernel...) with that correlation, enclosing it.
  * Operators are found by id and runtime calls by correlation in a hash table
- * (of two ids alike, the first in the trace); the enclosure search runs over
+ * (of two ids alike, the first in the trace: links come in the trace's order); the enclosure search runs over
  * the operators sorted by (thread, start), sorted only for a trace that needs it. */
 #include "trace/trace.h"
 
@@ -43,22 +43,6 @@ static bool item_equal(const void *ctx, uint32_t item, const void *key) {
     const opprof__link *l = &t->links[t->items[item]];
     const link_key *k = key;
     return l->role == k->role && id_of(l) == k->id;
-}
-
-/* Hold links[at]; of two with one key, the one of the earlier event stays. */
-static int table_add(link_table *t, uint32_t at) {
-    const opprof__link *l = &t->links[at];
-    link_key k = {l->role, id_of(l)};
-    size_t slot;
-    int64_t found = opprof__index_lookup(&t->ix, t->n, item_hash, item_equal, t, key_hash(k.role, k.id), &k, &slot);
-    if (found < 0) return (int)found;
-    if (!found) {
-        t->items[t->n++] = at;
-        t->ix.slots[slot] = (uint32_t)t->n;
-    } else if (t->links[t->items[found - 1]].event > l->event) {
-        t->items[found - 1] = at;
-    }
-    return 0;
 }
 
 static const opprof__link *table_find(const link_table *t, int role, int64_t id) {
@@ -149,7 +133,10 @@ int opprof__link_devices(opprof_capture *c, const opprof__link *links, size_t n)
     link_table t = {.links = links, .items = opprof__alloc((n - n_devices) * sizeof *t.items + 1)};
     int rc = t.items ? 0 : OPPROF_ENOMEM;
     for (size_t i = 0; i < n && !rc; i++)
-        if (links[i].role != OPPROF__LINK_DEVICE) rc = table_add(&t, (uint32_t)i);
+        if (links[i].role != OPPROF__LINK_DEVICE) t.items[t.n++] = (uint32_t)i;
+    /* the table made at its size in one pass (no growth, no lookups): of two
+     * links with one key, the first in the trace comes first on the probe */
+    if (!rc && t.n) rc = opprof__index_reserve(&t.ix, t.n, item_hash, &t);
     if (!rc) rc = link_all(c, links, n, &t);
     opprof__index_free(&t.ix);
     opprof__free(t.items);
