@@ -9,8 +9,9 @@
  *     "correlation", and the operator is the innermost one on the runtime
  *     call's thread (cudaLaunchKernel...) with that correlation, enclosing it.
  * Operators are found by id and runtime calls by correlation in a hash table
- * (of two ids alike, the first in the trace: links come in the trace's order); the enclosure search runs over
- * the operators sorted by (thread, start), sorted only for a trace that needs it. */
+ * (of two with one id, the first in the trace: links come in the trace's
+ * order); the enclosure search runs over the operators sorted by (thread,
+ * start), sorted only for a trace that needs it. */
 #include "trace/trace.h"
 
 #include <stdlib.h>
