@@ -105,6 +105,108 @@ static void seed_capture(result *r) {
     nn_module_free(m);
 }
 
+/* ---- peaks against their definition ---- */
+
+static uint64_t peak_rng = 88172645463325252u;
+static int64_t next_random(uint64_t below) {
+    peak_rng ^= peak_rng << 13, peak_rng ^= peak_rng >> 7, peak_rng ^= peak_rng << 17;
+    return (int64_t)(peak_rng % below);
+}
+
+/* Ranges nested in [start, end) µs of one thread, down to `depth` levels,
+ * some starting with their parent, some ending with it. */
+static void nested_ranges(FILE *f, int tid, int64_t start, int64_t end, int depth) {
+    for (int64_t t = start; t < end && depth > 0;) {
+        int64_t s = t + next_random(3), d = 1 + next_random(30);
+        if (s + d > end) d = end - s;
+        if (d <= 0) break;
+        fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,\"ts\":%lld,\"dur\":%lld},\n",
+                (int)next_random(4), tid, (long long)s, (long long)d);
+        nested_ranges(f, tid, s, s + d, depth - 1);
+        t = s + d;
+    }
+}
+
+/* A trace of three threads' nested operators and memory events, some on a
+ * device, some at an operator's start or end (the third thread's only in
+ * its first 150 µs), with totals as they come. */
+static char *random_memory_trace(size_t *len) {
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int tid = 1; tid <= 3; tid++) {
+        nested_ranges(f, tid, 0, 400, 4);
+        for (int k = 0; k < 60; k++)
+            fprintf(f, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,"
+                       "\"ts\":%lld,\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%lld,"
+                       "\"Total Allocated\":%lld,\"Total Reserved\":0}},\n",
+                    tid, (long long)next_random(tid == 3 ? 150 : 410), next_random(5) == 0, next_random(5) == 0 ? 0 : -1, k,
+                    (long long)next_random(2000) - 1000, (long long)next_random(100000));
+    }
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p\"}}\n]}\n");
+    fclose(f);
+    return text;
+}
+
+/* The definition: an event's peak is the highest CPU total of a memory event
+ * that its subtree owns, less its level at start (the total of its thread's
+ * last CPU memory event before it; before the first, that one's total less
+ * its bytes; 0 without any), and 0 when nothing rose above it. */
+static int64_t level_before(const opprof_memory_event *mem, size_t n_mem, uint32_t thread, int64_t start) {
+    int64_t level = 0;
+    bool first = true;
+    for (size_t k = 0; k < n_mem; k++) {
+        if (mem[k].thread != thread || mem[k].device_type != 0) continue;
+        if (first) level = mem[k].total_allocated - mem[k].bytes;
+        first = false;
+        if (mem[k].ts_ns < start) level = mem[k].total_allocated;
+    }
+    return level;
+}
+
+static void check_peaks_of_one_trace(void) {
+    size_t len;
+    char *text = random_memory_trace(&len);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(text, len, NULL, &c, NULL), 0);
+    free(text);
+    if (!c) return;
+    size_t n, n_mem;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    const opprof_memory_event *mem = opprof_capture_memory_events(c, &n_mem);
+    int64_t *top = malloc(n * sizeof *top), *peaks = NULL;
+    for (size_t i = 0; i < n; i++) top[i] = INT64_MIN;
+    size_t owned = 0, device = 0;
+    for (size_t k = 0; k < n_mem; k++) {
+        device += mem[k].device_type != 0;
+        if (mem[k].owner < 0 || mem[k].device_type != 0) continue;
+        owned++;
+        for (int32_t e = mem[k].owner; e >= 0; e = ev[e].parent)
+            if (mem[k].total_allocated > top[e]) top[e] = mem[k].total_allocated;
+    }
+    CHECK(n > 100 && owned > 50 && device > 10); /* the trace holds what it should */
+    CHECK_INT(opprof_capture_peak_memory(c, &peaks), 0);
+    size_t wrong = 0, risen = 0;
+    for (size_t i = 0; i < n && peaks; i++) {
+        int64_t base = level_before(mem, n_mem, ev[i].thread, ev[i].start_ns);
+        int64_t want = top[i] > base ? top[i] - base : 0;
+        risen += want > 0;
+        if (peaks[i] != want && wrong++ < 3)
+            fprintf(stderr, "event %zu (start %lld): peak %lld, by definition %lld\n", i, (long long)ev[i].start_ns,
+                    (long long)peaks[i], (long long)want);
+    }
+    CHECK_INT(wrong, 0);
+    CHECK(risen > 20);
+    opprof_free(peaks);
+    free(top);
+    opprof_capture_free(c);
+}
+
+/* Twelve traces: each thread's last memory event a device's in some. */
+static void check_peaks_by_definition(void) {
+    for (int round = 0; round < 12; round++) check_peaks_of_one_trace();
+}
+
 int main(void) {
     result *r = calloc(1, sizeof *r);
     seed_capture(r);
@@ -224,6 +326,7 @@ int main(void) {
     CHECK_INT(peaks[2], 300); /* c: 1050 -> 1350 */
     opprof_free(peaks);
     opprof_capture_free(c);
+    check_peaks_by_definition();
     free(r);
     return check_report("test_shapes");
 }

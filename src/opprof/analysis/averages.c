@@ -318,8 +318,13 @@ static int add_memory(work *w) {
     size_t n = w->n_events ? w->n_events : 1;
     bool devices = false; /* a device's memory: a second subtree sum */
     for (size_t j = 0; j < w->c->n_mem && !devices; j++) devices = w->c->mem[j].device_type != 0;
-    int64_t *subtree = opprof__calloc(devices ? 2 * n : n, sizeof *subtree);
+    /* the peaks' array, done with once add_times has read it, holds the sums: its pages are
+     * already the process's (a fresh array's cost a fault each) */
+    size_t bytes = (devices ? 2 * n : n) * sizeof(int64_t);
+    int64_t *subtree = w->peaks ? opprof__realloc(w->peaks, bytes) : opprof__alloc(bytes);
     if (!subtree) return OPPROF_ENOMEM;
+    w->peaks = NULL;
+    memset(subtree, 0, bytes);
     int64_t *device = devices ? subtree + n : NULL;
     for (size_t j = 0; j < w->c->n_mem; j++) {
         const opprof_memory_event *m = &w->c->mem[j];
