@@ -20,6 +20,72 @@ static int parent_name(const opprof_capture *c, size_t i, char *buf, size_t size
     return snprintf(buf, size, "%s", opprof_capture_name(c, ev[ev[i].parent].name));
 }
 
+/* A capture of 90,000 events on three threads, added in a shuffled order:
+ * large enough that finish may sort on two threads. Event k (its rank j on
+ * its thread) starts at j / 4 * 10 and lasts 8, 5, 5 or 2 (ranks 1 and 2 of
+ * each four alike). They come out by thread, start and longer first, alike
+ * ones in the order added, and each one's argument (the position it was
+ * added at) still points at it. */
+enum { LARGE_N = 90000 };
+static const uint32_t LARGE_PER_THREAD[3] = {45000, 30000, 15000};
+static const int64_t LARGE_DURATION[4] = {8, 5, 5, 2};
+
+static uint32_t thread_of_rank(uint32_t k, uint32_t *j) {
+    uint32_t t = k < LARGE_PER_THREAD[0] ? 0 : k < LARGE_PER_THREAD[0] + LARGE_PER_THREAD[1] ? 1 : 2;
+    *j = k - (t > 0 ? LARGE_PER_THREAD[0] : 0) - (t > 1 ? LARGE_PER_THREAD[1] : 0);
+    return t;
+}
+
+static void large_capture_sorts_as_a_small_one(void) {
+    opprof_capture *c;
+    uint32_t th[3], j;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    for (int t = 0; t < 3; t++) CHECK_INT(opprof_capture_add_thread(c, 100 + t, "", &th[t]), 0);
+    uint32_t *order = malloc(LARGE_N * sizeof *order); /* order[a]: the event added at position a */
+    for (uint32_t k = 0; k < LARGE_N; k++) order[k] = k;
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (uint32_t k = LARGE_N - 1; k > 0; k--) { /* Fisher-Yates */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t r = (uint32_t)(x % (k + 1)), tmp = order[k];
+        order[k] = order[r];
+        order[r] = tmp;
+    }
+    for (uint32_t a = 0; a < LARGE_N; a++) {
+        uint32_t t = thread_of_rank(order[a], &j);
+        CHECK_INT(opprof_capture_add_event(c, th[t], "op", OPPROF_KIND_CPU_OP, (int64_t)(j / 4) * 10, LARGE_DURATION[j % 4]), 0);
+        opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = th[t], .event = (int32_t)a, .value.i = a};
+        CHECK_INT(opprof_capture_add_mark(c, &m, "added", NULL), 0);
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t n, n_marks, misplaced = 0, lost = 0, unstable = 0;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    const opprof_mark *marks = opprof_capture_marks(c, &n_marks);
+    CHECK_INT(n, LARGE_N);
+    CHECK_INT(n_marks, LARGE_N);
+    int64_t *added_at = malloc(LARGE_N * sizeof *added_at); /* by each event's argument */
+    for (size_t i = 0; i < LARGE_N; i++) added_at[i] = -1;
+    for (size_t m = 0; m < n_marks; m++)
+        if (marks[m].event >= 0 && marks[m].event < LARGE_N) added_at[marks[m].event] = marks[m].value.i;
+    for (uint32_t i = 0; i < LARGE_N && n == LARGE_N; i++) {
+        uint32_t t = thread_of_rank(i, &j), alike = i - j % 4 + 1; /* ranks 1 and 2: alike + 0, + 1 */
+        misplaced += ev[i].thread != th[t] || ev[i].start_ns != (int64_t)(j / 4) * 10 ||
+                     ev[i].duration_ns != LARGE_DURATION[j % 4];
+        if (added_at[i] < 0) {
+            lost++;
+            continue;
+        }
+        uint32_t k = order[added_at[i]]; /* the event its argument was added with */
+        lost += j % 4 == 1 || j % 4 == 2 ? k != alike && k != alike + 1 : k != i;
+        unstable += j % 4 == 1 && added_at[i + 1] >= 0 && added_at[i] > added_at[i + 1];
+    }
+    CHECK_INT(misplaced, 0);
+    CHECK_INT(lost, 0);
+    CHECK_INT(unstable, 0);
+    free(added_at);
+    free(order);
+    opprof_capture_free(c);
+}
+
 int main(void) {
     opprof_capture *c;
     uint32_t t0, t1;
@@ -262,5 +328,6 @@ int main(void) {
     opprof_free(text);
     opprof_capture_free(before);
     opprof_capture_free(after);
+    large_capture_sorts_as_a_small_one();
     return check_report("test_tree");
 }

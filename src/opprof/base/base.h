@@ -8,6 +8,7 @@
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,6 +153,12 @@ OPPROF__HIDDEN int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out);
 OPPROF__HIDDEN int opprof__env_choice(const char *name, const char *const *choices, int count, int fallback);
 /* A whole number in [lo, hi]; fallback when unset or invalid (said on stderr). */
 OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long long hi, long long fallback);
+
+/* ---- a helper thread (base/helper_thread.c) ---- */
+/* `run(arg)` on a thread that none of the program's signals is delivered
+ * to: 0, or a negative errno (none started). The CPUs the process may use. */
+OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
+OPPROF__HIDDEN int opprof__usable_cpus(void);
 
 /* ---- microseconds as text (base/micros.c) ---- */
 /* text[0..len): -?DIGITS(.DIGITS)? microseconds, as nanoseconds (digits past

@@ -6,6 +6,7 @@
  * analysis and writer reads `parent` and `owner`. */
 #include "capture/capture.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -31,56 +32,105 @@ DEFINE_MERGE_SORT(sort_marks, opprof_mark, mark_before)
 #define is_device opprof__is_device
 
 /* Events are sorted as keys of 24 bytes, each with the index it had, then
- * moved once: sorting the 32-byte events moved them through every merge
- * pass (the most of finishing a Kineto trace, whose threads' events come in
- * runs of four). Device activities' links to their launching operators and
+ * gathered once into a new array that replaces the capture's: sorting the
+ * 32-byte events moved them through every merge pass (the most of
+ * finishing a Kineto trace, whose threads' events come in runs of four).
+ * The keys are first put in their thread's bucket (in the order they come,
+ * so that ties keep it); each bucket is then sorted and its events
+ * gathered, a large capture's in two halves of its threads, one half on a
+ * helper thread. Device activities' links to their launching operators and
  * arguments' events (indices set before the sort) follow the events. */
 typedef struct event_key {
     int64_t start_ns, duration_ns;
-    uint32_t thread, origin;
+    uint32_t origin;
 } event_key;
 static int key_before(const event_key *a, const event_key *b) {
-    if (a->thread != b->thread) return a->thread < b->thread;
     if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
     return a->duration_ns > b->duration_ns;
 }
 DEFINE_MERGE_SORT(sort_keys, event_key, key_before)
 
-/* The events moved to their places in `order`, gathered into a new array
- * that replaces the capture's; the indices that point at events follow. */
-static int place_events(opprof_capture *c, const event_key *order, uint32_t *position) {
-    size_t n = c->n_events, cap = 0;
-    opprof_event *moved = NULL;
-    if (opprof__grow_pages((void **)&moved, &cap, n, sizeof *moved)) return OPPROF_ENOMEM;
-    for (size_t k = 0; k < n; k++) {
-        moved[k] = c->events[order[k].origin];
-        position[order[k].origin] = (uint32_t)k;
+/* Events from which the buckets are sorted on two threads. */
+enum { TWO_THREADS_MIN_EVENTS = 1 << 16 };
+
+typedef struct buckets {
+    const opprof_event *events;
+    event_key *keys;
+    const size_t *first;   /* thread t's keys: keys[first[t] .. first[t + 1]) */
+    opprof_event *moved;   /* the events in order */
+    uint32_t *position;    /* an event's index in `moved` */
+    size_t from, to;       /* the threads sorted here */
+    int rc;
+} buckets;
+
+static void *sort_buckets(void *arg) {
+    buckets *b = arg;
+    for (size_t t = b->from; t < b->to && !b->rc; t++)
+        b->rc = sort_keys(b->keys + b->first[t], b->first[t + 1] - b->first[t]);
+    for (size_t k = b->first[b->from]; k < b->first[b->to] && !b->rc; k++) {
+        b->moved[k] = b->events[b->keys[k].origin];
+        b->position[b->keys[k].origin] = (uint32_t)k;
     }
-    opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
-    c->events = moved;
-    c->cap_events = cap;
-    for (size_t k = 0; k < n; k++)
-        if (is_device(&moved[k]) && moved[k].parent >= 0) moved[k].parent = (int32_t)position[moved[k].parent];
-    for (size_t k = 0; k < c->n_marks; k++) /* arguments follow their events */
-        if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)position[c->marks[k].event];
-    return 0;
+    return NULL;
+}
+
+/* The buckets sorted and gathered: threads [0, half) here, the rest beside
+ * when the capture is large, may use two threads, and has a bucket boundary
+ * inside it. */
+static int sort_all_buckets(const opprof_capture *c, buckets *here) {
+    size_t nt = c->n_threads, n = c->n_events, half = 0;
+    const size_t *first = here->first;
+    while (half < nt && first[half + 1] <= n / 2) half++;
+    if (half < nt && first[half + 1] - n / 2 < n / 2 - first[half]) half++; /* the nearer boundary */
+    buckets beside = *here;
+    beside.from = half;
+    beside.to = nt;
+    pthread_t helper;
+    bool two = n >= TWO_THREADS_MIN_EVENTS && c->finish_threads != 1 && half > 0 && half < nt &&
+               opprof__usable_cpus() >= 2 && opprof__helper_start(&helper, sort_buckets, &beside) == 0;
+    here->to = two ? half : nt;
+    sort_buckets(here);
+    if (two) pthread_join(helper, NULL);
+    return here->rc ? here->rc : beside.rc;
+}
+
+/* The keys in their threads' buckets: first[t + 1] ends thread t's. */
+static void fill_buckets(const opprof_capture *c, event_key *keys, size_t *first) {
+    for (size_t k = 0; k < c->n_events; k++) first[c->events[k].thread + 2]++;
+    for (size_t t = 0; t < c->n_threads; t++) first[t + 2] += first[t + 1];
+    for (size_t k = 0; k < c->n_events; k++) { /* first[t + 1]: where thread t's next key goes */
+        const opprof_event *e = &c->events[k];
+        keys[first[e->thread + 1]++] = (event_key){e->start_ns, e->duration_ns, (uint32_t)k};
+    }
 }
 
 static int sort_events(opprof_capture *c) {
-    size_t n = c->n_events, i = 1;
+    size_t n = c->n_events, i = 1, cap = 0;
     while (i < n && !event_before(&c->events[i], &c->events[i - 1])) i++;
     if (i >= n) return 0; /* already in order (opprof's own captures) */
-    event_key *order = opprof__alloc(n * sizeof *order);
-    uint32_t *position = opprof__alloc(n * sizeof *position);
-    int rc = order && position ? 0 : OPPROF_ENOMEM;
-    for (size_t k = 0; !rc && k < n; k++) {
-        const opprof_event *e = &c->events[k];
-        order[k] = (event_key){e->start_ns, e->duration_ns, e->thread, (uint32_t)k};
+    buckets b = {.events = c->events};
+    b.keys = opprof__alloc(n * sizeof *b.keys);
+    b.position = opprof__alloc(n * sizeof *b.position);
+    size_t *first = opprof__calloc(c->n_threads + 2, sizeof *first);
+    b.first = first;
+    int rc = b.keys && b.position && first ? 0 : OPPROF_ENOMEM;
+    if (!rc) rc = opprof__grow_pages((void **)&b.moved, &cap, n, sizeof *b.moved);
+    if (!rc) fill_buckets(c, b.keys, first);
+    if (!rc) rc = sort_all_buckets(c, &b);
+    if (!rc) {
+        opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
+        c->events = b.moved;
+        c->cap_events = cap;
+        for (opprof_event *e = b.moved; e < b.moved + n; e++)
+            if (is_device(e) && e->parent >= 0) e->parent = (int32_t)b.position[e->parent];
+        for (size_t k = 0; k < c->n_marks; k++) /* arguments follow their events */
+            if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)b.position[c->marks[k].event];
+    } else {
+        opprof__free_pages(b.moved, cap * sizeof *b.moved);
     }
-    if (!rc) rc = sort_keys(order, n);
-    if (!rc) rc = place_events(c, order, position);
-    opprof__free(order);
-    opprof__free(position);
+    opprof__free(b.keys);
+    opprof__free(b.position);
+    opprof__free(first);
     return rc;
 }
 

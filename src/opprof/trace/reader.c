@@ -223,6 +223,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         for (int k = 0; k < UNUSED_KINDS; k++)
             if (p->unused[k]) options->on_unused(options->ctx, UNUSED_NAMES[k], p->unused[k]);
     if (!rc) {
+        p->cap->finish_threads = options && options->threads == 1 ? 1 : 0; /* one thread asked for: one */
         rc = opprof_capture_finish(p->cap);
         if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
     }

@@ -28,8 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,16 +159,11 @@ static void *half_main(void *arg) {
 
 /* ---- this thread ---- */
 
-static int usable_cpus(void) {
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
 static bool worth_splitting(parser *p) {
     int threads = p->opt ? p->opt->threads : 0;
     if (!p->path || threads == 1 || opprof__reader_whole_checks(p) || !opprof__json_plain(&p->lx)) return false;
     if (threads >= 2) return true; /* asked for */
-    return p->lx.src.size - HERE(p) >= SPLIT_MIN_BYTES && usable_cpus() >= 2;
+    return p->lx.src.size - HERE(p) >= SPLIT_MIN_BYTES && opprof__usable_cpus() >= 2;
 }
 
 /* The same file as the one being read, opened again; -1 if it is not. */
@@ -228,12 +221,7 @@ void opprof__reader_split_start(parser *p) {
     q->split_at = 0; /* each event asks whether to stop */
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
-    sigset_t all, old; /* the program's signals are never delivered to this thread */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = s->fd < 0 ? -1 : pthread_create(&s->thread, NULL, half_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
+    if (s->fd < 0 || opprof__helper_start(&s->thread, half_main, s)) {
         free_half(s);
         return;
     }
