@@ -12,7 +12,9 @@ decode the first, and its packets must be what the capture holds:
   - each slice's name, thread, begin and end time equal the JSON's event's;
   - begins and ends nest on each track (an end closes the latest begin, and
     a child lies within its parent);
-  - each memory sample's allocator total and bytes equal the JSON's;
+  - each memory sample's allocator total, bytes and address equal the
+    JSON's, the address an extra counter value on the counter track that the
+    sequence's defaults name ("opprof: memory event address");
   - counters, instants, flows and async ranges as many as the JSON's;
   - and read back, every table, JSON and folded stack of the .pftrace is the
     JSON's, byte for byte.
@@ -109,6 +111,7 @@ def check(proto, pf, js, name):
             clock["default"] = one(d, "timestamp_clock_id")
             for e in d.get("track_event_defaults", []):
                 clock["track"] = one(e, "track_uuid")  # the track of events that name none
+                clock["extra"] = one(e, "extra_counter_track_uuids")  # a memory sample's address
         for snap in p.get("clock_snapshot", []):
             at = {one(c, "clock_id"): int(one(c, "timestamp")) for c in snap.get("clocks", [])}
             if "64" in at:
@@ -212,10 +215,19 @@ def check(proto, pf, js, name):
     for t, ev, ts in memory:
         total = int(one(ev, "counter_value"))
         notes = {one(a, "name"): one(a, "int_value") for a in ev.get("debug_annotations", [])}
-        got_mem.append((ts - origin, total, int(notes["Bytes"]) if "Bytes" in notes else total - last_total[t]))
+        extra = ev.get("extra_counter_values", [])
+        if len(extra) != 1:
+            fail(f"{name}: a memory sample with {len(extra)} extra counter values, not its address")
+        got_mem.append((ts - origin, total, int(notes["Bytes"]) if "Bytes" in notes else total - last_total[t],
+                        int(extra[0])))
         last_total[t] = total
     got_mem.sort()
-    exp_mem = sorted((round(e["ts"] * 1000), int(e["args"]["Total Allocated"]), int(e["args"]["Bytes"])) for e in mem)
+    exp_mem = sorted((round(e["ts"] * 1000), int(e["args"]["Total Allocated"]), int(e["args"]["Bytes"]),
+                      int(e["args"]["Addr"])) for e in mem)
+    if mem:
+        address = tracks.get(clock.get("extra"))
+        if address is None or not address.get("counter") or one(address, "name") != "opprof: memory event address":
+            fail(f"{name}: the defaults' extra counter track is not the memory event address's counter track")
     if got_mem != exp_mem:
         fail(f"{name}: memory samples differ from the JSON's (first: {got_mem[:1]} vs {exp_mem[:1]})")
     user_counters = len(counters) - len(memory)

@@ -347,6 +347,18 @@ TEST_CASE(read_errors_name_packet_and_reason) {
     static const unsigned char bad_wire[] = {0x0a, 0x02, 0x0f, 0x00};
     CHECK_INT(opprof_capture_read_buffer(bad_wire, sizeof bad_wire, NULL, &back, &err), OPPROF_EFORMAT);
     CHECK_CONTAINS(err.message, "a packet that is no protobuf");
+    /* a memory sample without its address: its extra counter value (field 12,
+     * 0x1000: 60 80 20) turned into a field the reader does not know (13) */
+    char *no_address = malloc(size);
+    memcpy(no_address, bytes, size);
+    size_t at = 0;
+    while (at + 3 <= size && memcmp(no_address + at, "\x60\x80\x20", 3) != 0) at++;
+    CHECK(at + 3 <= size);
+    if (at + 3 <= size) no_address[at] = 0x68;
+    CHECK_INT(opprof_capture_read_buffer(no_address, size, NULL, &back, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "a memory sample without its address");
+    CHECK(back == NULL);
+    free(no_address);
     /* a file: the path's error, gzip or not, reads the same */
     char dir[256], path[300];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -7,7 +7,8 @@
  * What comes back is what perfetto_writer.c puts in (docs/TRACE_FORMAT.md):
  * thread tracks, slices paired begin to end on each track, their categories,
  * input shapes, call stacks and arguments; memory samples with their bytes,
- * address and thread; counters, instants, flows, async ranges; the facts.
+ * address (an extra counter value) and thread; counters, instants, flows,
+ * async ranges; the facts.
  * A trace of another Perfetto writer is refused as such, with the reason:
  * an event on a track no descriptor named, an end with no begin... */
 #include "trace/protobuf.h"
@@ -27,7 +28,7 @@ enum {
     TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
     THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5, PROCESS_PID = 1, PROCESS_NAME = 6,
     EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
-    EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
+    EVENT_EXTRA_COUNTER_VALUES = 12, EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
     INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
     NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
 };
@@ -102,6 +103,7 @@ typedef struct preader {
     int64_t sample_period_ns, samples_lost;
     uint32_t default_clock;   /* the sequence's TracePacketDefaults timestamp_clock_id, or 0 */
     uint64_t default_track;   /* ... its track_event_defaults' track_uuid, or 0 */
+    uint64_t default_extra;   /* ... their first extra_counter_track_uuids: the memory events' addresses, or 0 */
     int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
     bool delta_known;         /* a clock snapshot set the delta clock */
     int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
@@ -455,9 +457,9 @@ typedef struct event {
     size_t name_len;
     uint64_t categories[4];
     int n_categories;
-    int64_t counter;
+    int64_t counter, extra; /* extra: its first extra counter value */
     double dcounter;
-    bool has_counter, has_dcounter, has_flow, has_end_flow;
+    bool has_counter, has_dcounter, has_flow, has_end_flow, has_extra;
     annotation notes[32];
     int n_notes;
 } event;
@@ -502,6 +504,9 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
         case EVENT_COUNTER: e->counter = (int64_t)f.value, e->has_counter = true; break;
         case EVENT_DOUBLE_COUNTER: memcpy(&e->dcounter, &f.value, sizeof e->dcounter), e->has_dcounter = true; break;
         case EVENT_FLOW_IDS: e->flow = f.value, e->has_flow = true; break;
+        case EVENT_EXTRA_COUNTER_VALUES:
+            if (!e->has_extra && f.wire == OPPROF__PB_VARINT) e->extra = (int64_t)f.value, e->has_extra = true;
+            break;
         case EVENT_TERMINATING_FLOWS: e->end_flow = f.value, e->has_end_flow = true; break;
         case EVENT_ANNOTATIONS:
             if (e->n_notes == 32) return fail(r, "an event with more than 32 annotations");
@@ -637,10 +642,13 @@ static int slice_end(preader *r, track *t, int64_t ts) {
 
 /* A memory sample: Kineto's [memory] instant, as the JSON writer gives it.
  * Its thread is the sample before's when it names none, its bytes the
- * change of its track's total when it says none (perfetto_writer.c). */
+ * change of its track's total when it says none, its address the value of
+ * the extra counter track that the defaults name (perfetto_writer.c). */
 static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
     int64_t thread = note_int(e, "Thread", r->memory_thread), bytes;
     if (thread < 0) return fail(r, "a memory sample without its thread");
+    if (!e->has_extra || !r->default_extra)
+        return fail(r, "a memory sample without its address (a value of the extra counter track that the defaults name)");
     r->memory_thread = thread;
     if (note(e, "Bytes"))
         bytes = note_int(e, "Bytes", 0);
@@ -655,7 +663,7 @@ static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
     place(r, &r->events, th, ts);
     opprof__sb_printf(&r->events, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
                                   ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
-                      device_type, device_id, note_int(e, "Addr", 0), bytes, e->counter, e->counter);
+                      device_type, device_id, e->extra, bytes, e->counter, e->counter);
     return 0;
 }
 
@@ -809,8 +817,9 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     return rc;
 }
 
-/* TracePacketDefaults: the sequence's timestamp clock, and its default track
- * (track_event_defaults, 11: track_uuid, 11). */
+/* TracePacketDefaults: the sequence's timestamp clock, its default track
+ * (track_event_defaults, 11: track_uuid, 11) and its first extra counter
+ * track (... extra_counter_track_uuids, 31). */
 static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len;
     opprof__pb_field f;
@@ -823,6 +832,7 @@ static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
         int got_d;
         while ((got_d = opprof__pb_next(&q, qe, &d)) > 0)
             if (d.number == 11 && d.wire == OPPROF__PB_VARINT) r->default_track = d.value;
+            else if (d.number == 31 && d.wire == OPPROF__PB_VARINT && !r->default_extra) r->default_extra = d.value;
         if (got_d < 0) return fail(r, "track_event_defaults that are no protobuf");
     }
     return got < 0 ? fail(r, "trace_packet_defaults that are no protobuf") : 0;

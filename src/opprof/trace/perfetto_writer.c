@@ -8,13 +8,15 @@
  *     thread's track, with interned names and categories (InternedData, set
  *     when first used) and its input shapes, call stack and arguments as
  *     debug annotations;
- *   - each memory event a counter sample of its allocator's total, with the
- *     event's address as an annotation, and its bytes and thread where they
- *     cannot be told otherwise (so that nothing of the capture is lost): the
- *     bytes when they are not the total's change since the track's sample
- *     before (the first from 0), the thread when it is not the one of the
- *     memory sample before; the first allocator's track is the sequence's
- *     default track (27.5 bytes a memory event, bench_writer);
+ *   - each memory event a counter sample of its allocator's total, its
+ *     address an extra counter value sampled with it (on the track "opprof:
+ *     memory event address", which the sequence's defaults name), and its
+ *     bytes and thread as annotations where they cannot be told otherwise (so
+ *     that nothing of the capture is lost): the bytes when they are not the
+ *     total's change since the track's sample before (the first from 0), the
+ *     thread when it is not the one of the memory sample before; the first
+ *     allocator's track is the sequence's default track (23.5 bytes a memory
+ *     event, bench_writer);
  *   - instants, flows (an instant carrying flow_ids or terminating_flow_ids),
  *     async ranges and counters as their own events;
  *   - the capture's facts (step, base time, the profiler's cost, dropped
@@ -41,7 +43,7 @@ enum {
     PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
     PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
     PACKET_CLOCK_SNAPSHOT = 6, PACKET_DEFAULTS = 59, DEFAULTS_CLOCK = 58, DEFAULTS_TRACK_EVENT = 11,
-    TRACK_EVENT_DEFAULT_TRACK = 11, SNAPSHOT_CLOCK = 1,
+    TRACK_EVENT_DEFAULT_TRACK = 11, TRACK_EVENT_DEFAULT_EXTRA_COUNTERS = 31, SNAPSHOT_CLOCK = 1,
     CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3,
     SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
     INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
@@ -51,6 +53,7 @@ enum {
     THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
     COUNTER_UNIT = 3,
     EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
+    EVENT_EXTRA_COUNTER_VALUES = 12,
     EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
     INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
     IID = 1, IID_NAME = 2,
@@ -72,6 +75,8 @@ enum { UNIT_SIZE_BYTES = 3 };
 #define LANE_UUID(t, k) (UINT64_C(5) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
 #define OFF_CPU_UUID(t) (UINT64_C(6) << 40 | (uint64_t)(t))
 static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
+#define ADDRESS_UUID (UINT64_C(7) << 40)
+static const char ADDRESS_TRACK[] = "opprof: memory event address"; /* each memory event's, sampled with it */
 /* Category iids: a capture's own (1..255), then a kind's default. */
 #define KIND_CATEGORY_IID(kind) (256u + (kind))
 enum { OUT_BUFFER = 1 << 20 };
@@ -225,7 +230,7 @@ static void categories(pwriter *w, const opprof_event *e) {
 
 /* The annotation names of opprof's own, interned past the capture's names
  * (iid n_names + 1 + k) when first used; the facts' names are written out. */
-#define OWN_NOTES(X) X(BYTES, "Bytes") X(ADDR, "Addr") X(THREAD, "Thread") X(DIMS, "Input Dims") \
+#define OWN_NOTES(X) X(BYTES, "Bytes") X(THREAD, "Thread") X(DIMS, "Input Dims") \
     X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope")
 enum {
 #define OWN_NOTE_ENUM(id, text) NOTE_##id,
@@ -430,6 +435,7 @@ static int counter_tracks(pwriter *w) {
             snprintf(name, sizeof name, "device %d:%d memory", (int)c->mem[j].device_type, (int)c->mem[j].device_id);
         counter_track(w, uuid, name, true);
     }
+    if (c->n_mem) counter_track(w, ADDRESS_UUID, ADDRESS_TRACK, false);
     for (size_t k = 0; k < c->n_marks; k++) {
         const opprof_mark *m = &c->marks[k];
         if (m->kind != OPPROF_MARK_COUNTER || (w->name_done[m->name] & 4)) continue;
@@ -471,7 +477,7 @@ static void memory_sample(pwriter *w, const opprof_memory_event *m) {
     if (__builtin_sub_overflow(m->total_allocated, w->allocators[a].total, &change) || change != m->bytes)
         note_own_int(w, NOTE_BYTES, m->bytes);
     w->allocators[a].total = m->total_allocated;
-    note_own_int(w, NOTE_ADDR, (int64_t)m->addr);
+    opprof__pb_int(&w->event, EVENT_EXTRA_COUNTER_VALUES, (int64_t)m->addr);
     if ((int64_t)m->thread != w->memory_thread) note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
     w->memory_thread = (int64_t)m->thread;
     end_packet(w, SEQ_NEEDS_STATE);
@@ -807,13 +813,15 @@ static void off_cpu(pwriter *w) {
 
 /* The sequence's start: its interned state cleared; its defaults (the delta
  * clock for timestamps, the first allocator's track for events that name
- * none); the delta clock at the capture's time 0. */
+ * none, the address track for the one extra counter value of a memory
+ * sample); the delta clock at the capture's time 0. */
 static void first_packet(pwriter *w) {
     opprof__strbuf defaults = {0}, events = {0};
     opprof__pb_uint(&defaults, DEFAULTS_CLOCK, CLOCK_DELTAS);
     if (w->c->n_mem) { /* the first allocator's track: its samples need not name it */
         w->default_track = MEMORY_UUID(w->c->mem[0].device_type, w->c->mem[0].device_id);
         opprof__pb_uint(&events, TRACK_EVENT_DEFAULT_TRACK, w->default_track);
+        opprof__pb_uint(&events, TRACK_EVENT_DEFAULT_EXTRA_COUNTERS, ADDRESS_UUID);
         opprof__pb_message(&defaults, DEFAULTS_TRACK_EVENT, &events);
     }
     opprof__pb_message(&w->packet, PACKET_DEFAULTS, &defaults);
