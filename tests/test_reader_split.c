@@ -157,17 +157,77 @@ TEST_CASE(boundary_in_a_string_is_not_taken) {
     free(t.s);
 }
 
-/* A "B" in the first half ended by an "E" in the second: the half cannot
- * stand alone (its "E" has no "B"), so the first thread reads on. Pairs that
- * stay within a half join. */
-TEST_CASE(begin_end_across_the_split_is_read_whole) {
+/* Calls as uftrace writes them: "B" and "E" only, nested 1 to 5 deep on
+ * three threads in turn, so that calls of every depth straddle the split;
+ * some names only a "B" before the split has (its "E" in the second half
+ * gives them their place among the names). `twist` adds an "E" three
+ * quarters in (past the split) that no thread pairs as it stands: 1 with no
+ * "B" open, 2 earlier than its "B" (the trace's first event), 3 on a thread
+ * named by a string; 4 a "B" there (on a thread of its own) never ended. */
+static text calls_trace(int n, int twist) {
+    text t = {0};
+    int depth[4] = {0}, ts = 1;
+    put(&t, "{\"traceEvents\": [\n");
+    if (twist == 2) put(&t, "{\"ph\": \"B\", \"name\": \"late\", \"pid\": 1, \"tid\": 5, \"ts\": 100},\n");
+    if (twist == 3) put(&t, "{\"ph\": \"B\", \"name\": \"s\", \"pid\": 1, \"tid\": \"stream\", \"ts\": 1},\n");
+    for (int i = 0; i < n; i++) {
+        int tid = i % 3 + 1;
+        if (i == 3 * n / 4 && twist == 1) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 9, \"ts\": %d},\n", ts);
+        if (i == 3 * n / 4 && twist == 2) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 5, \"ts\": 50},\n");
+        if (i == 3 * n / 4 && twist == 3) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": \"stream\", \"ts\": %d},\n", ts);
+        if (i == 3 * n / 4 && twist == 4)
+            put(&t, "{\"ph\": \"B\", \"name\": \"open\", \"pid\": 1, \"tid\": 7, \"ts\": %d},\n", ts);
+        bool opens = depth[tid] == 0 || (depth[tid] < 5 && (i / 3) % 4 != 3);
+        if (opens) {
+            depth[tid]++;
+            if (i < n / 2 && i % 50 == 1) /* a name only this call has */
+                put(&t, "{\"ph\": \"B\", \"name\": \"only%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", i, tid, ts);
+            else
+                put(&t, "{\"ph\": \"B\", \"name\": \"f%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", depth[tid], tid, ts);
+        } else {
+            depth[tid]--;
+            put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", tid, ts);
+        }
+        ts += 1 + i % 3;
+    }
+    for (int tid = 1; tid <= 3; tid++)
+        for (; depth[tid] > 0; depth[tid]--) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", tid, ++ts);
+    put(&t, "{\"ph\": \"X\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}]}\n", ++ts);
+    return t;
+}
+
+/* Calls whose "B" is before the split and "E" after it join: the half's
+ * ends close this thread's open begins, as one thread pairs them. */
+TEST_CASE(begin_end_across_the_split_join) {
     text t = {0};
     put(&t, "{\"traceEvents\": [\n{\"ph\": \"B\", \"name\": \"outer\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n");
     for (int i = 0; i < 2000; i++) put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 1 + i * 2);
     put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 5000}]}\n");
     write_file(path_of("across.json"), t.s, t.len);
-    same_both_ways(path_of("across.json"), 1, EVENT_PROBLEMS);
-    t.len = 0;
+    same_both_ways(path_of("across.json"), 2, EVENT_PROBLEMS);
+    free(t.s);
+    t = calls_trace(12000, 0);
+    write_file(path_of("calls.json"), t.s, t.len);
+    same_both_ways(path_of("calls.json"), 2, EVENT_PROBLEMS);
+    same_both_ways(path_of("calls.json"), 2, NO_PROBLEMS);
+    free(t.s);
+}
+
+/* An end that does not pair as it stands drops the half: one thread reads
+ * it all and says what one thread says. */
+TEST_CASE(begin_end_that_do_not_pair_are_read_whole) {
+    static const char *const names[] = {"", "no-begin.json", "earlier.json", "string-tid.json", "open.json"};
+    for (int twist = 1; twist <= 4; twist++) {
+        text t = calls_trace(12000, twist);
+        write_file(path_of(names[twist]), t.s, t.len);
+        same_both_ways(path_of(names[twist]), 1, EVENT_PROBLEMS);
+        free(t.s);
+    }
+}
+
+/* Pairs that stay within a half join as well. */
+TEST_CASE(begin_end_within_halves_join) {
+    text t = {0};
     put(&t, "{\"traceEvents\": [\n");
     for (int i = 0; i < 3000; i++) /* pairs in the first half and at the end; the middle, complete events */
         if (i < 1000 || i >= 2900)

@@ -17,10 +17,13 @@ typedef struct maps {
     const uint32_t *thread; /* src thread -> dst thread */
 } maps;
 
-/* Every name, shape, site and category of src into dst, in src's order. */
-static int map_all(opprof_capture *dst, const opprof_capture *src, maps *m) {
-    for (size_t i = 0; i < src->n_names; i++)
-        if (opprof__capture_intern(dst, src->names[i], strlen(src->names[i]), &m->name[i])) return OPPROF_ENOMEM;
+/* Every name (or the one it stands for), shape, site and category of src
+ * into dst, in src's order. */
+static int map_all(opprof_capture *dst, const opprof_capture *src, const char *const *names, maps *m) {
+    for (size_t i = 0; i < src->n_names; i++) {
+        const char *name = names && names[i] ? names[i] : src->names[i];
+        if (opprof__capture_intern(dst, name, strlen(name), &m->name[i])) return OPPROF_ENOMEM;
+    }
     for (size_t i = 0; i < src->n_shapes; i++)
         if (opprof__capture_intern_shapes(dst, &src->shapes[i], &m->shapes[i])) return OPPROF_ENOMEM;
     for (size_t i = 0; i < src->n_sites; i++) {
@@ -147,14 +150,14 @@ static int append_warnings(opprof_capture *dst, const opprof_capture *src) {
 }
 
 int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns,
-                                  const uint32_t *thread) {
+                                  const uint32_t *thread, const char *const *names) {
     if (!dst || !src || dst->finished || dst->n_events + src->n_events > INT32_MAX) return OPPROF_EINVAL;
     maps m = {.name = opprof__calloc(src->n_names + 1, sizeof *m.name),
               .site = opprof__calloc(src->n_sites + 1, sizeof *m.site),
               .shapes = opprof__calloc(src->n_shapes + 1, sizeof *m.shapes),
               .thread = thread};
     size_t first_event = dst->n_events;
-    int rc = !m.name || !m.site || !m.shapes ? OPPROF_ENOMEM : map_all(dst, src, &m);
+    int rc = !m.name || !m.site || !m.shapes ? OPPROF_ENOMEM : map_all(dst, src, names, &m);
     if (!rc) rc = append_events(dst, src, &m, offset_ns);
     if (!rc) rc = append_marks(dst, src, &m, offset_ns, first_event);
     if (!rc) rc = append_memory(dst, src, &m, offset_ns);
@@ -169,7 +172,7 @@ int opprof__capture_append(opprof_capture *dst, const opprof_capture *src, int64
     if (!dst || !src || dst->finished) return OPPROF_EINVAL;
     uint32_t *thread = opprof__calloc(src->n_threads + 1, sizeof *thread);
     int rc = !thread ? OPPROF_ENOMEM : map_threads(dst, src, thread);
-    if (!rc) rc = opprof__capture_append_mapped(dst, src, offset_ns, thread);
+    if (!rc) rc = opprof__capture_append_mapped(dst, src, offset_ns, thread, NULL);
     if (!rc) rc = append_warnings(dst, src);
     if (!rc) dst->info.dropped_events += src->info.dropped_events; /* counts of one process: no overflow */
     if (!rc) dst->info.samples_lost += src->info.samples_lost;

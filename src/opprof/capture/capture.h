@@ -171,9 +171,11 @@ OPPROF__HIDDEN int opprof__capture_append(opprof_capture *dst, const opprof_capt
  * memory events, samples and off-CPU times, its thread i being dst's
  * thread[i]. src's names, shapes, sites and categories are interned in its
  * order: what was new in src gets the ids it would have had if src's events
- * had been added to dst one by one. */
+ * had been added to dst one by one. `names`, when not NULL, gives the name
+ * that src's name i stands for where names[i] is not NULL (the placeholders
+ * of a trace's second half, trace/reader_split.c). */
 OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src, int64_t offset_ns,
-                                                 const uint32_t *thread);
+                                                 const uint32_t *thread, const char *const *names);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
  * Perfetto's "flight_" notes) and summary.json name them: one list. */
 #define OPPROF__FLIGHT_NUMBERS(X)                                                                            \

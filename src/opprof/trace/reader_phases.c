@@ -55,16 +55,27 @@ int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *inde
     return 0;
 }
 
+int64_t opprof__reader_find_thread(parser *p, int64_t pid, int64_t tid) {
+    if (opprof__index_reserve(&p->thread_index, p->cap->n_threads, thread_hash_of, p->cap)) return -1;
+    int64_t key[2] = {pid, tid};
+    size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, p->cap);
+    return p->thread_index.slots[k] ? (int64_t)p->thread_index.slots[k] - 1 : -1;
+}
+
+opprof_kind opprof__reader_complete_kind(uint8_t cat, const char *name) {
+    return cat == CAT_DEVICE                                          ? OPPROF_KIND_DEVICE
+           : cat == CAT_DEVICE_ANNOTATION                             ? OPPROF_KIND_DEVICE_ANNOTATION
+           : name[0] == 'P' && strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
+           : cat == CAT_USER                                          ? OPPROF_KIND_USER_ANNOTATION
+                                                                      : OPPROF_KIND_CPU_OP;
+}
+
 /* Add a complete event (an "X", or a "B" and its "E"); `e`, when given,
  * carries its call site and input shapes. line and column: the event's
  * place when it is before the cursor (-1: at offset). */
 static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t cat, int64_t ts, int64_t dur,
                         int64_t offset, int64_t line, int64_t column, event *e) {
-    opprof_kind kind = cat == CAT_DEVICE              ? OPPROF_KIND_DEVICE
-                       : cat == CAT_DEVICE_ANNOTATION ? OPPROF_KIND_DEVICE_ANNOTATION
-                       : name[0] == 'P' && strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
-                       : cat == CAT_USER                        ? OPPROF_KIND_USER_ANNOTATION
-                                                                : OPPROF_KIND_CPU_OP;
+    opprof_kind kind = opprof__reader_complete_kind(cat, name);
     int rc = opprof_capture_add_event(p->cap, thread, name, kind, ts, dur);
     if (rc) return opprof__json_fail_code(&p->lx, rc, "events");
     if (e) {
@@ -141,27 +152,58 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     return 0;
 }
 
-static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
+int32_t opprof__reader_open_begin(const parser *p, uint32_t thread) {
     int32_t i = thread < p->cap_innermost ? p->innermost[thread] : -1;
+    OPPROF__ASSERT(i < 0 || (size_t)i < p->n_begins);
+    OPPROF__ASSERT(i < 0 || (p->begins[i].thread == thread && p->begins[i].name)); /* a thread's stack holds its own */
+    OPPROF__ASSERT(i < 0 || p->begins[i].outer < i); /* ... each above the one open before it */
+    return i;
+}
+
+void opprof__reader_close_begin(parser *p, uint32_t thread) {
+    begun *b = &p->begins[p->innermost[thread]];
+    p->innermost[thread] = b->outer;
+    opprof__free(b->name);
+    b->name = NULL;
+    /* The stack's top is the last slot when threads do not interleave. */
+    while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
+}
+
+/* The second thread's "E" with no "B" open on its thread: the "B" may be in
+ * the first half. A placeholder event holds its place in the order, named
+ * apart (0xFF and its number: no name read from JSON is invalid UTF-8); the
+ * join gives it the "B"'s name, kind and start, or drops the half. A thread
+ * named by strings cannot be found by the join: the half is dropped. */
+static int hold_end(parser *p, uint32_t thread, int64_t ts) {
+    const opprof_thread_info *t = &p->cap->threads[thread];
+    if (opprof__reader_string_index(p, t->pid) || opprof__reader_string_index(p, t->tid)) {
+        p->unmatched_ends++;
+        return 0;
+    }
+    char placeholder[24];
+    snprintf(placeholder, sizeof placeholder, "\xff%zu", p->n_held_ends);
+    if (opprof__grow((void **)&p->held_ends, &p->cap_held_ends, p->n_held_ends + 1, sizeof *p->held_ends) ||
+        opprof_capture_add_event(p->cap, thread, placeholder, OPPROF_KIND_CPU_OP, ts, 0))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "end events");
+    p->held_ends[p->n_held_ends++] = (struct held_end){(uint32_t)(p->cap->n_events - 1), thread, ts};
+    return 0;
+}
+
+static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
+    int32_t i = opprof__reader_open_begin(p, thread);
+    if (i < 0 && p->is_half) return hold_end(p, thread, ts);
     if (i < 0) {
         p->unmatched_ends++;
         opprof__reader_problem_at(p, offset, "end event without a begin event open on its thread");
         return 0;
     }
-    OPPROF__ASSERT((size_t)i < p->n_begins);
-    begun *b = &p->begins[i];
-    OPPROF__ASSERT(b->thread == thread && b->name != NULL); /* a thread's stack holds its own open begins */
-    OPPROF__ASSERT(b->outer < i);                           /* ... each above the one open before it */
-    p->innermost[thread] = b->outer;
+    const begun *b = &p->begins[i];
     int rc = 0;
     if (ts < b->ts)
         opprof__reader_problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
-    opprof__free(b->name);
-    b->name = NULL;
-    /* The stack's top is the last slot when threads do not interleave. */
-    while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
+    opprof__reader_close_begin(p, thread);
     return rc;
 }
 
@@ -206,6 +248,7 @@ void opprof__reader_free_begins(parser *p) {
         if (p->begins[i].name) opprof__free(p->begins[i].name);
     opprof__free(p->begins);
     opprof__free(p->innermost);
+    opprof__free(p->held_ends);
 }
 
 

@@ -13,10 +13,15 @@
  * The half's pids and tids written as strings are numbered apart (below
  * INT64_MIN / 2) and numbered again at the join, in the half's order.
  *
+ * An "E" of the half with no "B" open on its thread in the half holds a
+ * placeholder event; at the join it ends the "B" still open on that thread
+ * here (B/E traces, uftrace's: their calls straddle the split), and the event
+ * it makes takes the placeholder's place, as one thread would have added it.
+ *
  * The second half is dropped, and this thread reads on past the split as it
- * would alone, when the half cannot stand on its own: an "E" whose "B" may be
- * before the split, a "B" left open, a CPU profile (its chunks pair across
- * events), a pid or tid written as a number below INT64_MIN / 4 (where its
+ * would alone, when the half cannot stand on its own: an "E" that no "B" open
+ * here ends (or that ends before it, or on a thread named by strings), a "B"
+ * left open in the half, a CPU profile (its chunks pair across events), a pid or tid written as a number below INT64_MIN / 4 (where its
  * string ids are), or an error of its own (this thread then finds it and
  * says where). So the capture, its warnings, the problems reported and their
  * order, and the errors are those that one thread gives: names, sites and
@@ -248,6 +253,62 @@ static int64_t wait_for(split *s, bool *flag) {
     return start;
 }
 
+/* Whether each "E" the half holds ends a "B" open here, in their order, no
+ * earlier than it: as this thread would pair them reading on. Nothing
+ * changes here. */
+static bool held_ends_pair(parser *p, const parser *q) {
+    if (!q->n_held_ends) return true;
+    int32_t *top = opprof__alloc((q->cap->n_threads + 1) * sizeof *top); /* by the half's thread; INT32_MIN: not yet */
+    bool pair = top != NULL;
+    for (size_t t = 0; pair && t < q->cap->n_threads; t++) top[t] = INT32_MIN;
+    for (size_t k = 0; pair && k < q->n_held_ends; k++) {
+        const struct held_end *h = &q->held_ends[k];
+        if (top[h->thread] == INT32_MIN) {
+            const opprof_thread_info *t = &q->cap->threads[h->thread];
+            int64_t found = opprof__reader_find_thread(p, t->pid, t->tid);
+            top[h->thread] = found < 0 ? -1 : opprof__reader_open_begin(p, (uint32_t)found);
+        }
+        pair = top[h->thread] >= 0 && p->begins[top[h->thread]].ts <= h->ts;
+        if (pair) top[h->thread] = p->begins[top[h->thread]].outer;
+    }
+    opprof__free(top);
+    return pair;
+}
+
+/* The "B" events that the half's held ends close, by placeholder name:
+ * names[k] the "B"'s name for the half's name k (NULL: its own). */
+static const char **held_names(parser *p, const parser *q, const uint32_t *thread) {
+    const char **names = opprof__calloc(q->cap->n_names + 1, sizeof *names);
+    int32_t *top = opprof__alloc((q->cap->n_threads + 1) * sizeof *top);
+    for (size_t t = 0; names && top && t < q->cap->n_threads; t++) top[t] = opprof__reader_open_begin(p, thread[t]);
+    for (size_t k = 0; names && top && k < q->n_held_ends; k++) {
+        const struct held_end *h = &q->held_ends[k];
+        names[q->cap->events[h->event].name] = p->begins[top[h->thread]].name;
+        top[h->thread] = p->begins[top[h->thread]].outer;
+    }
+    opprof__free(top);
+    if (!top) {
+        opprof__free(names);
+        return NULL;
+    }
+    return names;
+}
+
+/* The held ends' events completed from their "B" (appended at first_event),
+ * and the "B" closed here. */
+static void complete_held(parser *p, const parser *q, const uint32_t *thread, size_t first_event) {
+    for (size_t k = 0; k < q->n_held_ends; k++) {
+        const struct held_end *h = &q->held_ends[k];
+        const begun *b = &p->begins[opprof__reader_open_begin(p, thread[h->thread])];
+        opprof_event *e = &p->cap->events[first_event + h->event];
+        e->kind = opprof__reader_complete_kind(b->cat, b->name);
+        e->start_ns = b->ts;
+        e->duration_ns = h->ts - b->ts;
+        if (b->ts < p->min_ts) p->min_ts = b->ts;
+        opprof__reader_close_begin(p, thread[h->thread]);
+    }
+}
+
 /* The half's capture and what its reader found, into this one's. */
 static int join_half(parser *p, split *s) {
     parser *q = &s->half;
@@ -255,6 +316,7 @@ static int join_half(parser *p, split *s) {
     size_t first_event = a->n_events;
     uint32_t *thread = opprof__calloc(b->n_threads + 1, sizeof *thread);
     int64_t *ids = opprof__calloc(q->n_string_ids + 1, sizeof *ids); /* the half's string ids: this one's */
+    const char **names = NULL;
     int rc = thread && ids ? 0 : OPPROF_ENOMEM;
     for (size_t k = 0; k < q->n_string_ids && !rc; k++) /* new ones numbered in the half's order */
         rc = opprof__reader_string_id(p, q->string_ids[k], strlen(q->string_ids[k]), &ids[k]);
@@ -265,7 +327,9 @@ static int join_half(parser *p, split *s) {
     }
     for (size_t i = 0; i < q->n_named && !rc; i++) /* a thread_name in the half: the last one said wins */
         memcpy(a->threads[thread[q->named[i]]].name, b->threads[q->named[i]].name, sizeof a->threads->name);
-    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread);
+    if (!rc && q->n_held_ends && !(names = held_names(p, q, thread))) rc = OPPROF_ENOMEM;
+    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, names);
+    if (!rc) complete_held(p, q, thread, first_event);
     for (size_t i = 0; i < b->n_warnings && !rc; i++) rc = opprof_capture_add_warning(a, b->warnings[i]);
     if (!rc) rc = opprof__grow((void **)&p->links, &p->cap_links, p->n_links + q->n_links, sizeof *p->links);
     for (size_t i = 0; i < q->n_links && !rc; i++) {
@@ -277,6 +341,7 @@ static int join_half(parser *p, split *s) {
     if (!rc) rc = opprof__reader_join_labels(p, q, ids);
     opprof__free(thread);
     opprof__free(ids);
+    opprof__free(names);
     if (rc) return rc;
     a->info.record_shapes |= b->info.record_shapes;
     a->info.with_stack |= b->info.with_stack;
@@ -326,7 +391,7 @@ int opprof__reader_split_reached(parser *p, int64_t offset) {
     if (start == offset) {
         wait_for(s, &s->done);
         bool fits = s->ok && p->cap->n_threads + s->half.cap->n_threads <= OPPROF_MAX_THREADS &&
-                    p->cap->n_events + s->half.cap->n_events <= INT32_MAX;
+                    p->cap->n_events + s->half.cap->n_events <= INT32_MAX && held_ends_pair(p, &s->half);
         if (fits) {
             int rc = join_half(p, s);
             if (!rc) rc = jump_past_half(p, s, start);

@@ -75,6 +75,12 @@ typedef struct parser {
     struct sample_reader *samples; /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
     struct profile_reader *profiles; /* Chrome's CPU profiles until the end (trace/reader_profiles.c) */
     uint64_t unmatched_ends;  /* "E" events with no "B" open on their thread */
+    struct held_end {         /* a second thread's "E" with no "B" open on its thread in the half: a
+                                 placeholder event that the join completes with the first half's "B" */
+        uint32_t event, thread; /* the placeholder, its thread (the half's) */
+        int64_t ts;
+    } *held_ends;
+    size_t n_held_ends, cap_held_ends;
     int64_t string_base;      /* ids written as strings are string_base - 1, - 2...: 0, or a second thread's */
     bool odd_ids;             /* a pid or tid below INT64_MIN / 4, where a second thread's string ids are */
     bool is_half;             /* the second thread's reader (trace/reader_split.c) */
@@ -185,6 +191,13 @@ OPPROF__HIDDEN int opprof__reader_parse_events(parser *p);
 OPPROF__HIDDEN int opprof__reader_parse_items(parser *p, int more);
 /* The capture's thread of (pid, tid), added when new. */
 OPPROF__HIDDEN int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *index);
+/* ... or -1 when the capture has no such thread (nothing added). */
+OPPROF__HIDDEN int64_t opprof__reader_find_thread(parser *p, int64_t pid, int64_t tid);
+/* What a complete event of this category and name is. */
+OPPROF__HIDDEN opprof_kind opprof__reader_complete_kind(uint8_t cat, const char *name);
+/* The innermost "B" still open on a thread (-1: none), and taking it off. */
+OPPROF__HIDDEN int32_t opprof__reader_open_begin(const parser *p, uint32_t thread);
+OPPROF__HIDDEN void opprof__reader_close_begin(parser *p, uint32_t thread);
 /* trace/reader_samples.c: the top-level keys of samples ("stackFrames",
  * "samples") and of opprof's off-CPU times ("opprof_off_cpu",
  * "opprof_sampling"); 1 when the key is none of them. */
