@@ -173,10 +173,14 @@ void opprof__reader_close_begin(parser *p, uint32_t thread) {
  * the first half. A placeholder event holds its place in the order, named
  * apart (0xFF and its number: no name read from JSON is invalid UTF-8); the
  * join gives it the "B"'s name, kind and start, or drops the half. A thread
- * named by strings cannot be found by the join: the half is dropped. */
+ * named by strings cannot be found by the join, and more ends than calls are
+ * ever open at once (a hostile trace's) would cost a name each: the half is
+ * dropped. */
+enum { HELD_ENDS_MAX = 1 << 20 };
 static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     const opprof_thread_info *t = &p->cap->threads[thread];
-    if (opprof__reader_string_index(p, t->pid) || opprof__reader_string_index(p, t->tid)) {
+    if (p->n_held_ends >= HELD_ENDS_MAX || opprof__reader_string_index(p, t->pid) ||
+        opprof__reader_string_index(p, t->tid)) {
         p->unmatched_ends++;
         return 0;
     }
