@@ -22,8 +22,8 @@ command -v npm > /dev/null || fail "npm is not installed (sh scripts/deps.sh --c
 cp "$here/speedscope_check.mjs" "$tmp/"
 
 # OpenBLAS's own workers (nn links it) spin in sched_yield as the library
-# loads; one sampled there may start before the main thread's first sample,
-# and speedscope then opens that profile first: one thread of OpenBLAS's.
+# loads, and one is sampled in some runs; in one CI run speedscope opened that
+# worker's profile (sched_yield only) first. One thread of OpenBLAS's: none.
 OPENBLAS_NUM_THREADS=1 "$build/bin/profile_cpu" --quiet --sample 1000 --wait 0 --warmup 2 --active 20 --steps 22 "$tmp/run" > /dev/null
 trace="$tmp/run/cpu-step-22.json"
 [ -f "$trace" ] || fail "profile_cpu wrote no $trace"
