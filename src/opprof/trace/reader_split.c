@@ -21,12 +21,12 @@
  * The second half is dropped, and this thread reads on past the split as it
  * would alone, when the half cannot stand on its own: an "E" that no "B" open
  * here ends (or that ends before it, or on a thread named by strings), a "B"
- * left open in the half, a CPU profile (its chunks pair across events), a pid or tid written as a number below INT64_MIN / 4 (where its
- * string ids are), or an error of its own (this thread then finds it and
- * says where). So the capture, its warnings, the problems reported and their
- * order, and the errors are those that one thread gives: names, sites and
- * threads even get the same ids (capture/append.c interns the half's in its
- * order). */
+ * left open in the half, a CPU profile (its chunks pair across events), a
+ * pid or tid written as a number below INT64_MIN / 4 (where its string ids
+ * are), or an error of its own (this thread then finds it and says where).
+ * So the capture, its warnings, the problems reported and their order, and
+ * the errors are those that one thread gives: names, sites and threads even
+ * get the same ids (capture/append.c interns the half's in its order). */
 #define _GNU_SOURCE
 #include "trace/reader_state.h"
 
