@@ -186,9 +186,10 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     }
     char placeholder[24];
     snprintf(placeholder, sizeof placeholder, "\xff%zu", p->n_held_ends);
-    if (opprof__grow((void **)&p->held_ends, &p->cap_held_ends, p->n_held_ends + 1, sizeof *p->held_ends) ||
-        opprof_capture_add_event(p->cap, thread, placeholder, OPPROF_KIND_CPU_OP, ts, 0))
+    if (opprof__grow((void **)&p->held_ends, &p->cap_held_ends, p->n_held_ends + 1, sizeof *p->held_ends))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "end events");
+    int rc = opprof_capture_add_event(p->cap, thread, placeholder, OPPROF_KIND_CPU_OP, ts, 0);
+    if (rc) return opprof__json_fail_code(&p->lx, rc, "end events");
     p->held_ends[p->n_held_ends++] = (struct held_end){(uint32_t)(p->cap->n_events - 1), thread, ts};
     return 0;
 }
