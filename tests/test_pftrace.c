@@ -373,4 +373,46 @@ TEST_CASE(read_errors_name_packet_and_reason) {
     opprof_capture_free(c);
 }
 
+/* Slices that begin with the slice around them, under a range open the whole
+ * time (a program's main): read back, each keeps its parent, as in the
+ * capture (the reader sends a slice out when it ends, and one that began
+ * with its parent after that parent). Two threads in turn. */
+TEST_CASE(same_start_slices_keep_their_parents) {
+    opprof_capture *c;
+    uint32_t t[2];
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "a", &t[0]), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 2, "b", &t[1]), 0);
+    for (int k = 0; k < 2; k++) {
+        CHECK_INT(opprof_capture_add_event(c, t[k], "main", OPPROF_KIND_USER_ANNOTATION, 0, 100000), 0);
+        for (int i = 0; i < 50; i++) {
+            int64_t at = 10 + i * 1000;
+            CHECK_INT(opprof_capture_add_event(c, t[k], "outer", OPPROF_KIND_CPU_OP, at, 500), 0);
+            CHECK_INT(opprof_capture_add_event(c, t[k], "same", OPPROF_KIND_CPU_OP, at, 500), 0); /* its whole span */
+            CHECK_INT(opprof_capture_add_event(c, t[k], "first", OPPROF_KIND_CPU_OP, at, 200), 0);
+            CHECK_INT(opprof_capture_add_event(c, t[k], "zero", OPPROF_KIND_CPU_OP, at, 0), 0);
+            CHECK_INT(opprof_capture_add_event(c, t[k], "later", OPPROF_KIND_CPU_OP, at + 300, 100), 0);
+        }
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t size, n, nb;
+    char *bytes = to_pftrace(c, &size);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, NULL), 0);
+    const opprof_event *ev = opprof_capture_events(c, &n), *eb = back ? opprof_capture_events(back, &nb) : NULL;
+    CHECK_INT(nb, n);
+    size_t same = 0;
+    for (size_t i = 0; eb && i < n && nb == n; i++) {
+        const char *parent = ev[i].parent < 0 ? "-" : opprof_capture_name(c, ev[ev[i].parent].name);
+        const char *parent_back = eb[i].parent < 0 ? "-" : opprof_capture_name(back, eb[eb[i].parent].name);
+        same += !strcmp(opprof_capture_name(c, ev[i].name), opprof_capture_name(back, eb[i].name)) &&
+                !strcmp(parent, parent_back) && ev[i].start_ns == eb[i].start_ns &&
+                ev[i].duration_ns == eb[i].duration_ns;
+    }
+    CHECK_INT(same, n);
+    free(bytes);
+    opprof_capture_free(c);
+    opprof_capture_free(back);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_pftrace"); }

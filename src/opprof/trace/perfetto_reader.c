@@ -50,16 +50,20 @@ typedef struct track {
     int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
     int64_t total;      /* TRACK_MEMORY: the total of its sample before (0 before the first) */
     bool preempted;
-    size_t open[MAX_OPEN], depth; /* slices begun and not ended: indexes into the reader's begins */
+    struct begun *open;   /* its slices not out yet, in the order they began: a stack */
+    size_t n_open, cap_open, depth; /* depth: those not ended */
+    opprof__strbuf pending; /* their JSON */
 } track;
 
-/* A slice begun: its JSON so far ({"ph":"X", ... up to "ts"), its start. */
 /* A slice begun: its JSON's head ({"ph":"X", ... "ts":...) and its args in
- * the pending text, its start, its duration once ended. The slices go out in
- * the order they began (a parent before its child, as the JSON writer has
- * them: a child as long as its parent is told apart by that order). */
+ * its track's pending text, its start, its duration once ended. A slice goes
+ * out when it ends, unless the slice around it began at the same time: it
+ * then waits for that one, and goes out after it (in the order they began,
+ * as the JSON writer has them: a child as long as its parent is told apart
+ * by that order). So the pending text holds the open slices and those
+ * waiting, not the whole of a long range's. */
 typedef struct begun {
-    size_t json, len; /* the head, in the reader's pending text; the args follow it */
+    size_t json, len; /* the head, in its track's pending text; the args follow it */
     int64_t ts, dur;
     bool ended;
 } begun;
@@ -74,19 +78,17 @@ typedef struct annotation {
 } annotation;
 
 typedef struct preader {
-    opprof__strbuf events, pending, text;
+    opprof__strbuf events, text;
     int (*emit)(void *ctx, const char *data, size_t len); /* where the JSON goes, in order */
     void *emit_ctx;
     int emit_error;
-    size_t open_slices; /* on every track: when none, the pending text is emptied */
+    size_t open_slices; /* on every track */
     const char **names, **categories, **notes; /* by iid */
     size_t *name_len, *category_len, *note_len;
     size_t n_names, n_categories, n_notes;
     track *tracks;
     size_t n_tracks, cap_tracks;
     opprof__index track_index; /* uuid -> its track: a packet names its track by uuid */
-    begun *begins;
-    size_t n_begins, cap_begins, first_open; /* begins[first_open]: the first not yet out */
     int64_t origin, pid;
     bool facts, first_event;
     /* samples: function names and frames by iid, callstacks as runs of frame iids
@@ -569,73 +571,84 @@ static void sep(preader *r) {
 /* A begin: the event's JSON up to its "dur", kept until its end. */
 static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     if (t->depth == MAX_OPEN) return fail(r, "slices nested deeper than 4096 on one track");
-    if (opprof__grow((void **)&r->begins, &r->cap_begins, r->n_begins + 1, sizeof *r->begins)) return OPPROF_ENOMEM;
-    size_t at = r->pending.len;
-    opprof__sb_puts(&r->pending, "{\"ph\":\"X\",\"cat\":\"");
+    if (opprof__grow((void **)&t->open, &t->cap_open, t->n_open + 1, sizeof *t->open)) return OPPROF_ENOMEM;
+    opprof__strbuf *out = &t->pending;
+    size_t at = out->len;
+    opprof__sb_puts(out, "{\"ph\":\"X\",\"cat\":\"");
     for (int k = 0; k < e->n_categories; k++) {
         uint64_t c = e->categories[k];
         if (c >= r->n_categories || !r->categories[c]) return fail(r, "an event's category iid was never interned");
-        if (k) opprof__sb_puts(&r->pending, ",");
+        if (k) opprof__sb_puts(out, ",");
         r->text.len = 0;
         opprof__sb_put(&r->text, r->categories[c], r->category_len[c]);
-        size_t q = r->pending.len; /* escaped in place, its quotes taken off: "cat": "a,b" */
-        opprof__sb_json_string(&r->pending, r->text.data ? r->text.data : "");
-        if (!r->pending.error && r->pending.len >= q + 2) {
-            memmove(r->pending.data + q, r->pending.data + q + 1, r->pending.len - q - 2);
-            r->pending.len -= 2;
-            r->pending.data[r->pending.len] = '\0';
+        size_t q = out->len; /* escaped in place, its quotes taken off: "cat": "a,b" */
+        opprof__sb_json_string(out, r->text.data ? r->text.data : "");
+        if (!out->error && out->len >= q + 2) {
+            memmove(out->data + q, out->data + q + 1, out->len - q - 2);
+            out->len -= 2;
+            out->data[out->len] = '\0';
         }
     }
-    opprof__sb_puts(&r->pending, "\",\"name\":");
-    json_bytes(&r->pending, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
-    place(r, &r->pending, t, ts);
-    r->begins[r->n_begins] = (begun){at, 0, ts, 0, false};
-    t->open[t->depth++] = r->n_begins++;
+    opprof__sb_puts(out, "\",\"name\":");
+    json_bytes(out, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
+    place(r, out, t, ts);
+    begun *b = &t->open[t->n_open++];
+    *b = (begun){at, out->len - at, ts, 0, false};
+    t->depth++;
     r->open_slices++;
     /* the args wait for the end, in the pending text after the head: they follow "dur" */
-    size_t args_at = r->pending.len;
-    int shown = 0;
     for (int k = 0; k < e->n_notes; k++) {
         const annotation *a = &e->notes[k];
-        opprof__sb_puts(&r->pending, shown++ ? "," : "");
+        opprof__sb_puts(out, k ? "," : "");
         r->text.len = 0;
         opprof__sb_put(&r->text, a->name, a->name_len);
-        opprof__sb_json_string(&r->pending, r->text.data);
-        opprof__sb_puts(&r->pending, ":");
+        opprof__sb_json_string(out, r->text.data);
+        opprof__sb_puts(out, ":");
         bool raw = (a->name_len == 10 && !memcmp(a->name, "Input Dims", 10)) ||
                    (a->name_len == 10 && !memcmp(a->name, "Input type", 10));
-        note_value(r, &r->pending, a, raw);
+        note_value(r, out, a, raw);
     }
-    r->begins[r->n_begins - 1].len = args_at - at; /* the head; the args follow it */
-    return 0;
+    return out->error ? OPPROF_ENOMEM : 0;
 }
 
 /* A slice that ended, to the events: head, "dur", args. */
-static void slice_out(preader *r, size_t me) {
-    const begun *b = &r->begins[me];
+static void slice_out(preader *r, const track *t, size_t k) {
+    const begun *b = &t->open[k];
     sep(r);
-    opprof__sb_put(&r->events, r->pending.data + b->json, b->len);
+    opprof__sb_put(&r->events, t->pending.data + b->json, b->len);
     opprof__sb_puts(&r->events, ",\"dur\":");
     opprof__sb_us(&r->events, b->dur);
-    size_t from = b->json + b->len, to = me + 1 < r->n_begins ? r->begins[me + 1].json : r->pending.len;
+    size_t from = b->json + b->len, to = k + 1 < t->n_open ? t->open[k + 1].json : t->pending.len;
     if (to > from) {
         opprof__sb_puts(&r->events, ",\"args\":{");
-        opprof__sb_put(&r->events, r->pending.data + from, to - from);
+        opprof__sb_put(&r->events, t->pending.data + from, to - from);
         opprof__sb_puts(&r->events, "}");
     }
     opprof__sb_puts(&r->events, "}");
 }
 
+/* The innermost slice still open on a track below k, or -1. */
+static int64_t open_below(const track *t, size_t k) {
+    while (k > 0 && t->open[k - 1].ended) k--;
+    return (int64_t)k - 1;
+}
+
+/* An end: of the innermost slice open on the track. It goes out, and the
+ * ones waiting above it (its children that began with their parent, in the
+ * order they began), unless it too began with the slice around it. */
 static int slice_end(preader *r, track *t, int64_t ts) {
-    if (!t->depth) return fail(r, "a slice's end with no begin open on its track");
-    begun *b = &r->begins[t->open[--t->depth]];
+    int64_t k = open_below(t, t->n_open);
+    if (k < 0) return fail(r, "a slice's end with no begin open on its track");
+    begun *b = &t->open[k];
     b->dur = ts - b->ts;
     b->ended = true;
-    while (r->first_open < r->n_begins && r->begins[r->first_open].ended) slice_out(r, r->first_open++);
-    if (!--r->open_slices) { /* nothing open anywhere: every slice is out, the pending text spent */
-        r->pending.len = 0;
-        r->n_begins = r->first_open = 0;
-    }
+    t->depth--;
+    r->open_slices--;
+    int64_t parent = open_below(t, (size_t)k);
+    if (parent >= 0 && t->open[parent].ts == b->ts) return 0; /* it waits for its parent */
+    for (size_t j = (size_t)k; j < t->n_open; j++) slice_out(r, t, j);
+    t->pending.len = b->json;
+    t->n_open = (size_t)k;
     if (r->events.len > (1u << 20)) flush(r, &r->events);
     return 0;
 }
@@ -937,12 +950,11 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
         rc = samples_out(&r, &r.events);
         opprof__sb_puts(&r.events, "\n}\n");
         flush(&r, &r.events);
-        if (r.pending.error || r.text.error) rc = OPPROF_ENOMEM;
+        if (r.text.error) rc = OPPROF_ENOMEM;
     }
     if (!rc && r.emit_error) rc = r.emit_error;
     if (rc && why) snprintf(why, why_size, "%s", rc == OPPROF_EFORMAT ? r.why : opprof_strerror(rc));
     opprof__sb_free(&r.events);
-    opprof__sb_free(&r.pending);
     opprof__sb_free(&r.text);
     opprof__free(r.names);
     opprof__free(r.name_len);
@@ -950,9 +962,12 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     opprof__free(r.category_len);
     opprof__free(r.notes);
     opprof__free(r.note_len);
+    for (size_t k = 0; k < r.n_tracks; k++) {
+        opprof__free(r.tracks[k].open);
+        opprof__sb_free(&r.tracks[k].pending);
+    }
     opprof__free(r.tracks);
     opprof__index_free(&r.track_index);
-    opprof__free(r.begins);
     opprof__free(r.functions);
     opprof__free(r.function_len);
     opprof__free(r.frame_function);
