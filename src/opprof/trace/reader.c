@@ -263,7 +263,7 @@ static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_o
  * the JSON text is never whole in memory (a socket, not a pipe: send with
  * MSG_NOSIGNAL, so that a reader that stops early raises no SIGPIPE). */
 typedef struct translation {
-    const void *data;
+    char *data;      /* the trace's bytes: the translation's, freed when it is done */
     size_t len;
     int fd, rc;
     char why[200];
@@ -284,6 +284,8 @@ static int send_all(void *ctx, const char *data, size_t len) {
 static void *translate(void *arg) {
     translation *t = arg;
     t->rc = opprof__perfetto_translate(t->data, t->len, send_all, t, t->why, sizeof t->why);
+    opprof__free(t->data); /* before the JSON reader builds the capture: not both at its peak */
+    t->data = NULL;
     close(t->fd);
     return NULL;
 }
@@ -312,7 +314,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     }
     translation t = {.data = bytes.data, .len = bytes.len, .fd = fds[1]};
     pthread_t thread;
-    if ((rc = -pthread_create(&thread, NULL, translate, &t))) {
+    if ((rc = opprof__helper_start(&thread, translate, &t))) {
         close(fds[0]);
         close(fds[1]);
         opprof__sb_free(&bytes);
@@ -325,7 +327,6 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     rc = read_trace(&p, opprof__json_open_file(&p.lx, fds[0], options), options, &cap, error);
     shutdown(fds[0], SHUT_RDWR); /* a reader that stopped early: the translation ends too */
     pthread_join(thread, NULL);
-    opprof__sb_free(&bytes);
     if (t.rc) {
         opprof_capture_free(rc ? NULL : cap);
         perfetto_error(error, t.rc, t.why);
