@@ -129,7 +129,7 @@ int opprof__json_count_lines(int fd, int64_t upto, int64_t *lines, int64_t *last
     return rc;
 }
 
-/* The newlines before j->uncounted, added to what the cursor counted from there. */
+/* The newlines before p->uncounted, added to what the cursor counted from there. */
 static void count_uncounted(opprof__json *p) {
     int64_t lines, last;
     if (opprof__json_count_lines(p->lines_fd, p->uncounted, &lines, &last)) {

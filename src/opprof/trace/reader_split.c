@@ -70,6 +70,7 @@ struct split {
     bool held_full;
     bool ok;                 /* the half was read to the array's end and can join */
     int64_t end, end_lines, end_last; /* the byte after the array, the newlines before it, the last one */
+    const char **held_names;          /* by the half's name id: the "B" name a held end's placeholder stands for */
     bool end_counted;                 /* ... all of them; else those from the half's start on */
 };
 
@@ -188,6 +189,7 @@ static void free_half(split *s) {
     opprof__reader_free_parser(q);
     opprof_capture_free(q->cap);
     for (size_t i = 0; i < s->n_held; i++) opprof__free(s->held[i].message);
+    opprof__free(s->held_names);
     opprof__free(s->held);
     if (s->fd >= 0) close(s->fd);
     pthread_mutex_destroy(&s->lock);
@@ -254,12 +256,15 @@ static int64_t wait_for(split *s, bool *flag) {
 }
 
 /* Whether each "E" the half holds ends a "B" open here, in their order, no
- * earlier than it: as this thread would pair them reading on. Nothing
- * changes here. */
-static bool held_ends_pair(parser *p, const parser *q) {
+ * earlier than it, as this thread would pair them reading on; and, when they
+ * do, the name each placeholder stands for (s->held_names). Nothing here
+ * changes. */
+static bool held_ends_pair(parser *p, split *s) {
+    const parser *q = &s->half;
     if (!q->n_held_ends) return true;
     int32_t *top = opprof__alloc((q->cap->n_threads + 1) * sizeof *top); /* by the half's thread; INT32_MIN: not yet */
-    bool pair = top != NULL;
+    const char **names = opprof__calloc(q->cap->n_names + 1, sizeof *names);
+    bool pair = top && names;
     for (size_t t = 0; pair && t < q->cap->n_threads; t++) top[t] = INT32_MIN;
     for (size_t k = 0; pair && k < q->n_held_ends; k++) {
         const struct held_end *h = &q->held_ends[k];
@@ -269,29 +274,14 @@ static bool held_ends_pair(parser *p, const parser *q) {
             top[h->thread] = found < 0 ? -1 : opprof__reader_open_begin(p, (uint32_t)found);
         }
         pair = top[h->thread] >= 0 && p->begins[top[h->thread]].ts <= h->ts;
-        if (pair) top[h->thread] = p->begins[top[h->thread]].outer;
-    }
-    opprof__free(top);
-    return pair;
-}
-
-/* The "B" events that the half's held ends close, by placeholder name:
- * names[k] the "B"'s name for the half's name k (NULL: its own). */
-static const char **held_names(parser *p, const parser *q, const uint32_t *thread) {
-    const char **names = opprof__calloc(q->cap->n_names + 1, sizeof *names);
-    int32_t *top = opprof__alloc((q->cap->n_threads + 1) * sizeof *top);
-    for (size_t t = 0; names && top && t < q->cap->n_threads; t++) top[t] = opprof__reader_open_begin(p, thread[t]);
-    for (size_t k = 0; names && top && k < q->n_held_ends; k++) {
-        const struct held_end *h = &q->held_ends[k];
+        if (!pair) break;
         names[q->cap->events[h->event].name] = p->begins[top[h->thread]].name;
         top[h->thread] = p->begins[top[h->thread]].outer;
     }
     opprof__free(top);
-    if (!top) {
-        opprof__free(names);
-        return NULL;
-    }
-    return names;
+    if (pair) s->held_names = names;
+    else opprof__free(names);
+    return pair;
 }
 
 /* The held ends' events completed from their "B" (appended at first_event),
@@ -316,7 +306,6 @@ static int join_half(parser *p, split *s) {
     size_t first_event = a->n_events;
     uint32_t *thread = opprof__calloc(b->n_threads + 1, sizeof *thread);
     int64_t *ids = opprof__calloc(q->n_string_ids + 1, sizeof *ids); /* the half's string ids: this one's */
-    const char **names = NULL;
     int rc = thread && ids ? 0 : OPPROF_ENOMEM;
     for (size_t k = 0; k < q->n_string_ids && !rc; k++) /* new ones numbered in the half's order */
         rc = opprof__reader_string_id(p, q->string_ids[k], strlen(q->string_ids[k]), &ids[k]);
@@ -327,8 +316,7 @@ static int join_half(parser *p, split *s) {
     }
     for (size_t i = 0; i < q->n_named && !rc; i++) /* a thread_name in the half: the last one said wins */
         memcpy(a->threads[thread[q->named[i]]].name, b->threads[q->named[i]].name, sizeof a->threads->name);
-    if (!rc && q->n_held_ends && !(names = held_names(p, q, thread))) rc = OPPROF_ENOMEM;
-    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, names);
+    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, s->held_names);
     if (!rc) complete_held(p, q, thread, first_event);
     for (size_t i = 0; i < b->n_warnings && !rc; i++) rc = opprof_capture_add_warning(a, b->warnings[i]);
     if (!rc) rc = opprof__grow((void **)&p->links, &p->cap_links, p->n_links + q->n_links, sizeof *p->links);
@@ -341,7 +329,6 @@ static int join_half(parser *p, split *s) {
     if (!rc) rc = opprof__reader_join_labels(p, q, ids);
     opprof__free(thread);
     opprof__free(ids);
-    opprof__free(names);
     if (rc) return rc;
     a->info.record_shapes |= b->info.record_shapes;
     a->info.with_stack |= b->info.with_stack;
@@ -391,7 +378,7 @@ int opprof__reader_split_reached(parser *p, int64_t offset) {
     if (start == offset) {
         wait_for(s, &s->done);
         bool fits = s->ok && p->cap->n_threads + s->half.cap->n_threads <= OPPROF_MAX_THREADS &&
-                    p->cap->n_events + s->half.cap->n_events <= INT32_MAX && held_ends_pair(p, &s->half);
+                    p->cap->n_events + s->half.cap->n_events <= INT32_MAX && held_ends_pair(p, s);
         if (fits) {
             int rc = join_half(p, s);
             if (!rc) rc = jump_past_half(p, s, start);
