@@ -3,10 +3,11 @@
 # As root it installs what is missing; otherwise it prints the command to run.
 # Optional peers for benchmarks (never needed by `make test`): run with --bench;
 # what .ci/run adds (valgrind, Chromium for the report's browser test, Node.js
-# and npm for speedscope's): --ci.
+# and npm for speedscope's): --ci. Then, as root, scripts/ggml.sh builds the
+# ggml that the ggml adapter is tested against (npm's registry, once).
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler patch"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack libunwind-dev" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
@@ -24,9 +25,10 @@ done
 
 # Debian's npm is a package of its own; NodeSource's nodejs carries it (and
 # conflicts with Debian's): asked for only where there is no npm.
-if [ "${1:-}" = --ci ] && ! command -v npm > /dev/null; then missing="$missing npm"; fi
+if ! command -v npm > /dev/null; then missing="$missing npm"; fi
 
-[ -z "$missing" ] && exit 0
+ggml() { if [ "$(id -u)" -eq 0 ]; then sh "$(dirname "$0")/ggml.sh"; fi; }
+[ -z "$missing" ] && { ggml; exit 0; }
 
 if [ "$(id -u)" -eq 0 ]; then
   echo "deps: installing:$missing"
@@ -39,3 +41,4 @@ else
   echo "deps: install them with: sudo apt-get install$missing" >&2
   exit 1
 fi
+ggml

@@ -337,6 +337,15 @@ typedef struct opprof_average_row {
     const char *top_frame;    /* the innermost frame most of its self samples were in, or NULL */
     int64_t off_cpu_ns;       /* time off the CPU within its calls (opprof_capture_off_cpu) */
     int64_t self_off_cpu_ns;  /* ... less its children's */
+    /* Operators computed by several threads (opprof_range_part_of): a call is one
+     * run of parts; total_ns sums the parts' thread time, wall_ns their spans. */
+    int64_t wall_ns;          /* each call's first start to last end, summed (CPU rows:
+                                 total_ns where no call has parts) */
+    int64_t wait_ns;          /* within its calls' wall times, the time each part's thread
+                                 was not in the part, summed over parts (barriers, skew) */
+    int32_t threads;          /* the most threads one call ran on (1 for plain calls) */
+    double imbalance;         /* the longest part over the parts' mean, weighted by the
+                                 runs' wall times; 0 when no call has parts */
 } opprof_average_row;
 
 typedef struct opprof_averages_options {

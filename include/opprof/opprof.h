@@ -500,6 +500,51 @@ OPPROF_API opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char
  *  warnings and the ranges opened inside it are closed here. */
 OPPROF_API void opprof_range_end(opprof_range range);
 
+/*
+ * Ranges known after the fact, and operators computed by a thread pool.
+ *
+ * An engine that learns a range's start or end only later (a callback after
+ * the work, a queue's timestamps) gives the times itself, taken earlier with
+ * opprof_now() on the recorder's clock:
+ *
+ *   opprof_time t0 = opprof_now();
+ *   ... the work ...
+ *   opprof_range r = opprof_range_begin_at(OPPROF_SRCLOC("my::op", OPPROF_KIND_CPU_OP), t0);
+ *   opprof_range_flops(flops);                 // arguments attach to it, as to any range
+ *   opprof_range_end_at(r, opprof_now());
+ *
+ * One operator computed by N threads of a pool is N ranges, one on each
+ * thread that computed a part, each marked with the same operator id: the
+ * tables count one call, and show its wall time (first part's start to last
+ * part's end), the threads it ran on, the imbalance of its parts (the
+ * longest part over their mean) and the time threads waited within it (wall
+ * time less each part's, summed over the parts):
+ *
+ *   // on each worker, for its share of operator run number `id`
+ *   OPPROF_OP_SCOPE("ggml::MUL_MAT");
+ *   opprof_range_part_of(id);
+ *   ... this thread's rows ...
+ */
+/** A time on the recorder's clock (opaque ticks; compare, never convert). */
+typedef uint64_t opprof_time;
+/** Now, on the recorder's clock. Meaningful while a window records. */
+OPPROF_API opprof_time opprof_now(void);
+/** Begin, on the calling thread, a range that started at `start` (an earlier
+ *  opprof_now(); a time before the window opened counts from its opening, a
+ *  time to come counts as now). It is then the thread's innermost open range,
+ *  as after opprof_range_begin. */
+OPPROF_API opprof_range opprof_range_begin_at(const opprof_srcloc *loc, opprof_time start);
+/** End `range` at `end` (not before its start), with every check of
+ *  opprof_range_end. */
+OPPROF_API void opprof_range_end_at(opprof_range range, opprof_time end);
+/** The argument key of opprof_range_part_of in traces ("args": {"part_of": id}). */
+#define OPPROF_PART_OF_KEY "part_of"
+/** Mark the innermost open range of this thread as one part of the parallel
+ *  operator run `op_id` (non-zero, one id per run of the operator, the same
+ *  on every thread that computes a part of it; at most 2^53, so that a JSON
+ *  reader keeps it exact). Parts of one id and one name are one call. */
+OPPROF_API void opprof_range_part_of(uint64_t op_id);
+
 /* ------------------------------------------------------------------------- */
 /* Input shapes                                                              */
 /* ------------------------------------------------------------------------- */
@@ -508,10 +553,15 @@ OPPROF_API void opprof_range_end(opprof_range range);
 #define OPPROF_MAX_INPUT_DIMS 8  /* dimensions kept per input */
 
 /** One input of an operator: its dims and dtype name ("float", "double",
- *  "int", "long", "half", "bool", "bfloat16", "int8", "uint8", "int16"; also
- *  spelled f32, f64, f16, bf16, int32, int64, i8, u8... and as PyTorch's
- *  "Input type" writes them: c10::Half, c10::BFloat16, signed char, unsigned
- *  char, long int; other names are kept as "unknown"). A
+ *  "int", "long", "half", "bool", "bfloat16", "int8", "uint8", "int16",
+ *  "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn",
+ *  "float8_e5m2", "int4", "uint4"; ggml's quantized types by ggml's names:
+ *  "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q2_K" to "q8_K", "iq2_xxs",
+ *  "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s", "iq2_s", "iq4_xs", "iq1_m",
+ *  "tq1_0", "tq2_0", "mxfp4"; also spelled f32, f64, f16, bf16, int32, int64,
+ *  i8, u8, i16, u16... and as PyTorch's "Input type" writes them: c10::Half,
+ *  c10::BFloat16, signed char, unsigned char, long int; other names are kept
+ *  as "unknown"). A
  *  dtype of NULL means "not a tensor" (kept as an empty shape, as PyTorch
  *  lists scalars). */
 typedef struct opprof_input {

@@ -10,6 +10,8 @@
 OPPROF__HIDDEN bool opprof__averages_profile_memory(const opprof_averages *avg);
 /* FLOPs were recorded (with_flops, or opprof_range_flops/_bytes): their columns are shown. */
 OPPROF__HIDDEN bool opprof__averages_flops_recorded(const opprof_averages *avg);
+/* Some operator ran as parts on several threads (opprof_range_part_of): the wall-time columns are shown. */
+OPPROF__HIDDEN bool opprof__averages_parallel(const opprof_averages *avg);
 /* The profiler's own cost estimated in a row's self time: the events nested
  * directly in its events, each recorded at the range cost the capture
  * measured at start (a child's begin and end are paid between the parent's). */
@@ -29,6 +31,21 @@ OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 /* analysis/flops.c: whether opprof_flops counts an operator of this name. */
 OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 
+
+/* ---- parallel operators (analysis/parallel.c): the parts of one run ---- */
+typedef struct opprof__parallel_run {
+    int64_t start_ns, end_ns; /* the first part's start, the last part's end */
+    int64_t sum_ns, max_ns;   /* the parts' durations: their sum, the longest */
+    uint32_t parts, threads;  /* parts, and the threads they ran on */
+    uint32_t key_event;       /* the part whose input shapes describe the run */
+} opprof__parallel_run;
+typedef struct opprof__parallel_runs {
+    opprof__parallel_run *runs;
+    size_t n_runs;
+    uint32_t *run_of_event; /* n_events entries, UINT32_MAX: not a part; NULL without runs */
+} opprof__parallel_runs;
+OPPROF__HIDDEN int opprof__parallel_runs_build(const opprof_capture *c, opprof__parallel_runs *out);
+OPPROF__HIDDEN void opprof__parallel_runs_free(opprof__parallel_runs *r);
 
 /* ---- distributions (analysis/distributions.c): rows' times per step and per call ---- */
 typedef struct opprof__step_self {

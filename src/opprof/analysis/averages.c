@@ -38,6 +38,7 @@ struct opprof_averages {
     opprof__distributions dist;      /* with options->distributions, else steps 0 */
     int64_t samples, sample_period_ns; /* the capture's samples and their period */
     bool off_cpu;                      /* the capture has off-CPU times */
+    bool parallel;                     /* some operator ran as parts on several threads */
 };
 
 
@@ -57,6 +58,7 @@ typedef struct group {
     size_t first_index;
     uint32_t index;    /* in the builder, before make_rows keeps the groups that have events */
     uint32_t top_source; /* name id of the top frame's most sampled "file:line", or UINT32_MAX */
+    double longest_parts, mean_parts; /* parallel runs: their longest parts and mean parts, summed */
     /* the extended key */
     uint32_t name_group;
     uint32_t shapes;
@@ -147,6 +149,7 @@ typedef struct work {
     uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts */
     int64_t *peaks;           /* per event, or NULL without memory */
     uint32_t *row_of_group;   /* after make_rows: a group's row (UINT32_MAX: none) */
+    opprof__parallel_runs runs; /* operators computed by several threads */
     opprof_averages *avg;
 } work;
 
@@ -279,6 +282,8 @@ static int add_times(work *w) {
         }
         OPPROF__SAT_ADD(g->row.total_ns, e->duration_ns);
         OPPROF__SAT_ADD(g->row.self_ns, e->duration_ns);
+        OPPROF__SAT_ADD(g->row.wall_ns, e->duration_ns);
+        if (g->row.threads < 1) g->row.threads = 1;
         if (e->parent >= 0) {
             group *parent = group_of(w, (size_t)e->parent);
             OPPROF__SAT_SUB(parent->row.self_ns, e->duration_ns);
@@ -309,6 +314,34 @@ static int add_times(work *w) {
             OPPROF__SAT_ADD(g->row.bytes, m->value.i);
     }
     return 0;
+}
+
+/* Parallel runs: the parts of a run are one call, its wall time its span;
+ * grouped by input shape or stack, every part joins the key part's group. */
+static void join_parts(work *w) {
+    if (!w->runs.n_runs || !w->extended) return;
+    for (size_t i = 0; i < w->n_events; i++) {
+        uint32_t run = w->runs.run_of_event[i];
+        if (run != UINT32_MAX) w->group_of_event[i] = w->group_of_event[w->runs.runs[run].key_event];
+    }
+}
+
+static void add_parallel(work *w) {
+    for (size_t k = 0; k < w->runs.n_runs; k++) {
+        const opprof__parallel_run *r = &w->runs.runs[k];
+        group *g = group_of(w, r->key_event);
+        int64_t span = r->end_ns - r->start_ns;
+        g->row.calls -= (int64_t)r->parts - 1;
+        OPPROF__SAT_SUB(g->row.wall_ns, r->sum_ns);
+        OPPROF__SAT_ADD(g->row.wall_ns, span);
+        OPPROF__SAT_ADD(g->row.wait_ns, (int64_t)r->parts * span - r->sum_ns);
+        if ((int32_t)r->threads > g->row.threads) g->row.threads = (int32_t)r->threads;
+        g->longest_parts += (double)r->max_ns;
+        g->mean_parts += (double)r->sum_ns / (double)r->parts;
+    }
+    for (size_t g = 0; g < w->b.n; g++)
+        if (w->b.groups[g].mean_parts > 0)
+            w->b.groups[g].row.imbalance = w->b.groups[g].longest_parts / w->b.groups[g].mean_parts;
 }
 
 /* CPU Mem (and device memory): bytes of each event's subtree, summed
@@ -534,6 +567,7 @@ static void work_free(work *w) {
     opprof_free(w->peaks);
     opprof__free(w->b.groups);
     opprof__index_free(&w->b.index);
+    opprof__parallel_runs_free(&w->runs);
     opprof_averages_free(w->avg);
 }
 
@@ -563,7 +597,10 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (!rc && c->n_mem) rc = opprof_capture_peak_memory(c, &w.peaks);
     if (!rc) rc = name_groups(&w);
     if (!rc && w.extended) rc = extended_groups(&w);
+    if (!rc) rc = opprof__parallel_runs_build(c, &w.runs);
+    if (!rc) join_parts(&w);
     if (!rc) rc = add_times(&w);
+    if (!rc) add_parallel(&w);
     if (!rc && c->n_mem) rc = add_memory(&w);
     if (!rc && c->n_samples) rc = add_samples(&w);
     if (!rc && c->n_off_cpu) rc = add_off_cpu(&w);
@@ -589,6 +626,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->samples = (int64_t)c->n_samples;
         avg->sample_period_ns = c->info.sample_period_ns;
         avg->off_cpu = c->info.off_cpu || c->n_off_cpu;
+        avg->parallel = w.runs.n_runs > 0;
         rc = copy_warnings(avg, c);
         if (rc) {
             opprof_averages_free(avg);
@@ -648,6 +686,7 @@ bool opprof__averages_device_memory(const opprof_averages *avg) { return avg->de
 /* Accessors for table.c and summary.c. */
 bool opprof__averages_profile_memory(const opprof_averages *avg) { return avg->profile_memory; }
 bool opprof__averages_flops_recorded(const opprof_averages *avg) { return avg->flops_recorded; }
+bool opprof__averages_parallel(const opprof_averages *avg) { return avg->parallel; }
 
 double opprof__averages_profiler_cost_ns(const opprof_averages *avg, const opprof_average_row *row) {
     size_t i = (size_t)(row - avg->rows);

@@ -4,8 +4,15 @@
 
 #include <string.h>
 
-static const char *const DTYPES[] = {"", "float", "double", "int", "long", "half", "bool", "bfloat16", "int8",
-                                     "uint8", "int16", "unknown"};
+/* PyTorch's names, then other runtimes' types under their own names (ggml's
+ * block-quantized types, 8-bit floats, unsigned and complex types); "unknown"
+ * stays last. A code is one byte in the recorder's shape records. */
+static const char *const DTYPES[] = {
+    "", "float", "double", "int", "long", "half", "bool", "bfloat16", "int8", "uint8", "int16",
+    "uint16", "uint32", "uint64", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2", "int4", "uint4",
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "q8_K",
+    "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s", "iq2_s", "iq4_xs", "iq1_m", "tq1_0", "tq2_0",
+    "mxfp4", "unknown"};
 
 /* Other spellings of the same types: short ones, and PyTorch's "Input type". */
 static const struct {
@@ -16,7 +23,8 @@ static const struct {
                      {"long int", 4},    {"f16", 5},       {"float16", 5},  {"c10::Half", 5},
                      {"bf16", 7},        {"c10::BFloat16", 7},              {"i8", 8},
                      {"signed char", 8}, {"u8", 9},        {"unsigned char", 9},
-                     {"short int", 10},  {"i16", 10}};
+                     {"short int", 10},  {"i16", 10},      {"u16", 11},     {"u32", 12},
+                     {"u64", 13},        {"c10::complex<float>", 14},       {"c10::complex<double>", 15}};
 
 const char *opprof__dtype_name(unsigned code) { return code < sizeof DTYPES / sizeof *DTYPES ? DTYPES[code] : "unknown"; }
 

@@ -416,7 +416,15 @@ opprof_range opprof_range_beginf(const opprof_srcloc *loc, const char *format, .
     return r;
 }
 
-void opprof_range_end(opprof_range range) {
+/* A time given by the caller, kept inside the window and in this thread's
+ * order of ends (never before the range's begin). */
+static uint64_t given_ticks(uint64_t ticks, uint64_t not_before) {
+    if (ticks < g_window_start) ticks = g_window_start;
+    return ticks < not_before ? not_before : ticks;
+}
+
+/* An end now (given == 0) or at the time given (never before its begin). */
+static void end_record(opprof_range range, opprof_time given) {
     if (range == 0) return;
     opprof__thread *t = tls_thread;
     uint32_t index = (uint32_t)((range >> 20) & 0xFFFFFu);
@@ -445,6 +453,7 @@ void opprof_range_end(opprof_range range) {
         return;
     }
     uint64_t now = thread_now(t);
+    if (given) now = given_ticks(given, t->fast.stack[depth - 1]->begin);
     if (depth < t->fast.depth) {
         /* Ranges opened inside this one are still open: close them here. */
         if (LOAD_RELAXED(&t->out_of_order_end) == 0)
@@ -455,6 +464,28 @@ void opprof_range_end(opprof_range range) {
     STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
     record_leave(t);
 }
+
+void opprof_range_end(opprof_range range) { end_record(range, 0); }
+
+/* ---- ranges known after the fact ---- */
+
+opprof_time opprof_now(void) { return opprof__ticks(); }
+
+opprof_range opprof_range_begin_at(const opprof_srcloc *loc, opprof_time start) {
+    if (__builtin_expect(!LOAD(&g_recording), 1) || !loc) return 0;
+    opprof__thread *t = record_enter();
+    if (!t) return 0;
+    opprof_range r = begin_record(t, loc, loc->name);
+    if (r) {
+        slot *e = t->fast.stack[t->fast.depth - 1];
+        uint64_t begin = given_ticks(start, 0);
+        if (begin < e->begin) e->begin = begin; /* never in the future */
+    }
+    record_leave(t);
+    return r;
+}
+
+void opprof_range_end_at(opprof_range range, opprof_time end) { end_record(range, end ? end : 1); }
 
 /* ---- memory ---- */
 
@@ -522,6 +553,7 @@ void opprof_range_arg_str(const char *key, const char *value) {
     record_leave(t);
 }
 
+void opprof_range_part_of(uint64_t op_id) { mark(OPPROF_MARK_ARG_INT, OPPROF_PART_OF_KEY, op_id, true); }
 void opprof_range_flops(int64_t flops) { mark(OPPROF_MARK_FLOPS, "flops", (uint64_t)flops, true); }
 void opprof_range_bytes(int64_t bytes) { mark(OPPROF_MARK_BYTES, "bytes", (uint64_t)bytes, true); }
 void opprof_flow_begin(uint64_t id) { mark(OPPROF_MARK_FLOW_BEGIN, "flow", id, false); }

@@ -34,8 +34,13 @@ NUMBER(self_device_bytes, (double)r->self_device_mem)
 NUMBER(peak_bytes, (double)r->peak_mem)
 NUMBER(calls, (double)r->calls)
 NUMBER(flops, r->flops > 0 ? (double)r->flops : NAN)
-NUMBER(gflops, rate(r->flops, r->total_ns))
-NUMBER(gbps, rate(r->bytes, r->total_ns))
+NUMBER(gflops, rate(r->flops, r->wall_ns))
+NUMBER(gbps, rate(r->bytes, r->wall_ns))
+NUMBER(wall_us, us(r->wall_ns))
+NUMBER(wall_avg_us, per_call(r->wall_ns, r->calls))
+NUMBER(threads, (double)r->threads)
+NUMBER(imbalance, r->imbalance > 0 ? r->imbalance : NAN)
+NUMBER(wait_us, us(r->wait_ns))
 NUMBER(self_samples, (double)r->samples)
 NUMBER(samples_share, share(r->samples, opprof_averages_sample_count(v->avg)))
 NUMBER(off_cpu_us, us(r->off_cpu_ns))
@@ -90,6 +95,11 @@ static const opprof__column COLUMNS[] = {
     {"Self %s Mem", "self_device_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_DEVICE_MEM, self_device_bytes, NULL},
     {"Peak Mem", "peak_bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_PEAK, peak_bytes, NULL},
     {"# of Calls", "calls", OPPROF__UNIT_COUNT, 0, calls, NULL},
+    {"Wall total", "wall_us", OPPROF__UNIT_TIME, OPPROF__SHOW_PARALLEL, wall_us, NULL},
+    {"Wall avg", "wall_avg_us", OPPROF__UNIT_TIME, OPPROF__SHOW_PARALLEL, wall_avg_us, NULL},
+    {"Threads", "threads", OPPROF__UNIT_COUNT, OPPROF__SHOW_PARALLEL, threads, NULL},
+    {"Imbalance", "imbalance", OPPROF__UNIT_RATIO, OPPROF__SHOW_PARALLEL, imbalance, NULL},
+    {"Wait", "wait_us", OPPROF__UNIT_TIME, OPPROF__SHOW_PARALLEL, wait_us, NULL},
     {"Input Shapes", "input_shapes", OPPROF__UNIT_TEXT, OPPROF__SHOW_SHAPES, NULL, shapes_text},
     {"Source Location", "stack", OPPROF__UNIT_LINES, OPPROF__SHOW_STACK, NULL, stack_text},
     {"Total %sFLOPs", "flops", OPPROF__UNIT_FLOPS, OPPROF__SHOW_FLOPS, flops, NULL},
@@ -184,6 +194,7 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (o->stats) f |= OPPROF__SHOW_STATS;
     if (o->samples && opprof_averages_sample_count(v->avg)) f |= OPPROF__SHOW_SAMPLES;
     if (o->cpu_time && opprof_averages_off_cpu(v->avg)) f |= OPPROF__SHOW_CPU_TIME;
+    if (opprof__averages_parallel(v->avg)) f |= OPPROF__SHOW_PARALLEL;
     for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;

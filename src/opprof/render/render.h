@@ -53,7 +53,8 @@ enum {
     OPPROF__SHOW_COST = 1u << 8,       /* options.profiler_cost, and the capture measured its cost */
     OPPROF__SHOW_STATS = 1u << 9,      /* options.stats (averages built with distributions) */
     OPPROF__SHOW_SAMPLES = 1u << 10,   /* options.samples, and the capture has samples */
-    OPPROF__SHOW_CPU_TIME = 1u << 11   /* options.cpu_time, and the capture has off-CPU times */
+    OPPROF__SHOW_CPU_TIME = 1u << 11,  /* options.cpu_time, and the capture has off-CPU times */
+    OPPROF__SHOW_PARALLEL = 1u << 12   /* some operator ran as parts on several threads */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };

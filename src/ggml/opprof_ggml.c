@@ -1,0 +1,197 @@
+/* opprof_ggml.c - ggml's CPU backend through its graph loop's hook
+ * (src/ggml/ggml-cpu-hook.patch): each thread's part of each node is a range
+ * of that thread, marked as a part of the node's run. See opprof/ggml.h.
+ *
+ * A run's id is the graph's serial number (taken when the graph begins, on
+ * the calling thread, before the pool's workers start) and the node's index.
+ * Serials are kept per graph in a small table, so that graphs computed at
+ * once by different threads keep their own. */
+#define _GNU_SOURCE
+#include <opprof/ggml.h>
+
+#include <ggml-cpu.h>
+#include <ggml.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { GRAPH_SLOTS = 64, NODE_BITS = 20 };
+
+/* One call site per op, unary op and GLU op: their names live as long as the process. */
+typedef struct op_sites {
+    opprof_srcloc op[GGML_OP_COUNT], unary[GGML_UNARY_OP_COUNT], glu[GGML_GLU_OP_COUNT];
+} op_sites;
+
+static op_sites *g_sites;
+static pthread_once_t g_sites_once = PTHREAD_ONCE_INIT;
+static int g_sites_rc;
+static const opprof_srcloc g_graph_site = {"ggml::graph_compute", "ggml_graph_compute", __FILE__, __LINE__,
+                                           OPPROF_KIND_USER_ANNOTATION, NULL};
+static struct {
+    struct ggml_cgraph *graph; /* atomic */
+    uint64_t serial;           /* atomic; written before `graph` */
+} g_graphs[GRAPH_SLOTS];
+static uint64_t g_serial; /* atomic */
+static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_attached;
+
+/* What a thread is computing: the range of its part, the graph's range. */
+static __thread opprof_range t_part, t_graph;
+static __thread int t_named;
+
+static size_t slot_of(const struct ggml_cgraph *graph) { return ((uintptr_t)graph >> 6) % GRAPH_SLOTS; }
+
+static int sites_fill(void) {
+    op_sites *s = calloc(1, sizeof *s);
+    if (!s) return OPPROF_ENOMEM;
+    char buf[96];
+#define SITE(dst, text)                                                                  \
+    do {                                                                                 \
+        snprintf(buf, sizeof buf, "ggml::%s", (text));                                   \
+        (dst) = (opprof_srcloc){strdup(buf), "ggml_compute_forward", "ggml-cpu.c", 0,     \
+                                OPPROF_KIND_CPU_OP, NULL};                               \
+        if (!(dst).name) return free(s), OPPROF_ENOMEM; /* the names made so far: kept */ \
+    } while (0)
+    for (int i = 0; i < GGML_OP_COUNT; i++) SITE(s->op[i], ggml_op_name((enum ggml_op)i));
+    for (int i = 0; i < GGML_UNARY_OP_COUNT; i++) SITE(s->unary[i], ggml_unary_op_name((enum ggml_unary_op)i));
+    for (int i = 0; i < GGML_GLU_OP_COUNT; i++) SITE(s->glu[i], ggml_glu_op_name((enum ggml_glu_op)i));
+#undef SITE
+    g_sites = s;
+    return 0;
+}
+
+static void sites_once(void) { g_sites_rc = sites_fill(); }
+
+/* The call sites, made once (0), or OPPROF_ENOMEM. */
+static int sites_make(void) {
+    pthread_once(&g_sites_once, sites_once);
+    return g_sites_rc;
+}
+
+static const opprof_srcloc *site_of(const struct ggml_tensor *node) {
+    if (node->op == GGML_OP_UNARY) {
+        int u = (int)ggml_get_unary_op(node);
+        if (u >= 0 && u < GGML_UNARY_OP_COUNT) return &g_sites->unary[u];
+    } else if (node->op == GGML_OP_GLU) {
+        int g = (int)ggml_get_glu_op(node);
+        if (g >= 0 && g < GGML_GLU_OP_COUNT) return &g_sites->glu[g];
+    }
+    return &g_sites->op[(int)node->op < GGML_OP_COUNT ? (int)node->op : GGML_OP_NONE];
+}
+
+const char *opprof_ggml_op_name(const struct ggml_tensor *node) {
+    if (!node || sites_make()) return "ggml::?";
+    return site_of(node)->name;
+}
+
+int64_t opprof_ggml_flops(const struct ggml_tensor *node) {
+    if (!node) return 0;
+    int64_t out = ggml_nelements(node);
+    switch (node->op) {
+    case GGML_OP_MUL_MAT:
+    case GGML_OP_MUL_MAT_ID: return node->src[0] ? 2 * node->src[0]->ne[0] * out : 0;
+    case GGML_OP_OUT_PROD: return node->src[0] ? 2 * node->src[0]->ne[1] * out : 0;
+    case GGML_OP_ADD:
+    case GGML_OP_ADD1:
+    case GGML_OP_ADD_ID:
+    case GGML_OP_SUB:
+    case GGML_OP_MUL:
+    case GGML_OP_DIV:
+    case GGML_OP_SCALE:
+    case GGML_OP_SQR:
+    case GGML_OP_SQRT: return out;
+    default: return 0;
+    }
+}
+
+/* The first thread's part says what the node is: its name, the nodes fused
+ * with it, FLOPs, bytes and (when recorded) its inputs. */
+static void describe(struct ggml_cgraph *graph, int first, int n_nodes) {
+    int64_t flops = 0, bytes = 0;
+    for (int k = first; k < first + n_nodes; k++) {
+        const struct ggml_tensor *t = ggml_graph_node(graph, k);
+        flops += opprof_ggml_flops(t);
+        bytes += (int64_t)ggml_nbytes(t);
+        for (int s = 0; s < GGML_MAX_SRC && t->src[s]; s++) bytes += (int64_t)ggml_nbytes(t->src[s]);
+    }
+    const struct ggml_tensor *node = ggml_graph_node(graph, first);
+    if (node->name[0]) opprof_range_arg_str("name", node->name);
+    if (n_nodes > 1) opprof_range_arg_int("fused", n_nodes);
+    if (flops) opprof_range_flops(flops);
+    opprof_range_bytes(bytes);
+    if (!opprof_recording_shapes()) return;
+    opprof_input in[OPPROF_MAX_INPUTS];
+    int64_t dims[OPPROF_MAX_INPUTS][GGML_MAX_DIMS];
+    int n = 0;
+    for (int s = 0; s < GGML_MAX_SRC && node->src[s] && n < OPPROF_MAX_INPUTS; s++, n++) {
+        const struct ggml_tensor *src = node->src[s];
+        int nd = ggml_n_dims(src); /* PyTorch's order: the outermost first */
+        for (int d = 0; d < nd; d++) dims[n][d] = src->ne[nd - 1 - d];
+        in[n] = (opprof_input){nd, dims[n], ggml_type_name(src->type)};
+    }
+    opprof_set_inputs(n, in);
+}
+
+static uint64_t serial_of(const struct ggml_cgraph *graph) {
+    size_t k = slot_of(graph);
+    uint64_t serial = __atomic_load_n(&g_graphs[k].serial, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&g_graphs[k].graph, __ATOMIC_ACQUIRE) == graph ? serial : 0;
+}
+
+static void on_graph(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph) {
+    if (event == GGML_CPU_GRAPH_BEGIN) {
+        size_t k = slot_of(graph);
+        uint64_t serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_graphs[k].serial, serial, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_graphs[k].graph, graph, __ATOMIC_RELEASE);
+        t_graph = OPPROF__RECORDING() ? opprof__range_begin(&g_graph_site) : 0;
+    } else {
+        opprof__range_end(t_graph);
+        t_graph = 0;
+    }
+}
+
+static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int node, int n_nodes, int ith, int nth,
+                 void *user_data) {
+    (void)nth, (void)user_data;
+    if (event == GGML_CPU_GRAPH_BEGIN || event == GGML_CPU_GRAPH_END) {
+        on_graph(event, graph);
+        return;
+    }
+    if (event == GGML_CPU_NODE_BEGIN) {
+        if (!OPPROF__RECORDING()) return;
+        if (ith > 0 && !t_named) {
+            char name[32];
+            snprintf(name, sizeof name, "ggml-cpu %d", ith);
+            opprof_thread_set_name(name);
+            t_named = 1;
+        }
+        t_part = opprof__range_begin(site_of(ggml_graph_node(graph, node)));
+        return;
+    }
+    if (!t_part) return;
+    opprof_range_part_of((serial_of(graph) << NODE_BITS) | (((uint64_t)node + 1) & ((1u << NODE_BITS) - 1)));
+    if (ith == 0) describe(graph, node, n_nodes);
+    opprof__range_end(t_part);
+    t_part = 0;
+}
+
+int opprof_ggml_attach(void) {
+    pthread_mutex_lock(&g_attach_lock);
+    int rc = sites_make();
+    if (!rc && !g_attached) {
+        ggml_cpu_set_hook(hook, NULL);
+        g_attached = 1;
+    }
+    pthread_mutex_unlock(&g_attach_lock);
+    return rc;
+}
+
+void opprof_ggml_detach(void) {
+    pthread_mutex_lock(&g_attach_lock);
+    if (g_attached) ggml_cpu_set_hook(NULL, NULL);
+    g_attached = 0;
+    pthread_mutex_unlock(&g_attach_lock);
+}

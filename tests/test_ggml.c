@@ -1,0 +1,252 @@
+/* test_ggml.c - a real ggml graph (scripts/ggml.sh's build: matmuls, one of
+ * q8_0 weights, add, softmax) computed by a pool of 2 threads through the
+ * ggml adapter: per-op rows whose calls and FLOPs are the graph's, each run's
+ * parts on the threads that computed them and inside its step, the outputs
+ * of every node identical with and without the adapter, and the same table
+ * from the trace read back. */
+#include "check.h"
+
+#include <opprof/capture.h>
+#include <opprof/ggml.h>
+#include <opprof/opprof.h>
+
+#include <ggml-cpu.h>
+#include <ggml.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { K = 256, M = 96, N = 64, THREADS = 2, STEPS = 4, ACTIVE = 3 };
+
+typedef struct model {
+    struct ggml_context *ctx;
+    struct ggml_cgraph *graph;
+    struct ggml_threadpool *pool;
+    struct ggml_cplan plan;
+    void *work;
+} model;
+
+static void fill(struct ggml_tensor *t, unsigned seed) {
+    float *p = t->data;
+    for (int64_t i = 0; i < ggml_nelements(t); i++) p[i] = (float)((i * 7919 + seed * 104729) % 1000) / 500.0f - 1.0f;
+}
+
+/* softmax(W·x + b) and the same with W in q8_0, summed. */
+static void model_make(model *m) {
+    struct ggml_init_params ip = {64u << 20, NULL, false};
+    m->ctx = ggml_init(ip);
+    struct ggml_tensor *w = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, K, M);
+    struct ggml_tensor *wq = ggml_new_tensor_2d(m->ctx, GGML_TYPE_Q8_0, K, M);
+    struct ggml_tensor *x = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, K, N);
+    struct ggml_tensor *b = ggml_new_tensor_2d(m->ctx, GGML_TYPE_F32, M, N);
+    fill(w, 1), fill(x, 2), fill(b, 3);
+    ggml_quantize_chunk(GGML_TYPE_Q8_0, w->data, wq->data, 0, M, K, NULL);
+    ggml_set_name(w, "w"), ggml_set_name(wq, "wq"), ggml_set_name(x, "x"), ggml_set_name(b, "b");
+    struct ggml_tensor *y = ggml_add(m->ctx, ggml_mul_mat(m->ctx, w, x), b);
+    ggml_set_name(y, "y");
+    struct ggml_tensor *yq = ggml_add(m->ctx, ggml_mul_mat(m->ctx, wq, x), b);
+    struct ggml_tensor *out = ggml_add(m->ctx, ggml_soft_max(m->ctx, y), ggml_soft_max(m->ctx, yq));
+    ggml_set_name(out, "out");
+    m->graph = ggml_new_graph(m->ctx);
+    ggml_build_forward_expand(m->graph, out);
+    struct ggml_threadpool_params tp = ggml_threadpool_params_default(THREADS);
+    m->pool = ggml_threadpool_new(&tp);
+    m->plan = ggml_graph_plan(m->graph, THREADS, m->pool);
+    m->work = malloc(m->plan.work_size ? m->plan.work_size : 1);
+    m->plan.work_data = m->work;
+}
+
+static void model_free(model *m) {
+    ggml_threadpool_free(m->pool);
+    free(m->work);
+    ggml_free(m->ctx);
+}
+
+/* Every node's output, one after the other. */
+static size_t outputs(model *m, char **out) {
+    size_t size = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(m->graph); i++) size += ggml_nbytes(ggml_graph_node(m->graph, i));
+    char *p = *out = malloc(size);
+    for (int i = 0; i < ggml_graph_n_nodes(m->graph); i++) {
+        struct ggml_tensor *t = ggml_graph_node(m->graph, i);
+        memcpy(p, t->data, ggml_nbytes(t));
+        p += ggml_nbytes(t);
+    }
+    return size;
+}
+
+static const opprof_average_row *row_of(const opprof_averages *avg, const char *key) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].key, key) == 0) return &rows[i];
+    return NULL;
+}
+
+/* The graph's own count of nodes of an op, and their FLOPs by the formula of
+ * opprof/ggml.h, computed here from the tensors. */
+static void graph_counts(model *m, enum ggml_op op, int64_t *count, int64_t *flops) {
+    *count = *flops = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(m->graph); i++) {
+        struct ggml_tensor *t = ggml_graph_node(m->graph, i);
+        if (t->op != op) continue;
+        (*count)++;
+        if (op == GGML_OP_MUL_MAT) *flops += 2 * t->src[0]->ne[0] * t->ne[0] * t->ne[1];
+        if (op == GGML_OP_ADD) *flops += ggml_nelements(t);
+    }
+}
+
+/* The rows of one op: its calls and FLOPs are the graph's times the active
+ * steps; its parts ran on both threads. */
+static void check_rows(model *m, const opprof_averages *avg, const char *where) {
+    static const struct {
+        const char *name;
+        enum ggml_op op;
+    } ops[] = {{"ggml::MUL_MAT", GGML_OP_MUL_MAT}, {"ggml::ADD", GGML_OP_ADD}, {"ggml::SOFT_MAX", GGML_OP_SOFT_MAX}};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        const opprof_average_row *r = row_of(avg, ops[k].name);
+        CHECK(r != NULL);
+        if (!r) {
+            fprintf(stderr, "  (%s: no row %s)\n", where, ops[k].name);
+            continue;
+        }
+        int64_t count, flops;
+        graph_counts(m, ops[k].op, &count, &flops);
+        CHECK_INT(r->calls, count * ACTIVE);
+        CHECK_INT(r->flops, flops * ACTIVE);
+        CHECK_INT(r->threads, THREADS);
+        CHECK(r->wall_ns > 0 && r->wall_ns <= r->total_ns); /* each run's span, at most its parts' sum */
+        CHECK(r->imbalance >= 1.0);
+        CHECK(r->wait_ns >= 0);
+    }
+    CHECK(row_of(avg, "ggml::graph_compute") != NULL);
+}
+
+/* Every part of a run lies within one step, and a run's parts are on two threads. */
+static void check_parts(const opprof_capture *c) {
+    size_t n_ev, n_marks, n_threads;
+    const opprof_event *ev = opprof_capture_events(c, &n_ev);
+    const opprof_mark *marks = opprof_capture_marks(c, &n_marks);
+    const opprof_thread_info *threads = opprof_capture_threads(c, &n_threads);
+    int64_t parts = 0, outside = 0;
+    for (size_t k = 0; k < n_marks; k++) {
+        if (marks[k].kind != OPPROF_MARK_ARG_INT || strcmp(opprof_capture_name(c, marks[k].name), OPPROF_PART_OF_KEY))
+            continue;
+        const opprof_event *p = &ev[marks[k].event];
+        parts++;
+        bool inside = false;
+        for (size_t i = 0; i < n_ev && !inside; i++)
+            inside = ev[i].kind == OPPROF_KIND_STEP && ev[i].start_ns <= p->start_ns &&
+                     p->start_ns + p->duration_ns <= ev[i].start_ns + ev[i].duration_ns;
+        outside += !inside;
+    }
+    CHECK(parts > 0);
+    CHECK_INT(outside, 0);
+    bool worker = false;
+    for (size_t t = 0; t < n_threads; t++) worker |= strcmp(threads[t].name, "ggml-cpu 1") == 0;
+    CHECK(worker);
+}
+
+/* The inputs of a q8_0 matmul are described as such. */
+static void check_shapes(const opprof_capture *c) {
+    size_t n_ev;
+    const opprof_event *ev = opprof_capture_events(c, &n_ev);
+    bool q8 = false;
+    for (size_t i = 0; i < n_ev && !q8; i++) {
+        const opprof_shapes *sh = opprof_capture_shapes(c, opprof_capture_site(c, ev[i].site)->shapes);
+        if (sh && sh->n_inputs == 2 && strcmp(sh->dtype[0], "q8_0") == 0) {
+            q8 = true;
+            CHECK_INT(sh->dims[0][0], M);
+            CHECK_INT(sh->dims[0][1], K);
+            CHECK_STR(sh->dtype[1], "float");
+        }
+    }
+    CHECK(q8);
+}
+
+TEST_CASE(graph_through_the_adapter) {
+    model m;
+    model_make(&m);
+    CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
+    char *plain, *profiled;
+    size_t plain_size = outputs(&m, &plain);
+
+    CHECK_INT(opprof_ggml_attach(), 0);
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = (opprof_schedule){.wait = 0, .warmup = 1, .active = ACTIVE, .repeat = 1};
+    cfg.record_shapes = true;
+    opprof_session *s;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    for (int step = 0; step < STEPS; step++) {
+        CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
+        opprof_session_step(s);
+    }
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_session_take_capture(s, &c), 0);
+    opprof_session_free(s);
+    opprof_ggml_detach();
+
+    /* the schedule is ggml's: every node's output as without the adapter */
+    size_t profiled_size = outputs(&m, &profiled);
+    CHECK_INT(profiled_size, plain_size);
+    CHECK(memcmp(plain, profiled, plain_size) == 0);
+    free(plain);
+    free(profiled);
+
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    check_rows(&m, avg, "live");
+    check_parts(c);
+    check_shapes(c);
+    char *table = NULL;
+    opprof_table_options o = {.sort = OPPROF_SORT_SELF_CPU_TIME};
+    CHECK_INT(opprof_averages_table_to_string(avg, &o, &table), 0);
+    CHECK_CONTAINS(table, "Wall total");
+    CHECK_CONTAINS(table, "Imbalance");
+    CHECK_CONTAINS(table, "GFLOP/s");
+    printf("%s", table);
+    opprof_free(table);
+
+    /* the trace read back gives the same runs */
+    char path[] = "/tmp/test_ggml_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, NULL), 0);
+    opprof_averages *avg_back = NULL;
+    CHECK_INT(opprof_capture_averages(back, &avg_back), 0);
+    check_rows(&m, avg_back, "read back");
+    const opprof_average_row *live = row_of(avg, "ggml::MUL_MAT"), *read = row_of(avg_back, "ggml::MUL_MAT");
+    if (live && read) {
+        CHECK_INT(read->wall_ns / 1000, live->wall_ns / 1000); /* traces keep microseconds */
+        CHECK_INT(read->threads, live->threads);
+    }
+    unlink(path);
+    opprof_averages_free(avg_back);
+    opprof_capture_free(back);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+    model_free(&m);
+}
+
+/* Outside a window the adapter records nothing and changes nothing. */
+TEST_CASE(outside_a_window) {
+    model m;
+    model_make(&m);
+    CHECK_INT(opprof_ggml_attach(), 0);
+    CHECK_INT(opprof_ggml_attach(), 0); /* twice is once */
+    CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
+    opprof_ggml_detach();
+    opprof_ggml_detach();
+    CHECK_STR(opprof_ggml_op_name(ggml_graph_node(m.graph, 0)), "ggml::MUL_MAT");
+    CHECK_INT(opprof_ggml_flops(ggml_graph_node(m.graph, 0)), 2 * K * M * N);
+    CHECK_INT(opprof_ggml_flops(NULL), 0);
+    model_free(&m);
+}
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_ggml"); }
