@@ -117,7 +117,9 @@ static void check_rows(model *m, const opprof_averages *avg, const char *where) 
         CHECK_INT(r->calls, count * ACTIVE);
         CHECK_INT(r->flops, flops * ACTIVE);
         CHECK_INT(r->threads, THREADS);
-        CHECK(r->wall_ns > 0 && r->wall_ns <= r->total_ns); /* each run's span, at most its parts' sum */
+        /* each run's span is at least its longest part, which is at least the mean of its 2 parts */
+        CHECK(r->wall_ns > 0 && r->wall_ns >= r->total_ns / THREADS);
+        CHECK_INT(r->wait_ns, THREADS * r->wall_ns - r->total_ns);
         CHECK(r->imbalance >= 1.0);
         CHECK(r->wait_ns >= 0);
     }

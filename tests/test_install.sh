@@ -92,6 +92,39 @@ cc -std=c11 -Wall -Wextra -Werror "$tmp/mpi.c" $(pkg-config --cflags --libs nn_m
     || fail "build with nn_mpi.pc"
 "$tmp/mpi" || fail "run with nn_mpi.pc"; ok
 
+# -- opprof-ggml.pc and COMPONENTS ggml: the ggml adapter (when built with it)
+if [ -f "$libdir/pkgconfig/opprof-ggml.pc" ]; then
+  ggml_prefix=$(sed -n 's/^OPPROF_GGML_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+  cat > "$tmp/ggml.c" <<'C'
+#include <opprof/ggml.h>
+#include <ggml.h>
+#include <string.h>
+int main(void) {
+    struct ggml_init_params ip = {1 << 20, NULL, false};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 3), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 2);
+    struct ggml_tensor *y = ggml_mul_mat(ctx, a, b);
+    int rc = opprof_ggml_attach() != 0 || strcmp(opprof_ggml_op_name(y), "ggml::MUL_MAT") || opprof_ggml_flops(y) != 2 * 4 * 3 * 2;
+    opprof_ggml_detach();
+    ggml_free(ctx);
+    return rc;
+}
+C
+  PKG_CONFIG_PATH="$libdir/pkgconfig:$ggml_prefix/lib/pkgconfig" cc -std=c11 -Wall -Werror "$tmp/ggml.c" \
+      $(PKG_CONFIG_PATH="$libdir/pkgconfig:$ggml_prefix/lib/pkgconfig" pkg-config --cflags --libs opprof-ggml) \
+      -Wl,-rpath,"$libdir" -Wl,-rpath,"$ggml_prefix/lib" -o "$tmp/ggml" || fail "build with opprof-ggml.pc"
+  "$tmp/ggml" || fail "run with opprof-ggml.pc"; ok
+  mkdir -p "$tmp/cmake-ggml"
+  cp "$tmp/ggml.c" "$tmp/cmake-ggml/ggml.c"
+  printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(user_ggml LANGUAGES C CXX)' \
+      'find_package(opprof 0.4 CONFIG REQUIRED COMPONENTS ggml)' 'add_executable(user_ggml ggml.c)' \
+      'target_link_libraries(user_ggml PRIVATE opprof::ggml)' > "$tmp/cmake-ggml/CMakeLists.txt"
+  cmake -S "$tmp/cmake-ggml" -B "$tmp/cmake-ggml/build" -DCMAKE_PREFIX_PATH="$p;$ggml_prefix" >/dev/null \
+      || fail "find_package(opprof COMPONENTS ggml)"
+  cmake --build "$tmp/cmake-ggml/build" >/dev/null || fail "build against opprof::ggml"
+  "$tmp/cmake-ggml/build/user_ggml" || fail "run against opprof::ggml"; ok
+fi
+
 # -- a CMake project in C++: find_package(opprof CONFIG), the C++ header
 mkdir -p "$tmp/cmake-user"
 cat > "$tmp/cmake-user/CMakeLists.txt" <<'CMAKE'

@@ -270,7 +270,9 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args")
                                                                              : 0;
     }
-    if (p->ours && e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
+    /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
+    if ((p->ours || KEY_IS(k, n, OPPROF_PART_OF_KEY)) && e->n_args < (int)(sizeof e->args / sizeof *e->args) &&
+        n < sizeof e->args[0].key)
         return own_arg(p, e, k, n);
     return opprof__json_skip(&p->lx);
 }

@@ -329,7 +329,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "categories");
-    return p->ours && e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
+    return e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
 }
 
 /* "i"/"I": Kineto's [memory] events; opprof's own instants. */
