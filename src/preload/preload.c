@@ -18,6 +18,8 @@
  * object (libelf: static functions too), read without a lock; a stack per
  * thread of the open ranges' handles. */
 #define _GNU_SOURCE
+#include "preload/steps.h"
+
 #include <opprof/opprof.h>
 
 #include <dlfcn.h>
@@ -179,13 +181,14 @@ enum { TABLE_SIZE = 1 << 16, MAX_OPEN = 1024 };
 typedef struct function {
     opprof_srcloc loc;
     void *fn;
+    bool step; /* the function of --step: each entry begins a step */
     char name[200];
 } function;
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
 static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
-                              NULL, ""};
+                              NULL, false, ""};
 
 static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
     t_inside = 1;
@@ -202,6 +205,7 @@ static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
             if (!f) break;
             f->fn = fn;
             name_of(fn, f->name, sizeof f->name);
+            f->step = opprof__steps_is(f->name);
             f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP, NULL};
             __atomic_store_n(&g_table[k], f, __ATOMIC_RELEASE);
             break;
@@ -231,7 +235,11 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     opprof_range r = 0;
     /* not while this thread names a function (a signal handler that calls
      * instrumented code then): the naming holds a lock, taken only here */
-    if (OPPROF__RECORDING() && !t_inside) r = opprof__range_begin(&function_of(fn)->loc);
+    if (OPPROF__RECORDING() && !t_inside) {
+        function *f = function_of(fn);
+        if (__builtin_expect(f->step, 0)) opprof__steps_function_entered();
+        r = opprof__range_begin(&f->loc);
+    }
     if (d < MAX_OPEN) t_open[d] = r;
 }
 
@@ -244,6 +252,7 @@ EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
 
 /* `opprof record` says what it could not see, once, when the program ends. */
 __attribute__((destructor)) static void record_said(void) {
+    opprof__steps_said();
     if (g_functions && !__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED))
         fputs("opprof record: --functions: the program called no instrumented function, so none is "
               "recorded; build it with -finstrument-functions (gcc, clang) to record its functions\n",
@@ -258,4 +267,5 @@ __attribute__((constructor)) static void record_setup(void) {
     const char *m = secure_getenv("OPPROF_RECORD_MEMORY"), *f = secure_getenv("OPPROF_RECORD_FUNCTIONS");
     g_functions = f && strcmp(f, "1") == 0;
     g_memory = m && strcmp(m, "1") == 0;
+    opprof__steps_setup(secure_getenv("OPPROF_STEP_FUNCTION"));
 }

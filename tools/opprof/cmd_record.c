@@ -1,13 +1,13 @@
 /* cmd_record.c - `opprof record`: profile a program without changing it.
  *
- *   opprof record [--memory] [--functions] [-o DIR] -- CMD [ARGS...]
+ *   opprof record [--memory] [--functions] [--step FUNCTION] [-o DIR] -- CMD [ARGS...]
  *
  * Runs CMD with libopprof_record.so preloaded and OPPROF_TRACE=DIR: its
  * allocations become memory events (--memory) and, when it was compiled with
  * -finstrument-functions, its functions become ranges (--functions); every
  * thread has its own track. DIR appears whole when CMD ends, also by SIGINT
  * or SIGTERM (which reach CMD: opprof waits for it). Then the table of self
- * CPU time is printed. The exit status is CMD's (128 + N when signal N ended
+ * CPU time is printed on stderr. The exit status is CMD's (128 + N when signal N ended
  * it), 64 on bad usage, 127 when CMD cannot be run. */
 #define _GNU_SOURCE
 #include "tool.h"
@@ -38,6 +38,11 @@ static const char HELP[] =
     "               its callers): the table gains Samples and Top native frame columns and the\n"
     "               native functions by samples; times off the CPU too (report --cpu-time,\n"
     "               stacks --samples)\n"
+    "  --step FUNCTION  each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"
+    "               first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"
+    "               `diff --stat` see the program's iterations: calls from another object\n"
+    "               (a shared library's exported function, as llama_decode), or every call with\n"
+    "               --functions in a program built with -finstrument-functions\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
     "  --outputs LIST  what each capture becomes: trace, tables, html (default these three),\n"
     "                  perfetto (trace-step-N.pftrace: Perfetto's native format)\n"
@@ -47,7 +52,8 @@ static const char HELP[] =
     "               are made from all of them)\n"
     "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"
     "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"
-    "SIGINT or SIGTERM ends CMD. Its exit status is CMD's (128 + N for signal N).\n";
+    "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n"
+    "CMD's alone). Its exit status is CMD's (128 + N for signal N).\n";
 
 /* libopprof_record.so beside this program's libraries: ../<libdir> of the
  * installed tree, or ../lib of the build tree. */
@@ -89,7 +95,7 @@ static void print_table(const char *dir) {
     snprintf(path, sizeof path, "%s/%s", dir, last);
     FILE *f = fopen(path, "r");
     char line[4096];
-    while (f && fgets(line, sizeof line, f)) fputs(line, stdout);
+    while (f && fgets(line, sizeof line, f)) fputs(line, stderr); /* CMD's stdout stays CMD's */
     if (f) fclose(f);
 }
 
@@ -99,6 +105,7 @@ typedef struct record_options {
     const char *sample_hz;  /* OPPROF_SAMPLE; NULL: no samples */
     const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
     const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
+    const char *step;       /* OPPROF_STEP_FUNCTION; NULL: no steps of CMD's own */
     char dir[4096];
 } record_options;
 
@@ -127,7 +134,8 @@ static int parse(int argc, char **argv, record_options *ro) {
         {"memory", no_argument, 0, 'm'},     {"functions", no_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
         {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
-        {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'}, {0, 0, 0, 0}};
+        {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'},
+        {"step", required_argument, 0, 'S'},   {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
@@ -137,6 +145,11 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'O': ro->outputs = optarg; break;
         case 'H': ro->outputs = "trace,tables"; break;
         case 'z': ro->gzip = true; break;
+        case 'S':
+            if (!*optarg || strpbrk(optarg, " \t\n"))
+                return tool_usage_error("record", "--step takes a function's name, not '%s'", optarg);
+            ro->step = optarg;
+            break;
         case 's': {
             int hz;
             bool dwarf;
@@ -189,6 +202,7 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     if (ro->gzip) setenv("OPPROF_GZIP", "1", 1);
     if (ro->sample_hz) setenv("OPPROF_SAMPLE", ro->sample_hz, 1);
     if (ro->max_events) setenv("OPPROF_TRACE_EVENTS", ro->max_events, 1);
+    if (ro->step) setenv("OPPROF_STEP_FUNCTION", ro->step, 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));
     if (write(said, "x", 1) < 0) { /* the parent then says that no capture was written too: no worse */
@@ -295,6 +309,6 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [-o DIR] [--outputs LIST | --no-html] [--gzip]\n"
-             "              [--max-events N] -- CMD [ARGS...]",
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--step FUNCTION] [-o DIR]\n"
+             "              [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions, --sample)", NULL);
