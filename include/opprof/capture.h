@@ -211,6 +211,11 @@ OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture
                                                             size_t *count);
 /** An event's name; NULL for an index out of range. Owned by the capture. */
 OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32_t name);
+/** C++ names are demangled when a capture is finished (libstdc++'s
+ *  __cxa_demangle: "engine::step<float>(...)" for "_ZN6engine4stepIfEE..."),
+ *  in every table, trace, flame graph and report; this is the name's mangled
+ *  form, or NULL when it was not demangled. Valid while the capture lives. */
+OPPROF_API const char *opprof_capture_mangled_name(const opprof_capture *capture, uint32_t name);
 /** The number of distinct names. */
 OPPROF_API size_t opprof_capture_name_count(const opprof_capture *capture);
 /** A call site (0 is the unknown site: NULL file and function); NULL if out of range. */
@@ -312,6 +317,7 @@ typedef struct opprof_averages opprof_averages;
 /** One row of key averages: all events of one key. */
 typedef struct opprof_average_row {
     const char *key;          /* the name; ProfilerStep#N rows merge as "ProfilerStep*" */
+    const char *mangled;      /* a demangled C++ name's mangled form, or NULL */
     int64_t calls;
     int64_t self_ns;          /* durations minus direct children's */
     int64_t total_ns;         /* durations */

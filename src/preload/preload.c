@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "preload/steps.h"
 
+#include <opprof/capture.h> /* opprof_free */
 #include <opprof/opprof.h>
 
 #include <dlfcn.h>
@@ -181,14 +182,21 @@ enum { TABLE_SIZE = 1 << 16, MAX_OPEN = 1024 };
 typedef struct function {
     opprof_srcloc loc;
     void *fn;
-    bool step; /* the function of --step: each entry begins a step */
+    bool step;      /* the function of --step: each entry begins a step */
+    uint64_t calls; /* atomic: its calls while recording, recorded or not */
     char name[200];
 } function;
+
+/* The budget of --functions: each function's first g_call_cap calls while
+ * recording are ranges, the rest only counted (a template-heavy program's
+ * accessors called 10^8 times would fill memory and disk), so that the
+ * functions that run long and seldom are all kept. */
+static uint64_t g_call_cap = 100000;
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
 static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
-                              NULL, false, ""};
+                              NULL, false, 0, ""};
 
 static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
     t_inside = 1;
@@ -238,7 +246,7 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     if (OPPROF__RECORDING() && !t_inside) {
         function *f = function_of(fn);
         if (__builtin_expect(f->step, 0)) opprof__steps_function_entered();
-        r = opprof__range_begin(&f->loc);
+        if (__atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED) <= g_call_cap) r = opprof__range_begin(&f->loc);
     }
     if (d < MAX_OPEN) t_open[d] = r;
 }
@@ -250,9 +258,41 @@ EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
     if (d < MAX_OPEN && t_open[d]) opprof__range_end(t_open[d]);
 }
 
+/* The calls past the budget, said at exit: how many, of how many functions,
+ * the three most called of them. */
+static void budget_said(void) {
+    uint64_t over = 0, functions = 0;
+    const function *top[3] = {0};
+    for (size_t k = 0; k < TABLE_SIZE; k++) {
+        const function *f = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
+        uint64_t calls = f ? __atomic_load_n(&f->calls, __ATOMIC_RELAXED) : 0;
+        if (calls <= g_call_cap) continue;
+        over += calls - g_call_cap;
+        functions++;
+        for (int i = 0; i < 3; i++)
+            if (!top[i] || calls > top[i]->calls) {
+                memmove(&top[i + 1], &top[i], (size_t)(2 - i) * sizeof *top);
+                top[i] = f;
+                break;
+            }
+    }
+    if (!over) return;
+    fprintf(stderr, "opprof record: --functions: %llu call(s) of %llu function(s) not recorded, past each function's "
+                    "first %llu (OPPROF_FUNCTION_CALLS; the tables count the recorded calls): most called",
+            (unsigned long long)over, (unsigned long long)functions, (unsigned long long)g_call_cap);
+    for (int i = 0; i < 3 && top[i]; i++) {
+        char *readable = opprof_demangle(top[i]->name);
+        fprintf(stderr, "%s %s (%llu calls)", i ? "," : "", readable ? readable : top[i]->name,
+                (unsigned long long)top[i]->calls);
+        opprof_free(readable);
+    }
+    fputs("\n", stderr);
+}
+
 /* `opprof record` says what it could not see, once, when the program ends. */
 __attribute__((destructor)) static void record_said(void) {
     opprof__steps_said();
+    if (g_functions) budget_said();
     if (g_functions && !__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED))
         fputs("opprof record: --functions: the program called no instrumented function, so none is "
               "recorded; build it with -finstrument-functions (gcc, clang) to record its functions\n",
@@ -268,4 +308,14 @@ __attribute__((constructor)) static void record_setup(void) {
     g_functions = f && strcmp(f, "1") == 0;
     g_memory = m && strcmp(m, "1") == 0;
     opprof__steps_setup(secure_getenv("OPPROF_STEP_FUNCTION"));
+    const char *cap = secure_getenv("OPPROF_FUNCTION_CALLS");
+    if (cap && *cap) {
+        char *end;
+        unsigned long long v = strtoull(cap, &end, 10);
+        if (*end || v == 0)
+            fprintf(stderr, "opprof record: OPPROF_FUNCTION_CALLS='%s' ignored: not a number >= 1; %llu kept\n", cap,
+                    (unsigned long long)g_call_cap);
+        else
+            g_call_cap = v;
+    }
 }

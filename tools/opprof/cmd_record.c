@@ -31,7 +31,10 @@ static const char HELP[] =
     "  --memory     every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"
     "               attributed to the open range or function (Self CPU Mem, Peak Mem)\n"
     "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
-    "               range named from its ELF symbols (static functions too)\n"
+    "               range named from its ELF symbols (static functions too); bounded: each\n"
+    "               function's first 100000 calls are ranges, the rest counted and said at exit\n"
+    "               (OPPROF_FUNCTION_CALLS=N), a capture holds at most 8388608 ranges in memory\n"
+    "               (OPPROF_MAX_EVENTS=N, 256 MiB) and its trace the 2000000 longest (--max-events)\n"
     "  --sample[=HZ[,dwarf]]  sample every thread's native call stack HZ times a second of its CPU\n"
     "               time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD;\n"
     "               dwarf: unwind a copy of the stack, so that code without frame pointers keeps\n"
@@ -54,6 +57,10 @@ static const char HELP[] =
     "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"
     "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n"
     "CMD's alone). Its exit status is CMD's (128 + N for signal N).\n";
+
+/* --functions' default budgets: ranges held in memory (32 bytes each), and in the trace. */
+#define FUNCTIONS_MAX_EVENTS "8388608"
+#define FUNCTIONS_TRACE_EVENTS "2000000"
 
 /* libopprof_record.so beside this program's libraries: ../<libdir> of the
  * installed tree, or ../lib of the build tree. */
@@ -202,6 +209,10 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     if (ro->gzip) setenv("OPPROF_GZIP", "1", 1);
     if (ro->sample_hz) setenv("OPPROF_SAMPLE", ro->sample_hz, 1);
     if (ro->max_events) setenv("OPPROF_TRACE_EVENTS", ro->max_events, 1);
+    if (ro->functions) { /* bounded by default, in memory and on disk; the user's own values stand */
+        setenv("OPPROF_MAX_EVENTS", FUNCTIONS_MAX_EVENTS, 0);
+        if (!ro->max_events) setenv("OPPROF_TRACE_EVENTS", FUNCTIONS_TRACE_EVENTS, 0);
+    }
     if (ro->step) setenv("OPPROF_STEP_FUNCTION", ro->step, 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));

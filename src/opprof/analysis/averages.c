@@ -192,6 +192,7 @@ static int name_groups(work *w) {
             w->name_group[i] = step_group;
         } else {
             if (new_group(w, key, &w->name_group[i])) return OPPROF_ENOMEM;
+            w->b.groups[w->name_group[i]].row.mangled = opprof_capture_mangled_name(c, (uint32_t)i);
             if (key == STEP_KEY) step_group = w->name_group[i];
         }
     }
@@ -229,6 +230,7 @@ static int extended_groups(work *w) {
         memset(&key, 0, sizeof key);
         key.name_group = name_group_of(w, i);
         key.row.key = w->b.groups[key.name_group].row.key;
+        key.row.mangled = w->b.groups[key.name_group].row.mangled;
         key.first_start = INT64_MAX;
         if (w->by_shape) key.shapes = opprof_capture_site(w->c, w->ev[i].site)->shapes;
         for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < w->stack_n; e = w->ev[e].parent)
@@ -495,26 +497,28 @@ static int make_rows(work *w) {
     for (size_t g = 0; g < b->n; g++) w->row_of_group[g] = UINT32_MAX;
     for (size_t g = 0; g < kept; g++) w->row_of_group[b->groups[g].index] = (uint32_t)g;
     size_t n_offsets = kept ? kept : 1;
-    size_t *offsets = opprof__alloc(n_offsets * 4 * sizeof *offsets);
+    size_t *offsets = opprof__alloc(n_offsets * 5 * sizeof *offsets);
     opprof_averages *avg = w->avg;
     avg->rows = opprof__alloc(n_offsets * sizeof *avg->rows);
     opprof__strbuf text = {0};
     char buf[1024];
     for (size_t g = 0; offsets && g < kept; g++) {
         const group *gr = &b->groups[g];
-        offsets[4 * g] = text.len;
+        offsets[5 * g] = text.len;
         opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
-        offsets[4 * g + 3] = text.len;
+        offsets[5 * g + 4] = text.len;
+        if (gr->row.mangled) opprof__sb_put(&text, gr->row.mangled, strlen(gr->row.mangled) + 1);
+        offsets[5 * g + 3] = text.len;
         if (gr->row.top_frame && gr->top_source != UINT32_MAX)
             opprof__sb_printf(&text, "%s (%s)", gr->row.top_frame, w->c->names[gr->top_source]), opprof__sb_put(&text, "", 1);
         else if (gr->row.top_frame)
             opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
-        offsets[4 * g + 1] = text.len;
+        offsets[5 * g + 1] = text.len;
         if (w->by_shape) {
             opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);
             opprof__sb_put(&text, buf, strlen(buf) + 1);
         }
-        offsets[4 * g + 2] = text.len;
+        offsets[5 * g + 2] = text.len;
         for (int f = 0; w->stack_n > 0 && f < gr->n_frames; f++) {
             if (f) opprof__sb_put(&text, "\n", 1);
             frame_text(w->c, gr->frames[f], &text);
@@ -526,10 +530,11 @@ static int make_rows(work *w) {
     for (size_t g = 0; !rc && g < kept; g++) {
         avg->children[g] = b->groups[g].children;
         avg->rows[g] = b->groups[g].row;
-        avg->rows[g].key = text.data + offsets[4 * g];
-        avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[4 * g + 3] : NULL;
-        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[4 * g + 1] : NULL;
-        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[4 * g + 2] : NULL;
+        avg->rows[g].key = text.data + offsets[5 * g];
+        avg->rows[g].mangled = b->groups[g].row.mangled ? text.data + offsets[5 * g + 4] : NULL;
+        avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[5 * g + 3] : NULL;
+        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[5 * g + 1] : NULL;
+        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[5 * g + 2] : NULL;
         OPPROF__SAT_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
     if (!rc) {

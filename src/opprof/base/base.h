@@ -35,6 +35,11 @@ OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
 OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t new_size); /* ptr NULL: allocates */
 OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: nothing */
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
+/* base/demangle.c: a C++ name ("_Z...", with any " [inlined]" or "+0x1f" after
+ * it kept) demangled, owned by the caller (opprof__free); NULL when the name
+ * is not mangled or the C++ runtime's demangler is not there. */
+OPPROF__HIDDEN bool opprof__is_mangled(const char *name);
+OPPROF__HIDDEN char *opprof__demangle(const char *name);
 /* opprof_set_allocator's work, once the session layer has refused it while
  * a session is active: NULL restores the default; EINVAL without realloc. */
 OPPROF__HIDDEN int opprof__allocator_set(const opprof_allocator *allocator);

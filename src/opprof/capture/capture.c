@@ -16,6 +16,8 @@ int opprof_capture_new(opprof_capture **out) {
 void opprof_capture_free(opprof_capture *c) {
     if (!c) return;
     for (size_t i = 0; i < c->n_names; i++) opprof__free(c->names[i]);
+    for (size_t i = 0; i < c->n_mangled; i++) opprof__free(c->mangled[i]);
+    opprof__free(c->mangled);
     for (size_t i = 0; i < c->n_warnings; i++)
         opprof__free(c->warnings[i]);
     opprof__free(c->names);
@@ -49,6 +51,60 @@ int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint
     c->name_index.slots[k] = (uint32_t)++c->n_names;
     *id = (uint32_t)c->n_names - 1;
     return 0;
+}
+
+/* C++ names demangled in place, their mangled forms kept; the names' index
+ * made again from the new texts (a name demangled to another name's text
+ * keeps its own id). */
+int opprof__capture_demangle(opprof_capture *c) {
+    bool any = false;
+    for (size_t i = 0; i < c->n_names && !any; i++) any = opprof__is_mangled(c->names[i]);
+    if (!any) return 0;
+    if (c->mangled) return 0; /* done once: a capture is finished once */
+    if (!(c->mangled = opprof__calloc(c->n_names, sizeof *c->mangled))) return OPPROF_ENOMEM;
+    c->n_mangled = c->n_names;
+    for (size_t i = 0; i < c->n_names; i++) {
+        char *text = opprof__demangle(c->names[i]);
+        if (!text) continue;
+        c->name_bytes += strlen(text) - strlen(c->names[i]);
+        c->mangled[i] = c->names[i];
+        c->names[i] = text;
+    }
+    opprof__index_free(&c->name_index);
+    memset(&c->name_index, 0, sizeof c->name_index);
+    for (size_t i = 0; i < c->n_names; i++) {
+        opprof__index_text key = {c->names[i], strlen(c->names[i])};
+        size_t k;
+        int64_t found = opprof__index_lookup(&c->name_index, i, opprof__index_text_hash, opprof__index_text_equal,
+                                             c->names, opprof__hash_bytes(key.s, key.len), &key, &k);
+        if (found < 0) return OPPROF_ENOMEM;
+        if (!found) c->name_index.slots[k] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char *mangled) {
+    opprof__index_text key = {name, strlen(name)};
+    size_t k;
+    int64_t found = opprof__index_lookup(&c->name_index, c->n_names, opprof__index_text_hash, opprof__index_text_equal,
+                                         c->names, opprof__hash_bytes(key.s, key.len), &key, &k);
+    if (found <= 0) return found < 0 ? OPPROF_ENOMEM : 0; /* a name no event has: nothing to say */
+    if (c->n_mangled < c->n_names) {
+        char **grown = opprof__realloc(c->mangled, c->n_names * sizeof *grown);
+        if (!grown) return OPPROF_ENOMEM;
+        memset(grown + c->n_mangled, 0, (c->n_names - c->n_mangled) * sizeof *grown);
+        c->mangled = grown;
+        c->n_mangled = c->n_names;
+    }
+    char *copy = opprof__strdup(mangled);
+    if (!copy) return OPPROF_ENOMEM;
+    opprof__free(c->mangled[found - 1]);
+    c->mangled[found - 1] = copy;
+    return 0;
+}
+
+const char *opprof_capture_mangled_name(const opprof_capture *c, uint32_t name) {
+    return c && name < c->n_mangled ? c->mangled[name] : NULL;
 }
 
 int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) {

@@ -8,6 +8,10 @@
 #include "base/base.h"
 
 /* ---- capture (capture/capture.c) ---- */
+/* Demangle the C++ names (opprof_capture_finish does, once). */
+OPPROF__HIDDEN int opprof__capture_demangle(opprof_capture *c);
+/* The name `name` (if an event has it) was demangled from `mangled` (a trace's opprof_mangled_names). */
+OPPROF__HIDDEN int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char *mangled);
 struct opprof_capture {
     opprof_capture_info info;
     opprof_event *events;
@@ -21,6 +25,9 @@ struct opprof_capture {
     size_t n_names, cap_names;
     size_t name_bytes;     /* the names' text, for opprof__capture_bytes */
     opprof__index name_index;
+    char **mangled;        /* per name below n_mangled: its C++ mangled form when names[i] was
+                              demangled (opprof__capture_demangle), else NULL */
+    size_t n_mangled;
     char **warnings;
     size_t n_warnings, cap_warnings;
     /* call sites and input shapes, interned; index i lives at [i - 1] */

@@ -381,7 +381,8 @@ static int fill_totals(opprof_capture *c) {
 
 int opprof_capture_finish(opprof_capture *c) {
     if (!c || c->finished) return OPPROF_EINVAL;
-    int rc = sort_events(c);
+    int rc = opprof__capture_demangle(c);
+    if (!rc) rc = sort_events(c);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
     if (!rc) rc = sort_marks(c->marks, c->n_marks);
     if (!rc) rc = opprof__capture_sort_samples(c);

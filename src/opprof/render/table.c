@@ -248,6 +248,10 @@ static void json_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
         opprof__json_cell(sb, v, c, r);
     }
     if (v->device[0]) opprof__sb_printf(sb, ", \"device\": %s", r->device ? "true" : "false");
+    if (r->mangled) { /* the demangled name's C++ symbol */
+        opprof__sb_puts(sb, ", \"mangled\": ");
+        opprof__sb_json_string(sb, r->mangled);
+    }
     json_distributions(sb, v, r);
     opprof__sb_puts(sb, "}");
 }

@@ -180,7 +180,22 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
         if (c->n_warnings) OUT_LIT(o, ", ");
         out_json_string(o, note);
     }
-    OUT_LIT(o, "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    OUT_LIT(o, "]");
+    bool first = true; /* the C++ names demangled, with their symbols */
+    for (size_t i = 0; i < c->n_mangled; i++) {
+        if (!c->mangled[i]) continue;
+        if (first)
+            OUT_LIT(o, ",\n  \"opprof_mangled_names\": [[");
+        else
+            OUT_LIT(o, ", [");
+        out_json_string(o, c->names[i]);
+        OUT_LIT(o, ", ");
+        out_json_string(o, c->mangled[i]);
+        OUT_LIT(o, "]");
+        first = false;
+    }
+    if (!first) OUT_LIT(o, "]");
+    OUT_LIT(o, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     out_i64(o, info->base_time_ns);
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");
 }

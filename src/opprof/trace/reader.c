@@ -33,6 +33,40 @@ static int on_warning(opprof__json *lx, void *ctx, int index) {
     return opprof_capture_add_warning(p->cap, p->lx.s) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings") : 0;
 }
 
+/* "opprof_mangled_names": [[name, mangled], ...], the C++ names opprof demangled. */
+static int on_mangled_string(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    (void)ctx;
+    if (index > 1 || opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    opprof__sb_put(&p->mangled, p->lx.s, p->lx.s_len);
+    opprof__sb_put(&p->mangled, "", 1);
+    return p->mangled.error ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "opprof_mangled_names") : 0;
+}
+
+static int on_mangled_pair(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    (void)index;
+    if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+    size_t before = p->mangled.len;
+    if (opprof__json_array(&p->lx, on_mangled_string, ctx)) return OPPROF_EFORMAT;
+    /* a pair, or nothing */
+    size_t strings = 0;
+    for (size_t i = before; i < p->mangled.len; i++) strings += p->mangled.data[i] == '\0';
+    if (strings != 2) p->mangled.len = before;
+    return 0;
+}
+
+/* After the capture is finished: each pair's mangled name to its name. */
+static int apply_mangled(parser *p) {
+    for (size_t at = 0; at < p->mangled.len;) {
+        const char *name = p->mangled.data + at, *mangled = name + strlen(name) + 1;
+        at = (size_t)(mangled - p->mangled.data) + strlen(mangled) + 1;
+        if (opprof__capture_set_mangled(p->cap, name, mangled)) return OPPROF_ENOMEM;
+    }
+    return 0;
+}
+
 /* "distributedInfo": {"backend", "rank", "world_size"} as Kineto writes it,
  * and opprof's clock alignment; other keys are skipped. */
 static int on_distributed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
@@ -109,6 +143,7 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
+    if (KEY_IS(k, n, "opprof_mangled_names") && c == '[') return opprof__json_array(&p->lx, on_mangled_pair, NULL);
     int sampled = opprof__reader_sample_key(p, k, n);
     if (sampled != 1) return sampled;
     if (KEY_IS(k, n, "opprof_flight") && c == '{') return opprof__json_object(&p->lx, on_flight_key, &info->flight);
@@ -154,6 +189,7 @@ static void shift_times(opprof_capture *c, int64_t origin) {
 
 void opprof__reader_free_parser(parser *p) {
     opprof__index_free(&p->thread_index);
+    opprof__sb_free(&p->mangled);
     for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
     opprof__free(p->string_ids);
     opprof__index_free(&p->string_index);
@@ -225,6 +261,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     if (!rc) {
         p->cap->finish_threads = options && options->threads == 1 ? 1 : 0; /* one thread asked for: one */
         rc = opprof_capture_finish(p->cap);
+        if (!rc) rc = apply_mangled(p);
         if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
     }
     opprof__json_close(&p->lx);

@@ -66,6 +66,7 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    opprof__strbuf mangled; /* "opprof_mangled_names": name, mangled name, ... each ending in '\0' */
     bool kineto;           /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
     bool legacy_pytorch;   /* "pid": "CPU functions": PyTorch's legacy exporter */
     bool array_form;       /* the trace is a bare event array ("[...]") */
