@@ -121,10 +121,16 @@ static int run(int argc, char **argv) {
     char *flight = NULL; /* a flight recorder's save: its reason and its step against the others */
     if (!rc && !json && opprof_capture_get_info(cap).flight.reason[0])
         rc = opprof_capture_flight_to_string(cap, row_limit, &flight);
+    char *functions = NULL; /* a sampled capture: its native functions by samples, as record's table has them */
+    size_t n_samples = 0;
+    opprof_capture_samples(cap, &n_samples);
+    if (!rc && !json && n_samples) rc = opprof_capture_functions_to_string(cap, row_limit > 0 ? row_limit : 50, &functions);
     opprof_capture_free(cap);
     int status = tool_emit(argv[optind], rc, text, NULL);
     if (flight && status == TOOL_EXIT_OK) printf("\n\n%s", flight);
+    if (functions && status == TOOL_EXIT_OK) printf("\n\n%s", functions);
     opprof_free(flight);
+    opprof_free(functions);
     return status;
 }
 

@@ -146,6 +146,54 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
     return rc;
 }
 
+/* A cell's number for sorting: "12.34%" 12.34, "1.234ms" 1234 (microseconds), "7" 7. */
+static double cell_number(const char *cell) {
+    char *end;
+    double x = strtod(cell, &end);
+    if (!strncmp(end, "ms", 2)) return x * 1e3;
+    if (!strncmp(end, "us", 2)) return x;
+    if (end[0] == 's') return x * 1e6;
+    return x;
+}
+
+/* A sampled capture's native functions by samples, as its text table has them. */
+static int functions_table(opprof__strbuf *sb, const opprof_capture *c) {
+    if (!c->n_samples) return 0;
+    char **cells;
+    size_t n, columns;
+    int rc = opprof__functions_cells(c, 100, &cells, &n);
+    if (rc) return rc;
+    const char *const *titles = opprof__functions_titles(&columns);
+    opprof__sb_printf(sb, "<h2>Native functions by samples <span class=\"note\">(%zu samples, one per %.3f ms of a "
+                          "thread's CPU time; click a column to sort)</span></h2>\n"
+                          "<table class=\"sortable\" id=\"functions\">\n<thead><tr>",
+                      c->n_samples, (double)c->info.sample_period_ns / 1e6);
+    for (size_t k = 0; k < columns; k++) {
+        opprof__sb_puts(sb, k == 0 || k + 1 == columns ? "<th data-text=\"1\">" : "<th>");
+        opprof__sb_html(sb, titles[k]);
+        opprof__sb_puts(sb, "</th>");
+    }
+    opprof__sb_puts(sb, "</tr></thead>\n<tbody>\n");
+    for (size_t r = 0; r < n; r++) {
+        opprof__sb_puts(sb, "<tr>");
+        for (size_t k = 0; k < columns; k++) {
+            const char *cell = cells[r * columns + k];
+            opprof__sb_puts(sb, "<td data-v=\"");
+            if (k == 0 || k + 1 == columns)
+                opprof__sb_html(sb, cell);
+            else
+                opprof__sb_printf(sb, "%.17g", cell_number(cell));
+            opprof__sb_puts(sb, "\">");
+            opprof__sb_html(sb, cell);
+            opprof__sb_puts(sb, "</td>");
+        }
+        opprof__sb_puts(sb, "</tr>\n");
+    }
+    opprof__sb_puts(sb, "</tbody>\n</table>\n");
+    opprof__functions_cells_free(cells, n);
+    return 0;
+}
+
 /* One box of the flame graph: a node of the stack tree at x, its name when it fits. */
 static void flame_box(opprof__strbuf *sb, const opprof_capture *c, const opprof__stack_node *nd, double x,
                       double scale, double root_total) {
@@ -388,6 +436,7 @@ int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
     opprof__html_begin(&sb, title);
     facts(&sb, c);
     int rc = averages_table(&sb, c);
+    if (!rc) rc = functions_table(&sb, c);
     if (!rc) rc = flame_graph(&sb, c);
     if (!rc) rc = opprof__html_timeline(&sb, c);
     if (!rc) rc = memory_chart(&sb, c);

@@ -135,4 +135,10 @@ OPPROF__HIDDEN void opprof__html_end(opprof__strbuf *sb);
 OPPROF__HIDDEN void opprof__html_name_cell(opprof__strbuf *sb, const char *name);
 
 
+/* ---- native functions by samples (render/samples_view.c): the cells of
+ * opprof_capture_functions_to_string's table, row by row, for the HTML report ---- */
+OPPROF__HIDDEN const char *const *opprof__functions_titles(size_t *n_columns);
+OPPROF__HIDDEN int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***cells, size_t *n_rows);
+OPPROF__HIDDEN void opprof__functions_cells_free(char **cells, size_t n_rows);
+
 #endif /* OPPROF_RENDER_LAYER_H */

@@ -83,9 +83,22 @@ static void cells_of(const function_row *r, const opprof_capture *c, int64_t per
     opprof__name_cell(r->line != UINT32_MAX ? c->names[r->line] : "", buf[7], sizeof buf[7]);
 }
 
-int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
-    if (!c || !out) return OPPROF_EINVAL;
+static const char *const TITLES[COLUMNS] = {"Function", "Self samples", "Self %", "Self (est.)",
+                                            "Total samples", "Total %", "Total (est.)", "Hottest line"};
+
+const char *const *opprof__functions_titles(size_t *n_columns) {
+    *n_columns = COLUMNS;
+    return TITLES;
+}
+
+void opprof__functions_cells_free(char **cells, size_t n_rows) {
+    for (size_t i = 0; cells && i < n_rows * COLUMNS; i++) opprof__free(cells[i]);
+    opprof__free(cells);
+}
+
+int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out, size_t *n_rows) {
     *out = NULL;
+    *n_rows = 0;
     if (!c->n_samples) return OPPROF_EINVAL;
     function_row *rows = opprof__calloc(c->n_names + 1, sizeof *rows);
     uint32_t *seen = opprof__calloc(c->n_names + 1, sizeof *seen);
@@ -105,17 +118,30 @@ int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, c
         for (int k = 0; k < COLUMNS && !rc; k++)
             if (!(cells[r * COLUMNS + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
     }
-    static const char *const titles[COLUMNS] = {"Function", "Self samples", "Self %", "Self (est.)",
-                                                "Total samples", "Total %", "Total (est.)", "Hottest line"};
+    opprof__free(rows);
+    opprof__free(seen);
+    if (rc) {
+        opprof__functions_cells_free(cells, n);
+        return rc;
+    }
+    *out = cells;
+    *n_rows = n;
+    return 0;
+}
+
+int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    *out = NULL;
+    char **cells;
+    size_t n;
+    int rc = opprof__functions_cells(c, row_limit, &cells, &n);
+    if (rc) return rc;
     opprof__strbuf sb = {0};
-    if (!rc) rc = opprof__text_table(&sb, titles, COLUMNS, (const char *const *)cells, n);
+    rc = opprof__text_table(&sb, TITLES, COLUMNS, (const char *const *)cells, n);
     if (!rc)
         opprof__sb_printf(&sb, "\nNative functions by their samples: %zu, one per %.3f ms of a thread's CPU time%s\n",
                           c->n_samples, (double)c->info.sample_period_ns / 1e6,
                           c->info.samples_lost ? " (some lost: see the warnings)" : "");
-    for (size_t i = 0; cells && i < n * COLUMNS; i++) opprof__free(cells[i]);
-    opprof__free(cells);
-    opprof__free(rows);
-    opprof__free(seen);
+    opprof__functions_cells_free(cells, n);
     return opprof__sb_finish(&sb, rc, out);
 }
