@@ -12,6 +12,8 @@
  *   autostart_target trigger N K...  N steps; opprof_trigger() in steps K...
  *   autostart_target flight N  steps of 1 ms, "ready" on stdout after N of them, then on
  *                              for a minute at most (the test signals it)
+ *   autostart_target inputs    one operator that describes its inputs (a q8_0 [4, 8] and a
+ *                              float [8]) and states its FLOPs
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +41,13 @@ int main(int argc, char **argv) {
             work(i);
             OPPROF_STEP();
         }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "inputs") == 0) {
+        OPPROF_OP_SCOPE("my::qgemv");
+        opprof_input in[2] = {{2, (const int64_t[]){4, 8}, "q8_0"}, {1, (const int64_t[]){8}, "float"}};
+        opprof_set_inputs(2, in);
+        opprof_range_flops(64);
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "quit") == 0) {

@@ -35,6 +35,26 @@ static char *signalled(const char *prefix, const char *args, const char *signals
     return out;
 }
 
+/* OPPROF_RECORD_SHAPES=1: the inputs an operator describes are kept, quantized types too;
+ * without it, the capture says they were not. */
+static void shapes_from_the_environment(void) {
+    char env[600], path[700], *out = NULL;
+    snprintf(env, sizeof env, "OPPROF_TRACE='%s/shapes' OPPROF_RECORD_SHAPES=1 OPPROF_OUTPUTS=trace", dir);
+    CHECK_INT(target(env, "inputs", &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/shapes/trace-step-0.json", dir);
+    char *trace = read_text(path);
+    CHECK_CONTAINS(trace, "\"Input Dims\":[[4,8],[8]],\"Input type\":[\"q8_0\",\"float\"]");
+    free(trace);
+    snprintf(env, sizeof env, "OPPROF_TRACE='%s/no_shapes' OPPROF_OUTPUTS=trace", dir);
+    CHECK_INT(target(env, "inputs", &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/no_shapes/trace-step-0.json", dir);
+    trace = read_text(path);
+    CHECK_CONTAINS(trace, "1 operator(s) described their inputs (opprof_set_inputs) while the session recorded no shapes");
+    free(trace);
+}
+
 int main(void) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char env[1024], path[1024], *out = NULL;
@@ -217,6 +237,7 @@ int main(void) {
     CHECK_INT(target("", "steps 2", &out), 0);
     CHECK_STR(out, "");
     free(out);
+    shapes_from_the_environment();
     remove_tree(dir);
     return check_report("test_autostart");
 }

@@ -262,6 +262,15 @@ gcc -std=c11 -pedantic -Wall -Wextra -Werror -I"$p/include" $(pkg-config --cflag
 printf '#include <opprof/opprof.h>\nvoid f(void) { OPPROF_RANGE("x") { } }\n' > "$tmp/old.c"
 if gcc -std=c11 -I"$p/include" -c "$tmp/old.c" -o "$tmp/old.o" 2>"$tmp/old.log"; then fail "OPPROF_RANGE compiles"; fi
 grep -q "write OPPROF_SCOPE(...); inside the block" "$tmp/old.log" || fail "OPPROF_RANGE's message: $(cat "$tmp/old.log")"; ok
+# -- C++: a range named at run time is refused, saying what to write; literals and constexpr arrays are not
+printf '#include <opprof/opprof.h>\nvoid f(const char *name) { OPPROF_SCOPE(name); }\n' > "$tmp/runtime.cpp"
+if g++ -std=c++17 -I"$p/include" -c "$tmp/runtime.cpp" -o "$tmp/runtime.o" 2>"$tmp/runtime.log"; then
+  fail "OPPROF_SCOPE(name) of a run-time name compiles in C++"
+fi
+grep -q 'write OPPROF_SCOPE("%s", name)' "$tmp/runtime.log" || fail "the run-time name's message: $(cat "$tmp/runtime.log")"; ok
+printf '#include <opprof/opprof.h>\nstatic constexpr char k[] = "k";\nvoid f(const char *name) { OPPROF_SCOPE("lit"); OPPROF_SCOPE(k); OPPROF_SCOPE("%%s", name); OPPROF_OP_SCOPE_IN("io", "r_%%d", 1); }\n' > "$tmp/names.cpp"
+g++ -std=c++17 -Wall -Wextra -pedantic -Werror -I"$p/include" -c "$tmp/names.cpp" -o "$tmp/names.o" \
+    || fail "literal names in C++"; ok
 
 # -- man pages
 MANWIDTH=80 man -l "$p/share/man/man1/opprof.1" 2>/dev/null | grep -q "read a profiler trace back" || fail "man opprof"

@@ -676,9 +676,31 @@ OPPROF_API void opprof_thread_set_name(const char *name);
 #define OPPROF__ARITY(...) OPPROF__ARITY_N(__VA_ARGS__, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, 1, _)
 #define OPPROF__ARITY_N(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, n, ...) n
 
+/*
+ * A range's name, or its printf format, is a string literal: the call site
+ * keeps it for every call. A name computed at run time is written
+ * OPPROF_SCOPE("%s", name) (copied at each call). C refuses any other name
+ * (a static initializer must be constant); C++ would keep the first call's
+ * name silently, so there a name that is not a character array is refused at
+ * compile time, with this rule in the message.
+ */
+#if defined(__cplusplus)
+extern "C++" {
+template <typename T> struct opprof__literal_name { static const bool value = false; };
+template <__SIZE_TYPE__ N> struct opprof__literal_name<const char (&)[N]> { static const bool value = true; };
+}
+#define OPPROF__CHECK_LITERAL(name_)                                                                       \
+    static_assert(opprof__literal_name<decltype((name_))>::value,                                          \
+                  "opprof: a range's name must be a string literal (the call site keeps it for every "   \
+                  "call); for a name computed at run time write OPPROF_SCOPE(\"%s\", name)");
+#else
+#define OPPROF__CHECK_LITERAL(name_)
+#endif
+
 /** A pointer to a static call-site record of kind `kind` named `name`. */
 #define OPPROF_SRCLOC(name_, kind_)                                              \
     __extension__({                                                            \
+        OPPROF__CHECK_LITERAL(name_)                                           \
         static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
                                                   (uint32_t)__LINE__, (kind_), 0}; \
         &opprof__loc;                                                          \
@@ -693,6 +715,7 @@ OPPROF_API void opprof_thread_set_name(const char *name);
 /* OPPROF_SCOPE_IN's: a call site with a category, and its cached filter answer. */
 #define OPPROF__SRCLOC_IN(name_, kind_, cat_)                                     \
     __extension__({                                                            \
+        OPPROF__CHECK_LITERAL(name_)                                           \
         static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
                                                   (uint32_t)__LINE__, (kind_), (cat_)}; \
         &opprof__loc;                                                          \

@@ -41,6 +41,8 @@ static const char HELP[] =
     "               its callers): the table gains Samples and Top native frame columns and the\n"
     "               native functions by samples; times off the CPU too (report --cpu-time,\n"
     "               stacks --samples)\n"
+    "  --record-shapes  the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"
+    "               adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)\n"
     "  --step FUNCTION  each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"
     "               first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"
     "               `diff --stat` see the program's iterations: calls from another object\n"
@@ -108,7 +110,7 @@ static void print_table(const char *dir) {
 
 /* What `opprof record` was asked for. */
 typedef struct record_options {
-    bool memory, functions, gzip;
+    bool memory, functions, gzip, shapes;
     const char *sample_hz;  /* OPPROF_SAMPLE; NULL: no samples */
     const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
     const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
@@ -142,7 +144,7 @@ static int parse(int argc, char **argv, record_options *ro) {
         {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
         {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
         {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'},
-        {"step", required_argument, 0, 'S'},   {0, 0, 0, 0}};
+        {"step", required_argument, 0, 'S'},   {"record-shapes", no_argument, 0, 'r'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
@@ -152,6 +154,7 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'O': ro->outputs = optarg; break;
         case 'H': ro->outputs = "trace,tables"; break;
         case 'z': ro->gzip = true; break;
+        case 'r': ro->shapes = true; break;
         case 'S':
             if (!*optarg || strpbrk(optarg, " \t\n"))
                 return tool_usage_error("record", "--step takes a function's name, not '%s'", optarg);
@@ -214,6 +217,7 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
         if (!ro->max_events) setenv("OPPROF_TRACE_EVENTS", FUNCTIONS_TRACE_EVENTS, 0);
     }
     if (ro->step) setenv("OPPROF_STEP_FUNCTION", ro->step, 1);
+    if (ro->shapes) setenv("OPPROF_RECORD_SHAPES", "1", 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "opprof record: cannot run '%s': %s\n", cmd[0], strerror(errno));
     if (write(said, "x", 1) < 0) { /* the parent then says that no capture was written too: no worse */
@@ -320,6 +324,6 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--step FUNCTION] [-o DIR]\n"
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--record-shapes] [--step FUNCTION] [-o DIR]\n"
              "              [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions, --sample)", NULL);

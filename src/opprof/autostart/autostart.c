@@ -480,6 +480,8 @@ __attribute__((constructor)) static void autostart(void) {
         fprintf(stderr, "opprof: OPPROF_SAMPLE='%s' ignored: not HZ[,fp|dwarf] (HZ from 1 to 1000000); no samples\n",
                 sample);
     cfg.off_cpu = cfg.sample_hz > 0 || opprof__env_int("OPPROF_OFF_CPU", 0, 1, 0) == 1;
+    /* OPPROF_RECORD_SHAPES=1: operators' input shapes (opprof_set_inputs), and FLOPs from them */
+    cfg.record_shapes = cfg.with_flops = opprof__env_int("OPPROF_RECORD_SHAPES", 0, 1, 0) == 1;
     /* OPPROF_MAX_EVENTS=N: a capture's event budget in memory (past it events are dropped and counted) */
     cfg.max_events = (uint64_t)opprof__env_int("OPPROF_MAX_EVENTS", 0, INT64_MAX, 0);
     const char *sched = secure_getenv("OPPROF_SCHEDULE");

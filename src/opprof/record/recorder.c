@@ -58,6 +58,7 @@ int64_t g_budget; /* atomic: events left in the window's budget */
 uint64_t g_foreign_end; /* atomic: ends of ranges begun on other threads */
 int64_t g_foreign_tid; /* atomic: the system id of the first thread that did so */
 uint64_t g_lost; /* atomic: records lost because a thread's state could not be allocated */
+uint64_t g_inputs_unrecorded; /* atomic: opprof_set_inputs in a window that records no shapes */
 uint64_t g_window_start; /* ticks */
 int g_membarrier = -1; /* 1: registered, 0: unavailable, -1: not tried */
 size_t g_retain_chunks = RETAIN_CHUNKS; /* set once, before the first window */
@@ -565,7 +566,11 @@ void opprof_async_end(const char *name, uint64_t id) { mark(OPPROF_MARK_ASYNC_EN
 bool opprof_recording_shapes(void) { return LOAD_RELAXED(&g_shapes) != 0; }
 
 void opprof_set_inputs(int n_inputs, const opprof_input *inputs) {
-    if (!LOAD(&g_shapes) || n_inputs < 0 || (n_inputs && !inputs)) return;
+    if (!LOAD(&g_shapes)) { /* said in the capture's warnings: record_shapes is off */
+        if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&g_inputs_unrecorded, 1);
+        return;
+    }
+    if (n_inputs < 0 || (n_inputs && !inputs)) return;
     opprof__thread *t = record_enter();
     if (!t) return;
     uint32_t depth = t->fast.depth;
@@ -625,6 +630,7 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
     STORE_RELAXED(&g_budget, cfg->max_events ? (int64_t)cfg->max_events : 0);
     STORE_RELAXED(&g_foreign_end, 0);
     STORE_RELAXED(&g_lost, 0);
+    STORE_RELAXED(&g_inputs_unrecorded, 0);
     g_window_start = opprof__ticks();
     STORE(&g_memory, cfg->profile_memory ? 1 : 0);
     STORE(&g_shapes, cfg->record_shapes ? 1 : 0);

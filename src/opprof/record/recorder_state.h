@@ -114,6 +114,7 @@ extern OPPROF__HIDDEN int64_t g_budget; /* atomic: events left in the window's b
 extern OPPROF__HIDDEN uint64_t g_foreign_end; /* atomic: ends of ranges begun on other threads */
 extern OPPROF__HIDDEN int64_t g_foreign_tid; /* atomic: the system id of the first thread that did so */
 extern OPPROF__HIDDEN uint64_t g_lost; /* atomic: records lost because a thread's state could not be allocated */
+extern OPPROF__HIDDEN uint64_t g_inputs_unrecorded; /* atomic: opprof_set_inputs in a window that records no shapes */
 extern OPPROF__HIDDEN uint64_t g_window_start; /* ticks */
 extern OPPROF__HIDDEN int g_membarrier; /* 1: registered, 0: unavailable, -1: not tried */
 extern OPPROF__HIDDEN size_t g_retain_chunks; /* set once, before the first window */

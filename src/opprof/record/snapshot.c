@@ -390,7 +390,11 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     }
     c->info.dropped_events = dropped + too_deep + reentered + LOAD_RELAXED(&g_lost);
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
-    uint64_t foreign = LOAD_RELAXED(&g_foreign_end);
+    uint64_t foreign = LOAD_RELAXED(&g_foreign_end), inputs = LOAD_RELAXED(&g_inputs_unrecorded);
+    if (inputs)
+        opprof__capture_warnf(c, "%llu operator(s) described their inputs (opprof_set_inputs) while the session "
+                              "recorded no shapes: set record_shapes (OPPROF_RECORD_SHAPES=1, opprof record "
+                              "--record-shapes) to keep them", (unsigned long long)inputs);
     if (unmatched)
         opprof__capture_warnf(c, "%llu range end(s) without a matching open range on their thread (first: %s%s)",
                               (unsigned long long)unmatched, w_unmatched.context, w_unmatched.place);
