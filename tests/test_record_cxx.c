@@ -24,7 +24,8 @@ TEST_CASE(bounded_functions) {
     CHECK_CONTAINS(out, "many_calls: 25000000 iterations"); /* 10^8 calls, as without opprof */
     CHECK_CONTAINS(out, "call(s) of 4 function(s) not recorded, past each function's first 100000");
     CHECK_CONTAINS(out, "(25000000 calls)"); /* demangled names with their counts, the most called first */
-    CHECK_CONTAINS(out, "most called std::");
+    const char *said = out ? strstr(out, "most called") : NULL;
+    CHECK(said && !memmem(said, strcspn(said, "\n"), "_Z", 2)); /* names as people read them */
     free(out);
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
