@@ -13,9 +13,10 @@
  * pointer the program compares. Not seen: calls inside FUNCTION's own object
  * (unless it was built with -finstrument-functions and --functions is on:
  * preload.c then steps at each entry of the function of that name, static
- * ones too), objects
- * loaded later with dlopen, and -fno-plt callers; said at exit when no call
- * was seen. */
+ * ones too), -fno-plt callers, and objects loaded later with dlopen (a Python
+ * extension, a plugin): wrapping dlopen would make its library search the
+ * wrapper's (RUNPATH) instead of the caller's, a change to what the program
+ * loads. Said at exit when no call was seen. */
 #define _GNU_SOURCE
 #include "preload/steps.h"
 
