@@ -5,6 +5,7 @@
  * of every node identical with and without the adapter, and the same table
  * from the trace read back. */
 #include "check.h"
+#include "rows.h"
 
 #include <opprof/capture.h>
 #include <opprof/ggml.h>
@@ -77,14 +78,6 @@ static size_t outputs(model *m, char **out) {
     return size;
 }
 
-static const opprof_average_row *row_of(const opprof_averages *avg, const char *key) {
-    size_t n;
-    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].key, key) == 0) return &rows[i];
-    return NULL;
-}
-
 /* The graph's own count of nodes of an op, and their FLOPs by the formula of
  * opprof/ggml.h, computed here from the tensors. */
 static void graph_counts(model *m, enum ggml_op op, int64_t *count, int64_t *flops) {
@@ -106,7 +99,7 @@ static void check_rows(model *m, const opprof_averages *avg, const char *where) 
         enum ggml_op op;
     } ops[] = {{"ggml::MUL_MAT", GGML_OP_MUL_MAT}, {"ggml::ADD", GGML_OP_ADD}, {"ggml::SOFT_MAX", GGML_OP_SOFT_MAX}};
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
-        const opprof_average_row *r = row_of(avg, ops[k].name);
+        const opprof_average_row *r = row(avg, ops[k].name);
         CHECK(r != NULL);
         if (!r) {
             fprintf(stderr, "  (%s: no row %s)\n", where, ops[k].name);
@@ -123,7 +116,7 @@ static void check_rows(model *m, const opprof_averages *avg, const char *where) 
         CHECK(r->imbalance >= 1.0);
         CHECK(r->wait_ns >= 0);
     }
-    CHECK(row_of(avg, "ggml::graph_compute") != NULL);
+    CHECK(row(avg, "ggml::graph_compute") != NULL);
 }
 
 /* Every part of a run lies within one step, and a run's parts are on two threads. */
@@ -223,7 +216,7 @@ TEST_CASE(graph_through_the_adapter) {
     opprof_averages *avg_back = NULL;
     CHECK_INT(opprof_capture_averages(back, &avg_back), 0);
     check_rows(&m, avg_back, "read back");
-    const opprof_average_row *live = row_of(avg, "ggml::MUL_MAT"), *read = row_of(avg_back, "ggml::MUL_MAT");
+    const opprof_average_row *live = row(avg, "ggml::MUL_MAT"), *read = row(avg_back, "ggml::MUL_MAT");
     if (live && read) {
         CHECK_INT(read->wall_ns / 1000, live->wall_ns / 1000); /* traces keep microseconds */
         CHECK_INT(read->threads, live->threads);

@@ -3,6 +3,7 @@
  * parts is one call with its wall time, threads, imbalance and wait, the same
  * from a trace as from a live capture. */
 #include "check.h"
+#include "rows.h"
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
@@ -10,14 +11,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-
-static const opprof_average_row *row_of(const opprof_averages *avg, const char *key) {
-    size_t n;
-    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].key, key) == 0) return &rows[i];
-    return NULL;
-}
 
 /* Run 1: parts [0, 100) on thread 1 and [10, 70) on thread 2 (span 100, sum
  * 160, longest 100, mean 80); run 2: [200, 260) on both (span 60, sum 120).
@@ -33,7 +26,7 @@ static const char TRACE[] =
     "]}";
 
 static void check_runs(const opprof_averages *avg) {
-    const opprof_average_row *g = row_of(avg, "pool::gemm"), *o = row_of(avg, "other");
+    const opprof_average_row *g = row(avg, "pool::gemm"), *o = row(avg, "other");
     CHECK(g && o);
     if (!g || !o) return;
     CHECK_INT(g->calls, 2);
@@ -160,7 +153,7 @@ TEST_CASE(ranges_after_the_fact) {
     }
     opprof_averages *avg = NULL;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    const opprof_average_row *r = row_of(avg, "late");
+    const opprof_average_row *r = row(avg, "late");
     CHECK(r && r->flops == 1234);
     opprof_averages_free(avg);
     opprof_capture_free(c);
@@ -189,7 +182,7 @@ TEST_CASE(parts_on_threads) {
     opprof_capture *c = record(two_runs_on_two_threads);
     opprof_averages *avg = NULL;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    const opprof_average_row *r = row_of(avg, "pool::op");
+    const opprof_average_row *r = row(avg, "pool::op");
     CHECK(r != NULL);
     if (r) {
         CHECK_INT(r->calls, 2);

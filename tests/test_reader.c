@@ -2,6 +2,7 @@
  * a Kineto-form file built by hand, gzip; malformed input of every kind gets
  * an error with its position; the checks find what they should. */
 #include "check.h"
+#include "rows.h"
 #include "testutil.h"
 
 #include <opprof/capture.h>
@@ -41,14 +42,6 @@ static char *table_of(const opprof_capture *c, opprof_sort_key sort, int limit) 
     opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = sort, .row_limit = limit}, &t);
     opprof_averages_free(avg);
     return t;
-}
-
-static const opprof_average_row *row(const opprof_averages *avg, const char *key) {
-    size_t n;
-    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].key, key) == 0) return &rows[i];
-    return NULL;
 }
 
 /* Expect a read of `text` to fail with a message holding `what` at line:column. */

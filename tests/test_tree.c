@@ -1,17 +1,9 @@
 /* test_tree.c - nesting, self time and memory attribution on hand-built
  * event lists. */
 #include "check.h"
+#include "rows.h"
 
 #include <opprof/capture.h>
-
-static const opprof_average_row *row(const opprof_averages *avg, const char *key) {
-    size_t n;
-    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].key, key) == 0) return &rows[i];
-    fprintf(stderr, "no row %s\n", key);
-    return NULL;
-}
 
 static int parent_name(const opprof_capture *c, size_t i, char *buf, size_t size) {
     size_t n;
