@@ -4,10 +4,11 @@
 # Optional peers for benchmarks (never needed by `make test`): run with --bench;
 # what .ci/run adds (valgrind, Chromium for the report's browser test, Node.js
 # and npm for speedscope's): --ci. Then, as root, scripts/ggml.sh builds the
-# ggml that the ggml adapter is tested against (npm's registry, once).
+# ggml that the ggml adapter is tested against and scripts/ort.sh installs the
+# ONNX Runtime that writes test_onnxruntime's profiles (npm's registry, once).
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler patch"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev zlib1g-dev openmpi-bin libopenmpi-dev protobuf-compiler patch python3-onnx"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack libunwind-dev" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;
@@ -27,7 +28,7 @@ done
 # conflicts with Debian's): asked for only where there is no npm.
 if ! command -v npm > /dev/null; then missing="$missing npm"; fi
 
-ggml() { if [ "$(id -u)" -eq 0 ]; then sh "$(dirname "$0")/ggml.sh"; fi; }
+ggml() { if [ "$(id -u)" -eq 0 ]; then sh "$(dirname "$0")/ggml.sh" && sh "$(dirname "$0")/ort.sh"; fi; }
 [ -z "$missing" ] && { ggml; exit 0; }
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -157,11 +157,14 @@ typedef enum opprof_producer {
     OPPROF_PRODUCER_KINETO = 1,         /* PyTorch 1.8 and later (Kineto): PyTorch's rules */
     OPPROF_PRODUCER_PYTORCH_LEGACY = 2, /* PyTorch's legacy exporter ("pid": "CPU functions"):
                                            PyTorch's rules */
-    OPPROF_PRODUCER_OTHER = 3           /* any other Chrome trace-event writer: the format's own
+    OPPROF_PRODUCER_OTHER = 3,          /* any other Chrome trace-event writer: the format's own
                                            meaning (B/E stacks, X nesting, recursion kept) */
+    OPPROF_PRODUCER_ONNXRUNTIME = 4     /* ONNX Runtime's profile (enable_profiling): rows by
+                                           operator type, runs as steps, start-up apart
+                                           (docs/TRACE_FORMAT.md) */
 } opprof_producer;
-/** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)" or "another
- *  trace-event writer"; static. */
+/** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)", "ONNX Runtime" or
+ *  "another trace-event writer"; static. */
 OPPROF_API const char *opprof_producer_name(opprof_producer producer);
 
 typedef struct opprof_capture_info {
@@ -833,6 +836,9 @@ typedef struct opprof_read_options {
      * Two apply only with events_only or without on_problem (opprof check
      * needs the whole trace in one). */
     int threads;
+    /* ONNX Runtime's profiles: rows by node name ("/fc1/Gemm") instead of operator
+     * type (FusedGemm, Conv; the node then the argument "node"). */
+    bool by_node;
 } opprof_read_options;
 
 /**

@@ -16,6 +16,7 @@ static const char HELP[] =
     "  --memory         sort by self CPU memory (the memory table of profile_cpu)\n"
     "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
     "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
+    "  --group-by node         an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator type\n"
     "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
     "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
     "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
@@ -60,6 +61,7 @@ static int run(int argc, char **argv) {
                                           {"json", no_argument, 0, 'j'},
                                           {"group-by-input-shape", no_argument, 0, 'g'},
                                           {"group-by-stack", required_argument, 0, 'k'},
+                                          {"group-by", required_argument, 0, 'G'},
                                           {"peak-memory", no_argument, 0, 'p'},
                                           {"flops", no_argument, 0, 'f'},
                                           {"profiler-cost", no_argument, 0, 'c'},
@@ -71,7 +73,7 @@ static int run(int argc, char **argv) {
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
-    bool json = false, ranks = false, all_warnings = false;
+    bool json = false, ranks = false, all_warnings = false, by_node = false;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
@@ -87,6 +89,12 @@ static int run(int argc, char **argv) {
         case 'm': sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
         case 'j': json = true; break;
         case 'g': group.group_by_input_shape = true; break;
+        case 'G':
+            if (strcmp(optarg, "node") != 0)
+                return tool_usage_error("report", "--group-by takes 'node' (an ONNX Runtime profile's nodes), not '%s'",
+                                        optarg);
+            by_node = true;
+            break;
         case 'k':
             if (tool_parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
                 return tool_usage_error("report", "--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
@@ -105,7 +113,7 @@ static int run(int argc, char **argv) {
     if (optind != argc - 1) return tool_usage_error("report", "%s", ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
     if (ranks) return tool_ranks_report(argv[optind], json);
     opprof_capture *cap;
-    int rc = tool_load(argv[optind], &cap);
+    int rc = tool_load_by(argv[optind], by_node, &cap);
     if (rc) return rc;
     tool_say_warnings(argv[optind], cap, all_warnings);
     opprof_averages *avg = NULL;
@@ -136,6 +144,6 @@ static int run(int argc, char **argv) {
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time]\n"
+             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

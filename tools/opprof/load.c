@@ -70,14 +70,17 @@ static void load_problem(void *ctx, const opprof_trace_problem *p) {
  * reader could not use are never dropped silently: their count and the first
  * reason go to stderr, and a trace with problems and no event at all is an
  * error. */
-int tool_load(const char *path, opprof_capture **out) {
+int tool_load(const char *path, opprof_capture **out) { return tool_load_by(path, false, out); }
+
+int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
     load_problems lp = {.count = 0, .unused = ""};
     tool_progress_init(&lp.pr, path);
     opprof_read_options opt = {.on_progress = load_progress,
                                .on_problem = load_problem,
                                .on_unused = load_unused,
                                .ctx = &lp,
-                               .events_only = true};
+                               .events_only = true,
+                               .by_node = by_node};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {

@@ -55,6 +55,8 @@ void tool_on_progress(void *ctx, int64_t done, int64_t total);
  *  silently: their count and the first reason go to stderr, and a trace with
  *  problems and no event at all is an error. */
 int tool_load(const char *path, opprof_capture **out);
+/* The same, an ONNX Runtime profile's rows by node (by_node: --group-by node). */
+int tool_load_by(const char *path, bool by_node, opprof_capture **out);
 /* On stderr: who wrote the trace at path (when not opprof), and its
  * warnings, the first WARNINGS_SHOWN with their count, or all. */
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);

@@ -135,6 +135,7 @@ const char *opprof_producer_name(opprof_producer producer) {
     case OPPROF_PRODUCER_OPPROF: return "opprof";
     case OPPROF_PRODUCER_KINETO: return "PyTorch (Kineto)";
     case OPPROF_PRODUCER_PYTORCH_LEGACY: return "PyTorch (legacy exporter)";
+    case OPPROF_PRODUCER_ONNXRUNTIME: return "ONNX Runtime";
     default: return "another trace-event writer";
     }
 }

@@ -189,6 +189,7 @@ static void shift_times(opprof_capture *c, int64_t origin) {
 
 void opprof__reader_free_parser(parser *p) {
     opprof__index_free(&p->thread_index);
+    opprof__reader_runtime_free(p);
     opprof__sb_free(&p->mangled);
     for (size_t i = 0; i < p->n_string_ids; i++) opprof__free(p->string_ids[i]);
     opprof__free(p->string_ids);
@@ -216,6 +217,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     p->min_ts = INT64_MAX;
     p->max_ts = INT64_MIN;
     p->split_at = INT64_MAX;
+    p->rt.by_node = options && options->by_node;
     int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
     if (rc) {
         p->err->code = rc;
@@ -231,6 +233,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
                               "(first: line %lld)", (unsigned long long)p->string_times, (long long)p->first_string_time);
     if (!rc) rc = opprof__reader_samples_finish(p);
     if (!rc) rc = opprof__reader_profiles_finish(p);
+    if (!rc) rc = opprof__reader_runtime_finish(p);
     opprof__reader_samples_free(p);
     opprof__reader_profiles_free(p);
     if (!rc) rc = opprof__reader_unended_begins(p);
@@ -244,6 +247,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);
         p->cap->info.producer = p->ours             ? OPPROF_PRODUCER_OPPROF
+                                : p->rt.ort         ? OPPROF_PRODUCER_ONNXRUNTIME /* its GPU "Kernel" is Kineto's too */
                                 : p->kineto         ? OPPROF_PRODUCER_KINETO
                                 : p->legacy_pytorch ? OPPROF_PRODUCER_PYTORCH_LEGACY
                                                     : OPPROF_PRODUCER_OTHER;

@@ -234,6 +234,8 @@ static int own_arg(parser *p, event *e, const char *k, size_t n) {
 static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     event *e = ctx;
+    int runtime = opprof__reader_runtime_arg(p, e, k, n);
+    if (runtime != 1) return runtime;
     if (KEY_IS(k, n, "Input Dims")) {
         if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
         e->has_dims = true;
@@ -397,6 +399,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             while (first < p->lx.s_len && p->lx.s[first] != ',') first++;
             const char *comma = first < p->lx.s_len ? p->lx.s + first : NULL;
             e->cat = (uint8_t)classify(p->lx.s, first, &e->mtia);
+            e->runtime = opprof__reader_runtime_category(p->lx.s, first);
             if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';
             if (comma && p->ours) {

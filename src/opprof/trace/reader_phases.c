@@ -324,6 +324,8 @@ static int take_complete(parser *p, event *e, int64_t offset) {
         p->unused[e->cat == CAT_SPAN ? UNUSED_SPAN : e->cat == CAT_PYTHON ? UNUSED_PYTHON : UNUSED_FILTERED]++;
         return 0;
     }
+    int runtime = opprof__reader_runtime_event(p, e); /* another runtime's rules: 1, no row */
+    if (runtime) return runtime < 0 ? runtime : 0;
     uint32_t thread;
     if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
@@ -562,6 +564,8 @@ int opprof__reader_parse_items(parser *p, int more) {
         e.device_id = -1;
         e.n_args = 0;
         e.category[0] = '\0';
+        e.runtime = RT_NONE;
+        e.op_name[0] = '\0';
         e.id = 0;
         e.has_id = false;
         e.scope = 't';

@@ -66,6 +66,13 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    struct runtime_state {    /* other runtimes' rules (trace/reader_runtimes.c) */
+        bool ort;             /* events of ONNX Runtime's categories were read */
+        bool by_node;         /* ONNX Runtime's nodes are rows by node name (--group-by node) */
+        uint64_t runs, fences;
+        int64_t fence_us;
+        opprof__strbuf startup; /* "name 1.234 ms, ..." of ORT's session start-up */
+    } rt;
     opprof__strbuf mangled; /* "opprof_mangled_names": name, mangled name, ... each ending in '\0' */
     bool kineto;           /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
     bool legacy_pytorch;   /* "pid": "CPU functions": PyTorch's legacy exporter */
@@ -151,6 +158,8 @@ typedef struct event {
                                 hexadecimal ("0x1f") or decimal number, or else its hash */
     bool has_id;
     char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
+    uint8_t runtime;         /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */
+    char op_name[64];        /* ONNX Runtime: a node's operator type (args.op_name) */
     char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
 
@@ -173,6 +182,21 @@ OPPROF__HIDDEN void opprof__reader_assumed_placed(parser *p, int64_t offset, int
                                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Run them, once the events are read. */
 OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
+
+/* ---- other runtimes' rules (trace/reader_runtimes.c) ---- */
+enum { RT_NONE = 0, RT_ORT_SESSION, RT_ORT_NODE };
+/* The runtime a raw category ("cat") belongs to, RT_NONE for others. */
+OPPROF__HIDDEN uint8_t opprof__reader_runtime_category(const char *cat, size_t n);
+/* An argument of a runtime's event: 0 or an error when taken, 1 when not its. */
+OPPROF__HIDDEN int opprof__reader_runtime_arg(parser *p, event *e, const char *k, size_t n);
+/* A complete event of a runtime's: renamed and classed by its rules; 1 when
+ * it is no row (counted or said apart), 0 when it goes on, or an error. */
+OPPROF__HIDDEN int opprof__reader_runtime_event(parser *p, event *e);
+/* After the events: the producer's facts (warnings said apart). */
+OPPROF__HIDDEN int opprof__reader_runtime_finish(parser *p);
+/* The second thread's half joined: its counts added. */
+OPPROF__HIDDEN int opprof__reader_runtime_join(parser *p, parser *half);
+OPPROF__HIDDEN void opprof__reader_runtime_free(parser *p);
 
 /* ---- one event's fields (trace/reader_fields.c) ---- */
 /* A pid or tid written as a string that is no number ("stream 7"): its

@@ -1,0 +1,241 @@
+/* reader_runtimes.c - other runtimes' profiles read by their own rules.
+ *
+ * ONNX Runtime (SessionOptions.enable_profiling; docs/TRACE_FORMAT.md):
+ * a bare array of complete events of three categories.
+ *   "Node"     one per node run: "<node>_kernel_time" with args.op_name (the
+ *              operator type after ORT's fusions: FusedGemm, Conv), provider,
+ *              input_type_shape [{"float": [1, 256]}, ...] and
+ *              thread_scheduling_stats (kept as pool_run, pool_wait,
+ *              pool_distribution, pool_sub_threads); ORT 0.4 adds "<node>_fence_before" and
+ *              "_fence_after" without a provider.
+ *   "Session"  model_loading_uri and session_initialization (start-up),
+ *              model_run around each run, SequentialExecutor::Execute inside.
+ *   "Kernel"   a GPU kernel (CUDA, ROCm): a device activity.
+ * Rows are by operator type, as ORT's own tool groups them
+ * (onnxruntime/python/tools/transformers/profile_result_processor.py,
+ * "Grouped by operator": the Node events with a provider, by op_name), the
+ * node's name kept as the argument "node" (rows by node with --group-by
+ * node); each model_run is a step (ProfilerStep#N); start-up is no row and
+ * is said apart (a warning: the totals are the runs'); fences are no rows
+ * either (ORT's tool counts them in a column of their own), their count and
+ * time said. */
+#include "trace/reader_state.h"
+
+#include <string.h>
+
+static bool ends_with(const char *s, size_t n, const char *suffix) {
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+uint8_t opprof__reader_runtime_category(const char *cat, size_t n) {
+    if (n == 4 && memcmp(cat, "Node", 4) == 0) return RT_ORT_NODE;
+    if (n == 7 && memcmp(cat, "Session", 7) == 0) return RT_ORT_SESSION;
+    return RT_NONE;
+}
+
+/* args.input_type_shape: [{"float": [128, 256]}, {"int64": [2]}, ...] */
+typedef struct shape_ctx {
+    event *e;
+    int input;
+} shape_ctx;
+
+static int on_shape_dim(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    shape_ctx *s = ctx;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (v.is_int && s->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
+        s->e->shapes.dims[s->input][index] = v.as_int;
+        s->e->shapes.ndim[s->input] = index + 1;
+    }
+    return 0;
+}
+
+static int on_shape_type(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    shape_ctx *s = ctx;
+    if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+    if (s->input < OPPROF_MAX_INPUTS) {
+        size_t len = n < sizeof s->e->shapes.dtype[0] - 1 ? n : sizeof s->e->shapes.dtype[0] - 1;
+        memcpy(s->e->shapes.dtype[s->input], k, len);
+        s->e->shapes.dtype[s->input][len] = '\0';
+    }
+    return opprof__json_array(&p->lx, on_shape_dim, s);
+}
+
+static int on_input_shape(opprof__json *lx, void *ctx, int index) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
+    if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
+    shape_ctx s = {e, index};
+    return opprof__json_object(&p->lx, on_shape_type, &s);
+}
+
+/* A string argument kept for the event's marks (at most its slots). */
+static int keep_string(parser *p, event *e, const char *key) {
+    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    if (!p->lx.s_len || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return 0;
+    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
+    memcpy(a->str, p->lx.s, len);
+    a->str[len] = '\0';
+    snprintf(a->key, sizeof a->key, "%s", key);
+    a->kind = OPPROF_MARK_ARG_STR;
+    return 0;
+}
+
+/* An integer argument kept for the event's marks. */
+static void keep_int(event *e, const char *key, int64_t v) {
+    if (e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return;
+    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    snprintf(a->key, sizeof a->key, "%s", key);
+    a->kind = OPPROF_MARK_ARG_INT;
+    a->i = v;
+}
+
+/* args.thread_scheduling_stats (ORT 1.1x and later, with an intra-op pool):
+ * {"main_thread": {"Run": .., "Wait": .., "Distribution": .., ...},
+ *  "sub_threads": {"<thread id>": {"num_run": .., "core": ..}, ...}}: the main
+ * thread's numbers as ORT's thread pool profiler keeps them (pool_run,
+ * pool_wait, pool_distribution) and the threads that ran a part
+ * (pool_sub_threads). */
+static int on_main_thread_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    int c = opprof__json_skip_ws(&p->lx);
+    const char *key = KEY_IS(k, n, "Run") ? "pool_run" : KEY_IS(k, n, "Wait") ? "pool_wait"
+                      : KEY_IS(k, n, "Distribution") ? "pool_distribution" : NULL;
+    if (!key || (c != '-' && (c < '0' || c > '9'))) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (v.is_int) keep_int(e, key, v.as_int);
+    return 0;
+}
+
+static int on_sub_thread(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    (void)k, (void)n;
+    (*(int64_t *)ctx)++;
+    return opprof__json_skip(&((parser *)lx)->lx);
+}
+
+static int on_pool_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
+    parser *p = (parser *)lx;
+    event *e = ctx;
+    if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
+    if (KEY_IS(k, n, "main_thread")) return opprof__json_object(&p->lx, on_main_thread_key, e);
+    if (!KEY_IS(k, n, "sub_threads")) return opprof__json_skip(&p->lx);
+    int64_t threads = 0;
+    if (opprof__json_object(&p->lx, on_sub_thread, &threads)) return OPPROF_EFORMAT;
+    keep_int(e, "pool_sub_threads", threads);
+    return 0;
+}
+
+int opprof__reader_runtime_arg(parser *p, event *e, const char *k, size_t n) {
+    if (e->runtime != RT_ORT_NODE) return 1;
+    if (KEY_IS(k, n, "op_name")) {
+        if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        size_t len = p->lx.s_len < sizeof e->op_name - 1 ? p->lx.s_len : sizeof e->op_name - 1;
+        memcpy(e->op_name, p->lx.s, len);
+        e->op_name[len] = '\0';
+        return 0;
+    }
+    if (KEY_IS(k, n, "provider")) return keep_string(p, e, "provider");
+    if (KEY_IS(k, n, "thread_scheduling_stats")) /* an object, or "" without a pool */
+        return opprof__json_skip_ws(&p->lx) == '{' ? opprof__json_object(&p->lx, on_pool_key, e)
+                                                  : opprof__json_skip(&p->lx);
+    if (KEY_IS(k, n, "input_type_shape")) {
+        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+        e->has_dims = e->has_types = true;
+        return opprof__json_array(&p->lx, on_input_shape, e);
+    }
+    return 1;
+}
+
+static bool is_startup(const char *name) {
+    return !strcmp(name, "model_loading_uri") || !strcmp(name, "model_loading_array") ||
+           !strcmp(name, "model_loading_from_saved_proto") || !strcmp(name, "session_initialization");
+}
+
+/* The event's name becomes `name` (the parser's copy). */
+static int rename_event(parser *p, event *e, const char *name) {
+    size_t len = strlen(name);
+    if (len + 1 > e->name_cap) {
+        char *bigger = opprof__realloc(e->name, len + 1);
+        if (!bigger) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "names");
+        e->name = bigger;
+        e->name_cap = len + 1;
+    }
+    memmove(e->name, name, len + 1);
+    e->name_len = len;
+    return 0;
+}
+
+static int session_event(parser *p, event *e) {
+    if (is_startup(e->name)) {
+        opprof__sb_printf(&p->rt.startup, "%s%s %.3f ms", p->rt.startup.len ? ", " : "", e->name, (double)e->dur / 1e6);
+        return p->rt.startup.error ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "start-up") : 1;
+    }
+    e->cat = CAT_USER;
+    if (strcmp(e->name, "model_run") != 0) return 0; /* the executor's span: a range */
+    char step[48];
+    snprintf(step, sizeof step, "ProfilerStep#%llu", (unsigned long long)p->rt.runs++);
+    return rename_event(p, e, step);
+}
+
+static int node_event(parser *p, event *e) {
+    if (ends_with(e->name, e->name_len, "_fence_before") || ends_with(e->name, e->name_len, "_fence_after")) {
+        p->rt.fences++;
+        p->rt.fence_us += e->dur / 1000;
+        return 1;
+    }
+    size_t node_len = ends_with(e->name, e->name_len, "_kernel_time") ? e->name_len - 12 : e->name_len;
+    if (!p->rt.by_node && e->op_name[0] && e->n_args < (int)(sizeof e->args / sizeof *e->args)) {
+        __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+        snprintf(a->key, sizeof a->key, "node");
+        snprintf(a->str, sizeof a->str, "%.*s", (int)node_len, e->name);
+        a->kind = OPPROF_MARK_ARG_STR;
+        e->cat = CAT_CPU_OP;
+        return rename_event(p, e, e->op_name);
+    }
+    e->cat = CAT_CPU_OP;
+    e->name[node_len] = '\0';
+    e->name_len = node_len;
+    return 0;
+}
+
+int opprof__reader_runtime_event(parser *p, event *e) {
+    if (e->runtime == RT_NONE || p->ours) return 0;
+    p->rt.ort = true;
+    return e->runtime == RT_ORT_SESSION ? session_event(p, e) : node_event(p, e);
+}
+
+int opprof__reader_runtime_finish(parser *p) {
+    if (!p->rt.ort) return 0;
+    int rc = 0;
+    if (p->rt.startup.len)
+        rc = opprof__capture_warnf(p->cap, "ONNX Runtime's start-up, not in the totals (the runs are): %s",
+                                   p->rt.startup.data);
+    if (!rc && p->rt.fences)
+        rc = opprof__capture_warnf(p->cap, "ONNX Runtime's fences (%llu, %.3f ms in all, before and after its kernels) "
+                                   "are no rows: ORT's own tool counts them apart",
+                                   (unsigned long long)p->rt.fences, (double)p->rt.fence_us / 1e3);
+    return rc ? opprof__json_fail_code(&p->lx, rc, "warnings") : 0;
+}
+
+int opprof__reader_runtime_join(parser *p, parser *half) {
+    p->rt.ort |= half->rt.ort;
+    p->rt.runs += half->rt.runs;
+    p->rt.fences += half->rt.fences;
+    p->rt.fence_us += half->rt.fence_us;
+    if (half->rt.startup.len)
+        opprof__sb_printf(&p->rt.startup, "%s%s", p->rt.startup.len ? ", " : "", half->rt.startup.data);
+    return p->rt.startup.error ? OPPROF_ENOMEM : 0;
+}
+
+void opprof__reader_runtime_free(parser *p) { opprof__sb_free(&p->rt.startup); }
