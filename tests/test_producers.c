@@ -381,4 +381,86 @@ TEST_CASE(device_activities_find_their_launchers_by_each_rule) {
     opprof_capture_free(c);
 }
 
+/* ONNX Runtime 0.4's form (every node's kernel between two fences, which
+ * have no provider) and its GPU kernels ("Kernel", a category Kineto's 1.9
+ * traces use too): rows by operator type, fences no rows and said, kernels
+ * device rows, the producer ONNX Runtime. */
+static const char ORT_04[] =
+    "[\n"
+    "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":500,\"ts\":0,\"ph\":\"X\",\"name\":\"model_loading_uri\",\"args\":{}},\n"
+    "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":300,\"ts\":600,\"ph\":\"X\",\"name\":\"session_initialization\",\"args\":{}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":2,\"ts\":1001,\"ph\":\"X\",\"name\":\"conv1_fence_before\",\"args\":{\"op_name\":\"Conv\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":40,\"ts\":1004,\"ph\":\"X\",\"name\":\"conv1_kernel_time\","
+    "\"args\":{\"op_name\":\"Conv\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":1,\"ts\":1045,\"ph\":\"X\",\"name\":\"conv1_fence_after\",\"args\":{\"op_name\":\"Conv\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":10,\"ts\":1050,\"ph\":\"X\",\"name\":\"relu1_kernel_time\","
+    "\"args\":{\"op_name\":\"Relu\",\"provider\":\"CUDAExecutionProvider\"}},\n"
+    "{\"cat\":\"Kernel\",\"pid\":1,\"tid\":7,\"dur\":6,\"ts\":1052,\"ph\":\"X\",\"name\":\"relu_kernel_f32\",\"args\":{\"op_name\":\"Relu\"}},\n"
+    "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":70,\"ts\":1000,\"ph\":\"X\",\"name\":\"model_run\",\"args\":{}}\n"
+    "]\n";
+
+TEST_CASE(onnxruntime_fences_and_kernels) {
+    opprof_capture *c = read_trace_text(ORT_04);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_ONNXRUNTIME);
+    int64_t calls = 0, self = 0, total = 0;
+    CHECK_INT(row_of(c, "Conv", &calls, &self, &total), 0);
+    CHECK_INT(calls, 1);
+    CHECK_INT(self, 40000); /* the kernel's time; the fences are no rows */
+    CHECK_INT(row_of(c, "Relu", &calls, &self, &total), 0);
+    CHECK_INT(row_of(c, "ProfilerStep*", &calls, &self, &total), 0);
+    CHECK_INT(calls, 1);
+    CHECK(row_of(c, "conv1_fence_before", &calls, &self, &total) != 0);
+    CHECK(row_of(c, "model_loading_uri", &calls, &self, &total) != 0);
+    size_t n;
+    const char *const *warnings = opprof_capture_warnings(c, &n);
+    bool fences = false, startup = false;
+    for (size_t i = 0; i < n; i++) {
+        fences |= strstr(warnings[i], "fences (2, 0.003 ms in all") != NULL;
+        startup |= strstr(warnings[i], "model_loading_uri 0.500 ms, session_initialization 0.300 ms") != NULL;
+    }
+    CHECK(fences);
+    CHECK(startup);
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    bool kernel = false;
+    for (size_t i = 0; i < n; i++) kernel |= !strcmp(rows[i].key, "relu_kernel_f32") && rows[i].device;
+    CHECK(kernel);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
+/* Files of other tools that are no trace: named for what they are, with what to do. */
+TEST_CASE(foreign_files_named) {
+    static const unsigned char xspace[] = {0x0a, 0x0d, 0x08, 0x01, 0x12, 0x09, '/', 'h', 'o', 's', 't', ':', 'C', 'P', 'U'};
+    static const char perf[] = "PERFILE2\x68\0\0\0\0\0\0\0", sqlite[] = "SQLite format 3";
+    const struct {
+        const void *data;
+        size_t len;
+        const char *says;
+    } files[] = {{xspace, sizeof xspace, "an XSpace of TensorFlow's or XLA's profiler (xplane.pb"},
+                 {perf, sizeof perf, "a perf.data file of Linux perf"},
+                 {sqlite, sizeof sqlite, "an SQLite database"}};
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        opprof_capture *c = NULL;
+        opprof_read_error err;
+        CHECK_INT(opprof_capture_read_buffer(files[k].data, files[k].len, NULL, &c, &err), OPPROF_EFORMAT);
+        CHECK(c == NULL);
+        CHECK_CONTAINS(err.message, files[k].says);
+        CHECK_INT(err.offset, -1);
+    }
+    /* by path too, through `opprof report` */
+    char dir[256], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    CHECK_INT(run_commandf(&out, "printf '\\n\\r\\010\\001\\022\\011/host:CPU' > '%s/x.xplane.pb' && '%s/opprof' report '%s/x.xplane.pb'",
+                           dir, bin_dir(), dir),
+              2);
+    CHECK_CONTAINS(out, "x.xplane.pb: an XSpace");
+    free(out);
+    run_commandf(&out, "rm -rf '%s'", dir);
+    free(out);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

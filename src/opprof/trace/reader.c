@@ -377,7 +377,19 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     return rc;
 }
 
-/* Whether path holds a Perfetto trace: its first bytes (through gzip). */
+/* A file that is no trace of any kind opprof reads: OPPROF_EFORMAT, saying what it is. */
+static int foreign_error(opprof_read_error *error, const char *what) {
+    if (error) {
+        memset(error, 0, sizeof *error);
+        error->code = OPPROF_EFORMAT;
+        error->offset = -1;
+        snprintf(error->message, sizeof error->message, "%s", what);
+    }
+    return OPPROF_EFORMAT;
+}
+
+/* Whether path holds a Perfetto trace, or a file of another kind that opprof
+ * names: its first bytes (through gzip). */
 static int sniff(const char *path, const opprof_read_options *options, opprof_capture **out,
                  opprof_read_error *error, bool *done) {
     *done = false;
@@ -385,9 +397,13 @@ static int sniff(const char *path, const opprof_read_options *options, opprof_ca
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) return 0; /* the JSON path says why it cannot be read */
-    unsigned char first[3];
-    int rc = 0;
-    if (gzread(gz, first, 3) == 3 && opprof__looks_perfetto(first, 3)) {
+    unsigned char first[64];
+    int rc = 0, got = gzread(gz, first, sizeof first);
+    const char *foreign = got > 0 ? opprof__foreign_file(first, (size_t)got) : NULL;
+    if (foreign) {
+        *done = true;
+        rc = foreign_error(error, foreign);
+    } else if (got >= 3 && opprof__looks_perfetto(first, 3)) {
         gzrewind(gz);
         *done = true;
         rc = read_perfetto(gz, options, out, error);
@@ -418,6 +434,8 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
 int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
                                opprof_capture **out, opprof_read_error *error) {
     if ((!data && len) || !out) return OPPROF_EINVAL;
+    const char *foreign = opprof__foreign_file(data, len < 64 ? len : 64);
+    if (foreign) return foreign_error(error, foreign);
     if (opprof__looks_perfetto(data, len)) return read_perfetto_bytes(data, len, options, out, error);
     parser p;
     memset(&p, 0, sizeof p);

@@ -55,6 +55,11 @@ OPPROF__HIDDEN int opprof__perfetto_translate(const void *data, size_t len,
  * 10, 13, 32, 91 or 123 bytes) followed by a byte that no JSON text has there
  * (a control byte or one past ASCII: opprof's first packet's first key is
  * 0xda 0x03, its defaults). The first three bytes decide. */
+/* trace/foreign_files.c: what a file that opprof does not read is, and what to
+ * do instead (a sentence), from its first bytes (64 are enough); NULL when it
+ * is none it knows. */
+OPPROF__HIDDEN const char *opprof__foreign_file(const void *data, size_t len);
+
 static inline bool opprof__looks_perfetto(const void *data, size_t len) {
     const unsigned char *b = data;
     if (len < 3 || b[0] != 0x0a) return false;
