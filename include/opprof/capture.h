@@ -159,12 +159,14 @@ typedef enum opprof_producer {
                                            PyTorch's rules */
     OPPROF_PRODUCER_OTHER = 3,          /* any other Chrome trace-event writer: the format's own
                                            meaning (B/E stacks, X nesting, recursion kept) */
-    OPPROF_PRODUCER_ONNXRUNTIME = 4     /* ONNX Runtime's profile (enable_profiling): rows by
+    OPPROF_PRODUCER_ONNXRUNTIME = 4,    /* ONNX Runtime's profile (enable_profiling): rows by
                                            operator type, runs as steps, start-up apart
                                            (docs/TRACE_FORMAT.md) */
+    OPPROF_PRODUCER_TENSORRT = 5        /* TensorRT's per-layer profile (trtexec --exportProfile):
+                                           aggregate rows, no timeline */
 } opprof_producer;
-/** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)", "ONNX Runtime" or
- *  "another trace-event writer"; static. */
+/** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)", "ONNX Runtime",
+ *  "TensorRT (per-layer profile)" or "another trace-event writer"; static. */
 OPPROF_API const char *opprof_producer_name(opprof_producer producer);
 
 typedef struct opprof_capture_info {
@@ -192,6 +194,8 @@ typedef struct opprof_capture_info {
                                   samples of a thread; 0: not sampled */
     bool off_cpu;              /* switches were recorded (opprof_config.off_cpu): off-CPU times */
     uint64_t samples_lost;     /* samples the kernel could not hand over (its buffer was full) */
+    int64_t aggregate_runs;    /* an aggregate profile's runs ("count": the iterations that its
+                                  totals add up), its steps; 0: none */
     int read_threads;          /* traces read back: the threads that read it (2: the event array
                                   in two halves, opprof_read_options.threads); 0 when recorded */
 } opprof_capture_info;
@@ -219,6 +223,19 @@ OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32
  *  in every table, trace, flame graph and report; this is the name's mangled
  *  form, or NULL when it was not demangled. Valid while the capture lives. */
 OPPROF_API const char *opprof_capture_mangled_name(const opprof_capture *capture, uint32_t name);
+
+/** A row of a profile that holds totals, no timeline (TensorRT's `trtexec
+ *  --exportProfile`: a layer's runs and time): key averages count it as
+ *  `calls` calls of `total_ns` in all, self time and wall time alike, on the
+ *  device when `device` (the capture's device then names the columns). */
+typedef struct opprof_aggregate_row {
+    uint32_t name;    /* opprof_capture_name */
+    bool device;      /* device time (TensorRT's layers: CUDA events around each) */
+    int64_t calls;
+    int64_t total_ns;
+} opprof_aggregate_row;
+/** The capture's aggregate rows (none for a timeline), valid while it lives. */
+OPPROF_API const opprof_aggregate_row *opprof_capture_aggregate_rows(const opprof_capture *capture, size_t *count);
 /** The number of distinct names. */
 OPPROF_API size_t opprof_capture_name_count(const opprof_capture *capture);
 /** A call site (0 is the unknown site: NULL file and function); NULL if out of range. */

@@ -73,13 +73,14 @@ static int run(int argc, char **argv) {
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
-    bool json = false, ranks = false, all_warnings = false, by_node = false;
+    bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
         case 's':
+            sort_given = true;
             if (opprof_sort_key_parse(optarg, &sort))
                 return tool_usage_error("report", "unknown sort key '%s' (run 'opprof help report' for the keys)", optarg);
             break;
@@ -123,6 +124,10 @@ static int run(int argc, char **argv) {
     if (json) table.profiler_cost = table.samples = table.cpu_time = true; /* JSON always has them */
     group.distributions = json || table.stats;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
+    /* a profile of device time only (TensorRT's layers): sorted by it, unless asked otherwise */
+    if (!rc && !sort_given && sort == OPPROF_SORT_SELF_CPU_TIME && !opprof_averages_self_total_ns(avg) &&
+        opprof_averages_self_device_total_ns(avg) > 0)
+        table.sort = OPPROF_SORT_SELF_DEVICE_TIME;
     if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
     opprof_averages_free(avg);

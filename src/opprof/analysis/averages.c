@@ -346,6 +346,30 @@ static void add_parallel(work *w) {
             w->b.groups[g].row.imbalance = w->b.groups[g].longest_parts / w->b.groups[g].mean_parts;
 }
 
+/* Rows of a profile without a timeline: calls and time, self and wall alike. */
+static void add_aggregates(work *w) {
+    for (size_t k = 0; k < w->c->n_aggregates; k++) {
+        const opprof_aggregate_row *a = &w->c->aggregates[k];
+        group *g = &w->b.groups[w->name_group[a->name]];
+        if (!g->row.calls) {
+            g->first_start = INT64_MIN;
+            g->first_index = k;
+        }
+        g->row.calls += a->calls > 0 ? a->calls : 1; /* a row is at least one call: kept */
+        if (a->device) {
+            g->row.device = true;
+            OPPROF__SAT_ADD(g->row.self_device_ns, a->total_ns);
+            OPPROF__SAT_ADD(g->row.total_device_ns, a->total_ns);
+            OPPROF__SAT_ADD(w->avg->self_device_total_ns, a->total_ns);
+            continue;
+        }
+        OPPROF__SAT_ADD(g->row.total_ns, a->total_ns);
+        OPPROF__SAT_ADD(g->row.self_ns, a->total_ns);
+        OPPROF__SAT_ADD(g->row.wall_ns, a->total_ns);
+        if (g->row.threads < 1) g->row.threads = 1;
+    }
+}
+
 /* CPU Mem (and device memory): bytes of each event's subtree, summed
  * children to parents in one backward pass (parents precede children):
  * O(events), however deep the nesting. */
@@ -606,6 +630,7 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (!rc) join_parts(&w);
     if (!rc) rc = add_times(&w);
     if (!rc) add_parallel(&w);
+    if (!rc) add_aggregates(&w);
     if (!rc && c->n_mem) rc = add_memory(&w);
     if (!rc && c->n_samples) rc = add_samples(&w);
     if (!rc && c->n_off_cpu) rc = add_off_cpu(&w);

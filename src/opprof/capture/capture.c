@@ -28,6 +28,7 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
     opprof__capture_free_samples(c);
     opprof__free(c->threads);
+    opprof__free(c->aggregates);
     opprof__free(c->sites);
     opprof__index_free(&c->site_index);
     opprof__free(c->shapes);
@@ -103,6 +104,21 @@ int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char 
     return 0;
 }
 
+int opprof__capture_add_aggregate(opprof_capture *c, const char *name, size_t len, bool device, int64_t calls,
+                                  int64_t total_ns) {
+    uint32_t id;
+    if (opprof__capture_intern(c, name, len, &id)) return OPPROF_ENOMEM;
+    if (opprof__grow((void **)&c->aggregates, &c->cap_aggregates, c->n_aggregates + 1, sizeof *c->aggregates))
+        return OPPROF_ENOMEM;
+    c->aggregates[c->n_aggregates++] = (opprof_aggregate_row){id, device, calls, total_ns};
+    return 0;
+}
+
+const opprof_aggregate_row *opprof_capture_aggregate_rows(const opprof_capture *c, size_t *count) {
+    if (count) *count = c ? c->n_aggregates : 0;
+    return c ? c->aggregates : NULL;
+}
+
 const char *opprof_capture_mangled_name(const opprof_capture *c, uint32_t name) {
     return c && name < c->n_mangled ? c->mangled[name] : NULL;
 }
@@ -136,6 +152,7 @@ const char *opprof_producer_name(opprof_producer producer) {
     case OPPROF_PRODUCER_KINETO: return "PyTorch (Kineto)";
     case OPPROF_PRODUCER_PYTORCH_LEGACY: return "PyTorch (legacy exporter)";
     case OPPROF_PRODUCER_ONNXRUNTIME: return "ONNX Runtime";
+    case OPPROF_PRODUCER_TENSORRT: return "TensorRT (per-layer profile)";
     default: return "another trace-event writer";
     }
 }

@@ -8,6 +8,9 @@
 #include "base/base.h"
 
 /* ---- capture (capture/capture.c) ---- */
+/* An aggregate row (a layer of TensorRT's profile): name, calls, time in all. */
+OPPROF__HIDDEN int opprof__capture_add_aggregate(opprof_capture *c, const char *name, size_t len, bool device,
+                                                 int64_t calls, int64_t total_ns);
 /* Demangle the C++ names (opprof_capture_finish does, once). */
 OPPROF__HIDDEN int opprof__capture_demangle(opprof_capture *c);
 /* The name `name` (if an event has it) was demangled from `mangled` (a trace's opprof_mangled_names). */
@@ -42,6 +45,8 @@ struct opprof_capture {
     uint32_t n_categories;
     opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
     size_t n_marks, cap_marks;
+    opprof_aggregate_row *aggregates; /* rows of a profile without a timeline */
+    size_t n_aggregates, cap_aggregates;
     opprof_sample *samples;   /* capture/samples.c */
     size_t n_samples, cap_samples;
     uint32_t *frames;         /* every stack's frames (name ids, innermost first), one after another */

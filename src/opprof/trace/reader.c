@@ -248,6 +248,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         opprof__reader_check_whole(p);
         p->cap->info.producer = p->ours             ? OPPROF_PRODUCER_OPPROF
                                 : p->rt.ort         ? OPPROF_PRODUCER_ONNXRUNTIME /* its GPU "Kernel" is Kineto's too */
+                                : p->rt.trt         ? OPPROF_PRODUCER_TENSORRT
                                 : p->kineto         ? OPPROF_PRODUCER_KINETO
                                 : p->legacy_pytorch ? OPPROF_PRODUCER_PYTORCH_LEGACY
                                                     : OPPROF_PRODUCER_OTHER;

@@ -419,6 +419,8 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         break;
     default: break;
     }
+    int runtime = opprof__reader_runtime_key(p, e, k, n);
+    if (runtime != 1) return runtime;
     return opprof__json_skip(&p->lx);
 }
 

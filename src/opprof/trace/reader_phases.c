@@ -490,6 +490,8 @@ static int unused_kind(char ph) {
 
 static int take_event(parser *p, event *e, int64_t offset) {
     if (!(e->have & HAS_PH)) {
+        int row = opprof__reader_runtime_row(p, e, offset); /* TensorRT's layers have none */
+        if (row) return row < 0 ? row : 0;
         opprof__reader_problem_at(p, offset, "event without \"ph\"");
         return 0;
     }
@@ -566,6 +568,7 @@ int opprof__reader_parse_items(parser *p, int more) {
         e.category[0] = '\0';
         e.runtime = RT_NONE;
         e.op_name[0] = '\0';
+        e.layer = 0;
         e.id = 0;
         e.has_id = false;
         e.scope = 't';

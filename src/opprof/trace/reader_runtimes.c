@@ -18,9 +18,16 @@
  * node); each model_run is a step (ProfilerStep#N); start-up is no row and
  * is said apart (a warning: the totals are the runs'); fences are no rows
  * either (ORT's tool counts them in a column of their own), their count and
- * time said. */
+ * time said.
+ *
+ * TensorRT's per-layer profile (trtexec --exportProfile, its
+ * samples/common/sampleReporting.cpp): an array of objects without "ph",
+ * first {"count": RUNS}, then a layer a row {"name", "timeMs" (over every
+ * run), "averageMs", "medianMs", "percentage"}: aggregate rows (no
+ * timeline), RUNS calls each, RUNS the capture's steps. */
 #include "trace/reader_state.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool ends_with(const char *s, size_t n, const char *suffix) {
@@ -215,7 +222,41 @@ int opprof__reader_runtime_event(parser *p, event *e) {
     return e->runtime == RT_ORT_SESSION ? session_event(p, e) : node_event(p, e);
 }
 
+int opprof__reader_runtime_key(parser *p, event *e, const char *k, size_t n) {
+    bool count = KEY_IS(k, n, "count"), time = KEY_IS(k, n, "timeMs");
+    if (!count && !time) return 1;
+    int c = opprof__json_skip_ws(&p->lx);
+    if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (count && v.is_int && v.as_int >= 0) {
+        e->layer |= LAYER_COUNT;
+        e->layer_count = v.as_int;
+    } else if (time && opprof__json_number_value(&v) >= 0) {
+        e->layer |= LAYER_TIME;
+        e->layer_ms = opprof__json_number_value(&v);
+    }
+    return 0;
+}
+
+int opprof__reader_runtime_row(parser *p, event *e, int64_t offset) {
+    (void)offset;
+    if (e->layer == LAYER_COUNT && !(e->have & HAS_NAME)) { /* {"count": RUNS} */
+        p->rt.trt = true;
+        p->rt.trt_runs = e->layer_count;
+        return 1;
+    }
+    if (!(e->layer & LAYER_TIME) || !(e->have & HAS_NAME)) return 0;
+    p->rt.trt = true;
+    double ns = e->layer_ms * 1e6;
+    int64_t total = ns < 9.2e18 ? (int64_t)(ns + 0.5) : INT64_MAX;
+    int rc = opprof__capture_add_aggregate(p->cap, e->name, e->name_len, true, p->rt.trt_runs, total);
+    if (!rc) snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "CUDA");
+    return rc ? opprof__json_fail_code(&p->lx, rc, "layers") : 1;
+}
+
 int opprof__reader_runtime_finish(parser *p) {
+    if (p->rt.trt) p->cap->info.aggregate_runs = p->rt.trt_runs;
     if (!p->rt.ort) return 0;
     int rc = 0;
     if (p->rt.startup.len)
@@ -230,6 +271,7 @@ int opprof__reader_runtime_finish(parser *p) {
 
 int opprof__reader_runtime_join(parser *p, parser *half) {
     p->rt.ort |= half->rt.ort;
+    p->rt.trt |= half->rt.trt;
     p->rt.runs += half->rt.runs;
     p->rt.fences += half->rt.fences;
     p->rt.fence_us += half->rt.fence_us;

@@ -69,6 +69,8 @@ typedef struct parser {
     struct runtime_state {    /* other runtimes' rules (trace/reader_runtimes.c) */
         bool ort;             /* events of ONNX Runtime's categories were read */
         bool by_node;         /* ONNX Runtime's nodes are rows by node name (--group-by node) */
+        bool trt;             /* rows of TensorRT's per-layer profile were read */
+        int64_t trt_runs;     /* its "count" */
         uint64_t runs, fences;
         int64_t fence_us;
         opprof__strbuf startup; /* "name 1.234 ms, ..." of ORT's session start-up */
@@ -160,6 +162,9 @@ typedef struct event {
     char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
     uint8_t runtime;         /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */
     char op_name[64];        /* ONNX Runtime: a node's operator type (args.op_name) */
+    uint8_t layer;           /* TensorRT's per-layer profile: LAYER_... of the keys read */
+    int64_t layer_count;     /* "count" */
+    double layer_ms;         /* "timeMs": the layer's time over every run */
     char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
 
@@ -185,6 +190,13 @@ OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
 
 /* ---- other runtimes' rules (trace/reader_runtimes.c) ---- */
 enum { RT_NONE = 0, RT_ORT_SESSION, RT_ORT_NODE };
+enum { LAYER_COUNT = 1, LAYER_TIME = 2 };
+/* A key of an event object that is a runtime's own (TensorRT's "count",
+ * "timeMs"): 0 or an error when taken, 1 when not its. */
+OPPROF__HIDDEN int opprof__reader_runtime_key(parser *p, event *e, const char *k, size_t n);
+/* An object of the event array without "ph": a runtime's row (1 when taken),
+ * 0 when it is none, or an error. */
+OPPROF__HIDDEN int opprof__reader_runtime_row(parser *p, event *e, int64_t offset);
 /* The runtime a raw category ("cat") belongs to, RT_NONE for others. */
 OPPROF__HIDDEN uint8_t opprof__reader_runtime_category(const char *cat, size_t n);
 /* An argument of a runtime's event: 0 or an error when taken, 1 when not its. */
