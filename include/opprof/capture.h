@@ -594,6 +594,27 @@ OPPROF_API int opprof_capture_functions_to_string(const opprof_capture *capture,
 OPPROF_API int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                              opprof_diff_format format, char **out_text);
 
+/** How the rows of two captures are paired. Whatever the pairing, each side's
+ *  times are its means per step (its ProfilerStep#N ranges, an aggregate
+ *  profile's runs; a capture without steps is one), so that captures of
+ *  different step counts compare. */
+typedef enum opprof_diff_match {
+    OPPROF_DIFF_MATCH_AUTO = 0,  /* by layer when the two runtimes name operators differently
+                                    (ONNX Runtime or TensorRT against PyTorch or nn), else by name */
+    OPPROF_DIFF_MATCH_NAME = 1,  /* rows of the same name */
+    OPPROF_DIFF_MATCH_LAYERS = 2 /* the same model's layers, in order, each side's operators read as
+                                    classes of work (aten::linear = Gemm, FusedGemm = aten::linear +
+                                    aten::relu...: docs/TRACE_FORMAT.md, "Across runtimes") */
+} opprof_diff_match;
+typedef struct opprof_diff_options {
+    int row_limit;             /* <= 0: every row */
+    opprof_diff_format format;
+    opprof_diff_match match;
+} opprof_diff_options;
+/** opprof_capture_diff_to_string with options (NULL: every row, text, auto). */
+OPPROF_API int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_capture *after,
+                                                const opprof_diff_options *options, char **out_text);
+
 
 /* ------------------------------------------------------------------------- */
 /* Comparing with confidence (`opprof diff --stat`)                          */

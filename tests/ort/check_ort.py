@@ -12,12 +12,16 @@ Scan/Loop/If left out):
     whose calls are its node runs;
   - one step per model_run, the total being the runs' (start-up kept out, said);
   - `--group-by node`: one row per node;
-  - the producer named.
+  - the producer named;
+and `opprof diff` of the guide's MLP in PyTorch (tests/fixtures/pytorch-1.13)
+and in ONNX Runtime pairs its two layers (aten::linear + aten::relu with
+FusedGemm, aten::linear with Gemm), each side's mean per step.
 usage: check_ort.py BIN_DIR SOURCE_DIR ORT_DIR WORK_DIR
 """
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -79,8 +83,64 @@ def check_profile(path, runs):
     check(node_names <= {r["name"] for r in by_node["rows"]}, f"{path}: rows by node")
 
 
+LINEAR = ("aten::linear", "aten::addmm")
+RELU = ("aten::relu", "aten::clamp_min")
+
+
+def torch_layers(path):
+    """The guide's MLP in PyTorch's trace (its two steps): per step, the
+    outermost linear and relu operators in order, summed as ORT's nodes
+    cover them (FusedGemm = linear + relu, Gemm = linear): their means."""
+    data = json.load(open(path))
+    events = data if isinstance(data, list) else data["traceEvents"]
+    steps = [e for e in events if e.get("name", "").startswith("ProfilerStep#")]
+    ops = [e for e in events if e.get("ph") == "X" and e["name"] in LINEAR + RELU]
+
+    def inside(e, outer):
+        return outer["ts"] <= e["ts"] and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"]
+
+    sums = [0, 0]
+    for st in steps:
+        top = sorted((e for e in ops if inside(e, st) and not any(o is not e and inside(e, o) for o in ops)),
+                     key=lambda e: e["ts"])
+        check([e["name"] for e in top] == ["aten::linear", "aten::relu", "aten::linear"], f"{path}: the MLP's operators")
+        sums[0] += top[0]["dur"] + top[1]["dur"]
+        sums[1] += top[2]["dur"]
+    return [x / len(steps) for x in sums]
+
+
+def ort_layers(path):
+    """FusedGemm's and Gemm's mean time per run in ORT's own profile."""
+    events = json.load(open(path))
+    runs = sum(1 for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+    time = ort_groups(events)[0]
+    return [time["FusedGemm"] / runs, time["Gemm"] / runs]
+
+
+def check_across_runtimes(torch_trace, ort_profile):
+    """`opprof diff` of the same MLP in PyTorch and ONNX Runtime pairs its layers, per step."""
+    out = subprocess.run([os.path.join(bin_dir, "opprof"), "diff", "--json", torch_trace, ort_profile],
+                         capture_output=True, text=True)
+    check(out.returncode == 0, f"diff {torch_trace} {ort_profile}: {out.stderr}")
+    got = json.loads(out.stdout)
+    rows = {r["name"]: r for r in got["rows"]}
+    before, after = torch_layers(torch_trace), ort_layers(ort_profile)
+    for k, name in enumerate(("L1 aten::linear+aten::relu | FusedGemm", "L2 aten::linear | Gemm")):
+        row = rows.get(name)
+        check(row is not None, f"diff: no layer row {name}: {list(rows)}")
+        if row:
+            check(abs(row["self_cpu_us_before"] - before[k]) < 0.01, f"{name}: {row['self_cpu_us_before']} us, {before[k]}")
+            check(abs(row["self_cpu_us_after"] - after[k]) < 0.01, f"{name}: {row['self_cpu_us_after']} us, {after[k]}")
+    check(any("per step" in n for n in got["notes"]), "diff: per step said")
+    named = subprocess.run([os.path.join(bin_dir, "opprof"), "diff", "--json", "--match", "name", torch_trace,
+                            ort_profile], capture_output=True, text=True)
+    check(named.returncode == 0 and "FusedGemm" in {r["name"] for r in json.loads(named.stdout)["rows"]},
+          "diff --match name: rows by name")
+
+
 def main():
-    os.makedirs(work, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)  # a run's profiles only: ORT names each by its time
+    os.makedirs(work)
     # Debian's python3-onnx is the system Python's (a python3 earlier in PATH may not have it)
     python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     subprocess.run([python, os.path.join(src_dir, "tests/ort/make_models.py"), work], check=True)
@@ -95,6 +155,8 @@ def main():
             check(len(profiles) == 1, f"{prefix}: ONNX Runtime wrote {len(profiles)} profile(s)")
             for path in profiles:
                 check_profile(path, runs)
+    mlp = glob.glob(os.path.join(work, "mlp-1t_*.json"))
+    check_across_runtimes(os.path.join(src_dir, "tests/fixtures/pytorch-1.13/cpu-step-4.legacy.json"), mlp[0])
     print(f"check_ort: {checks - failures} passed, {failures} failed")
     return 1 if failures else 0
 

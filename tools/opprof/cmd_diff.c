@@ -19,6 +19,12 @@ static const char HELP[] =
     "  --json          the comparison as JSON\n"
     "  --html OUT      write it as a self-contained HTML page (a sortable table with\n"
     "                  before/after bars) to OUT instead\n"
+    "  --match HOW     name: rows of the same name; layers: the same model's layers in order,\n"
+    "                  each side's operators read as classes of work (aten::linear = Gemm,\n"
+    "                  FusedGemm = aten::linear + aten::relu); default: layers when the\n"
+    "                  runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name\n"
+    "Each side's times are its means per step (ProfilerStep#N; an aggregate profile's runs),\n"
+    "so that traces of different step counts compare.\n"
     "With --stat, BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"
     "*.json.gz, in it or below it; not summary.json): every row's self time per step\n"
     "(ProfilerStep#N; a trace without steps is one) is its sample. Per row: the\n"
@@ -62,6 +68,7 @@ static int parse_alpha(const char *text, double *out) {
 
 typedef struct diff_args {
     int row_limit;
+    opprof_diff_match match;
     bool json, stat;
     const char *html;
     tool_stat_request stat_req;
@@ -72,7 +79,8 @@ static int parse(int argc, char **argv, diff_args *a) {
     static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
                                           {"html", required_argument, 0, 'H'},      {"stat", no_argument, 0, 's'},
                                           {"alpha", required_argument, 0, 'a'},     {"detect", required_argument, 0, 'd'},
-                                          {"fail-if", required_argument, 0, 'f'},   {0, 0, 0, 0}};
+                                          {"fail-if", required_argument, 0, 'f'},   {"match", required_argument, 0, 'm'},
+                                          {0, 0, 0, 0}};
     tool_stat_request *r = &a->stat_req;
     bool stat_only = false;
     for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
@@ -82,6 +90,14 @@ static int parse(int argc, char **argv, diff_args *a) {
             if (tool_parse_count(optarg, "--row-limit", &a->row_limit)) return TOOL_EXIT_USAGE;
             break;
         case 'j': a->json = true; break;
+        case 'm':
+            if (!strcmp(optarg, "name"))
+                a->match = OPPROF_DIFF_MATCH_NAME;
+            else if (!strcmp(optarg, "layers"))
+                a->match = OPPROF_DIFF_MATCH_LAYERS;
+            else
+                return tool_usage_error("diff", "--match takes name or layers, not '%s'", optarg);
+            break;
         case 'H': a->html = optarg; break;
         case 's': a->stat = true; break;
         case 'a':
@@ -129,13 +145,14 @@ static int run(int argc, char **argv) {
         return rc;
     }
     char *text = NULL;
-    rc = opprof_capture_diff_to_string(before, after, a.row_limit, format, &text);
+    opprof_diff_options options = {a.row_limit, format, a.match};
+    rc = opprof_capture_diff_to_string_ex(before, after, &options, &text);
     opprof_capture_free(before);
     opprof_capture_free(after);
     return tool_emit("diff", rc, text, a.html);
 }
 
 TOOL_COMMAND(diff,
-             "diff BEFORE AFTER [--row-limit N] [--json | --html OUT.html]\n"
+             "diff BEFORE AFTER [--row-limit N] [--match name|layers] [--json | --html OUT.html]\n"
              "diff --stat BEFORE AFTER [--alpha A] [--detect PCT] [--fail-if GATE]... [--json | --html OUT]",
              "compare two traces operator by operator, or two sets of steps with confidence", NULL);

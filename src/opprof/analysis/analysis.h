@@ -92,6 +92,17 @@ OPPROF__HIDDEN const char *opprof__stack_name(const opprof_capture *c, uint32_t 
 OPPROF__HIDDEN int opprof__sample_tree_build(const opprof_capture *c, opprof__stack_tree *t);
 OPPROF__HIDDEN void opprof__stack_tree_free(opprof__stack_tree *t);
 
+/* ---- the same model in two runtimes, layer by layer (analysis/layers.c) ---- */
+typedef struct opprof__layers {
+    opprof_average_row *before, *after; /* per layer, its mean per step on each side; keys in `keys` */
+    char *keys;
+    size_t n;
+    size_t ops_before, ops_after;               /* the first step's layer operators on each side */
+    size_t paired_ops_before, paired_ops_after; /* ... of them in a paired layer */
+} opprof__layers;
+OPPROF__HIDDEN int opprof__layers_build(const opprof_capture *before, const opprof_capture *after, opprof__layers *out);
+OPPROF__HIDDEN void opprof__layers_free(opprof__layers *l);
+
 /* ---- two captures compared (analysis/diff.c) ---- */
 typedef struct opprof__diff_pair {
     const char *key;
@@ -103,18 +114,22 @@ typedef struct opprof__diff_pair {
 typedef struct opprof__diff {
     const opprof_capture *before, *after;
     opprof_averages *avg_before, *avg_after;
+    int64_t steps_before, steps_after; /* each side's steps (>= 1): its rows are means per step */
+    opprof_average_row *rows_before, *rows_after; /* the rows paired: per step, by name or by layer */
+    size_t n_rows_before, n_rows_after;
+    opprof__layers layers;    /* by layer: the layers; else n == 0 */
     opprof__diff_pair *pairs; /* both sides' rows paired by (device, key), largest change of self
                                  CPU or self device time first */
     size_t n, shown;          /* shown: the first rows within the row limit */
     int64_t self_before, self_after; /* ns */
     int64_t device_before, device_after; /* self device time totals, ns */
     const char *device_name;  /* "CUDA", "MTIA": both sides have device time; else NULL */
-    char notes[8][160];       /* configuration differences */
+    char notes[10][240];      /* configuration differences, the pairing */
     int n_notes;
 } opprof__diff;
 /* Both captures' key averages paired; free with opprof__diff_free (also on an error). */
 OPPROF__HIDDEN int opprof__diff_build(opprof__diff *d, const opprof_capture *before, const opprof_capture *after,
-                                      int row_limit);
+                                      int row_limit, opprof_diff_match match);
 OPPROF__HIDDEN void opprof__diff_free(opprof__diff *d);
 
 /* ---- compared with confidence (analysis/stat_diff.c) ---- */

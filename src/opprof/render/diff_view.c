@@ -288,11 +288,20 @@ static void diff_html(opprof__strbuf *sb, const opprof__diff *d) {
 
 int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_capture *after, int row_limit,
                                   opprof_diff_format format, char **out_text) {
+    opprof_diff_options o = {row_limit, format, OPPROF_DIFF_MATCH_AUTO};
+    return opprof_capture_diff_to_string_ex(before, after, &o, out_text);
+}
+
+int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_capture *after,
+                                     const opprof_diff_options *options, char **out_text) {
+    opprof_diff_options o = options ? *options : (opprof_diff_options){0, OPPROF_DIFF_TEXT, OPPROF_DIFF_MATCH_AUTO};
+    opprof_diff_format format = o.format;
     if (!before || !after || !out_text ||
-        (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
+        (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML) ||
+        (o.match != OPPROF_DIFF_MATCH_AUTO && o.match != OPPROF_DIFF_MATCH_NAME && o.match != OPPROF_DIFF_MATCH_LAYERS))
         return OPPROF_EINVAL;
     opprof__diff d;
-    int rc = opprof__diff_build(&d, before, after, row_limit);
+    int rc = opprof__diff_build(&d, before, after, o.row_limit, o.match);
     opprof__strbuf sb = {0};
     if (!rc) {
         if (format == OPPROF_DIFF_JSON)
