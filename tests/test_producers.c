@@ -463,4 +463,65 @@ TEST_CASE(foreign_files_named) {
     free(out);
 }
 
+/* The same conv net in PyTorch and in ONNX Runtime (which fused each ReLU
+ * into its Conv and changed the layout after the pool): paired layer by
+ * layer, the unfused ReLU with its conv, the layout change with its pool;
+ * each side's time per step (2 steps before, 1 run after). */
+static const char TORCH_CONV[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":40},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":38},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":42,\"dur\":10},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::max_pool2d\",\"pid\":1,\"tid\":1,\"ts\":53,\"dur\":8},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::flatten\",\"pid\":1,\"tid\":1,\"ts\":62,\"dur\":2},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":65,\"dur\":30},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":100},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"pid\":1,\"tid\":1,\"ts\":101,\"dur\":60},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":162,\"dur\":10},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::max_pool2d\",\"pid\":1,\"tid\":1,\"ts\":173,\"dur\":8},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::flatten\",\"pid\":1,\"tid\":1,\"ts\":182,\"dur\":2},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":185,\"dur\":10}\n"
+    "]}\n";
+static const char ORT_CONV[] =
+    "[\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":30,\"ts\":1,\"ph\":\"X\",\"name\":\"r1_nchwc_kernel_time\","
+    "\"args\":{\"op_name\":\"Conv\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":5,\"ts\":32,\"ph\":\"X\",\"name\":\"p1_nchwc_kernel_time\","
+    "\"args\":{\"op_name\":\"MaxPool\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":3,\"ts\":38,\"ph\":\"X\",\"name\":\"ReorderOutput_kernel_time\","
+    "\"args\":{\"op_name\":\"ReorderOutput\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":1,\"ts\":42,\"ph\":\"X\",\"name\":\"/flatten/Flatten_kernel_time\","
+    "\"args\":{\"op_name\":\"Flatten\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":12,\"ts\":44,\"ph\":\"X\",\"name\":\"/fc/Gemm_kernel_time\","
+    "\"args\":{\"op_name\":\"Gemm\",\"provider\":\"CPUExecutionProvider\"}},\n"
+    "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":60,\"ts\":0,\"ph\":\"X\",\"name\":\"model_run\",\"args\":{}}\n"
+    "]\n";
+
+TEST_CASE(diff_across_runtimes_by_layer) {
+    opprof_capture *torch = read_trace_text(TORCH_CONV), *ort = read_trace_text(ORT_CONV);
+    CHECK(torch && ort);
+    if (!torch || !ort) return;
+    char *text = NULL;
+    CHECK_INT(opprof_capture_diff_to_string(torch, ort, 0, OPPROF_DIFF_JSON, &text), 0);
+    /* per step: conv 40 and 60 (their mean 50), with their relu, 10 */
+    CHECK_CONTAINS(text, "\"name\": \"L1 aten::conv2d+aten::relu | Conv\", \"calls_before\": 1, \"calls_after\": 1, "
+                         "\"self_cpu_us_before\": 60, \"self_cpu_us_after\": 30");
+    CHECK_CONTAINS(text, "\"name\": \"L2 aten::max_pool2d | MaxPool+ReorderOutput\"");
+    CHECK_CONTAINS(text, "\"name\": \"L3 aten::flatten | Flatten\"");
+    CHECK_CONTAINS(text, "\"name\": \"L4 aten::linear | Gemm\", \"calls_before\": 1, \"calls_after\": 1, "
+                         "\"self_cpu_us_before\": 20, \"self_cpu_us_after\": 12");
+    opprof_free(text);
+    /* by name: no shared names, every row new or gone; times per step still */
+    opprof_diff_options by_name = {0, OPPROF_DIFF_TEXT, OPPROF_DIFF_MATCH_NAME};
+    CHECK_INT(opprof_capture_diff_to_string_ex(torch, ort, &by_name, &text), 0);
+    CHECK_CONTAINS(text, "Note: per step: each side's times are its means per step (2 step(s) before, 1 after)");
+    CHECK(text && !strstr(text, "L1 "));
+    opprof_free(text);
+    opprof_diff_options bad = {0, OPPROF_DIFF_TEXT, (opprof_diff_match)9};
+    CHECK_INT(opprof_capture_diff_to_string_ex(torch, ort, &bad, &text), OPPROF_EINVAL);
+    opprof_capture_free(torch);
+    opprof_capture_free(ort);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }
