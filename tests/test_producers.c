@@ -524,4 +524,57 @@ TEST_CASE(diff_across_runtimes_by_layer) {
     opprof_capture_free(ort);
 }
 
+/* A TensorFlow 1.x GPU timeline of two runs, as Timeline.generate_chrome_trace_format
+ * writes it: MatMul launched by the host (GPU:0 Compute, 10 us), run on stream 7
+ * (50 us) and again on stream:all; Mul on the CPU (20 us). The op's device time
+ * once, its launch as CPU time, each run a step. */
+static const char TF_GPU[] =
+    "{\"traceEvents\": [\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"/job:localhost/replica:0/task:0/device:GPU:0 Compute\"}},\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"args\": {\"name\": \"/job:localhost/replica:0/task:0/device:CPU:0 Compute\"}},\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 4, \"args\": {\"name\": \"/device:GPU:0/stream:all Compute\"}},\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 6, \"args\": {\"name\": \"/device:GPU:0/stream:7 Compute\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 0, \"tid\": 0, \"ts\": 100, \"dur\": 10, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"Mul\", \"pid\": 2, \"tid\": 0, \"ts\": 170, \"dur\": 20, \"args\": {\"name\": \"scale/Mul\", \"op\": \"Mul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 4, \"tid\": 0, \"ts\": 112, \"dur\": 50, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 6, \"tid\": 0, \"ts\": 112, \"dur\": 50, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 0, \"tid\": 0, \"ts\": 300, \"dur\": 10, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"Mul\", \"pid\": 2, \"tid\": 0, \"ts\": 370, \"dur\": 20, \"args\": {\"name\": \"scale/Mul\", \"op\": \"Mul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 4, \"tid\": 0, \"ts\": 312, \"dur\": 50, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 6, \"tid\": 0, \"ts\": 312, \"dur\": 50, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}}\n"
+    "]}\n";
+
+TEST_CASE(tensorflow_streams_once) {
+    opprof_capture *c = read_trace_text(TF_GPU);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_TENSORFLOW);
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    int64_t host_calls = 0, host_cpu = 0, host_device = 0, device_calls = 0, device_ns = 0, steps = 0, mul_cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(rows[i].key, "MatMul") && !rows[i].device)
+            host_calls = rows[i].calls, host_cpu = rows[i].self_ns, host_device = rows[i].self_device_ns;
+        if (!strcmp(rows[i].key, "MatMul") && rows[i].device) device_calls = rows[i].calls, device_ns = rows[i].self_device_ns;
+        if (!strcmp(rows[i].key, "ProfilerStep*")) steps = rows[i].calls;
+        if (!strcmp(rows[i].key, "Mul")) mul_cpu = rows[i].self_ns;
+    }
+    CHECK_INT(host_calls, 2);
+    CHECK_INT(host_cpu, 2 * 10000);    /* the launches */
+    CHECK_INT(host_device, 2 * 50000); /* the kernels it launched, once each */
+    CHECK_INT(device_calls, 2);
+    CHECK_INT(device_ns, 2 * 50000);   /* not 3 x: stream:all is left out */
+    CHECK_INT(opprof_averages_self_device_total_ns(avg), 2 * 50000);
+    CHECK_INT(mul_cpu, 2 * 20000);
+    CHECK_INT(steps, 2);               /* two runs */
+    opprof_averages_free(avg);
+    const char *const *warnings = opprof_capture_warnings(c, &n);
+    bool said = false;
+    for (size_t i = 0; i < n; i++) said |= strstr(warnings[i], "stream:all (2 events") != NULL;
+    CHECK(said);
+    opprof_capture_free(c);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

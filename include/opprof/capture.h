@@ -162,11 +162,15 @@ typedef enum opprof_producer {
     OPPROF_PRODUCER_ONNXRUNTIME = 4,    /* ONNX Runtime's profile (enable_profiling): rows by
                                            operator type, runs as steps, start-up apart
                                            (docs/TRACE_FORMAT.md) */
-    OPPROF_PRODUCER_TENSORRT = 5        /* TensorRT's per-layer profile (trtexec --exportProfile):
+    OPPROF_PRODUCER_TENSORRT = 5,       /* TensorRT's per-layer profile (trtexec --exportProfile):
                                            aggregate rows, no timeline */
+    OPPROF_PRODUCER_TENSORFLOW = 6      /* TensorFlow 1.x's timeline (Timeline.generate_chrome_trace_format):
+                                           device streams counted once, host launch and device time
+                                           apart, runs as steps */
 } opprof_producer;
 /** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)", "ONNX Runtime",
- *  "TensorRT (per-layer profile)" or "another trace-event writer"; static. */
+ *  "TensorRT (per-layer profile)", "TensorFlow (timeline)" or "another
+ *  trace-event writer"; static. */
 OPPROF_API const char *opprof_producer_name(opprof_producer producer);
 
 typedef struct opprof_capture_info {

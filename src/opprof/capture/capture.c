@@ -153,6 +153,7 @@ const char *opprof_producer_name(opprof_producer producer) {
     case OPPROF_PRODUCER_PYTORCH_LEGACY: return "PyTorch (legacy exporter)";
     case OPPROF_PRODUCER_ONNXRUNTIME: return "ONNX Runtime";
     case OPPROF_PRODUCER_TENSORRT: return "TensorRT (per-layer profile)";
+    case OPPROF_PRODUCER_TENSORFLOW: return "TensorFlow (timeline)";
     default: return "another trace-event writer";
     }
 }

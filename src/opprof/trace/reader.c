@@ -249,6 +249,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         p->cap->info.producer = p->ours             ? OPPROF_PRODUCER_OPPROF
                                 : p->rt.ort         ? OPPROF_PRODUCER_ONNXRUNTIME /* its GPU "Kernel" is Kineto's too */
                                 : p->rt.trt         ? OPPROF_PRODUCER_TENSORRT
+                                : p->rt.tf          ? OPPROF_PRODUCER_TENSORFLOW
                                 : p->kineto         ? OPPROF_PRODUCER_KINETO
                                 : p->legacy_pytorch ? OPPROF_PRODUCER_PYTORCH_LEGACY
                                                     : OPPROF_PRODUCER_OTHER;
@@ -257,7 +258,8 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
          * writer's trace a call nested in a call of the same name is recursion */
         p->cap->merge_only_children = p->cap->info.producer == OPPROF_PRODUCER_KINETO ||
                                       p->cap->info.producer == OPPROF_PRODUCER_PYTORCH_LEGACY;
-        rc = opprof__link_devices(p->cap, p->links, p->n_links);
+        rc = opprof__reader_runtime_links(p);
+        if (!rc) rc = opprof__link_devices(p->cap, p->links, p->n_links);
         if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
     }
     if (!rc && options && options->on_unused)

@@ -44,6 +44,19 @@ static const char *device_of_label(const char *text) {
     return "";
 }
 
+/* TensorFlow's timeline names its processes by device: "/job:localhost/
+ * replica:0/task:0/device:GPU:0 Compute" (the host's launches), "/device:
+ * GPU:0/stream:7 Compute" and ".../memcpy Compute" (the device's own work),
+ * "/device:GPU:0/stream:all Compute" (every stream's work again); TF 1.0-1.3
+ * wrote "/gpu:0/...". */
+static bool tf_stream(const char *text, bool *aggregate) {
+    if (strncmp(text, "/device:GPU:", 12) != 0 && strncmp(text, "/gpu:", 5) != 0) return false;
+    const char *slash = strchr(text + 1, '/');
+    if (!slash) return false;
+    *aggregate = !strncmp(slash, "/stream:all ", 12);
+    return !strncmp(slash, "/stream:", 8) || !strncmp(slash, "/memcpy ", 8);
+}
+
 /* process_labels names the process's track; either it or process_name may
  * say that the process is a device. */
 int opprof__reader_set_label(parser *p, int64_t pid, const char *text, bool is_label) {
@@ -51,8 +64,16 @@ int opprof__reader_set_label(parser *p, int64_t pid, const char *text, bool is_l
     if (label_of(p, pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
     if (is_label) snprintf(l->text, sizeof l->text, "%s", text);
     const char *device = device_of_label(text);
+    bool aggregate = false;
+    if (!*device && tf_stream(text, &aggregate)) device = "GPU";
     if (*device) snprintf(l->device, sizeof l->device, "%s", device);
+    l->aggregate = aggregate;
     return 0;
+}
+
+bool opprof__reader_aggregate_pid(parser *p, int64_t pid) {
+    struct process_label *l = NULL;
+    return !label_of(p, pid, false, &l) && l && l->aggregate;
 }
 
 /* Labels onto threads; the events of a device's process are device rows,
@@ -85,6 +106,7 @@ int opprof__reader_join_labels(parser *p, const parser *q, const int64_t *ids) {
         if (label_of(p, pid, true, &l)) return OPPROF_ENOMEM;
         if (from->text[0]) memcpy(l->text, from->text, sizeof l->text);
         if (from->device[0]) memcpy(l->device, from->device, sizeof l->device);
+        l->aggregate |= from->aggregate;
     }
     return 0;
 }

@@ -20,14 +20,27 @@
  * either (ORT's tool counts them in a column of their own), their count and
  * time said.
  *
+ * TensorFlow's timeline (tensorflow/python/client/timeline.py,
+ * generate_chrome_trace_format): ops are "cat": "Op" complete events named by
+ * op type, args.name the node; a process per device: "/job:.../device:GPU:0
+ * Compute" holds the host's launches, "/device:GPU:0/stream:N Compute" and
+ * ".../memcpy Compute" the device's work (device rows, each linked to the
+ * host launch of its node before it: the launch's CPU time and its device
+ * time as PyTorch's CPU and CUDA columns), "/device:GPU:0/stream:all
+ * Compute" every stream's work again (left out: counted once). A run is the
+ * host ops from one occurrence of the first op's node to the next: each run
+ * a step (ProfilerStep#N), so that merged runs read as steps.
+ *
  * TensorRT's per-layer profile (trtexec --exportProfile, its
  * samples/common/sampleReporting.cpp): an array of objects without "ph",
  * first {"count": RUNS}, then a layer a row {"name", "timeMs" (over every
  * run), "averageMs", "medianMs", "percentage"}: aggregate rows (no
  * timeline), RUNS calls each, RUNS the capture's steps. */
+#define _GNU_SOURCE /* qsort_r */
 #include "trace/reader_state.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool ends_with(const char *s, size_t n, const char *suffix) {
@@ -36,6 +49,7 @@ static bool ends_with(const char *s, size_t n, const char *suffix) {
 }
 
 uint8_t opprof__reader_runtime_category(const char *cat, size_t n) {
+    if (n == 2 && memcmp(cat, "Op", 2) == 0) return RT_TF_OP;
     if (n == 4 && memcmp(cat, "Node", 4) == 0) return RT_ORT_NODE;
     if (n == 7 && memcmp(cat, "Session", 7) == 0) return RT_ORT_SESSION;
     return RT_NONE;
@@ -216,8 +230,19 @@ static int node_event(parser *p, event *e) {
     return 0;
 }
 
+/* A TensorFlow op: a row as any, its node kept for the links. */
+static int tf_event(parser *p, event *e) {
+    p->rt.tf = true;
+    const char *node = e->arg_name && e->arg_name[0] ? e->arg_name : e->name;
+    if (opprof__grow((void **)&p->rt.tf_ops, &p->rt.cap_tf_ops, p->rt.n_tf_ops + 1, sizeof *p->rt.tf_ops))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ops");
+    p->rt.tf_ops[p->rt.n_tf_ops++] = (struct tf_op){(uint32_t)p->cap->n_events, opprof__hash_bytes(node, strlen(node))};
+    return 0;
+}
+
 int opprof__reader_runtime_event(parser *p, event *e) {
     if (e->runtime == RT_NONE || p->ours) return 0;
+    if (e->runtime == RT_TF_OP) return tf_event(p, e);
     p->rt.ort = true;
     return e->runtime == RT_ORT_SESSION ? session_event(p, e) : node_event(p, e);
 }
@@ -269,7 +294,153 @@ int opprof__reader_runtime_finish(parser *p) {
     return rc ? opprof__json_fail_code(&p->lx, rc, "warnings") : 0;
 }
 
-int opprof__reader_runtime_join(parser *p, parser *half) {
+/* ---- TensorFlow: stream:all left out, device ops linked, runs as steps ---- */
+
+/* The events of an aggregate stream's process removed (before finish: marks
+ * and links move with their events). */
+static int drop_aggregates(parser *p) {
+    opprof_capture *c = p->cap;
+    bool any = false;
+    for (size_t i = 0; i < p->n_labels && !any; i++) any = p->labels[i].aggregate;
+    if (!any) return 0;
+    uint32_t *to = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *to);
+    if (!to) return OPPROF_ENOMEM;
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n_events; i++) {
+        bool drop = opprof__reader_aggregate_pid(p, c->threads[c->events[i].thread].pid);
+        to[i] = drop ? UINT32_MAX : (uint32_t)kept;
+        if (drop) p->rt.tf_aggregate++;
+        else c->events[kept++] = c->events[i];
+    }
+    c->n_events = kept;
+    size_t m = 0;
+    for (size_t k = 0; k < c->n_marks; k++)
+        if (c->marks[k].event < 0 || to[c->marks[k].event] != UINT32_MAX) {
+            if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)to[c->marks[k].event];
+            c->marks[m++] = c->marks[k];
+        }
+    c->n_marks = m;
+    size_t l = 0;
+    for (size_t k = 0; k < p->n_links; k++)
+        if (to[p->links[k].event] != UINT32_MAX) p->links[k].event = to[p->links[k].event], p->links[l++] = p->links[k];
+    p->n_links = l;
+    size_t t = 0;
+    for (size_t k = 0; k < p->rt.n_tf_ops; k++)
+        if (to[p->rt.tf_ops[k].event] != UINT32_MAX)
+            p->rt.tf_ops[k].event = to[p->rt.tf_ops[k].event], p->rt.tf_ops[t++] = p->rt.tf_ops[k];
+    p->rt.n_tf_ops = t;
+    opprof__free(to);
+    return 0;
+}
+
+static int by_node_then_start(const void *a, const void *b, void *capture) {
+    const opprof_capture *c = capture;
+    const struct tf_op *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    int64_t sx = c->events[x->event].start_ns, sy = c->events[y->event].start_ns;
+    return (sx > sy) - (sx < sy);
+}
+
+static bool on_device(const opprof_capture *c, const struct tf_op *o) { return c->threads[c->events[o->event].thread].device; }
+
+/* Each device op to its node's latest host launch before it, as Kineto's
+ * External id links them (trace/device_links.c). */
+static int link_ops(parser *p) {
+    opprof_capture *c = p->cap;
+    struct tf_op *ops = p->rt.tf_ops;
+    size_t n = p->rt.n_tf_ops;
+    qsort_r(ops, n, sizeof *ops, by_node_then_start, c);
+    for (size_t i = 0, len; i < n; i += len) {
+        for (len = 1; i + len < n && ops[i + len].node == ops[i].node;) len++;
+        int64_t host = -1; /* the latest host launch of the node so far, in start order */
+        for (size_t k = i; k < i + len; k++) {
+            const opprof_event *e = &c->events[ops[k].event];
+            if (!on_device(c, &ops[k])) {
+                host = ops[k].event;
+                continue;
+            }
+            if (host < 0) continue;
+            if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 2, sizeof *p->links)) return OPPROF_ENOMEM;
+            const opprof_event *h = &c->events[host];
+            int64_t id = INT64_MIN / 4 + host; /* an id of the reader's own, apart from any trace's */
+            p->links[p->n_links++] = (opprof__link){(uint32_t)host, OPPROF__LINK_OP, false, h->thread, h->start_ns,
+                                                    h->start_ns + h->duration_ns, id, -1};
+            p->links[p->n_links++] = (opprof__link){ops[k].event, OPPROF__LINK_DEVICE, true, e->thread, e->start_ns,
+                                                    e->start_ns + e->duration_ns, id, -1};
+        }
+    }
+    return 0;
+}
+
+static int by_start(const void *a, const void *b, void *capture) {
+    const opprof_capture *c = capture;
+    int64_t sx = c->events[*(const uint32_t *)a].start_ns, sy = c->events[*(const uint32_t *)b].start_ns;
+    return (sx > sy) - (sx < sy);
+}
+
+/* The runs: from each occurrence of the first host op's node to the next, a
+ * step on the first op's thread; the last to the trace's end. */
+static int runs_as_steps(parser *p) {
+    opprof_capture *c = p->cap;
+    size_t n_host = 0;
+    uint32_t *host = opprof__alloc((p->rt.n_tf_ops ? p->rt.n_tf_ops : 1) * sizeof *host);
+    uint64_t *node = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *node);
+    if (!host || !node) {
+        opprof__free(host);
+        opprof__free(node);
+        return OPPROF_ENOMEM;
+    }
+    for (size_t k = 0; k < p->rt.n_tf_ops; k++) {
+        node[p->rt.tf_ops[k].event] = p->rt.tf_ops[k].node;
+        if (!on_device(c, &p->rt.tf_ops[k])) host[n_host++] = p->rt.tf_ops[k].event;
+    }
+    qsort_r(host, n_host, sizeof *host, by_start, c);
+    int64_t end = 0;
+    for (size_t i = 0; i < c->n_events; i++)
+        if (c->events[i].start_ns + c->events[i].duration_ns > end) end = c->events[i].start_ns + c->events[i].duration_ns;
+    int rc = 0;
+    uint32_t thread = n_host ? c->events[host[0]].thread : 0;
+    for (size_t k = 0, run = 0; !rc && k < n_host; k++) {
+        if (node[host[k]] != node[host[0]]) continue;
+        int64_t start = c->events[host[k]].start_ns, stop = end;
+        for (size_t j = k + 1; j < n_host; j++)
+            if (node[host[j]] == node[host[0]]) {
+                stop = c->events[host[j]].start_ns;
+                break;
+            }
+        char name[48];
+        snprintf(name, sizeof name, "ProfilerStep#%zu", run++);
+        rc = opprof_capture_add_event(c, thread, name, OPPROF_KIND_STEP, start, stop - start);
+    }
+    opprof__free(host);
+    opprof__free(node);
+    return rc;
+}
+
+int opprof__reader_runtime_links(parser *p) {
+    if (!p->rt.tf) return 0;
+    int rc = drop_aggregates(p);
+    if (!rc) rc = link_ops(p);
+    if (!rc) rc = runs_as_steps(p);
+    if (!rc && p->rt.tf_aggregate)
+        rc = opprof__capture_warnf(p->cap, "TensorFlow's stream:all (%llu events: every device stream's ops again) "
+                                   "left out, each op's device time counted once",
+                                   (unsigned long long)p->rt.tf_aggregate);
+    return rc ? opprof__json_fail_code(&p->lx, rc, "TensorFlow's ops") : 0;
+}
+
+int opprof__reader_runtime_join(parser *p, parser *half, size_t first_event) {
+    p->rt.tf |= half->rt.tf;
+    if (half->rt.n_tf_ops) {
+        if (opprof__grow((void **)&p->rt.tf_ops, &p->rt.cap_tf_ops, p->rt.n_tf_ops + half->rt.n_tf_ops,
+                         sizeof *p->rt.tf_ops))
+            return OPPROF_ENOMEM;
+        for (size_t k = 0; k < half->rt.n_tf_ops; k++) {
+            struct tf_op o = half->rt.tf_ops[k];
+            o.event += (uint32_t)first_event;
+            p->rt.tf_ops[p->rt.n_tf_ops++] = o;
+        }
+    }
     p->rt.ort |= half->rt.ort;
     p->rt.trt |= half->rt.trt;
     p->rt.runs += half->rt.runs;
@@ -280,4 +451,9 @@ int opprof__reader_runtime_join(parser *p, parser *half) {
     return p->rt.startup.error ? OPPROF_ENOMEM : 0;
 }
 
-void opprof__reader_runtime_free(parser *p) { opprof__sb_free(&p->rt.startup); }
+void opprof__reader_runtime_free(parser *p) {
+    opprof__sb_free(&p->rt.startup);
+    opprof__free(p->rt.tf_ops);
+    p->rt.tf_ops = NULL;
+    p->rt.n_tf_ops = p->rt.cap_tf_ops = 0;
+}

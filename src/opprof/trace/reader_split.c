@@ -341,7 +341,7 @@ static int join_half(parser *p, split *s) {
     p->string_times += q->string_times;
     p->kineto |= q->kineto;
     p->legacy_pytorch |= q->legacy_pytorch;
-    if (opprof__reader_runtime_join(p, q)) return OPPROF_ENOMEM;
+    if (opprof__reader_runtime_join(p, q, first_event)) return OPPROF_ENOMEM;
     for (int k = 0; k < UNUSED_KINDS; k++) p->unused[k] += q->unused[k];
     p->problems += q->problems;
     for (size_t i = 0; i < s->n_held; i++) { /* after this half's, as one thread says them */

@@ -50,6 +50,7 @@ typedef struct parser {
         int64_t pid;
         char text[32];
         char device[8]; /* "GPU", "MTIA"...: a device's process (Kineto's "GPU 0", "MTIA 17"), else "" */
+        bool aggregate; /* TensorFlow's "/device:GPU:0/stream:all": its streams' events again */
     } *labels;                  /* process_labels and process_name, applied at the end */
     size_t n_labels, cap_labels;
     opprof__index label_index;  /* pid -> its label */
@@ -70,6 +71,13 @@ typedef struct parser {
         bool ort;             /* events of ONNX Runtime's categories were read */
         bool by_node;         /* ONNX Runtime's nodes are rows by node name (--group-by node) */
         bool trt;             /* rows of TensorRT's per-layer profile were read */
+        bool tf;              /* TensorFlow's timeline: ops ("cat": "Op") were read */
+        uint64_t tf_aggregate; /* its stream:all events, left out */
+        struct tf_op {        /* each op: its event, node (args.name) */
+            uint32_t event;
+            uint64_t node;
+        } *tf_ops;
+        size_t n_tf_ops, cap_tf_ops;
         int64_t trt_runs;     /* its "count" */
         uint64_t runs, fences;
         int64_t fence_us;
@@ -189,7 +197,7 @@ OPPROF__HIDDEN void opprof__reader_assumed_placed(parser *p, int64_t offset, int
 OPPROF__HIDDEN void opprof__reader_check_whole(parser *p);
 
 /* ---- other runtimes' rules (trace/reader_runtimes.c) ---- */
-enum { RT_NONE = 0, RT_ORT_SESSION, RT_ORT_NODE };
+enum { RT_NONE = 0, RT_ORT_SESSION, RT_ORT_NODE, RT_TF_OP };
 enum { LAYER_COUNT = 1, LAYER_TIME = 2 };
 /* A key of an event object that is a runtime's own (TensorRT's "count",
  * "timeMs"): 0 or an error when taken, 1 when not its. */
@@ -206,8 +214,11 @@ OPPROF__HIDDEN int opprof__reader_runtime_arg(parser *p, event *e, const char *k
 OPPROF__HIDDEN int opprof__reader_runtime_event(parser *p, event *e);
 /* After the events: the producer's facts (warnings said apart). */
 OPPROF__HIDDEN int opprof__reader_runtime_finish(parser *p);
+/* After the labels, before the device links: TensorFlow's device ops linked
+ * to their host launch (by node), its runs made steps. */
+OPPROF__HIDDEN int opprof__reader_runtime_links(parser *p);
 /* The second thread's half joined: its counts added. */
-OPPROF__HIDDEN int opprof__reader_runtime_join(parser *p, parser *half);
+OPPROF__HIDDEN int opprof__reader_runtime_join(parser *p, parser *half, size_t first_event);
 OPPROF__HIDDEN void opprof__reader_runtime_free(parser *p);
 
 /* ---- one event's fields (trace/reader_fields.c) ---- */
@@ -263,6 +274,8 @@ OPPROF__HIDDEN int opprof__reader_set_label(parser *p, int64_t pid, const char *
 /* The labels on every thread of their processes; a device's events become
  * device rows. */
 OPPROF__HIDDEN void opprof__reader_apply_labels(parser *p);
+/* The process is TensorFlow's aggregate of its device streams (stream:all). */
+OPPROF__HIDDEN bool opprof__reader_aggregate_pid(parser *p, int64_t pid);
 /* The labels that q read (a later part of the trace) onto p's, as if p had
  * read them; ids[k]: p's id of q's string id q->string_base - (k + 1). */
 OPPROF__HIDDEN int opprof__reader_join_labels(parser *p, const parser *q, const int64_t *ids);
