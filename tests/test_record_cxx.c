@@ -36,6 +36,18 @@ TEST_CASE(bounded_functions) {
     CHECK(st.st_size < 256ll << 20);
 }
 
+/* A budget that is no number is said, and the default kept. */
+TEST_CASE(bad_budget_said) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "OPPROF_FUNCTION_CALLS=lots '%s/opprof' record --functions --outputs trace -o '%s/bad' "
+                                 "-- '%s' 200000",
+                           bin_dir(), dir, many_calls()),
+              0);
+    CHECK_CONTAINS(out, "OPPROF_FUNCTION_CALLS='lots' ignored: not a number >= 1; 100000 kept");
+    CHECK_CONTAINS(out, "call(s) of 4 function(s) not recorded, past each function's first 100000");
+    free(out);
+}
+
 TEST_CASE(demangled_names) {
     char *out = NULL, path[600];
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --functions -o '%s/small' -- '%s' 1000", bin_dir(), dir,

@@ -57,6 +57,23 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "Off CPU");
     CHECK_CONTAINS(out, "Top native frame");
     free(out);
+    /* the saved trace read back: its native functions by samples, in the report and in the HTML */
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/rec/trace-step-0.json' 2>/dev/null", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "Function  Self samples");
+    CHECK_CONTAINS(out, "weight_four");
+    CHECK_CONTAINS(out, "Native functions by their samples:");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' html '%s/rec/trace-step-0.json' '%s/rec.html' && grep -c "
+                                 "'<table class=\"sortable\" id=\"functions\">' '%s/rec.html'", bin_dir(), dir, dir, dir),
+              0);
+    CHECK_CONTAINS(out, "1");
+    free(out);
+    char path[600];
+    snprintf(path, sizeof path, "%s/rec/trace-step-0.html", dir); /* record's own report too */
+    out = read_text(path);
+    CHECK_CONTAINS(out, "<h2>Native functions by samples");
+    CHECK_CONTAINS(out, ">weight_four<");
+    free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--sample takes HZ[,fp|dwarf]");
     free(out);

@@ -136,6 +136,11 @@ def check_across_runtimes(torch_trace, ort_profile):
                             ort_profile], capture_output=True, text=True)
     check(named.returncode == 0 and "FusedGemm" in {r["name"] for r in json.loads(named.stdout)["rows"]},
           "diff --match name: rows by name")
+    # what is refused, and said
+    for args, says in ((["diff", "--match", "op", torch_trace, ort_profile], "--match takes name or layers, not 'op'"),
+                       (["report", "--group-by", "op", ort_profile], "--group-by takes 'node'")):
+        bad = subprocess.run([os.path.join(bin_dir, "opprof"), *args], capture_output=True, text=True)
+        check(bad.returncode == 64 and says in bad.stderr, f"opprof {' '.join(args[:3])}: {bad.returncode} {bad.stderr}")
 
 
 def main():
