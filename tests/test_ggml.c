@@ -6,6 +6,7 @@
  * from the trace read back. */
 #include "check.h"
 #include "rows.h"
+#include "testutil.h"
 
 #include <opprof/capture.h>
 #include <opprof/ggml.h>
@@ -243,5 +244,37 @@ TEST_CASE(outside_a_window) {
     CHECK_INT(opprof_ggml_flops(NULL), 0);
     model_free(&m);
 }
+
+#if defined(OPPROF_TEST_RECORD)
+/* An unchanged ggml program (ggml_target) under `opprof record --ggml --step
+ * ggml_graph_compute`: its ops per graph, each graph a step, its output as
+ * without opprof. */
+TEST_CASE(record_an_unchanged_program) {
+    char dir[256], *plain = NULL, *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    CHECK_INT(run_commandf(&plain, "'%s/../tests/ggml_target' 5", bin_dir()), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --ggml --step ggml_graph_compute --outputs trace -o '%s/r' -- "
+                                 "'%s/../tests/ggml_target' 5 2>/dev/null",
+                           bin_dir(), dir, bin_dir()),
+              0);
+    CHECK_STR(out, plain);
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json --row-limit 0 '%s'/r/trace-step-*.json", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "\"name\": \"ggml::MUL_MAT\"");
+    const char *mm = out ? strstr(out, "\"name\": \"ggml::MUL_MAT\"") : NULL;
+    CHECK(mm && strstr(mm, "\"calls\": 5,"));             /* one a compute */
+    const char *steps = out ? strstr(out, "\"name\": \"ProfilerStep*\"") : NULL;
+    CHECK(steps && strstr(steps, "\"calls\": 6,"));       /* step 0, then one a compute */
+    CHECK_CONTAINS(out, "\"threads\": 2");
+    free(out);
+    free(plain);
+    /* a program without ggml: said, and run as it is */
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --ggml --outputs trace -o '%s/none' -- true", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "--ggml: the program has no ggml with opprof's CPU hook");
+    free(out);
+    run_commandf(&out, "rm -rf '%s'", dir);
+    free(out);
+}
+#endif
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_ggml"); }

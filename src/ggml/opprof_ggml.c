@@ -12,6 +12,27 @@
 #include <ggml-cpu.h>
 #include <ggml.h>
 
+/* Built for `opprof record --ggml` (libopprof_ggml_record.so, preloaded into a
+ * program that was not changed): ggml is the program's own, found where it is
+ * loaded, so every ggml function is a weak reference (none is resolved: NULL)
+ * and attaching says so rather than failing to load. */
+#if defined(OPPROF_GGML_WEAK)
+#pragma weak ggml_cpu_set_hook
+#pragma weak ggml_op_name
+#pragma weak ggml_unary_op_name
+#pragma weak ggml_glu_op_name
+#pragma weak ggml_get_unary_op
+#pragma weak ggml_get_glu_op
+#pragma weak ggml_graph_node
+#pragma weak ggml_n_dims
+#pragma weak ggml_nbytes
+#pragma weak ggml_nelements
+#pragma weak ggml_type_name
+#define GGML_FOUND() (ggml_cpu_set_hook != NULL && ggml_op_name != NULL && ggml_graph_node != NULL)
+#else
+#define GGML_FOUND() 1
+#endif
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +200,7 @@ static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int 
 }
 
 int opprof_ggml_attach(void) {
+    if (!GGML_FOUND()) return OPPROF_ENOENT;
     pthread_mutex_lock(&g_attach_lock);
     int rc = sites_make();
     if (!rc && !g_attached) {
@@ -190,6 +212,7 @@ int opprof_ggml_attach(void) {
 }
 
 void opprof_ggml_detach(void) {
+    if (!GGML_FOUND()) return;
     pthread_mutex_lock(&g_attach_lock);
     if (g_attached) ggml_cpu_set_hook(NULL, NULL);
     g_attached = 0;

@@ -41,6 +41,10 @@ static const char HELP[] =
     "               its callers): the table gains Samples and Top native frame columns and the\n"
     "               native functions by samples; times off the CPU too (report --cpu-time,\n"
     "               stacks --samples)\n"
+    "  --ggml       each op of the program's ggml (its CPU backend, built with opprof's hook:\n"
+    "               src/ggml/ggml-cpu-hook.patch) on the threads that compute it, as the ggml\n"
+    "               adapter records them (ggml::MUL_MAT, wall time, threads, FLOPs; shapes with\n"
+    "               --record-shapes); with --step ggml_graph_compute, each graph a step\n"
     "  --record-shapes  the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"
     "               adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)\n"
     "  --step FUNCTION  each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"
@@ -64,9 +68,9 @@ static const char HELP[] =
 #define FUNCTIONS_MAX_EVENTS "8388608"
 #define FUNCTIONS_TRACE_EVENTS "2000000"
 
-/* libopprof_record.so beside this program's libraries: ../<libdir> of the
- * installed tree, or ../lib of the build tree. */
-static int find_preload(char *out, size_t size) {
+/* A library beside this program's libraries: ../<libdir> of the installed
+ * tree, or ../lib of the build tree. */
+static int find_library(const char *file, char *out, size_t size) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return -1;
@@ -76,7 +80,7 @@ static int find_preload(char *out, size_t size) {
     *slash = '\0';
     static const char *const dirs[] = {OPPROF_RECORD_LIBDIR, "lib"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-        snprintf(out, size, "%s/../%s/libopprof_record.so", exe, dirs[i]);
+        snprintf(out, size, "%s/../%s/%s", exe, dirs[i], file);
         if (access(out, R_OK) == 0) return 0;
     }
     return -1;
@@ -110,7 +114,7 @@ static void print_table(const char *dir) {
 
 /* What `opprof record` was asked for. */
 typedef struct record_options {
-    bool memory, functions, gzip, shapes;
+    bool memory, functions, gzip, shapes, ggml;
     const char *sample_hz;  /* OPPROF_SAMPLE; NULL: no samples */
     const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
     const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
@@ -144,7 +148,8 @@ static int parse(int argc, char **argv, record_options *ro) {
         {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
         {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
         {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'},
-        {"step", required_argument, 0, 'S'},   {"record-shapes", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+        {"step", required_argument, 0, 'S'},   {"record-shapes", no_argument, 0, 'r'},
+        {"ggml", no_argument, 0, 'g'},         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
@@ -155,6 +160,7 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'H': ro->outputs = "trace,tables"; break;
         case 'z': ro->gzip = true; break;
         case 'r': ro->shapes = true; break;
+        case 'g': ro->ggml = true; break;
         case 'S':
             if (!*optarg || strpbrk(optarg, " \t\n"))
                 return tool_usage_error("record", "--step takes a function's name, not '%s'", optarg);
@@ -281,14 +287,20 @@ static int run(int argc, char **argv) {
     int bad = parse(argc, argv, &ro);
     if (bad >= 0) return bad;
     say_if_setuid(argv[optind]);
-    char preload[4300];
-    if (find_preload(preload, sizeof preload)) {
+    char preload[4300], ggml[4300] = "";
+    if (find_library("libopprof_record.so", preload, sizeof preload)) {
         fprintf(stderr, "opprof record: libopprof_record.so not found beside this opprof's libraries\n");
         return TOOL_EXIT_CANNOT_RUN;
     }
+    if (ro.ggml && find_library("libopprof_ggml_record.so", ggml, sizeof ggml)) {
+        fprintf(stderr, "opprof record: --ggml: libopprof_ggml_record.so not found beside this opprof's libraries "
+                        "(opprof built with -DOPPROF_GGML=OFF?)\n");
+        return TOOL_EXIT_CANNOT_RUN;
+    }
     const char *old = getenv("LD_PRELOAD");
-    char ld_preload[8800];
-    snprintf(ld_preload, sizeof ld_preload, "%s%s%s", preload, old && *old ? ":" : "", old && *old ? old : "");
+    char ld_preload[13200];
+    snprintf(ld_preload, sizeof ld_preload, "%s%s%s%s%s", preload, ggml[0] ? ":" : "", ggml, old && *old ? ":" : "",
+             old && *old ? old : "");
     int said[2];
     if (pipe2(said, O_CLOEXEC) != 0) {
         fprintf(stderr, "opprof record: cannot make a pipe: %s\n", strerror(errno));
@@ -324,6 +336,6 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--record-shapes] [--step FUNCTION] [-o DIR]\n"
-             "              [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
-             "profile a program without changing it (--memory, --functions, --sample)", NULL);
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--ggml] [--record-shapes] [--step FUNCTION]\n"
+             "              [-o DIR] [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
+             "profile a program without changing it (--memory, --functions, --sample, --ggml)", NULL);
