@@ -77,8 +77,6 @@ TEST_CASE(demangled_names) {
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_record_cxx");
-    char *out = NULL;
-    run_commandf(&out, "rm -rf '%s'", dir);
-    free(out);
+    remove_tree(dir);
     return rc;
 }

@@ -93,8 +93,6 @@ TEST_CASE(said_when_no_call_is_seen) {
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_record_steps");
-    char *out = NULL;
-    run_commandf(&out, "rm -rf '%s'", dir);
-    free(out);
+    remove_tree(dir);
     return rc;
 }
