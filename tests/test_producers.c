@@ -577,4 +577,46 @@ TEST_CASE(tensorflow_streams_once) {
     opprof_capture_free(c);
 }
 
+/* TensorRT's per-layer profile (trtexec --exportProfile): a table without a
+ * timeline, RUNS calls of device time per layer, RUNS steps; report and diff
+ * take it (a layer twice as slow after). */
+static const char TRT_BEFORE[] =
+    "[\n  { \"count\" : 100 }\n"
+    ", { \"name\" : \"conv1 + relu1\", \"timeMs\" : 12.5, \"averageMs\" : 0.125, \"medianMs\" : 0.124, \"percentage\" : 62.5 }\n"
+    ", { \"name\" : \"fc1\", \"timeMs\" : 7.5, \"averageMs\" : 0.075, \"medianMs\" : 0.075, \"percentage\" : 37.5 }\n]\n";
+static const char TRT_AFTER[] =
+    "[\n  { \"count\" : 50 }\n"
+    ", { \"name\" : \"conv1 + relu1\", \"timeMs\" : 12.5, \"averageMs\" : 0.25, \"medianMs\" : 0.25, \"percentage\" : 76.9 }\n"
+    ", { \"name\" : \"fc1\", \"timeMs\" : 3.75, \"averageMs\" : 0.075, \"medianMs\" : 0.075, \"percentage\" : 23.1 }\n]\n";
+
+TEST_CASE(tensorrt_layers_as_a_table) {
+    opprof_capture *before = read_trace_text(TRT_BEFORE), *after = read_trace_text(TRT_AFTER);
+    CHECK(before && after);
+    if (!before || !after) return;
+    CHECK_INT(opprof_capture_get_info(before).producer, OPPROF_PRODUCER_TENSORRT);
+    CHECK_INT(opprof_capture_get_info(before).aggregate_runs, 100);
+    size_t n_events;
+    opprof_capture_events(before, &n_events);
+    CHECK_INT(n_events, 0); /* no timeline */
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(before, &avg), 0);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    CHECK_INT(n, 2);
+    CHECK_STR(rows[0].key, "conv1 + relu1");
+    CHECK_INT(rows[0].calls, 100);
+    CHECK_INT(rows[0].self_device_ns, 12500000);
+    CHECK(rows[0].device);
+    CHECK_INT(opprof_averages_self_device_total_ns(avg), 20000000);
+    opprof_averages_free(avg);
+    char *text = NULL; /* per run: conv 125 -> 250 us, fc 75 -> 75 us */
+    CHECK_INT(opprof_capture_diff_to_string(before, after, 0, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"name\": \"conv1 + relu1\", \"calls_before\": 1, \"calls_after\": 1");
+    CHECK_CONTAINS(text, "\"self_device_us_before\": 125, \"self_device_us_after\": 250");
+    CHECK_CONTAINS(text, "(100 step(s) before, 50 after)");
+    opprof_free(text);
+    opprof_capture_free(before);
+    opprof_capture_free(after);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

@@ -14,7 +14,7 @@ Scan/Loop/If left out):
   - `--group-by node`: one row per node;
   - the producer named;
 and `opprof diff` of the guide's MLP in PyTorch (tests/fixtures/pytorch-1.13)
-and in ONNX Runtime pairs its two layers (aten::linear + aten::relu with
+and in nn (profile_cpu), each against ONNX Runtime, pairs its two layers (aten::linear + aten::relu with
 FusedGemm, aten::linear with Gemm), each side's mean per step.
 usage: check_ort.py BIN_DIR SOURCE_DIR ORT_DIR WORK_DIR
 """
@@ -162,6 +162,9 @@ def main():
                 check_profile(path, runs)
     mlp = glob.glob(os.path.join(work, "mlp-1t_*.json"))
     check_across_runtimes(os.path.join(src_dir, "tests/fixtures/pytorch-1.13/cpu-step-4.legacy.json"), mlp[0])
+    # nn's run of the same model (profile_cpu: the guide's schedule, 2 active steps) against ORT's
+    subprocess.run([os.path.join(bin_dir, "profile_cpu"), "--quiet", os.path.join(work, "nn")], check=True)
+    check_across_runtimes(os.path.join(work, "nn", "cpu-step-4.json"), mlp[0])
     print(f"check_ort: {checks - failures} passed, {failures} failed")
     return 1 if failures else 0
 
