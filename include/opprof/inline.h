@@ -244,6 +244,7 @@ static inline OPPROF__NOINSTR uint64_t opprof__double_bits(double v) {
     opprof__mark(OPPROF__MARK_ARG_DOUBLE, (key), opprof__double_bits((double)(value)), 1)
 #define opprof_range_flops(n) opprof__mark(OPPROF__MARK_FLOPS, "flops", (uint64_t)(int64_t)(n), 1)
 #define opprof_range_bytes(n) opprof__mark(OPPROF__MARK_BYTES, "bytes", (uint64_t)(int64_t)(n), 1)
+#define opprof_range_part_of(id) opprof__mark(OPPROF__MARK_ARG_INT, OPPROF_PART_OF_KEY, (uint64_t)(id), 1)
 #define opprof_flow_begin(id) opprof__mark(OPPROF__MARK_FLOW_BEGIN, "flow", (uint64_t)(id), 0)
 #define opprof_flow_end(id) opprof__mark(OPPROF__MARK_FLOW_END, "flow", (uint64_t)(id), 0)
 #define opprof_async_begin(name, id) opprof__mark(OPPROF__MARK_ASYNC_BEGIN, (name), (uint64_t)(id), 0)

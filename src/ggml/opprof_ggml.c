@@ -7,7 +7,7 @@
  * Serials are kept per graph in a small table, so that graphs computed at
  * once by different threads keep their own. */
 #define _GNU_SOURCE
-#include <opprof/ggml.h>
+#include <opprof/ggml.h> /* built as a user of opprof: the recording macros' inline path */
 
 #include <ggml-cpu.h>
 #include <ggml.h>
@@ -39,6 +39,7 @@
 #include <string.h>
 
 enum { GRAPH_SLOTS = 64, NODE_BITS = 20 };
+#define EXPORT __attribute__((visibility("default"))) /* opprof/ggml.h's functions */
 
 /* One call site per op, unary op and GLU op: their names live as long as the process. */
 typedef struct op_sites {
@@ -102,12 +103,12 @@ static const opprof_srcloc *site_of(const struct ggml_tensor *node) {
     return &g_sites->op[(int)node->op < GGML_OP_COUNT ? (int)node->op : GGML_OP_NONE];
 }
 
-const char *opprof_ggml_op_name(const struct ggml_tensor *node) {
+EXPORT const char *opprof_ggml_op_name(const struct ggml_tensor *node) {
     if (!node || sites_make()) return "ggml::?";
     return site_of(node)->name;
 }
 
-int64_t opprof_ggml_flops(const struct ggml_tensor *node) {
+EXPORT int64_t opprof_ggml_flops(const struct ggml_tensor *node) {
     if (!node) return 0;
     int64_t out = ggml_nelements(node);
     switch (node->op) {
@@ -199,7 +200,7 @@ static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int 
     t_part = 0;
 }
 
-int opprof_ggml_attach(void) {
+EXPORT int opprof_ggml_attach(void) {
     if (!GGML_FOUND()) return OPPROF_ENOENT;
     pthread_mutex_lock(&g_attach_lock);
     int rc = sites_make();
@@ -211,7 +212,7 @@ int opprof_ggml_attach(void) {
     return rc;
 }
 
-void opprof_ggml_detach(void) {
+EXPORT void opprof_ggml_detach(void) {
     if (!GGML_FOUND()) return;
     pthread_mutex_lock(&g_attach_lock);
     if (g_attached) ggml_cpu_set_hook(NULL, NULL);
