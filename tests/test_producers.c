@@ -617,6 +617,23 @@ TEST_CASE(tensorrt_layers_as_a_table) {
     opprof_free(text);
     opprof_capture_free(before);
     opprof_capture_free(after);
+    /* by the commands: report reads it; convert and stacks say that it has no timeline */
+    char dir[256], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char path[512];
+    snprintf(path, sizeof path, "%s/trt.json", dir);
+    CHECK_INT(opprof_write_text_file(path, TRT_BEFORE), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s'", bin_dir(), path), 0);
+    CHECK_CONTAINS(out, "written by TensorRT (per-layer profile)");
+    CHECK_CONTAINS(out, "Self CUDA time total: 20.000ms");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s/x.json'", bin_dir(), path, dir), 2);
+    CHECK_CONTAINS(out, "a table without a timeline: convert has no events to write");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' stacks '%s'", bin_dir(), path), 2);
+    CHECK_CONTAINS(out, "stacks has no events to write");
+    free(out);
+    remove_tree(dir);
 }
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_producers"); }

@@ -29,7 +29,8 @@ static int run(int argc, char **argv) {
     opprof_capture *cap;
     int rc = tool_load(in, &cap);
     if (rc) return rc;
-    rc = tool_write_trace(cap, out);
+    rc = tool_need_timeline(in, cap, "convert");
+    if (!rc) rc = tool_write_trace(cap, out);
     opprof_capture_free(cap);
     return rc;
 }

@@ -27,6 +27,7 @@ static int run(int argc, char **argv) {
     if (optind != argc - 1) return tool_usage_error("stacks", "stacks takes one TRACE");
     opprof_capture *cap;
     int rc = tool_load(argv[optind], &cap);
+    if (!rc && (rc = tool_need_timeline(argv[optind], cap, "stacks"))) opprof_capture_free(cap);
     if (rc) return rc;
     char *text = NULL;
     size_t n_samples;

@@ -72,6 +72,16 @@ static void load_problem(void *ctx, const opprof_trace_problem *p) {
  * error. */
 int tool_load(const char *path, opprof_capture **out) { return tool_load_by(path, false, out); }
 
+int tool_need_timeline(const char *path, const opprof_capture *cap, const char *command) {
+    size_t events = 0, rows = 0;
+    opprof_capture_events(cap, &events);
+    opprof_capture_aggregate_rows(cap, &rows);
+    if (events || !rows) return 0;
+    fprintf(stderr, "opprof: %s: %s, a table without a timeline: %s has no events to write (report and diff read it)\n",
+            path, opprof_producer_name(opprof_capture_get_info(cap).producer), command);
+    return TOOL_EXIT_UNREADABLE;
+}
+
 int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
     load_problems lp = {.count = 0, .unused = ""};
     tool_progress_init(&lp.pr, path);

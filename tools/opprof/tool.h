@@ -55,6 +55,10 @@ void tool_on_progress(void *ctx, int64_t done, int64_t total);
  *  silently: their count and the first reason go to stderr, and a trace with
  *  problems and no event at all is an error. */
 int tool_load(const char *path, opprof_capture **out);
+/* A profile that is a table without a timeline (TensorRT's per-layer profile)
+ * gives `command` nothing to write: said (naming what does read it), and
+ * TOOL_EXIT_UNREADABLE; 0 for a capture with events. */
+int tool_need_timeline(const char *path, const opprof_capture *cap, const char *command);
 /* The same, an ONNX Runtime profile's rows by node (by_node: --group-by node). */
 int tool_load_by(const char *path, bool by_node, opprof_capture **out);
 /* On stderr: who wrote the trace at path (when not opprof), and its
