@@ -29,8 +29,9 @@ static void usage(FILE *out) {
     fputs("usage: opprof COMMAND [options] FILE...\n\ncommands:\n", out);
     for (size_t k = 0; k < N_COMMANDS; k++) fprintf(out, "  %-8s %s\n", COMMANDS[k]->name, COMMANDS[k]->summary);
     fputs("\nTRACE: a Chrome trace JSON file (opprof's, PyTorch's export_chrome_trace, PyTorch's legacy\n"
-          "array form, or any trace-event writer's), plain or gzip-compressed, or a Perfetto trace\n"
-          "(.pftrace) that opprof wrote.\n"
+          "array form, ONNX Runtime's or TensorFlow's profile, or any trace-event writer's), TensorRT's\n"
+          "per-layer profile (a table), plain or gzip-compressed, or a Perfetto trace (.pftrace)\n"
+          "that opprof wrote; each read by its producer's rules.\n"
           "Run 'opprof help COMMAND' (or 'opprof COMMAND --help') for a command's options.\n",
           out);
     tool_exit_codes_text(out);

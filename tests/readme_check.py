@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""test_readme: every command and option that README.md's shell blocks show exists.
+
+Each line of a ```sh block (or a bare ``` block) that runs `opprof` or
+`profile_cpu` (as build/bin/opprof, or after environment assignments) is parsed:
+its command must be one of `opprof help`'s, and each of its --options (up to a
+`--` that starts the profiled program's own words) must be in that command's
+help (`opprof help CMD`, `profile_cpu --help`), so that the README cannot name an
+option that is gone or was never there.
+usage: readme_check.py BIN_DIR README
+"""
+import re
+import subprocess
+import sys
+
+bin_dir, readme = sys.argv[1:3]
+checks = failures = 0
+
+
+def check(cond, what):
+    global checks, failures
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"readme_check: FAILED: {what}", file=sys.stderr)
+
+
+def run(*args):
+    out = subprocess.run([f"{bin_dir}/{args[0]}", *args[1:]], capture_output=True, text=True)
+    return out.stdout + out.stderr
+
+
+def shell_lines(text):
+    """The lines of the README's shell blocks, continuation lines joined."""
+    lines, block, kind = [], None, None
+    for raw in text.splitlines():
+        fence = re.match(r"^```(\w*)", raw)
+        if fence:
+            if block is None:
+                block, kind = [], fence.group(1)
+            else:
+                if kind in ("", "sh", "bash", "shell"):
+                    joined = "\n".join(block).replace("\\\n", " ")
+                    lines += joined.splitlines()
+                block = None
+            continue
+        if block is not None:
+            block.append(raw)
+    return lines
+
+
+commands_text = run("opprof", "help")
+commands = set(re.findall(r"^  (\w+) ", commands_text, re.M)) | {"help"}  # help: the tool's own
+check(len(commands) >= 9, f"opprof help lists its commands: {sorted(commands)}")
+helps = {}
+
+
+def help_of(tool, command):
+    key = (tool, command)
+    if key not in helps:
+        helps[key] = run("opprof", "help", command) if tool == "opprof" else run(tool, "--help")
+    return helps[key]
+
+
+seen = 0
+for line in shell_lines(open(readme).read()):
+    code = line.split("#", 1)[0]
+    words = code.split()
+    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):  # VAR=value before the command
+        words.pop(0)
+    if not words:
+        continue
+    tool = words[0].rsplit("/", 1)[-1]
+    if tool not in ("opprof", "profile_cpu"):
+        continue
+    seen += 1
+    rest = words[1:]
+    if tool == "opprof":
+        if not rest or rest[0].startswith("-"):
+            continue  # opprof --version and the like
+        command = rest.pop(0)
+        check(command in commands, f"README: 'opprof {command}' is no command ({line.strip()})")
+        if command not in commands:
+            continue
+    else:
+        command = None
+    text = help_of(tool, command)
+    for word in rest:
+        if word == "--":
+            break  # the profiled program's own words
+        for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", word):
+            named = re.search(re.escape(option) + r"(?![a-z0-9-])", text) is not None
+            check(named, f"README: {tool} {command or ''} has no option {option} ({line.strip()})")
+
+check(seen >= 20, f"README's shell blocks run opprof and profile_cpu ({seen} lines seen)")
+print(f"readme_check: {checks - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)
