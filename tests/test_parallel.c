@@ -136,6 +136,12 @@ static void late_range(void) {
     opprof_range e = opprof_range_begin_at(OPPROF_SRCLOC("early", OPPROF_KIND_CPU_OP), 1);
     opprof_range_end_at(e, opprof_now());
     opprof_range_end_at(0, opprof_now()); /* nothing */
+    /* an end to come ends now: what the thread records next starts after it */
+    opprof_range f = opprof_range_begin_at(OPPROF_SRCLOC("future", OPPROF_KIND_CPU_OP), opprof_now());
+    opprof_range_end_at(f, opprof_now() + (1ull << 40));
+    {
+        OPPROF_SCOPE("after");
+    }
 }
 
 TEST_CASE(ranges_after_the_fact) {
@@ -151,6 +157,9 @@ TEST_CASE(ranges_after_the_fact) {
         CHECK_INT(zero->duration_ns, 0);
         CHECK(early->start_ns >= 0);
     }
+    const opprof_event *future = event_named(c, "future", NULL), *after = event_named(c, "after", NULL);
+    CHECK(future && after);
+    if (future && after) CHECK(future->start_ns + future->duration_ns <= after->start_ns);
     opprof_averages *avg = NULL;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
     const opprof_average_row *r = row(avg, "late");

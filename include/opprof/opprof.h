@@ -539,8 +539,8 @@ OPPROF_API opprof_time opprof_now(void);
  *  time to come counts as now). It is then the thread's innermost open range,
  *  as after opprof_range_begin. */
 OPPROF_API opprof_range opprof_range_begin_at(const opprof_srcloc *loc, opprof_time start);
-/** End `range` at `end` (not before its start), with every check of
- *  opprof_range_end. */
+/** End `range` at `end` (not before its start, and a time to come counts as
+ *  now), with every check of opprof_range_end. */
 OPPROF_API void opprof_range_end_at(opprof_range range, opprof_time end);
 /** The argument key of opprof_range_part_of in traces ("args": {"part_of": id}). */
 #define OPPROF_PART_OF_KEY "part_of"

@@ -424,7 +424,8 @@ static uint64_t given_ticks(uint64_t ticks, uint64_t not_before) {
     return ticks < not_before ? not_before : ticks;
 }
 
-/* An end now (given == 0) or at the time given (never before its begin). */
+/* An end now (given == 0) or at the time given (never before its begin, never
+ * after now: the thread's next records must not start inside it). */
 static void end_record(opprof_range range, opprof_time given) {
     if (range == 0) return;
     opprof__thread *t = tls_thread;
@@ -454,7 +455,7 @@ static void end_record(opprof_range range, opprof_time given) {
         return;
     }
     uint64_t now = thread_now(t);
-    if (given) now = given_ticks(given, t->fast.stack[depth - 1]->begin);
+    if (given && given < now) now = given_ticks(given, t->fast.stack[depth - 1]->begin); /* never in the future */
     if (depth < t->fast.depth) {
         /* Ranges opened inside this one are still open: close them here. */
         if (LOAD_RELAXED(&t->out_of_order_end) == 0)
