@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""test_readme: every command and option that README.md's shell blocks show exists.
+"""test_readme: every command and option that README.md's shell blocks show exists,
+and each command's help starts with its task and ends with examples that parse.
 
 Each line of a ```sh block (or a bare ``` block) that runs `opprof` or
 `profile_cpu` (as build/bin/opprof, or after environment assignments) is parsed:
@@ -50,7 +51,7 @@ def shell_lines(text):
 
 
 commands_text = run("opprof", "help")
-commands = set(re.findall(r"^  (\w+) ", commands_text, re.M)) | {"help"}  # help: the tool's own
+commands = set(re.findall(r"^  ([a-z]+) ", commands_text, re.M)) | {"help"}  # help: the tool's own
 check(len(commands) >= 9, f"opprof help lists its commands: {sorted(commands)}")
 helps = {}
 
@@ -62,26 +63,25 @@ def help_of(tool, command):
     return helps[key]
 
 
-seen = 0
-for line in shell_lines(open(readme).read()):
+def check_line(line, where):
+    """One command line: its command exists, and each of its --options; True when it ran a tool."""
     code = line.split("#", 1)[0]
     words = code.split()
     while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):  # VAR=value before the command
         words.pop(0)
     if not words:
-        continue
+        return False
     tool = words[0].rsplit("/", 1)[-1]
     if tool not in ("opprof", "profile_cpu"):
-        continue
-    seen += 1
+        return False
     rest = words[1:]
     if tool == "opprof":
         if not rest or rest[0].startswith("-"):
-            continue  # opprof --version and the like
+            return True  # opprof --version and the like
         command = rest.pop(0)
-        check(command in commands, f"README: 'opprof {command}' is no command ({line.strip()})")
+        check(command in commands, f"{where}: 'opprof {command}' is no command ({line.strip()})")
         if command not in commands:
-            continue
+            return True
     else:
         command = None
     text = help_of(tool, command)
@@ -90,8 +90,19 @@ for line in shell_lines(open(readme).read()):
             break  # the profiled program's own words
         for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", word):
             named = re.search(re.escape(option) + r"(?![a-z0-9-])", text) is not None
-            check(named, f"README: {tool} {command or ''} has no option {option} ({line.strip()})")
+            check(named, f"{where}: {tool} {command or ''} has no option {option} ({line.strip()})")
+    return True
 
+
+seen = sum(check_line(line, "README") for line in shell_lines(open(readme).read()))
+# each command's help: its first line says the task, and its examples are commands it takes
+for command in sorted(commands - {"help"}):
+    text = help_of("opprof", command)
+    check(text.startswith(f"opprof {command}: "), f"opprof help {command}: the first line names the task")
+    examples = text.split("\nExamples:\n", 1)
+    check(len(examples) == 2 and examples[1].strip(), f"opprof help {command}: examples at the end")
+    for line in (examples[1].splitlines() if len(examples) == 2 else []):
+        check(check_line(line, f"opprof help {command}'s examples"), f"opprof help {command}: {line}")
 check(seen >= 20, f"README's shell blocks run opprof and profile_cpu ({seen} lines seen)")
 print(f"readme_check: {checks - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)

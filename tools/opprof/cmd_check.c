@@ -109,5 +109,9 @@ static int run(int argc, char **argv) {
     return ck.count ? TOOL_EXIT_FAILED : 0;
 }
 
+static const char EXAMPLES[] =
+    "  opprof check trace.json                  # every problem as FILE:LINE:COLUMN: message\n"
+    "  opprof check --json --max-problems 20 trace.json.gz\n";
+
 TOOL_COMMAND(check, "check TRACE [--json] [--max-problems N]",
              "validate a trace and list every problem with its position", NULL);

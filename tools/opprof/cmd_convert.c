@@ -35,5 +35,9 @@ static int run(int argc, char **argv) {
     return rc;
 }
 
+static const char EXAMPLES[] =
+    "  opprof convert trace.json trace.pftrace  # Perfetto's native format (3 to 14 times smaller)\n"
+    "  opprof convert trace.pftrace trace.json.gz\n";
+
 TOOL_COMMAND(convert, "convert TRACE OUT.pftrace|OUT.pftrace.gz|OUT.json|OUT.json.gz",
              "write a trace as Perfetto's native format or as a Chrome trace", NULL);

@@ -152,6 +152,11 @@ static int run(int argc, char **argv) {
     return tool_emit("diff", rc, text, a.html);
 }
 
+static const char EXAMPLES[] =
+    "  opprof diff before.json after.json                 # per operator, the largest change first\n"
+    "  opprof diff pytorch_trace.json ort_profile.json    # two runtimes: the same model, layer by layer\n"
+    "  opprof diff --stat runs/main runs/branch --fail-if 'total > +3%'   # is the change real?\n";
+
 TOOL_COMMAND(diff,
              "diff BEFORE AFTER [--row-limit N] [--match name|layers] [--json | --html OUT.html]\n"
              "diff --stat BEFORE AFTER [--alpha A] [--detect PCT] [--fail-if GATE]... [--json | --html OUT]",

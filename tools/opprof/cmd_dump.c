@@ -155,5 +155,9 @@ static int run(int argc, char **argv) {
     return TOOL_EXIT_OK;
 }
 
+static const char EXAMPLES[] =
+    "  opprof dump 12345                        # save the steps that PID's flight recorder holds\n"
+    "  opprof dump 12345 --timeout 5s\n";
+
 TOOL_COMMAND(dump, "dump PID [--timeout DUR]",
              "save the steps that a running program's flight recorder holds (OPPROF_FLIGHT)", NULL);

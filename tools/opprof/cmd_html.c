@@ -27,5 +27,8 @@ static int run(int argc, char **argv) {
     return tool_emit(trace, rc, page, out);
 }
 
+static const char EXAMPLES[] =
+    "  opprof html trace.json report.html       # then open report.html in a browser\n";
+
 TOOL_COMMAND(html, "html TRACE OUT.html",
              "a self-contained HTML report: table, flame graph, timeline, memory", NULL);

@@ -76,5 +76,9 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
+static const char EXAMPLES[] =
+    "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
+    "  opprof merge runs/rank-*.json -o merged.pftrace\n";
+
 TOOL_COMMAND(merge, "merge TRACE... -o OUT.json|OUT.pftrace|OUT.pftrace.gz",
              "the traces of several ranks on one timeline", NULL);

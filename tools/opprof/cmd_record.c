@@ -336,6 +336,12 @@ static int run(int argc, char **argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }
 
+static const char EXAMPLES[] =
+    "  opprof record -- ./program args                    # ranges of a program linked with opprof\n"
+    "  opprof record --sample -o DIR -- ./program         # where the time goes, native functions\n"
+    "  opprof record --memory --functions -- ./instrumented   # built with -finstrument-functions\n"
+    "  opprof record --ggml --step llama_decode -- ./llama-cli -m model.gguf   # llama.cpp, unchanged\n";
+
 TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--ggml] [--record-shapes] [--step FUNCTION]\n"
              "              [-o DIR] [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions, --sample, --ggml)", NULL);

@@ -147,6 +147,12 @@ static int run(int argc, char **argv) {
     return status;
 }
 
+static const char EXAMPLES[] =
+    "  opprof report trace.json                           # PyTorch's table, sorted by self CPU time\n"
+    "  opprof report --sort self_cuda_time_total --row-limit 10 trace.json.gz\n"
+    "  opprof report --group-by-input-shape --stats trace.json\n"
+    "  opprof report --group-by node onnxruntime_profile.json   # ONNX Runtime's nodes\n";
+
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
              "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node]\n"

@@ -39,5 +39,9 @@ static int run(int argc, char **argv) {
     return tool_emit(argv[optind], rc, text, NULL);
 }
 
+static const char EXAMPLES[] =
+    "  opprof stacks trace.json > trace.folded            # flamegraph.pl trace.folded > flame.svg\n"
+    "  opprof stacks --samples trace.json                 # the native samples' stacks\n";
+
 TOOL_COMMAND(stacks, "stacks TRACE [--memory | --samples]",
              "folded stacks of a trace for flamegraph.pl and speedscope", NULL);

@@ -37,8 +37,10 @@ static void usage(FILE *out) {
     tool_exit_codes_text(out);
 }
 
-/* A command's help: its usage lines, what it does, then the exit statuses. */
+/* A command's help: the task it does, its usage lines, what it does in full,
+ * the exit statuses, then examples. */
 static void command_help(const tool_command *cmd, FILE *out) {
+    fprintf(out, "opprof %s: %s\n\n", cmd->name, cmd->summary);
     const char *line = cmd->synopsis;
     for (int first = 1; *line; first = 0) {
         const char *nl = strchr(line, '\n');
@@ -52,6 +54,7 @@ static void command_help(const tool_command *cmd, FILE *out) {
     fprintf(out, "\n%s", cmd->help);
     if (cmd->more_help) cmd->more_help(out);
     tool_exit_codes_text(out);
+    fprintf(out, "\nExamples:\n%s", cmd->examples);
 }
 
 int tool_usage_error(const char *command, const char *fmt, ...) {

@@ -20,15 +20,16 @@ typedef struct tool_command {
     const char *synopsis; /* "report TRACE [--sort KEY] ...": the usage after "opprof " (lines) */
     const char *summary;  /* one line, for `opprof help` */
     const char *help;     /* what it does and its options */
+    const char *examples; /* command lines, one a line, each with what it does after "#" */
     void (*more_help)(FILE *out); /* NULL, or lists that come from elsewhere (the sort keys) */
     /** argv[0] is the program, argv[1...] the command's options and operands
      *  (never --help: main.c answers it). Returns an exit status. */
     int (*run)(int argc, char **argv);
 } tool_command;
 
-/** Define a command of the file: its static HELP and run() with these. */
+/** Define a command of the file: its static HELP, EXAMPLES and run() with these. */
 #define TOOL_COMMAND(cmd, synopsis_text, summary_text, more) \
-    const tool_command tool_cmd_##cmd = {#cmd, synopsis_text, summary_text, HELP, more, run}
+    const tool_command tool_cmd_##cmd = {#cmd, synopsis_text, summary_text, HELP, EXAMPLES, more, run}
 
 /** The end of a command that makes text: on rc 0 the text goes to `out_path`
  *  (a file, whole or not at all) or, when NULL, to stdout; otherwise why
