@@ -110,8 +110,11 @@ int main(int argc, char **argv) {
     char c[5][9000];
     bool uft = have("uftrace"), ht = have("heaptrack"), htp = ht && have("heaptrack_print");
     snprintf(c[0], sizeof c[0], "'%s' calls %ld", toy, calls);
-    snprintf(c[1], sizeof c[1], "'%s/opprof' record --functions -o out -- '%s' calls %ld", bin, toy, calls);
-    snprintf(c[2], sizeof c[2], "'%s/opprof' record --functions --no-html -o out -- '%s' calls %ld", bin, toy, calls);
+    /* every call a range, as uftrace records them: --functions' default budget lifted */
+    const char *all = "OPPROF_FUNCTION_CALLS=1000000000000 OPPROF_MAX_EVENTS=0 OPPROF_TRACE_EVENTS=0";
+    snprintf(c[1], sizeof c[1], "%s '%s/opprof' record --functions -o out -- '%s' calls %ld", all, bin, toy, calls);
+    snprintf(c[2], sizeof c[2], "%s '%s/opprof' record --functions --no-html -o out -- '%s' calls %ld", all, bin, toy,
+             calls);
     snprintf(c[3], sizeof c[3], "uftrace record '%s' calls %ld", toy, calls);
     snprintf(c[4], sizeof c[4],
              "uftrace record '%s' calls %ld && uftrace dump --chrome > chrome.json && uftrace report > report.txt", toy,

@@ -111,6 +111,7 @@ typedef struct opprof__diff_pair {
     int64_t device_delta; /* self device time, after - before */
     bool device;          /* a row of device activities (paired with its kind only) */
 } opprof__diff_pair;
+enum { OPPROF__NOTE_BYTES = 240 };
 typedef struct opprof__diff {
     const opprof_capture *before, *after;
     opprof_averages *avg_before, *avg_after;
@@ -124,7 +125,7 @@ typedef struct opprof__diff {
     int64_t self_before, self_after; /* ns */
     int64_t device_before, device_after; /* self device time totals, ns */
     const char *device_name;  /* "CUDA", "MTIA": both sides have device time; else NULL */
-    char notes[10][240];      /* configuration differences, the pairing */
+    char notes[10][OPPROF__NOTE_BYTES]; /* configuration differences, the pairing */
     int n_notes;
 } opprof__diff;
 /* Both captures' key averages paired; free with opprof__diff_free (also on an error). */

@@ -508,6 +508,9 @@ static int add_off_cpu(work *w) {
 /* The groups that have events become rows, in first-seen order (first_index
  * differs between groups, so an unstable sort is deterministic), with their
  * texts: key, then shapes and stack when grouped by them. */
+/* The texts of a row, one after the other in the averages' text. */
+enum { TEXT_KEY, TEXT_SHAPES, TEXT_STACK, TEXT_TOP, TEXT_MANGLED, TEXTS };
+
 static int make_rows(work *w) {
     builder *b = &w->b;
     size_t kept = 0;
@@ -521,28 +524,28 @@ static int make_rows(work *w) {
     for (size_t g = 0; g < b->n; g++) w->row_of_group[g] = UINT32_MAX;
     for (size_t g = 0; g < kept; g++) w->row_of_group[b->groups[g].index] = (uint32_t)g;
     size_t n_offsets = kept ? kept : 1;
-    size_t *offsets = opprof__alloc(n_offsets * 5 * sizeof *offsets);
+    size_t *offsets = opprof__alloc(n_offsets * TEXTS * sizeof *offsets);
     opprof_averages *avg = w->avg;
     avg->rows = opprof__alloc(n_offsets * sizeof *avg->rows);
     opprof__strbuf text = {0};
     char buf[1024];
     for (size_t g = 0; offsets && g < kept; g++) {
         const group *gr = &b->groups[g];
-        offsets[5 * g] = text.len;
+        offsets[TEXTS * g + TEXT_KEY] = text.len;
         opprof__sb_put(&text, gr->row.key, strlen(gr->row.key) + 1);
-        offsets[5 * g + 4] = text.len;
+        offsets[TEXTS * g + TEXT_MANGLED] = text.len;
         if (gr->row.mangled) opprof__sb_put(&text, gr->row.mangled, strlen(gr->row.mangled) + 1);
-        offsets[5 * g + 3] = text.len;
+        offsets[TEXTS * g + TEXT_TOP] = text.len;
         if (gr->row.top_frame && gr->top_source != UINT32_MAX)
             opprof__sb_printf(&text, "%s (%s)", gr->row.top_frame, w->c->names[gr->top_source]), opprof__sb_put(&text, "", 1);
         else if (gr->row.top_frame)
             opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
-        offsets[5 * g + 1] = text.len;
+        offsets[TEXTS * g + TEXT_SHAPES] = text.len;
         if (w->by_shape) {
             opprof_shapes_format(opprof_capture_shapes(w->c, gr->shapes), buf, sizeof buf);
             opprof__sb_put(&text, buf, strlen(buf) + 1);
         }
-        offsets[5 * g + 2] = text.len;
+        offsets[TEXTS * g + TEXT_STACK] = text.len;
         for (int f = 0; w->stack_n > 0 && f < gr->n_frames; f++) {
             if (f) opprof__sb_put(&text, "\n", 1);
             frame_text(w->c, gr->frames[f], &text);
@@ -554,11 +557,11 @@ static int make_rows(work *w) {
     for (size_t g = 0; !rc && g < kept; g++) {
         avg->children[g] = b->groups[g].children;
         avg->rows[g] = b->groups[g].row;
-        avg->rows[g].key = text.data + offsets[5 * g];
-        avg->rows[g].mangled = b->groups[g].row.mangled ? text.data + offsets[5 * g + 4] : NULL;
-        avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[5 * g + 3] : NULL;
-        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[5 * g + 1] : NULL;
-        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[5 * g + 2] : NULL;
+        avg->rows[g].key = text.data + offsets[TEXTS * g + TEXT_KEY];
+        avg->rows[g].mangled = b->groups[g].row.mangled ? text.data + offsets[TEXTS * g + TEXT_MANGLED] : NULL;
+        avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[TEXTS * g + TEXT_TOP] : NULL;
+        avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[TEXTS * g + TEXT_SHAPES] : NULL;
+        avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[TEXTS * g + TEXT_STACK] : NULL;
         OPPROF__SAT_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
     if (!rc) {

@@ -122,14 +122,10 @@ static int rows_to_pair(opprof__diff *d, opprof_diff_match match) {
     if (layers) {
         int rc = opprof__layers_build(d->before, d->after, &d->layers);
         if (rc) return rc;
-        if (d->layers.n) {
-            size_t n = d->layers.n;
-            d->rows_before = opprof__alloc(n * sizeof *d->rows_before);
-            d->rows_after = opprof__alloc(n * sizeof *d->rows_after);
-            if (!d->rows_before || !d->rows_after) return OPPROF_ENOMEM;
-            memcpy(d->rows_before, d->layers.before, n * sizeof *d->rows_before);
-            memcpy(d->rows_after, d->layers.after, n * sizeof *d->rows_after);
-            d->n_rows_before = d->n_rows_after = n;
+        if (d->layers.n) { /* the layers' rows are the diff's now (their keys stay the layers') */
+            d->rows_before = d->layers.before, d->rows_after = d->layers.after;
+            d->layers.before = d->layers.after = NULL;
+            d->n_rows_before = d->n_rows_after = d->layers.n;
             return 0;
         }
     }
@@ -140,34 +136,34 @@ static int rows_to_pair(opprof__diff *d, opprof_diff_match match) {
 /* Notes on configuration differences, and on the pairing. */
 static void notes(opprof__diff *d) {
     const opprof_capture *b = d->before, *a = d->after;
-    char(*out)[240] = d->notes;
+    char(*out)[OPPROF__NOTE_BYTES] = d->notes;
     int n = 0;
     if (d->steps_before > 1 || d->steps_after > 1)
-        snprintf(out[n++], 240, "per step: each side's times are its means per step (%lld step(s) before, %lld after)",
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "per step: each side's times are its means per step (%lld step(s) before, %lld after)",
                  (long long)d->steps_before, (long long)d->steps_after);
     if (d->layers.n)
-        snprintf(out[n++], 240,
+        snprintf(out[n++], OPPROF__NOTE_BYTES,
                  "rows are the model's layers, paired in order as classes of work (%zu of %zu operators before, "
                  "%zu of %zu after, in the first step); --match name pairs rows by name",
                  d->layers.paired_ops_before, d->layers.ops_before, d->layers.paired_ops_after, d->layers.ops_after);
     if (b->n_threads != a->n_threads)
-        snprintf(out[n++], 240, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
     const opprof_schedule *sb = &b->info.schedule, *sa = &a->info.schedule;
     if (memcmp(sb, sa, sizeof *sb) != 0)
-        snprintf(out[n++], 240,
+        snprintf(out[n++], OPPROF__NOTE_BYTES,
                  "schedules differ: (skip_first %d, wait %d, warmup %d, active %d, repeat %d) before, "
                  "(%d, %d, %d, %d, %d) after",
                  sb->skip_first, sb->wait, sb->warmup, sb->active, sb->repeat, sa->skip_first, sa->wait, sa->warmup,
                  sa->active, sa->repeat);
     if (b->info.profile_memory != a->info.profile_memory)
-        snprintf(out[n++], 240, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
     if (b->info.dropped_events || a->info.dropped_events)
-        snprintf(out[n++], 240, "events were dropped at record time: %llu before, %llu after",
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "events were dropped at record time: %llu before, %llu after",
                  (unsigned long long)b->info.dropped_events, (unsigned long long)a->info.dropped_events);
     bool db = b->info.device_name[0], da = a->info.device_name[0];
-    if (db != da) snprintf(out[n++], 240, "device time was recorded %s only", db ? "before" : "after");
+    if (db != da) snprintf(out[n++], OPPROF__NOTE_BYTES, "device time was recorded %s only", db ? "before" : "after");
     if (b->n_warnings || a->n_warnings)
-        snprintf(out[n++], 240, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
     d->n_notes = n;
 }
 
