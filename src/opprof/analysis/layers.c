@@ -70,6 +70,7 @@ static int n_classes(const layer_class *c) {
 /* One side: its steps, each a run of its layer operators (event indexes). */
 typedef struct side {
     const opprof_capture *c;
+    const layer_class **by_name; /* each name's classes (NULL: none), looked up once */
     uint32_t *ops;     /* every step's outermost classified operators, in start order */
     size_t *first;     /* step s: ops[first[s] .. first[s + 1]) */
     size_t n_steps;
@@ -78,12 +79,16 @@ typedef struct side {
 static bool is_cpu(const opprof_event *e) { return e->kind == OPPROF_KIND_CPU_OP || e->kind == OPPROF_KIND_USER_ANNOTATION; }
 
 /* An event is a layer operator when it is classified and no ancestor is. */
-static bool outermost(const opprof_capture *c, uint32_t i) {
-    if (!is_cpu(&c->events[i]) || !classes_of(c->names[c->events[i].name])) return false;
-    for (int32_t p = c->events[i].parent; p >= 0; p = c->events[p].parent)
-        if (classes_of(c->names[c->events[p].name])) return false;
+static bool outermost(const side *s, uint32_t i) {
+    const opprof_event *ev = s->c->events;
+    if (!is_cpu(&ev[i]) || !s->by_name[ev[i].name]) return false;
+    for (int32_t p = ev[i].parent; p >= 0; p = ev[p].parent)
+        if (s->by_name[ev[p].name]) return false;
     return true;
 }
+
+/* The classes of the side's layer operator number `op`. */
+static const layer_class *op_classes(const side *s, size_t op) { return s->by_name[s->c->events[s->ops[op]].name]; }
 
 static int by_start(const void *a, const void *b, void *ctx) {
     const opprof_capture *c = ctx;
@@ -93,8 +98,10 @@ static int by_start(const void *a, const void *b, void *ctx) {
 }
 
 static int side_build(side *s, const opprof_capture *c) {
-    memset(s, 0, sizeof *s);
     s->c = c;
+    s->by_name = opprof__alloc((c->n_names ? c->n_names : 1) * sizeof *s->by_name);
+    if (!s->by_name) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_names; i++) s->by_name[i] = classes_of(c->names[i]);
     size_t n_steps = 0, n_ops = 0;
     for (size_t i = 0; i < c->n_events; i++) n_steps += c->events[i].kind == OPPROF_KIND_STEP;
     uint32_t *steps = opprof__alloc((n_steps ? n_steps : 1) * sizeof *steps);
@@ -109,7 +116,7 @@ static int side_build(side *s, const opprof_capture *c) {
         if (c->events[i].kind == OPPROF_KIND_STEP) steps[k++] = (uint32_t)i;
     qsort_r(steps, n_steps, sizeof *steps, by_start, (void *)c);
     for (size_t i = 0; i < c->n_events; i++)
-        if (outermost(c, (uint32_t)i)) s->ops[n_ops++] = (uint32_t)i;
+        if (outermost(s, (uint32_t)i)) s->ops[n_ops++] = (uint32_t)i;
     qsort_r(s->ops, n_ops, sizeof *s->ops, by_start, (void *)c);
     /* the ops of each step (a capture without steps is one) */
     s->n_steps = n_steps ? n_steps : 1;
@@ -126,6 +133,7 @@ static int side_build(side *s, const opprof_capture *c) {
 }
 
 static void side_free(side *s) {
+    opprof__free(s->by_name);
     opprof__free(s->ops);
     opprof__free(s->first);
 }
@@ -142,7 +150,7 @@ typedef struct queue {
 } queue;
 
 static void push(queue *q, const side *s, size_t op) {
-    const layer_class *c = classes_of(s->c->names[s->c->events[s->ops[op]].name]);
+    const layer_class *c = op_classes(s, op);
     for (int i = 0; i < n_classes(c) && q->n < (int)(sizeof q->c / sizeof *q->c); i++) q->c[q->n++] = c[i];
 }
 
@@ -153,14 +161,14 @@ static void pop(queue *q) {
 static bool absorbable(layer_class c) { return c == CLS_ACTIVATION || c == CLS_LAYOUT; }
 
 static layer_class head_of(const side *s, size_t op) {
-    const layer_class *c = classes_of(s->c->names[s->c->events[s->ops[op]].name]);
+    const layer_class *c = op_classes(s, op);
     return c[0];
 }
 
 /* After a whole layer: an activation or layout change that only one side has
  * next joins it. */
 static void absorb_after(const side *s, size_t *k, size_t end, const side *other, size_t ok, size_t oend) {
-    while (*k < end && absorbable(head_of(s, *k)) && n_classes(classes_of(s->c->names[s->c->events[s->ops[*k]].name])) == 1 &&
+    while (*k < end && absorbable(head_of(s, *k)) && n_classes(op_classes(s, *k)) == 1 &&
            !(ok < oend && head_of(other, ok) == head_of(s, *k)))
         (*k)++;
 }
@@ -238,7 +246,7 @@ static int64_t layer_mean(const side *s, size_t from, size_t to) {
 
 int opprof__layers_build(const opprof_capture *before, const opprof_capture *after, opprof__layers *out) {
     memset(out, 0, sizeof *out);
-    side a, b;
+    side a = {0}, b = {0}; /* both freed below, built or not */
     int rc = side_build(&a, before);
     if (!rc) rc = side_build(&b, after);
     size_t most = rc ? 0 : (a.first[1] - a.first[0]) + 1;
