@@ -127,13 +127,18 @@ static void one_pair(const char *bin, const char *tmp, int scale, bool perf, pai
         snprintf(cmd, sizeof cmd, "%s/../tests/%s %d", bin, targets[t], scale);
         double plain = run_cpu(cmd);
         snprintf(cmd, sizeof cmd,
-                 "rm -rf %s/o && %s/opprof record --sample=1000 --outputs trace,tables -o %s/o -- %s/../tests/%s %d "
-                 "> %s/o.txt 2>/dev/null",
+                 "rm -rf %s/o && %s/opprof record --sample=1000 --outputs trace,tables -o %s/o -- %s/../tests/%s %d " /* tables: stderr */
+                 "2> %s/o.txt > /dev/null",
                  tmp, bin, tmp, bin, targets[t], scale, tmp);
         double o = run_cpu(cmd);
         snprintf(out, sizeof out, "%s/o.txt", tmp);
         double os[N_FUNCTIONS], ps[N_FUNCTIONS] = {NAN, NAN, NAN};
         shares_in(out, false, os);
+        if (isnan(os[0]) && isnan(os[1]) && isnan(os[2])) { /* a figure from nothing is no figure */
+            fprintf(stderr, "bench_sample: %s names none of the target's functions (opprof record's tables, "
+                            "which it writes on stderr)\n", out);
+            exit(1);
+        }
         double pc = NAN;
         if (perf) {
             snprintf(cmd, sizeof cmd,
@@ -155,7 +160,7 @@ static void one_pair(const char *bin, const char *tmp, int scale, bool perf, pai
             p->main_fp = main_total(out);
             snprintf(cmd, sizeof cmd,
                      "rm -rf %s/d && %s/opprof record --sample=1000,dwarf --outputs trace,tables -o %s/d -- "
-                     "%s/../tests/%s %d > %s/d.txt 2>/dev/null",
+                     "%s/../tests/%s %d 2> %s/d.txt > /dev/null",
                      tmp, bin, tmp, bin, targets[t], scale, tmp);
             p->dwarf_cpu = run_cpu(cmd);
             snprintf(out, sizeof out, "%s/d.txt", tmp);

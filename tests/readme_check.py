@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """test_readme: every command and option that README.md's shell blocks show exists,
-and each command's help starts with its task and ends with examples that parse.
+and each command's help (and its entry in opprof(1)) starts with its task and ends
+with examples that parse.
 
 Each line of a ```sh block (or a bare ``` block) that runs `opprof` or
 `profile_cpu` (as build/bin/opprof, or after environment assignments) is parsed:
@@ -10,20 +11,16 @@ help (`opprof help CMD`, `profile_cpu --help`), so that the README cannot name a
 option that is gone or was never there.
 usage: readme_check.py BIN_DIR README
 """
+import os
 import re
 import subprocess
 import sys
 
+from pycheck import Checks
+
 bin_dir, readme = sys.argv[1:3]
-checks = failures = 0
-
-
-def check(cond, what):
-    global checks, failures
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"readme_check: FAILED: {what}", file=sys.stderr)
+t = Checks("readme_check")
+check = t.check
 
 
 def run(*args):
@@ -103,6 +100,11 @@ for command in sorted(commands - {"help"}):
     check(len(examples) == 2 and examples[1].strip(), f"opprof help {command}: examples at the end")
     for line in (examples[1].splitlines() if len(examples) == 2 else []):
         check(check_line(line, f"opprof help {command}'s examples"), f"opprof help {command}: {line}")
+# opprof(1) has the same structure: each command's entry starts with its task, as its help
+man = open(os.path.join(os.path.dirname(readme), "docs", "man", "opprof.1")).read()
+for command in sorted(commands - {"help"}):
+    task = help_of("opprof", command).split("\n", 1)[0].split(": ", 1)[-1]
+    task = (task[:1].upper() + task[1:]).replace("-", "\\-")
+    check(f".TP\n.B {command}\n\\fI{task}.\\fR\n" in man, f"opprof(1)'s {command} starts with its task: {task}")
 check(seen >= 20, f"README's shell blocks run opprof and profile_cpu ({seen} lines seen)")
-print(f"readme_check: {checks - failures} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(t.done())

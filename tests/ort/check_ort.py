@@ -25,17 +25,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pycheck import Checks  # noqa: E402 (tests/pycheck.py)
+
 bin_dir, src_dir, ort_dir, work = sys.argv[1:5]
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"check_ort: FAILED: {what}", file=sys.stderr)
+t = Checks("check_ort")
+check = t.check
 
 
 def ort_groups(events):
@@ -165,8 +160,7 @@ def main():
     # nn's run of the same model (profile_cpu: the guide's schedule, 2 active steps) against ORT's
     subprocess.run([os.path.join(bin_dir, "profile_cpu"), "--quiet", os.path.join(work, "nn")], check=True)
     check_across_runtimes(os.path.join(work, "nn", "cpu-step-4.json"), mlp[0])
-    print(f"check_ort: {checks - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    return t.done()
 
 
 sys.exit(main())

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""test_readme_recipes: every recipe of README.md runs as written, and gives what it says.
+
+Each ```sh block but the first (the two commands, which this suite is part of) runs
+in order with `bash -euo pipefail`, in a fresh directory that stands for the top of a
+clone after `make run`: build/ is the build tree, and the sources that the recipes
+name (README.md, examples/, tests/) are links to the clone's. A block must exit 0;
+then the files the recipes say they write must hold what they say. A ```c block
+introduced by a sentence that names `examples/NAME.c` must be a part of that file,
+line for line, so that the README's code is code that compiles.
+usage: readme_recipes.py SOURCE_DIR BUILD_DIR WORK_DIR
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from pycheck import Checks
+
+src_dir, build_dir, work = sys.argv[1:4]
+t = Checks("readme_recipes")
+check = t.check
+
+
+def blocks(text):
+    """(kind, body, the paragraph before it) of each fenced block."""
+    found, body, kind, before = [], None, None, []
+    for line in text.splitlines():
+        fence = re.match(r"^```(\w*)", line)
+        if fence and body is None:
+            body, kind = [], fence.group(1)
+        elif fence:
+            found.append((kind, "\n".join(body), " ".join(before[-3:])))
+            body, before = None, []
+        elif body is not None:
+            body.append(line)
+        else:
+            before = before + [line] if line.strip() else []
+    return found
+
+
+readme = open(os.path.join(src_dir, "README.md")).read()
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+os.symlink(build_dir, os.path.join(work, "build"))
+for name in ("README.md", "examples", "tests"):
+    os.symlink(os.path.join(src_dir, name), os.path.join(work, name))
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+shell = [b for b in blocks(readme) if b[0] == "sh"]
+check(shell and "make run" in shell[0][1] and "make test" in shell[0][1],
+      "the README begins with the two commands")
+for n, (kind, body, _) in enumerate(shell[1:], 2):
+    out = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=work, env=env,
+                         capture_output=True, text=True)
+    first = body.strip().splitlines()[0]
+    check(out.returncode == 0, f"sh block {n} ({first}) exits {out.returncode}: {out.stderr[-800:]}")
+
+
+def read(path):
+    full = os.path.join(work, path)
+    return open(full, errors="replace").read() if os.path.isfile(full) else ""
+
+
+def one(pattern):
+    found = sorted(glob.glob(os.path.join(work, pattern)))
+    return os.path.relpath(found[0], work) if found else pattern
+
+
+# What the recipes say comes out.
+expected = [
+    ("guide/cpu-step-4.json", '"ProfilerStep#'), ("guide/cpu-step-4.html", "<html"),
+    ("guide/cpu-step-4.time.txt", "aten::addmm"), ("guide/summary.json", "aten::linear"),
+    (one("rec-py/trace-step-*.time.txt"), "ProfilerStep*"),
+    (one("rec-py/trace-step-*.json"), '"ProfileChunk"'),          # the samples
+    (one("rec-xz/trace-step-*.json"), '"ProfilerStep#2"'),        # lzma_code's calls as steps
+    ("rec-cxx.json", "Accumulator<double>::add(double)"),         # demangled
+    ("rec-cxx.json", '"mangled": "_ZN11AccumulatorIdE3addEd"'),
+    ("first.txt", "my::scale"), ("trace.json", "batch_2"), ("report.html", "<html"),
+    ("rec-ggml/trace-step-5.json", "ggml::MUL_MAT"),
+    ("flow.html", "<html"), ("guide.folded", "aten::addmm"), ("guide.pftrace", "aten::addmm"),
+    (one("flight/cpu-step-1500.flight.txt"), "ProfilerStep*"),
+    ("stats.txt", "Self p90"), ("ranks.txt", "rank"), ("merged.json", "aten::linear"),
+]
+for path, text in expected:
+    content = read(path)
+    check(text in content, f"{path} holds {text!r} ({len(content)} characters)")
+check(len(glob.glob(os.path.join(work, "before/run-*/cpu-step-*.json"))) == 3, "3 runs before")
+xz_steps = set(re.findall(r'"ProfilerStep#(\d+)"', read(one("rec-xz/trace-step-*.json"))))
+check(len(xz_steps) >= 3, f"xz's lzma_code calls are steps ({len(xz_steps)})")
+
+# The README's C that it says comes from an example is that example's.
+for kind, body, before in blocks(readme):
+    named = re.search(r"examples/(\w+\.c)", before)
+    if kind != "c" or not named:
+        continue
+    source = [line.strip() for line in open(os.path.join(src_dir, "examples", named.group(1)))]
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    at = [i for i in range(len(source)) if source[i:i + len(lines)] == lines]
+    check(bool(at), f"README's C block from examples/{named.group(1)} is in it, line for line")
+
+sys.exit(t.done())
