@@ -31,8 +31,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UNITS = [("_mb_s", "MB/s"), ("_gb_s", "GB/s"), ("_ns", "ns"), ("_us", "µs"), ("_ms", "ms"),
-         ("_s", "s"), ("_bytes", "B"), ("_mib", "MiB"), ("_pct", "%")]
 # A measurement in prose: a number with a unit of time, speed or ratio.
 NUMBER = r"(?<![\w.-])\d(?:[\d,.]*\d)?(?:-\d(?:[\d,.]*\d)?)?"
 FIGURE = re.compile(NUMBER + r"\s?(?:ns|µs|us|ms|s|MB/s|GB/s|GFLOP/s|x|×)(?![\w/])"
@@ -124,8 +122,7 @@ def number(v):
     if v == int(v) and abs(v) < 1e15:
         return f"{int(v):,}"
     digits = max(0, 2 - int(f"{abs(v):e}".split("e")[1]))
-    text = f"{v:,.{digits}f}"
-    return text
+    return f"{v:,.{digits}f}"
 
 
 def lookup(run, key):
@@ -210,23 +207,28 @@ def walk_performance(text, results, problems, fix):
     return "\n".join(out), figures
 
 
-def paragraphs(path):
-    """(first line, text) of each paragraph or table outside code blocks."""
-    found, lines, first, in_code = [], [], 0, False
+def prose_lines(path):
+    """(line number, line) of each line outside code blocks."""
+    in_code = False
     with open(path) as f:
         for n, line in enumerate(f, 1):
             if line.startswith("```"):
                 in_code = not in_code
-                continue
-            if in_code:
-                continue
-            if not line.strip() or line.startswith("#"):
-                if lines:
-                    found.append((first, " ".join(lines)))
-                lines = []
-            else:
-                first = first if lines else n
-                lines.append(line.strip())
+            elif not in_code:
+                yield n, line.rstrip("\n")
+
+
+def paragraphs(path):
+    """(first line, text) of each paragraph or table outside code blocks."""
+    found, lines, first = [], [], 0
+    for n, line in prose_lines(path):
+        if not line.strip() or line.startswith("#"):
+            if lines:
+                found.append((first, " ".join(lines)))
+            lines = []
+        else:
+            first = first if lines else n
+            lines.append(line.strip())
     if lines:
         found.append((first, " ".join(lines)))
     return found
@@ -236,18 +238,10 @@ def check_other(path, name, figures, problems):
     """README.md: no measurement but a quote of PERFORMANCE.md's figures on a line that links
     it. Other documents: a measurement only in a paragraph that names its bench (a table or
     a list: or in the paragraph that introduces it)."""
-    if name == "README.md":
-        with open(path) as f:
-            units = [(n, line) for n, line in enumerate(f, 1)]
-    else:
-        units = paragraphs(path)
-    in_code, before = False, ""
+    units = list(prose_lines(path)) if name == "README.md" else paragraphs(path)
+    before = ""
     for n, text in units:
         introduced, before = before, text  # a table or list names its bench in the sentence before it
-        if name == "README.md" and text.startswith("```"):
-            in_code = not in_code
-        if in_code or text.startswith("```"):
-            continue
         for m in FIGURE.finditer(prose(text)):
             if name == "README.md":
                 ok = "PERFORMANCE.md" in text and any(m.group(0) in fig for fig in figures)

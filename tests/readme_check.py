@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-from pycheck import Checks
+from pycheck import Checks, fenced_blocks
 
 bin_dir, readme = sys.argv[1:3]
 t = Checks("readme_check")
@@ -30,20 +30,10 @@ def run(*args):
 
 def shell_lines(text):
     """The lines of the README's shell blocks, continuation lines joined."""
-    lines, block, kind = [], None, None
-    for raw in text.splitlines():
-        fence = re.match(r"^```(\w*)", raw)
-        if fence:
-            if block is None:
-                block, kind = [], fence.group(1)
-            else:
-                if kind in ("", "sh", "bash", "shell"):
-                    joined = "\n".join(block).replace("\\\n", " ")
-                    lines += joined.splitlines()
-                block = None
-            continue
-        if block is not None:
-            block.append(raw)
+    lines = []
+    for kind, body, _ in fenced_blocks(text):
+        if kind in ("", "sh", "bash", "shell"):
+            lines += body.replace("\\\n", " ").splitlines()
     return lines
 
 

@@ -17,28 +17,11 @@ import shutil
 import subprocess
 import sys
 
-from pycheck import Checks
+from pycheck import Checks, fenced_blocks
 
 src_dir, build_dir, work = sys.argv[1:4]
 t = Checks("readme_recipes")
 check = t.check
-
-
-def blocks(text):
-    """(kind, body, the paragraph before it) of each fenced block."""
-    found, body, kind, before = [], None, None, []
-    for line in text.splitlines():
-        fence = re.match(r"^```(\w*)", line)
-        if fence and body is None:
-            body, kind = [], fence.group(1)
-        elif fence:
-            found.append((kind, "\n".join(body), " ".join(before[-3:])))
-            body, before = None, []
-        elif body is not None:
-            body.append(line)
-        else:
-            before = before + [line] if line.strip() else []
-    return found
 
 
 readme = open(os.path.join(src_dir, "README.md")).read()
@@ -49,7 +32,7 @@ for name in ("README.md", "examples", "tests"):
     os.symlink(os.path.join(src_dir, name), os.path.join(work, name))
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
-shell = [b for b in blocks(readme) if b[0] == "sh"]
+shell = [b for b in fenced_blocks(readme) if b[0] == "sh"]
 check(shell and "make run" in shell[0][1] and "make test" in shell[0][1],
       "the README begins with the two commands")
 for n, (kind, body, _) in enumerate(shell[1:], 2):
@@ -92,7 +75,7 @@ xz_steps = set(re.findall(r'"ProfilerStep#(\d+)"', read(one("rec-xz/trace-step-*
 check(len(xz_steps) >= 3, f"xz's lzma_code calls are steps ({len(xz_steps)})")
 
 # The README's C that it says comes from an example is that example's.
-for kind, body, before in blocks(readme):
+for kind, body, before in fenced_blocks(readme):
     named = re.search(r"examples/(\w+\.c)", before)
     if kind != "c" or not named:
         continue
