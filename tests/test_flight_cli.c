@@ -121,6 +121,24 @@ TEST_CASE(dump_refuses) {
     CHECK_CONTAINS(out, "dump 1");
     CHECK_CONTAINS(out, "alive");
     free(out);
+    /* a flight recorder that did not start (a bad trigger, a bad OPPROF_FLIGHT, DIR existing):
+     * the program does not catch the signal, which would end it (exit 140) */
+    const char *unstarted[] = {"OPPROF_FLIGHT=6 OPPROF_FLIGHT_TRIGGER=bogus", "OPPROF_FLIGHT=abc",
+                               "OPPROF_FLIGHT=6 OPPROF_TRACE_EXISTS=1"};
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(run_commandf(&out,
+                        "mkdir -p '%s/exists'; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' wait "
+                        "> '%s/ready-%d' 2>/dev/null & pid=$!; "
+                        "for i in $(seq 500); do grep -q ready '%s/ready-%d' 2>/dev/null && break; sleep 0.01; done; "
+                        "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; "
+                        "wait $pid",
+                        dir, dir, i == 2 ? "exists" : "unstarted", unstarted[i], bin_dir(), dir, i, dir, i, bin_dir()),
+                  143);
+        CHECK_CONTAINS(out, "its flight recorder did not start");
+        CHECK_CONTAINS(out, "dump 1");
+        CHECK_CONTAINS(out, "alive");
+        free(out);
+    }
     CHECK_INT(run_commandf(&out, "'%s/opprof' dump 2>&1", bin_dir()), 64);
     CHECK_CONTAINS(out, "dump takes one PID");
     free(out);

@@ -345,6 +345,11 @@ OPPROF_API opprof_config opprof_config_default(void);
  * backend), OPPROF_ESCHEDULE, OPPROF_EACTIVITY, OPPROF_EACTIVE (another
  * session is active), OPPROF_ENOMEM.
  * Opens ProfilerStep#0 when config->record_steps.
+ * Fork: a child forked without exec records nothing unless asked. In the
+ * child, a session that the parent started is stopped (opprof_session_step,
+ * _stop and _dump return OPPROF_ESTOPPED; opprof_session_free leaves its
+ * memory, which the parent's threads held, as it is); the child may start a
+ * session of its own.
  */
 OPPROF_API int opprof_session_start(opprof_session **out, const opprof_config *config);
 

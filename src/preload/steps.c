@@ -26,6 +26,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,16 +38,30 @@ void opprof__step_trampoline(void);
 void *opprof__step_target; /* FUNCTION, where the trampoline jumps */
 
 static const char *g_name;
-static uint64_t g_calls, g_slots; /* atomic: calls seen; slots pointed at the trampoline */
+/* atomic: calls seen; calls made while this thread was making a step (no step);
+ * slots pointed at the trampoline */
+static uint64_t g_calls, g_reentered, g_slots;
 /* The trampoline made a step for the call being entered: an instrumented
  * FUNCTION's entry, next on this thread, makes none. */
 static __thread int t_trampolined __attribute__((tls_model("initial-exec")));
+/* This thread is making a step. A call of FUNCTION meanwhile, from a signal
+ * handler that interrupted it or from opprof itself (--step
+ * pthread_mutex_lock), runs FUNCTION without a step: the hook guards itself,
+ * since it can be re-entered (a step there would wait for the session's lock
+ * that the interrupted step holds, or recurse without end). */
+static __thread volatile sig_atomic_t t_in_step __attribute__((tls_model("initial-exec")));
 
 static void step(void) {
+    if (t_in_step) {
+        __atomic_add_fetch(&g_reentered, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    t_in_step = 1;
     int saved = errno; /* FUNCTION's caller sees errno as it left it */
     __atomic_add_fetch(&g_calls, 1, __ATOMIC_RELAXED);
     opprof_step();
     errno = saved;
+    t_in_step = 0;
 }
 
 void opprof__step_enter(void) {
@@ -109,16 +124,35 @@ static int patch_object(struct dl_phdr_info *info, size_t size, void *data) {
     return 0;
 }
 
+/* FUNCTION's code. In a program built without -fpie that takes FUNCTION's
+ * address, dlsym finds the program's canonical PLT entry (a symbol that the
+ * program's own table gives as undefined, with an address): that entry jumps
+ * through the very slot that is redirected, so the trampoline would jump to
+ * itself for ever. FUNCTION is then the next definition after the program's. */
+static void *function_code(const char *name) {
+    void *at = dlsym(RTLD_DEFAULT, name);
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (at && dladdr1(at, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
+        at = dlsym(RTLD_NEXT, name);
+    return at;
+}
+
 void opprof__steps_setup(const char *name) {
     if (!name || !*name) return;
     g_name = name;
-    opprof__step_target = dlsym(RTLD_DEFAULT, name);
+    opprof__step_target = function_code(name);
 #if defined(__x86_64__)
     if (opprof__step_target) dl_iterate_phdr(patch_object, NULL);
 #endif
 }
 
 void opprof__steps_said(void) {
+    uint64_t reentered = __atomic_load_n(&g_reentered, __ATOMIC_RELAXED);
+    if (g_name && reentered)
+        fprintf(stderr, "opprof record: --step %s: %llu call(s) made while their thread was making a step (from a "
+                        "signal handler, or by opprof itself) ran without a step of their own\n",
+                g_name, (unsigned long long)reentered);
     if (!g_name || __atomic_load_n(&g_calls, __ATOMIC_RELAXED)) return;
     if (!opprof__step_target)
         fprintf(stderr, "opprof record: --step %s: no function of that name is exported by the program or its "

@@ -61,6 +61,21 @@ static int read_target(long pid, target *t) {
     return err;
 }
 
+/* Whether process pid catches sig (/proc/PID/status, SigCgt): the flight
+ * recorder catches its dump signal once it has started; a program whose
+ * recorder did not start (a bad OPPROF_FLIGHT_TRIGGER, an existing DIR)
+ * would be ended by it. */
+static bool catches(long pid, int sig) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "re");
+    unsigned long long mask = 0;
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) found = sscanf(line, "SigCgt: %llx", &mask) == 1;
+    if (f) fclose(f);
+    return found && sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
+}
+
 /* The highest save number K of DIR's flight-K-... files, and whether one is being written. */
 static int last_save(const char *dir, bool *writing) {
     int last = 0;
@@ -135,6 +150,12 @@ static int run(int argc, char **argv) {
     int sig = SIGUSR2;
     if (t.signal[0] && (opprof_parse_dump_signal(t.signal, &sig) || sig == 0)) {
         fprintf(stderr, "opprof: dump: process %ld takes no dump signal (OPPROF_FLIGHT_SIGNAL=%s)\n", pid, t.signal);
+        return TOOL_EXIT_FAILED;
+    }
+    if (!catches(pid, sig)) {
+        fprintf(stderr, "opprof: dump: process %ld does not catch %s, so its flight recorder did not start (see its "
+                        "stderr: a bad OPPROF_FLIGHT or OPPROF_FLIGHT_TRIGGER, or an existing DIR): it is not "
+                        "signalled, as the signal would end it\n", pid, strsignal(sig));
         return TOOL_EXIT_FAILED;
     }
     char dir[8200];

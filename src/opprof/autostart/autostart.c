@@ -319,19 +319,12 @@ static void *watcher(void *arg) {
     return NULL;
 }
 
-/* The watcher never runs the handler (it would wait for itself): it starts
- * with SIGINT and SIGTERM blocked. */
+/* The watcher never runs a handler, ours (it would wait for itself) or the
+ * program's: like every thread opprof starts, it blocks every signal. */
 static int start_watcher(void) {
     if (sem_init(&g_auto.wake, 0, 0) != 0) return -1;
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
     pthread_t t;
-    int rc = pthread_create(&t, NULL, watcher, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) return -1;
+    if (opprof__helper_start(&t, watcher, NULL) != 0) return -1;
     pthread_detach(t);
     return 0;
 }

@@ -161,7 +161,11 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
 
 /* ---- a helper thread (base/helper_thread.c) ---- */
 /* `run(arg)` on a thread that none of the program's signals is delivered
- * to: 0, or a negative errno (none started). The CPUs the process may use. */
+ * to: 0, or a negative errno (none started). The rule: every thread opprof
+ * starts is started here and blocks every signal (the watcher, the sampler's
+ * drainer, the flight saver, the reader's second half), so that a program's
+ * handler runs on the program's threads and sigwait finds its signals
+ * pending. The CPUs the process may use. */
 OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
 OPPROF__HIDDEN int opprof__usable_cpus(void);
 

@@ -1,7 +1,8 @@
-/* helper_thread.c - a thread of opprof's own beside the program's, for work
- * that splits in two (a large trace's second half, a large sort): started
- * with every signal blocked, so that the program's signals are never
- * delivered to it, and only where a second CPU can run it. */
+/* helper_thread.c - a thread of opprof's own beside the program's (the
+ * watcher, the sampler's drainer, the flight saver; work that splits in two:
+ * a large trace's second half, a large sort, started only where a second CPU
+ * can run it): started with every signal blocked, so that the program's
+ * signals are never delivered to it. */
 #define _GNU_SOURCE
 #include "base/base.h"
 

@@ -52,15 +52,30 @@ int opprof_flight_check(const opprof_flight *f, char *why, size_t size) {
 
 static int64_t clock_now(const opprof__flight *f) { return f->cfg.clock_ns ? f->cfg.clock_ns() : opprof__monotonic_ns(); }
 
+void opprof__flight_free_dropped_list(opprof__flight_slot *st) {
+    while (st) {
+        opprof__flight_slot *next = st->next_dropped;
+        opprof_capture_free(st->cap);
+        opprof__free(st);
+        st = next;
+    }
+}
+
 /* One holder less; the last one's step goes to the saver to be freed (a
  * capture's free is not the program's thread's work), woken once per
- * DROPPED_BATCH steps (a wake-up costs the program more than a free). Under
- * f->lock. */
+ * DROPPED_BATCH steps (a wake-up costs the program more than a free). When
+ * DROPPED_MAX wait, the saver is behind: they are freed here. Under f->lock. */
 void opprof__flight_slot_release(opprof__flight *f, opprof__flight_slot *st) {
-    if (st && --st->refs == 0) {
-        st->next_dropped = f->dropped;
-        f->dropped = st;
-        if (++f->n_dropped == OPPROF__FLIGHT_DROPPED_BATCH) pthread_cond_signal(&f->wake);
+    if (!st || --st->refs != 0) return;
+    st->next_dropped = f->dropped;
+    f->dropped = st;
+    f->n_dropped++;
+    if (f->n_dropped == OPPROF__FLIGHT_DROPPED_BATCH) pthread_cond_signal(&f->wake);
+    if (f->n_dropped >= OPPROF__FLIGHT_DROPPED_MAX) {
+        opprof__flight_slot *list = f->dropped;
+        f->dropped = NULL;
+        f->n_dropped = 0;
+        opprof__flight_free_dropped_list(list);
     }
 }
 
@@ -326,11 +341,7 @@ void opprof__flight_free(opprof__flight *f) {
         f->ring_count--;
         opprof__flight_slot_release(f, f->ring[(f->ring_first + f->ring_count) % f->cfg.keep_steps]);
     }
-    for (opprof__flight_slot *st = f->dropped, *next; st; st = next) { /* the saver has ended */
-        next = st->next_dropped;
-        opprof_capture_free(st->cap);
-        opprof__free(st);
-    }
+    opprof__flight_free_dropped_list(f->dropped); /* the saver has ended */
     pthread_mutex_destroy(&f->lock);
     pthread_cond_destroy(&f->wake);
     opprof__free(f->ring);

@@ -10,8 +10,12 @@
 
 enum {
     OPPROF__FLIGHT_PENDING = 64,      /* saves waiting for their `after` steps */
-    OPPROF__FLIGHT_DROPPED_BATCH = 32 /* steps dropped before the saver frees them */
+    OPPROF__FLIGHT_DROPPED_BATCH = 32, /* steps dropped before the saver is woken to free them */
+    OPPROF__FLIGHT_DROPPED_MAX = 256   /* steps dropped and not yet freed, at most: past it, a
+                                        * saver that lags behind (a slow save, a slow free) is
+                                        * not waited for, the dropping thread frees them */
 };
+
 
 /* One step's capture, shared by the ring and the saves that hold it. */
 typedef struct opprof__flight_slot {
@@ -23,6 +27,12 @@ typedef struct opprof__flight_slot {
     int refs;                /* the ring and the saves that hold it; under the recorder's lock */
     struct opprof__flight_slot *next_dropped; /* on the saver's list of steps to free */
 } opprof__flight_slot;
+
+/* The rule: a long run's memory is bounded by what the ring and the saves
+ * keep, never by how long it runs (issue 50). */
+
+/* Free a list of dropped steps (next_dropped); no lock needed: nobody else has them. */
+OPPROF__HIDDEN void opprof__flight_free_dropped_list(struct opprof__flight_slot *first);
 
 /* A save queued for the saver thread. */
 typedef struct opprof__flight_save {

@@ -72,20 +72,20 @@ static void free_dropped(opprof__flight *f) {
     f->dropped = NULL;
     f->n_dropped = 0;
     pthread_mutex_unlock(&f->lock);
-    while (st) {
-        opprof__flight_slot *next = st->next_dropped;
-        opprof_capture_free(st->cap);
-        opprof__free(st);
-        st = next;
-    }
+    opprof__flight_free_dropped_list(st);
     pthread_mutex_lock(&f->lock);
 }
 
+/* Every wake-up that came while the lock was let go (a free, a save) is seen
+ * by looking again before waiting: the list, then the queue. */
 static void *saver(void *arg) {
     opprof__flight *f = arg;
     pthread_mutex_lock(&f->lock);
     for (;;) {
-        if (f->dropped) free_dropped(f);
+        if (f->dropped && (f->n_dropped >= OPPROF__FLIGHT_DROPPED_BATCH || f->queue_head || f->stopping)) {
+            free_dropped(f);
+            continue;
+        }
         opprof__flight_save *job = f->queue_head;
         if (!job) {
             if (f->stopping) break;
@@ -103,13 +103,7 @@ static void *saver(void *arg) {
 }
 
 int opprof__flight_saver_start(opprof__flight *f) {
-    /* the saver takes no signal of the program's: they go to its own threads */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&f->saver, NULL, saver, f);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) return OPPROF_ENOMEM;
+    if (opprof__helper_start(&f->saver, saver, f) != 0) return OPPROF_ENOMEM;
     f->saver_started = true;
     return 0;
 }

@@ -19,6 +19,10 @@ typedef struct opprof__recorder_config {
 OPPROF__HIDDEN void opprof__recorder_window_open(const opprof__recorder_config *cfg);
 /* Stop recording; events already written stay readable. */
 OPPROF__HIDDEN uint64_t opprof__recorder_window_close(void);
+/* In a child just forked (pthread_atfork's child handler): the window is
+ * closed without waiting for threads that exist only in the parent, and the
+ * thread list's lock is the child's own. */
+OPPROF__HIDDEN void opprof__recorder_forget_after_fork(void);
 /* Copy the current window's events into a new capture (finished), with the
  * sampler's samples of [t0, t1) (CLOCK_MONOTONIC; sampler NULL: none). */
 typedef struct opprof__sampler opprof__sampler;

@@ -671,6 +671,17 @@ uint64_t opprof__recorder_window_close(void) {
     return opprof__ticks_fenced();
 }
 
+void opprof__recorder_forget_after_fork(void) {
+    STORE(&opprof__window, LOAD_RELAXED(&g_epoch) << 1);
+    STORE(&g_recording, 0);
+    STORE(&g_memory, 0);
+    STORE(&g_shapes, 0);
+    STORE(&g_native, 0);
+    pthread_mutex_init(&g_threads_lock, NULL); /* a parent's thread may have held it */
+    for (opprof__thread *t = g_threads; t; t = t->next_all)
+        if (t != tls_thread) STORE(&t->fast.busy, 0); /* those threads are not in this process */
+}
+
 uint64_t opprof__recorder_window_start_ticks(void) { return g_window_start; }
 
 bool opprof__recorder_thread_clean(void) {

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,6 +40,7 @@ static const uint64_t KERNEL_FRAME = 1; /* "[kernel]": time in a system call or 
 
 typedef struct ring {
     int fd;
+    uint64_t id; /* the kernel's id of the event: fd is still ours while it answers with it */
     struct perf_event_mmap_page *meta;
     unsigned char *data;
     size_t size; /* data bytes, a power of two */
@@ -306,7 +308,9 @@ static int open_ring(opprof__sampler *s, struct perf_event_attr *a, pid_t tid, i
         close((int)fd);
         return err;
     }
-    s->rings[s->n_rings++] = (ring){(int)fd, m, (unsigned char *)m + page, s->ring_pages * page};
+    uint64_t id = 0;
+    if (ioctl((int)fd, PERF_EVENT_IOC_ID, &id) != 0) id = 0;
+    s->rings[s->n_rings++] = (ring){(int)fd, id, m, (unsigned char *)m + page, s->ring_pages * page};
     return 0;
 }
 
@@ -339,11 +343,19 @@ static int open_all(opprof__sampler *s, struct perf_event_attr *a) {
     return opened ? 0 : err ? err : -ENODEV;
 }
 
+/* A descriptor is closed only while it is still the event opened: a program
+ * that closed it (closing 3..1023 is a daemon's habit) may have opened a file
+ * under its number since, which must stay open until the program closes it. */
+static bool still_ours(const ring *r) {
+    uint64_t id = 0;
+    return ioctl(r->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == r->id;
+}
+
 static void close_all(opprof__sampler *s) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < s->n_rings; i++) {
         munmap(s->rings[i].meta, (1 + s->ring_pages) * page);
-        close(s->rings[i].fd);
+        if (still_ours(&s->rings[i])) close(s->rings[i].fd);
     }
     s->n_rings = 0;
 }
@@ -380,7 +392,7 @@ int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cp
         attr_of(&a, hz, s->dwarf, off_cpu, false);
         err = open_all(s, &a);
     }
-    if (!err && pthread_create(&s->drainer, NULL, drainer, s)) err = -EAGAIN;
+    if (!err && opprof__helper_start(&s->drainer, drainer, s)) err = -EAGAIN;
     if (err) {
         say_why(note, note_size, err, paranoid);
         close_all(s);

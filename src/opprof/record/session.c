@@ -16,6 +16,7 @@
 
 struct opprof_session {
     opprof_config cfg;
+    unsigned forks; /* g_forks when it started: another value, it is a parent's, copied by fork */
     int64_t step_num;
     opprof_action action;
     bool stopped;
@@ -55,6 +56,29 @@ static void session_unlock(void) {
     __atomic_store_n(&opprof__in_session, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_session_lock);
 }
+
+/* ---- fork: a child records nothing unless asked ----
+ * A child forked without exec has a copy of the parent's session, but not its
+ * threads (the recorder's, the saver, the sampler's): in the child that
+ * session is stopped and records nothing (its steps, dumps and stop say
+ * OPPROF_ESTOPPED, its free frees nothing that the parent's threads hold),
+ * and the locks are the child's own. A session the child starts records. */
+static unsigned g_forks; /* forks this process is the child of */
+
+static bool inherited(const opprof_session *s) { return s->forks != __atomic_load_n(&g_forks, __ATOMIC_ACQUIRE); }
+
+static void forked_child(void) {
+    __atomic_add_fetch(&g_forks, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_init(&g_session_lock, NULL);
+    pthread_mutex_init(&g_kept_lock, NULL);
+    pthread_mutex_init(&g_flight_lock, NULL);
+    g_flight = NULL;
+    __atomic_store_n(&opprof__in_session, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
+    opprof__recorder_forget_after_fork();
+}
+
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, forked_child); }
 
 static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
                                        OPPROF_KIND_STEP, NULL};
@@ -326,9 +350,12 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
     if (config->sample_hz < 0 || config->sample_hz > 1000000) return OPPROF_EINVAL;
     void (*before)(void) = opprof__before_session_start;
     if (before) before(); /* OPPROF_TRACE's session, if any, stops and is saved */
+    static pthread_once_t fork_handler = PTHREAD_ONCE_INIT;
+    pthread_once(&fork_handler, register_fork_handler);
     opprof_session *s = opprof__calloc(1, sizeof *s);
     if (!s) return OPPROF_ENOMEM;
     s->cfg = *config;
+    s->forks = __atomic_load_n(&g_forks, __ATOMIC_ACQUIRE);
     session_lock();
     if (g_active) {
         session_unlock();
@@ -371,6 +398,7 @@ int opprof_session_start(opprof_session **out, const opprof_config *config) {
  * (and hold no lock). */
 static int enter_running(opprof_session *s) {
     if (!s) return OPPROF_EINVAL;
+    if (inherited(s)) return OPPROF_ESTOPPED;
     session_lock();
     if (s->stopped) {
         session_unlock();
@@ -421,7 +449,7 @@ int opprof_session_stop(opprof_session *s) {
 }
 
 void opprof_session_free(opprof_session *s) {
-    if (!s) return;
+    if (!s || inherited(s)) return; /* the parent's copy: its threads are not here to join */
     if (!s->stopped) opprof_session_stop(s);
     opprof__flight_free(s->flight);
     for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
@@ -437,6 +465,7 @@ int opprof_session_capture_count(const opprof_session *s) {
 
 int opprof_session_dump(opprof_session *s, const char *reason) {
     if (!s) return OPPROF_EINVAL;
+    if (inherited(s)) return OPPROF_ESTOPPED;
     session_lock();
     int rc = s->stopped ? OPPROF_ESTOPPED : !s->flight ? OPPROF_EINVAL : opprof__flight_dump(s->flight, reason);
     session_unlock();

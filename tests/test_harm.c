@@ -1,0 +1,165 @@
+/* test_harm.c - `opprof record` leaves a program as it would be alone (issue
+ * 50): its output, its files, its signals and its exit status. Each case runs
+ * harm_target (tests/harm_target.c) plain and under record, and compares. A
+ * hang is a failure, not a stuck suite: every recorded run is under
+ * `timeout 120` (exit 124) and a CPU-time limit that a spinning child inherits. */
+#include "check.h"
+#include "testutil.h"
+
+#include <opprof/capture.h>
+
+static char dir[256];
+
+static const char *target(void) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/../tests/harm_target", bin_dir());
+    return path;
+}
+
+/* The program's stdout under `opprof record OPTIONS -o DIR/NAME`, its status in *rc. */
+static char *recorded(int *rc, const char *options, const char *name, const char *args) {
+    char *out = NULL;
+    *rc = run_commandf(&out, "ulimit -t 60; timeout -k 10 120 '%s/opprof' record %s -o '%s/%s' -- '%s' %s 2>'%s/%s.err'", bin_dir(), options,
+                       dir, name, target(), args, dir, name);
+    return out;
+}
+
+static char *plain(const char *args) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "'%s' %s 2>/dev/null", target(), args), 0);
+    return out;
+}
+
+static char *err_of(const char *name) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.err", dir, name);
+    return read_text(path);
+}
+
+/* The ProfilerStep#N events of DIR/NAME's last trace. */
+static int64_t steps_in(const char *name) {
+    char *found = NULL, path[1200];
+    CHECK_INT(run_commandf(&found, "ls '%s/%s' | grep '^trace-step-[0-9]*\\.json$'", dir, name), 0);
+    snprintf(path, sizeof path, "%s/%s/%.*s", dir, name, found ? (int)strcspn(found, "\n") : 0, found ? found : "");
+    free(found);
+    opprof_capture *c = NULL;
+    if (opprof_capture_read(path, NULL, &c, NULL) != 0) return -1;
+    size_t n = 0, steps = 0;
+    const opprof_event *ev = opprof_capture_events(c, &n);
+    for (size_t i = 0; i < n; i++) steps += strncmp(opprof_capture_name(c, ev[i].name), "ProfilerStep#", 13) == 0;
+    opprof_capture_free(c);
+    return (int64_t)steps;
+}
+
+/* A program built -fno-pie that takes &step_work: dlsym gives the program's
+ * canonical PLT entry, whose slot is the one redirected. Each call is a step
+ * and step_work runs (it looped through the trampoline forever). */
+TEST_CASE(step_of_a_function_whose_address_is_taken) {
+    int rc = 0;
+    char *want = plain("address 10"), *got = recorded(&rc, "--step step_work", "address", "address 10");
+    CHECK_INT(rc, 0);
+    CHECK_STR(got, want);
+    CHECK_INT(steps_in("address"), 10 + 1);
+    free(want);
+    free(got);
+}
+
+/* A signal handler that calls FUNCTION while a step is being made on its
+ * thread: the call runs, without a step (it deadlocked on the session's lock). */
+TEST_CASE(step_reentered_from_a_signal_handler) {
+    int rc = 0;
+    char *want = plain("alarm 3000"), *got = recorded(&rc, "--step step_work", "alarm", "alarm 3000");
+    CHECK_INT(rc, 0);
+    CHECK_STR(got, want);
+    free(want);
+    free(got);
+}
+
+/* FUNCTION is one that making a step calls itself: the inner calls are no steps
+ * (pthread_mutex_lock overflowed the stack, pthread_mutex_unlock hung). */
+TEST_CASE(step_of_a_function_that_opprof_calls) {
+    const char *functions[] = {"pthread_mutex_lock", "pthread_mutex_unlock"};
+    for (int i = 0; i < 2; i++) {
+        int rc = 0;
+        char options[100];
+        snprintf(options, sizeof options, "--step %s", functions[i]);
+        char *got = recorded(&rc, options, functions[i], "mutex 1000");
+        CHECK_INT(rc, 0);
+        CHECK_STR(got, "mutex: 1000\n");
+        free(got);
+    }
+}
+
+/* A daemon blocks SIGHUP, SIGUSR1 and SIGUSR2 and takes them with sigwait:
+ * opprof's threads, started before main, must not take them (SIGHUP killed the
+ * program, exit 129). With and without the sampler's thread. */
+TEST_CASE(signals_a_program_waits_for) {
+    const char *options[] = {"", "--sample"};
+    for (int i = 0; i < 2; i++) {
+        int rc = 0;
+        char name[32];
+        snprintf(name, sizeof name, "sigwait-%d", i);
+        char *got = recorded(&rc, options[i], name, "sigwait");
+        CHECK_INT(rc, 0);
+        CHECK_CONTAINS(got, "took Hangup");
+        CHECK_CONTAINS(got, "took User defined signal 1");
+        CHECK_CONTAINS(got, "took User defined signal 2");
+        free(got);
+    }
+}
+
+/* A one-thread program's SIGALRM handler runs on that thread, never on one of
+ * opprof's, and never overlaps itself. */
+TEST_CASE(handler_runs_on_the_program_thread) {
+    int rc = 0;
+    char *got = recorded(&rc, "--sample", "handler", "handler 300");
+    CHECK_INT(rc, 0);
+    CHECK_CONTAINS(got, "handler: none on other threads, 0 overlapping");
+    free(got);
+}
+
+/* A program that closes every descriptor and opens files in their place: the
+ * sampler must not close them at exit (the second file was left empty). */
+TEST_CASE(files_opened_in_place_of_closed_descriptors) {
+    char args[400], path[600];
+    snprintf(args, sizeof args, "files '%s'", dir);
+    int rc = 0;
+    char *got = recorded(&rc, "--sample", "files", args);
+    CHECK_INT(rc, 0);
+    CHECK_STR(got, "files: written\n");
+    free(got);
+    const char *names[] = {"a", "b"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *text = read_text(path);
+        CHECK(text != NULL);
+        size_t lines = 0;
+        for (const char *p = text; p && *p; p++) lines += *p == '\n';
+        CHECK_INT(lines, 1000);
+        free(text);
+    }
+    char *err = err_of("files");
+    CHECK(err != NULL);
+    free(err);
+}
+
+/* Children forked while 4 threads allocate, each calling FUNCTION, under the
+ * flight recorder with --memory: a child records nothing (13 of 15 hung,
+ * waiting for a parent's thread to leave its record). */
+TEST_CASE(forked_children_record_nothing) {
+    int rc = 0;
+    char *out = NULL;
+    rc = run_commandf(&out, "ulimit -t 60; OPPROF_FLIGHT=20 timeout -k 10 120 '%s/opprof' record --memory --step "
+                      "step_work -o '%s/fork' -- '%s' fork 15 2>'%s/fork.err'",
+                      bin_dir(), dir, target(), dir);
+    CHECK_INT(rc, 0);
+    CHECK_STR(out, "fork: 15 of 15 children exited 0\n");
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    int rc = check_main(argc, argv, "test_harm");
+    remove_tree(dir);
+    return rc;
+}
