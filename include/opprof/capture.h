@@ -222,8 +222,8 @@ OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture
                                                             size_t *count);
 /** An event's name; NULL for an index out of range. Owned by the capture. */
 OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32_t name);
-/** C++ names are demangled when a capture is finished (libstdc++'s
- *  __cxa_demangle: "engine::step<float>(...)" for "_ZN6engine4stepIfEE..."),
+/** C++ names are demangled when a capture is finished (opprof_demangle, within
+ *  its bounds: "engine::step<float>(...)" for "_ZN6engine4stepIfEE..."),
  *  in every table, trace, flame graph and report; this is the name's mangled
  *  form, or NULL when it was not demangled. Valid while the capture lives. */
 OPPROF_API const char *opprof_capture_mangled_name(const opprof_capture *capture, uint32_t name);

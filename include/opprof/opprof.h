@@ -434,9 +434,11 @@ OPPROF_API int opprof_session_capture_count(const opprof_session *session);
 OPPROF_API int opprof_step(void);
 
 /** A C++ symbol demangled ("_ZN11AccumulatorIdE3addEd" -> "Accumulator<double>::add(double)";
- *  a " [inlined]" or "+0x1f" after it is kept), by the C++ runtime's
- *  __cxa_demangle; the caller frees it (opprof_free). NULL when `name` is not
- *  a mangled name, or libstdc++ is not on the machine. */
+ *  a " [inlined]" or "+0x1f" after it is kept), by c++filt's rules (libiberty's
+ *  demangler); the caller frees it (opprof_free). NULL when `name` is not a
+ *  mangled name, or is beyond the bounds that keep untrusted names cheap: a
+ *  symbol over 4096 bytes, or a demangled text over 65536 (a few hundred
+ *  crafted bytes can expand exponentially); time and memory stay linear in them. */
 OPPROF_API char *opprof_demangle(const char *name);
 /** The name of the function at a code address, from the ELF symbols of the
  *  object that holds it (static functions too), into name (at most name_size

@@ -37,7 +37,12 @@ OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: noth
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
 /* base/demangle.c: a C++ name ("_Z...", with any " [inlined]" or "+0x1f" after
  * it kept) demangled, owned by the caller (opprof__free); NULL when the name
- * is not mangled or the C++ runtime's demangler is not there. */
+ * is not mangled, is not a valid C++ name, or is beyond the bounds: a symbol
+ * of more than OPPROF__DEMANGLE_IN_MAX bytes (the demangler's tables, on the
+ * stack, take about 64 bytes per byte of it), or a text of more than
+ * OPPROF__DEMANGLE_OUT_MAX (a few hundred crafted bytes can expand
+ * exponentially). Time and memory are linear in those bounds. */
+enum { OPPROF__DEMANGLE_IN_MAX = 4096, OPPROF__DEMANGLE_OUT_MAX = 65536 };
 OPPROF__HIDDEN bool opprof__is_mangled(const char *name);
 OPPROF__HIDDEN char *opprof__demangle(const char *name);
 /* opprof_set_allocator's work, once the session layer has refused it while
