@@ -577,6 +577,44 @@ TEST_CASE(tensorflow_streams_once) {
     opprof_capture_free(c);
 }
 
+/* The guide's MLP in nn (opprof's trace: PyTorch's names) and in a TensorFlow
+ * 1.x CPU timeline (MatMul then BiasAdd for each Linear): paired layer by
+ * layer, the bias with its MatMul, as ONNX Runtime's are (by name, every row
+ * was new or gone). */
+static const char NN_MLP[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":40},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":38},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":42,\"dur\":10},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":53,\"dur\":20},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":54,\"dur\":18}\n"
+    "], \"opprof_version\": \"0.4.0\"}\n";
+static const char TF_MLP[] =
+    "{\"traceEvents\": [\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"args\": {\"name\": \"/job:localhost/replica:0/task:0/device:CPU:0 Compute\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 2, \"tid\": 0, \"ts\": 100, \"dur\": 30, \"args\": {\"name\": \"fc1/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"BiasAdd\", \"pid\": 2, \"tid\": 0, \"ts\": 131, \"dur\": 4, \"args\": {\"name\": \"fc1/BiasAdd\", \"op\": \"BiasAdd\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"Relu\", \"pid\": 2, \"tid\": 0, \"ts\": 136, \"dur\": 6, \"args\": {\"name\": \"fc1/Relu\", \"op\": \"Relu\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 2, \"tid\": 0, \"ts\": 143, \"dur\": 12, \"args\": {\"name\": \"fc2/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"BiasAdd\", \"pid\": 2, \"tid\": 0, \"ts\": 156, \"dur\": 2, \"args\": {\"name\": \"fc2/BiasAdd\", \"op\": \"BiasAdd\"}}\n"
+    "]}\n";
+
+TEST_CASE(diff_nn_against_tensorflow_by_layer) {
+    opprof_capture *nn = read_trace_text(NN_MLP), *tf = read_trace_text(TF_MLP);
+    CHECK(nn && tf);
+    if (!nn || !tf) return;
+    CHECK_INT(opprof_capture_get_info(tf).producer, OPPROF_PRODUCER_TENSORFLOW);
+    char *text = NULL;
+    CHECK_INT(opprof_capture_diff_to_string(nn, tf, 0, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"name\": \"L1 aten::linear | MatMul+BiasAdd\"");
+    CHECK_CONTAINS(text, "\"name\": \"L2 aten::relu | Relu\"");
+    CHECK_CONTAINS(text, "\"name\": \"L3 aten::linear | MatMul+BiasAdd\"");
+    opprof_free(text);
+    opprof_capture_free(nn);
+    opprof_capture_free(tf);
+}
+
 /* TensorRT's per-layer profile (trtexec --exportProfile): a table without a
  * timeline, RUNS calls of device time per layer, RUNS steps; report and diff
  * take it (a layer twice as slow after). */

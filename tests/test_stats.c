@@ -594,6 +594,48 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
 
 /* profile_cpu --stats: the columns in its tables; summary.json has each
  * operator's self time per step either way (the guide's schedule: 2 steps). */
+/* .pftrace files are found wherever trace files are: diff --stat's
+ * directories count them (a capture in both forms once), and a rank's
+ * directory gives its last trace, the JSON of a step written in both forms. */
+TEST_CASE(pftrace_files_found_as_traces) {
+    char dir[256], path[1200];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.10, 2);
+    snprintf(path, sizeof path, "mkdir -p '%s/before/run-2' '%s/after' '%s/ranks/rank-0' '%s/ranks/rank-1'", dir, dir,
+             dir, dir);
+    CHECK_INT(system(path), 0);
+    const char *before[] = {"before/a.pftrace", "before/run-2/b.pftrace", "before/run-2/b.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, before[i]);
+        CHECK_INT(i == 2 ? opprof_capture_chrome_write(b, path) : opprof_capture_perfetto_write(b, path), 0);
+    }
+    snprintf(path, sizeof path, "%s/after/a.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(a, path), 0);
+    char *out = NULL;
+    CHECK_INT(opprof_cmd(&out, "diff --stat before after", dir), 0);
+    CHECK_CONTAINS(out, "40 step(s) before (2 capture(s)), 20 after (1 capture(s))");
+    free(out);
+    snprintf(path, sizeof path, "%s/ranks/rank-0/cpu-step-4.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(b, path), 0);
+    snprintf(path, sizeof path, "%s/ranks/rank-1/cpu-step-4.pftrace", dir);
+    CHECK_INT(opprof_capture_perfetto_write(a, path), 0);
+    snprintf(path, sizeof path, "%s/ranks/rank-1/cpu-step-4.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(a, path), 0);
+    char ranks[600], last[1200];
+    snprintf(ranks, sizeof ranks, "%s/ranks", dir);
+    CHECK_INT(opprof_ranks_trace_path(ranks, 1, last, sizeof last), 0);
+    CHECK_CONTAINS(last, "rank-1/cpu-step-4.json");
+    CHECK_INT(opprof_cmd(&out, "report --ranks ranks", dir), 0);
+    CHECK_CONTAINS(out, "op");
+    free(out);
+    CHECK(opprof_is_trace_file_name("x.pftrace.gz") && opprof_is_trace_file_name("x.json.gz"));
+    CHECK(!opprof_is_trace_file_name("summary.json") && !opprof_is_trace_file_name(".x.json") &&
+          !opprof_is_trace_file_name("x.json.tmp.12") && !opprof_is_trace_file_name("x.txt"));
+    opprof_capture_free(a);
+    opprof_capture_free(b);
+    remove_tree(dir);
+}
+
 TEST_CASE(profile_cpu_stats) {
     char dir[256], cmd[1200], path[700];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -151,22 +151,34 @@ typedef struct opprof_flight_info {
 } opprof_flight_info;
 
 /** Facts about a capture as a whole. */
-/** Who wrote a trace read back: each producer's rules apply to its traces. */
+/** Who wrote a trace read back: each producer's rules apply to its traces.
+ *  The list, one entry a producer: X(ID, value, name as said, family), where
+ *  the family is the vocabulary of its operators' names: `opprof diff` pairs
+ *  two traces of different families layer by layer (nn speaks PyTorch's).
+ *  Expanded into opprof_producer, opprof_producer_name and diff's pairing.
+ *  - OPPROF: opprof (or a capture recorded here)
+ *  - KINETO: PyTorch 1.8 and later (Kineto): PyTorch's rules
+ *  - PYTORCH_LEGACY: PyTorch's legacy exporter ("pid": "CPU functions"): PyTorch's rules
+ *  - OTHER: any other Chrome trace-event writer: the format's own meaning (B/E
+ *    stacks, X nesting, recursion kept)
+ *  - ONNXRUNTIME: ONNX Runtime's profile (enable_profiling): rows by operator
+ *    type, runs as steps, start-up apart (docs/TRACE_FORMAT.md)
+ *  - TENSORRT: TensorRT's per-layer profile (trtexec --exportProfile): aggregate
+ *    rows, no timeline
+ *  - TENSORFLOW: TensorFlow 1.x's timeline (Timeline.generate_chrome_trace_format):
+ *    device streams counted once, host launch and device time apart, runs as steps */
+#define OPPROF_PRODUCERS(X)                                                           \
+    X(OPPROF, 0, "opprof", "PyTorch")                                                 \
+    X(KINETO, 1, "PyTorch (Kineto)", "PyTorch")                                       \
+    X(PYTORCH_LEGACY, 2, "PyTorch (legacy exporter)", "PyTorch")                      \
+    X(OTHER, 3, "another trace-event writer", "trace events")                         \
+    X(ONNXRUNTIME, 4, "ONNX Runtime", "ONNX")                                         \
+    X(TENSORRT, 5, "TensorRT (per-layer profile)", "TensorRT")                        \
+    X(TENSORFLOW, 6, "TensorFlow (timeline)", "TensorFlow")
 typedef enum opprof_producer {
-    OPPROF_PRODUCER_OPPROF = 0,         /* opprof (or a capture recorded here) */
-    OPPROF_PRODUCER_KINETO = 1,         /* PyTorch 1.8 and later (Kineto): PyTorch's rules */
-    OPPROF_PRODUCER_PYTORCH_LEGACY = 2, /* PyTorch's legacy exporter ("pid": "CPU functions"):
-                                           PyTorch's rules */
-    OPPROF_PRODUCER_OTHER = 3,          /* any other Chrome trace-event writer: the format's own
-                                           meaning (B/E stacks, X nesting, recursion kept) */
-    OPPROF_PRODUCER_ONNXRUNTIME = 4,    /* ONNX Runtime's profile (enable_profiling): rows by
-                                           operator type, runs as steps, start-up apart
-                                           (docs/TRACE_FORMAT.md) */
-    OPPROF_PRODUCER_TENSORRT = 5,       /* TensorRT's per-layer profile (trtexec --exportProfile):
-                                           aggregate rows, no timeline */
-    OPPROF_PRODUCER_TENSORFLOW = 6      /* TensorFlow 1.x's timeline (Timeline.generate_chrome_trace_format):
-                                           device streams counted once, host launch and device time
-                                           apart, runs as steps */
+#define OPPROF__PRODUCER_ENUM(id, value, name, family) OPPROF_PRODUCER_##id = value,
+    OPPROF_PRODUCERS(OPPROF__PRODUCER_ENUM)
+#undef OPPROF__PRODUCER_ENUM
 } opprof_producer;
 /** "opprof", "PyTorch (Kineto)", "PyTorch (legacy exporter)", "ONNX Runtime",
  *  "TensorRT (per-layer profile)", "TensorFlow (timeline)" or "another
@@ -882,6 +894,16 @@ typedef struct opprof_read_options {
      * type (FusedGemm, Conv; the node then the argument "node"). */
     bool by_node;
 } opprof_read_options;
+
+/** Whether a file's name (no directory) is a trace's, as the tools write them
+ *  and as directories are searched for them (ranks, diff --stat): NAME.json,
+ *  NAME.pftrace, either with .gz; not summary.json, ranks.json, a hidden file
+ *  or one being written (".tmp."). */
+OPPROF_API bool opprof_is_trace_file_name(const char *name);
+/** The length of a trace file name's stem ("cpu-step-4" of "cpu-step-4.pftrace"),
+ *  0 when it is no trace's name; *perfetto (may be NULL) says whether it is a
+ *  .pftrace. A capture written in both forms is one capture: its JSON is read. */
+OPPROF_API size_t opprof_trace_file_stem(const char *name, bool *perfetto);
 
 /**
  * Read a trace file into a new capture (the caller's: opprof_capture_free).

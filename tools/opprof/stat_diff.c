@@ -12,12 +12,6 @@
 #include <sys/stat.h>
 
 /* A trace of a directory: .json or .json.gz, not summary.json. */
-static bool is_trace_name(const char *name) {
-    size_t n = strlen(name);
-    if (!strcmp(name, "summary.json") || name[0] == '.') return false;
-    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 8 && !strcmp(name + n - 8, ".json.gz"));
-}
-
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 typedef struct name_list {
@@ -62,7 +56,7 @@ static int walk(const char *dir, int depth, name_list *out) {
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
             rc = walk(path, depth + 1, out);
             free(path);
-        } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && is_trace_name(e->d_name)) {
+        } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && opprof_is_trace_file_name(e->d_name)) {
             add_name(out, path);
         } else {
             free(path);
@@ -70,6 +64,29 @@ static int walk(const char *dir, int depth, name_list *out) {
     }
     closedir(d);
     return rc;
+}
+
+/* The length of a trace path's directory and stem, and whether it is a .pftrace. */
+static size_t stem_of(const char *path, bool *perfetto) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return (size_t)(base - path) + opprof_trace_file_stem(base, perfetto);
+}
+
+/* A capture written in both forms counts once: its .pftrace goes when its JSON is there. */
+static void drop_twins(name_list *l) {
+    size_t kept = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        bool perfetto, other;
+        size_t stem = stem_of(l->v[i], &perfetto), twin = 0;
+        for (size_t j = 0; perfetto && j < l->n && !twin; j++)
+            twin = j != i && stem_of(l->v[j], &other) == stem && !other && !strncmp(l->v[i], l->v[j], stem);
+        if (twin)
+            free(l->v[i]);
+        else
+            l->v[kept++] = l->v[i];
+    }
+    l->n = kept;
 }
 
 /* The traces of a directory and its subdirectories, by path; none is an error. */
@@ -81,7 +98,7 @@ static int list_traces(const char *dir, char ***out, size_t *n) {
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (!rc && !l.n) {
-        fprintf(stderr, "opprof: %s has no trace (*.json, *.json.gz but summary.json, in it or below it)\n", dir);
+        fprintf(stderr, "opprof: %s has no trace (*.json, *.pftrace, either .gz, but summary.json, in it or below it)\n", dir);
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (rc) {
@@ -89,6 +106,7 @@ static int list_traces(const char *dir, char ***out, size_t *n) {
         free(l.v);
         return rc;
     }
+    drop_twins(&l);
     qsort(l.v, l.n, sizeof *l.v, by_name);
     *out = l.v;
     *n = l.n;

@@ -109,16 +109,13 @@ static int per_step(const opprof_averages *avg, int64_t steps, opprof_average_ro
 }
 
 /* The runtime a producer's names belong to: PyTorch's and nn's are aten's. */
-static int family_of(opprof_producer p) {
-    return p == OPPROF_PRODUCER_ONNXRUNTIME ? 1 : p == OPPROF_PRODUCER_TENSORRT ? 2 : p == OPPROF_PRODUCER_OTHER ? 3 : 0;
-}
-
 /* The rows to pair: by layer (asked, or two runtimes' names when their
  * layers align), else by name; each side per step. */
 static int rows_to_pair(opprof__diff *d, opprof_diff_match match) {
     bool layers = match == OPPROF_DIFF_MATCH_LAYERS ||
                   (match == OPPROF_DIFF_MATCH_AUTO &&
-                   family_of(d->before->info.producer) != family_of(d->after->info.producer));
+                   strcmp(opprof__producer_family(d->before->info.producer),
+                          opprof__producer_family(d->after->info.producer)) != 0);
     if (layers) {
         int rc = opprof__layers_build(d->before, d->after, &d->layers);
         if (rc) return rc;

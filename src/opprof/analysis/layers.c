@@ -10,7 +10,7 @@
  * class by class: an operator that stands for several classes takes as many
  * of the other side's operators as cover the same classes (FusedGemm takes
  * aten::linear and aten::relu); an activation or a layout change (ORT's
- * ReorderInput/Output) that has no counterpart joins the layer it is in. The
+ * ReorderInput/Output, TensorFlow's BiasAdd) that has no counterpart joins the layer it is in. The
  * alignment stops at the first classes that differ; what is left is paired
  * by name. Each layer is then measured in every step of each side that has
  * the first step's sequence of operators, and its time per step is the mean:
@@ -26,7 +26,7 @@
 enum { MAX_CLASSES = 3, KEY_BYTES = 240 };
 
 typedef enum layer_class { CLS_NONE, CLS_LINEAR, CLS_CONV, CLS_ACTIVATION, CLS_POOL, CLS_RESHAPE, CLS_SOFTMAX,
-                           CLS_ADD, CLS_MUL, CLS_NORM, CLS_LAYOUT } layer_class;
+                           CLS_ADD, CLS_MUL, CLS_NORM, CLS_LAYOUT, CLS_BIAS } layer_class;
 
 /* The map: an operator's name, the classes of work it stands for. */
 static const struct {
@@ -53,6 +53,11 @@ static const struct {
     {"aten::layer_norm", {CLS_NORM}},       {"LayerNormalization", {CLS_NORM}},  {"aten::batch_norm", {CLS_NORM}},
     {"BatchNormalization", {CLS_NORM}},
     {"ReorderInput", {CLS_LAYOUT}},         {"ReorderOutput", {CLS_LAYOUT}},
+    {"BiasAdd", {CLS_BIAS}}, /* TensorFlow's linear is MatMul then BiasAdd: the bias joins its layer */
+    {"Conv2D", {CLS_CONV}},                 {"AvgPool", {CLS_POOL}},             {"Relu6", {CLS_ACTIVATION}},
+    {"Elu", {CLS_ACTIVATION}},
+    {"AddV2", {CLS_ADD}},                   {"FusedBatchNormV3", {CLS_NORM}},    {"_FusedMatMul", {CLS_LINEAR, CLS_ACTIVATION}},
+    {"_FusedConv2D", {CLS_CONV, CLS_ACTIVATION}},
 };
 
 static const layer_class *classes_of(const char *name) {
@@ -158,7 +163,7 @@ static void pop(queue *q) {
     memmove(q->c, q->c + 1, (size_t)--q->n * sizeof *q->c);
 }
 
-static bool absorbable(layer_class c) { return c == CLS_ACTIVATION || c == CLS_LAYOUT; }
+static bool absorbable(layer_class c) { return c == CLS_ACTIVATION || c == CLS_LAYOUT || c == CLS_BIAS; }
 
 static layer_class head_of(const side *s, size_t op) {
     const layer_class *c = op_classes(s, op);
@@ -171,6 +176,12 @@ static void absorb_after(const side *s, size_t *k, size_t end, const side *other
     while (*k < end && absorbable(head_of(s, *k)) && n_classes(op_classes(s, *k)) == 1 &&
            !(ok < oend && head_of(other, ok) == head_of(s, *k)))
         (*k)++;
+}
+
+/* After a whole layer: a bias that one runtime adds apart (TensorFlow's
+ * BiasAdd) joins it first, before the activations are weighed. */
+static void absorb_bias(const side *s, size_t *k, size_t end) {
+    while (*k < end && head_of(s, *k) == CLS_BIAS && n_classes(op_classes(s, *k)) == 1) (*k)++;
 }
 
 /* Align the first steps, layer by layer, until classes differ: the layers. */
@@ -207,6 +218,8 @@ static size_t align(const side *a, const side *b, layer *out) {
                 return n;
             }
         }
+        absorb_bias(a, &i, ie);
+        absorb_bias(b, &j, je);
         absorb_after(a, &i, ie, b, j, je);
         absorb_after(b, &j, je, a, i, ie);
         l.a1 = i, l.b1 = j;

@@ -17,22 +17,21 @@ static long step_of(const char *name) {
     return s ? strtol(s + 6, NULL, 10) : -1;
 }
 
-static bool is_trace_name(const char *name) {
-    size_t n = strlen(name);
-    if (!strcmp(name, "summary.json") || !strcmp(name, "ranks.json")) return false;
-    return (n > 5 && !strcmp(name + n - 5, ".json")) || (n > 8 && !strcmp(name + n - 8, ".json.gz"));
-}
-
 /* The last capture in a rank's directory: the highest step, then the last name. */
 static int last_trace(const char *rank_dir, char *path, size_t cap) {
     DIR *d = opendir(rank_dir);
     if (!d) return -errno;
     char best[256] = "";
     long best_step = -2;
+    bool best_perfetto = false;
     for (struct dirent *e; (e = readdir(d));) {
-        if (!is_trace_name(e->d_name) || strlen(e->d_name) >= sizeof best) continue;
+        bool perfetto;
+        if (!opprof_trace_file_stem(e->d_name, &perfetto) || strlen(e->d_name) >= sizeof best) continue;
         long step = step_of(e->d_name);
-        if (step > best_step || (step == best_step && strcmp(e->d_name, best) > 0)) {
+        /* the highest step; of one step, the JSON; then the last name */
+        if (step > best_step || (step == best_step && best_perfetto && !perfetto) ||
+            (step == best_step && perfetto == best_perfetto && strcmp(e->d_name, best) > 0)) {
+            best_perfetto = perfetto;
             best_step = step;
             snprintf(best, sizeof best, "%s", e->d_name);
         }

@@ -148,14 +148,22 @@ void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info)
 
 const char *opprof_producer_name(opprof_producer producer) {
     switch (producer) {
-    case OPPROF_PRODUCER_OPPROF: return "opprof";
-    case OPPROF_PRODUCER_KINETO: return "PyTorch (Kineto)";
-    case OPPROF_PRODUCER_PYTORCH_LEGACY: return "PyTorch (legacy exporter)";
-    case OPPROF_PRODUCER_ONNXRUNTIME: return "ONNX Runtime";
-    case OPPROF_PRODUCER_TENSORRT: return "TensorRT (per-layer profile)";
-    case OPPROF_PRODUCER_TENSORFLOW: return "TensorFlow (timeline)";
-    default: return "another trace-event writer";
+#define NAME_OF(id, value, name, family) \
+    case OPPROF_PRODUCER_##id: return name;
+        OPPROF_PRODUCERS(NAME_OF)
+#undef NAME_OF
     }
+    return opprof_producer_name(OPPROF_PRODUCER_OTHER);
+}
+
+const char *opprof__producer_family(opprof_producer producer) {
+    switch (producer) {
+#define FAMILY_OF(id, value, name, family) \
+    case OPPROF_PRODUCER_##id: return family;
+        OPPROF_PRODUCERS(FAMILY_OF)
+#undef FAMILY_OF
+    }
+    return opprof__producer_family(OPPROF_PRODUCER_OTHER);
 }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {

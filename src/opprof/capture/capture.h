@@ -13,6 +13,8 @@ OPPROF__HIDDEN int opprof__capture_add_aggregate(opprof_capture *c, const char *
                                                  int64_t calls, int64_t total_ns);
 /* Demangle the C++ names (opprof_capture_finish does, once). */
 OPPROF__HIDDEN int opprof__capture_demangle(opprof_capture *c);
+/* The family of a producer's operator names (OPPROF_PRODUCERS); static. */
+OPPROF__HIDDEN const char *opprof__producer_family(opprof_producer producer);
 /* The name `name` (if an event has it) was demangled from `mangled` (a trace's opprof_mangled_names). */
 OPPROF__HIDDEN int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char *mangled);
 struct opprof_capture {
