@@ -157,6 +157,60 @@ TEST_CASE(forked_children_record_nothing) {
     free(out);
 }
 
+/* A wrapper that replaces itself with the program (env, taskset, nice, a
+ * shell's exec) hands it the profile: the program's steps are in DIR (the
+ * capture was lost, blamed on _exit). */
+TEST_CASE(exec_wrappers_keep_the_capture) {
+    const char *wrappers[] = {"env X=1", "taskset -c 0", "nice -n 1", "sh -c 'exec \"$0\" \"$@\"'"};
+    char *want = plain("address 5");
+    for (int i = 0; i < 4; i++) {
+        char name[32], *out = NULL;
+        snprintf(name, sizeof name, "wrapped-%d", i);
+        CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --step step_work -o '%s/%s' -- %s '%s' address 5 "
+                               "2>'%s/%s.err'",
+                               bin_dir(), dir, name, wrappers[i], target(), dir, name),
+                  0);
+        CHECK_STR(out, want);
+        CHECK_INT(steps_in(name), 5 + 1);
+        free(out);
+    }
+    free(want);
+}
+
+/* The programs that the profiled program starts run without opprof: no
+ * preload, no OPPROF_RECORD_ variable, none of record's notes. */
+TEST_CASE(children_run_without_opprof) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --memory -o '%s/kids' -- sh -c 'sh -c \"env\"; exec \"$0\" "
+                           "mutex 3' '%s' 2>'%s/kids.err'",
+                           bin_dir(), dir, target(), dir),
+              0);
+    CHECK_CONTAINS(out, "mutex: 3");
+    CHECK(out && !strstr(out, "OPPROF_RECORD_") && !strstr(out, "libopprof_record"));
+    free(out);
+}
+
+/* Each lost capture says its own cause: a signal, a shell's _exit; a flight
+ * recorder that saved nothing says so itself, and record adds nothing wrong. */
+TEST_CASE(lost_captures_name_their_cause) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record -o '%s/killed' -- sh -c 'exec \"$0\" alarm 1000000' '%s' "
+                           "2>&1 & until pkill -KILL -x harm_target; do sleep 0.1; done; wait",
+                           bin_dir(), dir, target()),
+              0);
+    CHECK_CONTAINS(out, "was killed by Killed");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record -o '%s/shell' -- sh -c 'true' 2>&1", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "it ended by _exit (a shell does");
+    free(out);
+    CHECK_INT(run_commandf(&out, "OPPROF_FLIGHT=5 '%s/opprof' record -o '%s/calm' -- '%s' mutex 3 2>&1", bin_dir(), dir,
+                           target()),
+              0);
+    CHECK_CONTAINS(out, "no step was saved (no trigger)");
+    CHECK(out && !strstr(out, "exit handlers") && !strstr(out, "wrote no capture"));
+    free(out);
+}
+
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_harm");

@@ -212,6 +212,9 @@ static int parse(int argc, char **argv, record_options *ro) {
 static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said) {
     setenv("OPPROF_TRACE", ro->dir, 1);
     setenv("LD_PRELOAD", ld_preload, 1);
+    char pid[24]; /* the process profiled, across the execs of a wrapper (src/preload/exec.c) */
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    setenv("OPPROF_RECORD_PID", pid, 1);
     setenv("OPPROF_RECORD_MEMORY", ro->memory ? "1" : "0", 1);
     setenv("OPPROF_RECORD_FUNCTIONS", ro->functions ? "1" : "0", 1);
     if (ro->outputs) setenv("OPPROF_OUTPUTS", ro->outputs, 1);
@@ -258,11 +261,31 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
+/* Why CMD left no capture, each cause its own words. `started`: its session
+ * made its directory (so the preload was loaded). */
+static void say_lost(const record_options *ro, const char *cmd, int status, bool started) {
+    const char *flight = getenv("OPPROF_FLIGHT");
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "opprof record: %s was killed by %s: its exit handlers did not run, so the capture being "
+                        "recorded is lost (nothing was written into '%s')\n",
+                cmd, strsignal(WTERMSIG(status)), ro->dir);
+    else if (flight && *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
+        return;
+    else if (started)
+        fprintf(stderr, "opprof record: %s wrote no capture into '%s': it ended by _exit (a shell does: `sh -c "
+                        "'exec PROG'` hands PROG the profile)\n",
+                cmd, ro->dir);
+    else
+        fprintf(stderr, "opprof record: %s wrote no capture into '%s': it never loaded libopprof_record.so (it is "
+                        "statically linked, or setuid) or ended by _exit before its start\n",
+                cmd, ro->dir);
+}
+
 /* CMD ended without its exit handlers (by _exit, by SIGKILL, or never
  * loading the preload: a static binary). OPPROF_TRACE's twin DIR.opprof-PID
  * may hold the captures of steps already saved, each file whole: they become
  * DIR; an empty twin is removed. True when DIR is there now. */
-static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd) {
+static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int status) {
     char twin[4200];
     snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
     DIR *d = opendir(twin);
@@ -276,9 +299,7 @@ static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd) {
         return true;
     }
     if (d && !files) rmdir(twin);
-    fprintf(stderr, "opprof record: %s wrote no capture into '%s': it ended without its exit handlers (by _exit or "
-                    "SIGKILL), or it is statically linked (it never loaded libopprof_record.so)\n",
-            cmd, ro->dir);
+    say_lost(ro, cmd, status, d != NULL);
     return false;
 }
 
@@ -330,7 +351,7 @@ static int run(int argc, char **argv) {
     close(said[0]);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     struct stat st;
-    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind]))
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status))
         print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;

@@ -1,0 +1,232 @@
+/* exec.c - `opprof record` across exec: the program that record started may
+ * be a wrapper that replaces itself with the program to profile (`env X=1
+ * prog`, `taskset -c 0 prog`, `numactl`, `nice`, `sh -c 'prog'`, a script's
+ * `exec`), and the programs it starts are not profiled.
+ *
+ * OPPROF_TRACE's session lives in the process image; exec ends the image
+ * without its exit handlers, and autostart took OPPROF_TRACE and its kin out
+ * of the environment (the programs a profiled process starts must not write
+ * its DIR). So the exec functions are wrapped here:
+ * - the process that record started (its pid is OPPROF_RECORD_PID) hands the
+ *   profile on: the new image's environment gets back the OPPROF_ variables
+ *   that autostart took (from /proc/self/environ, the environment this image
+ *   began with), and the directory that this image's session made and left
+ *   empty is removed so that the next one can make it (made again when the
+ *   exec fails);
+ * - any other process (a child the program forked) execs without opprof:
+ *   libopprof_record.so leaves LD_PRELOAD and the OPPROF_RECORD_ variables go,
+ *   so that its children print none of record's notes.
+ * Only async-signal-safe calls (a vfork child may exec): no allocation, the
+ * new environment on the stack. */
+#define _GNU_SOURCE
+#include "preload/steps.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { ENV_MAX = 2048, TEXT_MAX = 16384, ARGS_MAX = 4096 };
+
+/* What autostart takes out of the environment (autostart/autostart.c). */
+static const char *const TAKEN[] = {"OPPROF_TRACE=", "OPPROF_SCHEDULE=", "OPPROF_FLIGHT=", "OPPROF_SAMPLE="};
+/* What a child of the program execs without. */
+static const char *const RECORD_ONLY[] = {"OPPROF_RECORD_", "OPPROF_STEP_FUNCTION=", "OPPROF_FUNCTION_CALLS="};
+
+typedef struct new_env {
+    char *v[ENV_MAX + 16];
+    int n;
+    char text[TEXT_MAX]; /* the strings made here */
+    size_t used;
+} new_env;
+
+static bool starts(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+static long number(const char *s) {
+    long v = 0;
+    while (s && *s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    return v;
+}
+
+static bool is_record_process(void) {
+    const char *pid = getenv("OPPROF_RECORD_PID");
+    return pid && number(pid) == (long)getpid();
+}
+
+/* LD_PRELOAD without opprof record's libraries, into e->text; NULL when nothing is left. */
+static char *preload_without_ours(new_env *e, const char *value) {
+    char *out = e->text + e->used, *at = out;
+    size_t room = TEXT_MAX - e->used;
+    memcpy(at, "LD_PRELOAD=", 11), at += 11;
+    bool any = false;
+    for (const char *p = value; *p;) {
+        size_t n = strcspn(p, ": ");
+        const char *slash = memrchr(p, '/', n);
+        const char *base = slash ? slash + 1 : p;
+        size_t bn = n - (size_t)(base - p);
+        bool ours = (bn == 19 && !memcmp(base, "libopprof_record.so", 19)) ||
+                    (bn == 24 && !memcmp(base, "libopprof_ggml_record.so", 24));
+        if (n && !ours && (size_t)(at - out) + n + 2 < room) {
+            if (any) *at++ = ':';
+            memcpy(at, p, n), at += n;
+            any = true;
+        }
+        p += n + (p[n] != '\0');
+    }
+    *at++ = '\0';
+    if (!any) return NULL;
+    e->used += (size_t)(at - out);
+    return out;
+}
+
+/* The environment this image began with: TAKEN's values that autostart removed. */
+static void add_taken(new_env *e, char *const envp[]) {
+    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char *buf = e->text + e->used;
+    size_t room = TEXT_MAX - e->used - 1, len = 0;
+    for (ssize_t got; len < room && (got = read(fd, buf + len, room - len)) > 0;) len += (size_t)got;
+    close(fd);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+        for (size_t k = 0; k < sizeof TAKEN / sizeof *TAKEN; k++) {
+            if (!starts(buf + i, TAKEN[k]) || e->n >= ENV_MAX) continue;
+            bool present = false;
+            for (int j = 0; envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
+            if (!present) e->v[e->n++] = buf + i;
+        }
+    e->used += len + 1;
+}
+
+static void make_env(new_env *e, char *const envp[], bool record_process) {
+    e->n = 0;
+    e->used = 0;
+    for (int i = 0; envp && envp[i] && e->n < ENV_MAX; i++) {
+        const char *v = envp[i];
+        bool drop = false;
+        for (size_t k = 0; !record_process && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
+            drop |= starts(v, RECORD_ONLY[k]);
+        if (!record_process && starts(v, "LD_PRELOAD=")) {
+            char *kept = preload_without_ours(e, v + 11);
+            if (kept) e->v[e->n++] = kept;
+            continue;
+        }
+        if (!drop) e->v[e->n++] = (char *)v;
+    }
+    if (record_process) add_taken(e, envp);
+    e->v[e->n] = NULL;
+}
+
+/* The directory this image's session made: removed while empty (it is its
+ * own, by its pid); true when one was. */
+static bool remove_own_dir(char *made, size_t size) {
+    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[8192];
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0) return false;
+    buf[len] = '\0';
+    for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1) {
+        if (!starts(buf + i, "OPPROF_TRACE=")) continue;
+        const char *dir = buf + i + 13;
+        char twin[PATH_MAX];
+        size_t n = strlen(dir);
+        if (n + 32 >= sizeof twin || n + 32 >= size) return false;
+        memcpy(twin, dir, n);
+        memcpy(twin + n, ".opprof-", 8);
+        char digits[24];
+        int d = 0;
+        for (long pid = (long)getpid(); pid; pid /= 10) digits[d++] = (char)('0' + pid % 10);
+        size_t at = n + 8;
+        while (d) twin[at++] = digits[--d];
+        twin[at] = '\0';
+        if (rmdir(twin) == 0) return memcpy(made, twin, at + 1), true;
+        if (rmdir(dir) == 0) return memcpy(made, dir, n + 1), true; /* a flight recorder's DIR */
+        return false;
+    }
+    return false;
+}
+
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+static exec_fn g_execve, g_execvpe; /* the C library's, found at load (dlsym is no call for a vfork child) */
+
+__attribute__((constructor)) static void exec_setup(void) {
+    g_execve = (exec_fn)dlsym(RTLD_NEXT, "execve");
+    g_execvpe = (exec_fn)dlsym(RTLD_NEXT, "execvpe");
+}
+
+static int exec_with(bool search, const char *file, char *const argv[], char *const envp[]) {
+    new_env e; /* on the stack: exec is rare, and a vfork child shares the heap */
+    bool record_process = is_record_process();
+    make_env(&e, envp, record_process);
+    char made[PATH_MAX];
+    bool removed = record_process && remove_own_dir(made, sizeof made);
+    exec_fn real = search ? g_execvpe : g_execve;
+    int rc = real ? real(file, argv, e.v) : (errno = ENOSYS, -1);
+    int saved = errno;
+    if (removed) mkdir(made, 0777); /* the exec failed: this image goes on, and saves there */
+    errno = saved;
+    return rc;
+}
+
+__attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[]) {
+    return exec_with(false, path, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execv(const char *path, char *const argv[]) {
+    return exec_with(false, path, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    return exec_with(true, file, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execvp(const char *file, char *const argv[]) {
+    return exec_with(true, file, argv, environ);
+}
+
+/* The list forms: their arguments as an array (at most ARGS_MAX). */
+static int exec_list(bool search, const char *file, const char *arg, va_list ap, bool with_env) {
+    char *argv[ARGS_MAX + 1];
+    int n = 0;
+    for (const char *a = arg; a; a = va_arg(ap, const char *)) {
+        if (n == ARGS_MAX) return errno = E2BIG, -1;
+        argv[n++] = (char *)a;
+    }
+    argv[n] = NULL;
+    char *const *envp = with_env ? va_arg(ap, char *const *) : environ;
+    return exec_with(search, file, argv, envp);
+}
+
+__attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    int rc = exec_list(false, path, arg, ap, false);
+    va_end(ap);
+    return rc;
+}
+
+__attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    int rc = exec_list(true, file, arg, ap, false);
+    va_end(ap);
+    return rc;
+}
+
+__attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    int rc = exec_list(false, path, arg, ap, true);
+    va_end(ap);
+    return rc;
+}
