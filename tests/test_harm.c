@@ -211,6 +211,26 @@ TEST_CASE(lost_captures_name_their_cause) {
     free(out);
 }
 
+/* Two functions whose names differ past byte 200 are two rows, named whole. */
+TEST_CASE(long_function_names_kept_whole) {
+    char *out = NULL, path[700];
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --functions -o '%s/long' -- '%s/../tests/long_names' 2>/dev/null",
+                           bin_dir(), dir, bin_dir()),
+              0);
+    CHECK_STR(out, "long_names: 26\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/long/trace-step-0.json", dir);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json '%s'", bin_dir(), path), 0);
+    char stem[300] = "";
+    for (int i = 0; i < 8; i++) strcat(stem, "template_heavy_function_name_");
+    char one[400], two[400];
+    snprintf(one, sizeof one, "\"name\": \"%sone\"", stem);
+    snprintf(two, sizeof two, "\"name\": \"%stwo\"", stem);
+    CHECK_CONTAINS(out, one);
+    CHECK_CONTAINS(out, two);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_harm");

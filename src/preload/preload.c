@@ -173,18 +173,25 @@ EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void
 
 /* ---- function names: opprof_symbolize (the ELF symbols of each object) ---- */
 
-static void name_of(void *fn, char *buf, size_t size) { opprof_symbolize(fn, buf, size, NULL, 0); }
+/* A symbol's whole name: C++ template names pass 200 bytes routinely, and two
+ * that differ past any cut would be one row. 16 KiB covers what a linker keeps. */
+enum { NAME_MAX_BYTES = 16384 };
+static char g_name_buf[NAME_MAX_BYTES]; /* under g_fill */
 
 /* ---- functions: address -> call site, read without a lock ---- */
 
-enum { TABLE_SIZE = 1 << 16, MAX_OPEN = 1024 };
+/* The table holds up to TABLE_LOAD functions (3/4 full: every probe for a
+ * function not in it ends at an empty slot soon); past it, new functions are
+ * one row, found without the lock or a scan (a full table was scanned under
+ * the lock at every call of a function without a slot: 46 s for 0.24 s). */
+enum { TABLE_SIZE = 1 << 17, TABLE_LOAD = TABLE_SIZE / 4 * 3, MAX_OPEN = 1024 };
 
 typedef struct function {
     opprof_srcloc loc;
     void *fn;
     bool step;      /* the function of --step: each entry begins a step */
     uint64_t calls; /* atomic: its calls while recording, recorded or not */
-    char name[200];
+    char name[];
 } function;
 
 /* The budget of --functions: each function's first g_call_cap calls while
@@ -194,9 +201,22 @@ typedef struct function {
 static uint64_t g_call_cap = 100000;
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
+static size_t g_filled;                 /* atomic: slots filled */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
 static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
-                              NULL, false, 0, ""};
+                              NULL, false, 0};
+
+static function *new_function(void *fn) {
+    opprof_symbolize(fn, g_name_buf, sizeof g_name_buf, NULL, 0);
+    size_t len = strlen(g_name_buf);
+    function *f = __libc_calloc(1, sizeof *f + len + 1);
+    if (!f) return NULL;
+    f->fn = fn;
+    memcpy(f->name, g_name_buf, len + 1);
+    f->step = opprof__steps_is(f->name);
+    f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP, NULL};
+    return f;
+}
 
 static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
     t_inside = 1;
@@ -209,13 +229,9 @@ static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
             break;
         }
         if (!cur) {
-            f = __libc_calloc(1, sizeof *f);
-            if (!f) break;
-            f->fn = fn;
-            name_of(fn, f->name, sizeof f->name);
-            f->step = opprof__steps_is(f->name);
-            f->loc = (opprof_srcloc){f->name, f->name, "?", 0, OPPROF_KIND_CPU_OP, NULL};
+            if (__atomic_load_n(&g_filled, __ATOMIC_RELAXED) >= TABLE_LOAD || !(f = new_function(fn))) break;
             __atomic_store_n(&g_table[k], f, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&g_filled, 1, __ATOMIC_RELAXED);
             break;
         }
     }
@@ -225,10 +241,14 @@ static __attribute__((noinline)) function *add_function(void *fn, size_t k) {
 }
 
 static inline function *function_of(void *fn) {
-    size_t k = ((uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull >> 48;
-    function *f = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
-    if (__builtin_expect(f && f->fn == fn, 1)) return f;
-    return add_function(fn, k);
+    size_t k = ((uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull >> 47;
+    for (size_t probes = 0; probes < TABLE_SIZE; probes++, k = (k + 1) & (TABLE_SIZE - 1)) {
+        function *f = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
+        if (__builtin_expect(f && f->fn == fn, 1)) return f;
+        if (!f) break; /* the end of its probe: not in the table */
+    }
+    if (__atomic_load_n(&g_filled, __ATOMIC_RELAXED) >= TABLE_LOAD) return &g_overflow;
+    return add_function(fn, ((uintptr_t)fn >> 4) * 0x9E3779B97F4A7C15ull >> 47);
 }
 
 static __thread opprof_range t_open[MAX_OPEN] __attribute__((tls_model("initial-exec")));
