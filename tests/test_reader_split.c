@@ -123,6 +123,38 @@ TEST_CASE(opprof_own_trace_joins) {
     free(t.s);
 }
 
+/* ONNX Runtime's profile of many runs and TensorRT's table of many layers:
+ * their rules count across the whole file (ORT's runs are steps numbered in
+ * order, TensorRT's first element gives every layer's run count), so a half
+ * cannot stand alone and two threads give one thread's result, read by one
+ * (the half's runs were numbered from 0 again; its layers were dropped). */
+TEST_CASE(onnxruntime_and_tensorrt_read_as_one_thread_reads) {
+    text t = {0};
+    put(&t, "[\n");
+    for (int run = 0; run < 3000; run++) {
+        int ts = run * 100;
+        put(&t, "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":30,\"ts\":%d,\"ph\":\"X\",\"name\":\"fc_kernel_time\","
+                "\"args\":{\"op_name\":\"Gemm\",\"provider\":\"CPUExecutionProvider\"}},\n", ts + 1);
+        put(&t, "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":10,\"ts\":%d,\"ph\":\"X\",\"name\":\"relu_kernel_time\","
+                "\"args\":{\"op_name\":\"Relu\",\"provider\":\"CPUExecutionProvider\"}},\n", ts + 32);
+        put(&t, "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":60,\"ts\":%d,\"ph\":\"X\",\"name\":\"model_run\","
+                "\"args\":{}}%s\n", ts, run == 2999 ? "" : ",");
+    }
+    put(&t, "]\n");
+    write_file(path_of("ort.json"), t.s, t.len);
+    same_both_ways(path_of("ort.json"), 1, EVENT_PROBLEMS);
+    free(t.s);
+    t = (text){0};
+    put(&t, "[\n  { \"count\" : 100 }\n");
+    for (int layer = 0; layer < 4000; layer++)
+        put(&t, ", { \"name\" : \"layer %d\", \"timeMs\" : 1.5, \"averageMs\" : 0.015, \"medianMs\" : 0.015, "
+                "\"percentage\" : 0.025 }\n", layer);
+    put(&t, "]\n");
+    write_file(path_of("trt.json"), t.s, t.len);
+    same_both_ways(path_of("trt.json"), 1, EVENT_PROBLEMS);
+    free(t.s);
+}
+
 /* PyTorch 1.9's ResNet-50 trace from Kineto, decompressed: string tids, flows,
  * device activities linked to their launches across the two halves. */
 TEST_CASE(kineto_trace_joins) {

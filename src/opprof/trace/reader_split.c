@@ -21,7 +21,8 @@
  * The second half is dropped, and this thread reads on past the split as it
  * would alone, when the half cannot stand on its own: an "E" that no "B" open
  * here ends (or that ends before it, or on a thread named by strings), a "B"
- * left open in the half, a CPU profile (its chunks pair across events), a
+ * left open in the half, a CPU profile (its chunks pair across events), ONNX
+ * Runtime's or TensorRT's rows (their runs count across the file), a
  * pid or tid written as a number below INT64_MIN / 4 (where its string ids
  * are), or an error of its own (this thread then finds it and says where).
  * So the capture, its warnings, the problems reported and their order, and
@@ -121,10 +122,14 @@ static int64_t find_start(int fd, int64_t from, int64_t size) {
     return found;
 }
 
-/* Whether what the half read can join the first half's capture as it is. */
+/* Whether what the half read can join the first half's capture as it is. A
+ * runtime whose rules count across the whole file cannot: ONNX Runtime's
+ * runs are steps numbered in order, TensorRT's first element gives every
+ * layer's run count (TensorFlow's runs are made at the end, from every op). */
 static bool stands_alone(const parser *q) {
     for (size_t i = 0; i < q->n_begins; i++)
         if (q->begins[i].name) return false; /* a "B" left open: its "E" or the trace's end decides */
+    if (q->rt.ort || q->rt.trt) return false;
     return !q->odd_ids && !q->unmatched_ends && !opprof__reader_profiles_seen(q);
 }
 
