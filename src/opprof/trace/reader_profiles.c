@@ -346,6 +346,7 @@ static int add_samples(parser *p, profile *pf, opprof__index *ix) {
     uint32_t thread;
     if (opprof__reader_thread_of(p, pf->pid, pf->tid, &thread)) return OPPROF_EFORMAT;
     int64_t t = c->start_ns;
+    size_t unknown = 0; /* samples whose node the profile does not give: a truncated profile */
     for (size_t j = 0; j < c->n_samples; j++) {
         if (j < c->n_deltas) t += c->deltas[j];
         if (!opprof__time_in_range(t)) return FAIL(p, "a CPU profile's sample %zu is at a time out of range", j);
@@ -357,12 +358,18 @@ static int add_samples(parser *p, profile *pf, opprof__index *ix) {
             names[n] = nd->name;
             sources[n++] = nd->source;
         }
-        if (!n && !find(ix, c, c->samples[j]))
-            return FAIL(p, "a CPU profile's sample names node %lld, which it does not give", (long long)c->samples[j]);
+        if (!n && !find(ix, c, c->samples[j])) {
+            unknown++;
+            continue;
+        }
         if (t < p->min_ts) p->min_ts = t;
         if (t > p->max_ts) p->max_ts = t;
         if (opprof_capture_add_sample_at(p->cap, thread, t, names, sources, n)) return nomem(p);
     }
+    if (unknown && opprof__capture_warnf(p->cap, "a CPU profile (pid %lld, id %lld): %zu of its %zu samples name a "
+                                         "node that it does not give (a profile cut short): left out",
+                                         (long long)pf->pid, (long long)pf->key, unknown, c->n_samples))
+        return nomem(p);
     return 0;
 }
 

@@ -19,7 +19,8 @@ typedef struct frame {
 
 typedef struct pending {
     int64_t pid, tid, ts;
-    char *sf; /* NULL: no stack */
+    bool no_pid; /* the trace-event format's samples may give only "tid" (a thread's of any process) */
+    char *sf;    /* NULL: no stack */
 } pending;
 
 struct sample_reader {
@@ -119,6 +120,12 @@ static int number_of(parser *p, int64_t *out, bool micros) {
     opprof__json_number v;
     if (micros) {
         int c = opprof__json_skip_ws(&p->lx);
+        if (c == '"') { /* "ts": "1234.5", as the trace-event format's own samples may write it */
+            if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+            if (opprof__micros_to_ns(p->lx.s, p->lx.s_len, out) || !opprof__time_in_range(*out))
+                return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is a string that holds no time");
+            return 0;
+        }
         if (c != '-' && (c < '0' || c > '9')) return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a number");
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
         if (!v.ns_ok || !opprof__time_in_range(v.ns))
@@ -162,7 +169,8 @@ static int on_sample(opprof__json *lx, void *ctx, int index) {
     (void)index;
     if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx); /* another format's "samples" */
     int rc = opprof__json_object(&p->lx, on_timed_key, &t);
-    if (!rc && (t.have & 7) != 7) rc = FAIL(p, "samples: item %d lacks \"pid\", \"tid\" or \"ts\"", index);
+    if (!rc && (t.have & 6) != 6) rc = FAIL(p, "samples: item %d lacks \"tid\" or \"ts\"", index);
+    t.s.no_pid = !(t.have & 1);
     if (!rc && opprof__grow((void **)&s->samples, &s->cap_samples, s->n_samples + 1, sizeof *s->samples))
         rc = opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
     if (rc) {
@@ -238,7 +246,13 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
         id = s->frames[found - 1].parent;
     }
     uint32_t thread;
-    if (opprof__reader_thread_of(p, sm->pid, sm->tid, &thread)) return OPPROF_EFORMAT;
+    int64_t pid = sm->pid;
+    for (size_t i = 0; sm->no_pid && i < p->cap->n_threads; i++) /* only "tid": that thread's, in any process */
+        if (p->cap->threads[i].tid == sm->tid) {
+            pid = p->cap->threads[i].pid;
+            break;
+        }
+    if (opprof__reader_thread_of(p, pid, sm->tid, &thread)) return OPPROF_EFORMAT;
     return opprof_capture_add_sample_at(p->cap, thread, sm->ts, names, any ? sources : NULL, n)
                ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples")
                : 0;
