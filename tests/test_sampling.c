@@ -63,6 +63,15 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "weight_four");
     CHECK_CONTAINS(out, "Native functions by their samples:");
     free(out);
+    /* and for a script: report --json's "functions", the same rows as numbers */
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json '%s/rec/trace-step-0.json' 2>/dev/null | python3 -c \"import "
+                                 "json,sys; f=json.load(sys.stdin)['functions']; w={r['name']: r for r in f}; "
+                                 "print(w['weight_four']['self_samples'] > w['weight_one']['self_samples'] > 0, "
+                                 "f[0]['self_samples'] >= f[-1]['self_samples'], 'hottest_line' in f[0])\"",
+                           bin_dir(), dir),
+              0);
+    CHECK_STR(out, "True True True\n");
+    free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' html '%s/rec/trace-step-0.json' '%s/rec.html' && grep -c "
                                  "'<table class=\"sortable\" id=\"functions\">' '%s/rec.html'", bin_dir(), dir, dir, dir),
               0);

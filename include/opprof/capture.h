@@ -597,6 +597,11 @@ OPPROF_API int opprof_capture_flight_to_string(const opprof_capture *capture, in
  *  first, at most row_limit rows (<= 0: all). OPPROF_EINVAL without samples.
  *  *out_text: opprof_free. */
 OPPROF_API int opprof_capture_functions_to_string(const opprof_capture *capture, int row_limit, char **out_text);
+/** The same rows as a JSON array: [{"name", "self_samples", "self_percent",
+ *  "self_est_us", "total_samples", "total_percent", "total_est_us",
+ *  "hottest_line" ("file:line" or null)}], what `opprof report --json` gives
+ *  as "functions". *out_text: opprof_free. */
+OPPROF_API int opprof_capture_functions_json_to_string(const opprof_capture *capture, int row_limit, char **out_text);
 
 /**
  * Compare two captures operator by operator: calls, self and total CPU time,

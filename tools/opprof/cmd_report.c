@@ -138,10 +138,17 @@ static int run(int argc, char **argv) {
     size_t n_samples = 0;
     opprof_capture_samples(cap, &n_samples);
     if (!rc && !json && n_samples) rc = opprof_capture_functions_to_string(cap, row_limit > 0 ? row_limit : 50, &functions);
+    char *functions_json = NULL; /* the same table for a script: the rows' object gains "functions" */
+    if (!rc && json && n_samples && !(rc = opprof_capture_functions_json_to_string(cap, row_limit, &functions_json))) {
+        char *close = strrchr(text, '}');
+        if (close) *close = '\0'; /* the object's end follows "functions" */
+    }
     opprof_capture_free(cap);
     int status = tool_emit(argv[optind], rc, text, NULL);
     if (flight && status == TOOL_EXIT_OK) printf("\n\n%s", flight);
     if (functions && status == TOOL_EXIT_OK) printf("\n\n%s", functions);
+    if (functions_json && status == TOOL_EXIT_OK) printf(",\n  \"functions\": %s\n}\n", functions_json);
+    opprof_free(functions_json);
     opprof_free(flight);
     opprof_free(functions);
     return status;

@@ -96,13 +96,13 @@ void opprof__functions_cells_free(char **cells, size_t n_rows) {
     opprof__free(cells);
 }
 
-int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out, size_t *n_rows) {
+/* The functions' rows, the most self samples first, at most row_limit (<= 0: all). */
+static int ranked(const opprof_capture *c, int row_limit, function_row **out, size_t *n_rows) {
     *out = NULL;
     *n_rows = 0;
     if (!c->n_samples) return OPPROF_EINVAL;
     function_row *rows = opprof__calloc(c->n_names + 1, sizeof *rows);
     uint32_t *seen = opprof__calloc(c->n_names + 1, sizeof *seen);
-    char **cells = NULL;
     size_t n = 0;
     for (size_t i = 0; rows && i < c->n_names; i++) rows[i].line = UINT32_MAX;
     int rc = rows && seen ? count(c, rows, seen) : OPPROF_ENOMEM;
@@ -111,6 +111,23 @@ int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out,
         if (rows[i].total) rows[n++] = (function_row){(uint32_t)i, rows[i].self, rows[i].total, rows[i].line};
     if (!rc) qsort(rows, n, sizeof *rows, by_self);
     if (row_limit > 0 && (size_t)row_limit < n) n = (size_t)row_limit;
+    opprof__free(seen);
+    if (rc) {
+        opprof__free(rows);
+        return rc;
+    }
+    *out = rows;
+    *n_rows = n;
+    return 0;
+}
+
+int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out, size_t *n_rows) {
+    *out = NULL;
+    *n_rows = 0;
+    function_row *rows = NULL;
+    char **cells = NULL;
+    size_t n = 0;
+    int rc = ranked(c, row_limit, &rows, &n);
     if (!rc && !(cells = opprof__calloc(n * COLUMNS + 1, sizeof *cells))) rc = OPPROF_ENOMEM;
     for (size_t r = 0; !rc && r < n; r++) {
         char buf[COLUMNS][96];
@@ -119,7 +136,6 @@ int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out,
             if (!(cells[r * COLUMNS + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
     }
     opprof__free(rows);
-    opprof__free(seen);
     if (rc) {
         opprof__functions_cells_free(cells, n);
         return rc;
@@ -127,6 +143,39 @@ int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out,
     *out = cells;
     *n_rows = n;
     return 0;
+}
+
+int opprof_capture_functions_json_to_string(const opprof_capture *c, int row_limit, char **out) {
+    if (!c || !out) return OPPROF_EINVAL;
+    *out = NULL;
+    function_row *rows = NULL;
+    size_t n = 0;
+    int rc = ranked(c, row_limit, &rows, &n);
+    if (rc) return rc;
+    opprof__strbuf sb = {0};
+    double all = (double)c->n_samples;
+    int64_t period = c->info.sample_period_ns;
+    opprof__sb_puts(&sb, "[");
+    for (size_t r = 0; r < n; r++) {
+        const function_row *f = &rows[r];
+        opprof__sb_puts(&sb, r ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        opprof__sb_json_string(&sb, c->names[f->name]);
+        opprof__sb_printf(&sb, ", \"self_samples\": %lld, \"self_percent\": %.6g, \"self_est_us\": ",
+                          (long long)f->self, 100.0 * (double)f->self / all);
+        opprof__sb_us(&sb, f->self * period);
+        opprof__sb_printf(&sb, ", \"total_samples\": %lld, \"total_percent\": %.6g, \"total_est_us\": ",
+                          (long long)f->total, 100.0 * (double)f->total / all);
+        opprof__sb_us(&sb, f->total * period);
+        opprof__sb_puts(&sb, ", \"hottest_line\": ");
+        if (f->line != UINT32_MAX)
+            opprof__sb_json_string(&sb, c->names[f->line]);
+        else
+            opprof__sb_puts(&sb, "null");
+        opprof__sb_puts(&sb, "}");
+    }
+    opprof__sb_puts(&sb, n ? "\n  ]" : "]");
+    opprof__free(rows);
+    return opprof__sb_finish(&sb, 0, out);
 }
 
 int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
