@@ -230,6 +230,34 @@ TEST_CASE(graph_through_the_adapter) {
     model_free(&m);
 }
 
+/* FLOPs and bytes by what an op touches: a 12-token lookup reads 12 rows of
+ * its table, not the table; a row store writes its rows; flash attention
+ * counts its two products (it had 0 FLOPs). */
+TEST_CASE(flops_and_bytes_by_what_an_op_touches) {
+    struct ggml_init_params ip = {16u << 20, NULL, true}; /* shapes only: no data */
+    struct ggml_context *ctx = ggml_init(ip);
+    enum { EMBD = 64, VOCAB = 1000, TOKENS = 12, D = 32, NKV = 48, HEADS = 4 };
+    struct ggml_tensor *table = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, EMBD, VOCAB);
+    struct ggml_tensor *ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, TOKENS);
+    struct ggml_tensor *rows = ggml_get_rows(ctx, table, ids);
+    /* q8_0: 34 bytes a block of 32 values, so a row of 64 is 68 bytes */
+    CHECK_INT(opprof_ggml_bytes(rows), TOKENS * 68 + TOKENS * 4 + TOKENS * EMBD * 4);
+    struct ggml_tensor *cache = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, EMBD, VOCAB);
+    struct ggml_tensor *src = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, EMBD, TOKENS);
+    struct ggml_tensor *where = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, TOKENS);
+    struct ggml_tensor *stored = ggml_set_rows(ctx, cache, src, where);
+    CHECK_INT(opprof_ggml_bytes(stored), TOKENS * EMBD * 2 + TOKENS * EMBD * 4 + TOKENS * 8);
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, D, TOKENS, HEADS);
+    struct ggml_tensor *k = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, D, NKV, HEADS);
+    struct ggml_tensor *v = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, D, NKV, HEADS);
+    struct ggml_tensor *att = ggml_flash_attn_ext(ctx, q, k, v, NULL, 0.125f, 0.0f, 0.0f);
+    CHECK_INT(opprof_ggml_flops(att), 2 * (int64_t)NKV * (D + D) * TOKENS * HEADS);
+    struct ggml_tensor *sum = ggml_add(ctx, src, src); /* every other op: its inputs and output */
+    CHECK_INT(opprof_ggml_bytes(sum), 3 * TOKENS * EMBD * 4);
+    CHECK_INT(opprof_ggml_bytes(NULL), 0);
+    ggml_free(ctx);
+}
+
 /* Outside a window the adapter records nothing and changes nothing. */
 TEST_CASE(outside_a_window) {
     model m;

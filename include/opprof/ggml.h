@@ -53,9 +53,15 @@ OPPROF_API void opprof_ggml_detach(void);
  *  MUL_MAT_ID 2·K·(elements of the output), K the rows' length (ne[0] of
  *  src[0]); OUT_PROD 2·(elements of src[0] along ne[1])·(elements of the
  *  output); ADD, ADD1, SUB, MUL, DIV, SCALE, SQR, SQRT and ADD_ID the output's
- *  elements; every other op 0 (as PyTorch counts only its matrix and
- *  elementwise operators). */
+ *  elements; FLASH_ATTN_EXT its two products, 2·n_kv·(D_k + D_v) for each
+ *  query of each head; every other op 0 (as PyTorch counts only its matrix
+ *  and elementwise operators). */
 OPPROF_API int64_t opprof_ggml_flops(const struct ggml_tensor *node);
+/** The bytes that opprof counts for one run of `node`: what it touches, each
+ *  input read once and its output written once (a model from the shapes, not
+ *  measured traffic); GET_ROWS the rows it reads of its table (not the table),
+ *  SET_ROWS the rows it writes (its output is a view of the whole table). */
+OPPROF_API int64_t opprof_ggml_bytes(const struct ggml_tensor *node);
 /** The name opprof gives a node's range: "ggml::MUL_MAT", "ggml::SILU";
  *  a string kept for the life of the process. */
 OPPROF_API const char *opprof_ggml_op_name(const struct ggml_tensor *node);

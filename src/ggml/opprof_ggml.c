@@ -124,8 +124,30 @@ EXPORT int64_t opprof_ggml_flops(const struct ggml_tensor *node) {
     case GGML_OP_SCALE:
     case GGML_OP_SQR:
     case GGML_OP_SQRT: return out;
+    case GGML_OP_FLASH_ATTN_EXT: { /* Q·Kᵀ and P·V for every query of every head */
+        const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
+        if (!q || !k || !v) return 0;
+        return 2 * k->ne[1] * (q->ne[0] + v->ne[0]) * q->ne[1] * q->ne[2] * q->ne[3];
+    }
     default: return 0;
     }
+}
+
+EXPORT int64_t opprof_ggml_bytes(const struct ggml_tensor *node) {
+    if (!node) return 0;
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
+    switch (node->op) {
+    case GGML_OP_GET_ROWS: /* the rows it reads of the table, not the table */
+        if (a && b) return ggml_nelements(b) * (int64_t)a->nb[1] + (int64_t)ggml_nbytes(b) + (int64_t)ggml_nbytes(node);
+        break;
+    case GGML_OP_SET_ROWS: /* the rows it writes, the output being a view of the whole table */
+        if (a && b) return ggml_nelements(b) * (int64_t)node->nb[1] + (int64_t)ggml_nbytes(a) + (int64_t)ggml_nbytes(b);
+        break;
+    default: break;
+    }
+    int64_t bytes = (int64_t)ggml_nbytes(node);
+    for (int s = 0; s < GGML_MAX_SRC && node->src[s]; s++) bytes += (int64_t)ggml_nbytes(node->src[s]);
+    return bytes;
 }
 
 /* The first thread's part says what the node is: its name, the nodes fused
@@ -135,8 +157,7 @@ static void describe(struct ggml_cgraph *graph, int first, int n_nodes) {
     for (int k = first; k < first + n_nodes; k++) {
         const struct ggml_tensor *t = ggml_graph_node(graph, k);
         flops += opprof_ggml_flops(t);
-        bytes += (int64_t)ggml_nbytes(t);
-        for (int s = 0; s < GGML_MAX_SRC && t->src[s]; s++) bytes += (int64_t)ggml_nbytes(t->src[s]);
+        bytes += opprof_ggml_bytes(t);
     }
     const struct ggml_tensor *node = ggml_graph_node(graph, first);
     if (node->name[0]) opprof_range_arg_str("name", node->name);
