@@ -346,6 +346,62 @@ static opprof_capture *noisy_capture(double us, double factor, int seed) {
     return stepped_capture(20, op, false);
 }
 
+/* The same work on one thread, then split over two: each step `step_us`
+ * long, "op" on each of `threads` threads for op_us (a +-1 % wobble). */
+static opprof_capture *split_capture(int threads, double step_us, double op_us, int seed) {
+    opprof_capture *c;
+    uint32_t t[2];
+    uint64_t st = (uint64_t)seed;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t[0]), 0);
+    if (threads == 2) CHECK_INT(opprof_capture_add_thread(c, 2, "worker", &t[1]), 0);
+    int64_t at = 0;
+    for (int k = 0; k < 20; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", k);
+        double wobble = 0.99 + 0.02 * (double)(lcg(&st) % 1000) / 1000;
+        int64_t step = (int64_t)(step_us * wobble * 1000), op = (int64_t)(op_us * wobble * 1000);
+        CHECK_INT(opprof_capture_add_event(c, t[0], name, OPPROF_KIND_STEP, at, step), 0);
+        for (int i = 0; i < threads; i++) CHECK_INT(opprof_capture_add_event(c, t[i], "op", OPPROF_KIND_CPU_OP, at + 1000, op), 0);
+        at += step + 10000;
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    return c;
+}
+
+/* Thread scaling answered the right way round (issue 48): split over two
+ * threads, the op's CPU time rises (800 us to 2 x 450) while the step, the
+ * time the program waits for, falls (1000 us to 600): the step's row says
+ * faster, and its line says why the CPU time rose. */
+TEST_CASE(stat_diff_step_duration_on_thread_scaling) {
+    opprof_capture *one = split_capture(1, 1000, 800, 1), *two = split_capture(2, 600, 450, 2);
+    const opprof_capture *b[] = {one}, *a[] = {two};
+    opprof_stat_diff *d = NULL;
+    CHECK_INT(opprof_stat_diff_new(b, 1, a, 1, NULL, &d), 0);
+    const opprof_stat_row *step = opprof_stat_diff_step_duration(d), *op = opprof_stat_diff_find(d, "op");
+    CHECK(step && op);
+    if (step && op) {
+        CHECK(step->significant && step->change < -0.35 && step->change > -0.45);
+        CHECK(op->significant && op->change > 0.10);
+        CHECK(opprof_stat_diff_find(d, "step") == step);
+    }
+    char *text = NULL;
+    CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);
+    CHECK_CONTAINS(text, "the steps got faster while CPU time rose: the work is spread over more threads");
+    opprof_free(text);
+    CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_JSON, &text), 0);
+    CHECK_CONTAINS(text, "\"step_duration\": {\"name\": \"step\"");
+    opprof_free(text);
+    opprof_stat_gate g;
+    bool tripped = true;
+    CHECK_INT(opprof_stat_gate_parse("step > +3%", &g, NULL, 0), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, NULL, 0), 0);
+    CHECK(!tripped); /* faster steps pass a gate on slower ones */
+    opprof_stat_diff_free(d);
+    opprof_capture_free(one);
+    opprof_capture_free(two);
+}
+
 TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.10, 2);
     opprof_stat_diff *d;
@@ -387,7 +443,8 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     char *text;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);
     CHECK_CONTAINS(text, "Hodges-Lehmann");
-    CHECK_CONTAINS(text, "Total (self CPU time per step)");
+    CHECK_CONTAINS(text, "Total (self CPU time per step, every thread's)");
+    CHECK_CONTAINS(text, "Step duration (wall time per step, what the program waits for)");
     opprof_free(text);
     CHECK_INT(opprof_stat_diff_to_string(d, 0, (opprof_diff_format)7, &text), OPPROF_EINVAL);
     opprof_stat_diff_free(d);
@@ -468,10 +525,10 @@ TEST_CASE(stat_diff_says_noise) {
     const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
     CHECK(op && op->steps_needed > 20);
     size_t rows;
-    opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op and the total: Holm's first bar, alpha / 4 */
+    opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op, the total and the step: Holm's first bar, alpha / 5 */
     CHECK_INT(rows, 3);
     CHECK_INT(op ? op->steps_needed : 0,
-              opprof_steps_needed(60.0 / 130.0 * (1 + 0.84 * 0.864 / sqrt(20)), 0.05, 0.05 / 4, 0.8));
+              opprof_steps_needed(60.0 / 130.0 * (1 + 0.84 * 0.864 / sqrt(20)), 0.05, 0.05 / 5, 0.8));
     CHECK_NEAR(op ? op->spread : 0, 60.0 / 130.0, 1e-12);
     char *text;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);

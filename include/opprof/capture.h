@@ -443,6 +443,11 @@ OPPROF_API int opprof_averages_row_step_self(const opprof_averages *averages, si
 /** The self time of every CPU row in each step (the table's "Self CPU time
  *  total", step by step) into out (opprof_averages_steps values). */
 OPPROF_API int opprof_averages_step_self_totals(const opprof_averages *averages, double *out);
+/** Each step's wall time, ns (ProfilerStep#N's duration; a capture without
+ *  steps is one step, its duration) into out (opprof_averages_steps values):
+ *  what a user waits for, which self CPU time summed over a pool's threads is
+ *  not. OPPROF_EINVAL: built without distributions. */
+OPPROF_API int opprof_averages_step_durations(const opprof_averages *averages, double *out);
 
 /** Sort keys, as key_averages().table(sort_by=...) names them: the one list,
  *  that the enum, the names, the sort itself and `opprof report --help` are
@@ -666,13 +671,13 @@ typedef struct opprof_stat_row {
     opprof_shift shift;                 /* after - before, ns */
     double change, change_lo, change_hi; /* shift and interval / before's median; NAN when that
                                             median is 0 */
-    double p_adjusted;                  /* Holm over the rows and the total */
+    double p_adjusted;                  /* Holm over the rows, the total and the step */
     bool significant;                   /* p_adjusted < alpha */
     double spread;                      /* the larger IQR / median of the two sides */
     size_t steps_needed;                /* per side, to detect `detect` with power 0.8 at that
                                            spread's upper 80 % bound (x (1 + 0.73 / sqrt(n)),
                                            n the smaller side's steps: opprof_steps_needed),
-                                           at alpha / (rows + 1)
+                                           at alpha / (rows + 2)
                                            (the first step of Holm's correction); 0 when both
                                            medians are 0 */
 } opprof_stat_row;
@@ -689,8 +694,13 @@ OPPROF_API void opprof_stat_diff_free(opprof_stat_diff *diff);
 /** The rows: significant ones first, each group by the size of its shift. */
 OPPROF_API const opprof_stat_row *opprof_stat_diff_rows(const opprof_stat_diff *diff, size_t *count);
 OPPROF_API const opprof_stat_row *opprof_stat_diff_total(const opprof_stat_diff *diff);
-/** The row of a key ("total": the total; a CPU row before a device row of the
- *  same name), or NULL. */
+/** The step duration: each step's wall time (key "step"), compared as the rows
+ *  are. Where an operator runs over a thread pool, its self CPU time sums the
+ *  threads' parts and rises when the work is split over more threads, while the
+ *  step, the time the user waits for, falls: this row says which it is. */
+OPPROF_API const opprof_stat_row *opprof_stat_diff_step_duration(const opprof_stat_diff *diff);
+/** The row of a key ("total": the total; "step": the step duration; a CPU row
+ *  before a device row of the same name), or NULL. */
 OPPROF_API const opprof_stat_row *opprof_stat_diff_find(const opprof_stat_diff *diff, const char *key);
 /** Steps and captures of each side. */
 OPPROF_API void opprof_stat_diff_sides(const opprof_stat_diff *diff, size_t steps[2], size_t captures[2]);

@@ -57,6 +57,8 @@ typedef struct opprof__distributions {
     size_t *first;                  /* row r's calls: calls[first[r] .. first[r + 1]) */
     opprof__step_self *calls;
     double *step_totals;            /* per step: the self time of every CPU event */
+    double *step_durations;         /* per step: its wall time (ProfilerStep#N's duration; without
+                                       steps, the capture's) */
     opprof_row_distributions *rows;
 } opprof__distributions;
 /* row_of_event: each event's row (n_rows rows). */
@@ -138,6 +140,7 @@ struct opprof_stat_diff {
     opprof_stat_row *rows; /* significant first, then by the size of the shift */
     size_t n_rows;
     opprof_stat_row total;
+    opprof_stat_row step;         /* each step's wall time: what the user waits for */
     size_t steps[2], captures[2]; /* before, after */
     double alpha, detect;
     char *keys;            /* the rows' keys, NUL-separated */

@@ -704,6 +704,12 @@ int opprof_averages_step_self_totals(const opprof_averages *avg, double *out) {
     return 0;
 }
 
+int opprof_averages_step_durations(const opprof_averages *avg, double *out) {
+    if (!avg || !out || !avg->dist.steps) return OPPROF_EINVAL;
+    memcpy(out, avg->dist.step_durations, avg->dist.steps * sizeof *out);
+    return 0;
+}
+
 const opprof__distributions *opprof__averages_distributions(const opprof_averages *avg) { return &avg->dist; }
 
 const opprof_average_row *opprof_averages_rows(const opprof_averages *avg, size_t *count) {

@@ -143,11 +143,14 @@ int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_
     d->steps = n_steps ? n_steps : 1;
     d->first = opprof__alloc((n_rows + 1) * sizeof *d->first);
     d->step_totals = opprof__calloc(d->steps, sizeof *d->step_totals);
+    d->step_durations = opprof__calloc(d->steps, sizeof *d->step_durations);
+    for (size_t k = 0; d->step_durations && k < d->steps; k++)
+        d->step_durations[k] = n_steps ? (double)(steps[k].end - steps[k].start) : (double)c->info.duration_ns;
     d->rows = opprof__calloc(n_rows ? n_rows : 1, sizeof *d->rows);
     double *scratch = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *scratch);
     double *per_step = opprof__calloc(2 * d->steps, sizeof *per_step);
     call *calls = d->first && d->step_totals ? calls_by_row(c, row_of_event, d, steps, n_steps, d->first) : NULL;
-    rc = calls && d->rows && scratch && per_step ? 0 : OPPROF_ENOMEM;
+    rc = calls && d->rows && scratch && per_step && d->step_durations ? 0 : OPPROF_ENOMEM;
     for (size_t r = 0; !rc && r < n_rows; r++)
         rc = row_distributions(d, r, calls + d->first[r], d->first[r + 1] - d->first[r], scratch, per_step,
                                per_step + d->steps);
@@ -170,6 +173,7 @@ void opprof__distributions_free(opprof__distributions *d) {
     opprof__free(d->first);
     opprof__free(d->calls);
     opprof__free(d->step_totals);
+    opprof__free(d->step_durations);
     opprof__free(d->rows);
     *d = (opprof__distributions){0};
 }

@@ -133,16 +133,17 @@ static int pair_rows(opprof_stat_diff *d, const side sides[2], opprof__strbuf *k
     return rc;
 }
 
-/* The total: the self time of every CPU row, step by step. */
-static int compare_total(opprof_stat_diff *d, const side sides[2]) {
+/* A whole-step row: `per_step` gives each capture's steps (the total: the
+ * self time of every CPU row; the step: its wall time). */
+static int compare_steps(opprof_stat_diff *d, const side sides[2], int (*per_step)(const opprof_averages *, double *),
+                         opprof_stat_row *row, const char *key) {
     double *sample[2] = {opprof__alloc((sides[0].steps + 1) * sizeof(double)),
                          opprof__alloc((sides[1].steps + 1) * sizeof(double))};
     int rc = sample[0] && sample[1] ? 0 : OPPROF_ENOMEM;
     for (int s = 0; !rc && s < 2; s++)
-        for (size_t k = 0; !rc && k < sides[s].n; k++)
-            rc = opprof_averages_step_self_totals(sides[s].avg[k], sample[s] + sides[s].offset[k]);
-    if (!rc) rc = compare(&d->total, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
-    d->total.key = "total";
+        for (size_t k = 0; !rc && k < sides[s].n; k++) rc = per_step(sides[s].avg[k], sample[s] + sides[s].offset[k]);
+    if (!rc) rc = compare(row, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
+    row->key = key;
     opprof__free(sample[0]);
     opprof__free(sample[1]);
     return rc;
@@ -157,17 +158,18 @@ static int row_order(const void *a, const void *b) {
     return strcmp(x->key, y->key);
 }
 
-/* Holm over the rows and the total, the steps each needs against that
- * correction, then the order of the views. */
+/* Holm over the rows, the total and the step, the steps each needs against
+ * that correction, then the order of the views. */
 static int correct_and_sort(opprof_stat_diff *d) {
-    size_t n = d->n_rows + 1; /* the rows and the total: one family, whatever the table flags is within alpha */
+    size_t n = d->n_rows + 2; /* one family, whatever the table flags is within alpha */
     double *p = opprof__alloc(n * sizeof *p);
     if (!p) return OPPROF_ENOMEM;
     for (size_t i = 0; i < d->n_rows; i++) p[i] = d->rows[i].shift.p;
     p[d->n_rows] = d->total.shift.p;
+    p[d->n_rows + 1] = d->step.shift.p;
     int rc = opprof_holm_adjust(p, n, p);
     for (size_t i = 0; !rc && i < n; i++) {
-        opprof_stat_row *r = i < d->n_rows ? &d->rows[i] : &d->total;
+        opprof_stat_row *r = i < d->n_rows ? &d->rows[i] : i == d->n_rows ? &d->total : &d->step;
         r->p_adjusted = p[i];
         r->significant = p[i] < d->alpha;
         steps_needed(r, d, d->alpha / (double)n); /* Holm's first step: the bar to clear */
@@ -197,7 +199,8 @@ int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before, c
     size_t *key_at = rc ? NULL : opprof__alloc((n_entries + 1) * sizeof *key_at);
     if (!rc && !key_at) rc = OPPROF_ENOMEM;
     if (!rc) rc = pair_rows(d, sides, &keys, key_at);
-    if (!rc) rc = compare_total(d, sides);
+    if (!rc) rc = compare_steps(d, sides, opprof_averages_step_self_totals, &d->total, "total");
+    if (!rc) rc = compare_steps(d, sides, opprof_averages_step_durations, &d->step, "step");
     if (!rc && keys.error) rc = OPPROF_ENOMEM;
     if (!rc) {
         d->keys = keys.data;
@@ -233,10 +236,12 @@ const opprof_stat_row *opprof_stat_diff_rows(const opprof_stat_diff *d, size_t *
 }
 
 const opprof_stat_row *opprof_stat_diff_total(const opprof_stat_diff *d) { return d ? &d->total : NULL; }
+const opprof_stat_row *opprof_stat_diff_step_duration(const opprof_stat_diff *d) { return d ? &d->step : NULL; }
 
 const opprof_stat_row *opprof_stat_diff_find(const opprof_stat_diff *d, const char *key) {
     if (!d || !key) return NULL;
     if (!strcmp(key, "total")) return &d->total;
+    if (!strcmp(key, "step")) return &d->step;
     const opprof_stat_row *device = NULL;
     for (size_t i = 0; i < d->n_rows; i++)
         if (!strcmp(d->rows[i].key, key)) {

@@ -81,14 +81,14 @@ static void method_line(opprof__strbuf *sb, const opprof_stat_diff *d) {
     opprof__sb_printf(sb,
                       "Per-step self time: %zu step(s) before (%zu capture(s)), %zu after (%zu capture(s)). "
                       "Shift: Hodges-Lehmann, with its %g%% interval (Low, High); p: Mann-Whitney, "
-                      "Holm-corrected over %zu rows and the total; significant below %g.\n",
+                      "Holm-corrected over %zu rows, the total and the step; significant below %g.\n",
                       d->steps[0], d->captures[0], d->steps[1], d->captures[1], 100 * (1 - d->alpha), d->n_rows,
                       d->alpha);
 }
 
-/* "Total (self CPU time per step): median 1.2ms before, 1.3ms after, +5.3% [+4.0%, +6.7%], p 0.0002: significant" */
-static void total_line(const opprof_stat_diff *d, char *buf, size_t size) {
-    const opprof_stat_row *t = &d->total;
+/* "Total (self CPU time per step): median 1.2ms before, 1.3ms after, +5.3% [+4.0%, +6.7%], p 0.0002: significant";
+ * the step's line the same, "Step duration (wall time, what the program waits for)". */
+static void whole_line(const opprof_stat_row *t, const char *title, char *buf, size_t size) {
     char mb[48], ma[48], c[48], lo[48], hi[48], p[48];
     opprof__unit_text(OPPROF__UNIT_TIME, t->before.median / 1e3, mb, sizeof mb);
     opprof__unit_text(OPPROF__UNIT_TIME, t->after.median / 1e3, ma, sizeof ma);
@@ -96,8 +96,25 @@ static void total_line(const opprof_stat_diff *d, char *buf, size_t size) {
     opprof__unit_text(OPPROF__UNIT_RELATIVE, t->change_lo, lo, sizeof lo);
     opprof__unit_text(OPPROF__UNIT_RELATIVE, t->change_hi, hi, sizeof hi);
     opprof__unit_text(OPPROF__UNIT_PVALUE, t->p_adjusted, p, sizeof p);
-    snprintf(buf, size, "Total (self CPU time per step): median %s before, %s after: %s [%s, %s], p %s: %s", mb, ma, c,
-             lo, hi, p, t->significant ? "significant" : "not significant");
+    snprintf(buf, size, "%s: median %s before, %s after: %s [%s, %s], p %s: %s", title, mb, ma, c, lo, hi, p,
+             t->significant ? "significant" : "not significant");
+}
+
+static void total_line(const opprof_stat_diff *d, char *buf, size_t size) {
+    whole_line(&d->total, "Total (self CPU time per step, every thread's)", buf, size);
+}
+
+/* The step's line, and what it says against the total: CPU time that rose
+ * while the step fell is work spread over more threads, not a slower program. */
+static void step_line(const opprof_stat_diff *d, char *buf, size_t size) {
+    whole_line(&d->step, "Step duration (wall time per step, what the program waits for)", buf, size);
+    const opprof_stat_row *s = &d->step, *t = &d->total;
+    if (s->significant && t->significant && (s->change < 0) != (t->change < 0)) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, "; the steps got %s while CPU time %s: the work %s threads",
+                 s->change < 0 ? "faster" : "slower", t->change < 0 ? "fell" : "rose",
+                 s->change < 0 ? "is spread over more" : "runs on fewer");
+    }
 }
 
 /* A row whose noise hides the change asked: only rows that weigh (a median
@@ -150,7 +167,9 @@ static int stat_text(opprof__strbuf *sb, const opprof_stat_diff *d, int row_limi
     if (!rc) rc = opprof__text_table(sb, titles, cols, ptrs, shown);
     opprof__free(cells);
     opprof__free(ptrs);
-    char line[512], notes[6][256];
+    char line[768], notes[6][256];
+    step_line(d, line, sizeof line);
+    opprof__sb_printf(sb, "%s\n", line);
     total_line(d, line, sizeof line);
     opprof__sb_printf(sb, "%s\n", line);
     if (shown < d->n_rows) opprof__sb_printf(sb, "(%zu of %zu rows shown)\n", shown, d->n_rows);
@@ -189,6 +208,8 @@ static void stat_json(opprof__strbuf *sb, const opprof_stat_diff *d, int row_lim
     }
     opprof__sb_puts(sb, shown ? "\n  ],\n  \"total\": " : "],\n  \"total\": ");
     json_row(sb, &d->total);
+    opprof__sb_puts(sb, ",\n  \"step_duration\": ");
+    json_row(sb, &d->step);
     char notes[6][256];
     size_t n = noise_notes(d, notes, 6);
     opprof__sb_puts(sb, ",\n  \"notes\": [");
@@ -223,7 +244,10 @@ static void stat_html(opprof__strbuf *sb, const opprof_stat_diff *d, int row_lim
     method_line(&method, d);
     opprof__sb_html(sb, method.data ? method.data : "");
     opprof__sb_free(&method);
-    char line[512], notes[6][256];
+    char line[768], notes[6][256];
+    step_line(d, line, sizeof line);
+    opprof__sb_puts(sb, "</p>\n<p>");
+    opprof__sb_html(sb, line);
     total_line(d, line, sizeof line);
     opprof__sb_puts(sb, "</p>\n<p>");
     opprof__sb_html(sb, line);
