@@ -146,25 +146,24 @@ void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info)
     if (c && info) c->info = *info;
 }
 
-const char *opprof_producer_name(opprof_producer producer) {
-    switch (producer) {
-#define NAME_OF(id, value, name, family) \
-    case OPPROF_PRODUCER_##id: return name;
-        OPPROF_PRODUCERS(NAME_OF)
-#undef NAME_OF
-    }
-    return opprof_producer_name(OPPROF_PRODUCER_OTHER);
+/* The producers' facts by value (OPPROF_PRODUCERS). */
+static const struct {
+    const char *name, *family;
+} PRODUCERS[] = {
+#define PRODUCER_FACTS(id, value, name, family) [value] = {name, family},
+    OPPROF_PRODUCERS(PRODUCER_FACTS)
+#undef PRODUCER_FACTS
+};
+
+/* A value outside the list (a newer writer's) is another trace-event writer. */
+static unsigned producer_at(opprof_producer producer) {
+    unsigned v = (unsigned)producer;
+    return v < sizeof PRODUCERS / sizeof *PRODUCERS && PRODUCERS[v].name ? v : (unsigned)OPPROF_PRODUCER_OTHER;
 }
 
-const char *opprof__producer_family(opprof_producer producer) {
-    switch (producer) {
-#define FAMILY_OF(id, value, name, family) \
-    case OPPROF_PRODUCER_##id: return family;
-        OPPROF_PRODUCERS(FAMILY_OF)
-#undef FAMILY_OF
-    }
-    return opprof__producer_family(OPPROF_PRODUCER_OTHER);
-}
+const char *opprof_producer_name(opprof_producer producer) { return PRODUCERS[producer_at(producer)].name; }
+
+const char *opprof__producer_family(opprof_producer producer) { return PRODUCERS[producer_at(producer)].family; }
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
     if (!c || c->finished || c->n_threads >= OPPROF_MAX_THREADS) return OPPROF_EINVAL;

@@ -647,12 +647,17 @@ void opprof__recorder_window_open(const opprof__recorder_config *cfg) {
  * window's end: a tick read after the wait, so that it follows every
  * timestamp recorded in the window (a record that had passed its check when
  * the window closed may still have read the clock after the close began). */
-uint64_t opprof__recorder_window_close(void) {
+/* The window closed: what every record checks says so. */
+static void window_flags_off(void) {
     STORE(&opprof__window, LOAD_RELAXED(&g_epoch) << 1);
     STORE(&g_recording, 0);
     STORE(&g_memory, 0);
     STORE(&g_shapes, 0);
     STORE(&g_native, 0);
+}
+
+uint64_t opprof__recorder_window_close(void) {
+    window_flags_off();
     if (g_membarrier == 1) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     pthread_mutex_lock(&g_threads_lock);
     for (opprof__thread *t = g_threads; t; t = t->next_all)
@@ -672,11 +677,7 @@ uint64_t opprof__recorder_window_close(void) {
 }
 
 void opprof__recorder_forget_after_fork(void) {
-    STORE(&opprof__window, LOAD_RELAXED(&g_epoch) << 1);
-    STORE(&g_recording, 0);
-    STORE(&g_memory, 0);
-    STORE(&g_shapes, 0);
-    STORE(&g_native, 0);
+    window_flags_off();
     pthread_mutex_init(&g_threads_lock, NULL); /* a parent's thread may have held it */
     for (opprof__thread *t = g_threads; t; t = t->next_all)
         if (t != tls_thread) STORE(&t->fast.busy, 0); /* those threads are not in this process */
