@@ -231,6 +231,23 @@ TEST_CASE(long_function_names_kept_whole) {
     free(out);
 }
 
+/* --ggml on a ggml that lacks functions the adapter calls, or numbers its ops
+ * otherwise: not attached, said, and the program runs (it crashed before main). */
+TEST_CASE(ggml_not_trusted_blindly) {
+    const char *kinds[] = {"partial", "other"};
+    const char *said[] = {"no ggml with opprof's CPU hook", "numbers its ops otherwise than the ggml 0.22"};
+    for (int i = 0; i < 2; i++) {
+        char *out = NULL;
+        CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --ggml -o '%s/fake-%s' -- "
+                               "'%s/../tests/fake_ggml_%s_target' 2>&1",
+                               bin_dir(), dir, kinds[i], bin_dir(), kinds[i]),
+                  0);
+        CHECK_CONTAINS(out, "fake ggml program: ran");
+        CHECK_CONTAINS(out, said[i]);
+        free(out);
+    }
+}
+
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_harm");

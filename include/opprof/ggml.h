@@ -43,9 +43,12 @@ struct ggml_tensor;
 
 /** Install the hook in ggml's CPU backend (ggml_cpu_set_hook). Call it while
  *  no graph computes; a second call changes nothing. Returns 0, OPPROF_ENOMEM
- *  when the ops' names could not be made, or (libopprof_ggml_record.so, the
- *  preloaded form of `opprof record --ggml`) OPPROF_ENOENT when the program
- *  has no ggml with the hook. */
+ *  when the ops' names could not be made, OPPROF_EVERSION when the ggml found
+ *  has another layout of its ops than the headers this adapter was built with
+ *  (ggml 0.22's: probed by the names of ops at their places), or
+ *  (libopprof_ggml_record.so, the preloaded form of `opprof record --ggml`)
+ *  OPPROF_ENOENT when the program has no ggml with the hook and every function
+ *  the adapter calls. */
 OPPROF_API int opprof_ggml_attach(void);
 /** Remove the hook (while no graph computes). No effect when not attached. */
 OPPROF_API void opprof_ggml_detach(void);

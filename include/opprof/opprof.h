@@ -116,7 +116,8 @@ OPPROF_API const char *opprof_version(void);
     XX(ESTOPPED, -5003, "the profiler session is stopped")                     \
     XX(ECALLBACK, -5004, "the on_trace_ready callback failed")                 \
     XX(EFORMAT, -5005, "malformed input")                                      \
-    XX(EACTIVITY, -5006, "unsupported activity: only OPPROF_ACTIVITY_CPU exists")
+    XX(EACTIVITY, -5006, "unsupported activity: only OPPROF_ACTIVITY_CPU exists")  \
+    XX(EVERSION, -5007, "another version than the one it was built for")
 
 typedef enum opprof_error {
 #define OPPROF__ERR_ENUM(name, value, text) OPPROF_##name = (value),

@@ -28,7 +28,11 @@
 #pragma weak ggml_nbytes
 #pragma weak ggml_nelements
 #pragma weak ggml_type_name
-#define GGML_FOUND() (ggml_cpu_set_hook != NULL && ggml_op_name != NULL && ggml_graph_node != NULL)
+/* every one that the adapter calls: a ggml without one (an older one, without
+ * the GLU ops) is not attached to, rather than called through NULL before main */
+#define GGML_FOUND()                                                                                     \
+    (ggml_cpu_set_hook && ggml_op_name && ggml_unary_op_name && ggml_glu_op_name && ggml_get_unary_op && \
+     ggml_get_glu_op && ggml_graph_node && ggml_n_dims && ggml_nbytes && ggml_nelements && ggml_type_name)
 #else
 #define GGML_FOUND() 1
 #endif
@@ -84,7 +88,31 @@ static int sites_fill(void) {
     return 0;
 }
 
-static void sites_once(void) { g_sites_rc = sites_fill(); }
+/* The ggml found has the ops' layout this adapter was built for: ops whose
+ * names read back at their places in the headers' enums (another ggml's
+ * enums would give every node another op's name). */
+static bool same_layout(void) {
+#define OP(e, prefix) {(int)(e), #e + sizeof(prefix) - 1}
+    static const struct {
+        int value;
+        const char *name;
+    } ops[] = {OP(GGML_OP_ADD, "GGML_OP_"),          OP(GGML_OP_MUL_MAT, "GGML_OP_"),
+               OP(GGML_OP_GET_ROWS, "GGML_OP_"),     OP(GGML_OP_SET_ROWS, "GGML_OP_"),
+               OP(GGML_OP_SOFT_MAX, "GGML_OP_"),     OP(GGML_OP_FLASH_ATTN_EXT, "GGML_OP_"),
+               OP(GGML_OP_GLU, "GGML_OP_")},
+      unary[] = {OP(GGML_UNARY_OP_SILU, "GGML_UNARY_OP_"), OP(GGML_UNARY_OP_GELU, "GGML_UNARY_OP_")},
+      glu[] = {OP(GGML_GLU_OP_SWIGLU, "GGML_GLU_OP_")};
+#undef OP
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(ggml_op_name((enum ggml_op)ops[i].value), ops[i].name)) return false;
+    for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
+        if (strcmp(ggml_unary_op_name((enum ggml_unary_op)unary[i].value), unary[i].name)) return false;
+    for (size_t i = 0; i < sizeof glu / sizeof *glu; i++)
+        if (strcmp(ggml_glu_op_name((enum ggml_glu_op)glu[i].value), glu[i].name)) return false;
+    return true;
+}
+
+static void sites_once(void) { g_sites_rc = same_layout() ? sites_fill() : OPPROF_EVERSION; }
 
 /* The call sites, made once (0), or OPPROF_ENOMEM. */
 static int sites_make(void) {

@@ -11,9 +11,16 @@
 #include <stdlib.h>
 
 __attribute__((constructor)) static void record_ggml(void) {
-    if (opprof_ggml_attach() == OPPROF_ENOENT)
+    int rc = opprof_ggml_attach();
+    if (rc == OPPROF_ENOENT)
         fputs("opprof record: --ggml: the program has no ggml with opprof's CPU hook loaded at start "
-              "(ggml_cpu_set_hook: build its ggml with src/ggml/ggml-cpu-hook.patch, as scripts/ggml.sh does); "
-              "no ggml op is recorded\n",
+              "(ggml_cpu_set_hook: build its ggml with src/ggml/ggml-cpu-hook.patch, as scripts/ggml.sh does; "
+              "a ggml-cpu that ggml_backend_load_all() loads later, GGML_BACKEND_DL, is not there at start: "
+              "build ggml with GGML_BACKEND_DL=OFF); no ggml op is recorded\n",
+              stderr);
+    else if (rc == OPPROF_EVERSION)
+        fputs("opprof record: --ggml: the program's ggml numbers its ops otherwise than the ggml 0.22 this "
+              "adapter was built for (its op names are not at their places): not attached, rather than give "
+              "every op another's name; rebuild opprof against that ggml (scripts/ggml.sh)\n",
               stderr);
 }
