@@ -169,6 +169,11 @@ int main(void) {
     free(out);
     CHECK_INT(run(&out, "report --row-limit many '%s'%s", trace1, ""), 64);
     free(out);
+    /* --group-by node on a trace that has no nodes: said, the table by name */
+    CHECK_INT(run(&out, "report --group-by node '%s'%s", trace1, ""), 0);
+    CHECK_CONTAINS(out, "--group-by node applies to ONNX Runtime's profiles");
+    CHECK_CONTAINS(out, "this trace was written by opprof");
+    free(out);
 
     remove_tree(dir);
     return check_report("test_cli");

@@ -117,6 +117,10 @@ static int run(int argc, char **argv) {
     int rc = tool_load_by(argv[optind], by_node, &cap);
     if (rc) return rc;
     tool_say_warnings(argv[optind], cap, all_warnings);
+    if (by_node && opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
+        fprintf(stderr, "opprof: %s: --group-by node applies to ONNX Runtime's profiles (their rows by node name); "
+                        "this trace was written by %s: its rows are by name, as without it\n",
+                argv[optind], opprof_producer_name(opprof_capture_get_info(cap).producer));
     opprof_averages *avg = NULL;
     char *text = NULL;
     table.sort = sort;
