@@ -191,7 +191,8 @@ TEST_CASE(children_run_without_opprof) {
 }
 
 /* Each lost capture says its own cause: a signal, a shell's _exit; a flight
- * recorder that saved nothing says so itself, and record adds nothing wrong. */
+ * recorder that saved nothing, or a schedule that recorded nothing, says so
+ * itself, and record adds nothing wrong (it blamed _exit or static linking). */
 TEST_CASE(lost_captures_name_their_cause) {
     char *out = NULL;
     CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record -o '%s/killed' -- sh -c 'exec \"$0\" alarm 1000000' '%s' "
@@ -208,6 +209,13 @@ TEST_CASE(lost_captures_name_their_cause) {
               0);
     CHECK_CONTAINS(out, "no step was saved (no trigger)");
     CHECK(out && !strstr(out, "exit handlers") && !strstr(out, "wrote no capture"));
+    free(out);
+    CHECK_INT(run_commandf(&out, "OPPROF_SCHEDULE=100,1,1,1 '%s/opprof' record -o '%s/quiet' -- '%s' mutex 3 2>&1", bin_dir(),
+                           dir, target()),
+              0);
+    CHECK_CONTAINS(out, "(nothing was recorded)");
+    CHECK_CONTAINS(out, "ended normally and wrote no capture");
+    CHECK(out && !strstr(out, "_exit"));
     free(out);
 }
 

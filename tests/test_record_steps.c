@@ -64,6 +64,20 @@ TEST_CASE(instrumented_static_function) {
     free(out);
 }
 
+/* The same under a schedule: the entries step while no window records yet
+ * (wait, warmup), so the window opens (it never stepped, and recorded nothing). */
+TEST_CASE(instrumented_static_function_under_a_schedule) {
+    char *out = NULL, path[600];
+    CHECK_INT(run_commandf(&out, "OPPROF_SCHEDULE=1,1,2,1 '%s/opprof' record --functions --step mid -o '%s/toy-sched' -- "
+                           "'%s' 2>&1",
+                           bin_dir(), dir, target("record_toy")),
+              0);
+    CHECK(out && !strstr(out, "wrote no capture"));
+    free(out);
+    snprintf(path, sizeof path, "%s/toy-sched", dir);
+    CHECK_INT(steps_in(path), 2); /* the active steps 2 and 3 */
+}
+
 /* Under the flight recorder, the slowed call's step is saved, with the steps before it. */
 TEST_CASE(flight_saves_the_slow_call) {
     char *out = NULL;

@@ -198,6 +198,10 @@ typedef struct function {
  * recording are ranges, the rest only counted (a template-heavy program's
  * accessors called 10^8 times would fill memory and disk), so that the
  * functions that run long and seldom are all kept. */
+/* --functions --step FUNCTION: FUNCTION's instrumented entries step even
+ * outside a window (a schedule's wait), where no other entry is looked up. */
+static bool g_step_by_entry;
+
 static uint64_t g_call_cap = 100000;
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
@@ -267,6 +271,8 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
         function *f = function_of(fn);
         if (__builtin_expect(f->step, 0)) opprof__steps_function_entered();
         if (__atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED) <= g_call_cap) r = opprof__range_begin(&f->loc);
+    } else if (__builtin_expect(g_step_by_entry, 0) && !t_inside && function_of(fn)->step) {
+        opprof__steps_function_entered(); /* outside a window too: the steps are what opens one (OPPROF_SCHEDULE) */
     }
     if (d < MAX_OPEN) t_open[d] = r;
 }
@@ -309,8 +315,22 @@ static void budget_said(void) {
     fputs("\n", stderr);
 }
 
+/* The program's exit handlers ran: opprof record learns it from the file it
+ * named (OPPROF_RECORD_EXITED, made by it), so that a capture that is not there
+ * is blamed on its real cause. Only the process record started says so. */
+static void say_exited(void) {
+    const char *path = secure_getenv("OPPROF_RECORD_EXITED"), *pid = secure_getenv("OPPROF_RECORD_PID");
+    if (!path || !pid || strtol(pid, NULL, 10) != (long)getpid()) return;
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return;
+    if (write(fd, "1", 1) < 0) { /* record then says the handlers did not run: no worse */
+    }
+    close(fd);
+}
+
 /* `opprof record` says what it could not see, once, when the program ends. */
 __attribute__((destructor)) static void record_said(void) {
+    say_exited();
     opprof__steps_said();
     if (g_functions) budget_said();
     if (g_functions && !__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED))
@@ -327,7 +347,9 @@ __attribute__((constructor)) static void record_setup(void) {
     const char *m = secure_getenv("OPPROF_RECORD_MEMORY"), *f = secure_getenv("OPPROF_RECORD_FUNCTIONS");
     g_functions = f && strcmp(f, "1") == 0;
     g_memory = m && strcmp(m, "1") == 0;
-    opprof__steps_setup(secure_getenv("OPPROF_STEP_FUNCTION"));
+    const char *step = secure_getenv("OPPROF_STEP_FUNCTION");
+    opprof__steps_setup(step);
+    g_step_by_entry = g_functions && step && *step;
     const char *cap = secure_getenv("OPPROF_FUNCTION_CALLS");
     if (cap && *cap) {
         char *end;

@@ -209,12 +209,13 @@ static int parse(int argc, char **argv, record_options *ro) {
 /* In the child: the environment of OPPROF_TRACE and the preload, then CMD.
  * `said`: a close-on-exec pipe that learns, by a byte, that CMD could not run
  * (CMD never sees it). */
-static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said) {
+static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said, const char *exited) {
     setenv("OPPROF_TRACE", ro->dir, 1);
     setenv("LD_PRELOAD", ld_preload, 1);
     char pid[24]; /* the process profiled, across the execs of a wrapper (src/preload/exec.c) */
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     setenv("OPPROF_RECORD_PID", pid, 1);
+    if (exited[0]) setenv("OPPROF_RECORD_EXITED", exited, 1); /* the preload writes it when CMD's exit handlers run */
     setenv("OPPROF_RECORD_MEMORY", ro->memory ? "1" : "0", 1);
     setenv("OPPROF_RECORD_FUNCTIONS", ro->functions ? "1" : "0", 1);
     if (ro->outputs) setenv("OPPROF_OUTPUTS", ro->outputs, 1);
@@ -263,14 +264,17 @@ static void say_if_setuid(const char *cmd) {
 
 /* Why CMD left no capture, each cause its own words. `started`: its session
  * made its directory (so the preload was loaded). */
-static void say_lost(const record_options *ro, const char *cmd, int status, bool started) {
+static void say_lost(const record_options *ro, const char *cmd, int status, bool started, bool exited) {
     const char *flight = getenv("OPPROF_FLIGHT");
     if (WIFSIGNALED(status))
         fprintf(stderr, "opprof record: %s was killed by %s: its exit handlers did not run, so the capture being "
                         "recorded is lost (nothing was written into '%s')\n",
                 cmd, strsignal(WTERMSIG(status)), ro->dir);
-    else if (flight && *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
+    else if (exited && flight && *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
         return;
+    else if (exited) /* its exit handlers ran: opprof said why above (nothing recorded, OPPROF_TRACE ignored) */
+        fprintf(stderr, "opprof record: %s ended normally and wrote no capture into '%s': opprof's reason is above\n",
+                cmd, ro->dir);
     else if (started)
         fprintf(stderr, "opprof record: %s wrote no capture into '%s': it ended by _exit (a shell does: `sh -c "
                         "'exec PROG'` hands PROG the profile)\n",
@@ -285,7 +289,7 @@ static void say_lost(const record_options *ro, const char *cmd, int status, bool
  * loading the preload: a static binary). OPPROF_TRACE's twin DIR.opprof-PID
  * may hold the captures of steps already saved, each file whole: they become
  * DIR; an empty twin is removed. True when DIR is there now. */
-static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int status) {
+static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int status, bool exited) {
     char twin[4200];
     snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
     DIR *d = opendir(twin);
@@ -299,7 +303,7 @@ static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int 
         return true;
     }
     if (d && !files) rmdir(twin);
-    say_lost(ro, cmd, status, d != NULL);
+    say_lost(ro, cmd, status, d != NULL, exited);
     return false;
 }
 
@@ -327,6 +331,10 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof record: cannot make a pipe: %s\n", strerror(errno));
         return TOOL_EXIT_CANNOT_RUN;
     }
+    char exited[64] = "/tmp/opprof-record-exited-XXXXXX"; /* empty: CMD ended without its exit handlers */
+    int efd = mkstemp(exited);
+    if (efd < 0) exited[0] = '\0';
+    else close(efd);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "opprof record: cannot fork: %s\n", strerror(errno));
@@ -334,7 +342,7 @@ static int run(int argc, char **argv) {
         close(said[1]);
         return TOOL_EXIT_CANNOT_RUN;
     }
-    if (pid == 0) run_child(&ro, ld_preload, argv + optind, said[1]);
+    if (pid == 0) run_child(&ro, ld_preload, argv + optind, said[1], exited);
     close(said[1]);
     /* SIGINT and SIGTERM sent to opprof are passed on (CMD saves DIR on either;
      * from a terminal it gets SIGINT twice, which changes nothing) */
@@ -349,9 +357,11 @@ static int run(int argc, char **argv) {
     while ((got = read(said[0], &byte, 1)) < 0 && errno == EINTR) {
     }
     close(said[0]);
-    if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     struct stat st;
-    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status))
+    bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
+    if (exited[0]) unlink(exited);
+    if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran))
         print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
