@@ -280,8 +280,13 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
 EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
     (void)fn, (void)site;
     if (!g_functions || t_depth == 0) return;
-    unsigned d = --t_depth;
-    if (d < MAX_OPEN && t_open[d]) opprof__range_end(t_open[d]);
+    /* the handle read before the depth goes down: a signal handler's
+     * instrumented calls in between take the slots above, never this one */
+    unsigned d = t_depth - 1;
+    opprof_range r = d < MAX_OPEN ? t_open[d] : 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t_depth = d;
+    if (r) opprof__range_end(r);
 }
 
 /* The calls past the budget, said at exit: how many, of how many functions,
