@@ -400,38 +400,6 @@ TEST_CASE(save_read_back_from_traces) {
     opprof_session_free(s);
 }
 
-/* A sink that writes slowly, and counts what it was given. */
-static int g_delivered; /* atomic */
-static int slow_sink(const opprof_capture *c, void *ud) {
-    (void)c;
-    (void)ud;
-    usleep(1000);
-    __atomic_add_fetch(&g_delivered, 1, __ATOMIC_RELAXED);
-    return 0;
-}
-
-/* Every step triggers, with no cool-down, and the saver is slow: the saves
- * waiting are bounded, so stopping writes a few, not one per step (20,001
- * saves took the exit 110 s). Each trigger is a save or suppressed, counted. */
-TEST_CASE(trigger_storm_bounded) {
-    opprof_config cfg = flight_config(20, 0);
-    cfg.flight.slower_than_ns = 1;
-    cfg.on_trace_ready = slow_sink;
-    opprof_session *s;
-    CHECK_INT(opprof_session_start(&s, &cfg), 0);
-    run_steps(s, 2000, NULL);
-    int before_stop = __atomic_load_n(&g_delivered, __ATOMIC_RELAXED);
-    opprof_flight_stats st;
-    CHECK_INT(opprof_session_flight_stats(s, &st), 0);
-    CHECK_INT(st.saves + st.triggers_suppressed, 2000);
-    CHECK(st.triggers_suppressed > 0);
-    CHECK_INT(opprof_session_stop(s), 0);
-    int at_stop = __atomic_load_n(&g_delivered, __ATOMIC_RELAXED) - before_stop;
-    CHECK(at_stop <= 16 + 1 + 1); /* the queue, the one being written, the last step's */
-    CHECK_INT(opprof_session_capture_count(s), __atomic_load_n(&g_delivered, __ATOMIC_RELAXED));
-    opprof_session_free(s);
-}
-
 /* The bytes opprof holds, through an allocator that counts them; frees on any
  * thread but the program's sleep, as a saver that lags behind would. */
 static int64_t g_live; /* atomic */

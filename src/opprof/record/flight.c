@@ -215,7 +215,6 @@ static void queue_save(opprof__flight *f, int count, const opprof_flight_info *i
     }
     *(f->queue_tail ? &f->queue_tail->next : &f->queue_head) = job;
     f->queue_tail = job;
-    f->n_queued++;
     pthread_cond_signal(&f->wake);
 }
 
@@ -241,8 +240,7 @@ static void trigger(opprof__flight *f, const opprof__flight_slot *st, const char
         f->suppressed_since_save++;
         return;
     }
-    if (f->n_pending == OPPROF__FLIGHT_PENDING || f->n_pending + f->n_queued >= OPPROF__FLIGHT_QUEUED_MAX) {
-        /* a storm that cooldown 0 lets through, or a saver that is behind */
+    if (f->n_pending == OPPROF__FLIGHT_PENDING) { /* a storm that cooldown 0 lets through */
         f->stats.triggers_suppressed++;
         f->suppressed_since_save++;
         return;

@@ -10,10 +10,6 @@
 
 enum {
     OPPROF__FLIGHT_PENDING = 64,      /* saves waiting for their `after` steps */
-    OPPROF__FLIGHT_QUEUED_MAX = 16,   /* saves triggered and not yet taken by the saver, at most:
-                                       * a trigger past it is suppressed and counted (a storm
-                                       * that cool-down 0 lets through costs the program's exit
-                                       * 16 saves, not one per step) */
     OPPROF__FLIGHT_DROPPED_BATCH = 32, /* steps dropped before the saver is woken to free them */
     OPPROF__FLIGHT_DROPPED_MAX = 256   /* steps dropped and not yet freed, at most: past it, a
                                         * saver that lags behind (a slow save, a slow free) is
@@ -71,7 +67,6 @@ struct opprof__flight {
     opprof__flight_pending pending[OPPROF__FLIGHT_PENDING];
     int n_pending;
     opprof__flight_save *queue_head, *queue_tail;
-    int n_queued; /* saves on the queue */
     bool stopping, saver_started;
     pthread_t saver;
     int last_failure; /* the code of the last failed delivery */

@@ -39,8 +39,7 @@ static void head(opprof__strbuf *sb, const opprof_flight_info *f) {
     opprof__sb_printf(sb, "Holds steps %lld to %lld", (long long)f->first_step, (long long)f->last_step);
     if (f->steps_dropped) opprof__sb_printf(sb, "; the ring had dropped %llu older step(s)", (unsigned long long)f->steps_dropped);
     if (f->triggers_suppressed)
-        opprof__sb_printf(sb, "; %llu trigger(s) since the last save were suppressed (cool-down, or "
-                                  "the saver behind: as many saves as it queues already waiting)",
+        opprof__sb_printf(sb, "; %llu trigger(s) since the last save were suppressed (cool-down)",
                           (unsigned long long)f->triggers_suppressed);
     opprof__sb_puts(sb, "\n");
 }
