@@ -8,14 +8,17 @@ import { chromium } from 'playwright-core';
 
 const [index, profile] = process.argv.slice(2);
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-const page = await browser.newPage();
+// The Sandwich view renders only the rows that fit its height: a page tall
+// enough for every row, so that a frame sorted below the fold is still there.
+const page = await browser.newPage({ viewport: { width: 1280, height: 20000 } });
 const errors = [];
 page.on('pageerror', e => errors.push(String(e)));
 page.on('dialog', d => { errors.push('dialog: ' + d.message()); d.dismiss(); });
 await page.goto(`file://${index}#localProfilePath=${profile}`);
 await page.waitForFunction(() => document.title.includes(' - speedscope'), null, { timeout: 30000 });
 await page.keyboard.press('3');
-await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), null, { timeout: 30000 });
+// The table's rows come a frame after its header.
+await page.waitForFunction(() => /Symbol Name\s*\S/.test(document.body.innerText), null, { timeout: 30000 });
 const text = await page.evaluate(() => document.body.innerText);
 console.log(JSON.stringify({ title: await page.title(), errors, text }));
 await browser.close();
