@@ -221,6 +221,10 @@ OPPROF_API opprof_capture_info opprof_capture_get_info(const opprof_capture *cap
 /** The events, sorted by thread, then start time, then longer first (parents
  *  before their children). *count receives their number. */
 OPPROF_API const opprof_event *opprof_capture_events(const opprof_capture *capture, size_t *count);
+/** The category that traces give an event of this kind, as Kineto names
+ *  them: "cpu_op", "kernel" (a device activity), "gpu_user_annotation" or
+ *  "user_annotation" (ranges and steps); static. */
+OPPROF_API const char *opprof_kind_category(opprof_kind kind);
 /** The category of an event (OPPROF_SCOPE_IN), or NULL. */
 OPPROF_API const char *opprof_capture_category(const opprof_capture *capture, const opprof_event *event);
 /** Set the category of the event added last (traces read back). */

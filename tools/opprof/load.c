@@ -44,10 +44,16 @@ typedef struct load_problems {
     long count;
     char first[600];
     char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
+    tool_load_counts *counts; /* NULL, or the counts for the caller */
 } load_problems;
 
 static void load_unused(void *ctx, const char *kind, uint64_t count) {
     load_problems *lp = ctx;
+    if (lp->counts && lp->counts->n_unused < TOOL_LOAD_UNUSED_KINDS) {
+        tool_load_unused *u = &lp->counts->unused[lp->counts->n_unused++];
+        snprintf(u->kind, sizeof u->kind, "%s", kind);
+        u->count = count;
+    }
     size_t n = strlen(lp->unused);
     snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
 }
@@ -82,8 +88,11 @@ int tool_need_timeline(const char *path, const opprof_capture *cap, const char *
     return TOOL_EXIT_UNREADABLE;
 }
 
-int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
-    load_problems lp = {.count = 0, .unused = ""};
+int tool_load_by(const char *path, bool by_node, opprof_capture **out) { return tool_load_counted(path, by_node, NULL, out); }
+
+int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out) {
+    load_problems lp = {.count = 0, .unused = "", .counts = counts};
+    if (counts) *counts = (tool_load_counts){0};
     tool_progress_init(&lp.pr, path);
     opprof_read_options opt = {.on_progress = load_progress,
                                .on_problem = load_problem,
@@ -102,6 +111,10 @@ int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
         return TOOL_EXIT_UNREADABLE;
     }
     if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
+    if (counts) {
+        counts->problems = lp.count;
+        snprintf(counts->first_problem, sizeof counts->first_problem, "%s", lp.first);
+    }
     if (lp.count == 0) return 0;
     size_t events = 0, memory = 0;
     opprof_capture_events(*out, &events);

@@ -62,6 +62,21 @@ int tool_load(const char *path, opprof_capture **out);
 int tool_need_timeline(const char *path, const opprof_capture *cap, const char *command);
 /* The same, an ONNX Runtime profile's rows by node (by_node: --group-by node). */
 int tool_load_by(const char *path, bool by_node, opprof_capture **out);
+/* What tool_load_counted says besides: the problems and the kinds of valid
+ * events that are in no table (the reader's on_unused). */
+#define TOOL_LOAD_UNUSED_KINDS 32
+typedef struct tool_load_unused {
+    char kind[96];
+    uint64_t count;
+} tool_load_unused;
+typedef struct tool_load_counts {
+    long problems;
+    char first_problem[600];
+    tool_load_unused unused[TOOL_LOAD_UNUSED_KINDS];
+    int n_unused;
+} tool_load_counts;
+/* tool_load_by, and those counts into *counts. */
+int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out);
 /* On stderr: who wrote the trace at path (when not opprof), and its
  * warnings, the first WARNINGS_SHOWN with their count, or all. */
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);

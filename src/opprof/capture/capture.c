@@ -161,6 +161,13 @@ static unsigned producer_at(opprof_producer producer) {
     return v < sizeof PRODUCERS / sizeof *PRODUCERS && PRODUCERS[v].name ? v : (unsigned)OPPROF_PRODUCER_OTHER;
 }
 
+const char *opprof_kind_category(opprof_kind kind) {
+    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
+           : kind == OPPROF_KIND_DEVICE            ? "kernel"
+           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
+                                                   : "user_annotation";
+}
+
 const char *opprof_producer_name(opprof_producer producer) { return PRODUCERS[producer_at(producer)].name; }
 
 const char *opprof__producer_family(opprof_producer producer) { return PRODUCERS[producer_at(producer)].family; }

@@ -345,7 +345,7 @@ static void write_event(writer *w, size_t i) {
     const opprof_event *e = &w->c->events[i];
     sep(w);
     OUT_LIT(o, "{\"ph\":\"X\",\"cat\":\"");
-    const char *cat = opprof__kind_category(e->kind);
+    const char *cat = opprof_kind_category((opprof_kind)e->kind);
     out_put(o, cat, strlen(cat));
     const char *own = opprof_capture_category(w->c, e); /* "user_annotation,io" (Chrome's list of categories) */
     if (own) {

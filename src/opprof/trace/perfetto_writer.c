@@ -213,7 +213,7 @@ static uint64_t annotation_iid(pwriter *w, uint32_t name) {
 static void categories(pwriter *w, const opprof_event *e) {
     uint64_t kind = KIND_CATEGORY_IID(e->kind);
     if (kind < sizeof w->category_done && !w->category_done[kind]) {
-        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, kind, opprof__kind_category(e->kind));
+        intern(&w->interned, &w->scratch, INTERNED_CATEGORIES, kind, opprof_kind_category((opprof_kind)e->kind));
         w->category_done[kind] = true;
     }
     opprof__pb_uint(&w->event, EVENT_CATEGORY_IIDS, kind);

@@ -80,12 +80,4 @@ static inline long opprof__source_parts(const char *text, char *file, size_t siz
     return colon ? strtol(colon + 1, NULL, 10) : 0;
 }
 
-/* The category a writer gives an event of this kind (Kineto's names). */
-static inline const char *opprof__kind_category(uint8_t kind) {
-    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
-           : kind == OPPROF_KIND_DEVICE            ? "kernel"
-           : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
-                                                   : "user_annotation";
-}
-
 #endif /* OPPROF_TRACE_LAYER_H */

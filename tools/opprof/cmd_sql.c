@@ -1,0 +1,253 @@
+/* cmd_sql.c - `opprof sql`: traces as Perfetto's SQL tables on SQLite
+ * (sql/sql.h), a query's result as trace_processor's CSV, a file of
+ * statements, or SQLite's prompt; `--db FILE` keeps the database. */
+#define _GNU_SOURCE
+#include "tool.h"
+#include "sql/sql.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char HELP[] =
+    "Load traces into SQLite as Perfetto's trace_processor lays them out, and run a\n"
+    "query: its result goes to stdout as trace_processor's shell prints CSV. Any trace\n"
+    "that `opprof report` reads: opprof's JSON and .pftrace, PyTorch's (Kineto and legacy),\n"
+    "ONNX Runtime's, TensorFlow's, TensorRT's table, any Chrome trace-event writer's.\n"
+    "Perfetto's tables: slice (cat, slice_id), thread, process, track, thread_track,\n"
+    "process_track, counter, counter_track, process_counter_track, args, flow, stats,\n"
+    "perf_sample, stack_profile_callsite/frame/mapping; its functions EXTRACT_ARG,\n"
+    "ancestor_slice, descendant_slice, directly_connected_flow, following_flow,\n"
+    "preceding_flow; INCLUDE PERFETTO MODULE slices.with_context (thread_slice,\n"
+    "process_slice) and slices.self_dur. opprof's: trace, key_averages, step, memory,\n"
+    "opprof_slice (call site, input dims, FLOPs, bytes, off-CPU time, peak memory, samples).\n"
+    "Several traces go into one database, each with its own processes and trace_id.\n"
+    "Times in ns on each trace's own clock. opprof-sql(1) has every column and examples.\n"
+    "  QUERY             the statements to run (the last operand, unless it is a file)\n"
+    "  -f FILE           run the statements of FILE instead\n"
+    "  --db FILE         keep the database in FILE; a later run with the same traces, none\n"
+    "                    newer than FILE, queries it without reading them again\n"
+    "  --mode csv|list   csv (default): trace_processor's; list: SQLite's a|b|c\n"
+    "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n"
+    "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n"
+    "written, 64 bad usage.\n";
+
+static const char EXAMPLES[] =
+    "opprof sql run/cpu-step-5.json 'SELECT name, SUM(dur) FROM slice GROUP BY name ORDER BY 2 DESC LIMIT 5'\n"
+    "opprof sql run/cpu-step-5.json 'SELECT name, calls, self_ns FROM key_averages ORDER BY self_ns DESC'  # report's rows\n"
+    "opprof sql --db t.sqlite rank-*/trace.json -f q.sql  # several ranks in one database, kept\n";
+
+typedef struct sql_opts {
+    const char *db_path, *file, *query;
+    sql_mode mode;
+    char **traces;
+    int n_traces;
+} sql_opts;
+
+static int64_t mtime_ns(const struct stat *st) { return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec; }
+
+/* The reader's counts and the capture's own as the stats table's rows. */
+static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, sql_stat *out, size_t max) {
+    size_t n = 0;
+    opprof_capture_info info = opprof_capture_get_info(cap);
+    size_t n_warnings = 0;
+    const char *const *w = opprof_capture_warnings(cap, &n_warnings);
+    struct {
+        const char *name;
+        int64_t value;
+        const char *description;
+    } rows[] = {
+        {"read_problems", c->problems, c->problems ? c->first_problem : "events the reader left out (opprof check)"},
+        {"events_dropped_at_record", (int64_t)info.dropped_events, "events past the recorder's budget"},
+        {"samples_lost", (int64_t)info.samples_lost, "samples the kernel could not hand over"},
+        {"capture_warnings", (int64_t)n_warnings, n_warnings ? w[0] : "misuse of ranges, unfinished ranges"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof *rows && n < max; k++, n++) {
+        snprintf(out[n].name, sizeof out[n].name, "%s", rows[k].name);
+        out[n].value = rows[k].value;
+        snprintf(out[n].description, sizeof out[n].description, "%s", rows[k].description);
+    }
+    for (int k = 0; k < c->n_unused && n < max; k++, n++) {
+        snprintf(out[n].name, sizeof out[n].name, "events_not_in_tables");
+        out[n].value = (int64_t)c->unused[k].count;
+        snprintf(out[n].description, sizeof out[n].description, "%s", c->unused[k].kind);
+    }
+    return n;
+}
+
+static int load_trace(sqlite3 *db, const char *path, sql_ids *ids) {
+    struct stat st;
+    if (stat(path, &st)) {
+        fprintf(stderr, "opprof: %s: %s\n", path, strerror(errno));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    tool_load_counts counts;
+    opprof_capture *cap = NULL;
+    int rc = tool_load_counted(path, false, &counts, &cap);
+    if (rc) return rc;
+    sql_stat stats[8 + TOOL_LOAD_UNUSED_KINDS];
+    sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats, trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
+    rc = sql_load_capture(db, cap, &t, ids);
+    opprof_capture_free(cap);
+    if (rc) {
+        fprintf(stderr, "opprof: %s: the database could not take it: %s\n", path, sqlite3_errmsg(db));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    return 0;
+}
+
+/* Every trace into db, in one transaction. */
+static int load_all(sqlite3 *db, const sql_opts *o) {
+    if (sql_create_schema(db) || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL)) {
+        fprintf(stderr, "opprof: sql: the database could not be made: %s\n", sqlite3_errmsg(db));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    sql_ids ids = sql_ids_start();
+    for (int k = 0; k < o->n_traces; k++) {
+        int rc = load_trace(db, o->traces[k], &ids);
+        if (rc) return rc;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
+        fprintf(stderr, "opprof: sql: the database could not be written: %s\n", sqlite3_errmsg(db));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    return 0;
+}
+
+/* --db FILE holds these traces, as they are now, and is newer than each. */
+static bool db_is_current(const sql_opts *o) {
+    struct stat dbst;
+    if (stat(o->db_path, &dbst)) return false;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    bool current = sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                   sqlite3_prepare_v2(db, "SELECT file, mtime_ns, size_bytes FROM trace ORDER BY id", -1, &st, NULL) ==
+                       SQLITE_OK;
+    int k = 0;
+    for (; current && sqlite3_step(st) == SQLITE_ROW; k++) {
+        struct stat ts;
+        const char *file = (const char *)sqlite3_column_text(st, 0);
+        current = k < o->n_traces && file && !strcmp(file, o->traces[k]) && !stat(o->traces[k], &ts) &&
+                  mtime_ns(&ts) == sqlite3_column_int64(st, 1) && ts.st_size == sqlite3_column_int64(st, 2) &&
+                  mtime_ns(&ts) <= mtime_ns(&dbst);
+    }
+    current = current && k == o->n_traces;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return current;
+}
+
+/* The database: in memory, or --db's file (reused while current, else made
+ * as a temporary beside it and renamed: never half-built). */
+static int open_db(const sql_opts *o, sqlite3 **out) {
+    if (o->db_path && db_is_current(o)) {
+        if (sqlite3_open_v2(o->db_path, out, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) return 0;
+        fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    char tmp[4096];
+    if (o->db_path && snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->db_path, (long)getpid()) >= (int)sizeof tmp)
+        return tool_usage_error("sql", "--db: the path is too long");
+    const char *where = o->db_path ? tmp : ":memory:";
+    if (sqlite3_open(where, out) != SQLITE_OK) {
+        fprintf(stderr, "opprof: %s: %s\n", o->db_path ? o->db_path : "sql", sqlite3_errmsg(*out));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    sqlite3_exec(*out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF", NULL, NULL, NULL);
+    int rc = load_all(*out, o);
+    if (!o->db_path) return rc;
+    if (rc == 0 && sqlite3_close(*out) == SQLITE_OK) {
+        *out = NULL;
+        if (rename(tmp, o->db_path)) {
+            fprintf(stderr, "opprof: %s: %s\n", o->db_path, strerror(errno));
+            unlink(tmp);
+            return TOOL_EXIT_UNREADABLE;
+        }
+        if (sqlite3_open_v2(o->db_path, out, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) return 0;
+        fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    unlink(tmp);
+    return rc ? rc : TOOL_EXIT_UNREADABLE;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    for (size_t got; text && (got = fread(text + n, 1, cap - n - 1, f)) > 0;) {
+        n += got;
+        if (n + 1 == cap) {
+            char *grown = realloc(text, cap *= 2);
+            if (!grown) free(text);
+            text = grown;
+        }
+    }
+    if (text) text[n] = '\0';
+    if (ferror(f)) free(text), text = NULL;
+    fclose(f);
+    return text;
+}
+
+static int run_text(sqlite3 *db, const char *text, sql_mode mode) {
+    char why[1024] = "";
+    int rc = sql_run(db, text, mode, stdout, why, sizeof why);
+    fflush(stdout);
+    if (rc == SQLITE_OK) return 0;
+    fprintf(stderr, "opprof: sql: %s\n", why);
+    return TOOL_EXIT_FAILED;
+}
+
+static int parse(int argc, char **argv, sql_opts *o) {
+    static const struct option longs[] = {{"db", required_argument, 0, 'd'},
+                                          {"mode", required_argument, 0, 'm'},
+                                          {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "f:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'd': o->db_path = optarg; break;
+        case 'f': o->file = optarg; break;
+        case 'm':
+            if (!strcmp(optarg, "csv")) o->mode = SQL_MODE_CSV;
+            else if (!strcmp(optarg, "list")) o->mode = SQL_MODE_LIST;
+            else return tool_usage_error("sql", "--mode is csv or list, not '%s'", optarg);
+            break;
+        default: return TOOL_EXIT_USAGE;
+        }
+    }
+    o->traces = argv + optind;
+    o->n_traces = argc - optind;
+    struct stat st;
+    if (!o->file && o->n_traces > 1 && stat(o->traces[o->n_traces - 1], &st) != 0)
+        o->query = o->traces[--o->n_traces];
+    if (o->n_traces < 1) return tool_usage_error("sql", "sql takes one TRACE or more, then QUERY");
+    return 0;
+}
+
+static int run(int argc, char **argv) {
+    sql_opts o = {.mode = SQL_MODE_CSV};
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc;
+    char *text = NULL;
+    if (o.file && !(text = read_file(o.file))) {
+        fprintf(stderr, "opprof: %s: %s\n", o.file, strerror(errno ? errno : EIO));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    sqlite3 *db = NULL;
+    rc = open_db(&o, &db);
+    if (rc == 0 && sql_register_functions(db)) {
+        fprintf(stderr, "opprof: sql: %s\n", sqlite3_errmsg(db));
+        rc = TOOL_EXIT_FAILED;
+    }
+    if (rc == 0) rc = text ? run_text(db, text, o.mode) : o.query ? run_text(db, o.query, o.mode) : sql_shell(db, o.mode, stdin, stdout);
+    free(text);
+    sqlite3_close(db);
+    return rc;
+}
+
+TOOL_COMMAND(sql, "sql TRACE... [QUERY | -f FILE] [--db FILE] [--mode csv|list]",
+             "ask traces anything: Perfetto's SQL tables and opprof's, on SQLite", NULL);

@@ -1,0 +1,250 @@
+/* functions.c - the functions of Perfetto's SQL that its users call, on
+ * SQLite, written from trace_processor's documentation:
+ *   EXTRACT_ARG(arg_set_id, key)       an argument's value
+ *   ancestor_slice(id)                 the slices that enclose slice id
+ *   descendant_slice(id)               the slices that it encloses
+ *   directly_connected_flow(id)        the flows into and out of it
+ *   following_flow(id)                 the flows reached from it: out along a
+ *                                      flow, or down to a child
+ *   preceding_flow(id)                 ... in along a flow, or up to a parent
+ * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
+ * slices.self_dur), as views of opprof's own with their documented columns.
+ *
+ * A table-valued function is one eponymous virtual table kind: each runs an
+ * SQL query of its own with the argument bound to ?1. */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SLICE_COLUMNS \
+    "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur, cat, slice_id"
+#define FLOW_COLUMNS "id, slice_out, slice_in, trace_id, arg_set_id"
+
+typedef struct table_function {
+    const char *name, *argument, *columns, *query;
+} table_function;
+
+static const table_function TABLE_FUNCTIONS[] = {
+    {"ancestor_slice", "slice_id", SLICE_COLUMNS,
+     "WITH RECURSIVE up(id) AS (SELECT parent_id FROM slice WHERE id = ?1"
+     " UNION ALL SELECT s.parent_id FROM slice s JOIN up ON s.id = up.id WHERE s.parent_id IS NOT NULL)"
+     " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM up) ORDER BY depth"},
+    {"descendant_slice", "slice_id", SLICE_COLUMNS,
+     "WITH RECURSIVE down(id) AS (SELECT id FROM slice WHERE parent_id = ?1"
+     " UNION ALL SELECT s.id FROM slice s JOIN down ON s.parent_id = down.id)"
+     " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM down) ORDER BY id"},
+    {"directly_connected_flow", "slice_id", FLOW_COLUMNS,
+     "SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out = ?1 OR slice_in = ?1 ORDER BY id"},
+    {"following_flow", "slice_id", FLOW_COLUMNS,
+     "WITH RECURSIVE reached(id) AS (SELECT ?1"
+     " UNION SELECT f.slice_in FROM flow f JOIN reached r ON f.slice_out = r.id"
+     " UNION SELECT s.id FROM slice s JOIN reached r ON s.parent_id = r.id)"
+     " SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out IN (SELECT id FROM reached) ORDER BY id"},
+    {"preceding_flow", "slice_id", FLOW_COLUMNS,
+     "WITH RECURSIVE reached(id) AS (SELECT ?1"
+     " UNION SELECT f.slice_out FROM flow f JOIN reached r ON f.slice_in = r.id"
+     " UNION SELECT s.parent_id FROM slice s JOIN reached r ON s.id = r.id WHERE s.parent_id IS NOT NULL)"
+     " SELECT " FLOW_COLUMNS " FROM flow WHERE slice_in IN (SELECT id FROM reached) ORDER BY id"},
+};
+#define N_TABLE_FUNCTIONS (sizeof TABLE_FUNCTIONS / sizeof *TABLE_FUNCTIONS)
+
+/* ---- the virtual table --------------------------------------------------- */
+
+typedef struct tf_vtab {
+    sqlite3_vtab base;
+    sqlite3 *db;
+    const table_function *fn;
+    int n_columns;
+} tf_vtab;
+
+typedef struct tf_cursor {
+    sqlite3_vtab_cursor base;
+    sqlite3_stmt *st;
+    int64_t row;
+    bool eof;
+} tf_cursor;
+
+static int tf_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
+    (void)argc, (void)argv, (void)err;
+    const table_function *fn = aux;
+    char decl[512];
+    snprintf(decl, sizeof decl, "CREATE TABLE x(%s, %s HIDDEN)", fn->columns, fn->argument);
+    int rc = sqlite3_declare_vtab(db, decl);
+    if (rc) return rc;
+    tf_vtab *t = sqlite3_malloc(sizeof *t);
+    if (!t) return SQLITE_NOMEM;
+    memset(t, 0, sizeof *t);
+    t->db = db;
+    t->fn = fn;
+    t->n_columns = 1;
+    for (const char *c = fn->columns; *c; c++) t->n_columns += *c == ',';
+    *out = &t->base;
+    return SQLITE_OK;
+}
+
+static int tf_disconnect(sqlite3_vtab *v) {
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+/* The argument is required: an equality on the hidden column. */
+static int tf_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
+    tf_vtab *t = (tf_vtab *)v;
+    for (int i = 0; i < info->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        if (c->iColumn == t->n_columns && c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+            if (!c->usable) return SQLITE_CONSTRAINT;
+            info->aConstraintUsage[i].argvIndex = 1;
+            info->aConstraintUsage[i].omit = 1;
+            info->estimatedCost = 10;
+            info->idxNum = 1;
+            return SQLITE_OK;
+        }
+    }
+    info->estimatedCost = 1e99; /* a plan without it is the last resort: tf_filter refuses it */
+    return SQLITE_OK;
+}
+
+static int tf_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
+    (void)v;
+    tf_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int tf_close(sqlite3_vtab_cursor *cur) {
+    tf_cursor *c = (tf_cursor *)cur;
+    sqlite3_finalize(c->st);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int tf_next(sqlite3_vtab_cursor *cur) {
+    tf_cursor *c = (tf_cursor *)cur;
+    int rc = sqlite3_step(c->st);
+    c->eof = rc != SQLITE_ROW;
+    c->row++;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv) {
+    (void)idx, (void)idx_str;
+    tf_cursor *c = (tf_cursor *)cur;
+    tf_vtab *t = (tf_vtab *)cur->pVtab;
+    if (!c->st) {
+        int rc = sqlite3_prepare_v2(t->db, t->fn->query, -1, &c->st, NULL);
+        if (rc) return rc;
+    }
+    if (argc < 1) {
+        sqlite3_free(t->base.zErrMsg);
+        t->base.zErrMsg = sqlite3_mprintf("%s needs its argument: %s(%s)", t->fn->name, t->fn->name, t->fn->argument);
+        return SQLITE_ERROR;
+    }
+    sqlite3_reset(c->st);
+    sqlite3_bind_value(c->st, 1, argv[0]);
+    c->row = -1;
+    return tf_next(cur);
+}
+
+static int tf_eof(sqlite3_vtab_cursor *cur) { return ((tf_cursor *)cur)->eof; }
+
+static int tf_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+    tf_cursor *c = (tf_cursor *)cur;
+    if (col < ((tf_vtab *)cur->pVtab)->n_columns) sqlite3_result_value(ctx, sqlite3_column_value(c->st, col));
+    return SQLITE_OK;
+}
+
+static int tf_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+    *out = ((tf_cursor *)cur)->row;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module TABLE_FUNCTION_MODULE = {
+    .iVersion = 0,
+    .xConnect = tf_connect,
+    .xBestIndex = tf_best_index,
+    .xDisconnect = tf_disconnect,
+    .xOpen = tf_open,
+    .xClose = tf_close,
+    .xFilter = tf_filter,
+    .xNext = tf_next,
+    .xEof = tf_eof,
+    .xColumn = tf_column,
+    .xRowid = tf_rowid,
+};
+
+/* ---- EXTRACT_ARG ------------------------------------------------------------ */
+
+static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v3(sqlite3_context_db_handle(ctx),
+                                "SELECT CASE value_type WHEN 'int' THEN int_value WHEN 'real' THEN real_value"
+                                " ELSE string_value END FROM args WHERE arg_set_id = ? AND key = ?",
+                                -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+    if (rc) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    sqlite3_bind_value(st, 1, argv[0]);
+    sqlite3_bind_value(st, 2, argv[1]);
+    if (sqlite3_step(st) == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+    else sqlite3_result_null(ctx);
+    sqlite3_finalize(st);
+}
+
+int sql_register_functions(sqlite3 *db) {
+    int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg,
+                                     NULL, NULL);
+    for (size_t k = 0; k < N_TABLE_FUNCTIONS && rc == SQLITE_OK; k++)
+        rc = sqlite3_create_module(db, TABLE_FUNCTIONS[k].name, &TABLE_FUNCTION_MODULE, (void *)&TABLE_FUNCTIONS[k]);
+    return rc;
+}
+
+/* ---- INCLUDE PERFETTO MODULE ----------------------------------------------- */
+
+typedef struct module {
+    const char *name, *views;
+} module;
+
+static const module MODULES[] = {
+    {"slices.with_context",
+     "CREATE TEMP VIEW IF NOT EXISTS thread_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id,"
+     " tr.name AS track_name, t.name AS thread_name, t.utid, t.tid, t.is_main_thread, p.name AS process_name,"
+     " p.upid, p.pid, s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur"
+     " FROM slice s JOIN track tr ON tr.id = s.track_id JOIN thread t ON t.utid = tr.utid"
+     " LEFT JOIN process p ON p.upid = t.upid WHERE tr.is_counter = 0;\n"
+     "CREATE TEMP VIEW IF NOT EXISTS process_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id,"
+     " tr.name AS track_name, p.name AS process_name, p.upid, p.pid, s.depth, s.parent_id, s.arg_set_id,"
+     " s.thread_ts, s.thread_dur FROM slice s JOIN track tr ON tr.id = s.track_id"
+     " JOIN process p ON p.upid = tr.upid WHERE tr.utid IS NULL AND tr.is_counter = 0;\n"
+     "CREATE TEMP VIEW IF NOT EXISTS thread_or_process_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name,"
+     " s.track_id, tr.name AS track_name, t.name AS thread_name, t.utid, t.tid, p.name AS process_name, p.upid,"
+     " p.pid, s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur FROM slice s"
+     " JOIN track tr ON tr.id = s.track_id LEFT JOIN thread t ON t.utid = tr.utid"
+     " LEFT JOIN process p ON p.upid = COALESCE(tr.upid, t.upid) WHERE tr.is_counter = 0;\n"},
+    {"slices.self_dur",
+     "CREATE TEMP VIEW IF NOT EXISTS slice_self_dur AS SELECT s.id, s.dur - COALESCE((SELECT SUM(c.dur)"
+     " FROM slice c WHERE c.parent_id = s.id), 0) AS self_dur FROM slice s;\n"},
+};
+
+int sql_include_module(sqlite3 *db, const char *name, char *why, size_t why_size) {
+    for (size_t k = 0; k < sizeof MODULES / sizeof *MODULES; k++) {
+        if (strcmp(MODULES[k].name, name)) continue;
+        char *err = NULL;
+        int rc = sqlite3_exec(db, MODULES[k].views, NULL, NULL, &err);
+        if (rc) snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: %s", name, err ? err : sqlite3_errstr(rc));
+        sqlite3_free(err);
+        return rc;
+    }
+    size_t n = (size_t)snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: no such module here (opprof has", name);
+    for (size_t k = 0; k < sizeof MODULES / sizeof *MODULES && n < why_size; k++)
+        n += (size_t)snprintf(why + n, why_size - n, "%s %s", k ? "," : "", MODULES[k].name);
+    if (n < why_size) snprintf(why + n, why_size - n, ")");
+    return SQLITE_ERROR;
+}

@@ -1,0 +1,397 @@
+/* load.c - a capture's timeline into Perfetto's tables, by the rules of
+ * Perfetto's JSON importer: complete and B/E events on their thread's track
+ * (depth and parent_id from their nesting), their args under "args.",
+ * instants as zero-duration slices (on the thread's track, or its process's
+ * or the trace's for "s":"p" and "s":"g"), counters as process counter
+ * tracks, async b/e pairs on tracks of their own, flows between the slices
+ * that enclose their ends, and a device activity linked to the operator that
+ * launched it by a flow (as Kineto's ac2g flows are). Times: ns, the trace's
+ * own clock (the capture's start plus its times). */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statements ------------------------------------------------------- */
+
+int sql_row(sqlite3_stmt *st, const char *types, ...) {
+    va_list ap;
+    va_start(ap, types);
+    for (int i = 0; types[i]; i++) {
+        int col = i + 1;
+        switch (types[i]) {
+        case 'i': sqlite3_bind_int64(st, col, va_arg(ap, int64_t)); break;
+        case 'I': { /* an id, or NULL when negative */
+            int64_t v = va_arg(ap, int64_t);
+            if (v < 0) sqlite3_bind_null(st, col);
+            else sqlite3_bind_int64(st, col, v);
+            break;
+        }
+        case 'd': sqlite3_bind_double(st, col, va_arg(ap, double)); break;
+        case 's': { /* text, or NULL for NULL and "" */
+            const char *s = va_arg(ap, const char *);
+            if (s && *s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+            else sqlite3_bind_null(st, col);
+            break;
+        }
+        default: sqlite3_bind_null(st, col); break;
+        }
+    }
+    va_end(ap);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st) {
+    return sqlite3_prepare_v3(db, text, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+}
+
+enum { ST_PROCESS, ST_THREAD, ST_TRACK, ST_SLICE, ST_ARG, ST_COUNTER, ST_FLOW, ST_COUNT };
+static const char *const INSERTS[ST_COUNT] = {
+    "INSERT INTO process(upid, pid, name, trace_id) VALUES (?, ?, ?, ?)",
+    "INSERT INTO thread(utid, tid, name, upid, is_main_thread, trace_id) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type,"
+    " display_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
+    "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
+};
+
+typedef struct loader {
+    sqlite3 *db;
+    const opprof_capture *cap;
+    sql_ids *ids;
+    sqlite3_stmt *st[ST_COUNT];
+    int64_t trace_id, base_ns, first_slice;
+    const opprof_event *ev;
+    size_t n_ev;
+    const opprof_thread_info *th;
+    size_t n_th;
+    int64_t *utid, *upid, *track; /* by capture thread */
+    size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
+    int64_t *arg_set;             /* by event, -1: none */
+    int64_t process_track_upid, process_track, global_track;
+} loader;
+
+static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
+
+static int64_t new_track(loader *L, const char *name, const char *type, const char *cls, int64_t utid,
+                         int64_t upid, int counter) {
+    int64_t id = L->ids->track++;
+    int rc = sql_row(L->st[ST_TRACK], "isssIIi", id, name, type, cls, utid, upid, (int64_t)counter);
+    return rc ? -1 : id;
+}
+
+/* ---- processes, threads, their tracks ------------------------------------ */
+
+static int load_threads(loader *L) {
+    L->utid = calloc(L->n_th + 1, sizeof *L->utid);
+    L->upid = calloc(L->n_th + 1, sizeof *L->upid);
+    L->track = calloc(L->n_th + 1, sizeof *L->track);
+    if (!L->utid || !L->upid || !L->track) return SQLITE_NOMEM;
+    for (size_t t = 0; t < L->n_th; t++) {
+        const opprof_thread_info *ti = &L->th[t];
+        L->upid[t] = -1;
+        for (size_t u = 0; u < t && L->upid[t] < 0; u++)
+            if (L->th[u].pid == ti->pid) L->upid[t] = L->upid[u];
+        if (L->upid[t] < 0) {
+            L->upid[t] = L->ids->upid++;
+            int rc = sql_row(L->st[ST_PROCESS], "iisi", L->upid[t], ti->pid, ti->process, L->trace_id);
+            if (rc) return rc;
+        }
+        L->utid[t] = L->ids->utid++;
+        int rc = sql_row(L->st[ST_THREAD], "iisiii", L->utid[t], ti->tid, ti->name, L->upid[t],
+                         (int64_t)(ti->tid == ti->pid), L->trace_id);
+        if (rc) return rc;
+        L->track[t] = new_track(L, NULL, "thread_track", "thread", L->utid[t], -1, 0);
+        if (L->track[t] < 0) return sqlite3_errcode(L->db);
+    }
+    return SQLITE_OK;
+}
+
+/* ---- slices ----------------------------------------------------------------- */
+
+/* The innermost event of `thread` open at ts (its start <= ts <= its end),
+ * else, when `or_next`, the first that starts after ts; -1 if none. */
+static int64_t enclosing(const loader *L, uint32_t thread, int64_t ts, bool or_next) {
+    if (thread >= L->n_th) return -1;
+    size_t lo = L->first_event[thread], hi = L->first_event[thread + 1];
+    size_t a = lo, b = hi; /* the first event starting after ts */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (L->ev[m].start_ns <= ts) a = m + 1;
+        else b = m;
+    }
+    for (int64_t i = (int64_t)a - 1; i >= (int64_t)lo; i = L->ev[i].parent) {
+        if (L->ev[i].start_ns + L->ev[i].duration_ns >= ts) return i;
+        if (L->ev[i].parent < 0) break;
+    }
+    return or_next && a < hi ? (int64_t)a : -1;
+}
+
+static int add_arg(loader *L, int64_t set, const char *key, const char *type, int64_t i, const char *s, double d) {
+    char full[320], display[64];
+    snprintf(full, sizeof full, "args.%s", key);
+    const char *shown = s;
+    if (!strcmp(type, "int")) snprintf(display, sizeof display, "%lld", (long long)i), shown = display;
+    else if (!strcmp(type, "real")) snprintf(display, sizeof display, "%.17g", d), shown = display;
+    int64_t id = L->ids->arg++;
+    if (!strcmp(type, "int")) return sql_row(L->st[ST_ARG], "iissi--ss", id, set, full, full, i, type, shown);
+    if (!strcmp(type, "real")) return sql_row(L->st[ST_ARG], "iiss--dss", id, set, full, full, d, type, shown);
+    return sql_row(L->st[ST_ARG], "iiss-s-ss", id, set, full, full, s, type, shown);
+}
+
+static int64_t arg_set_of(loader *L, size_t e) {
+    if (L->arg_set[e] < 0) L->arg_set[e] = L->ids->arg_set++;
+    return L->arg_set[e];
+}
+
+/* Each event's arguments (opprof's own, FLOPs, bytes) and input shapes. */
+static int load_args(loader *L) {
+    size_t n_marks = 0;
+    const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
+    for (size_t k = 0; k < n_marks; k++) {
+        if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev) continue;
+        int64_t set = arg_set_of(L, (size_t)m[k].event);
+        const char *key = opprof_capture_name(L->cap, m[k].name);
+        int rc = SQLITE_OK;
+        switch (m[k].kind) {
+        case OPPROF_MARK_ARG_INT: rc = add_arg(L, set, key, "int", m[k].value.i, NULL, 0); break;
+        case OPPROF_MARK_ARG_DOUBLE: rc = add_arg(L, set, key, "real", 0, NULL, m[k].value.d); break;
+        case OPPROF_MARK_ARG_STR:
+            rc = add_arg(L, set, key, "string", 0, opprof_capture_name(L->cap, m[k].value.str), 0);
+            break;
+        case OPPROF_MARK_FLOPS: rc = add_arg(L, set, "flops", "int", m[k].value.i, NULL, 0); break;
+        case OPPROF_MARK_BYTES: rc = add_arg(L, set, "bytes", "int", m[k].value.i, NULL, 0); break;
+        default: break;
+        }
+        if (rc) return rc;
+    }
+    for (size_t e = 0; e < L->n_ev; e++) {
+        const opprof_site *site = opprof_capture_site(L->cap, L->ev[e].site);
+        const opprof_shapes *sh = site ? opprof_capture_shapes(L->cap, site->shapes) : NULL;
+        if (!sh) continue;
+        char dims[1024];
+        opprof_shapes_format(sh, dims, sizeof dims);
+        int rc = add_arg(L, arg_set_of(L, e), "Input Dims", "string", 0, dims, 0);
+        if (rc) return rc;
+    }
+    return SQLITE_OK;
+}
+
+static int load_slices(loader *L) {
+    int *depth = malloc((L->n_ev + 1) * sizeof *depth);
+    if (!depth) return SQLITE_NOMEM;
+    int rc = SQLITE_OK;
+    for (size_t i = 0; i < L->n_ev && rc == SQLITE_OK; i++) {
+        const opprof_event *e = &L->ev[i];
+        bool device = e->kind == OPPROF_KIND_DEVICE;
+        int64_t parent = !device && e->parent >= 0 ? e->parent : -1;
+        depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
+        const char *cat = opprof_capture_category(L->cap, e);
+        rc = sql_row(L->st[ST_SLICE], "iiiissiII", L->first_slice + (int64_t)i, ts_of(L, e->start_ns), e->duration_ns,
+                     L->track[e->thread], cat ? cat : opprof_kind_category((opprof_kind)e->kind),
+                     opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
+                     parent >= 0 ? L->first_slice + parent : -1, L->arg_set[i]);
+        if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
+            rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, L->first_slice + e->parent,
+                         L->first_slice + (int64_t)i, L->trace_id);
+    }
+    free(depth);
+    L->ids->slice += (int64_t)L->n_ev;
+    return rc;
+}
+
+/* ---- marks between events: instants, counters, flows, async ranges ----- */
+
+typedef struct pending {
+    uint64_t id;
+    uint32_t name;
+    uint32_t kind;
+    int64_t ts;
+    uint32_t thread;
+} pending;
+
+static int by_pair(const void *a, const void *b) {
+    const pending *x = a, *y = b;
+    if (x->name != y->name) return x->name < y->name ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int load_instant(loader *L, const opprof_mark *m) {
+    int64_t track, parent = -1, depth = 0;
+    if (m->value.i == OPPROF_INSTANT_THREAD) {
+        track = L->track[m->thread];
+        parent = enclosing(L, m->thread, m->ts_ns, false);
+        for (int64_t p = parent; p >= 0; p = L->ev[p].parent) depth++;
+    } else if (m->value.i == OPPROF_INSTANT_PROCESS) {
+        if (L->process_track_upid != L->upid[m->thread] || L->process_track < 0) {
+            L->process_track = new_track(L, NULL, "process_track", "process", -1, L->upid[m->thread], 0);
+            L->process_track_upid = L->upid[m->thread];
+        }
+        track = L->process_track;
+    } else {
+        if (L->global_track < 0) L->global_track = new_track(L, NULL, "global_track", "global", -1, -1, 0);
+        track = L->global_track;
+    }
+    if (track < 0) return sqlite3_errcode(L->db);
+    return sql_row(L->st[ST_SLICE], "iiiissiI-", L->ids->slice++, ts_of(L, m->ts_ns), (int64_t)0, track, "instant",
+                   opprof_capture_name(L->cap, m->name), depth, parent >= 0 ? L->first_slice + parent : -1);
+}
+
+typedef struct counter_track {
+    int64_t upid, track;
+    uint32_t name;
+} counter_track;
+
+static int load_counter(loader *L, const opprof_mark *m, counter_track **tracks, size_t *n) {
+    int64_t upid = L->upid[m->thread], track = -1;
+    for (size_t k = *n; k-- > 0 && track < 0;)
+        if ((*tracks)[k].name == m->name && (*tracks)[k].upid == upid) track = (*tracks)[k].track;
+    if (track < 0) {
+        counter_track *grown = realloc(*tracks, (*n + 1) * sizeof **tracks);
+        if (!grown) return SQLITE_NOMEM;
+        *tracks = grown;
+        track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1, upid, 1);
+        if (track < 0) return sqlite3_errcode(L->db);
+        (*tracks)[(*n)++] = (counter_track){upid, track, m->name};
+    }
+    return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
+}
+
+/* Flows: the marks of one id in time order, each to the next (s -> t -> f). */
+static int load_flows(loader *L, pending *p, size_t n) {
+    qsort(p, n, sizeof *p, by_pair);
+    for (size_t k = 0; k + 1 < n; k++) {
+        if (p[k].id != p[k + 1].id || p[k + 1].kind != OPPROF_MARK_FLOW_END) continue;
+        int64_t out = enclosing(L, p[k].thread, p[k].ts, true), in = enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
+        if (out < 0 || in < 0) continue;
+        int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, L->first_slice + out, L->first_slice + in, L->trace_id);
+        if (rc) return rc;
+    }
+    return SQLITE_OK;
+}
+
+/* Async ranges: a begin and the next end of the same name and id, on a
+ * process track of that name and id. */
+static int load_async(loader *L, pending *p, size_t n) {
+    qsort(p, n, sizeof *p, by_pair);
+    int64_t track = -1;
+    for (size_t k = 0; k < n; k++) {
+        bool same = k > 0 && p[k - 1].name == p[k].name && p[k - 1].id == p[k].id;
+        if (!same) track = -1;
+        if (p[k].kind != OPPROF_MARK_ASYNC_BEGIN || k + 1 >= n || p[k + 1].kind != OPPROF_MARK_ASYNC_END ||
+            p[k + 1].name != p[k].name || p[k + 1].id != p[k].id)
+            continue;
+        const char *name = opprof_capture_name(L->cap, p[k].name);
+        if (track < 0) track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0);
+        if (track < 0) return sqlite3_errcode(L->db);
+        int rc = sql_row(L->st[ST_SLICE], "iiiissi--", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts,
+                         track, "async", name, (int64_t)0);
+        if (rc) return rc;
+        k++;
+    }
+    return SQLITE_OK;
+}
+
+static int load_marks(loader *L) {
+    size_t n_marks = 0, n_flow = 0, n_async = 0, n_tracks = 0;
+    const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
+    pending *flow = malloc((n_marks + 1) * sizeof *flow), *async = malloc((n_marks + 1) * sizeof *async);
+    counter_track *tracks = NULL;
+    int rc = flow && async ? SQLITE_OK : SQLITE_NOMEM;
+    for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
+        if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
+        pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread};
+        switch (m[k].kind) {
+        case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
+        case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], &tracks, &n_tracks); break;
+        case OPPROF_MARK_FLOW_BEGIN:
+        case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
+        case OPPROF_MARK_ASYNC_BEGIN:
+        case OPPROF_MARK_ASYNC_END: async[n_async++] = pd; break;
+        default: break;
+        }
+    }
+    if (rc == SQLITE_OK) rc = load_flows(L, flow, n_flow);
+    if (rc == SQLITE_OK) rc = load_async(L, async, n_async);
+    free(flow);
+    free(async);
+    free(tracks);
+    return rc;
+}
+
+/* ---- the trace ----------------------------------------------------------- */
+
+static int load_trace_row(loader *L, const sql_trace *t) {
+    opprof_capture_info info = opprof_capture_get_info(L->cap);
+    sqlite3_stmt *st = NULL;
+    int rc = sql_prepare(L->db,
+                         "INSERT INTO trace(id, file, producer, rank, world_size, backend, pid, first_step,"
+                         " last_step, start_ts, end_ts, mtime_ns, size_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         &st);
+    int64_t first = -1, last = -1;
+    for (size_t i = 0; i < L->n_ev; i++) {
+        if (L->ev[i].kind != OPPROF_KIND_STEP) continue;
+        const char *name = opprof_capture_name(L->cap, L->ev[i].name), *hash = name ? strchr(name, '#') : NULL;
+        int64_t n = hash ? strtoll(hash + 1, NULL, 10) : -1;
+        if (n >= 0 && (first < 0 || n < first)) first = n;
+        if (n > last) last = n;
+    }
+    bool ranked = info.rank.backend[0] || info.rank.world_size > 1;
+    if (rc == SQLITE_OK)
+        rc = sql_row(st, "issIIsiIIiiii", L->trace_id, t->path, opprof_producer_name(info.producer),
+                     ranked ? (int64_t)info.rank.rank : -1, ranked ? (int64_t)info.rank.world_size : -1,
+                     info.rank.backend, info.pid, first, last, L->base_ns, L->base_ns + info.duration_ns, t->mtime_ns,
+                     t->size_bytes);
+    sqlite3_finalize(st);
+    if (rc) return rc;
+    rc = sql_prepare(L->db, "INSERT INTO stats(name, idx, severity, source, value, description, trace_id)"
+                            " VALUES (?, ?, ?, 'trace', ?, ?, ?)", &st);
+    for (size_t k = 0; k < t->n_stats && rc == SQLITE_OK; k++)
+        rc = sql_row(st, "sisisi", t->stats[k].name, (int64_t)k, "info", t->stats[k].value, t->stats[k].description,
+                     L->trace_id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_all(loader *L, const sql_trace *t) {
+    int rc = load_trace_row(L, t);
+    if (rc == SQLITE_OK) rc = load_threads(L);
+    L->first_event = calloc(L->n_th + 2, sizeof *L->first_event);
+    L->arg_set = malloc((L->n_ev + 1) * sizeof *L->arg_set);
+    if (!L->first_event || !L->arg_set) return SQLITE_NOMEM;
+    for (size_t i = 0; i < L->n_ev; i++) L->arg_set[i] = -1;
+    for (size_t i = 0; i < L->n_ev; i++) L->first_event[L->ev[i].thread + 1]++;
+    for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
+    if (rc == SQLITE_OK) rc = load_args(L);
+    if (rc == SQLITE_OK) rc = load_slices(L);
+    if (rc == SQLITE_OK) rc = load_marks(L);
+    if (rc == SQLITE_OK) rc = sql_load_own(L->db, L->cap, L->trace_id, L->utid, L->first_slice, L->ids);
+    return rc;
+}
+
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_ids *ids) {
+    loader L = {.db = db, .cap = cap, .ids = ids, .process_track = -1, .global_track = -1, .process_track_upid = -1};
+    L.ev = opprof_capture_events(cap, &L.n_ev);
+    L.th = opprof_capture_threads(cap, &L.n_th);
+    L.trace_id = ids->trace++;
+    L.base_ns = opprof_capture_get_info(cap).base_time_ns;
+    L.first_slice = ids->slice;
+    int rc = SQLITE_OK;
+    for (int k = 0; k < ST_COUNT && rc == SQLITE_OK; k++) rc = sql_prepare(db, INSERTS[k], &L.st[k]);
+    if (rc == SQLITE_OK) rc = load_all(&L, trace);
+    for (int k = 0; k < ST_COUNT; k++) sqlite3_finalize(L.st[k]);
+    free(L.utid);
+    free(L.upid);
+    free(L.track);
+    free(L.first_event);
+    free(L.arg_set);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/* load_own.c - what opprof knows of a capture that Perfetto's tables do not
+ * hold: key averages (the rows of `opprof report`, by the producer's rules,
+ * device time and pools included), each slice's call site, input shapes,
+ * FLOPs, bytes, time off the CPU, memory peak and samples (opprof_slice),
+ * the steps, the memory events, and the samples in Perfetto's perf_sample /
+ * stack_profile_* layout. */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct own {
+    sqlite3 *db;
+    const opprof_capture *cap;
+    int64_t trace_id, first_slice, base_ns;
+    const int64_t *utid;
+    sql_ids *ids;
+} own;
+
+static int64_t slice_of(const own *o, int32_t event) { return event >= 0 ? o->first_slice + event : -1; }
+
+static int load_averages(own *o) {
+    opprof_averages *av = NULL;
+    int rc = opprof_capture_averages(o->cap, &av) ? SQLITE_NOMEM : SQLITE_OK;
+    sqlite3_stmt *st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db,
+                         "INSERT INTO key_averages(trace_id, name, device, calls, self_ns, total_ns, self_device_ns,"
+                         " total_device_ns, cpu_memory_bytes, self_cpu_memory_bytes, peak_memory_bytes,"
+                         " device_memory_bytes, self_device_memory_bytes, flops, bytes, samples, total_samples,"
+                         " top_frame, off_cpu_ns, self_off_cpu_ns, wall_ns, wait_ns, threads, imbalance, mangled_name)"
+                         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         &st);
+    size_t n = 0;
+    const opprof_average_row *r = opprof_averages_rows(av, &n);
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+        rc = sql_row(st, "isiiiiiiiiiiiiiiisiiiiids", o->trace_id, r[k].key, (int64_t)r[k].device, r[k].calls,
+                     r[k].self_ns, r[k].total_ns, r[k].self_device_ns, r[k].total_device_ns, r[k].cpu_mem,
+                     r[k].self_cpu_mem, r[k].peak_mem, r[k].device_mem, r[k].self_device_mem, r[k].flops, r[k].bytes,
+                     r[k].samples, r[k].total_samples, r[k].top_frame, r[k].off_cpu_ns, r[k].self_off_cpu_ns,
+                     r[k].wall_ns, r[k].wait_ns, (int64_t)r[k].threads, r[k].imbalance, r[k].mangled);
+    sqlite3_finalize(st);
+    opprof_averages_free(av);
+    return rc;
+}
+
+static const char *kind_name(unsigned kind) {
+    static const char *const NAMES[] = {"user_annotation", "cpu_op", "step", "device", "device_annotation"};
+    return kind < sizeof NAMES / sizeof *NAMES ? NAMES[kind] : "unknown";
+}
+
+/* Each event's FLOPs and bytes: its marks, else PyTorch's formulas from its shapes. */
+static void event_work(const opprof_capture *cap, const opprof_event *ev, size_t n, int64_t *flops, int64_t *bytes) {
+    size_t n_marks = 0;
+    const opprof_mark *m = opprof_capture_marks(cap, &n_marks);
+    for (size_t k = 0; k < n_marks; k++) {
+        if (m[k].event < 0 || (size_t)m[k].event >= n) continue;
+        if (m[k].kind == OPPROF_MARK_FLOPS) flops[m[k].event] += m[k].value.i;
+        if (m[k].kind == OPPROF_MARK_BYTES) bytes[m[k].event] += m[k].value.i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (flops[i]) continue;
+        const opprof_site *site = opprof_capture_site(cap, ev[i].site);
+        flops[i] = opprof_flops(opprof_capture_name(cap, ev[i].name),
+                                site ? opprof_capture_shapes(cap, site->shapes) : NULL);
+    }
+}
+
+static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
+    int64_t *flops = calloc(n + 1, sizeof *flops), *bytes = calloc(n + 1, sizeof *bytes), *samples = calloc(n + 1, 8);
+    int64_t *off = NULL, *peak = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = flops && bytes && samples && !opprof_capture_event_off_cpu(o->cap, &off) &&
+                     !opprof_capture_peak_memory(o->cap, &peak)
+                 ? SQLITE_OK
+                 : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) {
+        event_work(o->cap, ev, n, flops, bytes);
+        size_t n_samples = 0;
+        const opprof_sample *s = opprof_capture_samples(o->cap, &n_samples);
+        for (size_t k = 0; k < n_samples; k++)
+            if (s[k].owner >= 0 && (size_t)s[k].owner < n) samples[s[k].owner]++;
+        rc = sql_prepare(o->db,
+                         "INSERT INTO opprof_slice(slice_id, kind, file, function, line, input_dims, flops, bytes,"
+                         " off_cpu_ns, peak_memory_bytes, samples) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         &st);
+    }
+    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        const opprof_site *site = opprof_capture_site(o->cap, ev[i].site);
+        const opprof_shapes *sh = site ? opprof_capture_shapes(o->cap, site->shapes) : NULL;
+        char dims[1024] = "";
+        if (sh) opprof_shapes_format(sh, dims, sizeof dims);
+        rc = sql_row(st, "isssIsiiiii", o->first_slice + (int64_t)i, kind_name(ev[i].kind), site ? site->file : NULL,
+                     site ? site->function : NULL, site && site->line ? (int64_t)site->line : -1, dims, flops[i],
+                     bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i]);
+    }
+    sqlite3_finalize(st);
+    free(flops);
+    free(bytes);
+    free(samples);
+    opprof_free(off);
+    opprof_free(peak);
+    return rc;
+}
+
+static int load_steps(own *o, const opprof_event *ev, size_t n) {
+    sqlite3_stmt *st = NULL;
+    int rc = sql_prepare(o->db, "INSERT INTO step(trace_id, number, name, ts, dur, slice_id, utid) VALUES (?,?,?,?,?,?,?)",
+                         &st);
+    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        if (ev[i].kind != OPPROF_KIND_STEP) continue;
+        const char *name = opprof_capture_name(o->cap, ev[i].name), *hash = name ? strchr(name, '#') : NULL;
+        rc = sql_row(st, "iIsiiii", o->trace_id, hash ? strtoll(hash + 1, NULL, 10) : -1, name,
+                     o->base_ns + ev[i].start_ns, ev[i].duration_ns, o->first_slice + (int64_t)i, o->utid[ev[i].thread]);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_memory(own *o) {
+    size_t n = 0;
+    const opprof_memory_event *m = opprof_capture_memory_events(o->cap, &n);
+    sqlite3_stmt *st = NULL;
+    int rc = sql_prepare(o->db,
+                         "INSERT INTO memory(id, trace_id, ts, utid, addr, bytes, total_allocated, slice_id,"
+                         " device_type, device_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                         &st);
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+        rc = sql_row(st, "iiiiiiiIii", o->ids->memory++, o->trace_id, o->base_ns + m[k].ts_ns, o->utid[m[k].thread],
+                     (int64_t)m[k].addr, m[k].bytes, m[k].total_allocated, slice_of(o, m[k].owner),
+                     (int64_t)m[k].device_type, (int64_t)m[k].device_id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- samples: Perfetto's callsite tree ------------------------------------ */
+
+typedef struct stacks_st {
+    sqlite3_stmt *find_frame, *add_frame, *find_site, *add_site;
+} stacks_st;
+
+/* The id of the row that `find` selects, inserted by `add` when missing. */
+static int64_t find_or_add(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *add, const char *types, int64_t a,
+                           const char *s, int64_t b) {
+    int64_t id = -1;
+    if (types[0] == 's') sqlite3_bind_text(find, 1, s, -1, SQLITE_TRANSIENT);
+    else if (a < 0) sqlite3_bind_null(find, 1);
+    else sqlite3_bind_int64(find, 1, a);
+    if (types[1] == 's') {
+        if (s) sqlite3_bind_text(find, 2, s, -1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(find, 2);
+    } else {
+        sqlite3_bind_int64(find, 2, b);
+    }
+    if (sqlite3_step(find) == SQLITE_ROW) id = sqlite3_column_int64(find, 0);
+    sqlite3_reset(find);
+    if (id >= 0) return id;
+    if (sqlite3_step(add) != SQLITE_DONE) id = -1;
+    else id = sqlite3_last_insert_rowid(db);
+    sqlite3_reset(add);
+    (void)db;
+    return id;
+}
+
+static int64_t frame_id(own *o, stacks_st *q, const char *name, const char *source) {
+    sqlite3_bind_text(q->add_frame, 1, name ? name : "", -1, SQLITE_TRANSIENT);
+    if (source) sqlite3_bind_text(q->add_frame, 2, source, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(q->add_frame, 2);
+    sqlite3_bind_text(q->find_frame, 1, name ? name : "", -1, SQLITE_TRANSIENT);
+    if (source) sqlite3_bind_text(q->find_frame, 2, source, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(q->find_frame, 2);
+    int64_t id = -1;
+    if (sqlite3_step(q->find_frame) == SQLITE_ROW) id = sqlite3_column_int64(q->find_frame, 0);
+    sqlite3_reset(q->find_frame);
+    if (id < 0 && sqlite3_step(q->add_frame) == SQLITE_DONE) id = sqlite3_last_insert_rowid(o->db);
+    sqlite3_reset(q->add_frame);
+    return id;
+}
+
+static int64_t callsite_id(own *o, stacks_st *q, int64_t parent, int64_t depth, int64_t frame) {
+    sqlite3_bind_int64(q->add_site, 1, depth);
+    if (parent < 0) sqlite3_bind_null(q->add_site, 2);
+    else sqlite3_bind_int64(q->add_site, 2, parent);
+    sqlite3_bind_int64(q->add_site, 3, frame);
+    return find_or_add(o->db, q->find_site, q->add_site, "ii", parent, NULL, frame);
+}
+
+/* The callsite of each distinct stack: its frames from the outermost in. */
+static int stack_callsites(own *o, stacks_st *q, int64_t *site_of) {
+    size_t n_stacks = opprof_capture_stack_count(o->cap);
+    for (size_t s = 0; s < n_stacks; s++) {
+        size_t depth = 0, n_src = 0;
+        const uint32_t *frames = opprof_capture_stack(o->cap, (uint32_t)s, &depth);
+        const uint32_t *src = opprof_capture_stack_sources(o->cap, (uint32_t)s, &n_src);
+        int64_t parent = -1;
+        for (size_t k = depth; k-- > 0;) {
+            const char *source = src && k < n_src && src[k] != UINT32_MAX ? opprof_capture_name(o->cap, src[k]) : NULL;
+            int64_t frame = frame_id(o, q, opprof_capture_name(o->cap, frames[k]), source);
+            parent = frame < 0 ? -1 : callsite_id(o, q, parent, (int64_t)(depth - 1 - k), frame);
+            if (parent < 0) return sqlite3_errcode(o->db) ? sqlite3_errcode(o->db) : SQLITE_ERROR;
+        }
+        site_of[s] = parent;
+    }
+    return SQLITE_OK;
+}
+
+static int load_samples(own *o) {
+    size_t n = 0;
+    const opprof_sample *s = opprof_capture_samples(o->cap, &n);
+    if (n == 0) return SQLITE_OK;
+    stacks_st q = {0};
+    sqlite3_stmt *add = NULL;
+    int64_t *site_of = calloc(opprof_capture_stack_count(o->cap) + 1, sizeof *site_of);
+    int rc = site_of ? SQLITE_OK : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sql_prepare(o->db, "SELECT id FROM stack_profile_frame WHERE name = ? AND source IS ?", &q.find_frame);
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db, "INSERT INTO stack_profile_frame(name, mapping, source) VALUES (?, 0, ?)", &q.add_frame);
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db, "SELECT id FROM stack_profile_callsite WHERE parent_id IS ? AND frame_id = ?", &q.find_site);
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db, "INSERT INTO stack_profile_callsite(depth, parent_id, frame_id) VALUES (?, ?, ?)",
+                         &q.add_site);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(o->db, "INSERT OR IGNORE INTO stack_profile_mapping(id, name) VALUES (0, '[unknown]')", 0, 0, 0);
+    if (rc == SQLITE_OK) rc = stack_callsites(o, &q, site_of);
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db,
+                         "INSERT INTO perf_sample(id, ts, utid, cpu_mode, callsite_id, perf_session_id, slice_id)"
+                         " VALUES (?, ?, ?, 'user', ?, ?, ?)",
+                         &add);
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+        rc = sql_row(add, "iiiIiI", o->ids->sample++, o->base_ns + s[k].ts_ns, o->utid[s[k].thread],
+                     s[k].stack < opprof_capture_stack_count(o->cap) ? site_of[s[k].stack] : -1, o->trace_id,
+                     slice_of(o, s[k].owner));
+    sqlite3_finalize(q.find_frame);
+    sqlite3_finalize(q.add_frame);
+    sqlite3_finalize(q.find_site);
+    sqlite3_finalize(q.add_site);
+    sqlite3_finalize(add);
+    free(site_of);
+    return rc;
+}
+
+int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids, int64_t first_slice,
+                 sql_ids *ids) {
+    own o = {db, cap, trace_id, first_slice, opprof_capture_get_info(cap).base_time_ns, utids, ids};
+    size_t n = 0;
+    const opprof_event *ev = opprof_capture_events(cap, &n);
+    int rc = load_averages(&o);
+    if (rc == SQLITE_OK) rc = load_slice_facts(&o, ev, n);
+    if (rc == SQLITE_OK) rc = load_steps(&o, ev, n);
+    if (rc == SQLITE_OK) rc = load_memory(&o);
+    if (rc == SQLITE_OK) rc = load_samples(&o);
+    return rc;
+}

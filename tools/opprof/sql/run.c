@@ -1,0 +1,129 @@
+/* run.c - statements run one after another and their results printed as
+ * trace_processor's shell prints them (src/trace_processor/shell: every
+ * column name and string in double quotes, as they are; NULL as "[NULL]";
+ * integers plain; doubles "%f"; a blob "<raw bytes>"; a header even with no
+ * rows; an empty line for each statement without result columns that is
+ * not the last). Several results print one after another, a blank line
+ * apart (trace_processor refuses a second: here it is printed). */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+/* Past blanks and comments. */
+static const char *skip_blank(const char *p) {
+    for (;;) {
+        while (isspace((unsigned char)*p)) p++;
+        if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n') p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            p = end ? end + 2 : p + strlen(p);
+        } else {
+            return p;
+        }
+    }
+}
+
+/* The word at p, case-insensitive, followed by a blank: p past it, or NULL. */
+static const char *word(const char *p, const char *w) {
+    size_t n = strlen(w);
+    if (strncasecmp(p, w, n) || !isspace((unsigned char)p[n])) return NULL;
+    return skip_blank(p + n);
+}
+
+static void print_value(sqlite3_stmt *st, int col, sql_mode mode, FILE *out) {
+    int type = sqlite3_column_type(st, col);
+    if (mode == SQL_MODE_LIST) {
+        if (type != SQLITE_NULL) fputs((const char *)sqlite3_column_text(st, col), out);
+        return;
+    }
+    switch (type) {
+    case SQLITE_NULL: fputs("\"[NULL]\"", out); break;
+    case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, col)); break;
+    case SQLITE_FLOAT: fprintf(out, "%f", sqlite3_column_double(st, col)); break;
+    case SQLITE_BLOB: fputs("\"<raw bytes>\"", out); break;
+    default: fprintf(out, "\"%s\"", (const char *)sqlite3_column_text(st, col)); break;
+    }
+}
+
+/* A result: its header, then each row. */
+static int print_result(sqlite3_stmt *st, sql_mode mode, FILE *out) {
+    int n = sqlite3_column_count(st);
+    const char *sep = mode == SQL_MODE_LIST ? "|" : ",";
+    for (int c = 0; c < n; c++)
+        fprintf(out, mode == SQL_MODE_LIST ? "%s%s" : "%s\"%s\"", c ? sep : "", sqlite3_column_name(st, c));
+    fputc('\n', out);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int c = 0; c < n; c++) {
+            if (c) fputs(sep, out);
+            print_value(st, c, mode, out);
+        }
+        fputc('\n', out);
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int line_of(const char *text, const char *at) {
+    int line = 1;
+    for (const char *p = text; p < at; p++) line += *p == '\n';
+    return line;
+}
+
+/* "INCLUDE PERFETTO MODULE name;" at p: run, *next past it; 0 if p is not one. */
+static int include_module(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size) {
+    const char *q = word(p, "include");
+    q = q ? word(q, "perfetto") : NULL;
+    q = q ? word(q, "module") : NULL;
+    if (!q) return -1;
+    char name[128];
+    size_t n = 0;
+    while (q[n] && q[n] != ';' && !isspace((unsigned char)q[n]) && n + 1 < sizeof name) name[n] = q[n], n++;
+    name[n] = '\0';
+    const char *end = skip_blank(q + n);
+    if (*end == ';') end++;
+    *next = end;
+    return sql_include_module(db, name, why, why_size);
+}
+
+int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size) {
+    const char *p = skip_blank(text);
+    bool printed = false;
+    while (*p) {
+        const char *next = NULL;
+        int rc = include_module(db, p, &next, why, why_size);
+        if (rc > 0) return rc;
+        if (rc == 0) {
+            p = skip_blank(next);
+            if (*p) fputc('\n', out);
+            continue;
+        }
+        sqlite3_stmt *st = NULL;
+        rc = sqlite3_prepare_v2(db, p, -1, &st, &next);
+        if (rc == SQLITE_OK && st && sqlite3_column_count(st) > 0) {
+            if (printed) fputc('\n', out);
+            rc = print_result(st, mode, out);
+            printed = true;
+        } else if (rc == SQLITE_OK && st) {
+            while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+            if (rc == SQLITE_DONE) rc = SQLITE_OK;
+            if (rc == SQLITE_OK && *skip_blank(next)) fputc('\n', out);
+        }
+        if (rc) {
+            const char *eol = strchr(p, '\n');
+            int len = eol ? (int)(eol - p) : (int)strlen(p);
+            snprintf(why, why_size, "line %d: %s (in: %.*s)", line_of(text, p), sqlite3_errmsg(db), len > 120 ? 120 : len,
+                     p);
+            sqlite3_finalize(st);
+            return rc;
+        }
+        sqlite3_finalize(st);
+        p = skip_blank(next);
+    }
+    return SQLITE_OK;
+}
+
+int sql_is_complete(const char *text) { return sqlite3_complete(text); }

@@ -1,0 +1,73 @@
+/* schema.c - the tables and views of `opprof sql`: Perfetto's (names,
+ * columns, ids and units as trace_processor's documentation gives them:
+ * times in ns, ids from 0) and opprof's own. The one list of their columns:
+ * the loaders insert by these names. */
+#include "sql.h"
+
+static const char SCHEMA[] =
+    /* What opprof adds: one row a trace of the database. */
+    "CREATE TABLE trace(id INTEGER PRIMARY KEY, file TEXT, producer TEXT, rank INTEGER, world_size INTEGER,"
+    " backend TEXT, pid INTEGER, first_step INTEGER, last_step INTEGER, start_ts INTEGER, end_ts INTEGER,"
+    " mtime_ns INTEGER, size_bytes INTEGER);\n"
+    /* Perfetto's. */
+    "CREATE TABLE process(upid INTEGER PRIMARY KEY, id INTEGER GENERATED ALWAYS AS (upid) VIRTUAL, pid INTEGER,"
+    " name TEXT, start_ts INTEGER, end_ts INTEGER, parent_upid INTEGER, uid INTEGER, cmdline TEXT,"
+    " arg_set_id INTEGER, trace_id INTEGER);\n"
+    "CREATE TABLE thread(utid INTEGER PRIMARY KEY, id INTEGER GENERATED ALWAYS AS (utid) VIRTUAL, tid INTEGER,"
+    " name TEXT, start_ts INTEGER, end_ts INTEGER, upid INTEGER, is_main_thread INTEGER, trace_id INTEGER);\n"
+    "CREATE TABLE track(id INTEGER PRIMARY KEY, name TEXT, type TEXT, classification TEXT,"
+    " dimension_arg_set_id INTEGER, parent_id INTEGER, utid INTEGER, upid INTEGER, is_counter INTEGER);\n"
+    "CREATE VIEW thread_track AS SELECT id, name, type, classification, dimension_arg_set_id, parent_id, utid"
+    " FROM track WHERE utid IS NOT NULL AND is_counter = 0;\n"
+    "CREATE VIEW process_track AS SELECT id, name, type, classification, dimension_arg_set_id, parent_id, upid"
+    " FROM track WHERE utid IS NULL AND upid IS NOT NULL AND is_counter = 0;\n"
+    "CREATE VIEW counter_track AS SELECT id, name, type, classification, dimension_arg_set_id, parent_id"
+    " FROM track WHERE is_counter = 1;\n"
+    "CREATE VIEW process_counter_track AS SELECT id, name, type, classification, dimension_arg_set_id,"
+    " parent_id, upid FROM track WHERE is_counter = 1 AND utid IS NULL AND upid IS NOT NULL;\n"
+    "CREATE VIEW thread_counter_track AS SELECT id, name, type, classification, dimension_arg_set_id,"
+    " parent_id, utid FROM track WHERE is_counter = 1 AND utid IS NOT NULL;\n"
+    "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER, category TEXT,"
+    " name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, thread_ts INTEGER, thread_dur INTEGER,"
+    " cat TEXT GENERATED ALWAYS AS (category) VIRTUAL, slice_id INTEGER GENERATED ALWAYS AS (id) VIRTUAL);\n"
+    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
+    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+    "CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER, flat_key TEXT, key TEXT, int_value INTEGER,"
+    " string_value TEXT, real_value REAL, value_type TEXT, display_value TEXT);\n"
+    "CREATE INDEX args_by_set ON args(arg_set_id, key);\n"
+    "CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL, arg_set_id INTEGER);\n"
+    "CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, trace_id INTEGER,"
+    " arg_set_id INTEGER);\n"
+    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
+    "CREATE INDEX flow_by_in ON flow(slice_in);\n"
+    "CREATE TABLE stats(name TEXT, idx INTEGER, severity TEXT, source TEXT, value INTEGER, description TEXT,"
+    " trace_id INTEGER);\n"
+    "CREATE TABLE perf_sample(id INTEGER PRIMARY KEY, ts INTEGER, utid INTEGER, cpu INTEGER, cpu_mode TEXT,"
+    " callsite_id INTEGER, unwind_error TEXT, perf_session_id INTEGER, slice_id INTEGER);\n"
+    "CREATE TABLE stack_profile_callsite(id INTEGER PRIMARY KEY, depth INTEGER, parent_id INTEGER,"
+    " frame_id INTEGER, UNIQUE(parent_id, frame_id));\n"
+    "CREATE TABLE stack_profile_frame(id INTEGER PRIMARY KEY, name TEXT, mapping INTEGER, rel_pc INTEGER,"
+    " symbol_set_id INTEGER, deobfuscated_name TEXT, source TEXT, UNIQUE(name, source));\n"
+    "CREATE TABLE stack_profile_mapping(id INTEGER PRIMARY KEY, build_id TEXT, exact_offset INTEGER,"
+    " start_offset INTEGER, start INTEGER, end INTEGER, load_bias INTEGER, name TEXT);\n"
+    /* opprof's own, joined to Perfetto's by slice_id, utid and trace_id. */
+    "CREATE TABLE opprof_slice(slice_id INTEGER PRIMARY KEY, kind TEXT, file TEXT, function TEXT,"
+    " line INTEGER, input_dims TEXT, flops INTEGER, bytes INTEGER, off_cpu_ns INTEGER, peak_memory_bytes INTEGER,"
+    " samples INTEGER);\n"
+    "CREATE TABLE step(id INTEGER PRIMARY KEY, trace_id INTEGER, number INTEGER, name TEXT, ts INTEGER,"
+    " dur INTEGER, slice_id INTEGER, utid INTEGER);\n"
+    "CREATE TABLE memory(id INTEGER PRIMARY KEY, trace_id INTEGER, ts INTEGER, utid INTEGER, addr INTEGER,"
+    " bytes INTEGER, total_allocated INTEGER, slice_id INTEGER, device_type INTEGER, device_id INTEGER);\n"
+    "CREATE TABLE key_averages(id INTEGER PRIMARY KEY, trace_id INTEGER, name TEXT, device INTEGER,"
+    " calls INTEGER, self_ns INTEGER, total_ns INTEGER, self_device_ns INTEGER, total_device_ns INTEGER,"
+    " cpu_memory_bytes INTEGER, self_cpu_memory_bytes INTEGER, peak_memory_bytes INTEGER, device_memory_bytes"
+    " INTEGER, self_device_memory_bytes INTEGER, flops INTEGER, bytes INTEGER, samples INTEGER,"
+    " total_samples INTEGER, top_frame TEXT, off_cpu_ns INTEGER, self_off_cpu_ns INTEGER, wall_ns INTEGER,"
+    " wait_ns INTEGER, threads INTEGER, imbalance REAL, mangled_name TEXT);\n"
+    /* Perfetto's placeholders: utid 0 and upid 0, the idle thread and its process. */
+    "INSERT INTO process(upid, pid) VALUES (0, 0);\n"
+    "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
+
+int sql_create_schema(sqlite3 *db) { return sqlite3_exec(db, SCHEMA, NULL, NULL, NULL); }
+
+sql_ids sql_ids_start(void) { return (sql_ids){.upid = 1, .utid = 1}; }

@@ -1,0 +1,77 @@
+/* shell.c - `opprof sql`'s prompt, with SQLite's own shell's conventions:
+ * a statement runs once it is complete (ends with ';'), and a line that
+ * starts with '.' is a command: .tables, .schema [NAME], .mode csv|list,
+ * .help, .quit (.exit). The prompt is shown only on a terminal. */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char SHELL_HELP[] =
+    ".tables          the tables and views\n"
+    ".schema [NAME]   the CREATE statements (of NAME)\n"
+    ".mode csv|list   how results print\n"
+    ".quit            end (also .exit, or the end of input)\n";
+
+static void list_names(sqlite3 *db, const char *query, const char *name, FILE *out) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK) return;
+    if (name) sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(st) == SQLITE_ROW) fprintf(out, "%s\n", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+#define SCHEMA_ROWS                                                                                             \
+    "SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' UNION ALL " \
+    "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view')"
+
+/* A dot command; false for .quit. */
+static bool dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
+    char *cmd = strtok(line + 1, " \t\r\n"), *arg = strtok(NULL, " \t\r\n");
+    if (!cmd) return true;
+    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return false;
+    if (!strcmp(cmd, "tables")) {
+        list_names(db, "SELECT name FROM (" SCHEMA_ROWS ") ORDER BY name", NULL, out);
+    } else if (!strcmp(cmd, "schema")) {
+        list_names(db, arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
+                           : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
+                   arg, out);
+    } else if (!strcmp(cmd, "mode") && arg && (!strcmp(arg, "csv") || !strcmp(arg, "list"))) {
+        *mode = !strcmp(arg, "csv") ? SQL_MODE_CSV : SQL_MODE_LIST;
+    } else if (!strcmp(cmd, "help")) {
+        fputs(SHELL_HELP, out);
+    } else {
+        fprintf(stderr, "opprof: sql: .%s: not a command here (.help lists them)\n", cmd);
+    }
+    return true;
+}
+
+int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
+    bool tty = isatty(fileno(in));
+    char *line = NULL, *stmt = NULL;
+    size_t line_cap = 0, len = 0;
+    for (;;) {
+        if (tty) fputs(len ? "   ...> " : "opprof> ", out), fflush(out);
+        ssize_t got = getline(&line, &line_cap, in);
+        if (got < 0) break;
+        if (len == 0 && line[0] == '.') {
+            if (!dot_command(db, line, &mode, out)) break;
+            continue;
+        }
+        char *grown = realloc(stmt, len + (size_t)got + 1);
+        if (!grown) break;
+        stmt = grown;
+        memcpy(stmt + len, line, (size_t)got + 1);
+        len += (size_t)got;
+        if (!sql_is_complete(stmt)) continue;
+        char why[1024];
+        if (sql_run(db, stmt, mode, out, why, sizeof why)) fprintf(stderr, "opprof: sql: %s\n", why);
+        fflush(out);
+        len = 0;
+    }
+    free(line);
+    free(stmt);
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* sql.h - `opprof sql`: traces as SQLite tables laid out as Perfetto's
+ * trace_processor lays out its own (slice, thread, process, track, counter,
+ * args, flow, stats...), beside opprof's (key_averages, step, memory,
+ * samples), the functions Perfetto's users call, and trace_processor's CSV.
+ *
+ *   schema.c     the tables and views: the one list of their columns
+ *   load.c       a capture's timeline into Perfetto's tables
+ *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
+ *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
+ *   run.c        statements run and their results printed
+ *   shell.c      the prompt: statements and SQLite's dot commands
+ *
+ * Every function returns 0 or an SQLite error code, with the reason in the
+ * database's error message (sqlite3_errmsg) or in `why`. */
+#ifndef OPPROF_TOOLS_SQL_H
+#define OPPROF_TOOLS_SQL_H
+
+#include <opprof/capture.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/** Bind `types` to st's parameters and run it once: 'i' an int64_t, 'I' an
+ *  int64_t or NULL when negative (an id), 'd' a double, 's' a string or NULL
+ *  for NULL and "", '-' NULL (no argument). */
+int sql_row(sqlite3_stmt *st, const char *types, ...);
+/** sqlite3_prepare_v3 for a statement run many times. */
+int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
+
+/** Create every table and view (a new, empty database). */
+int sql_create_schema(sqlite3 *db);
+
+/** Where the next rows of each table start: ids go on across the traces of
+ *  one database, so that each keeps its own processes, threads and slices. */
+typedef struct sql_ids {
+    int64_t trace, upid, utid, track, slice, arg_set, arg, counter, flow, sample, memory;
+} sql_ids;
+/** The first ids of a new database (Perfetto's utid 0 and upid 0 are the
+ *  placeholder "swapper" thread and process, as its tables have them). */
+sql_ids sql_ids_start(void);
+
+/** What the reader said of a trace that is not in the capture: the stats
+ *  table's rows (name, value, description). */
+typedef struct sql_stat {
+    char name[64];
+    int64_t value;
+    char description[256];
+} sql_stat;
+
+/** A trace loaded: its file, when it was written, and the reader's stats. */
+typedef struct sql_trace {
+    const char *path;
+    int64_t mtime_ns, size_bytes;
+    const sql_stat *stats;
+    size_t n_stats;
+} sql_trace;
+
+/** Load one capture: Perfetto's tables (load.c), then opprof's (load_own.c);
+ *  inside the caller's transaction. */
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_ids *ids);
+int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
+                 int64_t first_slice, sql_ids *ids);
+
+/** Register EXTRACT_ARG and the table-valued functions (ancestor_slice,
+ *  descendant_slice, directly_connected_flow, following_flow, preceding_flow). */
+int sql_register_functions(sqlite3 *db);
+
+/** "INCLUDE PERFETTO MODULE name": the module's views, created once. An
+ *  unknown module is an error that names the ones there are. */
+int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_size);
+
+/** How a result prints: trace_processor's CSV, or SQLite's list mode (the
+ *  shell's `.mode list`: values joined by '|', no quotes, a header). */
+typedef enum sql_mode { SQL_MODE_CSV, SQL_MODE_LIST } sql_mode;
+
+/** Run every statement of `text` and print each result to out, as
+ *  trace_processor's shell does: a statement without result columns prints
+ *  an empty line, each result its header and rows, results one blank line
+ *  apart. On an error: its message (with the statement's first line) in why,
+ *  and what was printed stays printed. */
+int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size);
+
+/** The prompt: statements from `in` (each when complete), SQLite's shell's
+ *  .tables, .schema [NAME], .mode csv|list, .help and .quit; errors said on
+ *  stderr, the session goes on. Returns 0 at the end of `in`. */
+int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out);
+
+/** The first `n` bytes of text are one or more whole statements (SQLite's
+ *  sqlite3_complete, with INCLUDE PERFETTO MODULE lines). */
+int sql_is_complete(const char *text);
+
+#endif
