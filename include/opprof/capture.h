@@ -912,6 +912,11 @@ typedef struct opprof_read_options {
     /* ONNX Runtime's profiles: rows by node name ("/fc1/Gemm") instead of operator
      * type (FusedGemm, Conv; the node then the argument "node"). */
     bool by_node;
+    /* Every writer's counters, instants, flows, async ranges, arguments (numbers
+     * and strings) and categories kept as marks, as opprof's own are (`opprof
+     * sql`'s tables); otherwise only opprof's are, and the others counted as
+     * unused. The tables and reports are the same either way. */
+    bool keep_marks;
 } opprof_read_options;
 
 /** Whether a file's name (no directory) is a trace's, as the tools write them

@@ -78,7 +78,7 @@ static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, 
     return n;
 }
 
-static int load_trace(sqlite3 *db, const char *path, sql_ids *ids) {
+static int load_trace(sqlite3 *db, const char *path, const char *what, sql_ids *ids) {
     struct stat st;
     if (stat(path, &st)) {
         fprintf(stderr, "opprof: %s: %s\n", path, strerror(errno));
@@ -93,7 +93,7 @@ static int load_trace(sqlite3 *db, const char *path, sql_ids *ids) {
     rc = sql_load_capture(db, cap, &t, ids);
     opprof_capture_free(cap);
     if (rc) {
-        fprintf(stderr, "opprof: %s: the database could not take it: %s\n", path, sqlite3_errmsg(db));
+        fprintf(stderr, "opprof: %s: %s could not take it: %s\n", path, what, sqlite3_errstr(rc));
         return TOOL_EXIT_UNREADABLE;
     }
     return 0;
@@ -101,17 +101,18 @@ static int load_trace(sqlite3 *db, const char *path, sql_ids *ids) {
 
 /* Every trace into db, in one transaction. */
 static int load_all(sqlite3 *db, const sql_opts *o) {
+    const char *what = o->db_path ? o->db_path : "sql";
     if (sql_create_schema(db) || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL)) {
-        fprintf(stderr, "opprof: sql: the database could not be made: %s\n", sqlite3_errmsg(db));
+        fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
         return TOOL_EXIT_UNREADABLE;
     }
     sql_ids ids = sql_ids_start();
     for (int k = 0; k < o->n_traces; k++) {
-        int rc = load_trace(db, o->traces[k], &ids);
+        int rc = load_trace(db, o->traces[k], what, &ids);
         if (rc) return rc;
     }
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
-        fprintf(stderr, "opprof: sql: the database could not be written: %s\n", sqlite3_errmsg(db));
+        fprintf(stderr, "opprof: %s: the database could not be written: %s\n", what, sqlite3_errmsg(db));
         return TOOL_EXIT_UNREADABLE;
     }
     return 0;

@@ -99,7 +99,8 @@ int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, 
                                .on_unused = load_unused,
                                .ctx = &lp,
                                .events_only = true,
-                               .by_node = by_node};
+                               .by_node = by_node,
+                               .keep_marks = counts != NULL};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {

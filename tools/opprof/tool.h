@@ -75,7 +75,8 @@ typedef struct tool_load_counts {
     tool_load_unused unused[TOOL_LOAD_UNUSED_KINDS];
     int n_unused;
 } tool_load_counts;
-/* tool_load_by, and those counts into *counts. */
+/* tool_load_by, every writer's marks kept (opprof_read_options.keep_marks),
+ * and those counts into *counts. */
 int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out);
 /* On stderr: who wrote the trace at path (when not opprof), and its
  * warnings, the first WARNINGS_SHOWN with their count, or all. */

@@ -218,6 +218,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     p->max_ts = INT64_MIN;
     p->split_at = INT64_MAX;
     p->rt.by_node = options && options->by_node;
+    p->keep_marks = options && options->keep_marks;
     int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
     if (rc) {
         p->err->code = rc;

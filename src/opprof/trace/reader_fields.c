@@ -273,7 +273,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
                                                                              : 0;
     }
     /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
-    if ((p->ours || KEY_IS(k, n, OPPROF_PART_OF_KEY)) && e->n_args < (int)(sizeof e->args / sizeof *e->args) &&
+    if ((p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) && e->n_args < (int)(sizeof e->args / sizeof *e->args) &&
         n < sizeof e->args[0].key)
         return own_arg(p, e, k, n);
     return opprof__json_skip(&p->lx);
@@ -402,7 +402,11 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             e->runtime = opprof__reader_runtime_category(p->lx.s, first);
             if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';
-            if (comma && p->ours) {
+            if (p->keep_marks && !p->ours && e->cat == CAT_OTHER) { /* another writer's category, whole */
+                size_t len = p->lx.s_len < sizeof e->category - 1 ? p->lx.s_len : sizeof e->category - 1;
+                memcpy(e->category, p->lx.s, len);
+                e->category[len] = '\0';
+            } else if (comma && p->ours) {
                 size_t len = p->lx.s_len - first - 1 < sizeof e->category - 1 ? p->lx.s_len - first - 1 : sizeof e->category - 1;
                 memcpy(e->category, comma + 1, len);
                 e->category[len] = '\0';

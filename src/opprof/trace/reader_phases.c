@@ -338,7 +338,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
 static int take_instant(parser *p, event *e, int64_t offset) {
     uint32_t thread;
     if (!e->memory_name) {
-        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
             if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             return own_marks(p, e, thread, -1);
         }
@@ -396,7 +396,7 @@ static int take_mark(parser *p, event *e, int64_t offset) {
     if (e->ph == 'C') {
         /* opprof writes its memory events again as a counter track, for Perfetto */
         if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
-        if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
+        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
             /* a counter is the process's: its first thread carries it */
             if (!p->cap->n_threads && opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             return own_marks(p, e, thread, -1);
@@ -404,7 +404,7 @@ static int take_mark(parser *p, event *e, int64_t offset) {
         p->unused[UNUSED_COUNTER]++;
         return 0;
     }
-    if (p->ours && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+    if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
         if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return own_marks(p, e, thread, -1);
     }

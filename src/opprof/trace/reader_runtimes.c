@@ -216,7 +216,8 @@ static int node_event(parser *p, event *e) {
         return 1;
     }
     size_t node_len = ends_with(e->name, e->name_len, "_kernel_time") ? e->name_len - 12 : e->name_len;
-    if (!p->rt.by_node && e->op_name[0] && e->n_args < (int)(sizeof e->args / sizeof *e->args)) {
+    if (!p->rt.by_node && e->op_name[0]) { /* the row is the operator type's, whatever slots are left */
+        if (e->n_args == (int)(sizeof e->args / sizeof *e->args)) e->n_args--; /* the node wins a slot */
         __typeof__(e->args[0]) *a = &e->args[e->n_args++];
         snprintf(a->key, sizeof a->key, "node");
         snprintf(a->str, sizeof a->str, "%.*s", (int)node_len, e->name);

@@ -67,6 +67,7 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    bool keep_marks;       /* opprof_read_options.keep_marks: every writer's marks kept as ours */
     struct runtime_state {    /* other runtimes' rules (trace/reader_runtimes.c) */
         bool ort;             /* events of ONNX Runtime's categories were read */
         bool by_node;         /* ONNX Runtime's nodes are rows by node name (--group-by node) */

@@ -27,22 +27,22 @@ typedef struct table_function {
 } table_function;
 
 static const table_function TABLE_FUNCTIONS[] = {
-    {"ancestor_slice", "slice_id", SLICE_COLUMNS,
+    {"ancestor_slice", "start_id", SLICE_COLUMNS,
      "WITH RECURSIVE up(id) AS (SELECT parent_id FROM slice WHERE id = ?1"
      " UNION ALL SELECT s.parent_id FROM slice s JOIN up ON s.id = up.id WHERE s.parent_id IS NOT NULL)"
      " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM up) ORDER BY depth"},
-    {"descendant_slice", "slice_id", SLICE_COLUMNS,
+    {"descendant_slice", "start_id", SLICE_COLUMNS,
      "WITH RECURSIVE down(id) AS (SELECT id FROM slice WHERE parent_id = ?1"
      " UNION ALL SELECT s.id FROM slice s JOIN down ON s.parent_id = down.id)"
      " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM down) ORDER BY id"},
-    {"directly_connected_flow", "slice_id", FLOW_COLUMNS,
+    {"directly_connected_flow", "start_id", FLOW_COLUMNS,
      "SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out = ?1 OR slice_in = ?1 ORDER BY id"},
-    {"following_flow", "slice_id", FLOW_COLUMNS,
+    {"following_flow", "start_id", FLOW_COLUMNS,
      "WITH RECURSIVE reached(id) AS (SELECT ?1"
      " UNION SELECT f.slice_in FROM flow f JOIN reached r ON f.slice_out = r.id"
      " UNION SELECT s.id FROM slice s JOIN reached r ON s.parent_id = r.id)"
      " SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out IN (SELECT id FROM reached) ORDER BY id"},
-    {"preceding_flow", "slice_id", FLOW_COLUMNS,
+    {"preceding_flow", "start_id", FLOW_COLUMNS,
      "WITH RECURSIVE reached(id) AS (SELECT ?1"
      " UNION SELECT f.slice_out FROM flow f JOIN reached r ON f.slice_in = r.id"
      " UNION SELECT s.parent_id FROM slice s JOIN reached r ON s.id = r.id WHERE s.parent_id IS NOT NULL)"

@@ -76,6 +76,7 @@ typedef struct loader {
     size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;             /* by event, -1: none */
     int64_t process_track_upid, process_track, global_track;
+    bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
 } loader;
 
 static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
@@ -194,8 +195,9 @@ static int load_slices(loader *L) {
         int64_t parent = !device && e->parent >= 0 ? e->parent : -1;
         depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
         const char *cat = opprof_capture_category(L->cap, e);
+        if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
         rc = sql_row(L->st[ST_SLICE], "iiiissiII", L->first_slice + (int64_t)i, ts_of(L, e->start_ns), e->duration_ns,
-                     L->track[e->thread], cat ? cat : opprof_kind_category((opprof_kind)e->kind),
+                     L->track[e->thread], cat,
                      opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
                      parent >= 0 ? L->first_slice + parent : -1, L->arg_set[i]);
         if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
@@ -384,6 +386,7 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     L.trace_id = ids->trace++;
     L.base_ns = opprof_capture_get_info(cap).base_time_ns;
     L.first_slice = ids->slice;
+    L.other_writer = opprof_capture_get_info(cap).producer == OPPROF_PRODUCER_OTHER;
     int rc = SQLITE_OK;
     for (int k = 0; k < ST_COUNT && rc == SQLITE_OK; k++) rc = sql_prepare(db, INSERTS[k], &L.st[k]);
     if (rc == SQLITE_OK) rc = load_all(&L, trace);

@@ -1,0 +1,397 @@
+/* test_sql.c - `opprof sql`: trace_processor's CSV (quoting, NULL, doubles,
+ * blank lines between statements), Perfetto's JSON import rules on small
+ * hand-written traces with their expected CSV, Perfetto's functions and
+ * modules, key_averages and each producer's slices against `opprof report
+ * --json` of the same trace, several traces in one database, --db kept and
+ * rebuilt, and every error: a query, a missing or unreadable trace, a full
+ * disk under --db (never a partial database). */
+#include "check.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <yajl/yajl_tree.h>
+
+#define CHECK_MSG(cond, msg)                              \
+    do {                                                  \
+        if (!(cond)) fprintf(stderr, "  (%s)\n", (msg)); \
+        CHECK(cond);                                      \
+    } while (0)
+
+static char g_dir[256];
+
+static const char *dir(void) {
+    if (!g_dir[0] && !make_temp_dir(g_dir, sizeof g_dir)) abort();
+    return g_dir;
+}
+
+/* path of name in the test's directory, text written there. */
+static const char *write_file(const char *name, const char *text) {
+    static char path[8][512];
+    static int next;
+    char *p = path[next++ % 8];
+    snprintf(p, 512, "%s/%s", dir(), name);
+    FILE *f = fopen(p, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+/* stdout of `opprof sql ARGS` (stderr dropped); its exit status in *status. */
+static char *sql(int *status, const char *args) {
+    char *out = NULL;
+    int st = run_commandf(&out, "'%s/opprof' sql %s 2>/dev/null", bin_dir(), args);
+    if (status) *status = st;
+    return out ? out : strdup("");
+}
+
+/* Every writer's way of saying what happened, on one process: names, nesting
+ * (X and B/E), arguments, instants of each scope, a counter, an async range,
+ * a flow between threads. */
+static const char MAPPING[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"worker\"}},\n"
+    "{\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"app\",\"pid\":7,\"tid\":8,\"ts\":10,\"dur\":100,\"args\":{\"n\":3,\"s\":\"x\",\"r\":0.5}},\n"
+    "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":7,\"tid\":8,\"ts\":20},\n"
+    "{\"ph\":\"E\",\"pid\":7,\"tid\":8,\"ts\":50},\n"
+    "{\"ph\":\"i\",\"name\":\"tick\",\"pid\":7,\"tid\":8,\"ts\":30,\"s\":\"t\"},\n"
+    "{\"ph\":\"i\",\"name\":\"ptick\",\"pid\":7,\"tid\":8,\"ts\":35,\"s\":\"p\"},\n"
+    "{\"ph\":\"i\",\"name\":\"gtick\",\"pid\":7,\"tid\":8,\"ts\":36,\"s\":\"g\"},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":40,\"args\":{\"depth\":5}},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":45,\"args\":{\"depth\":2.5}},\n"
+    "{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x1\",\"pid\":7,\"tid\":8,\"ts\":12},\n"
+    "{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x1\",\"pid\":7,\"tid\":8,\"ts\":90},\n"
+    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"flow\",\"id\":5,\"pid\":7,\"tid\":8,\"ts\":25},\n"
+    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"flow\",\"id\":5,\"pid\":7,\"tid\":9,\"ts\":60,\"bp\":\"e\"},\n"
+    "{\"ph\":\"X\",\"name\":\"other\",\"cat\":\"app\",\"pid\":7,\"tid\":9,\"ts\":55,\"dur\":20}\n"
+    "]}\n";
+
+TEST_CASE(csv_as_trace_processor_prints_it) {
+    const char *t = write_file("mapping.json", MAPPING);
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' \"SELECT 1 AS i, 1.5 AS d, 'a b' AS s, NULL AS n, x'00' AS b, \\\"dq\\\" AS q\"", t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"i\",\"d\",\"s\",\"n\",\"b\",\"q\"\n1,1.500000,\"a b\",\"[NULL]\",\"<raw bytes>\",\"dq\"\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' 'SELECT name FROM slice WHERE 0'", t); /* no row: the header */
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"name\"\n");
+    free(out);
+    /* a statement without columns: an empty line (not after the last); results a blank line apart */
+    snprintf(args, sizeof args, "'%s' 'CREATE TABLE t(x); INSERT INTO t VALUES (2); SELECT x FROM t; SELECT 3 AS y; DROP TABLE t'", t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\n\n\"x\"\n2\n\n\"y\"\n3\n");
+    free(out);
+    snprintf(args, sizeof args, "--mode list '%s' 'SELECT 1 AS a, NULL AS b, 2.5 AS c'", t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "a|b|c\n1||2.5\n");
+    free(out);
+}
+
+TEST_CASE(json_import_rules) {
+    const char *t = write_file("mapping.json", MAPPING);
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' 'SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id FROM slice'", t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"id\",\"ts\",\"dur\",\"track_id\",\"category\",\"name\",\"depth\",\"parent_id\",\"arg_set_id\"\n"
+                   "0,10000,100000,0,\"app\",\"outer\",0,\"[NULL]\",0\n"
+                   "1,20000,30000,0,\"[NULL]\",\"inner\",1,0,\"[NULL]\"\n"
+                   "2,55000,20000,1,\"app\",\"other\",0,\"[NULL]\",\"[NULL]\"\n"
+                   "3,30000,0,0,\"instant\",\"tick\",2,1,\"[NULL]\"\n"
+                   "4,35000,0,2,\"instant\",\"ptick\",0,\"[NULL]\",\"[NULL]\"\n"
+                   "5,36000,0,3,\"instant\",\"gtick\",0,\"[NULL]\",\"[NULL]\"\n"
+                   "6,12000,78000,5,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
+                                " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id;"
+                                " SELECT slice_out, slice_in FROM flow;"
+                                " SELECT t.utid, t.tid, t.name, p.pid FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
+                                " SELECT id, utid FROM thread_track; SELECT id, upid FROM process_track'", t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"arg_set_id\",\"key\",\"int_value\",\"string_value\",\"real_value\",\"value_type\"\n"
+                   "0,\"args.n\",3,\"[NULL]\",\"[NULL]\",\"int\"\n"
+                   "0,\"args.s\",\"[NULL]\",\"x\",\"[NULL]\",\"string\"\n"
+                   "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
+                   "\n\"ts\",\"name\",\"value\"\n40000,\"queue\",5.000000\n45000,\"queue\",2.500000\n"
+                   "\n\"slice_out\",\"slice_in\"\n1,2\n"
+                   "\n\"utid\",\"tid\",\"name\",\"pid\"\n1,8,\"worker\",7\n2,9,\"[NULL]\",7\n"
+                   "\n\"id\",\"utid\"\n0,1\n1,2\n"
+                   "\n\"id\",\"upid\"\n2,1\n5,1\n");
+    free(out);
+}
+
+TEST_CASE(perfetto_functions_and_modules) {
+    const char *t = write_file("mapping.json", MAPPING);
+    char args[2048];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT id FROM ancestor_slice(3); SELECT id FROM descendant_slice(0);"
+             " SELECT EXTRACT_ARG(arg_set_id, \"args.s\") AS s, EXTRACT_ARG(arg_set_id, \"args.n\") AS n FROM slice WHERE id = 0;"
+             " SELECT slice_out, slice_in FROM following_flow(0); SELECT slice_out FROM preceding_flow(2);"
+             " SELECT COUNT(*) AS n FROM directly_connected_flow(1);"
+             " INCLUDE PERFETTO MODULE slices.with_context;"
+             " SELECT name, thread_name, tid, pid FROM thread_slice WHERE depth = 1;"
+             " SELECT name, pid FROM process_slice ORDER BY id;"
+             " INCLUDE PERFETTO MODULE slices.self_dur;"
+             " SELECT id, self_dur FROM slice_self_dur WHERE id < 2'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"id\"\n0\n1\n" /* tick's ancestors, outermost first */
+                   "\n\"id\"\n1\n3\n"
+                   "\n\"s\",\"n\"\n\"x\",3\n"
+                   "\n\"slice_out\",\"slice_in\"\n1,2\n" /* reached through outer's child */
+                   "\n\"slice_out\"\n1\n"
+                   "\n\"n\"\n1\n"
+                   "\n" /* INCLUDE: a statement without columns */
+                   "\n\"name\",\"thread_name\",\"tid\",\"pid\"\n\"inner\",\"worker\",8,7\n"
+                   "\n\"name\",\"pid\"\n\"ptick\",7\n\"req\",7\n"
+                   "\n"
+                   "\n\"id\",\"self_dur\"\n0,70000\n1,30000\n");
+    free(out);
+    int st = 0;
+    snprintf(args, sizeof args, "'%s' 'INCLUDE PERFETTO MODULE android.startup'", t);
+    char *err = NULL;
+    st = run_commandf(&err, "'%s/opprof' sql %s", bin_dir(), args);
+    CHECK_INT(st, 1);
+    CHECK_CONTAINS(err, "android.startup: no such module here");
+    free(err);
+    snprintf(args, sizeof args, "'%s' 'SELECT * FROM ancestor_slice'", t);
+    st = run_commandf(&err, "'%s/opprof' sql %s", bin_dir(), args);
+    CHECK_INT(st, 1);
+    CHECK_CONTAINS(err, "ancestor_slice needs its argument");
+    free(err);
+}
+
+/* ---- against `opprof report --json`: each producer ---------------------------- */
+
+static const char TF_TIMELINE[] =
+    "{\"traceEvents\": [\n"
+    "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"/job:localhost/replica:0/task:0/device:CPU:0 Compute\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 0, \"tid\": 0, \"ts\": 100, \"dur\": 10, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"Mul\", \"pid\": 0, \"tid\": 0, \"ts\": 170, \"dur\": 20, \"args\": {\"name\": \"scale/Mul\", \"op\": \"Mul\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"Op\", \"name\": \"MatMul\", \"pid\": 0, \"tid\": 0, \"ts\": 300, \"dur\": 12, \"args\": {\"name\": \"dense/MatMul\", \"op\": \"MatMul\"}}\n"
+    "]}\n";
+static const char TRT_PROFILE[] =
+    "[\n  { \"count\" : 100 }\n"
+    ", { \"name\" : \"conv1 + relu1\", \"timeMs\" : 12.5, \"averageMs\" : 0.125, \"medianMs\" : 0.124, \"percentage\" : 62.5 }\n"
+    ", { \"name\" : \"fc1\", \"timeMs\" : 7.5, \"averageMs\" : 0.075, \"medianMs\" : 0.075, \"percentage\" : 37.5 }\n]\n";
+
+/* key_averages' rows, as `--mode list` prints them: name|device|calls|self|total|self device|total device|slices' sum. */
+typedef struct sql_row_text {
+    char *name;
+    long long device, calls, self, total, self_device, total_device, slices;
+    bool has_slices;
+} sql_row_text;
+
+static size_t split_rows(char *text, sql_row_text *rows, size_t max) {
+    size_t n = 0;
+    for (char *line = strtok(text, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+        char *f[8] = {0};
+        int k = 0;
+        for (char *p = line; k < 8 && p; k++) f[k] = strsep(&p, "|");
+        if (k < 8 || !f[7]) continue;
+        rows[n++] = (sql_row_text){f[0], atoll(f[1]), atoll(f[2]), atoll(f[3]), atoll(f[4]), atoll(f[5]), atoll(f[6]),
+                                   atoll(f[7]), f[7][0] != '\0'};
+    }
+    return n;
+}
+
+static double field(yajl_val row, const char *key) {
+    const char *path[] = {key, NULL};
+    yajl_val v = yajl_tree_get(row, path, yajl_t_any);
+    return v && YAJL_IS_NUMBER(v) ? YAJL_GET_DOUBLE(v) : 0;
+}
+
+/* Each of report's rows is one of key_averages' (name and device alike;
+ * calls, self and total, CPU and device, as report says them in us), and
+ * each CPU name's slices add up to its total. Returns the rows compared. */
+static int compare_with_report(const char *trace) {
+    char *json = NULL, args[2048];
+    if (run_commandf(&json, "'%s/opprof' report --json --row-limit -1 '%s' 2>/dev/null", bin_dir(), trace)) {
+        fprintf(stderr, "report failed on %s\n", trace);
+        free(json);
+        return -1;
+    }
+    snprintf(args, sizeof args,
+             "--mode list '%s' 'SELECT k.name, k.device, k.calls, k.self_ns, k.total_ns, k.self_device_ns, k.total_device_ns,"
+             " (SELECT SUM(s.dur) FROM slice s JOIN opprof_slice o ON o.slice_id = s.id"
+             "  WHERE s.name = k.name AND o.kind IN (\"cpu_op\", \"user_annotation\")) FROM key_averages k'",
+             trace);
+    char *text = sql(NULL, args);
+    static sql_row_text rows[20000];
+    size_t n = split_rows(text, rows, sizeof rows / sizeof *rows);
+    char err[256];
+    yajl_val doc = yajl_tree_parse(json, err, sizeof err);
+    const char *rows_path[] = {"rows", NULL}, *name_path[] = {"name", NULL}, *device_path[] = {"device", NULL};
+    yajl_val arr = doc ? yajl_tree_get(doc, rows_path, yajl_t_array) : NULL;
+    int compared = arr ? 0 : -1;
+    for (size_t i = 0; arr && i < arr->u.array.len; i++) {
+        yajl_val r = arr->u.array.values[i];
+        const char *name = YAJL_GET_STRING(yajl_tree_get(r, name_path, yajl_t_string));
+        bool device = YAJL_IS_TRUE(yajl_tree_get(r, device_path, yajl_t_any));
+        const sql_row_text *k = NULL;
+        for (size_t j = 0; name && j < n && !k; j++)
+            if (!strcmp(rows[j].name, name) && rows[j].device == device) k = &rows[j];
+        char what[256];
+        snprintf(what, sizeof what, "%s: %.60s%s", trace, name ? name : "?", device ? " (device)" : "");
+        CHECK_MSG(k != NULL, what);
+        if (!k) continue;
+        CHECK_MSG(k->calls == (long long)field(r, "calls"), what);
+        CHECK_MSG(fabs(k->self / 1000.0 - field(r, "self_cpu_us")) < 0.01, what);
+        CHECK_MSG(fabs(k->total / 1000.0 - field(r, "total_cpu_us")) < 0.01, what);
+        CHECK_MSG(fabs(k->self_device / 1000.0 - field(r, "self_device_us")) < 0.01, what);
+        CHECK_MSG(fabs(k->total_device / 1000.0 - field(r, "total_device_us")) < 0.01, what);
+        if (!device && k->has_slices && strncmp(name, "ProfilerStep", 12))
+            CHECK_MSG(k->slices == k->total, what); /* the slices of the name add up to its total */
+        compared++;
+    }
+    yajl_tree_free(doc);
+    free(json);
+    free(text);
+    return compared;
+}
+
+TEST_CASE(key_averages_are_reports_rows_for_each_producer) {
+    char own[600], cmd[2400];
+    snprintf(own, sizeof own, "%s/own", dir());
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --steps 3 '%s' > /dev/null 2>&1", bin_dir(), own);
+    CHECK_INT(system(cmd), 0);
+    char json[700], pftrace[700];
+    snprintf(json, sizeof json, "%s/cpu-step-3.json", own);
+    snprintf(pftrace, sizeof pftrace, "%s/cpu-step-3.pftrace", own);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' convert '%s' '%s' > /dev/null 2>&1", bin_dir(), json, pftrace);
+    CHECK_INT(system(cmd), 0);
+    char src[8][700];
+    const char *fixtures[] = {"pytorch-1.13/cpu-step-4.legacy.json",
+                              "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+                              "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                              "onnxruntime-1.30/mlp.json",
+                              "real-traces/catapult__multiple_input_latency.json.gz"};
+    for (int k = 0; k < 5; k++) snprintf(src[k], sizeof src[k], "%s/tests/fixtures/%s", source_dir(), fixtures[k]);
+    const char *traces[] = {json, pftrace, src[0], src[1], src[2], src[3], src[4],
+                            write_file("timeline.json", TF_TIMELINE), write_file("trt.json", TRT_PROFILE)};
+    for (size_t k = 0; k < sizeof traces / sizeof *traces; k++) {
+        int n = compare_with_report(traces[k]);
+        if (n <= 0) fprintf(stderr, "no row compared in %s\n", traces[k]);
+        CHECK(n > 0);
+    }
+}
+
+/* ---- several traces; --db ------------------------------------------------------- */
+
+TEST_CASE(traces_kept_apart_in_one_database) {
+    const char *a = write_file("a.json", MAPPING), *b = write_file("b.json", TF_TIMELINE);
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' '%s' 'SELECT id, file = \"%s\" AS same, producer FROM trace;"
+                                " SELECT upid, pid, trace_id FROM process WHERE upid > 0;"
+                                " SELECT p.trace_id, COUNT(*) FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
+                                " JOIN thread t USING (utid) JOIN process p USING (upid) GROUP BY p.trace_id'",
+             a, b, b);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"id\",\"same\",\"producer\"\n"
+                   "0,0,\"another trace-event writer\"\n1,1,\"TensorFlow (timeline)\"\n"
+                   "\n\"upid\",\"pid\",\"trace_id\"\n1,7,0\n2,0,1\n"
+                   "\n\"trace_id\",\"COUNT(*)\"\n0,4\n1,5\n"); /* TensorFlow's runs are steps */
+    free(out);
+}
+
+static ino_t inode_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) ? 0 : st.st_ino;
+}
+
+TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
+    const char *t = write_file("cached.json", MAPPING);
+    char db[600], args[1400], tmp_glob[700];
+    snprintf(db, sizeof db, "%s/cache.sqlite", dir());
+    snprintf(tmp_glob, sizeof tmp_glob, "ls '%s' | grep -c tmp", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice'", db, t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+    ino_t first = inode_of(db);
+    CHECK(first != 0);
+    out = sql(NULL, args); /* reused: the same file */
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+    CHECK(inode_of(db) == first);
+    /* the trace changes: rebuilt as a new file */
+    write_file("cached.json", TF_TIMELINE);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n5\n"); /* 3 ops, 2 runs as steps */
+    free(out);
+    ino_t second = inode_of(db);
+    CHECK(second != first);
+    /* a rebuild that fails (the disk full: a file size limit) keeps the old database, and no temporary */
+    write_file("cached.json", MAPPING);
+    char *err = NULL;
+    int st = run_commandf(&err, "trap '' XFSZ; ulimit -f 4; '%s/opprof' sql %s", bin_dir(), args);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "cache.sqlite");
+    free(err);
+    CHECK(inode_of(db) == second);
+    char *count = NULL;
+    run_command(tmp_glob, &count);
+    CHECK_STR(count, "0\n");
+    free(count);
+}
+
+TEST_CASE(errors_named_and_nothing_half_built) {
+    const char *t = write_file("ok.json", MAPPING), *bad = write_file("bad.json", "{\"traceEvents\": [ {\"ph\": ");
+    char *err = NULL, db[600];
+    snprintf(db, sizeof db, "%s/never.sqlite", dir());
+    int st = run_commandf(&err, "'%s/opprof' sql '%s' 'SELECT nope FROM slice'", bin_dir(), t);
+    CHECK_INT(st, 1);
+    CHECK_CONTAINS(err, "line 1: no such column: nope");
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql '%s' 'SELECT 1;\nSELECT * FROM nowhere'", bin_dir(), t);
+    CHECK_INT(st, 1);
+    CHECK_CONTAINS(err, "line 2: no such table: nowhere");
+    CHECK_CONTAINS(err, "\"1\"\n1\n"); /* what ran before stays printed */
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s/missing.json' 'SELECT 1'", bin_dir(), db, dir());
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "missing.json: No such file or directory");
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s' '%s' 'SELECT 1'", bin_dir(), db, t, bad);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "bad.json");
+    free(err);
+    CHECK(inode_of(db) == 0); /* no database, not even the first trace's */
+    st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s/none.sql'", bin_dir(), t, dir());
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "none.sql: No such file or directory");
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql --mode table '%s' 'SELECT 1'", bin_dir(), t);
+    CHECK_INT(st, 64);
+    CHECK_CONTAINS(err, "--mode is csv or list");
+    free(err);
+}
+
+TEST_CASE(file_of_statements_and_prompt) {
+    const char *t = write_file("ok.json", MAPPING);
+    const char *q = write_file("q.sql", "-- the slices of the worker\nSELECT name\n  FROM slice\n WHERE track_id = 0 AND dur > 0\n ORDER BY ts;\n");
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"name\"\n\"outer\"\n\"inner\"\n");
+    free(out);
+    char *shell = NULL;
+    int st = run_commandf(&shell, "printf '.tables\\nSELECT COUNT(*)\\n  AS n FROM thread;\\n.mode list\\nSELECT 1 AS x;\\n.quit\\nSELECT 2;\\n'"
+                                  " | '%s/opprof' sql '%s' 2>&1", bin_dir(), t);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(shell, "key_averages\n");
+    CHECK_CONTAINS(shell, "\nslice\n");
+    CHECK_CONTAINS(shell, "\"n\"\n3\n");
+    CHECK_CONTAINS(shell, "x\n1\n");
+    CHECK(strstr(shell, "2\n") == NULL || strstr(shell, "\"2\"") == NULL);
+    free(shell);
+}
+
+int main(int argc, char **argv) {
+    int rc = check_main(argc, argv, "test_sql");
+    if (g_dir[0]) remove_tree(g_dir);
+    return rc;
+}
