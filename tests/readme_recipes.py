@@ -65,6 +65,7 @@ expected = [
     ("rec-ggml/trace-step-5.json", "ggml::MUL_MAT"),
     ("flow.html", "<html"), ("guide.folded", "aten::addmm"), ("guide.pftrace", "aten::addmm"),
     (one("flight/cpu-step-1500.flight.txt"), "ProfilerStep*"),
+    ("inside-forward.csv", '"aten::linear",590000'), ("addmm-p99.csv", '"p99_ns"\n'),
     ("stats.txt", "Self p90"), ("ranks.txt", "rank"), ("merged.json", "aten::linear"),
 ]
 for path, text in expected:
