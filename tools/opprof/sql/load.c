@@ -30,9 +30,9 @@ int sql_row(sqlite3_stmt *st, const char *types, ...) {
             break;
         }
         case 'd': sqlite3_bind_double(st, col, va_arg(ap, double)); break;
-        case 's': { /* text, or NULL for NULL and "" */
+        case 's': { /* text, or NULL for NULL and "": read by the step below, not kept */
             const char *s = va_arg(ap, const char *);
-            if (s && *s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+            if (s && *s) sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
             else sqlite3_bind_null(st, col);
             break;
         }

@@ -30,16 +30,11 @@ static const char SCHEMA[] =
     "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER, category TEXT,"
     " name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, thread_ts INTEGER, thread_dur INTEGER,"
     " cat TEXT GENERATED ALWAYS AS (category) VIRTUAL, slice_id INTEGER GENERATED ALWAYS AS (id) VIRTUAL);\n"
-    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
-    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
     "CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER, flat_key TEXT, key TEXT, int_value INTEGER,"
     " string_value TEXT, real_value REAL, value_type TEXT, display_value TEXT);\n"
-    "CREATE INDEX args_by_set ON args(arg_set_id, key);\n"
     "CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL, arg_set_id INTEGER);\n"
     "CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, trace_id INTEGER,"
     " arg_set_id INTEGER);\n"
-    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-    "CREATE INDEX flow_by_in ON flow(slice_in);\n"
     "CREATE TABLE stats(name TEXT, idx INTEGER, severity TEXT, source TEXT, value INTEGER, description TEXT,"
     " trace_id INTEGER);\n"
     "CREATE TABLE perf_sample(id INTEGER PRIMARY KEY, ts INTEGER, utid INTEGER, cpu INTEGER, cpu_mode TEXT,"
@@ -68,6 +63,17 @@ static const char SCHEMA[] =
     "INSERT INTO process(upid, pid) VALUES (0, 0);\n"
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
+/* Made once the rows are in: a bulk load into indexed tables costs more. */
+static const char INDEXES[] =
+    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
+    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+    "CREATE INDEX args_by_set ON args(arg_set_id, key);\n"
+    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
+    "CREATE INDEX flow_by_in ON flow(slice_in);\n"
+    ;
+
 int sql_create_schema(sqlite3 *db) { return sqlite3_exec(db, SCHEMA, NULL, NULL, NULL); }
+
+int sql_create_indexes(sqlite3 *db) { return sqlite3_exec(db, INDEXES, NULL, NULL, NULL); }
 
 sql_ids sql_ids_start(void) { return (sql_ids){.upid = 1, .utid = 1}; }

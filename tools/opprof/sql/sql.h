@@ -29,6 +29,9 @@ int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 
 /** Create every table and view (a new, empty database). */
 int sql_create_schema(sqlite3 *db);
+/** Index what the functions and joins look up (slices by parent and track,
+ *  args by set, flows by end): once every trace is loaded. */
+int sql_create_indexes(sqlite3 *db);
 
 /** Where the next rows of each table start: ids go on across the traces of
  *  one database, so that each keeps its own processes, threads and slices. */
