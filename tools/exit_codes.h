@@ -9,7 +9,7 @@
 #define TOOL_EXIT_CODES(X)                                                                                      \
     X(OK, 0, "success")                                                                                         \
     X(FAILED, 1, "check found problems; profile_cpu: the run failed; compare_forward: outputs differ; "   \
-             "dump: no such process, no flight recorder, or no save in time")                                  \
+             "dump: no such process, no flight recorder, or no save in time; sql: a statement failed")                                  \
     X(UNREADABLE, 2, "a file cannot be read or is not a trace, or an output cannot be written")                 \
     X(REGRESSED, 3, "diff --stat --fail-if: a gate's change is significant and beyond its bound")              \
     X(USAGE, 64, "bad usage (sysexits' EX_USAGE)")                                                              \
