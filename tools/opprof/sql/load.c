@@ -56,8 +56,8 @@ static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    "INSERT INTO args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type,"
-    " display_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO args(id, arg_set_id, key, int_value, string_value, real_value, value_type)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
     "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
 };
@@ -136,15 +136,15 @@ static int64_t enclosing(const loader *L, uint32_t thread, int64_t ts, bool or_n
 }
 
 static int add_arg(loader *L, int64_t set, const char *key, const char *type, int64_t i, const char *s, double d) {
-    char full[320], display[64];
-    snprintf(full, sizeof full, "args.%s", key);
-    const char *shown = s;
-    if (!strcmp(type, "int")) snprintf(display, sizeof display, "%lld", (long long)i), shown = display;
-    else if (!strcmp(type, "real")) snprintf(display, sizeof display, "%.17g", d), shown = display;
+    char full[320] = "args.";
+    size_t n = strlen(key);
+    if (n > sizeof full - 6) n = sizeof full - 6;
+    memcpy(full + 5, key, n);
+    full[5 + n] = '\0';
     int64_t id = L->ids->arg++;
-    if (!strcmp(type, "int")) return sql_row(L->st[ST_ARG], "iissi--ss", id, set, full, full, i, type, shown);
-    if (!strcmp(type, "real")) return sql_row(L->st[ST_ARG], "iiss--dss", id, set, full, full, d, type, shown);
-    return sql_row(L->st[ST_ARG], "iiss-s-ss", id, set, full, full, s, type, shown);
+    if (type[0] == 'i') return sql_row(L->st[ST_ARG], "iisi--s", id, set, full, i, type);
+    if (type[0] == 'r') return sql_row(L->st[ST_ARG], "iis--ds", id, set, full, d, type);
+    return sql_row(L->st[ST_ARG], "iis-s-s", id, set, full, s, type);
 }
 
 static int64_t arg_set_of(loader *L, size_t e) {
