@@ -270,6 +270,16 @@ OPPROF_API void opprof_shapes_format(const opprof_shapes *shapes, char *buf, siz
  *  in-place forms the elements of input 0; every other operator 0 (as
  *  PyTorch: aten::linear's FLOPs are counted in the aten::addmm inside it). */
 OPPROF_API int64_t opprof_flops(const char *name, const opprof_shapes *shapes);
+/** The compulsory traffic of one call of `name` with `shapes` (NULL: 0):
+ *  each tensor input read once and the output written once, in bytes (the
+ *  element size from each input's dtype; float32 where none is given):
+ *  aten::addmm, aten::mm, aten::bmm (output M x N), and the elementwise
+ *  operators (aten::add, aten::mul, aten::sub, aten::div and their in-place
+ *  forms, aten::clamp_min, aten::clamp, aten::sigmoid, aten::tanh,
+ *  aten::gelu, aten::copy_; output the size of input 0); 0 for every other
+ *  operator (aten::relu is aten::clamp_min inside: leaves only, as FLOPs).
+ *  A model from shapes, not measured traffic. */
+OPPROF_API int64_t opprof_bytes(const char *name, const opprof_shapes *shapes);
 /** For each event, the peak of allocated bytes reached while it ran, relative
  *  to the level at its start (>= 0): an array of opprof_capture_events' count,
  *  the caller's (opprof_free). All zero when no memory was recorded. */
@@ -478,7 +488,10 @@ typedef enum opprof_sort_key {
 #define OPPROF__SORT_KEY_ENUM(name, pytorch, older, field, per_call) OPPROF_SORT_##name,
     OPPROF_SORT_KEYS(OPPROF__SORT_KEY_ENUM)
 #undef OPPROF__SORT_KEY_ENUM
-    OPPROF_SORT_KEY_COUNT /* one past the last key */
+    OPPROF_SORT_KEY_COUNT, /* one past the last key of the list */
+    /* the roofline's time above roof ("time_above_roof"): a view with a machine
+     * (opprof_averages_roofline_to_string); without one, first-seen order */
+    OPPROF_SORT_TIME_ABOVE_ROOF = 64
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */
@@ -499,6 +512,59 @@ OPPROF_API const char *opprof_sort_key_name(opprof_sort_key key);
  *  the FLOPs columns (and GB/s, when bytes were stated) whenever FLOPs were
  *  recorded (with_flops, opprof_range_flops, opprof_range_bytes), `flops` or
  *  not. */
+/* ------------------------------------------------------------------------- */
+/* The machine's ceilings and each row against them (the roofline)           */
+/* ------------------------------------------------------------------------- */
+
+/** The most thread counts a machine profile holds, and its memory levels. */
+#define OPPROF_MACHINE_MAX_THREADS 16
+#define OPPROF_MACHINE_LEVELS 4
+
+/** A memory level: "L1", "L2", "LLC" or "DRAM", its size (sysfs, per core for
+ *  L1 and L2, the whole cache for the LLC; 0 for DRAM), and the bandwidth of
+ *  a stream that loads (sums) a buffer of it and of one that copies it (its
+ *  reads and writes counted), in GB/s (1e9 bytes per second), all threads. */
+typedef struct opprof_machine_level {
+    char name[8];
+    int64_t bytes;
+    double load_gbs, copy_gbs;
+} opprof_machine_level;
+
+/** The ceilings with `threads` threads, each on a buffer of its own. */
+typedef struct opprof_machine_ceilings {
+    int threads;
+    double fma_peak_gflops;                       /* float32 FMAs of the ISA, all threads */
+    opprof_machine_level levels[OPPROF_MACHINE_LEVELS];
+} opprof_machine_ceilings;
+
+/** A machine profile (`opprof machine --json`): the CPU, the ISA whose FMAs
+ *  were measured ("AVX-512", "AVX2", "scalar": the widest the CPU has), and
+ *  the ceilings for 1..threads threads. */
+typedef struct opprof_machine {
+    char cpu[128];
+    char isa[16];
+    int threads;
+    opprof_machine_ceilings by_threads[OPPROF_MACHINE_MAX_THREADS];
+} opprof_machine;
+
+/** Measure this machine's ceilings for 1..threads threads (1 to
+ *  OPPROF_MACHINE_MAX_THREADS; about a second for two): each figure the best
+ *  of a few runs of about 10 ms. */
+OPPROF_API int opprof_machine_measure(int threads, opprof_machine *out);
+/** The profile as JSON: "cpu", "isa", "threads", "fma_peak_gflops" and
+ *  "levels" (the most threads'), then "by_threads" (each count's). The
+ *  caller frees *out_text (opprof_free). */
+OPPROF_API int opprof_machine_json_to_string(const opprof_machine *machine, char **out_text);
+typedef struct opprof_read_error opprof_read_error; /* below, with the trace reader */
+/** Read a profile that opprof_machine_json_to_string wrote. OPPROF_EFORMAT
+ *  (why and where in *err) for anything else: a profile is never guessed. */
+OPPROF_API int opprof_machine_read(const char *path, opprof_machine *out, opprof_read_error *err);
+/** The ceilings for `threads` threads: that count's, else the largest below
+ *  it (never above: a roof too high is a wrong one); NULL for an empty profile. */
+OPPROF_API const opprof_machine_ceilings *opprof_machine_for_threads(const opprof_machine *machine, int threads);
+
+
+
 typedef struct opprof_table_options {
     opprof_sort_key sort;
     int row_limit;          /* <= 0: every row */
@@ -544,6 +610,35 @@ OPPROF_API int opprof_averages_table_to_string(const opprof_averages *averages, 
  *  the same options show the same columns and rows (test_render). */
 OPPROF_API int opprof_averages_json_to_string(const opprof_averages *averages, const opprof_table_options *options,
                                               char **out_text);
+
+/** A row against its roof. The model: the row's FLOPs (opprof_flops or its
+ *  ranges' own) and bytes (opprof_range_bytes, or the compulsory traffic of
+ *  its input shapes: each input read once, the output written once: a model,
+ *  not measured traffic), over its wall time, on the ceilings of the threads
+ *  it ran on; its working set (bytes per call) names the level whose
+ *  bandwidth bounds it. */
+typedef struct opprof_roofline {
+    bool modelled;             /* false: no FLOPs and no bytes ("no model") */
+    double intensity;          /* FLOPs per byte (NAN without bytes) */
+    double gflops, gbs;        /* attained */
+    int level;                 /* index into the ceilings' levels */
+    bool compute_bound;        /* FLOPs / peak >= bytes / bandwidth */
+    double roof_ns;            /* max(FLOPs / peak, bytes / bandwidth of its level) */
+    double roof_percent;       /* roof_ns over its time, x 100 (above 100: a roof exceeded) */
+    double above_roof_ns;      /* its time minus roof_ns: the most a faster kernel gains */
+} opprof_roofline;
+/** Row `row` of averages against `machine`. */
+/** Row `row` of averages against `machine` (its threads' ceilings). */
+OPPROF_API opprof_roofline opprof_averages_roofline(const opprof_averages *averages, size_t row,
+                                                    const opprof_machine *machine);
+/** The table (json false) or its JSON rows with the roofline's columns after
+ *  the others: "Bytes", "FLOPs/B", "Bound" ("compute", "L1", "L2", "LLC",
+ *  "DRAM", or "no model"), "% of roof", "Above roof" (JSON "bytes",
+ *  "arithmetic_intensity", "bound", "roof_percent", "time_above_roof_us";
+ *  the FLOPs columns too), and under the table the time above roof of the
+ *  modelled rows and the self time of the others, per step. */
+OPPROF_API int opprof_averages_roofline_to_string(const opprof_averages *averages, const opprof_table_options *options,
+                                                  const opprof_machine *machine, bool json, char **out_text);
 
 /**
  * A self-contained HTML report of the capture (one file: no network, no other

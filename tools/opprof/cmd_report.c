@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char HELP[] =
     "The key averages table of a trace, in PyTorch's layout.\n"
@@ -28,6 +29,13 @@ static const char HELP[] =
     "                   opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)\n"
     "  --cpu-time       On CPU total and Off CPU columns: each row's time on and off the CPU within\n"
     "                   its CPU total (captures with off-CPU times)\n"
+    "  --roofline       each row against its roof: Bytes, FLOPs/B, Bound (compute, L1, L2, LLC,\n"
+    "                   DRAM, or \"no model\" without FLOPs and bytes), %% of roof, Above roof (its\n"
+    "                   time minus the roof's); under the table the time above roof per step and the\n"
+    "                   time in rows without a model. Bytes: stated ones, else each input read and\n"
+    "                   the output written once (a model from shapes). Sort key time_above_roof\n"
+    "  --machine FILE   the ceilings of the machine the trace ran on (opprof machine --json);\n"
+    "                   without it --roofline measures this machine's, and says so\n"
     "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"
     "                   the warnings' texts, and each row's distributions per step and per call,\n"
     "                   self and total; raw values)\n"
@@ -51,7 +59,28 @@ static void sort_keys_help(FILE *out) {
     }
     OPPROF_SORT_KEYS(SORT_KEY_HELP)
 #undef SORT_KEY_HELP
-    fputs(" none\n", out);
+    fputs(" none, time_above_roof (with --roofline)\n", out);
+}
+
+/* The ceilings: --machine's file (refused whole when it is not a profile), or this
+ * machine's measured now (said: the trace may have run elsewhere). */
+static int load_machine(const char *path, opprof_machine *m) {
+    if (path) {
+        opprof_read_error err;
+        int rc = opprof_machine_read(path, m, &err);
+        if (rc == 0) return 0;
+        if (err.line > 0)
+            fprintf(stderr, "opprof: %s:%lld:%lld: %s\n", path, (long long)err.line, (long long)err.column, err.message);
+        else
+            fprintf(stderr, "opprof: %s: %s\n", path, err.message[0] ? err.message : opprof_strerror(rc));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
+    fprintf(stderr, "opprof: report: the roofs are this machine's, measured now (--machine FILE: another's)\n");
+    int rc = opprof_machine_measure(threads, m);
+    if (rc) fprintf(stderr, "opprof: report: the ceilings could not be measured: %s\n", opprof_strerror(rc));
+    return rc ? TOOL_EXIT_FAILED : 0;
 }
 
 static int run(int argc, char **argv) {
@@ -70,10 +99,13 @@ static int run(int argc, char **argv) {
                                           {"stats", no_argument, 0, 'S'},
                                           {"samples", no_argument, 0, 'P'},
                                           {"cpu-time", no_argument, 0, 'C'},
+                                          {"roofline", no_argument, 0, 'R'},
+                                          {"machine", required_argument, 0, 'M'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
-    bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false;
+    bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false, roofline = false;
+    const char *machine_path = NULL;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
@@ -108,11 +140,20 @@ static int run(int argc, char **argv) {
         case 'S': table.stats = true; break;
         case 'P': table.samples = true; break;
         case 'C': table.cpu_time = true; break;
+        case 'R': roofline = true; break;
+        case 'M': machine_path = optarg, roofline = true; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) return tool_usage_error("report", "%s", ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
     if (ranks) return tool_ranks_report(argv[optind], json);
+    if (sort == OPPROF_SORT_TIME_ABOVE_ROOF && !roofline)
+        return tool_usage_error("report", "--sort time_above_roof needs --roofline");
+    opprof_machine machine;
+    if (roofline) {
+        int mrc = load_machine(machine_path, &machine);
+        if (mrc) return mrc;
+    }
     opprof_capture *cap;
     int rc = tool_load_by(argv[optind], by_node, &cap);
     if (rc) return rc;
@@ -132,7 +173,9 @@ static int run(int argc, char **argv) {
     if (!rc && !sort_given && sort == OPPROF_SORT_SELF_CPU_TIME && !opprof_averages_self_total_ns(avg) &&
         opprof_averages_self_device_total_ns(avg) > 0)
         table.sort = OPPROF_SORT_SELF_DEVICE_TIME;
-    if (!rc)
+    if (!rc && roofline)
+        rc = opprof_averages_roofline_to_string(avg, &table, &machine, json, &text);
+    else if (!rc)
         rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
     opprof_averages_free(avg);
     char *flight = NULL; /* a flight recorder's save: its reason and its step against the others */
@@ -167,5 +210,6 @@ static const char EXAMPLES[] =
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
              "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node]\n"
+             "                     [--roofline [--machine FILE]]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

@@ -18,6 +18,8 @@ OPPROF__HIDDEN bool opprof__averages_parallel(const opprof_averages *avg);
 OPPROF__HIDDEN double opprof__averages_profiler_cost_ns(const opprof_averages *avg, const opprof_average_row *row);
 OPPROF__HIDDEN double opprof__averages_range_cost_ns(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
+/* A row's bytes from its shapes (opprof_bytes of its calls), 0 without a model. */
+OPPROF__HIDDEN int64_t opprof__averages_model_bytes(const opprof_averages *avg, const opprof_average_row *row);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
 /* The capture's warning number i (copied), or NULL. */
@@ -28,8 +30,22 @@ OPPROF__HIDDEN opprof_producer opprof__averages_producer(const opprof_averages *
 OPPROF__HIDDEN double opprof__averages_unended_share(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
 OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
+/* ---- the machine's ceilings (analysis/machine.c, machine_kernels.c) ---- */
+typedef enum opprof__machine_isa { OPPROF__ISA_SCALAR, OPPROF__ISA_AVX2, OPPROF__ISA_AVX512 } opprof__machine_isa;
+OPPROF__HIDDEN opprof__machine_isa opprof__machine_best_isa(void);
+/* The FLOPs of one iteration of opprof__machine_fma's loop. */
+OPPROF__HIDDEN double opprof__machine_fma_flops_per_iter(opprof__machine_isa isa);
+/* `iters` iterations of independent FMA chains; a value that keeps them. */
+OPPROF__HIDDEN double opprof__machine_fma(opprof__machine_isa isa, int64_t iters);
+/* One pass that loads (sums) n floats of buf (64-byte aligned, n a multiple of 128). */
+OPPROF__HIDDEN double opprof__machine_load(opprof__machine_isa isa, const float *buf, size_t n);
+/* One pass that copies n floats (the same alignment). */
+OPPROF__HIDDEN void opprof__machine_copy(opprof__machine_isa isa, float *dst, const float *src, size_t n);
+
 /* analysis/flops.c: whether opprof_flops counts an operator of this name. */
 OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
+/* ... and whether opprof_bytes models its traffic. */
+OPPROF__HIDDEN bool opprof__counts_bytes(const char *name);
 
 
 /* ---- parallel operators (analysis/parallel.c): the parts of one run ---- */

@@ -27,6 +27,7 @@ struct opprof_averages {
     bool profile_memory; /* memory was recorded: the capture has memory events */
     bool flops_recorded; /* with_flops, or operators stated FLOPs or bytes */
     int64_t *children;   /* per row: the events nested directly in its events */
+    int64_t *model_bytes; /* per row: opprof_bytes of its calls */
     double range_cost_ns; /* the capture's measured cost of one range (begin + end), 0: unknown */
     bool by_shape;
     int stack_n;
@@ -51,6 +52,7 @@ static const char *key_of(const char *name) {
 
 typedef struct group {
     opprof_average_row row;
+    int64_t model_bytes; /* opprof_bytes of its calls (the roofline's bytes where none were stated) */
     int64_t children;  /* events nested directly in this group's events: each one's recording cost
                           lands in this group's self time */
     int64_t first_start;
@@ -146,7 +148,7 @@ typedef struct work {
     uint32_t *name_group;     /* name -> its group; ProfilerStep#N names share one */
     uint32_t *device_group;   /* device activities: [2 * name + (annotation)] -> group, or NULL */
     uint32_t *group_of_event; /* extended keys: event -> group */
-    uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts */
+    uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts (bit 0), whose bytes opprof_bytes models (bit 1) */
     int64_t *peaks;           /* per event, or NULL without memory */
     uint32_t *row_of_group;   /* after make_rows: a group's row (UINT32_MAX: none) */
     opprof__parallel_runs runs; /* operators computed by several threads */
@@ -187,7 +189,7 @@ static int name_groups(work *w) {
     uint32_t step_group = UINT32_MAX;
     for (size_t i = 0; i < w->n_names; i++) {
         const char *key = key_of(c->names[i]);
-        w->flops_name[i] = opprof__counts_flops(c->names[i]);
+        w->flops_name[i] = (uint8_t)(opprof__counts_flops(c->names[i]) | opprof__counts_bytes(c->names[i]) << 1);
         if (key == STEP_KEY && step_group != UINT32_MAX) {
             w->name_group[i] = step_group;
         } else {
@@ -293,9 +295,13 @@ static int add_times(work *w) {
         }
         first_seen(g, e, i, true);
         if (w->peaks && w->peaks[i] > g->row.peak_mem) g->row.peak_mem = w->peaks[i];
-        if (w->flops_name[e->name] && e->site) {
+        if ((w->flops_name[e->name] & 1) && e->site) {
             const opprof_shapes *sh = opprof_capture_shapes(w->c, opprof_capture_site(w->c, e->site)->shapes);
             OPPROF__SAT_ADD(g->row.flops, opprof_flops(w->c->names[e->name], sh));
+        }
+        if ((w->flops_name[e->name] & 2) && e->site) {
+            const opprof_shapes *sh = opprof_capture_shapes(w->c, opprof_capture_site(w->c, e->site)->shapes);
+            OPPROF__SAT_ADD(g->model_bytes, opprof_bytes(w->c->names[e->name], sh));
         }
     }
     for (size_t after = w->n_events; device_subtree && after > 0; after--) { /* last first */
@@ -553,9 +559,11 @@ static int make_rows(work *w) {
         if (w->stack_n > 0) opprof__sb_put(&text, "", 1);
     }
     avg->children = opprof__alloc(n_offsets * sizeof *avg->children);
-    int rc = !offsets || !avg->rows || !avg->children || text.error ? OPPROF_ENOMEM : 0;
+    avg->model_bytes = opprof__alloc(n_offsets * sizeof *avg->model_bytes);
+    int rc = !offsets || !avg->rows || !avg->children || !avg->model_bytes || text.error ? OPPROF_ENOMEM : 0;
     for (size_t g = 0; !rc && g < kept; g++) {
         avg->children[g] = b->groups[g].children;
+        avg->model_bytes[g] = b->groups[g].model_bytes;
         avg->rows[g] = b->groups[g].row;
         avg->rows[g].key = text.data + offsets[TEXTS * g + TEXT_KEY];
         avg->rows[g].mangled = b->groups[g].row.mangled ? text.data + offsets[TEXTS * g + TEXT_MANGLED] : NULL;
@@ -572,8 +580,10 @@ static int make_rows(work *w) {
         opprof__sb_free(&text);
         opprof__free(avg->rows);
         opprof__free(avg->children);
+        opprof__free(avg->model_bytes);
         avg->rows = NULL;
         avg->children = NULL;
+        avg->model_bytes = NULL;
     }
     opprof__free(offsets);
     return rc;
@@ -678,6 +688,7 @@ void opprof_averages_free(opprof_averages *avg) {
     for (size_t i = 0; i < avg->n_warnings; i++) opprof__free(avg->warnings[i]);
     opprof__free(avg->warnings);
     opprof__free(avg->rows);
+    opprof__free(avg->model_bytes);
     opprof__free(avg->children);
     opprof__free(avg->text);
     opprof__distributions_free(&avg->dist);
@@ -750,3 +761,8 @@ int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; 
 int64_t opprof_averages_sample_count(const opprof_averages *avg) { return avg ? avg->samples : 0; }
 int64_t opprof_averages_sample_period_ns(const opprof_averages *avg) { return avg ? avg->sample_period_ns : 0; }
 bool opprof_averages_off_cpu(const opprof_averages *avg) { return avg && avg->off_cpu; }
+
+int64_t opprof__averages_model_bytes(const opprof_averages *avg, const opprof_average_row *row) {
+    size_t i = (size_t)(row - avg->rows);
+    return avg && avg->model_bytes && i < avg->n_rows ? avg->model_bytes[i] : 0;
+}

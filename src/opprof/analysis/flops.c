@@ -34,3 +34,52 @@ int64_t opprof_flops(const char *name, const opprof_shapes *s) {
         return numel(s, 0);
     return 0;
 }
+
+/* ---- bytes: the compulsory traffic of a call ----
+ * Leaves only, as FLOPs are: aten::relu is aten::clamp_min inside (PyTorch's
+ * CPU dispatch), so it has no model of its own, or its traffic would be
+ * counted twice in the time above roof. */
+
+static const char *const ELEMENTWISE_OPS[] = {
+    "aten::add",  "aten::add_", "aten::mul",       "aten::mul_",  "aten::sub",     "aten::sub_", "aten::div",
+    "aten::div_", "aten::clamp", "aten::clamp_min", "aten::sigmoid",
+    "aten::tanh", "aten::gelu", "aten::copy_"};
+
+static int64_t element_size(const char *dtype) {
+    if (!dtype[0] || strstr(dtype, "float") || !strcmp(dtype, "int")) return 4;
+    if (strstr(dtype, "double") || strstr(dtype, "long")) return 8;
+    if (strstr(dtype, "Half") || strstr(dtype, "BFloat16") || strstr(dtype, "short")) return 2;
+    if (strstr(dtype, "bool") || strstr(dtype, "char")) return 1;
+    return 4;
+}
+
+/* The tensor inputs' bytes (an input without dimensions and dtype is a scalar). */
+static int64_t inputs_bytes(const opprof_shapes *s) {
+    int64_t total = 0;
+    for (int i = 0; i < s->n_inputs; i++)
+        if (s->ndim[i] > 0) total += numel(s, i) * element_size(s->dtype[i]);
+    return total;
+}
+
+bool opprof__counts_bytes(const char *name) {
+    if (!strcmp(name, "aten::addmm") || !strcmp(name, "aten::mm") || !strcmp(name, "aten::bmm")) return true;
+    for (size_t i = 0; i < sizeof ELEMENTWISE_OPS / sizeof *ELEMENTWISE_OPS; i++)
+        if (!strcmp(name, ELEMENTWISE_OPS[i])) return true;
+    return false;
+}
+
+int64_t opprof_bytes(const char *name, const opprof_shapes *s) {
+    if (!name || !s || s->n_inputs < 1 || !opprof__counts_bytes(name)) return 0;
+    int64_t out = 0;
+    if (!strcmp(name, "aten::addmm") && s->n_inputs >= 3 && s->ndim[1] == 2 && s->ndim[2] == 2)
+        out = s->dims[1][0] * s->dims[2][1] * element_size(s->dtype[1]);
+    else if (!strcmp(name, "aten::mm") && s->n_inputs >= 2 && s->ndim[0] == 2 && s->ndim[1] == 2)
+        out = s->dims[0][0] * s->dims[1][1] * element_size(s->dtype[0]);
+    else if (!strcmp(name, "aten::bmm") && s->n_inputs >= 2 && s->ndim[0] == 3 && s->ndim[1] == 3)
+        out = s->dims[0][0] * s->dims[0][1] * s->dims[1][2] * element_size(s->dtype[0]);
+    else if (strcmp(name, "aten::addmm") && strcmp(name, "aten::mm") && strcmp(name, "aten::bmm") && s->ndim[0] > 0)
+        out = numel(s, 0) * element_size(s->dtype[0]);
+    else
+        return 0; /* a product whose shapes are not its own */
+    return inputs_bytes(s) + out;
+}

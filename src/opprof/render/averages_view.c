@@ -72,10 +72,40 @@ static double profiler_cost(const opprof_average_row *r, const opprof__view *v) 
     return opprof__averages_profiler_cost_ns(v->avg, r) / 1e3;
 }
 
-static const char *name_text(const opprof_average_row *r) { return r->key; }
-static const char *shapes_text(const opprof_average_row *r) { return r->input_shapes ? r->input_shapes : "[]"; }
-static const char *stack_text(const opprof_average_row *r) { return r->stack ? r->stack : ""; }
-static const char *top_frame_text(const opprof_average_row *r) { return r->top_frame ? r->top_frame : ""; }
+/* ---- the roofline (opprof_roofline_of) ---- */
+
+static opprof_roofline roof_of(const opprof_average_row *r, const opprof__view *v) {
+    return opprof_averages_roofline(v->avg, (size_t)(r - v->rows), v->machine);
+}
+#define ROOF(fn, expr)                                                      \
+    static double fn(const opprof_average_row *r, const opprof__view *v) { \
+        opprof_roofline f = roof_of(r, v);                                 \
+        return f.modelled ? (expr) : NAN;                                  \
+    }
+static double bytes_of(const opprof_average_row *r, const opprof__view *v) {
+    int64_t b = r->bytes > 0 ? r->bytes : opprof__averages_model_bytes(v->avg, r);
+    return b > 0 ? (double)b : NAN;
+}
+ROOF(roof_bytes, bytes_of(r, v))
+ROOF(roof_intensity, f.intensity)
+ROOF(roof_percent, f.roof_percent / 100)
+ROOF(above_roof_us, f.above_roof_ns / 1e3)
+#undef ROOF
+
+static const char *bound_text(const opprof_average_row *r, const opprof__view *v) {
+    opprof_roofline f = roof_of(r, v);
+    if (!f.modelled) return "no model";
+    return f.compute_bound ? "compute" : opprof_machine_for_threads(v->machine, r->threads)->levels[f.level].name;
+}
+
+static const char *name_text(const opprof_average_row *r, const opprof__view *v) { return (void)v, r->key; }
+static const char *shapes_text(const opprof_average_row *r, const opprof__view *v) {
+    return (void)v, r->input_shapes ? r->input_shapes : "[]";
+}
+static const char *stack_text(const opprof_average_row *r, const opprof__view *v) { return (void)v, r->stack ? r->stack : ""; }
+static const char *top_frame_text(const opprof_average_row *r, const opprof__view *v) {
+    return (void)v, r->top_frame ? r->top_frame : "";
+}
 
 /* PyTorch's columns, in its order. */
 static const opprof__column COLUMNS[] = {
@@ -105,6 +135,11 @@ static const opprof__column COLUMNS[] = {
     {"Total %sFLOPs", "flops", OPPROF__UNIT_FLOPS, OPPROF__SHOW_FLOPS, flops, NULL},
     {"GFLOP/s", "gflops", OPPROF__UNIT_RATE1, OPPROF__SHOW_FLOPS, gflops, NULL},
     {"GB/s", "gbps", OPPROF__UNIT_RATE2, OPPROF__SHOW_BYTES, gbps, NULL},
+    {"Bytes", "bytes", OPPROF__UNIT_BYTES, OPPROF__SHOW_ROOFLINE, roof_bytes, NULL},
+    {"FLOPs/B", "arithmetic_intensity", OPPROF__UNIT_RATE2, OPPROF__SHOW_ROOFLINE, roof_intensity, NULL},
+    {"Bound", "bound", OPPROF__UNIT_TEXT, OPPROF__SHOW_ROOFLINE, NULL, bound_text},
+    {"% of roof", "roof_percent", OPPROF__UNIT_PERCENT, OPPROF__SHOW_ROOFLINE, roof_percent, NULL},
+    {"Above roof", "time_above_roof_us", OPPROF__UNIT_TIME, OPPROF__SHOW_ROOFLINE, above_roof_us, NULL},
     {"Profiler (est.)", "profiler_cost_us", OPPROF__UNIT_TIME, OPPROF__SHOW_COST, profiler_cost, NULL},
     {"Self min", "self_min_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_min_us, NULL},
     {"Self med", "self_median_us", OPPROF__UNIT_TIME, OPPROF__SHOW_STATS, self_median_us, NULL},
@@ -156,8 +191,13 @@ static int order_rows(opprof__view *v, const opprof_table_options *o) {
         v->order = NULL;
         return OPPROF_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) items[i] = (sort_item){metric(&v->rows[i], o->sort), i};
-    if (o->sort != OPPROF_SORT_NONE) qsort(items, n, sizeof *items, sort_item_compare);
+    bool above_roof = o->sort == OPPROF_SORT_TIME_ABOVE_ROOF;
+    for (size_t i = 0; i < n; i++) {
+        opprof_roofline f = above_roof ? opprof_averages_roofline(v->avg, i, v->machine) : (opprof_roofline){0};
+        double x = above_roof ? (f.modelled ? f.above_roof_ns : -INFINITY) : metric(&v->rows[i], o->sort);
+        items[i] = (sort_item){x, i};
+    }
+    if (o->sort != OPPROF_SORT_NONE && (!above_roof || v->machine)) qsort(items, n, sizeof *items, sort_item_compare);
     for (size_t i = 0; i < n; i++) v->order[i] = items[i].index;
     opprof__free(items);
     v->shown = o->row_limit > 0 && (size_t)o->row_limit < n ? (size_t)o->row_limit : n;
@@ -195,6 +235,7 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (o->samples && opprof_averages_sample_count(v->avg)) f |= OPPROF__SHOW_SAMPLES;
     if (o->cpu_time && opprof_averages_off_cpu(v->avg)) f |= OPPROF__SHOW_CPU_TIME;
     if (opprof__averages_parallel(v->avg)) f |= OPPROF__SHOW_PARALLEL;
+    if (v->machine && v->machine->threads > 0) f |= OPPROF__SHOW_ROOFLINE | OPPROF__SHOW_FLOPS;
     for (size_t i = 0; (f & OPPROF__SHOW_FLOPS) && i < v->n_rows; i++)
         if (v->rows[i].bytes > 0) f |= OPPROF__SHOW_BYTES;
     return f;
@@ -215,7 +256,7 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
     }
     size_t longest = 0;
     for (size_t i = 0; i < v->n_rows; i++)
-        for (const char *f = c->text(&v->rows[i]); *f;) { /* LINES: the longest line */
+        for (const char *f = c->text(&v->rows[i], v); *f;) { /* LINES: the longest line */
             size_t len = c->unit == OPPROF__UNIT_LINES && strchr(f, '\n') ? (size_t)(strchr(f, '\n') - f) : strlen(f);
             if (len > longest) longest = len;
             f += len + (f[len] == '\n');
@@ -228,6 +269,11 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
 }
 
 int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof_table_options *o) {
+    return opprof__view_build_roofline(v, avg, o, NULL);
+}
+
+int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg, const opprof_table_options *o,
+                                const opprof_machine *machine) {
     memset(v, 0, sizeof *v);
     if (o->stats && !opprof_averages_steps(avg)) return OPPROF_EINVAL; /* built without distributions */
     v->avg = avg;
@@ -235,6 +281,7 @@ int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof
     v->self_total = opprof_averages_self_total_ns(avg);
     v->device_total = opprof_averages_self_device_total_ns(avg);
     v->device = opprof_averages_device_name(avg);
+    v->machine = machine;
     v->flags = flags_of(v, o);
     flops_unit(v);
     for (size_t k = 0; k < sizeof COLUMNS / sizeof *COLUMNS; k++) {
@@ -266,7 +313,11 @@ void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_a
     for (size_t k = 0; k < v->n_columns; k++)
         if (v->columns[k] == c) w = v->width[k];
     double x = c->number ? c->number(r, v) : 0.0;
-    const char *t = c->text ? c->text(r) : "";
+    const char *t = c->text ? c->text(r, v) : "";
+    if ((c->needs & OPPROF__SHOW_ROOFLINE) && c->number && isnan(x)) { /* no model: no figure */
+        snprintf(buf, size, "--");
+        return;
+    }
     switch (c->unit) {
     case OPPROF__UNIT_NAME: opprof__name_cell(t, buf, size); return;
     case OPPROF__UNIT_TEXT: snprintf(buf, size, "%.*s", (int)w, t); return;
@@ -290,7 +341,7 @@ const opprof__column *opprof__view_column(const opprof__view *v, const char *key
 void opprof__json_cell(opprof__strbuf *sb, const opprof__view *v, const opprof__column *c,
                        const opprof_average_row *r) {
     if (c->text) {
-        opprof__sb_json_string(sb, c->text(r));
+        opprof__sb_json_string(sb, c->text(r, v));
         return;
     }
     char buf[40];

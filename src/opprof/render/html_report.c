@@ -126,7 +126,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
             }
             opprof__sb_puts(sb, "<td data-v=\"");
             if (col->text) {
-                opprof__sb_html(sb, col->text(r));
+                opprof__sb_html(sb, col->text(r, &v));
             } else {
                 opprof__number_text(col->number(r, &v), buf, sizeof buf);
                 opprof__sb_puts(sb, buf);

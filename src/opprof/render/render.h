@@ -38,7 +38,7 @@ typedef struct opprof__column {
     opprof__unit unit;
     unsigned needs;    /* OPPROF__SHOW_... that must all hold for it to be shown */
     double (*number)(const opprof_average_row *r, const opprof__view *v); /* NAN: no value ("--", null) */
-    const char *(*text)(const opprof_average_row *r);                       /* text units */
+    const char *(*text)(const opprof_average_row *r, const opprof__view *v); /* text units */
 } opprof__column;
 
 enum {
@@ -54,7 +54,8 @@ enum {
     OPPROF__SHOW_STATS = 1u << 9,      /* options.stats (averages built with distributions) */
     OPPROF__SHOW_SAMPLES = 1u << 10,   /* options.samples, and the capture has samples */
     OPPROF__SHOW_CPU_TIME = 1u << 11,  /* options.cpu_time, and the capture has off-CPU times */
-    OPPROF__SHOW_PARALLEL = 1u << 12   /* some operator ran as parts on several threads */
+    OPPROF__SHOW_PARALLEL = 1u << 12,  /* some operator ran as parts on several threads */
+    OPPROF__SHOW_ROOFLINE = 1u << 13   /* options.machine: each row against its roof */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };
@@ -73,6 +74,7 @@ struct opprof__view {
     const char *device;  /* "CUDA", "MTIA", or "" */
     double flops_scale;  /* the FLOPs column's unit: 1, 1e-3 (KFLOPs), ... */
     const char *flops_prefix; /* "", "K", "M", "G", "T", "P" */
+    const opprof_machine *machine; /* options.machine, or NULL */
 };
 
 /* The rows and columns that `options` shows of `avg`: rows sorted (ties in
@@ -80,6 +82,9 @@ struct opprof__view {
  * (on an error, nothing is left to free). */
 OPPROF__HIDDEN int opprof__view_build(opprof__view *v, const opprof_averages *avg,
                                       const opprof_table_options *options);
+/* The same with the roofline's columns, against `machine` (NULL: none). */
+OPPROF__HIDDEN int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg,
+                                               const opprof_table_options *options, const opprof_machine *machine);
 OPPROF__HIDDEN void opprof__view_free(opprof__view *v);
 /* A column's title, its "%s" filled in. */
 OPPROF__HIDDEN void opprof__column_title(const opprof__view *v, const opprof__column *c, char *buf, size_t size);

@@ -29,6 +29,10 @@ int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
             *out = SORT_NAMES[i].key;
             return 0;
         }
+    if (strcmp(name, "time_above_roof") == 0) {
+        *out = OPPROF_SORT_TIME_ABOVE_ROOF;
+        return 0;
+    }
     if (strcmp(name, "none") == 0 || !*name) {
         *out = OPPROF_SORT_NONE;
         return 0;
@@ -39,7 +43,7 @@ int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
 const char *opprof_sort_key_name(opprof_sort_key key) {
     for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
         if (SORT_NAMES[i].key == key) return SORT_NAMES[i].name;
-    return "";
+    return key == OPPROF_SORT_TIME_ABOVE_ROOF ? "time_above_roof" : "";
 }
 
 /* ---- text ---- */
@@ -71,7 +75,7 @@ static void text_row(opprof__strbuf *sb, const opprof__view *v, const opprof_ave
         opprof__cell(v, c, r, buf, sizeof buf);
         text_cell(sb, buf, v->width[k], c->unit == OPPROF__UNIT_LINES);
         if (c->unit == OPPROF__UNIT_LINES) {
-            const char *nl = strchr(c->text(r), '\n');
+            const char *nl = strchr(c->text(r, v), '\n');
             more = nl ? nl + 1 : "";
             lines_width = v->width[k];
         } else if (!more) {
@@ -131,6 +135,34 @@ static void off_cpu_note(opprof__strbuf *sb, const opprof__view *v) {
                       n, first->key, off, total, v->flags & OPPROF__SHOW_CPU_TIME ? "" : "; the On CPU total and Off CPU columns (--cpu-time) show them");
 }
 
+/* Under a roofline: the time above roof of the modelled rows (the most that
+ * faster kernels can gain), apart from the self time of the rows without a
+ * model (dispatch, framework overhead), per step when the capture has steps. */
+static void roofline_note(opprof__strbuf *sb, const opprof__view *v) {
+    double above = 0, unmodelled = 0;
+    size_t modelled = 0;
+    int64_t steps = 0;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        const opprof_average_row *r = &v->rows[i];
+        if (!strcmp(r->key, "ProfilerStep*")) steps = r->calls;
+        if (r->device || !strcmp(r->key, "ProfilerStep*")) continue;
+        opprof_roofline f = opprof_averages_roofline(v->avg, i, v->machine);
+        if (f.modelled) above += f.above_roof_ns, modelled++;
+        else unmodelled += (double)r->self_ns;
+    }
+    char a[64], u[64];
+    double per = steps > 0 ? (double)steps : 1;
+    opprof_format_time_us(above / per / 1e3, a, sizeof a);
+    opprof_format_time_us(unmodelled / per / 1e3, u, sizeof u);
+    const opprof_machine_ceilings *c = opprof_machine_for_threads(v->machine, 1);
+    opprof__sb_printf(sb,
+                      "Roofline%s: %s above roof in %zu modelled row(s) (the most faster kernels can gain); %s of self "
+                      "time in rows without a model. Roofs: %s %s, 1 thread %.1f GFLOP/s, DRAM %.1f GB/s; bytes are "
+                      "compulsory traffic from shapes where not stated (a model, not measured)\n",
+                      steps > 0 ? " per step" : "", a, modelled, u, v->machine->cpu, v->machine->isa,
+                      c ? c->fma_peak_gflops : 0, c ? c->levels[OPPROF_MACHINE_LEVELS - 1].load_gbs : 0);
+}
+
 /* A begin never ended that covers this share of the trace is named under the table. */
 static const double UNENDED_NOTE = 0.10;
 
@@ -158,6 +190,7 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
                           "covers %.1f %% of it, all counted in its row (opprof check lists them)\n",
                           100 * unended);
     cost_note(sb, v);
+    if (v->flags & OPPROF__SHOW_ROOFLINE) roofline_note(sb, v);
     if (opprof_averages_off_cpu(v->avg)) off_cpu_note(sb, v);
     if (v->flags & OPPROF__SHOW_SAMPLES)
         opprof__sb_printf(sb, "Samples: %lld, one per %.3f ms of a thread's CPU time\n",
@@ -186,11 +219,11 @@ static void text_view(opprof__strbuf *sb, const opprof__view *v) {
 }
 
 /* The text of one view of avg (the table, its JSON), written by `write`. */
-static int view_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text,
-                          void (*write)(opprof__strbuf *sb, const opprof__view *v)) {
+static int view_to_string(const opprof_averages *avg, const opprof_table_options *opt, const opprof_machine *machine,
+                          char **out_text, void (*write)(opprof__strbuf *sb, const opprof__view *v)) {
     if (!avg || !opt || !out_text) return OPPROF_EINVAL;
     opprof__view v;
-    int rc = opprof__view_build(&v, avg, opt);
+    int rc = opprof__view_build_roofline(&v, avg, opt, machine);
     opprof__strbuf sb = {0};
     if (!rc) write(&sb, &v);
     opprof__view_free(&v);
@@ -198,7 +231,7 @@ static int view_to_string(const opprof_averages *avg, const opprof_table_options
 }
 
 int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
-    return view_to_string(avg, opt, out_text, text_view);
+    return view_to_string(avg, opt, NULL, out_text, text_view);
 }
 
 
@@ -291,5 +324,11 @@ static void json_view(opprof__strbuf *sb, const opprof__view *v) {
 }
 
 int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
-    return view_to_string(avg, opt, out_text, json_view);
+    return view_to_string(avg, opt, NULL, out_text, json_view);
+}
+
+int opprof_averages_roofline_to_string(const opprof_averages *avg, const opprof_table_options *opt,
+                                       const opprof_machine *machine, bool json, char **out_text) {
+    if (!machine || machine->threads < 1) return OPPROF_EINVAL;
+    return view_to_string(avg, opt, machine, out_text, json ? json_view : text_view);
 }

@@ -1,0 +1,184 @@
+/* machine.c - the machine's ceilings, measured (opprof_machine_measure):
+ * the float32 FMA peak of the widest ISA the CPU has, and the load and copy
+ * bandwidth of each memory level (L1, L2, the last-level cache, DRAM; sizes
+ * from sysfs), for 1..N threads each on a buffer of its own; a profile's JSON
+ * and its reading back; each row of key averages against its roof
+ * (opprof_roofline_of). The loops are analysis/machine_kernels.c. */
+#define _GNU_SOURCE
+#include "analysis/analysis.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const LEVEL_NAMES[OPPROF_MACHINE_LEVELS] = {"L1", "L2", "LLC", "DRAM"};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A cache's size in bytes from sysfs (level 1: the data cache), 0 if unknown. */
+static int64_t cache_bytes(int level) {
+    int64_t best = 0;
+    for (int index = 0; index < 8; index++) {
+        char path[128], text[64] = "", type[32] = "";
+        int lv = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        if (fscanf(f, "%d", &lv) != 1) lv = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", index);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%31s", type) != 1) type[0] = '\0';
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        if ((f = fopen(path, "r"))) {
+            if (!fgets(text, sizeof text, f)) text[0] = '\0';
+            fclose(f);
+        }
+        int64_t n = strtoll(text, NULL, 10) * (strchr(text, 'M') ? 1024 * 1024 : strchr(text, 'K') ? 1024 : 1);
+        if (!strcmp(type, "Instruction")) continue;
+        if (level > 0 ? lv == level : lv >= 3) best = n > best ? n : best;
+    }
+    return best;
+}
+
+/* ---- one measurement on `threads` threads at once ---- */
+
+typedef struct job {
+    opprof__machine_isa isa;
+    int kind;          /* 0: FMAs, 1: load, 2: copy */
+    float *a, *b;      /* the thread's buffers */
+    size_t n;          /* floats each */
+    int64_t reps;      /* iterations (FMAs) or passes over the buffer */
+    double seconds, sink;
+    _Atomic int *go;   /* the threads start together */
+} job;
+
+static void *run_job(void *arg) {
+    job *j = arg;
+    while (!*j->go) {}
+    double t0 = now_s();
+    for (int64_t r = 0; r < (j->kind == 0 ? 1 : j->reps); r++) {
+        if (j->kind == 0) j->sink += opprof__machine_fma(j->isa, j->reps);
+        else if (j->kind == 1) j->sink += opprof__machine_load(j->isa, j->a, j->n);
+        else opprof__machine_copy(j->isa, j->b, j->a, j->n), j->sink += j->b[(size_t)r % j->n];
+    }
+    j->seconds = now_s() - t0;
+    return NULL;
+}
+
+/* The slowest thread's time for the jobs run at once; NAN when a thread
+ * could not be started. */
+static double run_threads(job *jobs, int threads) {
+    pthread_t tid[OPPROF_MACHINE_MAX_THREADS];
+    _Atomic int go = 0;
+    int started = 1;
+    for (int t = 0; t < threads; t++) jobs[t].go = &go;
+    while (started < threads && pthread_create(&tid[started], NULL, run_job, &jobs[started]) == 0) started++;
+    go = 1;
+    run_job(&jobs[0]);
+    double worst = jobs[0].seconds;
+    for (int t = 1; t < started; t++) {
+        pthread_join(tid[t], NULL);
+        if (jobs[t].seconds > worst) worst = jobs[t].seconds;
+    }
+    return started == threads ? worst : NAN;
+}
+
+/* Units of work per second for the kind: reps grown until a run takes about
+ * 15 ms, then the best of five. */
+static double rate(opprof__machine_isa isa, int kind, float **bufs, size_t n, int threads) {
+    job jobs[OPPROF_MACHINE_MAX_THREADS];
+    int64_t reps = kind == 0 ? 4096 : 1;
+    double best = 0;
+    for (int tries = 0, kept = 0; tries < 40 && kept < 5; tries++) {
+        for (int t = 0; t < threads; t++)
+            jobs[t] = (job){.isa = isa, .kind = kind, .a = bufs ? bufs[2 * t] : NULL, .b = bufs ? bufs[2 * t + 1] : NULL,
+                            .n = n, .reps = reps};
+        double s = run_threads(jobs, threads);
+        if (isnan(s)) return NAN;
+        if (s < 0.015) {
+            reps *= s > 0 ? (int64_t)(0.018 / s) + 1 : 16;
+            continue;
+        }
+        kept++;
+        double r = (double)reps * threads / s;
+        if (r > best) best = r;
+    }
+    return best;
+}
+
+static int measure_threads(opprof__machine_isa isa, int threads, const int64_t *sizes, opprof_machine_ceilings *c) {
+    c->threads = threads;
+    c->fma_peak_gflops = rate(isa, 0, NULL, 0, threads) * opprof__machine_fma_flops_per_iter(isa) / 1e9;
+    for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
+        opprof_machine_level *lv = &c->levels[l];
+        snprintf(lv->name, sizeof lv->name, "%s", LEVEL_NAMES[l]);
+        lv->bytes = l < 3 ? sizes[l] : 0;
+        /* the working set of each thread: half the level (the LLC shared out), DRAM 4 LLCs */
+        int64_t set = l == 0 ? sizes[0] / 2 : l == 1 ? sizes[1] / 2 : l == 2 ? sizes[2] / 2 / threads
+                                                                              : sizes[2] * 4 / threads;
+        size_t n = (size_t)(set / 2 / (int64_t)sizeof(float)) & ~(size_t)127; /* two buffers for a copy */
+        if (n < 128) n = 128;
+        float *bufs[2 * OPPROF_MACHINE_MAX_THREADS] = {0};
+        int ok = 1;
+        for (int t = 0; t < 2 * threads && ok; t++) {
+            ok = posix_memalign((void **)&bufs[t], 64, n * sizeof(float)) == 0;
+            if (ok) for (size_t i = 0; i < n; i++) bufs[t][i] = (float)(i & 7);
+        }
+        if (ok) {
+            lv->load_gbs = rate(isa, 1, bufs, n, threads) * (double)n * sizeof(float) / 1e9;
+            lv->copy_gbs = rate(isa, 2, bufs, n, threads) * 2.0 * (double)n * sizeof(float) / 1e9;
+        }
+        for (int t = 0; t < 2 * threads; t++) free(bufs[t]);
+        if (!ok) return OPPROF_ENOMEM;
+    }
+    return 0;
+}
+
+static void cpu_model(char *buf, size_t size) {
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            snprintf(buf, size, "%s", strchr(line, ':') + 2);
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    if (f) fclose(f);
+}
+
+int opprof_machine_measure(int threads, opprof_machine *out) {
+    if (!out || threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    opprof__machine_isa isa = opprof__machine_best_isa();
+    cpu_model(out->cpu, sizeof out->cpu);
+    snprintf(out->isa, sizeof out->isa, "%s", isa == OPPROF__ISA_AVX512 ? "AVX-512" : isa == OPPROF__ISA_AVX2 ? "AVX2"
+                                                                                                        : "scalar");
+    int64_t sizes[3] = {cache_bytes(1), cache_bytes(2), cache_bytes(0)};
+    if (!sizes[0]) sizes[0] = 32 * 1024; /* no sysfs: the common sizes, said in the profile */
+    if (!sizes[1]) sizes[1] = 1024 * 1024;
+    if (!sizes[2]) sizes[2] = 32 * 1024 * 1024;
+    for (int t = 1; t <= threads; t++) {
+        int rc = measure_threads(isa, t, sizes, &out->by_threads[t - 1]);
+        if (rc) return rc;
+        out->threads = t;
+    }
+    return 0;
+}
+
+const opprof_machine_ceilings *opprof_machine_for_threads(const opprof_machine *m, int threads) {
+    if (!m || m->threads < 1) return NULL;
+    int t = threads < 1 ? 1 : threads > m->threads ? m->threads : threads;
+    return &m->by_threads[t - 1];
+}

@@ -1,0 +1,230 @@
+/* test_roofline.c - each row against the machine's roofs, computed by hand
+ * on a small trace and a machine profile written in the test: bytes from
+ * input shapes, the level a call's working set fits, the bound, % of roof
+ * and time above roof, "no model" rows, the sort by time above roof, the
+ * table's and JSON's columns and the line under the table; a machine
+ * profile read back exactly and every malformed one refused with its
+ * reason; `opprof machine` and `report --roofline`'s errors. */
+#include "check.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <opprof/capture.h>
+#include <stdlib.h>
+#include <yajl/yajl_tree.h>
+
+/* fma 100 GFLOP/s; L1 32 KiB 200/100 GB/s, L2 1 MiB 100/80, LLC 32 MiB 50/40, DRAM 20/10. */
+static const char MACHINE[] =
+    "{\"cpu\": \"Test CPU\", \"isa\": \"AVX2\", \"threads\": 1, \"by_threads\": [\n"
+    " {\"threads\": 1, \"fma_peak_gflops\": 100, \"levels\": [\n"
+    "  {\"name\": \"L1\", \"bytes\": 32768, \"load_gbs\": 200, \"copy_gbs\": 100},\n"
+    "  {\"name\": \"L2\", \"bytes\": 1048576, \"load_gbs\": 100, \"copy_gbs\": 80},\n"
+    "  {\"name\": \"LLC\", \"bytes\": 33554432, \"load_gbs\": 50, \"copy_gbs\": 40},\n"
+    "  {\"name\": \"DRAM\", \"bytes\": 0, \"load_gbs\": 20, \"copy_gbs\": 10}]}]}\n";
+
+/* forward (no model) holds addmm [64] + [32,128] x [128,64] for 10 us and
+ * clamp_min on [1024,256] floats for 100 us. */
+static const char TRACE[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"forward\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":200},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":10,"
+    "\"args\":{\"Input Dims\":[[64],[32,128],[128,64],[],[]],\"Input type\":[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::clamp_min\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":100,"
+    "\"args\":{\"Input Dims\":[[1024,256],[]],\"Input type\":[\"float\",\"Scalar\"]}}\n"
+    "]}\n";
+
+static char g_dir[256];
+
+static const char *file(const char *name, const char *text) {
+    static char path[4][512];
+    static int next;
+    if (!g_dir[0] && !make_temp_dir(g_dir, sizeof g_dir)) abort();
+    char *p = path[next++ % 4];
+    snprintf(p, 512, "%s/%s", g_dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static opprof_averages *averages_of(const char *text) {
+    opprof_capture *c = NULL;
+    opprof_averages *avg = NULL;
+    opprof_read_error err;
+    if (opprof_capture_read_buffer(text, strlen(text), NULL, &c, &err)) {
+        fprintf(stderr, "read: %s\n", err.message);
+        return NULL;
+    }
+    if (opprof_capture_averages(c, &avg)) avg = NULL;
+    opprof_capture_free(c);
+    return avg;
+}
+
+static size_t row_named(const opprof_averages *avg, const char *name) {
+    size_t n = 0;
+    const opprof_average_row *r = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(r[i].key, name)) return i;
+    return (size_t)-1;
+}
+
+#define CHECK_NEAR(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-6 * (fabs((double)(b)) + 1))
+
+TEST_CASE(machine_profile_read_exactly) {
+    opprof_machine m;
+    opprof_read_error err;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, &err), 0);
+    CHECK_STR(m.cpu, "Test CPU");
+    CHECK_STR(m.isa, "AVX2");
+    CHECK_INT(m.threads, 1);
+    CHECK_NEAR(m.by_threads[0].fma_peak_gflops, 100);
+    CHECK_STR(m.by_threads[0].levels[2].name, "LLC");
+    CHECK_INT(m.by_threads[0].levels[1].bytes, 1048576);
+    CHECK_NEAR(m.by_threads[0].levels[3].copy_gbs, 10);
+    CHECK(opprof_machine_for_threads(&m, 8) == &m.by_threads[0]); /* never a roof above what was measured */
+    char *json = NULL;
+    CHECK_INT(opprof_machine_json_to_string(&m, &json), 0); /* written, then read back the same */
+    opprof_machine again;
+    CHECK_INT(opprof_machine_read(file("again.json", json ? json : ""), &again, &err), 0);
+    CHECK_NEAR(again.by_threads[0].levels[1].load_gbs, 100);
+    CHECK_CONTAINS(json, "\"fma_peak_gflops\": 100.000");
+    CHECK_CONTAINS(json, "\"levels\": [");
+    opprof_free(json);
+}
+
+TEST_CASE(malformed_profiles_refused) {
+    const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"[1, 2]", "not a machine profile"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\"}", "no \"by_threads\""},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": []}", "\"by_threads\" is empty"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 2, \"fma_peak_gflops\": 1, \"levels\": []}]}",
+         "is not the ceilings of 1 thread"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 1, \"fma_peak_gflops\": -5}]}", "negative"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 1, \"fma_peak_gflops\": 9, \"levels\": "
+         "[{\"name\": \"L1\", \"bytes\": 1, \"load_gbs\": 0, \"copy_gbs\": 1}]}]}",
+         "lacks its name or a bandwidth"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": \"one\"}]}", "is not a number"},
+        {"{\"cpu\": \"x\", \"isa\": ", "\"isa\" is not a string"}, /* cut short */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        opprof_machine m;
+        opprof_read_error err;
+        memset(&m, 0x5a, sizeof m);
+        int rc = opprof_machine_read(file("bad.json", bad[k].text), &m, &err);
+        CHECK(rc != 0);
+        CHECK(m.threads == 0); /* nothing half-read is left */
+        if (!strstr(err.message, bad[k].why)) fprintf(stderr, "case %zu: '%s' lacks '%s'\n", k, err.message, bad[k].why);
+        CHECK(strstr(err.message, bad[k].why) != NULL);
+    }
+    opprof_machine m;
+    opprof_read_error err;
+    CHECK_INT(opprof_machine_read("/nonexistent/m.json", &m, &err), -ENOENT);
+}
+
+TEST_CASE(rows_against_their_roofs) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    opprof_averages *avg = averages_of(TRACE);
+    CHECK(avg != NULL);
+    if (!avg) return;
+    /* addmm: 2*32*128*64 FLOPs; (64 + 32*128 + 128*64) * 4 read + 32*64*4 written = 57600 B: past L1,
+     * in L2 (100 GB/s: 576 ns) but compute 5242.88 ns: compute bound, 52.4288 % of its 10 us */
+    opprof_roofline f = opprof_averages_roofline(avg, row_named(avg, "aten::addmm"), &m);
+    CHECK(f.modelled);
+    CHECK(f.compute_bound);
+    CHECK_INT(f.level, 1);
+    CHECK_NEAR(f.intensity, 524288.0 / 57600.0);
+    CHECK_NEAR(f.roof_ns, 5242.88);
+    CHECK_NEAR(f.roof_percent, 52.4288);
+    CHECK_NEAR(f.above_roof_ns, 10000 - 5242.88);
+    CHECK_NEAR(f.gflops, 52.4288);
+    /* clamp_min: 1 MiB read + 1 MiB written = 2 MiB a call: the LLC's (50 GB/s): 41943.04 ns of its 100 us */
+    f = opprof_averages_roofline(avg, row_named(avg, "aten::clamp_min"), &m);
+    CHECK(f.modelled);
+    CHECK(!f.compute_bound);
+    CHECK_INT(f.level, 2);
+    CHECK_NEAR(f.roof_ns, 41943.04);
+    CHECK_NEAR(f.roof_percent, 41.94304);
+    CHECK_NEAR(f.above_roof_ns, 100000 - 41943.04);
+    CHECK_NEAR(f.gbs, 20.97152);
+    f = opprof_averages_roofline(avg, row_named(avg, "forward"), &m);
+    CHECK(!f.modelled); /* no FLOPs, no bytes: no model, no number */
+    CHECK(isnan(f.roof_percent));
+    /* the table: its columns, the bound of each row, the line under it; sorted by time above roof */
+    opprof_table_options o = {.sort = OPPROF_SORT_TIME_ABOVE_ROOF};
+    char *text = NULL;
+    CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &m, false, &text), 0);
+    CHECK_CONTAINS(text, "Bound");
+    CHECK_CONTAINS(text, "Above roof");
+    CHECK_CONTAINS(text, "   compute");
+    CHECK_CONTAINS(text, "       LLC");
+    CHECK_CONTAINS(text, "  no model");
+    CHECK_CONTAINS(text, "52.43%");
+    CHECK_CONTAINS(text, "Roofline: 62.814us above roof in 2 modelled row(s)"); /* 4.75712 + 58.05696 */
+    CHECK_CONTAINS(text, "90.000us of self time in rows without a model");
+    const char *clamp = text ? strstr(text, "aten::clamp_min") : NULL, *addmm = text ? strstr(text, "aten::addmm") : NULL;
+    CHECK(clamp && addmm && clamp < addmm); /* 58 us above roof before 4.8 */
+    opprof_free(text);
+    CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &m, true, &text), 0);
+    CHECK_CONTAINS(text, "\"bound\": \"LLC\"");
+    CHECK_CONTAINS(text, "\"bound\": \"no model\"");
+    CHECK_CONTAINS(text, "\"time_above_roof_us\": 58.05696");
+    CHECK_CONTAINS(text, "\"bytes\": 2097152");
+    opprof_free(text);
+    opprof_machine none = {0};
+    CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &none, false, &text), OPPROF_EINVAL);
+    opprof_averages_free(avg);
+}
+
+TEST_CASE(bytes_from_shapes) {
+    opprof_shapes s = {.n_inputs = 2, .ndim = {2, 0}, .dims = {{3, 5}}, .dtype = {"double", ""}};
+    CHECK_INT(opprof_bytes("aten::add", &s), 2 * 15 * 8); /* the tensor in, the same out; the scalar not */
+    CHECK_INT(opprof_bytes("aten::relu", &s), 0);         /* clamp_min inside: counted there */
+    CHECK_INT(opprof_bytes("aten::linear", &s), 0);
+    CHECK_INT(opprof_bytes("aten::add", NULL), 0);
+    opprof_shapes mm = {.n_inputs = 2, .ndim = {2, 2}, .dims = {{4, 8}, {8, 2}}, .dtype = {"c10::Half", "c10::Half"}};
+    CHECK_INT(opprof_bytes("aten::mm", &mm), (32 + 16 + 8) * 2);
+}
+
+TEST_CASE(commands) {
+    char *out = NULL;
+    const char *m = file("m.json", MACHINE), *t = file("t.json", TRACE), *bad = file("bad.json", "{\"cpu\": 1}");
+    int st = run_commandf(&out, "'%s/opprof' report --roofline --machine '%s' '%s' 2>&1", bin_dir(), m, t);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "above roof in 2 modelled row(s)");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' report --roofline --machine '%s' '%s'", bin_dir(), bad, t);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(out, "bad.json:1:");
+    CHECK_CONTAINS(out, "\"cpu\" is not a string");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' report --sort time_above_roof '%s'", bin_dir(), t);
+    CHECK_INT(st, 64);
+    CHECK_CONTAINS(out, "needs --roofline");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' machine --threads 99", bin_dir());
+    CHECK_INT(st, 64);
+    free(out);
+    /* measured: the profile's shape (the figures are this machine's, never asserted) */
+    st = run_commandf(&out, "'%s/opprof' machine --threads 1 --json 2>/dev/null", bin_dir());
+    CHECK_INT(st, 0);
+    char err[128];
+    yajl_val doc = out ? yajl_tree_parse(out, err, sizeof err) : NULL;
+    const char *cpu[] = {"cpu", NULL}, *isa[] = {"isa", NULL}, *peak[] = {"fma_peak_gflops", NULL},
+               *levels[] = {"levels", NULL};
+    CHECK(doc && yajl_tree_get(doc, cpu, yajl_t_string) && yajl_tree_get(doc, isa, yajl_t_string));
+    yajl_val p = doc ? yajl_tree_get(doc, peak, yajl_t_number) : NULL, l = doc ? yajl_tree_get(doc, levels, yajl_t_array) : NULL;
+    CHECK(p && YAJL_GET_DOUBLE(p) > 0);
+    CHECK(l && l->u.array.len == 4);
+    yajl_tree_free(doc);
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    int rc = check_main(argc, argv, "test_roofline");
+    if (g_dir[0]) remove_tree(g_dir);
+    return rc;
+}
