@@ -223,6 +223,108 @@ TEST_CASE(commands) {
     free(out);
 }
 
+
+/* ---- what if ---- */
+
+/* Step 1 (1000 us) on thread 1: matmul (300 us) holding inner (100 us); then
+ * gemm over a pool: a part on thread 1 (200 us) and one on thread 2 (300 us),
+ * both from 500 us: the run ends at 800. Step 2 (500 us): matmul, 200 us. */
+static const char POOL[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":300},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":150,\"dur\":100},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gemm\",\"pid\":1,\"tid\":1,\"ts\":500,\"dur\":200,\"args\":{\"part_of\":7}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"gemm\",\"pid\":1,\"tid\":2,\"ts\":500,\"dur\":300,\"args\":{\"part_of\":7}},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":2000,\"dur\":500},\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":2100,\"dur\":200}\n"
+    "]}\n";
+
+/* The median predicted step (us) for `what`, and the replay's error. */
+static double predicted_us(const opprof_capture *c, const opprof_machine *m, const char *what, double *error) {
+    opprof_what_if_change ch[8];
+    size_t n = 0;
+    char why[128];
+    if (opprof_what_if_parse(what, ch, 8, &n, why, sizeof why)) return NAN;
+    opprof_what_if_result w;
+    if (opprof_capture_what_if(c, m, ch, n, &w)) return NAN;
+    if (error) *error = w.replay_error_percent;
+    return w.predicted_step_ns / 1e3;
+}
+
+TEST_CASE(what_if_nesting_and_pools) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(POOL, strlen(POOL), NULL, &c, &err), 0);
+    if (!c) return;
+    double error = -1;
+    /* medians of the two steps, each worked out by hand */
+    CHECK_NEAR(predicted_us(c, NULL, "nothing=0.5x", &error), (1000 + 500) / 2.0);
+    CHECK_NEAR(error, 0);
+    CHECK_NEAR(predicted_us(c, NULL, "inner=0.5x", NULL), (950 + 500) / 2.0);          /* inside matmul: 50 us */
+    CHECK_NEAR(predicted_us(c, NULL, "matmul=+100us", NULL), (1100 + 600) / 2.0);      /* inner's time is in it */
+    CHECK_NEAR(predicted_us(c, NULL, "matmul=+100us,inner=0x", NULL), (1100 + 600) / 2.0); /* the outer change stands */
+    /* the pool: parts of 100 and 150 us end at 150; thread 1 waits for thread 2's */
+    CHECK_NEAR(predicted_us(c, NULL, "gemm=0.5x", NULL), (850 + 500) / 2.0);
+    CHECK_NEAR(predicted_us(c, NULL, "gemm=-100us", NULL), (900 + 500) / 2.0);
+    CHECK_NEAR(predicted_us(c, NULL, "gemm=-250us", NULL), (750 + 500) / 2.0); /* parts of 0 and 50 us: the run 50 */
+    CHECK_NEAR(predicted_us(c, NULL, "gemm=0x,matmul=0x", NULL), (400 + 300) / 2.0);
+    opprof_what_if_change ch[2];
+    size_t n = 0;
+    char why[128];
+    CHECK_INT(opprof_what_if_parse("matmul=roof", ch, 2, &n, why, sizeof why), 0);
+    opprof_what_if_result w;
+    CHECK_INT(opprof_capture_what_if(c, NULL, ch, n, &w), OPPROF_EINVAL); /* a roof needs a machine */
+    opprof_capture_free(c);
+}
+
+TEST_CASE(what_if_roof) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    if (!c) return;
+    /* no steps: the capture is one; addmm to its roof (5.24288 us of its 10), clamp_min to 41.94304 of 100 */
+    double whole = (double)opprof_capture_get_info(c).duration_ns / 1e3;
+    CHECK_NEAR(predicted_us(c, &m, "aten::addmm=roof", NULL), whole - (10 - 5.24288));
+    CHECK_NEAR(predicted_us(c, &m, "aten::addmm=roof,aten::clamp_min=roof", NULL),
+               whole - (10 - 5.24288) - (100 - 41.94304));
+    opprof_what_if_change ch[2];
+    size_t n = 0;
+    char why[128];
+    CHECK_INT(opprof_what_if_parse("forward=roof", ch, 2, &n, why, sizeof why), 0);
+    opprof_what_if_result w;
+    CHECK_INT(opprof_capture_what_if(c, &m, ch, n, &w), 0);
+    CHECK_INT(w.unmodelled_calls, 1); /* no FLOPs, no bytes: kept, and counted */
+    CHECK_NEAR(w.predicted_step_ns, w.measured_step_ns);
+    opprof_capture_free(c);
+}
+
+TEST_CASE(what_if_parse_errors) {
+    const char *bad[] = {"aten::addmm", "=0.5x", "aten::addmm=2", "aten::addmm=-0.5x", "aten::addmm=+3s", "a=0.5x,"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        opprof_what_if_change ch[4];
+        size_t n = 0;
+        char why[128] = "";
+        int rc = opprof_what_if_parse(bad[k], ch, 4, &n, why, sizeof why);
+        if (!rc) fprintf(stderr, "'%s' was taken\n", bad[k]);
+        CHECK_INT(rc, OPPROF_EINVAL);
+        CHECK(why[0] != '\0');
+    }
+    char *out = NULL;
+    const char *t = file("t.json", TRACE);
+    int st = run_commandf(&out, "'%s/opprof' report --what-if 'aten::addmm=fast' '%s'", bin_dir(), t);
+    CHECK_INT(st, 64);
+    CHECK_CONTAINS(out, "--what-if: 'fast' for aten::addmm is none of roof");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' report --what-if 'aten::addmm=0.5x' --json '%s' 2>/dev/null", bin_dir(), t);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "\"what_if\": {\"changes\": \"aten::addmm=0.5x\", \"steps\": 1");
+    CHECK_CONTAINS(out, "\"replay_error_percent\": 0.000");
+    free(out);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_roofline");
     if (g_dir[0]) remove_tree(g_dir);

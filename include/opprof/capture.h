@@ -631,6 +631,36 @@ typedef struct opprof_roofline {
 /** Row `row` of averages against `machine` (its threads' ceilings). */
 OPPROF_API opprof_roofline opprof_averages_roofline(const opprof_averages *averages, size_t row,
                                                     const opprof_machine *machine);
+/** What if some operators took another time: each step replayed with them
+ *  changed (analysis/whatif.c: nesting honoured; a run over a pool ends with
+ *  its latest part). A change, as `--what-if` writes it: NAME=roof (its roof
+ *  on a machine's ceilings: the call's FLOPs and bytes), NAME=0.5x (scaled),
+ *  NAME=+20us or NAME=-20us (ns, us, ms added). */
+typedef enum opprof_what_if_kind { OPPROF_WHAT_IF_ROOF, OPPROF_WHAT_IF_SCALE, OPPROF_WHAT_IF_ADD } opprof_what_if_kind;
+typedef struct opprof_what_if_change {
+    char name[128];
+    opprof_what_if_kind kind;
+    double value;          /* SCALE: the factor; ADD: ns */
+} opprof_what_if_change;
+/** Parse "NAME=CHANGE[,NAME=CHANGE...]", appending to out (at most max,
+ *  *n counting them); OPPROF_EINVAL with the reason in why. */
+OPPROF_API int opprof_what_if_parse(const char *text, opprof_what_if_change *out, size_t max, size_t *n, char *why,
+                                    size_t why_size);
+typedef struct opprof_what_if_result {
+    size_t steps;                /* ProfilerStep#N ranges replayed (a capture without: 1, itself) */
+    double measured_step_ns;     /* their median, as measured */
+    double predicted_step_ns;    /* ... replayed with the changes */
+    double replay_error_percent; /* the replay without changes against the measured median */
+    size_t changed_calls;        /* calls that a change applied to */
+    size_t unmodelled_calls;     /* ... of them, "=roof" without FLOPs or bytes: unchanged */
+    double changed_before_ns, changed_after_ns; /* those calls' time, measured and replayed */
+} opprof_what_if_result;
+/** Replay a finished capture's steps with `changes` (machine: for "=roof";
+ *  may be NULL without one). OPPROF_EINVAL: "=roof" without a machine. */
+OPPROF_API int opprof_capture_what_if(const opprof_capture *capture, const opprof_machine *machine,
+                                      const opprof_what_if_change *changes, size_t n_changes,
+                                      opprof_what_if_result *out);
+
 /** The table (json false) or its JSON rows with the roofline's columns after
  *  the others: "Bytes", "FLOPs/B", "Bound" ("compute", "L1", "L2", "LLC",
  *  "DRAM", or "no model"), "% of roof", "Above roof" (JSON "bytes",

@@ -36,6 +36,11 @@ static const char HELP[] =
     "                   the output written once (a model from shapes). Sort key time_above_roof\n"
     "  --machine FILE   the ceilings of the machine the trace ran on (opprof machine --json);\n"
     "                   without it --roofline measures this machine's, and says so\n"
+    "  --what-if CHANGES   each step replayed with operators' times changed, its median\n"
+    "                   predicted beside the measured one: NAME=roof (its roof: --machine, or\n"
+    "                   this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"
+    "                   the option repeated. Nesting is honoured, and a run over a pool ends with\n"
+    "                   its slowest part; the replay without changes is given as its error\n"
     "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"
     "                   the warnings' texts, and each row's distributions per step and per call,\n"
     "                   self and total; raw values)\n"
@@ -83,6 +88,51 @@ static int load_machine(const char *path, opprof_machine *m) {
     return rc ? TOOL_EXIT_FAILED : 0;
 }
 
+/* The replay's answer: a line under the table, or the JSON object "what_if". */
+static int what_if_text(const opprof_capture *cap, const opprof_machine *m, const opprof_what_if_change *changes,
+                        size_t n, bool json, char **out) {
+    opprof_what_if_result w;
+    int rc = opprof_capture_what_if(cap, m, changes, n, &w);
+    if (rc) return rc;
+    char list[2048] = "";
+    for (size_t k = 0, used = 0; k < n && used < sizeof list; k++) {
+        const opprof_what_if_change *c = &changes[k];
+        char value[48];
+        if (c->kind == OPPROF_WHAT_IF_ROOF) snprintf(value, sizeof value, "roof");
+        else if (c->kind == OPPROF_WHAT_IF_SCALE) snprintf(value, sizeof value, "%gx", c->value);
+        else snprintf(value, sizeof value, "%+gus", c->value / 1e3);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s=%s", k ? "," : "", c->name, value);
+    }
+    size_t size = 0;
+    FILE *f = open_memstream(out, &size);
+    if (!f) return OPPROF_ENOMEM;
+    double change = w.measured_step_ns > 0 ? 100 * (w.predicted_step_ns / w.measured_step_ns - 1) : 0;
+    if (json) {
+        char *quoted = NULL;
+        opprof_json_string_to_string(list, &quoted);
+        fprintf(f, "{\"changes\": %s, \"steps\": %zu, \"measured_step_us\": %.3f, \"predicted_step_us\": %.3f, "
+                   "\"predicted_change_percent\": %.3f, \"replay_error_percent\": %.3f, \"changed_calls\": %zu, "
+                   "\"unmodelled_calls\": %zu, \"changed_before_us\": %.3f, \"changed_after_us\": %.3f}",
+                quoted ? quoted : "null", w.steps, w.measured_step_ns / 1e3, w.predicted_step_ns / 1e3, change,
+                w.replay_error_percent, w.changed_calls, w.unmodelled_calls, w.changed_before_ns / 1e3,
+                w.changed_after_ns / 1e3);
+        opprof_free(quoted);
+    } else {
+        char measured[32], predicted[32], before[32], after[32];
+        opprof_format_time_us(w.measured_step_ns / 1e3, measured, sizeof measured);
+        opprof_format_time_us(w.predicted_step_ns / 1e3, predicted, sizeof predicted);
+        opprof_format_time_us(w.changed_before_ns / 1e3, before, sizeof before);
+        opprof_format_time_us(w.changed_after_ns / 1e3, after, sizeof after);
+        fprintf(f, "What if %s: the median step (of %zu) %s measured, %s predicted (%+.1f%%); the replay without "
+                   "changes is %.2f%% off the measured. %zu call(s) changed, %s -> %s",
+                list, w.steps, measured, predicted, change, w.replay_error_percent, w.changed_calls, before, after);
+        if (w.unmodelled_calls) fprintf(f, "; %zu of them without a model (no FLOPs or bytes) kept their time", w.unmodelled_calls);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    return 0;
+}
+
 static int run(int argc, char **argv) {
     static const struct option longs[] = {{"sort", required_argument, 0, 's'},
                                           {"row-limit", required_argument, 0, 'n'},
@@ -101,11 +151,15 @@ static int run(int argc, char **argv) {
                                           {"cpu-time", no_argument, 0, 'C'},
                                           {"roofline", no_argument, 0, 'R'},
                                           {"machine", required_argument, 0, 'M'},
+                                          {"what-if", required_argument, 0, 'W'},
                                           {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
     bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false, roofline = false;
     const char *machine_path = NULL;
+    opprof_what_if_change changes[32];
+    size_t n_changes = 0;
+    bool needs_machine = false;
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
@@ -141,7 +195,15 @@ static int run(int argc, char **argv) {
         case 'P': table.samples = true; break;
         case 'C': table.cpu_time = true; break;
         case 'R': roofline = true; break;
-        case 'M': machine_path = optarg, roofline = true; break;
+        case 'M': machine_path = optarg; break;
+        case 'W': {
+            char why[256] = "";
+            size_t before = n_changes;
+            if (opprof_what_if_parse(optarg, changes, sizeof changes / sizeof *changes, &n_changes, why, sizeof why))
+                return tool_usage_error("report", "--what-if: %s", why);
+            for (size_t k = before; k < n_changes; k++) needs_machine |= changes[k].kind == OPPROF_WHAT_IF_ROOF;
+            break;
+        }
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -149,8 +211,10 @@ static int run(int argc, char **argv) {
     if (ranks) return tool_ranks_report(argv[optind], json);
     if (sort == OPPROF_SORT_TIME_ABOVE_ROOF && !roofline)
         return tool_usage_error("report", "--sort time_above_roof needs --roofline");
+    if (machine_path && !roofline && !needs_machine)
+        return tool_usage_error("report", "--machine is for --roofline and --what-if NAME=roof");
     opprof_machine machine;
-    if (roofline) {
+    if (roofline || needs_machine) {
         int mrc = load_machine(machine_path, &machine);
         if (mrc) return mrc;
     }
@@ -190,11 +254,20 @@ static int run(int argc, char **argv) {
         char *close = strrchr(text, '}');
         if (close) *close = '\0'; /* the object's end follows "functions" */
     }
+    char *what_if = NULL;
+    if (!rc && n_changes) rc = what_if_text(cap, needs_machine ? &machine : NULL, changes, n_changes, json, &what_if);
+    if (!rc && json && what_if && !functions_json) {
+        char *close = strrchr(text, '}');
+        if (close) *close = '\0';
+    }
     opprof_capture_free(cap);
     int status = tool_emit(argv[optind], rc, text, NULL);
     if (flight && status == TOOL_EXIT_OK) printf("\n\n%s", flight);
     if (functions && status == TOOL_EXIT_OK) printf("\n\n%s", functions);
-    if (functions_json && status == TOOL_EXIT_OK) printf(",\n  \"functions\": %s\n}\n", functions_json);
+    if (functions_json && status == TOOL_EXIT_OK)
+        printf(",\n  \"functions\": %s%s", functions_json, what_if ? "" : "\n}\n");
+    if (what_if && status == TOOL_EXIT_OK) printf(json ? ",\n  \"what_if\": %s\n}\n" : "\n%s", what_if);
+    free(what_if);
     opprof_free(functions_json);
     opprof_free(flight);
     opprof_free(functions);
@@ -210,6 +283,6 @@ static const char EXAMPLES[] =
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
              "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node]\n"
-             "                     [--roofline [--machine FILE]]\n"
+             "                     [--roofline] [--what-if CHANGES] [--machine FILE]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);
