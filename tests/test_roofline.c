@@ -325,6 +325,53 @@ TEST_CASE(what_if_parse_errors) {
     free(out);
 }
 
+/* Eight steps of 1000 + k us, each holding matmul (300 us) and inner in it
+ * (100 us before, `inner` us after). */
+static const char *steps_trace(const char *name, int inner) {
+    static char text[8192];
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"traceEvents\": [\n");
+    for (int k = 0; k < 8; k++) {
+        long t0 = 10000L * k, len = 1000 + k - (100 - inner);
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%ld},\n"
+                              "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d},\n"
+                              "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d}%s\n",
+                              k + 1, t0, len, t0 + 100, 200 + inner, t0 + 150, inner, k < 7 ? "," : "");
+    }
+    snprintf(text + n, sizeof text - n, "]}\n");
+    return file(name, text);
+}
+
+TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
+    char before[600], after[600];
+    snprintf(before, sizeof before, "%s", steps_trace("before.json", 100));
+    snprintf(after, sizeof after, "%s", steps_trace("after.json", 50));
+    char *out = NULL;
+    int st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0.5x 2>&1", bin_dir(), before, after);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "Prediction (inner changed, BEFORE replayed): step 1003.500us -> 953.500us predicted, 953.500us measured");
+    CHECK_CONTAINS(out, ": confirmed, the prediction +0.0% off");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0x 2>&1", bin_dir(), before, after);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "the shift -100.000us predicted, -50.000us measured");
+    CHECK_CONTAINS(out, ": refuted, the prediction -5.2% off the measured step");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' diff --stat --json '%s' '%s' --what-if inner=0.5x 2>/dev/null", bin_dir(), before, after);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "\"prediction\": {\"changed\": \"inner\", \"before_step_us\": 1003.500");
+    CHECK_CONTAINS(out, "\"confirmed\": true");
+    char err[128];
+    yajl_val doc = out ? yajl_tree_parse(out, err, sizeof err) : NULL;
+    CHECK(doc != NULL); /* still one JSON object */
+    yajl_tree_free(doc);
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' diff '%s' '%s' --what-if inner=0.5x 2>&1", bin_dir(), before, after);
+    CHECK_INT(st, 64);
+    CHECK_CONTAINS(out, "go with --stat");
+    free(out);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_roofline");
     if (g_dir[0]) remove_tree(g_dir);

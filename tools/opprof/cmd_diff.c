@@ -39,7 +39,12 @@ static const char HELP[] =
     "  --fail-if GATE  'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"
     "                  when ROW's change is beyond the bound and significant as a test of\n"
     "                  its own, one-sided in the gate's direction (p < alpha / the number\n"
-    "                  of gates); repeatable\n";
+    "                  of gates); repeatable\n"
+    "  --what-if CHANGES  the prediction to test: BEFORE's steps replayed with these changes\n"
+    "                  (as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"
+    "                  AFTER's measured one: confirmed when the predicted shift is within the\n"
+    "                  step row's interval, else refuted, with how far off it is\n"
+    "  --machine FILE  the ceilings for NAME=roof (default: this machine's, measured)\n";
 
 enum { MAX_GATES = 32 };
 
@@ -73,6 +78,7 @@ typedef struct diff_args {
     const char *html;
     tool_stat_request stat_req;
     opprof_stat_gate gates[MAX_GATES];
+    opprof_what_if_change what_if[MAX_GATES];
 } diff_args;
 
 static int parse(int argc, char **argv, diff_args *a) {
@@ -80,6 +86,7 @@ static int parse(int argc, char **argv, diff_args *a) {
                                           {"html", required_argument, 0, 'H'},      {"stat", no_argument, 0, 's'},
                                           {"alpha", required_argument, 0, 'a'},     {"detect", required_argument, 0, 'd'},
                                           {"fail-if", required_argument, 0, 'f'},   {"match", required_argument, 0, 'm'},
+                                          {"what-if", required_argument, 0, 'W'},   {"machine", required_argument, 0, 'M'},
                                           {0, 0, 0, 0}};
     tool_stat_request *r = &a->stat_req;
     bool stat_only = false;
@@ -115,12 +122,23 @@ static int parse(int argc, char **argv, diff_args *a) {
             r->n_gates++;
             stat_only = true;
             break;
+        case 'W':
+            if (opprof_what_if_parse(optarg, a->what_if, MAX_GATES, &r->n_what_if, why, sizeof why))
+                return tool_usage_error("diff", "--what-if: %s", why);
+            r->what_if = a->what_if;
+            stat_only = true;
+            break;
+        case 'M':
+            r->machine_path = optarg;
+            stat_only = true;
+            break;
         default: return TOOL_EXIT_USAGE;
         }
     }
     if (optind != argc - 2) return tool_usage_error("diff", "diff takes two traces, BEFORE and AFTER");
     if (a->json && a->html) return tool_usage_error("diff", "diff takes --json or --html, not both");
-    if (stat_only && !a->stat) return tool_usage_error("diff", "--alpha, --detect and --fail-if go with --stat");
+    if (stat_only && !a->stat)
+        return tool_usage_error("diff", "--alpha, --detect, --fail-if, --what-if and --machine go with --stat");
     if (!r->detect && r->n_gates) r->detect = fabs(a->gates[0].bound) > 0 ? fabs(a->gates[0].bound) : 0;
     return 0;
 }

@@ -67,27 +67,6 @@ static void sort_keys_help(FILE *out) {
     fputs(" none, time_above_roof (with --roofline)\n", out);
 }
 
-/* The ceilings: --machine's file (refused whole when it is not a profile), or this
- * machine's measured now (said: the trace may have run elsewhere). */
-static int load_machine(const char *path, opprof_machine *m) {
-    if (path) {
-        opprof_read_error err;
-        int rc = opprof_machine_read(path, m, &err);
-        if (rc == 0) return 0;
-        if (err.line > 0)
-            fprintf(stderr, "opprof: %s:%lld:%lld: %s\n", path, (long long)err.line, (long long)err.column, err.message);
-        else
-            fprintf(stderr, "opprof: %s: %s\n", path, err.message[0] ? err.message : opprof_strerror(rc));
-        return TOOL_EXIT_UNREADABLE;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
-    fprintf(stderr, "opprof: report: the roofs are this machine's, measured now (--machine FILE: another's)\n");
-    int rc = opprof_machine_measure(threads, m);
-    if (rc) fprintf(stderr, "opprof: report: the ceilings could not be measured: %s\n", opprof_strerror(rc));
-    return rc ? TOOL_EXIT_FAILED : 0;
-}
-
 /* The replay's answer: a line under the table, or the JSON object "what_if". */
 static int what_if_text(const opprof_capture *cap, const opprof_machine *m, const opprof_what_if_change *changes,
                         size_t n, bool json, char **out) {
@@ -215,7 +194,7 @@ static int run(int argc, char **argv) {
         return tool_usage_error("report", "--machine is for --roofline and --what-if NAME=roof");
     opprof_machine machine;
     if (roofline || needs_machine) {
-        int mrc = load_machine(machine_path, &machine);
+        int mrc = tool_load_machine(machine_path, &machine);
         if (mrc) return mrc;
     }
     opprof_capture *cap;

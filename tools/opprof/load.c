@@ -200,3 +200,25 @@ int tool_write_trace(const opprof_capture *cap, const char *path) {
     tool_write_error(path, rc);
     return TOOL_EXIT_UNREADABLE;
 }
+
+/* The ceilings: --machine's file (refused whole when it is not a profile), or this
+ * machine's measured now (said: the trace may have run elsewhere). */
+int tool_load_machine(const char *path, opprof_machine *m) {
+    if (path) {
+        opprof_read_error err;
+        int rc = opprof_machine_read(path, m, &err);
+        if (rc == 0) return 0;
+        if (err.line > 0)
+            fprintf(stderr, "opprof: %s:%lld:%lld: %s\n", path, (long long)err.line, (long long)err.column, err.message);
+        else
+            fprintf(stderr, "opprof: %s: %s\n", path, err.message[0] ? err.message : opprof_strerror(rc));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
+    fprintf(stderr, "opprof: the roofs are this machine's, measured now (--machine FILE: another's)\n");
+    int rc = opprof_machine_measure(threads, m);
+    if (rc) fprintf(stderr, "opprof: the ceilings could not be measured: %s\n", opprof_strerror(rc));
+    return rc ? TOOL_EXIT_FAILED : 0;
+}
+

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,57 @@ static int check_gates(const opprof_stat_diff *d, const opprof_stat_gate *gates,
     return status;
 }
 
+/* BEFORE's steps replayed with the changes: the predicted median step, as
+ * BEFORE's median step times the mean of each capture's predicted over
+ * measured. NAN when a capture cannot be replayed. */
+static double predicted_ratio(const side *s, const tool_stat_request *req) {
+    bool roof = false;
+    for (size_t k = 0; k < req->n_what_if; k++) roof |= req->what_if[k].kind == OPPROF_WHAT_IF_ROOF;
+    opprof_machine m;
+    if (roof && tool_load_machine(req->machine_path, &m)) return NAN;
+    double sum = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        opprof_what_if_result w;
+        if (opprof_capture_what_if(s->caps[i], roof ? &m : NULL, req->what_if, req->n_what_if, &w) ||
+            !(w.measured_step_ns > 0))
+            return NAN;
+        sum += w.predicted_step_ns / w.measured_step_ns;
+    }
+    return s->n ? sum / (double)s->n : NAN;
+}
+
+/* The prediction against AFTER's measured step: confirmed when the predicted
+ * shift is inside the step row's interval. A line (text) or an object. */
+static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool_stat_request *req, bool json) {
+    const opprof_stat_row *step = opprof_stat_diff_step_duration(d);
+    if (!step || isnan(ratio)) return NULL;
+    char list[1024] = "";
+    for (size_t k = 0, used = 0; k < req->n_what_if && used < sizeof list; k++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? "," : "", req->what_if[k].name);
+    double before = step->before.median, predicted = before * ratio, measured = step->after.median;
+    double shift = predicted - before, lo = step->shift.lo, hi = step->shift.hi;
+    bool confirmed = shift >= lo && shift <= hi;
+    double off = measured > 0 ? 100 * (predicted - measured) / measured : NAN;
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    if (!f) return NULL;
+    if (json)
+        fprintf(f, "{\"changed\": \"%s\", \"before_step_us\": %.3f, \"predicted_step_us\": %.3f, "
+                   "\"measured_step_us\": %.3f, \"predicted_shift_us\": %.3f, \"measured_shift_us\": %.3f, "
+                   "\"interval_us\": [%.3f, %.3f], \"confirmed\": %s, \"prediction_off_percent\": %.3f}",
+                list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3,
+                lo / 1e3, hi / 1e3, confirmed ? "true" : "false", off);
+    else
+        fprintf(f, "Prediction (%s changed, BEFORE replayed): step %.3fus -> %.3fus predicted, %.3fus measured; "
+                   "the shift %+.3fus predicted, %+.3fus measured (interval %+.3fus to %+.3fus): %s, the prediction "
+                   "%+.1f%% off the measured step\n",
+                list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3, lo / 1e3,
+                hi / 1e3, confirmed ? "confirmed" : "refuted", off);
+    fclose(f);
+    return out;
+}
+
 int tool_stat_diff(const char *before, const char *after, const tool_stat_request *req) {
     side sides[2] = {{0}, {0}};
     int rc = load_side(before, &sides[0]);
@@ -175,12 +227,29 @@ int tool_stat_diff(const char *before, const char *after, const tool_stat_reques
             rc = TOOL_EXIT_UNREADABLE;
         }
     }
+    double ratio = !rc && req->n_what_if ? predicted_ratio(&sides[0], req) : NAN;
     side_free(&sides[0]);
     side_free(&sides[1]);
     if (rc) return rc;
+    if (req->n_what_if && isnan(ratio)) {
+        fprintf(stderr, "opprof: diff --stat --what-if: BEFORE could not be replayed\n");
+        opprof_stat_diff_free(d);
+        return TOOL_EXIT_UNREADABLE;
+    }
     char *text = NULL;
     int err = opprof_stat_diff_to_string(d, req->row_limit, req->format, &text);
+    char *prediction = req->n_what_if && !err ? prediction_text(d, ratio, req, req->format == OPPROF_DIFF_JSON) : NULL;
+    if (prediction && req->format == OPPROF_DIFF_JSON) { /* the object gains "prediction" */
+        char *close = strrchr(text, '}');
+        if (close) *close = '\0';
+    }
     int status = tool_emit("diff", err, text, req->html);
+    if (prediction && !status) {
+        if (req->format == OPPROF_DIFF_JSON) printf(",\n  \"prediction\": %s\n}\n", prediction);
+        else if (req->format == OPPROF_DIFF_TEXT) printf("\n%s", prediction);
+        else fprintf(stderr, "opprof: %s", prediction);
+    }
+    free(prediction);
     if (!status) status = check_gates(d, req->gates, req->n_gates);
     opprof_stat_diff_free(d);
     return status;

@@ -82,6 +82,11 @@ int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, 
  * warnings, the first WARNINGS_SHOWN with their count, or all. */
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);
 
+/** A machine's ceilings: `path`'s profile (opprof machine --json; an error
+ *  said, TOOL_EXIT_UNREADABLE, when it is not one), or with NULL this
+ *  machine's, measured now (said on stderr). */
+int tool_load_machine(const char *path, opprof_machine *m);
+
 /** The trace format a file name asks for (load.c: the one list of the names). */
 typedef enum tool_trace_format {
     TOOL_FORMAT_UNKNOWN,
@@ -106,6 +111,9 @@ typedef struct tool_stat_request {
     const char *html;              /* the HTML page's path, or NULL */
     const opprof_stat_gate *gates; /* --fail-if */
     size_t n_gates;
+    const opprof_what_if_change *what_if; /* --what-if: BEFORE replayed, set against AFTER */
+    size_t n_what_if;
+    const char *machine_path;      /* --machine (for NAME=roof), or NULL */
 } tool_stat_request;
 /** Compare BEFORE and AFTER (each a trace or a directory of traces); the
  *  exit status (TOOL_EXIT_REGRESSED when a gate trips). */
