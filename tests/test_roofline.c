@@ -176,6 +176,15 @@ TEST_CASE(rows_against_their_roofs) {
     opprof_free(text);
     opprof_machine none = {0};
     CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &none, false, &text), OPPROF_EINVAL);
+    /* a roof below what ran (a profile measured on a busy machine): said under the table */
+    opprof_machine low = m;
+    low.by_threads[0].fma_peak_gflops = 10; /* addmm's 524288 FLOPs in 10 us: 52.4 GFLOP/s */
+    CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &low, false, &text), 0);
+    CHECK_CONTAINS(text, "Note: 1 row(s) ran above 105 % of their roof");
+    opprof_free(text);
+    CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &m, false, &text), 0);
+    CHECK(text && !strstr(text, "above 105 %"));
+    opprof_free(text);
     opprof_averages_free(avg);
 }
 

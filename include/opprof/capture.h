@@ -548,8 +548,8 @@ typedef struct opprof_machine {
 } opprof_machine;
 
 /** Measure this machine's ceilings for 1..threads threads (1 to
- *  OPPROF_MACHINE_MAX_THREADS; about a second for two): each figure the best
- *  of a few runs of about 10 ms. */
+ *  OPPROF_MACHINE_MAX_THREADS; about two seconds a thread count): each
+ *  figure the best of nine runs of about 15 ms (a busy host lowers some). */
 OPPROF_API int opprof_machine_measure(int threads, opprof_machine *out);
 /** The profile as JSON: "cpu", "isa", "threads", "fma_peak_gflops" and
  *  "levels" (the most threads'), then "by_threads" (each count's). The

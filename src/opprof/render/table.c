@@ -140,14 +140,14 @@ static void off_cpu_note(opprof__strbuf *sb, const opprof__view *v) {
  * model (dispatch, framework overhead), per step when the capture has steps. */
 static void roofline_note(opprof__strbuf *sb, const opprof__view *v) {
     double above = 0, unmodelled = 0;
-    size_t modelled = 0;
+    size_t modelled = 0, exceeded = 0;
     int64_t steps = 0;
     for (size_t i = 0; i < v->n_rows; i++) {
         const opprof_average_row *r = &v->rows[i];
         if (!strcmp(r->key, "ProfilerStep*")) steps = r->calls;
         if (r->device || !strcmp(r->key, "ProfilerStep*")) continue;
         opprof_roofline f = opprof_averages_roofline(v->avg, i, v->machine);
-        if (f.modelled) above += f.above_roof_ns, modelled++;
+        if (f.modelled) above += f.above_roof_ns, modelled++, exceeded += f.roof_percent > 105;
         else unmodelled += (double)r->self_ns;
     }
     char a[64], u[64];
@@ -161,6 +161,10 @@ static void roofline_note(opprof__strbuf *sb, const opprof__view *v) {
                       "compulsory traffic from shapes where not stated (a model, not measured)\n",
                       steps > 0 ? " per step" : "", a, modelled, u, v->machine->cpu, v->machine->isa,
                       c ? c->fma_peak_gflops : 0, c ? c->levels[OPPROF_MACHINE_LEVELS - 1].load_gbs : 0);
+    if (exceeded)
+        opprof__sb_printf(sb, "Note: %zu row(s) ran above 105 %% of their roof: a roof exceeded is a wrong one (measured "
+                              "on a busy machine, or another machine's?): measure again on a quiet one\n",
+                          exceeded);
 }
 
 /* A begin never ended that covers this share of the trace is named under the table. */

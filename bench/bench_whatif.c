@@ -1,0 +1,130 @@
+/*
+ * bench_whatif - does `--what-if` predict what a change gains, on this
+ * machine, with the seed's model (256 -> 512 -> 64, batch 128)? Changes of
+ * known effect: an operator slowed by a known share of its own time
+ * (nn_debug_slow_down: busy, inside its range) on the BEFORE side, not on
+ * the AFTER side; the prediction from BEFORE undoes it ("aten::addmm=0.5x"
+ * for a doubled addmm) and is set against AFTER's measured median step.
+ *
+ *   addmm_halved     aten::addmm twice as long before: predicted =0.5x
+ *   addmm_third      aten::addmm 1.5x before: =0.6667x
+ *   clamp_halved     aten::clamp_min (memory-bound) twice as long: =0.5x
+ *
+ * Each round: STEPS steps a side, interleaved step by step, each step a
+ * capture of its own; the prediction is the median over BEFORE's steps
+ * replayed, the measurement AFTER's median step. Error: predicted over
+ * measured - 1, per round; medians and IQRs over the rounds. The replay's
+ * own error (BEFORE replayed unchanged) is given too.
+ *
+ *   build/bin/bench_whatif [--json] [--rounds N] [--steps N]
+ */
+#include "bench_util.h"
+#include "bench_seed.h"
+
+#include <nn/nn.h>
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
+
+enum { MAX_STEPS = 200, MAX_ROUNDS = 64 };
+
+static opprof_capture *one_step(const model *m) {
+    opprof_config cfg = opprof_config_default();
+    opprof_session *s;
+    opprof_capture *c = NULL;
+    int rc = opprof_session_start(&s, &cfg);
+    if (rc) die("session", rc);
+    forward(m);
+    rc = opprof_session_stop(s);
+    if (!rc) rc = opprof_session_take_capture(s, &c);
+    if (rc) die("capture", rc);
+    opprof_session_free(s);
+    return c;
+}
+
+typedef struct change {
+    const char *key, *op, *what_if;
+    double slow; /* BEFORE's share of the op's own time added */
+} change;
+
+static const change CHANGES[] = {
+    {"addmm_halved", "aten::addmm", "aten::addmm=0.5x", 1.0},
+    {"addmm_third", "aten::addmm", "aten::addmm=0.6667x", 0.5},
+    {"clamp_halved", "aten::clamp_min", "aten::clamp_min=0.5x", 1.0},
+};
+enum { N_CHANGES = sizeof CHANGES / sizeof *CHANGES };
+
+typedef struct round_result {
+    double predicted_ns, measured_ns, error, replay_error;
+} round_result;
+
+static double median_of(double *v, int n) { return bench_stats_of(v, n).median; }
+
+static round_result one_round(const model *m, const change *ch, int steps) {
+    double predicted[MAX_STEPS], measured[MAX_STEPS], replay[MAX_STEPS];
+    opprof_what_if_change w[4];
+    size_t n = 0;
+    char why[128];
+    if (opprof_what_if_parse(ch->what_if, w, 4, &n, why, sizeof why)) die(why, -22);
+    for (int i = 0; i < 2 * steps; i++) {
+        bool before = i % 2 == 0;
+        nn_debug_slow_down(ch->op, before ? ch->slow : 0);
+        opprof_capture *c = one_step(m);
+        opprof_what_if_result r;
+        if (opprof_capture_what_if(c, NULL, w, n, &r)) die("what if", -22);
+        if (before) {
+            predicted[i / 2] = r.predicted_step_ns;
+            replay[i / 2] = r.replay_error_percent;
+        } else {
+            measured[i / 2] = r.measured_step_ns;
+        }
+        opprof_capture_free(c);
+    }
+    nn_debug_slow_down(NULL, 0);
+    round_result out = {median_of(predicted, steps), median_of(measured, steps), 0, median_of(replay, steps)};
+    out.error = 100 * (out.predicted_ns / out.measured_ns - 1);
+    return out;
+}
+
+int main(int argc, char **argv) {
+    bool json = false;
+    int rounds = 12, steps = 40;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_whatif [--json] [--rounds N (1-64)] [--steps N (1-200)]\n");
+            return 64;
+        }
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS || steps < 1 || steps > MAX_STEPS) return 64;
+    model m = seed_model();
+    for (int i = 0; i < 20; i++) forward(&m); /* warm: the GEMM kernel chosen, the pages touched */
+    double err[N_CHANGES][MAX_ROUNDS], pred[N_CHANGES][MAX_ROUNDS], meas[N_CHANGES][MAX_ROUNDS],
+        rep[N_CHANGES][MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++) /* the changes interleaved round by round */
+        for (int k = 0; k < N_CHANGES; k++) {
+            round_result x = one_round(&m, &CHANGES[k], steps);
+            err[k][r] = x.error, pred[k][r] = x.predicted_ns / 1e3, meas[k][r] = x.measured_ns / 1e3;
+            rep[k][r] = x.replay_error;
+        }
+    char model_name[256];
+    const char *isa;
+    bench_host(model_name, sizeof model_name, &isa);
+    if (json) printf("{\n");
+    else printf("host: %s (%s); %d rounds of %d steps a side\n", model_name, isa, rounds, steps);
+    for (int k = 0; k < N_CHANGES; k++) {
+        bench_stats e = bench_stats_of(err[k], rounds), p = bench_stats_of(pred[k], rounds),
+                    mm = bench_stats_of(meas[k], rounds), rp = bench_stats_of(rep[k], rounds);
+        if (json) {
+            printf("  \"%s\": {\"predicted_step_us\": %.3f, \"measured_step_us\": %.3f, \"error_pct\": %.3f, "
+                   "\"error_iqr_pct\": %.3f, \"replay_error_pct\": %.3f}%s\n",
+                   CHANGES[k].key, p.median, mm.median, e.median, e.iqr, rp.median, k + 1 < N_CHANGES ? "," : "");
+        } else {
+            printf("%-14s %-22s predicted %8.1f us, measured %8.1f us: error %+.2f %% (IQR %.2f), replay %.2f %%\n",
+                   CHANGES[k].key, CHANGES[k].what_if, p.median, mm.median, e.median, e.iqr, rp.median);
+        }
+    }
+    if (json) printf("}\n");
+    return 0;
+}
