@@ -13,7 +13,7 @@
  * Each round: STEPS steps a side, interleaved step by step, each step a
  * capture of its own; the prediction is the median over BEFORE's steps
  * replayed, the measurement AFTER's median step. Error: predicted over
- * measured - 1, per round; medians and IQRs over the rounds. The replay's
+ * measured - 1, per round (the miss); medians and IQRs over the rounds. The replay's
  * own error (BEFORE replayed unchanged) is given too.
  *
  *   build/bin/bench_whatif [--json] [--rounds N] [--steps N]
@@ -117,8 +117,8 @@ int main(int argc, char **argv) {
         bench_stats e = bench_stats_of(err[k], rounds), p = bench_stats_of(pred[k], rounds),
                     mm = bench_stats_of(meas[k], rounds), rp = bench_stats_of(rep[k], rounds);
         if (json) {
-            printf("  \"%s\": {\"predicted_step_us\": %.3f, \"measured_step_us\": %.3f, \"error_pct\": %.3f, "
-                   "\"error_iqr_pct\": %.3f, \"replay_error_pct\": %.3f}%s\n",
+            printf("  \"%s\": {\"predicted_step_us\": %.3f, \"measured_step_us\": %.3f, \"miss_pct\": %.3f, "
+                   "\"miss_iqr_pct\": %.3f, \"replay_miss_pct\": %.3f}%s\n",
                    CHANGES[k].key, p.median, mm.median, e.median, e.iqr, rp.median, k + 1 < N_CHANGES ? "," : "");
         } else {
             printf("%-14s %-22s predicted %8.1f us, measured %8.1f us: error %+.2f %% (IQR %.2f), replay %.2f %%\n",

@@ -359,12 +359,12 @@ TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
     int st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0.5x 2>&1", bin_dir(), before, after);
     CHECK_INT(st, 0);
     CHECK_CONTAINS(out, "Prediction (inner changed, BEFORE replayed): step 1003.500us -> 953.500us predicted, 953.500us measured");
-    CHECK_CONTAINS(out, ": confirmed, the prediction +0.0% off");
+    CHECK_CONTAINS(out, ": confirmed, the predicted shift +0.0% of the step off the measured one");
     free(out);
     st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0x 2>&1", bin_dir(), before, after);
     CHECK_INT(st, 0);
     CHECK_CONTAINS(out, "the shift -100.000us predicted, -50.000us measured");
-    CHECK_CONTAINS(out, ": refuted, the prediction -5.2% off the measured step");
+    CHECK_CONTAINS(out, ": refuted, the predicted shift -5.0% of the step off the measured one"); /* -50 of 1003.5 */
     free(out);
     st = run_commandf(&out, "'%s/opprof' diff --stat --json '%s' '%s' --what-if inner=0.5x 2>/dev/null", bin_dir(), before, after);
     CHECK_INT(st, 0);

@@ -125,11 +125,11 @@ NN_API int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out);
  *  copied too. */
 NN_API int nn_contiguous(const nn_tensor *x, nn_tensor **out);
 
-/** For tests and benches only: every call of operator `op` (its opprof name,
- *  "aten::addmm"; aten::addmm is the one that obeys) then spends `fraction`
- *  (0.05: 5 %) of its own time again, busy on the CPU, inside its range. NULL
- *  or 0: off. The string must outlive the setting. NN_EINVAL for a fraction
- *  outside [0, 100]. */
+/** For tests and benches only: every call of operator `op` (its opprof name:
+ *  "aten::addmm" or "aten::clamp_min", the ones that obey) then spends
+ *  `fraction` (0.05: 5 %) of its own time again, busy on the CPU, inside its
+ *  range. NULL or 0: off. The string must outlive the setting. NN_EINVAL for
+ *  another operator or a fraction outside [0, 100]. */
 NN_API int nn_debug_slow_down(const char *op, double fraction);
 /** For tests and benches: the next call of operator `op` (the same names)
  *  lasts `ns` nanoseconds longer, busy, then the switch is off again. NULL

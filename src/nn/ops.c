@@ -315,6 +315,7 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
     int rc = NN_EINVAL;
     {
         OPPROF_OP_SCOPE("aten::clamp_min");
+        int64_t slowed = nn__slowdown_start("aten::clamp_min");
         nn__record_inputs(2, (const nn_tensor *[]){x, NULL});
         rc = nn__tensor_new(out, x->ndim, x->shape);
         if (rc) return rc;
@@ -331,6 +332,7 @@ int nn_clamp_min(const nn_tensor *x, float min, nn_tensor **out) {
                 }
             }
         }
+        nn__slowdown_finish(slowed);
     }
     return rc;
 }

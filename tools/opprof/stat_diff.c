@@ -192,7 +192,9 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
     double before = step->before.median, predicted = before * ratio, measured = step->after.median;
     double shift = predicted - before, lo = step->shift.lo, hi = step->shift.hi;
     bool confirmed = shift >= lo && shift <= hi;
-    double off = measured > 0 ? 100 * (predicted - measured) / measured : NAN;
+    /* how far the predicted shift is from the measured one (Hodges-Lehmann), in BEFORE's step: the
+     * medians of whole steps move with the runs' spread, the shift between the sides less */
+    double off = before > 0 ? 100 * (shift - step->shift.estimate) / before : NAN;
     char *out = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&out, &size);
@@ -200,13 +202,13 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
     if (json)
         fprintf(f, "{\"changed\": \"%s\", \"before_step_us\": %.3f, \"predicted_step_us\": %.3f, "
                    "\"measured_step_us\": %.3f, \"predicted_shift_us\": %.3f, \"measured_shift_us\": %.3f, "
-                   "\"interval_us\": [%.3f, %.3f], \"confirmed\": %s, \"prediction_off_percent\": %.3f}",
+                   "\"interval_us\": [%.3f, %.3f], \"confirmed\": %s, \"shift_off_percent\": %.3f}",
                 list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3,
                 lo / 1e3, hi / 1e3, confirmed ? "true" : "false", off);
     else
         fprintf(f, "Prediction (%s changed, BEFORE replayed): step %.3fus -> %.3fus predicted, %.3fus measured; "
-                   "the shift %+.3fus predicted, %+.3fus measured (interval %+.3fus to %+.3fus): %s, the prediction "
-                   "%+.1f%% off the measured step\n",
+                   "the shift %+.3fus predicted, %+.3fus measured (interval %+.3fus to %+.3fus): %s, the predicted "
+                   "shift %+.1f%% of the step off the measured one\n",
                 list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3, lo / 1e3,
                 hi / 1e3, confirmed ? "confirmed" : "refuted", off);
     fclose(f);

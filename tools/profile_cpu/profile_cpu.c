@@ -42,6 +42,8 @@ typedef struct options {
     opprof_flight flight;   /* --flight: keep_steps > 0 */
     const char *slow_steps; /* --slow-steps: "100,250" */
     double slow_by;         /* --slow-by: > 0 a multiple of the median step so far, < 0 minus ns */
+    char slow_op[64];       /* --slow-op NAME=F: the operator made slower by F of its own time */
+    double slow_op_by;
     int sample_hz;          /* --sample */
     bool sample_dwarf;      /* --sample HZ,dwarf */
     bool cpu_time;          /* --cpu-time */
@@ -136,6 +138,9 @@ static void usage(FILE *f) {
             "                   first aten::addmm waits longer, busy (nn_debug_delay_next)\n"
             "  --slow-by X      by how much: Kx (K times the median of the last 50 steps, default\n"
             "                   2x) or a duration (\"20ms\")\n"
+            "  --slow-op NAME=F for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"
+            "                   made slower by F of its own time, busy (nn_debug_slow_down;\n"
+            "                   \"aten::addmm=1\": twice as long)\n"
             "  --version        print the version and exit\n"
             "  -h, --help       this help\n"
             "\n"
@@ -221,6 +226,20 @@ static int take_option(int c, options *o) {
         if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
             rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
         break;
+    case 25: {
+        const char *eq = strchr(optarg, '=');
+        char *end = NULL;
+        double f = eq ? strtod(eq + 1, &end) : -1;
+        if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->slow_op || end == eq + 1 || *end || !(f > 0 && f <= 100) ||
+            (strncmp(optarg, "aten::addmm=", 12) && strncmp(optarg, "aten::clamp_min=", 16))) {
+            rc = say_bad("--slow-op", "not NAME=F (aten::addmm or aten::clamp_min, F from 0 to 100: the share of its "
+                                      "own time added)");
+            break;
+        }
+        snprintf(o->slow_op, sizeof o->slow_op, "%.*s", (int)(eq - optarg), optarg);
+        o->slow_op_by = f;
+        break;
+    }
     case 23:
         if (opprof_parse_sample(optarg, &o->sample_hz, &o->sample_dwarf))
             rc = say_bad("--sample", "not HZ[,fp|dwarf] (HZ from 1 to 1000000)");
@@ -300,6 +319,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"flight-median-of", required_argument, 0, 19}, {"flight-cooldown", required_argument, 0, 20},
         {"slow-steps", required_argument, 0, 21}, {"slow-by", required_argument, 0, 22},
         {"sample", required_argument, 0, 23},  {"cpu-time", no_argument, 0, 24},
+        {"slow-op", required_argument, 0, 25},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -570,7 +590,7 @@ static int one_step(context *ctx, work *w, opprof_session *session, int step) {
 static int profile_steps(const options *o, context *ctx, work *w, opprof_session *session) {
     int64_t *times = o->slow_steps ? calloc((size_t)o->steps + 1, sizeof *times) : NULL;
     if (o->slow_steps && !times) return NN_ENOMEM;
-    int rc = 0;
+    int rc = o->slow_op[0] ? nn_debug_slow_down(o->slow_op, o->slow_op_by) : 0;
     for (int step = 0; step < o->steps && !rc; step++) {
         int64_t t0 = now_ns();
         if (times) slow_down(o, step, times);
@@ -578,6 +598,7 @@ static int profile_steps(const options *o, context *ctx, work *w, opprof_session
         if (times) times[step] = now_ns() - t0;
     }
     free(times);
+    if (o->slow_op[0]) nn_debug_slow_down(NULL, 0);
     return rc == 1 ? 0 : rc;
 }
 

@@ -125,8 +125,9 @@ static int measure_threads(opprof__machine_isa isa, int threads, const int64_t *
         opprof_machine_level *lv = &c->levels[l];
         snprintf(lv->name, sizeof lv->name, "%s", LEVEL_NAMES[l]);
         lv->bytes = l < 3 ? sizes[l] : 0;
-        /* the working set of each thread: half the level (the LLC shared out), DRAM 4 LLCs */
-        int64_t set = l == 0 ? sizes[0] / 2 : l == 1 ? sizes[1] / 2 : l == 2 ? sizes[2] / 2 / threads
+        /* the working set of each thread: half of L1 or L2, a quarter of the LLC shared out
+         * (a VM's LLC is other tenants' too: at half of it a copy spilled to DRAM), DRAM 4 LLCs */
+        int64_t set = l == 0 ? sizes[0] / 2 : l == 1 ? sizes[1] / 2 : l == 2 ? sizes[2] / 4 / threads
                                                                               : sizes[2] * 4 / threads;
         size_t n = (size_t)(set / 2 / (int64_t)sizeof(float)) & ~(size_t)127; /* two buffers for a copy */
         if (n < 128) n = 128;
