@@ -58,4 +58,19 @@ PY
 check "$tmp/seed/cpu-step-4.html" "$(python3 -c "import json;print(sum(1 for e in json.load(open('$tmp/seed/cpu-step-4.json'))['traceEvents'] if e.get('ph')=='X'))")"
 check "$tmp/sampled/cpu-step-42.html" "$(python3 -c "import json;print(sum(1 for e in json.load(open('$tmp/sampled/cpu-step-42.json'))['traceEvents'] if e.get('ph')=='X'))")"
 grep -q 'Flame graph of the samples' "$tmp/sampled/cpu-step-42.html" || fail "the sampled page has no samples' flame graph"
+# the roofline chart: the seed's model with its shapes against this machine's ceilings
+"$build/bin/opprof" machine --threads 1 --json -o "$tmp/machine.json" 2> /dev/null
+"$build/bin/profile_cpu" --quiet --record-shapes "$tmp/shapes" > /dev/null
+"$build/bin/opprof" html --machine "$tmp/machine.json" "$tmp/shapes/cpu-step-4.json" "$tmp/roofline.html" 2> /dev/null
+check "$tmp/roofline.html" "$(python3 -c "import json;print(sum(1 for e in json.load(open('$tmp/shapes/cpu-step-4.json'))['traceEvents'] if e.get('ph')=='X'))")"
+python3 - "$tmp/dom" <<'PY' || fail "the roofline chart is not drawn as it should be"
+import re, sys
+dom = open(sys.argv[1]).read()
+chart = re.search(r'<svg class="roofline".*?</svg>', dom, re.S)
+assert chart, 'no roofline chart in the page'
+dots = re.findall(r'<circle class="op"[^>]*>\s*<title>([^<]*)', chart.group(0))
+assert any(t.startswith('aten::addmm:') and 'compute bound' in t for t in dots), dots
+assert len(re.findall(r'class="ceiling"', chart.group(0))) == 4, 'not four ceilings'
+print('browser_test: roofline chart: %d dot(s), %s' % (len(dots), dots[0][:80]))
+PY
 check "$tmp/big.html" 1000000

@@ -381,6 +381,33 @@ TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
     free(out);
 }
 
+TEST_CASE(html_chart) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    if (!c) return;
+    char *page = NULL;
+    CHECK_INT(opprof_capture_html_roofline_to_string(c, &m, &page), 0);
+    CHECK_CONTAINS(page, "<svg class=\"roofline\"");
+    CHECK_CONTAINS(page, "<title>aten::addmm: 1 calls, 10.000us; 9.10 FLOPs/B, 52.4 GFLOP/s; compute bound, 52.4 % of roof");
+    CHECK_CONTAINS(page, "1 operator(s) on the chart; 1 modelled without FLOPs");
+    size_t dots = 0;
+    for (const char *p = page; p && (p = strstr(p, "<circle class=\"op\"")); p++) dots++;
+    CHECK_INT(dots, 1); /* clamp_min has bytes, no FLOPs: no place on it */
+    for (const char *lv = "L1\0L2\0LLC\0DRAM\0"; *lv; lv += strlen(lv) + 1) {
+        char want[64];
+        snprintf(want, sizeof want, "<title>%s: ", lv);
+        CHECK_CONTAINS(page, want); /* each level's ceiling */
+    }
+    opprof_free(page);
+    CHECK_INT(opprof_capture_html_to_string(c, &page), 0); /* without a machine: no chart */
+    CHECK(page && !strstr(page, "class=\"roofline\""));
+    opprof_free(page);
+    opprof_capture_free(c);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_roofline");
     if (g_dir[0]) remove_tree(g_dir);

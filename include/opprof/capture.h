@@ -690,6 +690,14 @@ OPPROF_API int opprof_averages_roofline_to_string(const opprof_averages *average
 OPPROF_API int opprof_capture_html_to_string(const opprof_capture *capture, char **out_text);
 /** The same, written atomically to `path` (a temporary file, then rename). */
 OPPROF_API int opprof_capture_html_write(const opprof_capture *capture, const char *path);
+/** The same report with a roofline chart after the table (log-log: FLOPs per
+ *  byte, GFLOP/s; each level's ceiling and the FMA peak as lines; a dot per
+ *  row with FLOPs, sized by its time, its row on hover) against `machine`
+ *  (NULL: none). */
+OPPROF_API int opprof_capture_html_roofline_to_string(const opprof_capture *capture, const opprof_machine *machine,
+                                                      char **out_text);
+OPPROF_API int opprof_capture_html_roofline_write(const opprof_capture *capture, const opprof_machine *machine,
+                                                  const char *path);
 
 /** Free memory that opprof returned (tables, strings). NULL is accepted. */
 OPPROF_API void opprof_free(void *ptr);

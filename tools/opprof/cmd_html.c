@@ -11,18 +11,26 @@ static const char HELP[] =
     "Write a self-contained HTML report of TRACE (no network, no other file): the\n"
     "capture's facts and warnings, the key averages (click a column to sort), a flame\n"
     "graph of total CPU time, a timeline with a track per thread, and the memory\n"
-    "allocated over time with its peak. OUT appears whole or not at all.\n";
+    "allocated over time with its peak. OUT appears whole or not at all.\n"
+    "  --machine FILE   a roofline chart after the table, against that machine's ceilings\n"
+    "                   (opprof machine --json): a dot per operator with FLOPs\n";
 
 static int run(int argc, char **argv) {
-    static const struct option no_options[] = {{0, 0, 0, 0}};
-    if (getopt_long(argc, argv, "", no_options, NULL) != -1) return TOOL_EXIT_USAGE; /* getopt said which */
+    static const struct option longs[] = {{"machine", required_argument, 0, 'M'}, {0, 0, 0, 0}};
+    const char *machine_path = NULL;
+    for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
+        if (c != 'M') return TOOL_EXIT_USAGE; /* getopt said which */
+        machine_path = optarg;
+    }
+    opprof_machine machine;
+    if (machine_path && tool_load_machine(machine_path, &machine)) return TOOL_EXIT_UNREADABLE;
     if (optind != argc - 2) return tool_usage_error("html", "html takes a TRACE and an OUT file");
     const char *trace = argv[optind], *out = argv[optind + 1];
     opprof_capture *cap;
     char *page = NULL;
     int rc = tool_load(trace, &cap);
     if (rc) return rc;
-    rc = opprof_capture_html_to_string(cap, &page);
+    rc = opprof_capture_html_roofline_to_string(cap, machine_path ? &machine : NULL, &page);
     opprof_capture_free(cap);
     return tool_emit(trace, rc, page, out);
 }
@@ -30,5 +38,5 @@ static int run(int argc, char **argv) {
 static const char EXAMPLES[] =
     "  opprof html trace.json report.html       # then open report.html in a browser\n";
 
-TOOL_COMMAND(html, "html TRACE OUT.html",
+TOOL_COMMAND(html, "html TRACE OUT.html [--machine FILE]",
              "a self-contained HTML report: table, flame graph, timeline, memory", NULL);

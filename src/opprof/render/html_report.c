@@ -428,14 +428,29 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     return 0;
 }
 
+/* The roofline chart, after the table, when a machine is given. */
+static int roofline_chart(opprof__strbuf *sb, const opprof_capture *c, const opprof_machine *m) {
+    if (!m) return 0;
+    opprof_averages *avg = NULL;
+    int rc = opprof_capture_averages(c, &avg);
+    if (!rc) rc = opprof__html_roofline(sb, avg, m);
+    opprof_averages_free(avg);
+    return rc;
+}
+
 int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
-    if (!c || !out_text) return OPPROF_EINVAL;
+    return opprof_capture_html_roofline_to_string(c, NULL, out_text);
+}
+
+int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof_machine *m, char **out_text) {
+    if (!c || !out_text || (m && m->threads < 1)) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     char title[64] = "opprof capture";
     if (c->info.step_num >= 0) snprintf(title, sizeof title, "opprof capture (step %lld)", (long long)c->info.step_num);
     opprof__html_begin(&sb, title);
     facts(&sb, c);
     int rc = averages_table(&sb, c);
+    if (!rc) rc = roofline_chart(&sb, c, m);
     if (!rc) rc = functions_table(&sb, c);
     if (!rc) rc = flame_graph(&sb, c);
     if (!rc) rc = opprof__html_timeline(&sb, c);
@@ -448,9 +463,13 @@ int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
 }
 
 int opprof_capture_html_write(const opprof_capture *c, const char *path) {
+    return opprof_capture_html_roofline_write(c, NULL, path);
+}
+
+int opprof_capture_html_roofline_write(const opprof_capture *c, const opprof_machine *m, const char *path) {
     if (!c || !path) return OPPROF_EINVAL;
     char *text = NULL;
-    int rc = opprof_capture_html_to_string(c, &text);
+    int rc = opprof_capture_html_roofline_to_string(c, m, &text);
     if (!rc) rc = opprof_write_text_file(path, text);
     opprof_free(text);
     return rc;

@@ -128,6 +128,8 @@ OPPROF__HIDDEN int opprof__text_table(opprof__strbuf *sb, const char *const *tit
 /* render/html_timeline.c: the explorable timeline's section and data; the viewer
  * script (report.js), once per page, after the sections. */
 OPPROF__HIDDEN int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c);
+/* The roofline chart of the averages against a machine (html_roofline.c). */
+OPPROF__HIDDEN int opprof__html_roofline(opprof__strbuf *sb, const opprof_averages *avg, const opprof_machine *m);
 OPPROF__HIDDEN void opprof__html_report_script(opprof__strbuf *sb);
 /* The head of an opprof page (style included) up to <body><h1>title</h1>;
  * the tail with the sorting script. Tables of class "sortable" sort by a
