@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <opprof/capture.h>
+#include <opprof/opprof.h>
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
 
@@ -405,6 +406,50 @@ TEST_CASE(html_chart) {
     CHECK_INT(opprof_capture_html_to_string(c, &page), 0); /* without a machine: no chart */
     CHECK(page && !strstr(page, "class=\"roofline\""));
     opprof_free(page);
+    opprof_capture_free(c);
+}
+
+TEST_CASE(machine_kept_in_the_trace) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    /* a session gives its captures the machine */
+    opprof_config cfg = opprof_config_default();
+    opprof_session *s = NULL;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    CHECK_INT(opprof_session_set_machine(s, &m), 0);
+    opprof_range r = opprof_range_begin(OPPROF_SRCLOC("work", OPPROF_KIND_USER_ANNOTATION));
+    opprof_range_end(r);
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_session_take_capture(s, &c), 0);
+    opprof_session_free(s);
+    CHECK(opprof_capture_machine(c) && !strcmp(opprof_capture_machine(c)->cpu, "Test CPU"));
+    /* written and read back */
+    char path[600];
+    snprintf(path, sizeof path, "%s/with_machine.json", g_dir);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture_free(c);
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(path, NULL, &c, &err), 0);
+    const opprof_machine *back = c ? opprof_capture_machine(c) : NULL;
+    CHECK(back && back->threads == 1 && fabs(back->by_threads[0].levels[2].load_gbs - 50) < 1e-9);
+    opprof_capture_free(c);
+    char *out = NULL;
+    int st = run_commandf(&out, "'%s/opprof' report --roofline '%s' 2>&1", bin_dir(), path);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on (Test CPU, AVX2)");
+    free(out);
+    /* a trace whose machine is not one: refused, with the reason */
+    const char *bad = file("bad_machine.json", "{\"opprof_machine\": {\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": []},"
+                                               " \"traceEvents\": []}");
+    c = NULL;
+    CHECK(opprof_capture_read(bad, NULL, &c, &err) != 0);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.message, "\"by_threads\" is empty");
+    /* a trace without: none, and the API says so */
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    CHECK(opprof_capture_machine(c) == NULL);
+    CHECK_INT(opprof_capture_set_machine(c, &(opprof_machine){0}), OPPROF_EINVAL);
     opprof_capture_free(c);
 }
 

@@ -661,6 +661,13 @@ OPPROF_API int opprof_capture_what_if(const opprof_capture *capture, const oppro
                                       const opprof_what_if_change *changes, size_t n_changes,
                                       opprof_what_if_result *out);
 
+/** The machine a capture ran on (its session's opprof_session_set_machine,
+ *  or a trace's "opprof_machine"), written into its trace and read back;
+ *  NULL when none was given. Owned by the capture. */
+OPPROF_API const opprof_machine *opprof_capture_machine(const opprof_capture *capture);
+/** Give a capture its machine (copied; NULL: none). */
+OPPROF_API int opprof_capture_set_machine(opprof_capture *capture, const opprof_machine *machine);
+
 /** The table (json false) or its JSON rows with the roofline's columns after
  *  the others: "Bytes", "FLOPs/B", "Bound" ("compute", "L1", "L2", "LLC",
  *  "DRAM", or "no model"), "% of roof", "Above roof" (JSON "bytes",

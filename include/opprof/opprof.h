@@ -408,6 +408,12 @@ OPPROF_API int opprof_session_flight_stats(opprof_session *session, opprof_fligh
 
 /** The number of captures finished so far (handed to on_trace_ready or kept). */
 OPPROF_API int opprof_session_capture_count(const opprof_session *session);
+/** The ceilings of this machine (opprof_machine_measure, <opprof/capture.h>),
+ *  copied into every capture the session makes from now on, so that its
+ *  traces carry the machine they ran on (`report --roofline` reads them).
+ *  NULL: none. From the thread that steps the session, between steps. */
+typedef struct opprof_machine opprof_machine;
+OPPROF_API int opprof_session_set_machine(opprof_session *session, const opprof_machine *machine);
 
 /*
  * Profiling without session code: run any program linked with opprof with

@@ -13,7 +13,8 @@ static const char HELP[] =
     "graph of total CPU time, a timeline with a track per thread, and the memory\n"
     "allocated over time with its peak. OUT appears whole or not at all.\n"
     "  --machine FILE   a roofline chart after the table, against that machine's ceilings\n"
-    "                   (opprof machine --json): a dot per operator with FLOPs\n";
+    "                   (opprof machine --json): a dot per operator with FLOPs; a trace that\n"
+    "                   carries its machine (profile_cpu --roofline) has the chart without it\n";
 
 static int run(int argc, char **argv) {
     static const struct option longs[] = {{"machine", required_argument, 0, 'M'}, {0, 0, 0, 0}};
@@ -23,14 +24,22 @@ static int run(int argc, char **argv) {
         machine_path = optarg;
     }
     opprof_machine machine;
-    if (machine_path && tool_load_machine(machine_path, &machine)) return TOOL_EXIT_UNREADABLE;
     if (optind != argc - 2) return tool_usage_error("html", "html takes a TRACE and an OUT file");
     const char *trace = argv[optind], *out = argv[optind + 1];
     opprof_capture *cap;
     char *page = NULL;
     int rc = tool_load(trace, &cap);
     if (rc) return rc;
-    rc = opprof_capture_html_roofline_to_string(cap, machine_path ? &machine : NULL, &page);
+    const opprof_machine *use = NULL; /* --machine's, else the trace's own; without both: no chart */
+    if (machine_path || opprof_capture_machine(cap)) {
+        rc = tool_machine_for(machine_path, cap, &machine);
+        if (rc) {
+            opprof_capture_free(cap);
+            return rc;
+        }
+        use = &machine;
+    }
+    rc = opprof_capture_html_roofline_to_string(cap, use, &page);
     opprof_capture_free(cap);
     return tool_emit(trace, rc, page, out);
 }

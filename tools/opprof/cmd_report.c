@@ -35,7 +35,8 @@ static const char HELP[] =
     "                   time in rows without a model. Bytes: stated ones, else each input read and\n"
     "                   the output written once (a model from shapes). Sort key time_above_roof\n"
     "  --machine FILE   the ceilings of the machine the trace ran on (opprof machine --json);\n"
-    "                   without it --roofline measures this machine's, and says so\n"
+    "                   without it, the trace's own (profile_cpu --roofline records them), else\n"
+    "                   this machine's, measured now, said on stderr\n"
     "  --what-if CHANGES   each step replayed with operators' times changed, its median\n"
     "                   predicted beside the measured one: NAME=roof (its roof: --machine, or\n"
     "                   this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"
@@ -193,13 +194,13 @@ static int run(int argc, char **argv) {
     if (machine_path && !roofline && !needs_machine)
         return tool_usage_error("report", "--machine is for --roofline and --what-if NAME=roof");
     opprof_machine machine;
-    if (roofline || needs_machine) {
-        int mrc = tool_load_machine(machine_path, &machine);
-        if (mrc) return mrc;
-    }
     opprof_capture *cap;
     int rc = tool_load_by(argv[optind], by_node, &cap);
     if (rc) return rc;
+    if ((roofline || needs_machine) && (rc = tool_machine_for(machine_path, cap, &machine))) {
+        opprof_capture_free(cap);
+        return rc;
+    }
     tool_say_warnings(argv[optind], cap, all_warnings);
     if (by_node && opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
         fprintf(stderr, "opprof: %s: --group-by node applies to ONNX Runtime's profiles (their rows by node name); "

@@ -222,3 +222,11 @@ int tool_load_machine(const char *path, opprof_machine *m) {
     return rc ? TOOL_EXIT_FAILED : 0;
 }
 
+
+int tool_machine_for(const char *path, const opprof_capture *cap, opprof_machine *m) {
+    const opprof_machine *own = opprof_capture_machine(cap);
+    if (path || !own) return tool_load_machine(path, m);
+    *m = *own;
+    fprintf(stderr, "opprof: the roofs are those of the machine the trace was recorded on (%s, %s)\n", own->cpu, own->isa);
+    return 0;
+}

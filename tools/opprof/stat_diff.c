@@ -169,7 +169,7 @@ static double predicted_ratio(const side *s, const tool_stat_request *req) {
     bool roof = false;
     for (size_t k = 0; k < req->n_what_if; k++) roof |= req->what_if[k].kind == OPPROF_WHAT_IF_ROOF;
     opprof_machine m;
-    if (roof && tool_load_machine(req->machine_path, &m)) return NAN;
+    if (roof && s->n && tool_machine_for(req->machine_path, s->caps[0], &m)) return NAN;
     double sum = 0;
     for (size_t i = 0; i < s->n; i++) {
         opprof_what_if_result w;

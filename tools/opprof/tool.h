@@ -86,6 +86,8 @@ void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);
  *  said, TOOL_EXIT_UNREADABLE, when it is not one), or with NULL this
  *  machine's, measured now (said on stderr). */
 int tool_load_machine(const char *path, opprof_machine *m);
+/** The same, with the capture's own machine (its trace's) before measuring. */
+int tool_machine_for(const char *path, const opprof_capture *cap, opprof_machine *m);
 
 /** The trace format a file name asks for (load.c: the one list of the names). */
 typedef enum tool_trace_format {

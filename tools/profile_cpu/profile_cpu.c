@@ -42,6 +42,7 @@ typedef struct options {
     opprof_flight flight;   /* --flight: keep_steps > 0 */
     const char *slow_steps; /* --slow-steps: "100,250" */
     double slow_by;         /* --slow-by: > 0 a multiple of the median step so far, < 0 minus ns */
+    bool roofline;          /* --roofline: the machine's ceilings measured, kept in the traces */
     char slow_op[64];       /* --slow-op NAME=F: the operator made slower by F of its own time */
     double slow_op_by;
     int sample_hz;          /* --sample */
@@ -138,6 +139,9 @@ static void usage(FILE *f) {
             "                   first aten::addmm waits longer, busy (nn_debug_delay_next)\n"
             "  --slow-by X      by how much: Kx (K times the median of the last 50 steps, default\n"
             "                   2x) or a duration (\"20ms\")\n"
+            "  --roofline       measure this machine's ceilings first (opprof machine, a few seconds)\n"
+            "                   and keep them in every trace: `opprof report --roofline` of the trace\n"
+            "                   sets each operator against the roofs of the machine it ran on\n"
             "  --slow-op NAME=F for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"
             "                   made slower by F of its own time, busy (nn_debug_slow_down;\n"
             "                   \"aten::addmm=1\": twice as long)\n"
@@ -240,6 +244,7 @@ static int take_option(int c, options *o) {
         o->slow_op_by = f;
         break;
     }
+    case 26: o->roofline = true; break;
     case 23:
         if (opprof_parse_sample(optarg, &o->sample_hz, &o->sample_dwarf))
             rc = say_bad("--sample", "not HZ[,fp|dwarf] (HZ from 1 to 1000000)");
@@ -319,7 +324,7 @@ static int parse_options(int argc, char **argv, options *o) {
         {"flight-median-of", required_argument, 0, 19}, {"flight-cooldown", required_argument, 0, 20},
         {"slow-steps", required_argument, 0, 21}, {"slow-by", required_argument, 0, 22},
         {"sample", required_argument, 0, 23},  {"cpu-time", no_argument, 0, 24},
-        {"slow-op", required_argument, 0, 25},
+        {"slow-op", required_argument, 0, 25}, {"roofline", no_argument, 0, 26},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
@@ -621,6 +626,14 @@ static int profile(const options *o, context *ctx, work *w) {
     opprof_session *session = NULL;
     w->what = "starting the profiler";
     int rc = opprof_session_start(&session, &cfg);
+    if (!rc && o->roofline) { /* before the steps: the ceilings are measured, not recorded */
+        opprof_machine machine;
+        w->what = "measuring the machine's ceilings";
+        rc = opprof_machine_measure(o->threads < OPPROF_MACHINE_MAX_THREADS ? o->threads : OPPROF_MACHINE_MAX_THREADS,
+                                    &machine);
+        if (!rc) rc = opprof_session_set_machine(session, &machine);
+        if (!rc) w->what = "starting the profiler";
+    }
     if (!rc) rc = profile_steps(o, ctx, w, session);
     int stop_rc = session ? opprof_session_stop(session) : 0;
     opprof_session_free(session);

@@ -15,6 +15,7 @@ int opprof_capture_new(opprof_capture **out) {
 
 void opprof_capture_free(opprof_capture *c) {
     if (!c) return;
+    opprof__free(c->machine);
     for (size_t i = 0; i < c->n_names; i++) opprof__free(c->names[i]);
     for (size_t i = 0; i < c->n_mangled; i++) opprof__free(c->mangled[i]);
     opprof__free(c->mangled);
@@ -507,3 +508,17 @@ int64_t opprof__capture_longest_bound(const opprof_capture *c, size_t max) {
     opprof__free(d);
     return bound;
 }
+
+int opprof_capture_set_machine(opprof_capture *c, const opprof_machine *m) {
+    if (!c || (m && (m->threads < 1 || m->threads > OPPROF_MACHINE_MAX_THREADS))) return OPPROF_EINVAL;
+    if (!m) {
+        opprof__free(c->machine);
+        c->machine = NULL;
+        return 0;
+    }
+    if (!c->machine && !(c->machine = opprof__alloc(sizeof *c->machine))) return OPPROF_ENOMEM;
+    *c->machine = *m;
+    return 0;
+}
+
+const opprof_machine *opprof_capture_machine(const opprof_capture *c) { return c ? c->machine : NULL; }

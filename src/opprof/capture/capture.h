@@ -60,6 +60,7 @@ struct opprof_capture {
     opprof__index stack_index;
     opprof_off_cpu *off_cpu;
     size_t n_off_cpu, cap_off_cpu;
+    opprof_machine *machine;  /* the ceilings of the machine it ran on, or NULL */
     bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
     int finish_threads;       /* the threads finish may use: 1, or 0 for a helper where it helps */
     bool finished;

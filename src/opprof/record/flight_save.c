@@ -21,6 +21,10 @@ static opprof_capture *join_steps(const opprof__flight_save *job, const opprof__
     c->info.dropped_events = 0;
     c->info.samples_lost = 0;
     c->info.flight = job->info;
+    if (first->cap->machine && opprof_capture_set_machine(c, first->cap->machine)) {
+        opprof_capture_free(c);
+        return NULL;
+    }
     c->info.flight.saves_failed = f->stats.saves_failed; /* written by this thread only */
     c->info.step_num = job->info.trigger_step >= 0 ? job->info.trigger_step : last->step_num;
     struct rusage ru;

@@ -33,6 +33,7 @@ struct opprof_session {
     int callback_failures;
     int lost_captures;
     double overhead_range_ns, overhead_memory_ns;
+    opprof_machine *machine; /* opprof_session_set_machine: given to every capture */
 };
 
 static pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -258,6 +259,8 @@ static int window_capture(opprof_session *s, opprof_capture **out) {
     struct rusage ru; /* a flight recorder's step: its save asks, off the program's thread */
     if (!s->flight && getrusage(RUSAGE_SELF, &ru) == 0) cap->info.process_peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
     cap->info.overhead_memory_event_ns = s->overhead_memory_ns;
+    if (s->machine && opprof_capture_set_machine(cap, s->machine))
+        opprof__capture_warnf(cap, "the machine's ceilings could not be kept (out of memory)");
     int failures = __atomic_load_n(&s->callback_failures, __ATOMIC_RELAXED);
     int lost = __atomic_load_n(&s->lost_captures, __ATOMIC_RELAXED);
     if (failures) opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed", failures);
@@ -452,6 +455,7 @@ void opprof_session_free(opprof_session *s) {
     if (!s || inherited(s)) return; /* the parent's copy: its threads are not here to join */
     if (!s->stopped) opprof_session_stop(s);
     opprof__flight_free(s->flight);
+    opprof__free(s->machine);
     for (size_t i = 0; i < s->kept_count; i++) opprof_capture_free(s->kept[i]);
     opprof__free(s->kept);
     opprof__free(s);
@@ -485,5 +489,15 @@ int opprof_session_flight_stats(opprof_session *s, opprof_flight_stats *out) {
     memset(out, 0, sizeof *out);
     if (!s->flight) return OPPROF_EINVAL;
     opprof__flight_stats(s->flight, out);
+    return 0;
+}
+
+int opprof_session_set_machine(opprof_session *s, const opprof_machine *m) {
+    if (!s || (m && (m->threads < 1 || m->threads > OPPROF_MACHINE_MAX_THREADS))) return OPPROF_EINVAL;
+    opprof_machine *copy = m ? opprof__alloc(sizeof *copy) : NULL;
+    if (m && !copy) return OPPROF_ENOMEM;
+    if (copy) *copy = *m;
+    opprof__free(s->machine); /* the thread that steps the session, between steps (opprof.h) */
+    s->machine = copy;
     return 0;
 }

@@ -143,6 +143,15 @@ int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const
     for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
     if (c->info.with_flops || flops_total) opprof__sb_printf(&sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
     opprof__sb_printf(&sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
+    char *machine = NULL; /* the machine it ran on (opprof_session_set_machine) */
+    if (c->machine && opprof_machine_json_to_string(c->machine, &machine) == 0) {
+        size_t len = strlen(machine);
+        while (len && machine[len - 1] == '\n') len--;
+        opprof__sb_puts(&sb, "      \"machine\": ");
+        opprof__sb_put(&sb, machine, len);
+        opprof__sb_puts(&sb, ",\n");
+    }
+    opprof_free(machine);
     const opprof_rank *r = &c->info.rank;
     if (r->backend[0]) {
         opprof__sb_puts(&sb, "      \"distributedInfo\": {\"backend\": ");

@@ -195,6 +195,14 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
         first = false;
     }
     if (!first) OUT_LIT(o, "]");
+    char *machine = NULL; /* the ceilings of the machine it ran on: `report --roofline` of the trace */
+    if (c->machine && opprof_machine_json_to_string(c->machine, &machine) == 0) {
+        OUT_LIT(o, ",\n  \"opprof_machine\": ");
+        size_t len = strlen(machine);
+        while (len && machine[len - 1] == '\n') len--;
+        out_put(o, machine, len);
+    }
+    opprof_free(machine);
     OUT_LIT(o, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     out_i64(o, info->base_time_ns);
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");

@@ -238,4 +238,8 @@ static inline __attribute__((always_inline)) int opprof__json_object(opprof__jso
     return more;
 }
 
+/* A machine profile's object (opprof_machine_json_to_string's) at the
+ * lexer's place, read whole or refused (trace/machine_file.c). */
+OPPROF__HIDDEN int opprof__machine_parse(opprof__json *j, opprof_machine *out);
+
 #endif

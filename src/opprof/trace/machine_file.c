@@ -144,14 +144,21 @@ int opprof_machine_read(const char *path, opprof_machine *out, opprof_read_error
     opprof__json j = {0};
     int rc = opprof__json_open_file(&j, fd, NULL);
     j.err = err;
-    reading r = {.m = out};
-    if (!rc && opprof__json_skip_ws(&j) != '{') rc = opprof__json_fail_at(&j, 0, "not a machine profile (a JSON object)");
-    if (!rc && opprof__json_object(&j, on_machine_key, &r) < 0) rc = OPPROF_EFORMAT;
-    if (!rc && r.seen != 7)
-        rc = opprof__json_fail_at(&j, OPPROF__JSON_HERE(&j), "not a machine profile: no %s",
-                                  !(r.seen & 1) ? "\"cpu\"" : !(r.seen & 2) ? "\"isa\"" : "\"by_threads\"");
-    if (!rc && out->threads < 1) rc = opprof__json_fail_at(&j, OPPROF__JSON_HERE(&j), "\"by_threads\" is empty");
+    if (!rc) rc = opprof__machine_parse(&j, out);
     opprof__json_close(&j);
+    return rc;
+}
+
+int opprof__machine_parse(opprof__json *j, opprof_machine *out) {
+    memset(out, 0, sizeof *out);
+    reading r = {.m = out};
+    int rc = 0;
+    if (opprof__json_skip_ws(j) != '{') rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "not a machine profile (a JSON object)");
+    if (!rc && opprof__json_object(j, on_machine_key, &r) < 0) rc = OPPROF_EFORMAT;
+    if (!rc && r.seen != 7)
+        rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "not a machine profile: no %s",
+                                  !(r.seen & 1) ? "\"cpu\"" : !(r.seen & 2) ? "\"isa\"" : "\"by_threads\"");
+    if (!rc && out->threads < 1) rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "\"by_threads\" is empty");
     if (rc) memset(out, 0, sizeof *out);
     return rc;
 }

@@ -128,6 +128,11 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "schemaVersion") || KEY_IS(k, n, "deviceProperties") || KEY_IS(k, n, "traceName"))
         p->kineto = true; /* Kineto's top-level keys (opprof writes schemaVersion too: ours decides first) */
     int c = opprof__json_skip_ws(&p->lx);
+    if (KEY_IS(k, n, "opprof_machine") && c == '{') { /* the machine it ran on: read whole or refused */
+        opprof_machine m;
+        if (opprof__machine_parse(&p->lx, &m)) return OPPROF_EFORMAT;
+        return opprof_capture_set_machine(p->cap, &m) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "the machine") : 0;
+    }
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
                 KEY_IS(k, n, "profile_memory") || KEY_IS(k, n, "overhead_range_ns") ||
