@@ -390,6 +390,74 @@ TEST_CASE(file_of_statements_and_prompt) {
     free(shell);
 }
 
+/* Queries as Perfetto's documentation and its trace_processor tests write
+ * them (the .sql files of test/trace_processor/ atrace, process_tracking,
+ * graphics, parsing, track_event; docs/getting-started/android-trace-analysis.md), run
+ * unchanged: each must run on a trace of each producer. */
+static const char *const PERFETTO_QUERIES[] = {
+    "SELECT slice.ts, slice.dur, slice.name, slice.depth FROM slice JOIN thread_track ON (slice.track_id = "
+    "thread_track.id) JOIN thread USING (utid) WHERE tid = 42;",
+    "SELECT s.name, dur, tid, pid FROM slice s JOIN thread_track t ON s.track_id = t.id JOIN thread USING (utid) "
+    "LEFT JOIN process USING (upid);",
+    "SELECT utid, ts, dur, slice.name, flat_key, int_value, string_value FROM thread_track JOIN slice ON "
+    "slice.track_id = thread_track.id JOIN args ON slice.arg_set_id = args.arg_set_id ORDER BY ts;",
+    "SELECT thread.name AS thread_name, instant.name AS track_name, instant.ts FROM slice instant JOIN thread_track "
+    "ON instant.track_id = thread_track.id JOIN thread USING (utid) WHERE dur = 0;",
+    "SELECT ts, t.name, value, tid FROM counter c JOIN thread_counter_track t ON c.track_id = t.id JOIN thread "
+    "USING (utid) ORDER BY ts;",
+    "select track.name as track, process.name as process, thread.name as thread, thread_process.name as "
+    "thread_process, slice.ts, slice.dur, slice.category, slice.name, args.key, args.string_value, args.int_value "
+    "from slice left join track on slice.track_id = track.id left join process_track on slice.track_id = "
+    "process_track.id left join process on process_track.upid = process.upid left join thread_track on "
+    "slice.track_id = thread_track.id left join thread on thread_track.utid = thread.utid left join process "
+    "thread_process on thread.upid = thread_process.upid left join args on slice.arg_set_id = args.arg_set_id "
+    "order by ts asc;",
+    "SELECT ts, dur, pid, slice.name as slice_name, process_track.name as track_name FROM slice INNER JOIN "
+    "process_track ON slice.track_id = process_track.id INNER JOIN process USING (upid);",
+    "SELECT * FROM slice WHERE name GLOB '*interesting_slice*' LIMIT 10;",
+    "SELECT name, COUNT(dur) AS count_slice, AVG(dur) / 1000000 AS avg_dur_ms, CAST(MAX(dur) AS DOUBLE) / 1000000 "
+    "AS max_dur_ms, CAST(MIN(dur) AS DOUBLE) / 1000000 AS min_dur_ms, PERCENTILE(dur,50) / 1000000 AS P50_dur_ms, "
+    "PERCENTILE(dur,90) / 1000000 AS P90_dur_ms, PERCENTILE(dur,99) / 1000000 AS P99_dur_ms FROM slice WHERE name "
+    "REGEXP '.*aten.*' GROUP BY name ORDER BY count_slice DESC LIMIT 10;",
+};
+
+TEST_CASE(perfetto_documented_queries_on_each_producer) {
+    char own[600], cmd[2400], json[700];
+    snprintf(own, sizeof own, "%s/own", dir());
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --record-shapes '%s' > /dev/null 2>&1", bin_dir(), own);
+    CHECK_INT(system(cmd), 0);
+    snprintf(json, sizeof json, "%s/cpu-step-4.json", own);
+    char src[6][700];
+    const char *fixtures[] = {"pytorch-1.13/cpu-step-4.legacy.json",
+                              "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+                              "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                              "onnxruntime-1.30/mlp.json", "real-traces/catapult__flow.json.gz",
+                              "real-traces/kineto__test__gpu_metrics_input.json.gz"};
+    for (int k = 0; k < 6; k++) snprintf(src[k], sizeof src[k], "%s/tests/fixtures/%s", source_dir(), fixtures[k]);
+    char mine[3][700]; /* write_file's paths are reused: copied */
+    snprintf(mine[0], sizeof mine[0], "%s", write_file("mapping.json", MAPPING));
+    snprintf(mine[1], sizeof mine[1], "%s", write_file("timeline.json", TF_TIMELINE));
+    snprintf(mine[2], sizeof mine[2], "%s", write_file("trt.json", TRT_PROFILE));
+    const char *traces[] = {json, src[0], src[1], src[2], src[3], src[4], src[5], mine[0], mine[1], mine[2]};
+    for (size_t q = 0; q < sizeof PERFETTO_QUERIES / sizeof *PERFETTO_QUERIES; q++) {
+        const char *path = write_file("q.sql", PERFETTO_QUERIES[q]);
+        for (size_t t = 0; t < sizeof traces / sizeof *traces; t++) {
+            char *out = NULL;
+            int st = run_commandf(&out, "'%s/opprof' sql '%s' -f '%s' 2>&1 >/dev/null", bin_dir(), traces[t], path);
+            if (st) fprintf(stderr, "query %zu on %s: exit %d: %s\n", q, traces[t], st, out ? out : "");
+            CHECK_INT(st, 0);
+            free(out);
+        }
+    }
+    /* the aggregate on numbers known: PERCENTILE between the closest ranks, as numpy's default */
+    char args[600];
+    snprintf(args, sizeof args, "'%s' 'SELECT PERCENTILE(dur, 50) AS p50, PERCENTILE(dur, 90) AS p90 FROM slice WHERE dur > 0'",
+             write_file("mapping.json", MAPPING));
+    char *out = sql(NULL, args); /* 20, 30, 78, 100 us */
+    CHECK_STR(out, "\"p50\",\"p90\"\n54000.000000,93400.000000\n");
+    free(out);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_sql");
     if (g_dir[0]) remove_tree(g_dir);

@@ -19,7 +19,7 @@ static const char HELP[] =
     "ONNX Runtime's, TensorFlow's, TensorRT's table, any Chrome trace-event writer's.\n"
     "Perfetto's tables: slice (cat, slice_id), thread, process, track, thread_track,\n"
     "process_track, counter, counter_track, process_counter_track, args, flow, stats,\n"
-    "perf_sample, stack_profile_callsite/frame/mapping; its functions EXTRACT_ARG,\n"
+    "perf_sample, stack_profile_callsite/frame/mapping; its functions EXTRACT_ARG, PERCENTILE, REGEXP,\n"
     "ancestor_slice, descendant_slice, directly_connected_flow, following_flow,\n"
     "preceding_flow; INCLUDE PERFETTO MODULE slices.with_context (thread_slice,\n"
     "process_slice) and slices.self_dur. opprof's: trace, key_averages, step, memory,\n"

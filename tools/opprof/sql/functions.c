@@ -7,6 +7,9 @@
  *   following_flow(id)                 the flows reached from it: out along a
  *                                      flow, or down to a child
  *   preceding_flow(id)                 ... in along a flow, or up to a parent
+ *   PERCENTILE(x, p)                   the p-th percentile of x (an aggregate;
+ *                                      linear between the closest ranks)
+ *   x REGEXP pattern                   POSIX extended regular expressions
  * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
  * slices.self_dur), as views of opprof's own with their documented columns.
  *
@@ -15,6 +18,7 @@
 #define _GNU_SOURCE
 #include "sql.h"
 
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,9 +202,88 @@ static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_finalize(st);
 }
 
+/* ---- PERCENTILE(x, p): the values kept, sorted at the end ---- */
+
+typedef struct percentile {
+    double *v;
+    size_t n, cap;
+    double p;
+    bool bad_p;
+} percentile;
+
+static void percentile_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    percentile *a = sqlite3_aggregate_context(ctx, sizeof *a);
+    if (!a) return sqlite3_result_error_nomem(ctx);
+    double p = sqlite3_value_double(argv[1]);
+    if (!(p >= 0 && p <= 100)) a->bad_p = true;
+    a->p = p;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        double *grown = sqlite3_realloc64(a->v, cap * sizeof *grown);
+        if (!grown) return sqlite3_result_error_nomem(ctx);
+        a->v = grown, a->cap = cap;
+    }
+    a->v[a->n++] = sqlite3_value_double(argv[0]);
+}
+
+static int by_value(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void percentile_final(sqlite3_context *ctx) {
+    percentile *a = sqlite3_aggregate_context(ctx, 0);
+    if (a && a->bad_p) {
+        sqlite3_result_error(ctx, "PERCENTILE: the percentile is from 0 to 100", -1);
+    } else if (a && a->n) {
+        qsort(a->v, a->n, sizeof *a->v, by_value);
+        double rank = a->p / 100 * (double)(a->n - 1);
+        size_t lo = (size_t)rank, hi = lo + 1 < a->n ? lo + 1 : lo;
+        sqlite3_result_double(ctx, a->v[lo] + (rank - (double)lo) * (a->v[hi] - a->v[lo]));
+    } else {
+        sqlite3_result_null(ctx);
+    }
+    if (a) sqlite3_free(a->v);
+}
+
+/* ---- x REGEXP pattern: regexp(pattern, x), the pattern compiled once a statement ---- */
+
+static void free_regex(void *r) {
+    regfree(r);
+    sqlite3_free(r);
+}
+
+static void regexp_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const char *pattern = (const char *)sqlite3_value_text(argv[0]), *text = (const char *)sqlite3_value_text(argv[1]);
+    if (!pattern || !text) return sqlite3_result_null(ctx);
+    regex_t *re = sqlite3_get_auxdata(ctx, 0);
+    if (!re) {
+        re = sqlite3_malloc(sizeof *re);
+        if (!re) return sqlite3_result_error_nomem(ctx);
+        if (regcomp(re, pattern, REG_EXTENDED | REG_NOSUB)) {
+            sqlite3_free(re);
+            char why[256];
+            snprintf(why, sizeof why, "REGEXP: '%.200s' is not a regular expression", pattern);
+            return sqlite3_result_error(ctx, why, -1);
+        }
+        sqlite3_set_auxdata(ctx, 0, re, free_regex);
+        re = sqlite3_get_auxdata(ctx, 0);
+        if (!re) return sqlite3_result_error_nomem(ctx);
+    }
+    sqlite3_result_int(ctx, regexec(re, text, 0, NULL, 0) == 0);
+}
+
 int sql_register_functions(sqlite3 *db) {
     int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg,
                                      NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "PERCENTILE", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+                                     percentile_step, percentile_final);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, regexp_fn, NULL, NULL);
     for (size_t k = 0; k < N_TABLE_FUNCTIONS && rc == SQLITE_OK; k++)
         rc = sqlite3_create_module(db, TABLE_FUNCTIONS[k].name, &TABLE_FUNCTION_MODULE, (void *)&TABLE_FUNCTIONS[k]);
     return rc;

@@ -49,15 +49,16 @@ static void print_value(sqlite3_stmt *st, int col, sql_mode mode, FILE *out) {
     }
 }
 
-/* A result: its header, then each row. */
+/* A result: its header, then each row; nothing when its first step fails. */
 static int print_result(sqlite3_stmt *st, sql_mode mode, FILE *out) {
     int n = sqlite3_column_count(st);
     const char *sep = mode == SQL_MODE_LIST ? "|" : ",";
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rc;
     for (int c = 0; c < n; c++)
         fprintf(out, mode == SQL_MODE_LIST ? "%s%s" : "%s\"%s\"", c ? sep : "", sqlite3_column_name(st, c));
     fputc('\n', out);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
         for (int c = 0; c < n; c++) {
             if (c) fputs(sep, out);
             print_value(st, c, mode, out);
