@@ -53,6 +53,7 @@ static char *sql(int *status, const char *args) {
  * a flow between threads. */
 static const char MAPPING[] =
     "{\"traceEvents\": [\n"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":7,\"tid\":0,\"args\":{\"name\":\"server\"}},\n"
     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"worker\"}},\n"
     "{\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"app\",\"pid\":7,\"tid\":8,\"ts\":10,\"dur\":100,\"args\":{\"n\":3,\"s\":\"x\",\"r\":0.5}},\n"
     "{\"ph\":\"B\",\"name\":\"inner\",\"pid\":7,\"tid\":8,\"ts\":20},\n"
@@ -108,7 +109,7 @@ TEST_CASE(json_import_rules) {
     snprintf(args, sizeof args, "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
                                 " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id;"
                                 " SELECT slice_out, slice_in FROM flow;"
-                                " SELECT t.utid, t.tid, t.name, p.pid FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
+                                " SELECT t.utid, t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
                                 " SELECT id, utid FROM thread_track; SELECT id, upid FROM process_track'", t);
     out = sql(NULL, args);
     CHECK_STR(out, "\"arg_set_id\",\"key\",\"int_value\",\"string_value\",\"real_value\",\"value_type\"\n"
@@ -117,7 +118,7 @@ TEST_CASE(json_import_rules) {
                    "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
                    "\n\"ts\",\"name\",\"value\"\n40000,\"queue\",5.000000\n45000,\"queue\",2.500000\n"
                    "\n\"slice_out\",\"slice_in\"\n1,2\n"
-                   "\n\"utid\",\"tid\",\"name\",\"pid\"\n1,8,\"worker\",7\n2,9,\"[NULL]\",7\n"
+                   "\n\"utid\",\"tid\",\"name\",\"pid\",\"name\"\n1,8,\"worker\",7,\"server\"\n2,9,\"[NULL]\",7,\"server\"\n"
                    "\n\"id\",\"utid\"\n0,1\n1,2\n"
                    "\n\"id\",\"upid\"\n2,1\n5,1\n");
     free(out);

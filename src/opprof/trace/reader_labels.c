@@ -62,7 +62,9 @@ static bool tf_stream(const char *text, bool *aggregate) {
 int opprof__reader_set_label(parser *p, int64_t pid, const char *text, bool is_label) {
     struct process_label *l;
     if (label_of(p, pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
-    if (is_label) snprintf(l->text, sizeof l->text, "%s", text);
+    /* process_labels names it; process_name too for `opprof sql`'s process table (keep_marks),
+     * where a label said already stays */
+    if (is_label || (p->keep_marks && !l->text[0])) snprintf(l->text, sizeof l->text, "%s", text);
     const char *device = device_of_label(text);
     bool aggregate = false;
     if (!*device && tf_stream(text, &aggregate)) device = "GPU";
