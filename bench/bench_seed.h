@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <nn/nn.h>
+#include <opprof/capture.h>
 #include <opprof/opprof.h>
 
 enum { IN = 256, HIDDEN = 512, OUT = 64, BATCH = 128 };
@@ -42,6 +43,21 @@ static void forward(const model *m) {
     int rc = nn_module_forward(m->net, m->x, &y);
     if (rc) die("forward", rc);
     nn_tensor_free(y);
+}
+
+/* One step recorded as a capture of its own: a session of one forward. */
+static inline opprof_capture *one_step(const model *m) {
+    opprof_config cfg = opprof_config_default();
+    opprof_session *s;
+    opprof_capture *c = NULL;
+    int rc = opprof_session_start(&s, &cfg);
+    if (rc) die("session", rc);
+    forward(m);
+    rc = opprof_session_stop(s);
+    if (!rc) rc = opprof_session_take_capture(s, &c);
+    if (rc) die("capture", rc);
+    opprof_session_free(s);
+    return c;
 }
 
 #endif

@@ -32,21 +32,6 @@
 
 enum { MAX_STEPS = 2000 };
 
-/* One step recorded as a capture of its own: ProfilerStep#0 > forward. */
-static opprof_capture *one_step(const model *m) {
-    opprof_config cfg = opprof_config_default();
-    opprof_session *s;
-    opprof_capture *c = NULL;
-    int rc = opprof_session_start(&s, &cfg);
-    if (rc) die("session", rc);
-    forward(m);
-    rc = opprof_session_stop(s);
-    if (!rc) rc = opprof_session_take_capture(s, &c);
-    if (rc) die("capture", rc);
-    opprof_session_free(s);
-    return c;
-}
-
 typedef struct sides {
     opprof_capture *c[2][MAX_STEPS];
     int n;

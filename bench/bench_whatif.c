@@ -27,20 +27,6 @@
 
 enum { MAX_STEPS = 200, MAX_ROUNDS = 64 };
 
-static opprof_capture *one_step(const model *m) {
-    opprof_config cfg = opprof_config_default();
-    opprof_session *s;
-    opprof_capture *c = NULL;
-    int rc = opprof_session_start(&s, &cfg);
-    if (rc) die("session", rc);
-    forward(m);
-    rc = opprof_session_stop(s);
-    if (!rc) rc = opprof_session_take_capture(s, &c);
-    if (rc) die("capture", rc);
-    opprof_session_free(s);
-    return c;
-}
-
 typedef struct change {
     const char *key, *op, *what_if;
     double slow; /* BEFORE's share of the op's own time added */
