@@ -200,6 +200,11 @@ OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const oppr
  * (capture/samples.c); a source is UINT32_MAX where unknown. */
 OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
                                                   const uint32_t *sources, size_t n);
+/* The same in two steps, for readers that meet one stack many times: the
+ * stack's index (added if new), then a sample of it. */
+OPPROF__HIDDEN int opprof__capture_intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n,
+                                                uint32_t *stack);
+OPPROF__HIDDEN int opprof__capture_add_sample_stack(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint32_t stack);
 /* The samples' and off-CPU times' order, at finish. */
 OPPROF__HIDDEN int opprof__capture_sort_samples(opprof_capture *c);
 OPPROF__HIDDEN void opprof__capture_free_samples(opprof_capture *c);

@@ -91,17 +91,27 @@ static int intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *
     return 0;
 }
 
+int opprof__capture_intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n,
+                                  uint32_t *stack) {
+    if (!c || c->finished || n > 4096 || c->n_frames + n > UINT32_MAX - 1) return OPPROF_EINVAL;
+    return intern_stack(c, ids, sources, n, stack);
+}
+
+int opprof__capture_add_sample_stack(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint32_t stack) {
+    if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns) || stack >= c->n_stacks)
+        return OPPROF_EINVAL;
+    if (opprof__grow_pages((void **)&c->samples, &c->cap_samples, c->n_samples + 1, sizeof *c->samples))
+        return OPPROF_ENOMEM;
+    c->samples[c->n_samples++] = (opprof_sample){ts_ns, thread, stack, -1, 0};
+    return 0;
+}
+
 int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
                                    const uint32_t *sources, size_t n) {
-    if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns) || n > 4096 ||
-        c->n_frames + n > UINT32_MAX - 1)
-        return OPPROF_EINVAL;
+    if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns)) return OPPROF_EINVAL;
     uint32_t stack;
-    int rc = intern_stack(c, ids, sources, n, &stack);
-    if (!rc && opprof__grow_pages((void **)&c->samples, &c->cap_samples, c->n_samples + 1, sizeof *c->samples))
-        rc = OPPROF_ENOMEM;
-    if (!rc) c->samples[c->n_samples++] = (opprof_sample){ts_ns, thread, stack, -1, 0};
-    return rc;
+    int rc = opprof__capture_intern_stack(c, ids, sources, n, &stack);
+    return rc ? rc : opprof__capture_add_sample_stack(c, thread, ts_ns, stack);
 }
 
 int opprof_capture_add_sample_at(opprof_capture *c, uint32_t thread, int64_t ts_ns, const char *const *frames,

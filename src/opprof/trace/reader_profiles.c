@@ -340,37 +340,84 @@ static int index_nodes(parser *p, chunk *c, opprof__index *ix) {
     return 0;
 }
 
+/* A node's stack, interned once (a profile samples the same nodes many
+ * times): each node's name and source interned once, each sampled node's
+ * stack once, so that a sample costs a lookup, not its depth times its
+ * names' lengths. UINT32_MAX in *stack: no frame (the root, ranges only). */
+typedef struct node_memo {
+    uint32_t *name, *source, *stack; /* per node; UINT32_MAX - 1: not yet */
+    uint32_t ids[MAX_DEPTH], where[MAX_DEPTH]; /* a stack being interned */
+} node_memo;
+
+enum { NOT_YET = UINT32_MAX - 1 };
+
+static int node_names(parser *p, chunk *c, node_memo *m, size_t k) {
+    if (m->name[k] != NOT_YET) return 0;
+    const pnode *nd = &c->nodes[k];
+    if (opprof__capture_intern(p->cap, nd->name, strlen(nd->name), &m->name[k])) return nomem(p);
+    m->source[k] = UINT32_MAX;
+    if (nd->source && opprof__capture_intern(p->cap, nd->source, strlen(nd->source), &m->source[k])) return nomem(p);
+    return 0;
+}
+
+static int stack_of(parser *p, chunk *c, opprof__index *ix, node_memo *m, pnode *leaf, uint32_t *stack) {
+    size_t k = (size_t)(leaf - c->nodes);
+    if (m->stack[k] != NOT_YET) return *stack = m->stack[k], 0;
+    uint32_t *ids = m->ids, *where = m->where;
+    size_t n = 0, walked = 0;
+    for (pnode *nd = leaf; nd; nd = nd->parent ? find(ix, c, nd->parent) : NULL) {
+        if (walked++ == MAX_DEPTH) /* ranges count too: a loop of them would never end */
+            return FAIL(p, "a CPU profile's stack is deeper than %d nodes, or its nodes loop", MAX_DEPTH);
+        if (nd->range || (!nd->parent && strcmp(nd->name, "(root)") == 0)) continue;
+        size_t j = (size_t)(nd - c->nodes);
+        if (node_names(p, c, m, j)) return OPPROF_EFORMAT;
+        ids[n] = m->name[j];
+        where[n++] = m->source[j];
+    }
+    if (opprof__capture_intern_stack(p->cap, ids, where, n, &m->stack[k])) return nomem(p);
+    return *stack = m->stack[k], 0;
+}
+
 static int add_samples(parser *p, profile *pf, opprof__index *ix) {
     chunk *c = &pf->all;
-    const char *names[MAX_DEPTH], *sources[MAX_DEPTH];
     uint32_t thread;
     if (opprof__reader_thread_of(p, pf->pid, pf->tid, &thread)) return OPPROF_EFORMAT;
+    node_memo *m = opprof__alloc(sizeof *m);
+    if (!m) return nomem(p);
+    m->name = opprof__alloc((c->n_nodes + 1) * sizeof *m->name);
+    m->source = opprof__alloc((c->n_nodes + 1) * sizeof *m->source);
+    m->stack = opprof__alloc((c->n_nodes + 1) * sizeof *m->stack);
+    int rc = m->name && m->source && m->stack ? 0 : nomem(p);
+    for (size_t k = 0; !rc && k < c->n_nodes; k++) m->name[k] = m->stack[k] = NOT_YET;
     int64_t t = c->start_ns;
     size_t unknown = 0; /* samples whose node the profile does not give: a truncated profile */
-    for (size_t j = 0; j < c->n_samples; j++) {
+    for (size_t j = 0; !rc && j < c->n_samples; j++) {
         if (j < c->n_deltas) t += c->deltas[j];
-        if (!opprof__time_in_range(t)) return FAIL(p, "a CPU profile's sample %zu is at a time out of range", j);
-        size_t n = 0, walked = 0;
-        for (pnode *nd = find(ix, c, c->samples[j]); nd; nd = nd->parent ? find(ix, c, nd->parent) : NULL) {
-            if (walked++ == MAX_DEPTH) /* ranges count too: a loop of them would never end */
-                return FAIL(p, "a CPU profile's stack is deeper than %d nodes, or its nodes loop", MAX_DEPTH);
-            if (nd->range || (!nd->parent && strcmp(nd->name, "(root)") == 0)) continue;
-            names[n] = nd->name;
-            sources[n++] = nd->source;
+        if (!opprof__time_in_range(t)) {
+            rc = FAIL(p, "a CPU profile's sample %zu is at a time out of range", j);
+            break;
         }
-        if (!n && !find(ix, c, c->samples[j])) {
+        pnode *leaf = find(ix, c, c->samples[j]);
+        uint32_t stack = 0;
+        if (!leaf) {
             unknown++;
             continue;
         }
+        if ((rc = stack_of(p, c, ix, m, leaf, &stack))) break;
         if (t < p->min_ts) p->min_ts = t;
         if (t > p->max_ts) p->max_ts = t;
-        if (opprof_capture_add_sample_at(p->cap, thread, t, names, sources, n)) return nomem(p);
+        if (opprof__capture_add_sample_stack(p->cap, thread, t, stack)) rc = nomem(p);
     }
-    if (unknown && opprof__capture_warnf(p->cap, "a CPU profile (pid %lld, id %lld): %zu of its %zu samples name a "
-                                         "node that it does not give (a profile cut short): left out",
-                                         (long long)pf->pid, (long long)pf->key, unknown, c->n_samples))
+    opprof__free(m->name);
+    opprof__free(m->source);
+    opprof__free(m->stack);
+    opprof__free(m);
+    if (!rc && unknown &&
+        opprof__capture_warnf(p->cap, "a CPU profile (pid %lld, id %lld): %zu of its %zu samples name a "
+                                      "node that it does not give (a profile cut short): left out",
+                              (long long)pf->pid, (long long)pf->key, unknown, c->n_samples))
         return nomem(p);
-    return 0;
+    return rc;
 }
 
 int opprof__reader_profiles_finish(parser *p) {

@@ -15,7 +15,12 @@ enum { MAX_DEPTH = 4096 };
 typedef struct frame {
     char *id, *name, *parent; /* parent NULL: a root */
     char *source;             /* opprof's "opprof_source": "file:line", or NULL */
+    /* at the end, each interned once (NOT_YET until then): so that a sample costs a
+     * lookup, not its depth times its names' lengths */
+    uint32_t name_id, source_id, stack;
 } frame;
+
+enum { NOT_YET = UINT32_MAX - 1 };
 
 typedef struct pending {
     int64_t pid, tid, ts;
@@ -29,6 +34,7 @@ struct sample_reader {
     opprof__index frame_index;
     pending *samples;
     size_t n_samples, cap_samples;
+    uint32_t ids[MAX_DEPTH], where[MAX_DEPTH]; /* a stack being interned */
 };
 
 static uint64_t frame_hash_of(const void *ctx, uint32_t item) {
@@ -229,21 +235,48 @@ int opprof__reader_sample_key(parser *p, const char *k, size_t n) {
 
 /* ---- the end ---- */
 
-static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
-    const char *names[MAX_DEPTH], *sources[MAX_DEPTH];
+/* The frame of an id (1-based), 0 when stackFrames lacks it, -1 out of memory. */
+static int64_t frame_of(struct sample_reader *s, const char *id) {
+    size_t slot = 0;
+    return opprof__index_lookup(&s->frame_index, s->n_frames, frame_hash_of, frame_equal, s->frames,
+                                opprof__hash_bytes(id, strlen(id)), id, &slot);
+}
+
+/* A leaf frame's stack: its frames and their parents interned once. */
+static int stack_of(parser *p, struct sample_reader *s, frame *leaf, uint32_t *stack) {
+    if (leaf->stack != NOT_YET) return *stack = leaf->stack, 0;
+    uint32_t *ids = s->ids, *where = s->where;
     size_t n = 0;
-    bool any = false;
-    for (const char *id = sm->sf; id; n++) {
+    for (frame *f = leaf; f; n++) {
         if (n == MAX_DEPTH) return FAIL(p, "samples: a stack deeper than %d frames, or frames that loop", MAX_DEPTH);
-        size_t slot = 0;
-        int64_t found = opprof__index_lookup(&s->frame_index, s->n_frames, frame_hash_of, frame_equal, s->frames,
-                                             opprof__hash_bytes(id, strlen(id)), id, &slot);
-        if (found < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
-        if (!found) return FAIL(p, "samples: frame '%s' is not in stackFrames", id);
-        names[n] = s->frames[found - 1].name;
-        sources[n] = s->frames[found - 1].source;
-        any |= sources[n] != NULL;
-        id = s->frames[found - 1].parent;
+        if (f->name_id == NOT_YET) {
+            f->source_id = UINT32_MAX;
+            if (opprof__capture_intern(p->cap, f->name, strlen(f->name), &f->name_id) ||
+                (f->source && opprof__capture_intern(p->cap, f->source, strlen(f->source), &f->source_id)))
+                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        }
+        ids[n] = f->name_id;
+        where[n] = f->source_id;
+        if (!f->parent) break;
+        int64_t up = frame_of(s, f->parent);
+        if (up < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (!up) return FAIL(p, "samples: frame '%s' is not in stackFrames", f->parent);
+        f = &s->frames[up - 1];
+    }
+    if (opprof__capture_intern_stack(p->cap, ids, where, leaf ? n + 1 : 0, &leaf->stack))
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+    return *stack = leaf->stack, 0;
+}
+
+static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
+    uint32_t stack = 0;
+    if (sm->sf) {
+        int64_t leaf = frame_of(s, sm->sf);
+        if (leaf < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (!leaf) return FAIL(p, "samples: frame '%s' is not in stackFrames", sm->sf);
+        if (stack_of(p, s, &s->frames[leaf - 1], &stack)) return OPPROF_EFORMAT;
+    } else if (opprof__capture_intern_stack(p->cap, NULL, NULL, 0, &stack)) {
+        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
     }
     uint32_t thread;
     int64_t pid = sm->pid;
@@ -253,14 +286,14 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
             break;
         }
     if (opprof__reader_thread_of(p, pid, sm->tid, &thread)) return OPPROF_EFORMAT;
-    return opprof_capture_add_sample_at(p->cap, thread, sm->ts, names, any ? sources : NULL, n)
-               ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples")
-               : 0;
+    int rc = opprof__capture_add_sample_stack(p->cap, thread, sm->ts, stack);
+    return rc == OPPROF_ENOMEM ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples") : rc ? FAIL(p, "samples: a sample out of range") : 0;
 }
 
 int opprof__reader_samples_finish(parser *p) {
     struct sample_reader *s = p->samples;
     int rc = 0;
+    for (size_t i = 0; s && i < s->n_frames; i++) s->frames[i].name_id = s->frames[i].stack = NOT_YET;
     for (size_t i = 0; s && !rc && i < s->n_samples; i++) rc = resolve(p, s, &s->samples[i]);
     opprof__reader_samples_free(p);
     return rc;
