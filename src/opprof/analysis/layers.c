@@ -79,17 +79,24 @@ typedef struct side {
     uint32_t *ops;     /* every step's outermost classified operators, in start order */
     size_t *first;     /* step s: ops[first[s] .. first[s + 1]) */
     size_t n_steps;
+    bool *like_first;  /* step s holds the first step's operators, by name, in order: its times count */
 } side;
 
 static bool is_cpu(const opprof_event *e) { return e->kind == OPPROF_KIND_CPU_OP || e->kind == OPPROF_KIND_USER_ANNOTATION; }
 
-/* An event is a layer operator when it is classified and no ancestor is. */
-static bool outermost(const side *s, uint32_t i) {
+/* The layer operators: classified events with no classified ancestor, in
+ * one pass (a parent comes before its children in the capture's order). */
+static int mark_outermost(const side *s, bool *out) {
     const opprof_event *ev = s->c->events;
-    if (!is_cpu(&ev[i]) || !s->by_name[ev[i].name]) return false;
-    for (int32_t p = ev[i].parent; p >= 0; p = ev[p].parent)
-        if (s->by_name[ev[p].name]) return false;
-    return true;
+    bool *under = opprof__alloc((s->c->n_events + 1) * sizeof *under); /* a classified event encloses it */
+    if (!under) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < s->c->n_events; i++) {
+        int32_t p = ev[i].parent;
+        under[i] = p >= 0 && (under[p] || s->by_name[ev[p].name]);
+        out[i] = is_cpu(&ev[i]) && s->by_name[ev[i].name] && !under[i];
+    }
+    opprof__free(under);
+    return 0;
 }
 
 /* The classes of the side's layer operator number `op`. */
@@ -120,8 +127,15 @@ static int side_build(side *s, const opprof_capture *c) {
     for (size_t i = 0; i < c->n_events; i++)
         if (c->events[i].kind == OPPROF_KIND_STEP) steps[k++] = (uint32_t)i;
     qsort_r(steps, n_steps, sizeof *steps, by_start, (void *)c);
+    bool *outer = opprof__alloc((c->n_events + 1) * sizeof *outer);
+    if (!outer || mark_outermost(s, outer)) {
+        opprof__free(outer);
+        opprof__free(steps);
+        return OPPROF_ENOMEM;
+    }
     for (size_t i = 0; i < c->n_events; i++)
-        if (outermost(s, (uint32_t)i)) s->ops[n_ops++] = (uint32_t)i;
+        if (outer[i]) s->ops[n_ops++] = (uint32_t)i;
+    opprof__free(outer);
     qsort_r(s->ops, n_ops, sizeof *s->ops, by_start, (void *)c);
     /* the ops of each step (a capture without steps is one) */
     s->n_steps = n_steps ? n_steps : 1;
@@ -134,10 +148,21 @@ static int side_build(side *s, const opprof_capture *c) {
         s->first[st + 1] = at;
     }
     opprof__free(steps);
+    /* which steps repeat the first one's operators: compared once, not once a layer */
+    s->like_first = opprof__alloc(s->n_steps * sizeof *s->like_first);
+    if (!s->like_first) return OPPROF_ENOMEM;
+    size_t len = s->first[1] - s->first[0];
+    for (size_t st = 0; st < s->n_steps; st++) {
+        bool same = s->first[st + 1] - s->first[st] == len;
+        for (size_t j = 0; j < len && same; j++)
+            same = c->events[s->ops[s->first[st] + j]].name == c->events[s->ops[s->first[0] + j]].name;
+        s->like_first[st] = same;
+    }
     return 0;
 }
 
 static void side_free(side *s) {
+    opprof__free(s->like_first);
     opprof__free(s->by_name);
     opprof__free(s->ops);
     opprof__free(s->first);
@@ -242,14 +267,9 @@ static void names_of(const side *s, size_t from, size_t to, char *buf, size_t si
 /* A layer's mean time per step on one side: the steps whose operators are
  * the first step's, by name, one after the other. */
 static int64_t layer_mean(const side *s, size_t from, size_t to) {
-    size_t len = s->first[1] - s->first[0];
     int64_t sum = 0, steps = 0;
     for (size_t st = 0; st < s->n_steps; st++) {
-        if (s->first[st + 1] - s->first[st] != len) continue;
-        bool same = true;
-        for (size_t k = 0; k < len && same; k++)
-            same = s->c->events[s->ops[s->first[st] + k]].name == s->c->events[s->ops[s->first[0] + k]].name;
-        if (!same) continue;
+        if (!s->like_first[st]) continue;
         for (size_t k = from; k < to; k++)
             OPPROF__SAT_ADD(sum, s->c->events[s->ops[s->first[st] + (k - s->first[0])]].duration_ns);
         steps++;
