@@ -218,6 +218,21 @@ TEST_CASE(commands) {
     st = run_commandf(&out, "'%s/opprof' machine --threads 99", bin_dir());
     CHECK_INT(st, 64);
     free(out);
+    st = run_commandf(&out, "'%s/opprof' machine --threads 1 --json -o /nonexistent/dir/m.json", bin_dir());
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(out, "/nonexistent/dir/m.json");
+    free(out);
+    st = run_commandf(&out, "'%s/opprof' html --machine '%s' '%s' '%s/never.html'", bin_dir(), bad, t, g_dir);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(out, "bad.json:1:");
+    free(out);
+    char never[600];
+    snprintf(never, sizeof never, "%s/never.html", g_dir);
+    CHECK(access(never, F_OK) != 0); /* nothing written */
+    st = run_commandf(&out, "'%s/opprof' report --machine '%s' '%s'", bin_dir(), m, t);
+    CHECK_INT(st, 64);
+    CHECK_CONTAINS(out, "--machine is for --roofline and --what-if NAME=roof");
+    free(out);
     /* measured: the profile's shape (the figures are this machine's, never asserted) */
     st = run_commandf(&out, "'%s/opprof' machine --threads 1 --json 2>/dev/null", bin_dir());
     CHECK_INT(st, 0);
