@@ -197,6 +197,13 @@ TEST_CASE(bytes_from_shapes) {
     CHECK_INT(opprof_bytes("aten::add", NULL), 0);
     opprof_shapes mm = {.n_inputs = 2, .ndim = {2, 2}, .dims = {{4, 8}, {8, 2}}, .dtype = {"c10::Half", "c10::Half"}};
     CHECK_INT(opprof_bytes("aten::mm", &mm), (32 + 16 + 8) * 2);
+    /* ONNX Runtime's FusedGemm as its profile records it: A [128, 256] and the bias [512], the
+     * weight [256, 512] an initializer left out: 2*M*K*N FLOPs, and the weight's bytes counted */
+    opprof_shapes ort = {.n_inputs = 2, .ndim = {2, 1}, .dims = {{128, 256}, {512}}, .dtype = {"float", "float"}};
+    CHECK_INT(opprof_flops("FusedGemm", &ort), 2LL * 128 * 256 * 512);
+    CHECK_INT(opprof_bytes("FusedGemm", &ort), (128 * 256 + 512) * 4 + 256 * 512 * 4 + 128 * 512 * 4);
+    opprof_shapes relu = {.n_inputs = 1, .ndim = {2}, .dims = {{128, 512}}, .dtype = {"float"}};
+    CHECK_INT(opprof_bytes("Relu", &relu), 2 * 128 * 512 * 4);
 }
 
 TEST_CASE(commands) {

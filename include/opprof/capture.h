@@ -267,8 +267,10 @@ OPPROF_API const opprof_shapes *opprof_capture_shapes(const opprof_capture *capt
 OPPROF_API void opprof_shapes_format(const opprof_shapes *shapes, char *buf, size_t size);
 /** The FLOPs of one call of `name` with `shapes` (NULL: 0): aten::addmm and
  *  aten::mm 2*M*K*N, aten::bmm 2*B*M*K*N, aten::add, aten::mul and their
- *  in-place forms the elements of input 0; every other operator 0 (as
- *  PyTorch: aten::linear's FLOPs are counted in the aten::addmm inside it). */
+ *  in-place forms the elements of input 0; ONNX Runtime's Gemm, FusedGemm and
+ *  MatMul 2*M*K*N (N from B, or from the bias where its profile leaves the
+ *  weight out); every other operator 0 (as PyTorch: aten::linear's FLOPs are
+ *  counted in the aten::addmm inside it). */
 OPPROF_API int64_t opprof_flops(const char *name, const opprof_shapes *shapes);
 /** The compulsory traffic of one call of `name` with `shapes` (NULL: 0):
  *  each tensor input read once and the output written once, in bytes (the
@@ -277,7 +279,9 @@ OPPROF_API int64_t opprof_flops(const char *name, const opprof_shapes *shapes);
  *  operators (aten::add, aten::mul, aten::sub, aten::div and their in-place
  *  forms, aten::clamp_min, aten::clamp, aten::sigmoid, aten::tanh,
  *  aten::gelu, aten::copy_; output the size of input 0); 0 for every other
- *  operator (aten::relu is aten::clamp_min inside: leaves only, as FLOPs).
+ *  operator (aten::relu is aten::clamp_min inside: leaves only, as FLOPs);
+ *  ONNX Runtime's Gemm, FusedGemm, MatMul (with the weight its profile leaves
+ *  out) and elementwise nodes (Relu, Add, Mul, Sub, Div, Sigmoid, Tanh, Gelu, Clip).
  *  A model from shapes, not measured traffic. */
 OPPROF_API int64_t opprof_bytes(const char *name, const opprof_shapes *shapes);
 /** For each event, the peak of allocated bytes reached while it ran, relative
