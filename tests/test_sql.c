@@ -459,6 +459,23 @@ TEST_CASE(perfetto_documented_queries_on_each_producer) {
     free(out);
 }
 
+TEST_CASE(ranks_on_one_clock) {
+    /* rank 1's clock runs 5 us ahead of rank 0's (distributedInfo.clock_offset_ns, as opprof
+     * measures it at start): its slice at "10 us" happened at rank 0's 5 us */
+    char a[700], b[700], args[1600];
+    snprintf(a, sizeof a, "%s", write_file("rank0.json", "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 0, "
+                                                          "\"world_size\": 2, \"clock_offset_ns\": 0}, \"traceEvents\": "
+                                                          "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
+    snprintf(b, sizeof b, "%s", write_file("rank1.json", "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, "
+                                                          "\"world_size\": 2, \"clock_offset_ns\": 5000}, \"traceEvents\": "
+                                                          "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":2,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
+    snprintf(args, sizeof args, "'%s' '%s' 'SELECT t.rank, s.ts FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
+                                " JOIN thread USING (utid) JOIN trace t ON t.id = thread.trace_id ORDER BY t.rank'", a, b);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"rank\",\"ts\"\n0,10000\n1,5000\n");
+    free(out);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_sql");
     if (g_dir[0]) remove_tree(g_dir);

@@ -6,7 +6,9 @@
  * tracks, async b/e pairs on tracks of their own, flows between the slices
  * that enclose their ends, and a device activity linked to the operator that
  * launched it by a flow (as Kineto's ac2g flows are). Times: ns, the trace's
- * own clock (the capture's start plus its times). */
+ * own clock (the capture's start plus its times), less its rank's measured
+ * clock offset (distributedInfo.clock_offset_ns): the ranks of one run on
+ * rank 0's clock, as `opprof merge` puts them. */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -384,7 +386,8 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     L.ev = opprof_capture_events(cap, &L.n_ev);
     L.th = opprof_capture_threads(cap, &L.n_th);
     L.trace_id = ids->trace++;
-    L.base_ns = opprof_capture_get_info(cap).base_time_ns;
+    opprof_capture_info info = opprof_capture_get_info(cap);
+    if (__builtin_sub_overflow(info.base_time_ns, info.rank.clock_offset_ns, &L.base_ns)) L.base_ns = info.base_time_ns;
     L.first_slice = ids->slice;
     L.other_writer = opprof_capture_get_info(cap).producer == OPPROF_PRODUCER_OTHER;
     int rc = SQLITE_OK;

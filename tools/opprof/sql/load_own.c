@@ -244,7 +244,10 @@ static int load_samples(own *o) {
 
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids, int64_t first_slice,
                  sql_ids *ids) {
-    own o = {db, cap, trace_id, first_slice, opprof_capture_get_info(cap).base_time_ns, utids, ids};
+    opprof_capture_info info = opprof_capture_get_info(cap);
+    int64_t base = 0; /* as load.c: on rank 0's clock */
+    if (__builtin_sub_overflow(info.base_time_ns, info.rank.clock_offset_ns, &base)) base = info.base_time_ns;
+    own o = {db, cap, trace_id, first_slice, base, utids, ids};
     size_t n = 0;
     const opprof_event *ev = opprof_capture_events(cap, &n);
     int rc = load_averages(&o);
