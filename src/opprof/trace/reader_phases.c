@@ -397,8 +397,10 @@ static int take_mark(parser *p, event *e, int64_t offset) {
         /* opprof writes its memory events again as a counter track, for Perfetto */
         if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
         if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
-            /* a counter is the process's: its first thread carries it */
-            if (!p->cap->n_threads && opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
+            /* a counter is the process's: opprof's first thread carries it; another writer's
+             * (keep_marks) its own thread, so that its process is known */
+            if ((!p->cap->n_threads || !p->ours) && opprof__reader_thread_of(p, e->pid, e->tid, &thread))
+                return OPPROF_EFORMAT;
             return own_marks(p, e, thread, -1);
         }
         p->unused[UNUSED_COUNTER]++;

@@ -92,29 +92,58 @@ static int64_t new_track(loader *L, const char *name, const char *type, const ch
 
 /* ---- processes, threads, their tracks ------------------------------------ */
 
+/* (key, index) pairs sorted: groups of one key, each in first-seen order. */
+typedef struct keyed {
+    int64_t key, key2;
+    size_t index;
+} keyed;
+
+static int by_key(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->key2 != y->key2) return x->key2 < y->key2 ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* For each item, the first item of its key (n log n, however many keys). */
+static size_t *first_of_key(keyed *k, size_t n) {
+    size_t *first = malloc((n + 1) * sizeof *first);
+    if (!first) return NULL;
+    qsort(k, n, sizeof *k, by_key);
+    for (size_t i = 0, lead = 0; i < n; i++) {
+        if (i == 0 || k[i].key != k[i - 1].key || k[i].key2 != k[i - 1].key2) lead = k[i].index;
+        first[k[i].index] = lead;
+    }
+    return first;
+}
+
 static int load_threads(loader *L) {
     L->utid = calloc(L->n_th + 1, sizeof *L->utid);
     L->upid = calloc(L->n_th + 1, sizeof *L->upid);
     L->track = calloc(L->n_th + 1, sizeof *L->track);
-    if (!L->utid || !L->upid || !L->track) return SQLITE_NOMEM;
-    for (size_t t = 0; t < L->n_th; t++) {
+    keyed *by_pid = malloc((L->n_th + 1) * sizeof *by_pid);
+    if (!L->utid || !L->upid || !L->track || !by_pid) return free(by_pid), SQLITE_NOMEM;
+    for (size_t t = 0; t < L->n_th; t++) by_pid[t] = (keyed){L->th[t].pid, 0, t};
+    size_t *first = first_of_key(by_pid, L->n_th); /* each thread's process: its first thread's */
+    free(by_pid);
+    if (!first) return SQLITE_NOMEM;
+    int rc = SQLITE_OK;
+    for (size_t t = 0; t < L->n_th && rc == SQLITE_OK; t++) {
         const opprof_thread_info *ti = &L->th[t];
-        L->upid[t] = -1;
-        for (size_t u = 0; u < t && L->upid[t] < 0; u++)
-            if (L->th[u].pid == ti->pid) L->upid[t] = L->upid[u];
+        L->upid[t] = first[t] < t ? L->upid[first[t]] : -1;
         if (L->upid[t] < 0) {
             L->upid[t] = L->ids->upid++;
-            int rc = sql_row(L->st[ST_PROCESS], "iisi", L->upid[t], ti->pid, ti->process, L->trace_id);
-            if (rc) return rc;
+            rc = sql_row(L->st[ST_PROCESS], "iisi", L->upid[t], ti->pid, ti->process, L->trace_id);
+            if (rc) break;
         }
         L->utid[t] = L->ids->utid++;
-        int rc = sql_row(L->st[ST_THREAD], "iisiii", L->utid[t], ti->tid, ti->name, L->upid[t],
-                         (int64_t)(ti->tid == ti->pid), L->trace_id);
-        if (rc) return rc;
-        L->track[t] = new_track(L, NULL, "thread_track", "thread", L->utid[t], -1, 0);
-        if (L->track[t] < 0) return sqlite3_errcode(L->db);
+        rc = sql_row(L->st[ST_THREAD], "iisiii", L->utid[t], ti->tid, ti->name, L->upid[t],
+                     (int64_t)(ti->tid == ti->pid), L->trace_id);
+        if (rc == SQLITE_OK && (L->track[t] = new_track(L, NULL, "thread_track", "thread", L->utid[t], -1, 0)) < 0)
+            rc = sqlite3_errcode(L->db);
     }
-    return SQLITE_OK;
+    free(first);
+    return rc;
 }
 
 /* ---- slices ----------------------------------------------------------------- */
@@ -249,22 +278,15 @@ static int load_instant(loader *L, const opprof_mark *m) {
                    opprof_capture_name(L->cap, m->name), depth, parent >= 0 ? L->first_slice + parent : -1);
 }
 
-typedef struct counter_track {
-    int64_t upid, track;
-    uint32_t name;
-} counter_track;
-
-static int load_counter(loader *L, const opprof_mark *m, counter_track **tracks, size_t *n) {
-    int64_t upid = L->upid[m->thread], track = -1;
-    for (size_t k = *n; k-- > 0 && track < 0;)
-        if ((*tracks)[k].name == m->name && (*tracks)[k].upid == upid) track = (*tracks)[k].track;
+/* A counter's track: one per (process, name), made at its first sample;
+ * `first` maps each mark to its key's first mark (first_of_key). */
+static int load_counter(loader *L, const opprof_mark *m, size_t k, const size_t *first, int64_t *track_of_mark) {
+    int64_t track = track_of_mark[first[k]];
     if (track < 0) {
-        counter_track *grown = realloc(*tracks, (*n + 1) * sizeof **tracks);
-        if (!grown) return SQLITE_NOMEM;
-        *tracks = grown;
-        track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1, upid, 1);
+        track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1,
+                          L->upid[m->thread], 1);
         if (track < 0) return sqlite3_errcode(L->db);
-        (*tracks)[(*n)++] = (counter_track){upid, track, m->name};
+        track_of_mark[first[k]] = track;
     }
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
 }
@@ -305,17 +327,25 @@ static int load_async(loader *L, pending *p, size_t n) {
 }
 
 static int load_marks(loader *L) {
-    size_t n_marks = 0, n_flow = 0, n_async = 0, n_tracks = 0;
+    size_t n_marks = 0, n_flow = 0, n_async = 0;
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
     pending *flow = malloc((n_marks + 1) * sizeof *flow), *async = malloc((n_marks + 1) * sizeof *async);
-    counter_track *tracks = NULL;
-    int rc = flow && async ? SQLITE_OK : SQLITE_NOMEM;
+    keyed *keys = malloc((n_marks + 1) * sizeof *keys);
+    int64_t *track_of_mark = malloc((n_marks + 1) * sizeof *track_of_mark);
+    size_t *first = NULL;
+    int rc = flow && async && keys && track_of_mark ? SQLITE_OK : SQLITE_NOMEM;
+    for (size_t k = 0; rc == SQLITE_OK && k < n_marks; k++) { /* counters by (process, name): sorted once */
+        bool counter = m[k].kind == OPPROF_MARK_COUNTER && m[k].event < 0 && m[k].thread < L->n_th;
+        keys[k] = (keyed){counter ? L->upid[m[k].thread] : -1, counter ? (int64_t)m[k].name : -1, k};
+        track_of_mark[k] = -1;
+    }
+    if (rc == SQLITE_OK && !(first = first_of_key(keys, n_marks))) rc = SQLITE_NOMEM;
     for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
         if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
         pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread};
         switch (m[k].kind) {
         case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
-        case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], &tracks, &n_tracks); break;
+        case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
         case OPPROF_MARK_FLOW_BEGIN:
         case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
         case OPPROF_MARK_ASYNC_BEGIN:
@@ -327,7 +357,9 @@ static int load_marks(loader *L) {
     if (rc == SQLITE_OK) rc = load_async(L, async, n_async);
     free(flow);
     free(async);
-    free(tracks);
+    free(keys);
+    free(track_of_mark);
+    free(first);
     return rc;
 }
 
