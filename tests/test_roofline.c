@@ -70,6 +70,15 @@ static size_t row_named(const opprof_averages *avg, const char *name) {
     return (size_t)-1;
 }
 
+/* TRACE read, and MACHINE into *m. */
+static opprof_capture *trace_and_machine(opprof_machine *m) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), m, NULL), 0);
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    return c;
+}
+
 #define CHECK_NEAR(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-6 * (fabs((double)(b)) + 1))
 
 TEST_CASE(machine_profile_read_exactly) {
@@ -312,10 +321,7 @@ TEST_CASE(what_if_nesting_and_pools) {
 
 TEST_CASE(what_if_roof) {
     opprof_machine m;
-    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
-    opprof_capture *c = NULL;
-    opprof_read_error err;
-    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    opprof_capture *c = trace_and_machine(&m);
     if (!c) return;
     /* no steps: the capture is one; addmm to its roof (5.24288 us of its 10), clamp_min to 41.94304 of 100 */
     double whole = (double)opprof_capture_get_info(c).duration_ns / 1e3;
@@ -406,10 +412,7 @@ TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
 
 TEST_CASE(html_chart) {
     opprof_machine m;
-    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
-    opprof_capture *c = NULL;
-    opprof_read_error err;
-    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    opprof_capture *c = trace_and_machine(&m);
     if (!c) return;
     char *page = NULL;
     CHECK_INT(opprof_capture_html_roofline_to_string(c, &m, &page), 0);
