@@ -485,17 +485,17 @@ OPPROF_API int opprof_averages_step_durations(const opprof_averages *averages, d
     X(DEVICE_TIME_TOTAL, "device_time_total", "cuda_time_total", total_device_ns, 0)            \
     X(DEVICE_TIME_AVG, "device_time", "cuda_time", total_device_ns, 1)                          \
     X(SELF_DEVICE_MEMORY, "self_device_memory_usage", "self_cuda_memory_usage", self_device_mem, 0) \
-    X(DEVICE_MEMORY, "device_memory_usage", "cuda_memory_usage", device_mem, 0)
+    X(DEVICE_MEMORY, "device_memory_usage", "cuda_memory_usage", device_mem, 0)                 \
+    /* opprof's: the roofline's time above roof, computed by a view with a machine            \
+     * (opprof_averages_roofline_to_string; its field unused); without one, first-seen order */ \
+    X(TIME_ABOVE_ROOF, "time_above_roof", NULL, total_ns, 0)
 
 typedef enum opprof_sort_key {
     OPPROF_SORT_NONE = 0, /* first-seen order ("none") */
 #define OPPROF__SORT_KEY_ENUM(name, pytorch, older, field, per_call) OPPROF_SORT_##name,
     OPPROF_SORT_KEYS(OPPROF__SORT_KEY_ENUM)
 #undef OPPROF__SORT_KEY_ENUM
-    OPPROF_SORT_KEY_COUNT, /* one past the last key of the list */
-    /* the roofline's time above roof ("time_above_roof"): a view with a machine
-     * (opprof_averages_roofline_to_string); without one, first-seen order */
-    OPPROF_SORT_TIME_ABOVE_ROOF = 64
+    OPPROF_SORT_KEY_COUNT /* one past the last key */
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */

@@ -65,7 +65,7 @@ static void sort_keys_help(FILE *out) {
     }
     OPPROF_SORT_KEYS(SORT_KEY_HELP)
 #undef SORT_KEY_HELP
-    fputs(" none, time_above_roof (with --roofline)\n", out);
+    fputs(" none\n", out);
 }
 
 /* The replay's answer: a line under the table, or the JSON object "what_if". */

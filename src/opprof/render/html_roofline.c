@@ -115,7 +115,9 @@ int opprof__html_roofline(opprof__strbuf *sb, const opprof_averages *avg, const 
     }
     opprof__sb_puts(sb, "</svg>\n");
     opprof__sb_printf(sb, "<p class=\"note\">%zu operator(s) on the chart; %zu modelled without FLOPs (bytes only: "
-                          "memory-bound by construction) are in the table's roofline columns only.</p>\n",
+                          "memory-bound by construction) are in the table's roofline columns only. Bytes where an "
+                          "operator states none are its compulsory traffic from its input shapes: a model, not "
+                          "measured traffic.</p>\n",
                       dots, without);
     return 0;
 }

@@ -29,10 +29,6 @@ int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
             *out = SORT_NAMES[i].key;
             return 0;
         }
-    if (strcmp(name, "time_above_roof") == 0) {
-        *out = OPPROF_SORT_TIME_ABOVE_ROOF;
-        return 0;
-    }
     if (strcmp(name, "none") == 0 || !*name) {
         *out = OPPROF_SORT_NONE;
         return 0;
@@ -43,7 +39,7 @@ int opprof_sort_key_parse(const char *name, opprof_sort_key *out) {
 const char *opprof_sort_key_name(opprof_sort_key key) {
     for (size_t i = 0; i < sizeof SORT_NAMES / sizeof *SORT_NAMES; i++)
         if (SORT_NAMES[i].key == key) return SORT_NAMES[i].name;
-    return key == OPPROF_SORT_TIME_ABOVE_ROOF ? "time_above_roof" : "";
+    return "";
 }
 
 /* ---- text ---- */

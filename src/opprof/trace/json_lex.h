@@ -238,6 +238,9 @@ static inline __attribute__((always_inline)) int opprof__json_object(opprof__jso
     return more;
 }
 
+/* An object's key (on_key's k, n) is the literal lit. */
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+
 /* A machine profile's object (opprof_machine_json_to_string's) at the
  * lexer's place, read whole or refused (trace/machine_file.c). */
 OPPROF__HIDDEN int opprof__machine_parse(opprof__json *j, opprof_machine *out);

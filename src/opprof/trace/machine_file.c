@@ -58,8 +58,6 @@ typedef struct reading {
     unsigned seen;               /* the keys found, a bit each */
 } reading;
 
-#define KEY(k, n, lit) ((n) == sizeof(lit) - 1 && !memcmp((k), (lit), (n)))
-
 static int number(opprof__json *j, double *out, const char *what) {
     int c = opprof__json_skip_ws(j);
     opprof__json_number v;
@@ -81,10 +79,10 @@ static int on_level_key(opprof__json *j, void *ctx, const char *k, size_t n) {
     reading *r = ctx;
     opprof_machine_level *lv = &r->c->levels[r->level];
     double v = 0;
-    if (KEY(k, n, "name")) return text(j, lv->name, sizeof lv->name, "a level's \"name\"");
-    if (KEY(k, n, "bytes")) return number(j, &v, "a level's \"bytes\"") ? OPPROF_EFORMAT : (lv->bytes = (int64_t)v, 0);
-    if (KEY(k, n, "load_gbs")) return number(j, &lv->load_gbs, "a level's \"load_gbs\"");
-    if (KEY(k, n, "copy_gbs")) return number(j, &lv->copy_gbs, "a level's \"copy_gbs\"");
+    if (KEY_IS(k, n, "name")) return text(j, lv->name, sizeof lv->name, "a level's \"name\"");
+    if (KEY_IS(k, n, "bytes")) return number(j, &v, "a level's \"bytes\"") ? OPPROF_EFORMAT : (lv->bytes = (int64_t)v, 0);
+    if (KEY_IS(k, n, "load_gbs")) return number(j, &lv->load_gbs, "a level's \"load_gbs\"");
+    if (KEY_IS(k, n, "copy_gbs")) return number(j, &lv->copy_gbs, "a level's \"copy_gbs\"");
     return opprof__json_skip(j);
 }
 
@@ -102,9 +100,9 @@ static int on_level(opprof__json *j, void *ctx, int index) {
 static int on_ceilings_key(opprof__json *j, void *ctx, const char *k, size_t n) {
     reading *r = ctx;
     double v = 0;
-    if (KEY(k, n, "threads")) return number(j, &v, "\"threads\"") ? OPPROF_EFORMAT : (r->c->threads = (int)v, 0);
-    if (KEY(k, n, "fma_peak_gflops")) return number(j, &r->c->fma_peak_gflops, "\"fma_peak_gflops\"");
-    if (KEY(k, n, "levels")) return opprof__json_array(j, on_level, r) < 0 ? OPPROF_EFORMAT : 0;
+    if (KEY_IS(k, n, "threads")) return number(j, &v, "\"threads\"") ? OPPROF_EFORMAT : (r->c->threads = (int)v, 0);
+    if (KEY_IS(k, n, "fma_peak_gflops")) return number(j, &r->c->fma_peak_gflops, "\"fma_peak_gflops\"");
+    if (KEY_IS(k, n, "levels")) return opprof__json_array(j, on_level, r) < 0 ? OPPROF_EFORMAT : 0;
     return opprof__json_skip(j);
 }
 
@@ -123,9 +121,9 @@ static int on_ceilings(opprof__json *j, void *ctx, int index) {
 
 static int on_machine_key(opprof__json *j, void *ctx, const char *k, size_t n) {
     reading *r = ctx;
-    if (KEY(k, n, "cpu")) return r->seen |= 1, text(j, r->m->cpu, sizeof r->m->cpu, "\"cpu\"");
-    if (KEY(k, n, "isa")) return r->seen |= 2, text(j, r->m->isa, sizeof r->m->isa, "\"isa\"");
-    if (KEY(k, n, "by_threads")) return r->seen |= 4, opprof__json_array(j, on_ceilings, r) < 0 ? OPPROF_EFORMAT : 0;
+    if (KEY_IS(k, n, "cpu")) return r->seen |= 1, text(j, r->m->cpu, sizeof r->m->cpu, "\"cpu\"");
+    if (KEY_IS(k, n, "isa")) return r->seen |= 2, text(j, r->m->isa, sizeof r->m->isa, "\"isa\"");
+    if (KEY_IS(k, n, "by_threads")) return r->seen |= 4, opprof__json_array(j, on_ceilings, r) < 0 ? OPPROF_EFORMAT : 0;
     return opprof__json_skip(j);
 }
 

@@ -114,7 +114,6 @@ typedef struct split split;
 
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
 #define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
-#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
 
 
 enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };

@@ -140,50 +140,42 @@ typedef struct stacks_st {
     sqlite3_stmt *find_frame, *add_frame, *find_site, *add_site;
 } stacks_st;
 
-/* The id of the row that `find` selects, inserted by `add` when missing. */
-static int64_t find_or_add(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *add, const char *types, int64_t a,
-                           const char *s, int64_t b) {
-    int64_t id = -1;
-    if (types[0] == 's') sqlite3_bind_text(find, 1, s, -1, SQLITE_TRANSIENT);
-    else if (a < 0) sqlite3_bind_null(find, 1);
-    else sqlite3_bind_int64(find, 1, a);
-    if (types[1] == 's') {
-        if (s) sqlite3_bind_text(find, 2, s, -1, SQLITE_TRANSIENT);
-        else sqlite3_bind_null(find, 2);
-    } else {
-        sqlite3_bind_int64(find, 2, b);
-    }
-    if (sqlite3_step(find) == SQLITE_ROW) id = sqlite3_column_int64(find, 0);
+/* The id of the row that `find` selects, inserted by `add` when missing
+ * (both bound by the caller); -1 on an error. */
+static int64_t find_or_add(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *add) {
+    int64_t id = sqlite3_step(find) == SQLITE_ROW ? sqlite3_column_int64(find, 0) : -1;
     sqlite3_reset(find);
-    if (id >= 0) return id;
-    if (sqlite3_step(add) != SQLITE_DONE) id = -1;
-    else id = sqlite3_last_insert_rowid(db);
+    if (id < 0 && sqlite3_step(add) == SQLITE_DONE) id = sqlite3_last_insert_rowid(db);
     sqlite3_reset(add);
-    (void)db;
     return id;
+}
+
+static void bind_text(sqlite3_stmt *st, int col, const char *s) {
+    if (s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, col);
+}
+
+static void bind_id(sqlite3_stmt *st, int col, int64_t id) {
+    if (id < 0) sqlite3_bind_null(st, col);
+    else sqlite3_bind_int64(st, col, id);
 }
 
 static int64_t frame_id(own *o, stacks_st *q, const char *name, const char *source) {
-    sqlite3_bind_text(q->add_frame, 1, name ? name : "", -1, SQLITE_TRANSIENT);
-    if (source) sqlite3_bind_text(q->add_frame, 2, source, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(q->add_frame, 2);
-    sqlite3_bind_text(q->find_frame, 1, name ? name : "", -1, SQLITE_TRANSIENT);
-    if (source) sqlite3_bind_text(q->find_frame, 2, source, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(q->find_frame, 2);
-    int64_t id = -1;
-    if (sqlite3_step(q->find_frame) == SQLITE_ROW) id = sqlite3_column_int64(q->find_frame, 0);
-    sqlite3_reset(q->find_frame);
-    if (id < 0 && sqlite3_step(q->add_frame) == SQLITE_DONE) id = sqlite3_last_insert_rowid(o->db);
-    sqlite3_reset(q->add_frame);
-    return id;
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st = k ? q->add_frame : q->find_frame;
+        bind_text(st, 1, name ? name : "");
+        bind_text(st, 2, source);
+    }
+    return find_or_add(o->db, q->find_frame, q->add_frame);
 }
 
 static int64_t callsite_id(own *o, stacks_st *q, int64_t parent, int64_t depth, int64_t frame) {
+    bind_id(q->find_site, 1, parent);
+    sqlite3_bind_int64(q->find_site, 2, frame);
     sqlite3_bind_int64(q->add_site, 1, depth);
-    if (parent < 0) sqlite3_bind_null(q->add_site, 2);
-    else sqlite3_bind_int64(q->add_site, 2, parent);
+    bind_id(q->add_site, 2, parent);
     sqlite3_bind_int64(q->add_site, 3, frame);
-    return find_or_add(o->db, q->find_site, q->add_site, "ii", parent, NULL, frame);
+    return find_or_add(o->db, q->find_site, q->add_site);
 }
 
 /* The callsite of each distinct stack: its frames from the outermost in. */
