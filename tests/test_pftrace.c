@@ -25,7 +25,7 @@ TEST_CASE(bad_arguments_and_paths) {
     opprof_capture_free(c);
 }
 
-/* An empty capture is two packets (Trace.packet: field 1, bytes). The first
+/* An empty capture begins with two packets (Trace.packet: field 1, bytes). The first
  * holds trace_packet_defaults (field 59: 0xda 0x03) {timestamp_clock_id
  * (field 58: 0xd0 0x03) = 64}, trusted_packet_sequence_id = 1 (field 10:
  * 0x50 0x01) and sequence_flags = SEQ_INCREMENTAL_STATE_CLEARED (field 13:
@@ -46,8 +46,16 @@ TEST_CASE(empty_capture_bytes) {
     static const unsigned char want[] = {0x0a, 0x0a, 0xda, 0x03, 0x03, 0xd0, 0x03, 0x40, 0x50, 0x01, 0x68, 0x01,
                                          0x0a, 0x12, 0x32, 0x0e, 0x0a, 0x06, 0x08, 0x40, 0x10, 0x00, 0x18, 0x01,
                                          0x0a, 0x04, 0x08, 0x06, 0x10, 0x00, 0x50, 0x01};
-    CHECK_INT(n, sizeof want);
-    CHECK(n == sizeof want && !memcmp(buf, want, n));
+    CHECK(n > sizeof want && !memcmp(buf, want, sizeof want));
+    /* then its process and its facts: it reads back, as an empty capture (it was refused: no facts) */
+    opprof_capture *back = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, &err), 0);
+    size_t events = 1, threads = 1;
+    if (back) opprof_capture_events(back, &events), opprof_capture_threads(back, &threads);
+    CHECK_INT(events, 0);
+    CHECK_INT(threads, 0);
+    opprof_capture_free(back);
     opprof_capture_free(c);
     remove_tree(dir);
 }
@@ -416,3 +424,196 @@ TEST_CASE(same_start_slices_keep_their_parents) {
 }
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_pftrace"); }
+
+/* ---- the round trip: a trace written as JSON and as .pftrace gives the
+ * tables, stacks and diff that it gave ---- */
+
+/* What a user sees of a capture: its table (device columns, warnings and
+ * notes under it), its folded stacks by self time, by bytes and by samples,
+ * and its diff against `against`. */
+static char *seen(const opprof_capture *c, const opprof_capture *against) {
+    char *table = NULL, *self = NULL, *bytes = NULL, *samples = NULL, *diff = NULL, *all = NULL;
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    if (avg) CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &table), 0);
+    opprof_averages_free(avg);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &self), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_ALLOCATED_BYTES, &bytes), 0);
+    CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &samples), 0);
+    CHECK_INT(opprof_capture_diff_to_string(against, c, 0, OPPROF_DIFF_TEXT, &diff), 0);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    size_t n_samples;
+    opprof_capture_samples(c, &n_samples);
+    CHECK(asprintf(&all, "device %s, unended %lld, %zu samples, machine %d\n%s\n--self\n%s\n--bytes\n%s\n--samples\n%s\n--diff\n%s",
+                   info.device_name, (long long)info.unended_ns, n_samples, opprof_capture_machine(c) != NULL,
+                   table ? table : "", self ? self : "", bytes ? bytes : "", samples ? samples : "",
+                   diff ? diff : "") > 0);
+    opprof_free(table);
+    opprof_free(self);
+    opprof_free(bytes);
+    opprof_free(samples);
+    opprof_free(diff);
+    return all;
+}
+
+/* `c` written to path (JSON or .pftrace by its name), read back, seen. */
+static char *seen_after(const opprof_capture *c, const char *path) {
+    int rc = strstr(path, ".pftrace") ? opprof_capture_perfetto_write(c, path) : opprof_capture_chrome_write(c, path);
+    CHECK_INT(rc, 0);
+    opprof_capture *back = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, &err), 0);
+    if (!back) {
+        fprintf(stderr, "  %s: %s\n", path, err.message);
+        return strdup("");
+    }
+    char *text = seen(back, c);
+    opprof_capture_free(back);
+    return text;
+}
+
+/* A capture with what no fixture holds: a device activity and its launcher,
+ * a machine, a C++ name demangled, and more warnings than an event has
+ * room for in one packet's fixed arrays. */
+static opprof_capture *device_capture(void) {
+    opprof_capture *c;
+    uint32_t cpu, gpu;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    opprof_capture_info info = opprof_capture_get_info(c);
+    info.pid = 900;
+    snprintf(info.device_name, sizeof info.device_name, "MTIA");
+    opprof_capture_set_info(c, &info);
+    CHECK_INT(opprof_capture_add_thread(c, 901, "main", &cpu), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 7, "stream 7", &gpu), 0);
+    CHECK_INT(opprof_capture_add_event(c, cpu, "aten::mm", OPPROF_KIND_CPU_OP, 0, 1000), 0);
+    CHECK_INT(opprof_capture_add_event(c, cpu, "aten::relu", OPPROF_KIND_CPU_OP, 1000, 500), 0);
+    CHECK_INT(opprof_capture_add_event(c, gpu, "gemm_kernel", OPPROF_KIND_DEVICE, 300, 4000), 0);
+    for (int k = 0; k < 40; k++) {
+        char w[64];
+        snprintf(w, sizeof w, "warning %d of 40", k);
+        CHECK_INT(opprof_capture_add_warning(c, w), 0);
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t n;
+    opprof_event *ev = (opprof_event *)opprof_capture_events(c, &n);
+    for (size_t i = 0; i < n; i++) /* the kernel's launcher: aten::mm (a hand-built capture sets it so) */
+        if (ev[i].kind == OPPROF_KIND_DEVICE)
+            for (size_t j = 0; j < n; j++)
+                if (!strcmp(opprof_capture_name(c, ev[j].name), "aten::mm")) ev[i].parent = (int32_t)j;
+    opprof_machine m = {.threads = 1};
+    snprintf(m.cpu, sizeof m.cpu, "Test CPU");
+    snprintf(m.isa, sizeof m.isa, "AVX2");
+    m.by_threads[0].threads = 1;
+    m.by_threads[0].fma_peak_gflops = 100;
+    static const char *const names[] = {"L1", "L2", "LLC", "DRAM"};
+    for (int l = 0; l < 4 && l < OPPROF_MACHINE_LEVELS; l++) {
+        opprof_machine_level *lv = &m.by_threads[0].levels[l];
+        snprintf(lv->name, sizeof lv->name, "%s", names[l]);
+        lv->bytes = l < 3 ? (int64_t)32768 << (4 * l) : 0;
+        lv->load_gbs = 400.0 / (l + 1);
+        lv->copy_gbs = 300.0 / (l + 1);
+    }
+    CHECK_INT(opprof_capture_set_machine(c, &m), 0);
+    return c;
+}
+
+TEST_CASE(round_trip_gives_the_same_tables) {
+    static const char *const fixtures[] = {
+        "real-traces/catapult__flow.json.gz", "real-traces/catapult__multiple_input_latency.json.gz",
+        "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+        "real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz",
+        "real-traces/hta__nccl_parser_config__nccl_data.json.gz", "real-traces/hta__triton_example__triton_example.json.gz",
+        "real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+        "real-traces/kineto__test__gpu_metrics_input.json.gz", "onnxruntime-1.30/mlp.json",
+        "pytorch-1.13/cpu-step-4.legacy.json", "fuzz/samples-tree.json", "fuzz/profile-chunk.json",
+        "fuzz/hostile-memory.json", "fuzz/hostile-flops.json", "fuzz/begin-end-pairs.json", "fuzz/legacy.json",
+        "fuzz/pftrace-samples", "run/cpu-step-4.json" /* profile_cpu's, below */, NULL /* the capture built here */};
+    char dir[256], json[300], pftrace[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(json, sizeof json, "%s/trip.json", dir);
+    snprintf(pftrace, sizeof pftrace, "%s/trip.pftrace", dir);
+    /* opprof's own: memory, shapes, call sites, FLOPs, samples when perf events are allowed, off-CPU times */
+    CHECK_INT(run_commandf(NULL, "'%s/profile_cpu' --quiet --steps 4 --record-shapes --with-stack --with-flops "
+                                 "--sample 4000 --cpu-time '%s/run' >/dev/null 2>&1",
+                           bin_dir(), dir), 0);
+    for (size_t k = 0; k < sizeof fixtures / sizeof *fixtures; k++) {
+        opprof_capture *c = NULL;
+        if (fixtures[k]) {
+            char path[512];
+            opprof_read_error err;
+            if (!strncmp(fixtures[k], "run/", 4))
+                snprintf(path, sizeof path, "%s/%s", dir, fixtures[k]);
+            else
+                snprintf(path, sizeof path, "%s/tests/fixtures/%s", source_dir(), fixtures[k]);
+            CHECK_INT(opprof_capture_read(path, NULL, &c, &err), 0);
+        } else {
+            c = device_capture();
+        }
+        if (!c) continue;
+        char *before = seen(c, c), *as_json = seen_after(c, json), *as_pftrace = seen_after(c, pftrace);
+        const char *name = fixtures[k] ? fixtures[k] : "device_capture";
+        if (strcmp(before, as_json)) fprintf(stderr, "  %s: JSON differs\n--- read\n%s\n--- back\n%s\n", name, before, as_json);
+        if (strcmp(before, as_pftrace))
+            fprintf(stderr, "  %s: .pftrace differs\n--- read\n%s\n--- back\n%s\n", name, before, as_pftrace);
+        CHECK_STR(as_json, before);
+        CHECK_STR(as_pftrace, before);
+        if (!fixtures[k]) { /* what it holds was there to see */
+            CHECK_CONTAINS(before, "device MTIA");
+            CHECK_CONTAINS(before, "machine 1");
+            CHECK_CONTAINS(before, "Self MTIA");
+            CHECK_CONTAINS(before, "Warnings: 40");
+        }
+        free(before);
+        free(as_json);
+        free(as_pftrace);
+        opprof_capture_free(c);
+    }
+    remove_tree(dir);
+}
+
+/* Bytes of `len` at the first `from` in buf replaced by `to` (as long). */
+static bool replace_bytes(char *buf, size_t size, const char *from, const char *to) {
+    size_t n = strlen(from);
+    char *at = memmem(buf, size, from, n);
+    if (!at || strlen(to) != n) return false;
+    memcpy(at, to, n);
+    return true;
+}
+
+/* A .pftrace's strings never become JSON of their own: a facts number whose
+ * name closes its key and opens another (the name was written unescaped:
+ * it set step_num), and Input Dims that close their array and add an
+ * argument (they were written as they were: FLOPs 9 appeared) are read as
+ * text. */
+TEST_CASE(crafted_strings_stay_strings) {
+    static const char trace[] =
+        "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":10,\"args\":{\"Input Dims\":[[2, 3], [3, 4]],\"Input type\":[\"float\", \"float\"]}}]}";
+    opprof_capture *c = NULL, *back = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(trace, strlen(trace), NULL, &c, &err), 0);
+    if (!c) return;
+    opprof_capture_info info = opprof_capture_get_info(c);
+    info.step_num = 7;
+    opprof_capture_set_info(c, &info);
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    CHECK(replace_bytes(bytes, size, "overhead_range_ns", "qq\": 0, \"step_num"));
+    CHECK(replace_bytes(bytes, size, "[[2, 3], [3, 4]]", "[[2]], \"FLOPs\":9"));
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, &err), 0);
+    if (back) {
+        CHECK_INT(opprof_capture_get_info(back).step_num, 7);
+        char *json = NULL;
+        size_t json_size = 0;
+        FILE *mem = open_memstream(&json, &json_size);
+        CHECK_INT(opprof_capture_chrome_write_stream(back, mem, NULL), 0);
+        fclose(mem);
+        CHECK(json && !strstr(json, "\"FLOPs\""));
+        CHECK(json && !strstr(json, "\"qq\""));
+        free(json);
+    }
+    opprof_capture_free(back);
+    free(bytes);
+    opprof_capture_free(c);
+}

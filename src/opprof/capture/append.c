@@ -139,13 +139,10 @@ static int append_samples(opprof_capture *dst, const opprof_capture *src, maps *
     return 0;
 }
 
-/* A warning the destination does not have yet. */
+/* src's warnings, each that the destination does not have yet (add_warning keeps one of each). */
 static int append_warnings(opprof_capture *dst, const opprof_capture *src) {
-    for (size_t i = 0; i < src->n_warnings; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < dst->n_warnings && !seen; j++) seen = strcmp(dst->warnings[j], src->warnings[i]) == 0;
-        if (!seen && opprof_capture_add_warning(dst, src->warnings[i])) return OPPROF_ENOMEM;
-    }
+    for (size_t i = 0; i < src->n_warnings; i++)
+        if (opprof_capture_add_warning(dst, src->warnings[i])) return OPPROF_ENOMEM;
     return 0;
 }
 

@@ -24,6 +24,7 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free(c->names);
     opprof__index_free(&c->name_index);
     opprof__free(c->warnings);
+    opprof__index_free(&c->warning_index);
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
@@ -133,13 +134,23 @@ int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) {
     return opprof_capture_add_warning(c, buf);
 }
 
+/* A warning said again (a trace read back says its capture's warnings, and
+ * the reader finds the same again) is kept once. */
 int opprof_capture_add_warning(opprof_capture *c, const char *text) {
     if (!c || !text) return OPPROF_EINVAL;
+    opprof__index_text key = {text, strlen(text)};
+    size_t slot;
+    int64_t have = opprof__index_lookup(&c->warning_index, c->n_warnings, opprof__index_text_hash,
+                                        opprof__index_text_equal, c->warnings, opprof__hash_bytes(text, key.len), &key,
+                                        &slot);
+    if (have < 0) return OPPROF_ENOMEM;
+    if (have > 0) return 0;
     if (opprof__grow((void **)&c->warnings, &c->cap_warnings, c->n_warnings + 1, sizeof *c->warnings))
         return OPPROF_ENOMEM;
     char *copy = opprof__strdup(text);
     if (!copy) return OPPROF_ENOMEM;
     c->warnings[c->n_warnings++] = copy;
+    c->warning_index.slots[slot] = (uint32_t)c->n_warnings;
     return 0;
 }
 
@@ -172,6 +183,12 @@ const char *opprof_kind_category(opprof_kind kind) {
 const char *opprof_producer_name(opprof_producer producer) { return PRODUCERS[producer_at(producer)].name; }
 
 const char *opprof__producer_family(opprof_producer producer) { return PRODUCERS[producer_at(producer)].family; }
+
+int opprof__producer_of_name(const char *name) {
+    for (unsigned v = 0; v < sizeof PRODUCERS / sizeof *PRODUCERS; v++)
+        if (PRODUCERS[v].name && !strcmp(PRODUCERS[v].name, name)) return (int)v;
+    return -1;
+}
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
     if (!c || c->finished || c->n_threads >= OPPROF_MAX_THREADS) return OPPROF_EINVAL;

@@ -15,6 +15,8 @@ OPPROF__HIDDEN int opprof__capture_add_aggregate(opprof_capture *c, const char *
 OPPROF__HIDDEN int opprof__capture_demangle(opprof_capture *c);
 /* The family of a producer's operator names (OPPROF_PRODUCERS); static. */
 OPPROF__HIDDEN const char *opprof__producer_family(opprof_producer producer);
+/* The producer whose opprof_producer_name is name, or -1. */
+OPPROF__HIDDEN int opprof__producer_of_name(const char *name);
 /* The name `name` (if an event has it) was demangled from `mangled` (a trace's opprof_mangled_names). */
 OPPROF__HIDDEN int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char *mangled);
 struct opprof_capture {
@@ -35,6 +37,7 @@ struct opprof_capture {
     size_t n_mangled;
     char **warnings;
     size_t n_warnings, cap_warnings;
+    opprof__index warning_index; /* the warnings by text: each is said once */
     /* call sites and input shapes, interned; index i lives at [i - 1] */
     opprof_site *sites;
     size_t n_sites, cap_sites;
@@ -161,6 +164,14 @@ static inline const char *opprof__mark_category(uint32_t kind) {
 }
 
 /* ---- device activities ---- */
+/* A thread's process as a trace says it: its pid, or the capture's when it
+ * has none (a capture built by hand); a device's track keeps pid 0, the
+ * device's own process in Kineto's traces ("GPU 0" is pid 0). The one rule
+ * of both writers. */
+static inline int64_t opprof__thread_pid(const opprof_capture *c, uint32_t thread) {
+    const opprof_thread_info *th = &c->threads[thread];
+    return th->pid || th->device ? th->pid : c->info.pid;
+}
 /* A device activity: no CPU time, no place in the CPU tree; its `parent` is
  * the operator that launched it. */
 static inline bool opprof__is_device(const opprof_event *e) {

@@ -112,6 +112,7 @@ typedef struct writer {
     opprof__strbuf names;
     size_t *offset; /* of each escaped name in names; [n_names] is the end */
     opprof__arg_index args;
+    uint32_t *external; /* each event's "External id" (opprof__external_ids), or NULL */
     int64_t pid;
     bool first;
     int64_t min_ns; /* ranges shorter are left out (max_events); 0: none */
@@ -156,6 +157,18 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
     out_put(o, cost, strlen(cost));
     OUT_LIT(o, ",\n  \"dropped_events\": ");
     out_i64(o, (int64_t)info->dropped_events);
+    if (info->producer != OPPROF_PRODUCER_OPPROF) { /* converted: the writer of the trace it was read from */
+        OUT_LIT(o, ",\n  \"opprof_read_from\": ");
+        out_json_string(o, opprof_producer_name(info->producer));
+    }
+    if (info->unended_ns) { /* read from a trace whose begins never ended: report's note says so again */
+        OUT_LIT(o, ",\n  \"opprof_unended_ns\": ");
+        out_i64(o, info->unended_ns);
+    }
+    if (info->device_name[0]) { /* "MTIA": its device activities' kind, which their categories do not say */
+        OUT_LIT(o, ",\n  \"opprof_device_name\": ");
+        out_json_string(o, info->device_name);
+    }
     if (info->flight.reason[0]) {
         OUT_LIT(o, ",\n  \"opprof_flight\": {\"reason\": ");
         out_json_string(o, info->flight.reason);
@@ -210,8 +223,7 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
 
 /* A thread's process: its own pid, or the capture's when it has none. */
 static int64_t pid_of(const writer *w, uint32_t thread) {
-    int64_t pid = w->c->threads[thread].pid;
-    return pid ? pid : w->pid;
+    return opprof__thread_pid(w->c, thread);
 }
 
 /* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
@@ -329,8 +341,14 @@ static void write_event_args(writer *w, size_t i) {
     const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
     bool stack = site && (site->native_stack || (c->info.with_stack && site->file));
     size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
-    if (!sh && !stack && !n_args) return;
+    uint32_t external = w->external ? w->external[i] : 0;
+    if (!sh && !stack && !n_args && !external) return;
     OUT_LIT(w->o, ",\"args\":{");
+    if (external) { /* the launch of a device activity: its operator and it share one */
+        OUT_LIT(w->o, "\"External id\":");
+        out_i64(w->o, external);
+        if (sh || stack || n_args) OUT_LIT(w->o, ",");
+    }
     if (sh) write_shapes(w->o, sh);
     if (stack) {
         if (sh) OUT_LIT(w->o, ",");
@@ -404,7 +422,7 @@ static void write_off_cpu(writer *w) {
         if (j) OUT_LIT(o, ",");
         OUT_LIT(o, "\n    {\"preempted\":");
         out_i64(o, x->preempted);
-        out_place(o, c->threads[x->thread].pid, &c->threads[x->thread].tid, x->start_ns);
+        out_place(o, pid_of(w, x->thread), &c->threads[x->thread].tid, x->start_ns);
         OUT_LIT(o, ",\"dur\":");
         out_us(o, x->duration_ns);
         OUT_LIT(o, "}");
@@ -435,6 +453,7 @@ static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_nam
     w.o->error = 0;
     int rc = escape_names(&w);
     bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
+    if (!rc) rc = opprof__external_ids(c, &w.external);
     if (!rc) {
         write_header(w.o, c, w.min_ns, w.left_out);
         write_metadata(&w);
@@ -449,6 +468,7 @@ static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_nam
         rc = w.o->error;
     }
     if (args) opprof__arg_index_free(&w.args);
+    opprof__free(w.external);
     opprof__free(w.offset);
     opprof__sb_free(&w.names);
     opprof__free(w.o);

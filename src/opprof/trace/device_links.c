@@ -143,3 +143,19 @@ int opprof__link_devices(opprof_capture *c, const opprof__link *links, size_t n)
     opprof__free(t.items);
     return rc;
 }
+
+/* ---- the links written back ---- */
+
+int opprof__external_ids(const opprof_capture *c, uint32_t **ids) {
+    *ids = NULL;
+    bool any = false;
+    for (size_t i = 0; i < c->n_events && !any; i++) any = opprof__is_device(&c->events[i]) && c->events[i].parent >= 0;
+    if (!any) return 0;
+    if (!(*ids = opprof__calloc(c->n_events, sizeof **ids))) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_events; i++) {
+        const opprof_event *e = &c->events[i];
+        if (!opprof__is_device(e) || e->parent < 0 || (size_t)e->parent >= c->n_events) continue;
+        (*ids)[i] = (*ids)[e->parent] = (uint32_t)e->parent + 1u;
+    }
+    return 0;
+}

@@ -11,6 +11,7 @@
  * async ranges; the facts.
  * A trace of another Perfetto writer is refused as such, with the reason:
  * an event on a track no descriptor named, an end with no begin... */
+#include "trace/json_lex.h"
 #include "trace/protobuf.h"
 #include "trace/trace.h"
 
@@ -33,7 +34,7 @@ enum {
     NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
-enum { MAX_IID = 1 << 24, MAX_OPEN = 4096 };
+enum { MAX_IID = 1 << 24, MAX_OPEN = 4096, MAX_NOTES = 1 << 16 };
 
 typedef enum track_kind {
     TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU, TRACK_OF_PROCESS
@@ -44,7 +45,8 @@ typedef struct track {
     uint64_t uuid;
     track_kind kind;
     int64_t tid;        /* a thread's, or a lane's thread's */
-    int64_t pid;        /* a process's, a thread's (or its lane's), or 0: the capture's */
+    int64_t pid;        /* a process's, a thread's (or its lane's), as its descriptor says */
+    bool has_pid;       /* its descriptor (or its lane's thread's) says a pid; else the capture's */
     bool thread;        /* a thread's own (not a lane) */
     char name[128];     /* a counter's, or the thread's */
     int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
@@ -109,6 +111,8 @@ typedef struct preader {
     int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
     bool delta_known;         /* a clock snapshot set the delta clock */
     int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
+    annotation *note_buf; /* the event being read's debug annotations */
+    size_t cap_note_buf;
     size_t packet;    /* the packet being read, for the errors */
     size_t offset;    /* its byte offset */
     char why[200];
@@ -359,7 +363,7 @@ static void process_metadata(preader *r, int64_t pid, const char *name, int64_t 
     r->first_event = false;
 }
 
-static int64_t pid_of(const preader *r, const track *t) { return t && t->pid ? t->pid : r->pid; }
+static int64_t pid_of(const preader *r, const track *t) { return t && t->has_pid ? t->pid : r->pid; }
 
 /* The processes' and each thread's metadata, as the JSON writer gives them. */
 static void metadata(preader *r) {
@@ -405,7 +409,7 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         size_t tname_len = 0;
         while ((got = opprof__pb_next(&q, qe, &f)) > 0) {
             if (f.number == THREAD_TID && f.wire == OPPROF__PB_VARINT) t.tid = (int64_t)f.value;
-            if (f.number == THREAD_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value;
+            if (f.number == THREAD_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value, t.has_pid = true;
             if (f.number == THREAD_NAME && f.wire == OPPROF__PB_BYTES) tname = f.data, tname_len = f.len;
         }
         if (got < 0) return fail(r, "a thread descriptor that is no protobuf");
@@ -417,7 +421,7 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         const uint8_t *q = process, *qe = process + process_len, *pname = NULL;
         size_t pname_len = 0;
         while ((got = opprof__pb_next(&q, qe, &f)) > 0) {
-            if (f.number == PROCESS_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value;
+            if (f.number == PROCESS_PID && f.wire == OPPROF__PB_VARINT) t.pid = (int64_t)f.value, t.has_pid = true;
             if (f.number == PROCESS_NAME && f.wire == OPPROF__PB_BYTES) pname = f.data, pname_len = f.len;
         }
         if (got < 0) return fail(r, "a process descriptor that is no protobuf");
@@ -429,6 +433,7 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.kind = TRACK_OFF_CPU;
         t.tid = find_track(r, parent)->tid;
         t.pid = find_track(r, parent)->pid;
+        t.has_pid = find_track(r, parent)->has_pid;
         t.off_since = -1;
     } else if (counter) {
         t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
@@ -436,6 +441,7 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.kind = TRACK_OF_THREAD; /* a lane: its thread's events that overlap */
         t.tid = find_track(r, parent)->tid;
         t.pid = find_track(r, parent)->pid;
+        t.has_pid = find_track(r, parent)->has_pid;
     } else if (name) {
         t.kind = TRACK_ASYNC;
     }
@@ -462,7 +468,7 @@ typedef struct event {
     int64_t counter, extra; /* extra: its first extra counter value */
     double dcounter;
     bool has_counter, has_dcounter, has_flow, has_end_flow, has_extra;
-    annotation notes[32];
+    annotation *notes; /* the reader's note_buf: as many as the event has */
     int n_notes;
 } event;
 
@@ -490,8 +496,7 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
     const uint8_t *end = p + len;
     opprof__pb_field f;
     int got, rc = 0;
-    memset(e, 0, offsetof(event, notes));
-    e->n_notes = 0;
+    memset(e, 0, sizeof *e);
     while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
         if ((f.number == EVENT_NAME || f.number == EVENT_ANNOTATIONS) && f.wire != OPPROF__PB_BYTES)
             return fail(r, "a track event's name or debug annotation that is not a message");
@@ -511,7 +516,10 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
             break;
         case EVENT_TERMINATING_FLOWS: e->end_flow = f.value, e->has_end_flow = true; break;
         case EVENT_ANNOTATIONS:
-            if (e->n_notes == 32) return fail(r, "an event with more than 32 annotations");
+            if (e->n_notes == MAX_NOTES) return fail(r, "an event with more than 65536 debug annotations");
+            if (opprof__grow((void **)&r->note_buf, &r->cap_note_buf, (size_t)e->n_notes + 1, sizeof *r->note_buf))
+                return OPPROF_ENOMEM;
+            e->notes = r->note_buf;
             rc = annotation_of(r, f.data, f.len, &e->notes[e->n_notes++]);
             break;
         default: break;
@@ -539,10 +547,33 @@ static int64_t note_int(const event *e, const char *name, int64_t otherwise) {
     return a && (a->type == NOTE_INT || a->type == NOTE_UINT) ? (int64_t)a->value : otherwise;
 }
 
+/* Whether text is one JSON array as the writer gives Input Dims and Input
+ * type ([[2, 3], []], ["float", ""]): brackets that balance, strings that
+ * end, printable ASCII, no object, nothing after it. Anything else is no
+ * JSON to pass on as it is: a crafted value would add keys or events. */
+static bool plain_array(const uint8_t *s, size_t n) {
+    int depth = 0;
+    bool in_string = false;
+    for (size_t k = 0; k < n; k++) {
+        uint8_t c = s[k];
+        if (c < 0x20 || c >= 0x7f) return false;
+        if (in_string) {
+            if (c == '\\' && ++k == n) return false;
+            if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        else if (c == '[') depth++;
+        else if (c == ']' && --depth == 0) return k + 1 == n;
+        else if (c == '{' || c == '}' || c == ':' || depth <= 0) return false;
+    }
+    return false;
+}
+
 /* An annotation's value as JSON: a number, a string, or JSON kept as it is
- * (Input Dims, Input type). */
+ * (Input Dims, Input type) when it is a plain array, else as a string. */
 static void note_value(preader *r, opprof__strbuf *sb, const annotation *a, bool raw) {
-    if (a->type == NOTE_STRING && raw) {
+    if (a->type == NOTE_STRING && raw && plain_array(a->s, a->s_len)) {
         opprof__sb_put(sb, (const char *)a->s, a->s_len);
     } else if (a->type == NOTE_STRING) {
         json_bytes(sb, a->s, a->s_len, &r->text);
@@ -730,8 +761,57 @@ static int mark(preader *r, const track *t, const event *e, int64_t ts) {
 
 /* ---- the facts and the document ---- */
 
-static void facts(preader *r, const event *e) {
-    static const char *const numbers[] = {"step_num", "dropped_events", "profile_memory", "process_peak_rss_bytes"};
+/* The C++ names the capture demangled: its "demangled" and "mangled"
+ * annotations in pairs, as opprof_mangled_names. */
+static int mangled_names(preader *r, opprof__strbuf *head, const event *e) {
+    int pairs = 0;
+    for (int k = 0; k < e->n_notes; k++) {
+        const annotation *a = &e->notes[k], *b = k + 1 < e->n_notes ? &e->notes[k + 1] : NULL;
+        if (a->name_len != 9 || memcmp(a->name, "demangled", 9)) continue;
+        if (!b || b->name_len != 7 || memcmp(b->name, "mangled", 7) || a->type != NOTE_STRING || b->type != NOTE_STRING)
+            return fail(r, "the capture's facts have a demangled name without its mangled one after it");
+        opprof__sb_puts(head, pairs++ ? ", [" : ",\n  \"opprof_mangled_names\": [[");
+        json_bytes(head, a->s, a->s_len, &r->text);
+        opprof__sb_puts(head, ", ");
+        json_bytes(head, b->s, b->s_len, &r->text);
+        opprof__sb_puts(head, "]");
+    }
+    if (pairs) opprof__sb_puts(head, "]");
+    return 0;
+}
+
+/* The machine the capture ran on (its profile's JSON as an annotation):
+ * read as a profile and written as one, or refused. */
+static int machine_of(preader *r, opprof__strbuf *head, const annotation *a) {
+    if (!a) return 0;
+    if (a->type != NOTE_STRING) return fail(r, "the capture's opprof_machine is no string");
+    opprof__json j = {0};
+    opprof_read_error err = {0};
+    opprof_machine m;
+    j.err = &err;
+    int rc = opprof__json_open_buffer(&j, a->s, a->s_len, NULL);
+    if (!rc) rc = opprof__machine_parse(&j, &m);
+    if (!rc && opprof__json_skip_ws(&j) != -1) rc = opprof__json_fail_at(&j, OPPROF__JSON_HERE(&j), "text after it");
+    opprof__json_close(&j);
+    if (rc == OPPROF_ENOMEM) return rc;
+    if (rc) {
+        char what[180];
+        snprintf(what, sizeof what, "the capture's machine profile, byte %lld: %.100s", (long long)err.offset, err.message);
+        return fail(r, what);
+    }
+    char *text = NULL;
+    if (opprof_machine_json_to_string(&m, &text)) return OPPROF_ENOMEM;
+    size_t len = strlen(text);
+    while (len && text[len - 1] == '\n') len--;
+    opprof__sb_puts(head, ",\n  \"opprof_machine\": ");
+    opprof__sb_put(head, text, len);
+    opprof_free(text);
+    return 0;
+}
+
+static int facts(preader *r, const event *e) {
+    static const char *const numbers[] = {"step_num", "dropped_events", "profile_memory", "process_peak_rss_bytes",
+                                          "opprof_unended_ns"};
     opprof__strbuf head = {0};
     r->facts = true;
     r->origin = note_int(e, "time_origin", 0);
@@ -749,11 +829,22 @@ static void facts(preader *r, const event *e) {
         opprof__sb_printf(&head, ",\n  \"%s\": %" PRId64, numbers[k], note_int(e, numbers[k], k ? 0 : -1));
     for (int k = 0; k < e->n_notes; k++) {
         const annotation *a = &e->notes[k];
-        if (a->type == NOTE_DOUBLE) {
-            opprof__sb_printf(&head, ",\n  \"%.*s\": ", (int)a->name_len, a->name);
+        if (a->type == NOTE_DOUBLE) { /* its name escaped: a name of the file's own is no key of the JSON */
+            opprof__sb_puts(&head, ",\n  ");
+            json_bytes(&head, (const uint8_t *)a->name, a->name_len, &r->text);
+            opprof__sb_puts(&head, ": ");
             note_value(r, &head, a, false);
         }
     }
+    static const char *const said[][2] = {{"device_name", "opprof_device_name"}, {"read_from", "opprof_read_from"}};
+    for (size_t k = 0; k < sizeof said / sizeof *said; k++) {
+        const annotation *a = note(e, said[k][0]);
+        if (!a || a->type != NOTE_STRING) continue;
+        opprof__sb_printf(&head, ",\n  \"%s\": ", said[k][1]);
+        json_bytes(&head, a->s, a->s_len, &r->text);
+    }
+    int rc = mangled_names(r, &head, e);
+    if (!rc) rc = machine_of(r, &head, note(e, "opprof_machine"));
     const annotation *backend = note(e, "rank_backend");
     if (backend && backend->type == NOTE_STRING) {
         opprof__sb_puts(&head, ",\n  \"distributedInfo\": {\"backend\": ");
@@ -784,6 +875,7 @@ static void facts(preader *r, const event *e) {
     flush(r, &head);
     opprof__sb_free(&head);
     metadata(r);
+    return rc;
 }
 
 /* A thread's off-CPU counter: out (1, 2 when preempted), then back (0): an interval. */
@@ -812,7 +904,7 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     track *t = rc ? NULL : find_track(r, e->track);
     if (!rc && !t) rc = fail(r, "an event on a track that no descriptor named before it");
     if (!rc && e->type == INSTANT && e->name_len == 14 && !memcmp(e->name, "opprof capture", 14)) {
-        facts(r, e);
+        rc = facts(r, e);
     } else if (!rc && !r->facts) {
         rc = fail(r, "an event before the capture's facts (no .pftrace of opprof's)");
     } else if (!rc && t->kind == TRACK_OF_THREAD && e->type == SLICE_BEGIN) {
@@ -980,6 +1072,7 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     opprof__free(r.stack_len);
     opprof__sb_free(&r.samples);
     opprof__sb_free(&r.offs);
+    opprof__free(r.note_buf);
     return rc;
 }
 

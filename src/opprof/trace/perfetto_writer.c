@@ -105,6 +105,7 @@ typedef struct pwriter {
     int64_t origin;           /* the timestamp of the capture's time 0 */
     int64_t last;             /* the capture time the delta clock is at */
     opprof__arg_index args;
+    uint32_t *external;        /* each event's "External id" (opprof__external_ids), or NULL */
     int64_t *pids;            /* the distinct pids, in first-seen order */
     size_t n_pids;
     uint64_t default_track;   /* the sequence's default track: the first memory event's allocator, or 0 */
@@ -231,7 +232,7 @@ static void categories(pwriter *w, const opprof_event *e) {
 /* The annotation names of opprof's own, interned past the capture's names
  * (iid n_names + 1 + k) when first used; the facts' names are written out. */
 #define OWN_NOTES(X) X(BYTES, "Bytes") X(THREAD, "Thread") X(DIMS, "Input Dims") \
-    X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope")
+    X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope") X(EXTERNAL, "External id")
 enum {
 #define OWN_NOTE_ENUM(id, text) NOTE_##id,
     OWN_NOTES(OWN_NOTE_ENUM)
@@ -301,6 +302,7 @@ static void event_notes(pwriter *w, size_t i) {
     const opprof_event *e = &c->events[i];
     const opprof_site *site = e->site ? opprof_capture_site(c, e->site) : NULL;
     const opprof_shapes *sh = site ? opprof_capture_shapes(c, site->shapes) : NULL;
+    if (w->external && w->external[i]) note_own_int(w, NOTE_EXTERNAL, w->external[i]);
     if (sh) {
         char dims[1024];
         opprof_shapes_format(sh, dims, sizeof dims);
@@ -352,22 +354,30 @@ static int thread_tracks(pwriter *w) {
     w->pids = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *w->pids);
     if (!w->pids) return OPPROF_ENOMEM;
     opprof__strbuf track = {0}, inner = {0};
+    if (!c->n_threads) { /* the capture's own process: its facts go there */
+        opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(0));
+        opprof__pb_int(&inner, PROCESS_PID, c->info.pid);
+        opprof__pb_string(&inner, PROCESS_NAME, "CPU");
+        opprof__pb_message(&track, TRACK_PROCESS, &inner);
+        track_packet(w, &track);
+    }
     for (size_t t = 0; t < c->n_threads; t++) {
         const opprof_thread_info *th = &c->threads[t];
+        int64_t pid = opprof__thread_pid(c, (uint32_t)t);
         size_t k = w->n_pids;
         for (size_t j = 0; j < w->n_pids; j++)
-            if (w->pids[j] == th->pid) k = j;
+            if (w->pids[j] == pid) k = j;
         if (k == w->n_pids) {
-            w->pids[w->n_pids++] = th->pid;
+            w->pids[w->n_pids++] = pid;
             opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(k));
-            opprof__pb_int(&inner, PROCESS_PID, th->pid);
+            opprof__pb_int(&inner, PROCESS_PID, pid);
             opprof__pb_string(&inner, PROCESS_NAME, th->process[0] ? th->process : th->device ? "device" : "CPU");
             opprof__pb_message(&track, TRACK_PROCESS, &inner);
             track_packet(w, &track);
         }
         opprof__pb_uint(&track, TRACK_UUID, THREAD_UUID(t));
         opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(k));
-        opprof__pb_int(&inner, THREAD_PID, th->pid);
+        opprof__pb_int(&inner, THREAD_PID, pid);
         opprof__pb_int(&inner, THREAD_TID, th->tid);
         char label[96];
         snprintf(label, sizeof label, "%s", th->name[0] ? th->name : "");
@@ -580,7 +590,7 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
 static void async_track(pwriter *w, const opprof_mark *m) {
     opprof__strbuf track = {0};
     opprof__pb_uint(&track, TRACK_UUID, ASYNC_UUID(m->value.id));
-    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(pid_index(w, w->c->threads[m->thread].pid)));
+    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(pid_index(w, opprof__thread_pid(w->c, m->thread))));
     opprof__pb_string(&track, TRACK_NAME, w->c->names[m->name]);
     if (track.error) w->error = OPPROF_ENOMEM;
     track_packet(w, &track);
@@ -643,6 +653,7 @@ static void facts(pwriter *w) {
     note_int(w, "with_flops", info->with_flops);
     note_int(w, "dropped_events", (int64_t)info->dropped_events);
     note_int(w, "process_peak_rss_bytes", info->process_peak_rss_bytes);
+    note_int(w, "opprof_unended_ns", info->unended_ns);
     note_double(w, "overhead_range_ns", info->overhead_range_ns);
     note_double(w, "overhead_memory_event_ns", info->overhead_memory_event_ns);
     if (info->sample_period_ns || w->c->n_samples || info->off_cpu || w->c->n_off_cpu) {
@@ -664,6 +675,16 @@ static void facts(pwriter *w) {
 #undef FLIGHT_NUMBER
     }
     for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
+    if (info->device_name[0]) note_string(w, "device_name", info->device_name);
+    if (info->producer != OPPROF_PRODUCER_OPPROF) note_string(w, "read_from", opprof_producer_name(info->producer));
+    for (size_t i = 0; i < w->c->n_mangled; i++) /* the C++ names demangled, with their symbols */
+        if (w->c->mangled[i]) {
+            note_string(w, "demangled", w->c->names[i]);
+            note_string(w, "mangled", w->c->mangled[i]);
+        }
+    char *machine = NULL; /* the ceilings of the machine it ran on, as its profile's JSON */
+    if (w->c->machine && opprof_machine_json_to_string(w->c->machine, &machine) == 0) note_string(w, "opprof_machine", machine);
+    opprof_free(machine);
     end_packet(w, SEQ_NEEDS_STATE);
 }
 
@@ -771,7 +792,7 @@ static void samples(pwriter *w) {
         const opprof_thread_info *t = &c->threads[sm->thread];
         opprof__strbuf *ps = &w->text;
         ps->len = 0;
-        opprof__pb_uint(ps, SAMPLE_PID, (uint64_t)t->pid);
+        opprof__pb_uint(ps, SAMPLE_PID, (uint64_t)opprof__thread_pid(c, sm->thread));
         opprof__pb_uint(ps, SAMPLE_TID, (uint64_t)t->tid);
         opprof__pb_uint(ps, SAMPLE_CALLSTACK, callstack_iid(w, sm->stack));
         opprof__pb_uint(ps, SAMPLE_CPU_MODE, MODE_USER);
@@ -852,6 +873,7 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     w.stack_done = opprof__calloc(c->n_stacks ? c->n_stacks : 1, 1);
     int rc = w.buf && w.name_done && w.stack_done ? 0 : OPPROF_ENOMEM;
     bool args = !rc && !(rc = opprof__arg_index_build(&w.args, c) ? OPPROF_ENOMEM : 0);
+    if (!rc) rc = opprof__external_ids(c, &w.external);
     if (!rc) {
         first_packet(&w);
         rc = thread_tracks(&w);
@@ -860,8 +882,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     if (!rc && c->n_threads) rc = async_tracks(&w);
     lane *lanes = rc ? NULL : opprof__alloc(LANES * sizeof *lanes);
     if (!rc && !lanes) rc = OPPROF_ENOMEM;
+    if (!rc) facts(&w); /* a capture of no thread too: it reads back, empty */
     if (!rc && c->n_threads) {
-        facts(&w);
         slices(&w, lanes);
         marks(&w);
         samples(&w);
@@ -871,6 +893,7 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     flush_out(&w);
     if (!rc) rc = w.error;
     if (args) opprof__arg_index_free(&w.args);
+    opprof__free(w.external);
     opprof__sb_free(&w.packet);
     opprof__sb_free(&w.event);
     opprof__sb_free(&w.note);

@@ -136,7 +136,7 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
                 KEY_IS(k, n, "profile_memory") || KEY_IS(k, n, "overhead_range_ns") ||
-                KEY_IS(k, n, "overhead_memory_event_ns"))) {
+                KEY_IS(k, n, "overhead_memory_event_ns") || KEY_IS(k, n, "opprof_unended_ns"))) {
         opprof__json_number v;
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
         if (KEY_IS(k, n, "baseTimeNanoseconds")) info->base_time_ns = v.is_int ? v.as_int : 0;
@@ -145,6 +145,18 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         if (KEY_IS(k, n, "profile_memory")) info->profile_memory = opprof__json_number_value(&v) != 0;
         if (KEY_IS(k, n, "overhead_range_ns")) info->overhead_range_ns = opprof__json_number_value(&v);
         if (KEY_IS(k, n, "overhead_memory_event_ns")) info->overhead_memory_event_ns = opprof__json_number_value(&v);
+        if (KEY_IS(k, n, "opprof_unended_ns") && v.is_int && v.as_int > 0 && v.as_int <= OPPROF_MAX_TIME_NS)
+            info->unended_ns = v.as_int; /* the trace it was read from had begins that never ended */
+        return 0;
+    }
+    if (KEY_IS(k, n, "opprof_read_from") && c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        p->read_from = opprof__producer_of_name(p->lx.s) + 1;
+        return 0;
+    }
+    if (KEY_IS(k, n, "opprof_device_name") && c == '"') {
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        snprintf(p->device_said, sizeof p->device_said, "%s", p->lx.s);
         return 0;
     }
     if (KEY_IS(k, n, "warnings") && c == '[') return opprof__json_array(&p->lx, on_warning, NULL);
@@ -244,6 +256,8 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     opprof__reader_profiles_free(p);
     if (!rc) rc = opprof__reader_unended_begins(p);
     if (!rc) opprof__reader_apply_labels(p);
+    if (!rc && p->device_said[0] && p->cap->info.device_name[0])
+        snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "%s", p->device_said);
     /* times are read within +-OPPROF_MAX_TIME_NS; from the trace's start they
      * must be too, or the capture's own trace would not read back */
     if (!rc && p->min_ts != INT64_MAX && p->max_ts > p->min_ts && p->max_ts - p->min_ts > OPPROF_MAX_TIME_NS)
@@ -252,7 +266,8 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     if (!rc) {
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);
-        p->cap->info.producer = p->ours             ? OPPROF_PRODUCER_OPPROF
+        p->cap->info.producer = p->ours && p->read_from ? (opprof_producer)(p->read_from - 1) /* converted by opprof */
+                                : p->ours           ? OPPROF_PRODUCER_OPPROF
                                 : p->rt.ort         ? OPPROF_PRODUCER_ONNXRUNTIME /* its GPU "Kernel" is Kineto's too */
                                 : p->rt.trt         ? OPPROF_PRODUCER_TENSORRT
                                 : p->rt.tf          ? OPPROF_PRODUCER_TENSORFLOW
@@ -381,6 +396,12 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
         opprof_capture_free(rc ? NULL : cap);
         perfetto_error(error, t.rc, t.why);
         return t.rc;
+    }
+    if (rc && error) { /* the place is one in the translation, no place of the file: not said */
+        char said[sizeof error->message - 32];
+        snprintf(said, sizeof said, "%.223s", error->message);
+        perfetto_error(error, rc, "");
+        snprintf(error->message, sizeof error->message, "Perfetto trace: its events: %s", said);
     }
     if (!rc) *out = cap;
     return rc;

@@ -27,6 +27,11 @@ typedef struct opprof__link {
 /* Set each device activity's `parent` to its launching operator (an index
  * before finish; opprof_capture_finish keeps it through its sort), or -1. */
 OPPROF__HIDDEN int opprof__link_devices(opprof_capture *c, const opprof__link *links, size_t n);
+/* The same links as a written trace says them (Kineto's form since 2024): an
+ * operator that launched device activities and each of them have one
+ * "External id" (the operator's index + 1); ids[i] = 0: none. *ids is NULL
+ * when no activity has a launcher, else n_events ids to opprof__free. */
+OPPROF__HIDDEN int opprof__external_ids(const opprof_capture *c, uint32_t **ids);
 
 /* distributedInfo's "rank" and "world_size" as read: a number in int32's
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
