@@ -4,7 +4,8 @@
  * Each is also read from a file on one thread and on two (the event array's
  * second half by a second thread, opprof_read_options.threads = 2): the same
  * code, error and place, the same problems in order, the same capture
- * written back. */
+ * written back. And each that reads is written as .pftrace and as JSON and
+ * read back: the same tables and stacks. */
 #include "check.h"
 #include "fuzz/read_one.h"
 #include "testutil.h"
@@ -17,7 +18,7 @@ int main(void) {
     snprintf(dirpath, sizeof dirpath, "%s/tests/fixtures/fuzz", source_dir());
     DIR *d = opendir(dirpath);
     CHECK(d != NULL);
-    int files = 0, read_ok = 0, refused = 0, split = 0;
+    int files = 0, read_ok = 0, refused = 0, split = 0, round_trips = 0;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -39,12 +40,16 @@ int main(void) {
         int joined, differ = read_both_ways(buf, n, &joined);
         if (differ) fprintf(stderr, "%s: one thread and two differ\n", e->d_name);
         CHECK(!differ);
+        int trip = round_trip_differs(buf, n);
+        if (trip) fprintf(stderr, "%s: written and read back, it differs\n", e->d_name);
+        CHECK(!trip);
+        round_trips += trip;
         split += joined;
     }
     if (d) closedir(d);
     CHECK(files >= 4);
     CHECK(split >= 10); /* the second thread's half joined, not always dropped */
-    printf("%d inputs: %d read, %d refused with an error; read on two threads: %d joined\n", files, read_ok,
-           refused, split);
+    printf("%d inputs: %d read, %d refused with an error; read on two threads: %d joined; %d differ written and read back\n",
+           files, read_ok, refused, split, round_trips);
     return check_report("test_fuzz_corpus");
 }

@@ -9,8 +9,11 @@
 #include <opprof/capture.h>
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 TEST_CASE(bad_arguments_and_paths) {
     opprof_capture *c;
@@ -615,5 +618,179 @@ TEST_CASE(crafted_strings_stay_strings) {
     }
     opprof_capture_free(back);
     free(bytes);
+    opprof_capture_free(c);
+}
+
+/* ---- .pftrace bytes written here, field by field (Perfetto's schema) ---- */
+
+typedef struct pb {
+    unsigned char *b;
+    size_t n, cap;
+} pb;
+
+static void pb_raw(pb *m, const void *p, size_t n) {
+    if (m->n + n > m->cap) {
+        m->cap = (m->n + n) * 2;
+        m->b = realloc(m->b, m->cap);
+    }
+    memcpy(m->b + m->n, p, n);
+    m->n += n;
+}
+static void pb_varint(pb *m, uint64_t v) {
+    unsigned char c[10];
+    size_t k = 0;
+    do c[k++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)), v >>= 7;
+    while (v);
+    pb_raw(m, c, k);
+}
+static void pb_uint(pb *m, unsigned field, uint64_t v) { pb_varint(m, (uint64_t)field << 3), pb_varint(m, v); }
+static void pb_bytes(pb *m, unsigned field, const void *p, size_t n) {
+    pb_varint(m, (uint64_t)field << 3 | 2), pb_varint(m, n), pb_raw(m, p, n);
+}
+static void pb_str(pb *m, unsigned field, const char *s) { pb_bytes(m, field, s, strlen(s)); }
+static void pb_msg(pb *m, unsigned field, pb *inner) { /* inner is emptied */
+    pb_bytes(m, field, inner->b, inner->n);
+    inner->n = 0;
+}
+
+/* A trace of one thread, its slice named by an interned iid, and a sample
+ * whose frame, function name and callstack have iids too, each `iid`; and a
+ * sample of a callstack with no frame (code with no symbols: JIT). */
+static pb trace_of_iids(uint64_t iid) {
+    pb t = {0}, p = {0}, a = {0}, b = {0};
+    pb_uint(&a, 1, 1), pb_uint(&b, 1, 5), pb_msg(&a, 3, &b); /* track 1: process 5 */
+    pb_msg(&p, 60, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 0); /* the facts, at 0 */
+    pb_uint(&a, 9, 3), pb_uint(&a, 11, 1), pb_str(&a, 23, "opprof capture");
+    pb_str(&b, 10, "time_origin"), pb_uint(&b, 4, 0), pb_msg(&a, 4, &b);
+    pb_msg(&p, 11, &a), pb_msg(&t, 1, &p);
+    pb_uint(&a, 1, 2), pb_uint(&b, 1, 5), pb_uint(&b, 2, 6), pb_str(&b, 5, "main"), pb_msg(&a, 4, &b); /* track 2: thread 6 */
+    pb_msg(&p, 60, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 1000); /* a slice named by iid, 1 us to 2 us */
+    pb_uint(&b, 1, iid), pb_str(&b, 2, "work"), pb_msg(&a, 2, &b), pb_msg(&p, 12, &a);
+    pb_uint(&a, 9, 1), pb_uint(&a, 11, 2), pb_uint(&a, 10, iid), pb_msg(&p, 11, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 2000), pb_uint(&a, 9, 2), pb_uint(&a, 11, 2), pb_msg(&p, 11, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 1500); /* a sample: function name, frame and callstack by iid */
+    pb_uint(&b, 1, iid), pb_str(&b, 2, "sampled_function"), pb_msg(&a, 5, &b);
+    pb_uint(&b, 1, iid), pb_uint(&b, 2, iid), pb_msg(&a, 6, &b);
+    pb_uint(&b, 1, iid), pb_uint(&b, 2, iid), pb_msg(&a, 7, &b);
+    pb_uint(&b, 1, 7), pb_msg(&a, 7, &b); /* callstack 7: no frame */
+    pb_msg(&p, 12, &a);
+    pb_uint(&a, 2, 5), pb_uint(&a, 3, 6), pb_uint(&a, 4, iid), pb_msg(&p, 66, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 1600), pb_uint(&a, 2, 5), pb_uint(&a, 3, 6), pb_uint(&a, 4, 7), pb_msg(&p, 66, &a), pb_msg(&t, 1, &p);
+    free(p.b), free(a.b), free(b.b);
+    return t;
+}
+
+/* The peak RSS (KiB) of reading bytes as a trace, in a child of its own;
+ * *rc its code, *events and *samples what it held. */
+static long rss_of_reading(const char *path, int *rc, size_t *events, size_t *samples) {
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        opprof_capture *c = NULL;
+        opprof_read_error err;
+        long out[4] = {opprof_capture_read(path, NULL, &c, &err), 0, 0, 0};
+        if (c) opprof_capture_events(c, (size_t *)&out[1]), opprof_capture_samples(c, (size_t *)&out[2]);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        out[3] = ru.ru_maxrss;
+        if (write(fds[1], out, sizeof out) != sizeof out) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    long in[4] = {-1, 0, 0, 0};
+    CHECK(read(fds[0], in, sizeof in) == (ssize_t)sizeof in);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    *rc = (int)in[0], *events = (size_t)in[1], *samples = (size_t)in[2];
+    return in[3];
+}
+
+/* The reader's memory follows what the trace holds, not the values of its
+ * iids nor the size of what it inflates to (issue 50, item 8): iids of
+ * 2^24 - 1 (its arrays by iid took 1.97 GB) and 2^62 read in a few MB, and
+ * a frameless sample reads back (it was "never interned"). A .pftrace.gz
+ * whose packet says 1 GiB of zeros is refused at that packet's head
+ * without inflating it (the file was inflated whole first). */
+TEST_CASE(memory_follows_what_the_trace_holds) {
+    char dir[256], path[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/iids.pftrace", dir);
+    const uint64_t iids[] = {(1u << 24) - 1, (uint64_t)1 << 62};
+    long base = 0;
+    for (size_t k = 0; k < 2; k++) {
+        pb t = trace_of_iids(iids[k]);
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(t.b, 1, t.n, f) == t.n);
+        if (f) fclose(f);
+        free(t.b);
+        int rc;
+        size_t events, samples;
+        long rss = rss_of_reading(path, &rc, &events, &samples);
+        CHECK_INT(rc, 0);
+        CHECK_INT(events, 1);
+        CHECK_INT(samples, 2);
+        if (k == 0) {
+            int brc;
+            size_t be, bs;
+            base = rss_of_reading(dir, &brc, &be, &bs); /* the same child reading nothing: its floor */
+        }
+        CHECK(rss < base + 100 * 1024); /* 100 MiB above the floor: the arrays by iid were 1.97 GB */
+    }
+    snprintf(path, sizeof path, "%s/bomb.pftrace.gz", dir);
+    gzFile gz = gzopen(path, "wb9");
+    static const unsigned char head[] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x04}; /* packet: 1 GiB */
+    gzwrite(gz, head, sizeof head);
+    static char zeros[1 << 16];
+    for (int k = 0; k < (256 << 20) / (int)sizeof zeros; k++) gzwrite(gz, zeros, sizeof zeros);
+    gzclose(gz);
+    int rc;
+    size_t events, samples;
+    long rss = rss_of_reading(path, &rc, &events, &samples);
+    CHECK_INT(rc, OPPROF_EFORMAT);
+    CHECK(rss < base + 100 * 1024); /* 256 MiB inflated would pass it */
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(path, NULL, &c, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "a packet of 1073741824 bytes, more than the 256 MiB opprof reads in one");
+    remove_tree(dir);
+}
+
+/* 20,000 zero-length slices that begin with their parent, and a second
+ * parent's: each stays its parent's child (an end walked every slice
+ * waiting below it: 500,000 took 83 s). */
+TEST_CASE(many_children_at_their_parents_start) {
+    opprof_capture *c, *back = NULL;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "parent", OPPROF_KIND_USER_ANNOTATION, 0, 1000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "second", OPPROF_KIND_USER_ANNOTATION, 2000, 1000), 0);
+    for (int i = 0; i < 20000; i++) {
+        CHECK_INT(opprof_capture_add_event(c, t, "child", OPPROF_KIND_CPU_OP, 0, 0), 0);
+        CHECK_INT(opprof_capture_add_event(c, t, "late", OPPROF_KIND_CPU_OP, 2000, 0), 0);
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, &err), 0);
+    size_t n = 0, children = 0, late = 0;
+    const opprof_event *ev = back ? opprof_capture_events(back, &n) : NULL;
+    CHECK_INT(n, 40002);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = opprof_capture_name(back, ev[i].name);
+        const char *parent = ev[i].parent >= 0 ? opprof_capture_name(back, ev[ev[i].parent].name) : "";
+        children += !strcmp(name, "child") && !strcmp(parent, "parent");
+        late += !strcmp(name, "late") && !strcmp(parent, "second");
+    }
+    CHECK_INT(children, 20000);
+    CHECK_INT(late, 20000);
+    free(bytes);
+    opprof_capture_free(back);
     opprof_capture_free(c);
 }

@@ -125,4 +125,64 @@ static inline int read_both_ways(const uint8_t *data, size_t size, int *joined) 
     return differ;
 }
 
+/* ---- a round trip: written as .pftrace and as JSON, read back ---- */
+
+/* What the tables and stacks of c say (the reader's limits' capture). */
+static inline char *read_seen(const opprof_capture *c) {
+    opprof_averages *avg = NULL;
+    char *table = NULL, *stacks = NULL, *all = NULL;
+    if (opprof_capture_averages(c, &avg) == 0) {
+        opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &table);
+        opprof_averages_free(avg);
+    }
+    opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &stacks);
+    size_t n_samples;
+    opprof_capture_samples(c, &n_samples);
+    if (asprintf(&all, "%zu samples\n%s\n%s", n_samples, table ? table : "", stacks ? stacks : "") < 0) abort();
+    opprof_free(table);
+    opprof_free(stacks);
+    return all;
+}
+
+/* c written as .pftrace (pftrace) or JSON, read back with the same options. */
+static inline opprof_capture *read_back(const opprof_capture *c, bool pftrace, const opprof_read_options *opt) {
+    char *bytes = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream(&bytes, &size);
+    if (!mem) abort();
+    int rc = pftrace ? opprof_capture_perfetto_write_stream(c, mem) : opprof_capture_chrome_write_stream(c, mem, NULL);
+    fclose(mem);
+    opprof_capture *back = NULL;
+    opprof_read_error err;
+    if (!rc) rc = opprof_capture_read_buffer(bytes, size, opt, &back, &err);
+    if (rc) fprintf(stderr, "written as %s, read back: %s\n", pftrace ? ".pftrace" : "JSON", rc ? err.message : "");
+    free(bytes);
+    return back;
+}
+
+/* The input, when it reads, gives the same tables and stacks read back
+ * from the .pftrace and from the JSON that opprof writes of it: 0, else 1
+ * (what differs to stderr). */
+static inline int round_trip_differs(const uint8_t *data, size_t size) {
+    opprof_read_options opt = {.on_problem = read_one_ignore, .max_string = 4096, .max_depth = 32};
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    if (opprof_capture_read_buffer(data, size, &opt, &c, &err) != 0) return 0;
+    char *before = read_seen(c);
+    int differ = 0;
+    for (int pftrace = 0; pftrace < 2; pftrace++) {
+        opprof_capture *back = read_back(c, pftrace, &opt);
+        char *after = back ? read_seen(back) : NULL;
+        if (!after || strcmp(before, after)) {
+            fprintf(stderr, "read:\n%s\nback from %s:\n%s\n", before, pftrace ? ".pftrace" : "JSON", after ? after : "(refused)");
+            differ = 1;
+        }
+        free(after);
+        opprof_capture_free(back);
+    }
+    free(before);
+    opprof_capture_free(c);
+    return differ;
+}
+
 #endif

@@ -156,6 +156,7 @@ int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src
     size_t first_event = dst->n_events;
     int rc = !m.name || !m.site || !m.shapes ? OPPROF_ENOMEM : map_all(dst, src, names, &m);
     if (!rc) rc = append_events(dst, src, &m, offset_ns);
+    if (!rc) dst->pids_as_read |= src->pids_as_read; /* its threads' pids, as they came */
     if (!rc) rc = append_marks(dst, src, &m, offset_ns, first_event);
     if (!rc) rc = append_memory(dst, src, &m, offset_ns);
     if (!rc) rc = append_samples(dst, src, &m, offset_ns);

@@ -65,6 +65,7 @@ struct opprof_capture {
     size_t n_off_cpu, cap_off_cpu;
     opprof_machine *machine;  /* the ceilings of the machine it ran on, or NULL */
     bool merge_only_children; /* PyTorch's _remove_dup_nodes (traces of other tools) */
+    bool pids_as_read;        /* its threads' pids are a trace's: pid 0 is a process of its own */
     int finish_threads;       /* the threads finish may use: 1, or 0 for a helper where it helps */
     bool finished;
 };
@@ -165,12 +166,12 @@ static inline const char *opprof__mark_category(uint32_t kind) {
 
 /* ---- device activities ---- */
 /* A thread's process as a trace says it: its pid, or the capture's when it
- * has none (a capture built by hand); a device's track keeps pid 0, the
- * device's own process in Kineto's traces ("GPU 0" is pid 0). The one rule
- * of both writers. */
+ * has none in a capture built by hand. In a capture read from a trace, pid 0
+ * is a process of that trace's (Kineto's "GPU 0", a trace event with no
+ * "pid"), never the capture's. The one rule of both writers. */
 static inline int64_t opprof__thread_pid(const opprof_capture *c, uint32_t thread) {
     const opprof_thread_info *th = &c->threads[thread];
-    return th->pid || th->device ? th->pid : c->info.pid;
+    return th->pid || c->pids_as_read ? th->pid : c->info.pid;
 }
 /* A device activity: no CPU time, no place in the CPU tree; its `parent` is
  * the operator that launched it. */

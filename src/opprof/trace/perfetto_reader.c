@@ -34,7 +34,7 @@ enum {
     NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
-enum { MAX_IID = 1 << 24, MAX_OPEN = 4096, MAX_NOTES = 1 << 16 };
+enum { MAX_OPEN = 4096, MAX_NOTES = 1 << 16, MAX_PACKET = 256 << 20, WINDOW = 1 << 16 };
 
 typedef enum track_kind {
     TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU, TRACK_OF_PROCESS
@@ -54,6 +54,7 @@ typedef struct track {
     bool preempted;
     struct begun *open;   /* its slices not out yet, in the order they began: a stack */
     size_t n_open, cap_open, depth; /* depth: those not ended */
+    size_t top;           /* the innermost of them not ended: its index + 1, or 0 */
     opprof__strbuf pending; /* their JSON */
 } track;
 
@@ -66,6 +67,7 @@ typedef struct track {
  * waiting, not the whole of a long range's. */
 typedef struct begun {
     size_t json, len; /* the head, in its track's pending text; the args follow it */
+    size_t below;     /* the slice open around it when it began (its parent): index + 1, or 0 */
     int64_t ts, dur;
     bool ended;
 } begun;
@@ -79,29 +81,39 @@ typedef struct annotation {
     size_t s_len;
 } annotation;
 
+/* What an iid names: a string (names, categories, annotation names,
+ * function names, source paths: `at` and `len` in the reader's copy of
+ * them), a frame (a: its function name's iid, b: its source path's or 0,
+ * c: its line) or a callstack (a: its first frame in stack_frames, b: how
+ * many). Held by iid in a hash table: as many entries as the trace interns,
+ * whatever the iids' values. */
+typedef struct interned_entry {
+    uint64_t iid;
+    size_t at, len;
+    uint64_t a, b, c;
+} interned_entry;
+typedef struct iid_table {
+    interned_entry *v;
+    size_t n, cap;
+    opprof__index index;
+} iid_table;
+
 typedef struct preader {
     opprof__strbuf events, text;
     int (*emit)(void *ctx, const char *data, size_t len); /* where the JSON goes, in order */
     void *emit_ctx;
     int emit_error;
     size_t open_slices; /* on every track */
-    const char **names, **categories, **notes; /* by iid */
-    size_t *name_len, *category_len, *note_len;
-    size_t n_names, n_categories, n_notes;
+    iid_table names, categories, notes, functions, paths, frames, stacks; /* the interned, by kind */
+    opprof__strbuf interned; /* their bytes, copied: a packet's go when the next is read */
     track *tracks;
     size_t n_tracks, cap_tracks;
     opprof__index track_index; /* uuid -> its track: a packet names its track by uuid */
     int64_t origin, pid;
     bool facts, first_event;
-    /* samples: function names and frames by iid, callstacks as runs of frame iids
-     * (outermost first), and the samples' JSON so far */
-    const char **functions, **paths; /* function names, source paths */
-    size_t *function_len, n_functions, *path_len, n_paths;
-    uint64_t *frame_function, n_frame_slots; /* by frame iid: its function name's iid */
-    uint64_t *frame_path, *frame_line;        /* ... its source path's iid and line, or 0 */
-    uint64_t *stack_frames;
+    /* samples: frames, callstacks as runs of frame iids (outermost first), the samples' JSON so far */
+    uint64_t *stack_frames; /* the callstacks' frame iids, each stack's a run */
     size_t n_stack_frames, cap_stack_frames;
-    size_t *stack_first, *stack_len, n_stack_slots;
     opprof__strbuf samples, offs; /* JSON of "samples" and "opprof_off_cpu" so far */
     bool off_cpu;
     int64_t sample_period_ns, samples_lost;
@@ -111,6 +123,11 @@ typedef struct preader {
     int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
     bool delta_known;         /* a clock snapshot set the delta clock */
     int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
+    opprof__read_fn read; /* where the bytes come from, into the window */
+    void *read_ctx;
+    uint8_t *win;     /* the bytes read and not yet decoded: the packet being read at least */
+    size_t win_len, win_pos, win_cap, win_base; /* win_base: the offset of win[0] in the trace */
+    bool eof;
     annotation *note_buf; /* the event being read's debug annotations */
     size_t cap_note_buf;
     size_t packet;    /* the packet being read, for the errors */
@@ -123,9 +140,46 @@ static int fail(preader *r, const char *what) {
     return OPPROF_EFORMAT;
 }
 
-/* ---- interning: iid -> bytes of the trace ---- */
+/* ---- interning: iid -> what it names ---- */
 
-static int intern(preader *r, const char ***v, size_t **lens, size_t *n, const uint8_t *p, size_t len) {
+static uint64_t iid_hash(uint64_t iid) { return opprof__hash_pair(iid, 0x1d); }
+static uint64_t entry_hash_of(const void *ctx, uint32_t item) { return iid_hash(((const iid_table *)ctx)->v[item].iid); }
+static bool entry_equal(const void *ctx, uint32_t item, const void *key) {
+    return ((const iid_table *)ctx)->v[item].iid == *(const uint64_t *)key;
+}
+
+static const interned_entry *iid_find(const iid_table *t, uint64_t iid) {
+    if (!t->n) return NULL;
+    uint32_t item = t->index.slots[opprof__index_probe(&t->index, iid_hash(iid), &iid, entry_equal, t)];
+    return item ? &t->v[item - 1] : NULL;
+}
+
+/* The entry of iid, added when it has none (interned again: the new one's). */
+static interned_entry *iid_put(iid_table *t, uint64_t iid) {
+    size_t slot;
+    int64_t have = opprof__index_lookup(&t->index, t->n, entry_hash_of, entry_equal, t, iid_hash(iid), &iid, &slot);
+    if (have < 0) return NULL;
+    if (have) return &t->v[have - 1];
+    if (opprof__grow((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v)) return NULL;
+    t->v[t->n] = (interned_entry){.iid = iid};
+    t->index.slots[slot] = (uint32_t)++t->n;
+    return &t->v[t->n - 1];
+}
+
+static void iid_free(iid_table *t) {
+    opprof__free(t->v);
+    opprof__index_free(&t->index);
+}
+
+/* The string an iid names, or NULL (*len its length). */
+static const char *iid_text(const preader *r, const iid_table *t, uint64_t iid, size_t *len) {
+    const interned_entry *e = iid_find(t, iid);
+    if (!e) return NULL;
+    *len = e->len;
+    return r->interned.data ? r->interned.data + e->at : "";
+}
+
+static int intern(preader *r, iid_table *t, const uint8_t *p, size_t len) {
     uint64_t iid = 0;
     const uint8_t *name = NULL, *end = p + len;
     size_t name_len = 0;
@@ -136,33 +190,18 @@ static int intern(preader *r, const char ***v, size_t **lens, size_t *n, const u
         if (f.number == 2 && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
     }
     if (got < 0 || !name) return fail(r, "an interned name that is no {iid, name}");
-    if (iid == 0 || iid >= MAX_IID) return fail(r, "an interned name's iid is 0 or past 2^24");
-    if (iid >= *n) {
-        size_t cap = *n, need = (size_t)iid + 1;
-        if (opprof__grow((void **)v, &cap, need, sizeof **v)) return OPPROF_ENOMEM;
-        size_t cap2 = *n;
-        if (opprof__grow((void **)lens, &cap2, cap, sizeof **lens)) return OPPROF_ENOMEM;
-        for (size_t k = *n; k < cap; k++) (*v)[k] = NULL, (*lens)[k] = 0;
-        *n = cap;
-    }
-    (*v)[iid] = (const char *)name;
-    (*lens)[iid] = name_len;
-    return 0;
+    if (iid == 0) return fail(r, "an interned name's iid is 0");
+    interned_entry *e = iid_put(t, iid);
+    if (!e) return OPPROF_ENOMEM;
+    e->at = r->interned.len;
+    e->len = name_len;
+    opprof__sb_put(&r->interned, (const char *)name, name_len);
+    return r->interned.error ? OPPROF_ENOMEM : 0;
 }
 
 /* ---- samples: interned frames and callstacks, PerfSample packets ---- */
 
 static void json_bytes(opprof__strbuf *sb, const uint8_t *s, size_t n, opprof__strbuf *text);
-
-/* Grow a by-iid array to hold iid (new slots zero). */
-static int iid_slot(void **v, size_t *n, uint64_t iid, size_t elem) {
-    if (iid < *n) return 0;
-    size_t cap = *n;
-    if (opprof__grow(v, &cap, (size_t)iid + 1, elem)) return OPPROF_ENOMEM;
-    memset((char *)*v + *n * elem, 0, (cap - *n) * elem);
-    *n = cap;
-    return 0;
-}
 
 static int frame_of(preader *r, const uint8_t *p, size_t len) {
     uint64_t iid = 0, function = 0, path = 0, line = 0;
@@ -176,16 +215,10 @@ static int frame_of(preader *r, const uint8_t *p, size_t len) {
         if (f.number == 5) path = f.value;
         if (f.number == 6) line = f.value;
     }
-    if (got < 0 || iid == 0 || iid >= MAX_IID || function == 0) return fail(r, "an interned frame that is no {iid, function_name_id}");
-    size_t n = (size_t)r->n_frame_slots, n2 = n, n3 = n;
-    if (iid_slot((void **)&r->frame_function, &n, iid, sizeof *r->frame_function) ||
-        iid_slot((void **)&r->frame_path, &n2, iid, sizeof *r->frame_path) ||
-        iid_slot((void **)&r->frame_line, &n3, iid, sizeof *r->frame_line))
-        return OPPROF_ENOMEM;
-    r->n_frame_slots = n;
-    r->frame_function[iid] = function;
-    r->frame_path[iid] = path;
-    r->frame_line[iid] = line;
+    if (got < 0 || iid == 0 || function == 0) return fail(r, "an interned frame that is no {iid, function_name_id}");
+    interned_entry *e = iid_put(&r->frames, iid);
+    if (!e) return OPPROF_ENOMEM;
+    e->a = function, e->b = path, e->c = line;
     return 0;
 }
 
@@ -201,9 +234,9 @@ static int callstack_of(preader *r, const uint8_t *p, size_t len) {
         if (f.number != 2) continue;
         for (const uint8_t *q = f.data, *qe = f.data + f.len; f.wire == OPPROF__PB_BYTES && q < qe;) {
             uint64_t v;
-            if (!opprof__pb_read_varint(&q, qe, &v) || opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames,
-                                                                   r->n_stack_frames + 1, sizeof *r->stack_frames))
-                return fail(r, "a callstack's frame_ids are no varints");
+            if (!opprof__pb_read_varint(&q, qe, &v)) return fail(r, "a callstack's frame_ids are no varints");
+            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1, sizeof *r->stack_frames))
+                return OPPROF_ENOMEM;
             r->stack_frames[r->n_stack_frames++] = v;
         }
         if (f.wire == OPPROF__PB_VARINT) {
@@ -212,14 +245,10 @@ static int callstack_of(preader *r, const uint8_t *p, size_t len) {
             r->stack_frames[r->n_stack_frames++] = f.value;
         }
     }
-    if (got < 0 || iid == 0 || iid >= MAX_IID) return fail(r, "an interned callstack that is no {iid, frame_ids}");
-    size_t n = r->n_stack_slots, n2 = r->n_stack_slots;
-    if (iid_slot((void **)&r->stack_first, &n, iid, sizeof *r->stack_first) ||
-        iid_slot((void **)&r->stack_len, &n2, iid, sizeof *r->stack_len))
-        return OPPROF_ENOMEM;
-    r->n_stack_slots = n;
-    r->stack_first[iid] = first;
-    r->stack_len[iid] = r->n_stack_frames - first;
+    if (got < 0 || iid == 0) return fail(r, "an interned callstack that is no {iid, frame_ids}");
+    interned_entry *e = iid_put(&r->stacks, iid);
+    if (!e) return OPPROF_ENOMEM;
+    e->a = first, e->b = r->n_stack_frames - first;
     return 0;
 }
 
@@ -237,11 +266,13 @@ static int perf_sample(preader *r, const uint8_t *p, size_t len, int64_t ts) {
         if (f.number == SAMPLE_CALLSTACK) stack = f.value;
     }
     if (got < 0) return fail(r, "a perf_sample that is no protobuf");
-    if (stack && (stack >= r->n_stack_slots || !r->stack_len[stack])) return fail(r, "a sample's callstack was never interned");
+    const interned_entry *st = stack ? iid_find(&r->stacks, stack) : NULL;
+    if (stack && !st) return fail(r, "a sample's callstack was never interned");
     opprof__sb_printf(&r->samples, "%s\n    {\"name\":\"cpu-clock\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
                       r->samples.len ? "," : "", pid, tid);
     opprof__sb_us(&r->samples, ts - r->origin);
-    if (stack) opprof__sb_printf(&r->samples, ",\"sf\":\"%" PRIu64 "-%zu\"", stack, r->stack_len[stack] - 1);
+    /* a callstack of no frame (code with no symbols: JIT) is a sample of no stack, as the JSON writes it */
+    if (st && st->b) opprof__sb_printf(&r->samples, ",\"sf\":\"%" PRIu64 "-%" PRIu64 "\"", stack, st->b - 1);
     opprof__sb_puts(&r->samples, ",\"weight\":1}");
     return 0;
 }
@@ -252,28 +283,31 @@ static int samples_out(preader *r, opprof__strbuf *sb) {
     if (!r->samples.len && !r->sample_period_ns && !r->offs.len && !r->off_cpu) return 0;
     opprof__sb_puts(sb, ",\n  \"stackFrames\": {");
     bool first = true;
-    for (size_t s = 1; s < r->n_stack_slots; s++)
-        for (size_t k = 0; k < r->stack_len[s]; k++) {
-            uint64_t fr = r->stack_frames[r->stack_first[s] + k];
-            uint64_t fn = fr < r->n_frame_slots ? r->frame_function[fr] : 0;
-            if (!fn || fn >= r->n_functions || !r->functions[fn]) return fail(r, "a callstack's frame has no function name");
-            opprof__sb_printf(sb, "%s\n    \"%zu-%zu\": {\"name\": ", first ? "" : ",", s, k);
-            json_bytes(sb, (const uint8_t *)r->functions[fn], r->function_len[fn], &r->text);
-            uint64_t path = fr < r->n_frame_slots ? r->frame_path[fr] : 0;
-            if (path && (path >= r->n_paths || !r->paths[path])) return fail(r, "a frame's source path was never interned");
+    for (size_t s = 0; s < r->stacks.n; s++) {
+        const interned_entry *st = &r->stacks.v[s];
+        for (uint64_t k = 0; k < st->b; k++) {
+            const interned_entry *fr = iid_find(&r->frames, r->stack_frames[st->a + k]);
+            size_t name_len = 0, path_len = 0;
+            const char *name = fr ? iid_text(r, &r->functions, fr->a, &name_len) : NULL;
+            if (!name) return fail(r, "a callstack's frame has no function name");
+            opprof__sb_printf(sb, "%s\n    \"%" PRIu64 "-%" PRIu64 "\": {\"name\": ", first ? "" : ",", st->iid, k);
+            json_bytes(sb, (const uint8_t *)name, name_len, &r->text);
+            const char *path = fr->b ? iid_text(r, &r->paths, fr->b, &path_len) : NULL;
+            if (fr->b && !path) return fail(r, "a frame's source path was never interned");
             if (path) { /* "file:line", as opprof's own frames say it */
                 opprof__strbuf where = {0};
-                opprof__sb_put(&where, r->paths[path], r->path_len[path]);
-                opprof__sb_printf(&where, ":%" PRIu64, r->frame_line[fr]);
+                opprof__sb_put(&where, path, path_len);
+                opprof__sb_printf(&where, ":%" PRIu64, fr->c);
                 opprof__sb_puts(sb, ", \"opprof_source\": ");
                 json_bytes(sb, (const uint8_t *)where.data, where.len, &r->text);
                 if (where.error) sb->error = where.error;
                 opprof__sb_free(&where);
             }
-            if (k) opprof__sb_printf(sb, ", \"parent\": \"%zu-%zu\"", s, k - 1);
+            if (k) opprof__sb_printf(sb, ", \"parent\": \"%" PRIu64 "-%" PRIu64 "\"", st->iid, k - 1);
             opprof__sb_puts(sb, "}");
             first = false;
         }
+    }
     opprof__sb_puts(sb, "},\n  \"samples\": [");
     opprof__sb_put(sb, r->samples.data ? r->samples.data : "", r->samples.len);
     opprof__sb_printf(sb, "],\n  \"opprof_sampling\": {\"period_ns\": %" PRId64 ", \"off_cpu\": %d, \"samples_lost\": %" PRId64
@@ -290,13 +324,11 @@ static int interned_data(preader *r, const uint8_t *p, size_t len) {
     int got, rc = 0;
     while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.wire != OPPROF__PB_BYTES) continue;
-        if (f.number == INTERNED_NAMES) rc = intern(r, &r->names, &r->name_len, &r->n_names, f.data, f.len);
-        if (f.number == INTERNED_CATEGORIES)
-            rc = intern(r, &r->categories, &r->category_len, &r->n_categories, f.data, f.len);
-        if (f.number == INTERNED_ANNOTATION_NAMES) rc = intern(r, &r->notes, &r->note_len, &r->n_notes, f.data, f.len);
-        if (f.number == INTERNED_FUNCTION_NAMES)
-            rc = intern(r, &r->functions, &r->function_len, &r->n_functions, f.data, f.len);
-        if (f.number == INTERNED_SOURCE_PATHS) rc = intern(r, &r->paths, &r->path_len, &r->n_paths, f.data, f.len);
+        if (f.number == INTERNED_NAMES) rc = intern(r, &r->names, f.data, f.len);
+        if (f.number == INTERNED_CATEGORIES) rc = intern(r, &r->categories, f.data, f.len);
+        if (f.number == INTERNED_ANNOTATION_NAMES) rc = intern(r, &r->notes, f.data, f.len);
+        if (f.number == INTERNED_FUNCTION_NAMES) rc = intern(r, &r->functions, f.data, f.len);
+        if (f.number == INTERNED_SOURCE_PATHS) rc = intern(r, &r->paths, f.data, f.len);
         if (f.number == INTERNED_FRAMES) rc = frame_of(r, f.data, f.len);
         if (f.number == INTERNED_CALLSTACKS) rc = callstack_of(r, f.data, f.len);
     }
@@ -480,9 +512,8 @@ static int annotation_of(preader *r, const uint8_t *p, size_t len, annotation *a
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number == NOTE_NAME && f.wire == OPPROF__PB_BYTES) a->name = (const char *)f.data, a->name_len = f.len;
         if (f.number == NOTE_NAME_IID && f.wire == OPPROF__PB_VARINT) {
-            if (f.value >= r->n_notes || !r->notes[f.value]) return fail(r, "an annotation's name iid was never interned");
-            a->name = r->notes[f.value];
-            a->name_len = r->note_len[f.value];
+            if (!(a->name = iid_text(r, &r->notes, f.value, &a->name_len)))
+                return fail(r, "an annotation's name iid was never interned");
         }
         if (f.number == NOTE_STRING && f.wire == OPPROF__PB_BYTES) a->type = NOTE_STRING, a->s = f.data, a->s_len = f.len;
         if ((f.number == NOTE_INT || f.number == NOTE_UINT) && f.wire == OPPROF__PB_VARINT) a->type = (int)f.number, a->value = f.value;
@@ -528,9 +559,8 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
     if (rc) return rc;
     if (got < 0) return fail(r, "a track event that is no protobuf");
     if (e->name_iid) {
-        if (e->name_iid >= r->n_names || !r->names[e->name_iid]) return fail(r, "an event's name iid was never interned");
-        e->name = (const uint8_t *)r->names[e->name_iid];
-        e->name_len = r->name_len[e->name_iid];
+        if (!(e->name = (const uint8_t *)iid_text(r, &r->names, e->name_iid, &e->name_len)))
+            return fail(r, "an event's name iid was never interned");
     }
     return 0;
 }
@@ -608,10 +638,12 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     opprof__sb_puts(out, "{\"ph\":\"X\",\"cat\":\"");
     for (int k = 0; k < e->n_categories; k++) {
         uint64_t c = e->categories[k];
-        if (c >= r->n_categories || !r->categories[c]) return fail(r, "an event's category iid was never interned");
+        size_t category_len = 0;
+        const char *category = iid_text(r, &r->categories, c, &category_len);
+        if (!category) return fail(r, "an event's category iid was never interned");
         if (k) opprof__sb_puts(out, ",");
         r->text.len = 0;
-        opprof__sb_put(&r->text, r->categories[c], r->category_len[c]);
+        opprof__sb_put(&r->text, category, category_len);
         size_t q = out->len; /* escaped in place, its quotes taken off: "cat": "a,b" */
         opprof__sb_json_string(out, r->text.data ? r->text.data : "");
         if (!out->error && out->len >= q + 2) {
@@ -624,7 +656,8 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
     json_bytes(out, e->name ? e->name : (const uint8_t *)"", e->name_len, &r->text);
     place(r, out, t, ts);
     begun *b = &t->open[t->n_open++];
-    *b = (begun){at, out->len - at, ts, 0, false};
+    *b = (begun){at, out->len - at, t->top, ts, 0, false};
+    t->top = t->n_open;
     t->depth++;
     r->open_slices++;
     /* the args wait for the end, in the pending text after the head: they follow "dur" */
@@ -658,28 +691,24 @@ static void slice_out(preader *r, const track *t, size_t k) {
     opprof__sb_puts(&r->events, "}");
 }
 
-/* The innermost slice still open on a track below k, or -1. */
-static int64_t open_below(const track *t, size_t k) {
-    while (k > 0 && t->open[k - 1].ended) k--;
-    return (int64_t)k - 1;
-}
-
 /* An end: of the innermost slice open on the track. It goes out, and the
  * ones waiting above it (its children that began with their parent, in the
- * order they began), unless it too began with the slice around it. */
+ * order they began), unless it too began with the slice around it. Each
+ * slice knows its parent: an end costs the slices it sends out, not those
+ * waiting below it. */
 static int slice_end(preader *r, track *t, int64_t ts) {
-    int64_t k = open_below(t, t->n_open);
-    if (k < 0) return fail(r, "a slice's end with no begin open on its track");
+    if (!t->top) return fail(r, "a slice's end with no begin open on its track");
+    size_t k = t->top - 1;
     begun *b = &t->open[k];
     b->dur = ts - b->ts;
     b->ended = true;
+    t->top = b->below;
     t->depth--;
     r->open_slices--;
-    int64_t parent = open_below(t, (size_t)k);
-    if (parent >= 0 && t->open[parent].ts == b->ts) return 0; /* it waits for its parent */
-    for (size_t j = (size_t)k; j < t->n_open; j++) slice_out(r, t, j);
+    if (b->below && t->open[b->below - 1].ts == b->ts) return 0; /* it waits for its parent */
+    for (size_t j = k; j < t->n_open; j++) slice_out(r, t, j);
     t->pending.len = b->json;
-    t->n_open = (size_t)k;
+    t->n_open = k;
     if (r->events.len > (1u << 20)) flush(r, &r->events);
     return 0;
 }
@@ -1018,23 +1047,70 @@ static int packet(preader *r, const uint8_t *p, size_t len) {
     return rc;
 }
 
+/* At least `need` bytes in the window from win_pos, unless the trace ends first. */
+static int fill(preader *r, size_t need) {
+    if (r->win_len - r->win_pos >= need || r->eof) return 0;
+    if (r->win_pos) { /* what was decoded goes */
+        memmove(r->win, r->win + r->win_pos, r->win_len - r->win_pos);
+        r->win_base += r->win_pos;
+        r->win_len -= r->win_pos;
+        r->win_pos = 0;
+    }
+    if (need > r->win_cap) {
+        size_t cap = need < WINDOW ? WINDOW : need;
+        uint8_t *grown = opprof__realloc(r->win, cap);
+        if (!grown) return OPPROF_ENOMEM;
+        r->win = grown, r->win_cap = cap;
+    }
+    while (r->win_len < need && !r->eof) {
+        int got = r->read(r->read_ctx, r->win + r->win_len, r->win_cap - r->win_len);
+        if (got < 0) return got;
+        r->eof = got == 0;
+        r->win_len += (size_t)got;
+    }
+    return 0;
+}
+
+/* The next packet in the window (*data NULL and rc 0 at the trace's end): a
+ * packet is read whole, up to MAX_PACKET bytes. */
+static int next_packet(preader *r, const uint8_t **data, size_t *len) {
+    *data = NULL, *len = 0;
+    int rc = fill(r, 20); /* a tag and a length, each a varint of up to 10 bytes */
+    if (rc || r->win_pos == r->win_len) return rc;
+    r->offset = r->win_base + r->win_pos;
+    r->packet++;
+    const uint8_t *p = r->win + r->win_pos, *end = r->win + r->win_len;
+    uint64_t key, n;
+    if (!opprof__pb_read_varint(&p, end, &key) || ((key & 7) == OPPROF__PB_BYTES && !opprof__pb_read_varint(&p, end, &n)))
+        return fail(r, "bytes that are no protobuf (a Trace of TracePackets)");
+    if (key >> 3 != TRACE_PACKET || (key & 7) != OPPROF__PB_BYTES) return fail(r, "a field of Trace that is no packet");
+    if (n > MAX_PACKET) {
+        char what[120];
+        snprintf(what, sizeof what, "a packet of %" PRIu64 " bytes, more than the %d MiB opprof reads in one", n,
+                 MAX_PACKET >> 20);
+        return fail(r, what);
+    }
+    size_t head = (size_t)(p - (r->win + r->win_pos));
+    if ((rc = fill(r, head + (size_t)n))) return rc;
+    if (r->win_len - r->win_pos < head + n) return fail(r, "bytes that are no protobuf (a Trace of TracePackets): it ends inside a packet");
+    *data = r->win + r->win_pos + head;
+    *len = (size_t)n;
+    r->win_pos += head + (size_t)n;
+    return 0;
+}
+
 /* The trace's JSON, the same capture's as the JSON writer's, given to emit
  * piece by piece in order. */
-int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *ctx, const char *data, size_t len),
+int opprof__perfetto_translate(opprof__read_fn read, void *read_ctx, int (*emit)(void *ctx, const char *data, size_t len),
                                void *ctx, char *why, size_t why_size) {
-    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx, .memory_thread = -1};
-    const uint8_t *p = data, *end = p + len;
-    opprof__pb_field f;
-    int got = 0, rc = 0;
-    while (!rc && !r.emit_error && (r.offset = (size_t)(p - (const uint8_t *)data), got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number != TRACE_PACKET || f.wire != OPPROF__PB_BYTES) {
-            rc = fail(&r, "a field of Trace that is no packet");
-            break;
-        }
-        r.packet++;
-        rc = packet(&r, f.data, f.len);
+    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx, .memory_thread = -1, .read = read, .read_ctx = read_ctx};
+    int rc = 0;
+    while (!rc && !r.emit_error) {
+        const uint8_t *data = NULL;
+        size_t len = 0;
+        if ((rc = next_packet(&r, &data, &len)) || !data) break; /* an error, or the end */
+        rc = packet(&r, data, len);
     }
-    if (!rc && !r.emit_error && got < 0) rc = fail(&r, "bytes that are no protobuf (a Trace of TracePackets)");
     if (!rc && r.open_slices) rc = fail(&r, "a slice never ended");
     if (!rc && !r.facts) rc = fail(&r, "no 'opprof capture' facts: not a trace that opprof wrote");
     if (!rc) {
@@ -1048,31 +1124,20 @@ int opprof__perfetto_translate(const void *data, size_t len, int (*emit)(void *c
     if (rc && why) snprintf(why, why_size, "%s", rc == OPPROF_EFORMAT ? r.why : opprof_strerror(rc));
     opprof__sb_free(&r.events);
     opprof__sb_free(&r.text);
-    opprof__free(r.names);
-    opprof__free(r.name_len);
-    opprof__free(r.categories);
-    opprof__free(r.category_len);
-    opprof__free(r.notes);
-    opprof__free(r.note_len);
+    iid_table *tables[] = {&r.names, &r.categories, &r.notes, &r.functions, &r.paths, &r.frames, &r.stacks};
+    for (size_t k = 0; k < sizeof tables / sizeof *tables; k++) iid_free(tables[k]);
+    opprof__sb_free(&r.interned);
     for (size_t k = 0; k < r.n_tracks; k++) {
         opprof__free(r.tracks[k].open);
         opprof__sb_free(&r.tracks[k].pending);
     }
     opprof__free(r.tracks);
     opprof__index_free(&r.track_index);
-    opprof__free(r.functions);
-    opprof__free(r.function_len);
-    opprof__free(r.frame_function);
-    opprof__free(r.frame_path);
-    opprof__free(r.frame_line);
-    opprof__free(r.paths);
-    opprof__free(r.path_len);
     opprof__free(r.stack_frames);
-    opprof__free(r.stack_first);
-    opprof__free(r.stack_len);
     opprof__sb_free(&r.samples);
     opprof__sb_free(&r.offs);
     opprof__free(r.note_buf);
+    opprof__free(r.win);
     return rc;
 }
 
@@ -1081,6 +1146,21 @@ static int append(void *ctx, const char *data, size_t len) {
     return ((opprof__strbuf *)ctx)->error;
 }
 
+typedef struct memory_source {
+    const uint8_t *data;
+    size_t len, pos;
+} memory_source;
+
+static int read_memory(void *ctx, void *buf, size_t len) {
+    memory_source *m = ctx;
+    size_t n = m->len - m->pos < len ? m->len - m->pos : len;
+    if (n > INT32_MAX) n = INT32_MAX;
+    memcpy(buf, m->data + m->pos, n);
+    m->pos += n;
+    return (int)n;
+}
+
 int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why, size_t why_size) {
-    return opprof__perfetto_translate(data, len, append, json, why, why_size);
+    memory_source m = {data, len, 0};
+    return opprof__perfetto_translate(read_memory, &m, append, json, why, why_size);
 }

@@ -287,6 +287,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         for (int k = 0; k < UNUSED_KINDS; k++)
             if (p->unused[k]) options->on_unused(options->ctx, UNUSED_NAMES[k], p->unused[k]);
     if (!rc) {
+        p->cap->pids_as_read = true;
         p->cap->finish_threads = options && options->threads == 1 ? 1 : 0; /* one thread asked for: one */
         rc = opprof_capture_finish(p->cap);
         if (!rc) rc = apply_mangled(p);
@@ -324,12 +325,12 @@ static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_o
     return rc;
 }
 
-/* A translation on a thread of its own, into a socket the JSON reader reads:
- * the JSON text is never whole in memory (a socket, not a pipe: send with
- * MSG_NOSIGNAL, so that a reader that stops early raises no SIGPIPE). */
+/* A translation on a thread of its own, from the file (through gzip) into a
+ * socket the JSON reader reads: neither the file nor the JSON text is ever
+ * whole in memory (a socket, not a pipe: send with MSG_NOSIGNAL, so that a
+ * reader that stops early raises no SIGPIPE). */
 typedef struct translation {
-    char *data;      /* the trace's bytes: the translation's, freed when it is done */
-    size_t len;
+    gzFile gz;       /* the trace's bytes, read by the translation only */
     int fd, rc;
     char why[200];
 } translation;
@@ -346,11 +347,14 @@ static int send_all(void *ctx, const char *data, size_t len) {
     return 0;
 }
 
+static int read_gz(void *ctx, void *buf, size_t len) {
+    int n = gzread(((translation *)ctx)->gz, buf, (unsigned)(len < (1u << 30) ? len : (1u << 30)));
+    return n < 0 ? OPPROF_EIO : n;
+}
+
 static void *translate(void *arg) {
     translation *t = arg;
-    t->rc = opprof__perfetto_translate(t->data, t->len, send_all, t, t->why, sizeof t->why);
-    opprof__free(t->data); /* before the JSON reader builds the capture: not both at its peak */
-    t->data = NULL;
+    t->rc = opprof__perfetto_translate(read_gz, t, send_all, t, t->why, sizeof t->why);
     close(t->fd);
     return NULL;
 }
@@ -363,26 +367,20 @@ static void perfetto_error(opprof_read_error *error, int rc, const char *why) {
     snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
 }
 
-/* A .pftrace file (plain or gzip): its bytes read whole (the compact form),
+/* A .pftrace file (plain or gzip): its packets decoded as they are read,
  * its JSON streamed to the JSON reader. A translation's error is the one said. */
 static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
-    opprof__strbuf bytes = {0};
-    char buf[1 << 16];
-    int n;
-    while ((n = gzread(gz, buf, sizeof buf)) > 0) opprof__sb_put(&bytes, buf, (size_t)n);
-    int rc = n < 0 ? OPPROF_EIO : bytes.error ? OPPROF_ENOMEM : 0, fds[2];
-    if (!rc && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) rc = -errno;
-    if (rc) {
-        opprof__sb_free(&bytes);
+    int rc = 0, fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+        rc = -errno;
         perfetto_error(error, rc, "");
         return rc;
     }
-    translation t = {.data = bytes.data, .len = bytes.len, .fd = fds[1]};
+    translation t = {.gz = gz, .fd = fds[1]};
     pthread_t thread;
     if ((rc = opprof__helper_start(&thread, translate, &t))) {
         close(fds[0]);
         close(fds[1]);
-        opprof__sb_free(&bytes);
         perfetto_error(error, rc, "");
         return rc;
     }
@@ -392,7 +390,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     rc = read_trace(&p, opprof__json_open_file(&p.lx, fds[0], options), options, &cap, error);
     shutdown(fds[0], SHUT_RDWR); /* a reader that stopped early: the translation ends too */
     pthread_join(thread, NULL);
-    if (t.rc) {
+    if (t.rc && !(rc && (t.rc == -EPIPE || t.rc == -ECONNRESET))) { /* not the reader's stop, seen by the sender */
         opprof_capture_free(rc ? NULL : cap);
         perfetto_error(error, t.rc, t.why);
         return t.rc;

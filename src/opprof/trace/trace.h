@@ -48,9 +48,13 @@ OPPROF__HIDDEN int opprof__gzip_close(FILE *fp, int rc);
  * byte and the reason) when it is no such trace, OPPROF_ENOMEM. */
 OPPROF__HIDDEN int opprof__perfetto_to_json(const void *data, size_t len, opprof__strbuf *json, char *why,
                                             size_t why_size);
-/* The same, given to emit piece by piece (a pipe to the JSON reader: memory
- * stays the slices not yet ended); emit returns 0 or an error that stops it. */
-OPPROF__HIDDEN int opprof__perfetto_translate(const void *data, size_t len,
+/* The same, read from `read` (into buf, up to len bytes: how many, 0 at
+ * the end, or a negative code) packet by packet and given to emit piece by
+ * piece (a pipe to the JSON reader): memory is the largest packet, what was
+ * interned and the slices not yet ended, never the file. emit returns 0 or
+ * an error that stops it. */
+typedef int (*opprof__read_fn)(void *ctx, void *buf, size_t len);
+OPPROF__HIDDEN int opprof__perfetto_translate(opprof__read_fn read, void *read_ctx,
                                               int (*emit)(void *ctx, const char *data, size_t len), void *ctx,
                                               char *why, size_t why_size);
 /* A protobuf Trace begins with its first packet's key (field 1, bytes: 0x0a,
