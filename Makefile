@@ -26,16 +26,20 @@ bench: build
 	@cmake --build $(BUILD) --target bench_peers -j2
 	./$(BUILD)/bin/bench_forward
 
-# The trace reader's fuzzer: FUZZ_SECONDS of libFuzzer (clang, ASan, UBSan), starting
-# from the corpus in tests/fixtures/fuzz; new finds go to build-fuzz/corpus.
+# The trace reader's fuzzers: FUZZ_SECONDS of libFuzzer each (clang, ASan, UBSan),
+# starting from the corpus in tests/fixtures/fuzz; new finds go to build-fuzz/corpus*.
+# fuzz_reader takes any bytes; fuzz_pftrace takes .pftrace packets after a valid head.
+# Both check the round trip: written as .pftrace and JSON, read back the same.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@sh scripts/deps.sh --fuzz
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPPROF_FUZZ=ON >/dev/null
-	@cmake --build build-fuzz --target fuzz_reader -j2
-	@mkdir -p build-fuzz/corpus
+	@cmake --build build-fuzz --target fuzz_reader fuzz_pftrace -j2
+	@mkdir -p build-fuzz/corpus build-fuzz/corpus-pftrace
 	./build-fuzz/bin/fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
 	    -rss_limit_mb=2048 build-fuzz/corpus tests/fixtures/fuzz
+	./build-fuzz/bin/fuzz_pftrace -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+	    -rss_limit_mb=2048 build-fuzz/corpus-pftrace tests/fixtures/fuzz
 
 clean:
 	rm -rf $(BUILD)
