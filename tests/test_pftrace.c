@@ -431,6 +431,8 @@ int main(int argc, char **argv) { return check_main(argc, argv, "test_pftrace");
 /* ---- the round trip: a trace written as JSON and as .pftrace gives the
  * tables, stacks and diff that it gave ---- */
 
+static int by_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 /* What a user sees of a capture: its table (device columns, warnings and
  * notes under it), its folded stacks by self time, by bytes and by samples,
  * and its diff against `against`. */
@@ -445,12 +447,24 @@ static char *seen(const opprof_capture *c, const opprof_capture *against) {
     CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SAMPLES, &samples), 0);
     CHECK_INT(opprof_capture_diff_to_string(against, c, 0, OPPROF_DIFF_TEXT, &diff), 0);
     opprof_capture_info info = opprof_capture_get_info(c);
-    size_t n_samples;
+    size_t n_samples, n_threads;
     opprof_capture_samples(c, &n_samples);
-    CHECK(asprintf(&all, "device %s, unended %lld, %zu samples, machine %d\n%s\n--self\n%s\n--bytes\n%s\n--samples\n%s\n--diff\n%s",
+    const opprof_thread_info *th = opprof_capture_threads(c, &n_threads);
+    char **lines = calloc(n_threads + 1, sizeof *lines), threads[8192] = "";
+    for (size_t k = 0; k < n_threads; k++) /* each thread: its name and process, in (pid, tid) order */
+        CHECK(asprintf(&lines[k], "%020lld:%020lld '%s' '%s'%s\n", (long long)th[k].pid + (1ll << 62),
+                       (long long)th[k].tid + (1ll << 62), th[k].name, th[k].process, th[k].device ? " device" : "") > 0);
+    qsort(lines, n_threads, sizeof *lines, by_text);
+    for (size_t k = 0, at = 0; k < n_threads; k++) {
+        if (at + strlen(lines[k]) + 1 < sizeof threads) at += (size_t)snprintf(threads + at, sizeof threads - at, "%s", lines[k]);
+        free(lines[k]);
+    }
+    free(lines);
+    CHECK(asprintf(&all, "device %s, unended %lld, %zu samples, machine %d, producer %s\n%s%s\n--self\n%s\n--bytes\n%s"
+                         "\n--samples\n%s\n--diff\n%s",
                    info.device_name, (long long)info.unended_ns, n_samples, opprof_capture_machine(c) != NULL,
-                   table ? table : "", self ? self : "", bytes ? bytes : "", samples ? samples : "",
-                   diff ? diff : "") > 0);
+                   opprof_producer_name(info.producer), threads, table ? table : "", self ? self : "",
+                   bytes ? bytes : "", samples ? samples : "", diff ? diff : "") > 0);
     opprof_free(table);
     opprof_free(self);
     opprof_free(bytes);
@@ -497,7 +511,9 @@ static opprof_capture *device_capture(void) {
         CHECK_INT(opprof_capture_add_warning(c, w), 0);
     }
     CHECK_INT(opprof_capture_finish(c), 0);
-    size_t n;
+    size_t n, n_threads;
+    opprof_thread_info *th = (opprof_thread_info *)opprof_capture_threads(c, &n_threads);
+    for (size_t k = 0; k < n_threads; k++) th[k].pid = 900; /* as a recorded capture's */
     opprof_event *ev = (opprof_event *)opprof_capture_events(c, &n);
     for (size_t i = 0; i < n; i++) /* the kernel's launcher: aten::mm (a hand-built capture sets it so) */
         if (ev[i].kind == OPPROF_KIND_DEVICE)

@@ -238,18 +238,17 @@ static void metadata_head(writer *w, const char *name, int64_t pid, int64_t tid)
     OUT_LIT(w->o, ", \"args\": {");
 }
 
+/* A thread's name (when it has one: a name made up here would be read back
+ * as its own) and its order. */
 static void write_thread_metadata(writer *w, size_t t) {
     out *o = w->o;
     const opprof_thread_info *th = &w->c->threads[t];
-    metadata_head(w, "thread_name", pid_of(w, (uint32_t)t), th->tid);
-    OUT_LIT(o, "\"name\": ");
-    char label[96];
-    if (th->name[0])
-        snprintf(label, sizeof label, "%s", th->name);
-    else
-        snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
-    out_json_string(o, label);
-    OUT_LIT(o, "}}");
+    if (th->name[0]) {
+        metadata_head(w, "thread_name", pid_of(w, (uint32_t)t), th->tid);
+        OUT_LIT(o, "\"name\": ");
+        out_json_string(o, th->name);
+        OUT_LIT(o, "}}");
+    }
     metadata_head(w, "thread_sort_index", pid_of(w, (uint32_t)t), th->tid);
     OUT_LIT(o, "\"sort_index\": ");
     out_i64(o, (int64_t)t);

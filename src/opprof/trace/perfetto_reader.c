@@ -377,7 +377,7 @@ static void flush(preader *r, opprof__strbuf *sb) {
 /* A process's metadata, as the JSON writer gives it: its name, its label
  * again when it has one ("rank 1"; "CPU" and "device" are none), its order. */
 static void process_metadata(preader *r, int64_t pid, const char *name, int64_t index) {
-    bool label = name[0] && strcmp(name, "CPU") && strcmp(name, "device");
+    bool label = name[0] != '\0'; /* a process the writer named: its label */
     opprof__sb_printf(&r->events, "%s  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_name\", \"pid\": %" PRId64
                                   ", \"tid\": 0, \"args\": {\"name\": ",
                       r->first_event ? "\n" : ",\n", pid);
@@ -407,11 +407,14 @@ static void metadata(preader *r) {
     for (size_t k = 0; k < r->n_tracks; k++) {
         const track *t = &r->tracks[k];
         if (!t->thread) continue;
-        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_name\", \"pid\": %" PRId64
-                                      ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
-                          pid_of(r, t), t->tid);
-        opprof__sb_json_string(&r->events, t->name);
-        opprof__sb_printf(&r->events, "}},\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+        if (t->name[0]) { /* a thread with no name has none */
+            opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                                          ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
+                              pid_of(r, t), t->tid);
+            opprof__sb_json_string(&r->events, t->name);
+            opprof__sb_puts(&r->events, "}}");
+        }
+        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
                                       ", \"tid\": %" PRId64 ", \"args\": {\"sort_index\": %" PRId64 "}}",
                           pid_of(r, t), t->tid, index++);
     }

@@ -371,7 +371,7 @@ static int thread_tracks(pwriter *w) {
             w->pids[w->n_pids++] = pid;
             opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(k));
             opprof__pb_int(&inner, PROCESS_PID, pid);
-            opprof__pb_string(&inner, PROCESS_NAME, th->process[0] ? th->process : th->device ? "device" : "CPU");
+            if (th->process[0]) opprof__pb_string(&inner, PROCESS_NAME, th->process); /* its label, when it has one */
             opprof__pb_message(&track, TRACK_PROCESS, &inner);
             track_packet(w, &track);
         }
@@ -379,10 +379,7 @@ static int thread_tracks(pwriter *w) {
         opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(k));
         opprof__pb_int(&inner, THREAD_PID, pid);
         opprof__pb_int(&inner, THREAD_TID, th->tid);
-        char label[96];
-        snprintf(label, sizeof label, "%s", th->name[0] ? th->name : "");
-        if (!label[0]) snprintf(label, sizeof label, "thread %lld", (long long)th->tid);
-        opprof__pb_string(&inner, THREAD_NAME, label);
+        if (th->name[0]) opprof__pb_string(&inner, THREAD_NAME, th->name); /* Perfetto names the others by tid */
         opprof__pb_message(&track, TRACK_THREAD, &inner);
         track_packet(w, &track);
     }

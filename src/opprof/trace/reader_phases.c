@@ -370,8 +370,13 @@ static int take_instant(parser *p, event *e, int64_t offset) {
 }
 
 
-/* "M": thread names; opprof merge's process labels ("rank K"). */
+/* "M": thread names (and threads that only a sort index names: a thread of
+ * the trace with no event and no name); opprof merge's process labels ("rank K"). */
 static int take_metadata(parser *p, event *e) {
+    if ((e->have & HAS_NAME) && strcmp(e->name, "thread_sort_index") == 0) {
+        uint32_t thread;
+        return opprof__reader_thread_of(p, e->pid, e->tid, &thread) ? OPPROF_EFORMAT : 0;
+    }
     if ((e->have & HAS_NAME) && strcmp(e->name, "thread_name") == 0 && e->arg_name) {
         uint32_t thread;
         if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
