@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -438,6 +439,70 @@ TEST_CASE(memory_bounded_by_what_is_kept) {
     opprof_session_free(s);
     CHECK(late - early < 8 * 1024 * 1024);
     if (late - early >= 8 * 1024 * 1024) fprintf(stderr, "held %lld bytes more after 80000 steps\n", (long long)(late - early));
+    CHECK_INT(opprof_set_allocator(NULL), 0);
+}
+
+/* The saver held in its first save (a gate in the allocator of every thread
+ * but the program's), so that the saves a storm of triggers queues wait. */
+static int g_gate; /* 1: armed, 2: a saver is in it, 3: open */
+static void *gated_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    (void)ctx;
+    (void)old_size;
+    if (!pthread_equal(pthread_self(), g_program)) {
+        int armed = 1;
+        __atomic_compare_exchange_n(&g_gate, &armed, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&g_gate, __ATOMIC_SEQ_CST) == 2) usleep(100);
+    }
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, new_size);
+}
+
+static int by_ms_desc(const void *a, const void *b) { return ((const int *)b)[0] - ((const int *)a)[0]; }
+
+/* Every step triggers (slower than 1 ns, no cool-down) while the saver is
+ * held in the first save: the queue keeps the 64 slowest steps' saves and
+ * drops the rest, counted as suppressed (it held every one: 20,000 steps
+ * were 20,001 saves and 110 s at exit). */
+TEST_CASE(trigger_storm_keeps_the_slowest) {
+    enum { STEPS = 1000, QUEUED = 64 };
+    static int ms[STEPS], order[STEPS - 1][2];
+    for (int i = 0; i < STEPS; i++) ms[i] = 1 + (i * 7919) % STEPS; /* each duration once */
+    g_program = pthread_self();
+    __atomic_store_n(&g_gate, 1, __ATOMIC_SEQ_CST);
+    opprof_allocator gated = {gated_realloc, NULL};
+    CHECK_INT(opprof_set_allocator(&gated), 0);
+    opprof_config cfg = flight_config(30, 0);
+    cfg.flight.slower_than_ns = 1;
+    cfg.flight.before = 0;
+    opprof_session *s;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    run_steps(s, 1, ms);
+    while (__atomic_load_n(&g_gate, __ATOMIC_SEQ_CST) != 2) usleep(100); /* the saver holds the first save */
+    run_steps(s, STEPS - 1, ms + 1);
+    opprof_flight_stats st;
+    CHECK_INT(opprof_session_flight_stats(s, &st), 0);
+    CHECK_INT(st.saves, 1 + QUEUED);
+    CHECK_INT(st.triggers_suppressed, STEPS - 1 - QUEUED);
+    __atomic_store_n(&g_gate, 3, __ATOMIC_SEQ_CST);
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *caps[STEPS];
+    int n = take_all(s, caps, STEPS);
+    CHECK_INT(n, 1 + QUEUED);
+    /* the first save's step, then the 64 slowest of the others, in the order they came */
+    int64_t first = n ? opprof_capture_get_info(caps[0]).flight.trigger_step : -1;
+    for (int i = 1; i < STEPS; i++) order[i - 1][0] = ms[i], order[i - 1][1] = i;
+    qsort(order, STEPS - 1, sizeof order[0], by_ms_desc);
+    bool kept[STEPS] = {false};
+    for (int k = 0; k < QUEUED; k++) kept[order[k][1]] = true;
+    int want = 1;
+    for (int i = 1; i < STEPS && want < n; i++)
+        if (kept[i]) CHECK_INT(opprof_capture_get_info(caps[want++]).flight.trigger_step, first + i);
+    CHECK_INT(want, n);
+    for (int i = 0; i < n; i++) opprof_capture_free(caps[i]);
+    opprof_session_free(s);
     CHECK_INT(opprof_set_allocator(NULL), 0);
 }
 

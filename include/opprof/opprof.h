@@ -247,7 +247,11 @@ typedef struct opprof_rank {
  * called during it. The save holds the triggering step, the `before` steps
  * before it that the ring still has, and the `after` steps that follow it.
  * At most one save starts per cooldown_ms; the triggers it suppresses are
- * counted in the next save. opprof_session_dump() saves the ring as it is.
+ * counted in the next save. At most 64 triggered saves wait for the saver
+ * thread: past that (a storm of triggers faster than saves are written),
+ * the least slow of them is dropped, or the new one when it is no slower,
+ * and counted as suppressed: what is kept is the slowest steps.
+ * opprof_session_dump() saves the ring as it is (a dump is never dropped).
  */
 typedef struct opprof_flight {
     int keep_steps;            /* N >= 1 turns the flight recorder on; 0: off */
@@ -399,7 +403,8 @@ OPPROF_API int opprof_session_dump(opprof_session *session, const char *reason);
 OPPROF_API int opprof_trigger(const char *reason);
 
 /** Flight recorder: the steps it has dropped from its ring, the saves it
- *  has written, failed and suppressed (cool-down), and the steps it holds. */
+ *  has written (or will), failed and suppressed (cool-down, or dropped from
+ *  a full queue of saves), and the steps it holds. */
 typedef struct opprof_flight_stats {
     uint64_t steps_dropped, saves, saves_failed, triggers_suppressed;
     int steps_held;

@@ -190,9 +190,45 @@ static void step_reason(opprof__flight *f, const opprof__flight_slot *st, char *
 
 /* ---- saves ---- */
 
+/* A save that will not be written: its steps let go, it counted as a
+ * suppressed trigger (with those it carried), said in the next save. */
+static void drop_save(opprof__flight *f, opprof__flight_save *job) {
+    for (int i = 0; i < job->count; i++) opprof__flight_slot_release(f, job->steps[i]);
+    f->suppressed_since_save += 1 + job->info.triggers_suppressed;
+    f->stats.triggers_suppressed++;
+    f->stats.saves--;
+    opprof__free(job);
+}
+
+/* Room in the queue for a triggered save of a step that lasted step_ns: at
+ * most OPPROF__FLIGHT_QUEUED wait for the saver (a trigger storm of a slow
+ * saver would hold every step and write for minutes at exit). When it is
+ * full, the least slow triggered save waiting goes, or the new one when it
+ * is no slower: what is kept is the slowest. Dumps always stay. Under f->lock;
+ * false: the new one is not to be queued. */
+static bool make_room(opprof__flight *f, int64_t step_ns) {
+    if (f->n_queued < OPPROF__FLIGHT_QUEUED) return true;
+    opprof__flight_save *least = NULL, *before_least = NULL;
+    for (opprof__flight_save *j = f->queue_head, *prev = NULL; j; prev = j, j = j->next)
+        if (j->info.trigger_step >= 0 && (!least || j->info.trigger_step_ns < least->info.trigger_step_ns))
+            least = j, before_least = prev;
+    if (!least || least->info.trigger_step_ns >= step_ns) return false;
+    *(before_least ? &before_least->next : &f->queue_head) = least->next;
+    if (f->queue_tail == least) f->queue_tail = before_least;
+    f->n_queued--;
+    drop_save(f, least);
+    return true;
+}
+
 /* Queue a save of the ring's last `count` steps (the newest last), holding
  * a reference to each. Under f->lock. */
 static void queue_save(opprof__flight *f, int count, const opprof_flight_info *info) {
+    if (info->trigger_step >= 0 && !make_room(f, info->trigger_step_ns)) { /* no slower than any waiting */
+        f->stats.triggers_suppressed++;
+        f->suppressed_since_save++;
+        f->stats.saves--;
+        return;
+    }
     if (count > f->ring_count) count = f->ring_count;
     opprof__flight_save *job = opprof__calloc(1, sizeof *job + (size_t)count * sizeof job->steps[0]);
     if (!job) { /* counted as a failed save: said in the next one */
@@ -215,6 +251,7 @@ static void queue_save(opprof__flight *f, int count, const opprof_flight_info *i
     }
     *(f->queue_tail ? &f->queue_tail->next : &f->queue_head) = job;
     f->queue_tail = job;
+    f->n_queued++;
     pthread_cond_signal(&f->wake);
 }
 

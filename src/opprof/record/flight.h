@@ -10,6 +10,7 @@
 
 enum {
     OPPROF__FLIGHT_PENDING = 64,      /* saves waiting for their `after` steps */
+    OPPROF__FLIGHT_QUEUED = 64,       /* saves waiting for the saver: past it, the least slow goes */
     OPPROF__FLIGHT_DROPPED_BATCH = 32, /* steps dropped before the saver is woken to free them */
     OPPROF__FLIGHT_DROPPED_MAX = 256   /* steps dropped and not yet freed, at most: past it, a
                                         * saver that lags behind (a slow save, a slow free) is
@@ -67,6 +68,7 @@ struct opprof__flight {
     opprof__flight_pending pending[OPPROF__FLIGHT_PENDING];
     int n_pending;
     opprof__flight_save *queue_head, *queue_tail;
+    int n_queued;
     bool stopping, saver_started;
     pthread_t saver;
     int last_failure; /* the code of the last failed delivery */

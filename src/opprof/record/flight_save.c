@@ -98,6 +98,7 @@ static void *saver(void *arg) {
         }
         f->queue_head = job->next;
         if (!f->queue_head) f->queue_tail = NULL;
+        f->n_queued--;
         pthread_mutex_unlock(&f->lock);
         save_one(f, job);
         pthread_mutex_lock(&f->lock);
