@@ -12,6 +12,7 @@
  * A trace of another Perfetto writer is refused as such, with the reason:
  * an event on a track no descriptor named, an end with no begin... */
 #include "trace/json_lex.h"
+#include "trace/perfetto_proto.h"
 #include "trace/protobuf.h"
 #include "trace/trace.h"
 
@@ -20,26 +21,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Field numbers: those of perfetto_writer.c. */
-enum {
-    TRACE_PACKET = 1,
-    PACKET_TIMESTAMP = 8, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12, PACKET_TRACK_DESCRIPTOR = 60,
-    PACKET_PERF_SAMPLE = 66, SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4,
-    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7, INTERNED_SOURCE_PATHS = 18,
-    TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
-    THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5, PROCESS_PID = 1, PROCESS_NAME = 6,
-    EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
-    EVENT_EXTRA_COUNTER_VALUES = 12, EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
-    INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
-    NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
-};
-enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { MAX_OPEN = 4096, MAX_NOTES = 1 << 16, MAX_PACKET = 256 << 20, WINDOW = 1 << 16 };
 
 typedef enum track_kind {
     TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU, TRACK_OF_PROCESS
 } track_kind;
-static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
 
 typedef struct track {
     uint64_t uuid;
@@ -186,8 +172,8 @@ static int intern(preader *r, iid_table *t, const uint8_t *p, size_t len) {
     opprof__pb_field f;
     int got;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
-        if (f.number == 2 && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
+        if (f.number == IID && f.wire == OPPROF__PB_VARINT) iid = f.value;
+        if (f.number == IID_NAME && f.wire == OPPROF__PB_BYTES) name = f.data, name_len = f.len;
     }
     if (got < 0 || !name) return fail(r, "an interned name that is no {iid, name}");
     if (iid == 0) return fail(r, "an interned name's iid is 0");
@@ -210,10 +196,10 @@ static int frame_of(preader *r, const uint8_t *p, size_t len) {
     int got;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.wire != OPPROF__PB_VARINT) continue;
-        if (f.number == 1) iid = f.value;
-        if (f.number == 2) function = f.value;
-        if (f.number == 5) path = f.value;
-        if (f.number == 6) line = f.value;
+        if (f.number == FRAME_IID) iid = f.value;
+        if (f.number == FRAME_FUNCTION_NAME) function = f.value;
+        if (f.number == FRAME_SOURCE_PATH) path = f.value;
+        if (f.number == FRAME_LINE) line = f.value;
     }
     if (got < 0 || iid == 0 || function == 0) return fail(r, "an interned frame that is no {iid, function_name_id}");
     interned_entry *e = iid_put(&r->frames, iid);
@@ -230,8 +216,8 @@ static int callstack_of(preader *r, const uint8_t *p, size_t len) {
     opprof__pb_field f;
     int got;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number == 1 && f.wire == OPPROF__PB_VARINT) iid = f.value;
-        if (f.number != 2) continue;
+        if (f.number == CALLSTACK_IID && f.wire == OPPROF__PB_VARINT) iid = f.value;
+        if (f.number != CALLSTACK_FRAMES) continue;
         for (const uint8_t *q = f.data, *qe = f.data + f.len; f.wire == OPPROF__PB_BYTES && q < qe;) {
             uint64_t v;
             if (!opprof__pb_read_varint(&q, qe, &v)) return fail(r, "a callstack's frame_ids are no varints");
@@ -357,7 +343,7 @@ static track *find_track(preader *r, uint64_t uuid) {
 
 /* The track of a thread of the capture (an annotation's "Thread"), or none. */
 static const track *thread_track(preader *r, int64_t thread) {
-    const track *t = find_track(r, (uint64_t)thread + 1);
+    const track *t = find_track(r, THREAD_UUID(thread));
     return t && t->kind == TRACK_OF_THREAD ? t : NULL;
 }
 
@@ -471,7 +457,8 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.has_pid = find_track(r, parent)->has_pid;
         t.off_since = -1;
     } else if (counter) {
-        t.kind = name_len >= 6 && !memcmp(name + name_len - 6, "memory", 6) ? TRACK_MEMORY : TRACK_COUNTER_OF;
+        size_t m = sizeof MEMORY_TRACK_SUFFIX - 1;
+        t.kind = name_len >= m && !memcmp(name + name_len - m, MEMORY_TRACK_SUFFIX, m) ? TRACK_MEMORY : TRACK_COUNTER_OF;
     } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
         t.kind = TRACK_OF_THREAD; /* a lane: its thread's events that overlap */
         t.tid = find_track(r, parent)->tid;
@@ -566,6 +553,12 @@ static int event_of(preader *r, const uint8_t *p, size_t len, event *e) {
             return fail(r, "an event's name iid was never interned");
     }
     return 0;
+}
+
+/* Whether an annotation is named text. */
+static bool named(const annotation *a, const char *text) {
+    size_t n = strlen(text);
+    return a->name_len == n && !memcmp(a->name, text, n);
 }
 
 static const annotation *note(const event *e, const char *name) {
@@ -671,8 +664,7 @@ static int slice_begin(preader *r, track *t, const event *e, int64_t ts) {
         opprof__sb_put(&r->text, a->name, a->name_len);
         opprof__sb_json_string(out, r->text.data);
         opprof__sb_puts(out, ":");
-        bool raw = (a->name_len == 10 && !memcmp(a->name, "Input Dims", 10)) ||
-                   (a->name_len == 10 && !memcmp(a->name, "Input type", 10));
+        bool raw = named(a, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DIMS]) || named(a, OPPROF__PFTRACE_NOTE_TEXT[NOTE_TYPES]);
         note_value(r, out, a, raw);
     }
     return out->error ? OPPROF_ENOMEM : 0;
@@ -721,19 +713,19 @@ static int slice_end(preader *r, track *t, int64_t ts) {
  * change of its track's total when it says none, its address the value of
  * the extra counter track that the defaults name (perfetto_writer.c). */
 static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
-    int64_t thread = note_int(e, "Thread", r->memory_thread), bytes;
+    int64_t thread = note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_THREAD], r->memory_thread), bytes;
     if (thread < 0) return fail(r, "a memory sample without its thread");
     if (!e->has_extra || !r->default_extra)
         return fail(r, "a memory sample without its address (a value of the extra counter track that the defaults name)");
     r->memory_thread = thread;
-    if (note(e, "Bytes"))
-        bytes = note_int(e, "Bytes", 0);
+    if (note(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_BYTES]))
+        bytes = note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_BYTES], 0);
     else if (__builtin_sub_overflow(e->counter, t->total, &bytes))
         return fail(r, "a memory sample without its bytes, whose total's change is past 2^63");
     t->total = e->counter;
     const track *th = thread_track(r, thread);
     if (!th) return fail(r, "a memory sample on a thread no descriptor named");
-    int device_type = (int)(uint16_t)(t->uuid >> 16), device_id = (int)(uint16_t)t->uuid - 1;
+    int device_type = MEMORY_UUID_TYPE(t->uuid), device_id = MEMORY_UUID_ID(t->uuid);
     sep(r);
     opprof__sb_puts(&r->events, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
     place(r, &r->events, th, ts);
@@ -748,7 +740,7 @@ static void mark_head(preader *r, const char *ph, const char *cat, const event *
     opprof__sb_printf(&r->events, "{\"ph\":\"%s\",\"cat\":\"%s\"", ph, cat);
     if (!strcmp(ph, "i")) {
         static const char *const scopes[] = {"t", "p", "g"};
-        int64_t s = note_int(e, "scope", 0);
+        int64_t s = note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_SCOPE], 0);
         opprof__sb_printf(&r->events, ",\"s\":\"%s\"", scopes[s >= 0 && s <= 2 ? s : 0]);
     }
     if (!strcmp(ph, "f")) opprof__sb_puts(&r->events, ",\"bp\":\"e\"");
@@ -758,7 +750,7 @@ static void mark_head(preader *r, const char *ph, const char *cat, const event *
 
 /* The thread of an async edge (its annotation), else none. */
 static const track *async_thread(preader *r, const event *e) {
-    return thread_track(r, note_int(e, "Thread", 0));
+    return thread_track(r, note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_THREAD], 0));
 }
 
 static int mark(preader *r, const track *t, const event *e, int64_t ts) {
@@ -799,8 +791,8 @@ static int mangled_names(preader *r, opprof__strbuf *head, const event *e) {
     int pairs = 0;
     for (int k = 0; k < e->n_notes; k++) {
         const annotation *a = &e->notes[k], *b = k + 1 < e->n_notes ? &e->notes[k + 1] : NULL;
-        if (a->name_len != 9 || memcmp(a->name, "demangled", 9)) continue;
-        if (!b || b->name_len != 7 || memcmp(b->name, "mangled", 7) || a->type != NOTE_STRING || b->type != NOTE_STRING)
+        if (!named(a, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEMANGLED])) continue;
+        if (!b || !named(b, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MANGLED]) || a->type != NOTE_STRING || b->type != NOTE_STRING)
             return fail(r, "the capture's facts have a demangled name without its mangled one after it");
         opprof__sb_puts(head, pairs++ ? ", [" : ",\n  \"opprof_mangled_names\": [[");
         json_bytes(head, a->s, a->s_len, &r->text);
@@ -868,15 +860,18 @@ static int facts(preader *r, const event *e) {
             note_value(r, &head, a, false);
         }
     }
-    static const char *const said[][2] = {{"device_name", "opprof_device_name"}, {"read_from", "opprof_read_from"}};
+    static const struct {
+        int note;
+        const char *key;
+    } said[] = {{NOTE_DEVICE_NAME, "opprof_device_name"}, {NOTE_READ_FROM, "opprof_read_from"}};
     for (size_t k = 0; k < sizeof said / sizeof *said; k++) {
-        const annotation *a = note(e, said[k][0]);
+        const annotation *a = note(e, OPPROF__PFTRACE_NOTE_TEXT[said[k].note]);
         if (!a || a->type != NOTE_STRING) continue;
-        opprof__sb_printf(&head, ",\n  \"%s\": ", said[k][1]);
+        opprof__sb_printf(&head, ",\n  \"%s\": ", said[k].key);
         json_bytes(&head, a->s, a->s_len, &r->text);
     }
     int rc = mangled_names(r, &head, e);
-    if (!rc) rc = machine_of(r, &head, note(e, "opprof_machine"));
+    if (!rc) rc = machine_of(r, &head, note(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MACHINE]));
     const annotation *backend = note(e, "rank_backend");
     if (backend && backend->type == NOTE_STRING) {
         opprof__sb_puts(&head, ",\n  \"distributedInfo\": {\"backend\": ");
@@ -898,7 +893,7 @@ static int facts(preader *r, const event *e) {
     opprof__sb_puts(&head, ",\n  \"warnings\": [");
     int w = 0;
     for (int k = 0; k < e->n_notes; k++)
-        if (e->notes[k].name_len == 7 && !memcmp(e->notes[k].name, "warning", 7) && e->notes[k].type == NOTE_STRING) {
+        if (named(&e->notes[k], OPPROF__PFTRACE_NOTE_TEXT[NOTE_WARNING]) && e->notes[k].type == NOTE_STRING) {
             opprof__sb_puts(&head, w++ ? ", " : "");
             json_bytes(&head, e->notes[k].s, e->notes[k].s_len, &r->text);
         }
@@ -935,7 +930,7 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     if (!rc && !e->track) e->track = r->default_track; /* none named: the sequence's default */
     track *t = rc ? NULL : find_track(r, e->track);
     if (!rc && !t) rc = fail(r, "an event on a track that no descriptor named before it");
-    if (!rc && e->type == INSTANT && e->name_len == 14 && !memcmp(e->name, "opprof capture", 14)) {
+    if (!rc && e->type == INSTANT && e->name_len == sizeof FACTS_EVENT - 1 && !memcmp(e->name, FACTS_EVENT, e->name_len)) {
         rc = facts(r, e);
     } else if (!rc && !r->facts) {
         rc = fail(r, "an event before the capture's facts (no .pftrace of opprof's)");
@@ -962,14 +957,15 @@ static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
     opprof__pb_field f;
     int got;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number == 58 && f.wire == OPPROF__PB_VARINT) r->default_clock = (uint32_t)f.value;
-        if (f.number != 11 || f.wire != OPPROF__PB_BYTES) continue;
+        if (f.number == DEFAULTS_CLOCK && f.wire == OPPROF__PB_VARINT) r->default_clock = (uint32_t)f.value;
+        if (f.number != DEFAULTS_TRACK_EVENT || f.wire != OPPROF__PB_BYTES) continue;
         const uint8_t *q = f.data, *qe = f.data + f.len;
         opprof__pb_field d;
         int got_d;
         while ((got_d = opprof__pb_next(&q, qe, &d)) > 0)
-            if (d.number == 11 && d.wire == OPPROF__PB_VARINT) r->default_track = d.value;
-            else if (d.number == 31 && d.wire == OPPROF__PB_VARINT && !r->default_extra) r->default_extra = d.value;
+            if (d.number == TRACK_EVENT_DEFAULT_TRACK && d.wire == OPPROF__PB_VARINT) r->default_track = d.value;
+            else if (d.number == TRACK_EVENT_DEFAULT_EXTRA_COUNTERS && d.wire == OPPROF__PB_VARINT && !r->default_extra)
+                r->default_extra = d.value;
         if (got_d < 0) return fail(r, "track_event_defaults that are no protobuf");
     }
     return got < 0 ? fail(r, "trace_packet_defaults that are no protobuf") : 0;
@@ -983,18 +979,18 @@ static int clock_snapshot(preader *r, const uint8_t *p, size_t len) {
     int64_t delta = 0, boot = 0;
     bool have_delta = false, have_boot = false;
     while ((got = opprof__pb_next(&p, end, &f)) > 0) {
-        if (f.number != 1 || f.wire != OPPROF__PB_BYTES) continue;
+        if (f.number != SNAPSHOT_CLOCK || f.wire != OPPROF__PB_BYTES) continue;
         uint64_t id = 0, ts = 0;
         const uint8_t *q = f.data, *qe = f.data + f.len;
         opprof__pb_field c;
         int got_c;
         while ((got_c = opprof__pb_next(&q, qe, &c)) > 0) {
-            if (c.number == 1 && c.wire == OPPROF__PB_VARINT) id = c.value;
-            if (c.number == 2 && c.wire == OPPROF__PB_VARINT) ts = c.value;
+            if (c.number == CLOCK_ID && c.wire == OPPROF__PB_VARINT) id = c.value;
+            if (c.number == CLOCK_TIMESTAMP && c.wire == OPPROF__PB_VARINT) ts = c.value;
         }
         if (got_c < 0 || ts > (uint64_t)INT64_MAX) return fail(r, "a clock of a clock snapshot that is no {clock_id, timestamp}");
-        if (id == 64) delta = (int64_t)ts, have_delta = true;
-        if (id == 6) boot = (int64_t)ts, have_boot = true;
+        if (id == CLOCK_DELTAS) delta = (int64_t)ts, have_delta = true;
+        if (id == CLOCK_BOOTTIME) boot = (int64_t)ts, have_boot = true;
     }
     if (got < 0) return fail(r, "a clock snapshot that is no protobuf");
     if (have_delta != have_boot) return fail(r, "a clock snapshot with the delta clock (64) without BOOTTIME (6), or the other way");
@@ -1010,13 +1006,13 @@ static int clock_snapshot(preader *r, const uint8_t *p, size_t len) {
  * sequence's default, else BOOTTIME); on the delta clock, the delta from the
  * packet before. */
 static int packet_time(preader *r, uint64_t ts, uint32_t clock, int64_t *out) {
-    if (!clock) clock = r->default_clock ? r->default_clock : 6;
-    if (clock == 6) {
+    if (!clock) clock = r->default_clock ? r->default_clock : CLOCK_BOOTTIME;
+    if (clock == CLOCK_BOOTTIME) {
         if (ts > (uint64_t)INT64_MAX) return fail(r, "a timestamp past 2^63");
         *out = (int64_t)ts;
         return 0;
     }
-    if (clock != 64) return fail(r, "a timestamp on a clock other than BOOTTIME (6) and the delta clock (64)");
+    if (clock != CLOCK_DELTAS) return fail(r, "a timestamp on a clock other than BOOTTIME (6) and the delta clock (64)");
     if (!r->delta_known) return fail(r, "a timestamp on the delta clock before a clock snapshot set it");
     if (ts > (uint64_t)INT64_MAX || __builtin_add_overflow(r->delta_at, (int64_t)ts, &r->delta_at) ||
         __builtin_add_overflow(r->delta_at, r->delta_to_boot, out))
@@ -1034,9 +1030,9 @@ static int packet(preader *r, const uint8_t *p, size_t len) {
     int got, rc = 0;
     while (!rc && (got = opprof__pb_next(&p, end, &f)) > 0) {
         if (f.number == PACKET_TIMESTAMP && f.wire == OPPROF__PB_VARINT) raw_ts = f.value, timed = true;
-        if (f.number == 58 && f.wire == OPPROF__PB_VARINT) clock = (uint32_t)f.value;
-        if (f.number == 59 && f.wire == OPPROF__PB_BYTES) rc = packet_defaults(r, f.data, f.len);
-        if (f.number == 6 && f.wire == OPPROF__PB_BYTES) rc = clock_snapshot(r, f.data, f.len);
+        if (f.number == PACKET_TIMESTAMP_CLOCK && f.wire == OPPROF__PB_VARINT) clock = (uint32_t)f.value;
+        if (f.number == PACKET_DEFAULTS && f.wire == OPPROF__PB_BYTES) rc = packet_defaults(r, f.data, f.len);
+        if (f.number == PACKET_CLOCK_SNAPSHOT && f.wire == OPPROF__PB_BYTES) rc = clock_snapshot(r, f.data, f.len);
         if (f.number == PACKET_INTERNED && f.wire == OPPROF__PB_BYTES) rc = interned_data(r, f.data, f.len);
         if (f.number == PACKET_TRACK_DESCRIPTOR && f.wire == OPPROF__PB_BYTES) rc = track_descriptor(r, f.data, f.len);
         if (f.number == PACKET_TRACK_EVENT && f.wire == OPPROF__PB_BYTES) ev = f.data, ev_len = f.len;

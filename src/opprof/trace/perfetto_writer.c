@@ -29,6 +29,7 @@
  * deltas: the sequence's default clock is an incremental one of its own,
  * tied to BOOTTIME by a clock snapshot at the start and again wherever a
  * time goes back (a thread's events follow the thread before). */
+#include "trace/perfetto_proto.h"
 #include "trace/protobuf.h"
 #include "trace/trace.h"
 
@@ -37,46 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Field numbers of perfetto_trace.proto. */
-enum {
-    TRACE_PACKET = 1,
-    PACKET_TIMESTAMP = 8, PACKET_SEQUENCE_ID = 10, PACKET_TRACK_EVENT = 11, PACKET_INTERNED = 12,
-    PACKET_FLAGS = 13, PACKET_TRACK_DESCRIPTOR = 60, PACKET_PERF_SAMPLE = 66,
-    PACKET_CLOCK_SNAPSHOT = 6, PACKET_DEFAULTS = 59, DEFAULTS_CLOCK = 58, DEFAULTS_TRACK_EVENT = 11,
-    TRACK_EVENT_DEFAULT_TRACK = 11, TRACK_EVENT_DEFAULT_EXTRA_COUNTERS = 31, SNAPSHOT_CLOCK = 1,
-    CLOCK_ID = 1, CLOCK_TIMESTAMP = 2, CLOCK_INCREMENTAL = 3,
-    SAMPLE_PID = 2, SAMPLE_TID = 3, SAMPLE_CALLSTACK = 4, SAMPLE_CPU_MODE = 5, MODE_USER = 2,
-    INTERNED_FUNCTION_NAMES = 5, INTERNED_FRAMES = 6, INTERNED_CALLSTACKS = 7,
-    FRAME_FUNCTION_NAME = 2, FRAME_SOURCE_PATH = 5, FRAME_LINE = 6, CALLSTACK_FRAMES = 2, INTERNED_SOURCE_PATHS = 18,
-    TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5, TRACK_COUNTER = 8,
-    PROCESS_PID = 1, PROCESS_NAME = 6,
-    THREAD_PID = 1, THREAD_TID = 2, THREAD_NAME = 5,
-    COUNTER_UNIT = 3,
-    EVENT_CATEGORY_IIDS = 3, EVENT_ANNOTATIONS = 4, EVENT_TYPE = 9, EVENT_NAME_IID = 10, EVENT_TRACK = 11,
-    EVENT_EXTRA_COUNTER_VALUES = 12,
-    EVENT_NAME = 23, EVENT_COUNTER = 30, EVENT_DOUBLE_COUNTER = 44, EVENT_FLOW_IDS = 47, EVENT_TERMINATING_FLOWS = 48,
-    INTERNED_CATEGORIES = 1, INTERNED_NAMES = 2, INTERNED_ANNOTATION_NAMES = 3,
-    IID = 1, IID_NAME = 2,
-    NOTE_NAME_IID = 1, NOTE_UINT = 3, NOTE_INT = 4, NOTE_DOUBLE = 5, NOTE_STRING = 6, NOTE_NAME = 10,
-};
-enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
-enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2, SEQUENCE = 1 };
-/* Timestamps: deltas on a clock of the sequence's own (64, incremental),
- * which a clock snapshot ties to BOOTTIME (6), the trace's clock. */
-enum { CLOCK_BOOTTIME = 6, CLOCK_DELTAS = 64 };
-enum { UNIT_SIZE_BYTES = 3 };
-/* Track uuids, apart: threads the smallest (a slice's track is a byte or two),
- * then processes, allocators, counters, async ranges, a thread's lanes. */
-#define THREAD_UUID(t) ((uint64_t)(t) + 1)
-#define PROCESS_UUID(k) (UINT64_C(1) << 32 | (uint64_t)(k))
-#define MEMORY_UUID(type, id) (UINT64_C(2) << 32 | (uint64_t)(uint16_t)(type) << 16 | (uint64_t)(uint16_t)((id) + 1))
-#define COUNTER_UUID(name) (UINT64_C(3) << 32 | (uint64_t)(name))
-#define ASYNC_UUID(k) (UINT64_C(4) << 40 | (uint64_t)(k))
-#define LANE_UUID(t, k) (UINT64_C(5) << 40 | (uint64_t)(t) << 6 | (uint64_t)(k))
-#define OFF_CPU_UUID(t) (UINT64_C(6) << 40 | (uint64_t)(t))
-static const char OFF_CPU_TRACK[] = "opprof: off CPU"; /* a thread's counter: 1 blocked, 2 preempted, 0 back */
-#define ADDRESS_UUID (UINT64_C(7) << 40)
-static const char ADDRESS_TRACK[] = "opprof: memory event address"; /* each memory event's, sampled with it */
 /* Category iids: a capture's own (1..255), then a kind's default. */
 #define KIND_CATEGORY_IID(kind) (256u + (kind))
 enum { OUT_BUFFER = 1 << 20 };
@@ -101,7 +62,7 @@ typedef struct pwriter {
     size_t n_files, cap_files;
     opprof__index file_index;
     bool category_done[256 + 16];
-    bool own_done[16];        /* opprof's own annotation names interned */
+    bool own_done[N_OWN_NOTES]; /* opprof's own annotation names interned */
     int64_t origin;           /* the timestamp of the capture's time 0 */
     int64_t last;             /* the capture time the delta clock is at */
     opprof__arg_index args;
@@ -229,26 +190,13 @@ static void categories(pwriter *w, const opprof_event *e) {
 
 /* ---- debug annotations ---- */
 
-/* The annotation names of opprof's own, interned past the capture's names
- * (iid n_names + 1 + k) when first used; the facts' names are written out. */
-#define OWN_NOTES(X) X(BYTES, "Bytes") X(THREAD, "Thread") X(DIMS, "Input Dims") \
-    X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope") X(EXTERNAL, "External id")
-enum {
-#define OWN_NOTE_ENUM(id, text) NOTE_##id,
-    OWN_NOTES(OWN_NOTE_ENUM)
-#undef OWN_NOTE_ENUM
-    N_OWN_NOTES
-};
-static const char *const OWN_NOTE_TEXT[] = {
-#define OWN_NOTE_TEXT_OF(id, text) text,
-    OWN_NOTES(OWN_NOTE_TEXT_OF)
-#undef OWN_NOTE_TEXT_OF
-};
-
+/* The annotation names of opprof's own (OPPROF__PFTRACE_NOTES), interned
+ * past the capture's names (iid n_names + 1 + k) when first used; the
+ * facts' names are written out. */
 static void note_name(pwriter *w, int own) {
     uint64_t iid = w->c->n_names + 1u + (uint64_t)own;
     if (!w->own_done[own]) {
-        intern(&w->interned, &w->scratch, INTERNED_ANNOTATION_NAMES, iid, OWN_NOTE_TEXT[own]);
+        intern(&w->interned, &w->scratch, INTERNED_ANNOTATION_NAMES, iid, OPPROF__PFTRACE_NOTE_TEXT[own]);
         w->own_done[own] = true;
     }
     opprof__pb_uint(&w->note, NOTE_NAME_IID, iid);
@@ -638,7 +586,7 @@ static void facts(pwriter *w) {
     opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, 0));
     opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
     opprof__pb_uint(&w->event, EVENT_TRACK, PROCESS_UUID(0));
-    opprof__pb_string(&w->event, EVENT_NAME, "opprof capture");
+    opprof__pb_string(&w->event, EVENT_NAME, FACTS_EVENT);
     note_string(w, "opprof_version", OPPROF_VERSION_STRING);
     note_int(w, "step_num", info->step_num);
     note_int(w, "base_time_ns", info->base_time_ns);
@@ -671,16 +619,16 @@ static void facts(pwriter *w) {
         OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
 #undef FLIGHT_NUMBER
     }
-    for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, "warning", w->c->warnings[i]);
-    if (info->device_name[0]) note_string(w, "device_name", info->device_name);
-    if (info->producer != OPPROF_PRODUCER_OPPROF) note_string(w, "read_from", opprof_producer_name(info->producer));
+    for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_WARNING], w->c->warnings[i]);
+    if (info->device_name[0]) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEVICE_NAME], info->device_name);
+    if (info->producer != OPPROF_PRODUCER_OPPROF) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_READ_FROM], opprof_producer_name(info->producer));
     for (size_t i = 0; i < w->c->n_mangled; i++) /* the C++ names demangled, with their symbols */
         if (w->c->mangled[i]) {
-            note_string(w, "demangled", w->c->names[i]);
-            note_string(w, "mangled", w->c->mangled[i]);
+            note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEMANGLED], w->c->names[i]);
+            note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MANGLED], w->c->mangled[i]);
         }
     char *machine = NULL; /* the ceilings of the machine it ran on, as its profile's JSON */
-    if (w->c->machine && opprof_machine_json_to_string(w->c->machine, &machine) == 0) note_string(w, "opprof_machine", machine);
+    if (w->c->machine && opprof_machine_json_to_string(w->c->machine, &machine) == 0) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MACHINE], machine);
     opprof_free(machine);
     end_packet(w, SEQ_NEEDS_STATE);
 }
