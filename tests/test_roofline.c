@@ -478,6 +478,82 @@ TEST_CASE(machine_kept_in_the_trace) {
     opprof_capture_free(c);
 }
 
+/* Write text to path. */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(text, f), fclose(f);
+}
+
+/* The profile cached for this machine is used as it is; a cache file that
+ * is another machine's, corrupt, or cannot be written is never trusted:
+ * measured again, replaced when it can be, and said. */
+TEST_CASE(machine_cache_trusted_only_when_it_is_this_machines) {
+    char dir[256], path[4096], said[4400];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/cache/opprof", dir); /* made as needed */
+    setenv("OPPROF_MACHINE_CACHE", cache, 1);
+    CHECK_INT(opprof_machine_cache_path(1, path, sizeof path), 0);
+    CHECK(strncmp(path, cache, strlen(cache)) == 0 && strstr(path, "/machine-") && strstr(path, ".json"));
+    CHECK_INT(opprof_machine_cache_path(0, path, sizeof path), OPPROF_EINVAL);
+    CHECK_INT(opprof_machine_cache_path(1, path, sizeof path), 0);
+    opprof_machine id, m, got;
+    CHECK_INT(opprof_machine_identify(&id), 0);
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    /* this machine's, as if measured before: used, nothing measured */
+    snprintf(m.cpu, sizeof m.cpu, "%s", id.cpu);
+    snprintf(m.isa, sizeof m.isa, "%s", id.isa);
+    char *json = NULL;
+    CHECK_INT(opprof_machine_json_to_string(&m, &json), 0);
+    CHECK(system(NULL) != 0);
+    char mk[4200];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", cache);
+    CHECK_INT(system(mk), 0);
+    write_text(path, json ? json : "");
+    opprof_free(json);
+    CHECK_INT(opprof_machine_cached(1, &got, said, sizeof said), 0);
+    CHECK_NEAR(got.by_threads[0].fma_peak_gflops, 100);
+    CHECK_CONTAINS(said, "measured on this CPU before");
+    /* opprof record --roofline: its captures carry the cached profile (one thread asked: the cache's one) */
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "OPPROF_MACHINE_CACHE='%s' taskset -c 0 '%s/opprof' record --roofline -o '%s/rec' -- "
+                                 "'%s/first_capture' '%s/fc' 2>&1 >/dev/null && '%s/opprof' report --roofline "
+                                 "'%s/rec/trace-step-0.json' 2>&1",
+                           cache, bin_dir(), dir, bin_dir(), dir, bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "measured on this CPU before");
+    CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on");
+    CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
+    free(out);
+    /* another machine's, then a corrupt file: measured, replaced, said */
+    static const char *const untrusted[] = {"another", "{\"cpu\": "};
+    for (int k = 0; k < 2; k++) {
+        if (k == 0) {
+            snprintf(m.cpu, sizeof m.cpu, "Another CPU");
+            CHECK_INT(opprof_machine_json_to_string(&m, &json), 0);
+            write_text(path, json ? json : "");
+            opprof_free(json);
+        } else {
+            write_text(path, untrusted[k]);
+        }
+        CHECK_INT(opprof_machine_cached(1, &got, said, sizeof said), 0);
+        CHECK_STR(got.cpu, id.cpu);
+        CHECK(got.by_threads[0].fma_peak_gflops > 0 && fabs(got.by_threads[0].fma_peak_gflops - 100) > 1e-9);
+        CHECK_CONTAINS(said, "was not trusted");
+        CHECK_CONTAINS(said, k == 0 ? "the profile of another machine (Another CPU" : "\"cpu\" is not a string");
+        CHECK_INT(opprof_machine_read(path, &m, NULL), 0); /* replaced by what was measured */
+        CHECK_STR(m.cpu, id.cpu);
+    }
+    /* a cache that cannot be written: measured, not kept, said */
+    setenv("OPPROF_MACHINE_CACHE", "/proc/opprof-no-cache", 1);
+    CHECK_INT(opprof_machine_cached(1, &got, said, sizeof said), 0);
+    CHECK(got.by_threads[0].fma_peak_gflops > 0);
+    CHECK_CONTAINS(said, "not kept in /proc/opprof-no-cache/machine-");
+    CHECK_INT(opprof_machine_cached(0, &got, said, sizeof said), OPPROF_EINVAL);
+    unsetenv("OPPROF_MACHINE_CACHE");
+    remove_tree(dir);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_roofline");
     if (g_dir[0]) remove_tree(g_dir);

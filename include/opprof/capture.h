@@ -555,6 +555,24 @@ typedef struct opprof_machine {
  *  OPPROF_MACHINE_MAX_THREADS; about two seconds a thread count): each
  *  figure the best of nine runs of about 15 ms (a busy host lowers some). */
 OPPROF_API int opprof_machine_measure(int threads, opprof_machine *out);
+/** This machine's CPU and ISA as a profile says them, without measuring
+ *  (the ceilings are left 0). */
+OPPROF_API int opprof_machine_identify(opprof_machine *out);
+/** The profile of this machine for 1..threads threads from the user's cache
+ *  of them, else measured (opprof_machine_measure) and kept there for the
+ *  next time. The cache is a file per CPU (its model and flags), ISA, thread
+ *  count and opprof version: opprof_machine_cache_path says which, under
+ *  $OPPROF_MACHINE_CACHE, else $XDG_CACHE_HOME/opprof, else ~/.cache/opprof.
+ *  A cache file that is not such a profile of this CPU and ISA (corrupt,
+ *  another machine's, fewer threads) is never trusted: measured again and
+ *  replaced. *said (said_size bytes; NULL: none) gets one sentence on where
+ *  the profile came from, with any cache file it ignored or could not
+ *  write: a measurement stands even when it cannot be kept. */
+OPPROF_API int opprof_machine_cached(int threads, opprof_machine *out, char *said, size_t said_size);
+/** The cache file of this machine's profile for `threads` threads (see
+ *  opprof_machine_cached); OPPROF_ENOENT when there is no cache directory
+ *  ($HOME unset), OPPROF_EINVAL for a bad argument. */
+OPPROF_API int opprof_machine_cache_path(int threads, char *path, size_t path_size);
 /** The profile as JSON: "cpu", "isa", "threads", "fma_peak_gflops" and
  *  "levels" (the most threads'), then "by_threads" (each count's). The
  *  caller frees *out_text (opprof_free). */

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +53,10 @@ static const char HELP[] =
     "               `diff --stat` see the program's iterations: calls from another object\n"
     "               (a shared library's exported function, as llama_decode), or every call with\n"
     "               --functions in a program built with -finstrument-functions\n"
+    "  --roofline   the captures carry this machine's ceilings (FMA peak, each cache level's and\n"
+    "               DRAM's bandwidth), taken before CMD runs from the user's cache of them, else\n"
+    "               measured then (about 2 s a thread the first time) and kept: `report --roofline`\n"
+    "               of the capture then needs no --machine\n"
     "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
     "  --outputs LIST  what each capture becomes: trace, tables, html (default these three),\n"
     "                  perfetto (trace-step-N.pftrace: Perfetto's native format)\n"
@@ -114,7 +119,7 @@ static void print_table(const char *dir) {
 
 /* What `opprof record` was asked for. */
 typedef struct record_options {
-    bool memory, functions, gzip, shapes, ggml;
+    bool memory, functions, gzip, shapes, ggml, roofline;
     const char *sample_hz;  /* OPPROF_SAMPLE; NULL: no samples */
     const char *outputs;    /* OPPROF_OUTPUTS; NULL: all */
     const char *max_events; /* OPPROF_TRACE_EVENTS; NULL: every event */
@@ -149,7 +154,8 @@ static int parse(int argc, char **argv, record_options *ro) {
         {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
         {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'},
         {"step", required_argument, 0, 'S'},   {"record-shapes", no_argument, 0, 'r'},
-        {"ggml", no_argument, 0, 'g'},         {0, 0, 0, 0}};
+        {"ggml", no_argument, 0, 'g'},         {"roofline", no_argument, 0, 'R'},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
         switch (c) {
@@ -161,6 +167,7 @@ static int parse(int argc, char **argv, record_options *ro) {
         case 'z': ro->gzip = true; break;
         case 'r': ro->shapes = true; break;
         case 'g': ro->ggml = true; break;
+        case 'R': ro->roofline = true; break;
         case 'S':
             if (!*optarg || strpbrk(optarg, " \t\n"))
                 return tool_usage_error("record", "--step takes a function's name, not '%s'", optarg);
@@ -209,8 +216,10 @@ static int parse(int argc, char **argv, record_options *ro) {
 /* In the child: the environment of OPPROF_TRACE and the preload, then CMD.
  * `said`: a close-on-exec pipe that learns, by a byte, that CMD could not run
  * (CMD never sees it). */
-static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said, const char *exited) {
+static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said, const char *exited,
+                      const char *machine) {
     setenv("OPPROF_TRACE", ro->dir, 1);
+    if (machine[0]) setenv("OPPROF_MACHINE_FILE", machine, 1); /* --roofline: the captures carry it */
     setenv("LD_PRELOAD", ld_preload, 1);
     char pid[24]; /* the process profiled, across the execs of a wrapper (src/preload/exec.c) */
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
@@ -233,6 +242,38 @@ static void run_child(const record_options *ro, const char *ld_preload, char **c
     if (write(said, "x", 1) < 0) { /* the parent then says that no capture was written too: no worse */
     }
     _exit(TOOL_EXIT_CANNOT_RUN);
+}
+
+/* --roofline: this machine's ceilings, before CMD runs (from the user's cache,
+ * else measured and kept: opprof_machine_cached), into a file of their own
+ * that the captures copy (OPPROF_MACHINE_FILE); said on stderr. */
+static int machine_file(char *path, size_t size) {
+    opprof_machine m;
+    char said[4400];
+    cpu_set_t set; /* the CPUs CMD may run on (taskset): its threads' roofs */
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
+    int rc = opprof_machine_cached(threads, &m, said, sizeof said);
+    if (rc) {
+        fprintf(stderr, "opprof record: --roofline: the ceilings could not be measured: %s (nothing was run)\n",
+                opprof_strerror(rc));
+        return rc;
+    }
+    fprintf(stderr, "opprof record: %s\n", said);
+    char *json = NULL;
+    snprintf(path, size, "/tmp/opprof-record-machine-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    rc = !f ? -errno : opprof_machine_json_to_string(&m, &json) ? OPPROF_ENOMEM : fputs(json, f) < 0 ? OPPROF_EIO : 0;
+    if (f && fclose(f) != 0 && !rc) rc = -errno;
+    if (!f && fd >= 0) close(fd);
+    opprof_free(json);
+    if (rc) {
+        fprintf(stderr, "opprof record: --roofline: cannot write '%s': %s (nothing was run)\n", path, opprof_strerror(rc));
+        if (fd >= 0) unlink(path);
+        path[0] = '\0';
+    }
+    return rc;
 }
 
 /* CMD's file, as execvp would find it (PATH when it names no directory). */
@@ -331,6 +372,12 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof record: cannot make a pipe: %s\n", strerror(errno));
         return TOOL_EXIT_CANNOT_RUN;
     }
+    char machine[64] = "";
+    if (ro.roofline && machine_file(machine, sizeof machine)) {
+        close(said[0]);
+        close(said[1]);
+        return TOOL_EXIT_FAILED;
+    }
     char exited[64] = "/tmp/opprof-record-exited-XXXXXX"; /* empty: CMD ended without its exit handlers */
     int efd = mkstemp(exited);
     if (efd < 0) exited[0] = '\0';
@@ -342,7 +389,7 @@ static int run(int argc, char **argv) {
         close(said[1]);
         return TOOL_EXIT_CANNOT_RUN;
     }
-    if (pid == 0) run_child(&ro, ld_preload, argv + optind, said[1], exited);
+    if (pid == 0) run_child(&ro, ld_preload, argv + optind, said[1], exited, machine);
     close(said[1]);
     /* SIGINT and SIGTERM sent to opprof are passed on (CMD saves DIR on either;
      * from a terminal it gets SIGINT twice, which changes nothing) */
@@ -360,6 +407,7 @@ static int run(int argc, char **argv) {
     struct stat st;
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
     if (exited[0]) unlink(exited);
+    if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran))
         print_table(ro.dir);
@@ -373,6 +421,6 @@ static const char EXAMPLES[] =
     "  opprof record --memory --functions -- ./instrumented   # built with -finstrument-functions\n"
     "  opprof record --ggml --step llama_decode -- ./llama-cli -m model.gguf   # llama.cpp, unchanged\n";
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--ggml] [--record-shapes] [--step FUNCTION]\n"
+TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--ggml] [--record-shapes] [--roofline] [--step FUNCTION]\n"
              "              [-o DIR] [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions, --sample, --ggml)", NULL);

@@ -160,13 +160,20 @@ static void cpu_model(char *buf, size_t size) {
     if (f) fclose(f);
 }
 
-int opprof_machine_measure(int threads, opprof_machine *out) {
-    if (!out || threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
+int opprof_machine_identify(opprof_machine *out) {
+    if (!out) return OPPROF_EINVAL;
     memset(out, 0, sizeof *out);
     opprof__machine_isa isa = opprof__machine_best_isa();
     cpu_model(out->cpu, sizeof out->cpu);
     snprintf(out->isa, sizeof out->isa, "%s", isa == OPPROF__ISA_AVX512 ? "AVX-512" : isa == OPPROF__ISA_AVX2 ? "AVX2"
                                                                                                         : "scalar");
+    return 0;
+}
+
+int opprof_machine_measure(int threads, opprof_machine *out) {
+    if (!out || threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
+    opprof_machine_identify(out);
+    opprof__machine_isa isa = opprof__machine_best_isa();
     int64_t sizes[3] = {cache_bytes(1), cache_bytes(2), cache_bytes(0)};
     if (!sizes[0]) sizes[0] = 32 * 1024; /* no sysfs: the common sizes, said in the profile */
     if (!sizes[1]) sizes[1] = 1024 * 1024;

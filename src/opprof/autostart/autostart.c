@@ -451,6 +451,21 @@ static void name_leftover(const char *entry, long pid, void *user) {
         fprintf(stderr, "no saved step in it; remove it\n");
 }
 
+/* OPPROF_MACHINE_FILE=PATH (opprof record --roofline): a machine profile that
+ * every capture carries, read once (refused whole, and said, when it is not one). */
+static void machine_setup(void) {
+    const char *path = secure_getenv("OPPROF_MACHINE_FILE");
+    if (!path || !*path) return;
+    opprof_machine m;
+    opprof_read_error err;
+    int rc = opprof_machine_read(path, &m, &err);
+    if (!rc) rc = opprof_session_set_machine(g_auto.session, &m);
+    if (rc)
+        fprintf(stderr, "opprof: OPPROF_MACHINE_FILE='%s' ignored: %s; the captures carry no machine\n", path,
+                err.message[0] && rc == OPPROF_EFORMAT ? err.message : opprof_strerror(rc));
+    unsetenv("OPPROF_MACHINE_FILE");
+}
+
 __attribute__((constructor)) static void autostart(void) {
     const char *dir = secure_getenv("OPPROF_TRACE");
     if (!dir || !*dir) return;
@@ -506,6 +521,7 @@ __attribute__((constructor)) static void autostart(void) {
         rmdir(made);
         return;
     }
+    machine_setup();
     g_auto.owner = getpid();
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
