@@ -14,6 +14,9 @@
  *                              for a minute at most (the test signals it)
  *   autostart_target inputs    one operator that describes its inputs (a q8_0 [4, 8] and a
  *                              float [8]) and states its FLOPs
+ *   autostart_target swapdir DIR OTHER  a flight save asked in step 1; once it is in DIR,
+ *                              DIR is moved to DIR.moved and made a symlink to OTHER; a
+ *                              second save asked in step 3; then exit
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -56,6 +59,20 @@ int main(int argc, char **argv) {
             OPPROF_STEP();
         }
         _exit(5);
+    }
+    if (argc == 4 && strcmp(argv[1], "swapdir") == 0) {
+        char first[4200], moved[4200];
+        snprintf(first, sizeof first, "%s/flight-001-step-1.json", argv[2]);
+        snprintf(moved, sizeof moved, "%s.moved", argv[2]);
+        for (int i = 0; i < 6; i++) {
+            work(i);
+            if (i == 1 || i == 3) opprof_trigger("asked by the program");
+            OPPROF_STEP();
+            struct timespec pause = {0, 1000000};
+            for (int wait = 0; i == 1 && wait < 20000 && access(first, F_OK) != 0; wait++) nanosleep(&pause, NULL);
+            if (i == 1 && (rename(argv[2], moved) != 0 || symlink(argv[3], argv[2]) != 0)) return 3;
+        }
+        return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "trigger") == 0) {
         for (int i = 0; i < atoi(argv[2]); i++) {

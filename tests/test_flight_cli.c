@@ -40,6 +40,23 @@ TEST_CASE(program_trigger_saved) {
     free(out);
 }
 
+/* DIR replaced by a symlink while the program runs: the next save is not
+ * written through it (the saves followed the path), and says why. */
+TEST_CASE(saves_never_follow_a_replaced_directory) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(NULL, "mkdir -p '%s/elsewhere'", dir), 0);
+    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/s' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=0 OPPROF_FLIGHT_COOLDOWN=0 '%s/../tests/autostart_target' "
+                                 "swapdir '%s/s' '%s/elsewhere' 2>&1", dir, bin_dir(), dir, dir), 0);
+    CHECK_CONTAINS(out, "is no longer the directory opprof made (a symlink now): the capture is not written");
+    free(out);
+    out = listing("elsewhere");
+    CHECK_STR(out, ""); /* nothing written through the symlink */
+    free(out);
+    out = listing("s.moved");
+    CHECK_CONTAINS(out, "flight-001-step-1.json"); /* the first save, before the swap */
+    free(out);
+}
+
 TEST_CASE(nothing_saved_no_directory) {
     char *out = NULL;
     CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1", dir,

@@ -53,6 +53,8 @@ static struct {
     int dumps;        /* atomic: dump signals received */
     int saves;        /* flight saves named so far (the saver thread's) */
     pthread_mutex_t lock; /* the session pointer, between the watcher's dumps and the save at exit */
+    dev_t made_dev;   /* the directory opprof made (DIR, or its twin): saves go there only */
+    ino_t made_ino;
 } g_auto = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html,perfetto (any
@@ -132,17 +134,46 @@ static int write_tables(const opprof_capture *c, const char *stem, char *path, s
     return rc;
 }
 
+/* The directory opprof made, opened for one save: never what replaced it
+ * (a symlink, another directory) while the program ran. Its files are
+ * written through /proc/self/fd/N/..., the directory itself; -1 (said)
+ * when it is gone or replaced. No descriptor is held between saves: the
+ * program's own (a daemon closes them all) are never ours. */
+static int open_made(const char *made, char *base, size_t size) {
+    int fd = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != g_auto.made_dev || st.st_ino != g_auto.made_ino) {
+        int e = errno;
+        struct stat l;
+        const char *now = fd >= 0 ? "another directory is there now"
+                          : lstat(made, &l) == 0 && S_ISLNK(l.st_mode) ? "a symlink now"
+                          : lstat(made, &l) == 0 ? "not a directory now" : strerror(e);
+        fprintf(stderr, "opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
+                        "written\n", made, now);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    snprintf(base, size, "/proc/self/fd/%d", fd);
+    if (access(base, W_OK) != 0) snprintf(base, size, "%s", made); /* no /proc: the path, checked just now */
+    return fd;
+}
+
 /* on_trace_ready: STEP.json (the trace), its two tables, its HTML report and
  * STEP.pftrace (Perfetto's format), those of them that OPPROF_OUTPUTS asks
  * for, in the twin. */
 static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
     long long step = (long long)opprof_capture_get_info(c).step_num;
-    char stem[4300], path[4400];
+    char base[4300], stem[4400], path[4500];
+    int made = open_made(g_auto.flight ? g_auto.dir : g_auto.work, base, sizeof base);
+    if (made < 0) {
+        g_auto.failed++;
+        return OPPROF_EIO;
+    }
     if (g_auto.flight)
-        snprintf(stem, sizeof stem, "%s/flight-%03d-step-%lld", g_auto.dir, ++g_auto.saves, step);
+        snprintf(stem, sizeof stem, "%s/flight-%03d-step-%lld", base, ++g_auto.saves, step);
     else
-        snprintf(stem, sizeof stem, "%s/trace-step-%lld", g_auto.work, step);
+        snprintf(stem, sizeof stem, "%s/trace-step-%lld", base, step);
     int rc = 0;
     if (g_out.outputs & OUT_TRACE) {
         snprintf(path, sizeof path, "%s.json%s", stem, g_out.chrome.gzip ? ".gz" : "");
@@ -157,12 +188,15 @@ static int write_capture(const opprof_capture *c, void *user) {
         snprintf(path, sizeof path, "%s.pftrace", stem);
         rc = opprof_capture_perfetto_write(c, path);
     }
-    if (rc) {
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s': %s\n", path, opprof_strerror(rc));
+    if (rc) { /* the path as the user named it */
+        size_t n = strlen(base);
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s%s': %s\n", g_auto.flight ? g_auto.dir : g_auto.work,
+                strncmp(path, base, n) ? path : path + n, opprof_strerror(rc));
         g_auto.failed++;
     } else {
         g_auto.captures++;
     }
+    close(made);
     return rc;
 }
 
@@ -509,11 +543,14 @@ __attribute__((constructor)) static void autostart(void) {
     unsetenv("OPPROF_SAMPLE");
     if (flight_rc) return;
     const char *made = g_auto.flight ? g_auto.dir : g_auto.work; /* a flight recorder's saves appear as they come */
-    if (mkdir(made, 0777) != 0) {
+    struct stat made_st;
+    if (mkdir(made, 0777) != 0 || lstat(made, &made_st) != 0) {
         fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, made,
                 strerror(errno));
         return;
     }
+    g_auto.made_dev = made_st.st_dev; /* saves go to this directory, whatever takes its name later */
+    g_auto.made_ino = made_st.st_ino;
     int rc = opprof_session_start(&g_auto.session, &cfg);
     opprof_free((void *)cfg.flight.range_name); /* the session has its copy */
     if (rc) {
