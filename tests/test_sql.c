@@ -49,7 +49,8 @@ static char *sql(int *status, const char *args) {
 }
 
 /* Every writer's way of saying what happened, on one process: names, nesting
- * (X and B/E), arguments, instants of each scope, a counter, an async range,
+ * (X and B/E), arguments, instants of each scope, a counter (a track per numeric
+ * argument, "NAME KEY" as Perfetto's JSON importer names it), an async range,
  * a flow between threads. */
 static const char MAPPING[] =
     "{\"traceEvents\": [\n"
@@ -62,7 +63,7 @@ static const char MAPPING[] =
     "{\"ph\":\"i\",\"name\":\"ptick\",\"pid\":7,\"tid\":8,\"ts\":35,\"s\":\"p\"},\n"
     "{\"ph\":\"i\",\"name\":\"gtick\",\"pid\":7,\"tid\":8,\"ts\":36,\"s\":\"g\"},\n"
     "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":40,\"args\":{\"depth\":5}},\n"
-    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":45,\"args\":{\"depth\":2.5}},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":45,\"args\":{\"depth\":2.5,\"cap\":\"8\",\"unit\":\"jobs\"}},\n"
     "{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x1\",\"pid\":7,\"tid\":8,\"ts\":12},\n"
     "{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x1\",\"pid\":7,\"tid\":8,\"ts\":90},\n"
     "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"flow\",\"id\":5,\"pid\":7,\"tid\":8,\"ts\":25},\n"
@@ -104,10 +105,10 @@ TEST_CASE(json_import_rules) {
                    "3,30000,0,0,\"instant\",\"tick\",2,1,\"[NULL]\"\n"
                    "4,35000,0,2,\"instant\",\"ptick\",0,\"[NULL]\",\"[NULL]\"\n"
                    "5,36000,0,3,\"instant\",\"gtick\",0,\"[NULL]\",\"[NULL]\"\n"
-                   "6,12000,78000,5,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n");
+                   "6,12000,78000,6,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n"); /* two counter tracks before it */
     free(out);
     snprintf(args, sizeof args, "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
-                                " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id;"
+                                " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id ORDER BY t.name, c.ts;"
                                 " SELECT slice_out, slice_in FROM flow;"
                                 " SELECT t.utid, t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
                                 " SELECT id, utid FROM thread_track; SELECT id, upid FROM process_track'", t);
@@ -116,11 +117,12 @@ TEST_CASE(json_import_rules) {
                    "0,\"args.n\",3,\"[NULL]\",\"[NULL]\",\"int\"\n"
                    "0,\"args.s\",\"[NULL]\",\"x\",\"[NULL]\",\"string\"\n"
                    "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
-                   "\n\"ts\",\"name\",\"value\"\n40000,\"queue\",5.000000\n45000,\"queue\",2.500000\n"
+                   "\n\"ts\",\"name\",\"value\"\n45000,\"queue cap\",8.000000\n40000,\"queue depth\",5.000000\n"
+                   "45000,\"queue depth\",2.500000\n"
                    "\n\"slice_out\",\"slice_in\"\n1,2\n"
                    "\n\"utid\",\"tid\",\"name\",\"pid\",\"name\"\n1,8,\"worker\",7,\"server\"\n2,9,\"[NULL]\",7,\"server\"\n"
                    "\n\"id\",\"utid\"\n0,1\n1,2\n"
-                   "\n\"id\",\"upid\"\n2,1\n5,1\n");
+                   "\n\"id\",\"upid\"\n2,1\n6,1\n");
     free(out);
 }
 

@@ -272,6 +272,25 @@ static bool filtered_name(const char *name, size_t len) {
     return false;
 }
 
+/* Another writer's counter event (keep_marks: `opprof sql`): a sample of a
+ * counter per numeric argument, named as Perfetto's JSON importer names its
+ * track: "NAME KEY" ({"name": "cpu", "args": {"user": 3, "sys": 1}} is "cpu
+ * user" and "cpu sys"). opprof's own counters carry their name once. */
+static int foreign_counters(parser *p, event *e, opprof_mark *m) {
+    m->kind = OPPROF_MARK_COUNTER;
+    if (e->ts < p->min_ts) p->min_ts = e->ts;
+    for (int k = 0; k < e->n_args; k++) {
+        char *end = NULL;
+        double v = e->args[k].kind == OPPROF_MARK_ARG_STR ? strtod(e->args[k].str, &end) : e->args[k].d;
+        if (end && (end == e->args[k].str || *end)) continue; /* a string that is no number, as Perfetto skips it */
+        char name[sizeof e->args[k].key + 256];
+        snprintf(name, sizeof name, "%.200s %s", e->name, e->args[k].key);
+        m->value.d = v;
+        if (opprof_capture_add_mark(p->cap, m, name, NULL)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks");
+    }
+    return 0;
+}
+
 /* What opprof wrote of its capture's marks, read back: an event's
  * arguments (FLOPs and bytes among them) when `event` >= 0, else the event
  * itself (a counter sample, an instant, a flow or async edge). */
@@ -279,6 +298,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
     opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = of_event};
     const char *name = e->name, *str = NULL;
     if (of_event < 0) {
+        if (e->ph == 'C' && !p->ours) return foreign_counters(p, e, &m);
         if (e->ph == 'C') {
             if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
             m.kind = OPPROF_MARK_COUNTER;
