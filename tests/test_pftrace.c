@@ -810,3 +810,50 @@ TEST_CASE(many_children_at_their_parents_start) {
     opprof_capture_free(back);
     opprof_capture_free(c);
 }
+
+typedef struct said_problems {
+    int n, placed;
+    char first[512];
+} said_problems;
+
+static void note_problem(void *ctx, const opprof_trace_problem *p) {
+    said_problems *s = ctx;
+    if (!s->n++) snprintf(s->first, sizeof s->first, "%s", p->message);
+    s->placed += p->line != 0 || p->offset >= 0;
+}
+
+/* What opprof check says of a .pftrace names no place of the JSON it is
+ * translated into (it said lines and bytes of that text): no line, no
+ * byte, and the other event by its start. */
+TEST_CASE(problems_name_no_place_of_the_translation) {
+    opprof_capture *c;
+    uint32_t t;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 100000), 0);
+    CHECK_INT(opprof_capture_add_event(c, t, "across", OPPROF_KIND_CPU_OP, 50000, 100000), 0); /* overlaps, no nesting */
+    CHECK_INT(opprof_capture_finish(c), 0);
+    size_t size;
+    char *bytes = to_pftrace(c, &size);
+    char dir[256], path[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/overlap.pftrace", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(bytes, 1, size, f) == size);
+    if (f) fclose(f);
+    for (int from_file = 0; from_file < 2; from_file++) {
+        said_problems s = {0};
+        opprof_read_options opt = {.on_problem = note_problem, .ctx = &s};
+        opprof_capture *back = NULL;
+        opprof_read_error err;
+        int rc = from_file ? opprof_capture_read(path, &opt, &back, &err) : opprof_capture_read_buffer(bytes, size, &opt, &back, &err);
+        CHECK_INT(rc, 0);
+        CHECK(s.n >= 1);
+        CHECK_INT(s.placed, 0);
+        CHECK_CONTAINS(s.first, "overlaps 'outer' (starting at 0.000 us)");
+        opprof_capture_free(back);
+    }
+    remove_tree(dir);
+    free(bytes);
+    opprof_capture_free(c);
+}

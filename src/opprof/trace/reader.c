@@ -307,6 +307,24 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     return 0;
 }
 
+static void perfetto_error(opprof_read_error *error, int rc, const char *why) {
+    if (!error) return;
+    memset(error, 0, sizeof *error);
+    error->code = rc;
+    error->offset = -1;
+    snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
+}
+
+/* The JSON reader's error on a .pftrace's translation: its place is one in
+ * the translation, no place of the file, so none is said. */
+static void events_error(opprof_read_error *error, int rc) {
+    if (!error) return;
+    char said[sizeof error->message - 32];
+    snprintf(said, sizeof said, "%.223s", error->message);
+    perfetto_error(error, rc, "");
+    snprintf(error->message, sizeof error->message, "Perfetto trace: its events: %s", said);
+}
+
 /* A .pftrace's bytes decoded into the JSON of its capture, read as that. */
 static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_options *options, opprof_capture **out,
                                opprof_read_error *error) {
@@ -314,12 +332,13 @@ static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_o
     char why[256] = "";
     int rc = opprof__perfetto_to_json(data, len, &json, why, sizeof why);
     if (!rc) {
-        rc = opprof_capture_read_buffer(json.data, json.len, options, out, error);
-    } else if (error) {
-        memset(error, 0, sizeof *error);
-        error->code = rc;
-        error->offset = -1;
-        snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
+        parser p;
+        memset(&p, 0, sizeof p);
+        p.translated = true;
+        rc = read_trace(&p, opprof__json_open_buffer(&p.lx, json.data, json.len, options), options, out, error);
+        if (rc) events_error(error, rc);
+    } else {
+        perfetto_error(error, rc, why);
     }
     opprof__sb_free(&json);
     return rc;
@@ -359,13 +378,6 @@ static void *translate(void *arg) {
     return NULL;
 }
 
-static void perfetto_error(opprof_read_error *error, int rc, const char *why) {
-    if (!error) return;
-    memset(error, 0, sizeof *error);
-    error->code = rc;
-    error->offset = -1;
-    snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
-}
 
 /* A .pftrace file (plain or gzip): its packets decoded as they are read,
  * its JSON streamed to the JSON reader. A translation's error is the one said. */
@@ -386,6 +398,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     }
     parser p;
     memset(&p, 0, sizeof p);
+    p.translated = true;
     opprof_capture *cap = NULL;
     rc = read_trace(&p, opprof__json_open_file(&p.lx, fds[0], options), options, &cap, error);
     shutdown(fds[0], SHUT_RDWR); /* a reader that stopped early: the translation ends too */
@@ -395,12 +408,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
         perfetto_error(error, t.rc, t.why);
         return t.rc;
     }
-    if (rc && error) { /* the place is one in the translation, no place of the file: not said */
-        char said[sizeof error->message - 32];
-        snprintf(said, sizeof said, "%.223s", error->message);
-        perfetto_error(error, rc, "");
-        snprintf(error->message, sizeof error->message, "Perfetto trace: its events: %s", said);
-    }
+    if (rc) events_error(error, rc);
     if (!rc) *out = cap;
     return rc;
 }

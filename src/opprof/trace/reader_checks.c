@@ -15,6 +15,7 @@ static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, bo
                      va_list ap) {
     p->problems++;
     if (!p->opt || !p->opt->on_problem) return;
+    if (p->translated) offset = -1, line = column = 0; /* a place in the translation is none of the .pftrace's */
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg, .assumed = assumed};
@@ -26,7 +27,8 @@ void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char 
     int64_t line = 0, column = 0;
     opprof__json_locate(&p->lx, offset, &line, &column);
     opprof__reader_assumed_placed(p, offset, line, column, "%s", what);
-    if (warning) opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
+    if (warning && p->translated) opprof__capture_warnf(p->cap, "%s", what);
+    else if (warning) opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
 }
 
 void opprof__reader_assumed_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...) {
@@ -117,10 +119,15 @@ static void check_nesting(parser *p) {
         while (depth && end_of(&ev[p->xs[stack[depth - 1]].event]) <= e->start_ns) depth--;
         if (depth && end_of(e) > end_of(&ev[p->xs[stack[depth - 1]].event])) {
             const xrecord *outer = &p->xs[stack[depth - 1]];
+            char where[64]; /* the other event: its line, or in a .pftrace its start */
+            if (p->translated)
+                snprintf(where, sizeof where, "starting at %.3f us", (double)ev[outer->event].start_ns / 1e3);
+            else
+                snprintf(where, sizeof where, "line %lld", (long long)outer->line);
             opprof__reader_problem_placed(p, x->offset, x->line, x->column,
-                           "complete event '%s' overlaps '%s' (line %lld) without nesting on its thread",
+                           "complete event '%s' overlaps '%s' (%s) without nesting on its thread",
                            opprof_capture_name(p->cap, e->name), opprof_capture_name(p->cap, ev[outer->event].name),
-                           (long long)outer->line);
+                           where);
             continue;
         }
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) break;

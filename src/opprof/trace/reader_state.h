@@ -67,6 +67,7 @@ typedef struct parser {
     opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
     bool ours;             /* the trace names opprof_version: opprof wrote it */
+    bool translated;       /* the JSON is a .pftrace's translation: its places are none of the file's */
     char device_said[16];  /* its "opprof_device_name" ("MTIA"), which decides over the categories */
     int read_from;         /* its "opprof_read_from": the producer of the trace opprof converted, + 1; 0: none */
     bool keep_marks;       /* opprof_read_options.keep_marks: every writer's marks kept as ours */
