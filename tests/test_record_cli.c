@@ -2,9 +2,11 @@
  * opprof (record_toy, compiled with -finstrument-functions): a row per
  * function with the calls the toy makes, the bytes each function allocated,
  * threads on their own tracks; SIGINT still leaves the directory whole;
- * usage errors. */
+ * usage errors; --roofline's captures carry the machine's cached profile. */
 #include "check.h"
 #include "testutil.h"
+
+#include <opprof/capture.h>
 
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
@@ -158,5 +160,42 @@ int main(void) {
     CHECK(out && !strstr(out, "wrote no capture")); /* one message: CMD never ran */
     free(out);
     remove_tree(dir);
+    /* --roofline: the captures carry this machine's profile from the user's cache, taken before
+     * CMD runs (one CPU given: the cache's one-thread profile, seeded here as if measured before) */
+    char cache[1024], path[1500];
+    snprintf(cache, sizeof cache, "%s/machine-cache", dir);
+    setenv("OPPROF_MACHINE_CACHE", cache, 1);
+    CHECK_INT(opprof_machine_cache_path(1, path, sizeof path), 0);
+    opprof_machine m;
+    CHECK_INT(opprof_machine_identify(&m), 0);
+    m.threads = 1;
+    m.by_threads[0].threads = 1;
+    m.by_threads[0].fma_peak_gflops = 100;
+    static const char *const levels[] = {"L1", "L2", "LLC", "DRAM"};
+    for (int l = 0; l < 4; l++) {
+        snprintf(m.by_threads[0].levels[l].name, sizeof m.by_threads[0].levels[l].name, "%s", levels[l]);
+        m.by_threads[0].levels[l].bytes = l < 3 ? (int64_t)32768 << (4 * l) : 0;
+        m.by_threads[0].levels[l].load_gbs = m.by_threads[0].levels[l].copy_gbs = 50.0 / (l + 1);
+    }
+    char *json = NULL;
+    CHECK_INT(opprof_machine_json_to_string(&m, &json), 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cat > '%s'", cache, path);
+    FILE *w = popen(cmd, "w");
+    CHECK(w != NULL);
+    if (w) {
+        fputs(json ? json : "", w);
+        CHECK_INT(pclose(w), 0);
+    }
+    opprof_free(json);
+    snprintf(cmd, sizeof cmd, "taskset -c 0 '%s/opprof' record --roofline -o '%s/roof' -- '%s/first_capture' '%s/fc' "
+                              "2>&1 >/dev/null && '%s/opprof' report --roofline '%s/roof/trace-step-0.json' 2>&1",
+             bin_dir(), dir, bin_dir(), dir, bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "measured on this CPU before");
+    CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on");
+    CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
+    free(out);
+    unsetenv("OPPROF_MACHINE_CACHE");
+
     return check_report("test_record_cli");
 }
