@@ -187,9 +187,9 @@ int main(void) {
         CHECK_INT(pclose(w), 0);
     }
     opprof_free(json);
-    snprintf(cmd, sizeof cmd, "taskset -c 0 '%s/opprof' record --roofline -o '%s/roof' -- '%s/first_capture' '%s/fc' "
-                              "2>&1 >/dev/null && '%s/opprof' report --roofline '%s/roof/trace-step-0.json' 2>&1",
-             bin_dir(), dir, bin_dir(), dir, bin_dir(), dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && taskset -c 0 '%s/opprof' record --roofline -o roof -- '%s/first_capture' "
+                              "2>&1 >/dev/null && '%s/opprof' report --roofline roof/trace-step-0.json 2>&1",
+             dir, bin_dir(), bin_dir(), bin_dir()); /* first_capture writes its files where it runs */
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "measured on this CPU before");
     CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on");
