@@ -174,6 +174,14 @@ int main(void) {
     CHECK_CONTAINS(out, "--group-by node applies to ONNX Runtime's profiles");
     CHECK_CONTAINS(out, "this trace was written by opprof");
     free(out);
+    /* --group-by layer on a trace whose operators name no layer's tensor: said, the table by name */
+    CHECK_INT(run(&out, "report --group-by layer '%s'%s", trace1, ""), 0);
+    CHECK_CONTAINS(out, "--group-by layer: no operator of this trace names a layer's tensor");
+    CHECK(out && !strstr(out, "Layer"));
+    free(out);
+    CHECK_INT(run(&out, "report --group-by tensor '%s'%s", trace1, ""), 64);
+    CHECK_CONTAINS(out, "--group-by takes 'node' (an ONNX Runtime profile's nodes) or 'layer'");
+    free(out);
 
     remove_tree(dir);
     return check_report("test_cli");

@@ -230,6 +230,67 @@ TEST_CASE(graph_through_the_adapter) {
     model_free(&m);
 }
 
+/* Two layers named as llama.cpp names them ("ffn_up-0", "ffn_out-1"), then
+ * a node ggml names itself ("node_4"): grouped by layer, each layer's matmul
+ * is a row of its calls, both pool threads included, though ggml describes a
+ * node on one thread's part only; the softmax is of no layer. */
+TEST_CASE(rows_by_layer_of_a_real_graph) {
+    enum { LAYERS = 2 };
+    struct ggml_init_params ip = {32u << 20, NULL, false};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor *h = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+    fill(h, 9);
+    for (int l = 0; l < LAYERS; l++) {
+        struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, K), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+        fill(w, 10 + (unsigned)l), fill(b, 20 + (unsigned)l);
+        h = ggml_format_name(ggml_mul_mat(ctx, w, h), "ffn_up-%d", l);
+        h = ggml_format_name(ggml_add(ctx, h, b), "ffn_out-%d", l);
+    }
+    struct ggml_tensor *out = ggml_soft_max(ctx, h);
+    struct ggml_cgraph *graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(graph, out);
+    struct ggml_cplan plan = ggml_graph_plan(graph, THREADS, NULL);
+    void *work = malloc(plan.work_size ? plan.work_size : 1);
+    plan.work_data = work;
+
+    CHECK_INT(opprof_ggml_attach(), 0);
+    opprof_config cfg = opprof_config_default();
+    cfg.schedule = (opprof_schedule){.wait = 0, .warmup = 1, .active = ACTIVE, .repeat = 1};
+    opprof_session *s;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    for (int step = 0; step < STEPS; step++) {
+        CHECK_INT(ggml_graph_compute(graph, &plan), GGML_STATUS_SUCCESS);
+        opprof_session_step(s);
+    }
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_session_take_capture(s, &c), 0);
+    opprof_session_free(s);
+    opprof_ggml_detach();
+
+    opprof_averages_options by_layer = {.group_by_layer = true};
+    opprof_averages *avg = NULL;
+    CHECK_INT(opprof_capture_averages_ex(c, &by_layer, &avg), 0);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    int matmuls[LAYERS] = {0}, adds[LAYERS] = {0}, softmax_of_no_layer = 0;
+    for (size_t i = 0; i < n; i++) {
+        const opprof_average_row *r = &rows[i];
+        bool layered = r->layer >= 0 && r->layer < LAYERS;
+        if (!strcmp(r->key, "ggml::MUL_MAT") && layered && r->calls == ACTIVE && r->threads == THREADS) matmuls[r->layer]++;
+        if (!strcmp(r->key, "ggml::ADD") && layered && r->calls == ACTIVE) adds[r->layer]++;
+        if (!strcmp(r->key, "ggml::SOFT_MAX") && r->layer == -1 && r->calls == ACTIVE) softmax_of_no_layer++;
+        CHECK(strncmp(r->key, "ggml::", 6) != 0 || strcmp(r->key, "ggml::graph_compute") == 0 || r->layer != -1 ||
+              !strcmp(r->key, "ggml::SOFT_MAX"));
+    }
+    for (int l = 0; l < LAYERS; l++) CHECK(matmuls[l] == 1 && adds[l] == 1);
+    CHECK_INT(softmax_of_no_layer, 1);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+    free(work);
+    ggml_free(ctx);
+}
+
 /* FLOPs and bytes by what an op touches: a 12-token lookup reads 12 rows of
  * its table, not the table; a row store writes its rows; flash attention
  * counts its two products (it had 0 FLOPs). */

@@ -10,7 +10,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Run 1: parts [0, 100) on thread 1 and [10, 70) on thread 2 (span 100, sum
  * 160, longest 100, mean 80); run 2: [200, 260) on both (span 60, sum 120).
@@ -92,6 +94,103 @@ TEST_CASE(no_parts_no_columns) {
     CHECK(text && !strstr(text, "Wall total"));
     opprof_free(text);
     opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
+/* ggml's nodes as llama.cpp names them: run 1's name is on its second part
+ * (the thread that described the node), run 2's has ggml's view suffixes;
+ * "result_output" names no layer, "cache_k_l1" layer 1 by its "_lN". */
+static const char LAYERS[] =
+    "{\"opprof_version\": \"0.4.0\", \"traceEvents\":["
+    "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,\"args\":{\"part_of\":1}},"
+    "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":60,"
+    "\"args\":{\"part_of\":1,\"name\":\"ffn_gate-0\"}},"
+    "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":60,"
+    "\"args\":{\"part_of\":2,\"name\":\"Kcur-1 (view) (permuted)\"}},"
+    "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":2,\"ts\":200,\"dur\":60,\"args\":{\"part_of\":2}},"
+    "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":300,\"dur\":20,\"args\":{\"name\":\"result_output\"}},"
+    "{\"ph\":\"X\",\"name\":\"ggml::CPY\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":5,\"args\":{\"name\":\"cache_k_l1 (view)\"}}"
+    "]}";
+
+static const opprof_average_row *layer_row(const opprof_averages *avg, const char *name, int32_t layer) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].key, name) == 0 && rows[i].layer == layer) return &rows[i];
+    return NULL;
+}
+
+TEST_CASE(tensor_names_give_layers) {
+    CHECK_INT(opprof_tensor_name_layer("ffn_gate-7"), 7);
+    CHECK_INT(opprof_tensor_name_layer("Kcur-12 (view) (permuted)"), 12);
+    CHECK_INT(opprof_tensor_name_layer("cache_k_l3"), 3);
+    CHECK_INT(opprof_tensor_name_layer("cache_v_l30 (view)"), 30);
+    CHECK_INT(opprof_tensor_name_layer("inp_embd"), -1);
+    CHECK_INT(opprof_tensor_name_layer("node_12"), -1);   /* ggml's own name of an unnamed node */
+    CHECK_INT(opprof_tensor_name_layer("-7"), -1);        /* a number, no tensor */
+    CHECK_INT(opprof_tensor_name_layer("_l3"), -1);
+    CHECK_INT(opprof_tensor_name_layer("x-12345678"), -1); /* no model has so many layers: a hash, a size */
+    CHECK_INT(opprof_tensor_name_layer(""), -1);
+    CHECK_INT(opprof_tensor_name_layer(NULL), -1);
+}
+
+/* By layer: a run's parts are one call of the layer any part names; the
+ * layers' rows add up to the row by name; rows of no layer say so. */
+TEST_CASE(rows_by_layer) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(LAYERS, sizeof LAYERS - 1, NULL, &c, NULL), 0);
+    opprof_averages_options by_layer = {.group_by_layer = true};
+    opprof_averages *avg = NULL, *plain = NULL;
+    CHECK_INT(opprof_capture_averages_ex(c, &by_layer, &avg), 0);
+    CHECK_INT(opprof_capture_averages(c, &plain), 0);
+    const opprof_average_row *l0 = layer_row(avg, "ggml::MUL_MAT", 0), *l1 = layer_row(avg, "ggml::MUL_MAT", 1);
+    const opprof_average_row *none = layer_row(avg, "ggml::MUL_MAT", -1), *cpy = layer_row(avg, "ggml::CPY", 1);
+    CHECK(l0 && l1 && none && cpy);
+    if (l0 && l1 && none && cpy) {
+        CHECK_INT(l0->calls, 1);
+        CHECK_INT(l0->total_ns, 160000);
+        CHECK_INT(l0->wall_ns, 100000);
+        CHECK_INT(l0->threads, 2);
+        CHECK_INT(l1->calls, 1);
+        CHECK_INT(l1->total_ns, 120000);
+        CHECK_INT(none->calls, 1);
+        CHECK_INT(none->total_ns, 20000);
+        CHECK_INT(cpy->total_ns, 5000);
+        const opprof_average_row *all = row(plain, "ggml::MUL_MAT");
+        CHECK(all && all->calls == 3 && all->total_ns == l0->total_ns + l1->total_ns + none->total_ns);
+        CHECK(all && all->layer == -1);
+    }
+    opprof_table_options o = {.sort = OPPROF_SORT_SELF_CPU_TIME};
+    char *text = NULL, *json = NULL;
+    CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
+    CHECK_CONTAINS(text, "Layer");
+    CHECK_INT(opprof_averages_json_to_string(avg, &o, &json), 0);
+    CHECK_CONTAINS(json, "\"name\": \"ggml::MUL_MAT\", \"layer\": 0,");
+    CHECK_CONTAINS(json, "\"name\": \"ggml::MUL_MAT\", \"layer\": null,");
+    opprof_free(text);
+    opprof_free(json);
+    /* without the grouping, no Layer column */
+    CHECK_INT(opprof_averages_table_to_string(plain, &o, &text), 0);
+    CHECK(text && !strstr(text, "Layer"));
+    opprof_free(text);
+    opprof_averages_free(avg);
+    opprof_averages_free(plain);
+
+    /* the names are the operators' arguments, kept through a trace written and read back */
+    char path[] = "/tmp/test_parallel_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &back, NULL), 0);
+    CHECK_INT(opprof_capture_averages_ex(back, &by_layer, &avg), 0);
+    l0 = layer_row(avg, "ggml::MUL_MAT", 0);
+    CHECK(l0 && l0->total_ns == 160000 && l0->threads == 2);
+    CHECK(layer_row(avg, "ggml::CPY", 1) != NULL);
+    unlink(path);
+    opprof_averages_free(avg);
+    opprof_capture_free(back);
     opprof_capture_free(c);
 }
 

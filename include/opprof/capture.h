@@ -406,6 +406,8 @@ typedef struct opprof_average_row {
     int32_t threads;          /* the most threads one call ran on (1 for plain calls) */
     double imbalance;         /* the longest part over the parts' mean, weighted by the
                                  runs' wall times; 0 when no call has parts */
+    int32_t layer;            /* grouped by layer: the layer its tensor is named for
+                                 (opprof_tensor_name_layer), -1: none or not grouped */
 } opprof_average_row;
 
 typedef struct opprof_averages_options {
@@ -413,7 +415,17 @@ typedef struct opprof_averages_options {
     int group_by_stack_n;       /* > 0: one row per (name, top N call sites); at most 16 */
     bool distributions;         /* also each row's times per step and per call, and their
                                    distributions (opprof_averages_row_distributions) */
+    bool group_by_layer;        /* one row per (name, layer): the layer of the tensor that a
+                                   call's "name" argument names (ggml's nodes, as llama.cpp
+                                   names them: "ffn_gate-7"); a run of parts on several
+                                   threads takes the layer that any of its parts names */
 } opprof_averages_options;
+
+/** The layer that a tensor's name is for, as llama.cpp names a layer's tensors:
+ *  "ffn_gate-7" and "Kcur-0 (view) (permuted)" are 7 and 0 (a suffix "-N" once
+ *  ggml's " (view)"-like suffixes are set aside), "cache_k_l3" is 3 ("_lN");
+ *  -1 for a name of no layer ("inp_embd", "node_12", "result_output") or NULL. */
+OPPROF_API int32_t opprof_tensor_name_layer(const char *name);
 
 /** Group the capture's events by name. *out is owned by the caller
  *  (opprof_averages_free); it does not refer to the capture afterwards. */

@@ -18,6 +18,8 @@ static const char HELP[] =
     "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
     "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
     "  --group-by node         an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator type\n"
+    "  --group-by layer        one row per (name, layer), with a Layer column: the layer of the tensor\n"
+    "                          each operator names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\")\n"
     "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
     "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
     "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
@@ -113,6 +115,16 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
     return 0;
 }
 
+/* --group-by layer on a trace none of whose operators names a layer's tensor: said, not silently ignored. */
+static void say_no_layers(const char *path, const opprof_averages *avg) {
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].layer >= 0) return;
+    fprintf(stderr, "opprof: %s: --group-by layer: no operator of this trace names a layer's tensor (a \"name\" "
+                    "argument such as ggml's \"ffn_gate-7\"); its rows are by name, as without it\n", path);
+}
+
 static int run(int argc, char **argv) {
     static const struct option longs[] = {{"sort", required_argument, 0, 's'},
                                           {"row-limit", required_argument, 0, 'n'},
@@ -157,10 +169,15 @@ static int run(int argc, char **argv) {
         case 'j': json = true; break;
         case 'g': group.group_by_input_shape = true; break;
         case 'G':
-            if (strcmp(optarg, "node") != 0)
-                return tool_usage_error("report", "--group-by takes 'node' (an ONNX Runtime profile's nodes), not '%s'",
+            if (strcmp(optarg, "node") == 0)
+                by_node = true;
+            else if (strcmp(optarg, "layer") == 0)
+                group.group_by_layer = true;
+            else
+                return tool_usage_error("report",
+                                        "--group-by takes 'node' (an ONNX Runtime profile's nodes) or 'layer' (ggml's "
+                                        "tensors' layers), not '%s'",
                                         optarg);
-            by_node = true;
             break;
         case 'k':
             if (tool_parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
@@ -213,6 +230,7 @@ static int run(int argc, char **argv) {
     if (json) table.profiler_cost = table.samples = table.cpu_time = true; /* JSON always has them */
     group.distributions = json || table.stats;
     rc = opprof_capture_averages_ex(cap, &group, &avg);
+    if (!rc && group.group_by_layer) say_no_layers(argv[optind], avg);
     /* a profile of device time only (TensorRT's layers): sorted by it, unless asked otherwise */
     if (!rc && !sort_given && sort == OPPROF_SORT_SELF_CPU_TIME && !opprof_averages_self_total_ns(avg) &&
         opprof_averages_self_device_total_ns(avg) > 0)
@@ -262,7 +280,7 @@ static const char EXAMPLES[] =
 
 TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
              "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node]\n"
+             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node|layer]\n"
              "                     [--roofline] [--what-if CHANGES] [--machine FILE]\n"
              "report --ranks DIR [--json]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

@@ -29,6 +29,7 @@ OPPROF__HIDDEN opprof_producer opprof__averages_producer(const opprof_averages *
  * of the capture's span; 0 when none. */
 OPPROF__HIDDEN double opprof__averages_unended_share(const opprof_averages *avg);
 OPPROF__HIDDEN bool opprof__averages_by_shape(const opprof_averages *avg);
+OPPROF__HIDDEN bool opprof__averages_by_layer(const opprof_averages *avg);
 OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 /* ---- the machine's ceilings (analysis/machine.c, machine_kernels.c) ---- */
 typedef enum opprof__machine_isa { OPPROF__ISA_SCALAR, OPPROF__ISA_AVX2, OPPROF__ISA_AVX512 } opprof__machine_isa;

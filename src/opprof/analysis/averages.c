@@ -29,7 +29,7 @@ struct opprof_averages {
     int64_t *children;   /* per row: the events nested directly in its events */
     int64_t *model_bytes; /* per row: opprof_bytes of its calls */
     double range_cost_ns; /* the capture's measured cost of one range (begin + end), 0: unknown */
-    bool by_shape;
+    bool by_shape, by_layer;
     int stack_n;
     uint64_t dropped_events;
     size_t n_warnings;
@@ -64,6 +64,7 @@ typedef struct group {
     /* the extended key */
     uint32_t name_group;
     uint32_t shapes;
+    int32_t layer; /* grouped by layer, else -1 */
     int n_frames;
     uint32_t frames[MAX_STACK]; /* site indexes; compared by file, function, line */
 } group;
@@ -93,13 +94,14 @@ static uint64_t frame_hash(const opprof_capture *c, uint32_t site) {
 }
 
 static OPPROF__HASH uint64_t key_hash(const builder *b, const group *g) {
-    uint64_t h = opprof__hash_pair(g->name_group, g->shapes);
+    uint64_t h = opprof__hash_pair(opprof__hash_pair(g->name_group, g->shapes), (uint32_t)g->layer);
     for (int i = 0; i < g->n_frames; i++) h = (h ^ frame_hash(b->c, g->frames[i])) * 0x100000001B3ull;
     return h;
 }
 
 static bool same_key(const builder *b, const group *x, const group *y) {
-    if (x->name_group != y->name_group || x->shapes != y->shapes || x->n_frames != y->n_frames) return false;
+    if (x->name_group != y->name_group || x->shapes != y->shapes || x->layer != y->layer || x->n_frames != y->n_frames)
+        return false;
     for (int i = 0; i < x->n_frames; i++)
         if (!same_frame(b->c, x->frames[i], y->frames[i])) return false;
     return true;
@@ -142,12 +144,13 @@ typedef struct work {
     const opprof_capture *c;
     const opprof_event *ev;
     size_t n_names, n_events, n_name_groups;
-    bool by_shape, extended;
+    bool by_shape, by_layer, extended;
     int stack_n;
     builder b;
     uint32_t *name_group;     /* name -> its group; ProfilerStep#N names share one */
     uint32_t *device_group;   /* device activities: [2 * name + (annotation)] -> group, or NULL */
     uint32_t *group_of_event; /* extended keys: event -> group */
+    int32_t *layer_of_event;  /* grouped by layer: each event's, -1: none */
     uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts (bit 0), whose bytes opprof_bytes models (bit 1) */
     int64_t *peaks;           /* per event, or NULL without memory */
     uint32_t *row_of_group;   /* after make_rows: a group's row (UINT32_MAX: none) */
@@ -175,6 +178,7 @@ static int new_group(work *w, const char *key, uint32_t *out) {
     if (opprof__grow((void **)&w->b.groups, &w->b.cap, w->b.n + 1, sizeof *w->b.groups)) return OPPROF_ENOMEM;
     memset(&w->b.groups[w->b.n], 0, sizeof *w->b.groups);
     w->b.groups[w->b.n].row.key = key;
+    w->b.groups[w->b.n].layer = -1;
     w->b.groups[w->b.n].name_group = (uint32_t)w->b.n;
     *out = (uint32_t)w->b.n++;
     return 0;
@@ -223,7 +227,44 @@ static int name_groups(work *w) {
     return 0;
 }
 
-/* Grouped by input shape or call stack: the name groups stay (possibly
+int32_t opprof_tensor_name_layer(const char *name) {
+    if (!name) return -1;
+    const char *suffix = strstr(name, " ("); /* ggml's " (view)", " (permuted)", " (copy of x)"... */
+    size_t len = suffix ? (size_t)(suffix - name) : strlen(name), digits = 0;
+    while (digits < len && name[len - 1 - digits] >= '0' && name[len - 1 - digits] <= '9') digits++;
+    size_t stem = len - digits; /* the name before the number */
+    if (!digits || digits > 6) return -1;
+    bool dash = stem >= 2 && name[stem - 1] == '-';                                  /* "ffn_gate-7" */
+    bool underscore_l = stem >= 3 && name[stem - 1] == 'l' && name[stem - 2] == '_'; /* "cache_k_l3" */
+    if (!dash && !underscore_l) return -1;
+    int32_t layer = 0;
+    for (size_t k = stem; k < len; k++) layer = layer * 10 + (name[k] - '0');
+    return layer;
+}
+
+/* Grouped by layer: each event's layer, from the tensor its "name" argument
+ * names; a run's key part (which its parts' group follows: join_parts) takes
+ * the layer that any of its parts names (ggml describes a node on one part). */
+static int event_layers(work *w) {
+    const opprof_capture *c = w->c;
+    w->layer_of_event = opprof__alloc((w->n_events ? w->n_events : 1) * sizeof *w->layer_of_event);
+    if (!w->layer_of_event) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < w->n_events; i++) w->layer_of_event[i] = -1;
+    for (size_t k = 0; k < c->n_marks; k++) {
+        const opprof_mark *m = &c->marks[k];
+        if (m->kind != OPPROF_MARK_ARG_STR || m->event < 0 || (size_t)m->event >= w->n_events ||
+            strcmp(c->names[m->name], "name") != 0)
+            continue;
+        int32_t layer = opprof_tensor_name_layer(c->names[m->value.str]);
+        if (layer < 0) continue;
+        w->layer_of_event[m->event] = layer;
+        uint32_t run = w->runs.run_of_event ? w->runs.run_of_event[m->event] : UINT32_MAX;
+        if (run != UINT32_MAX) w->layer_of_event[w->runs.runs[run].key_event] = layer;
+    }
+    return 0;
+}
+
+/* Grouped by input shape, layer or call stack: the name groups stay (possibly
  * empty); each event's extended key finds or makes its group. */
 static int extended_groups(work *w) {
     for (size_t g = 0; g < w->n_name_groups; g++) w->b.groups[g].n_frames = -1; /* never matched */
@@ -235,6 +276,7 @@ static int extended_groups(work *w) {
         key.row.mangled = w->b.groups[key.name_group].row.mangled;
         key.first_start = INT64_MAX;
         if (w->by_shape) key.shapes = opprof_capture_site(w->c, w->ev[i].site)->shapes;
+        key.layer = w->by_layer ? w->layer_of_event[i] : -1;
         for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < w->stack_n; e = w->ev[e].parent)
             if (w->ev[e].site && opprof_capture_site(w->c, w->ev[e].site)->file) key.frames[key.n_frames++] = w->ev[e].site;
         int rc = find_group(&w->b, &key, &w->group_of_event[i]);
@@ -569,6 +611,7 @@ static int make_rows(work *w) {
         avg->rows[g].mangled = b->groups[g].row.mangled ? text.data + offsets[TEXTS * g + TEXT_MANGLED] : NULL;
         avg->rows[g].top_frame = b->groups[g].row.top_frame ? text.data + offsets[TEXTS * g + TEXT_TOP] : NULL;
         avg->rows[g].input_shapes = w->by_shape ? text.data + offsets[TEXTS * g + TEXT_SHAPES] : NULL;
+        avg->rows[g].layer = b->groups[g].layer;
         avg->rows[g].stack = w->stack_n > 0 ? text.data + offsets[TEXTS * g + TEXT_STACK] : NULL;
         OPPROF__SAT_ADD(avg->self_total_ns, b->groups[g].row.self_ns);
     }
@@ -605,6 +648,7 @@ static void work_free(work *w) {
     opprof__free(w->name_group);
     opprof__free(w->device_group);
     opprof__free(w->group_of_event);
+    opprof__free(w->layer_of_event);
     opprof__free(w->flops_name);
     opprof_free(w->peaks);
     opprof__free(w->b.groups);
@@ -629,17 +673,19 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
     if (stack_n < 0) return OPPROF_EINVAL;
     work w = {.c = c, .ev = c->events, .n_names = c->n_names, .n_events = c->n_events, .b = {.c = c}};
     w.by_shape = options && options->group_by_input_shape;
+    w.by_layer = options && options->group_by_layer;
     w.stack_n = stack_n > MAX_STACK ? MAX_STACK : stack_n;
-    w.extended = w.by_shape || w.stack_n > 0;
+    w.extended = w.by_shape || w.by_layer || w.stack_n > 0;
     w.name_group = opprof__alloc((w.n_names ? w.n_names : 1) * sizeof *w.name_group);
     w.flops_name = opprof__calloc(w.n_names ? w.n_names : 1, 1);
     w.avg = opprof__calloc(1, sizeof *w.avg);
     if (w.extended) w.group_of_event = opprof__alloc((w.n_events ? w.n_events : 1) * sizeof *w.group_of_event);
     int rc = w.name_group && w.flops_name && w.avg && (!w.extended || w.group_of_event) ? 0 : OPPROF_ENOMEM;
     if (!rc && c->n_mem) rc = opprof_capture_peak_memory(c, &w.peaks);
-    if (!rc) rc = name_groups(&w);
-    if (!rc && w.extended) rc = extended_groups(&w);
     if (!rc) rc = opprof__parallel_runs_build(c, &w.runs);
+    if (!rc) rc = name_groups(&w);
+    if (!rc && w.by_layer) rc = event_layers(&w);
+    if (!rc && w.extended) rc = extended_groups(&w);
     if (!rc) join_parts(&w);
     if (!rc) rc = add_times(&w);
     if (!rc) add_parallel(&w);
@@ -661,6 +707,8 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
             avg->flops_recorded = c->marks[k].kind == OPPROF_MARK_FLOPS || c->marks[k].kind == OPPROF_MARK_BYTES;
         snprintf(avg->device_name, sizeof avg->device_name, "%s", c->info.device_name);
         avg->by_shape = w.by_shape;
+        for (size_t r = 0; w.by_layer && r < avg->n_rows && !avg->by_layer; r++) /* a Layer column where one is named */
+            avg->by_layer = avg->rows[r].layer >= 0;
         avg->stack_n = w.stack_n;
         avg->dropped_events = c->info.dropped_events;
         avg->producer = c->info.producer;
@@ -756,6 +804,7 @@ double opprof__averages_unended_share(const opprof_averages *avg) {
     return avg->duration_ns > 0 ? (double)avg->unended_ns / (double)avg->duration_ns : 1;
 }
 bool opprof__averages_by_shape(const opprof_averages *avg) { return avg->by_shape; }
+bool opprof__averages_by_layer(const opprof_averages *avg) { return avg->by_layer; }
 int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; }
 
 int64_t opprof_averages_sample_count(const opprof_averages *avg) { return avg ? avg->samples : 0; }

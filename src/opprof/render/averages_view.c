@@ -33,6 +33,7 @@ NUMBER(device_bytes, (double)r->device_mem)
 NUMBER(self_device_bytes, (double)r->self_device_mem)
 NUMBER(peak_bytes, (double)r->peak_mem)
 NUMBER(calls, (double)r->calls)
+NUMBER(layer, r->layer >= 0 ? (double)r->layer : NAN)
 NUMBER(flops, r->flops > 0 ? (double)r->flops : NAN)
 NUMBER(gflops, rate(r->flops, r->wall_ns))
 NUMBER(gbps, rate(r->bytes, r->wall_ns))
@@ -110,6 +111,7 @@ static const char *top_frame_text(const opprof_average_row *r, const opprof__vie
 /* PyTorch's columns, in its order. */
 static const opprof__column COLUMNS[] = {
     {"Name", "name", OPPROF__UNIT_NAME, 0, NULL, name_text},
+    {"Layer", "layer", OPPROF__UNIT_COUNT, OPPROF__SHOW_LAYER, layer, NULL},
     {"Self CPU %", "self_cpu_percent", OPPROF__UNIT_PERCENT, 0, self_share, NULL},
     {"Self CPU", "self_cpu_us", OPPROF__UNIT_TIME, 0, self_us, NULL},
     {"CPU total %", "total_cpu_percent", OPPROF__UNIT_PERCENT, 0, total_share, NULL},
@@ -228,6 +230,7 @@ static unsigned flags_of(const opprof__view *v, const opprof_table_options *o) {
     if (v->device[0] && opprof__averages_device_memory(v->avg)) f |= OPPROF__SHOW_DEVICE_MEM;
     if (o->peak_memory && memory) f |= OPPROF__SHOW_PEAK;
     if (opprof__averages_by_shape(v->avg)) f |= OPPROF__SHOW_SHAPES;
+    if (opprof__averages_by_layer(v->avg)) f |= OPPROF__SHOW_LAYER;
     if (opprof__averages_stack_n(v->avg)) f |= OPPROF__SHOW_STACK;
     if (o->flops || opprof__averages_flops_recorded(v->avg)) f |= OPPROF__SHOW_FLOPS;
     if (o->profiler_cost && opprof__averages_range_cost_ns(v->avg) > 0) f |= OPPROF__SHOW_COST;

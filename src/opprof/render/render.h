@@ -55,7 +55,8 @@ enum {
     OPPROF__SHOW_SAMPLES = 1u << 10,   /* options.samples, and the capture has samples */
     OPPROF__SHOW_CPU_TIME = 1u << 11,  /* options.cpu_time, and the capture has off-CPU times */
     OPPROF__SHOW_PARALLEL = 1u << 12,  /* some operator ran as parts on several threads */
-    OPPROF__SHOW_ROOFLINE = 1u << 13   /* options.machine: each row against its roof */
+    OPPROF__SHOW_ROOFLINE = 1u << 13,  /* options.machine: each row against its roof */
+    OPPROF__SHOW_LAYER = 1u << 14      /* grouped by layer */
 };
 
 enum { OPPROF__MAX_COLUMNS = 32, OPPROF__MAX_NAME_WIDTH = 55 /* a name cell, "..." included */ };

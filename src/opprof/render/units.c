@@ -58,7 +58,10 @@ void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
         return;
     case OPPROF__UNIT_TIME: opprof_format_time_us(x, buf, size); return;
     case OPPROF__UNIT_BYTES: opprof_format_memory(saturated(x), buf, size); return;
-    case OPPROF__UNIT_COUNT: snprintf(buf, size, "%lld", (long long)saturated(x)); return;
+    case OPPROF__UNIT_COUNT:
+        if (isnan(x)) snprintf(buf, size, "--"); /* none (a row of no layer) */
+        else snprintf(buf, size, "%lld", (long long)saturated(x));
+        return;
     case OPPROF__UNIT_FLOPS:
         if (isnan(x)) snprintf(buf, size, "--");
         else snprintf(buf, size, "%8.3f", x);

@@ -207,15 +207,24 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
 
 /* An argument that opprof wrote (opprof_range_arg_*, FLOPs, bytes, a
  * counter's value): kept, to become a mark of the capture. */
+/* A string argument of opprof's own (the string just read), kept as far as it fits. */
+static void own_string_arg(parser *p, event *e, const char *k, size_t n) {
+    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
+    memcpy(a->str, p->lx.s, len);
+    a->str[len] = '\0';
+    a->kind = OPPROF_MARK_ARG_STR;
+    memcpy(a->key, k, n);
+    a->key[n] = '\0';
+}
+
 static int own_arg(parser *p, event *e, const char *k, size_t n) {
     int c = opprof__json_skip_ws(&p->lx);
     __typeof__(e->args[0]) *a = &e->args[e->n_args];
     if (c == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
-        memcpy(a->str, p->lx.s, len);
-        a->str[len] = '\0';
-        a->kind = OPPROF_MARK_ARG_STR;
+        own_string_arg(p, e, k, n);
+        return 0;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
         opprof__json_number v;
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
@@ -269,8 +278,12 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        return copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args")
-                                                                             : 0;
+        if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len))
+            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args");
+        /* an operator's "name" (ggml's tensor) is also one of its arguments; a metadata event's is not used as one */
+        if (k[0] == 'n' && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
+            own_string_arg(p, e, k, n);
+        return 0;
     }
     /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
     if ((p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) && e->n_args < (int)(sizeof e->args / sizeof *e->args) &&
