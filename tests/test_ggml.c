@@ -118,6 +118,15 @@ static void check_rows(model *m, const opprof_averages *avg, const char *where) 
         CHECK(r->wait_ns >= 0);
     }
     CHECK(row(avg, "ggml::graph_compute") != NULL);
+    /* each thread's time between its parts of two nodes of a graph: a row of its own */
+    int64_t runs = 0;
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(rows[i].key, "ggml::", 6) && strcmp(rows[i].key, "ggml::graph_compute") && strcmp(rows[i].key, "ggml::between_ops"))
+            runs += rows[i].calls;
+    const opprof_average_row *between = row(avg, "ggml::between_ops");
+    CHECK(between && between->calls == (runs / ACTIVE - 1) * THREADS * ACTIVE && between->self_ns > 0);
 }
 
 /* Every part of a run lies within one step, and a run's parts are on two threads. */
@@ -280,8 +289,8 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
         if (!strcmp(r->key, "ggml::MUL_MAT") && layered && r->calls == ACTIVE && r->threads == THREADS) matmuls[r->layer]++;
         if (!strcmp(r->key, "ggml::ADD") && layered && r->calls == ACTIVE) adds[r->layer]++;
         if (!strcmp(r->key, "ggml::SOFT_MAX") && r->layer == -1 && r->calls == ACTIVE) softmax_of_no_layer++;
-        CHECK(strncmp(r->key, "ggml::", 6) != 0 || strcmp(r->key, "ggml::graph_compute") == 0 || r->layer != -1 ||
-              !strcmp(r->key, "ggml::SOFT_MAX"));
+        bool of_a_layer = !strcmp(r->key, "ggml::MUL_MAT") || !strcmp(r->key, "ggml::ADD");
+        CHECK(of_a_layer == layered);
     }
     for (int l = 0; l < LAYERS; l++) CHECK(matmuls[l] == 1 && adds[l] == 1);
     CHECK_INT(softmax_of_no_layer, 1);

@@ -20,7 +20,9 @@
  * (opprof_ggml_flops) and bytes (its inputs' and output's), and, when the
  * session records shapes, its inputs' shapes and types ("f32", "q8_0", ...:
  * opprof_input). Each graph's compute is a range "ggml::graph_compute" on the
- * calling thread. Worker threads are named "ggml-cpu N" in traces.
+ * calling thread. A thread's time between its parts of two nodes of one graph
+ * (the barrier after each node) is a range "ggml::between_ops" of that thread.
+ * Worker threads are named "ggml-cpu N" in traces.
  *
  * The schedule is ggml's own: the hook is called by ggml-cpu's graph loop
  * before and after each node (no eval callback, which makes ggml compute node

@@ -55,6 +55,10 @@ static pthread_once_t g_sites_once = PTHREAD_ONCE_INIT;
 static int g_sites_rc;
 static const opprof_srcloc g_graph_site = {"ggml::graph_compute", "ggml_graph_compute", __FILE__, __LINE__,
                                            OPPROF_KIND_USER_ANNOTATION, NULL};
+/* A thread's time from the end of its part of a node to the start of its part
+ * of the next node of the same graph: the barrier after each node, the hook. */
+static const opprof_srcloc g_between_site = {"ggml::between_ops", "ggml_graph_compute_thread", __FILE__, __LINE__,
+                                             OPPROF_KIND_USER_ANNOTATION, NULL};
 static struct {
     struct ggml_cgraph *graph; /* atomic */
     uint64_t serial;           /* atomic; written before `graph` */
@@ -63,9 +67,12 @@ static uint64_t g_serial; /* atomic */
 static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_attached;
 
-/* What a thread is computing: the range of its part, the graph's range. */
+/* What a thread is computing: the range of its part, the graph's range; when
+ * its last part ended, and in which graph (its serial). */
 static __thread opprof_range t_part, t_graph;
 static __thread int t_named;
+static __thread opprof_time t_part_end;
+static __thread uint64_t t_part_serial;
 
 static size_t slot_of(const struct ggml_cgraph *graph) { return ((uintptr_t)graph >> 6) % GRAPH_SLOTS; }
 
@@ -239,14 +246,20 @@ static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int 
             opprof_thread_set_name(name);
             t_named = 1;
         }
+        uint64_t serial = serial_of(graph);
+        if (t_part_end && serial && serial == t_part_serial) /* since its part of the node before */
+            opprof_range_end_at(opprof_range_begin_at(&g_between_site, t_part_end), opprof_now());
         t_part = opprof__range_begin(site_of(ggml_graph_node(graph, node)));
         return;
     }
     if (!t_part) return;
-    opprof_range_part_of((serial_of(graph) << NODE_BITS) | (((uint64_t)node + 1) & ((1u << NODE_BITS) - 1)));
+    uint64_t serial = serial_of(graph);
+    opprof_range_part_of((serial << NODE_BITS) | (((uint64_t)node + 1) & ((1u << NODE_BITS) - 1)));
     if (ith == 0) describe(graph, node, n_nodes);
     opprof__range_end(t_part);
     t_part = 0;
+    t_part_end = opprof_now();
+    t_part_serial = serial;
 }
 
 EXPORT int opprof_ggml_attach(void) {
