@@ -139,9 +139,10 @@ static void usage(FILE *f) {
             "                   first aten::addmm waits longer, busy (nn_debug_delay_next)\n"
             "  --slow-by X      by how much: Kx (K times the median of the last 50 steps, default\n"
             "                   2x) or a duration (\"20ms\")\n"
-            "  --roofline       measure this machine's ceilings first (opprof machine, a few seconds)\n"
-            "                   and keep them in every trace: `opprof report --roofline` of the trace\n"
-            "                   sets each operator against the roofs of the machine it ran on\n"
+            "  --roofline       this machine's ceilings (opprof machine: a few seconds the first time,\n"
+            "                   then from the user's cache, as opprof record --roofline), kept in every\n"
+            "                   trace: `opprof report --roofline` of the trace sets each operator\n"
+            "                   against the roofs of the machine it ran on\n"
             "  --slow-op NAME=F for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"
             "                   made slower by F of its own time, busy (nn_debug_slow_down;\n"
             "                   \"aten::addmm=1\": twice as long)\n"
@@ -628,9 +629,11 @@ static int profile(const options *o, context *ctx, work *w) {
     int rc = opprof_session_start(&session, &cfg);
     if (!rc && o->roofline) { /* before the steps: the ceilings are measured, not recorded */
         opprof_machine machine;
+        char said[4400]; /* measured once per CPU, then from the user's cache (opprof_machine_cached) */
         w->what = "measuring the machine's ceilings";
-        rc = opprof_machine_measure(o->threads < OPPROF_MACHINE_MAX_THREADS ? o->threads : OPPROF_MACHINE_MAX_THREADS,
-                                    &machine);
+        rc = opprof_machine_cached(o->threads < OPPROF_MACHINE_MAX_THREADS ? o->threads : OPPROF_MACHINE_MAX_THREADS,
+                                   &machine, said, sizeof said);
+        if (!rc && !o->quiet) fprintf(stderr, "profile_cpu: %s\n", said);
         if (!rc) rc = opprof_session_set_machine(session, &machine);
         if (!rc) w->what = "starting the profiler";
     }
