@@ -195,7 +195,16 @@ int main(void) {
     CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on");
     CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
     free(out);
+    /* profile_cpu --roofline takes the same cache */
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --threads 1 --roofline '%s/pc' 2>&1 >/dev/null && "
+                              "'%s/opprof' report --roofline '%s/pc/cpu-step-4.json' 2>&1",
+             bin_dir(), dir, bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "profile_cpu: the machine's ceilings from");
+    CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
+    free(out);
     unsetenv("OPPROF_MACHINE_CACHE");
+    remove_tree(dir);
 
     return check_report("test_record_cli");
 }
