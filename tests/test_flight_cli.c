@@ -9,6 +9,7 @@
 #include "testutil.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static char dir[256];
 
@@ -190,6 +191,10 @@ TEST_CASE(profile_cpu_slow_steps) {
         snprintf(want, sizeof want, "Holds steps %d to %d", step - 4, step);
         CHECK_CONTAINS(out, want);
         CHECK_CONTAINS(out, "aten::addmm"); /* where the time went */
+        /* first what the program waited for: the step's duration, then the rows, the slowed one first */
+        const char *duration = out ? strstr(out, "(step duration)") : NULL, *addmm = out ? strstr(out, "aten::addmm") : NULL;
+        CHECK(duration && addmm && duration < addmm);
+        CHECK(addmm && !strstr(out, "self CPU time"));
         free(out);
     }
     CHECK_INT(run_commandf(&out, "grep -o '\"trigger_step\": [0-9]*' '%s/pc/summary.json'", dir), 0);

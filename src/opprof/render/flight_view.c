@@ -1,6 +1,7 @@
 /* flight_view.c - a flight recorder's save explained: why it was made, the
  * steps it holds, and its triggering step against the median of the other
- * steps it holds, operator by operator (self time per step, from the
+ * steps it holds: first its duration (what the program waited for), then
+ * operator by operator (self time per step, on or off the CPU, from the
  * averages' per-step distributions), the largest changes first. */
 #include "render/render.h"
 
@@ -48,20 +49,22 @@ static void head(opprof__strbuf *sb, const opprof_flight_info *f) {
 static int comparison(opprof__strbuf *sb, const opprof_averages *avg, size_t step, int row_limit) {
     size_t n_rows, n_steps = opprof_averages_steps(avg);
     const opprof_average_row *rows = opprof_averages_rows(avg, &n_rows);
-    flight_row *fr = opprof__calloc(n_rows + 1, sizeof *fr);
+    flight_row *fr = opprof__calloc(n_rows + 2, sizeof *fr);
     double *v = opprof__calloc(n_steps, sizeof *v), *scratch = opprof__calloc(n_steps, sizeof *scratch);
-    char **cells = opprof__calloc((n_rows + 1) * 5, sizeof *cells);
+    char **cells = opprof__calloc((n_rows + 2) * 5, sizeof *cells);
     int rc = fr && v && scratch && cells ? 0 : OPPROF_ENOMEM;
-    size_t n = 0;
+    if (!rc && !(rc = opprof_averages_step_durations(avg, v))) /* the step's wall time: what the program waited for */
+        fr[0] = (flight_row){"(step duration)", v[step], median_without(v, n_steps, step, scratch)};
+    size_t n = 1;
     for (size_t r = 0; !rc && r < n_rows; r++) {
         if (opprof_averages_row_step_self(avg, r, v)) continue;
         fr[n] = (flight_row){rows[r].key, v[step], median_without(v, n_steps, step, scratch)};
         n += fr[n].step_ns != 0 || fr[n].median_ns != 0; /* a row that ran in neither says nothing */
     }
-    if (!rc) qsort(fr, n, sizeof *fr, by_change);
-    if (row_limit >= 0 && (size_t)row_limit < n) n = (size_t)row_limit;
+    if (!rc) qsort(fr + 1, n - 1, sizeof *fr, by_change);
+    if (row_limit >= 0 && (size_t)row_limit + 1 < n) n = (size_t)row_limit + 1;
     if (!rc && !(rc = opprof_averages_step_self_totals(avg, v)))
-        fr[n++] = (flight_row){"(all, self CPU time total)", v[step], median_without(v, n_steps, step, scratch)};
+        fr[n++] = (flight_row){"(all rows, self time total)", v[step], median_without(v, n_steps, step, scratch)};
     for (size_t r = 0; !rc && r < n; r++) {
         char buf[5][96];
         opprof__name_cell(fr[r].key, buf[0], sizeof buf[0]);
@@ -97,8 +100,8 @@ int opprof_capture_flight_to_string(const opprof_capture *c, int row_limit, char
     size_t n_steps = rc ? 0 : opprof_averages_steps(avg);
     int64_t step = f->trigger_step - f->first_step;
     if (!rc && f->trigger_step >= 0 && step >= 0 && (size_t)step < n_steps && n_steps >= 2) {
-        opprof__sb_printf(&sb, "Step %lld against the median of the other %zu step(s) it holds, self CPU time per "
-                               "step, largest changes first:\n",
+        opprof__sb_printf(&sb, "Step %lld against the median of the other %zu step(s) it holds: its duration, then "
+                               "each row's self time in the step (on or off the CPU), largest changes first:\n",
                           (long long)f->trigger_step, n_steps - 1);
         rc = comparison(&sb, avg, (size_t)step, row_limit);
     } else if (!rc) {
