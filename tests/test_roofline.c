@@ -339,6 +339,63 @@ TEST_CASE(what_if_roof) {
     opprof_capture_free(c);
 }
 
+/* STEPS steps (ProfilerStep#N, or none: the capture is one) of CALLS
+ * clamp_min calls of 2 MiB each (1 MiB read, 1 MiB written), 200 us apiece. */
+static char *streaming_trace(int steps, int calls) {
+    static char text[16384];
+    size_t len = (size_t)snprintf(text, sizeof text, "{\"traceEvents\": [\n");
+    for (int s = 0; s < (steps ? steps : 1); s++) {
+        long t0 = (long)s * calls * 300;
+        if (steps)
+            len += (size_t)snprintf(text + len, sizeof text - len, "{\"ph\":\"X\",\"cat\":\"user_annotation\","
+                                    "\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d},\n",
+                                    s, t0, calls * 300 - 10);
+        for (int k = 0; k < calls; k++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "{\"ph\":\"X\",\"cat\":\"cpu_op\","
+                                    "\"name\":\"aten::clamp_min\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":200,"
+                                    "\"args\":{\"Input Dims\":[[1024,256],[]],\"Input type\":[\"float\",\"Scalar\"]}},\n",
+                                    t0 + 1 + 300L * k);
+    }
+    snprintf(text + len - 2, sizeof text - (len - 2), "\n]}\n");
+    return text;
+}
+
+/* A call whose bytes only the LLC holds streams from DRAM when its step
+ * touches more than the LLC holds (a decode step's weights): 20 calls of
+ * 2 MiB in one step are 40 MiB, past MACHINE's 32 MiB; 10 a step are 20 MiB. */
+TEST_CASE(streamed_past_the_llc_from_dram) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    struct { int steps, calls, level; double roof_ns; } cases[] = {
+        {0, 20, 3, 2097152 / 20.0}, /* DRAM: max(load 20, copy 10) GB/s */
+        {2, 10, 2, 2097152 / 50.0}, /* LLC: 50 GB/s */
+        {0, 10, 2, 2097152 / 50.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *text = streaming_trace(cases[k].steps, cases[k].calls);
+        opprof_averages *avg = averages_of(text);
+        CHECK(avg != NULL);
+        if (!avg) continue;
+        opprof_roofline f = opprof_averages_roofline(avg, row_named(avg, "aten::clamp_min"), &m);
+        CHECK_INT(f.level, cases[k].level);
+        CHECK_NEAR(f.roof_ns, cases[k].roof_ns * 10 * (cases[k].steps ? cases[k].steps : cases[k].calls / 10));
+        opprof_averages_free(avg);
+        /* what-if's roof is the same: each call to it */
+        opprof_capture *c = NULL;
+        CHECK_INT(opprof_capture_read_buffer(text, strlen(text), NULL, &c, NULL), 0);
+        if (!c) continue;
+        opprof_what_if_change ch[1];
+        size_t n = 0;
+        char why[64];
+        CHECK_INT(opprof_what_if_parse("aten::clamp_min=roof", ch, 1, &n, why, sizeof why), 0);
+        opprof_what_if_result w;
+        CHECK_INT(opprof_capture_what_if(c, &m, ch, n, &w), 0);
+        CHECK_NEAR(w.changed_after_ns, cases[k].roof_ns * (double)w.changed_calls);
+        CHECK_INT(w.changed_calls, cases[k].calls * (cases[k].steps ? cases[k].steps : 1));
+        opprof_capture_free(c);
+    }
+}
+
 TEST_CASE(what_if_parse_errors) {
     const char *bad[] = {"aten::addmm", "=0.5x", "aten::addmm=2", "aten::addmm=-0.5x", "aten::addmm=+3s", "a=0.5x,"};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {

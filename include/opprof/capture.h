@@ -661,7 +661,6 @@ typedef struct opprof_roofline {
     double roof_percent;       /* roof_ns over its time, x 100 (above 100: a roof exceeded) */
     double above_roof_ns;      /* its time minus roof_ns: the most a faster kernel gains */
 } opprof_roofline;
-/** Row `row` of averages against `machine`. */
 /** Row `row` of averages against `machine` (its threads' ceilings). */
 OPPROF_API opprof_roofline opprof_averages_roofline(const opprof_averages *averages, size_t row,
                                                     const opprof_machine *machine);

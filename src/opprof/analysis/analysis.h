@@ -20,6 +20,21 @@ OPPROF__HIDDEN double opprof__averages_range_cost_ns(const opprof_averages *avg)
 OPPROF__HIDDEN bool opprof__averages_device_memory(const opprof_averages *avg);
 /* A row's bytes from its shapes (opprof_bytes of its calls), 0 without a model. */
 OPPROF__HIDDEN int64_t opprof__averages_model_bytes(const opprof_averages *avg, const opprof_average_row *row);
+/* The bytes a step moves by the rows (stated, else modelled), over the steps
+ * (ProfilerStep* calls; no steps: the capture is one): the step's footprint. */
+OPPROF__HIDDEN double opprof__averages_step_bytes(const opprof_averages *avg);
+
+/* ---- the roof of a call (analysis/roofline.c), for the roofline and what-if ---- */
+/* The level a call's bytes come from: the smallest that holds them; bytes
+ * that only the last-level cache holds come from DRAM when the step's
+ * footprint (step_bytes) does not fit it either, since everything else the
+ * step touches passes through it before they are used again (a decode step's
+ * weights, used once a step). */
+OPPROF__HIDDEN int opprof__roof_level(const opprof_machine_ceilings *c, double call_bytes, double step_bytes);
+/* max(FLOPs / peak, bytes / the bandwidth of their level), ns; *level and
+ * *compute_bound say which (either may be NULL). */
+OPPROF__HIDDEN double opprof__roof_ns(const opprof_machine_ceilings *c, double flops, double bytes, double call_bytes,
+                                      double step_bytes, int *level, bool *compute_bound);
 OPPROF__HIDDEN uint64_t opprof__averages_dropped(const opprof_averages *avg);
 OPPROF__HIDDEN size_t opprof__averages_warnings(const opprof_averages *avg);
 /* The capture's warning number i (copied), or NULL. */

@@ -40,6 +40,7 @@ struct opprof_averages {
     int64_t samples, sample_period_ns; /* the capture's samples and their period */
     bool off_cpu;                      /* the capture has off-CPU times */
     bool parallel;                     /* some operator ran as parts on several threads */
+    double step_bytes;                 /* opprof__averages_step_bytes */
 };
 
 
@@ -559,6 +560,18 @@ static int add_off_cpu(work *w) {
 /* The texts of a row, one after the other in the averages' text. */
 enum { TEXT_KEY, TEXT_SHAPES, TEXT_STACK, TEXT_TOP, TEXT_MANGLED, TEXTS };
 
+/* The step's footprint: the rows' bytes (stated, else modelled) over the steps. */
+static void step_bytes(opprof_averages *avg) {
+    double bytes = 0;
+    int64_t steps = 0;
+    for (size_t i = 0; i < avg->n_rows; i++) {
+        const opprof_average_row *r = &avg->rows[i];
+        bytes += (double)(r->bytes > 0 ? r->bytes : avg->model_bytes[i]);
+        if (!r->device && strcmp(r->key, STEP_KEY) == 0) steps += r->calls;
+    }
+    avg->step_bytes = bytes / (double)(steps > 0 ? steps : 1);
+}
+
 static int make_rows(work *w) {
     builder *b = &w->b;
     size_t kept = 0;
@@ -619,6 +632,7 @@ static int make_rows(work *w) {
         avg->text = text.data;
         avg->text_size = text.cap;
         avg->n_rows = kept;
+        step_bytes(avg);
     } else { /* the rows go here: n_rows does not say their size yet */
         opprof__sb_free(&text);
         opprof__free(avg->rows);
@@ -810,6 +824,8 @@ int opprof__averages_stack_n(const opprof_averages *avg) { return avg->stack_n; 
 int64_t opprof_averages_sample_count(const opprof_averages *avg) { return avg ? avg->samples : 0; }
 int64_t opprof_averages_sample_period_ns(const opprof_averages *avg) { return avg ? avg->sample_period_ns : 0; }
 bool opprof_averages_off_cpu(const opprof_averages *avg) { return avg && avg->off_cpu; }
+
+double opprof__averages_step_bytes(const opprof_averages *avg) { return avg ? avg->step_bytes : 0; }
 
 int64_t opprof__averages_model_bytes(const opprof_averages *avg, const opprof_average_row *row) {
     size_t i = (size_t)(row - avg->rows);

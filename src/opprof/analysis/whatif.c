@@ -65,6 +65,7 @@ typedef struct replay {
     size_t n_changes;
     int *change_of_name;   /* per name: the change's index, or -1 */
     double *flops, *bytes; /* per event: a call's model */
+    double step_bytes;     /* what a step moves: the sum of bytes over the steps (opprof__roof_level) */
     double *dur;           /* per event: its replayed duration */
     opprof__parallel_runs runs;
     double *run_delta;     /* per run: its wall time's change (old - new) */
@@ -75,14 +76,7 @@ typedef struct replay {
 static double roof_ns(const replay *r, double flops, double bytes, int threads) {
     const opprof_machine_ceilings *c = opprof_machine_for_threads(r->m, threads);
     if (!c || (flops <= 0 && bytes <= 0)) return NAN;
-    int level = OPPROF_MACHINE_LEVELS - 1;
-    for (int l = 0; l < OPPROF_MACHINE_LEVELS - 1; l++)
-        if (c->levels[l].bytes > 0 && bytes <= (double)c->levels[l].bytes) {
-            level = l;
-            break;
-        }
-    double bw = fmax(c->levels[level].load_gbs, c->levels[level].copy_gbs);
-    return fmax(c->fma_peak_gflops > 0 ? flops / c->fma_peak_gflops : 0, bw > 0 ? bytes / bw : 0);
+    return opprof__roof_ns(c, flops, bytes, bytes, r->step_bytes, NULL, NULL);
 }
 
 /* The new time of a call that `change` applies to, taking `old` ns. */
@@ -116,6 +110,12 @@ static void event_models(replay *r) {
         if (r->flops[i] <= 0) r->flops[i] = (double)opprof_flops(name, sh);
         if (r->bytes[i] <= 0) r->bytes[i] = (double)opprof_bytes(name, sh);
     }
+    size_t steps = 0;
+    for (size_t i = 0; i < c->n_events; i++) {
+        r->step_bytes += r->bytes[i];
+        steps += c->events[i].kind == OPPROF_KIND_STEP;
+    }
+    r->step_bytes /= (double)(steps ? steps : 1);
 }
 
 /* Runs: each part's new duration at its start offset; the latest end is the new wall. */
