@@ -9,13 +9,14 @@
  * Each round times ITERS computes of each; the cost per op is (its time -
  * ggml's) / (ops computed), per round, then the median and range over rounds.
  *
- * --roofline: then the explain step on the same graph, each compute a step,
- * against the machine's ceilings measured in the same run (opprof machine's
- * measurement): each layer's ggml::MUL_MAT rows (report --group-by layer),
- * their bound and % of roof, and the step's share of the DRAM copy bandwidth
- * by opprof's bytes and step times, against the speed of light computed
- * without opprof: the weights' bytes x ggml's own computes per second / the
- * DRAM copy bandwidth. With --dim 2048 the weights (294 MB) are past any LLC.
+ * --roofline: then the explain step on the same graph, ITERS recorded
+ * computes each beside one of ggml alone, against the machine's ceilings
+ * measured in the same run (opprof machine's measurement): each layer's
+ * ggml::MUL_MAT row (report --group-by layer), its bound and % of roof, and a
+ * graph's share of the DRAM copy bandwidth by opprof's bytes and recorded
+ * graph times, against the speed of light computed without opprof: the
+ * weights' bytes x ggml's own computes per second / the DRAM copy bandwidth.
+ * With --dim 2048 the weights (294 MB) are past any LLC.
  *
  *   build/bin/bench_ggml [--json] [--rounds N] [--iters N] [--threads N] [--tokens N] [--dim N] [--roofline]
  */
@@ -128,50 +129,61 @@ static void mul_mat_rows(const opprof_averages *avg, const opprof_machine *machi
     f->roof_min = pct[0], f->roof_max = f->mul_mat_rows ? pct[f->mul_mat_rows - 1] : NAN, f->roof_median = st.median;
 }
 
-/* The graph's bytes per step by opprof's rows (stated bytes, else its model). */
-static double bytes_per_step(const opprof_averages *avg, size_t steps) {
+/* The bytes a graph moves by opprof's rows (stated, else modelled). */
+static double bytes_per_graph(const opprof_averages *avg, int64_t graphs) {
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     double bytes = 0;
     for (size_t i = 0; i < n; i++)
         if (!strncmp(rows[i].key, "ggml::", 6)) bytes += (double)rows[i].bytes;
-    return bytes / (double)steps;
+    return bytes / (double)graphs;
 }
 
-static roof_figures roofline(model *m, int threads, int iters, double ggml_graph_ns) {
+/* Each recorded compute beside one of ggml alone, so that both are timed in
+ * the same moments of the machine: opprof's figure is the recorded graphs'
+ * (ggml::graph_compute's median call), the speed of light ggml's own. */
+static roof_figures roofline(model *m, int threads, int iters) {
     roof_figures f = {0};
     opprof_machine machine;
     if (opprof_machine_measure(threads, &machine)) return f;
     const opprof_machine_ceilings *c = opprof_machine_for_threads(&machine, threads);
     f.dram_copy_gbs = c->levels[OPPROF_MACHINE_LEVELS - 1].copy_gbs;
-    opprof_ggml_attach();
+    double *alone = calloc((size_t)iters, sizeof *alone);
     opprof_config cfg = opprof_config_default();
+    cfg.record_steps = false;
     opprof_session *s = NULL;
-    if (opprof_session_start(&s, &cfg)) exit(1);
+    if (!alone || opprof_session_start(&s, &cfg)) exit(1);
     for (int i = 0; i < iters; i++) {
+        opprof_ggml_attach();
         ggml_graph_compute(m->graph, &m->plan);
-        opprof_session_step(s);
+        opprof_ggml_detach();
+        int64_t t0 = bench_now_ns();
+        ggml_graph_compute(m->graph, &m->plan);
+        alone[i] = (double)(bench_now_ns() - t0);
     }
     opprof_session_stop(s);
     opprof_capture *cap = NULL;
     opprof_session_take_capture(s, &cap);
     opprof_session_free(s);
-    opprof_ggml_detach();
     opprof_averages_options by_layer = {.group_by_layer = true, .distributions = true};
     opprof_averages *avg = NULL;
     if (!cap || opprof_capture_averages_ex(cap, &by_layer, &avg)) exit(1);
     mul_mat_rows(avg, &machine, &f);
-    size_t steps = opprof_averages_steps(avg);
-    double *d = calloc(steps ? steps : 1, sizeof *d);
-    if (steps && d && !opprof_averages_step_durations(avg, d)) {
-        f.step_us = bench_stats_of(d, (int)steps).median / 1e3;
-        /* opprof's: the bytes its rows move a step, over the step's time, against DRAM's copy bandwidth */
-        f.step_dram_percent = 100.0 * bytes_per_step(avg, steps) / (f.step_us * 1e3) / f.dram_copy_gbs;
-        /* without opprof: the weights, streamed once a compute, at ggml's own speed */
-        f.speed_of_light_percent = 100.0 * (double)g_weight_bytes / ggml_graph_ns / f.dram_copy_gbs;
-        f.ok = f.mul_mat_rows > 0;
-    }
-    free(d);
+    size_t n;
+    const opprof_average_row *rows = opprof_averages_rows(avg, &n);
+    opprof_row_distributions rd;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].key, "ggml::graph_compute") && !opprof_averages_row_distributions(avg, i, &rd) &&
+            rows[i].calls > 0) {
+            f.step_us = rd.call_total.median / 1e3;
+            /* opprof's: the bytes its rows move a graph, over a recorded graph's time, against DRAM's copy bandwidth */
+            f.step_dram_percent = 100.0 * bytes_per_graph(avg, rows[i].calls) / (f.step_us * 1e3) / f.dram_copy_gbs;
+            /* without opprof: the weights, streamed once a compute, at ggml's own speed */
+            f.speed_of_light_percent =
+                100.0 * (double)g_weight_bytes / bench_stats_of(alone, iters).median / f.dram_copy_gbs;
+            f.ok = f.mul_mat_rows > 0;
+        }
+    free(alone);
     opprof_averages_free(avg);
     opprof_capture_free(cap);
     return f;
@@ -179,18 +191,18 @@ static roof_figures roofline(model *m, int threads, int iters, double ggml_graph
 
 static void roofline_json(const roof_figures *f) {
     bench_json_number(stdout, "weight_bytes", (double)g_weight_bytes, false);
-    bench_json_number(stdout, "dram_copy_gbs", f->dram_copy_gbs, false);
+    bench_json_number(stdout, "dram_copy_gbps", f->dram_copy_gbs, false);
     bench_json_number(stdout, "mul_mat_rows", f->mul_mat_rows, false);
     bench_json_number(stdout, "mul_mat_compute_bound", f->compute_bound, false);
     bench_json_number(stdout, "mul_mat_dram_bound", f->dram_bound, false);
     bench_json_number(stdout, "mul_mat_cache_bound", f->other_bound, false);
-    bench_json_number(stdout, "mul_mat_roof_percent_min", f->roof_min, false);
-    bench_json_number(stdout, "mul_mat_roof_percent_median", f->roof_median, false);
-    bench_json_number(stdout, "mul_mat_roof_percent_max", f->roof_max, false);
-    bench_json_number(stdout, "recorded_step_us", f->step_us, false);
-    bench_json_number(stdout, "step_dram_percent", f->step_dram_percent, false);
-    bench_json_number(stdout, "speed_of_light_dram_percent", f->speed_of_light_percent, false);
-    bench_json_number(stdout, "dram_points_apart", f->step_dram_percent - f->speed_of_light_percent, false);
+    bench_json_number(stdout, "mul_mat_roof_pct_min", f->roof_min, false);
+    bench_json_number(stdout, "mul_mat_roof_pct_median", f->roof_median, false);
+    bench_json_number(stdout, "mul_mat_roof_pct_max", f->roof_max, false);
+    bench_json_number(stdout, "recorded_graph_us", f->step_us, false);
+    bench_json_number(stdout, "graph_dram_pct", f->step_dram_percent, false);
+    bench_json_number(stdout, "speed_of_light_dram_pct", f->speed_of_light_percent, false);
+    bench_json_number(stdout, "dram_apart_pp", f->step_dram_percent - f->speed_of_light_percent, false);
 }
 
 int main(int argc, char **argv) {
@@ -246,7 +258,7 @@ int main(int argc, char **argv) {
         med_ratio[k] = median_of(v, rounds);
     }
     roof_figures roof = {0};
-    if (with_roofline && !(roof = roofline(&m, threads, iters, med_graph[GGML])).ok) {
+    if (with_roofline && !(roof = roofline(&m, threads, iters)).ok) {
         fprintf(stderr, "bench_ggml: --roofline: the machine could not be measured, or no MUL_MAT row has a model\n");
         return 1;
     }
