@@ -49,12 +49,17 @@ OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 /* ---- the machine's ceilings (analysis/machine.c, machine_kernels.c) ---- */
 typedef enum opprof__machine_isa { OPPROF__ISA_SCALAR, OPPROF__ISA_AVX2, OPPROF__ISA_AVX512 } opprof__machine_isa;
 OPPROF__HIDDEN opprof__machine_isa opprof__machine_best_isa(void);
+/* The kernels' revision, bumped when one changes what it measures (2: loads
+ * folded by XOR in one loop), so that a profile cached from other kernels is
+ * measured again (analysis/machine_cache.c). */
+enum { OPPROF__MACHINE_KERNELS = 2 };
 /* The FLOPs of one iteration of opprof__machine_fma's loop. */
 OPPROF__HIDDEN double opprof__machine_fma_flops_per_iter(opprof__machine_isa isa);
 /* `iters` iterations of independent FMA chains; a value that keeps them. */
 OPPROF__HIDDEN double opprof__machine_fma(opprof__machine_isa isa, int64_t iters);
-/* One pass that loads (sums) n floats of buf (64-byte aligned, n a multiple of 128). */
-OPPROF__HIDDEN double opprof__machine_load(opprof__machine_isa isa, const float *buf, size_t n);
+/* `passes` passes that load n floats of buf (64-byte aligned, n a multiple of
+ * 128), in one loop (a call a pass cost a quarter of an L1 pass of 8 KB). */
+OPPROF__HIDDEN double opprof__machine_load(opprof__machine_isa isa, const float *buf, size_t n, int64_t passes);
 /* One pass that copies n floats (the same alignment). */
 OPPROF__HIDDEN void opprof__machine_copy(opprof__machine_isa isa, float *dst, const float *src, size_t n);
 

@@ -67,9 +67,9 @@ static void *run_job(void *arg) {
     job *j = arg;
     while (!*j->go) {}
     double t0 = now_s();
-    for (int64_t r = 0; r < (j->kind == 0 ? 1 : j->reps); r++) {
+    for (int64_t r = 0; r < (j->kind == 2 ? j->reps : 1); r++) {
         if (j->kind == 0) j->sink += opprof__machine_fma(j->isa, j->reps);
-        else if (j->kind == 1) j->sink += opprof__machine_load(j->isa, j->a, j->n);
+        else if (j->kind == 1) j->sink += opprof__machine_load(j->isa, j->a, j->n, j->reps);
         else opprof__machine_copy(j->isa, j->b, j->a, j->n), j->sink += j->b[(size_t)r % j->n];
     }
     j->seconds = now_s() - t0;

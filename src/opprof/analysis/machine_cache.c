@@ -14,7 +14,8 @@
 
 /* What makes two machines the same here: the CPU's model and flags lines of
  * /proc/cpuinfo (a VM's flags differ from its host's), the ISA, the thread
- * count and opprof's version (a newer measurement is not an older one). */
+ * count, opprof's version and its kernels' revision (a newer measurement is
+ * not an older one). */
 static uint64_t machine_key(int threads) {
     opprof_machine id;
     opprof_machine_identify(&id);
@@ -28,6 +29,7 @@ static uint64_t machine_key(int threads) {
         }
     if (f) fclose(f);
     h = opprof__hash_pair(h, opprof__hash_bytes(OPPROF_VERSION_STRING, strlen(OPPROF_VERSION_STRING)));
+    h = opprof__hash_pair(h, OPPROF__MACHINE_KERNELS);
     return opprof__hash_pair(h, (uint64_t)threads);
 }
 
