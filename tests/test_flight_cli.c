@@ -58,6 +58,36 @@ TEST_CASE(saves_never_follow_a_replaced_directory) {
     free(out);
 }
 
+/* A file size limit (ulimit -f 12: 12 KiB) that the trace fits and the HTML
+ * report does not: the program ends as it would alone (opprof's write raised
+ * SIGXFSZ, which killed it: exit 153), the trace and tables are kept and the
+ * missing report is said; at exit and in a flight save alike. */
+TEST_CASE(file_size_limit_keeps_the_program_and_its_trace) {
+    static const struct { const char *name, *env, *args, *trace; } runs[] = {
+        {"fsize", "", "steps 20", "trace-step-20.json"},
+        {"fsize-flight", "OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2", "trigger 30 12", "flight-001-step-12.json"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        char *out = NULL;
+        CHECK_INT(run_commandf(&out, "bash -c \"ulimit -f 12; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' %s; "
+                                     "echo status \\$?\" 2>&1",
+                               dir, runs[k].name, runs[k].env, bin_dir(), runs[k].args),
+                  0);
+        CHECK_CONTAINS(out, "status 0");
+        CHECK_CONTAINS(out, ".html': File too large (its trace is whole and kept");
+        CHECK_CONTAINS(out, "1 capture(s) written to");
+        CHECK_CONTAINS(out, "(1 of them without all their files: said above)");
+        free(out);
+        out = listing(runs[k].name);
+        CHECK_CONTAINS(out, runs[k].trace);
+        CHECK(out && !strstr(out, ".html") && !strstr(out, ".tmp.")); /* no partial file */
+        free(out);
+        CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/%s/%s' 2>&1", bin_dir(), dir, runs[k].name, runs[k].trace), 0);
+        CHECK_CONTAINS(out, "Self CPU time total");
+        free(out);
+    }
+}
+
 TEST_CASE(nothing_saved_no_directory) {
     char *out = NULL;
     CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1", dir,

@@ -39,7 +39,8 @@
 static struct {
     opprof_session *session;
     char dir[4096], work[4200];
-    int captures, failed;
+    int captures, failed; /* written (their trace whole), and not */
+    int incomplete;       /* of those written, without some of their other files (a full disk) */
     sem_t wake;       /* posted by the signal handler (sem_post is async-signal-safe): no
                          descriptor that the program could close or reuse */
     int fatal;        /* atomic: the first SIGINT or SIGTERM received, 0: none */
@@ -175,9 +176,11 @@ static int write_capture(const opprof_capture *c, void *user) {
     else
         snprintf(stem, sizeof stem, "%s/trace-step-%lld", base, step);
     int rc = 0;
+    bool trace_whole = false; /* the capture itself is kept, whatever comes after it */
     if (g_out.outputs & OUT_TRACE) {
         snprintf(path, sizeof path, "%s.json%s", stem, g_out.chrome.gzip ? ".gz" : "");
         rc = opprof_capture_chrome_write_ex(c, path, &g_out.chrome);
+        trace_whole = !rc;
     }
     if (!rc && (g_out.outputs & OUT_TABLES)) rc = write_tables(c, stem, path, sizeof path);
     if (!rc && (g_out.outputs & OUT_HTML)) {
@@ -190,12 +193,13 @@ static int write_capture(const opprof_capture *c, void *user) {
     }
     if (rc) { /* the path as the user named it */
         size_t n = strlen(base);
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s%s': %s\n", g_auto.flight ? g_auto.dir : g_auto.work,
-                strncmp(path, base, n) ? path : path + n, opprof_strerror(rc));
-        g_auto.failed++;
-    } else {
-        g_auto.captures++;
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s%s': %s%s\n", g_auto.dir,
+                strncmp(path, base, n) ? path : path + n, opprof_strerror(rc),
+                trace_whole ? " (its trace is whole and kept; this file and the ones after it are missing)" : "");
+        if (trace_whole) g_auto.incomplete++;
+        else g_auto.failed++;
     }
+    if (!rc || trace_whole) g_auto.captures++;
     close(made);
     return rc;
 }
@@ -263,6 +267,18 @@ static int publish(char *where, size_t size) {
     return -1;
 }
 
+/* What the count of written captures leaves out, for the last line. */
+static const char *lost_said(void) {
+    static char said[160];
+    said[0] = '\0';
+    if (g_auto.failed)
+        snprintf(said, sizeof said, " (%d more could not be written: said above)", g_auto.failed);
+    if (g_auto.incomplete)
+        snprintf(said + strlen(said), sizeof said - strlen(said), " (%d of them without all their files: said above)",
+                 g_auto.incomplete);
+    return said;
+}
+
 static void save(void) {
     pthread_mutex_lock(&g_auto.lock);
     opprof_session *session = g_auto.session;
@@ -275,10 +291,10 @@ static void save(void) {
             fprintf(stderr, "opprof: flight recorder: no step was saved (no trigger); '%s' removed\n", g_auto.dir);
         else
             fprintf(stderr, "opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.dir,
-                    g_auto.failed ? " (some could not be written: said above)" : "");
+                    lost_said());
         return;
     }
-    if (g_auto.failed || g_auto.captures == 0) {
+    if (g_auto.captures == 0) {
         remove_work();
         fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
                 g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
@@ -294,7 +310,7 @@ static void save(void) {
     if (strcmp(where, g_auto.dir) != 0)
         fprintf(stderr, "opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
                         "and is left as it is: the capture is in '%s'\n", g_auto.dir, where);
-    fprintf(stderr, "opprof: %d capture(s) written to %s/\n", g_auto.captures, where);
+    fprintf(stderr, "opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
 }
 
 /* SIGINT, SIGTERM: the watcher saves; the interrupted thread waits until

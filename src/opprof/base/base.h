@@ -189,13 +189,20 @@ OPPROF__HIDDEN int opprof__leftovers(const char *path, const char *infix, opprof
 
 /* ---- files (base/file.c) ---- */
 /* Atomic file: open a temporary in path's directory (PATH.tmp.PID.XXXXXX;
- * those of writers that died are removed); commit renames it. */
+ * those of writers that died are removed); commit renames it. From open to
+ * commit or abort the thread blocks SIGXFSZ: a write past the program's file
+ * size limit (ulimit -f) fails with EFBIG, said like a full disk, instead of
+ * killing the program that opprof writes in (the SIGXFSZ it raised is taken
+ * back before the thread's mask is restored). */
 typedef struct opprof__file {
     FILE *fp;
     char *path;     /* path_len + 1 bytes */
     char *tmp_path; /* path_len + 32 bytes */
     size_t path_len;
     bool created;   /* tmp_path exists on disk */
+    bool masked;    /* SIGXFSZ blocked here; old_mask to restore */
+    bool xfsz_pending_before; /* ... and one was pending already: not ours to take */
+    unsigned long long old_mask[16]; /* the thread's sigset_t (base/file.c; signal.h's needs POSIX) */
 } opprof__file;
 OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
 /* Flush, fsync, close and rename; on any failure removes the temporary. */

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +33,30 @@ static int create_temporary(char *path, size_t len) {
     return OPPROF_EEXIST;
 }
 
+_Static_assert(sizeof(sigset_t) <= sizeof ((opprof__file *)0)->old_mask, "opprof__file.old_mask holds a sigset_t");
+
+/* SIGXFSZ blocked in this thread while the file is written (see opprof__file). */
+static void xfsz_block(opprof__file *f) {
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    f->masked = pthread_sigmask(SIG_BLOCK, &xfsz, (sigset_t *)(void *)f->old_mask) == 0;
+    f->xfsz_pending_before = f->masked && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+/* A SIGXFSZ that the file's writes raised taken back, then the thread's mask as it was. */
+static void xfsz_restore(opprof__file *f) {
+    if (!f->masked) return;
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    const struct timespec now = {0, 0};
+    if (!f->xfsz_pending_before && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
+        sigtimedwait(&xfsz, NULL, &now);
+    pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)f->old_mask, NULL);
+    f->masked = false;
+}
+
 /* A partial file of a writer that died: never published, nobody's now. */
 static void remove_leftover(const char *entry, long pid, void *user) {
     (void)pid, (void)user;
@@ -48,6 +75,7 @@ int opprof__file_open(opprof__file *f, const char *path) {
     }
     memcpy(f->path, path, f->path_len + 1);
     memcpy(f->tmp_path, path, f->path_len);
+    xfsz_block(f);
     int fd = create_temporary(f->tmp_path, f->path_len);
     if (fd < 0) {
         opprof__file_abort(f);
@@ -73,6 +101,7 @@ void opprof__file_abort(opprof__file *f) {
         opprof__free(f->tmp_path);
     }
     opprof__free(f->path);
+    xfsz_restore(f);
     *f = (opprof__file){0};
 }
 
@@ -90,6 +119,7 @@ int opprof__file_commit(opprof__file *f) {
     }
     opprof__free(f->tmp_path);
     opprof__free(f->path);
+    xfsz_restore(f);
     *f = (opprof__file){0};
     return 0;
 }
