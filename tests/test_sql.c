@@ -126,6 +126,32 @@ TEST_CASE(json_import_rules) {
     free(out);
 }
 
+/* Slice ids in time order over every thread, as trace_processor numbers them
+ * (it sorts the events before importing them): a thread's later slices after
+ * another thread's earlier ones; a parent before what it holds. */
+TEST_CASE(slice_ids_in_time_order) {
+    static const char TWO_THREADS[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
+        "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":20},\n"
+        "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":10},\n"
+        "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":30,\"dur\":5}\n"
+        "]}\n";
+    const char *t = write_file("two_threads.json", TWO_THREADS);
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' 'SELECT id, ts, name, depth, parent_id FROM slice ORDER BY id'", t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"id\",\"ts\",\"name\",\"depth\",\"parent_id\"\n"
+                   "0,10000,\"a\",0,\"[NULL]\"\n1,30000,\"b\",0,\"[NULL]\"\n2,50000,\"c\",0,\"[NULL]\"\n"
+                   "3,50000,\"d\",1,2\n");
+    free(out);
+    /* opprof's own tables name the same slices */
+    snprintf(args, sizeof args, "'%s' 'SELECT s.name FROM opprof_slice o JOIN slice s ON s.id = o.slice_id ORDER BY o.slice_id'", t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"name\"\n\"a\"\n\"b\"\n\"c\"\n\"d\"\n");
+    free(out);
+}
+
 TEST_CASE(perfetto_functions_and_modules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[2048];

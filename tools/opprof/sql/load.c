@@ -77,6 +77,8 @@ typedef struct loader {
     int64_t *utid, *upid, *track; /* by capture thread */
     size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;             /* by event, -1: none */
+    uint32_t *order;              /* the events by start (then capture order): Perfetto's slice order */
+    int64_t *slice_id;            /* by event: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
     bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
 } loader;
@@ -216,24 +218,45 @@ static int load_args(loader *L) {
     return SQLITE_OK;
 }
 
+/* Slice ids in time order, as trace_processor gives them (it sorts a trace's
+ * events by time before it imports them): by start, then capture order, so
+ * that a parent comes before what it holds. */
+static int by_start(const void *a, const void *b, void *ctx) {
+    const opprof_event *ev = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (ev[x].start_ns != ev[y].start_ns) return ev[x].start_ns < ev[y].start_ns ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int order_slices(loader *L) {
+    L->order = malloc((L->n_ev + 1) * sizeof *L->order);
+    L->slice_id = malloc((L->n_ev + 1) * sizeof *L->slice_id);
+    if (!L->order || !L->slice_id) return SQLITE_NOMEM;
+    for (size_t i = 0; i < L->n_ev; i++) L->order[i] = (uint32_t)i;
+    qsort_r(L->order, L->n_ev, sizeof *L->order, by_start, (void *)L->ev);
+    for (size_t r = 0; r < L->n_ev; r++) L->slice_id[L->order[r]] = L->first_slice + (int64_t)r;
+    return SQLITE_OK;
+}
+
+static int64_t slice_of(const loader *L, int64_t event) { return event >= 0 ? L->slice_id[event] : -1; }
+
 static int load_slices(loader *L) {
     int *depth = malloc((L->n_ev + 1) * sizeof *depth);
     if (!depth) return SQLITE_NOMEM;
     int rc = SQLITE_OK;
-    for (size_t i = 0; i < L->n_ev && rc == SQLITE_OK; i++) {
+    for (size_t r = 0; r < L->n_ev && rc == SQLITE_OK; r++) { /* in id order: a parent's depth is known */
+        size_t i = L->order[r];
         const opprof_event *e = &L->ev[i];
         bool device = e->kind == OPPROF_KIND_DEVICE;
         int64_t parent = !device && e->parent >= 0 ? e->parent : -1;
         depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
         const char *cat = opprof_capture_category(L->cap, e);
         if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
-        rc = sql_row(L->st[ST_SLICE], "iiiissiII", L->first_slice + (int64_t)i, ts_of(L, e->start_ns), e->duration_ns,
-                     L->track[e->thread], cat,
-                     opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
-                     parent >= 0 ? L->first_slice + parent : -1, L->arg_set[i]);
+        rc = sql_row(L->st[ST_SLICE], "iiiissiII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
+                     L->track[e->thread], cat, opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
+                     slice_of(L, parent), L->arg_set[i]);
         if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
-            rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, L->first_slice + e->parent,
-                         L->first_slice + (int64_t)i, L->trace_id);
+            rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, e->parent), L->slice_id[i], L->trace_id);
     }
     free(depth);
     L->ids->slice += (int64_t)L->n_ev;
@@ -275,7 +298,7 @@ static int load_instant(loader *L, const opprof_mark *m) {
     }
     if (track < 0) return sqlite3_errcode(L->db);
     return sql_row(L->st[ST_SLICE], "iiiissiI-", L->ids->slice++, ts_of(L, m->ts_ns), (int64_t)0, track, "instant",
-                   opprof_capture_name(L->cap, m->name), depth, parent >= 0 ? L->first_slice + parent : -1);
+                   opprof_capture_name(L->cap, m->name), depth, slice_of(L, parent));
 }
 
 /* A counter's track: one per (process, name), made at its first sample;
@@ -298,7 +321,7 @@ static int load_flows(loader *L, pending *p, size_t n) {
         if (p[k].id != p[k + 1].id || p[k + 1].kind != OPPROF_MARK_FLOW_END) continue;
         int64_t out = enclosing(L, p[k].thread, p[k].ts, true), in = enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
         if (out < 0 || in < 0) continue;
-        int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, L->first_slice + out, L->first_slice + in, L->trace_id);
+        int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, out), slice_of(L, in), L->trace_id);
         if (rc) return rc;
     }
     return SQLITE_OK;
@@ -407,9 +430,10 @@ static int load_all(loader *L, const sql_trace *t) {
     for (size_t i = 0; i < L->n_ev; i++) L->first_event[L->ev[i].thread + 1]++;
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
+    if (rc == SQLITE_OK) rc = order_slices(L);
     if (rc == SQLITE_OK) rc = load_slices(L);
     if (rc == SQLITE_OK) rc = load_marks(L);
-    if (rc == SQLITE_OK) rc = sql_load_own(L->db, L->cap, L->trace_id, L->utid, L->first_slice, L->ids);
+    if (rc == SQLITE_OK) rc = sql_load_own(L->db, L->cap, L->trace_id, L->utid, L->slice_id, L->ids);
     return rc;
 }
 
@@ -431,5 +455,7 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     free(L.track);
     free(L.first_event);
     free(L.arg_set);
+    free(L.order);
+    free(L.slice_id);
     return rc;
 }

@@ -13,12 +13,13 @@
 typedef struct own {
     sqlite3 *db;
     const opprof_capture *cap;
-    int64_t trace_id, first_slice, base_ns;
+    int64_t trace_id, base_ns;
+    const int64_t *slice_id; /* by event */
     const int64_t *utid;
     sql_ids *ids;
 } own;
 
-static int64_t slice_of(const own *o, int32_t event) { return event >= 0 ? o->first_slice + event : -1; }
+static int64_t slice_of(const own *o, int32_t event) { return event >= 0 ? o->slice_id[event] : -1; }
 
 static int load_averages(own *o) {
     opprof_averages *av = NULL;
@@ -91,7 +92,7 @@ static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
         const opprof_shapes *sh = site ? opprof_capture_shapes(o->cap, site->shapes) : NULL;
         char dims[1024] = "";
         if (sh) opprof_shapes_format(sh, dims, sizeof dims);
-        rc = sql_row(st, "isssIsiiiii", o->first_slice + (int64_t)i, kind_name(ev[i].kind), site ? site->file : NULL,
+        rc = sql_row(st, "isssIsiiiii", o->slice_id[i], kind_name(ev[i].kind), site ? site->file : NULL,
                      site ? site->function : NULL, site && site->line ? (int64_t)site->line : -1, dims, flops[i],
                      bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i]);
     }
@@ -112,7 +113,7 @@ static int load_steps(own *o, const opprof_event *ev, size_t n) {
         if (ev[i].kind != OPPROF_KIND_STEP) continue;
         const char *name = opprof_capture_name(o->cap, ev[i].name), *hash = name ? strchr(name, '#') : NULL;
         rc = sql_row(st, "iIsiiii", o->trace_id, hash ? strtoll(hash + 1, NULL, 10) : -1, name,
-                     o->base_ns + ev[i].start_ns, ev[i].duration_ns, o->first_slice + (int64_t)i, o->utid[ev[i].thread]);
+                     o->base_ns + ev[i].start_ns, ev[i].duration_ns, o->slice_id[i], o->utid[ev[i].thread]);
     }
     sqlite3_finalize(st);
     return rc;
@@ -234,12 +235,12 @@ static int load_samples(own *o) {
     return rc;
 }
 
-int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids, int64_t first_slice,
-                 sql_ids *ids) {
+int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
+                 const int64_t *slice_ids, sql_ids *ids) {
     opprof_capture_info info = opprof_capture_get_info(cap);
     int64_t base = 0; /* as load.c: on rank 0's clock */
     if (__builtin_sub_overflow(info.base_time_ns, info.rank.clock_offset_ns, &base)) base = info.base_time_ns;
-    own o = {db, cap, trace_id, first_slice, base, utids, ids};
+    own o = {db, cap, trace_id, base, slice_ids, utids, ids};
     size_t n = 0;
     const opprof_event *ev = opprof_capture_events(cap, &n);
     int rc = load_averages(&o);

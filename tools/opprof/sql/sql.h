@@ -61,8 +61,9 @@ typedef struct sql_trace {
 /** Load one capture: Perfetto's tables (load.c), then opprof's (load_own.c);
  *  inside the caller's transaction. */
 int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_ids *ids);
+/* slice_ids: each event's slice id (load.c: in time order) */
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
-                 int64_t first_slice, sql_ids *ids);
+                 const int64_t *slice_ids, sql_ids *ids);
 
 /** Register EXTRACT_ARG and the table-valued functions (ancestor_slice,
  *  descendant_slice, directly_connected_flow, following_flow, preceding_flow). */
