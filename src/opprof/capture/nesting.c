@@ -1,4 +1,4 @@
-/* tree.c - nesting: each event's parent, each memory event's owner.
+/* nesting.c - nesting: each event's parent, each memory event's owner.
  *
  * Events are ordered per thread by start, longer first, so a parent always
  * precedes its children; one pass with a stack of open events then finds
@@ -163,6 +163,11 @@ static int link_parents(opprof_capture *c) {
             depth--;
         }
         e->parent = depth ? stack[depth - 1] : -1;
+        /* the invariant every reader of `parent` relies on: an earlier event of the thread that holds it whole */
+        OPPROF__ASSERT(e->parent < (int32_t)i);
+        OPPROF__ASSERT(e->parent < 0 || (c->events[e->parent].thread == e->thread &&
+                                         c->events[e->parent].start_ns <= e->start_ns &&
+                                         end_of(e) <= end_of(&c->events[e->parent])));
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
             opprof__free(stack);
             return OPPROF_ENOMEM;
@@ -218,6 +223,7 @@ static int merge_only_children(opprof_capture *c) {
             if (remap[i] != (int32_t)i) continue;
             opprof_event e = c->events[i];
             if (e.parent >= 0) e.parent = new_index[remap[e.parent]];
+            OPPROF__ASSERT(e.parent < new_index[i]); /* still before what it holds */
             c->events[new_index[i]] = e;
         }
         c->n_events = k;
@@ -274,6 +280,8 @@ static int link_owners_of(const opprof_capture *c, const timed_items *it) {
         }
         while (depth && !owns(&c->events[stack[depth - 1]], ts)) depth--;
         int32_t owner = depth ? stack[depth - 1] : -1;
+        OPPROF__ASSERT(owner < 0 || (c->events[owner].thread == th && c->events[owner].start_ns <= ts &&
+                                     owns(&c->events[owner], ts)));
         memcpy(item + it->owner_at, &owner, sizeof owner);
     }
     opprof__free(stack);
