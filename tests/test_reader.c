@@ -96,11 +96,9 @@ static int table_rows(const char *path, char names[][64], long long *calls, int 
     return n;
 }
 
-int main(void) {
-    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+TEST_CASE(own_trace_and_gzip) {
     char cmd[2048], *out = NULL;
-
-    /* 1. Our own trace reads back to the same tables, to the nanosecond. */
+    /* Our own trace reads back to the same tables, to the nanosecond. */
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s'", bin_dir(), tmp_path("run"));
     CHECK_INT(run_command(cmd, &out), 0);
     free(out);
@@ -174,10 +172,14 @@ int main(void) {
         free(json);
     }
     opprof_capture_free(c);
+}
 
-    /* 3. PyTorch 1.13's legacy export: names and calls as its own tables list them. */
+TEST_CASE(pytorch_legacy_tables) {
+    char cmd[2048];
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    /* PyTorch 1.13's legacy export: names and calls as its own tables list them. */
     snprintf(cmd, sizeof cmd, "%s/tests/fixtures/pytorch-1.13/cpu-step-4.legacy.json", source_dir());
-    c = NULL;
     CHECK_INT(opprof_capture_read(cmd, NULL, &c, &err), 0);
     if (c) {
         opprof_averages *avg;
@@ -207,8 +209,12 @@ int main(void) {
         opprof_averages_free(avg);
     }
     opprof_capture_free(c);
+}
 
-    /* 4. A Kineto-form trace written by hand: absolute microsecond timestamps,
+TEST_CASE(kineto_by_hand) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    /* A Kineto-form trace written by hand: absolute microsecond timestamps,
      * string and integer ids, metadata, memory instants, other phases. */
     const char *kineto =
         "{\n"
@@ -230,7 +236,6 @@ int main(void) {
         "  ],\n"
         "  \"traceName\": \"x.json\", \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1000\n"
         "}\n";
-    c = NULL;
     CHECK_INT(opprof_capture_read_buffer(kineto, strlen(kineto), NULL, &c, &err), 0);
     if (c) {
         opprof_averages *avg;
@@ -252,8 +257,12 @@ int main(void) {
         opprof_averages_free(avg);
     }
     opprof_capture_free(c);
+}
 
-    /* 5. Malformed input: an error with its place, never a capture. */
+TEST_CASE(malformed_input_placed) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    /* Malformed input: an error with its place, never a capture. */
     expect_error("", "empty", 0, 0);
     expect_error("{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 1,\n", "unexpected end of the file", 3, 1);
     expect_error("{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}", "expected ',' or '}'", 1, 29);
@@ -282,7 +291,6 @@ int main(void) {
     for (long i = 0; i < (2L << 30) / (long)sizeof block; i++) gzwrite(gz, block, sizeof block);
     gzputs(gz, "\"}]}");
     gzclose(gz);
-    c = NULL;
     CHECK_INT(opprof_capture_read(tmp_path("huge.json.gz"), NULL, &c, &err), OPPROF_EFORMAT);
     CHECK_CONTAINS(err.message, "string longer than 1048576 bytes");
     CHECK(err.offset > 1048576 && err.offset < 1048576 + 100);
@@ -290,8 +298,12 @@ int main(void) {
     CHECK_INT(opprof_capture_read(tmp_path("missing.json"), NULL, &c, &err), -ENOENT);
     CHECK_CONTAINS(err.message, "no such file");
     CHECK_INT(opprof_capture_read(dir, NULL, &c, &err), -EISDIR);
+}
 
-    /* 6. Checks: each problem with its line and column. */
+TEST_CASE(checks_place_each_problem) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    /* Checks: each problem with its line and column. */
     const char *odd =
         "{\"traceEvents\": [\n"
         "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 0, \"dur\": 10, \"tid\": 1},\n"
@@ -307,7 +319,6 @@ int main(void) {
         "], \"dropped_events\": 7}\n";
     problems ps = {0};
     opprof_read_options opt = {.on_problem = collect, .ctx = &ps};
-    c = NULL;
     CHECK_INT(opprof_capture_read_buffer(odd, strlen(odd), &opt, &c, &err), 0);
     CHECK_INT(ps.count, 9);
     CHECK_CONTAINS(ps.text, "4:1 unknown phase \"Z\"");
@@ -352,8 +363,15 @@ int main(void) {
     opprof_capture_warnings(c, &nw);
     CHECK_INT(nw, 2); /* b overlaps a; 'old' never ended */
     opprof_capture_free(c);
+}
 
-    /* 7. Begin/end pairs ("B"/"E", as Chrome's tracing and many C and C++
+TEST_CASE(begin_end_pairs) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    problems ps = {0};
+    opprof_read_options opt = {.on_problem = collect, .ctx = &ps};
+    size_t nw;
+    /* Begin/end pairs ("B"/"E", as Chrome's tracing and many C and C++
      * profilers write): each "E" ends the innermost "B" open on its thread;
      * the capture is the same as with complete events. */
     const char *pairs =
@@ -371,7 +389,6 @@ int main(void) {
         "{\"ph\": \"X\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 10, \"dur\": 30, \"pid\": 1, \"tid\": 1},\n"
         "{\"ph\": \"X\", \"name\": \"aten::addmm\", \"cat\": \"cpu_op\", \"ts\": 12, \"dur\": 8, \"pid\": 1, \"tid\": 2}\n"
         "]\n";
-    memset(&ps, 0, sizeof ps);
     opprof_capture *from_pairs = NULL, *from_complete = NULL;
     CHECK_INT(opprof_capture_read_buffer(pairs, strlen(pairs), &opt, &from_pairs, &err), 0);
     CHECK_INT(ps.count, 0);
@@ -426,7 +443,11 @@ int main(void) {
                             "longest 0.0 % of the trace");
     }
     opprof_capture_free(c);
+}
 
+TEST_CASE(numbers_of_every_length) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
     /* Numbers of every length: the reader takes plain ones eight digits at a
      * time, and falls back to a byte at a time near the window's end or past
      * 18 digits; each duration must come back to the nanosecond, rounded half
@@ -467,7 +488,13 @@ int main(void) {
         expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 0123}]}", "leading zero", 1, 37);
         expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 12345678.}]}", "no digit after '.'", 1, 45);
     }
-
-    remove_tree(dir);
-    return check_report("test_reader");
 }
+
+static int run_all(int argc, char **argv) {
+    if (!make_temp_dir(dir, sizeof dir)) return 1;
+    int rc = check_main(argc, argv, "test_reader");
+    remove_tree(dir);
+    return rc;
+}
+
+int main(int argc, char **argv) { return run_all(argc, argv); }
