@@ -134,8 +134,9 @@ static inline void bench_host(char *model, size_t size, const char **isa) {
 #endif
 }
 
+/* NaN and infinities (a ratio over a floor of 0) are null: JSON has no other word for them. */
 static inline void bench_json_number(FILE *f, const char *key, double v, bool last) {
-    if (isnan(v))
+    if (!isfinite(v))
         fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");
     else
         fprintf(f, "  \"%s\": %.6g%s\n", key, v, last ? "" : ",");
