@@ -106,7 +106,8 @@ TEST_CASE(table_of_a_capture) {
     char *table = NULL;
     CHECK_INT(opprof_averages_table_to_string(avg,
             &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = -1}, &table), 0);
-    /* name width = min(longest + 4, 55) = 55; the long name is cut to 52 + "...". */
+    /* name width = min(longest + 4, 55) = 55; the long name keeps its first 20 and last 32 bytes around "..."
+     * (PyTorch keeps the first 52). */
     const char *expected =
         "-------------------------------------------------------  ------------  ------------  ------------  "
         "------------  ------------  ------------  ------------  ------------  \n"
@@ -114,7 +115,7 @@ TEST_CASE(table_of_a_capture) {
         "CPU total  CPU time avg       CPU Mem  Self CPU Mem    # of Calls  \n"
         "-------------------------------------------------------  ------------  ------------  ------------  "
         "------------  ------------  ------------  ------------  ------------  \n"
-        "a_very_long_operator_name_that_goes_past_the_limit_o...        99.34%       1.500ms        99.34%     "
+        "a_very_long_operator...t_goes_past_the_limit_of_columns        99.34%       1.500ms        99.34%     "
         "  1.500ms       1.500ms           0 B           0 B             1  \n"
         "                                                  outer         0.40%       6.000us         0.66%     "
         " 10.000us      10.000us           0 B      -2.00 KB             1  \n"
@@ -204,6 +205,40 @@ TEST_CASE(columns_follow_the_recording) {
     CHECK_CONTAINS(table, "Total MFLOPs");        /* stated FLOPs: shown */
     CHECK_CONTAINS(table, "GFLOP/s");
     CHECK_CONTAINS(table, "2000.0");              /* 8 MFLOP in 4 us */
+    opprof_free(table);
+    opprof_averages_free(avg);
+    opprof_capture_free(c);
+}
+
+/* Long names keep their head and their tail: two instantiations of one
+ * template kernel that differ at the end stay two readable rows (PyTorch's
+ * cut kept the first 52 bytes: the same text twice); a multi-byte character
+ * is never split; a short name is whole. */
+TEST_CASE(long_names_keep_their_tail) {
+    static const char *const names[] = {
+        "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >",
+        "kernel_\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9_middle_part_of_it_that_goes_on_\xe2\x82\xac_the_end",
+        "aten::addmm",
+    };
+    opprof_capture *c;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    uint32_t t;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
+    for (int k = 0; k < 4; k++) CHECK_INT(opprof_capture_add_event(c, t, names[k], OPPROF_KIND_CPU_OP, k * 100, 50), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    opprof_averages *avg = NULL;
+    char *table = NULL;
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    opprof_table_options o = {.sort = OPPROF_SORT_NONE, .row_limit = -1};
+    CHECK_INT(opprof_averages_table_to_string(avg, &o, &table), 0);
+    /* head and tail would read the same ("void at::native::vec...>, at::detail::Array<char*, 3> >"):
+     * each shows where it parts from the other */
+    CHECK(table && !strstr(table, "void at::native::vec...>, at::detail::Array<char*, 3> >"));
+    CHECK_CONTAINS(table, "void at::native:...native::AddFunctor<float>, at::de...");
+    CHECK_CONTAINS(table, "void at::native:...native::MulFunctor<float>, at::de...");
+    CHECK_CONTAINS(table, "kernel_\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");  /* 20 bytes would split the 7th \xc3\xa9 */
+    CHECK_CONTAINS(table, "   aten::addmm  ");
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);

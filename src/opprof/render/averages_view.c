@@ -271,6 +271,21 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
     return longest + 4 < cap ? longest + 4 : cap;
 }
 
+/* The rows' names that would read the same get a window where they differ. */
+static int name_windows(opprof__view *v) {
+    const char **names = opprof__alloc((v->n_rows ? v->n_rows : 1) * sizeof *names);
+    v->name_at = opprof__alloc((v->n_rows ? v->n_rows : 1) * sizeof *v->name_at);
+    int rc = names && v->name_at ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < v->n_rows; i++) names[i] = v->rows[i].key;
+    if (!rc) rc = opprof__name_windows(names, v->n_rows, v->name_at);
+    opprof__free(names);
+    if (rc) {
+        opprof__free(v->name_at);
+        v->name_at = NULL;
+    }
+    return rc;
+}
+
 int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof_table_options *o) {
     return opprof__view_build_roofline(v, avg, o, NULL);
 }
@@ -287,6 +302,8 @@ int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg, con
     v->machine = machine;
     v->flags = flags_of(v, o);
     flops_unit(v);
+    int rc = name_windows(v);
+    if (rc) return rc;
     for (size_t k = 0; k < sizeof COLUMNS / sizeof *COLUMNS; k++) {
         if ((COLUMNS[k].needs & v->flags) != COLUMNS[k].needs) continue;
         OPPROF__ASSERT(v->n_columns < OPPROF__MAX_COLUMNS);
@@ -295,12 +312,16 @@ int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg, con
         v->width[v->n_columns] = width_of(v, &COLUMNS[k]);
         v->columns[v->n_columns++] = &COLUMNS[k];
     }
-    return order_rows(v, o);
+    rc = order_rows(v, o);
+    if (rc) opprof__view_free(v);
+    return rc;
 }
 
 void opprof__view_free(opprof__view *v) {
     opprof__free(v->order);
+    opprof__free(v->name_at);
     v->order = NULL;
+    v->name_at = NULL;
 }
 
 void opprof__column_title(const opprof__view *v, const opprof__column *c, char *buf, size_t size) {
@@ -322,7 +343,7 @@ void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_a
         return;
     }
     switch (c->unit) {
-    case OPPROF__UNIT_NAME: opprof__name_cell(t, buf, size); return;
+    case OPPROF__UNIT_NAME: opprof__name_cell_at(t, v->name_at ? v->name_at[r - v->rows] : 0, buf, size); return;
     case OPPROF__UNIT_TEXT: snprintf(buf, size, "%.*s", (int)w, t); return;
     case OPPROF__UNIT_LINES: {
         const char *nl = strchr(t, '\n');

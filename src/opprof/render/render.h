@@ -76,6 +76,7 @@ struct opprof__view {
     double flops_scale;  /* the FLOPs column's unit: 1, 1e-3 (KFLOPs), ... */
     const char *flops_prefix; /* "", "K", "M", "G", "T", "P" */
     const opprof_machine *machine; /* options.machine, or NULL */
+    size_t *name_at;     /* per row: its name cell's window (opprof__name_windows) */
 };
 
 /* The rows and columns that `options` shows of `avg`: rows sorted (ties in
@@ -97,8 +98,16 @@ OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c,
 /* The one formatter of each numeric unit (not NAME, TEXT, LINES; FLOPS in
  * its own unit, as the view scales it): the text every output shows for x. */
 OPPROF__HIDDEN void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size);
-/* A name as tables show it: cut to 52 characters and "..." past 55. */
+/* A name as tables show it: one of 52 bytes or more is its first 20, "..." and
+ * its last 32 (PyTorch's width; PyTorch keeps the first 52). */
 OPPROF__HIDDEN void opprof__name_cell(const char *name, char *buf, size_t size);
+/* The same with a window at byte `at` (0: none): its first 16, "...", 33 from
+ * `at` (or to its end) and "...". */
+OPPROF__HIDDEN void opprof__name_cell_at(const char *name, size_t at, char *buf, size_t size);
+/* For names whose cells would read the same, where their window opens
+ * (at[i]; 0 for every other name): a few bytes before the name parts from the
+ * most alike of them. OPPROF_ENOMEM. */
+OPPROF__HIDDEN int opprof__name_windows(const char *const *names, size_t n, size_t *at);
 
 /* A row's self-time distribution as the stats columns show it: per step
  * when the averages have 2 steps or more, else per call; NULL without

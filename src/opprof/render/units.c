@@ -97,10 +97,89 @@ void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
     }
 }
 
-void opprof__name_cell(const char *name, char *buf, size_t size) {
-    if (strlen(name) >= OPPROF__MAX_NAME_WIDTH - 3)
-        snprintf(buf, size, "%.*s...", OPPROF__MAX_NAME_WIDTH - 3, name);
-    else
+/* Where PyTorch cuts a long name (its first 52 bytes and "..."), the same
+ * width keeps its head and its tail: two instantiations of one template
+ * kernel differ in their arguments, which a cut at the end dropped. Where
+ * even those read the same (opprof__name_windows), a window at the place
+ * the name differs from the most alike of the others replaces the tail.
+ * No part splits a UTF-8 character. */
+enum { NAME_HEAD = 20, NAME_TAIL = OPPROF__MAX_NAME_WIDTH - 3 - NAME_HEAD, WINDOW_HEAD = 16, WINDOW = 33 };
+
+static size_t char_start_back(const char *s, size_t i) {
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+static size_t char_start_on(const char *s, size_t i, size_t len) {
+    while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+    return i;
+}
+
+void opprof__name_cell_at(const char *name, size_t at, char *buf, size_t size) {
+    size_t len = strlen(name);
+    if (len < OPPROF__MAX_NAME_WIDTH - 3) {
         snprintf(buf, size, "%s", name);
+    } else if (!at) {
+        size_t head = char_start_back(name, NAME_HEAD), tail = char_start_on(name, len - NAME_TAIL, len);
+        snprintf(buf, size, "%.*s...%s", (int)head, name, name + tail);
+    } else {
+        size_t head = char_start_back(name, WINDOW_HEAD);
+        if (at < WINDOW_HEAD) at = WINDOW_HEAD;
+        if (at + WINDOW + 3 >= len) { /* the window reaches the end: the end */
+            size_t from = char_start_on(name, len - WINDOW - 3, len);
+            snprintf(buf, size, "%.*s...%s", (int)head, name, name + from);
+        } else {
+            size_t from = char_start_on(name, at, len), to = char_start_back(name, at + WINDOW);
+            snprintf(buf, size, "%.*s...%.*s...", (int)head, name, (int)(to > from ? to - from : 0), name + from);
+        }
+    }
+}
+
+void opprof__name_cell(const char *name, char *buf, size_t size) { opprof__name_cell_at(name, 0, buf, size); }
+
+/* ---- names that would read the same ---- */
+
+typedef struct name_key {
+    char cell[OPPROF__MAX_NAME_WIDTH + 8];
+    const char *name;
+    size_t index;
+} name_key;
+
+static int by_cell_then_name(const void *a, const void *b) {
+    const name_key *x = a, *y = b;
+    int c = strcmp(x->cell, y->cell);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static size_t first_difference(const char *a, const char *b) {
+    size_t i = 0;
+    while (a[i] && a[i] == b[i]) i++;
+    return i;
+}
+
+int opprof__name_windows(const char *const *names, size_t n, size_t *at) {
+    for (size_t i = 0; i < n; i++) at[i] = 0;
+    name_key *k = opprof__alloc((n ? n : 1) * sizeof *k);
+    if (!k) return OPPROF_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strlen(names[i]) < OPPROF__MAX_NAME_WIDTH - 3) continue;
+        opprof__name_cell_at(names[i], 0, k[m].cell, sizeof k[m].cell);
+        k[m].name = names[i];
+        k[m++].index = i;
+    }
+    qsort(k, m, sizeof *k, by_cell_then_name);
+    /* in a run of one cell, sorted by name, a name is most alike its neighbours: its window
+     * opens a little before where it parts from the nearer of them */
+    for (size_t i = 0; i < m; i++) {
+        bool prev = i > 0 && !strcmp(k[i - 1].cell, k[i].cell), next = i + 1 < m && !strcmp(k[i + 1].cell, k[i].cell);
+        if (!prev && !next) continue;
+        size_t d = 0, e;
+        if (prev && (e = first_difference(k[i - 1].name, k[i].name)) > d) d = e;
+        if (next && (e = first_difference(k[i + 1].name, k[i].name)) > d) d = e;
+        at[k[i].index] = d > 8 ? d - 8 : 1;
+    }
+    opprof__free(k);
+    return 0;
 }
 
