@@ -240,6 +240,11 @@ TEST_CASE(long_names_keep_their_tail) {
     CHECK_CONTAINS(table, "kernel_\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");  /* 20 bytes would split the 7th \xc3\xa9 */
     CHECK_CONTAINS(table, "   aten::addmm  ");
     opprof_free(table);
+    /* the diff's table names its rows the same way */
+    CHECK_INT(opprof_capture_diff_to_string(c, c, 0, OPPROF_DIFF_TEXT, &table), 0);
+    CHECK_CONTAINS(table, "void at::native:...native::AddFunctor<float>, at::de...");
+    CHECK_CONTAINS(table, "void at::native:...native::MulFunctor<float>, at::de...");
+    opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
 }

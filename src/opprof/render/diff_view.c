@@ -91,9 +91,9 @@ static shown shown_columns(const opprof__diff *d) {
 
 /* A cell as every view shows it: "-" where the column's side has no row,
  * "new" and "gone" for the ratio of an operator on one side only. */
-static void cell(const diff_column *col, const opprof__diff_pair *p, char *buf, size_t size) {
+static void cell(const diff_column *col, const opprof__diff_pair *p, size_t name_at, char *buf, size_t size) {
     if (col->unit == OPPROF__UNIT_NAME) {
-        opprof__name_cell(p->key, buf, size);
+        opprof__name_cell_at(p->key, name_at, buf, size); /* name_at: opprof__name_windows */
     } else if ((col->side == BEFORE && !p->before) || (col->side == AFTER && !p->after)) {
         snprintf(buf, size, "-");
     } else if (col->unit == OPPROF__UNIT_RATIO && (!p->before || !p->after)) {
@@ -141,15 +141,21 @@ static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
     size_t n_cells = (d->shown ? d->shown : 1) * nc;
     char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
     const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
-    int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
+    const char **keys = opprof__calloc(d->shown ? d->shown : 1, sizeof *keys);
+    size_t *at = opprof__calloc(d->shown ? d->shown : 1, sizeof *at); /* names that would read the same */
+    int rc = cells && ptrs && keys && at ? 0 : OPPROF_ENOMEM;
+    for (size_t i = 0; !rc && i < d->shown; i++) keys[i] = d->pairs[i].key;
+    if (!rc) rc = opprof__name_windows(keys, d->shown, at);
     for (size_t i = 0; !rc && i < d->shown; i++)
         for (size_t k = 0; k < nc; k++) {
-            cell(sc.col[k], &d->pairs[i], cells[i * nc + k], CELL);
+            cell(sc.col[k], &d->pairs[i], at[i], cells[i * nc + k], CELL);
             ptrs[i * nc + k] = cells[i * nc + k];
         }
     if (!rc) rc = opprof__text_table(sb, titles, nc, ptrs, d->shown);
     opprof__free(cells);
     opprof__free(ptrs);
+    opprof__free(keys);
+    opprof__free(at);
     char line[256];
     totals_line(d, line, sizeof line);
     opprof__sb_printf(sb, "%s\n", line);
@@ -275,7 +281,7 @@ static void diff_html(opprof__strbuf *sb, const opprof__diff *d) {
                 opprof__html_name_cell(sb, p->key);
                 continue;
             }
-            cell(sc.col[k], p, text, sizeof text);
+            cell(sc.col[k], p, 0, text, sizeof text);
             opprof__number_text(sort_value(sc.col[k], p), num, sizeof num);
             opprof__sb_printf(sb, "<td data-v=\"%s\">%s</td>", num, text);
         }
