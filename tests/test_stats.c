@@ -362,7 +362,13 @@ static opprof_capture *split_capture(int threads, double step_us, double op_us, 
         double wobble = 0.99 + 0.02 * (double)(lcg(&st) % 1000) / 1000;
         int64_t step = (int64_t)(step_us * wobble * 1000), op = (int64_t)(op_us * wobble * 1000);
         CHECK_INT(opprof_capture_add_event(c, t[0], name, OPPROF_KIND_STEP, at, step), 0);
-        for (int i = 0; i < threads; i++) CHECK_INT(opprof_capture_add_event(c, t[i], "op", OPPROF_KIND_CPU_OP, at + 1000, op), 0);
+        for (int i = 0; i < threads; i++) { /* one run over the pool a step: its parts */
+            CHECK_INT(opprof_capture_add_event(c, t[i], "op", OPPROF_KIND_CPU_OP, at + 1000, op), 0);
+            size_t n_events;
+            opprof_capture_events(c, &n_events);
+            opprof_mark part = {.thread = t[i], .event = (int32_t)n_events - 1, .kind = OPPROF_MARK_ARG_INT, .value.i = k + 1};
+            CHECK_INT(opprof_capture_add_mark(c, &part, OPPROF_PART_OF_KEY, NULL), 0);
+        }
         at += step + 10000;
     }
     CHECK_INT(opprof_capture_finish(c), 0);
@@ -385,18 +391,26 @@ TEST_CASE(stat_diff_step_duration_on_thread_scaling) {
         CHECK(op->significant && op->change > 0.10);
         CHECK(opprof_stat_diff_find(d, "step") == step);
     }
+    /* the op over the pool: its wall time per step fell (800 us to 450) while its CPU time rose */
+    const opprof_stat_row *wall = opprof_stat_diff_find(d, "op (wall)");
+    CHECK(wall != NULL);
+    if (wall) CHECK(wall->significant && wall->change < -0.40 && wall->change > -0.48);
     char *text = NULL;
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_TEXT, &text), 0);
     CHECK_CONTAINS(text, "the steps got faster while CPU time rose: the work is spread over more threads");
     opprof_free(text);
     CHECK_INT(opprof_stat_diff_to_string(d, 0, OPPROF_DIFF_JSON, &text), 0);
     CHECK_CONTAINS(text, "\"step_duration\": {\"name\": \"step\"");
+    CHECK_CONTAINS(text, "\"name\": \"op (wall)\"");
     opprof_free(text);
     opprof_stat_gate g;
     bool tripped = true;
     CHECK_INT(opprof_stat_gate_parse("step > +3%", &g, NULL, 0), 0);
     CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, NULL, 0), 0);
     CHECK(!tripped); /* faster steps pass a gate on slower ones */
+    CHECK_INT(opprof_stat_gate_parse("op (wall) > +3%", &g, NULL, 0), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, NULL, 0), 0);
+    CHECK(!tripped); /* and so does the pool's op, by its wall time */
     opprof_stat_diff_free(d);
     opprof_capture_free(one);
     opprof_capture_free(two);

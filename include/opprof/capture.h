@@ -470,6 +470,11 @@ OPPROF_API int opprof_averages_row_distributions(const opprof_averages *averages
 /** Row `row`'s self time in each step: opprof_averages_steps values (ns)
  *  into out. OPPROF_EINVAL: no such row, or built without distributions. */
 OPPROF_API int opprof_averages_row_step_self(const opprof_averages *averages, size_t row, double *out);
+/** Row `row`'s wall time in each step (opprof_averages_steps values, ns): a
+ *  run of parts over a pool (opprof_range_part_of) counts its span once, any
+ *  other call its duration. OPPROF_ENOENT: the capture has no runs of parts;
+ *  OPPROF_EINVAL: no such row, or built without distributions. */
+OPPROF_API int opprof_averages_row_step_wall(const opprof_averages *averages, size_t row, double *out);
 /** The self time of every CPU row in each step (the table's "Self CPU time
  *  total", step by step) into out (opprof_averages_steps values). */
 OPPROF_API int opprof_averages_step_self_totals(const opprof_averages *averages, double *out);

@@ -96,11 +96,15 @@ typedef struct opprof__distributions {
     double *step_totals;            /* per step: the self time of every CPU event */
     double *step_durations;         /* per step: its wall time (ProfilerStep#N's duration; without
                                        steps, the capture's) */
+    double *walls;                  /* per call (as calls): a run's span on its key part, 0 on its
+                                       other parts, any other call's duration; NULL without runs */
     opprof_row_distributions *rows;
 } opprof__distributions;
-/* row_of_event: each event's row (n_rows rows). */
+/* row_of_event: each event's row (n_rows rows); runs: the capture's runs of parts (or NULL). */
 OPPROF__HIDDEN int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_event, size_t n_rows,
-                                               opprof__distributions *d);
+                                               const opprof__parallel_runs *runs, opprof__distributions *d);
+/* Row `row`'s wall time in each step (d->walls summed): false without runs. */
+OPPROF__HIDDEN bool opprof__distributions_row_walls(const opprof__distributions *d, size_t row, double *out);
 /* Row `row`'s self time in each step: d->steps values into out. */
 OPPROF__HIDDEN void opprof__distributions_row_steps(const opprof__distributions *d, size_t row, double *out);
 OPPROF__HIDDEN void opprof__distributions_free(opprof__distributions *d);

@@ -652,7 +652,7 @@ static int add_distributions(work *w) {
     uint32_t *row_of_event = opprof__alloc((w->n_events ? w->n_events : 1) * sizeof *row_of_event);
     if (!row_of_event) return OPPROF_ENOMEM;
     for (size_t i = 0; i < w->n_events; i++) row_of_event[i] = w->row_of_group[group_index_of(w, i)];
-    int rc = opprof__distributions_build(w->c, row_of_event, w->avg->n_rows, &w->avg->dist);
+    int rc = opprof__distributions_build(w->c, row_of_event, w->avg->n_rows, &w->runs, &w->avg->dist);
     opprof__free(row_of_event);
     return rc;
 }
@@ -769,6 +769,11 @@ int opprof_averages_row_step_self(const opprof_averages *avg, size_t row, double
     if (!avg || !out || row >= avg->n_rows || !avg->dist.steps) return OPPROF_EINVAL;
     opprof__distributions_row_steps(&avg->dist, row, out);
     return 0;
+}
+
+int opprof_averages_row_step_wall(const opprof_averages *avg, size_t row, double *out) {
+    if (!avg || !out || row >= avg->n_rows || !avg->dist.steps) return OPPROF_EINVAL;
+    return opprof__distributions_row_walls(&avg->dist, row, out) ? 0 : OPPROF_ENOENT;
 }
 
 int opprof_averages_step_self_totals(const opprof_averages *avg, double *out) {

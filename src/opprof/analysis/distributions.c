@@ -66,8 +66,8 @@ typedef struct call {
 
 /* Per event: its self and total time and its step, sorted by row (counting);
  * the steps' self totals on the way. */
-static call *calls_by_row(const opprof_capture *c, const uint32_t *row_of_event, opprof__distributions *d,
-                          const step_span *steps, size_t n_steps, size_t *first) {
+static call *calls_by_row(const opprof_capture *c, const uint32_t *row_of_event, const opprof__parallel_runs *runs,
+                          opprof__distributions *d, const step_span *steps, size_t n_steps, size_t *first) {
     size_t n_rows = d->n_rows;
     size_t n = c->n_events;
     double *self = opprof__alloc((n ? n : 1) * sizeof *self);
@@ -92,13 +92,23 @@ static call *calls_by_row(const opprof_capture *c, const uint32_t *row_of_event,
         return NULL;
     }
     memcpy(next, first, n_rows * sizeof *next);
+    bool walls = runs && runs->n_runs && (d->walls = opprof__alloc((n ? n : 1) * sizeof *d->walls)) != NULL;
     for (size_t i = 0; i < n; i++) {
         const opprof_event *e = &c->events[i];
         int64_t step = n_steps ? step_at(steps, n_steps, e->start_ns) : 0;
-        calls[next[row_of_event[i]]++] = (call){self[i], (double)e->duration_ns, step};
+        size_t at = next[row_of_event[i]]++;
+        calls[at] = (call){self[i], (double)e->duration_ns, step};
         if (step >= 0 && !is_device(e)) d->step_totals[step] += self[i]; /* the table's self total */
+        if (!walls) continue;
+        uint32_t run = runs->run_of_event[i];
+        const opprof__parallel_run *r = run != UINT32_MAX ? &runs->runs[run] : NULL;
+        d->walls[at] = !r ? (double)e->duration_ns : r->key_event == i ? (double)(r->end_ns - r->start_ns) : 0;
     }
     opprof__free(next);
+    if (runs && runs->n_runs && !walls) { /* the walls' allocation failed */
+        opprof__free(calls);
+        calls = NULL;
+    }
     opprof__free(self);
     return calls;
 }
@@ -134,7 +144,7 @@ static int keep_steps(opprof__distributions *d, const call *calls, size_t n) {
 }
 
 int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_event, size_t n_rows,
-                                opprof__distributions *d) {
+                                const opprof__parallel_runs *runs, opprof__distributions *d) {
     *d = (opprof__distributions){.n_rows = n_rows};
     step_span *steps = NULL;
     size_t n_steps = 0;
@@ -149,7 +159,7 @@ int opprof__distributions_build(const opprof_capture *c, const uint32_t *row_of_
     d->rows = opprof__calloc(n_rows ? n_rows : 1, sizeof *d->rows);
     double *scratch = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *scratch);
     double *per_step = opprof__calloc(2 * d->steps, sizeof *per_step);
-    call *calls = d->first && d->step_totals ? calls_by_row(c, row_of_event, d, steps, n_steps, d->first) : NULL;
+    call *calls = d->first && d->step_totals ? calls_by_row(c, row_of_event, runs, d, steps, n_steps, d->first) : NULL;
     rc = calls && d->rows && scratch && per_step && d->step_durations ? 0 : OPPROF_ENOMEM;
     for (size_t r = 0; !rc && r < n_rows; r++)
         rc = row_distributions(d, r, calls + d->first[r], d->first[r + 1] - d->first[r], scratch, per_step,
@@ -169,7 +179,16 @@ void opprof__distributions_row_steps(const opprof__distributions *d, size_t row,
         if (d->calls[k].step >= 0) out[d->calls[k].step] += d->calls[k].self;
 }
 
+bool opprof__distributions_row_walls(const opprof__distributions *d, size_t row, double *out) {
+    if (!d->walls) return false;
+    memset(out, 0, d->steps * sizeof *out);
+    for (size_t k = d->first[row]; k < d->first[row + 1]; k++)
+        if (d->calls[k].step >= 0) out[d->calls[k].step] += d->walls[k];
+    return true;
+}
+
 void opprof__distributions_free(opprof__distributions *d) {
+    opprof__free(d->walls);
     opprof__free(d->first);
     opprof__free(d->calls);
     opprof__free(d->step_totals);

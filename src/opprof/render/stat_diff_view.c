@@ -79,7 +79,8 @@ static void cell(const stat_column *col, const opprof_stat_row *r, char *buf, si
 /* "Per-step self time: 20 steps before (1 capture), 20 after (2 captures); ..." */
 static void method_line(opprof__strbuf *sb, const opprof_stat_diff *d) {
     opprof__sb_printf(sb,
-                      "Per-step self time: %zu step(s) before (%zu capture(s)), %zu after (%zu capture(s)). "
+                      "Per-step self time (a row \"NAME (wall)\": the wall time of an operator run over a pool): "
+                      "%zu step(s) before (%zu capture(s)), %zu after (%zu capture(s)). "
                       "Shift: Hodges-Lehmann, with its %g%% interval (Low, High); p: Mann-Whitney, "
                       "Holm-corrected over %zu rows, the total and the step; significant below %g.\n",
                       d->steps[0], d->captures[0], d->steps[1], d->captures[1], 100 * (1 - d->alpha), d->n_rows,
