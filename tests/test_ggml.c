@@ -171,21 +171,17 @@ static void check_shapes(const opprof_capture *c) {
     CHECK(q8);
 }
 
-TEST_CASE(graph_through_the_adapter) {
-    model m;
-    model_make(&m);
-    CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
-    char *plain, *profiled;
-    size_t plain_size = outputs(&m, &plain);
-
+/* STEPS computes of `graph` through the adapter, a step each, the last
+ * ACTIVE of them recorded (shapes too when asked). */
+static opprof_capture *recorded(struct ggml_cgraph *graph, struct ggml_cplan *plan, bool shapes) {
     CHECK_INT(opprof_ggml_attach(), 0);
     opprof_config cfg = opprof_config_default();
     cfg.schedule = (opprof_schedule){.wait = 0, .warmup = 1, .active = ACTIVE, .repeat = 1};
-    cfg.record_shapes = true;
+    cfg.record_shapes = shapes;
     opprof_session *s;
     CHECK_INT(opprof_session_start(&s, &cfg), 0);
     for (int step = 0; step < STEPS; step++) {
-        CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
+        CHECK_INT(ggml_graph_compute(graph, plan), GGML_STATUS_SUCCESS);
         opprof_session_step(s);
     }
     CHECK_INT(opprof_session_stop(s), 0);
@@ -193,6 +189,17 @@ TEST_CASE(graph_through_the_adapter) {
     CHECK_INT(opprof_session_take_capture(s, &c), 0);
     opprof_session_free(s);
     opprof_ggml_detach();
+    return c;
+}
+
+TEST_CASE(graph_through_the_adapter) {
+    model m;
+    model_make(&m);
+    CHECK_INT(ggml_graph_compute(m.graph, &m.plan), GGML_STATUS_SUCCESS);
+    char *plain, *profiled;
+    size_t plain_size = outputs(&m, &plain);
+
+    opprof_capture *c = recorded(m.graph, &m.plan, true);
 
     /* the schedule is ggml's: every node's output as without the adapter */
     size_t profiled_size = outputs(&m, &profiled);
@@ -262,20 +269,7 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
     void *work = malloc(plan.work_size ? plan.work_size : 1);
     plan.work_data = work;
 
-    CHECK_INT(opprof_ggml_attach(), 0);
-    opprof_config cfg = opprof_config_default();
-    cfg.schedule = (opprof_schedule){.wait = 0, .warmup = 1, .active = ACTIVE, .repeat = 1};
-    opprof_session *s;
-    CHECK_INT(opprof_session_start(&s, &cfg), 0);
-    for (int step = 0; step < STEPS; step++) {
-        CHECK_INT(ggml_graph_compute(graph, &plan), GGML_STATUS_SUCCESS);
-        opprof_session_step(s);
-    }
-    CHECK_INT(opprof_session_stop(s), 0);
-    opprof_capture *c = NULL;
-    CHECK_INT(opprof_session_take_capture(s, &c), 0);
-    opprof_session_free(s);
-    opprof_ggml_detach();
+    opprof_capture *c = recorded(graph, &plan, false);
 
     opprof_averages_options by_layer = {.group_by_layer = true};
     opprof_averages *avg = NULL;

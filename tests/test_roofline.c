@@ -281,14 +281,19 @@ static const char POOL[] =
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":2100,\"dur\":200}\n"
     "]}\n";
 
-/* The median predicted step (us) for `what`, and the replay's error. */
-static double predicted_us(const opprof_capture *c, const opprof_machine *m, const char *what, double *error) {
+/* `what` (as --what-if writes it) replayed on c into *w. */
+static int what_if_of(const opprof_capture *c, const opprof_machine *m, const char *what, opprof_what_if_result *w) {
     opprof_what_if_change ch[8];
     size_t n = 0;
     char why[128];
-    if (opprof_what_if_parse(what, ch, 8, &n, why, sizeof why)) return NAN;
+    int rc = opprof_what_if_parse(what, ch, 8, &n, why, sizeof why);
+    return rc ? rc : opprof_capture_what_if(c, m, ch, n, w);
+}
+
+/* The median predicted step (us) for `what`, and the replay's error. */
+static double predicted_us(const opprof_capture *c, const opprof_machine *m, const char *what, double *error) {
     opprof_what_if_result w;
-    if (opprof_capture_what_if(c, m, ch, n, &w)) return NAN;
+    if (what_if_of(c, m, what, &w)) return NAN;
     if (error) *error = w.replay_error_percent;
     return w.predicted_step_ns / 1e3;
 }
@@ -328,12 +333,8 @@ TEST_CASE(what_if_roof) {
     CHECK_NEAR(predicted_us(c, &m, "aten::addmm=roof", NULL), whole - (10 - 5.24288));
     CHECK_NEAR(predicted_us(c, &m, "aten::addmm=roof,aten::clamp_min=roof", NULL),
                whole - (10 - 5.24288) - (100 - 41.94304));
-    opprof_what_if_change ch[2];
-    size_t n = 0;
-    char why[128];
-    CHECK_INT(opprof_what_if_parse("forward=roof", ch, 2, &n, why, sizeof why), 0);
     opprof_what_if_result w;
-    CHECK_INT(opprof_capture_what_if(c, &m, ch, n, &w), 0);
+    CHECK_INT(what_if_of(c, &m, "forward=roof", &w), 0);
     CHECK_INT(w.unmodelled_calls, 1); /* no FLOPs, no bytes: kept, and counted */
     CHECK_NEAR(w.predicted_step_ns, w.measured_step_ns);
     opprof_capture_free(c);
@@ -384,12 +385,8 @@ TEST_CASE(streamed_past_the_llc_from_dram) {
         opprof_capture *c = NULL;
         CHECK_INT(opprof_capture_read_buffer(text, strlen(text), NULL, &c, NULL), 0);
         if (!c) continue;
-        opprof_what_if_change ch[1];
-        size_t n = 0;
-        char why[64];
-        CHECK_INT(opprof_what_if_parse("aten::clamp_min=roof", ch, 1, &n, why, sizeof why), 0);
         opprof_what_if_result w;
-        CHECK_INT(opprof_capture_what_if(c, &m, ch, n, &w), 0);
+        CHECK_INT(what_if_of(c, &m, "aten::clamp_min=roof", &w), 0);
         CHECK_NEAR(w.changed_after_ns, cases[k].roof_ns * (double)w.changed_calls);
         CHECK_INT(w.changed_calls, cases[k].calls * (cases[k].steps ? cases[k].steps : 1));
         opprof_capture_free(c);

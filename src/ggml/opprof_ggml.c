@@ -68,7 +68,7 @@ static pthread_mutex_t g_attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_attached;
 
 /* What a thread is computing: the range of its part, the graph's range; when
- * its last part ended, and in which graph (its serial). */
+ * its last part ended, and the serial of the graph of its part. */
 static __thread opprof_range t_part, t_graph;
 static __thread int t_named;
 static __thread opprof_time t_part_end;
@@ -246,20 +246,19 @@ static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int 
             opprof_thread_set_name(name);
             t_named = 1;
         }
-        uint64_t serial = serial_of(graph);
+        uint64_t serial = serial_of(graph); /* once a node: its end takes it from here */
         if (t_part_end && serial && serial == t_part_serial) /* since its part of the node before */
             opprof_range_end_at(opprof_range_begin_at(&g_between_site, t_part_end), opprof_now());
+        t_part_serial = serial;
         t_part = opprof__range_begin(site_of(ggml_graph_node(graph, node)));
         return;
     }
     if (!t_part) return;
-    uint64_t serial = serial_of(graph);
-    opprof_range_part_of((serial << NODE_BITS) | (((uint64_t)node + 1) & ((1u << NODE_BITS) - 1)));
+    opprof_range_part_of((t_part_serial << NODE_BITS) | (((uint64_t)node + 1) & ((1u << NODE_BITS) - 1)));
     if (ith == 0) describe(graph, node, n_nodes);
     opprof__range_end(t_part);
     t_part = 0;
     t_part_end = opprof_now();
-    t_part_serial = serial;
 }
 
 EXPORT int opprof_ggml_attach(void) {

@@ -119,36 +119,39 @@ static int row_steps(const opprof_averages *avg, size_t row, bool wall, double *
 }
 
 /* One row per (device, key): its samples, zeros in the steps of captures
- * that have no such row. `wall`: then one more per operator that ran over a
- * pool, "KEY (wall)", its wall time per step: what the program waited for,
- * where its self time sums the threads' (rows are appended). */
-static int pair_rows(opprof_stat_diff *d, const side sides[2], opprof__strbuf *keys, size_t *key_at, bool wall) {
+ * that have no such row; then one more per operator that ran over a pool,
+ * "KEY (wall)", its wall time per step: what the program waited for, where
+ * its self time sums the threads'. */
+static int pair_rows(opprof_stat_diff *d, const side sides[2], opprof__strbuf *keys, size_t *key_at) {
     size_t n = 0;
     entry *e = all_entries(sides, &n);
     double *sample[2] = {opprof__alloc((sides[0].steps + 1) * sizeof(double)),
                          opprof__alloc((sides[1].steps + 1) * sizeof(double))};
-    if (!d->rows) d->rows = opprof__calloc(2 * n + 1, sizeof *d->rows); /* room for the wall rows */
+    d->rows = opprof__calloc(2 * n + 1, sizeof *d->rows); /* room for the wall rows */
     int rc = e && sample[0] && sample[1] && d->rows ? 0 : OPPROF_ENOMEM;
-    for (size_t i = 0; !rc && i < n;) {
-        size_t end = i;
-        while (end < n && !entry_cmp(&e[i], &e[end])) end++;
-        if (wall && !pooled(sides, e, i, end)) {
+    for (int pass = 0; !rc && pass < 2; pass++) {
+        bool wall = pass == 1;
+        for (size_t i = 0; !rc && i < n;) {
+            size_t end = i;
+            while (end < n && !entry_cmp(&e[i], &e[end])) end++;
+            if (wall && !pooled(sides, e, i, end)) {
+                i = end;
+                continue;
+            }
+            for (int s = 0; s < 2; s++) memset(sample[s], 0, sides[s].steps * sizeof(double));
+            for (size_t k = i; !rc && k < end; k++) { /* a (device, key) once per capture: its steps' place */
+                const side *sd = &sides[e[k].side];
+                rc = row_steps(sd->avg[e[k].capture], e[k].row, wall, sample[e[k].side] + sd->offset[e[k].capture]);
+            }
+            if (rc) break;
+            opprof_stat_row *row = &d->rows[d->n_rows];
+            row->device = e[i].device;
+            key_at[d->n_rows++] = keys->len;
+            opprof__sb_put(keys, e[i].key, strlen(e[i].key) + (wall ? 0 : 1));
+            if (wall) opprof__sb_put(keys, " (wall)", sizeof " (wall)");
+            rc = compare(row, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
             i = end;
-            continue;
         }
-        for (int s = 0; s < 2; s++) memset(sample[s], 0, sides[s].steps * sizeof(double));
-        for (size_t k = i; !rc && k < end; k++) { /* a (device, key) once per capture: its steps' place */
-            const side *sd = &sides[e[k].side];
-            rc = row_steps(sd->avg[e[k].capture], e[k].row, wall, sample[e[k].side] + sd->offset[e[k].capture]);
-        }
-        if (rc) break;
-        opprof_stat_row *row = &d->rows[d->n_rows];
-        row->device = e[i].device;
-        key_at[d->n_rows++] = keys->len;
-        opprof__sb_put(keys, e[i].key, strlen(e[i].key) + (wall ? 0 : 1));
-        if (wall) opprof__sb_put(keys, " (wall)", sizeof " (wall)");
-        rc = compare(row, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
-        i = end;
     }
     opprof__free(e);
     opprof__free(sample[0]);
@@ -221,8 +224,7 @@ int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before, c
         for (size_t k = 0; k < sides[s].n; k++) n_entries += (opprof_averages_rows(sides[s].avg[k], &rows), rows);
     size_t *key_at = rc ? NULL : opprof__alloc((2 * n_entries + 1) * sizeof *key_at);
     if (!rc && !key_at) rc = OPPROF_ENOMEM;
-    if (!rc) rc = pair_rows(d, sides, &keys, key_at, false);
-    if (!rc) rc = pair_rows(d, sides, &keys, key_at, true);
+    if (!rc) rc = pair_rows(d, sides, &keys, key_at);
     if (!rc) rc = compare_steps(d, sides, opprof_averages_step_self_totals, &d->total, "total");
     if (!rc) rc = compare_steps(d, sides, opprof_averages_step_durations, &d->step, "step");
     if (!rc && keys.error) rc = OPPROF_ENOMEM;

@@ -281,7 +281,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len))
             return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args");
         /* an operator's "name" (ggml's tensor) is also one of its arguments; a metadata event's is not used as one */
-        if (k[0] == 'n' && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
+        if (KEY_IS(k, n, "name") && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
             own_string_arg(p, e, k, n);
         return 0;
     }
