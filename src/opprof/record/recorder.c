@@ -105,6 +105,33 @@ static void free_collected_locked(void) {
     g_exited_threads = NULL;
 }
 
+/* What a stream claimed of the window's budget and did not fill. */
+static int64_t stream_unused(stream *s, size_t item) {
+    int64_t unused = (int64_t)s->budget;
+    if (s->at->limit && s->at->next) unused += (s->at->limit - s->at->next) / (int64_t)item;
+    s->budget = 0;
+    s->at->limit = s->at->next;
+    return unused;
+}
+
+/* An ending thread gives back what it claimed of the budget and did not
+ * use, inside a record, so that no window closes or opens meanwhile: short
+ * threads kept their claims, and 66,000 of them filled 420,700 of a budget of
+ * 640,000. */
+static void budget_give_back(opprof__thread *t) {
+    if (!LOAD_RELAXED(&g_max_events) || LOAD_RELAXED(&t->fast.busy)) return;
+    STORE_RELAXED(&t->fast.busy, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint64_t window = LOAD(&opprof__window);
+    if ((window & 1) && t->epoch == window >> 1) {
+        int64_t back = stream_unused(&t->ranges, sizeof(slot)) + stream_unused(&t->memory, sizeof(mem_slot)) +
+                       stream_unused(&t->shapes, sizeof(shape_slot)) + stream_unused(&t->natives, sizeof(native_slot)) +
+                       stream_unused(&t->marks, sizeof(mark_slot));
+        if (back > 0) __atomic_add_fetch(&g_budget, back, __ATOMIC_RELAXED);
+    }
+    STORE(&t->fast.busy, 0);
+}
+
 static void thread_exit(void *arg) {
     opprof__thread *t = arg;
     /* run in the destructors' next-to-last round, so that what other keys'
@@ -112,6 +139,7 @@ static void thread_exit(void *arg) {
      * sanitizers' (ThreadSanitizer ends its thread state there: code run
      * after it faults) */
     if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 && pthread_setspecific(g_exit_key, t) == 0) return;
+    budget_give_back(t);
     t_released = 1;
     opprof__tls = NULL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST); /* a handler that records from here on sees no state */
