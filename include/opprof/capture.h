@@ -37,7 +37,7 @@ extern "C" {
  *  arguments, flows, async ranges, FLOPs and bytes): the kinds of
  *  <opprof/mark_kinds.h>'s list, with what each value holds. */
 typedef enum opprof_mark_kind {
-#define OPPROF__MARK_KIND_ENUM(name, value, phase, of_range, category) OPPROF_MARK_##name = value,
+#define OPPROF__MARK_KIND_ENUM(name, value, phase, of_range, has_id, category) OPPROF_MARK_##name = value,
     OPPROF_MARK_KINDS(OPPROF__MARK_KIND_ENUM)
 #undef OPPROF__MARK_KIND_ENUM
     OPPROF_MARK_KIND_COUNT /* one past the last kind */

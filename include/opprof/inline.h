@@ -65,7 +65,7 @@ typedef struct opprof__mark_slot {
     uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
 } opprof__mark_slot;
 enum {
-#define OPPROF__MARK_KIND_INLINE(name, value, phase, of_range, category) OPPROF__MARK_##name = value,
+#define OPPROF__MARK_KIND_INLINE(name, value, phase, of_range, has_id, category) OPPROF__MARK_##name = value,
     OPPROF_MARK_KINDS(OPPROF__MARK_KIND_INLINE)
 #undef OPPROF__MARK_KIND_INLINE
 };

@@ -132,7 +132,7 @@ OPPROF__HIDDEN int64_t opprof__capture_longest_bound(const opprof_capture *c, si
 /* The kind belongs to its range (an argument, FLOPs, bytes). */
 static inline bool opprof__mark_of_range(uint32_t kind) {
     switch (kind) {
-#define OPPROF__OF_RANGE(name, value, phase, of_range, category) case value: return of_range;
+#define OPPROF__OF_RANGE(name, value, phase, of_range, has_id, category) case value: return of_range;
         OPPROF_MARK_KINDS(OPPROF__OF_RANGE)
 #undef OPPROF__OF_RANGE
     default: return false;
@@ -141,7 +141,7 @@ static inline bool opprof__mark_of_range(uint32_t kind) {
 /* The Chrome phase a kind is written as (0: inside its range's event). */
 static inline char opprof__mark_phase(uint32_t kind) {
     switch (kind) {
-#define OPPROF__PHASE(name, value, phase, of_range, category) case value: return phase;
+#define OPPROF__PHASE(name, value, phase, of_range, has_id, category) case value: return phase;
         OPPROF_MARK_KINDS(OPPROF__PHASE)
 #undef OPPROF__PHASE
     default: return 0;
@@ -149,15 +149,24 @@ static inline char opprof__mark_phase(uint32_t kind) {
 }
 /* The kind written as a phase (-1: none). */
 static inline int opprof__mark_of_phase(char ph) {
-#define OPPROF__OF_PHASE(name, value, phase, of_range, category) if (phase && ph == phase) return value;
+#define OPPROF__OF_PHASE(name, value, phase, of_range, has_id, category) if (phase && ph == phase) return value;
     OPPROF_MARK_KINDS(OPPROF__OF_PHASE)
 #undef OPPROF__OF_PHASE
     return -1;
 }
+/* The kind's value is an id that pairs it with other marks (flows, async ranges). */
+static inline bool opprof__mark_has_id(uint32_t kind) {
+    switch (kind) {
+#define OPPROF__HAS_ID(name, value, phase, of_range, has_id, category) case value: return has_id;
+        OPPROF_MARK_KINDS(OPPROF__HAS_ID)
+#undef OPPROF__HAS_ID
+    default: return false;
+    }
+}
 /* The "cat" of a kind's events. */
 static inline const char *opprof__mark_category(uint32_t kind) {
     switch (kind) {
-#define OPPROF__CATEGORY(name, value, phase, of_range, category) case value: return category;
+#define OPPROF__CATEGORY(name, value, phase, of_range, has_id, category) case value: return category;
         OPPROF_MARK_KINDS(OPPROF__CATEGORY)
 #undef OPPROF__CATEGORY
     default: return "";

@@ -90,8 +90,9 @@ static bool holds_events(opprof__thread *t) {
     const stream *streams[] = {&t->ranges, &t->memory, &t->shapes, &t->natives, &t->marks};
     for (size_t i = 0; i < sizeof streams / sizeof *streams; i++)
         if (LOAD_RELAXED(&streams[i]->at->count)) return true;
-    return LOAD_RELAXED(&t->dropped) || LOAD_RELAXED(&t->unmatched_end) || LOAD_RELAXED(&t->out_of_order_end) ||
-           LOAD_RELAXED(&t->too_deep) || LOAD_RELAXED(&t->reentered);
+    for (int k = 0; k < MISUSE_KINDS; k++)
+        if (LOAD_RELAXED(&t->misused[k])) return true;
+    return LOAD_RELAXED(&t->dropped) || LOAD_RELAXED(&t->reentered);
 }
 
 /* Free the exited states whose epoch has been collected (the list is newest
@@ -241,11 +242,11 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint
      * thread reads in order (clock.c), no native stacks. */
     t->fast.ready = opprof__use_tsc && opprof__tsc_monotonic && !LOAD_RELAXED(&g_native) ? (epoch << 1) | 1 : 0;
     STORE_RELAXED(&t->dropped, 0);
-    STORE_RELAXED(&t->unmatched_end, 0);
-    STORE_RELAXED(&t->out_of_order_end, 0);
-    STORE_RELAXED(&t->too_deep, 0);
+    for (int k = 0; k < MISUSE_KINDS; k++) {
+        STORE_RELAXED(&t->misused[k], 0);
+        t->first_misuse[k] = (misuse){0};
+    }
     STORE_RELAXED(&t->reentered, 0);
-    t->first_unmatched = t->first_out_of_order = t->first_too_deep = (misuse){0};
     STORE(&t->epoch, epoch);
 }
 
@@ -374,8 +375,9 @@ __attribute__((cold, noinline)) static void record_native(opprof__thread *t, uin
 static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
                                                                         const char *name) {
     if (__builtin_expect(t->fast.depth >= MAX_DEPTH, 0)) {
-        if (LOAD_RELAXED(&t->too_deep) == 0) t->first_too_deep = (misuse){name, NULL, thread_now(t)};
-        ADD_RELAXED(&t->too_deep, 1);
+        if (LOAD_RELAXED(&t->misused[MISUSE_TOO_DEEP]) == 0)
+            t->first_misuse[MISUSE_TOO_DEEP] = (misuse){name, NULL, thread_now(t)};
+        ADD_RELAXED(&t->misused[MISUSE_TOO_DEEP], 1);
         return 0;
     }
     slot *e = stream_reserve(&t->ranges, sizeof(slot), CHUNK_EVENTS, &t->dropped);
@@ -474,11 +476,11 @@ static void end_record(opprof_range range, opprof_time given) {
     }
     uint32_t depth = (uint32_t)(range & 0xFFFFFu);
     if (depth > t->fast.depth || depth == 0) {
-        if (LOAD_RELAXED(&t->unmatched_end) == 0) {
+        if (LOAD_RELAXED(&t->misused[MISUSE_UNMATCHED_END]) == 0) {
             const char *open = t->fast.depth ? t->fast.stack[t->fast.depth - 1]->name : NULL;
-            t->first_unmatched = (misuse){NULL, open, thread_now(t)};
+            t->first_misuse[MISUSE_UNMATCHED_END] = (misuse){NULL, open, thread_now(t)};
         }
-        ADD_RELAXED(&t->unmatched_end, 1);
+        ADD_RELAXED(&t->misused[MISUSE_UNMATCHED_END], 1);
         record_leave(t);
         return;
     }
@@ -486,9 +488,10 @@ static void end_record(opprof_range range, opprof_time given) {
     if (given && given < now) now = given_ticks(given, t->fast.stack[depth - 1]->begin); /* never in the future */
     if (depth < t->fast.depth) {
         /* Ranges opened inside this one are still open: close them here. */
-        if (LOAD_RELAXED(&t->out_of_order_end) == 0)
-            t->first_out_of_order = (misuse){t->fast.stack[t->fast.depth - 1]->name, t->fast.stack[depth - 1]->name, now};
-        ADD_RELAXED(&t->out_of_order_end, t->fast.depth - depth);
+        if (LOAD_RELAXED(&t->misused[MISUSE_OUT_OF_ORDER_END]) == 0)
+            t->first_misuse[MISUSE_OUT_OF_ORDER_END] =
+                (misuse){t->fast.stack[t->fast.depth - 1]->name, t->fast.stack[depth - 1]->name, now};
+        ADD_RELAXED(&t->misused[MISUSE_OUT_OF_ORDER_END], t->fast.depth - depth);
         while (t->fast.depth > depth) STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
     }
     STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);

@@ -71,6 +71,22 @@ typedef struct name_arena {
     char text[NAME_ARENA_BYTES];
 } name_arena;
 
+/* The misuses a thread counts, X(NAME, WHAT): its counter misused[MISUSE_NAME],
+ * where the first one happened first_misuse[MISUSE_NAME], and the warning,
+ * "N WHAT (first: where)" (record/snapshot.c). */
+#define RECORDER_TEXT_(x) #x
+#define RECORDER_TEXT(x) RECORDER_TEXT_(x)
+#define RECORDER_MISUSES(X)                                                                          \
+    X(UNMATCHED_END, "range end(s) without a matching open range on their thread")                   \
+    X(OUT_OF_ORDER_END, "range(s) closed early because an enclosing range ended first")              \
+    X(TOO_DEEP, "range(s) dropped: more than " RECORDER_TEXT(OPPROF__MAX_DEPTH) " ranges open on one thread")
+enum {
+#define MISUSE_ENUM(name, what) MISUSE_##name,
+    RECORDER_MISUSES(MISUSE_ENUM)
+#undef MISUSE_ENUM
+    MISUSE_KINDS
+};
+
 /* Where a misuse happened: the range (and the range it concerns), and when. */
 typedef struct misuse {
     const char *name, *other; /* NULL when unknown */
@@ -91,12 +107,10 @@ typedef struct opprof__thread {
     name_arena *names_head, *names_tail;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
-    uint64_t unmatched_end;
-    uint64_t out_of_order_end;
-    uint64_t too_deep;
+    uint64_t misused[MISUSE_KINDS];
     uint64_t reentered;        /* records from a signal handler while the thread was inside one: dropped */
     /* the first misuse of each kind in this epoch, named in the warnings */
-    misuse first_unmatched, first_out_of_order, first_too_deep;
+    misuse first_misuse[MISUSE_KINDS];
     /* last, so that the stack of open ranges (its bulk: 16 KiB) ends the
      * state, and the rest shares one page: busy, depth, ranges', memory's
      * and marks' cursors, the stack */

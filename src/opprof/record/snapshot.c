@@ -327,11 +327,12 @@ typedef struct misuse_where {
     char place[160];   /* "thread 'worker-1' (tid 1234) at 12.345 us" */
 } misuse_where;
 
-static void where_of(misuse_where *w, const opprof__thread *t, const misuse *m, uint64_t start, double npt) {
+static void where_of(misuse_where *w, const opprof__thread *t, int kind, uint64_t start, double npt) {
+    const misuse *m = &t->first_misuse[kind];
     const char *name = m->name ? m->name : "", *other = m->other ? m->other : "";
-    if (m == &t->first_out_of_order)
+    if (kind == MISUSE_OUT_OF_ORDER_END)
         snprintf(w->context, sizeof w->context, "'%.120s' closed when '%.120s' ended, ", name, other);
-    else if (m == &t->first_unmatched && *other)
+    else if (kind == MISUSE_UNMATCHED_END && *other)
         snprintf(w->context, sizeof w->context, "inside '%.120s', ", other);
     else if (*name)
         snprintf(w->context, sizeof w->context, "'%.120s', ", name);
@@ -347,9 +348,10 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     if (rc) return rc;
     double npt = opprof__ns_per_tick();
     uint64_t epoch = LOAD(&g_epoch);
-    uint64_t dropped = 0, unmatched = 0, out_of_order = 0, too_deep = 0, open_count = 0, reentered = 0;
+    uint64_t dropped = 0, misused[MISUSE_KINDS] = {0}, open_count = 0, reentered = 0;
     const char *open_name = NULL;
-    misuse_where w_unmatched = {0}, w_out_of_order = {0}, w_too_deep = {0};
+    misuse_where where[MISUSE_KINDS];
+    memset(where, 0, sizeof where);
     name_cache nc = {0};
     nc.size = 1024;
     nc.keys = opprof__calloc(nc.size, sizeof *nc.keys);
@@ -369,13 +371,11 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
             opprof__thread *t = order[i];
             if (LOAD(&t->epoch) != epoch) continue;
             dropped += LOAD_RELAXED(&t->dropped);
-            if (!unmatched && LOAD_RELAXED(&t->unmatched_end)) where_of(&w_unmatched, t, &t->first_unmatched, start, npt);
-            if (!out_of_order && LOAD_RELAXED(&t->out_of_order_end))
-                where_of(&w_out_of_order, t, &t->first_out_of_order, start, npt);
-            if (!too_deep && LOAD_RELAXED(&t->too_deep)) where_of(&w_too_deep, t, &t->first_too_deep, start, npt);
-            unmatched += LOAD_RELAXED(&t->unmatched_end);
-            out_of_order += LOAD_RELAXED(&t->out_of_order_end);
-            too_deep += LOAD_RELAXED(&t->too_deep);
+            for (int k = 0; k < MISUSE_KINDS; k++) {
+                uint64_t n = LOAD_RELAXED(&t->misused[k]);
+                if (!misused[k] && n) where_of(&where[k], t, k, start, npt);
+                misused[k] += n;
+            }
             reentered += LOAD_RELAXED(&t->reentered);
             rc = collect_thread(c, t, &nc, start, end, npt, &open_count, &open_name);
         }
@@ -388,25 +388,25 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
         opprof_capture_free(c);
         return rc;
     }
-    c->info.dropped_events = dropped + too_deep + reentered + LOAD_RELAXED(&g_lost);
+    c->info.dropped_events = dropped + misused[MISUSE_TOO_DEEP] + reentered + LOAD_RELAXED(&g_lost);
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
     uint64_t foreign = LOAD_RELAXED(&g_foreign_end), inputs = LOAD_RELAXED(&g_inputs_unrecorded);
     if (inputs)
         opprof__capture_warnf(c, "%llu operator(s) described their inputs (opprof_set_inputs) while the session "
                               "recorded no shapes: set record_shapes (OPPROF_RECORD_SHAPES=1, opprof record "
                               "--record-shapes) to keep them", (unsigned long long)inputs);
-    if (unmatched)
-        opprof__capture_warnf(c, "%llu range end(s) without a matching open range on their thread (first: %s%s)",
-                              (unsigned long long)unmatched, w_unmatched.context, w_unmatched.place);
+    static const char *const MISUSE_WHAT[] = {
+#define MISUSE_WORDS(name, what) what,
+        RECORDER_MISUSES(MISUSE_WORDS)
+#undef MISUSE_WORDS
+    };
+    for (int k = 0; k < MISUSE_KINDS; k++)
+        if (misused[k])
+            opprof__capture_warnf(c, "%llu %s (first: %s%s)", (unsigned long long)misused[k], MISUSE_WHAT[k],
+                                  where[k].context, where[k].place);
     if (foreign)
         opprof__capture_warnf(c, "%llu range end(s) called on another thread than their begin; ignored (first: "
                               "on tid %lld)", (unsigned long long)foreign, (long long)LOAD_RELAXED(&g_foreign_tid));
-    if (out_of_order)
-        opprof__capture_warnf(c, "%llu range(s) closed early because an enclosing range ended first (first: %s%s)",
-                              (unsigned long long)out_of_order, w_out_of_order.context, w_out_of_order.place);
-    if (too_deep)
-        opprof__capture_warnf(c, "%llu range(s) dropped: more than %d ranges open on one thread (first: %s%s)",
-                              (unsigned long long)too_deep, MAX_DEPTH, w_too_deep.context, w_too_deep.place);
     if (reentered)
         opprof__capture_warnf(c, "%llu record(s) made by a signal handler while its thread was recording were "
                               "dropped (recording is not reentrant; counted among the dropped events)",

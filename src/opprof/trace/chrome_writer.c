@@ -89,7 +89,7 @@ static void write_mark(out *o, const opprof_capture *c, const opprof__strbuf *na
     if (m->kind == OPPROF_MARK_FLOW_END) OUT_LIT(o, ",\"bp\":\"e\"");
     OUT_LIT(o, ",\"name\":");
     out_name(o, names, offset, m->name);
-    if (m->kind >= OPPROF_MARK_FLOW_BEGIN) {
+    if (opprof__mark_has_id(m->kind)) {
         OUT_LIT(o, ",\"id\":");
         out_i64(o, (int64_t)m->value.id);
     }

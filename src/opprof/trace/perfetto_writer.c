@@ -505,21 +505,31 @@ static void slices(pwriter *w, lane *lanes) {
 
 /* Counters, instants, flows and async ranges (marks of no range). */
 static void mark_event(pwriter *w, const opprof_mark *m) {
-    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
-    switch (m->kind) {
+    switch ((opprof_mark_kind)m->kind) {
+    case OPPROF_MARK_ARG_INT:
+    case OPPROF_MARK_ARG_DOUBLE:
+    case OPPROF_MARK_ARG_STR:
+    case OPPROF_MARK_FLOPS:
+    case OPPROF_MARK_BYTES:
+    case OPPROF_MARK_KIND_COUNT: return; /* of a range: written with its slice */
     case OPPROF_MARK_COUNTER:
+        opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
         opprof__pb_uint(&w->event, EVENT_TYPE, COUNTER);
         opprof__pb_uint(&w->event, EVENT_TRACK, COUNTER_UUID(m->name));
         opprof__pb_double(&w->event, EVENT_DOUBLE_COUNTER, m->value.d);
         break;
     case OPPROF_MARK_ASYNC_BEGIN:
     case OPPROF_MARK_ASYNC_END:
+        opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
         opprof__pb_uint(&w->event, EVENT_TYPE, m->kind == OPPROF_MARK_ASYNC_BEGIN ? SLICE_BEGIN : SLICE_END);
         opprof__pb_uint(&w->event, EVENT_TRACK, ASYNC_UUID(m->value.id));
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
         note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
         break;
-    default: /* an instant; a flow's end or start is an instant that carries it */
+    case OPPROF_MARK_INSTANT:
+    case OPPROF_MARK_FLOW_BEGIN:
+    case OPPROF_MARK_FLOW_END: /* a flow's end or start is an instant that carries it */
+        opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
         opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
         opprof__pb_uint(&w->event, EVENT_TRACK, THREAD_UUID(m->thread));
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));

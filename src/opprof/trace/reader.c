@@ -20,9 +20,10 @@
 #include <string.h>
 
 static const char *const UNUSED_NAMES[UNUSED_KINDS] = {
-    "flow events (s/t/f)", "async events (b/n/e, S/T/p/F)", "counter samples (C)", "instant events (i)",
-    "object events (N/O/D)", "events of other phases (P/R/V/v/c)", "Kineto spans (cat Trace)",
-    "Python function events (left out, as key_averages does)", "events PyTorch's key_averages leaves out by name"};
+#define UNUSED_WORDS(name, words) words,
+    UNUSED_EVENT_KINDS(UNUSED_WORDS)
+#undef UNUSED_WORDS
+};
 
 static int on_warning(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;

@@ -32,9 +32,24 @@ typedef struct mrecord {
     uint32_t line;
 } mrecord;
 
-/* Valid events that become no part of a capture, counted by kind. */
-enum { UNUSED_FLOW, UNUSED_ASYNC, UNUSED_COUNTER, UNUSED_INSTANT, UNUSED_OBJECT, UNUSED_OTHER_PHASE, UNUSED_SPAN,
-       UNUSED_PYTHON, UNUSED_FILTERED, UNUSED_KINDS };
+/* Valid events that become no part of a capture, counted by kind, and the
+ * words the reader's on_unused says them with: X(NAME, WORDS). */
+#define UNUSED_EVENT_KINDS(X)                                                      \
+    X(FLOW, "flow events (s/t/f)")                                                 \
+    X(ASYNC, "async events (b/n/e, S/T/p/F)")                                      \
+    X(COUNTER, "counter samples (C)")                                              \
+    X(INSTANT, "instant events (i)")                                               \
+    X(OBJECT, "object events (N/O/D)")                                             \
+    X(OTHER_PHASE, "events of other phases (P/R/V/v/c)")                           \
+    X(SPAN, "Kineto spans (cat Trace)")                                            \
+    X(PYTHON, "Python function events (left out, as key_averages does)")           \
+    X(FILTERED, "events PyTorch's key_averages leaves out by name")
+enum {
+#define UNUSED_ENUM(name, words) UNUSED_##name,
+    UNUSED_EVENT_KINDS(UNUSED_ENUM)
+#undef UNUSED_ENUM
+    UNUSED_KINDS
+};
 
 typedef struct parser {
     opprof__json lx;       /* first: a lexer callback gets its parser back from it */

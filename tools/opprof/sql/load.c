@@ -366,14 +366,19 @@ static int load_marks(loader *L) {
     for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
         if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
         pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread};
-        switch (m[k].kind) {
+        switch ((opprof_mark_kind)m[k].kind) {
         case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
         case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
         case OPPROF_MARK_FLOW_BEGIN:
         case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
         case OPPROF_MARK_ASYNC_BEGIN:
         case OPPROF_MARK_ASYNC_END: async[n_async++] = pd; break;
-        default: break;
+        case OPPROF_MARK_ARG_INT:
+        case OPPROF_MARK_ARG_DOUBLE:
+        case OPPROF_MARK_ARG_STR:
+        case OPPROF_MARK_FLOPS:
+        case OPPROF_MARK_BYTES:
+        case OPPROF_MARK_KIND_COUNT: break; /* of a range: its slice's args */
         }
     }
     if (rc == SQLITE_OK) rc = load_flows(L, flow, n_flow);
