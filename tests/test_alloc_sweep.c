@@ -25,7 +25,7 @@ static long allocations_of(const char *out) {
     return atol(p);
 }
 
-int main(void) {
+TEST_CASE(every_allocation_fails_cleanly) {
     char dir[256], cmd[2048], *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stacks --html --fail-alloc 0 '%s/count'", bin_dir(), dir);
@@ -58,5 +58,6 @@ int main(void) {
     free(out);
     printf("swept %ld allocations\n", total);
     remove_tree(dir);
-    return check_report("test_alloc_sweep");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_alloc_sweep"); }

@@ -24,19 +24,31 @@ static bool is_json(const char *text) {
     return v != NULL;
 }
 
-int main(void) {
+/* Each case's directory: DIR/one, a capture of profile_cpu (and with two,
+ * DIR/two, one on 2 threads); their traces' paths. */
+typedef struct runs {
+    char one[600], two[600], trace1[700], trace2[700];
+} runs;
+
+static void capture(runs *r, bool two) {
+    char cmd[4096], *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    char one[600], two[600], trace1[700], trace2[700], cmd[4096], *out = NULL;
-    snprintf(one, sizeof one, "%s/one", dir);
-    snprintf(two, sizeof two, "%s/two", dir);
-    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'", bin_dir(),
-             one, bin_dir(), two);
+    snprintf(r->one, sizeof r->one, "%s/one", dir);
+    snprintf(r->two, sizeof r->two, "%s/two", dir);
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s'", bin_dir(), r->one);
+    if (two) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " && '%s/profile_cpu' --quiet --threads 2 '%s'", bin_dir(), r->two);
     CHECK_INT(run_command(cmd, &out), 0);
     free(out);
-    snprintf(trace1, sizeof trace1, "%s/cpu-step-4.json", one);
-    snprintf(trace2, sizeof trace2, "%s/cpu-step-4.json", two);
+    snprintf(r->trace1, sizeof r->trace1, "%s/cpu-step-4.json", r->one);
+    snprintf(r->trace2, sizeof r->trace2, "%s/cpu-step-4.json", r->two);
+}
 
-    /* report: the same tables as profile_cpu wrote. */
+/* report: the same tables as profile_cpu wrote, and its JSON. */
+TEST_CASE(report_gives_the_tables_profile_cpu_wrote) {
+    runs r;
+    capture(&r, false);
+    const char *trace1 = r.trace1, *one = r.one;
+    char *out = NULL;
     char path[800];
     snprintf(path, sizeof path, "%s/cpu-step-4.time.txt", one);
     char *want = read_text(path);
@@ -60,8 +72,15 @@ int main(void) {
     CHECK(is_json(out));
     CHECK(out && strstr(out, "{\"key\": \"peak_bytes\", \"title\": \"Peak Mem\"}") && strstr(out, "\"gflops\": "));
     free(out);
+    remove_tree(dir);
+}
 
-    /* check: a clean trace exits 0; problems exit 1; unreadable exits 2. */
+/* check: a clean trace exits 0; problems exit 1; unreadable exits 2. */
+TEST_CASE(check_exit_statuses) {
+    runs r;
+    capture(&r, false);
+    const char *trace1 = r.trace1;
+    char path[800], *out = NULL;
     CHECK_INT(run(&out, "check '%s'%s", trace1, ""), 0);
     CHECK_CONTAINS(out, "0 problem(s)");
     free(out);
@@ -91,11 +110,16 @@ int main(void) {
     CHECK_INT(run(&out, "report '%s/none.json'%s", dir, ""), 2);
     CHECK_CONTAINS(out, "none.json: no such file or directory");
     free(out);
+    remove_tree(dir);
+}
 
-    /* Events that cannot be read are said, never dropped silently; a trace of
-     * which nothing could be read is an error (check lists every problem). */
+/* Events that cannot be read are said, never dropped silently; a trace of
+ * which nothing could be read is an error (check lists every problem). */
+TEST_CASE(unreadable_events_said) {
+    char path[800], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     snprintf(path, sizeof path, "%s/invalid.json", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": -5, \"pid\": 1, \"tid\": 1},\n"
           "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 9, \"dur\": -1, \"pid\": 1, \"tid\": 1}]}\n", f);
     fclose(f);
@@ -118,10 +142,17 @@ int main(void) {
     CHECK_CONTAINS(out, "run 'opprof check ");
     CHECK_CONTAINS(out, "good");
     free(out);
+    remove_tree(dir);
+}
 
-    /* diff: 1 thread against 2 threads; addmm changes the most (its GEMMs
-     * split across the two cores). Another process on the machine can eat
-     * the second core: the claim holds if one of three pairs of runs shows it. */
+/* diff: 1 thread against 2 threads; addmm changes the most (its GEMMs
+ * split across the two cores). Another process on the machine can eat
+ * the second core: the claim holds if one of three pairs of runs shows it. */
+TEST_CASE(diff_of_one_thread_and_two) {
+    runs r;
+    capture(&r, true);
+    const char *trace1 = r.trace1, *trace2 = r.trace2, *one = r.one, *two = r.two;
+    char cmd[4096], *out = NULL;
     bool addmm_first = false;
     for (int attempt = 0; attempt < 3 && !addmm_first; attempt++) {
         if (attempt) {
@@ -143,8 +174,15 @@ int main(void) {
     CHECK_INT(run(&out, "diff '%s'%s", trace1, ""), 64);
     CHECK_CONTAINS(out, "diff takes two traces");
     free(out);
+    remove_tree(dir);
+}
 
-    /* usage */
+/* usage, the help, and options refused or said */
+TEST_CASE(usage_and_options) {
+    runs r;
+    capture(&r, false);
+    const char *trace1 = r.trace1;
+    char *out = NULL;
     CHECK_INT(run(&out, "--help%s%s", "", ""), 0);
     CHECK_CONTAINS(out, "usage: opprof COMMAND");
     free(out);
@@ -184,5 +222,6 @@ int main(void) {
     free(out);
 
     remove_tree(dir);
-    return check_report("test_cli");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_cli"); }

@@ -103,7 +103,7 @@ static void compare(const char *when) {
     }
 }
 
-int main(void) {
+TEST_CASE(control_flow_around_the_macros) {
     compare("no session");
 
     opprof_config cfg = opprof_config_default();
@@ -124,5 +124,6 @@ int main(void) {
 #else
     CHECK_INT(captured_events, 0);
 #endif
-    return check_report(OPPROF_ENABLE ? "test_control_flow" : "test_control_flow_disabled");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, OPPROF_ENABLE ? "test_control_flow" : "test_control_flow_disabled"); }

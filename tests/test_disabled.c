@@ -18,7 +18,7 @@ static int on_ready(const opprof_capture *cap, void *user) {
     return 0;
 }
 
-int main(void) {
+TEST_CASE(macros_compile_to_nothing) {
     opprof_config cfg = opprof_config_default();
     cfg.on_trace_ready = on_ready;
     cfg.record_steps = false;
@@ -50,5 +50,6 @@ int main(void) {
     CHECK_INT(ran, 4);
     CHECK_INT(events, 0);
     CHECK_INT(memory_events, 0);
-    return check_report("test_disabled");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_disabled"); }

@@ -46,14 +46,22 @@ static yajl_val slice_at(yajl_val events, const char *name, long long tid, doubl
     return NULL;
 }
 
-int main(void) {
-    char dir[256], cmd[2048], path[512], *out = NULL;
-    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+/* The engine run into DIR/run (dir: a new temporary directory); path: its trace. */
+static void engine_run(char *dir, size_t dir_size, char *path, size_t path_size) {
+    char cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(dir, dir_size) != NULL);
     snprintf(cmd, sizeof cmd, "'%s/engine' '%s/run'", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "my::int8_gemm");
     free(out);
-    snprintf(path, sizeof path, "%s/run/engine.json", dir);
+    snprintf(path, path_size, "%s/run/engine.json", dir);
+}
+
+/* The trace has every mark the engine made: counters, instants of each
+ * scope, FLOPs and bytes, arguments, flows across threads, async ranges. */
+TEST_CASE(trace_has_every_mark) {
+    char dir[256], path[512];
+    engine_run(dir, sizeof dir, path, sizeof path);
     char *text = read_text(path), err[256];
     yajl_val root = text ? yajl_tree_parse(text, err, sizeof err) : NULL;
     CHECK(root != NULL);
@@ -102,8 +110,14 @@ int main(void) {
     CHECK_INT(async_e, REQUESTS);
     yajl_tree_free(root);
     free(text);
+    remove_tree(dir);
+}
 
-    /* the custom operator's row: its FLOPs, GFLOP/s and GB/s, from the trace read back */
+/* the custom operator's row: its FLOPs, GFLOP/s and GB/s, from the trace read
+ * back; the marks kept when read, and valid */
+TEST_CASE(marks_read_back) {
+    char dir[256], cmd[2048], path[512], *out = NULL;
+    engine_run(dir, sizeof dir, path, sizeof path);
     snprintf(cmd, sizeof cmd, "'%s/opprof' report --flops '%s' | grep 'my::int8_gemm'", bin_dir(), path);
     CHECK_INT(run_command(cmd, &out), 0);
     char name[64], flops[32], gflops[32], gbs[32];
@@ -136,13 +150,19 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s'", bin_dir(), path);
     CHECK_INT(run_command(cmd, &out), 0); /* every phase it wrote is valid */
     free(out);
+    remove_tree(dir);
+}
 
-    /* the HTML report draws the counter and shows arguments on hover */
+/* the HTML report draws the counter and shows arguments on hover */
+TEST_CASE(html_draws_the_counter) {
+    char dir[256], path[512];
+    engine_run(dir, sizeof dir, path, sizeof path);
     snprintf(path, sizeof path, "%s/run/engine.html", dir);
-    text = read_text(path);
+    char *text = read_text(path);
     CHECK_CONTAINS(text, "<h2>Counter <span class=\"note\">kv_cache_bytes (24 samples");
     CHECK_CONTAINS(text, "model=toy-int8");
     free(text);
     remove_tree(dir);
-    return check_report("test_engine");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_engine"); }

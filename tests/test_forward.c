@@ -60,7 +60,9 @@ static nn_tensor *check_forward(const char *kernel, nn_module *m, const nn_tenso
     return first[1];
 }
 
-int main(void) {
+/* auto, then every kernel this CPU runs, forced one by one; nn's own
+ * kernels (and auto, which picks among them) give the same bits. */
+TEST_CASE(every_kernel_gives_the_same_forward) {
     nn_manual_seed(7);
     nn_module *l[3], *m;
     CHECK_INT(nn_linear_new(&l[0], 256, 512), 0);
@@ -70,8 +72,6 @@ int main(void) {
     nn_tensor *x, *x1;
     CHECK_INT(nn_tensor_randn(&x, 2, (int64_t[]){128, 256}), 0);
     CHECK_INT(nn_tensor_randn(&x1, 2, (int64_t[]){1, 256}), 0); /* batch 1: the wide tiles */
-    /* auto, then every kernel this CPU runs, forced one by one; nn's own
-     * kernels (and auto, which picks among them) give the same bits. */
     nn_tensor *own = check_forward("auto", m, x), *own1 = check_forward("auto", m, x1);
     int forced = 0;
     for (int i = 0; nn_gemm_kernel_name(i); i++) {
@@ -90,7 +90,15 @@ int main(void) {
     CHECK_INT(nn_gemm_set_kernel("auto"), 0);
     nn_tensor_free(own);
     nn_tensor_free(own1);
-    /* Odd sizes: rows not a multiple of the GEMM's block, tiny and large K. */
+    nn_tensor_free(x);
+    nn_tensor_free(x1);
+    nn_module_free(m);
+}
+
+/* Odd sizes: rows not a multiple of the GEMM's block, tiny and large K, on
+ * one thread and two, against sums in double. */
+TEST_CASE(odd_sizes_against_double_sums) {
+    nn_manual_seed(7);
     int64_t shapes[][3] = {{1, 3, 5}, {33, 17, 9}, {97, 300, 130}, {130, 1, 70}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         nn_tensor *a, *w, *b, *y;
@@ -118,8 +126,6 @@ int main(void) {
         nn_tensor_free(b);
     }
     nn_set_num_threads(1);
-    nn_tensor_free(x);
-    nn_tensor_free(x1);
-    nn_module_free(m);
-    return check_report("test_forward");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_forward"); }

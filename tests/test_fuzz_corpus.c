@@ -13,7 +13,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 
-int main(void) {
+TEST_CASE(every_input_reads_or_is_refused_the_same_ways) {
     char dirpath[1024];
     snprintf(dirpath, sizeof dirpath, "%s/tests/fixtures/fuzz", source_dir());
     DIR *d = opendir(dirpath);
@@ -51,5 +51,6 @@ int main(void) {
     CHECK(split >= 10); /* the second thread's half joined, not always dropped */
     printf("%d inputs: %d read, %d refused with an error; read on two threads: %d joined; %d differ written and read back\n",
            files, read_ok, refused, split, round_trips);
-    return check_report("test_fuzz_corpus");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_fuzz_corpus"); }

@@ -10,7 +10,10 @@ static yajl_val field(yajl_val obj, const char *key) {
     return yajl_tree_get(obj, path, yajl_t_any);
 }
 
-int main(void) {
+/* Names with quotes, escapes, controls and UTF-8 written and read back as
+ * they were; invalid UTF-8 replaced; the summary escapes keys and values;
+ * a write into a missing directory leaves nothing. */
+TEST_CASE(names_escaped_and_invalid_utf8_replaced) {
     const char *names[] = {
         "quote\"inside",          "back\\slash",        "new\nline\ttab\rcr", "bell\x07""esc\x1b",
         "utf8 caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5", "slash/and <html>",
@@ -96,10 +99,23 @@ int main(void) {
     opprof_summary_free(s);
     opprof_averages_free(avg);
     opprof_capture_free(c);
+    char *out = NULL;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+    run_command(cmd, &out);
+    CHECK_STR(out, "summary.json\nt.json\n"); /* no temporary left behind */
+    free(out);
+    remove_tree(dir);
+}
 
-    /* Times: a capture holds +-2^61 ns from its start and refuses more, so
-     * the longest capture it takes reads back whole; a trace that spans more
-     * is refused with its span named. */
+/* Times: a capture holds +-2^61 ns from its start and refuses more, so
+ * the longest capture it takes reads back whole; a trace that spans more
+ * is refused with its span named. */
+TEST_CASE(times_within_two_to_the_61_ns) {
+    char dir[256], path[512];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    opprof_capture *c;
+    uint32_t t;
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
     CHECK_INT(opprof_capture_add_event(c, t, "first", OPPROF_KIND_USER_ANNOTATION, 0, 1000), 0);
@@ -125,9 +141,15 @@ int main(void) {
                            "\"dur\": 1}, {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2e15, \"dur\": 1}]}";
     CHECK_INT(opprof_capture_read_buffer(too_long, strlen(too_long), NULL, &back, &read_err), OPPROF_EFORMAT);
     CHECK(strstr(read_err.message, "the trace spans 127 years, more than the 2^61 ns (73 years) a capture holds"));
+    remove_tree(dir);
+}
 
-    /* The longest ranges (max_events): those at least as long as one more than
-     * the (max + 1)-th longest; ties at the bound go together or not at all. */
+/* The longest ranges (max_events): those at least as long as one more than
+ * the (max + 1)-th longest; ties at the bound go together or not at all. */
+TEST_CASE(longest_ranges_kept) {
+    char dir[256];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    opprof_read_error read_err;
     {
         static const int64_t durations[] = {9, 8, 7, 7, 7, 5, 4, 3, 2, 1};
         static const struct { size_t max, kept; } cases[] = {{5, 5}, {4, 2}, {1, 1}, {0, 10}, {10, 10}, {9, 9}};
@@ -153,14 +175,11 @@ int main(void) {
         unlink(lpath);
         opprof_capture_free(lc);
     }
-    char *out = NULL;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
-    run_command(cmd, &out);
-    CHECK_STR(out, "summary.json\nt.json\n"); /* no temporary left behind */
-    free(out);
     remove_tree(dir);
-    /* The escaping that tools get for JSON of their own (opprof check --json). */
+}
+
+/* The escaping that tools get for JSON of their own (opprof check --json). */
+TEST_CASE(json_strings_for_the_tools) {
     char *quoted = NULL;
     CHECK_INT(opprof_json_string_to_string("a\"b\\c\nd\x01" "e caf\xC3\xA9 bad\x80", &quoted), 0);
     CHECK_STR(quoted, "\"a\\\"b\\\\c\\nd\\u0001e caf\xC3\xA9 bad\xEF\xBF\xBD\"");
@@ -168,5 +187,6 @@ int main(void) {
     quoted = (char *)1;
     CHECK_INT(opprof_json_string_to_string(NULL, &quoted), OPPROF_EINVAL);
     CHECK_INT(opprof_json_string_to_string("x", NULL), OPPROF_EINVAL);
-    return check_report("test_json");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_json"); }

@@ -25,12 +25,25 @@ static double linear_error(const nn_tensor *x, const nn_tensor *w, const nn_tens
     return worst;
 }
 
-int main(void) {
+/* The inputs of every case: x [37, 53], w [29, 53], b [29], seeded. */
+static void inputs(nn_tensor **x, nn_tensor **w, nn_tensor **b) {
     nn_manual_seed(7);
+    CHECK_INT(nn_tensor_randn(x, 2, (int64_t[]){37, 53}), 0);
+    CHECK_INT(nn_tensor_randn(w, 2, (int64_t[]){29, 53}), 0);
+    CHECK_INT(nn_tensor_randn(b, 1, (int64_t[]){29}), 0);
+}
+
+static void free_inputs(nn_tensor *x, nn_tensor *w, nn_tensor *b) {
+    nn_tensor_free(x);
+    nn_tensor_free(w);
+    nn_tensor_free(b);
+}
+
+/* linear, relu, linear without bias (an mm), views that share storage,
+ * addmm on a transposed and a contiguous weight, as_strided. */
+TEST_CASE(linear_relu_and_views) {
     nn_tensor *x, *w, *b, *y;
-    CHECK_INT(nn_tensor_randn(&x, 2, (int64_t[]){37, 53}), 0);
-    CHECK_INT(nn_tensor_randn(&w, 2, (int64_t[]){29, 53}), 0);
-    CHECK_INT(nn_tensor_randn(&b, 1, (int64_t[]){29}), 0);
+    inputs(&x, &w, &b);
     CHECK_INT(nn_linear(x, w, b, &y), 0);
     CHECK_INT(y->ndim, 2);
     CHECK_INT(y->shape[0], 37);
@@ -85,8 +98,16 @@ int main(void) {
     CHECK_INT(nn_as_strided(x, 2, (int64_t[]){37, 54}, (int64_t[]){53, 1}, 0, &oob), NN_EINVAL);
     CHECK(oob == NULL);
     nn_tensor_free(half);
+    nn_tensor_free(wt);
+    nn_tensor_free(wtt);
+    nn_tensor_free(wtc);
+    free_inputs(x, w, b);
+}
 
-    /* Shape errors. */
+TEST_CASE(shape_errors) {
+    nn_tensor *x, *w, *b, *y, *wt;
+    inputs(&x, &w, &b);
+    CHECK_INT(nn_t(w, &wt), 0);
     CHECK_INT(nn_linear(wt, w, b, &y), NN_ESHAPE);
     nn_tensor *b_bad;
     CHECK_INT(nn_tensor_zeros(&b_bad, 1, (int64_t[]){5}), 0);
@@ -100,8 +121,12 @@ int main(void) {
     CHECK_INT(nn_tensor_empty(&y, 1, (int64_t[]){-1}), NN_EINVAL);
     CHECK_STR(nn_strerror(NN_ESHAPE), "tensor shapes do not match the operation");
     nn_tensor_free(b_bad);
+    nn_tensor_free(wt);
+    free_inputs(x, w, b);
+}
 
-    /* NaN goes through ReLU as in PyTorch. */
+/* NaN goes through ReLU as in PyTorch. */
+TEST_CASE(relu_passes_nan) {
     nn_tensor *nanin, *nanout;
     float vals[20];
     for (int i = 0; i < 20; i++) vals[i] = (float)(i - 10);
@@ -113,8 +138,10 @@ int main(void) {
     CHECK(nanout->data[0] == 0.0f && nanout->data[19] == 9.0f);
     nn_tensor_free(nanin);
     nn_tensor_free(nanout);
+}
 
-    /* Memory accounting: storage goes with the last view. */
+/* Memory accounting: storage goes with the last view. */
+TEST_CASE(memory_goes_with_the_last_view) {
     int64_t before = nn_memory_allocated();
     nn_tensor *big;
     CHECK_INT(nn_tensor_empty(&big, 2, (int64_t[]){100, 10}), 0);
@@ -126,8 +153,12 @@ int main(void) {
     nn_tensor_free(view);
     CHECK_INT(nn_memory_allocated() - before, 0);
     CHECK(nn_memory_peak() >= 4000);
+}
 
-    /* Modules: the seed's model; seeded init is reproducible; intermediates freed. */
+/* Modules: the seed's model; seeded init is reproducible; intermediates freed. */
+TEST_CASE(modules_seeded_and_reproducible) {
+    nn_tensor *x, *w, *b;
+    inputs(&x, &w, &b);
     nn_module *layers[3], *model;
     nn_manual_seed(7);
     CHECK_INT(nn_linear_new(&layers[0], 53, 40), 0);
@@ -174,12 +205,7 @@ int main(void) {
     CHECK_INT(nn_sequential_new(NULL, NULL, 0), NN_EINVAL);
     nn_set_num_threads(0);
     CHECK_INT(nn_get_num_threads(), 1);
-
-    nn_tensor_free(wt);
-    nn_tensor_free(wtt);
-    nn_tensor_free(wtc);
-    nn_tensor_free(x);
-    nn_tensor_free(w);
-    nn_tensor_free(b);
-    return check_report("test_nn");
+    free_inputs(x, w, b);
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_nn"); }

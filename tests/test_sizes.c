@@ -97,7 +97,7 @@ static void outputs(const opprof_capture *cap, const char *dir) {
     opprof_capture_free(back);
 }
 
-int main(void) {
+TEST_CASE(every_free_and_realloc_gets_the_size_it_allocated) {
     static const opprof_allocator checking = {checking_realloc, NULL};
     CHECK_INT(opprof_set_allocator(&checking), 0);
     CHECK_INT(nn_set_allocator(&checking), 0);
@@ -137,5 +137,6 @@ int main(void) {
            g_live);
     CHECK(g_calls > 100);
     CHECK_INT(g_wrong, 0);
-    return check_report("test_sizes");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_sizes"); }

@@ -58,7 +58,7 @@ static int check_capture(const opprof_capture *c, void *user) {
     return 0;
 }
 
-int main(void) {
+TEST_CASE(threads_record_at_once_without_loss) {
     result r = {0};
     opprof_config cfg = opprof_config_default();
     cfg.on_trace_ready = check_capture;
@@ -84,5 +84,6 @@ int main(void) {
         CHECK_INT(r.per_thread[t], RANGES);
     }
     CHECK_INT(with_events, THREADS);
-    return check_report("test_threads");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_threads"); }

@@ -78,7 +78,7 @@ static int check_capture(const opprof_capture *c, void *user) {
     return 0;
 }
 
-int main(void) {
+TEST_CASE(windows_back_to_back_while_threads_record) {
     setenv("OPPROF_RETAIN_CHUNKS", "1", 1);
     totals t = {0};
     opprof_config cfg = opprof_config_default();
@@ -111,5 +111,6 @@ int main(void) {
     CHECK_INT(t.dropped, 0);
     fprintf(stderr, "test_windows: %d captures, %zu events, %zu memory events (%zu before their window's ranges)\n",
             t.captures, t.events, t.memory_events, t.unowned);
-    return check_report("test_windows");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_windows"); }
