@@ -207,7 +207,9 @@ static void check_peaks_by_definition(void) {
     for (int round = 0; round < 12; round++) check_peaks_of_one_trace();
 }
 
-int main(void) {
+/* The guide's model recorded with shapes, FLOPs, call sites and memory: its
+ * tables, peaks and folded stacks. */
+TEST_CASE(shapes_flops_call_sites_and_peaks) {
     result *r = calloc(1, sizeof *r);
     seed_capture(r);
     /* Two addmm rows (one per layer), 2 calls each, with PyTorch-style shapes. */
@@ -254,8 +256,11 @@ int main(void) {
     CHECK_INT(bad, 0);
     CHECK(llabs(sum - r->self_total_us) <= lines); /* each line rounds to the microsecond */
     CHECK_CONTAINS(r->shapes_table, "Self CPU time total:");
+    free(r);
+}
 
-    /* Through profile_cpu and the trace file: the same, read back. */
+/* Through profile_cpu and the trace file: the same, read back. */
+TEST_CASE(read_back_from_profile_cpus_trace) {
     char dir[256], cmd[2048], *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     snprintf(cmd, sizeof cmd,
@@ -284,7 +289,10 @@ int main(void) {
     CHECK_CONTAINS(sum_text, "\"flops_total\": 83886080");
     free(sum_text);
     remove_tree(dir);
+}
 
+/* Without record_shapes nothing is kept; FLOPs formulas and shape printing. */
+TEST_CASE(flops_formulas_and_shape_printing) {
     /* Without record_shapes nothing is kept, and nothing costs. */
     CHECK(!opprof_recording_shapes());
     opprof_set_inputs(1, &(opprof_input){2, (int64_t[]){1, 2}, "float"}); /* no session: ignored */
@@ -305,7 +313,9 @@ int main(void) {
     CHECK_STR(buf, "[[512], [128, 256], [256, 512]]");
     opprof_shapes_format(NULL, buf, sizeof buf);
     CHECK_STR(buf, "[]");
+}
 
+TEST_CASE(peak_memory_of_each_event) {
     /* Peak memory on a hand-built capture: a: +100 (in b), +50 (in a), -100, +300 (in c). */
     opprof_capture *c;
     uint32_t t;
@@ -326,7 +336,8 @@ int main(void) {
     CHECK_INT(peaks[2], 300); /* c: 1050 -> 1350 */
     opprof_free(peaks);
     opprof_capture_free(c);
-    check_peaks_by_definition();
-    free(r);
-    return check_report("test_shapes");
 }
+
+TEST_CASE(peaks_by_definition) { check_peaks_by_definition(); }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_shapes"); }

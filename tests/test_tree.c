@@ -28,7 +28,7 @@ static uint32_t thread_of_rank(uint32_t k, uint32_t *j) {
     return t;
 }
 
-static void large_capture_sorts_as_a_small_one(void) {
+static void large_capture_sorts_as_a_small_one_check(void) {
     opprof_capture *c;
     uint32_t th[3], j;
     CHECK_INT(opprof_capture_new(&c), 0);
@@ -78,7 +78,9 @@ static void large_capture_sorts_as_a_small_one(void) {
     opprof_capture_free(c);
 }
 
-int main(void) {
+/* Parents by time on each thread, marks that follow their events through the
+ * sort, memory owners and running totals, self times and key averages. */
+TEST_CASE(nesting_self_time_and_memory) {
     opprof_capture *c;
     uint32_t t0, t1;
     CHECK_INT(opprof_capture_new(&c), 0);
@@ -192,18 +194,23 @@ int main(void) {
     opprof_capture_warnings(c, &nw);
     CHECK_INT(nw, 0);
     opprof_capture_free(c);
+}
 
-    /* Overlap without nesting, PyTorch's rule (_populate_cpu_children): Q
-     * starts in P and ends after it, so it is not P's child and keeps its
-     * whole duration; R, inside both P and Q by time, is the child of Q (P
-     * was closed when Q did not fit in it); a warning counts Q. */
+/* Overlap without nesting, PyTorch's rule (_populate_cpu_children): Q
+ * starts in P and ends after it, so it is not P's child and keeps its
+ * whole duration; R, inside both P and Q by time, is the child of Q (P
+ * was closed when Q did not fit in it); a warning counts Q. */
+TEST_CASE(overlap_without_nesting) {
+    opprof_capture *c;
+    uint32_t t0;
+    size_t n, nw;
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "P", OPPROF_KIND_CPU_OP, 0, 50), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "Q", OPPROF_KIND_CPU_OP, 40, 30), 0);
     CHECK_INT(opprof_capture_add_event(c, t0, "R", OPPROF_KIND_CPU_OP, 45, 2), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
-    ev = opprof_capture_events(c, &n);
+    const opprof_event *ev = opprof_capture_events(c, &n);
     CHECK_INT(ev[1].parent, -1);
     CHECK_INT(ev[1].duration_ns, 30);
     CHECK_INT(ev[2].parent, 1);
@@ -211,9 +218,14 @@ int main(void) {
     CHECK_INT(nw, 1);
     if (nw) CHECK_CONTAINS(w[0], "1 event(s) overlapped an enclosing event without nesting; each was counted whole");
     opprof_capture_free(c);
+}
 
-    /* Frees of unknown size take the size of the allocation at their address
-     * before them; one of a block from before the capture counts 0, said. */
+/* Frees of unknown size take the size of the allocation at their address
+ * before them; one of a block from before the capture counts 0, said. */
+TEST_CASE(frees_of_unknown_size) {
+    opprof_capture *c;
+    uint32_t t0, t1;
+    size_t nw;
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_thread(c, 1, "", &t0), 0);
     CHECK_INT(opprof_capture_add_thread(c, 2, "", &t1), 0);
@@ -239,8 +251,11 @@ int main(void) {
         if (nw) CHECK_CONTAINS(fw[0], "1 free(s) of blocks allocated before the capture");
     }
     opprof_capture_free(c);
+}
 
-    /* Bad input to the builder. */
+TEST_CASE(bad_input_to_the_builder) {
+    opprof_capture *c;
+    uint32_t t0;
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_event(c, 0, "x", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL); /* no thread */
     CHECK_INT(opprof_capture_add_thread(c, 1, NULL, &t0), 0);
@@ -266,9 +281,12 @@ int main(void) {
     CHECK_INT(opprof_capture_add_event(c, t0, "late", OPPROF_KIND_CPU_OP, 0, 1), OPPROF_EINVAL);
     opprof_capture_free(c);
     opprof_capture_free(NULL);
+}
 
-    /* diff: rows by the largest change of self time; new and gone operators;
-     * notes on configurations that differ. */
+/* diff: rows by the largest change of self time; new and gone operators;
+ * notes on configurations that differ; text, JSON and HTML. */
+TEST_CASE(diff_of_two_captures) {
+    uint32_t t0, t1;
     opprof_capture *before, *after;
     opprof_capture_new(&before);
     opprof_capture_new(&after);
@@ -320,6 +338,8 @@ int main(void) {
     opprof_free(text);
     opprof_capture_free(before);
     opprof_capture_free(after);
-    large_capture_sorts_as_a_small_one();
-    return check_report("test_tree");
 }
+
+TEST_CASE(large_capture_sorts_as_a_small_one) { large_capture_sorts_as_a_small_one_check(); }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_tree"); }
