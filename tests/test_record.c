@@ -109,10 +109,9 @@ static void *end_elsewhere(void *arg) {
     return NULL;
 }
 
-int main(void) {
+TEST_CASE(nesting_names_and_scopes) {
     saved s;
     opprof_session *session;
-
     /* Nothing is recorded without a session. */
     CHECK(opprof_range_begin(&(opprof_srcloc){"x", "f", "file", 1, 0, NULL}) == 0);
 
@@ -142,7 +141,11 @@ int main(void) {
 
     /* Recording stops outside the window: a range begun after stop is not kept. */
     CHECK(OPPROF_BEGIN("late") == 0);
+}
 
+TEST_CASE(threads_that_come_and_go) {
+    saved s;
+    opprof_session *session;
     /* Threads that start and exit during a capture keep their events, each
      * on its own track, with its name. */
     session = start(&s, (opprof_schedule){0}, 0);
@@ -155,7 +158,11 @@ int main(void) {
     CHECK_INT(s.threads, THREADS);
     CHECK(s.nested_ok);
     CHECK_INT(s.dropped, 0);
+}
 
+TEST_CASE(budget_drops_and_counts) {
+    saved s;
+    opprof_session *session;
     /* A budget: events past it are dropped and counted; the table says so. */
     session = start(&s, (opprof_schedule){0}, 100);
     for (int i = 0; i < 150; i++) {
@@ -165,7 +172,11 @@ int main(void) {
     CHECK_INT(s.events, 100);
     CHECK_INT(s.dropped, 50);
     CHECK_CONTAINS(s.table, "Dropped events: 50 ");
+}
 
+TEST_CASE(misuse_said) {
+    saved s;
+    opprof_session *session;
     /* Misuse: end without begin, end on another thread, end out of order,
      * left open at stop. Each is a warning; the capture stays well nested. */
     session = start(&s, (opprof_schedule){0}, 0);
@@ -196,7 +207,11 @@ int main(void) {
     CHECK(s.nested_ok);
     CHECK_CONTAINS(s.table, "Warnings: 4 ");
     CHECK_STR(s.names, "a<- b<a cross<- left-open<- ");
+}
 
+TEST_CASE(inline_path_and_functions_share_state) {
+    saved s;
+    opprof_session *session;
     /* The macros' inline path and the functions share their state: a handle
      * from one is ended by the other. */
     session = start(&s, (opprof_schedule){0}, 0);
@@ -214,7 +229,11 @@ int main(void) {
     opprof_session_free(session);
     CHECK_STR(s.names, "by macro<- by function<by macro macro again<by function by function<- ");
     CHECK_STR(s.warnings, "");
+}
 
+TEST_CASE(too_deep_dropped) {
+    saved s;
+    opprof_session *session;
     /* More than 1024 ranges open on a thread: the deeper ones are dropped,
      * counted, and their ends ignored. */
     session = start(&s, (opprof_schedule){0}, 0);
@@ -231,7 +250,11 @@ int main(void) {
     CHECK_INT(s.dropped, 6);
     CHECK_CONTAINS(s.warnings, "6 range(s) dropped: more than 1024 ranges open on one thread (first: 'deep', thread '");
     CHECK(s.nested_ok);
+}
 
+TEST_CASE(range_across_windows) {
+    saved s;
+    opprof_session *session;
     /* A range begun in one window and ended in the next: the first capture
      * cuts it at its end and says so; the second writes nothing of it (the
      * first window's buffers may be gone). */
@@ -253,7 +276,11 @@ int main(void) {
         CHECK_STR(s.warnings, "");
     }
     opprof_session_free(session);
+}
 
+TEST_CASE(memory_off) {
+    saved s;
+    opprof_session *session;
     /* Memory off: no memory events even if the runtime reports them. */
     memset(&s, 0, sizeof s);
     opprof_config cfg = opprof_config_default();
@@ -268,7 +295,9 @@ int main(void) {
     CHECK_INT(s.memory, 0);
     CHECK_INT(s.events, 2); /* m and ProfilerStep#0 */
     CHECK_STR(s.names, "ProfilerStep#0<- m<ProfilerStep#0 ");
+}
 
+TEST_CASE(native_stacks) {
     /* with_native_stack: each range carries its native call stack, innermost
      * first, symbolized; this executable's frames name its module. */
     {
@@ -288,7 +317,9 @@ int main(void) {
         if (strstr(native, "opprof_range_begin")) fprintf(stderr, "native stack: %s\n", native);
         CHECK(strstr(native, "opprof_range_begin") == NULL); /* opprof's own frames are skipped */
     }
+}
 
+TEST_CASE(categories) {
     /* Categories: with a filter, only its categories' ranges and ranges
      * without one; the category reaches the trace and comes back. */
     for (int pass = 0; pass < 2; pass++) {
@@ -339,7 +370,9 @@ int main(void) {
     }
     unsetenv("OPPROF_CATEGORIES");
     CHECK(opprof_category_enabled("anything")); /* the next session's filter: none yet */
+}
 
+TEST_CASE(dtypes_in_shapes) {
     /* dtypes in shapes: the common names, short ones and PyTorch's spellings. */
     {
         static char dtypes[256];
@@ -369,7 +402,11 @@ int main(void) {
         opprof_capture_free(dc);
         opprof_session_free(ds);
     }
+}
 
+TEST_CASE(bad_configurations) {
+    opprof_session *session;
+    opprof_config cfg = opprof_config_default();
     /* Bad configurations. */
     cfg.activities = 4;
     CHECK_INT(opprof_session_start(&session, &cfg), OPPROF_EACTIVITY);
@@ -383,5 +420,6 @@ int main(void) {
     CHECK_STR(opprof_err_name(-EXDEV), "EXDEV");
     CHECK_STR(opprof_err_name(-5999), "OPPROF_UNKNOWN");
     CHECK_STR(opprof_err_name(7), "OPPROF_UNKNOWN");
-    return check_report("test_record");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_record"); }

@@ -38,7 +38,8 @@ static long long field(yajl_val row, const char *key) {
     return v ? YAJL_GET_INTEGER(v) : -1;
 }
 
-int main(void) {
+/* --memory --functions on the toy: its calls, its kept blocks, its threads. */
+TEST_CASE(functions_memory_and_threads) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;
 
@@ -69,8 +70,13 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(out && atoi(out) >= 2);
     free(out);
+    remove_tree(dir);
+}
 
-    /* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
+/* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
+TEST_CASE(sigint_passed_on) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
     snprintf(cmd, sizeof cmd,
              "env --default-signal=INT '%s/opprof' record --functions -o '%s/stopped' -- '%s' wait > '%s/ready' 2>&1 & "
              "pid=$!; "
@@ -84,10 +90,15 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "mid");
     free(out);
+    remove_tree(dir);
+}
 
-    /* The allocator's contract kept: new throws bad_alloc and calls the
-     * new_handler, nothrow returns NULL, pvalloc, calloc, reallocarray and
-     * aligned_alloc refuse what they must; the same output as a plain run. */
+/* The allocator's contract kept: new throws bad_alloc and calls the
+ * new_handler, nothrow returns NULL, pvalloc, calloc, reallocarray and
+ * aligned_alloc refuse what they must; the same output as a plain run. */
+TEST_CASE(allocator_contract_kept) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
     char *plain = NULL;
     snprintf(cmd, sizeof cmd, "'%s/../tests/alloc_contract'", bin_dir());
     CHECK_INT(run_command(cmd, &plain), 0);
@@ -99,7 +110,12 @@ int main(void) {
     if (plain && out && strncmp(out, plain, strlen(plain)) != 0) fprintf(stderr, "plain:\n%s\nrecorded:\n%s\n", plain, out);
     free(plain);
     free(out);
+    remove_tree(dir);
+}
 
+TEST_CASE(signal_handlers_that_record) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
     /* A signal handler that calls instrumented code that allocates, landing
      * anywhere (inside opprof's recording too): never a crash, a deadlock or a
      * corrupted event; what the handler records while its thread is inside a
@@ -122,7 +138,12 @@ int main(void) {
         CHECK_STR(out, "0\n");
         free(out);
     }
+    remove_tree(dir);
+}
 
+TEST_CASE(a_program_that_ends_by_exit) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
     /* A program that ends by _exit (no exit handler runs): the steps saved
      * before are kept as DIR, the temporary twin never left behind; with
      * nothing saved, no DIR and no twin; its status either way is its own */
@@ -146,8 +167,15 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_STR(out, "0\n");
     free(out);
+    remove_tree(dir);
+}
 
-    /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
+/* usage: an unknown option, no command, an existing DIR, a command that cannot run */
+TEST_CASE(usage_errors) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s/run", dir);
+    mkdir(cmd, 0755);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --bogus -- true", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);
     CHECK_CONTAINS(out, "Run 'opprof record --help' for the options.");
@@ -166,8 +194,13 @@ int main(void) {
     CHECK(out && !strstr(out, "wrote no capture")); /* one message: CMD never ran */
     free(out);
     remove_tree(dir);
-    /* --roofline: the captures carry this machine's profile from the user's cache, taken before
-     * CMD runs (one CPU given: the cache's one-thread profile, seeded here as if measured before) */
+}
+
+/* --roofline: the captures carry this machine's profile from the user's cache, taken before
+ * CMD runs (one CPU given: the cache's one-thread profile, seeded here as if measured before) */
+TEST_CASE(roofline_from_the_users_cache) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
     char cache[1024], path[1500];
     snprintf(cache, sizeof cache, "%s/machine-cache", dir);
     setenv("OPPROF_MACHINE_CACHE", cache, 1);
@@ -211,6 +244,6 @@ int main(void) {
     free(out);
     unsetenv("OPPROF_MACHINE_CACHE");
     remove_tree(dir);
-
-    return check_report("test_record_cli");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_record_cli"); }
