@@ -10,7 +10,7 @@
  *   test_merge kineto_merged    that case alone (several names: those)
  *   test_merge                  every case, in the order of the file
  *
- * A file whose main() checks everything in one go returns check_report(). */
+ * Every test file is made of cases (tests/CMakeLists.txt: opprof_test_cases). */
 #ifndef OPPROF_TESTS_CHECK_H
 #define OPPROF_TESTS_CHECK_H
 

@@ -304,19 +304,33 @@ static void check_shards(void) {
     nn_module_free(whole);
 }
 
-int main(void) {
+/* Each case's directory (g_dir) and the environment Open MPI needs. */
+static void setup(void) {
     /* Open MPI refuses root without these; in containers, no cross-memory attach */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
     CHECK(make_temp_dir(g_dir, sizeof g_dir) != NULL);
     CHECK(realpath(bin_dir(), g_bin) != NULL);
-    check_shards();
+}
+
+TEST_CASE(shards_of_a_linear) { check_shards(); }
+
+/* profile_cpu --parallel tensor and data against one process: the same
+ * output, the ranks' traces merged, compared, and an existing OUTDIR refused. */
+TEST_CASE(tensor_and_data_parallel_runs) {
+    setup();
     check_outputs();
     check_merged();
     check_reports();
     check_usage_errors();
+    remove_tree(g_dir);
+}
+
+TEST_CASE(a_killed_rank) {
+    setup();
     check_killed_rank();
     remove_tree(g_dir);
-    return check_report("test_mpi");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_mpi"); }

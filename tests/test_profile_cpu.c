@@ -377,7 +377,9 @@ static char *listing(const char *dir) {
     return out;
 }
 
-int main(void) {
+/* The guide's capture: its trace and tables as PyTorch writes them, exactly
+ * the four files; a second run on the same OUTDIR leaves it as it was. */
+TEST_CASE(the_guides_capture) {
     char tmp[256], outdir[512], cmd[2048];
     CHECK(make_temp_dir(tmp, sizeof tmp) != NULL);
     snprintf(outdir, sizeof outdir, "%s/run1", tmp);
@@ -411,8 +413,13 @@ int main(void) {
     CHECK_STR(after, before);
     free(before);
     free(after);
+    remove_tree(tmp);
+}
 
-    /* A parent that cannot hold a directory: the error names the path and the reason. */
+/* A parent that cannot hold a directory: the error names the path and the reason. */
+TEST_CASE(a_parent_that_cannot_hold_the_directory) {
+    char tmp[256], cmd[2048], path[600], *out = NULL;
+    CHECK(make_temp_dir(tmp, sizeof tmp) != NULL);
     snprintf(path, sizeof path, "%s/plainfile", tmp);
     FILE *f = fopen(path, "w");
     if (f) fclose(f);
@@ -430,8 +437,13 @@ int main(void) {
         CHECK_CONTAINS(out, "Permission denied");
         free(out);
     }
+    remove_tree(tmp);
+}
 
-    /* Bad usage: exit 64 (as opprof) with a message and where the help is. */
+/* Bad usage: exit 64 (as opprof) with a message and where the help is. */
+TEST_CASE(bad_usage) {
+    char tmp[256], cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(tmp, sizeof tmp) != NULL);
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu'", bin_dir());
     CHECK_INT(run_command(cmd, &out), 64);
     CHECK_CONTAINS(out, "missing OUTDIR");
@@ -458,8 +470,13 @@ int main(void) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "usage: profile_cpu");
     free(out);
+    remove_tree(tmp);
+}
 
-    /* Options: a schedule of repeat 2 gives two captures, named by their step. */
+/* Options: a schedule of repeat 2 gives two captures, named by their step. */
+TEST_CASE(a_schedule_of_two_captures) {
+    char tmp[256], outdir[512], cmd[2048], *out = NULL;
+    CHECK(make_temp_dir(tmp, sizeof tmp) != NULL);
     snprintf(outdir, sizeof outdir, "%s/run2", tmp);
     snprintf(cmd, sizeof cmd,
              "'%s/profile_cpu' --quiet --batch 4 --in 8 --hidden 16 --out 2 --steps 8 --wait 0 --warmup 1 "
@@ -470,5 +487,6 @@ int main(void) {
     free(out);
 
     remove_tree(tmp);
-    return check_report("test_profile_cpu");
 }
+
+int main(int argc, char **argv) { return check_main(argc, argv, "test_profile_cpu"); }

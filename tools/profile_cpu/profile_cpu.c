@@ -68,6 +68,8 @@ typedef struct context {
     bool reported; /* the error has been printed already */
 } context;
 
+/* ---- options ---- */
+
 /* Bad usage: the error is said (getopt or the caller), then where the help is. */
 static void usage_hint(void) { fputs("Run 'profile_cpu --help' for the options.\n", stderr); }
 
@@ -349,6 +351,8 @@ static int parse_options(int argc, char **argv, options *o) {
     return 0;
 }
 
+/* ---- output files ---- */
+
 /* Write `text` to dir/name; on failure remember the path. */
 static int write_file(context *ctx, const char *name, const char *text) {
     char path[4096];
@@ -453,6 +457,8 @@ static int save_trace(const opprof_capture *cap, void *user_data) {
     if (rc && !__atomic_load_n(&ctx->error, __ATOMIC_RELAXED)) __atomic_store_n(&ctx->error, rc, __ATOMIC_RELAXED);
     return rc;
 }
+
+/* ---- the model and its steps ---- */
 
 /* Remove a directory that this program created, with the files in it. */
 /* summary.json's "gemm": the kernel that ran each layer's product and the
@@ -691,6 +697,8 @@ static int write_summary(const options *o, context *ctx, work *w) {
     }
     return rc;
 }
+
+/* ---- a run, and main ---- */
 
 static int run(const options *o, context *ctx) {
     work w = {0};

@@ -43,6 +43,7 @@ struct opprof_averages {
     double step_bytes;                 /* opprof__averages_step_bytes */
 };
 
+/* ---- keys and groups ---- */
 
 static const char STEP_PREFIX[] = "ProfilerStep#";
 static const char STEP_KEY[] = "ProfilerStep*";
@@ -139,6 +140,8 @@ static void frame_text(const opprof_capture *c, uint32_t site, opprof__strbuf *s
 int opprof_capture_averages(const opprof_capture *c, opprof_averages **out) {
     return opprof_capture_averages_ex(c, NULL, out);
 }
+
+/* ---- one build: groups, then times, pools, memory, samples, time off the CPU ---- */
 
 /* One build of key averages: the groups and what maps events to them. */
 typedef struct work {
@@ -554,6 +557,8 @@ static int add_off_cpu(work *w) {
     return 0;
 }
 
+/* ---- rows ---- */
+
 /* The groups that have events become rows, in first-seen order (first_index
  * differs between groups, so an unstable sort is deterministic), with their
  * texts: key, then shapes and stack when grouped by them. */
@@ -670,6 +675,8 @@ static void work_free(work *w) {
     opprof__parallel_runs_free(&w->runs);
     opprof_averages_free(w->avg);
 }
+
+/* ---- the API ---- */
 
 /* The capture's warnings, for the table's footer and its JSON. */
 static int copy_warnings(opprof_averages *avg, const opprof_capture *c) {

@@ -12,6 +12,8 @@
 
 static uint64_t thread_hash(int64_t pid, int64_t tid) { return opprof__hash_pair((uint64_t)pid, (uint64_t)tid); }
 
+/* ---- threads by (pid, tid) ---- */
+
 static uint64_t thread_hash_of(const void *ctx, uint32_t item) {
     const opprof_thread_info *t = &((const opprof_capture *)ctx)->threads[item];
     return thread_hash(t->pid, t->tid);
@@ -61,6 +63,8 @@ int64_t opprof__reader_find_thread(parser *p, int64_t pid, int64_t tid) {
     size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, p->cap);
     return p->thread_index.slots[k] ? (int64_t)p->thread_index.slots[k] - 1 : -1;
 }
+
+/* ---- complete events, and begins waiting for their ends ---- */
 
 opprof_kind opprof__reader_complete_kind(uint8_t cat, const char *name) {
     return cat == CAT_DEVICE                                          ? OPPROF_KIND_DEVICE
@@ -256,6 +260,7 @@ void opprof__reader_free_begins(parser *p) {
     opprof__free(p->held_ends);
 }
 
+/* ---- what each phase makes: ranges, instants, marks, metadata ---- */
 
 /* Names PyTorch's key_averages leaves out (torch/autograd/profiler.py):
  * compared only at a length of theirs (every operator's name starts with
@@ -463,6 +468,8 @@ static int take_metadata_at(parser *p, event *e, int64_t offset) {
     (void)offset;
     return take_metadata(p, e);
 }
+
+/* ---- the phase table, and the loop over the events ---- */
 
 /* The one list of the Trace Event Format's phases (legacy async S T p F and
  * context events included) and what the reader does with each: a phase that
