@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +11,14 @@ static const char HELP[] =
     "Validate a trace; list each problem as FILE:LINE:COLUMN: message (byte offset):\n"
     "not JSON, unknown phases, missing or mistyped fields, negative durations,\n"
     "complete events that overlap without nesting on a thread, memory totals that do\n"
-    "not add up, events dropped at record time.\n"
-    "  --max-problems N  print at most N problems (default 1000; -1: all); all are counted\n"
-    "  --json            {\"file\", \"readable\", \"problems\": [...], \"problem_count\", \"events\"}\n"
-    "Exit status: 0 clean, 1 problems, 2 unreadable, 64 bad usage.\n";
+    "not add up, events dropped at record time.\n";
+
+#define CHECK_OPTIONS(X)                                                                   \
+    X(MAX_PROBLEMS, "max-problems", "N",                                                   \
+      "print at most N problems (default 1000; -1: all); all are counted")                 \
+    X(JSON, "json", NULL,                                                                  \
+      "{\"file\", \"readable\", \"problems\": [...], \"problem_count\", \"events\"}")
+TOOL_OPTIONS(CHECK_OPTIONS);
 
 typedef struct checker {
     const char *path;
@@ -53,15 +56,12 @@ static void on_problem(void *ctx, const opprof_trace_problem *p) {
 static void check_progress(void *ctx, int64_t done, int64_t total) { tool_on_progress(&((checker *)ctx)->pr, done, total); }
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"json", no_argument, 0, 'j'},
-                                          {"max-problems", required_argument, 0, 'n'},
-                                          {0, 0, 0, 0}};
     checker ck = {.max = 1000};
     int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 'j': ck.json = true; break;
-        case 'n':
+        case OPT_JSON: ck.json = true; break;
+        case OPT_MAX_PROBLEMS:
             if (tool_parse_count(optarg, "--max-problems", &ck.max)) return TOOL_EXIT_USAGE;
             break;
         default: return TOOL_EXIT_USAGE;
@@ -113,5 +113,5 @@ static const char EXAMPLES[] =
     "  opprof check trace.json                  # every problem as FILE:LINE:COLUMN: message\n"
     "  opprof check --json --max-problems 20 trace.json.gz\n";
 
-TOOL_COMMAND(check, "check TRACE [--json] [--max-problems N]",
+TOOL_COMMAND(check, "check TRACE [OPTIONS]",
              "validate a trace and list every problem with its position", NULL);

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,11 @@ static const char HELP[] =
     "  *.json.gz                      the same, gzip-compressed\n"
     "OUT appears whole or not at all.\n";
 
+#define CONVERT_OPTIONS(X) /* none */
+TOOL_OPTIONS(CONVERT_OPTIONS);
+
 static int run(int argc, char **argv) {
-    static const struct option no_options[] = {{0, 0, 0, 0}};
-    if (getopt_long(argc, argv, "", no_options, NULL) != -1) return TOOL_EXIT_USAGE; /* getopt said which */
+    if (tool_next_option(argc, argv, OPTIONS) != TOOL_OPTIONS_END) return TOOL_EXIT_USAGE; /* getopt said which */
     if (optind != argc - 2) return tool_usage_error("convert", "convert takes a TRACE and an OUT file");
     const char *in = argv[optind], *out = argv[optind + 1];
     if (tool_format_of(out) == TOOL_FORMAT_UNKNOWN)

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,37 +13,45 @@ static const char HELP[] =
     "and self device time (Self CUDA...) when both traces have it, before and after, the\n"
     "change and the ratio, sorted by the largest change in self time (CPU or device);\n"
     "kernels are rows of their own; totals; notes where the two captures' configurations\n"
-    "differ.\n"
-    "  --row-limit N   rows to print (default 30; -1 or 0: all)\n"
-    "  --json          the comparison as JSON\n"
-    "  --html OUT      write it as a self-contained HTML page (a sortable table with\n"
-    "                  before/after bars) to OUT instead\n"
-    "  --match HOW     name: rows of the same name; layers: the same model's layers in order,\n"
-    "                  each side's operators read as classes of work (aten::linear = Gemm,\n"
-    "                  FusedGemm = aten::linear + aten::relu); default: layers when the\n"
-    "                  runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name\n"
-    "Each side's times are its means per step (ProfilerStep#N; an aggregate profile's runs),\n"
-    "so that traces of different step counts compare.\n"
-    "With --stat, BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"
-    "*.json.gz, in it or below it; not summary.json): every row's self time per step\n"
-    "(ProfilerStep#N; a trace without steps is one) is its sample. Per row: the\n"
-    "medians, IQRs, the shift of the median (Hodges-Lehmann) with its interval, the\n"
-    "Mann-Whitney p-value Holm-corrected over the rows and the total (self time per\n"
-    "step), significant or not; significant rows first; notes when a side is too noisy\n"
-    "to detect the change asked, with the steps it would need. Samples must be\n"
-    "independent: interleave the runs of the two sides.\n"
-    "  --alpha A       significance level (default 0.05); intervals at 1 - A\n"
-    "  --detect PCT    the change the noise notes are about (default 5%, or the\n"
-    "                  first gate's bound)\n"
-    "  --fail-if GATE  'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"
-    "                  when ROW's change is beyond the bound and significant as a test of\n"
-    "                  its own, one-sided in the gate's direction (p < alpha / the number\n"
-    "                  of gates); repeatable\n"
-    "  --what-if CHANGES  the prediction to test: BEFORE's steps replayed with these changes\n"
-    "                  (as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"
-    "                  AFTER's measured one: confirmed when the predicted shift is within the\n"
-    "                  step row's interval, else refuted, with how far off it is\n"
-    "  --machine FILE  the ceilings for NAME=roof (default: this machine's, measured)\n";
+    "differ. Each side's times are its means per step (ProfilerStep#N; an aggregate\n"
+    "profile's runs), so that traces of different step counts compare.\n";
+
+#define DIFF_OPTIONS(X)                                                                                      \
+    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 30; -1 or 0: all)")                               \
+    X(JSON, "json", NULL, "the comparison as JSON")                                                          \
+    X(HTML, "html", "OUT",                                                                                   \
+      "write it as a self-contained HTML page (a sortable table with\n"                                      \
+      "before/after bars) to OUT instead")                                                                   \
+    X(MATCH, "match", "HOW",                                                                                 \
+      "name: rows of the same name; layers: the same model's layers in order,\n"                             \
+      "each side's operators read as classes of work (aten::linear = Gemm,\n"                                \
+      "FusedGemm = aten::linear + aten::relu); default: layers when the\n"                                   \
+      "runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name")                         \
+    X(STAT, "stat", NULL,                                                                                    \
+      "BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"                                \
+      "*.json.gz, *.pftrace, in it or below it; not summary.json): every row's self\n"                       \
+      "time per step (ProfilerStep#N; a trace without steps is one) is its sample.\n"                        \
+      "Per row: the medians, IQRs, the shift of the median (Hodges-Lehmann) with its\n"                      \
+      "interval, the Mann-Whitney p-value Holm-corrected over the rows and the total\n"                      \
+      "(self time per step), significant or not; significant rows first; notes when a\n"                     \
+      "side is too noisy to detect the change asked, with the steps it would need.\n"                        \
+      "Samples must be independent: interleave the runs of the two sides. With it:")                         \
+    X(ALPHA, "alpha", "A", "significance level (default 0.05); intervals at 1 - A")                          \
+    X(DETECT, "detect", "PCT",                                                                               \
+      "the change the noise notes are about (default 5%, or the\n"                                           \
+      "first gate's bound)")                                                                                 \
+    X(FAIL_IF, "fail-if", "GATE",                                                                            \
+      "'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"                                       \
+      "when ROW's change is beyond the bound and significant as a test of\n"                                 \
+      "its own, one-sided in the gate's direction (p < alpha / the number\n"                                 \
+      "of gates); repeatable")                                                                               \
+    X(WHAT_IF, "what-if", "CHANGES",                                                                         \
+      "the prediction to test: BEFORE's steps replayed with these changes\n"                                 \
+      "(as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"                        \
+      "AFTER's measured one: confirmed when the predicted shift is within the\n"                             \
+      "step row's interval, else refuted, with how far off it is")                                           \
+    X(MACHINE, "machine", "FILE", "the ceilings for NAME=roof (default: this machine's, measured)")
+TOOL_OPTIONS(DIFF_OPTIONS);
 
 enum { MAX_GATES = 32 };
 
@@ -82,22 +89,16 @@ typedef struct diff_args {
 } diff_args;
 
 static int parse(int argc, char **argv, diff_args *a) {
-    static const struct option longs[] = {{"row-limit", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
-                                          {"html", required_argument, 0, 'H'},      {"stat", no_argument, 0, 's'},
-                                          {"alpha", required_argument, 0, 'a'},     {"detect", required_argument, 0, 'd'},
-                                          {"fail-if", required_argument, 0, 'f'},   {"match", required_argument, 0, 'm'},
-                                          {"what-if", required_argument, 0, 'W'},   {"machine", required_argument, 0, 'M'},
-                                          {0, 0, 0, 0}};
     tool_stat_request *r = &a->stat_req;
     bool stat_only = false;
-    for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
+    for (int c; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;) {
         char why[1024];
         switch (c) {
-        case 'n':
+        case OPT_ROW_LIMIT:
             if (tool_parse_count(optarg, "--row-limit", &a->row_limit)) return TOOL_EXIT_USAGE;
             break;
-        case 'j': a->json = true; break;
-        case 'm':
+        case OPT_JSON: a->json = true; break;
+        case OPT_MATCH:
             if (!strcmp(optarg, "name"))
                 a->match = OPPROF_DIFF_MATCH_NAME;
             else if (!strcmp(optarg, "layers"))
@@ -105,30 +106,30 @@ static int parse(int argc, char **argv, diff_args *a) {
             else
                 return tool_usage_error("diff", "--match takes name or layers, not '%s'", optarg);
             break;
-        case 'H': a->html = optarg; break;
-        case 's': a->stat = true; break;
-        case 'a':
+        case OPT_HTML: a->html = optarg; break;
+        case OPT_STAT: a->stat = true; break;
+        case OPT_ALPHA:
             if (parse_alpha(optarg, &r->alpha)) return TOOL_EXIT_USAGE;
             stat_only = true;
             break;
-        case 'd':
+        case OPT_DETECT:
             if (parse_percent(optarg, "--detect", &r->detect)) return TOOL_EXIT_USAGE;
             stat_only = true;
             break;
-        case 'f':
+        case OPT_FAIL_IF:
             if (r->n_gates == MAX_GATES) return tool_usage_error("diff", "at most %d --fail-if gates", MAX_GATES);
             if (opprof_stat_gate_parse(optarg, &a->gates[r->n_gates], why, sizeof why))
                 return tool_usage_error("diff", "--fail-if %s", why);
             r->n_gates++;
             stat_only = true;
             break;
-        case 'W':
+        case OPT_WHAT_IF:
             if (opprof_what_if_parse(optarg, a->what_if, MAX_GATES, &r->n_what_if, why, sizeof why))
                 return tool_usage_error("diff", "--what-if: %s", why);
             r->what_if = a->what_if;
             stat_only = true;
             break;
-        case 'M':
+        case OPT_MACHINE:
             r->machine_path = optarg;
             stat_only = true;
             break;
@@ -175,7 +176,5 @@ static const char EXAMPLES[] =
     "  opprof diff pytorch_trace.json ort_profile.json    # two runtimes: the same model, layer by layer\n"
     "  opprof diff --stat runs/main runs/branch --fail-if 'total > +3%'   # is the change real?\n";
 
-TOOL_COMMAND(diff,
-             "diff BEFORE AFTER [--row-limit N] [--match name|layers] [--json | --html OUT.html]\n"
-             "diff --stat BEFORE AFTER [--alpha A] [--detect PCT] [--fail-if GATE]... [--json | --html OUT]",
+TOOL_COMMAND(diff, "diff BEFORE AFTER [OPTIONS]",
              "compare two traces operator by operator, or two sets of steps with confidence", NULL);

@@ -8,7 +8,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,12 @@ static const char HELP[] =
     "Ask the flight recorder of a running program (started with OPPROF_TRACE=DIR and\n"
     "OPPROF_FLIGHT=N) to save the steps it holds: dump sends the program its dump signal\n"
     "(OPPROF_FLIGHT_SIGNAL, SIGUSR2 by default), waits until the save is in DIR, and prints\n"
-    "its files. A program without a flight recorder is refused, never signalled.\n"
-    "  --timeout DUR    how long to wait for the save (default 10s)\n";
+    "its files. A program without a flight recorder is refused, never signalled.\n";
+
+#define DUMP_OPTIONS(X)                              \
+    X(TIMEOUT, "timeout", "DUR",                     \
+      "how long to wait for the save (default 10s)")
+TOOL_OPTIONS(DUMP_OPTIONS);
 
 typedef struct target {
     char flight[64], signal[32], dir[4096], cwd[4096];
@@ -124,10 +127,9 @@ static int wait_save(const char *dir, int before, int64_t timeout_ns) {
 }
 
 static int run(int argc, char **argv) {
-    static const struct option options[] = {{"timeout", required_argument, NULL, 't'}, {0, 0, 0, 0}};
     int64_t timeout = 10000000000;
-    for (int c; (c = getopt_long(argc, argv, "", options, NULL)) != -1;) {
-        if (c != 't') return TOOL_EXIT_USAGE;
+    for (int c; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;) {
+        if (c != OPT_TIMEOUT) return TOOL_EXIT_USAGE;
         if (opprof_parse_duration_ns(optarg, &timeout) || timeout <= 0)
             return tool_usage_error("dump", "--timeout takes a duration (\"10s\", \"500ms\"), not '%s'", optarg);
     }
@@ -180,5 +182,5 @@ static const char EXAMPLES[] =
     "  opprof dump 12345                        # save the steps that PID's flight recorder holds\n"
     "  opprof dump 12345 --timeout 5s\n";
 
-TOOL_COMMAND(dump, "dump PID [--timeout DUR]",
+TOOL_COMMAND(dump, "dump PID [OPTIONS]",
              "save the steps that a running program's flight recorder holds (OPPROF_FLIGHT)", NULL);

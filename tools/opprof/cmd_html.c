@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +10,19 @@ static const char HELP[] =
     "Write a self-contained HTML report of TRACE (no network, no other file): the\n"
     "capture's facts and warnings, the key averages (click a column to sort), a flame\n"
     "graph of total CPU time, a timeline with a track per thread, and the memory\n"
-    "allocated over time with its peak. OUT appears whole or not at all.\n"
-    "  --machine FILE   a roofline chart after the table, against that machine's ceilings\n"
-    "                   (opprof machine --json): a dot per operator with FLOPs; a trace that\n"
-    "                   carries its machine (profile_cpu --roofline) has the chart without it\n";
+    "allocated over time with its peak. OUT appears whole or not at all.\n";
+
+#define HTML_OPTIONS(X)                                                        \
+    X(MACHINE, "machine", "FILE",                                              \
+      "a roofline chart after the table, against that machine's ceilings\n"    \
+      "(opprof machine --json): a dot per operator with FLOPs; a trace that\n" \
+      "carries its machine (profile_cpu --roofline) has the chart without it")
+TOOL_OPTIONS(HTML_OPTIONS);
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"machine", required_argument, 0, 'M'}, {0, 0, 0, 0}};
     const char *machine_path = NULL;
-    for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
-        if (c != 'M') return TOOL_EXIT_USAGE; /* getopt said which */
+    for (int c; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;) {
+        if (c != OPT_MACHINE) return TOOL_EXIT_USAGE; /* getopt said which */
         machine_path = optarg;
     }
     opprof_machine machine;
@@ -47,5 +49,5 @@ static int run(int argc, char **argv) {
 static const char EXAMPLES[] =
     "  opprof html trace.json report.html       # then open report.html in a browser\n";
 
-TOOL_COMMAND(html, "html TRACE OUT.html [--machine FILE]",
+TOOL_COMMAND(html, "html TRACE OUT.html [OPTIONS]",
              "a self-contained HTML report: table, flame graph, timeline, memory", NULL);

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +14,17 @@ static const char HELP[] =
     "the widest ISA the CPU has (AVX-512, AVX2 or scalar), and the bandwidth of a stream\n"
     "that loads and of one that copies a buffer held in L1, L2, the last-level cache and\n"
     "DRAM (sizes from sysfs), for 1..N threads, each figure the best of nine runs of\n"
-    "about 15 ms. On a busy machine the figures are low: measure on a quiet one.\n"
-    "  --threads N      measure for 1..N threads (default: the CPUs this process may use, at most 16)\n"
-    "  --json           the profile as JSON: cpu, isa, threads, fma_peak_gflops, levels\n"
-    "                   [{name, bytes, load_gbs, copy_gbs}], by_threads (what --machine reads)\n"
-    "  -o FILE          write it to FILE (whole or not at all) instead of stdout\n";
+    "about 15 ms. On a busy machine the figures are low: measure on a quiet one.\n";
+
+#define MACHINE_OPTIONS(X)                                                             \
+    X(THREADS, "threads", "N",                                                         \
+      "measure for 1..N threads (default: the CPUs this process may use, at most 16)") \
+    X(JSON, "json", NULL,                                                              \
+      "the profile as JSON: cpu, isa, threads, fma_peak_gflops, levels\n"              \
+      "[{name, bytes, load_gbs, copy_gbs}], by_threads (what --machine reads)")        \
+    X(O, "-o", "FILE",                                                                 \
+      "write it to FILE (whole or not at all) instead of stdout")
+TOOL_OPTIONS(MACHINE_OPTIONS);
 
 static const char EXAMPLES[] =
     "opprof machine --json -o machine.json        # this machine's ceilings, for report --machine\n"
@@ -50,21 +55,20 @@ static void text_of(const opprof_machine *m, FILE *out) {
 }
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'}, {0, 0, 0, 0}};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
     bool json = false;
     const char *out_path = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 't':
+        case OPT_THREADS:
             if (tool_parse_count(optarg, "--threads", &threads)) return TOOL_EXIT_USAGE;
             if (threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS)
                 return tool_usage_error("machine", "--threads takes 1 to %d, not '%s'", OPPROF_MACHINE_MAX_THREADS, optarg);
             break;
-        case 'j': json = true; break;
-        case 'o': out_path = optarg; break;
+        case OPT_JSON: json = true; break;
+        case OPT_O: out_path = optarg; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -87,5 +91,5 @@ static int run(int argc, char **argv) {
     return tool_emit("machine", rc, text, out_path);
 }
 
-TOOL_COMMAND(machine, "machine [--threads N] [--json] [-o FILE]",
+TOOL_COMMAND(machine, "machine [OPTIONS]",
              "measure this machine's ceilings: FMA peak, each memory level's bandwidth", NULL);

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,9 @@ static const char HELP[] =
     "(Perfetto's native format, .pftrace.gz gzip-compressed) is the merged trace read as\n"
     "a capture, then written: memory near the merged capture's size, and a merged JSON\n"
     "beside OUT while it is made (removed after).\n";
+
+#define MERGE_OPTIONS(X) X(OUTPUT, "o|output", "OUT", "the merged trace: OUT.json, OUT.pftrace or OUT.pftrace.gz")
+TOOL_OPTIONS(MERGE_OPTIONS);
 
 /* Merge into a JSON beside out, then write that as out's format. */
 static int merge_via_json(const char *const *inputs, size_t n, const char *out, opprof_merge_result *res) {
@@ -41,12 +43,11 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
 }
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 'o': out = optarg; break;
+        case OPT_OUTPUT: out = optarg; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -80,5 +81,5 @@ static const char EXAMPLES[] =
     "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
     "  opprof merge runs/rank-*.json -o merged.pftrace\n";
 
-TOOL_COMMAND(merge, "merge TRACE... -o OUT.json|OUT.pftrace|OUT.pftrace.gz",
+TOOL_COMMAND(merge, "merge TRACE... [OPTIONS]",
              "the traces of several ranks on one timeline", NULL);

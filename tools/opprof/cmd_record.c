@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,46 +27,62 @@
 #include <unistd.h>
 
 static const char HELP[] =
-    "Profile CMD without changing it: libopprof_record.so is preloaded and records\n"
-    "  --memory     every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"
-    "               attributed to the open range or function (Self CPU Mem, Peak Mem)\n"
-    "  --functions  every function of a program compiled with -finstrument-functions, as a\n"
-    "               range named from its ELF symbols (static functions too); bounded: each\n"
-    "               function's first 100000 calls are ranges, the rest counted and said at exit\n"
-    "               (OPPROF_FUNCTION_CALLS=N), a capture holds at most 8388608 ranges in memory\n"
-    "               (OPPROF_MAX_EVENTS=N, 256 MiB) and its trace the 2000000 longest (--max-events)\n"
-    "  --sample[=HZ[,dwarf]]  sample every thread's native call stack HZ times a second of its CPU\n"
-    "               time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD;\n"
-    "               dwarf: unwind a copy of the stack, so that code without frame pointers keeps\n"
-    "               its callers): the table gains Samples and Top native frame columns and the\n"
-    "               native functions by samples; times off the CPU too (report --cpu-time,\n"
-    "               stacks --samples)\n"
-    "  --ggml       each op of the program's ggml (its CPU backend, built with opprof's hook:\n"
-    "               src/ggml/ggml-cpu-hook.patch) on the threads that compute it, as the ggml\n"
-    "               adapter records them (ggml::MUL_MAT, wall time, threads, FLOPs; shapes with\n"
-    "               --record-shapes); with --step ggml_graph_compute, each graph a step\n"
-    "  --record-shapes  the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"
-    "               adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)\n"
-    "  --step FUNCTION  each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"
-    "               first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"
-    "               `diff --stat` see the program's iterations: calls from another object\n"
-    "               (a shared library's exported function, as llama_decode), or every call with\n"
-    "               --functions in a program built with -finstrument-functions\n"
-    "  --roofline   the captures carry this machine's ceilings (FMA peak, each cache level's and\n"
-    "               DRAM's bandwidth), taken before CMD runs from the user's cache of them, else\n"
-    "               measured then (about 2 s a thread the first time) and kept: `report --roofline`\n"
-    "               of the capture then needs no --machine\n"
-    "  -o DIR       where the capture goes (a new directory; default opprof-record-TIME)\n"
-    "  --outputs LIST  what each capture becomes: trace, tables, html (default these three),\n"
-    "                  perfetto (trace-step-N.pftrace: Perfetto's native format)\n"
-    "  --no-html    --outputs trace,tables (the report is most of the exit's work)\n"
-    "  --gzip       the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)\n"
-    "  --max-events N  the trace holds the N longest ranges, with a note (the tables and the report\n"
-    "               are made from all of them)\n"
-    "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"
-    "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"
-    "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n"
-    "CMD's alone). Its exit status is CMD's (128 + N for signal N).\n";
+    "Profile CMD without changing it: libopprof_record.so is preloaded and records\n";
+
+#define RECORD_OPTIONS(X)                                                                                                                                                                                                                                                                                                                                            \
+    X(MEMORY, "memory", NULL,                                                                                                                                                                                                                                                                                                                                        \
+      "every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"                                                                                                                                                                                                                                                                                \
+      "attributed to the open range or function (Self CPU Mem, Peak Mem)")                                                                                                                                                                                                                                                                                           \
+    X(FUNCTIONS, "functions", NULL,                                                                                                                                                                                                                                                                                                                                  \
+      "every function of a program compiled with -finstrument-functions, as a\n"                                                                                                                                                                                                                                                                                     \
+      "range named from its ELF symbols (static functions too); bounded: each\n"                                                                                                                                                                                                                                                                                     \
+      "function's first 100000 calls are ranges, the rest counted and said at exit\n"                                                                                                                                                                                                                                                                                \
+      "(OPPROF_FUNCTION_CALLS=N), a capture holds at most 8388608 ranges in memory\n"                                                                                                                                                                                                                                                                                \
+      "(OPPROF_MAX_EVENTS=N, 256 MiB) and its trace the 2000000 longest (--max-events)")                                                                                                                                                                                                                                                                             \
+    X(SAMPLE, "sample", "[=HZ[,dwarf]]",                                                                                                                                                                                                                                                                                                                             \
+      "sample every thread's native call stack HZ times a second of its CPU\n"                                                                                                                                                                                                                                                                                       \
+      "time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD;\n"                                                                                                                                                                                                                                                                                  \
+      "dwarf: unwind a copy of the stack, so that code without frame pointers keeps\n"                                                                                                                                                                                                                                                                               \
+      "its callers): the table gains Samples and Top native frame columns and the\n"                                                                                                                                                                                                                                                                                 \
+      "native functions by samples; times off the CPU too (report --cpu-time,\n"                                                                                                                                                                                                                                                                                     \
+      "stacks --samples)")                                                                                                                                                                                                                                                                                                                                           \
+    X(GGML, "ggml", NULL,                                                                                                                                                                                                                                                                                                                                            \
+      "each op of the program's ggml (its CPU backend, built with opprof's hook:\n"                                                                                                                                                                                                                                                                                  \
+      "src/ggml/ggml-cpu-hook.patch) on the threads that compute it, as the ggml\n"                                                                                                                                                                                                                                                                                  \
+      "adapter records them (ggml::MUL_MAT, wall time, threads, FLOPs; shapes with\n"                                                                                                                                                                                                                                                                                \
+      "--record-shapes); with --step ggml_graph_compute, each graph a step")                                                                                                                                                                                                                                                                                         \
+    X(RECORD_SHAPES, "record-shapes", NULL,                                                                                                                                                                                                                                                                                                                          \
+      "the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"                                                                                                                                                                                                                                                                                \
+      "adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)")                                                                                                                                                                                                                                                                                            \
+    X(STEP, "step", "FUNCTION",                                                                                                                                                                                                                                                                                                                                      \
+      "each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"                                                                                                                                                                                                                                                                                    \
+      "first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"                                                                                                                                                                                                                                                                                     \
+      "`diff --stat` see the program's iterations: calls from another object\n"                                                                                                                                                                                                                                                                                      \
+      "(a shared library's exported function, as llama_decode), or every call with\n"                                                                                                                                                                                                                                                                                \
+      "--functions in a program built with -finstrument-functions")                                                                                                                                                                                                                                                                                                  \
+    X(ROOFLINE, "roofline", NULL,                                                                                                                                                                                                                                                                                                                                    \
+      "the captures carry this machine's ceilings (FMA peak, each cache level's and\n"                                                                                                                                                                                                                                                                               \
+      "DRAM's bandwidth), taken before CMD runs from the user's cache of them, else\n"                                                                                                                                                                                                                                                                               \
+      "measured then (about 2 s a thread the first time) and kept: `report --roofline`\n"                                                                                                                                                                                                                                                                            \
+      "of the capture then needs no --machine")                                                                                                                                                                                                                                                                                                                      \
+    X(OUTPUT, "o|output", "DIR",                                                                                                                                                                                                                                                                                                                                                \
+      "where the capture goes (a new directory; default opprof-record-TIME)")                                                                                                                                                                                                                                                                                        \
+    X(OUTPUTS, "outputs", "LIST",                                                                                                                                                                                                                                                                                                                                    \
+      "what each capture becomes: trace, tables, html (default these three),\n"                                                                                                                                                                                                                                                                                      \
+      "perfetto (trace-step-N.pftrace: Perfetto's native format)")                                                                                                                                                                                                                                                                                                   \
+    X(NO_HTML, "no-html", NULL,                                                                                                                                                                                                                                                                                                                                      \
+      "--outputs trace,tables (the report is most of the exit's work)")                                                                                                                                                                                                                                                                                              \
+    X(GZIP, "gzip", NULL,                                                                                                                                                                                                                                                                                                                                            \
+      "the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)")                                                                                                                                                                                                                                                                             \
+    X(MAX_EVENTS, "max-events", "N",                                                                                                                                                                                                                                                                                                                                 \
+      "the trace holds the N longest ranges, with a note (the tables and the report\n"                                                                                                                                                                                                                                                                               \
+      "are made from all of them)")                                                                                                                                                                                                                                                                                                                                  \
+    X(TEXT_1, NULL, NULL,                                                                           \
+      "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"      \
+      "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"    \
+      "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n" \
+      "CMD's alone). Its exit status is CMD's (128 + N for signal N).")
+TOOL_OPTIONS(RECORD_OPTIONS);
 
 /* --functions' default budgets: ranges held in memory (32 bytes each), and in the trace. */
 #define FUNCTIONS_MAX_EVENTS "8388608"
@@ -148,32 +163,24 @@ static bool is_output_list(const char *list) {
 
 /* The options before CMD; an exit status when they are wrong, else -1. */
 static int parse(int argc, char **argv, record_options *ro) {
-    static const struct option longs[] = {
-        {"memory", no_argument, 0, 'm'},     {"functions", no_argument, 0, 'f'},
-        {"output", required_argument, 0, 'o'}, {"outputs", required_argument, 0, 'O'},
-        {"no-html", no_argument, 0, 'H'},    {"gzip", no_argument, 0, 'z'},
-        {"max-events", required_argument, 0, 'n'}, {"sample", optional_argument, 0, 's'},
-        {"step", required_argument, 0, 'S'},   {"record-shapes", no_argument, 0, 'r'},
-        {"ggml", no_argument, 0, 'g'},         {"roofline", no_argument, 0, 'R'},
-        {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "+o:", longs, NULL)) != -1) {
+    while ((c = tool_next_option_in_order(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 'm': ro->memory = true; break;
-        case 'f': ro->functions = true; break;
-        case 'o': snprintf(ro->dir, sizeof ro->dir, "%s", optarg); break;
-        case 'O': ro->outputs = optarg; break;
-        case 'H': ro->outputs = "trace,tables"; break;
-        case 'z': ro->gzip = true; break;
-        case 'r': ro->shapes = true; break;
-        case 'g': ro->ggml = true; break;
-        case 'R': ro->roofline = true; break;
-        case 'S':
+        case OPT_MEMORY: ro->memory = true; break;
+        case OPT_FUNCTIONS: ro->functions = true; break;
+        case OPT_OUTPUT: snprintf(ro->dir, sizeof ro->dir, "%s", optarg); break;
+        case OPT_OUTPUTS: ro->outputs = optarg; break;
+        case OPT_NO_HTML: ro->outputs = "trace,tables"; break;
+        case OPT_GZIP: ro->gzip = true; break;
+        case OPT_RECORD_SHAPES: ro->shapes = true; break;
+        case OPT_GGML: ro->ggml = true; break;
+        case OPT_ROOFLINE: ro->roofline = true; break;
+        case OPT_STEP:
             if (!*optarg || strpbrk(optarg, " \t\n"))
                 return tool_usage_error("record", "--step takes a function's name, not '%s'", optarg);
             ro->step = optarg;
             break;
-        case 's': {
+        case OPT_SAMPLE: {
             int hz;
             bool dwarf;
             ro->sample_hz = optarg ? optarg : "1000";
@@ -185,7 +192,7 @@ static int parse(int argc, char **argv, record_options *ro) {
                                         ro->sample_hz);
             break;
         }
-        case 'n':
+        case OPT_MAX_EVENTS:
             if (!is_count(optarg)) return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
             ro->max_events = optarg;
             break;
@@ -421,6 +428,5 @@ static const char EXAMPLES[] =
     "  opprof record --memory --functions -- ./instrumented   # built with -finstrument-functions\n"
     "  opprof record --ggml --step llama_decode -- ./llama-cli -m model.gguf   # llama.cpp, unchanged\n";
 
-TOOL_COMMAND(record, "record [--memory] [--functions] [--sample[=HZ[,dwarf]]] [--ggml] [--record-shapes] [--roofline] [--step FUNCTION]\n"
-             "              [-o DIR] [--outputs LIST | --no-html] [--gzip] [--max-events N] -- CMD [ARGS...]",
+TOOL_COMMAND(record, "record [OPTIONS] -- CMD [ARGS...]",
              "profile a program without changing it (--memory, --functions, --sample, --ggml)", NULL);

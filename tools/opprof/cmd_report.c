@@ -4,53 +4,73 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char HELP[] =
-    "The key averages table of a trace, in PyTorch's layout.\n"
-    "  --sort KEY       the column to sort by (default self_cpu_time_total; the keys below)\n"
-    "  --row-limit N    rows to print (default 100; -1 or 0: all)\n"
-    "  --memory         sort by self CPU memory (the memory table of profile_cpu)\n"
-    "  --group-by-input-shape  one row per (name, input shapes) (traces with \"Input Dims\")\n"
-    "  --group-by-stack N      one row per (name, top N call sites) (traces with \"Call stack\")\n"
-    "  --group-by node         an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator type\n"
-    "  --group-by layer        one row per (name, layer), with a Layer column: the layer of the tensor\n"
-    "                          each operator names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\")\n"
-    "  --peak-memory    a Peak Mem column (sort key cpu_memory_peak)\n"
-    "  --flops          Total FLOPs and GFLOP/s columns (sort key flops)\n"
-    "  --profiler-cost  a Profiler (est.) column: the profiler's own cost in each row's self time\n"
-    "                   (the ranges nested in it, each at the cost the capture measured at start)\n"
-    "  --stats          Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"
-    "                   per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps\n"
-    "  --samples        Samples, Samples % and Top native frame columns: each row's native samples\n"
-    "                   in its self time and the function most of them were in (sampled captures:\n"
-    "                   opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)\n"
-    "  --cpu-time       On CPU total and Off CPU columns: each row's time on and off the CPU within\n"
-    "                   its CPU total (captures with off-CPU times)\n"
-    "  --roofline       each row against its roof: Bytes, FLOPs/B, Bound (compute, L1, L2, LLC,\n"
-    "                   DRAM, or \"no model\" without FLOPs and bytes), %% of roof, Above roof (its\n"
-    "                   time minus the roof's); under the table the time above roof per step and the\n"
-    "                   time in rows without a model. Bytes: stated ones, else each input read and\n"
-    "                   the output written once (a model from shapes). Sort key time_above_roof\n"
-    "  --machine FILE   the ceilings of the machine the trace ran on (opprof machine --json);\n"
-    "                   without it, the trace's own (profile_cpu --roofline records them), else\n"
-    "                   this machine's, measured now, said on stderr\n"
-    "  --what-if CHANGES   each step replayed with operators' times changed, its median\n"
-    "                   predicted beside the measured one: NAME=roof (its roof: --machine, or\n"
-    "                   this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"
-    "                   the option repeated. Nesting is honoured, and a run over a pool ends with\n"
-    "                   its slowest part; the replay without changes is given as its error\n"
-    "  --json           the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"
-    "                   the warnings' texts, and each row's distributions per step and per call,\n"
-    "                   self and total; raw values)\n"
-    "  --warnings       every warning on stderr (default: the first 3 and their count)\n"
-    "  --ranks          DIR holds rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"
-    "                   min / median / max self time across ranks and the slowest rank; per\n"
-    "                   rank, communication against compute, and the skew of collective starts\n";
+    "The key averages table of a trace, in PyTorch's layout.\n";
+
+#define REPORT_OPTIONS(X)                                                                         \
+    X(SORT, "sort", "KEY",                                                                        \
+      "the column to sort by (default self_cpu_time_total; the keys below)")                      \
+    X(ROW_LIMIT, "row-limit", "N",                                                                \
+      "rows to print (default 100; -1 or 0: all)")                                                \
+    X(MEMORY, "memory", NULL,                                                                     \
+      "sort by self CPU memory (the memory table of profile_cpu)")                                \
+    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                         \
+      "one row per (name, input shapes) (traces with \"Input Dims\")")                            \
+    X(GROUP_BY_STACK, "group-by-stack", "N",                                                      \
+      "one row per (name, top N call sites) (traces with \"Call stack\")")                        \
+    X(GROUP_BY, "group-by", "node|layer",                                                         \
+      "node: an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator\n"         \
+      "type; layer: one row per (name, layer), with a Layer column: the layer of the\n"           \
+      "tensor each operator names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\")") \
+    X(PEAK_MEMORY, "peak-memory", NULL,                                                           \
+      "a Peak Mem column (sort key cpu_memory_peak)")                                             \
+    X(FLOPS, "flops", NULL,                                                                       \
+      "Total FLOPs and GFLOP/s columns (sort key flops)")                                         \
+    X(PROFILER_COST, "profiler-cost", NULL,                                                       \
+      "a Profiler (est.) column: the profiler's own cost in each row's self time\n"               \
+      "(the ranges nested in it, each at the cost the capture measured at start)")                \
+    X(STATS, "stats", NULL,                                                                       \
+      "Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"               \
+      "per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps")             \
+    X(SAMPLES, "samples", NULL,                                                                   \
+      "Samples, Samples % and Top native frame columns: each row's native samples\n"              \
+      "in its self time and the function most of them were in (sampled captures:\n"               \
+      "opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)")                             \
+    X(CPU_TIME, "cpu-time", NULL,                                                                 \
+      "On CPU total and Off CPU columns: each row's time on and off the CPU within\n"             \
+      "its CPU total (captures with off-CPU times)")                                              \
+    X(ROOFLINE, "roofline", NULL,                                                                 \
+      "each row against its roof: Bytes, FLOPs/B, Bound (compute, L1, L2, LLC,\n"                 \
+      "DRAM, or \"no model\" without FLOPs and bytes), % of roof, Above roof (its\n"              \
+      "time minus the roof's); under the table the time above roof per step and the\n"            \
+      "time in rows without a model. Bytes: stated ones, else each input read and\n"              \
+      "the output written once (a model from shapes). Sort key time_above_roof")                  \
+    X(MACHINE, "machine", "FILE",                                                                 \
+      "the ceilings of the machine the trace ran on (opprof machine --json);\n"                   \
+      "without it, the trace's own (profile_cpu --roofline records them), else\n"                 \
+      "this machine's, measured now, said on stderr")                                             \
+    X(WHAT_IF, "what-if", "CHANGES",                                                              \
+      "each step replayed with operators' times changed, its median\n"                            \
+      "predicted beside the measured one: NAME=roof (its roof: --machine, or\n"                   \
+      "this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"                \
+      "the option repeated. Nesting is honoured, and a run over a pool ends with\n"               \
+      "its slowest part; the replay without changes is given as its error")                       \
+    X(JSON, "json", NULL,                                                                         \
+      "the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"             \
+      "the warnings' texts, and each row's distributions per step and per call,\n"                \
+      "self and total; raw values)")                                                              \
+    X(WARNINGS, "warnings", NULL,                                                                 \
+      "every warning on stderr (default: the first 3 and their count)")                           \
+    X(RANKS, "ranks", NULL,                                                                       \
+      "TRACE is a DIR of rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"           \
+      "min / median / max self time across ranks and the slowest rank; per\n"                     \
+      "rank, communication against compute, and the skew of collective starts")
+TOOL_OPTIONS(REPORT_OPTIONS);
 
 /* The sort keys, from the library's one list (with PyTorch's older names). */
 static void sort_keys_help(FILE *out) {
@@ -126,25 +146,6 @@ static void say_no_layers(const char *path, const opprof_averages *avg) {
 }
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"sort", required_argument, 0, 's'},
-                                          {"row-limit", required_argument, 0, 'n'},
-                                          {"memory", no_argument, 0, 'm'},
-                                          {"json", no_argument, 0, 'j'},
-                                          {"group-by-input-shape", no_argument, 0, 'g'},
-                                          {"group-by-stack", required_argument, 0, 'k'},
-                                          {"group-by", required_argument, 0, 'G'},
-                                          {"peak-memory", no_argument, 0, 'p'},
-                                          {"flops", no_argument, 0, 'f'},
-                                          {"profiler-cost", no_argument, 0, 'c'},
-                                          {"ranks", no_argument, 0, 'r'},
-                                          {"warnings", no_argument, 0, 'w'},
-                                          {"stats", no_argument, 0, 'S'},
-                                          {"samples", no_argument, 0, 'P'},
-                                          {"cpu-time", no_argument, 0, 'C'},
-                                          {"roofline", no_argument, 0, 'R'},
-                                          {"machine", required_argument, 0, 'M'},
-                                          {"what-if", required_argument, 0, 'W'},
-                                          {0, 0, 0, 0}};
     opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
     int row_limit = 100;
     bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false, roofline = false;
@@ -155,20 +156,20 @@ static int run(int argc, char **argv) {
     opprof_averages_options group = {0};
     opprof_table_options table = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 's':
+        case OPT_SORT:
             sort_given = true;
             if (opprof_sort_key_parse(optarg, &sort))
                 return tool_usage_error("report", "unknown sort key '%s' (run 'opprof help report' for the keys)", optarg);
             break;
-        case 'n':
+        case OPT_ROW_LIMIT:
             if (tool_parse_count(optarg, "--row-limit", &row_limit)) return TOOL_EXIT_USAGE;
             break;
-        case 'm': sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
-        case 'j': json = true; break;
-        case 'g': group.group_by_input_shape = true; break;
-        case 'G':
+        case OPT_MEMORY: sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
+        case OPT_JSON: json = true; break;
+        case OPT_GROUP_BY_INPUT_SHAPE: group.group_by_input_shape = true; break;
+        case OPT_GROUP_BY:
             if (strcmp(optarg, "node") == 0)
                 by_node = true;
             else if (strcmp(optarg, "layer") == 0)
@@ -179,21 +180,21 @@ static int run(int argc, char **argv) {
                                         "tensors' layers), not '%s'",
                                         optarg);
             break;
-        case 'k':
+        case OPT_GROUP_BY_STACK:
             if (tool_parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
                 return tool_usage_error("report", "--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
             break;
-        case 'p': table.peak_memory = true; break;
-        case 'f': table.flops = true; break;
-        case 'c': table.profiler_cost = true; break;
-        case 'r': ranks = true; break;
-        case 'w': all_warnings = true; break;
-        case 'S': table.stats = true; break;
-        case 'P': table.samples = true; break;
-        case 'C': table.cpu_time = true; break;
-        case 'R': roofline = true; break;
-        case 'M': machine_path = optarg; break;
-        case 'W': {
+        case OPT_PEAK_MEMORY: table.peak_memory = true; break;
+        case OPT_FLOPS: table.flops = true; break;
+        case OPT_PROFILER_COST: table.profiler_cost = true; break;
+        case OPT_RANKS: ranks = true; break;
+        case OPT_WARNINGS: all_warnings = true; break;
+        case OPT_STATS: table.stats = true; break;
+        case OPT_SAMPLES: table.samples = true; break;
+        case OPT_CPU_TIME: table.cpu_time = true; break;
+        case OPT_ROOFLINE: roofline = true; break;
+        case OPT_MACHINE: machine_path = optarg; break;
+        case OPT_WHAT_IF: {
             char why[256] = "";
             size_t before = n_changes;
             if (opprof_what_if_parse(optarg, changes, sizeof changes / sizeof *changes, &n_changes, why, sizeof why))
@@ -278,9 +279,5 @@ static const char EXAMPLES[] =
     "  opprof report --group-by-input-shape --stats trace.json\n"
     "  opprof report --group-by node onnxruntime_profile.json   # ONNX Runtime's nodes\n";
 
-TOOL_COMMAND(report, "report TRACE [--sort KEY] [--row-limit N] [--memory] [--json] [--warnings]\n"
-             "                     [--group-by-input-shape] [--group-by-stack N] [--peak-memory] [--flops]\n"
-             "                     [--profiler-cost] [--stats] [--samples] [--cpu-time] [--group-by node|layer]\n"
-             "                     [--roofline] [--what-if CHANGES] [--machine FILE]\n"
-             "report --ranks DIR [--json]",
+TOOL_COMMAND(report, "report TRACE [OPTIONS]",
              "the key averages table of a trace (as key_averages().table())", sort_keys_help);

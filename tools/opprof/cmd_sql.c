@@ -6,7 +6,6 @@
 #include "sql/sql.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,14 +26,19 @@ static const char HELP[] =
     "Several traces go into one database, each with its own processes and trace_id.\n"
     "Times in ns on each trace's clock; a rank's less its measured offset (distributedInfo), on\n"
     "rank 0's clock as opprof merge aligns them. opprof(1) has every table and column.\n"
-    "  QUERY             the statements to run (the last operand, unless it is a file)\n"
-    "  -f FILE           run the statements of FILE instead\n"
-    "  --db FILE         keep the database in FILE; a later run with the same traces, none\n"
-    "                    newer than FILE, queries it without reading them again\n"
-    "  --mode csv|list   csv (default): trace_processor's; list: SQLite's a|b|c\n"
-    "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n"
-    "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n"
-    "written, 64 bad usage.\n";
+    "QUERY, the last operand unless it is a file, holds the statements to run.\n";
+
+#define SQL_OPTIONS(X)                                                                 \
+    X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")              \
+    X(DB, "db", "FILE",                                                               \
+      "keep the database in FILE; a later run with the same traces, none\n"           \
+      "newer than FILE, queries it without reading them again")                       \
+    X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
+    X(TEXT_PROMPT, NULL, NULL,                                                        \
+      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n" \
+      "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n" \
+      "written, 64 bad usage.")
+TOOL_OPTIONS(SQL_OPTIONS);
 
 static const char EXAMPLES[] =
     "opprof sql run/cpu-step-5.json 'SELECT name, SUM(dur) FROM slice GROUP BY name ORDER BY 2 DESC LIMIT 5'\n"
@@ -206,15 +210,12 @@ static int run_text(sqlite3 *db, const char *text, sql_mode mode) {
 }
 
 static int parse(int argc, char **argv, sql_opts *o) {
-    static const struct option longs[] = {{"db", required_argument, 0, 'd'},
-                                          {"mode", required_argument, 0, 'm'},
-                                          {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "f:", longs, NULL)) != -1) {
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
         switch (c) {
-        case 'd': o->db_path = optarg; break;
-        case 'f': o->file = optarg; break;
-        case 'm':
+        case OPT_DB: o->db_path = optarg; break;
+        case OPT_FILE: o->file = optarg; break;
+        case OPT_MODE:
             if (!strcmp(optarg, "csv")) o->mode = SQL_MODE_CSV;
             else if (!strcmp(optarg, "list")) o->mode = SQL_MODE_LIST;
             else return tool_usage_error("sql", "--mode is csv or list, not '%s'", optarg);
@@ -252,5 +253,5 @@ static int run(int argc, char **argv) {
     return rc;
 }
 
-TOOL_COMMAND(sql, "sql TRACE... [QUERY | -f FILE] [--db FILE] [--mode csv|list]",
+TOOL_COMMAND(sql, "sql TRACE... [QUERY] [OPTIONS]",
              "ask traces anything: Perfetto's SQL tables and opprof's, on SQLite", NULL);

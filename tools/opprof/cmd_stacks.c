@@ -2,25 +2,27 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char HELP[] =
     "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
-    "speedscope. COUNT is self CPU time in integer microseconds, or with --memory the\n"
-    "bytes each frame allocated itself, or with --samples the native samples: the ranges\n"
-    "and operators open at each sample, then its native frames (a sampled trace).\n";
+    "speedscope. COUNT is self CPU time in integer microseconds, or:\n";
+
+#define STACKS_OPTIONS(X)                                                     \
+    X(MEMORY, "memory", NULL, "the bytes each frame allocated itself")       \
+    X(SAMPLES, "samples", NULL,                                               \
+      "the native samples: the ranges and operators open at each sample,\n" \
+      "then its native frames (a sampled trace)")
+TOOL_OPTIONS(STACKS_OPTIONS);
 
 static int run(int argc, char **argv) {
-    static const struct option longs[] = {{"memory", no_argument, 0, 'm'}, {"samples", no_argument, 0, 's'}, {0, 0, 0, 0}};
     opprof_stacks_metric metric = OPPROF_STACKS_SELF_TIME;
-    int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    for (int c; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;) {
         switch (c) {
-        case 'm': metric = OPPROF_STACKS_ALLOCATED_BYTES; break;
-        case 's': metric = OPPROF_STACKS_SAMPLES; break;
+        case OPT_MEMORY: metric = OPPROF_STACKS_ALLOCATED_BYTES; break;
+        case OPT_SAMPLES: metric = OPPROF_STACKS_SAMPLES; break;
         default: return TOOL_EXIT_USAGE;
         }
     }
@@ -43,5 +45,5 @@ static const char EXAMPLES[] =
     "  opprof stacks trace.json > trace.folded            # flamegraph.pl trace.folded > flame.svg\n"
     "  opprof stacks --samples trace.json                 # the native samples' stacks\n";
 
-TOOL_COMMAND(stacks, "stacks TRACE [--memory | --samples]",
+TOOL_COMMAND(stacks, "stacks TRACE [OPTIONS]",
              "folded stacks of a trace for flamegraph.pl and speedscope", NULL);

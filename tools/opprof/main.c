@@ -45,13 +45,17 @@ static void command_help(const tool_command *cmd, FILE *out) {
     for (int first = 1; *line; first = 0) {
         const char *nl = strchr(line, '\n');
         int n = nl ? (int)(nl - line) : (int)strlen(line);
-        if (line[0] == ' ') /* the rest of the line above */
-            fprintf(out, "%.*s\n", n, line);
+        char usage[512];
+        snprintf(usage, sizeof usage, "%.*s", n, line);
+        if (strstr(usage, "[OPTIONS]"))
+            tool_options_synopsis(out, first ? "usage: opprof " : "       opprof ", usage, cmd->options,
+                                  (int)(strlen("usage: opprof ") + strlen(cmd->name) + 1));
         else
-            fprintf(out, "%s opprof %.*s\n", first ? "usage:" : "      ", n, line);
+            fprintf(out, "%s opprof %s\n", first ? "usage:" : "      ", usage);
         line += n + (nl != NULL);
     }
     fprintf(out, "\n%s", cmd->help);
+    tool_options_help(out, cmd->options);
     if (cmd->more_help) cmd->more_help(out);
     tool_exit_codes_text(out);
     fprintf(out, "\nExamples:\n%s", cmd->examples);

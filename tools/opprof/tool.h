@@ -12,14 +12,17 @@
 #include <stdio.h>
 
 #include "../exit_codes.h"
+#include "../options.h"
 
 /** A command: `opprof NAME ...`. Its help (`opprof help NAME`, `opprof NAME
  *  --help`) is made of its fields by main.c, so it is written once. */
 typedef struct tool_command {
     const char *name;
-    const char *synopsis; /* "report TRACE [--sort KEY] ...": the usage after "opprof " (lines) */
+    const char *synopsis; /* "report TRACE [OPTIONS]": the usage after "opprof " (lines), its
+                             [OPTIONS] made of the options' list */
     const char *summary;  /* one line, for `opprof help` */
-    const char *help;     /* what it does and its options */
+    const char *help;     /* what it does, before its options */
+    const tool_option *options; /* its options (options.h), their help lines after `help` */
     const char *examples; /* command lines, one a line, each with what it does after "#" */
     void (*more_help)(FILE *out); /* NULL, or lists that come from elsewhere (the sort keys) */
     /** argv[0] is the program, argv[1...] the command's options and operands
@@ -27,9 +30,10 @@ typedef struct tool_command {
     int (*run)(int argc, char **argv);
 } tool_command;
 
-/** Define a command of the file: its static HELP, EXAMPLES and run() with these. */
+/** Define a command of the file: its static HELP, OPTIONS (TOOL_OPTIONS),
+ *  EXAMPLES and run() with these. */
 #define TOOL_COMMAND(cmd, synopsis_text, summary_text, more) \
-    const tool_command tool_cmd_##cmd = {#cmd, synopsis_text, summary_text, HELP, EXAMPLES, more, run}
+    const tool_command tool_cmd_##cmd = {#cmd, synopsis_text, summary_text, HELP, OPTIONS, EXAMPLES, more, run}
 
 /** The end of a command that makes text: on rc 0 the text goes to `out_path`
  *  (a file, whole or not at all) or, when NULL, to stdout; otherwise why
