@@ -14,12 +14,12 @@
 #include <opprof/opprof.h>
 
 #include "../exit_codes.h"
+#include "../options.h"
 #include "atomic_dir.h"
 #include "parallel.h"
 
 #include <signal.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,88 +73,131 @@ typedef struct context {
 /* Bad usage: the error is said (getopt or the caller), then where the help is. */
 static void usage_hint(void) { fputs("Run 'profile_cpu --help' for the options.\n", stderr); }
 
+#define PROFILE_CPU_OPTIONS(X)                                                                                                                                                                                                      \
+    X(THREADS, "threads", "N",                                                                                                                                                                                                      \
+      "threads for matrix products (default 1)")                                                                                                                                                                                    \
+    X(BATCH, "batch", "N",                                                                                                                                                                                                          \
+      "rows of the input batch (default 128)")                                                                                                                                                                                      \
+    X(IN, "in", "N",                                                                                                                                                                                                                \
+      "input features (default 256)")                                                                                                                                                                                               \
+    X(HIDDEN, "hidden", "N",                                                                                                                                                                                                        \
+      "hidden features (default 512)")                                                                                                                                                                                              \
+    X(OUT, "out", "N",                                                                                                                                                                                                              \
+      "output features (default 64)")                                                                                                                                                                                               \
+    X(STEPS, "steps", "N",                                                                                                                                                                                                          \
+      "profiled loop iterations (default 6)")                                                                                                                                                                                       \
+    X(SKIP_FIRST, "skip-first", "N",                                                                                                                                                                                                \
+      "schedule: steps skipped before the first cycle (default 0)")                                                                                                                                                                 \
+    X(WAIT, "wait", "N",                                                                                                                                                                                                            \
+      "schedule: idle steps per cycle (default 1)")                                                                                                                                                                                 \
+    X(WARMUP, "warmup", "N",                                                                                                                                                                                                        \
+      "schedule: warm-up steps per cycle (default 1)")                                                                                                                                                                              \
+    X(ACTIVE, "active", "N",                                                                                                                                                                                                        \
+      "schedule: recorded steps per cycle (default 2)")                                                                                                                                                                             \
+    X(REPEAT, "repeat", "N",                                                                                                                                                                                                        \
+      "schedule: cycles, 0 = forever (default 1)")                                                                                                                                                                                  \
+    X(STEM, "stem", "NAME",                                                                                                                                                                                                         \
+      "file name stem of each capture (default cpu-step)")                                                                                                                                                                          \
+    X(WEIGHTS, "weights", "FILE",                                                                                                                                                                                                   \
+      "load the model's weights from a safetensors file (names as\n"                                                                                                                                                                \
+      "nn.Sequential's state_dict: 0.weight, 0.bias, 2.weight, 2.bias)")                                                                                                                                                            \
+    X(INPUT, "input", "FILE",                                                                                                                                                                                                       \
+      "take the input batch from a safetensors file (tensor 'input',\n"                                                                                                                                                             \
+      "[batch, in]); --batch and --in follow it")                                                                                                                                                                                   \
+    X(SAVE_OUTPUT, "save-output", "FILE",                                                                                                                                                                                           \
+      "write the forward's result as a safetensors file (tensor 'output')")                                                                                                                                                         \
+    X(RECORD_SHAPES, "record-shapes", NULL,                                                                                                                                                                                         \
+      "record operators' input shapes (trace args \"Input Dims\")")                                                                                                                                                                 \
+    X(WITH_STACK, "with-stack", NULL,                                                                                                                                                                                               \
+      "record call sites (trace args \"Call stack\")")                                                                                                                                                                              \
+    X(WITH_NATIVE_STACK, "with-native-stack", NULL,                                                                                                                                                                                 \
+      "record native call stacks instead (backtrace; ~1 us a range)")                                                                                                                                                               \
+    X(WITH_FLOPS, "with-flops", NULL,                                                                                                                                                                                               \
+      "add the Total FLOPs and GFLOP/s columns (implies --record-shapes)")                                                                                                                                                          \
+    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                                                                                                                                                           \
+      "one table row per (name, input shapes) (implies --record-shapes)")                                                                                                                                                           \
+    X(GROUP_BY_STACK, "group-by-stack", "N",                                                                                                                                                                                        \
+      "one table row per (name, top N call sites) (implies --with-stack)")                                                                                                                                                          \
+    X(PEAK_MEMORY, "peak-memory", NULL,                                                                                                                                                                                             \
+      "add the Peak Mem column to the tables")                                                                                                                                                                                      \
+    X(STATS, "stats", NULL,                                                                                                                                                                                                         \
+      "add Self min / med / p90 / p99 / max / IQR / CV to the tables: each\n"                                                                                                                                                       \
+      "row's self time per step (per call with fewer than 2 steps);\n"                                                                                                                                                              \
+      "summary.json has each operator's self_cpu_per_step either way")                                                                                                                                                              \
+    X(STACKS, "stacks", NULL,                                                                                                                                                                                                       \
+      "also write STEM-N.stacks: folded stacks of self CPU time (us)\n"                                                                                                                                                             \
+      "for flamegraph.pl and speedscope")                                                                                                                                                                                           \
+    X(HTML, "html", NULL,                                                                                                                                                                                                           \
+      "also write STEM-N.html: a self-contained report (sortable table,\n"                                                                                                                                                          \
+      "flame graph, timeline, memory over time)")                                                                                                                                                                                   \
+    X(PERFETTO, "perfetto", NULL,                                                                                                                                                                                                   \
+      "also write STEM-N.pftrace: the capture in Perfetto's native format")                                                                                                                                                         \
+    X(QUIET, "quiet", NULL,                                                                                                                                                                                                         \
+      "do not print the tables")                                                                                                                                                                                                    \
+    X(FAIL_ALLOC, "fail-alloc", "N",                                                                                                                                                                                                \
+      "for testing: the Nth allocation through opprof's and nn's\n"                                                                                                                                                                 \
+      "allocator fails (0: none); their count is printed on stderr at exit")                                                                                                                                                        \
+    X(PARALLEL, "parallel", "MODE",                                                                                                                                                                                                 \
+      "run under mpirun across ranks: data (each rank its rows of the\n"                                                                                                                                                            \
+      "batch) or tensor (Linear layers split, partial outputs summed with\n"                                                                                                                                                        \
+      "mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"                                                                                                                                                            \
+      "ranks.txt (opprof report --ranks) in OUTDIR")                                                                                                                                                                                \
+    X(SAMPLE, "sample", "HZ[,dwarf]",                                                                                                                                                                                               \
+      "sample every thread's native call stack HZ times a second of its\n"                                                                                                                                                          \
+      "CPU time (perf events; 1000 is perf's default; dwarf: unwind a copy of\n"                                                                                                                                                    \
+      "the stack instead of the frame-pointer walk): Samples, Samples % and\n"                                                                                                                                                      \
+      "Top native frame columns, and STEM-N.samples.stacks (folded: the\n"                                                                                                                                                          \
+      "operators above the native frames); off-CPU times too")                                                                                                                                                                      \
+    X(CPU_TIME, "cpu-time", NULL,                                                                                                                                                                                                   \
+      "On CPU total and Off CPU columns (each row's time off the CPU)")                                                                                                                                                             \
+    X(FLIGHT, "flight", "N[,Ts][,MMiB]",                                                                                                                                                                                            \
+      "a flight recorder instead of the schedule: every step is\n"                                                                                                                                                                  \
+      "recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"                                                                                                                                                      \
+      "triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"                                                                                                                                                   \
+      "with STEM-N.flight.txt: why, and the step against the median step")                                                                                                                                                          \
+    X(FLIGHT_TRIGGER, "flight-trigger", "LIST",                                                                                                                                                                                     \
+      "what triggers: Kx (slower than K x the median of the steps\n"                                                                                                                                                                \
+      "before it), DURATION (longer than it: 50ms), NAME>DURATION (a range\n"                                                                                                                                                       \
+      "named NAME longer than it); comma-separated (default 2x)")                                                                                                                                                                   \
+    X(FLIGHT_BEFORE, "flight-before", "K",                                                                                                                                                                                          \
+      "steps saved before the triggering one (default 4)")                                                                                                                                                                          \
+    X(FLIGHT_AFTER, "flight-after", "J",                                                                                                                                                                                            \
+      "steps saved after it (default 0)")                                                                                                                                                                                           \
+    X(FLIGHT_MEDIAN_OF, "flight-median-of", "W",                                                                                                                                                                                    \
+      "steps of the rolling median (default 50)")                                                                                                                                                                                   \
+    X(FLIGHT_COOLDOWN, "flight-cooldown", "DUR",                                                                                                                                                                                    \
+      "at most one save per DUR (default 1s; 0: none)")                                                                                                                                                                             \
+    X(SLOW_STEPS, "slow-steps", "LIST",                                                                                                                                                                                             \
+      "for testing: these steps (\"100,250\") are made slower: their\n"                                                                                                                                                             \
+      "first aten::addmm waits longer, busy (nn_debug_delay_next)")                                                                                                                                                                 \
+    X(SLOW_BY, "slow-by", "X",                                                                                                                                                                                                      \
+      "by how much: Kx (K times the median of the last 50 steps, default\n"                                                                                                                                                         \
+      "2x) or a duration (\"20ms\")")                                                                                                                                                                                               \
+    X(ROOFLINE, "roofline", NULL,                                                                                                                                                                                                   \
+      "this machine's ceilings (opprof machine: a few seconds the first time,\n"                                                                                                                                                    \
+      "then from the user's cache, as opprof record --roofline), kept in every\n"                                                                                                                                                   \
+      "trace: `opprof report --roofline` of the trace sets each operator\n"                                                                                                                                                         \
+      "against the roofs of the machine it ran on")                                                                                                                                                                                 \
+    X(SLOW_OP, "slow-op", "NAME=F",                                                                                                                                                                                                 \
+      "for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"                                                                                                                                                       \
+      "made slower by F of its own time, busy (nn_debug_slow_down;\n"                                                                                                                                                               \
+      "\"aten::addmm=1\": twice as long)")                                                                                                                                                                                          \
+    X(HELP, "h|help", NULL, "this help") \
+    X(VERSION, "version", NULL,                                                                                                                                                                                                     \
+      "print the version and exit")                                                                                                                                                                                                 \
+    X(TEXT_1, NULL, NULL, "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\nfor each capture (N = the step number when it was saved), and summary.json; on a\nfailure, nothing is left behind.")
+TOOL_OPTIONS(PROFILE_CPU_OPTIONS);
+
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: profile_cpu [options] OUTDIR\n"
-            "\n"
-            "Profile CPU inference of Linear(IN,HIDDEN) > ReLU > Linear(HIDDEN,OUT) as a PyTorch\n"
-            "CPU-profiling guide's profile_cpu.py does, into OUTDIR (which must not exist).\n"
-            "\n"
-            "options:\n"
-            "  --threads N      threads for matrix products (default 1)\n"
-            "  --batch N        rows of the input batch (default 128)\n"
-            "  --in N           input features (default 256)\n"
-            "  --hidden N       hidden features (default 512)\n"
-            "  --out N          output features (default 64)\n"
-            "  --steps N        profiled loop iterations (default 6)\n"
-            "  --skip-first N   schedule: steps skipped before the first cycle (default 0)\n"
-            "  --wait N         schedule: idle steps per cycle (default 1)\n"
-            "  --warmup N       schedule: warm-up steps per cycle (default 1)\n"
-            "  --active N       schedule: recorded steps per cycle (default 2)\n"
-            "  --repeat N       schedule: cycles, 0 = forever (default 1)\n"
-            "  --stem NAME      file name stem of each capture (default cpu-step)\n"
-            "  --weights FILE   load the model's weights from a safetensors file (names as\n"
-            "                   nn.Sequential's state_dict: 0.weight, 0.bias, 2.weight, 2.bias)\n"
-            "  --input FILE     take the input batch from a safetensors file (tensor 'input',\n"
-            "                   [batch, in]); --batch and --in follow it\n"
-            "  --save-output FILE  write the forward's result as a safetensors file (tensor 'output')\n"
-            "  --record-shapes  record operators' input shapes (trace args \"Input Dims\")\n"
-            "  --with-stack     record call sites (trace args \"Call stack\")\n"
-            "  --with-native-stack  record native call stacks instead (backtrace; ~1 us a range)\n"
-            "  --with-flops     add the Total FLOPs and GFLOP/s columns (implies --record-shapes)\n"
-            "  --group-by-input-shape  one table row per (name, input shapes) (implies --record-shapes)\n"
-            "  --group-by-stack N      one table row per (name, top N call sites) (implies --with-stack)\n"
-            "  --peak-memory    add the Peak Mem column to the tables\n"
-            "  --stats          add Self min / med / p90 / p99 / max / IQR / CV to the tables: each\n"
-            "                   row's self time per step (per call with fewer than 2 steps);\n"
-            "                   summary.json has each operator's self_cpu_per_step either way\n"
-            "  --stacks         also write STEM-N.stacks: folded stacks of self CPU time (us)\n"
-            "                   for flamegraph.pl and speedscope\n"
-            "  --html           also write STEM-N.html: a self-contained report (sortable table,\n"
-            "                   flame graph, timeline, memory over time)\n"
-            "  --perfetto       also write STEM-N.pftrace: the capture in Perfetto's native format\n"
-            "  --quiet          do not print the tables\n"
-            "  --fail-alloc N   for testing: the Nth allocation through opprof's and nn's\n"
-            "                   allocator fails (0: none); their count is printed on stderr at exit\n"
-            "  --parallel MODE  run under mpirun across ranks: data (each rank its rows of the\n"
-            "                   batch) or tensor (Linear layers split, partial outputs summed with\n"
-            "                   mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"
-            "                   ranks.txt (opprof report --ranks) in OUTDIR\n"
-            "  --sample HZ[,dwarf]  sample every thread's native call stack HZ times a second of its\n"
-            "                   CPU time (perf events; 1000 is perf's default; dwarf: unwind a copy of\n"
-            "                   the stack instead of the frame-pointer walk): Samples, Samples %% and\n"
-            "                   Top native frame columns, and STEM-N.samples.stacks (folded: the\n"
-            "                   operators above the native frames); off-CPU times too\n"
-            "  --cpu-time       On CPU total and Off CPU columns (each row's time off the CPU)\n"
-            "  --flight N[,Ts][,MMiB]  a flight recorder instead of the schedule: every step is\n"
-            "                   recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"
-            "                   triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"
-            "                   with STEM-N.flight.txt: why, and the step against the median step\n"
-            "  --flight-trigger LIST  what triggers: Kx (slower than K x the median of the steps\n"
-            "                   before it), DURATION (longer than it: 50ms), NAME>DURATION (a range\n"
-            "                   named NAME longer than it); comma-separated (default 2x)\n"
-            "  --flight-before K    steps saved before the triggering one (default 4)\n"
-            "  --flight-after J     steps saved after it (default 0)\n"
-            "  --flight-median-of W steps of the rolling median (default 50)\n"
-            "  --flight-cooldown DUR  at most one save per DUR (default 1s; 0: none)\n"
-            "  --slow-steps LIST  for testing: these steps (\"100,250\") are made slower: their\n"
-            "                   first aten::addmm waits longer, busy (nn_debug_delay_next)\n"
-            "  --slow-by X      by how much: Kx (K times the median of the last 50 steps, default\n"
-            "                   2x) or a duration (\"20ms\")\n"
-            "  --roofline       this machine's ceilings (opprof machine: a few seconds the first time,\n"
-            "                   then from the user's cache, as opprof record --roofline), kept in every\n"
-            "                   trace: `opprof report --roofline` of the trace sets each operator\n"
-            "                   against the roofs of the machine it ran on\n"
-            "  --slow-op NAME=F for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"
-            "                   made slower by F of its own time, busy (nn_debug_slow_down;\n"
-            "                   \"aten::addmm=1\": twice as long)\n"
-            "  --version        print the version and exit\n"
-            "  -h, --help       this help\n"
-            "\n"
-            "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\n"
-            "for each capture (N = the step number when it was saved), and summary.json; on a\n"
-            "failure, nothing is left behind.\n");
-    tool_exit_codes_text(stdout);
+    tool_options_synopsis(f, "usage: ", "profile_cpu [OPTIONS] OUTDIR", OPTIONS, 20);
+    fputs("\n"
+          "Profile CPU inference of Linear(IN,HIDDEN) > ReLU > Linear(HIDDEN,OUT) as a PyTorch\n"
+          "CPU-profiling guide's profile_cpu.py does, into OUTDIR (which must not exist).\n"
+          "\n"
+          "options:\n",
+          f);
+    tool_options_help(f, OPTIONS);
+    tool_exit_codes_text(f);
 }
 
 static int parse_int(const char *text, const char *flag, int min, int *out) {
@@ -179,61 +222,61 @@ static int take_option(int c, options *o) {
     char why[512];
     int rc = 0;
     switch (c) {
-    case 't': rc = parse_int(optarg, "--threads", 1, &o->threads); break;
-    case 'b': rc = parse_int(optarg, "--batch", 1, &o->batch); break;
-    case 'i': rc = parse_int(optarg, "--in", 1, &o->in_features); break;
-    case 'H': rc = parse_int(optarg, "--hidden", 1, &o->hidden); break;
-    case 'o': rc = parse_int(optarg, "--out", 1, &o->out_features); break;
-    case 's': rc = parse_int(optarg, "--steps", 0, &o->steps); break;
-    case 'S': rc = parse_int(optarg, "--skip-first", 0, &o->schedule.skip_first); break;
-    case 'w': rc = parse_int(optarg, "--wait", 0, &o->schedule.wait); break;
-    case 'W': rc = parse_int(optarg, "--warmup", 0, &o->schedule.warmup); break;
-    case 'a': rc = parse_int(optarg, "--active", 0, &o->schedule.active); break;
-    case 'r': rc = parse_int(optarg, "--repeat", 0, &o->schedule.repeat); break;
-    case 'n':
+    case OPT_THREADS: rc = parse_int(optarg, "--threads", 1, &o->threads); break;
+    case OPT_BATCH: rc = parse_int(optarg, "--batch", 1, &o->batch); break;
+    case OPT_IN: rc = parse_int(optarg, "--in", 1, &o->in_features); break;
+    case OPT_HIDDEN: rc = parse_int(optarg, "--hidden", 1, &o->hidden); break;
+    case OPT_OUT: rc = parse_int(optarg, "--out", 1, &o->out_features); break;
+    case OPT_STEPS: rc = parse_int(optarg, "--steps", 0, &o->steps); break;
+    case OPT_SKIP_FIRST: rc = parse_int(optarg, "--skip-first", 0, &o->schedule.skip_first); break;
+    case OPT_WAIT: rc = parse_int(optarg, "--wait", 0, &o->schedule.wait); break;
+    case OPT_WARMUP: rc = parse_int(optarg, "--warmup", 0, &o->schedule.warmup); break;
+    case OPT_ACTIVE: rc = parse_int(optarg, "--active", 0, &o->schedule.active); break;
+    case OPT_REPEAT: rc = parse_int(optarg, "--repeat", 0, &o->schedule.repeat); break;
+    case OPT_STEM:
         if (!*optarg || strchr(optarg, '/')) {
             fprintf(stderr, "profile_cpu: --stem takes a file name without '/', not '%s'\n", optarg);
             rc = -1;
         }
         o->stem = optarg;
         break;
-    case 'q': o->quiet = true; break;
-    case 1: o->record_shapes = true; break;
-    case 2: o->with_stack = true; break;
-    case 3: o->with_flops = o->record_shapes = true; break;
-    case 4: o->group_by_input_shape = o->record_shapes = true; break;
-    case 5:
+    case OPT_QUIET: o->quiet = true; break;
+    case OPT_RECORD_SHAPES: o->record_shapes = true; break;
+    case OPT_WITH_STACK: o->with_stack = true; break;
+    case OPT_WITH_FLOPS: o->with_flops = o->record_shapes = true; break;
+    case OPT_GROUP_BY_INPUT_SHAPE: o->group_by_input_shape = o->record_shapes = true; break;
+    case OPT_GROUP_BY_STACK:
         rc = parse_int(optarg, "--group-by-stack", 1, &o->group_by_stack_n);
         o->with_stack = true;
         break;
-    case 6: o->peak_memory = true; break;
-    case 7: o->stacks = true; break;
-    case 9: o->with_native_stack = true; break;
-    case 10: o->html = true; break;
-    case 13: o->stats = true; break;
-    case 14: o->perfetto = true; break;
-    case 15:
+    case OPT_PEAK_MEMORY: o->peak_memory = true; break;
+    case OPT_STACKS: o->stacks = true; break;
+    case OPT_WITH_NATIVE_STACK: o->with_native_stack = true; break;
+    case OPT_HTML: o->html = true; break;
+    case OPT_STATS: o->stats = true; break;
+    case OPT_PERFETTO: o->perfetto = true; break;
+    case OPT_FLIGHT:
         if (opprof_flight_parse_keep(&o->flight, optarg, why, sizeof why)) rc = say_bad("--flight", why);
         break;
-    case 16:
+    case OPT_FLIGHT_TRIGGER:
         o->flight.slower_than_median = 0;
         if (opprof_flight_parse_triggers(&o->flight, optarg, why, sizeof why)) rc = say_bad("--flight-trigger", why);
         break;
-    case 17: rc = parse_int(optarg, "--flight-before", 0, &o->flight.before); break;
-    case 18: rc = parse_int(optarg, "--flight-after", 0, &o->flight.after); break;
-    case 19: rc = parse_int(optarg, "--flight-median-of", 1, &o->flight.median_of); break;
-    case 20: {
+    case OPT_FLIGHT_BEFORE: rc = parse_int(optarg, "--flight-before", 0, &o->flight.before); break;
+    case OPT_FLIGHT_AFTER: rc = parse_int(optarg, "--flight-after", 0, &o->flight.after); break;
+    case OPT_FLIGHT_MEDIAN_OF: rc = parse_int(optarg, "--flight-median-of", 1, &o->flight.median_of); break;
+    case OPT_FLIGHT_COOLDOWN: {
         int64_t ns;
         if (opprof_parse_duration_ns(optarg, &ns)) rc = say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
         o->flight.cooldown_ms = ns / 1000000;
         break;
     }
-    case 21:
+    case OPT_SLOW_STEPS:
         o->slow_steps = optarg;
         if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
             rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
         break;
-    case 25: {
+    case OPT_SLOW_OP: {
         const char *eq = strchr(optarg, '=');
         char *end = NULL;
         double f = eq ? strtod(eq + 1, &end) : -1;
@@ -247,13 +290,13 @@ static int take_option(int c, options *o) {
         o->slow_op_by = f;
         break;
     }
-    case 26: o->roofline = true; break;
-    case 23:
+    case OPT_ROOFLINE: o->roofline = true; break;
+    case OPT_SAMPLE:
         if (opprof_parse_sample(optarg, &o->sample_hz, &o->sample_dwarf))
             rc = say_bad("--sample", "not HZ[,fp|dwarf] (HZ from 1 to 1000000)");
         break;
-    case 24: o->cpu_time = true; break;
-    case 22: {
+    case OPT_CPU_TIME: o->cpu_time = true; break;
+    case OPT_SLOW_BY: {
         int64_t ns;
         size_t n = strlen(optarg);
         char *end;
@@ -266,18 +309,18 @@ static int take_option(int c, options *o) {
             rc = say_bad("--slow-by", "not Kx (K > 0) or a duration (\"20ms\")");
         break;
     }
-    case 8: {
+    case OPT_FAIL_ALLOC: {
         int n;
         rc = parse_int(optarg, "--fail-alloc", 0, &n);
         o->fail_alloc = n;
         break;
     }
-    case 'X': o->weights = optarg; break;
-    case 'I': o->input = optarg; break;
-    case 'O': o->save_output = optarg; break;
-    case 'h': usage(stdout); exit(0);
-    case 11: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
-    case 12:
+    case OPT_WEIGHTS: o->weights = optarg; break;
+    case OPT_INPUT: o->input = optarg; break;
+    case OPT_SAVE_OUTPUT: o->save_output = optarg; break;
+    case OPT_HELP: usage(stdout); exit(0);
+    case OPT_VERSION: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
+    case OPT_PARALLEL:
         if (parallel_mode_parse(optarg, &o->parallel)) {
             fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
             rc = -1;
@@ -305,32 +348,8 @@ static int parse_options(int argc, char **argv, options *o) {
                    .flight = opprof_flight_default(),
                    .slow_by = 2};
     o->flight.slower_than_median = 2;
-    static const struct option longs[] = {
-        {"threads", required_argument, 0, 't'}, {"batch", required_argument, 0, 'b'},
-        {"in", required_argument, 0, 'i'},      {"hidden", required_argument, 0, 'H'},
-        {"out", required_argument, 0, 'o'},     {"steps", required_argument, 0, 's'},
-        {"skip-first", required_argument, 0, 'S'}, {"wait", required_argument, 0, 'w'},
-        {"warmup", required_argument, 0, 'W'},  {"active", required_argument, 0, 'a'},
-        {"repeat", required_argument, 0, 'r'},  {"stem", required_argument, 0, 'n'},
-        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        {"weights", required_argument, 0, 'X'}, {"input", required_argument, 0, 'I'},
-        {"save-output", required_argument, 0, 'O'},
-        {"record-shapes", no_argument, 0, 1},  {"with-stack", no_argument, 0, 2},
-        {"with-flops", no_argument, 0, 3},     {"group-by-input-shape", no_argument, 0, 4},
-        {"group-by-stack", required_argument, 0, 5}, {"peak-memory", no_argument, 0, 6},
-        {"stacks", no_argument, 0, 7},         {"fail-alloc", required_argument, 0, 8},
-        {"with-native-stack", no_argument, 0, 9}, {"html", no_argument, 0, 10},
-        {"version", no_argument, 0, 11},       {"parallel", required_argument, 0, 12},
-        {"stats", no_argument, 0, 13},         {"perfetto", no_argument, 0, 14},
-        {"flight", required_argument, 0, 15},  {"flight-trigger", required_argument, 0, 16},
-        {"flight-before", required_argument, 0, 17}, {"flight-after", required_argument, 0, 18},
-        {"flight-median-of", required_argument, 0, 19}, {"flight-cooldown", required_argument, 0, 20},
-        {"slow-steps", required_argument, 0, 21}, {"slow-by", required_argument, 0, 22},
-        {"sample", required_argument, 0, 23},  {"cpu-time", no_argument, 0, 24},
-        {"slow-op", required_argument, 0, 25}, {"roofline", no_argument, 0, 26},
-        {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1)
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END)
         if (take_option(c, o)) return -1;
     if (optind != argc - 1) {
         fprintf(stderr, optind >= argc ? "profile_cpu: missing OUTDIR\n" : "profile_cpu: too many arguments\n");
