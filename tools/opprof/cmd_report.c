@@ -145,131 +145,162 @@ static void say_no_layers(const char *path, const opprof_averages *avg) {
                     "argument such as ggml's \"ffn_gate-7\"); its rows are by name, as without it\n", path);
 }
 
-static int run(int argc, char **argv) {
-    opprof_sort_key sort = OPPROF_SORT_SELF_CPU_TIME;
-    int row_limit = 100;
-    bool json = false, ranks = false, all_warnings = false, by_node = false, sort_given = false, roofline = false;
-    const char *machine_path = NULL;
+/* What `opprof report` was asked. */
+typedef struct report_args {
+    opprof_sort_key sort;
+    bool sort_given, json, ranks, all_warnings, by_node, roofline, needs_machine;
+    int row_limit;
+    const char *machine_path;
     opprof_what_if_change changes[32];
-    size_t n_changes = 0;
-    bool needs_machine = false;
-    opprof_averages_options group = {0};
-    opprof_table_options table = {0};
-    int c;
-    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
-        switch (c) {
-        case OPT_SORT:
-            sort_given = true;
-            if (opprof_sort_key_parse(optarg, &sort))
-                return tool_usage_error("report", "unknown sort key '%s' (run 'opprof help report' for the keys)", optarg);
-            break;
-        case OPT_ROW_LIMIT:
-            if (tool_parse_count(optarg, "--row-limit", &row_limit)) return TOOL_EXIT_USAGE;
-            break;
-        case OPT_MEMORY: sort = OPPROF_SORT_SELF_CPU_MEMORY; break;
-        case OPT_JSON: json = true; break;
-        case OPT_GROUP_BY_INPUT_SHAPE: group.group_by_input_shape = true; break;
-        case OPT_GROUP_BY:
-            if (strcmp(optarg, "node") == 0)
-                by_node = true;
-            else if (strcmp(optarg, "layer") == 0)
-                group.group_by_layer = true;
-            else
-                return tool_usage_error("report",
-                                        "--group-by takes 'node' (an ONNX Runtime profile's nodes) or 'layer' (ggml's "
-                                        "tensors' layers), not '%s'",
-                                        optarg);
-            break;
-        case OPT_GROUP_BY_STACK:
-            if (tool_parse_count(optarg, "--group-by-stack", &group.group_by_stack_n) || group.group_by_stack_n < 1)
-                return tool_usage_error("report", "--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
-            break;
-        case OPT_PEAK_MEMORY: table.peak_memory = true; break;
-        case OPT_FLOPS: table.flops = true; break;
-        case OPT_PROFILER_COST: table.profiler_cost = true; break;
-        case OPT_RANKS: ranks = true; break;
-        case OPT_WARNINGS: all_warnings = true; break;
-        case OPT_STATS: table.stats = true; break;
-        case OPT_SAMPLES: table.samples = true; break;
-        case OPT_CPU_TIME: table.cpu_time = true; break;
-        case OPT_ROOFLINE: roofline = true; break;
-        case OPT_MACHINE: machine_path = optarg; break;
-        case OPT_WHAT_IF: {
-            char why[256] = "";
-            size_t before = n_changes;
-            if (opprof_what_if_parse(optarg, changes, sizeof changes / sizeof *changes, &n_changes, why, sizeof why))
-                return tool_usage_error("report", "--what-if: %s", why);
-            for (size_t k = before; k < n_changes; k++) needs_machine |= changes[k].kind == OPPROF_WHAT_IF_ROOF;
-            break;
-        }
-        default: return TOOL_EXIT_USAGE;
-        }
+    size_t n_changes;
+    opprof_averages_options group;
+    opprof_table_options table;
+} report_args;
+
+/* One option (its id, optarg its argument); 0, or an exit status said on stderr. */
+static int take_option(int c, report_args *a) {
+    switch (c) {
+    case OPT_SORT:
+        a->sort_given = true;
+        if (opprof_sort_key_parse(optarg, &a->sort))
+            return tool_usage_error("report", "unknown sort key '%s' (run 'opprof help report' for the keys)", optarg);
+        return 0;
+    case OPT_ROW_LIMIT: return tool_parse_count(optarg, "--row-limit", &a->row_limit) ? TOOL_EXIT_USAGE : 0;
+    case OPT_MEMORY: a->sort = OPPROF_SORT_SELF_CPU_MEMORY; return 0;
+    case OPT_JSON: a->json = true; return 0;
+    case OPT_GROUP_BY_INPUT_SHAPE: a->group.group_by_input_shape = true; return 0;
+    case OPT_GROUP_BY:
+        if (strcmp(optarg, "node") == 0)
+            a->by_node = true;
+        else if (strcmp(optarg, "layer") == 0)
+            a->group.group_by_layer = true;
+        else
+            return tool_usage_error("report",
+                                    "--group-by takes 'node' (an ONNX Runtime profile's nodes) or 'layer' (ggml's "
+                                    "tensors' layers), not '%s'",
+                                    optarg);
+        return 0;
+    case OPT_GROUP_BY_STACK:
+        if (tool_parse_count(optarg, "--group-by-stack", &a->group.group_by_stack_n) || a->group.group_by_stack_n < 1)
+            return tool_usage_error("report", "--group-by-stack takes a number of frames >= 1, not '%s'", optarg);
+        return 0;
+    case OPT_PEAK_MEMORY: a->table.peak_memory = true; return 0;
+    case OPT_FLOPS: a->table.flops = true; return 0;
+    case OPT_PROFILER_COST: a->table.profiler_cost = true; return 0;
+    case OPT_RANKS: a->ranks = true; return 0;
+    case OPT_WARNINGS: a->all_warnings = true; return 0;
+    case OPT_STATS: a->table.stats = true; return 0;
+    case OPT_SAMPLES: a->table.samples = true; return 0;
+    case OPT_CPU_TIME: a->table.cpu_time = true; return 0;
+    case OPT_ROOFLINE: a->roofline = true; return 0;
+    case OPT_MACHINE: a->machine_path = optarg; return 0;
+    case OPT_WHAT_IF: {
+        char why[256] = "";
+        size_t before = a->n_changes;
+        if (opprof_what_if_parse(optarg, a->changes, sizeof a->changes / sizeof *a->changes, &a->n_changes, why,
+                                 sizeof why))
+            return tool_usage_error("report", "--what-if: %s", why);
+        for (size_t k = before; k < a->n_changes; k++) a->needs_machine |= a->changes[k].kind == OPPROF_WHAT_IF_ROOF;
+        return 0;
     }
-    if (optind != argc - 1) return tool_usage_error("report", "%s", ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
-    if (ranks) return tool_ranks_report(argv[optind], json);
-    if (sort == OPPROF_SORT_TIME_ABOVE_ROOF && !roofline)
+    default: return TOOL_EXIT_USAGE;
+    }
+}
+
+/* The table (or its JSON, or the roofline's) of cap into *text. */
+static int table_text(const char *path, const opprof_capture *cap, report_args *a, const opprof_machine *machine,
+                      char **text) {
+    opprof_averages *avg = NULL;
+    a->table.sort = a->sort;
+    a->table.row_limit = a->row_limit;
+    if (a->json) a->table.profiler_cost = a->table.samples = a->table.cpu_time = true; /* JSON always has them */
+    a->group.distributions = a->json || a->table.stats;
+    int rc = opprof_capture_averages_ex(cap, &a->group, &avg);
+    if (!rc && a->group.group_by_layer) say_no_layers(path, avg);
+    /* a profile of device time only (TensorRT's layers): sorted by it, unless asked otherwise */
+    if (!rc && !a->sort_given && a->sort == OPPROF_SORT_SELF_CPU_TIME && !opprof_averages_self_total_ns(avg) &&
+        opprof_averages_self_device_total_ns(avg) > 0)
+        a->table.sort = OPPROF_SORT_SELF_DEVICE_TIME;
+    if (!rc && a->roofline)
+        rc = opprof_averages_roofline_to_string(avg, &a->table, machine, a->json, text);
+    else if (!rc)
+        rc = a->json ? opprof_averages_json_to_string(avg, &a->table, text)
+                     : opprof_averages_table_to_string(avg, &a->table, text);
+    opprof_averages_free(avg);
+    return rc;
+}
+
+/* What follows the table: a flight save's reason, a sampled capture's
+ * functions, the what-if replay; the table's JSON object left open for them. */
+typedef struct report_extras {
+    char *flight, *functions, *functions_json, *what_if;
+} report_extras;
+
+static int extras_text(const opprof_capture *cap, const report_args *a, const opprof_machine *machine, char *text,
+                       report_extras *x) {
+    int rc = 0;
+    if (!a->json && opprof_capture_get_info(cap).flight.reason[0])
+        rc = opprof_capture_flight_to_string(cap, a->row_limit, &x->flight);
+    size_t n_samples = 0;
+    opprof_capture_samples(cap, &n_samples);
+    if (!rc && !a->json && n_samples)
+        rc = opprof_capture_functions_to_string(cap, a->row_limit > 0 ? a->row_limit : 50, &x->functions);
+    if (!rc && a->json && n_samples) rc = opprof_capture_functions_json_to_string(cap, a->row_limit, &x->functions_json);
+    if (!rc && a->n_changes)
+        rc = what_if_text(cap, a->needs_machine ? machine : NULL, a->changes, a->n_changes, a->json, &x->what_if);
+    if (!rc && a->json && (x->functions_json || x->what_if)) {
+        char *close = strrchr(text, '}');
+        if (close) *close = '\0'; /* the object's end follows them */
+    }
+    return rc;
+}
+
+static void extras_print(const report_args *a, report_extras *x) {
+    if (x->flight) printf("\n\n%s", x->flight);
+    if (x->functions) printf("\n\n%s", x->functions);
+    if (x->functions_json) printf(",\n  \"functions\": %s%s", x->functions_json, x->what_if ? "" : "\n}\n");
+    if (x->what_if) printf(a->json ? ",\n  \"what_if\": %s\n}\n" : "\n%s", x->what_if);
+}
+
+static void extras_free(report_extras *x) {
+    free(x->what_if);
+    opprof_free(x->functions_json);
+    opprof_free(x->flight);
+    opprof_free(x->functions);
+}
+
+static int run(int argc, char **argv) {
+    report_args a = {.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 100};
+    for (int c, rc; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;)
+        if ((rc = take_option(c, &a))) return rc;
+    if (optind != argc - 1) return tool_usage_error("report", "%s", a.ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
+    const char *path = argv[optind];
+    if (a.ranks) return tool_ranks_report(path, a.json);
+    if (a.sort == OPPROF_SORT_TIME_ABOVE_ROOF && !a.roofline)
         return tool_usage_error("report", "--sort time_above_roof needs --roofline");
-    if (machine_path && !roofline && !needs_machine)
+    if (a.machine_path && !a.roofline && !a.needs_machine)
         return tool_usage_error("report", "--machine is for --roofline and --what-if NAME=roof");
     opprof_machine machine;
     opprof_capture *cap;
-    int rc = tool_load_by(argv[optind], by_node, &cap);
+    int rc = tool_load_by(path, a.by_node, &cap);
     if (rc) return rc;
-    if ((roofline || needs_machine) && (rc = tool_machine_for(machine_path, cap, &machine))) {
+    if ((a.roofline || a.needs_machine) && (rc = tool_machine_for(a.machine_path, cap, &machine))) {
         opprof_capture_free(cap);
         return rc;
     }
-    tool_say_warnings(argv[optind], cap, all_warnings);
-    if (by_node && opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
+    tool_say_warnings(path, cap, a.all_warnings);
+    if (a.by_node && opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
         fprintf(stderr, "opprof: %s: --group-by node applies to ONNX Runtime's profiles (their rows by node name); "
                         "this trace was written by %s: its rows are by name, as without it\n",
-                argv[optind], opprof_producer_name(opprof_capture_get_info(cap).producer));
-    opprof_averages *avg = NULL;
+                path, opprof_producer_name(opprof_capture_get_info(cap).producer));
     char *text = NULL;
-    table.sort = sort;
-    table.row_limit = row_limit;
-    if (json) table.profiler_cost = table.samples = table.cpu_time = true; /* JSON always has them */
-    group.distributions = json || table.stats;
-    rc = opprof_capture_averages_ex(cap, &group, &avg);
-    if (!rc && group.group_by_layer) say_no_layers(argv[optind], avg);
-    /* a profile of device time only (TensorRT's layers): sorted by it, unless asked otherwise */
-    if (!rc && !sort_given && sort == OPPROF_SORT_SELF_CPU_TIME && !opprof_averages_self_total_ns(avg) &&
-        opprof_averages_self_device_total_ns(avg) > 0)
-        table.sort = OPPROF_SORT_SELF_DEVICE_TIME;
-    if (!rc && roofline)
-        rc = opprof_averages_roofline_to_string(avg, &table, &machine, json, &text);
-    else if (!rc)
-        rc = json ? opprof_averages_json_to_string(avg, &table, &text) : opprof_averages_table_to_string(avg, &table, &text);
-    opprof_averages_free(avg);
-    char *flight = NULL; /* a flight recorder's save: its reason and its step against the others */
-    if (!rc && !json && opprof_capture_get_info(cap).flight.reason[0])
-        rc = opprof_capture_flight_to_string(cap, row_limit, &flight);
-    char *functions = NULL; /* a sampled capture: its native functions by samples, as record's table has them */
-    size_t n_samples = 0;
-    opprof_capture_samples(cap, &n_samples);
-    if (!rc && !json && n_samples) rc = opprof_capture_functions_to_string(cap, row_limit > 0 ? row_limit : 50, &functions);
-    char *functions_json = NULL; /* the same table for a script: the rows' object gains "functions" */
-    if (!rc && json && n_samples && !(rc = opprof_capture_functions_json_to_string(cap, row_limit, &functions_json))) {
-        char *close = strrchr(text, '}');
-        if (close) *close = '\0'; /* the object's end follows "functions" */
-    }
-    char *what_if = NULL;
-    if (!rc && n_changes) rc = what_if_text(cap, needs_machine ? &machine : NULL, changes, n_changes, json, &what_if);
-    if (!rc && json && what_if && !functions_json) {
-        char *close = strrchr(text, '}');
-        if (close) *close = '\0';
-    }
+    report_extras x = {0};
+    rc = table_text(path, cap, &a, &machine, &text);
+    if (!rc) rc = extras_text(cap, &a, &machine, text, &x);
     opprof_capture_free(cap);
-    int status = tool_emit(argv[optind], rc, text, NULL);
-    if (flight && status == TOOL_EXIT_OK) printf("\n\n%s", flight);
-    if (functions && status == TOOL_EXIT_OK) printf("\n\n%s", functions);
-    if (functions_json && status == TOOL_EXIT_OK)
-        printf(",\n  \"functions\": %s%s", functions_json, what_if ? "" : "\n}\n");
-    if (what_if && status == TOOL_EXIT_OK) printf(json ? ",\n  \"what_if\": %s\n}\n" : "\n%s", what_if);
-    free(what_if);
-    opprof_free(functions_json);
-    opprof_free(flight);
-    opprof_free(functions);
+    int status = tool_emit(path, rc, text, NULL);
+    if (status == TOOL_EXIT_OK) extras_print(&a, &x);
+    extras_free(&x);
     return status;
 }
 

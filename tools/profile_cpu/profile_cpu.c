@@ -217,7 +217,55 @@ static int say_bad(const char *flag, const char *why) {
     return -1;
 }
 
-/* One option of getopt's (c) with its argument; 0, or -1 said on stderr. */
+/* The options with more to check than a number (optarg): 0, or -1 said on stderr. */
+static int take_cooldown(options *o) {
+    int64_t ns;
+    if (opprof_parse_duration_ns(optarg, &ns)) return say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
+    o->flight.cooldown_ms = ns / 1000000;
+    return 0;
+}
+
+static int take_slow_op(options *o) {
+    const char *eq = strchr(optarg, '=');
+    char *end = NULL;
+    double f = eq ? strtod(eq + 1, &end) : -1;
+    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->slow_op || end == eq + 1 || *end || !(f > 0 && f <= 100) ||
+        (strncmp(optarg, "aten::addmm=", 12) && strncmp(optarg, "aten::clamp_min=", 16)))
+        return say_bad("--slow-op", "not NAME=F (aten::addmm or aten::clamp_min, F from 0 to 100: the share of its "
+                                    "own time added)");
+    snprintf(o->slow_op, sizeof o->slow_op, "%.*s", (int)(eq - optarg), optarg);
+    o->slow_op_by = f;
+    return 0;
+}
+
+static int take_slow_by(options *o) {
+    int64_t ns;
+    size_t n = strlen(optarg);
+    char *end;
+    double k = n > 1 && optarg[n - 1] == 'x' ? strtod(optarg, &end) : 0;
+    if (k > 0 && end == optarg + n - 1)
+        o->slow_by = k;
+    else if (opprof_parse_duration_ns(optarg, &ns) == 0 && ns > 0)
+        o->slow_by = -(double)ns;
+    else
+        return say_bad("--slow-by", "not Kx (K > 0) or a duration (\"20ms\")");
+    return 0;
+}
+
+static int take_parallel(options *o) {
+    if (parallel_mode_parse(optarg, &o->parallel)) {
+        fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
+        return -1;
+    }
+    if (!parallel_built()) {
+        fprintf(stderr, "profile_cpu: --parallel: this profile_cpu was built without MPI "
+                        "(install openmpi-bin and libopenmpi-dev, then rebuild)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* One option (its id, optarg its argument); 0, or -1 said on stderr. */
 static int take_option(int c, options *o) {
     char why[512];
     int rc = 0;
@@ -265,50 +313,20 @@ static int take_option(int c, options *o) {
     case OPT_FLIGHT_BEFORE: rc = parse_int(optarg, "--flight-before", 0, &o->flight.before); break;
     case OPT_FLIGHT_AFTER: rc = parse_int(optarg, "--flight-after", 0, &o->flight.after); break;
     case OPT_FLIGHT_MEDIAN_OF: rc = parse_int(optarg, "--flight-median-of", 1, &o->flight.median_of); break;
-    case OPT_FLIGHT_COOLDOWN: {
-        int64_t ns;
-        if (opprof_parse_duration_ns(optarg, &ns)) rc = say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
-        o->flight.cooldown_ms = ns / 1000000;
-        break;
-    }
+    case OPT_FLIGHT_COOLDOWN: rc = take_cooldown(o); break;
     case OPT_SLOW_STEPS:
         o->slow_steps = optarg;
         if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg))
             rc = say_bad("--slow-steps", "not a comma-separated list of step numbers");
         break;
-    case OPT_SLOW_OP: {
-        const char *eq = strchr(optarg, '=');
-        char *end = NULL;
-        double f = eq ? strtod(eq + 1, &end) : -1;
-        if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->slow_op || end == eq + 1 || *end || !(f > 0 && f <= 100) ||
-            (strncmp(optarg, "aten::addmm=", 12) && strncmp(optarg, "aten::clamp_min=", 16))) {
-            rc = say_bad("--slow-op", "not NAME=F (aten::addmm or aten::clamp_min, F from 0 to 100: the share of its "
-                                      "own time added)");
-            break;
-        }
-        snprintf(o->slow_op, sizeof o->slow_op, "%.*s", (int)(eq - optarg), optarg);
-        o->slow_op_by = f;
-        break;
-    }
+    case OPT_SLOW_OP: rc = take_slow_op(o); break;
     case OPT_ROOFLINE: o->roofline = true; break;
     case OPT_SAMPLE:
         if (opprof_parse_sample(optarg, &o->sample_hz, &o->sample_dwarf))
             rc = say_bad("--sample", "not HZ[,fp|dwarf] (HZ from 1 to 1000000)");
         break;
     case OPT_CPU_TIME: o->cpu_time = true; break;
-    case OPT_SLOW_BY: {
-        int64_t ns;
-        size_t n = strlen(optarg);
-        char *end;
-        double k = n > 1 && optarg[n - 1] == 'x' ? strtod(optarg, &end) : 0;
-        if (k > 0 && end == optarg + n - 1)
-            o->slow_by = k;
-        else if (opprof_parse_duration_ns(optarg, &ns) == 0 && ns > 0)
-            o->slow_by = -(double)ns;
-        else
-            rc = say_bad("--slow-by", "not Kx (K > 0) or a duration (\"20ms\")");
-        break;
-    }
+    case OPT_SLOW_BY: rc = take_slow_by(o); break;
     case OPT_FAIL_ALLOC: {
         int n;
         rc = parse_int(optarg, "--fail-alloc", 0, &n);
@@ -320,16 +338,7 @@ static int take_option(int c, options *o) {
     case OPT_SAVE_OUTPUT: o->save_output = optarg; break;
     case OPT_HELP: usage(stdout); exit(0);
     case OPT_VERSION: printf("profile_cpu (opprof) %s\n", opprof_version()); exit(0);
-    case OPT_PARALLEL:
-        if (parallel_mode_parse(optarg, &o->parallel)) {
-            fprintf(stderr, "profile_cpu: --parallel takes data or tensor, not '%s'\n", optarg);
-            rc = -1;
-        } else if (!parallel_built()) {
-            fprintf(stderr, "profile_cpu: --parallel: this profile_cpu was built without MPI "
-                            "(install openmpi-bin and libopenmpi-dev, then rebuild)\n");
-            rc = -1;
-        }
-        break;
+    case OPT_PARALLEL: rc = take_parallel(o); break;
     default: usage_hint(); return -1;
     }
     return rc;

@@ -126,49 +126,54 @@ static int operators(opprof__strbuf *sb, const opprof_capture *c, const opprof_a
     return 0;
 }
 
-int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const opprof_averages *avg) {
-    if (!s || !c || !avg) return OPPROF_EINVAL;
-    opprof__strbuf sb = {0};
+/* The capture's totals, machine, rank and flight save. */
+static void capture_facts(opprof__strbuf *sb, const opprof_capture *c, const opprof_averages *avg) {
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    int rc = operators(&sb, c, avg);
-    if (rc) {
-        opprof__sb_free(&sb);
-        return rc;
-    }
-    opprof__sb_puts(&sb, "      \"self_cpu_us_total\": ");
-    opprof__sb_us(&sb, opprof_averages_self_total_ns(avg));
-    opprof__sb_printf(&sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
+    opprof__sb_puts(sb, "      \"self_cpu_us_total\": ");
+    opprof__sb_us(sb, opprof_averages_self_total_ns(avg));
+    opprof__sb_printf(sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
     int64_t flops_total = 0;
     for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
-    if (c->info.with_flops || flops_total) opprof__sb_printf(&sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
-    opprof__sb_printf(&sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
+    if (c->info.with_flops || flops_total) opprof__sb_printf(sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
+    opprof__sb_printf(sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
     char *machine = NULL; /* the machine it ran on (opprof_session_set_machine) */
     if (c->machine && opprof_machine_json_to_string(c->machine, &machine) == 0) {
         size_t len = strlen(machine);
         while (len && machine[len - 1] == '\n') len--;
-        opprof__sb_puts(&sb, "      \"machine\": ");
-        opprof__sb_put(&sb, machine, len);
-        opprof__sb_puts(&sb, ",\n");
+        opprof__sb_puts(sb, "      \"machine\": ");
+        opprof__sb_put(sb, machine, len);
+        opprof__sb_puts(sb, ",\n");
     }
     opprof_free(machine);
     const opprof_rank *r = &c->info.rank;
     if (r->backend[0]) {
-        opprof__sb_puts(&sb, "      \"distributedInfo\": {\"backend\": ");
-        opprof__sb_json_string(&sb, r->backend);
-        opprof__sb_printf(&sb, ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
+        opprof__sb_puts(sb, "      \"distributedInfo\": {\"backend\": ");
+        opprof__sb_json_string(sb, r->backend);
+        opprof__sb_printf(sb, ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
                           (int)r->rank, (int)r->world_size, (long long)r->clock_offset_ns,
                           (long long)r->clock_uncertainty_ns);
     }
     const opprof_flight_info *f = &c->info.flight;
     if (f->reason[0]) { /* a flight recorder's save: why, and the rolling statistics */
-        opprof__sb_puts(&sb, "      \"flight\": {\"reason\": ");
-        opprof__sb_json_string(&sb, f->reason);
-#define FLIGHT_NUMBER(name) opprof__sb_printf(&sb, ", \"" #name "\": %lld", (long long)f->name);
+        opprof__sb_puts(sb, "      \"flight\": {\"reason\": ");
+        opprof__sb_json_string(sb, f->reason);
+#define FLIGHT_NUMBER(name) opprof__sb_printf(sb, ", \"" #name "\": %lld", (long long)f->name);
         OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
 #undef FLIGHT_NUMBER
-        opprof__sb_puts(&sb, "},\n");
+        opprof__sb_puts(sb, "},\n");
     }
+}
+
+int opprof_summary_add_capture(opprof_summary *s, const opprof_capture *c, const opprof_averages *avg) {
+    if (!s || !c || !avg) return OPPROF_EINVAL;
+    opprof__strbuf sb = {0};
+    int rc = operators(&sb, c, avg);
+    if (rc) {
+        opprof__sb_free(&sb);
+        return rc;
+    }
+    capture_facts(&sb, c, avg);
     /* each step: its duration and its peak of allocated bytes */
     int64_t *peaks = NULL;
     if (c->n_mem && opprof_capture_peak_memory(c, &peaks)) {

@@ -128,10 +128,8 @@ static void put_name(writer *w, uint32_t name) {
     out_put(w->o, w->names.data + w->offset[name], w->offset[name + 1] - w->offset[name]);
 }
 
-/* The trace's facts, up to the opening of "traceEvents". */
-static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t left_out) {
-    const opprof_capture_info *info = &c->info;
-    OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+/* The capture's facts: its rank, its session's options and costs, where it was read from. */
+static void write_facts(out *o, const opprof_capture_info *info) {
     if (info->rank.backend[0]) { /* Kineto's keys, and the clock's alignment to rank 0 */
         char dist[256];
         OUT_LIT(o, "  \"distributedInfo\": {\"backend\": ");
@@ -179,6 +177,10 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
 #undef FLIGHT_NUMBER
         OUT_LIT(o, "}");
     }
+}
+
+/* Its warnings, and the note of a trace cut to its longest ranges. */
+static void write_warnings(out *o, const opprof_capture *c, int64_t min_ns, size_t left_out) {
     OUT_LIT(o, ",\n  \"warnings\": [");
     for (size_t i = 0; i < c->n_warnings; i++) {
         if (i) OUT_LIT(o, ", ");
@@ -194,7 +196,11 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
         out_json_string(o, note);
     }
     OUT_LIT(o, "]");
-    bool first = true; /* the C++ names demangled, with their symbols */
+}
+
+/* The C++ names demangled with their symbols, and the machine it ran on. */
+static void write_names_and_machine(out *o, const opprof_capture *c) {
+    bool first = true;
     for (size_t i = 0; i < c->n_mangled; i++) {
         if (!c->mangled[i]) continue;
         if (first)
@@ -216,8 +222,16 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
         out_put(o, machine, len);
     }
     opprof_free(machine);
+}
+
+/* The trace's facts, up to the opening of "traceEvents". */
+static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t left_out) {
+    OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+    write_facts(o, &c->info);
+    write_warnings(o, c, min_ns, left_out);
+    write_names_and_machine(o, c);
     OUT_LIT(o, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-    out_i64(o, info->base_time_ns);
+    out_i64(o, c->info.base_time_ns);
     OUT_LIT(o, ",\n  \"traceEvents\": [\n");
 }
 
