@@ -174,7 +174,12 @@ typedef struct opprof_flight_info {
     X(OTHER, 3, "another trace-event writer", "trace events")                         \
     X(ONNXRUNTIME, 4, "ONNX Runtime", "ONNX")                                         \
     X(TENSORRT, 5, "TensorRT (per-layer profile)", "TensorRT")                        \
-    X(TENSORFLOW, 6, "TensorFlow (timeline)", "TensorFlow")
+    X(TENSORFLOW, 6, "TensorFlow (timeline)", "TensorFlow")                          \
+    OPPROF_EXTRA_PRODUCERS(X)
+/* A build may add producers of its own (tests/extra_producer.h does); none. */
+#ifndef OPPROF_EXTRA_PRODUCERS
+#define OPPROF_EXTRA_PRODUCERS(X)
+#endif
 typedef enum opprof_producer {
 #define OPPROF__PRODUCER_ENUM(id, value, name, family) OPPROF_PRODUCER_##id = value,
     OPPROF_PRODUCERS(OPPROF__PRODUCER_ENUM)
