@@ -1,6 +1,6 @@
 /* gemm_avx512.c - gemm_kernel.inc for AVX-512F: tiles of 12 rows x 32 columns
  * (24 accumulators + 2 rows of B + 1 broadcast of the 32 zmm registers; 2 FMA
- * pipes x 4 cycles of latency need 8). Measured on Zen 5 with the seed's
+ * pipes x 4 cycles of latency need 8). Measured on Zen 5 with the guide's
  * shapes (bench_forward, NN_GEMM=avx512): 12 rows 168.9 us, 8 rows 174.9 us,
  * 6 rows 181.4 us. */
 #include "kernels.h"

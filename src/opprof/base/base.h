@@ -35,6 +35,13 @@ OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
 OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t new_size); /* ptr NULL: allocates */
 OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: nothing */
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
+/* The bytes of text[0, len) that fit in dst (size > 0: a field of a fixed
+ * size), ended by a NUL. */
+static inline void opprof__copy_text(char *dst, size_t size, const char *text, size_t len) {
+    size_t n = len < size - 1 ? len : size - 1;
+    memcpy(dst, text, n);
+    dst[n] = '\0';
+}
 /* base/demangle.c: a C++ name ("_Z...", with any " [inlined]" or "+0x1f" after
  * it kept) demangled, owned by the caller (opprof__free); NULL when the name
  * is not mangled, is not a valid C++ name, or is beyond the bounds: a symbol

@@ -1,4 +1,4 @@
-/* record.c - the hot path: per-thread event buffers written without locks.
+/* recorder.c - the hot path: per-thread event buffers written without locks.
  *
  * Each thread owns a state, made at its first record and reused by a later
  * thread once the events it holds are collected. A range is one 32-byte slot,

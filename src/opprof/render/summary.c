@@ -1,4 +1,4 @@
-/* summary.c - summary.json: the seed's report, with opprof's additions.
+/* summary.c - summary.json: profile_cpu's report of its run, with opprof's additions.
  * Each field and capture is rendered to JSON text when it is added, so the
  * summary keeps no reference to captures (they die with their callback). */
 #include "render/render.h"

@@ -31,7 +31,7 @@ static int on_warning(opprof__json *lx, void *ctx, int index) {
     (void)index;
     if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-    return opprof_capture_add_warning(p->cap, p->lx.s) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings") : 0;
+    return opprof_capture_add_warning(p->cap, p->lx.s) ? opprof__reader_no_memory(p, "warnings") : 0;
 }
 
 /* "opprof_mangled_names": [[name, mangled], ...], the C++ names opprof demangled. */
@@ -42,7 +42,7 @@ static int on_mangled_string(opprof__json *lx, void *ctx, int index) {
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     opprof__sb_put(&p->mangled, p->lx.s, p->lx.s_len);
     opprof__sb_put(&p->mangled, "", 1);
-    return p->mangled.error ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "opprof_mangled_names") : 0;
+    return p->mangled.error ? opprof__reader_no_memory(p, "opprof_mangled_names") : 0;
 }
 
 static int on_mangled_pair(opprof__json *lx, void *ctx, int index) {
@@ -132,7 +132,7 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "opprof_machine") && c == '{') { /* the machine it ran on: read whole or refused */
         opprof_machine m;
         if (opprof__machine_parse(&p->lx, &m)) return OPPROF_EFORMAT;
-        return opprof_capture_set_machine(p->cap, &m) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "the machine") : 0;
+        return opprof_capture_set_machine(p->cap, &m) ? opprof__reader_no_memory(p, "the machine") : 0;
     }
     bool num = c == '-' || (c >= '0' && c <= '9');
     if (num && (KEY_IS(k, n, "baseTimeNanoseconds") || KEY_IS(k, n, "step_num") || KEY_IS(k, n, "dropped_events") ||
@@ -223,6 +223,17 @@ void opprof__reader_free_parser(parser *p) {
     opprof__reader_profiles_free(p);
 }
 
+/* An error of no place in the file: code rc, and the message `prefix` then
+ * `what` (or rc's text when `what` is empty). Returns rc. */
+static int read_error_set(opprof_read_error *error, int rc, const char *prefix, const char *what) {
+    if (!error) return rc;
+    memset(error, 0, sizeof *error);
+    error->code = rc;
+    error->offset = -1;
+    snprintf(error->message, sizeof error->message, "%s%s", prefix, what[0] ? what : opprof_strerror(rc));
+    return rc;
+}
+
 /* The trace in the lexer, opened (open_rc: how opening went), to a capture. */
 static int read_trace(parser *p, int open_rc, const opprof_read_options *options, opprof_capture **out,
                       opprof_read_error *error) {
@@ -238,10 +249,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     p->rt.by_node = options && options->by_node;
     p->keep_marks = options && options->keep_marks;
     int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
-    if (rc) {
-        p->err->code = rc;
-        snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
-    }
+    if (rc) read_error_set(p->err, rc, "", "");
     if (!rc) {
         p->cap->info.step_num = -1;
         p->cap->info.read_threads = 1;
@@ -297,10 +305,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     opprof__json_close(&p->lx);
     opprof__reader_free_parser(p);
     if (rc) {
-        if (p->err->code == 0) {
-            p->err->code = rc;
-            snprintf(p->err->message, sizeof p->err->message, "%s", opprof_strerror(rc));
-        }
+        if (p->err->code == 0) read_error_set(p->err, rc, "", "");
         opprof_capture_free(p->cap);
         return p->err->code;
     }
@@ -309,11 +314,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
 }
 
 static void perfetto_error(opprof_read_error *error, int rc, const char *why) {
-    if (!error) return;
-    memset(error, 0, sizeof *error);
-    error->code = rc;
-    error->offset = -1;
-    snprintf(error->message, sizeof error->message, "Perfetto trace: %s", why[0] ? why : opprof_strerror(rc));
+    read_error_set(error, rc, "Perfetto trace: ", why);
 }
 
 /* The JSON reader's error on a .pftrace's translation: its place is one in
@@ -416,13 +417,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
 
 /* A file that is no trace of any kind opprof reads: OPPROF_EFORMAT, saying what it is. */
 static int foreign_error(opprof_read_error *error, const char *what) {
-    if (error) {
-        memset(error, 0, sizeof *error);
-        error->code = OPPROF_EFORMAT;
-        error->offset = -1;
-        snprintf(error->message, sizeof error->message, "%s", what);
-    }
-    return OPPROF_EFORMAT;
+    return read_error_set(error, OPPROF_EFORMAT, "", what);
 }
 
 /* Whether path holds a Perfetto trace, or a file of another kind that opprof

@@ -73,7 +73,7 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
             return 0;
         }
         if (out == &e->pid && KEY_IS(p->lx.s, p->lx.s_len, "CPU functions")) p->legacy_pytorch = true;
-        if (opprof__reader_string_id(p, p->lx.s, p->lx.s_len, out)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ids");
+        if (opprof__reader_string_id(p, p->lx.s, p->lx.s_len, out)) return opprof__reader_no_memory(p, "ids");
         return 0;
     }
     int rc = number_field(p, e, out, field, false);
@@ -176,9 +176,7 @@ static int on_input_type(opprof__json *lx, void *ctx, int index) {
     if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     if (index < OPPROF_MAX_INPUTS) {
-        size_t len = p->lx.s_len < sizeof e->shapes.dtype[0] - 1 ? p->lx.s_len : sizeof e->shapes.dtype[0] - 1;
-        memcpy(e->shapes.dtype[index], p->lx.s, len);
-        e->shapes.dtype[index][len] = '\0';
+        opprof__copy_text(e->shapes.dtype[index], sizeof e->shapes.dtype[index], p->lx.s, p->lx.s_len);
     }
     return 0;
 }
@@ -210,9 +208,7 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
 /* A string argument of opprof's own (the string just read), kept as far as it fits. */
 static void own_string_arg(parser *p, event *e, const char *k, size_t n) {
     __typeof__(e->args[0]) *a = &e->args[e->n_args++];
-    size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
-    memcpy(a->str, p->lx.s, len);
-    a->str[len] = '\0';
+    opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
     a->kind = OPPROF_MARK_ARG_STR;
     memcpy(a->key, k, n);
     a->key[n] = '\0';
@@ -260,7 +256,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         const char *semi = memchr(p->lx.s, ';', p->lx.s_len);
         size_t len = semi ? (size_t)(semi - p->lx.s) : p->lx.s_len;
-        return copy_into(&e->frame, &e->frame_cap, p->lx.s, len) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args") : 0;
+        return copy_into(&e->frame, &e->frame_cap, p->lx.s, len) ? opprof__reader_no_memory(p, "args") : 0;
     }
     if (KEY_IS(k, n, "Bytes")) {
         e->have |= HAS_BYTES;
@@ -279,7 +275,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len))
-            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "args");
+            return opprof__reader_no_memory(p, "args");
         /* an operator's "name" (ggml's tensor) is also one of its arguments; a metadata event's is not used as one */
         if (KEY_IS(k, n, "name") && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
             own_string_arg(p, e, k, n);
@@ -336,7 +332,7 @@ static int name_field(parser *p, event *e) {
     }
     e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
     if (copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "name");
+        return opprof__reader_no_memory(p, "name");
     e->name_len = p->lx.s_len;
     return 0;
 }
@@ -386,9 +382,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             if (got <= 0) return got;
             e->have |= HAS_PH;
             e->ph = p->lx.s_len == 1 ? p->lx.s[0] : '?';
-            size_t n_ph = p->lx.s_len < sizeof e->ph_text - 1 ? p->lx.s_len : sizeof e->ph_text - 1;
-            memcpy(e->ph_text, p->lx.s, n_ph);
-            e->ph_text[n_ph] = '\0';
+            opprof__copy_text(e->ph_text, sizeof e->ph_text, p->lx.s, p->lx.s_len);
             return 0;
         }
         if (KEY_IS(k, n, "ts")) {
@@ -416,13 +410,9 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';
             if (p->keep_marks && !p->ours && e->cat == CAT_OTHER) { /* another writer's category, whole */
-                size_t len = p->lx.s_len < sizeof e->category - 1 ? p->lx.s_len : sizeof e->category - 1;
-                memcpy(e->category, p->lx.s, len);
-                e->category[len] = '\0';
+                opprof__copy_text(e->category, sizeof e->category, p->lx.s, p->lx.s_len);
             } else if (comma && p->ours) {
-                size_t len = p->lx.s_len - first - 1 < sizeof e->category - 1 ? p->lx.s_len - first - 1 : sizeof e->category - 1;
-                memcpy(e->category, comma + 1, len);
-                e->category[len] = '\0';
+                opprof__copy_text(e->category, sizeof e->category, comma + 1, p->lx.s_len - first - 1);
             }
             return 0;
         }

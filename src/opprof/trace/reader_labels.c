@@ -61,7 +61,7 @@ static bool tf_stream(const char *text, bool *aggregate) {
  * say that the process is a device. */
 int opprof__reader_set_label(parser *p, int64_t pid, const char *text, bool is_label) {
     struct process_label *l;
-    if (label_of(p, pid, true, &l)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "process labels");
+    if (label_of(p, pid, true, &l)) return opprof__reader_no_memory(p, "process labels");
     /* process_labels names it; process_name too for `opprof sql`'s process table (keep_marks),
      * where a label said already stays */
     if (is_label || (p->keep_marks && !l->text[0])) snprintf(l->text, sizeof l->text, "%s", text);

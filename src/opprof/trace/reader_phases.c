@@ -37,7 +37,7 @@ int opprof__reader_thread_of(parser *p, int64_t pid, int64_t tid, uint32_t *inde
         }
     }
     if (opprof__index_reserve(&p->thread_index, c->n_threads, thread_hash_of, c))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "threads");
+        return opprof__reader_no_memory(p, "threads");
     int64_t key[2] = {pid, tid};
     size_t k = opprof__index_probe(&p->thread_index, thread_hash(pid, tid), key, thread_equal, c);
     if (!p->thread_index.slots[k]) {
@@ -92,7 +92,7 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
                                                            : -1;
         if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
-                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "device links");
+                return opprof__reader_no_memory(p, "device links");
             p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
                                                     (uint32_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
         }
@@ -120,13 +120,13 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
         }
         if (file) p->cap->info.with_stack = true;
         if (opprof_capture_set_last_site(p->cap, file, function, (uint32_t)site_line, e->has_dims ? &e->shapes : NULL))
-            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "sites");
+            return opprof__reader_no_memory(p, "sites");
     }
     if (ts < p->min_ts) p->min_ts = ts;
     if (ts + dur > p->max_ts) p->max_ts = ts + dur;
     if (opprof__reader_whole_checks(p) && kind != OPPROF_KIND_DEVICE && kind != OPPROF_KIND_DEVICE_ANNOTATION) {
         if (opprof__grow((void **)&p->xs, &p->cap_xs, p->n_xs + 1, sizeof *p->xs))
-            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
+            return opprof__reader_no_memory(p, "checks");
         if (line < 0) opprof__json_locate(&p->lx, offset, &line, &column);
         p->xs[p->n_xs++] = (xrecord){offset, column, (uint32_t)(p->cap->n_events - 1),
                                      line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
@@ -139,15 +139,15 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
  * and categories come from the "B"; other arguments are not read. */
 static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset) {
     if (opprof__grow((void **)&p->begins, &p->cap_begins, p->n_begins + 1, sizeof *p->begins))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+        return opprof__reader_no_memory(p, "begin events");
     size_t old_cap = p->cap_innermost;
     if (opprof__grow((void **)&p->innermost, &p->cap_innermost, (size_t)thread + 1, sizeof *p->innermost))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+        return opprof__reader_no_memory(p, "begin events");
     for (size_t i = old_cap; i < p->cap_innermost; i++) p->innermost[i] = -1;
     if (p->n_begins >= INT32_MAX) return FAIL(p, "more than 2^31 begin events open at once: not supported");
     size_t len = strlen(e->name);
     char *name = opprof__alloc(len + 1);
-    if (!name) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "begin events");
+    if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
     *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, name};
@@ -191,7 +191,7 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     char placeholder[24];
     snprintf(placeholder, sizeof placeholder, "\xff%zu", p->n_held_ends);
     if (opprof__grow((void **)&p->held_ends, &p->cap_held_ends, p->n_held_ends + 1, sizeof *p->held_ends))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "end events");
+        return opprof__reader_no_memory(p, "end events");
     int rc = opprof_capture_add_event(p->cap, thread, placeholder, OPPROF_KIND_CPU_OP, ts, 0);
     if (rc) return opprof__json_fail_code(&p->lx, rc, "end events");
     p->held_ends[p->n_held_ends++] = (struct held_end){(uint32_t)(p->cap->n_events - 1), thread, ts};
@@ -248,7 +248,7 @@ int opprof__reader_unended_begins(parser *p) {
         opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's "
                               "end, the longest %.1f %% of the trace",
                               count, first, share_of_trace(p, p->cap->info.unended_ns)))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "warnings");
+        return opprof__reader_no_memory(p, "warnings");
     return 0;
 }
 
@@ -291,7 +291,7 @@ static int foreign_counters(parser *p, event *e, opprof_mark *m) {
         char name[sizeof e->args[k].key + 256];
         snprintf(name, sizeof name, "%.200s %s", e->name, e->args[k].key);
         m->value.d = v;
-        if (opprof_capture_add_mark(p->cap, m, name, NULL)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks");
+        if (opprof_capture_add_mark(p->cap, m, name, NULL)) return opprof__reader_no_memory(p, "marks");
     }
     return 0;
 }
@@ -317,7 +317,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
             m.value.id = e->id;
         }
         if (e->ts < p->min_ts) p->min_ts = e->ts;
-        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks") : 0;
+        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
     }
     m.ts_ns = 0;
     for (int k = 0; k < e->n_args; k++) {
@@ -328,7 +328,7 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
         if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = e->args[k].d;
         if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
             m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
-        if (opprof_capture_add_mark(p->cap, &m, name, str)) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "marks");
+        if (opprof_capture_add_mark(p->cap, &m, name, str)) return opprof__reader_no_memory(p, "marks");
     }
     return 0;
 }
@@ -355,7 +355,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "categories");
+        return opprof__reader_no_memory(p, "categories");
     return e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
 }
 
@@ -377,7 +377,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
     if (opprof_capture_add_memory(p->cap, thread, e->ts, (uint64_t)e->addr, e->bytes,
                                   (e->have & HAS_TOTAL) ? e->total : -1))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "memory events");
+        return opprof__reader_no_memory(p, "memory events");
     p->cap->mem[p->cap->n_mem - 1].device_type = (int32_t)e->device_type;
     p->cap->mem[p->cap->n_mem - 1].device_id = (int32_t)e->device_id;
     if (e->ts < p->min_ts) p->min_ts = e->ts;
@@ -385,7 +385,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     p->cap->info.profile_memory = true;
     if (opprof__reader_whole_checks(p) && (e->have & HAS_TOTAL)) {
         if (opprof__grow((void **)&p->ms, &p->cap_ms, p->n_ms + 1, sizeof *p->ms))
-            return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "checks");
+            return opprof__reader_no_memory(p, "checks");
         int64_t line, column;
         opprof__json_locate(&p->lx, offset, &line, &column);
         p->ms[p->n_ms++] = (mrecord){offset, column, (uint32_t)(p->cap->n_mem - 1),
@@ -408,7 +408,7 @@ static int take_metadata(parser *p, event *e) {
         snprintf(p->cap->threads[thread].name, sizeof p->cap->threads[thread].name, "%s", e->arg_name);
         if (p->is_half) { /* named here: the name wins over the first half's */
             if (opprof__grow((void **)&p->named, &p->cap_named, p->n_named + 1, sizeof *p->named))
-                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "threads");
+                return opprof__reader_no_memory(p, "threads");
             p->named[p->n_named++] = thread;
         }
     }

@@ -74,7 +74,7 @@ static char *copy_text(const char *s, size_t n) {
     return t;
 }
 
-static int nomem(parser *p) { return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "CPU profiles"); }
+static int nomem(parser *p) { return opprof__reader_no_memory(p, "CPU profiles"); }
 
 /* A whole number, or a time in microseconds (to ns); 1 when it is not one (skipped). */
 static int number(parser *p, int64_t *out, bool micros) {

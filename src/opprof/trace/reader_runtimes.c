@@ -80,9 +80,7 @@ static int on_shape_type(opprof__json *lx, void *ctx, const char *k, size_t n) {
     shape_ctx *s = ctx;
     if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
     if (s->input < OPPROF_MAX_INPUTS) {
-        size_t len = n < sizeof s->e->shapes.dtype[0] - 1 ? n : sizeof s->e->shapes.dtype[0] - 1;
-        memcpy(s->e->shapes.dtype[s->input], k, len);
-        s->e->shapes.dtype[s->input][len] = '\0';
+        opprof__copy_text(s->e->shapes.dtype[s->input], sizeof s->e->shapes.dtype[s->input], k, n);
     }
     return opprof__json_array(&p->lx, on_shape_dim, s);
 }
@@ -102,9 +100,7 @@ static int keep_string(parser *p, event *e, const char *key) {
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     if (!p->lx.s_len || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return 0;
     __typeof__(e->args[0]) *a = &e->args[e->n_args++];
-    size_t len = p->lx.s_len < sizeof a->str - 1 ? p->lx.s_len : sizeof a->str - 1;
-    memcpy(a->str, p->lx.s, len);
-    a->str[len] = '\0';
+    opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
     snprintf(a->key, sizeof a->key, "%s", key);
     a->kind = OPPROF_MARK_ARG_STR;
     return 0;
@@ -161,9 +157,7 @@ int opprof__reader_runtime_arg(parser *p, event *e, const char *k, size_t n) {
     if (KEY_IS(k, n, "op_name")) {
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        size_t len = p->lx.s_len < sizeof e->op_name - 1 ? p->lx.s_len : sizeof e->op_name - 1;
-        memcpy(e->op_name, p->lx.s, len);
-        e->op_name[len] = '\0';
+        opprof__copy_text(e->op_name, sizeof e->op_name, p->lx.s, p->lx.s_len);
         return 0;
     }
     if (KEY_IS(k, n, "provider")) return keep_string(p, e, "provider");
@@ -188,7 +182,7 @@ static int rename_event(parser *p, event *e, const char *name) {
     size_t len = strlen(name);
     if (len + 1 > e->name_cap) {
         char *bigger = opprof__realloc(e->name, len + 1);
-        if (!bigger) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "names");
+        if (!bigger) return opprof__reader_no_memory(p, "names");
         e->name = bigger;
         e->name_cap = len + 1;
     }
@@ -200,7 +194,7 @@ static int rename_event(parser *p, event *e, const char *name) {
 static int session_event(parser *p, event *e) {
     if (is_startup(e->name)) {
         opprof__sb_printf(&p->rt.startup, "%s%s %.3f ms", p->rt.startup.len ? ", " : "", e->name, (double)e->dur / 1e6);
-        return p->rt.startup.error ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "start-up") : 1;
+        return p->rt.startup.error ? opprof__reader_no_memory(p, "start-up") : 1;
     }
     e->cat = CAT_USER;
     if (strcmp(e->name, "model_run") != 0) return 0; /* the executor's span: a range */
@@ -236,7 +230,7 @@ static int tf_event(parser *p, event *e) {
     p->rt.tf = true;
     const char *node = e->arg_name && e->arg_name[0] ? e->arg_name : e->name;
     if (opprof__grow((void **)&p->rt.tf_ops, &p->rt.cap_tf_ops, p->rt.n_tf_ops + 1, sizeof *p->rt.tf_ops))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "ops");
+        return opprof__reader_no_memory(p, "ops");
     p->rt.tf_ops[p->rt.n_tf_ops++] = (struct tf_op){(uint32_t)p->cap->n_events, opprof__hash_bytes(node, strlen(node))};
     return 0;
 }

@@ -67,7 +67,7 @@ static int id_text(parser *p, char **out) {
         len = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v.as_int);
     }
     *out = opprof__alloc(len + 1);
-    if (!*out) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+    if (!*out) return opprof__reader_no_memory(p, "frames");
     memcpy(*out, text, len);
     (*out)[len] = '\0';
     return 0;
@@ -85,7 +85,7 @@ static int on_frame_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         char **to = name ? &f->name : &f->source;
         opprof__free(*to);
         *to = opprof__alloc(p->lx.s_len + 1);
-        if (!*to) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+        if (!*to) return opprof__reader_no_memory(p, "frames");
         memcpy(*to, p->lx.s, p->lx.s_len + 1);
         return 0;
     }
@@ -97,14 +97,14 @@ static int on_frame(opprof__json *lx, void *ctx, const char *k, size_t n) {
     struct sample_reader *s = ctx;
     if (opprof__json_skip_ws(&p->lx) != '{') return FAIL(p, "stackFrames: frame '%.*s' is not an object", (int)n, k);
     frame f = {0};
-    if (!(f.id = opprof__alloc(n + 1))) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames");
+    if (!(f.id = opprof__alloc(n + 1))) return opprof__reader_no_memory(p, "frames");
     memcpy(f.id, k, n);
     f.id[n] = '\0';
     size_t slot = 0;
     int64_t found = opprof__index_lookup(&s->frame_index, s->n_frames, frame_hash_of, frame_equal, s->frames,
                                          opprof__hash_bytes(f.id, n), f.id, &slot);
     int rc = found < 0 || opprof__grow((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames)
-                 ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "frames")
+                 ? opprof__reader_no_memory(p, "frames")
                  : opprof__json_object(&p->lx, on_frame_key, &f);
     if (!rc && found) rc = FAIL(p, "stackFrames: frame '%s' is given twice", f.id);
     if (!rc && !f.name) rc = FAIL(p, "stackFrames: frame '%s' has no name", f.id);
@@ -178,7 +178,7 @@ static int on_sample(opprof__json *lx, void *ctx, int index) {
     if (!rc && (t.have & 6) != 6) rc = FAIL(p, "samples: item %d lacks \"tid\" or \"ts\"", index);
     t.s.no_pid = !(t.have & 1);
     if (!rc && opprof__grow((void **)&s->samples, &s->cap_samples, s->n_samples + 1, sizeof *s->samples))
-        rc = opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        rc = opprof__reader_no_memory(p, "samples");
     if (rc) {
         opprof__free(t.s.sf);
         return rc;
@@ -225,7 +225,7 @@ int opprof__reader_sample_key(parser *p, const char *k, size_t n) {
     bool frames = KEY_IS(k, n, "stackFrames"), samples = KEY_IS(k, n, "samples");
     if ((frames && c == '{') || (samples && c == '[')) {
         struct sample_reader *s = state(p);
-        if (!s) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (!s) return opprof__reader_no_memory(p, "samples");
         return frames ? opprof__json_object(&p->lx, on_frame, s) : opprof__json_array(&p->lx, on_sample, s);
     }
     if (KEY_IS(k, n, "opprof_off_cpu") && c == '[') return opprof__json_array(&p->lx, on_off_cpu, NULL);
@@ -253,18 +253,18 @@ static int stack_of(parser *p, struct sample_reader *s, frame *leaf, uint32_t *s
             f->source_id = UINT32_MAX;
             if (opprof__capture_intern(p->cap, f->name, strlen(f->name), &f->name_id) ||
                 (f->source && opprof__capture_intern(p->cap, f->source, strlen(f->source), &f->source_id)))
-                return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+                return opprof__reader_no_memory(p, "samples");
         }
         ids[n] = f->name_id;
         where[n] = f->source_id;
         if (!f->parent) break;
         int64_t up = frame_of(s, f->parent);
-        if (up < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (up < 0) return opprof__reader_no_memory(p, "samples");
         if (!up) return FAIL(p, "samples: frame '%s' is not in stackFrames", f->parent);
         f = &s->frames[up - 1];
     }
     if (opprof__capture_intern_stack(p->cap, ids, where, leaf ? n + 1 : 0, &leaf->stack))
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        return opprof__reader_no_memory(p, "samples");
     return *stack = leaf->stack, 0;
 }
 
@@ -272,11 +272,11 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
     uint32_t stack = 0;
     if (sm->sf) {
         int64_t leaf = frame_of(s, sm->sf);
-        if (leaf < 0) return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        if (leaf < 0) return opprof__reader_no_memory(p, "samples");
         if (!leaf) return FAIL(p, "samples: frame '%s' is not in stackFrames", sm->sf);
         if (stack_of(p, s, &s->frames[leaf - 1], &stack)) return OPPROF_EFORMAT;
     } else if (opprof__capture_intern_stack(p->cap, NULL, NULL, 0, &stack)) {
-        return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples");
+        return opprof__reader_no_memory(p, "samples");
     }
     uint32_t thread;
     int64_t pid = sm->pid;
@@ -287,7 +287,7 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
         }
     if (opprof__reader_thread_of(p, pid, sm->tid, &thread)) return OPPROF_EFORMAT;
     int rc = opprof__capture_add_sample_stack(p->cap, thread, sm->ts, stack);
-    return rc == OPPROF_ENOMEM ? opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, "samples") : rc ? FAIL(p, "samples: a sample out of range") : 0;
+    return rc == OPPROF_ENOMEM ? opprof__reader_no_memory(p, "samples") : rc ? FAIL(p, "samples: a sample out of range") : 0;
 }
 
 int opprof__reader_samples_finish(parser *p) {

@@ -194,6 +194,11 @@ typedef struct event {
     char scope;              /* "s" of instants: 't', 'p', 'g' */
 } event;
 
+/* The reader's one way out of memory: the error, naming what was being
+ * kept ("begin events"), at the lexer's place. */
+static inline int opprof__reader_no_memory(parser *p, const char *what) {
+    return opprof__json_fail_code(&p->lx, OPPROF_ENOMEM, what);
+}
 
 /* ---- problems and whole-trace checks (trace/reader_checks.c) ---- */
 /* A problem at an offset in the current window (opprof check). */
