@@ -264,6 +264,7 @@ OPPROF__HIDDEN int opprof__index_reserve(opprof__index *ix, size_t count, opprof
 /* The slot of key (hash: the same function of it as hash_of of an equal item). */
 static inline size_t opprof__index_probe(const opprof__index *ix, uint64_t hash, const void *key,
                                          opprof__index_equal_fn equal, const void *ctx) {
+    OPPROF__ASSERT(ix->size && (ix->size & (ix->size - 1)) == 0); /* a power of two: the mask wraps */
     size_t mask = ix->size - 1, k = (size_t)hash & mask;
     while (ix->slots[k] && !equal(ctx, ix->slots[k] - 1, key)) k = (k + 1) & mask;
     return k;
@@ -276,6 +277,7 @@ static inline int64_t opprof__index_lookup(opprof__index *ix, size_t count, oppr
                                            const void *key, size_t *slot) {
     if (opprof__index_reserve(ix, count, hash_of, ctx)) return OPPROF_ENOMEM;
     *slot = opprof__index_probe(ix, hash, key, equal, ctx);
+    OPPROF__ASSERT(ix->slots[*slot] <= count); /* a slot names one of the items, or none */
     return ix->slots[*slot];
 }
 OPPROF__HIDDEN void opprof__index_free(opprof__index *ix);

@@ -21,6 +21,7 @@ int opprof__index_reserve(opprof__index *ix, size_t count, opprof__index_hash_fn
     opprof__index_free(ix);
     ix->slots = slots;
     ix->size = size;
+    OPPROF__ASSERT((count + 1) * 2 <= ix->size); /* at most half full: every probe ends at an empty slot */
     return 0;
 }
 

@@ -105,6 +105,8 @@ static void add_lines(const unsigned char *b, size_t n, int64_t at, int64_t *lin
 }
 
 static void advance_lines(opprof__json *p, int64_t upto) {
+    /* the bytes counted are the window's: from where counting is, up to a place in it */
+    OPPROF__ASSERT(p->base <= p->lc_off && p->lc_off <= upto && upto <= p->base + (int64_t)p->len);
     add_lines(p->buf + (p->lc_off - p->base), (size_t)(upto - p->lc_off), p->lc_off, &p->lc_lines, &p->lc_last);
     p->lc_off = upto;
 }
@@ -186,6 +188,8 @@ int opprof__json_fail_code(opprof__json *p, int code, const char *what) {
 
 /* Slide the window: keep what is not consumed, read more. */
 int opprof__json_refill(opprof__json *p) {
+    /* the window's invariant: its bytes are read from the text, the place within them */
+    OPPROF__ASSERT(p->pos <= p->len && p->len <= WINDOW);
     if (p->eof) return 0;
     advance_lines(p, p->base + (int64_t)p->pos);
     memmove(p->buf, p->buf + p->pos, p->len - p->pos);
@@ -198,6 +202,7 @@ int opprof__json_refill(opprof__json *p) {
     if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : opprof__json_fail_code(p, (int)n, "read");
     if (n == 0) p->eof = true;
     p->len += (size_t)n;
+    OPPROF__ASSERT(p->pos == 0 && p->len <= WINDOW);
     if (p->opt && p->opt->on_progress) {
         int64_t at = source_position(&p->src);
         if (at >= p->next_progress || p->eof) {
