@@ -164,7 +164,8 @@ static void detect(const model *m, detection *d, double k, double *handoff_us, d
     opprof_session *s = start(&cfg);
     int64_t start_ns = bench_now_ns();
     for (int i = 0; i < d->steps; i++) {
-        if (d->slowed[i]) nn_debug_delay_next("aten::addmm", (int64_t)(2 * median_of(dur + (i > 50 ? i - 50 : 0), i > 50 ? 50 : i)));
+        if (d->slowed[i])
+            nn_debug_delay_next("aten::addmm", (int64_t)(2 * median_of(dur + (i > 50 ? i - 50 : 0), i > 50 ? 50 : i)));
         forward(m);
         d->step_end[i] = bench_now_ns();
         dur[i] = d->step_end[i] - start_ns;
@@ -176,8 +177,10 @@ static void detect(const model *m, detection *d, double k, double *handoff_us, d
     int64_t *slow_cost = calloc(SLOWED, sizeof *slow_cost), *plain_cost = calloc((size_t)d->steps, sizeof *plain_cost);
     int ns = 0, np = 0;
     for (int i = 0; i < d->steps; i++) {
-        if (d->slowed[i]) slow_cost[ns++] = step_cost_ns[i];
-        else plain_cost[np++] = step_cost_ns[i];
+        if (d->slowed[i])
+            slow_cost[ns++] = step_cost_ns[i];
+        else
+            plain_cost[np++] = step_cost_ns[i];
     }
     *handoff_us = median_of(slow_cost, ns) / 1e3;
     *other_us = median_of(plain_cost, np) / 1e3;
@@ -214,9 +217,12 @@ int main(int argc, char **argv) {
     bool json = false;
     int steps = 2000, rss_steps = 100000;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--rss-steps") && i + 1 < argc) rss_steps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rss-steps") && i + 1 < argc)
+            rss_steps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_flight [--json] [--steps N] [--rss-steps N]\n");
             return 64;
@@ -225,7 +231,7 @@ int main(int argc, char **argv) {
     if (steps < 400 || rss_steps < 1000) die("--steps must be >= 400 and --rss-steps >= 1000", OPPROF_EINVAL);
     model m = seed_model();
     for (int i = 0; i < 200; i++) forward(&m); /* warm */
-    range_ns(false); /* a round to warm the buffers and the clock, not counted */
+    range_ns(false);                           /* a round to warm the buffers and the clock, not counted */
     double plain[ROUNDS], flight[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         plain[r] = range_ns(false);
@@ -240,7 +246,8 @@ int main(int argc, char **argv) {
     detect(&m, &d, 2, &handoff_us, &other_us);
     detect(&m, &d25, 2.5, &h25, &o25);
     qsort(d.latency_ms, (size_t)d.n_latency, sizeof *d.latency_ms, bench_cmp_double);
-    double lat_med = quantile(d.latency_ms, d.n_latency, 0.5), lat_max = d.n_latency ? d.latency_ms[d.n_latency - 1] : NAN;
+    double lat_med = quantile(d.latency_ms, d.n_latency, 0.5),
+           lat_max = d.n_latency ? d.latency_ms[d.n_latency - 1] : NAN;
     double rss_1000 = 0, rss_end = 0;
     rss_drift(&m, rss_steps, &rss_1000, &rss_end);
     char host[256], rtext[96];
@@ -287,7 +294,8 @@ int main(int argc, char **argv) {
         printf("... trigger 2.5x: %d saved, %d saves of unslowed steps, %d complete\n", d25.saved_slow, d25.false_saves,
                d25.complete);
         printf("save latency (step end to its JSON written): median %.2f ms, max %.2f ms; the triggering step's "
-               "opprof_session_step: %.2f us (others %.2f us)\n", lat_med, lat_max, handoff_us, other_us);
+               "opprof_session_step: %.2f us (others %.2f us)\n",
+               lat_med, lat_max, handoff_us, other_us);
         printf("rss: %.2f MiB after 1,000 steps, %.2f MiB after %d: drift %+.2f MiB\n", rss_1000, rss_end, rss_steps,
                rss_end - rss_1000);
     }

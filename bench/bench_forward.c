@@ -26,16 +26,16 @@ enum { IN = 256, HIDDEN = 512, OUT = 64, BIG = 128 };
 
 typedef struct batch_result {
     int batch;
-    bench_stats t1, t2;            /* forward, 1 and 2 threads, us */
-    double torch_py, torch_cpp;    /* peers' medians over the rounds, us (NAN: absent) */
+    bench_stats t1, t2;                /* forward, 1 and 2 threads, us */
+    double torch_py, torch_cpp;        /* peers' medians over the rounds, us (NAN: absent) */
     bench_ratio vs_torch, vs_libtorch; /* peer / nn, interleaved rounds */
-    nn_gemm_choice layer[2];       /* what auto chose for each layer */
+    nn_gemm_choice layer[2];           /* what auto chose for each layer */
 } batch_result;
 
 typedef struct machine {
     const char *isa;
     double peak, peak_avx512, peak_avx2, peak_2threads; /* GFLOP/s */
-    double read_gbps;                                    /* weights-sized buffer */
+    double read_gbps;                                   /* weights-sized buffer */
 } machine;
 
 static void die(const char *what, int rc) {
@@ -233,8 +233,7 @@ static void print_json(const machine *m, const batch_result *b128, const batch_r
     bench_json_number(stdout, "forward_us_median", b128->t1.median, false);
     bench_json_number(stdout, "forward_bound_us", FLOPS_PER_ROW * BIG / m->peak / 1e3, false);
     printf("  \"gemm_gflops_by_kernel\": {");
-    for (int i = 0; i < n_kernels; i++)
-        printf("%s\"%s\": [%.6g, %.6g]", i ? ", " : "", names[i], gf[i][0], gf[i][1]);
+    for (int i = 0; i < n_kernels; i++) printf("%s\"%s\": [%.6g, %.6g]", i ? ", " : "", names[i], gf[i][0], gf[i][1]);
     printf("},\n  \"gemm_fraction_of_peak_by_kernel\": {");
     for (int i = 0; i < n_kernels; i++) {
         double peak = !strcmp(names[i], "avx2") ? m->peak_avx2 : m->peak;

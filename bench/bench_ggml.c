@@ -64,10 +64,13 @@ static void model_make(model *m, int threads) {
     for (int l = 0; l < LAYERS; l++) {
         struct ggml_tensor *n = ggml_rms_norm(m->ctx, h, 1e-5f);
         /* named as llama.cpp names a layer's tensors: the rows by layer */
-        struct ggml_tensor *gate = ggml_format_name(ggml_mul_mat(m->ctx, weight(m, DIM, HIDDEN, 3 * l + 1), n), "ffn_gate-%d", l);
-        struct ggml_tensor *up = ggml_format_name(ggml_mul_mat(m->ctx, weight(m, DIM, HIDDEN, 3 * l + 2), n), "ffn_up-%d", l);
+        struct ggml_tensor *gate =
+            ggml_format_name(ggml_mul_mat(m->ctx, weight(m, DIM, HIDDEN, 3 * l + 1), n), "ffn_gate-%d", l);
+        struct ggml_tensor *up =
+            ggml_format_name(ggml_mul_mat(m->ctx, weight(m, DIM, HIDDEN, 3 * l + 2), n), "ffn_up-%d", l);
         struct ggml_tensor *act = ggml_mul(m->ctx, ggml_silu(m->ctx, gate), up);
-        struct ggml_tensor *down = ggml_format_name(ggml_mul_mat(m->ctx, weight(m, HIDDEN, DIM, 3 * l + 3), act), "ffn_down-%d", l);
+        struct ggml_tensor *down =
+            ggml_format_name(ggml_mul_mat(m->ctx, weight(m, HIDDEN, DIM, 3 * l + 3), act), "ffn_down-%d", l);
         h = ggml_add(m->ctx, h, ggml_soft_max(m->ctx, down));
     }
     m->graph = ggml_new_graph(m->ctx);
@@ -121,9 +124,12 @@ static void mul_mat_rows(const opprof_averages *avg, const opprof_machine *machi
         if (!r.modelled) continue;
         pct[f->mul_mat_rows++] = r.roof_percent;
         const opprof_machine_ceilings *c = opprof_machine_for_threads(machine, rows[i].threads);
-        if (r.compute_bound) f->compute_bound++;
-        else if (!strcmp(c->levels[r.level].name, "DRAM")) f->dram_bound++;
-        else f->other_bound++;
+        if (r.compute_bound)
+            f->compute_bound++;
+        else if (!strcmp(c->levels[r.level].name, "DRAM"))
+            f->dram_bound++;
+        else
+            f->other_bound++;
     }
     bench_stats st = bench_stats_of(pct, f->mul_mat_rows);
     f->roof_min = pct[0], f->roof_max = f->mul_mat_rows ? pct[f->mul_mat_rows - 1] : NAN, f->roof_median = st.median;
@@ -209,13 +215,20 @@ int main(int argc, char **argv) {
     bool json = false, with_roofline = false;
     int rounds = 9, iters = 200, threads = 2;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) TOKENS = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--dim") && i + 1 < argc) DIM = atoi(argv[++i]), HIDDEN = DIM * 11 / 4 / 32 * 32;
-        else if (!strcmp(argv[i], "--roofline")) with_roofline = true;
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
+            TOKENS = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dim") && i + 1 < argc)
+            DIM = atoi(argv[++i]), HIDDEN = DIM * 11 / 4 / 32 * 32;
+        else if (!strcmp(argv[i], "--roofline"))
+            with_roofline = true;
         else {
             fprintf(stderr, "usage: bench_ggml [--json] [--rounds N] [--iters N] [--threads N] [--tokens N] [--dim N] "
                             "[--roofline]\n");

@@ -20,23 +20,25 @@ typedef void (*write_fn)(FILE *f);
 /* 10^6 ordinary complete events on one thread */
 static void ordinary(FILE *f) {
     for (long i = 0; i < 1000000; i++)
-        fprintf(f, "%s{\"ph\":\"X\",\"name\":\"op_%ld\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":1}", i ? ",\n" : "", i % 50,
-                2 * i);
+        fprintf(f, "%s{\"ph\":\"X\",\"name\":\"op_%ld\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":1}", i ? ",\n" : "",
+                i % 50, 2 * i);
 }
 
 /* 10^6 counter samples, each of a process named by a string never seen before */
 static void string_pids(FILE *f) {
     for (long i = 0; i < 1000000; i++)
-        fprintf(f, "%s{\"ph\":\"C\",\"name\":\"c\",\"pid\":\"process %ld\",\"ts\":%ld,\"args\":{\"v\":1}}", i ? ",\n" : "",
-                i, i);
+        fprintf(f, "%s{\"ph\":\"C\",\"name\":\"c\",\"pid\":\"process %ld\",\"ts\":%ld,\"args\":{\"v\":1}}",
+                i ? ",\n" : "", i, i);
 }
 
 /* 5*10^4 threads of one process, then 10^5 process_labels of it */
 static void labels(FILE *f) {
     for (long i = 0; i < 50000; i++)
-        fprintf(f, "%s{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":%ld,\"ts\":%ld,\"dur\":1}", i ? ",\n" : "", i + 1, i);
+        fprintf(f, "%s{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":%ld,\"ts\":%ld,\"dur\":1}", i ? ",\n" : "", i + 1,
+                i);
     for (long i = 0; i < 100000; i++)
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":1,\"tid\":0,\"args\":{\"labels\":\"rank %ld\"}}",
+        fprintf(f,
+                ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":1,\"tid\":0,\"args\":{\"labels\":\"rank %ld\"}}",
                 i % 7);
 }
 

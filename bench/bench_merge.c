@@ -23,11 +23,12 @@ static const char *NAMES[] = {"aten::linear", "aten::addmm", "aten::relu", "mpi:
 static int write_rank(const char *path, int rank, long events) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f,
-            "{\n  \"schemaVersion\": 1,\n  \"opprof_version\": \"bench\",\n  \"distributedInfo\": {\"backend\": \"mpi\", "
-            "\"rank\": %d, \"world_size\": 1000, \"clock_offset_ns\": %d, \"clock_uncertainty_ns\": 300},\n"
-            "  \"baseTimeNanoseconds\": %lld,\n  \"traceEvents\": [\n",
-            rank, (rank * 37) % 5000 - 2500, 1700000000000000000LL + rank * 1000LL);
+    fprintf(
+        f,
+        "{\n  \"schemaVersion\": 1,\n  \"opprof_version\": \"bench\",\n  \"distributedInfo\": {\"backend\": \"mpi\", "
+        "\"rank\": %d, \"world_size\": 1000, \"clock_offset_ns\": %d, \"clock_uncertainty_ns\": 300},\n"
+        "  \"baseTimeNanoseconds\": %lld,\n  \"traceEvents\": [\n",
+        rank, (rank * 37) % 5000 - 2500, 1700000000000000000LL + rank * 1000LL);
     for (long i = 0; i < events; i++)
         fprintf(f,
                 "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %ld.%03ld, "
@@ -42,8 +43,7 @@ static double read_all(char **paths, int n) {
     int64_t t0 = bench_now_ns();
     for (int i = 0; i < n; i++) {
         int fd = open(paths[i], O_RDONLY);
-        while (fd >= 0 && read(fd, buf, sizeof buf) > 0) {
-        }
+        while (fd >= 0 && read(fd, buf, sizeof buf) > 0) {}
         if (fd >= 0) close(fd);
     }
     return (double)(bench_now_ns() - t0) / 1e9;
@@ -55,10 +55,14 @@ int main(int argc, char **argv) {
     long events = 100000;
     const char *base = "/tmp";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) ranks = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--events") && i + 1 < argc) events = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--dir") && i + 1 < argc) base = argv[++i];
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
+            ranks = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--events") && i + 1 < argc)
+            events = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            base = argv[++i];
         else {
             fprintf(stderr, "usage: bench_merge [--json] [--ranks N] [--events E] [--dir DIR]\n");
             return 64;
@@ -124,8 +128,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "peak_bytes_per_event", (double)peak / total, true);
         printf("}\n");
     } else {
-        printf("merged %d traces, %.0f events, %.1f GB in, %.1f GB out, in %.1f s: %.2f M events/s, %.0f MB/s\n",
-               ranks, total, (double)bytes / 1e9, (double)out_bytes / 1e9, merge_s, total / merge_s / 1e6,
+        printf("merged %d traces, %.0f events, %.1f GB in, %.1f GB out, in %.1f s: %.2f M events/s, %.0f MB/s\n", ranks,
+               total, (double)bytes / 1e9, (double)out_bytes / 1e9, merge_s, total / merge_s / 1e6,
                (double)bytes / 1e6 / merge_s);
         printf("  reading the same files once, nothing else: %.0f MB/s (the limit of a 2-pass merge is half)\n",
                (double)bytes / 1e6 / read_s);

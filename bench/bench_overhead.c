@@ -141,7 +141,6 @@ static double time_ranges_with_shapes(int batches, int per_batch) {
     return m;
 }
 
-
 static int discard(const opprof_capture *c, void *ud) {
     (void)c;
     (void)ud;
@@ -234,11 +233,11 @@ static const char *TORCH_SCRIPT =
 
 /* One round of the peers and of ours, for the ratios. */
 typedef struct peer_round {
-    double torch[3];       /* PyTorch: range_ns, key_averages_s, events (NAN: absent) */
-    double lt[6];          /* libtorch: range_ns, range_off_ns, forward_us, forward_profiled_us, disable_s, events */
+    double torch[3]; /* PyTorch: range_ns, key_averages_s, events (NAN: absent) */
+    double lt[6];    /* libtorch: range_ns, range_off_ns, forward_us, forward_profiled_us, disable_s, events */
     double lt_forward_ratio;
-    double ours_range;     /* a range in reused buffers, ns */
-    double ours_ka_same;   /* our averages of 1 M events, scaled to PyTorch's count, s */
+    double ours_range;   /* a range in reused buffers, ns */
+    double ours_ka_same; /* our averages of 1 M events, scaled to PyTorch's count, s */
 } peer_round;
 
 static peer_round one_round(int batches, int per) {
@@ -258,7 +257,7 @@ static peer_round one_round(int batches, int per) {
         unlink(path);
     }
     /* libtorch from C++, the fairer peer for C code (built by `make bench`) */
-    static const char *const keys[] = {"range_ns", "range_off_ns", "forward_us", "forward_profiled_us",
+    static const char *const keys[] = {"range_ns",  "range_off_ns", "forward_us", "forward_profiled_us",
                                        "disable_s", "events"};
     char exe[4200], cmd[8400];
     snprintf(exe, sizeof exe, "%s/torch_overhead", bench_self_dir());
@@ -320,8 +319,8 @@ int main(int argc, char **argv) {
     double cold_ns = time_ranges(batches, per);
     double memory_cold_ns = time_memory_events(batches, per);
     for (int k = 0; k < 4; k++) time_marks(k, batches, per / 4); /* the marks' buffers, for the next window */
-    opprof_session_step(s); /* step 2: NONE (the capture is saved and discarded) */
-    opprof_session_step(s); /* step 3: a window again; buffers are reused */
+    opprof_session_step(s);                                      /* step 2: NONE (the capture is saved and discarded) */
+    opprof_session_step(s);                                      /* step 3: a window again; buffers are reused */
     double range_ns = time_ranges(batches, per);
     double memory_ns = time_memory_events(batches, per);
     double mark_ns[4];
@@ -484,10 +483,11 @@ int main(int argc, char **argv) {
         printf("at scale (%s):\n", g_out_dir);
         scale *rows[2] = {&s1, &s10};
         for (int i = 0; i < 2; i++)
-            printf("  %9zu events: snapshot %.3f s, averages %.3f s, export %.3f s = %.0f MB/s, %.1f M events/s, %.0f B/event in JSON\n",
-                   rows[i]->events, rows[i]->snapshot_s, rows[i]->averages_s, rows[i]->export_s,
-                   rows[i]->export_mb / rows[i]->export_s, (double)rows[i]->events / rows[i]->export_s / 1e6,
-                   rows[i]->export_mb * 1e6 / (double)rows[i]->events);
+            printf(
+                "  %9zu events: snapshot %.3f s, averages %.3f s, export %.3f s = %.0f MB/s, %.1f M events/s, %.0f B/event in JSON\n",
+                rows[i]->events, rows[i]->snapshot_s, rows[i]->averages_s, rows[i]->export_s,
+                rows[i]->export_mb / rows[i]->export_s, (double)rows[i]->events / rows[i]->export_s / 1e6,
+                rows[i]->export_mb * 1e6 / (double)rows[i]->events);
         printf("  the writer alone (to /dev/null): %.0f MB/s, %.1f M events/s\n", s10.export_mb / s10.format_s,
                (double)s10.events / s10.format_s / 1e6);
         printf("  peak memory held: %.1f bytes per event (recording buffers + capture + analysis)\n", bytes_per_event);
@@ -495,8 +495,9 @@ int main(int argc, char **argv) {
         bench_ratio_text(range_vs_torch, r1, sizeof r1);
         bench_ratio_text(ka_vs_torch, r2, sizeof r2);
         if (!isnan(torch_range))
-            printf("PyTorch: record_function %.0f ns a range (%s ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %s faster)\n",
-                   torch_range, r1, torch_ka, torch_events, ours_ka_same, r2);
+            printf(
+                "PyTorch: record_function %.0f ns a range (%s ours); key_averages() %.2f s for %.0f events (ours: %.3f s, %s faster)\n",
+                torch_range, r1, torch_ka, torch_events, ours_ka_same, r2);
         else
             printf("PyTorch: not installed (apt-get install python3-torch)\n");
         bench_ratio_text(range_vs_libtorch, r1, sizeof r1);

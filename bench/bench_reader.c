@@ -69,20 +69,19 @@ static int make_trace(size_t events) {
     return rc;
 }
 
-static const char *PY =
-    "import json, sys, time\n"
-    "t = time.perf_counter()\n"
-    "with open(sys.argv[1]) as f: d = json.load(f)\n"
-    "sums = {}\n"
-    "for e in d['traceEvents']:\n"
-    "    if e.get('ph') == 'X': sums[e['name']] = sums.get(e['name'], 0) + e['dur']\n"
-    "print('seconds: %f' % (time.perf_counter() - t))\n";
+static const char *PY = "import json, sys, time\n"
+                        "t = time.perf_counter()\n"
+                        "with open(sys.argv[1]) as f: d = json.load(f)\n"
+                        "sums = {}\n"
+                        "for e in d['traceEvents']:\n"
+                        "    if e.get('ph') == 'X': sums[e['name']] = sums.get(e['name'], 0) + e['dur']\n"
+                        "print('seconds: %f' % (time.perf_counter() - t))\n";
 
 typedef struct measured {
     double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb; /* medians; peak: the largest */
-    double two_seconds, two_peak_mb;                  /* ... on two threads */
+    double two_seconds, two_peak_mb;                                                 /* ... on two threads */
     size_t events, memory;
-    int two_threads_read;                             /* the threads that the two-thread read used */
+    int two_threads_read; /* the threads that the two-thread read used */
     bench_ratio vs_python, simdjson_over, two_over_simdjson, two_over_one;
 } measured;
 
@@ -105,13 +104,14 @@ static int measure_ours(const char *path, int threads, measured *m) {
     opprof_averages *avg;
     char *table;
     opprof_capture_averages(c, &avg);
-    opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table);
+    opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12},
+                                    &table);
     double seconds = (double)(bench_now_ns() - t0) / 1e9;
     double peak = (double)(status_kb("VmHWM") - rss_before) / 1024.0;
     double *peak_of = threads == 1 ? &m->peak_mb : &m->two_peak_mb;
     if (peak > *peak_of) *peak_of = peak;
-    if (threads == 1) m->seconds = seconds;
+    if (threads == 1)
+        m->seconds = seconds;
     else {
         m->two_seconds = seconds;
         m->two_threads_read = opprof_capture_get_info(c).read_threads;
@@ -120,7 +120,8 @@ static int measure_ours(const char *path, int threads, measured *m) {
     opprof_capture_events(c, &m->events);
     opprof_capture_memory_events(c, &m->memory);
     m->capture_mb = ((double)m->events * sizeof(opprof_event) + (double)m->memory * sizeof(opprof_memory_event) +
-                     (double)n_names * 64) / 1e6;
+                     (double)n_names * 64) /
+                    1e6;
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
@@ -174,9 +175,9 @@ static int measure(const char *path, int rounds, measured *m) {
         simd[r] = simdjson_seconds(path, &m->simdjson_peak_mb);
     }
     m->vs_python = bench_ratio_of(py, ours, rounds);          /* opprof's speed over Python's */
-    m->simdjson_over = bench_ratio_of(ours, simd, rounds);     /* simdjson's speed over opprof's */
-    m->two_over_simdjson = bench_ratio_of(simd, two, rounds);  /* opprof on two threads over simdjson */
-    m->two_over_one = bench_ratio_of(ours, two, rounds);       /* ... over opprof on one */
+    m->simdjson_over = bench_ratio_of(ours, simd, rounds);    /* simdjson's speed over opprof's */
+    m->two_over_simdjson = bench_ratio_of(simd, two, rounds); /* opprof on two threads over simdjson */
+    m->two_over_one = bench_ratio_of(ours, two, rounds);      /* ... over opprof on one */
     double sorted[MAX_ROUNDS];
     memcpy(sorted, ours, sizeof(double) * (size_t)rounds);
     m->seconds = bench_stats_of(sorted, rounds).median;
@@ -255,10 +256,12 @@ int main(int argc, char **argv) {
             copies = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
             keep = argv[++i];
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && atoi(argv[i + 1]) >= 1 && atoi(argv[i + 1]) <= MAX_ROUNDS)
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+                 atoi(argv[i + 1]) <= MAX_ROUNDS)
             rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_reader [--json] [--mb N] [--real-copies N] [--rounds N (1-64)] [--keep FILE]\n");
+            fprintf(stderr,
+                    "usage: bench_reader [--json] [--mb N] [--real-copies N] [--rounds N (1-64)] [--keep FILE]\n");
             return 64;
         }
     }
@@ -279,13 +282,15 @@ int main(int argc, char **argv) {
     measured real = {0};
     bool have_real = false;
     char src[1024], real_path[] = "/tmp/opprof-bench-real-XXXXXX", cmd[2400];
-    snprintf(src, sizeof src, "%s/../tests/fixtures/real-traces/"
-             "kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz", OPPROF_BENCH_SOURCE_DIR);
+    snprintf(src, sizeof src,
+             "%s/../tests/fixtures/real-traces/"
+             "kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+             OPPROF_BENCH_SOURCE_DIR);
     int fd = copies > 0 ? mkstemp(real_path) : -1;
     if (fd >= 0) {
         close(fd);
-        snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/make_real_trace.py' '%s' %d '%s'", OPPROF_BENCH_SOURCE_DIR,
-                 src, copies, real_path);
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/make_real_trace.py' '%s' %d '%s'", OPPROF_BENCH_SOURCE_DIR, src,
+                 copies, real_path);
         have_real = system(cmd) == 0 && measure(real_path, rounds, &real) == 0;
         unlink(real_path);
     }

@@ -91,9 +91,12 @@ int main(int argc, char **argv) {
     bool json = false;
     long calls = 2000000, mallocs = 1000000;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--mallocs") && i + 1 < argc) mallocs = atol(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+            calls = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--mallocs") && i + 1 < argc)
+            mallocs = atol(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_record [--json] [--calls N] [--mallocs N]\n");
             return 64;
@@ -201,10 +204,12 @@ int main(int argc, char **argv) {
         bench_ratio_text(heaptrack_over, r1, sizeof r1);
         printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%s)\n",
                opprof_pair, heaptrack_pair, r1);
-        printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack\n", pair_floor, heaptrack_pair / pair_floor);
-        printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), heaptrack %.1f ns (%.1f ns "
-               "with heaptrack_print)\n",
-               opprof_pair_whole, opprof_pair_no_html, heaptrack_pair_whole, heaptrack_pair_deliverable);
+        printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack\n", pair_floor,
+               heaptrack_pair / pair_floor);
+        printf(
+            "  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), heaptrack %.1f ns (%.1f ns "
+            "with heaptrack_print)\n",
+            opprof_pair_whole, opprof_pair_no_html, heaptrack_pair_whole, heaptrack_pair_deliverable);
     }
     return 0;
 }

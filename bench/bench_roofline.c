@@ -59,8 +59,10 @@ int main(int argc, char **argv) {
     bool json = false;
     int steps = 50;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_roofline [--json] [--steps N]\n");
             return 64;
@@ -107,11 +109,13 @@ int main(int argc, char **argv) {
         for (int l = 0; l < 4; l++) {
             char key[64];
             const char *name = one->levels[l].name;
-            snprintf(key, sizeof key, "%s_load_gbps", name), bench_json_number(stdout, key, one->levels[l].load_gbs, false);
+            snprintf(key, sizeof key, "%s_load_gbps", name),
+                bench_json_number(stdout, key, one->levels[l].load_gbs, false);
             snprintf(key, sizeof key, "%s_likwid_load_gbps", name), bench_json_number(stdout, key, peer_load[l], false);
             snprintf(key, sizeof key, "%s_load_over_likwid", name);
             bench_json_number(stdout, key, one->levels[l].load_gbs / peer_load[l], false);
-            snprintf(key, sizeof key, "%s_copy_gbps", name), bench_json_number(stdout, key, one->levels[l].copy_gbs, false);
+            snprintf(key, sizeof key, "%s_copy_gbps", name),
+                bench_json_number(stdout, key, one->levels[l].copy_gbs, false);
             snprintf(key, sizeof key, "%s_likwid_copy_gbps", name), bench_json_number(stdout, key, peer_copy[l], false);
             snprintf(key, sizeof key, "%s_copy_over_likwid", name);
             bench_json_number(stdout, key, one->levels[l].copy_gbs / peer_copy[l], false);
@@ -130,9 +134,9 @@ int main(int argc, char **argv) {
         printf("FMA peak: %.1f GFLOP/s, likwid-bench %.1f (%.3fx)\n", one->fma_peak_gflops, peer_fma,
                one->fma_peak_gflops / peer_fma);
         for (int l = 0; l < 4; l++)
-            printf("%-5s load %.1f GB/s (likwid %.1f, %.3fx), copy %.1f GB/s (likwid %.1f, %.3fx)\n", one->levels[l].name,
-                   one->levels[l].load_gbs, peer_load[l], one->levels[l].load_gbs / peer_load[l], one->levels[l].copy_gbs,
-                   peer_copy[l], one->levels[l].copy_gbs / peer_copy[l]);
+            printf("%-5s load %.1f GB/s (likwid %.1f, %.3fx), copy %.1f GB/s (likwid %.1f, %.3fx)\n",
+                   one->levels[l].name, one->levels[l].load_gbs, peer_load[l], one->levels[l].load_gbs / peer_load[l],
+                   one->levels[l].copy_gbs, peer_copy[l], one->levels[l].copy_gbs / peer_copy[l]);
         printf("aten::addmm: %s, %.1f %% of roof; aten::clamp_min: %s, %.1f %%; largest %% of roof %.1f\n",
                addmm_compute ? "compute" : "memory", addmm_pct,
                clamp_level >= 0 ? one->levels[clamp_level].name : "compute", clamp_pct, max_pct);

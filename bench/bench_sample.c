@@ -33,7 +33,8 @@ enum { N_FUNCTIONS = 3, MAX_ROUNDS = 15 };
 static double children_cpu_s(void) {
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
 }
 
 /* The CPU seconds a shell command took (its children's). */
@@ -126,17 +127,20 @@ static void one_pair(const char *bin, const char *tmp, int scale, bool perf, pai
     for (int t = 0; t < 2; t++) {
         snprintf(cmd, sizeof cmd, "%s/../tests/%s %d", bin, targets[t], scale);
         double plain = run_cpu(cmd);
-        snprintf(cmd, sizeof cmd,
-                 "rm -rf %s/o && %s/opprof record --sample=1000 --outputs trace,tables -o %s/o -- %s/../tests/%s %d " /* tables: stderr */
-                 "2> %s/o.txt > /dev/null",
-                 tmp, bin, tmp, bin, targets[t], scale, tmp);
+        snprintf(
+            cmd, sizeof cmd,
+            "rm -rf %s/o && %s/opprof record --sample=1000 --outputs trace,tables -o %s/o -- %s/../tests/%s %d " /* tables: stderr */
+            "2> %s/o.txt > /dev/null",
+            tmp, bin, tmp, bin, targets[t], scale, tmp);
         double o = run_cpu(cmd);
         snprintf(out, sizeof out, "%s/o.txt", tmp);
         double os[N_FUNCTIONS], ps[N_FUNCTIONS] = {NAN, NAN, NAN};
         shares_in(out, false, os);
         if (isnan(os[0]) && isnan(os[1]) && isnan(os[2])) { /* a figure from nothing is no figure */
-            fprintf(stderr, "bench_sample: %s names none of the target's functions (opprof record's tables, "
-                            "which it writes on stderr)\n", out);
+            fprintf(stderr,
+                    "bench_sample: %s names none of the target's functions (opprof record's tables, "
+                    "which it writes on stderr)\n",
+                    out);
             exit(1);
         }
         double pc = NAN;
@@ -171,8 +175,10 @@ static void one_pair(const char *bin, const char *tmp, int scale, bool perf, pai
             p->perf_nofp_cpu = pc;
             p->plain_nofp_cpu = plain;
             if (perf) {
-                snprintf(cmd, sizeof cmd, "perf report -i %s/p.data --children --sort symbol --stdio -q -g none 2>/dev/null "
-                         "> %s/pc.txt", tmp, tmp);
+                snprintf(cmd, sizeof cmd,
+                         "perf report -i %s/p.data --children --sort symbol --stdio -q -g none 2>/dev/null "
+                         "> %s/pc.txt",
+                         tmp, tmp);
                 if (system(cmd) != 0) fprintf(stderr, "bench_sample: perf report --children failed\n");
                 snprintf(out, sizeof out, "%s/pc.txt", tmp);
                 p->main_perf = perf_main_total(out);
@@ -237,9 +243,12 @@ int main(int argc, char **argv) {
     bool json = false;
     int scale = 20, rounds = 3;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--scale") && i + 1 < argc) scale = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
+            scale = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_sample [--json] [--scale N] [--rounds N]\n");
             return 64;
@@ -295,12 +304,14 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "plain_cpu_s_median", median_of((double[]){last->plain_cpu}, 1), false);
         bench_json_number(stdout, "added_cpu_pct_opprof_median", median_of(add_o, rounds), false);
         bench_json_number(stdout, "added_cpu_pct_perf_median", median_of(add_p, rounds), false);
-        bench_json_number(stdout, "share_max_diff_pp_dwarf_mode_no_frame_pointers_median", median_of(ddw, rounds), false);
+        bench_json_number(stdout, "share_max_diff_pp_dwarf_mode_no_frame_pointers_median", median_of(ddw, rounds),
+                          false);
         bench_json_number(stdout, "main_on_stack_pct_fp_mode_no_frame_pointers", median_of(mfp, rounds), false);
         bench_json_number(stdout, "main_on_stack_pct_dwarf_mode_no_frame_pointers", median_of(mdw, rounds), false);
         bench_json_number(stdout, "main_on_stack_pct_perf_dwarf", median_of(mpf, rounds), false);
         bench_json_number(stdout, "added_cpu_pct_opprof_dwarf_median", median_of(add_d, rounds), false);
-        bench_json_number(stdout, "added_cpu_pct_perf_dwarf_no_frame_pointers_median", median_of(add_pn, rounds), false);
+        bench_json_number(stdout, "added_cpu_pct_perf_dwarf_no_frame_pointers_median", median_of(add_pn, rounds),
+                          false);
         bench_json_number(stdout, "capture_bytes_per_sample", bytes, false);
         bench_json_number(stdout, "samples_in_range_runs", (double)samples, false);
         bench_json_number(stdout, "range_ns_sampling_off", median_of(off, 7), false);

@@ -31,7 +31,8 @@ static bool timed(const char *cmd, double *seconds, double *peak) {
 
 static double count_rows(const char *opprof, const char *db, const char *trace, const char *query) {
     char cmd[16384];
-    snprintf(cmd, sizeof cmd, "'%s' sql --mode list --db '%s' '%s' \"SELECT %s AS n\" | tail -1", opprof, db, trace, query);
+    snprintf(cmd, sizeof cmd, "'%s' sql --mode list --db '%s' '%s' \"SELECT %s AS n\" | tail -1", opprof, db, trace,
+             query);
     FILE *p = popen(cmd, "r");
     double n = NAN;
     if (p && fscanf(p, "%lf", &n) != 1) n = NAN;
@@ -43,9 +44,12 @@ int main(int argc, char **argv) {
     bool json = false;
     int copies = 6, rounds = 3;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--copies") && i + 1 < argc) copies = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--copies") && i + 1 < argc)
+            copies = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_sql [--json] [--copies N] [--rounds N (1-32)]\n");
             return 64;
@@ -74,17 +78,19 @@ int main(int argc, char **argv) {
         unlink(db);
         snprintf(cmd, sizeof cmd, "'%s' sql --db '%s' '%s' 'SELECT 1' > /dev/null 2>&1", opprof, db, trace);
         ok = ok && timed(cmd, &load_s[r], &load_rss[r]);
-        snprintf(cmd, sizeof cmd, "'%s' sql --db '%s' '%s' 'SELECT name, SUM(dur) FROM slice GROUP BY name' > /dev/null",
-                 opprof, db, trace);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' sql --db '%s' '%s' 'SELECT name, SUM(dur) FROM slice GROUP BY name' > /dev/null", opprof, db,
+                 trace);
         ok = ok && timed(cmd, &query_s[r], &query_rss[r]);
     }
     double events = count_rows(opprof, db, trace,
                                "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) +"
                                " (SELECT COUNT(*) FROM memory) + (SELECT COUNT(*) FROM counter)");
-    double rows = count_rows(opprof, db, trace,
-                             "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) + (SELECT COUNT(*) FROM memory)"
-                             " + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM args) +"
-                             " (SELECT COUNT(*) FROM opprof_slice)");
+    double rows =
+        count_rows(opprof, db, trace,
+                   "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) + (SELECT COUNT(*) FROM memory)"
+                   " + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM args) +"
+                   " (SELECT COUNT(*) FROM opprof_slice)");
     struct stat dbst;
     double db_bytes = stat(db, &dbst) == 0 ? (double)dbst.st_size : NAN;
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -121,7 +127,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "second_query_s", query.median, true);
         printf("}\n");
     } else {
-        printf("host: %s (%s); trace %.0f MB, %.0f events, %.0f rows; %d rounds\n", model, isa, mb, events, rows, rounds);
+        printf("host: %s (%s); trace %.0f MB, %.0f events, %.0f rows; %d rounds\n", model, isa, mb, events, rows,
+               rounds);
         printf("load into --db: %.2f s (IQR %.2f), %.0f events/s, %.1f MB/s, peak RSS %.0f MB\n", load.median, load.iqr,
                events / load.median, mb / load.median, lrss.median / 1e6);
         printf("opprof report:  %.2f s, %.0f MB/s, peak RSS %.0f MB; load over report %.1fx\n", report.median,

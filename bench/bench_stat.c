@@ -149,9 +149,15 @@ static rates experiment(const model *m, int reps, int steps, double slow, bool i
         change[r] = v5.addmm_change;
         sides_free(&s);
     }
-    rates out = {(double)any / reps, (double)total / reps, (double)addmm / reps, (double)any1 / reps,
-                 bench_stats_of(needed, reps).median, bench_stats_of(change, reps).median,
-                 (double)hl / reps, (double)boot / reps, (double)gate / reps};
+    rates out = {(double)any / reps,
+                 (double)total / reps,
+                 (double)addmm / reps,
+                 (double)any1 / reps,
+                 bench_stats_of(needed, reps).median,
+                 bench_stats_of(change, reps).median,
+                 (double)hl / reps,
+                 (double)boot / reps,
+                 (double)gate / reps};
     free(needed);
     free(change);
     return out;
@@ -194,9 +200,12 @@ int main(int argc, char **argv) {
     bool json = false;
     int reps = 100, steps = 20;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_stat [--json] [--reps N] [--steps N]\n");
             return 64;

@@ -10,8 +10,7 @@
 
 static void spin(void *ctx) {
     int64_t until = bench_now_ns() + *(const int64_t *)ctx;
-    while (bench_now_ns() < until) {
-    }
+    while (bench_now_ns() < until) {}
 }
 
 static void empty(void *ctx) { (void)ctx; }

@@ -256,7 +256,8 @@ static size_t lu_unwind(collected *out) {
  * addresses less one (it reports the call's address), libunwind's are not. */
 static size_t common_frames(const collected *a, const collected *b) {
     size_t n = 0;
-    while (n < a->n && n < b->n && (a->ips[n] == b->ips[n] || a->ips[n] == b->ips[n] + 1 || a->ips[n] + 1 == b->ips[n])) n++;
+    while (n < a->n && n < b->n && (a->ips[n] == b->ips[n] || a->ips[n] == b->ips[n] + 1 || a->ips[n] + 1 == b->ips[n]))
+        n++;
     return n;
 }
 
@@ -315,7 +316,8 @@ int main(int argc, char **argv) {
         printf("}\n");
     } else {
         printf("host: %s (%s)\n", model, isa);
-        printf("frames: libunwind (peer) %zu, libdw %zu, the same %zu (a chain of %d calls)\n", n_lu, n_dw, same, DEPTH);
+        printf("frames: libunwind (peer) %zu, libdw %zu, the same %zu (a chain of %d calls)\n", n_lu, n_dw, same,
+               DEPTH);
         printf("libunwind (peer): %.0f ns a stack (IQR %.0f)\nlibdw:            %.0f ns a stack (IQR %.0f)\n"
                "libdw / libunwind: %.2f\n",
                slu.median, slu.iqr, sdw.median, sdw.iqr, sdw.median / slu.median);

@@ -37,7 +37,8 @@ static inline bench_stats bench_stats_of(double *v, int n) {
     bench_stats s = {.n = n};
     if (n == 0) return s;
     double pos;
-#define BENCH_Q(p) (pos = (p) * (n - 1), v[(int)pos] + (pos - (int)pos) * (v[(int)pos + ((int)pos + 1 < n)] - v[(int)pos]))
+#define BENCH_Q(p) \
+    (pos = (p) * (n - 1), v[(int)pos] + (pos - (int)pos) * (v[(int)pos + ((int)pos + 1 < n)] - v[(int)pos]))
     s.median = BENCH_Q(0.5);
     s.q1 = BENCH_Q(0.25);
     s.q3 = BENCH_Q(0.75);
@@ -78,8 +79,7 @@ static inline bool bench_run_peer(const char *cmd, const char *key, double *valu
 }
 
 static inline bool bench_have_torch(void) {
-    return access("/usr/bin/python3", X_OK) == 0 &&
-           system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
+    return access("/usr/bin/python3", X_OK) == 0 && system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
 }
 
 /* OpenBLAS 0.3.21 (Debian 12) does not know recent Xeons and falls back to its

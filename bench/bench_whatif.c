@@ -33,7 +33,7 @@ enum { MAX_STEPS = 200, MAX_ROUNDS = 64 };
 
 typedef struct change {
     const char *key, *op, *what_if; /* what_if NULL: the kernel swap's, measured */
-    double slow; /* BEFORE's share of the op's own time added */
+    double slow;                    /* BEFORE's share of the op's own time added */
 } change;
 
 static const change CHANGES[] = {
@@ -51,9 +51,12 @@ static void swap_kernels(const char **fast, const char **slow) {
     nn_gemm_choice c;
     if (nn_gemm_choice_for(BATCH, HIDDEN, IN, &c)) die("gemm choice", -22);
     *fast = c.kernel;
-    if (!strcmp(c.kernel, "avx512")) *slow = "avx2";
-    else if (!strcmp(c.kernel, "avx2") && nn_gemm_set_kernel("avx512") == 0) *slow = "avx512"; /* auto found it slower */
-    else *slow = "scalar";
+    if (!strcmp(c.kernel, "avx512"))
+        *slow = "avx2";
+    else if (!strcmp(c.kernel, "avx2") && nn_gemm_set_kernel("avx512") == 0)
+        *slow = "avx512"; /* auto found it slower */
+    else
+        *slow = "scalar";
 }
 
 /* The model's two products (aten::addmm's calls: x W1^T + b1, h W2^T + b2), timed alone. */
@@ -126,9 +129,12 @@ int main(int argc, char **argv) {
     bool json = false;
     int rounds = 12, steps = 40;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_whatif [--json] [--rounds N (1-64)] [--steps N (1-200)]\n");
             return 64;
@@ -148,8 +154,10 @@ int main(int argc, char **argv) {
     char model_name[256];
     const char *isa;
     bench_host(model_name, sizeof model_name, &isa);
-    if (json) printf("{\n");
-    else printf("host: %s (%s); %d rounds of %d steps a side\n", model_name, isa, rounds, steps);
+    if (json)
+        printf("{\n");
+    else
+        printf("host: %s (%s); %d rounds of %d steps a side\n", model_name, isa, rounds, steps);
     for (int k = 0; k < N_CHANGES; k++) {
         bench_stats e = bench_stats_of(err[k], rounds), p = bench_stats_of(pred[k], rounds),
                     mm = bench_stats_of(meas[k], rounds), rp = bench_stats_of(rep[k], rounds);
@@ -159,7 +167,8 @@ int main(int argc, char **argv) {
                    CHANGES[k].key, p.median, mm.median, e.median, e.iqr, rp.median, k + 1 < N_CHANGES ? "," : "");
         } else {
             printf("%-14s %-22s predicted %8.1f us, measured %8.1f us: error %+.2f %% (IQR %.2f), replay %.2f %%\n",
-                   CHANGES[k].key, CHANGES[k].what_if ? CHANGES[k].what_if : "aten::addmm=Kx (swap)", p.median, mm.median, e.median, e.iqr, rp.median);
+                   CHANGES[k].key, CHANGES[k].what_if ? CHANGES[k].what_if : "aten::addmm=Kx (swap)", p.median,
+                   mm.median, e.median, e.iqr, rp.median);
         }
     }
     if (json) printf("}\n");

@@ -151,8 +151,8 @@ int main(int argc, char **argv) {
     const char *isa;
     bench_host(host, sizeof host, &isa);
     if (json) {
-        printf("{\n  \"host\": \"%s\", \"isa\": \"%s\", \"slices\": %zu, \"memory_events\": %zu,\n", host, isa, a.events,
-               b.memory);
+        printf("{\n  \"host\": \"%s\", \"isa\": \"%s\", \"slices\": %zu, \"memory_events\": %zu,\n", host, isa,
+               a.events, b.memory);
         bench_json_number(stdout, "json_bytes_per_slice", json_slice, false);
         bench_json_number(stdout, "perfetto_bytes_per_slice", pf_slice, false);
         bench_json_number(stdout, "json_bytes_per_memory_event", json_mem, false);

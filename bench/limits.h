@@ -15,26 +15,35 @@
 /* Twelve independent FMA chains, all kept live and summed at the end: two FMA
  * pipes of 4-cycle latency need at least 8 in flight. Distinct starting
  * values, or the compiler merges the chains. */
-#define LIMITS_FMA_LOOP(VEC, SET1, FMA, ADD, LANES, ITER, OUT)                                                  \
-    do {                                                                                                      \
-        VEC a0 = SET1(0.10f), a1 = SET1(0.11f), a2 = SET1(0.12f), a3 = SET1(0.13f), a4 = SET1(0.14f),         \
-            a5 = SET1(0.15f), a6 = SET1(0.16f), a7 = SET1(0.17f), a8 = SET1(0.18f), a9 = SET1(0.19f),         \
-            a10 = SET1(0.20f), a11 = SET1(0.21f);                                                             \
-        const VEC b = SET1(0.9999f), c = SET1(1e-4f);                                                         \
-        int64_t t0 = bench_now_ns();                                                                          \
-        for (long i = 0; i < (ITER); i++) {                                                                   \
-            a0 = FMA(a0, b, c); a1 = FMA(a1, b, c); a2 = FMA(a2, b, c); a3 = FMA(a3, b, c);                   \
-            a4 = FMA(a4, b, c); a5 = FMA(a5, b, c); a6 = FMA(a6, b, c); a7 = FMA(a7, b, c);                   \
-            a8 = FMA(a8, b, c); a9 = FMA(a9, b, c); a10 = FMA(a10, b, c); a11 = FMA(a11, b, c);               \
-            __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));                 \
-        }                                                                                                     \
-        int64_t t1 = bench_now_ns();                                                                          \
-        VEC s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                            \
-        s = ADD(s, ADD(ADD(a8, a9), ADD(a10, a11)));                                                          \
-        float out[LANES];                                                                                     \
-        memcpy(out, &s, sizeof out);                                                                          \
-        if (out[0] == 12345.0f) puts("");                                                                     \
-        (OUT) = (double)(ITER) * 12 * (LANES) * 2 / (double)(t1 - t0);                                        \
+#define LIMITS_FMA_LOOP(VEC, SET1, FMA, ADD, LANES, ITER, OUT)                                        \
+    do {                                                                                              \
+        VEC a0 = SET1(0.10f), a1 = SET1(0.11f), a2 = SET1(0.12f), a3 = SET1(0.13f), a4 = SET1(0.14f), \
+            a5 = SET1(0.15f), a6 = SET1(0.16f), a7 = SET1(0.17f), a8 = SET1(0.18f), a9 = SET1(0.19f), \
+            a10 = SET1(0.20f), a11 = SET1(0.21f);                                                     \
+        const VEC b = SET1(0.9999f), c = SET1(1e-4f);                                                 \
+        int64_t t0 = bench_now_ns();                                                                  \
+        for (long i = 0; i < (ITER); i++) {                                                           \
+            a0 = FMA(a0, b, c);                                                                       \
+            a1 = FMA(a1, b, c);                                                                       \
+            a2 = FMA(a2, b, c);                                                                       \
+            a3 = FMA(a3, b, c);                                                                       \
+            a4 = FMA(a4, b, c);                                                                       \
+            a5 = FMA(a5, b, c);                                                                       \
+            a6 = FMA(a6, b, c);                                                                       \
+            a7 = FMA(a7, b, c);                                                                       \
+            a8 = FMA(a8, b, c);                                                                       \
+            a9 = FMA(a9, b, c);                                                                       \
+            a10 = FMA(a10, b, c);                                                                     \
+            a11 = FMA(a11, b, c);                                                                     \
+            __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));        \
+        }                                                                                             \
+        int64_t t1 = bench_now_ns();                                                                  \
+        VEC s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                    \
+        s = ADD(s, ADD(ADD(a8, a9), ADD(a10, a11)));                                                  \
+        float out[LANES];                                                                             \
+        memcpy(out, &s, sizeof out);                                                                  \
+        if (out[0] == 12345.0f) puts("");                                                             \
+        (OUT) = (double)(ITER)*12 * (LANES)*2 / (double)(t1 - t0);                                    \
     } while (0)
 
 enum { LIMITS_FMA_ITERATIONS = 10000000 };
@@ -110,18 +119,18 @@ static inline double limits_fma_gflops_threads(limits_isa isa, int threads) {
 
 /* One pass summing the buffer with 4 vector accumulators (loads, not adds,
  * are the limit); returns the sum so that the pass is not optimized away. */
-#define LIMITS_READ_PASS(NAME, TARGET, LANES)                                                      \
-    TARGET static float NAME(const float *buf, size_t n) {                                       \
-        typedef float vec __attribute__((vector_size(LANES * 4), aligned(4)));                    \
-        vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                               \
-        for (size_t i = 0; i + 4 * LANES <= n; i += 4 * LANES) {                                  \
-            s0 += *(const vec *)(buf + i);                                                        \
-            s1 += *(const vec *)(buf + i + LANES);                                                \
-            s2 += *(const vec *)(buf + i + 2 * LANES);                                            \
-            s3 += *(const vec *)(buf + i + 3 * LANES);                                            \
-        }                                                                                         \
-        vec s = (s0 + s1) + (s2 + s3);                                                            \
-        return s[0];                                                                              \
+#define LIMITS_READ_PASS(NAME, TARGET, LANES)                                  \
+    TARGET static float NAME(const float *buf, size_t n) {                     \
+        typedef float vec __attribute__((vector_size(LANES * 4), aligned(4))); \
+        vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                            \
+        for (size_t i = 0; i + 4 * LANES <= n; i += 4 * LANES) {               \
+            s0 += *(const vec *)(buf + i);                                     \
+            s1 += *(const vec *)(buf + i + LANES);                             \
+            s2 += *(const vec *)(buf + i + 2 * LANES);                         \
+            s3 += *(const vec *)(buf + i + 3 * LANES);                         \
+        }                                                                      \
+        vec s = (s0 + s1) + (s2 + s3);                                         \
+        return s[0];                                                           \
     }
 #if defined(__x86_64__)
 LIMITS_READ_PASS(limits_read_pass_avx512, __attribute__((target("avx512f"))), 16)

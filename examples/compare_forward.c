@@ -197,8 +197,8 @@ int main(int argc, char **argv) {
                    ms[i]->sub_label, ms[i]->description, ms[i]->median * 1e6, ms[i]->iqr * 1e6,
                    json_us(ms[i]->median_low, low, sizeof low), json_us(ms[i]->median_high, high, sizeof high),
                    ms[i]->precision_reached ? "true" : "false", ms[i]->median / ms[i / NK * NK]->median,
-                   differs(ms[i / NK * NK], ms[i]) ? "true" : "false", ms[i]->n_times,
-                   (long long)ms[i]->number_per_run, i + 1 < NB * NK ? "," : "");
+                   differs(ms[i / NK * NK], ms[i]) ? "true" : "false", ms[i]->n_times, (long long)ms[i]->number_per_run,
+                   i + 1 < NB * NK ? "," : "");
         printf("  ]\n}\n");
     } else {
         for (int i = 0; i < NB * NK; i++) {

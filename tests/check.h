@@ -22,47 +22,45 @@
 
 static int check_failures, check_count;
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        check_count++;                                                                       \
-        if (!(cond)) {                                                                       \
-            check_failures++;                                                                \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);         \
-        }                                                                                    \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        check_count++;                                                               \
+        if (!(cond)) {                                                               \
+            check_failures++;                                                        \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
     } while (0)
 
-#define CHECK_INT(a, b)                                                                      \
-    do {                                                                                     \
-        long long check_a = (long long)(a), check_b = (long long)(b);                        \
-        check_count++;                                                                       \
-        if (check_a != check_b) {                                                            \
-            check_failures++;                                                                \
-            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, \
-                    #b, check_a, check_b);                                                   \
-        }                                                                                    \
+#define CHECK_INT(a, b)                                                                                              \
+    do {                                                                                                             \
+        long long check_a = (long long)(a), check_b = (long long)(b);                                                \
+        check_count++;                                                                                               \
+        if (check_a != check_b) {                                                                                    \
+            check_failures++;                                                                                        \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, check_a, check_b); \
+        }                                                                                                            \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                      \
-    do {                                                                                     \
-        const char *check_a = (a), *check_b = (b);                                           \
-        check_count++;                                                                       \
-        if (!check_a || !check_b || strcmp(check_a, check_b) != 0) {                         \
-            check_failures++;                                                                \
-            fprintf(stderr, "%s:%d: %s == %s failed:\n  got:      \"%s\"\n  expected: \"%s\"\n", \
-                    __FILE__, __LINE__, #a, #b, check_a ? check_a : "(null)",                \
-                    check_b ? check_b : "(null)");                                           \
-        }                                                                                    \
+#define CHECK_STR(a, b)                                                                                              \
+    do {                                                                                                             \
+        const char *check_a = (a), *check_b = (b);                                                                   \
+        check_count++;                                                                                               \
+        if (!check_a || !check_b || strcmp(check_a, check_b) != 0) {                                                 \
+            check_failures++;                                                                                        \
+            fprintf(stderr, "%s:%d: %s == %s failed:\n  got:      \"%s\"\n  expected: \"%s\"\n", __FILE__, __LINE__, \
+                    #a, #b, check_a ? check_a : "(null)", check_b ? check_b : "(null)");                             \
+        }                                                                                                            \
     } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                                          \
-    do {                                                                                     \
-        const char *check_h = (hay), *check_n = (needle);                                    \
-        check_count++;                                                                       \
-        if (!check_h || !strstr(check_h, check_n)) {                                         \
-            check_failures++;                                                                \
+#define CHECK_CONTAINS(hay, needle)                                                           \
+    do {                                                                                      \
+        const char *check_h = (hay), *check_n = (needle);                                     \
+        check_count++;                                                                        \
+        if (!check_h || !strstr(check_h, check_n)) {                                          \
+            check_failures++;                                                                 \
             fprintf(stderr, "%s:%d: \"%s\" not found in:\n%s\n", __FILE__, __LINE__, check_n, \
-                    check_h ? check_h : "(null)");                                           \
-        }                                                                                    \
+                    check_h ? check_h : "(null)");                                            \
+        }                                                                                     \
     } while (0)
 
 enum { CHECK_MAX_CASES = 64 };
@@ -82,8 +80,8 @@ static inline void check_register(const char *name, void (*run)(void)) {
 }
 
 /* A case: a function, registered before main() in the order of the file. */
-#define TEST_CASE(name)                                                                \
-    static void name(void);                                                            \
+#define TEST_CASE(name)                                                                                   \
+    static void name(void);                                                                               \
     __attribute__((constructor)) static void check_register_##name(void) { check_register(#name, name); } \
     static void name(void)
 

@@ -13,7 +13,8 @@ int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 3;
     struct ggml_init_params ip = {16u << 20, NULL, false};
     struct ggml_context *ctx = ggml_init(ip);
-    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 128, 64), *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 128, 16);
+    struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 128, 64),
+                       *x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 128, 16);
     struct ggml_tensor *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 64, 16);
     for (int64_t i = 0; i < ggml_nelements(w); i++) ((float *)w->data)[i] = (float)(i % 13) / 13.0f - 0.5f;
     for (int64_t i = 0; i < ggml_nelements(x); i++) ((float *)x->data)[i] = (float)(i % 7) / 7.0f;

@@ -35,7 +35,8 @@ TEST_CASE(every_allocation_fails_cleanly) {
     CHECK(total > 50);
     int bad = 0;
     for (long n = 1; n <= total; n++) {
-        snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stacks --html --fail-alloc %ld '%s/run%ld'", bin_dir(), n, dir, n);
+        snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --stacks --html --fail-alloc %ld '%s/run%ld'", bin_dir(), n,
+                 dir, n);
         int rc = run_command(cmd, &out);
         long made = allocations_of(out);
         bool failed_cleanly = rc == 1 && out && strstr(out, "profile_cpu: ") && strstr(out, "out of memory");

@@ -51,7 +51,8 @@ static void shapes_from_the_environment_check(void) {
     free(out);
     snprintf(path, sizeof path, "%s/no_shapes/trace-step-0.json", dir);
     trace = read_text(path);
-    CHECK_CONTAINS(trace, "1 operator(s) described their inputs (opprof_set_inputs) while the session recorded no shapes");
+    CHECK_CONTAINS(trace,
+                   "1 operator(s) described their inputs (opprof_set_inputs) while the session recorded no shapes");
     free(trace);
 }
 
@@ -99,12 +100,13 @@ TEST_CASE(sigint_ends_it_whole) {
     /* SIGINT: the program ends by the signal, DIR is whole. (A background
      * job of a script starts with SIGINT ignored: env gives it the default,
      * as a terminal's foreground program has.) */
-    snprintf(cmd, sizeof cmd,
-             "OPPROF_TRACE='%s/interrupted' env --default-signal=INT '%s/../tests/autostart_target' wait > '%s/ready' & "
-             "pid=$!; "
-             "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
-             "kill -INT $pid; wait $pid; echo \"status $?\"",
-             dir, bin_dir(), dir, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "OPPROF_TRACE='%s/interrupted' env --default-signal=INT '%s/../tests/autostart_target' wait > '%s/ready' & "
+        "pid=$!; "
+        "for i in $(seq 500); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
+        "kill -INT $pid; wait $pid; echo \"status $?\"",
+        dir, bin_dir(), dir, dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "status 130"); /* 128 + SIGINT: ended by the signal, as without opprof */
     CHECK_CONTAINS(out, "opprof: 1 capture(s) written to");
@@ -125,8 +127,9 @@ TEST_CASE(fork_without_exec) {
      * capture is the directory's */
     /* (LeakSanitizer's exit check can deadlock in a child forked from a
      * threaded process, opprof or not: off for this program in sanitizer builds) */
-    snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=detect_leaks=0 OPPROF_TRACE='%s/forked' '%s/../tests/autostart_target' fork",
-             dir, bin_dir());
+    snprintf(cmd, sizeof cmd,
+             "ASAN_OPTIONS=detect_leaks=0 OPPROF_TRACE='%s/forked' '%s/../tests/autostart_target' fork", dir,
+             bin_dir());
     CHECK_INT(run_command(cmd, &out), 0);
     long parent = out && strstr(out, "parent ") ? atol(strstr(out, "parent ") + 7) : -1;
     CHECK_CONTAINS(out, "opprof: 1 capture(s) written to"); /* once: not the child's */

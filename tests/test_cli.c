@@ -36,7 +36,9 @@ static void capture(runs *r, bool two) {
     snprintf(r->one, sizeof r->one, "%s/one", dir);
     snprintf(r->two, sizeof r->two, "%s/two", dir);
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet '%s'", bin_dir(), r->one);
-    if (two) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " && '%s/profile_cpu' --quiet --threads 2 '%s'", bin_dir(), r->two);
+    if (two)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " && '%s/profile_cpu' --quiet --threads 2 '%s'",
+                 bin_dir(), r->two);
     CHECK_INT(run_command(cmd, &out), 0);
     free(out);
     snprintf(r->trace1, sizeof r->trace1, "%s/cpu-step-4.json", r->one);
@@ -87,7 +89,8 @@ TEST_CASE(check_exit_statuses) {
     snprintf(path, sizeof path, "%s/odd.json", dir);
     FILE *f = fopen(path, "w");
     fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 0, \"dur\": 10},\n"
-          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 5, \"dur\": 10}\n]}\n", f);
+          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 5, \"dur\": 10}\n]}\n",
+          f);
     fclose(f);
     CHECK_INT(run(&out, "check '%s'%s", path, ""), 1);
     CHECK_CONTAINS(out, "odd.json:3:1: complete event 'b' overlaps 'a'");
@@ -121,7 +124,8 @@ TEST_CASE(unreadable_events_said) {
     snprintf(path, sizeof path, "%s/invalid.json", dir);
     FILE *f = fopen(path, "w");
     fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": -5, \"pid\": 1, \"tid\": 1},\n"
-          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 9, \"dur\": -1, \"pid\": 1, \"tid\": 1}]}\n", f);
+          "{\"ph\": \"X\", \"name\": \"b\", \"ts\": 9, \"dur\": -1, \"pid\": 1, \"tid\": 1}]}\n",
+          f);
     fclose(f);
     static const char *const commands[] = {"report", "stacks"};
     for (int i = 0; i < 2; i++) {
@@ -135,7 +139,8 @@ TEST_CASE(unreadable_events_said) {
     snprintf(path, sizeof path, "%s/partly.json", dir);
     f = fopen(path, "w");
     fputs("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"good\", \"ts\": 1, \"dur\": 5, \"pid\": 1, \"tid\": 1},\n"
-          "{\"ph\": \"X\", \"name\": \"bad\", \"ts\": 9, \"pid\": 1, \"tid\": 1}]}\n", f);
+          "{\"ph\": \"X\", \"name\": \"bad\", \"ts\": 9, \"pid\": 1, \"tid\": 1}]}\n",
+          f);
     fclose(f);
     CHECK_INT(run(&out, "report '%s'%s", path, ""), 0);
     CHECK_CONTAINS(out, "partly.json: 1 problem(s); the events concerned are left out (first: line 3, column 1: ");
@@ -156,7 +161,8 @@ TEST_CASE(diff_of_one_thread_and_two) {
     bool addmm_first = false;
     for (int attempt = 0; attempt < 3 && !addmm_first; attempt++) {
         if (attempt) {
-            snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' && '%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'",
+            snprintf(cmd, sizeof cmd,
+                     "rm -rf '%s' '%s' && '%s/profile_cpu' --quiet '%s' && '%s/profile_cpu' --quiet --threads 2 '%s'",
                      one, two, bin_dir(), one, bin_dir(), two);
             CHECK_INT(run_command(cmd, &out), 0);
             free(out);

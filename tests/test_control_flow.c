@@ -34,8 +34,10 @@ static int plain(trail *t, int flag) {
         }
         mark(t, '.');
     }
-    if (flag) mark(t, 'y');
-    else mark(t, 'n');
+    if (flag)
+        mark(t, 'y');
+    else
+        mark(t, 'n');
     for (int i = 0; i < 3; i++) {
         if (i == 2) goto out;
         mark(t, 'g');
@@ -61,8 +63,10 @@ static int profiled(trail *t, int flag, int layer) {
         mark(t, '.');
     }
     opprof_range explicit_range = OPPROF_BEGIN("explicit_%d", count(t));
-    if (flag) mark(t, 'y');
-    else mark(t, 'n');
+    if (flag)
+        mark(t, 'y');
+    else
+        mark(t, 'n');
     OPPROF_END(explicit_range);
     for (int i = 0; i < 3; i++) {
         OPPROF_SCOPE("goto");
@@ -92,8 +96,8 @@ static void compare(const char *when) {
         trail a = {{0}, 0}, b = {{0}, 0};
         int ra = plain(&a, flag), rb = profiled(&b, flag, 3);
         if (strcmp(a.log, b.log) != 0 || ra != rb)
-            fprintf(stderr, "%s, flag %d: plain \"%s\" -> %d, profiled \"%s\" -> %d\n", when, flag, a.log,
-                    ra, b.log, rb);
+            fprintf(stderr, "%s, flag %d: plain \"%s\" -> %d, profiled \"%s\" -> %d\n", when, flag, a.log, ra, b.log,
+                    rb);
         CHECK_STR(b.log, a.log);
         CHECK_INT(rb, ra);
         CHECK_STR(a.log, flag ? "0.2.3.yggrrr" : "0.2.3.nggrrr");
@@ -126,4 +130,6 @@ TEST_CASE(control_flow_around_the_macros) {
 #endif
 }
 
-int main(int argc, char **argv) { return check_main(argc, argv, OPPROF_ENABLE ? "test_control_flow" : "test_control_flow_disabled"); }
+int main(int argc, char **argv) {
+    return check_main(argc, argv, OPPROF_ENABLE ? "test_control_flow" : "test_control_flow_disabled");
+}

@@ -438,7 +438,8 @@ TEST_CASE(memory_bounded_by_what_is_kept) {
     CHECK_INT(opprof_session_stop(s), 0);
     opprof_session_free(s);
     CHECK(late - early < 8 * 1024 * 1024);
-    if (late - early >= 8 * 1024 * 1024) fprintf(stderr, "held %lld bytes more after 80000 steps\n", (long long)(late - early));
+    if (late - early >= 8 * 1024 * 1024)
+        fprintf(stderr, "held %lld bytes more after 80000 steps\n", (long long)(late - early));
     CHECK_INT(opprof_set_allocator(NULL), 0);
 }
 

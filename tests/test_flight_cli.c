@@ -22,8 +22,11 @@ static char *listing(const char *sub) {
 /* A program's own trigger: its step and the 2 before it, saved as it runs. */
 TEST_CASE(program_trigger_saved) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/t' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2 '%s/../tests/autostart_target' "
-                          "trigger 30 12 2>&1", dir, bin_dir()), 0);
+    CHECK_INT(run_commandf(&out,
+                           "OPPROF_TRACE='%s/t' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2 '%s/../tests/autostart_target' "
+                           "trigger 30 12 2>&1",
+                           dir, bin_dir()),
+              0);
     CHECK_CONTAINS(out, "trigger 0");
     CHECK_CONTAINS(out, "opprof: flight recorder: 1 capture(s) written to");
     free(out);
@@ -46,8 +49,13 @@ TEST_CASE(program_trigger_saved) {
 TEST_CASE(saves_never_follow_a_replaced_directory) {
     char *out = NULL;
     CHECK_INT(run_commandf(NULL, "mkdir -p '%s/elsewhere'", dir), 0);
-    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/s' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=0 OPPROF_FLIGHT_COOLDOWN=0 '%s/../tests/autostart_target' "
-                                 "swapdir '%s/s' '%s/elsewhere' 2>&1", dir, bin_dir(), dir, dir), 0);
+    CHECK_INT(
+        run_commandf(
+            &out,
+            "OPPROF_TRACE='%s/s' OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=0 OPPROF_FLIGHT_COOLDOWN=0 '%s/../tests/autostart_target' "
+            "swapdir '%s/s' '%s/elsewhere' 2>&1",
+            dir, bin_dir(), dir, dir),
+        0);
     CHECK_CONTAINS(out, "is no longer the directory opprof made (a symlink now): the capture is not written");
     free(out);
     out = listing("elsewhere");
@@ -63,14 +71,17 @@ TEST_CASE(saves_never_follow_a_replaced_directory) {
  * SIGXFSZ, which killed it: exit 153), the trace and tables are kept and the
  * missing report is said; at exit and in a flight save alike. */
 TEST_CASE(file_size_limit_keeps_the_program_and_its_trace) {
-    static const struct { const char *name, *env, *args, *trace; } runs[] = {
+    static const struct {
+        const char *name, *env, *args, *trace;
+    } runs[] = {
         {"fsize", "", "steps 20", "trace-step-20.json"},
         {"fsize-flight", "OPPROF_FLIGHT=10 OPPROF_FLIGHT_BEFORE=2", "trigger 30 12", "flight-001-step-12.json"},
     };
     for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
         char *out = NULL;
-        CHECK_INT(run_commandf(&out, "bash -c \"ulimit -f 12; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' %s; "
-                                     "echo status \\$?\" 2>&1",
+        CHECK_INT(run_commandf(&out,
+                               "bash -c \"ulimit -f 12; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' %s; "
+                               "echo status \\$?\" 2>&1",
                                dir, runs[k].name, runs[k].env, bin_dir(), runs[k].args),
                   0);
         CHECK_CONTAINS(out, "status 0");
@@ -82,7 +93,8 @@ TEST_CASE(file_size_limit_keeps_the_program_and_its_trace) {
         CHECK_CONTAINS(out, runs[k].trace);
         CHECK(out && !strstr(out, ".html") && !strstr(out, ".tmp.")); /* no partial file */
         free(out);
-        CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/%s/%s' 2>&1", bin_dir(), dir, runs[k].name, runs[k].trace), 0);
+        CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/%s/%s' 2>&1", bin_dir(), dir, runs[k].name, runs[k].trace),
+                  0);
         CHECK_CONTAINS(out, "Self CPU time total");
         free(out);
     }
@@ -90,8 +102,9 @@ TEST_CASE(file_size_limit_keeps_the_program_and_its_trace) {
 
 TEST_CASE(nothing_saved_no_directory) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1", dir,
-                    bin_dir()), 0);
+    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/none' OPPROF_FLIGHT=5 '%s/../tests/autostart_target' steps 20 2>&1",
+                           dir, bin_dir()),
+              0);
     CHECK_CONTAINS(out, "no step was saved (no trigger)");
     free(out);
     out = listing("none");
@@ -114,8 +127,9 @@ TEST_CASE(bad_settings_said) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out = NULL;
-        CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/bad' %s '%s/../tests/autostart_target' steps 3 2>&1", dir, cases[i][0],
-                        bin_dir()), 0);
+        CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/bad' %s '%s/../tests/autostart_target' steps 3 2>&1", dir,
+                               cases[i][0], bin_dir()),
+                  0);
         CHECK_CONTAINS(out, cases[i][1]);
         CHECK_CONTAINS(out, "nothing is recorded");
         free(out);
@@ -129,12 +143,13 @@ TEST_CASE(bad_settings_said) {
  * prints the files); SIGTERM then ends it by the signal, as without opprof. */
 TEST_CASE(signal_and_dump) {
     char *out = NULL;
-    run_commandf(&out,
-          "OPPROF_TRACE='%s/run' OPPROF_FLIGHT=6 '%s/../tests/autostart_target' flight 20 > '%s/ready' 2>'%s/err' & "
-          "pid=$!; for i in $(seq 1000); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
-          "kill -USR2 $pid; for i in $(seq 1000); do ls '%s/run' 2>/dev/null | grep -q 'flight-001.*json' && break; "
-          "sleep 0.01; done; '%s/opprof' dump $pid; echo \"dump $?\"; kill -TERM $pid; wait $pid; echo \"status $?\"",
-          dir, bin_dir(), dir, dir, dir, dir, bin_dir());
+    run_commandf(
+        &out,
+        "OPPROF_TRACE='%s/run' OPPROF_FLIGHT=6 '%s/../tests/autostart_target' flight 20 > '%s/ready' 2>'%s/err' & "
+        "pid=$!; for i in $(seq 1000); do grep -q ready '%s/ready' 2>/dev/null && break; sleep 0.01; done; "
+        "kill -USR2 $pid; for i in $(seq 1000); do ls '%s/run' 2>/dev/null | grep -q 'flight-001.*json' && break; "
+        "sleep 0.01; done; '%s/opprof' dump $pid; echo \"dump $?\"; kill -TERM $pid; wait $pid; echo \"status $?\"",
+        dir, bin_dir(), dir, dir, dir, dir, bin_dir());
     CHECK_CONTAINS(out, "/run/flight-002-step-");
     CHECK_CONTAINS(out, "dump 0");
     CHECK_CONTAINS(out, "status 143");
@@ -159,12 +174,13 @@ TEST_CASE(signal_and_dump) {
 TEST_CASE(dump_refuses) {
     char *out = NULL;
     /* a program without a flight recorder is not signalled: it goes on */
-    CHECK_INT(run_commandf(&out,
-                    "'%s/../tests/autostart_target' wait > '%s/ready2' & pid=$!; "
-                    "for i in $(seq 500); do grep -q ready '%s/ready2' 2>/dev/null && break; sleep 0.01; done; "
-                    "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; wait $pid",
-                    bin_dir(), dir, dir, bin_dir()),
-              143);
+    CHECK_INT(
+        run_commandf(&out,
+                     "'%s/../tests/autostart_target' wait > '%s/ready2' & pid=$!; "
+                     "for i in $(seq 500); do grep -q ready '%s/ready2' 2>/dev/null && break; sleep 0.01; done; "
+                     "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; wait $pid",
+                     bin_dir(), dir, dir, bin_dir()),
+        143);
     CHECK_CONTAINS(out, "has no flight recorder");
     CHECK_CONTAINS(out, "dump 1");
     CHECK_CONTAINS(out, "alive");
@@ -174,14 +190,15 @@ TEST_CASE(dump_refuses) {
     const char *unstarted[] = {"OPPROF_FLIGHT=6 OPPROF_FLIGHT_TRIGGER=bogus", "OPPROF_FLIGHT=abc",
                                "OPPROF_FLIGHT=6 OPPROF_TRACE_EXISTS=1"};
     for (int i = 0; i < 3; i++) {
-        CHECK_INT(run_commandf(&out,
-                        "mkdir -p '%s/exists'; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' wait "
-                        "> '%s/ready-%d' 2>/dev/null & pid=$!; "
-                        "for i in $(seq 500); do grep -q ready '%s/ready-%d' 2>/dev/null && break; sleep 0.01; done; "
-                        "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; "
-                        "wait $pid",
-                        dir, dir, i == 2 ? "exists" : "unstarted", unstarted[i], bin_dir(), dir, i, dir, i, bin_dir()),
-                  143);
+        CHECK_INT(
+            run_commandf(&out,
+                         "mkdir -p '%s/exists'; OPPROF_TRACE='%s/%s' %s '%s/../tests/autostart_target' wait "
+                         "> '%s/ready-%d' 2>/dev/null & pid=$!; "
+                         "for i in $(seq 500); do grep -q ready '%s/ready-%d' 2>/dev/null && break; sleep 0.01; done; "
+                         "'%s/opprof' dump $pid 2>&1; echo \"dump $?\"; kill -0 $pid && echo alive; kill $pid; "
+                         "wait $pid",
+                         dir, dir, i == 2 ? "exists" : "unstarted", unstarted[i], bin_dir(), dir, i, dir, i, bin_dir()),
+            143);
         CHECK_CONTAINS(out, "its flight recorder did not start");
         CHECK_CONTAINS(out, "dump 1");
         CHECK_CONTAINS(out, "alive");
@@ -204,8 +221,11 @@ TEST_CASE(dump_refuses) {
 /* Exactly the slowed steps are saved, each with its reason and 4 predecessors. */
 TEST_CASE(profile_cpu_slow_steps) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --quiet --batch 32 --steps 90 --flight 30 --flight-trigger 1000x "
-                          "--flight-cooldown 0 --slow-steps 40,75 --slow-by 5000x '%s/pc' 2>&1", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out,
+                           "'%s/profile_cpu' --quiet --batch 32 --steps 90 --flight 30 --flight-trigger 1000x "
+                           "--flight-cooldown 0 --slow-steps 40,75 --slow-by 5000x '%s/pc' 2>&1",
+                           bin_dir(), dir),
+              0);
     free(out);
     out = listing("pc");
     CHECK_STR(out, "cpu-step-40.flight.txt\ncpu-step-40.json\ncpu-step-40.memory.txt\ncpu-step-40.time.txt\n"
@@ -222,7 +242,8 @@ TEST_CASE(profile_cpu_slow_steps) {
         CHECK_CONTAINS(out, want);
         CHECK_CONTAINS(out, "aten::addmm"); /* where the time went */
         /* first what the program waited for: the step's duration, then the rows, the slowed one first */
-        const char *duration = out ? strstr(out, "(step duration)") : NULL, *addmm = out ? strstr(out, "aten::addmm") : NULL;
+        const char *duration = out ? strstr(out, "(step duration)") : NULL,
+                   *addmm = out ? strstr(out, "aten::addmm") : NULL;
         CHECK(duration && addmm && duration < addmm);
         CHECK(addmm && !strstr(out, "self CPU time"));
         free(out);

@@ -49,8 +49,9 @@ TEST_CASE(every_input_reads_or_is_refused_the_same_ways) {
     if (d) closedir(d);
     CHECK(files >= 4);
     CHECK(split >= 10); /* the second thread's half joined, not always dropped */
-    printf("%d inputs: %d read, %d refused with an error; read on two threads: %d joined; %d differ written and read back\n",
-           files, read_ok, refused, split, round_trips);
+    printf(
+        "%d inputs: %d read, %d refused with an error; read on two threads: %d joined; %d differ written and read back\n",
+        files, read_ok, refused, split, round_trips);
 }
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_fuzz_corpus"); }

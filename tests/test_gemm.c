@@ -11,14 +11,13 @@
 #include <unistd.h>
 
 static bool is_own(const char *kernel) {
-    return !strcmp(kernel, "avx512") || !strcmp(kernel, "avx2") || !strcmp(kernel, "scalar") ||
-           !strcmp(kernel, "auto");
+    return !strcmp(kernel, "avx512") || !strcmp(kernel, "avx2") || !strcmp(kernel, "scalar") || !strcmp(kernel, "auto");
 }
 
 /* The documented order, one element at a time. bias: [N] or NULL; c_old:
  * [M, N] or NULL. w is [N, K] (y = x w^T), or b is [K, N] when w is NULL. */
-static float ordered(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, const float *c_old,
-                     const float *bias, int64_t i, int64_t j) {
+static float ordered(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, const float *c_old, const float *bias,
+                     int64_t i, int64_t j) {
     int64_t k = x->shape[1], n = w ? w->shape[0] : b->shape[1];
     float s = 0.0f;
     for (int64_t p = 0; p < k; p++)
@@ -76,7 +75,9 @@ static void check_shape(const char *kernel, int64_t m, int64_t k, int64_t n) {
         nn_set_num_threads(threads);
         CHECK_INT(nn_linear(x, w, bias, &y), 0);
         double err = worst_error(x, w, NULL, bias->data, y);
-        if (err >= 1e-5) fprintf(stderr, "%s %lldx%lldx%lld linear: error %g\n", kernel, (long long)m, (long long)k, (long long)n, err);
+        if (err >= 1e-5)
+            fprintf(stderr, "%s %lldx%lldx%lld linear: error %g\n", kernel, (long long)m, (long long)k, (long long)n,
+                    err);
         CHECK(err < 1e-5);
         if (is_own(kernel)) CHECK_INT(bits_off(x, w, NULL, NULL, bias->data, y), 0);
         nn_tensor_free(y);
@@ -104,12 +105,13 @@ static void check_shape(const char *kernel, int64_t m, int64_t k, int64_t n) {
  * 12) and enough of them to split across threads by rows, few rows and
  * enough work to split by columns, columns with vector and panel tails,
  * K = 1, and the seed's two layers. */
-static const int64_t SHAPES[][3] = {{1, 3, 5},     {1, 256, 512},  {2, 7, 33},    {5, 64, 100}, {13, 1, 47},
-                                    {33, 17, 9},   {97, 300, 130}, {130, 1, 70},  {4, 512, 600},  {128, 256, 512},
-                                    {128, 512, 64}, {61, 129, 257}};
+static const int64_t SHAPES[][3] = {{1, 3, 5},     {1, 256, 512},   {2, 7, 33},     {5, 64, 100},
+                                    {13, 1, 47},   {33, 17, 9},     {97, 300, 130}, {130, 1, 70},
+                                    {4, 512, 600}, {128, 256, 512}, {128, 512, 64}, {61, 129, 257}};
 
 static void check_kernel(const char *kernel) {
-    for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++) check_shape(kernel, SHAPES[s][0], SHAPES[s][1], SHAPES[s][2]);
+    for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+        check_shape(kernel, SHAPES[s][0], SHAPES[s][1], SHAPES[s][2]);
 }
 
 static bool cpu_has(const char *kernel) {

@@ -123,7 +123,8 @@ static void check_rows(model *m, const opprof_averages *avg, const char *where) 
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     for (size_t i = 0; i < n; i++)
-        if (!strncmp(rows[i].key, "ggml::", 6) && strcmp(rows[i].key, "ggml::graph_compute") && strcmp(rows[i].key, "ggml::between_ops"))
+        if (!strncmp(rows[i].key, "ggml::", 6) && strcmp(rows[i].key, "ggml::graph_compute") &&
+            strcmp(rows[i].key, "ggml::between_ops"))
             runs += rows[i].calls;
     const opprof_average_row *between = row(avg, "ggml::between_ops");
     CHECK(between && between->calls == (runs / ACTIVE - 1) * THREADS * ACTIVE && between->self_ns > 0);
@@ -257,7 +258,8 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
     struct ggml_tensor *h = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
     fill(h, 9);
     for (int l = 0; l < LAYERS; l++) {
-        struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, K), *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+        struct ggml_tensor *w = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, K),
+                           *b = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
         fill(w, 10 + (unsigned)l), fill(b, 20 + (unsigned)l);
         h = ggml_format_name(ggml_mul_mat(ctx, w, h), "ffn_up-%d", l);
         h = ggml_format_name(ggml_add(ctx, h, b), "ffn_out-%d", l);
@@ -280,7 +282,8 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
     for (size_t i = 0; i < n; i++) {
         const opprof_average_row *r = &rows[i];
         bool layered = r->layer >= 0 && r->layer < LAYERS;
-        if (!strcmp(r->key, "ggml::MUL_MAT") && layered && r->calls == ACTIVE && r->threads == THREADS) matmuls[r->layer]++;
+        if (!strcmp(r->key, "ggml::MUL_MAT") && layered && r->calls == ACTIVE && r->threads == THREADS)
+            matmuls[r->layer]++;
         if (!strcmp(r->key, "ggml::ADD") && layered && r->calls == ACTIVE) adds[r->layer]++;
         if (!strcmp(r->key, "ggml::SOFT_MAX") && r->layer == -1 && r->calls == ACTIVE) softmax_of_no_layer++;
         bool of_a_layer = !strcmp(r->key, "ggml::MUL_MAT") || !strcmp(r->key, "ggml::ADD");
@@ -345,18 +348,20 @@ TEST_CASE(record_an_unchanged_program) {
     char dir[256], *plain = NULL, *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     CHECK_INT(run_commandf(&plain, "'%s/../tests/ggml_target' 5", bin_dir()), 0);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --ggml --step ggml_graph_compute --outputs trace -o '%s/r' -- "
-                                 "'%s/../tests/ggml_target' 5 2>/dev/null",
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --ggml --step ggml_graph_compute --outputs trace -o '%s/r' -- "
+                           "'%s/../tests/ggml_target' 5 2>/dev/null",
                            bin_dir(), dir, bin_dir()),
               0);
     CHECK_STR(out, plain);
     free(out);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json --row-limit 0 '%s'/r/trace-step-*.json", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json --row-limit 0 '%s'/r/trace-step-*.json", bin_dir(), dir),
+              0);
     CHECK_CONTAINS(out, "\"name\": \"ggml::MUL_MAT\"");
     const char *mm = out ? strstr(out, "\"name\": \"ggml::MUL_MAT\"") : NULL;
-    CHECK(mm && strstr(mm, "\"calls\": 5,"));             /* one a compute */
+    CHECK(mm && strstr(mm, "\"calls\": 5,")); /* one a compute */
     const char *steps = out ? strstr(out, "\"name\": \"ProfilerStep*\"") : NULL;
-    CHECK(steps && strstr(steps, "\"calls\": 6,"));       /* step 0, then one a compute */
+    CHECK(steps && strstr(steps, "\"calls\": 6,")); /* step 0, then one a compute */
     CHECK_CONTAINS(out, "\"threads\": 2");
     free(out);
     free(plain);

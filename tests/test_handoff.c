@@ -11,9 +11,7 @@
 
 static void record_steps(opprof_session *s, int steps) {
     for (int i = 0; i < steps; i++) {
-        {
-            OPPROF_SCOPE("work_%d", i);
-        }
+        { OPPROF_SCOPE("work_%d", i); }
         opprof_session_step(s);
     }
 }
@@ -38,7 +36,7 @@ TEST_CASE(kept_without_callback) {
     CHECK(c != NULL);
     if (c) {
         CHECK_INT(opprof_capture_get_info(c).step_num, 2); /* the step number when it ended */
-        CHECK_INT(event_count(c), 2);                     /* ProfilerStep#1 and work_1 */
+        CHECK_INT(event_count(c), 2);                      /* ProfilerStep#1 and work_1 */
         opprof_capture_free(c);
     }
     record_steps(s, 2); /* window at step 5 */
@@ -137,9 +135,7 @@ TEST_CASE(dir_handler) {
     opprof_trace_dir bad = {.dir = file_as_dir};
     cfg.user_data = &bad;
     CHECK_INT(opprof_session_start(&s, &cfg), 0);
-    {
-        OPPROF_SCOPE("lost?");
-    }
+    { OPPROF_SCOPE("lost?"); }
     CHECK_INT(opprof_session_step(s), OPPROF_ECALLBACK);
     opprof_session_free(s);
     CHECK_INT(bad.written, 0);

@@ -19,8 +19,9 @@ static const char *target(void) {
 /* The program's stdout under `opprof record OPTIONS -o DIR/NAME`, its status in *rc. */
 static char *recorded(int *rc, const char *options, const char *name, const char *args) {
     char *out = NULL;
-    *rc = run_commandf(&out, "ulimit -t 60; timeout -k 10 120 '%s/opprof' record %s -o '%s/%s' -- '%s' %s 2>'%s/%s.err'", bin_dir(), options,
-                       dir, name, target(), args, dir, name);
+    *rc =
+        run_commandf(&out, "ulimit -t 60; timeout -k 10 120 '%s/opprof' record %s -o '%s/%s' -- '%s' %s 2>'%s/%s.err'",
+                     bin_dir(), options, dir, name, target(), args, dir, name);
     return out;
 }
 
@@ -149,7 +150,8 @@ TEST_CASE(files_opened_in_place_of_closed_descriptors) {
 TEST_CASE(forked_children_record_nothing) {
     int rc = 0;
     char *out = NULL;
-    rc = run_commandf(&out, "ulimit -t 60; OPPROF_FLIGHT=20 timeout -k 10 120 '%s/opprof' record --memory --step "
+    rc = run_commandf(&out,
+                      "ulimit -t 60; OPPROF_FLIGHT=20 timeout -k 10 120 '%s/opprof' record --memory --step "
                       "step_work -o '%s/fork' -- '%s' fork 15 2>'%s/fork.err'",
                       bin_dir(), dir, target(), dir);
     CHECK_INT(rc, 0);
@@ -166,7 +168,8 @@ TEST_CASE(exec_wrappers_keep_the_capture) {
     for (int i = 0; i < 4; i++) {
         char name[32], *out = NULL;
         snprintf(name, sizeof name, "wrapped-%d", i);
-        CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --step step_work -o '%s/%s' -- %s '%s' address 5 "
+        CHECK_INT(run_commandf(&out,
+                               "timeout 120 '%s/opprof' record --step step_work -o '%s/%s' -- %s '%s' address 5 "
                                "2>'%s/%s.err'",
                                bin_dir(), dir, name, wrappers[i], target(), dir, name),
                   0);
@@ -181,7 +184,8 @@ TEST_CASE(exec_wrappers_keep_the_capture) {
  * preload, no OPPROF_RECORD_ variable, none of record's notes. */
 TEST_CASE(children_run_without_opprof) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --memory -o '%s/kids' -- sh -c 'sh -c \"env\"; exec \"$0\" "
+    CHECK_INT(run_commandf(&out,
+                           "timeout 120 '%s/opprof' record --memory -o '%s/kids' -- sh -c 'sh -c \"env\"; exec \"$0\" "
                            "mutex 3' '%s' 2>'%s/kids.err'",
                            bin_dir(), dir, target(), dir),
               0);
@@ -196,7 +200,8 @@ TEST_CASE(children_run_without_opprof) {
 TEST_CASE(lost_captures_name_their_cause) {
     char *out = NULL;
     /* record's own child (the suite runs other harm_targets beside it), within 60 s */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record -o '%s/killed' -- sh -c 'exec \"$0\" alarm 1000000' '%s' 2>&1 & "
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record -o '%s/killed' -- sh -c 'exec \"$0\" alarm 1000000' '%s' 2>&1 & "
                            "rec=$!; for i in $(seq 600); do pkill -KILL -P $rec -x harm_target && break; sleep 0.1; "
                            "done; wait $rec",
                            bin_dir(), dir, target()),
@@ -212,8 +217,8 @@ TEST_CASE(lost_captures_name_their_cause) {
     CHECK_CONTAINS(out, "no step was saved (no trigger)");
     CHECK(out && !strstr(out, "exit handlers") && !strstr(out, "wrote no capture"));
     free(out);
-    CHECK_INT(run_commandf(&out, "OPPROF_SCHEDULE=100,1,1,1 '%s/opprof' record -o '%s/quiet' -- '%s' mutex 3 2>&1", bin_dir(),
-                           dir, target()),
+    CHECK_INT(run_commandf(&out, "OPPROF_SCHEDULE=100,1,1,1 '%s/opprof' record -o '%s/quiet' -- '%s' mutex 3 2>&1",
+                           bin_dir(), dir, target()),
               0);
     CHECK_CONTAINS(out, "(nothing was recorded)");
     CHECK_CONTAINS(out, "ended normally and wrote no capture");
@@ -248,7 +253,8 @@ TEST_CASE(ggml_not_trusted_blindly) {
     const char *said[] = {"no ggml with opprof's CPU hook", "numbers its ops otherwise than the ggml 0.22"};
     for (int i = 0; i < 2; i++) {
         char *out = NULL;
-        CHECK_INT(run_commandf(&out, "timeout 120 '%s/opprof' record --ggml -o '%s/fake-%s' -- "
+        CHECK_INT(run_commandf(&out,
+                               "timeout 120 '%s/opprof' record --ggml -o '%s/fake-%s' -- "
                                "'%s/../tests/fake_ggml_%s_target' 2>&1",
                                bin_dir(), dir, kinds[i], bin_dir(), kinds[i]),
                   0);

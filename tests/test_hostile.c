@@ -60,8 +60,10 @@ TEST_CASE(trace_with_an_exploding_name) {
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (!f) return;
-    fprintf(f, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"cpu_op\", \"pid\": 1, \"tid\": 1, "
-               "\"ts\": 1, \"dur\": 5}]}\n", name);
+    fprintf(f,
+            "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"cpu_op\", \"pid\": 1, \"tid\": 1, "
+            "\"ts\": 1, \"dur\": 5}]}\n",
+            name);
     fclose(f);
     opprof_capture *c = NULL;
     CHECK_INT(opprof_capture_read(path, NULL, &c, NULL), 0);

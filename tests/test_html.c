@@ -119,7 +119,8 @@ TEST_CASE(reports) {
         CHECK_CONTAINS(html, "a warning with &lt;b&gt;markup&lt;/b&gt; &amp; more");
         CHECK_CONTAINS(html, "main \\u003cthread\\u003e (tid 10)"); /* in the timeline's data: escaped for a script */
         CHECK_CONTAINS(html, "\\u003cscript\\u003ealert(\\\"x\\u0026y\\\")\\u003c/script\\u003e");
-        CHECK(strstr(html, "http://") == NULL || occurrences(html, "http://") == occurrences(html, "http://www.w3.org/2000/svg"));
+        CHECK(strstr(html, "http://") == NULL ||
+              occurrences(html, "http://") == occurrences(html, "http://www.w3.org/2000/svg"));
         /* the table: one row per name, numbers from the averages */
         CHECK_CONTAINS(html, "<td data-v=\"aten::addmm\" title=\"aten::addmm\">aten::addmm</td>");
         opprof_averages *avg;
@@ -129,12 +130,13 @@ TEST_CASE(reports) {
         CHECK_INT(n, 3);
         for (size_t i = 0; i < n; i++) {
             char cell[128];
-            snprintf(cell, sizeof cell, "<td data-v=\"%.15g\">", (double)rows[i].self_ns / 1e3); /* self_cpu_us, as JSON */
+            snprintf(cell, sizeof cell, "<td data-v=\"%.15g\">",
+                     (double)rows[i].self_ns / 1e3); /* self_cpu_us, as JSON */
             CHECK_CONTAINS(html, cell);
             if (!strcmp(rows[i].key, "aten::addmm")) {
                 CHECK_INT(rows[i].total_ns, 900000);
                 CHECK_CONTAINS(html, "<td data-v=\"2\">2</td><td data-v=\""); /* calls, then the distribution */
-                CHECK_CONTAINS(html, "<title>2 calls: median "); /* no ProfilerStep: per call */
+                CHECK_CONTAINS(html, "<title>2 calls: median ");              /* no ProfilerStep: per call */
             }
         }
         opprof_averages_free(avg);
@@ -289,7 +291,7 @@ TEST_CASE(reports) {
         CHECK_CONTAINS(html, "<div class=\"bar b\" style=\"width:160.0px\"></div><div class=\"bar a worse\" "
                              "style=\"width:240.0px\"></div>");
         CHECK_CONTAINS(html, "<div class=\"bar a better\" style=\"width:0.0px\">"); /* relu gone */
-        CHECK_CONTAINS(html, "<div class=\"bar a\" style=\"width:32.0px\">"); /* a<b: unchanged */
+        CHECK_CONTAINS(html, "<div class=\"bar a\" style=\"width:32.0px\">");       /* a<b: unchanged */
         CHECK_CONTAINS(html, "Self CPU time total: 130.000us before, 175.000us after (+34.62%)");
         CHECK_CONTAINS(html, "<li>thread tracks differ: 1 before, 2 after</li>");
     }
@@ -339,8 +341,9 @@ TEST_CASE(reports) {
     CHECK_INT(run_command(cmd, &out), 64);
     free(out);
     /* `opprof diff A B --html OUT` */
-    snprintf(cmd, sizeof cmd, "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/diff.html'",
-             bin_dir(), dir, dir, dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/diff.html'", bin_dir(), dir,
+             dir, dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_STR(out, ""); /* the page goes to the file, nothing to stdout */
     free(out);
@@ -349,8 +352,9 @@ TEST_CASE(reports) {
     CHECK(text && elements(text) > 20);
     CHECK(text && strstr(text, "<td data-v=\"1\">1.00x</td>")); /* a trace against itself */
     free(text);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/no/d.html'",
-             bin_dir(), dir, dir, dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' diff '%s/run/cpu-step-4.json' '%s/run/cpu-step-4.json' --html '%s/no/d.html'", bin_dir(), dir,
+             dir, dir);
     CHECK_INT(run_command(cmd, &out), 2);
     CHECK_CONTAINS(out, "cannot write");
     free(out);

@@ -187,7 +187,9 @@ TEST_CASE(exit_outputs_chosen) {
     /* OPPROF_OUTPUTS of an OPPROF_TRACE program: said when wrong, all written then */
     snprintf(cmd, sizeof cmd, "OPPROF_OUTPUTS=trace,pdf OPPROF_TRACE='%s/bad' '%s'", dir, engine());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "OPPROF_OUTPUTS='trace,pdf' ignored: not a list of trace, tables, html, perfetto; writing trace, tables, html");
+    CHECK_CONTAINS(
+        out,
+        "OPPROF_OUTPUTS='trace,pdf' ignored: not a list of trace, tables, html, perfetto; writing trace, tables, html");
     free(out);
     snprintf(path, sizeof path, "%s/bad/trace-step-0.html", dir);
     CHECK(access(path, F_OK) == 0);

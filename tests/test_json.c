@@ -15,8 +15,13 @@ static yajl_val field(yajl_val obj, const char *key) {
  * a write into a missing directory leaves nothing. */
 TEST_CASE(names_escaped_and_invalid_utf8_replaced) {
     const char *names[] = {
-        "quote\"inside",          "back\\slash",        "new\nline\ttab\rcr", "bell\x07""esc\x1b",
-        "utf8 caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5", "slash/and <html>",
+        "quote\"inside",
+        "back\\slash",
+        "new\nline\ttab\rcr",
+        "bell\x07"
+        "esc\x1b",
+        "utf8 caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5",
+        "slash/and <html>",
     };
     const size_t count = sizeof names / sizeof *names;
     opprof_capture *c;
@@ -26,7 +31,11 @@ TEST_CASE(names_escaped_and_invalid_utf8_replaced) {
     for (size_t i = 0; i < count; i++)
         CHECK_INT(opprof_capture_add_event(c, t, names[i], OPPROF_KIND_CPU_OP, (int64_t)i * 10, 5), 0);
     /* Invalid UTF-8: a lone continuation byte, an overlong form, a cut sequence. */
-    CHECK_INT(opprof_capture_add_event(c, t, "bad\x80here\xC0\xAF" "end\xE2\x82", OPPROF_KIND_CPU_OP, 100, 5), 0);
+    CHECK_INT(opprof_capture_add_event(c, t,
+                                       "bad\x80here\xC0\xAF"
+                                       "end\xE2\x82",
+                                       OPPROF_KIND_CPU_OP, 100, 5),
+              0);
     CHECK_INT(opprof_capture_add_warning(c, "a \"quoted\" warning"), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
 
@@ -52,10 +61,12 @@ TEST_CASE(names_escaped_and_invalid_utf8_replaced) {
             if (strncmp(name, "bad", 3) == 0) bad = name;
         }
         CHECK_INT(found, count);
-        CHECK_STR(bad, "bad\xEF\xBF\xBDhere\xEF\xBF\xBD\xEF\xBF\xBD" "end\xEF\xBF\xBD\xEF\xBF\xBD");
+        CHECK_STR(bad, "bad\xEF\xBF\xBDhere\xEF\xBF\xBD\xEF\xBF\xBD"
+                       "end\xEF\xBF\xBD\xEF\xBF\xBD");
         yajl_val w = field(root, "warnings");
         CHECK(w && YAJL_IS_ARRAY(w) && YAJL_GET_ARRAY(w)->len == 1);
-        if (w && YAJL_GET_ARRAY(w)->len) CHECK_STR(YAJL_GET_STRING(YAJL_GET_ARRAY(w)->values[0]), "a \"quoted\" warning");
+        if (w && YAJL_GET_ARRAY(w)->len)
+            CHECK_STR(YAJL_GET_STRING(YAJL_GET_ARRAY(w)->values[0]), "a \"quoted\" warning");
         yajl_tree_free(root);
     }
     /* The escapes themselves, as written. */
@@ -70,7 +81,7 @@ TEST_CASE(names_escaped_and_invalid_utf8_replaced) {
     CHECK_INT(opprof_summary_new(&s), 0);
     CHECK_INT(opprof_summary_set_string(s, "device", "cpu \"0\"\n"), 0);
     CHECK_INT(opprof_summary_set_int(s, "threads", 2), 0);
-    CHECK_INT(opprof_summary_set_int(s, "threads", 3), 0); /* replaces */
+    CHECK_INT(opprof_summary_set_int(s, "threads", 3), 0);                   /* replaces */
     CHECK_INT(opprof_summary_set_string(s, "captures", "x"), OPPROF_EINVAL); /* reserved */
     opprof_averages *avg;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
@@ -120,8 +131,10 @@ TEST_CASE(times_within_two_to_the_61_ns) {
     CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
     CHECK_INT(opprof_capture_add_event(c, t, "first", OPPROF_KIND_USER_ANNOTATION, 0, 1000), 0);
     CHECK_INT(opprof_capture_add_event(c, t, "last", OPPROF_KIND_USER_ANNOTATION, OPPROF_MAX_TIME_NS - 1000, 1000), 0);
-    CHECK_INT(opprof_capture_add_event(c, t, "past", OPPROF_KIND_USER_ANNOTATION, OPPROF_MAX_TIME_NS, 1), OPPROF_EINVAL);
-    CHECK_INT(opprof_capture_add_event(c, t, "early", OPPROF_KIND_USER_ANNOTATION, -OPPROF_MAX_TIME_NS - 1, 0), OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_event(c, t, "past", OPPROF_KIND_USER_ANNOTATION, OPPROF_MAX_TIME_NS, 1),
+              OPPROF_EINVAL);
+    CHECK_INT(opprof_capture_add_event(c, t, "early", OPPROF_KIND_USER_ANNOTATION, -OPPROF_MAX_TIME_NS - 1, 0),
+              OPPROF_EINVAL);
     CHECK_INT(opprof_capture_add_event(c, t, "long", OPPROF_KIND_USER_ANNOTATION, 0, INT64_MAX), OPPROF_EINVAL);
     CHECK_INT(opprof_capture_add_memory(c, t, INT64_MAX, 1, 8, -1), OPPROF_EINVAL);
     CHECK_INT(opprof_capture_finish(c), 0);
@@ -137,8 +150,9 @@ TEST_CASE(times_within_two_to_the_61_ns) {
     opprof_capture_free(back);
     opprof_capture_free(c);
     unlink(path);
-    const char *too_long = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": -2e15, "
-                           "\"dur\": 1}, {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2e15, \"dur\": 1}]}";
+    const char *too_long =
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": -2e15, "
+        "\"dur\": 1}, {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2e15, \"dur\": 1}]}";
     CHECK_INT(opprof_capture_read_buffer(too_long, strlen(too_long), NULL, &back, &read_err), OPPROF_EFORMAT);
     CHECK(strstr(read_err.message, "the trace spans 127 years, more than the 2^61 ns (73 years) a capture holds"));
     remove_tree(dir);
@@ -181,7 +195,10 @@ TEST_CASE(longest_ranges_kept) {
 /* The escaping that tools get for JSON of their own (opprof check --json). */
 TEST_CASE(json_strings_for_the_tools) {
     char *quoted = NULL;
-    CHECK_INT(opprof_json_string_to_string("a\"b\\c\nd\x01" "e caf\xC3\xA9 bad\x80", &quoted), 0);
+    CHECK_INT(opprof_json_string_to_string("a\"b\\c\nd\x01"
+                                           "e caf\xC3\xA9 bad\x80",
+                                           &quoted),
+              0);
     CHECK_STR(quoted, "\"a\\\"b\\\\c\\nd\\u0001e caf\xC3\xA9 bad\xEF\xBF\xBD\"");
     opprof_free(quoted);
     quoted = (char *)1;

@@ -25,16 +25,18 @@ static size_t count_events(const opprof_capture *c) {
  * (events, at least one): by default a flow with id 7. */
 static const char FLOW[] = "  {\"ph\": \"s\", \"name\": \"hand\", \"id\": 7, \"pid\": 42, \"tid\": 1, \"ts\": 11.5}\n";
 
-static void write_rank_trace_with(const char *path, int rank, long long base_ns, long long offset_ns, const char *tail) {
+static void write_rank_trace_with(const char *path, int rank, long long base_ns, long long offset_ns,
+                                  const char *tail) {
     FILE *f = fopen(path, "w");
-    fprintf(f,
-            "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
-            "\"world_size\": 2, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": 50},\n"
-            " \"traceEvents\": [\n"
-            "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
-            "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
-            "%s ], \"baseTimeNanoseconds\": %lld}\n",
-            rank, offset_ns, tail, base_ns);
+    fprintf(
+        f,
+        "{\"schemaVersion\": 1, \"opprof_version\": \"x\", \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": %d, "
+        "\"world_size\": 2, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": 50},\n"
+        " \"traceEvents\": [\n"
+        "  {\"ph\": \"X\", \"name\": \"step\", \"pid\": 42, \"tid\": 1, \"ts\": 10.000, \"dur\": 5.5},\n"
+        "  {\"ph\": \"X\", \"name\": \"op\", \"pid\": 42, \"tid\": 1, \"ts\": 11.250, \"dur\": 1},\n"
+        "%s ], \"baseTimeNanoseconds\": %lld}\n",
+        rank, offset_ns, tail, base_ns);
     fclose(f);
 }
 
@@ -181,17 +183,21 @@ TEST_CASE(event_shapes) {
     snprintf(a, sizeof a, "%s/a.json", dir);
     snprintf(out, sizeof out, "%s/merged.json", dir);
     FILE *f = fopen(a, "w");
-    fprintf(f, "{\"opprof_version\": \"x\", \"baseTimeNanoseconds\": 1000000,\n"
-               " \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, \"world_size\": 2, \"clock_offset_ns\": 0},\n"
-               " \"traceEvents\": [\n"
-               "  {\n    \"ph\" : \"X\",\n    \"name\": \"spaced\", \"pid\" : 42, \"tid\": 1,\n    \"ts\":\t10.000, \"dur\": 1\n  },\n"
-               "  {\"ph\": \"X\", \"name\": \"escaped\", \"p\\u0069d\": 42, \"tid\": 1, \"ts\": 20.000, \"dur\": 1},\n"
-               "  {\"ph\": \"X\", \"name\": \"nested\", \"pid\": 42, \"tid\": 1, \"ts\": 30.000, \"dur\": 1,"
-               " \"args\": {\"pid\": 7, \"ts\": \"kept\"}}");
+    fprintf(
+        f,
+        "{\"opprof_version\": \"x\", \"baseTimeNanoseconds\": 1000000,\n"
+        " \"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, \"world_size\": 2, \"clock_offset_ns\": 0},\n"
+        " \"traceEvents\": [\n"
+        "  {\n    \"ph\" : \"X\",\n    \"name\": \"spaced\", \"pid\" : 42, \"tid\": 1,\n    \"ts\":\t10.000, \"dur\": 1\n  },\n"
+        "  {\"ph\": \"X\", \"name\": \"escaped\", \"p\\u0069d\": 42, \"tid\": 1, \"ts\": 20.000, \"dur\": 1},\n"
+        "  {\"ph\": \"X\", \"name\": \"nested\", \"pid\": 42, \"tid\": 1, \"ts\": 30.000, \"dur\": 1,"
+        " \"args\": {\"pid\": 7, \"ts\": \"kept\"}}");
     for (int i = 0; i < 6000; i++)
-        fprintf(f, ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bulk\", \"pid\": 42, \"tid\": 1, \"ts\": %d.500, "
-                   "\"dur\": 0.25, \"args\": {\"note\": \"%0200d\"}}",
-                100 + i, i);
+        fprintf(
+            f,
+            ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bulk\", \"pid\": 42, \"tid\": 1, \"ts\": %d.500, "
+            "\"dur\": 0.25, \"args\": {\"note\": \"%0200d\"}}",
+            100 + i, i);
     fprintf(f, "\n ]}\n");
     fclose(f);
     const char *paths[] = {a};
@@ -284,7 +290,8 @@ TEST_CASE(errors) {
     fclose(f);
     f = fopen(good8, "w");
     fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\", \"ts\": 1, "
-          "\"dur\": 2}]}", f);
+          "\"dur\": 2}]}",
+          f);
     fclose(f);
     const char *with_bad8[] = {bad8};
     CHECK_INT(opprof_merge_traces(with_bad8, 1, out, NULL, &err), OPPROF_EFORMAT);
@@ -299,12 +306,12 @@ TEST_CASE(errors) {
     /* malformed events are refused, whichever path reads them (the fast one
      * hands them to the slow one, which says so): no output */
     static const char *const malformed[] = {
-        "{\"traceEvents\": [{\"ph\": \"X\" \"name\": \"a\", \"ts\": 1}]}",      /* no ',' between keys */
-        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1 2}]}",                    /* two values */
-        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": }]}",                       /* no value */
-        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1,}]}",                     /* a key missing after ',' */
-        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\" 1}]}",                       /* no ':' */
-        "{\"traceEvents\": [{, \"ph\": \"X\"}]}",                                /* a stray ',' */
+        "{\"traceEvents\": [{\"ph\": \"X\" \"name\": \"a\", \"ts\": 1}]}", /* no ',' between keys */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1 2}]}",               /* two values */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": }]}",                  /* no value */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1,}]}",                /* a key missing after ',' */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\" 1}]}",                  /* no ':' */
+        "{\"traceEvents\": [{, \"ph\": \"X\"}]}",                          /* a stray ',' */
     };
     char badshape[4200];
     snprintf(badshape, sizeof badshape, "%s/shape.json", dir);
@@ -344,7 +351,8 @@ TEST_CASE(array_form) {
     snprintf(out, sizeof out, "%s/out.json", dir);
     FILE *f = fopen(a, "w");
     fputs("[{\"ph\": \"X\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 9},\n"
-          " {\"ph\": \"X\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 3}]\n", f);
+          " {\"ph\": \"X\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 3}]\n",
+          f);
     fclose(f);
     f = fopen(b, "w");
     fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"g\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}", f);
@@ -393,7 +401,8 @@ TEST_CASE(numbers_out_of_range) {
     CHECK(strstr(err.message, "clock_offset_ns is out of range"));
     FILE *f = fopen(huge_rank, "w");
     fputs("{\"distributedInfo\": {\"rank\": 4294967297, \"world_size\": 1e30}, \"traceEvents\": "
-          "[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}", f);
+          "[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}",
+          f);
     fclose(f);
     opprof_capture *c = NULL;
     CHECK_INT(opprof_capture_read(huge_rank, NULL, &c, &err), 0);
@@ -419,12 +428,8 @@ TEST_CASE(ranks_analysis) {
         cfg.rank.world_size = 2;
         opprof_session *s;
         CHECK_INT(opprof_session_start(&s, &cfg), 0);
-        {
-            OPPROF_SCOPE("compute");
-        }
-        {
-            OPPROF_OP_SCOPE("mpi::allreduce");
-        }
+        { OPPROF_SCOPE("compute"); }
+        { OPPROF_OP_SCOPE("mpi::allreduce"); }
         CHECK_INT(opprof_session_stop(s), 0);
         CHECK_INT(opprof_session_take_capture(s, &caps[r]), 0);
         opprof_session_free(s);

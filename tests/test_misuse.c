@@ -79,14 +79,14 @@ static void need_dir(void) {
 }
 
 /* One misuse in a session of its own: exactly one capture, carrying `expect`. */
-#define MISUSE_CASE(name, expect, body)                     \
-    TEST_CASE(name) {                                       \
-        need_dir();                                         \
-        int before = captures;                              \
-        opprof_session *s = start(expect);                  \
-        body;                                               \
-        opprof_session_free(s);                             \
-        CHECK_INT(captures - before, 1);                    \
+#define MISUSE_CASE(name, expect, body)    \
+    TEST_CASE(name) {                      \
+        need_dir();                        \
+        int before = captures;             \
+        opprof_session *s = start(expect); \
+        body;                              \
+        opprof_session_free(s);            \
+        CHECK_INT(captures - before, 1);   \
     }
 
 /* A range ended that was never begun (or twice). */
@@ -106,7 +106,8 @@ MISUSE_CASE(end_on_another_thread, "called on another thread than their begin", 
 })
 
 /* A range left open at stop: cut at the capture's end. */
-MISUSE_CASE(left_open, "still open at the end of the capture (first: 'left open')", { (void)OPPROF_BEGIN("left open"); })
+MISUSE_CASE(left_open, "still open at the end of the capture (first: 'left open')",
+            { (void)OPPROF_BEGIN("left open"); })
 
 /* An enclosing range ended first: the inner one is closed with it. */
 MISUSE_CASE(enclosing_ended_first, "closed early because an enclosing range ended first", {

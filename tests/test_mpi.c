@@ -111,7 +111,8 @@ static void check_merged(void) {
         int rank = th[ev[i].thread].pid / 100000 - 1;
         if (rank < 0 || rank > 1) continue;
         const opprof_event *parent = ev[i].parent >= 0 ? &ev[ev[i].parent] : NULL;
-        if (!strcmp(name_of(&ev[i]), "mpi::allreduce")) allreduce[rank] += parent && !strcmp(name_of(parent), "forward");
+        if (!strcmp(name_of(&ev[i]), "mpi::allreduce"))
+            allreduce[rank] += parent && !strcmp(name_of(parent), "forward");
         if (!strcmp(name_of(&ev[i]), "aten::addmm")) addmm[rank] += parent && !strcmp(name_of(parent), "aten::linear");
     }
     CHECK_INT(allreduce[0], 2); /* 2 active steps, one allreduce each */
@@ -140,7 +141,9 @@ static void check_merged(void) {
     CHECK_INT(count[1], 2);
     for (int i = 0; i < count[0] && i < count[1]; i++) {
         int64_t overlap = (e[0][i] < e[1][i] ? e[0][i] : e[1][i]) - (s[0][i] > s[1][i] ? s[0][i] : s[1][i]);
-        if (overlap < -u) fprintf(stderr, "allreduce %d: overlap %lld ns (alignment +-%lld ns)\n", i, (long long)overlap, (long long)u);
+        if (overlap < -u)
+            fprintf(stderr, "allreduce %d: overlap %lld ns (alignment +-%lld ns)\n", i, (long long)overlap,
+                    (long long)u);
         CHECK(overlap >= -u);
     }
     opprof_capture_free(r[0]);
@@ -153,8 +156,9 @@ static void check_reports(void) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(out && strstr(out, "mpi::allreduce") && strstr(out, "Collectives compared by position: 2"));
     free(out);
-    snprintf(cmd, sizeof cmd, "cd '%s/tensor' && '%s/opprof' merge rank-0/cpu-step-4.json rank-1/cpu-step-4.json -o again.json",
-             g_dir, g_bin);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/tensor' && '%s/opprof' merge rank-0/cpu-step-4.json rank-1/cpu-step-4.json -o again.json", g_dir,
+             g_bin);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(out && strstr(out, "2 traces"));
     free(out);

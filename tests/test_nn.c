@@ -7,8 +7,7 @@
 #include <stdlib.h>
 
 /* max relative error of y = relu?(x @ w^T + b) against float64. */
-static double linear_error(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, const nn_tensor *y,
-                           int relu) {
+static double linear_error(const nn_tensor *x, const nn_tensor *w, const nn_tensor *b, const nn_tensor *y, int relu) {
     int64_t m = x->shape[0], k = x->shape[1], n = w->shape[0];
     double worst = 0;
     for (int64_t i = 0; i < m; i++)

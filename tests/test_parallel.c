@@ -126,8 +126,8 @@ TEST_CASE(tensor_names_give_layers) {
     CHECK_INT(opprof_tensor_name_layer("cache_k_l3"), 3);
     CHECK_INT(opprof_tensor_name_layer("cache_v_l30 (view)"), 30);
     CHECK_INT(opprof_tensor_name_layer("inp_embd"), -1);
-    CHECK_INT(opprof_tensor_name_layer("node_12"), -1);   /* ggml's own name of an unnamed node */
-    CHECK_INT(opprof_tensor_name_layer("-7"), -1);        /* a number, no tensor */
+    CHECK_INT(opprof_tensor_name_layer("node_12"), -1); /* ggml's own name of an unnamed node */
+    CHECK_INT(opprof_tensor_name_layer("-7"), -1);      /* a number, no tensor */
     CHECK_INT(opprof_tensor_name_layer("_l3"), -1);
     CHECK_INT(opprof_tensor_name_layer("x-12345678"), -1); /* no model has so many layers: a hash, a size */
     CHECK_INT(opprof_tensor_name_layer(""), -1);
@@ -221,9 +221,7 @@ static const opprof_event *event_named(const opprof_capture *c, const char *name
 /* A range begun after its start: it encloses what ran since, and takes its arguments. */
 static void late_range(void) {
     opprof_time t0 = opprof_now();
-    {
-        OPPROF_SCOPE("inside");
-    }
+    { OPPROF_SCOPE("inside"); }
     opprof_range r = opprof_range_begin_at(OPPROF_SRCLOC("late", OPPROF_KIND_CPU_OP), t0);
     CHECK(r != 0);
     opprof_range_flops(1234);
@@ -238,9 +236,7 @@ static void late_range(void) {
     /* an end to come ends now: what the thread records next starts after it */
     opprof_range f = opprof_range_begin_at(OPPROF_SRCLOC("future", OPPROF_KIND_CPU_OP), opprof_now());
     opprof_range_end_at(f, opprof_now() + (1ull << 40));
-    {
-        OPPROF_SCOPE("after");
-    }
+    { OPPROF_SCOPE("after"); }
 }
 
 TEST_CASE(ranges_after_the_fact) {

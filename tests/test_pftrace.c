@@ -46,9 +46,9 @@ TEST_CASE(empty_capture_bytes) {
     unsigned char buf[64];
     size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
     if (f) fclose(f);
-    static const unsigned char want[] = {0x0a, 0x0a, 0xda, 0x03, 0x03, 0xd0, 0x03, 0x40, 0x50, 0x01, 0x68, 0x01,
-                                         0x0a, 0x12, 0x32, 0x0e, 0x0a, 0x06, 0x08, 0x40, 0x10, 0x00, 0x18, 0x01,
-                                         0x0a, 0x04, 0x08, 0x06, 0x10, 0x00, 0x50, 0x01};
+    static const unsigned char want[] = {0x0a, 0x0a, 0xda, 0x03, 0x03, 0xd0, 0x03, 0x40, 0x50, 0x01, 0x68,
+                                         0x01, 0x0a, 0x12, 0x32, 0x0e, 0x0a, 0x06, 0x08, 0x40, 0x10, 0x00,
+                                         0x18, 0x01, 0x0a, 0x04, 0x08, 0x06, 0x10, 0x00, 0x50, 0x01};
     CHECK(n > sizeof want && !memcmp(buf, want, sizeof want));
     /* then its process and its facts: it reads back, as an empty capture (it was refused: no facts) */
     opprof_capture *back = NULL;
@@ -238,8 +238,7 @@ TEST_CASE(many_threads_read_back) {
         const opprof_thread_info *et = &th[ev[i].thread], *mt = &th[mem[i].thread];
         char want[32];
         snprintf(want, sizeof want, "worker %lld", (long long)(et->tid - 1000));
-        right += !strcmp(et->name, want) && mt->tid == 1000 + (int64_t)(mem[i].addr - 0x1000) &&
-                 mem[i].bytes == 64;
+        right += !strcmp(et->name, want) && mt->tid == 1000 + (int64_t)(mem[i].addr - 0x1000) && mem[i].bytes == 64;
     }
     CHECK_INT(right, THREADS);
     free(bytes);
@@ -253,8 +252,9 @@ static char *kineto_trace_head(size_t cap, size_t *len) {
     char *json = malloc(cap);
     CHECK(json != NULL);
     if (json)
-        *len = (size_t)snprintf(json, cap, "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
-                                           "\"tid\":1,\"ts\":0,\"dur\":1000}");
+        *len = (size_t)snprintf(json, cap,
+                                "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"forward\",\"pid\":1,"
+                                "\"tid\":1,\"ts\":0,\"dur\":1000}");
     return json;
 }
 
@@ -266,9 +266,11 @@ TEST_CASE(many_allocators_one_track_each) {
     char *json = kineto_trace_head(cap, &len);
     if (!json) return;
     for (int i = 0; i < 300; i++)
-        len += (size_t)snprintf(json + len, cap - len,
-                                ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":%d,\"args\":"
-                                "{\"Device Type\":1,\"Device Id\":%d,\"Addr\":4096,\"Bytes\":64}}", 1 + i, i % 100);
+        len +=
+            (size_t)snprintf(json + len, cap - len,
+                             ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":%d,\"args\":"
+                             "{\"Device Type\":1,\"Device Id\":%d,\"Addr\":4096,\"Bytes\":64}}",
+                             1 + i, i % 100);
     len += (size_t)snprintf(json + len, cap - len, "]}");
     CHECK(len < cap);
     opprof_capture *c = NULL;
@@ -304,10 +306,11 @@ TEST_CASE(memory_samples_read_back_whole) {
         total[device] += bytes;
         char totals[64] = ""; /* every fifth without its total: read as unknown */
         if (i % 5) snprintf(totals, sizeof totals, ",\"Total Allocated\":%lld", total[device]);
-        len += (size_t)snprintf(json + len, cap - len,
-                                ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"args\":"
-                                "{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%d%s}}",
-                                1 + i % 2, 1 + i, device, device ? 0 : -1, 4096 + 64 * i, bytes, totals);
+        len +=
+            (size_t)snprintf(json + len, cap - len,
+                             ",{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"args\":"
+                             "{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%d%s}}",
+                             1 + i % 2, 1 + i, device, device ? 0 : -1, 4096 + 64 * i, bytes, totals);
     }
     len += (size_t)snprintf(json + len, cap - len, "]}");
     CHECK(len < cap);
@@ -319,8 +322,10 @@ TEST_CASE(memory_samples_read_back_whole) {
     char *bytes = to_pftrace(c, &size);
     CHECK_INT(opprof_capture_read_buffer(bytes, size, NULL, &back, NULL), 0);
     size_t n = 0, nb = 0;
-    const opprof_memory_event *m = opprof_capture_memory_events(c, &n), *mb = back ? opprof_capture_memory_events(back, &nb) : NULL;
-    const opprof_thread_info *th = opprof_capture_threads(c, NULL), *thb = back ? opprof_capture_threads(back, NULL) : NULL;
+    const opprof_memory_event *m = opprof_capture_memory_events(c, &n),
+                              *mb = back ? opprof_capture_memory_events(back, &nb) : NULL;
+    const opprof_thread_info *th = opprof_capture_threads(c, NULL),
+                             *thb = back ? opprof_capture_threads(back, NULL) : NULL;
     CHECK_INT(n, 200);
     CHECK_INT(nb, n);
     int same = 0;
@@ -440,7 +445,10 @@ static char *seen(const opprof_capture *c, const opprof_capture *against) {
     char *table = NULL, *self = NULL, *bytes = NULL, *samples = NULL, *diff = NULL, *all = NULL;
     opprof_averages *avg = NULL;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    if (avg) CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &table), 0);
+    if (avg)
+        CHECK_INT(
+            opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME}, &table),
+            0);
     opprof_averages_free(avg);
     CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &self), 0);
     CHECK_INT(opprof_capture_stacks_to_string(c, OPPROF_STACKS_ALLOCATED_BYTES, &bytes), 0);
@@ -453,15 +461,18 @@ static char *seen(const opprof_capture *c, const opprof_capture *against) {
     char **lines = calloc(n_threads + 1, sizeof *lines), threads[8192] = "";
     for (size_t k = 0; k < n_threads; k++) /* each thread: its name and process, in (pid, tid) order */
         CHECK(asprintf(&lines[k], "%020lld:%020lld '%s' '%s'%s\n", (long long)th[k].pid + (1ll << 62),
-                       (long long)th[k].tid + (1ll << 62), th[k].name, th[k].process, th[k].device ? " device" : "") > 0);
+                       (long long)th[k].tid + (1ll << 62), th[k].name, th[k].process,
+                       th[k].device ? " device" : "") > 0);
     qsort(lines, n_threads, sizeof *lines, by_text);
     for (size_t k = 0, at = 0; k < n_threads; k++) {
-        if (at + strlen(lines[k]) + 1 < sizeof threads) at += (size_t)snprintf(threads + at, sizeof threads - at, "%s", lines[k]);
+        if (at + strlen(lines[k]) + 1 < sizeof threads)
+            at += (size_t)snprintf(threads + at, sizeof threads - at, "%s", lines[k]);
         free(lines[k]);
     }
     free(lines);
-    CHECK(asprintf(&all, "device %s, unended %lld, %zu samples, machine %d, producer %s\n%s%s\n--self\n%s\n--bytes\n%s"
-                         "\n--samples\n%s\n--diff\n%s",
+    CHECK(asprintf(&all,
+                   "device %s, unended %lld, %zu samples, machine %d, producer %s\n%s%s\n--self\n%s\n--bytes\n%s"
+                   "\n--samples\n%s\n--diff\n%s",
                    info.device_name, (long long)info.unended_ns, n_samples, opprof_capture_machine(c) != NULL,
                    opprof_producer_name(info.producer), threads, table ? table : "", self ? self : "",
                    bytes ? bytes : "", samples ? samples : "", diff ? diff : "") > 0);
@@ -538,24 +549,36 @@ static opprof_capture *device_capture(void) {
 
 TEST_CASE(round_trip_gives_the_same_tables) {
     static const char *const fixtures[] = {
-        "real-traces/catapult__flow.json.gz", "real-traces/catapult__multiple_input_latency.json.gz",
+        "real-traces/catapult__flow.json.gz",
+        "real-traces/catapult__multiple_input_latency.json.gz",
         "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
         "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
         "real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz",
-        "real-traces/hta__nccl_parser_config__nccl_data.json.gz", "real-traces/hta__triton_example__triton_example.json.gz",
+        "real-traces/hta__nccl_parser_config__nccl_data.json.gz",
+        "real-traces/hta__triton_example__triton_example.json.gz",
         "real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
-        "real-traces/kineto__test__gpu_metrics_input.json.gz", "onnxruntime-1.30/mlp.json",
-        "pytorch-1.13/cpu-step-4.legacy.json", "fuzz/samples-tree.json", "fuzz/profile-chunk.json",
-        "fuzz/hostile-memory.json", "fuzz/hostile-flops.json", "fuzz/begin-end-pairs.json", "fuzz/legacy.json",
-        "fuzz/pftrace-samples", "run/cpu-step-4.json" /* profile_cpu's, below */, NULL /* the capture built here */};
+        "real-traces/kineto__test__gpu_metrics_input.json.gz",
+        "onnxruntime-1.30/mlp.json",
+        "pytorch-1.13/cpu-step-4.legacy.json",
+        "fuzz/samples-tree.json",
+        "fuzz/profile-chunk.json",
+        "fuzz/hostile-memory.json",
+        "fuzz/hostile-flops.json",
+        "fuzz/begin-end-pairs.json",
+        "fuzz/legacy.json",
+        "fuzz/pftrace-samples",
+        "run/cpu-step-4.json" /* profile_cpu's, below */,
+        NULL /* the capture built here */};
     char dir[256], json[300], pftrace[300];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     snprintf(json, sizeof json, "%s/trip.json", dir);
     snprintf(pftrace, sizeof pftrace, "%s/trip.pftrace", dir);
     /* opprof's own: memory, shapes, call sites, FLOPs, samples when perf events are allowed, off-CPU times */
-    CHECK_INT(run_commandf(NULL, "'%s/profile_cpu' --quiet --steps 4 --record-shapes --with-stack --with-flops "
-                                 "--sample 4000 --cpu-time '%s/run' >/dev/null 2>&1",
-                           bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(NULL,
+                           "'%s/profile_cpu' --quiet --steps 4 --record-shapes --with-stack --with-flops "
+                           "--sample 4000 --cpu-time '%s/run' >/dev/null 2>&1",
+                           bin_dir(), dir),
+              0);
     for (size_t k = 0; k < sizeof fixtures / sizeof *fixtures; k++) {
         opprof_capture *c = NULL;
         if (fixtures[k]) {
@@ -572,7 +595,8 @@ TEST_CASE(round_trip_gives_the_same_tables) {
         if (!c) continue;
         char *before = seen(c, c), *as_json = seen_after(c, json), *as_pftrace = seen_after(c, pftrace);
         const char *name = fixtures[k] ? fixtures[k] : "device_capture";
-        if (strcmp(before, as_json)) fprintf(stderr, "  %s: JSON differs\n--- read\n%s\n--- back\n%s\n", name, before, as_json);
+        if (strcmp(before, as_json))
+            fprintf(stderr, "  %s: JSON differs\n--- read\n%s\n--- back\n%s\n", name, before, as_json);
         if (strcmp(before, as_pftrace))
             fprintf(stderr, "  %s: .pftrace differs\n--- read\n%s\n--- back\n%s\n", name, before, as_pftrace);
         CHECK_STR(as_json, before);
@@ -680,7 +704,8 @@ static pb trace_of_iids(uint64_t iid) {
     pb_uint(&a, 9, 3), pb_uint(&a, 11, 1), pb_str(&a, 23, "opprof capture");
     pb_str(&b, 10, "time_origin"), pb_uint(&b, 4, 0), pb_msg(&a, 4, &b);
     pb_msg(&p, 11, &a), pb_msg(&t, 1, &p);
-    pb_uint(&a, 1, 2), pb_uint(&b, 1, 5), pb_uint(&b, 2, 6), pb_str(&b, 5, "main"), pb_msg(&a, 4, &b); /* track 2: thread 6 */
+    pb_uint(&a, 1, 2), pb_uint(&b, 1, 5), pb_uint(&b, 2, 6), pb_str(&b, 5, "main"),
+        pb_msg(&a, 4, &b); /* track 2: thread 6 */
     pb_msg(&p, 60, &a), pb_msg(&t, 1, &p);
     pb_uint(&p, 8, 1000); /* a slice named by iid, 1 us to 2 us */
     pb_uint(&b, 1, iid), pb_str(&b, 2, "work"), pb_msg(&a, 2, &b), pb_msg(&p, 12, &a);
@@ -693,7 +718,8 @@ static pb trace_of_iids(uint64_t iid) {
     pb_uint(&b, 1, 7), pb_msg(&a, 7, &b); /* callstack 7: no frame */
     pb_msg(&p, 12, &a);
     pb_uint(&a, 2, 5), pb_uint(&a, 3, 6), pb_uint(&a, 4, iid), pb_msg(&p, 66, &a), pb_msg(&t, 1, &p);
-    pb_uint(&p, 8, 1600), pb_uint(&a, 2, 5), pb_uint(&a, 3, 6), pb_uint(&a, 4, 7), pb_msg(&p, 66, &a), pb_msg(&t, 1, &p);
+    pb_uint(&p, 8, 1600), pb_uint(&a, 2, 5), pb_uint(&a, 3, 6), pb_uint(&a, 4, 7), pb_msg(&p, 66, &a),
+        pb_msg(&t, 1, &p);
     free(p.b), free(a.b), free(b.b);
     return t;
 }
@@ -831,7 +857,8 @@ TEST_CASE(problems_name_no_place_of_the_translation) {
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
     CHECK_INT(opprof_capture_add_event(c, t, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 100000), 0);
-    CHECK_INT(opprof_capture_add_event(c, t, "across", OPPROF_KIND_CPU_OP, 50000, 100000), 0); /* overlaps, no nesting */
+    CHECK_INT(opprof_capture_add_event(c, t, "across", OPPROF_KIND_CPU_OP, 50000, 100000),
+              0); /* overlaps, no nesting */
     CHECK_INT(opprof_capture_finish(c), 0);
     size_t size;
     char *bytes = to_pftrace(c, &size);
@@ -846,7 +873,8 @@ TEST_CASE(problems_name_no_place_of_the_translation) {
         opprof_read_options opt = {.on_problem = note_problem, .ctx = &s};
         opprof_capture *back = NULL;
         opprof_read_error err;
-        int rc = from_file ? opprof_capture_read(path, &opt, &back, &err) : opprof_capture_read_buffer(bytes, size, &opt, &back, &err);
+        int rc = from_file ? opprof_capture_read(path, &opt, &back, &err)
+                           : opprof_capture_read_buffer(bytes, size, &opt, &back, &err);
         CHECK_INT(rc, 0);
         CHECK(s.n >= 1);
         CHECK_INT(s.placed, 0);

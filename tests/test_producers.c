@@ -36,15 +36,14 @@ static opprof_capture *read_trace_text(const char *text) {
 }
 
 /* factorial(3) -> factorial(2) -> factorial(1), as uftrace's B/E events. */
-static const char RECURSION_BE[] =
-    "{\"traceEvents\": [\n"
-    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n"
-    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 10},\n"
-    "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 20},\n"
-    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 30},\n"
-    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 40},\n"
-    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 50}\n"
-    "]}\n";
+static const char RECURSION_BE[] = "{\"traceEvents\": [\n"
+                                   "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n"
+                                   "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 10},\n"
+                                   "{\"ph\": \"B\", \"name\": \"factorial\", \"pid\": 1, \"tid\": 1, \"ts\": 20},\n"
+                                   "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 30},\n"
+                                   "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 40},\n"
+                                   "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 50}\n"
+                                   "]}\n";
 
 TEST_CASE(recursion_kept_in_begin_end) {
     opprof_capture *c = read_trace_text(RECURSION_BE);
@@ -54,7 +53,7 @@ TEST_CASE(recursion_kept_in_begin_end) {
     int64_t calls = 0, self = 0, total = 0;
     CHECK_INT(row_of(c, "factorial", &calls, &self, &total), 0);
     CHECK_INT(calls, 3);
-    CHECK_INT(self, 50000);            /* 20 + 20 + 10 us: the whole span once */
+    CHECK_INT(self, 50000);                  /* 20 + 20 + 10 us: the whole span once */
     CHECK_INT(total, 50000 + 30000 + 10000); /* each call's own duration */
     opprof_capture_free(c);
 }
@@ -99,8 +98,9 @@ TEST_CASE(pytorch_merges_its_duplicate_nodes) {
     CHECK_INT(total, 100000);
     opprof_capture_free(c);
     /* PyTorch's legacy exporter: "pid": "CPU functions", no category */
-    c = read_trace_text("[{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 1, \"dur\": 9, \"tid\": 1, \"pid\": \"CPU functions\"},"
-                  "{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 2, \"dur\": 3, \"tid\": 1, \"pid\": \"CPU functions\"}]");
+    c = read_trace_text(
+        "[{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 1, \"dur\": 9, \"tid\": 1, \"pid\": \"CPU functions\"},"
+        "{\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 2, \"dur\": 3, \"tid\": 1, \"pid\": \"CPU functions\"}]");
     CHECK(c != NULL);
     if (!c) return;
     CHECK_INT(opprof_capture_get_info(c).producer, OPPROF_PRODUCER_PYTORCH_LEGACY);
@@ -182,29 +182,34 @@ static const char *only_warning(const opprof_capture *c) {
 
 TEST_CASE(lenient_forms_read_with_a_warning) {
     /* a bare array whose writer stopped (no ']'), after a comma too */
-    opprof_capture *c = read_trace_text("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n");
+    opprof_capture *c =
+        read_trace_text("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n");
     CHECK(c != NULL);
-    if (c) CHECK_STR(only_warning(c), "line 2: the event array has no closing ']' (a writer that stopped early): "
-                                      "read to the end");
+    if (c)
+        CHECK_STR(only_warning(c), "line 2: the event array has no closing ']' (a writer that stopped early): "
+                                   "read to the end");
     opprof_capture_free(c);
     c = read_trace_text("[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}");
     CHECK(c != NULL);
     opprof_capture_free(c);
     /* a trailing comma */
-    c = read_trace_text("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n]}");
+    c = read_trace_text(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2},\n]}");
     CHECK(c != NULL);
     if (c) CHECK_STR(only_warning(c), "line 1: a comma before the event array's ']' (a trailing comma): ignored");
     opprof_capture_free(c);
     /* times as strings (Hermes): read exactly */
-    c = read_trace_text("{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": \"1.5\", "
-                  "\"dur\": \"2.25\"}]}");
+    c = read_trace_text(
+        "{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": \"1.5\", "
+        "\"dur\": \"2.25\"}]}");
     CHECK(c != NULL);
     if (c) {
         size_t n;
         const opprof_event *ev = opprof_capture_events(c, &n);
         CHECK_INT(n, 1);
         if (n) CHECK_INT(ev[0].duration_ns, 2250);
-        CHECK_STR(only_warning(c), "2 time(s) (\"ts\", \"dur\") written as strings were read as numbers (first: line 2)");
+        CHECK_STR(only_warning(c),
+                  "2 time(s) (\"ts\", \"dur\") written as strings were read as numbers (first: line 2)");
     }
     opprof_capture_free(c);
     /* malformed otherwise: the precise error stays */
@@ -271,7 +276,8 @@ TEST_CASE(unended_begins_said) {
           "{\"ph\": \"X\", \"name\": \"done\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10},\n"
           "{\"ph\": \"B\", \"name\": \"RunTask\", \"pid\": 1, \"tid\": 2, \"ts\": 20},\n"
           "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 90, \"dur\": 10}\n"
-          "]}\n", f);
+          "]}\n",
+          f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "'%s/opprof' check '%s'", bin_dir(), path);
     CHECK_INT(run_command(cmd, &out), 1);
@@ -434,7 +440,8 @@ TEST_CASE(onnxruntime_fences_and_kernels) {
 
 /* Files of other tools that are no trace: named for what they are, with what to do. */
 TEST_CASE(foreign_files_named) {
-    static const unsigned char xspace[] = {0x0a, 0x0d, 0x08, 0x01, 0x12, 0x09, '/', 'h', 'o', 's', 't', ':', 'C', 'P', 'U'};
+    static const unsigned char xspace[] = {0x0a, 0x0d, 0x08, 0x01, 0x12, 0x09, '/', 'h',
+                                           'o',  's',  't',  ':',  'C',  'P',  'U'};
     static const char perf[] = "PERFILE2\x68\0\0\0\0\0\0\0", sqlite[] = "SQLite format 3";
     const struct {
         const void *data;
@@ -454,9 +461,12 @@ TEST_CASE(foreign_files_named) {
     /* by path too, through `opprof report` */
     char dir[256], *out = NULL;
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    CHECK_INT(run_commandf(&out, "printf '\\n\\r\\010\\001\\022\\011/host:CPU' > '%s/x.xplane.pb' && '%s/opprof' report '%s/x.xplane.pb'",
-                           dir, bin_dir(), dir),
-              2);
+    CHECK_INT(
+        run_commandf(
+            &out,
+            "printf '\\n\\r\\010\\001\\022\\011/host:CPU' > '%s/x.xplane.pb' && '%s/opprof' report '%s/x.xplane.pb'",
+            dir, bin_dir(), dir),
+        2);
     CHECK_CONTAINS(out, "x.xplane.pb: an XSpace");
     free(out);
     run_commandf(&out, "rm -rf '%s'", dir);
@@ -557,7 +567,8 @@ TEST_CASE(tensorflow_streams_once) {
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(rows[i].key, "MatMul") && !rows[i].device)
             host_calls = rows[i].calls, host_cpu = rows[i].self_ns, host_device = rows[i].self_device_ns;
-        if (!strcmp(rows[i].key, "MatMul") && rows[i].device) device_calls = rows[i].calls, device_ns = rows[i].self_device_ns;
+        if (!strcmp(rows[i].key, "MatMul") && rows[i].device)
+            device_calls = rows[i].calls, device_ns = rows[i].self_device_ns;
         if (!strcmp(rows[i].key, "ProfilerStep*")) steps = rows[i].calls;
         if (!strcmp(rows[i].key, "Mul")) mul_cpu = rows[i].self_ns;
     }
@@ -565,10 +576,10 @@ TEST_CASE(tensorflow_streams_once) {
     CHECK_INT(host_cpu, 2 * 10000);    /* the launches */
     CHECK_INT(host_device, 2 * 50000); /* the kernels it launched, once each */
     CHECK_INT(device_calls, 2);
-    CHECK_INT(device_ns, 2 * 50000);   /* not 3 x: stream:all is left out */
+    CHECK_INT(device_ns, 2 * 50000); /* not 3 x: stream:all is left out */
     CHECK_INT(opprof_averages_self_device_total_ns(avg), 2 * 50000);
     CHECK_INT(mul_cpu, 2 * 20000);
-    CHECK_INT(steps, 2);               /* two runs */
+    CHECK_INT(steps, 2); /* two runs */
     opprof_averages_free(avg);
     const char *const *warnings = opprof_capture_warnings(c, &n);
     bool said = false;

@@ -117,9 +117,9 @@ static void check_trace(const char *path) {
                                 number(field(e, "ts")), number(field(e, "dur"))};
         } else if (strcmp(ph, "i") == 0 && strcmp(name, "[memory]") == 0 && nm < 4096) {
             yajl_val args = field(e, "args");
-            ms[nm++] = (mevent){(long long)number(field(e, "tid")), number(field(e, "ts")),
-                                (long long)number(field(args, "Bytes")),
-                                (long long)number(field(args, "Total Allocated"))};
+            ms[nm++] =
+                (mevent){(long long)number(field(e, "tid")), number(field(e, "ts")),
+                         (long long)number(field(args, "Bytes")), (long long)number(field(args, "Total Allocated"))};
         } else if (strcmp(ph, "C") == 0 && nc < 4096) {
             cs[nc].ts = number(field(e, "ts"));
             cs[nc++].value = (long long)number(field(field(e, "args"), "Total Allocated"));

@@ -411,17 +411,16 @@ TEST_CASE(begin_end_pairs) {
     opprof_capture_free(from_complete);
     /* Unmatched ends, ends before their begins, begins without "name" or
      * "ts", and begins left open: each said with its place, none read. */
-    const char *bad_pairs =
-        "[\n"
-        "{\"ph\": \"E\", \"ts\": 5, \"tid\": 1},\n"
-        "{\"ph\": \"B\", \"name\": \"late\", \"ts\": 50, \"tid\": 1},\n"
-        "{\"ph\": \"E\", \"ts\": 40, \"tid\": 1},\n"
-        "{\"ph\": \"B\", \"ts\": 60, \"tid\": 1},\n"
-        "{\"ph\": \"B\", \"name\": \"x\", \"tid\": 1},\n"
-        "{\"ph\": \"E\", \"tid\": 1},\n"
-        "{\"ph\": \"B\", \"name\": \"open\", \"ts\": 70, \"tid\": 3},\n"
-        "{\"ph\": \"X\", \"name\": \"kept\", \"ts\": 0, \"dur\": 1, \"tid\": 1}\n"
-        "]\n";
+    const char *bad_pairs = "[\n"
+                            "{\"ph\": \"E\", \"ts\": 5, \"tid\": 1},\n"
+                            "{\"ph\": \"B\", \"name\": \"late\", \"ts\": 50, \"tid\": 1},\n"
+                            "{\"ph\": \"E\", \"ts\": 40, \"tid\": 1},\n"
+                            "{\"ph\": \"B\", \"ts\": 60, \"tid\": 1},\n"
+                            "{\"ph\": \"B\", \"name\": \"x\", \"tid\": 1},\n"
+                            "{\"ph\": \"E\", \"tid\": 1},\n"
+                            "{\"ph\": \"B\", \"name\": \"open\", \"ts\": 70, \"tid\": 3},\n"
+                            "{\"ph\": \"X\", \"name\": \"kept\", \"ts\": 0, \"dur\": 1, \"tid\": 1}\n"
+                            "]\n";
     memset(&ps, 0, sizeof ps);
     c = NULL;
     CHECK_INT(opprof_capture_read_buffer(bad_pairs, strlen(bad_pairs), &opt, &c, &err), 0);
@@ -461,8 +460,10 @@ TEST_CASE(numbers_of_every_length) {
         int n_cases = 0;
         for (int digits = 1; digits <= 15; digits++)
             for (int f = 0; f < 5; f++) {
-                snprintf(buf, sizeof buf, "%s{\"ph\":\"X\",\"name\":\"digits%d_f%d\",\"pid\":1,\"tid\":%d,\"ts\":0,"
-                         "\"dur\":%.*s%s}\n", n_cases ? "," : "", digits, f, n_cases + 1, digits, "987654321098765", fractions[f]);
+                snprintf(buf, sizeof buf,
+                         "%s{\"ph\":\"X\",\"name\":\"digits%d_f%d\",\"pid\":1,\"tid\":%d,\"ts\":0,"
+                         "\"dur\":%.*s%s}\n",
+                         n_cases ? "," : "", digits, f, n_cases + 1, digits, "987654321098765", fractions[f]);
                 tb_put(&text, buf);
                 n_cases++;
             }
@@ -478,8 +479,11 @@ TEST_CASE(numbers_of_every_length) {
             if (sscanf(opprof_capture_name(c, ev[i].name), "digits%d_f%d", &digits, &f) != 2) continue;
             snprintf(buf, sizeof buf, "%.*s", digits, "987654321098765");
             int64_t want = strtoll(buf, NULL, 10) * 1000 + fraction_ns[f];
-            if (ev[i].duration_ns == want) right++;
-            else fprintf(stderr, "digits%d_f%d: %lld ns, want %lld\n", digits, f, (long long)ev[i].duration_ns, (long long)want);
+            if (ev[i].duration_ns == want)
+                right++;
+            else
+                fprintf(stderr, "digits%d_f%d: %lld ns, want %lld\n", digits, f, (long long)ev[i].duration_ns,
+                        (long long)want);
         }
         CHECK_INT(right, n_cases);
         opprof_capture_free(c);

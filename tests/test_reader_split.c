@@ -90,21 +90,30 @@ static text mixed_trace(int n, bool ours) {
         if (i == n / 4 || i == 3 * n / 4)
             put(&t, "{\"ph\": \"X\", \"name\": \"no dur %d\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n", i, i * 10);
         if (i == 3 * n / 4)
-            put(&t, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"renamed\"}},\n"
-                    "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 1, \"tid\": 0, \"args\": {\"labels\": \"rank 3\"}},\n");
+            put(&t,
+                "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"renamed\"}},\n"
+                "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 1, \"tid\": 0, \"args\": {\"labels\": \"rank 3\"}},\n");
         if (tid == 3)
-            put(&t, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": \"stream %d\", "
-                    "\"ts\": %d.5, \"dur\": 3, \"args\": {\"External id\": %d}},\n", i % 7, i % 2 + 7, i * 10, i);
+            put(&t,
+                "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": \"stream %d\", "
+                "\"ts\": %d.5, \"dur\": 3, \"args\": {\"External id\": %d}},\n",
+                i % 7, i % 2 + 7, i * 10, i);
         else
-            put(&t, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, "
-                    "\"dur\": 8, \"args\": {\"External id\": %d, \"Input Dims\": [[%d, 4]]}},\n", i % 11, tid, i * 10, i, i % 5);
+            put(&t,
+                "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, "
+                "\"dur\": 8, \"args\": {\"External id\": %d, \"Input Dims\": [[%d, 4]]}},\n",
+                i % 11, tid, i * 10, i, i % 5);
         if (i % 5 == 0) /* an allocation and its free, in turn: totals that add up */
-            put(&t, "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": %d, \"ts\": %d.25, "
-                    "\"args\": {\"Addr\": %d, \"Bytes\": %d, \"Total Allocated\": %d}},\n", tid, i * 10, 4096 + i,
-                    i % 2 ? -64 : 64, i % 2 ? 0 : 64);
-        if (i % 97 == 0) put(&t, "{\"ph\": \"X\", \"name\": \"aten::is_leaf\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 10);
+            put(&t,
+                "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": %d, \"ts\": %d.25, "
+                "\"args\": {\"Addr\": %d, \"Bytes\": %d, \"Total Allocated\": %d}},\n",
+                tid, i * 10, 4096 + i, i % 2 ? -64 : 64, i % 2 ? 0 : 64);
+        if (i % 97 == 0)
+            put(&t, "{\"ph\": \"X\", \"name\": \"aten::is_leaf\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n",
+                i * 10);
     }
-    put(&t, "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 2, \"ts\": 1, \"dur\": 1},\n]}\n"); /* a trailing comma */
+    put(&t,
+        "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 2, \"ts\": 1, \"dur\": 1},\n]}\n"); /* a trailing comma */
     return t;
 }
 
@@ -133,12 +142,18 @@ TEST_CASE(onnxruntime_and_tensorrt_read_as_one_thread_reads) {
     put(&t, "[\n");
     for (int run = 0; run < 3000; run++) {
         int ts = run * 100;
-        put(&t, "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":30,\"ts\":%d,\"ph\":\"X\",\"name\":\"fc_kernel_time\","
-                "\"args\":{\"op_name\":\"Gemm\",\"provider\":\"CPUExecutionProvider\"}},\n", ts + 1);
-        put(&t, "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":10,\"ts\":%d,\"ph\":\"X\",\"name\":\"relu_kernel_time\","
-                "\"args\":{\"op_name\":\"Relu\",\"provider\":\"CPUExecutionProvider\"}},\n", ts + 32);
-        put(&t, "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":60,\"ts\":%d,\"ph\":\"X\",\"name\":\"model_run\","
-                "\"args\":{}}%s\n", ts, run == 2999 ? "" : ",");
+        put(&t,
+            "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":30,\"ts\":%d,\"ph\":\"X\",\"name\":\"fc_kernel_time\","
+            "\"args\":{\"op_name\":\"Gemm\",\"provider\":\"CPUExecutionProvider\"}},\n",
+            ts + 1);
+        put(&t,
+            "{\"cat\":\"Node\",\"pid\":1,\"tid\":1,\"dur\":10,\"ts\":%d,\"ph\":\"X\",\"name\":\"relu_kernel_time\","
+            "\"args\":{\"op_name\":\"Relu\",\"provider\":\"CPUExecutionProvider\"}},\n",
+            ts + 32);
+        put(&t,
+            "{\"cat\":\"Session\",\"pid\":1,\"tid\":1,\"dur\":60,\"ts\":%d,\"ph\":\"X\",\"name\":\"model_run\","
+            "\"args\":{}}%s\n",
+            ts, run == 2999 ? "" : ",");
     }
     put(&t, "]\n");
     write_file(path_of("ort.json"), t.s, t.len);
@@ -147,8 +162,10 @@ TEST_CASE(onnxruntime_and_tensorrt_read_as_one_thread_reads) {
     t = (text){0};
     put(&t, "[\n  { \"count\" : 100 }\n");
     for (int layer = 0; layer < 4000; layer++)
-        put(&t, ", { \"name\" : \"layer %d\", \"timeMs\" : 1.5, \"averageMs\" : 0.015, \"medianMs\" : 0.015, "
-                "\"percentage\" : 0.025 }\n", layer);
+        put(&t,
+            ", { \"name\" : \"layer %d\", \"timeMs\" : 1.5, \"averageMs\" : 0.015, \"medianMs\" : 0.015, "
+            "\"percentage\" : 0.025 }\n",
+            layer);
     put(&t, "]\n");
     write_file(path_of("trt.json"), t.s, t.len);
     same_both_ways(path_of("trt.json"), 1, EVENT_PROBLEMS);
@@ -159,7 +176,8 @@ TEST_CASE(onnxruntime_and_tensorrt_read_as_one_thread_reads) {
  * device activities linked to their launches across the two halves. */
 TEST_CASE(kineto_trace_joins) {
     char gz[1024];
-    snprintf(gz, sizeof gz, "%s/tests/fixtures/real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+    snprintf(gz, sizeof gz,
+             "%s/tests/fixtures/real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
              source_dir());
     gzFile in = gzopen(gz, "rb");
     CHECK(in != NULL);
@@ -178,11 +196,13 @@ TEST_CASE(kineto_trace_joins) {
 TEST_CASE(boundary_in_a_string_is_not_taken) {
     text t = {0};
     put(&t, "{\"traceEvents\": [\n");
-    for (int i = 0; i < 200; i++) put(&t, "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 2);
+    for (int i = 0; i < 200; i++)
+        put(&t, "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 2);
     put(&t, "{\"ph\": \"X\", \"name\": \"");
     for (int i = 0; i < 20000; i++) put(&t, "x}, {"); /* escaped nothing: plain bytes of a name */
     put(&t, "\", \"pid\": 1, \"tid\": 1, \"ts\": 500, \"dur\": 1},\n");
-    for (int i = 0; i < 50; i++) put(&t, "{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 600 + i * 2);
+    for (int i = 0; i < 50; i++)
+        put(&t, "{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 600 + i * 2);
     put(&t, "{\"ph\": \"X\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 9999, \"dur\": 1}]}\n");
     write_file(path_of("string.json"), t.s, t.len);
     same_both_ways(path_of("string.json"), 1, EVENT_PROBLEMS);
@@ -206,7 +226,8 @@ static text calls_trace(int n, int twist) {
         int tid = i % 3 + 1;
         if (i == 3 * n / 4 && twist == 1) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 9, \"ts\": %d},\n", ts);
         if (i == 3 * n / 4 && twist == 2) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 5, \"ts\": 50},\n");
-        if (i == 3 * n / 4 && twist == 3) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": \"stream\", \"ts\": %d},\n", ts);
+        if (i == 3 * n / 4 && twist == 3)
+            put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": \"stream\", \"ts\": %d},\n", ts);
         if (i == 3 * n / 4 && twist == 4)
             put(&t, "{\"ph\": \"B\", \"name\": \"open\", \"pid\": 1, \"tid\": 7, \"ts\": %d},\n", ts);
         bool opens = depth[tid] == 0 || (depth[tid] < 5 && (i / 3) % 4 != 3);
@@ -215,7 +236,8 @@ static text calls_trace(int n, int twist) {
             if (i < n / 2 && i % 50 == 1) /* a name only this call has */
                 put(&t, "{\"ph\": \"B\", \"name\": \"only%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", i, tid, ts);
             else
-                put(&t, "{\"ph\": \"B\", \"name\": \"f%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", depth[tid], tid, ts);
+                put(&t, "{\"ph\": \"B\", \"name\": \"f%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", depth[tid], tid,
+                    ts);
         } else {
             depth[tid]--;
             put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", tid, ts);
@@ -223,7 +245,8 @@ static text calls_trace(int n, int twist) {
         ts += 1 + i % 3;
     }
     for (int tid = 1; tid <= 3; tid++)
-        for (; depth[tid] > 0; depth[tid]--) put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", tid, ++ts);
+        for (; depth[tid] > 0; depth[tid]--)
+            put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": %d, \"ts\": %d},\n", tid, ++ts);
     put(&t, "{\"ph\": \"X\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}]}\n", ++ts);
     return t;
 }
@@ -233,7 +256,8 @@ static text calls_trace(int n, int twist) {
 TEST_CASE(begin_end_across_the_split_join) {
     text t = {0};
     put(&t, "{\"traceEvents\": [\n{\"ph\": \"B\", \"name\": \"outer\", \"pid\": 1, \"tid\": 1, \"ts\": 0},\n");
-    for (int i = 0; i < 2000; i++) put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 1 + i * 2);
+    for (int i = 0; i < 2000; i++)
+        put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1},\n", 1 + i * 2);
     put(&t, "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": 5000}]}\n");
     write_file(path_of("across.json"), t.s, t.len);
     same_both_ways(path_of("across.json"), 2, EVENT_PROBLEMS);
@@ -263,8 +287,10 @@ TEST_CASE(begin_end_within_halves_join) {
     put(&t, "{\"traceEvents\": [\n");
     for (int i = 0; i < 3000; i++) /* pairs in the first half and at the end; the middle, complete events */
         if (i < 1000 || i >= 2900)
-            put(&t, "{\"ph\": \"B\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n"
-                    "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n", i * 4, i * 4 + 2);
+            put(&t,
+                "{\"ph\": \"B\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n"
+                "{\"ph\": \"E\", \"pid\": 1, \"tid\": 1, \"ts\": %d},\n",
+                i * 4, i * 4 + 2);
         else
             put(&t, "{\"ph\": \"X\", \"name\": \"x\", \"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 2},\n", i * 4);
     put(&t, "{\"ph\": \"X\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 9000, \"dur\": 1}]}\n");
@@ -307,7 +333,8 @@ TEST_CASE(error_in_second_half_is_placed_as_one_thread_places_it) {
     write_file(path_of("bad.json"), t.s, t.len);
     opprof_read_error error;
     opprof_capture *c = NULL;
-    CHECK_INT(opprof_capture_read(path_of("bad.json"), &(opprof_read_options){.threads = 2}, &c, &error), OPPROF_EFORMAT);
+    CHECK_INT(opprof_capture_read(path_of("bad.json"), &(opprof_read_options){.threads = 2}, &c, &error),
+              OPPROF_EFORMAT);
     CHECK(error.line > 3000);
     long long lines = 0, last = -1; /* the place of the error's byte, counted here */
     for (long long i = 0; i < error.offset && i < (long long)t.len; i++)
@@ -328,8 +355,8 @@ static void error_after_clean_halves(const char *name, const char *first, const 
     text t = {0};
     put(&t, "{\"traceEvents\": [%s", first);
     for (int i = 0; i < 3000; i++)
-        put(&t, "{\"ph\": \"X\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, \"dur\": 5},%s", i % 7, i % 2 + 1,
-            i * 10, i < 1200 ? first : second);
+        put(&t, "{\"ph\": \"X\", \"name\": \"op%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d, \"dur\": 5},%s", i % 7,
+            i % 2 + 1, i * 10, i < 1200 ? first : second);
     put(&t, "{\"ph\": \"X\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}%s],%s\"late\": tru}\n",
         second, second);
     write_file(path_of(name), t.s, t.len);

@@ -45,8 +45,9 @@ static int on_ready(const opprof_capture *cap, void *user) {
         snprintf(s->warnings + strlen(s->warnings), sizeof s->warnings - strlen(s->warnings), "%s|", w[i]);
     opprof_averages *avg;
     char *table = NULL;
-    if (opprof_capture_averages(cap, &avg) == 0 && opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = -1}, &table) == 0)
+    if (opprof_capture_averages(cap, &avg) == 0 &&
+        opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = -1},
+                                        &table) == 0)
         snprintf(s->table, sizeof s->table, "%s", table);
     opprof_free(table);
     opprof_averages_free(avg);
@@ -182,9 +183,9 @@ TEST_CASE(misuse_said) {
     session = start(&s, (opprof_schedule){0}, 0);
     opprof_range a = OPPROF_BEGIN("a");
     opprof_range b = OPPROF_BEGIN("b");
-    OPPROF_END(a);  /* closes b too */
-    OPPROF_END(b);  /* already closed: unmatched */
-    OPPROF_END(a);  /* twice */
+    OPPROF_END(a); /* closes b too */
+    OPPROF_END(b); /* already closed: unmatched */
+    OPPROF_END(a); /* twice */
     begun_elsewhere = OPPROF_BEGIN("cross");
     pthread_t other;
     pthread_create(&other, NULL, end_elsewhere, NULL);
@@ -216,7 +217,8 @@ TEST_CASE(inline_path_and_functions_share_state) {
      * from one is ended by the other. */
     session = start(&s, (opprof_schedule){0}, 0);
     {
-        static const opprof_srcloc fn_loc = {"by function", "main", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
+        static const opprof_srcloc fn_loc = {"by function", "main", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION,
+                                             NULL};
         opprof_range outer = OPPROF_BEGIN("by macro");
         opprof_range inner = opprof_range_begin(&fn_loc);
         opprof_range innermost = OPPROF_BEGIN("macro again");
@@ -269,7 +271,7 @@ TEST_CASE(range_across_windows) {
         CHECK_CONTAINS(s.warnings, "2 range(s) still open at the end of the capture (first: 'spanning')");
         OPPROF_END(spanning_inner); /* the thread's first record in this window */
         { OPPROF_SCOPE("inside second"); }
-        OPPROF_END(spanning);       /* after one: the thread's buffers are this window's */
+        OPPROF_END(spanning); /* after one: the thread's buffers are this window's */
         CHECK_INT(opprof_session_step(session), 0);
         CHECK_INT(s.calls, 2);
         CHECK_STR(s.names, "inside second<- ");
@@ -383,8 +385,8 @@ TEST_CASE(dtypes_in_shapes) {
         opprof_session *ds;
         CHECK_INT(opprof_session_start(&ds, &dcfg), 0);
         static const int64_t d1[] = {4};
-        const opprof_input in[8] = {{1, d1, "bf16"}, {1, d1, "int8"}, {1, d1, "uint8"}, {1, d1, "f64"},
-                                    {1, d1, "c10::Half"}, {1, d1, "long int"}, {1, d1, "bool"}, {1, d1, "int32"}};
+        const opprof_input in[8] = {{1, d1, "bf16"},      {1, d1, "int8"},     {1, d1, "uint8"}, {1, d1, "f64"},
+                                    {1, d1, "c10::Half"}, {1, d1, "long int"}, {1, d1, "bool"},  {1, d1, "int32"}};
         {
             OPPROF_OP_SCOPE("typed");
             opprof_set_inputs(8, in);

@@ -103,11 +103,13 @@ TEST_CASE(allocator_contract_kept) {
     snprintf(cmd, sizeof cmd, "'%s/../tests/alloc_contract'", bin_dir());
     CHECK_INT(run_command(cmd, &plain), 0);
     CHECK_CONTAINS(plain, "new: threw bad_alloc\n");
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory -o '%s/contract' -- '%s/../tests/alloc_contract' 2>/dev/null",
-             bin_dir(), dir, bin_dir());
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory -o '%s/contract' -- '%s/../tests/alloc_contract' 2>/dev/null", bin_dir(), dir,
+             bin_dir());
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(plain && out && strncmp(out, plain, strlen(plain)) == 0); /* the program's lines, then the table */
-    if (plain && out && strncmp(out, plain, strlen(plain)) != 0) fprintf(stderr, "plain:\n%s\nrecorded:\n%s\n", plain, out);
+    if (plain && out && strncmp(out, plain, strlen(plain)) != 0)
+        fprintf(stderr, "plain:\n%s\nrecorded:\n%s\n", plain, out);
     free(plain);
     free(out);
     remove_tree(dir);
@@ -156,10 +158,10 @@ TEST_CASE(a_program_that_ends_by_exit) {
     snprintf(cmd, sizeof cmd, "ls '%s/quit'; ls -d '%s'/quit.opprof-* 2>/dev/null | wc -l", dir, dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "trace-step-2.json\n"); /* saved before _exit */
-    CHECK(out && strstr(out, "\n0\n")); /* no twin left */
+    CHECK(out && strstr(out, "\n0\n"));         /* no twin left */
     free(out);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/quit0' -- '%s/../tests/autostart_target' quit 0", bin_dir(), dir,
-             bin_dir());
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/quit0' -- '%s/../tests/autostart_target' quit 0", bin_dir(),
+             dir, bin_dir());
     CHECK_INT(run_command(cmd, &out), 5);
     CHECK_CONTAINS(out, "wrote no capture into");
     free(out);
@@ -226,8 +228,9 @@ TEST_CASE(roofline_from_the_users_cache) {
         CHECK_INT(pclose(w), 0);
     }
     opprof_free(json);
-    snprintf(cmd, sizeof cmd, "cd '%s' && taskset -c 0 '%s/opprof' record --roofline -o roof -- '%s/first_capture' "
-                              "2>&1 >/dev/null && '%s/opprof' report --roofline roof/trace-step-0.json 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && taskset -c 0 '%s/opprof' record --roofline -o roof -- '%s/first_capture' "
+             "2>&1 >/dev/null && '%s/opprof' report --roofline roof/trace-step-0.json 2>&1",
              dir, bin_dir(), bin_dir(), bin_dir()); /* first_capture writes its files where it runs */
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "measured on this CPU before");
@@ -235,8 +238,9 @@ TEST_CASE(roofline_from_the_users_cache) {
     CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
     free(out);
     /* profile_cpu --roofline takes the same cache */
-    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --threads 1 --roofline '%s/pc' 2>&1 >/dev/null && "
-                              "'%s/opprof' report --roofline '%s/pc/cpu-step-4.json' 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "'%s/profile_cpu' --threads 1 --roofline '%s/pc' 2>&1 >/dev/null && "
+             "'%s/opprof' report --roofline '%s/pc/cpu-step-4.json' 2>&1",
              bin_dir(), dir, bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "profile_cpu: the machine's ceilings from");

@@ -39,8 +39,9 @@ TEST_CASE(bounded_functions) {
 /* A budget that is no number is said, and the default kept. */
 TEST_CASE(bad_budget_said) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "OPPROF_FUNCTION_CALLS=lots '%s/opprof' record --functions --outputs trace -o '%s/bad' "
-                                 "-- '%s' 200000",
+    CHECK_INT(run_commandf(&out,
+                           "OPPROF_FUNCTION_CALLS=lots '%s/opprof' record --functions --outputs trace -o '%s/bad' "
+                           "-- '%s' 200000",
                            bin_dir(), dir, many_calls()),
               0);
     CHECK_CONTAINS(out, "OPPROF_FUNCTION_CALLS='lots' ignored: not a number >= 1; 100000 kept");
@@ -50,15 +51,16 @@ TEST_CASE(bad_budget_said) {
 
 TEST_CASE(demangled_names) {
     char *out = NULL, path[600];
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --functions -o '%s/small' -- '%s' 1000", bin_dir(), dir,
-                           many_calls()),
-              0);
+    CHECK_INT(
+        run_commandf(&out, "'%s/opprof' record --functions -o '%s/small' -- '%s' 1000", bin_dir(), dir, many_calls()),
+        0);
     CHECK_CONTAINS(out, "Accumulator<double>::add(double)"); /* the table */
     free(out);
     snprintf(path, sizeof path, "%s/small/trace-step-0.json", dir);
     CHECK_INT(run_commandf(&out, "'%s/opprof' stacks '%s'", bin_dir(), path), 0);
-    CHECK_CONTAINS(out, ";main;float engine::step<float>(std::vector<float, std::allocator<float> > const&, unsigned long);"
-                        "Scale<float, 3>::apply(float) ");
+    CHECK_CONTAINS(out,
+                   ";main;float engine::step<float>(std::vector<float, std::allocator<float> > const&, unsigned long);"
+                   "Scale<float, 3>::apply(float) ");
     free(out);
     snprintf(path, sizeof path, "%s/small/trace-step-0.html", dir);
     out = read_text(path);

@@ -68,7 +68,8 @@ TEST_CASE(instrumented_static_function) {
  * (wait, warmup), so the window opens (it never stepped, and recorded nothing). */
 TEST_CASE(instrumented_static_function_under_a_schedule) {
     char *out = NULL, path[600];
-    CHECK_INT(run_commandf(&out, "OPPROF_SCHEDULE=1,1,2,1 '%s/opprof' record --functions --step mid -o '%s/toy-sched' -- "
+    CHECK_INT(run_commandf(&out,
+                           "OPPROF_SCHEDULE=1,1,2,1 '%s/opprof' record --functions --step mid -o '%s/toy-sched' -- "
                            "'%s' 2>&1",
                            bin_dir(), dir, target("record_toy")),
               0);
@@ -86,7 +87,8 @@ TEST_CASE(flight_saves_the_slow_call) {
                            "--step step_work --outputs trace -o '%s/flight' -- '%s' 30 20 && ls '%s/flight'",
                            bin_dir(), dir, target("step_target"), dir),
               0);
-    CHECK_CONTAINS(out, "-step-20.json"); /* call 20 began step 20 (another step slowed by the machine may come first) */
+    CHECK_CONTAINS(out,
+                   "-step-20.json"); /* call 20 began step 20 (another step slowed by the machine may come first) */
     free(out);
 }
 
@@ -97,9 +99,9 @@ TEST_CASE(said_when_no_call_is_seen) {
               0);
     CHECK_CONTAINS(out, "--step no_such_function: no function of that name is exported");
     free(out);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --step '' -o '%s/bad' -- '%s' 3", bin_dir(), dir,
-                           target("step_target")),
-              64);
+    CHECK_INT(
+        run_commandf(&out, "'%s/opprof' record --step '' -o '%s/bad' -- '%s' 3", bin_dir(), dir, target("step_target")),
+        64);
     CHECK_CONTAINS(out, "--step takes a function's name");
     free(out);
 }

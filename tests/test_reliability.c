@@ -59,8 +59,7 @@ TEST_CASE(full_disk_and_size_limit_leave_nothing_partial) {
         FILE *f = fopen(filler, "w");
         static char block[4096];
         memset(block, 'x', sizeof block);
-        while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0) {
-        }
+        while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0) {}
         if (f) fclose(f);
         unlink(filler);
         f = fopen(filler, "w"); /* leave ~12 KB: the directory and the tables fit, the trace does not */

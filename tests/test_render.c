@@ -71,8 +71,10 @@ static void expected(const char *key, const char *title, yajl_val v, int width, 
         /* past PyTorch's 52 bytes: the first 20 and the last 32 around "...", whole characters
          * (these traces' long names are ASCII) */
         size_t n = strlen(s);
-        if (n >= 52) snprintf(out, size, "%.20s...%s", s, s + n - 32);
-        else snprintf(out, size, "%s", s);
+        if (n >= 52)
+            snprintf(out, size, "%.20s...%s", s, s + n - 32);
+        else
+            snprintf(out, size, "%s", s);
     } else if (!strcmp(key, "input_shapes")) {
         snprintf(out, size, "%.*s", width, s);
     } else if (!strcmp(key, "stack")) { /* line `line` of the frames */
@@ -80,8 +82,10 @@ static void expected(const char *key, const char *title, yajl_val v, int width, 
         int len = s ? (int)strcspn(s, "\n") : 0;
         snprintf(out, size, "%.*s", len < width ? len : width, s ? s : "");
     } else if (klen > 8 && !strcmp(key + klen - 8, "_percent")) {
-        if (isnan(x)) snprintf(out, size, "NaN");
-        else snprintf(out, size, "%.2f%%", 100.0 * x);
+        if (isnan(x))
+            snprintf(out, size, "NaN");
+        else
+            snprintf(out, size, "%.2f%%", 100.0 * x);
     } else if (klen > 3 && !strcmp(key + klen - 3, "_us")) {
         opprof_format_time_us(x, out, size);
     } else if (klen > 6 && !strcmp(key + klen - 6, "_bytes")) {
@@ -96,12 +100,16 @@ static void expected(const char *key, const char *title, yajl_val v, int width, 
             scale /= 1e3;
             if (*q == p) break;
         }
-        if (isnan(x)) snprintf(out, size, "--");
-        else snprintf(out, size, "%8.3f", x * scale);
+        if (isnan(x))
+            snprintf(out, size, "--");
+        else
+            snprintf(out, size, "%8.3f", x * scale);
         trim(out);
     } else if (!strcmp(key, "gflops") || !strcmp(key, "gbps")) {
-        if (isnan(x)) snprintf(out, size, "--");
-        else snprintf(out, size, key[1] == 'f' ? "%.1f" : "%.2f", x);
+        if (isnan(x))
+            snprintf(out, size, "--");
+        else
+            snprintf(out, size, key[1] == 'f' ? "%.1f" : "%.2f", x);
     } else {
         snprintf(out, size, "(no rule for %s)", key);
     }
@@ -161,7 +169,7 @@ static void compare(const char *what, const char *text, const char *json) {
             const char *name = YAJL_GET_STRING(field(r, "name"));
             if (!strcmp(key, "name") && strcmp(got, want) && name && windowed(name, got))
                 snprintf(want, sizeof want, "%s", got); /* a window where it parts from a like name */
-            if (!strcmp(key, "name") && row <= 1024) { /* no two names read the same */
+            if (!strcmp(key, "name") && row <= 1024) {  /* no two names read the same */
                 for (size_t j = 0; j + 1 < row && name; j++)
                     if (!strcmp(cells[j], got) && strcmp(full[j], name)) {
                         fprintf(stderr, "%s: rows %zu and %zu read '%s'\n", what, j + 1, row, got);
@@ -184,8 +192,8 @@ static void every_option(const char *what, const opprof_averages *avg) {
         for (int peak = 0; peak < 2; peak++)
             for (int flops = 0; flops < 2; flops++)
                 for (int limit = 0; limit <= 3; limit += 3) {
-                    opprof_table_options o = {.sort = (opprof_sort_key)sort, .row_limit = limit, .peak_memory = peak,
-                                              .flops = flops};
+                    opprof_table_options o = {
+                        .sort = (opprof_sort_key)sort, .row_limit = limit, .peak_memory = peak, .flops = flops};
                     char *text = NULL, *json = NULL, label[1024];
                     CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
                     CHECK_INT(opprof_averages_json_to_string(avg, &o, &json), 0);

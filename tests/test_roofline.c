@@ -15,13 +15,12 @@
 #include <yajl/yajl_tree.h>
 
 /* fma 100 GFLOP/s; L1 32 KiB 200/100 GB/s, L2 1 MiB 100/80, LLC 32 MiB 50/40, DRAM 20/10. */
-static const char MACHINE[] =
-    "{\"cpu\": \"Test CPU\", \"isa\": \"AVX2\", \"threads\": 1, \"by_threads\": [\n"
-    " {\"threads\": 1, \"fma_peak_gflops\": 100, \"levels\": [\n"
-    "  {\"name\": \"L1\", \"bytes\": 32768, \"load_gbs\": 200, \"copy_gbs\": 100},\n"
-    "  {\"name\": \"L2\", \"bytes\": 1048576, \"load_gbs\": 100, \"copy_gbs\": 80},\n"
-    "  {\"name\": \"LLC\", \"bytes\": 33554432, \"load_gbs\": 50, \"copy_gbs\": 40},\n"
-    "  {\"name\": \"DRAM\", \"bytes\": 0, \"load_gbs\": 20, \"copy_gbs\": 10}]}]}\n";
+static const char MACHINE[] = "{\"cpu\": \"Test CPU\", \"isa\": \"AVX2\", \"threads\": 1, \"by_threads\": [\n"
+                              " {\"threads\": 1, \"fma_peak_gflops\": 100, \"levels\": [\n"
+                              "  {\"name\": \"L1\", \"bytes\": 32768, \"load_gbs\": 200, \"copy_gbs\": 100},\n"
+                              "  {\"name\": \"L2\", \"bytes\": 1048576, \"load_gbs\": 100, \"copy_gbs\": 80},\n"
+                              "  {\"name\": \"LLC\", \"bytes\": 33554432, \"load_gbs\": 50, \"copy_gbs\": 40},\n"
+                              "  {\"name\": \"DRAM\", \"bytes\": 0, \"load_gbs\": 20, \"copy_gbs\": 10}]}]}\n";
 
 /* forward (no model) holds addmm [64] + [32,128] x [128,64] for 10 us and
  * clamp_min on [1024,256] floats for 100 us. */
@@ -112,7 +111,8 @@ TEST_CASE(malformed_profiles_refused) {
         {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": []}", "\"by_threads\" is empty"},
         {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 2, \"fma_peak_gflops\": 1, \"levels\": []}]}",
          "is not the ceilings of 1 thread"},
-        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 1, \"fma_peak_gflops\": -5}]}", "negative"},
+        {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 1, \"fma_peak_gflops\": -5}]}",
+         "negative"},
         {"{\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": [{\"threads\": 1, \"fma_peak_gflops\": 9, \"levels\": "
          "[{\"name\": \"L1\", \"bytes\": 1, \"load_gbs\": 0, \"copy_gbs\": 1}]}]}",
          "lacks its name or a bandwidth"},
@@ -126,7 +126,8 @@ TEST_CASE(malformed_profiles_refused) {
         int rc = opprof_machine_read(file("bad.json", bad[k].text), &m, &err);
         CHECK(rc != 0);
         CHECK(m.threads == 0); /* nothing half-read is left */
-        if (!strstr(err.message, bad[k].why)) fprintf(stderr, "case %zu: '%s' lacks '%s'\n", k, err.message, bad[k].why);
+        if (!strstr(err.message, bad[k].why))
+            fprintf(stderr, "case %zu: '%s' lacks '%s'\n", k, err.message, bad[k].why);
         CHECK(strstr(err.message, bad[k].why) != NULL);
     }
     opprof_machine m;
@@ -175,7 +176,8 @@ TEST_CASE(rows_against_their_roofs) {
     CHECK_CONTAINS(text, "52.43%");
     CHECK_CONTAINS(text, "Roofline: 62.814us above roof in 2 modelled row(s)"); /* 4.75712 + 58.05696 */
     CHECK_CONTAINS(text, "90.000us of self time in rows without a model");
-    const char *clamp = text ? strstr(text, "aten::clamp_min") : NULL, *addmm = text ? strstr(text, "aten::addmm") : NULL;
+    const char *clamp = text ? strstr(text, "aten::clamp_min") : NULL,
+               *addmm = text ? strstr(text, "aten::addmm") : NULL;
     CHECK(clamp && addmm && clamp < addmm); /* 58 us above roof before 4.8 */
     opprof_free(text);
     CHECK_INT(opprof_averages_roofline_to_string(avg, &o, &m, true, &text), 0);
@@ -257,13 +259,13 @@ TEST_CASE(commands) {
     const char *cpu[] = {"cpu", NULL}, *isa[] = {"isa", NULL}, *peak[] = {"fma_peak_gflops", NULL},
                *levels[] = {"levels", NULL};
     CHECK(doc && yajl_tree_get(doc, cpu, yajl_t_string) && yajl_tree_get(doc, isa, yajl_t_string));
-    yajl_val p = doc ? yajl_tree_get(doc, peak, yajl_t_number) : NULL, l = doc ? yajl_tree_get(doc, levels, yajl_t_array) : NULL;
+    yajl_val p = doc ? yajl_tree_get(doc, peak, yajl_t_number) : NULL,
+             l = doc ? yajl_tree_get(doc, levels, yajl_t_array) : NULL;
     CHECK(p && YAJL_GET_DOUBLE(p) > 0);
     CHECK(l && l->u.array.len == 4);
     yajl_tree_free(doc);
     free(out);
 }
-
 
 /* ---- what if ---- */
 
@@ -307,8 +309,8 @@ TEST_CASE(what_if_nesting_and_pools) {
     /* medians of the two steps, each worked out by hand */
     CHECK_NEAR(predicted_us(c, NULL, "nothing=0.5x", &error), (1000 + 500) / 2.0);
     CHECK_NEAR(error, 0);
-    CHECK_NEAR(predicted_us(c, NULL, "inner=0.5x", NULL), (950 + 500) / 2.0);          /* inside matmul: 50 us */
-    CHECK_NEAR(predicted_us(c, NULL, "matmul=+100us", NULL), (1100 + 600) / 2.0);      /* inner's time is in it */
+    CHECK_NEAR(predicted_us(c, NULL, "inner=0.5x", NULL), (950 + 500) / 2.0);              /* inside matmul: 50 us */
+    CHECK_NEAR(predicted_us(c, NULL, "matmul=+100us", NULL), (1100 + 600) / 2.0);          /* inner's time is in it */
     CHECK_NEAR(predicted_us(c, NULL, "matmul=+100us,inner=0x", NULL), (1100 + 600) / 2.0); /* the outer change stands */
     /* the pool: parts of 100 and 150 us end at 150; thread 1 waits for thread 2's */
     CHECK_NEAR(predicted_us(c, NULL, "gemm=0.5x", NULL), (850 + 500) / 2.0);
@@ -348,14 +350,17 @@ static char *streaming_trace(int steps, int calls) {
     for (int s = 0; s < (steps ? steps : 1); s++) {
         long t0 = (long)s * calls * 300;
         if (steps)
-            len += (size_t)snprintf(text + len, sizeof text - len, "{\"ph\":\"X\",\"cat\":\"user_annotation\","
+            len += (size_t)snprintf(text + len, sizeof text - len,
+                                    "{\"ph\":\"X\",\"cat\":\"user_annotation\","
                                     "\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d},\n",
                                     s, t0, calls * 300 - 10);
         for (int k = 0; k < calls; k++)
-            len += (size_t)snprintf(text + len, sizeof text - len, "{\"ph\":\"X\",\"cat\":\"cpu_op\","
-                                    "\"name\":\"aten::clamp_min\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":200,"
-                                    "\"args\":{\"Input Dims\":[[1024,256],[]],\"Input type\":[\"float\",\"Scalar\"]}},\n",
-                                    t0 + 1 + 300L * k);
+            len +=
+                (size_t)snprintf(text + len, sizeof text - len,
+                                 "{\"ph\":\"X\",\"cat\":\"cpu_op\","
+                                 "\"name\":\"aten::clamp_min\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":200,"
+                                 "\"args\":{\"Input Dims\":[[1024,256],[]],\"Input type\":[\"float\",\"Scalar\"]}},\n",
+                                 t0 + 1 + 300L * k);
     }
     snprintf(text + len - 2, sizeof text - (len - 2), "\n]}\n");
     return text;
@@ -367,7 +372,10 @@ static char *streaming_trace(int steps, int calls) {
 TEST_CASE(streamed_past_the_llc_from_dram) {
     opprof_machine m;
     CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
-    struct { int steps, calls, level; double roof_ns; } cases[] = {
+    struct {
+        int steps, calls, level;
+        double roof_ns;
+    } cases[] = {
         {0, 20, 3, 2097152 / 20.0}, /* DRAM: max(load 20, copy 10) GB/s */
         {2, 10, 2, 2097152 / 50.0}, /* LLC: 50 GB/s */
         {0, 10, 2, 2097152 / 50.0},
@@ -424,11 +432,12 @@ static const char *steps_trace(const char *name, int inner) {
     size_t n = (size_t)snprintf(text, sizeof text, "{\"traceEvents\": [\n");
     for (int k = 0; k < 8; k++) {
         long t0 = 10000L * k, len = 1000 + k - (100 - inner);
-        n += (size_t)snprintf(text + n, sizeof text - n,
-                              "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%ld},\n"
-                              "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d},\n"
-                              "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d}%s\n",
-                              k + 1, t0, len, t0 + 100, 200 + inner, t0 + 150, inner, k < 7 ? "," : "");
+        n += (size_t)snprintf(
+            text + n, sizeof text - n,
+            "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%ld},\n"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"matmul\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d},\n"
+            "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%d}%s\n",
+            k + 1, t0, len, t0 + 100, 200 + inner, t0 + 150, inner, k < 7 ? "," : "");
     }
     snprintf(text + n, sizeof text - n, "]}\n");
     return file(name, text);
@@ -439,9 +448,11 @@ TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
     snprintf(before, sizeof before, "%s", steps_trace("before.json", 100));
     snprintf(after, sizeof after, "%s", steps_trace("after.json", 50));
     char *out = NULL;
-    int st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0.5x 2>&1", bin_dir(), before, after);
+    int st =
+        run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0.5x 2>&1", bin_dir(), before, after);
     CHECK_INT(st, 0);
-    CHECK_CONTAINS(out, "Prediction (inner changed, BEFORE replayed): step 1003.500us -> 953.500us predicted, 953.500us measured");
+    CHECK_CONTAINS(
+        out, "Prediction (inner changed, BEFORE replayed): step 1003.500us -> 953.500us predicted, 953.500us measured");
     CHECK_CONTAINS(out, ": confirmed, the predicted shift +0.0% of the step off the measured one");
     free(out);
     st = run_commandf(&out, "'%s/opprof' diff --stat '%s' '%s' --what-if inner=0x 2>&1", bin_dir(), before, after);
@@ -449,7 +460,8 @@ TEST_CASE(prediction_confirmed_or_refuted_by_diff) {
     CHECK_CONTAINS(out, "the shift -100.000us predicted, -50.000us measured");
     CHECK_CONTAINS(out, ": refuted, the predicted shift -5.0% of the step off the measured one"); /* -50 of 1003.5 */
     free(out);
-    st = run_commandf(&out, "'%s/opprof' diff --stat --json '%s' '%s' --what-if inner=0.5x 2>/dev/null", bin_dir(), before, after);
+    st = run_commandf(&out, "'%s/opprof' diff --stat --json '%s' '%s' --what-if inner=0.5x 2>/dev/null", bin_dir(),
+                      before, after);
     CHECK_INT(st, 0);
     CHECK_CONTAINS(out, "\"prediction\": {\"changed\": \"inner\", \"before_step_us\": 1003.500");
     CHECK_CONTAINS(out, "\"confirmed\": true");
@@ -471,7 +483,8 @@ TEST_CASE(html_chart) {
     char *page = NULL;
     CHECK_INT(opprof_capture_html_roofline_to_string(c, &m, &page), 0);
     CHECK_CONTAINS(page, "<svg class=\"roofline\"");
-    CHECK_CONTAINS(page, "<title>aten::addmm: 1 calls, 10.000us; 9.10 FLOPs/B, 52.4 GFLOP/s; compute bound, 52.4 % of roof");
+    CHECK_CONTAINS(page,
+                   "<title>aten::addmm: 1 calls, 10.000us; 9.10 FLOPs/B, 52.4 GFLOP/s; compute bound, 52.4 % of roof");
     CHECK_CONTAINS(page, "1 operator(s) on the chart; 1 modelled without FLOPs");
     size_t dots = 0;
     for (const char *p = page; p && (p = strstr(p, "<circle class=\"op\"")); p++) dots++;
@@ -519,8 +532,9 @@ TEST_CASE(machine_kept_in_the_trace) {
     CHECK_CONTAINS(out, "the roofs are those of the machine the trace was recorded on (Test CPU, AVX2)");
     free(out);
     /* a trace whose machine is not one: refused, with the reason */
-    const char *bad = file("bad_machine.json", "{\"opprof_machine\": {\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": []},"
-                                               " \"traceEvents\": []}");
+    const char *bad =
+        file("bad_machine.json", "{\"opprof_machine\": {\"cpu\": \"x\", \"isa\": \"AVX2\", \"by_threads\": []},"
+                                 " \"traceEvents\": []}");
     c = NULL;
     CHECK(opprof_capture_read(bad, NULL, &c, &err) != 0);
     CHECK(c == NULL);

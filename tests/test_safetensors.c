@@ -66,7 +66,8 @@ TEST_CASE(pytorch_weights_give_pytorch_output) {
     nn_tensor *mine = NULL, *expected = NULL;
     char msg[512] = "";
     CHECK_INT(nn_tensor_load_safetensors(out_path, "output", &mine, msg, sizeof msg), 0);
-    CHECK_INT(nn_tensor_load_safetensors(fixture("seedlike.expected.safetensors"), "output", &expected, msg, sizeof msg), 0);
+    CHECK_INT(
+        nn_tensor_load_safetensors(fixture("seedlike.expected.safetensors"), "output", &expected, msg, sizeof msg), 0);
     CHECK(mine && expected && mine->ndim == 2 && mine->shape[0] == 4 && mine->shape[1] == 8);
     if (mine && expected) {
         double worst = 0;
@@ -78,8 +79,9 @@ TEST_CASE(pytorch_weights_give_pytorch_output) {
         CHECK(worst < 1e-5);
     }
     /* An input of the wrong width for the model. */
-    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --in 16 --hidden 32 --out 8 --input '%s' --weights '%s' '%s/never'",
-             bin_dir(), out_path, fixture("seedlike.weights.safetensors"), dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s/profile_cpu' --quiet --in 16 --hidden 32 --out 8 --input '%s' --weights '%s' '%s/never'", bin_dir(),
+             out_path, fixture("seedlike.weights.safetensors"), dir);
     CHECK_INT(run_command(cmd, &out), 1);
     CHECK_CONTAINS(out, "tensor 'input' not found");
     free(out);

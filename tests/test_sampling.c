@@ -40,8 +40,9 @@ static long self_samples(const char *table, const char *name) {
 
 TEST_CASE(record_ranks_functions) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 8 2>&1", bin_dir(),
-                    dir, bin_dir()), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample -o '%s/rec' -- '%s/../tests/sample_target' 8 2>&1",
+                           bin_dir(), dir, bin_dir()),
+              0);
     const char *functions = strstr(out, "Function  Self samples");
     CHECK(functions != NULL);
     if (!functions) functions = "";
@@ -53,7 +54,8 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "Native functions by their samples:");
     free(out);
     /* the time off the CPU: the program's sleep */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' report --cpu-time --samples '%s/rec/trace-step-0.json'", bin_dir(), dir), 0);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --cpu-time --samples '%s/rec/trace-step-0.json'", bin_dir(), dir),
+              0);
     CHECK_CONTAINS(out, "Off CPU");
     CHECK_CONTAINS(out, "Top native frame");
     free(out);
@@ -64,16 +66,19 @@ TEST_CASE(record_ranks_functions) {
     CHECK_CONTAINS(out, "Native functions by their samples:");
     free(out);
     /* and for a script: report --json's "functions", the same rows as numbers */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json '%s/rec/trace-step-0.json' 2>/dev/null | python3 -c \"import "
-                                 "json,sys; f=json.load(sys.stdin)['functions']; w={r['name']: r for r in f}; "
-                                 "print(w['weight_four']['self_samples'] > w['weight_one']['self_samples'] > 0, "
-                                 "f[0]['self_samples'] >= f[-1]['self_samples'], 'hottest_line' in f[0])\"",
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' report --json '%s/rec/trace-step-0.json' 2>/dev/null | python3 -c \"import "
+                           "json,sys; f=json.load(sys.stdin)['functions']; w={r['name']: r for r in f}; "
+                           "print(w['weight_four']['self_samples'] > w['weight_one']['self_samples'] > 0, "
+                           "f[0]['self_samples'] >= f[-1]['self_samples'], 'hottest_line' in f[0])\"",
                            bin_dir(), dir),
               0);
     CHECK_STR(out, "True True True\n");
     free(out);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' html '%s/rec/trace-step-0.json' '%s/rec.html' && grep -c "
-                                 "'<table class=\"sortable\" id=\"functions\">' '%s/rec.html'", bin_dir(), dir, dir, dir),
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' html '%s/rec/trace-step-0.json' '%s/rec.html' && grep -c "
+                           "'<table class=\"sortable\" id=\"functions\">' '%s/rec.html'",
+                           bin_dir(), dir, dir, dir),
               0);
     CHECK_CONTAINS(out, "1");
     free(out);
@@ -86,11 +91,15 @@ TEST_CASE(record_ranks_functions) {
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=0 -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--sample takes HZ[,fp|dwarf]");
     free(out);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir), 64);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=100,sometimes -o '%s/rec0' -- true 2>&1", bin_dir(), dir),
+              64);
     free(out);
     /* `--sample 250 CMD`: the rate, not a command named 250 (a wrong one is said as for --sample=) */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample 250 -o '%s/rec250' true >/dev/null 2>&1 && "
-                                 "grep -o '\"period_ns\": [0-9]*' '%s/rec250/trace-step-0.json'", bin_dir(), dir, dir), 0);
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --sample 250 -o '%s/rec250' true >/dev/null 2>&1 && "
+                           "grep -o '\"period_ns\": [0-9]*' '%s/rec250/trace-step-0.json'",
+                           bin_dir(), dir, dir),
+              0);
     CHECK_CONTAINS(out, "\"period_ns\": 4000000");
     free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample 0 -o '%s/rec0' true 2>&1", bin_dir(), dir), 64);
@@ -102,19 +111,22 @@ TEST_CASE(record_ranks_functions) {
  * caller, DWARF unwinding of the copied stack finds it (main) for every one. */
 TEST_CASE(dwarf_mode_keeps_callers) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=1000,dwarf -o '%s/dwarf' -- '%s/../tests/sample_target' 2 "
-                          ">/dev/null 2>&1 && '%s/opprof' stacks --samples '%s/dwarf/trace-step-0.json'",
-                    bin_dir(), dir, bin_dir(), bin_dir(), dir),
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --sample=1000,dwarf -o '%s/dwarf' -- '%s/../tests/sample_target' 2 "
+                           ">/dev/null 2>&1 && '%s/opprof' stacks --samples '%s/dwarf/trace-step-0.json'",
+                           bin_dir(), dir, bin_dir(), bin_dir(), dir),
               0);
     CHECK_CONTAINS(out, ";main;weight_four ");
     CHECK_CONTAINS(out, ";main;weight_two ");
     for (const char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (!strncmp(line, "ProfilerStep*;", 14) && strstr(line, "weight_") && strstr(line, "weight_") < strchr(line, '\n'))
+        if (!strncmp(line, "ProfilerStep*;", 14) && strstr(line, "weight_") &&
+            strstr(line, "weight_") < strchr(line, '\n'))
             CHECK(strstr(line, ";main;weight_") != NULL && strstr(line, ";main;weight_") < strchr(line, '\n'));
     free(out);
-    CHECK_INT(run_commandf(&out, "'%s/opprof' record --sample=1000 -o '%s/fp' -- '%s/../tests/sample_target' 2 >/dev/null "
-                          "2>&1 && '%s/opprof' stacks --samples '%s/fp/trace-step-0.json'",
-                    bin_dir(), dir, bin_dir(), bin_dir(), dir),
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --sample=1000 -o '%s/fp' -- '%s/../tests/sample_target' 2 >/dev/null "
+                           "2>&1 && '%s/opprof' stacks --samples '%s/fp/trace-step-0.json'",
+                           bin_dir(), dir, bin_dir(), bin_dir(), dir),
               0);
     CHECK(strstr(out, ";main;weight_four ") == NULL); /* what DWARF mode is for */
     free(out);
@@ -123,10 +135,12 @@ TEST_CASE(dwarf_mode_keeps_callers) {
 
 TEST_CASE(profile_cpu_gemm_frame) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --quiet --batch 512 --steps 40 --wait 0 --warmup 1 --active 39 --sample 2000 "
-                          "'%s/pc'",
-                    bin_dir(), dir),
-              0);
+    CHECK_INT(
+        run_commandf(&out,
+                     "'%s/profile_cpu' --quiet --batch 512 --steps 40 --wait 0 --warmup 1 --active 39 --sample 2000 "
+                     "'%s/pc'",
+                     bin_dir(), dir),
+        0);
     free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' report --samples \"$(ls '%s'/pc/cpu-step-*.json)\"", bin_dir(), dir), 0);
     const char *row = strstr(out, "aten::addmm ");
@@ -145,8 +159,9 @@ TEST_CASE(profile_cpu_gemm_frame) {
     /* "FUNCTION (FILE:LINE)": the kernel's hottest line, from nn's debug information */
     CHECK_CONTAINS(cell, " (gemm_kernel.inc:");
     /* that frame is under nn's matrix product in the folded samples */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' stacks --samples \"$(ls '%s'/pc/cpu-step-*.json)\" | grep ';aten::addmm;'",
-                    bin_dir(), dir),
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' stacks --samples \"$(ls '%s'/pc/cpu-step-*.json)\" | grep ';aten::addmm;'",
+                           bin_dir(), dir),
               0);
     CHECK_CONTAINS(out, "forward;aten::linear;aten::addmm;");
     CHECK_CONTAINS(out, "nn__sgemm;");
@@ -156,9 +171,10 @@ TEST_CASE(profile_cpu_gemm_frame) {
     CHECK(frame[0] && (strstr(out, inner) || strstr(out, last)));
     free(out);
     /* the HTML report draws the samples' flame graph, the native frames under the operators */
-    CHECK_INT(run_commandf(&out, "'%s/opprof' html \"$(ls '%s'/pc/cpu-step-*.json)\" '%s/pc.html' && grep -c "
-                          "'Flame graph of the samples' '%s/pc.html'",
-                    bin_dir(), dir, dir, dir),
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' html \"$(ls '%s'/pc/cpu-step-*.json)\" '%s/pc.html' && grep -c "
+                           "'Flame graph of the samples' '%s/pc.html'",
+                           bin_dir(), dir, dir, dir),
               0);
     CHECK_STR(out, "1\n");
     free(out);
@@ -334,10 +350,11 @@ TEST_CASE(sources_round_trip) {
     snprintf(path, sizeof path, "%s/sources.pftrace", dir);
     CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
-                          "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
-                          "grep -e 'line_number: 42' -e 'str: \"gemm_kernel.inc\"' | sort | uniq -c | tr -s ' '",
-                    getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
+    CHECK_INT(run_commandf(&out,
+                           "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
+                           "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
+                           "grep -e 'line_number: 42' -e 'str: \"gemm_kernel.inc\"' | sort | uniq -c | tr -s ' '",
+                           getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
               0);
     CHECK_STR(out, " 1 line_number: 42\n 1 str: \"gemm_kernel.inc\"\n");
     free(out);
@@ -410,18 +427,21 @@ TEST_CASE(chrome_profiles_read) {
 }
 
 TEST_CASE(bad_chrome_profiles_said) {
-#define PROFILE_HEAD "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"Profile\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":5," \
-                     "\"args\":{\"data\":{\"startTime\":5}}},"
-#define CHUNK(nodes, samples) "{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":6," \
-                              "\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[" nodes "],\"samples\":[" samples "]}," \
-                              "\"timeDeltas\":[1]}}}]}"
+#define PROFILE_HEAD                                                                               \
+    "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"Profile\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":5," \
+    "\"args\":{\"data\":{\"startTime\":5}}},"
+#define CHUNK(nodes, samples)                                                               \
+    "{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":6,"        \
+    "\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[" nodes "],\"samples\":[" samples "]}," \
+    "\"timeDeltas\":[1]}}}]}"
 #define NODE(id, parent, name) "{\"id\":" #id ",\"parent\":" #parent ",\"callFrame\":{\"functionName\":\"" name "\"}}"
     static const char *const cases[][2] = {
         {PROFILE_HEAD CHUNK("{\"callFrame\":{\"functionName\":\"f\"}}", "1"), "a node has no positive \"id\""},
         {PROFILE_HEAD CHUNK("{\"id\":2}", "2"), "a node's callFrame has no functionName"},
         {PROFILE_HEAD CHUNK(NODE(2, 3, "a") "," NODE(3, 2, "b"), "2"), "or its nodes loop"},
         {PROFILE_HEAD CHUNK("{\"id\":2,\"parent\":3,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"a\"}},"
-                            "{\"id\":3,\"parent\":2,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"b\"}}", "2"),
+                            "{\"id\":3,\"parent\":2,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"b\"}}",
+                            "2"),
          "or its nodes loop"}, /* a loop of range nodes, which no frame counts: found by the fuzzer */
         {PROFILE_HEAD CHUNK(NODE(2, 0, "a") "," NODE(2, 0, "b"), "2"), "gives node 2 twice"},
         {PROFILE_HEAD CHUNK(NODE(2, 0, "a"), "\"x\""), "samples are not node ids"},
@@ -452,14 +472,16 @@ TEST_CASE(bad_chrome_profiles_said) {
         CHECK_INT(n, 2);
         const char *const *w = opprof_capture_warnings(cutc, &nw);
         bool said = false;
-        for (size_t i = 0; i < nw; i++) said |= strstr(w[i], "2 of its 4 samples name a node that it does not give") != NULL;
+        for (size_t i = 0; i < nw; i++)
+            said |= strstr(w[i], "2 of its 4 samples name a node that it does not give") != NULL;
         CHECK(said);
         opprof_capture_free(cutc);
     }
     /* a chunk without its Profile: read, its samples left out and said */
-    static const char orphan[] = "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":4,\"pid\":1,\"tid\":1,"
-                                 "\"ts\":6,\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[{\"id\":1,\"callFrame\":"
-                                 "{\"functionName\":\"f\"}}],\"samples\":[1]},\"timeDeltas\":[1]}}}]}";
+    static const char orphan[] =
+        "{\"traceEvents\": [{\"ph\":\"P\",\"name\":\"ProfileChunk\",\"id\":4,\"pid\":1,\"tid\":1,"
+        "\"ts\":6,\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[{\"id\":1,\"callFrame\":"
+        "{\"functionName\":\"f\"}}],\"samples\":[1]},\"timeDeltas\":[1]}}}]}";
     opprof_capture *c = NULL;
     CHECK_INT(opprof_capture_read_buffer(orphan, strlen(orphan), NULL, &c, NULL), 0);
     if (c) {
@@ -467,7 +489,8 @@ TEST_CASE(bad_chrome_profiles_said) {
         opprof_capture_samples(c, &n);
         CHECK_INT(n, 0);
         const char *const *w = opprof_capture_warnings(c, &nw);
-        CHECK(nw >= 1 && w && strstr(w[nw - 1], "no \"Profile\" event") && strstr(w[nw - 1], "its 1 samples are left out"));
+        CHECK(nw >= 1 && w && strstr(w[nw - 1], "no \"Profile\" event") &&
+              strstr(w[nw - 1], "its 1 samples are left out"));
         opprof_capture_free(c);
     }
 }
@@ -490,10 +513,11 @@ TEST_CASE(samples_in_pftrace) {
     char path[512], *a = NULL, *b = NULL, *out = NULL;
     snprintf(path, sizeof path, "%s/samples.pftrace", dir);
     CHECK_INT(opprof_capture_perfetto_write(c, path), 0);
-    CHECK_INT(run_commandf(&out, "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
-                          "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
-                          "grep -c -e 'perf_sample {' -e 'callstacks {' -e 'frames {'",
-                    getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
+    CHECK_INT(run_commandf(&out,
+                           "zcat '%s/tests/fixtures/perfetto/perfetto_trace.proto.gz' > '%s/perfetto_trace.proto' && "
+                           "protoc --decode=perfetto.protos.Trace --proto_path='%s' perfetto_trace.proto < '%s' | "
+                           "grep -c -e 'perf_sample {' -e 'callstacks {' -e 'frames {'",
+                           getenv("OPPROF_SOURCE_DIR"), dir, dir, path),
               0);
     CHECK_STR(out, "8\n"); /* 3 samples, 2 callstacks, 3 frames */
     free(out);
@@ -525,7 +549,8 @@ TEST_CASE(bad_sample_input_said) {
          "frames that loop"},
         {"{\"traceEvents\": [], \"stackFrames\": {\"1\": {\"parent\": \"2\"}}}", "frame '1' has no name"},
         {"{\"traceEvents\": [], \"samples\": [{\"pid\": 1, \"ts\": 1}]}", "lacks \"tid\" or \"ts\""},
-        {"{\"traceEvents\": [], \"opprof_off_cpu\": [{\"pid\": 1, \"tid\": 1, \"ts\": 1}]}", "lacks \"pid\", \"tid\", \"ts\" or \"dur\""},
+        {"{\"traceEvents\": [], \"opprof_off_cpu\": [{\"pid\": 1, \"tid\": 1, \"ts\": 1}]}",
+         "lacks \"pid\", \"tid\", \"ts\" or \"dur\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         opprof_capture *c = NULL;
@@ -538,8 +563,10 @@ TEST_CASE(bad_sample_input_said) {
     CHECK_INT(run_commandf(&out, "'%s/profile_cpu' --sample 0 '%s/bad' 2>&1", bin_dir(), dir), 64);
     CHECK_CONTAINS(out, "--sample");
     free(out);
-    CHECK_INT(run_commandf(&out, "OPPROF_TRACE='%s/env' OPPROF_SAMPLE=often '%s/../tests/autostart_target' steps 1 2>&1", dir,
-                    bin_dir()), 0);
+    CHECK_INT(run_commandf(&out,
+                           "OPPROF_TRACE='%s/env' OPPROF_SAMPLE=often '%s/../tests/autostart_target' steps 1 2>&1", dir,
+                           bin_dir()),
+              0);
     CHECK_CONTAINS(out, "OPPROF_SAMPLE");
     free(out);
     opprof_session *s = NULL;
@@ -559,7 +586,8 @@ TEST_CASE(rate_clamped) {
     size_t n;
     const char *const *w = opprof_capture_warnings(c, &n);
     bool said = false;
-    for (size_t i = 0; i < n; i++) said |= strstr(w[i], "the kernel's limit") != NULL || strstr(w[i], "no samples:") != NULL;
+    for (size_t i = 0; i < n; i++)
+        said |= strstr(w[i], "the kernel's limit") != NULL || strstr(w[i], "no samples:") != NULL;
     CHECK(said);
     opprof_capture_free(c);
 }

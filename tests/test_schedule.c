@@ -35,8 +35,8 @@ TEST_CASE(profile_cpu_schedule) {
     CHECK_STR(actions((opprof_schedule){.wait = 1, .warmup = 1, .active = 2, .repeat = 1}, 6, buf, sizeof buf),
               "NONE WARMUP RECORD RECORD_AND_SAVE NONE NONE");
     /* skip_first shifts everything. */
-    CHECK_STR(actions((opprof_schedule){.skip_first = 2, .wait = 1, .warmup = 1, .active = 2, .repeat = 1}, 8,
-                      buf, sizeof buf),
+    CHECK_STR(actions((opprof_schedule){.skip_first = 2, .wait = 1, .warmup = 1, .active = 2, .repeat = 1}, 8, buf,
+                      sizeof buf),
               "NONE NONE NONE WARMUP RECORD RECORD_AND_SAVE NONE NONE");
     /* repeat = 0 repeats forever. */
     CHECK_STR(actions((opprof_schedule){.wait = 1, .warmup = 0, .active = 1, .repeat = 0}, 6, buf, sizeof buf),

@@ -46,8 +46,9 @@ static int on_ready(const opprof_capture *c, void *user) {
 
     opprof_averages_options by_stack = {.group_by_stack_n = 2};
     CHECK_INT(opprof_capture_averages_ex(c, &by_stack, &avg), 0);
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 3}, &t), 0);
+    CHECK_INT(opprof_averages_table_to_string(
+                  avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 3}, &t),
+              0);
     snprintf(r->stack_table, sizeof r->stack_table, "%s", t ? t : "");
     opprof_free(t);
     opprof_averages_free(avg);
@@ -120,7 +121,8 @@ static void nested_ranges(FILE *f, int tid, int64_t start, int64_t end, int dept
         int64_t s = t + next_random(3), d = 1 + next_random(30);
         if (s + d > end) d = end - s;
         if (d <= 0) break;
-        fprintf(f, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,\"ts\":%lld,\"dur\":%lld},\n",
+        fprintf(f,
+                "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,\"ts\":%lld,\"dur\":%lld},\n",
                 (int)next_random(4), tid, (long long)s, (long long)d);
         nested_ranges(f, tid, s, s + d, depth - 1);
         t = s + d;
@@ -137,11 +139,13 @@ static char *random_memory_trace(size_t *len) {
     for (int tid = 1; tid <= 3; tid++) {
         nested_ranges(f, tid, 0, 400, 4);
         for (int k = 0; k < 60; k++)
-            fprintf(f, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,"
-                       "\"ts\":%lld,\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%lld,"
-                       "\"Total Allocated\":%lld,\"Total Reserved\":0}},\n",
-                    tid, (long long)next_random(tid == 3 ? 150 : 410), next_random(5) == 0, next_random(5) == 0 ? 0 : -1, k,
-                    (long long)next_random(2000) - 1000, (long long)next_random(100000));
+            fprintf(
+                f,
+                "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":%d,"
+                "\"ts\":%lld,\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%d,\"Bytes\":%lld,"
+                "\"Total Allocated\":%lld,\"Total Reserved\":0}},\n",
+                tid, (long long)next_random(tid == 3 ? 150 : 410), next_random(5) == 0, next_random(5) == 0 ? 0 : -1, k,
+                (long long)next_random(2000) - 1000, (long long)next_random(100000));
     }
     fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p\"}}\n]}\n");
     fclose(f);
@@ -250,7 +254,7 @@ TEST_CASE(shapes_flops_call_sites_and_peaks) {
         long long v = strtoll(space + 1, &end, 10);
         if (*end || v <= 0) bad++;
         sum += v;
-        if (strstr(line, "aten::addmm") && !strstr(line, "batch_") ) bad++;
+        if (strstr(line, "aten::addmm") && !strstr(line, "batch_")) bad++;
     }
     CHECK(lines >= 4);
     CHECK_INT(bad, 0);
@@ -273,9 +277,11 @@ TEST_CASE(read_back_from_profile_cpus_trace) {
     CHECK_CONTAINS(out, "[[512], [128, 256], [256, 512], [], []]");
     CHECK_CONTAINS(out, "16.777"); /* the second layer's addmm, 2 x 8,388,608 FLOPs */
     free(out);
-    snprintf(cmd, sizeof cmd, "grep -c '\"Input Dims\":\\[\\[512\\],\\[128,256\\],\\[256,512\\],\\[\\],\\[\\]\\]' '%s/run/cpu-step-4.json'; "
-                              "grep -c '\"Call stack\":\"src/nn/ops.c(' '%s/run/cpu-step-4.json'",
-             dir, dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "grep -c '\"Input Dims\":\\[\\[512\\],\\[128,256\\],\\[256,512\\],\\[\\],\\[\\]\\]' '%s/run/cpu-step-4.json'; "
+        "grep -c '\"Call stack\":\"src/nn/ops.c(' '%s/run/cpu-step-4.json'",
+        dir, dir);
     run_command(cmd, &out);
     CHECK(out && atoi(out) == 2);
     CHECK(out && strchr(out, '\n') && atoi(strchr(out, '\n') + 1) > 10);

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
-#define CHECK_MSG(cond, msg)                              \
-    do {                                                  \
+#define CHECK_MSG(cond, msg)                             \
+    do {                                                 \
         if (!(cond)) fprintf(stderr, "  (%s)\n", (msg)); \
-        CHECK(cond);                                      \
+        CHECK(cond);                                     \
     } while (0)
 
 static char g_dir[256];
@@ -74,7 +74,8 @@ static const char MAPPING[] =
 TEST_CASE(csv_as_trace_processor_prints_it) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[1024];
-    snprintf(args, sizeof args, "'%s' \"SELECT 1 AS i, 1.5 AS d, 'a b' AS s, NULL AS n, x'00' AS b, \\\"dq\\\" AS q\"", t);
+    snprintf(args, sizeof args, "'%s' \"SELECT 1 AS i, 1.5 AS d, 'a b' AS s, NULL AS n, x'00' AS b, \\\"dq\\\" AS q\"",
+             t);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"i\",\"d\",\"s\",\"n\",\"b\",\"q\"\n1,1.500000,\"a b\",\"[NULL]\",\"<raw bytes>\",\"dq\"\n");
     free(out);
@@ -83,7 +84,8 @@ TEST_CASE(csv_as_trace_processor_prints_it) {
     CHECK_STR(out, "\"name\"\n");
     free(out);
     /* a statement without columns: an empty line (not after the last); results a blank line apart */
-    snprintf(args, sizeof args, "'%s' 'CREATE TABLE t(x); INSERT INTO t VALUES (2); SELECT x FROM t; SELECT 3 AS y; DROP TABLE t'", t);
+    snprintf(args, sizeof args,
+             "'%s' 'CREATE TABLE t(x); INSERT INTO t VALUES (2); SELECT x FROM t; SELECT 3 AS y; DROP TABLE t'", t);
     out = sql(NULL, args);
     CHECK_STR(out, "\n\n\"x\"\n2\n\n\"y\"\n3\n");
     free(out);
@@ -96,7 +98,8 @@ TEST_CASE(csv_as_trace_processor_prints_it) {
 TEST_CASE(json_import_rules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[1024];
-    snprintf(args, sizeof args, "'%s' 'SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id FROM slice'", t);
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id FROM slice'", t);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"id\",\"ts\",\"dur\",\"track_id\",\"category\",\"name\",\"depth\",\"parent_id\",\"arg_set_id\"\n"
                    "0,10000,100000,0,\"app\",\"outer\",0,\"[NULL]\",0\n"
@@ -107,22 +110,26 @@ TEST_CASE(json_import_rules) {
                    "5,36000,0,3,\"instant\",\"gtick\",0,\"[NULL]\",\"[NULL]\"\n"
                    "6,12000,78000,6,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n"); /* two counter tracks before it */
     free(out);
-    snprintf(args, sizeof args, "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
-                                " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id ORDER BY t.name, c.ts;"
-                                " SELECT slice_out, slice_in FROM flow;"
-                                " SELECT t.utid, t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
-                                " SELECT id, utid FROM thread_track; SELECT id, upid FROM process_track'", t);
+    snprintf(
+        args, sizeof args,
+        "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
+        " SELECT c.ts, t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id ORDER BY t.name, c.ts;"
+        " SELECT slice_out, slice_in FROM flow;"
+        " SELECT t.utid, t.tid, t.name, p.pid, p.name FROM thread t JOIN process p USING (upid) WHERE t.utid > 0;"
+        " SELECT id, utid FROM thread_track; SELECT id, upid FROM process_track'",
+        t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"arg_set_id\",\"key\",\"int_value\",\"string_value\",\"real_value\",\"value_type\"\n"
-                   "0,\"args.n\",3,\"[NULL]\",\"[NULL]\",\"int\"\n"
-                   "0,\"args.s\",\"[NULL]\",\"x\",\"[NULL]\",\"string\"\n"
-                   "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
-                   "\n\"ts\",\"name\",\"value\"\n45000,\"queue cap\",8.000000\n40000,\"queue depth\",5.000000\n"
-                   "45000,\"queue depth\",2.500000\n"
-                   "\n\"slice_out\",\"slice_in\"\n1,2\n"
-                   "\n\"utid\",\"tid\",\"name\",\"pid\",\"name\"\n1,8,\"worker\",7,\"server\"\n2,9,\"[NULL]\",7,\"server\"\n"
-                   "\n\"id\",\"utid\"\n0,1\n1,2\n"
-                   "\n\"id\",\"upid\"\n2,1\n6,1\n");
+    CHECK_STR(out,
+              "\"arg_set_id\",\"key\",\"int_value\",\"string_value\",\"real_value\",\"value_type\"\n"
+              "0,\"args.n\",3,\"[NULL]\",\"[NULL]\",\"int\"\n"
+              "0,\"args.s\",\"[NULL]\",\"x\",\"[NULL]\",\"string\"\n"
+              "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
+              "\n\"ts\",\"name\",\"value\"\n45000,\"queue cap\",8.000000\n40000,\"queue depth\",5.000000\n"
+              "45000,\"queue depth\",2.500000\n"
+              "\n\"slice_out\",\"slice_in\"\n1,2\n"
+              "\n\"utid\",\"tid\",\"name\",\"pid\",\"name\"\n1,8,\"worker\",7,\"server\"\n2,9,\"[NULL]\",7,\"server\"\n"
+              "\n\"id\",\"utid\"\n0,1\n1,2\n"
+              "\n\"id\",\"upid\"\n2,1\n6,1\n");
     free(out);
 }
 
@@ -130,13 +137,12 @@ TEST_CASE(json_import_rules) {
  * (it sorts the events before importing them): a thread's later slices after
  * another thread's earlier ones; a parent before what it holds. */
 TEST_CASE(slice_ids_in_time_order) {
-    static const char TWO_THREADS[] =
-        "{\"traceEvents\": [\n"
-        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
-        "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":20},\n"
-        "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":10},\n"
-        "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":30,\"dur\":5}\n"
-        "]}\n";
+    static const char TWO_THREADS[] = "{\"traceEvents\": [\n"
+                                      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
+                                      "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":20},\n"
+                                      "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":10},\n"
+                                      "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":2,\"ts\":30,\"dur\":5}\n"
+                                      "]}\n";
     const char *t = write_file("two_threads.json", TWO_THREADS);
     char args[1024];
     snprintf(args, sizeof args, "'%s' 'SELECT id, ts, name, depth, parent_id FROM slice ORDER BY id'", t);
@@ -146,7 +152,8 @@ TEST_CASE(slice_ids_in_time_order) {
                    "3,50000,\"d\",1,2\n");
     free(out);
     /* opprof's own tables name the same slices */
-    snprintf(args, sizeof args, "'%s' 'SELECT s.name FROM opprof_slice o JOIN slice s ON s.id = o.slice_id ORDER BY o.slice_id'", t);
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT s.name FROM opprof_slice o JOIN slice s ON s.id = o.slice_id ORDER BY o.slice_id'", t);
     out = sql(NULL, args);
     CHECK_STR(out, "\"name\"\n\"a\"\n\"b\"\n\"c\"\n\"d\"\n");
     free(out);
@@ -155,17 +162,18 @@ TEST_CASE(slice_ids_in_time_order) {
 TEST_CASE(perfetto_functions_and_modules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[2048];
-    snprintf(args, sizeof args,
-             "'%s' 'SELECT id FROM ancestor_slice(3); SELECT id FROM descendant_slice(0);"
-             " SELECT EXTRACT_ARG(arg_set_id, \"args.s\") AS s, EXTRACT_ARG(arg_set_id, \"args.n\") AS n FROM slice WHERE id = 0;"
-             " SELECT slice_out, slice_in FROM following_flow(0); SELECT slice_out FROM preceding_flow(2);"
-             " SELECT COUNT(*) AS n FROM directly_connected_flow(1);"
-             " INCLUDE PERFETTO MODULE slices.with_context;"
-             " SELECT name, thread_name, tid, pid FROM thread_slice WHERE depth = 1;"
-             " SELECT name, pid FROM process_slice ORDER BY id;"
-             " INCLUDE PERFETTO MODULE slices.self_dur;"
-             " SELECT id, self_dur FROM slice_self_dur WHERE id < 2'",
-             t);
+    snprintf(
+        args, sizeof args,
+        "'%s' 'SELECT id FROM ancestor_slice(3); SELECT id FROM descendant_slice(0);"
+        " SELECT EXTRACT_ARG(arg_set_id, \"args.s\") AS s, EXTRACT_ARG(arg_set_id, \"args.n\") AS n FROM slice WHERE id = 0;"
+        " SELECT slice_out, slice_in FROM following_flow(0); SELECT slice_out FROM preceding_flow(2);"
+        " SELECT COUNT(*) AS n FROM directly_connected_flow(1);"
+        " INCLUDE PERFETTO MODULE slices.with_context;"
+        " SELECT name, thread_name, tid, pid FROM thread_slice WHERE depth = 1;"
+        " SELECT name, pid FROM process_slice ORDER BY id;"
+        " INCLUDE PERFETTO MODULE slices.self_dur;"
+        " SELECT id, self_dur FROM slice_self_dur WHERE id < 2'",
+        t);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"id\"\n0\n1\n" /* tick's ancestors, outermost first */
                    "\n\"id\"\n1\n3\n"
@@ -221,8 +229,8 @@ static size_t split_rows(char *text, sql_row_text *rows, size_t max) {
         int k = 0;
         for (char *p = line; k < 8 && p; k++) f[k] = strsep(&p, "|");
         if (k < 8 || !f[7]) continue;
-        rows[n++] = (sql_row_text){f[0], atoll(f[1]), atoll(f[2]), atoll(f[3]), atoll(f[4]), atoll(f[5]), atoll(f[6]),
-                                   atoll(f[7]), f[7][0] != '\0'};
+        rows[n++] = (sql_row_text){f[0],        atoll(f[1]), atoll(f[2]), atoll(f[3]),    atoll(f[4]),
+                                   atoll(f[5]), atoll(f[6]), atoll(f[7]), f[7][0] != '\0'};
     }
     return n;
 }
@@ -243,11 +251,12 @@ static int compare_with_report(const char *trace) {
         free(json);
         return -1;
     }
-    snprintf(args, sizeof args,
-             "--mode list '%s' 'SELECT k.name, k.device, k.calls, k.self_ns, k.total_ns, k.self_device_ns, k.total_device_ns,"
-             " (SELECT SUM(s.dur) FROM slice s JOIN opprof_slice o ON o.slice_id = s.id"
-             "  WHERE s.name = k.name AND o.kind IN (\"cpu_op\", \"user_annotation\")) FROM key_averages k'",
-             trace);
+    snprintf(
+        args, sizeof args,
+        "--mode list '%s' 'SELECT k.name, k.device, k.calls, k.self_ns, k.total_ns, k.self_device_ns, k.total_device_ns,"
+        " (SELECT SUM(s.dur) FROM slice s JOIN opprof_slice o ON o.slice_id = s.id"
+        "  WHERE s.name = k.name AND o.kind IN (\"cpu_op\", \"user_annotation\")) FROM key_averages k'",
+        trace);
     char *text = sql(NULL, args);
     static sql_row_text rows[20000];
     size_t n = split_rows(text, rows, sizeof rows / sizeof *rows);
@@ -296,11 +305,17 @@ TEST_CASE(key_averages_are_reports_rows_for_each_producer) {
     const char *fixtures[] = {"pytorch-1.13/cpu-step-4.legacy.json",
                               "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
                               "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                              "onnxruntime-1.30/mlp.json",
-                              "real-traces/catapult__multiple_input_latency.json.gz"};
+                              "onnxruntime-1.30/mlp.json", "real-traces/catapult__multiple_input_latency.json.gz"};
     for (int k = 0; k < 5; k++) snprintf(src[k], sizeof src[k], "%s/tests/fixtures/%s", source_dir(), fixtures[k]);
-    const char *traces[] = {json, pftrace, src[0], src[1], src[2], src[3], src[4],
-                            write_file("timeline.json", TF_TIMELINE), write_file("trt.json", TRT_PROFILE)};
+    const char *traces[] = {json,
+                            pftrace,
+                            src[0],
+                            src[1],
+                            src[2],
+                            src[3],
+                            src[4],
+                            write_file("timeline.json", TF_TIMELINE),
+                            write_file("trt.json", TRT_PROFILE)};
     for (size_t k = 0; k < sizeof traces / sizeof *traces; k++) {
         int n = compare_with_report(traces[k]);
         if (n <= 0) fprintf(stderr, "no row compared in %s\n", traces[k]);
@@ -313,10 +328,11 @@ TEST_CASE(key_averages_are_reports_rows_for_each_producer) {
 TEST_CASE(traces_kept_apart_in_one_database) {
     const char *a = write_file("a.json", MAPPING), *b = write_file("b.json", TF_TIMELINE);
     char args[1024];
-    snprintf(args, sizeof args, "'%s' '%s' 'SELECT id, file = \"%s\" AS same, producer FROM trace;"
-                                " SELECT upid, pid, trace_id FROM process WHERE upid > 0;"
-                                " SELECT p.trace_id, COUNT(*) FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
-                                " JOIN thread t USING (utid) JOIN process p USING (upid) GROUP BY p.trace_id'",
+    snprintf(args, sizeof args,
+             "'%s' '%s' 'SELECT id, file = \"%s\" AS same, producer FROM trace;"
+             " SELECT upid, pid, trace_id FROM process WHERE upid > 0;"
+             " SELECT p.trace_id, COUNT(*) FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
+             " JOIN thread t USING (utid) JOIN process p USING (upid) GROUP BY p.trace_id'",
              a, b, b);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"id\",\"same\",\"producer\"\n"
@@ -401,15 +417,20 @@ TEST_CASE(errors_named_and_nothing_half_built) {
 
 TEST_CASE(file_of_statements_and_prompt) {
     const char *t = write_file("ok.json", MAPPING);
-    const char *q = write_file("q.sql", "-- the slices of the worker\nSELECT name\n  FROM slice\n WHERE track_id = 0 AND dur > 0\n ORDER BY ts;\n");
+    const char *q = write_file(
+        "q.sql",
+        "-- the slices of the worker\nSELECT name\n  FROM slice\n WHERE track_id = 0 AND dur > 0\n ORDER BY ts;\n");
     char args[1024];
     snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"name\"\n\"outer\"\n\"inner\"\n");
     free(out);
     char *shell = NULL;
-    int st = run_commandf(&shell, "printf '.tables\\nSELECT COUNT(*)\\n  AS n FROM thread;\\n.mode list\\nSELECT 1 AS x;\\n.quit\\nSELECT 2;\\n'"
-                                  " | '%s/opprof' sql '%s' 2>&1", bin_dir(), t);
+    int st = run_commandf(
+        &shell,
+        "printf '.tables\\nSELECT COUNT(*)\\n  AS n FROM thread;\\n.mode list\\nSELECT 1 AS x;\\n.quit\\nSELECT 2;\\n'"
+        " | '%s/opprof' sql '%s' 2>&1",
+        bin_dir(), t);
     CHECK_INT(st, 0);
     CHECK_CONTAINS(shell, "key_averages\n");
     CHECK_CONTAINS(shell, "\nslice\n");
@@ -460,7 +481,8 @@ TEST_CASE(perfetto_documented_queries_on_each_producer) {
     const char *fixtures[] = {"pytorch-1.13/cpu-step-4.legacy.json",
                               "real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
                               "real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                              "onnxruntime-1.30/mlp.json", "real-traces/catapult__flow.json.gz",
+                              "onnxruntime-1.30/mlp.json",
+                              "real-traces/catapult__flow.json.gz",
                               "real-traces/kineto__test__gpu_metrics_input.json.gz"};
     for (int k = 0; k < 6; k++) snprintf(src[k], sizeof src[k], "%s/tests/fixtures/%s", source_dir(), fixtures[k]);
     char mine[3][700]; /* write_file's paths are reused: copied */
@@ -480,7 +502,8 @@ TEST_CASE(perfetto_documented_queries_on_each_producer) {
     }
     /* the aggregate on numbers known: PERCENTILE between the closest ranks, as numpy's default */
     char args[600];
-    snprintf(args, sizeof args, "'%s' 'SELECT PERCENTILE(dur, 50) AS p50, PERCENTILE(dur, 90) AS p90 FROM slice WHERE dur > 0'",
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT PERCENTILE(dur, 50) AS p50, PERCENTILE(dur, 90) AS p90 FROM slice WHERE dur > 0'",
              write_file("mapping.json", MAPPING));
     char *out = sql(NULL, args); /* 20, 30, 78, 100 us */
     CHECK_STR(out, "\"p50\",\"p90\"\n54000.000000,93400.000000\n");
@@ -491,14 +514,20 @@ TEST_CASE(ranks_on_one_clock) {
     /* rank 1's clock runs 5 us ahead of rank 0's (distributedInfo.clock_offset_ns, as opprof
      * measures it at start): its slice at "10 us" happened at rank 0's 5 us */
     char a[700], b[700], args[1600];
-    snprintf(a, sizeof a, "%s", write_file("rank0.json", "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 0, "
-                                                          "\"world_size\": 2, \"clock_offset_ns\": 0}, \"traceEvents\": "
-                                                          "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
-    snprintf(b, sizeof b, "%s", write_file("rank1.json", "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, "
-                                                          "\"world_size\": 2, \"clock_offset_ns\": 5000}, \"traceEvents\": "
-                                                          "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":2,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
-    snprintf(args, sizeof args, "'%s' '%s' 'SELECT t.rank, s.ts FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
-                                " JOIN thread USING (utid) JOIN trace t ON t.id = thread.trace_id ORDER BY t.rank'", a, b);
+    snprintf(a, sizeof a, "%s",
+             write_file("rank0.json",
+                        "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 0, "
+                        "\"world_size\": 2, \"clock_offset_ns\": 0}, \"traceEvents\": "
+                        "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
+    snprintf(b, sizeof b, "%s",
+             write_file("rank1.json",
+                        "{\"distributedInfo\": {\"backend\": \"mpi\", \"rank\": 1, "
+                        "\"world_size\": 2, \"clock_offset_ns\": 5000}, \"traceEvents\": "
+                        "[{\"ph\":\"X\",\"name\":\"allreduce\",\"pid\":2,\"tid\":1,\"ts\":10,\"dur\":4}]}"));
+    snprintf(args, sizeof args,
+             "'%s' '%s' 'SELECT t.rank, s.ts FROM slice s JOIN thread_track tt ON tt.id = s.track_id"
+             " JOIN thread USING (utid) JOIN trace t ON t.id = thread.trace_id ORDER BY t.rank'",
+             a, b);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"rank\",\"ts\"\n0,10000\n1,5000\n");
     free(out);

@@ -12,15 +12,14 @@
 #include <math.h>
 #include <yajl/yajl_tree.h>
 
-#define CHECK_NEAR(a, b, tol)                                                                        \
-    do {                                                                                             \
-        double near_a = (a), near_b = (b);                                                           \
-        check_count++;                                                                               \
-        if (!(fabs(near_a - near_b) <= (tol))) {                                                     \
-            check_failures++;                                                                        \
-            fprintf(stderr, "%s:%d: %s ~ %s failed: %.9g != %.9g\n", __FILE__, __LINE__, #a, #b, near_a, \
-                    near_b);                                                                         \
-        }                                                                                            \
+#define CHECK_NEAR(a, b, tol)                                                                                     \
+    do {                                                                                                          \
+        double near_a = (a), near_b = (b);                                                                        \
+        check_count++;                                                                                            \
+        if (!(fabs(near_a - near_b) <= (tol))) {                                                                  \
+            check_failures++;                                                                                     \
+            fprintf(stderr, "%s:%d: %s ~ %s failed: %.9g != %.9g\n", __FILE__, __LINE__, #a, #b, near_a, near_b); \
+        }                                                                                                         \
     } while (0)
 
 TEST_CASE(distribution_of_one_to_ten) {
@@ -38,7 +37,7 @@ TEST_CASE(distribution_of_one_to_ten) {
     CHECK_NEAR(d.iqr, 4.5, 1e-12);
     CHECK_NEAR(d.mean, 5.5, 1e-12);
     CHECK_NEAR(d.cv, 0.5504818825631803, 1e-12); /* sqrt(55 / 6) / 5.5 */
-    CHECK_NEAR(v[0], 7, 0);                     /* not sorted in place */
+    CHECK_NEAR(v[0], 7, 0);                      /* not sorted in place */
     CHECK_INT(opprof_distribution_of(NULL, 0, &d), 0);
     CHECK_INT(d.n, 0);
     CHECK_INT(opprof_distribution_of(NULL, 3, &d), OPPROF_EINVAL);
@@ -319,9 +318,11 @@ TEST_CASE(table_stats_columns_and_json) {
     char *text = NULL;
     CHECK_INT(opprof_averages_table_to_string(plain, &o, &text), OPPROF_EINVAL);
     CHECK_INT(opprof_averages_table_to_string(avg, &o, &text), 0);
-    CHECK_CONTAINS(text, "Self min      Self med      Self p90      Self p99      Self max      Self IQR       Self CV");
+    CHECK_CONTAINS(text,
+                   "Self min      Self med      Self p90      Self p99      Self max      Self IQR       Self CV");
     /* op: 100 200 300 400 us: min, median 250, p90 370, p99 397, max, IQR 175 - 325 */
-    CHECK_CONTAINS(text, "100.000us     250.000us     370.000us     397.000us     400.000us     150.000us        51.64%");
+    CHECK_CONTAINS(text,
+                   "100.000us     250.000us     370.000us     397.000us     400.000us     150.000us        51.64%");
     CHECK_CONTAINS(text, "Self min to Self CV: each row's self time per step, over 4 steps");
     opprof_free(text);
     o.stats = false;
@@ -366,7 +367,8 @@ static opprof_capture *split_capture(int threads, double step_us, double op_us, 
             CHECK_INT(opprof_capture_add_event(c, t[i], "op", OPPROF_KIND_CPU_OP, at + 1000, op), 0);
             size_t n_events;
             opprof_capture_events(c, &n_events);
-            opprof_mark part = {.thread = t[i], .event = (int32_t)n_events - 1, .kind = OPPROF_MARK_ARG_INT, .value.i = k + 1};
+            opprof_mark part = {
+                .thread = t[i], .event = (int32_t)n_events - 1, .kind = OPPROF_MARK_ARG_INT, .value.i = k + 1};
             CHECK_INT(opprof_capture_add_mark(c, &part, OPPROF_PART_OF_KEY, NULL), 0);
         }
         at += step + 10000;
@@ -419,8 +421,8 @@ TEST_CASE(stat_diff_step_duration_on_thread_scaling) {
 TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.10, 2);
     opprof_stat_diff *d;
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, NULL, &d),
-              0);
+    CHECK_INT(
+        opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, NULL, &d), 0);
     const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
     CHECK(op && op->significant);
     CHECK(op && op->change > 0.07 && op->change < 0.13);
@@ -463,16 +465,18 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     CHECK_INT(opprof_stat_diff_to_string(d, 0, (opprof_diff_format)7, &text), OPPROF_EINVAL);
     opprof_stat_diff_free(d);
     /* A/A: the same captures on both sides */
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&b, 1, NULL, &d),
-              0);
+    CHECK_INT(
+        opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&b, 1, NULL, &d), 0);
     rows = opprof_stat_diff_rows(d, &n);
     for (size_t i = 0; i < n; i++) CHECK(!rows[i].significant && rows[i].shift.estimate == 0);
     opprof_stat_diff_free(d);
     opprof_stat_options bad = {.alpha = 0.7};
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, &bad, &d),
-              OPPROF_EINVAL);
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 0, (const opprof_capture *const *)&a, 1, NULL, &d),
-              OPPROF_EINVAL);
+    CHECK_INT(
+        opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, &bad, &d),
+        OPPROF_EINVAL);
+    CHECK_INT(
+        opprof_stat_diff_new((const opprof_capture *const *)&b, 0, (const opprof_capture *const *)&a, 1, NULL, &d),
+        OPPROF_EINVAL);
     opprof_capture_free(a);
     opprof_capture_free(b);
 }
@@ -484,8 +488,8 @@ TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
 TEST_CASE(gate_is_one_test_of_its_row) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.010, 2);
     opprof_stat_diff *d;
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, NULL, &d),
-              0);
+    CHECK_INT(
+        opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, NULL, &d), 0);
     const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
     CHECK(op && op->shift.p > 0.025 && op->shift.p < 0.05);
     CHECK(op && !op->significant && op->p_adjusted > 0.05);
@@ -512,10 +516,12 @@ TEST_CASE(gate_is_one_test_of_its_row) {
 /* Several captures on a side are one sample: their steps end to end. */
 TEST_CASE(stat_diff_puts_captures_end_to_end) {
     double one[1] = {100}, other[1] = {300};
-    opprof_capture *b[3] = {stepped_capture(1, one, false), stepped_capture(1, one, false), stepped_capture(1, other, false)};
+    opprof_capture *b[3] = {stepped_capture(1, one, false), stepped_capture(1, one, false),
+                            stepped_capture(1, other, false)};
     opprof_capture *a[1] = {noisy_capture(100, 1, 5)};
     opprof_stat_diff *d;
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)b, 3, (const opprof_capture *const *)a, 1, NULL, &d), 0);
+    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)b, 3, (const opprof_capture *const *)a, 1, NULL, &d),
+              0);
     size_t steps[2], caps[2];
     opprof_stat_diff_sides(d, steps, caps);
     CHECK_INT(steps[0], 3);
@@ -535,11 +541,13 @@ TEST_CASE(stat_diff_says_noise) {
     opprof_capture *b = stepped_capture(20, wild, false), *a = stepped_capture(20, wild, false);
     opprof_stat_diff *d;
     opprof_stat_options o = {.detect = 0.05};
-    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, &o, &d), 0);
+    CHECK_INT(opprof_stat_diff_new((const opprof_capture *const *)&b, 1, (const opprof_capture *const *)&a, 1, &o, &d),
+              0);
     const opprof_stat_row *op = opprof_stat_diff_find(d, "op");
     CHECK(op && op->steps_needed > 20);
     size_t rows;
-    opprof_stat_diff_rows(d, &rows); /* ProfilerStep*, forward, op, the total and the step: Holm's first bar, alpha / 5 */
+    opprof_stat_diff_rows(d,
+                          &rows); /* ProfilerStep*, forward, op, the total and the step: Holm's first bar, alpha / 5 */
     CHECK_INT(rows, 3);
     CHECK_INT(op ? op->steps_needed : 0,
               opprof_steps_needed(60.0 / 130.0 * (1 + 0.84 * 0.864 / sqrt(20)), 0.05, 0.05 / 5, 0.8));
@@ -602,7 +610,8 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
     snprintf(path, sizeof path, "%s/after.json.gz", dir);
     opprof_chrome_options gz = {.gzip = true};
     CHECK_INT(opprof_capture_chrome_write_ex(a, path, &gz), 0);
-    snprintf(path, sizeof path, "mkdir '%s/runs' '%s/empty' && cp '%s/before.json' '%s/runs/a.json'", dir, dir, dir, dir);
+    snprintf(path, sizeof path, "mkdir '%s/runs' '%s/empty' && cp '%s/before.json' '%s/runs/a.json'", dir, dir, dir,
+             dir);
     CHECK_INT(system(path), 0);
     snprintf(path, sizeof path, "mkdir '%s/runs/run-2'", dir); /* profile_cpu's runs, side by side */
     CHECK_INT(system(path), 0);
@@ -618,7 +627,9 @@ TEST_CASE(diff_stat_command_and_exit_statuses) {
     CHECK_CONTAINS(out, "gate 'op > +5%': change +");
     CHECK_CONTAINS(out, "FAILED");
     free(out);
-    CHECK_INT(opprof_cmd(&out, "diff --stat before.json after.json.gz --fail-if 'op > +50%%' --fail-if 'total > +1%%'", dir), 0);
+    CHECK_INT(
+        opprof_cmd(&out, "diff --stat before.json after.json.gz --fail-if 'op > +50%%' --fail-if 'total > +1%%'", dir),
+        0);
     free(out);
     CHECK_INT(opprof_cmd(&out, "diff --stat before.json after.json.gz --json --fail-if 'op > +5%%'", dir), 3);
     const char *brace = out ? strchr(out, '{') : NULL;

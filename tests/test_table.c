@@ -104,8 +104,9 @@ TEST_CASE(table_of_a_capture) {
     opprof_averages *avg;
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
     char *table = NULL;
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = -1}, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(
+                  avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = -1}, &table),
+              0);
     /* name width = min(longest + 4, 55) = 55; the long name keeps its first 20 and last 32 bytes around "..."
      * (PyTorch keeps the first 52). */
     const char *expected =
@@ -128,13 +129,15 @@ TEST_CASE(table_of_a_capture) {
     opprof_free(table);
 
     /* Row limit and another sort key; ties keep first-seen order. */
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_COUNT, .row_limit = 1}, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_COUNT, .row_limit = 1},
+                                              &table),
+              0);
     CHECK_CONTAINS(table, "inner");
     CHECK(strstr(table, "outer") == NULL);
     opprof_free(table);
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_CPU_MEMORY, .row_limit = 0}, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(
+                  avg, &(opprof_table_options){.sort = OPPROF_SORT_CPU_MEMORY, .row_limit = 0}, &table),
+              0);
     /* cpu mem: inner 2048, outer 0, long 0: outer before long (first seen). */
     const char *inner = strstr(table, "inner"), *outer = strstr(table, "outer"), *lng = strstr(table, "a_very");
     CHECK(inner && outer && lng && inner < outer && outer < lng);
@@ -156,14 +159,21 @@ TEST_CASE(table_of_a_capture) {
     CHECK_INT(n, 2);
     CHECK_STR(rows[1].key, "ProfilerStep*");
     CHECK_INT(rows[1].calls, 2);
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = 100}, &table), 0);
-    CHECK(strncmp(table,
-                  "-----------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
-                  "             Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n",
-                  2 * 104) == 0);
-    CHECK_CONTAINS(table, "               ab        33.33%       0.500us        33.33%       0.500us       0.500us             1  \n");
-    CHECK_CONTAINS(table, "    ProfilerStep*        66.67%       1.000us        66.67%       1.000us       0.500us             2  \n");
+    CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.sort = OPPROF_SORT_NONE, .row_limit = 100},
+                                              &table),
+              0);
+    CHECK(
+        strncmp(
+            table,
+            "-----------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+            "             Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n",
+            2 * 104) == 0);
+    CHECK_CONTAINS(
+        table,
+        "               ab        33.33%       0.500us        33.33%       0.500us       0.500us             1  \n");
+    CHECK_CONTAINS(
+        table,
+        "    ProfilerStep*        66.67%       1.000us        66.67%       1.000us       0.500us             2  \n");
     CHECK_CONTAINS(table, "Self CPU time total: 1.500us\nWarnings: 1 ");
     opprof_free(table);
     opprof_averages_free(avg);
@@ -173,8 +183,9 @@ TEST_CASE(table_of_a_capture) {
     CHECK_INT(opprof_capture_new(&c), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
-    CHECK_INT(opprof_averages_table_to_string(avg,
-            &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table), 0);
+    CHECK_INT(opprof_averages_table_to_string(
+                  avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 12}, &table),
+              0);
     CHECK_CONTAINS(table, "Self CPU time total: 0.000us\n");
     opprof_free(table);
     opprof_averages_free(avg);
@@ -201,10 +212,10 @@ TEST_CASE(columns_follow_the_recording) {
     CHECK_INT(opprof_capture_averages(c, &avg), 0);
     opprof_table_options plain = {.sort = OPPROF_SORT_NONE, .row_limit = -1}; /* flops not asked for */
     CHECK_INT(opprof_averages_table_to_string(avg, &plain, &table), 0);
-    CHECK(table && !strstr(table, "CPU Mem"));   /* no memory event: no memory column */
-    CHECK_CONTAINS(table, "Total MFLOPs");        /* stated FLOPs: shown */
+    CHECK(table && !strstr(table, "CPU Mem")); /* no memory event: no memory column */
+    CHECK_CONTAINS(table, "Total MFLOPs");     /* stated FLOPs: shown */
     CHECK_CONTAINS(table, "GFLOP/s");
-    CHECK_CONTAINS(table, "2000.0");              /* 8 MFLOP in 4 us */
+    CHECK_CONTAINS(table, "2000.0"); /* 8 MFLOP in 4 us */
     opprof_free(table);
     opprof_averages_free(avg);
     opprof_capture_free(c);
@@ -237,7 +248,9 @@ TEST_CASE(long_names_keep_their_tail) {
     CHECK(table && !strstr(table, "void at::native::vec...>, at::detail::Array<char*, 3> >"));
     CHECK_CONTAINS(table, "void at::native:...native::AddFunctor<float>, at::de...");
     CHECK_CONTAINS(table, "void at::native:...native::MulFunctor<float>, at::de...");
-    CHECK_CONTAINS(table, "kernel_\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");  /* 20 bytes would split the 7th \xc3\xa9 */
+    CHECK_CONTAINS(
+        table,
+        "kernel_\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9..."); /* 20 bytes would split the 7th \xc3\xa9 */
     CHECK_CONTAINS(table, "   aten::addmm  ");
     opprof_free(table);
     /* the diff's table names its rows the same way */
@@ -260,7 +273,8 @@ TEST_CASE(profiler_cost) {
     uint32_t t;
     CHECK_INT(opprof_capture_add_thread(c, 7, "main", &t), 0);
     CHECK_INT(opprof_capture_add_event(c, t, "dispatch", OPPROF_KIND_USER_ANNOTATION, 0, 1800), 0);
-    for (int k = 0; k < 40; k++) CHECK_INT(opprof_capture_add_event(c, t, "tiny", OPPROF_KIND_CPU_OP, 10 + 40 * k, 20), 0);
+    for (int k = 0; k < 40; k++)
+        CHECK_INT(opprof_capture_add_event(c, t, "tiny", OPPROF_KIND_CPU_OP, 10 + 40 * k, 20), 0);
     CHECK_INT(opprof_capture_finish(c), 0);
     opprof_averages *avg = NULL;
     char *text = NULL;

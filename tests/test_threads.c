@@ -47,8 +47,7 @@ static int check_capture(const opprof_capture *c, void *user) {
                 continue;
             }
             const opprof_event *p = &ev[ev[i].parent];
-            if (p->thread != ev[i].thread || strcmp(opprof_capture_name(c, p->name), "outer") != 0)
-                r->bad_parents++;
+            if (p->thread != ev[i].thread || strcmp(opprof_capture_name(c, p->name), "outer") != 0) r->bad_parents++;
             if (p->start_ns > ev[i].start_ns || p->start_ns + p->duration_ns < ev[i].start_ns + ev[i].duration_ns)
                 r->wrong_nesting++;
         } else if (ev[i].parent >= 0) {

@@ -65,7 +65,7 @@ TEST_CASE(exact_arithmetic) {
         /* PyTorch's block size: x10 until the clock's cost is <= 1e-4 of a
          * block and a block lasts >= min_run_time / 1000: 10 runs here. */
         CHECK_INT(m->number_per_run, 10);
-        CHECK_INT(m->n_times, 100); /* 100 blocks of 2 ms reach 0.2 s */
+        CHECK_INT(m->n_times, 100);       /* 100 blocks of 2 ms reach 0.2 s */
         CHECK(setups >= (int)m->n_times); /* setup before each block */
         CHECK(near(m->overhead_per_run, 2 * READ_COST_NS * 1e-9 / 2 / 10));
         CHECK(near(m->median_low, 200e-6) && near(m->median_high, 200e-6)); /* every block equal */
@@ -82,7 +82,8 @@ TEST_CASE(exact_arithmetic) {
     CHECK(m && m->n_times == 1 && !m->precision_reached && isnan(m->median_low));
     if (m) {
         char *text = format(m);
-        CHECK_CONTAINS(text, "WARNING: 1 measurement(s) give the median no 95% interval (6 are needed); +-1.0% was asked.");
+        CHECK_CONTAINS(text,
+                       "WARNING: 1 measurement(s) give the median no 95% interval (6 are needed); +-1.0% was asked.");
         opprof_free(text);
     }
     opprof_measurement_free(m);

@@ -44,7 +44,9 @@ static void large_capture_sorts_as_a_small_one_check(void) {
     }
     for (uint32_t a = 0; a < LARGE_N; a++) {
         uint32_t t = thread_of_rank(order[a], &j);
-        CHECK_INT(opprof_capture_add_event(c, th[t], "op", OPPROF_KIND_CPU_OP, (int64_t)(j / 4) * 10, LARGE_DURATION[j % 4]), 0);
+        CHECK_INT(
+            opprof_capture_add_event(c, th[t], "op", OPPROF_KIND_CPU_OP, (int64_t)(j / 4) * 10, LARGE_DURATION[j % 4]),
+            0);
         opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = th[t], .event = (int32_t)a, .value.i = a};
         CHECK_INT(opprof_capture_add_mark(c, &m, "added", NULL), 0);
     }
@@ -143,7 +145,7 @@ TEST_CASE(nesting_self_time_and_memory) {
     CHECK_STR(owners[4], "-");
     CHECK_STR(owners[5], "A"); /* thread 1's A */
     CHECK_INT(m[5].thread, t1);
-    CHECK_INT(m[5].total_allocated, 4096);       /* t=7: first in time */
+    CHECK_INT(m[5].total_allocated, 4096);        /* t=7: first in time */
     CHECK_INT(m[0].total_allocated, 4096 + 1000); /* t=25 */
     CHECK_INT(m[4].total_allocated, 4096 + 64);   /* t=200, last */
 
@@ -311,8 +313,8 @@ TEST_CASE(diff_of_two_captures) {
     CHECK_CONTAINS(text, "Note: thread tracks differ: 1 before, 2 after");
     /* one column model: the text's cells are the JSON's values, formatted */
     CHECK(strstr(text, "-600.000ns") == NULL);
-    CHECK_CONTAINS(text, "-0.600us");  /* big's change */
-    CHECK_CONTAINS(text, "+0.070us");  /* new's */
+    CHECK_CONTAINS(text, "-0.600us"); /* big's change */
+    CHECK_CONTAINS(text, "+0.070us"); /* new's */
     const char *new_row = strstr(text, " new "), *end = new_row ? strchr(new_row, '\n') : NULL;
     const char *ratio = new_row ? strstr(new_row + 4, " new ") : NULL;
     CHECK(ratio && end && ratio < end); /* the new operator's ratio cell says "new" */
@@ -333,7 +335,7 @@ TEST_CASE(diff_of_two_captures) {
     CHECK_CONTAINS(text, "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>");
     CHECK_CONTAINS(text, "<tr><td>events</td><td>3</td><td>3</td></tr>");
     CHECK_CONTAINS(text, "<td data-v=\"big\" title=\"big\">big</td>");
-    CHECK_CONTAINS(text, "<td data-v=\"0.4\">0.40x</td>"); /* ratio: sorts by its value */
+    CHECK_CONTAINS(text, "<td data-v=\"0.4\">0.40x</td>");  /* ratio: sorts by its value */
     CHECK_CONTAINS(text, "<td data-v=\"1e+300\">new</td>"); /* a new operator sorts above every ratio */
     opprof_free(text);
     opprof_capture_free(before);

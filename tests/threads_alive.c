@@ -37,8 +37,7 @@ int main(int argc, char **argv) {
     }
     for (int step = 0; step < 4; step++) {
         OPPROF_SCOPE("step_%d", step);
-        for (volatile int k = 0; k < 100000; k++) {
-        }
+        for (volatile int k = 0; k < 100000; k++) {}
         opprof_session_step(s);
     }
     opprof_session_free(s);

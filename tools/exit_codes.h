@@ -6,13 +6,14 @@
 #ifndef OPPROF_TOOLS_EXIT_CODES_H
 #define OPPROF_TOOLS_EXIT_CODES_H
 
-#define TOOL_EXIT_CODES(X)                                                                                      \
-    X(OK, 0, "success")                                                                                         \
-    X(FAILED, 1, "check found problems; profile_cpu: the run failed; compare_forward: outputs differ; "   \
-             "dump: no such process, no flight recorder, or no save in time; sql: a statement failed")                                  \
-    X(UNREADABLE, 2, "a file cannot be read or is not a trace, or an output cannot be written")                 \
-    X(REGRESSED, 3, "diff --stat --fail-if: a gate's change is significant and beyond its bound")              \
-    X(USAGE, 64, "bad usage (sysexits' EX_USAGE)")                                                              \
+#define TOOL_EXIT_CODES(X)                                                                        \
+    X(OK, 0, "success")                                                                           \
+    X(FAILED, 1,                                                                                  \
+      "check found problems; profile_cpu: the run failed; compare_forward: outputs differ; "      \
+      "dump: no such process, no flight recorder, or no save in time; sql: a statement failed")   \
+    X(UNREADABLE, 2, "a file cannot be read or is not a trace, or an output cannot be written")   \
+    X(REGRESSED, 3, "diff --stat --fail-if: a gate's change is significant and beyond its bound") \
+    X(USAGE, 64, "bad usage (sysexits' EX_USAGE)")                                                \
     X(CANNOT_RUN, 127, "record: CMD cannot be run")
 
 enum {

@@ -78,8 +78,8 @@ static int label(const tool_option *o, bool brief, char *buf, size_t size) {
     const char *arg = o->arg ? o->arg : "", *space = o->arg && arg[0] != '[' ? " " : "";
     char letter = letter_of(o);
     if (!long_of(o) || (brief && letter)) return snprintf(buf, size, "-%c%s%s", letter, space, arg);
-    return snprintf(buf, size, "%s%s%s--%s%s%s", letter ? "-" : "", letter ? (char[2]){letter, 0} : "", letter ? ", " : "",
-                     long_of(o), space, arg);
+    return snprintf(buf, size, "%s%s%s--%s%s%s", letter ? "-" : "", letter ? (char[2]){letter, 0} : "",
+                    letter ? ", " : "", long_of(o), space, arg);
 }
 
 void tool_options_help(FILE *out, const tool_option *options) {

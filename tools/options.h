@@ -27,8 +27,8 @@ typedef struct tool_option {
 #define TOOL_OPTION_ID(id, name, arg, help) OPT_##id,
 #define TOOL_OPTION_ENTRY(id, name, arg, help) {name, arg, help},
 /* The file's options: the ids OPT_..., and OPTIONS, ended by an entry of NULLs. */
-#define TOOL_OPTIONS(list)                                                                              \
-    enum { list(TOOL_OPTION_ID) OPT_COUNT };                                                            \
+#define TOOL_OPTIONS(list)                   \
+    enum { list(TOOL_OPTION_ID) OPT_COUNT }; \
     static const tool_option OPTIONS[] = {list(TOOL_OPTION_ENTRY){NULL, NULL, NULL}}
 
 enum {

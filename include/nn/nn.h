@@ -45,15 +45,15 @@ extern "C" {
 #endif
 
 /* ---- errors ---- */
-#define NN_ERRNO_MAP(XX)                                                        \
-    XX(EINVAL, -EINVAL, "invalid argument")                                     \
-    XX(ENOMEM, -ENOMEM, "out of memory")                                        \
-    XX(ENOENT, -ENOENT, "no such file or directory")                            \
-    XX(ENOTSUP, -ENOTSUP, "not supported on this machine")                      \
-    XX(ESHAPE, -6001, "tensor shapes do not match the operation")               \
-    XX(EFORMAT, -6002, "malformed tensor file")                                 \
-    XX(EMISSING, -6003, "tensor not found in the file")                         \
-    XX(EDTYPE, -6004, "unsupported tensor dtype")                              \
+#define NN_ERRNO_MAP(XX)                                          \
+    XX(EINVAL, -EINVAL, "invalid argument")                       \
+    XX(ENOMEM, -ENOMEM, "out of memory")                          \
+    XX(ENOENT, -ENOENT, "no such file or directory")              \
+    XX(ENOTSUP, -ENOTSUP, "not supported on this machine")        \
+    XX(ESHAPE, -6001, "tensor shapes do not match the operation") \
+    XX(EFORMAT, -6002, "malformed tensor file")                   \
+    XX(EMISSING, -6003, "tensor not found in the file")           \
+    XX(EDTYPE, -6004, "unsupported tensor dtype")                 \
     XX(EMPI, -6005, "an MPI call failed")
 
 typedef enum nn_error {
@@ -73,7 +73,7 @@ typedef struct nn_storage nn_storage; /* reference-counted buffer */
 /** A float32 tensor: a view of a storage. Read its fields freely; change them
  *  only through nn functions. Row-major contiguous unless a view says other. */
 typedef struct nn_tensor {
-    float *data;                  /* first element of this view */
+    float *data; /* first element of this view */
     int64_t shape[NN_MAX_DIMS];
     int64_t strides[NN_MAX_DIMS]; /* in elements */
     int ndim;
@@ -115,8 +115,8 @@ NN_API int nn_t(const nn_tensor *t, nn_tensor **out);
 NN_API int nn_transpose(const nn_tensor *t, int d0, int d1, nn_tensor **out);
 /** View with the given shape, strides (elements) and offset from t->data
  *  (aten::as_strided). The view must stay inside t's storage. */
-NN_API int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
-                         int64_t offset, nn_tensor **out);
+NN_API int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                         nn_tensor **out);
 /** max(x, 0) (aten::relu, which runs aten::clamp_min). */
 NN_API int nn_relu(const nn_tensor *x, nn_tensor **out);
 /** max(x, min) (aten::clamp_min). */
@@ -176,8 +176,7 @@ NN_API int nn_module_parameters_changed(nn_module *m);
  *  checked and read before any parameter is written. */
 NN_API int nn_module_load_safetensors(nn_module *m, const char *path, char *message, size_t size);
 /** Read one tensor; *out is the caller's. Errors as above. */
-NN_API int nn_tensor_load_safetensors(const char *path, const char *name, nn_tensor **out, char *message,
-                                      size_t size);
+NN_API int nn_tensor_load_safetensors(const char *path, const char *name, nn_tensor **out, char *message, size_t size);
 /** Write one tensor as a safetensors file (atomically: a temporary file is
  *  renamed into place). */
 NN_API int nn_tensor_save_safetensors(const char *path, const char *name, const nn_tensor *t, char *message,

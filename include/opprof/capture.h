@@ -44,11 +44,11 @@ typedef enum opprof_mark_kind {
 } opprof_mark_kind;
 
 typedef struct opprof_mark {
-    int64_t ts_ns;    /* from the capture's start (arguments, FLOPs, bytes: 0) */
-    uint32_t kind;    /* opprof_mark_kind */
-    uint32_t name;    /* name or key: opprof_capture_name */
-    uint32_t thread;  /* index into opprof_capture_threads() */
-    int32_t event;    /* arguments, FLOPs, bytes: their event; else -1 */
+    int64_t ts_ns;   /* from the capture's start (arguments, FLOPs, bytes: 0) */
+    uint32_t kind;   /* opprof_mark_kind */
+    uint32_t name;   /* name or key: opprof_capture_name */
+    uint32_t thread; /* index into opprof_capture_threads() */
+    int32_t event;   /* arguments, FLOPs, bytes: their event; else -1 */
     union {
         int64_t i;
         double d;
@@ -64,12 +64,12 @@ typedef struct opprof_mark {
 
 /** A range or operator: a complete event ("ph":"X" in a trace). 32 bytes. */
 typedef struct opprof_event {
-    int64_t start_ns;    /* from the capture's start */
-    int64_t duration_ns; /* >= 0 */
-    uint32_t name;       /* index for opprof_capture_name() */
-    int32_t parent;      /* index of the enclosing event on the same thread, or -1; for a
-                            device activity (OPPROF_KIND_DEVICE): the CPU operator that
-                            launched it, or -1 */
+    int64_t start_ns;      /* from the capture's start */
+    int64_t duration_ns;   /* >= 0 */
+    uint32_t name;         /* index for opprof_capture_name() */
+    int32_t parent;        /* index of the enclosing event on the same thread, or -1; for a
+                              device activity (OPPROF_KIND_DEVICE): the CPU operator that
+                              launched it, or -1 */
     uint32_t site : 24;    /* call site and input shapes: opprof_capture_site(); 0 = unknown */
     uint32_t category : 8; /* 0: none; else see opprof_capture_category() */
     uint32_t thread : 24;  /* index into opprof_capture_threads() */
@@ -89,7 +89,7 @@ typedef struct opprof_site {
     const char *file;     /* NULL when unknown */
     const char *function; /* NULL when unknown */
     uint32_t line;
-    uint32_t shapes;      /* index for opprof_capture_shapes(); 0 = none recorded */
+    uint32_t shapes;          /* index for opprof_capture_shapes(); 0 = none recorded */
     const char *native_stack; /* with_native_stack: "symbol+0x1f (libfoo.so);..." innermost
                                  first, else NULL */
 } opprof_site;
@@ -101,9 +101,9 @@ typedef struct opprof_memory_event {
     int64_t bytes;
     int64_t total_allocated; /* the allocator's live bytes after the event */
     uint32_t thread;
-    int32_t owner;           /* index of the innermost event open at ts_ns, or -1 */
-    int32_t device_type;     /* where the memory is, as Kineto numbers it: 0 CPU, 1 CUDA... */
-    int32_t device_id;       /* which device of that type (-1: the CPU, or unknown) */
+    int32_t owner;       /* index of the innermost event open at ts_ns, or -1 */
+    int32_t device_type; /* where the memory is, as Kineto numbers it: 0 CPU, 1 CUDA... */
+    int32_t device_id;   /* which device of that type (-1: the CPU, or unknown) */
 } opprof_memory_event;
 
 typedef struct opprof_thread_info {
@@ -122,8 +122,8 @@ typedef struct opprof_thread_info {
 typedef struct opprof_sample {
     int64_t ts_ns;
     uint32_t thread;
-    uint32_t stack;   /* opprof_capture_stack() */
-    int32_t owner;    /* an event index, or -1: outside every range */
+    uint32_t stack; /* opprof_capture_stack() */
+    int32_t owner;  /* an event index, or -1: outside every range */
     int32_t pad;
 } opprof_sample;
 
@@ -132,22 +132,22 @@ typedef struct opprof_sample {
 typedef struct opprof_off_cpu {
     int64_t start_ns, duration_ns;
     uint32_t thread;
-    bool preempted;   /* switched out while it could run (preempted), else it blocked
-                         (sleep, I/O, a lock, a page fault's wait) */
+    bool preempted; /* switched out while it could run (preempted), else it blocked
+                       (sleep, I/O, a lock, a page fault's wait) */
 } opprof_off_cpu;
 
 /** A flight recorder's save (opprof_flight): why it was made and what it holds. */
 typedef struct opprof_flight_info {
-    char reason[128];            /* "step 1834 took 2.9x the median of 50 steps"...; "" when the
-                                    capture is not a flight recorder's save */
-    int64_t trigger_step;        /* the triggering step's number; -1 for a dump */
-    int64_t trigger_step_ns;     /* its duration (0 for a dump) */
-    int64_t median_step_ns;      /* the rolling median of the steps before it (0: unknown) */
-    int32_t median_of;           /* how many steps that median is of */
+    char reason[128];              /* "step 1834 took 2.9x the median of 50 steps"...; "" when the
+                                      capture is not a flight recorder's save */
+    int64_t trigger_step;          /* the triggering step's number; -1 for a dump */
+    int64_t trigger_step_ns;       /* its duration (0 for a dump) */
+    int64_t median_step_ns;        /* the rolling median of the steps before it (0: unknown) */
+    int32_t median_of;             /* how many steps that median is of */
     int64_t first_step, last_step; /* the steps the capture holds */
-    uint64_t steps_dropped;      /* steps the ring had dropped (whole) when it was saved */
-    uint64_t triggers_suppressed; /* triggers the cool-down suppressed since the last save */
-    uint64_t saves_failed;       /* earlier saves whose on_trace_ready failed */
+    uint64_t steps_dropped;        /* steps the ring had dropped (whole) when it was saved */
+    uint64_t triggers_suppressed;  /* triggers the cool-down suppressed since the last save */
+    uint64_t saves_failed;         /* earlier saves whose on_trace_ready failed */
 } opprof_flight_info;
 
 /** Facts about a capture as a whole. */
@@ -167,14 +167,14 @@ typedef struct opprof_flight_info {
  *    rows, no timeline
  *  - TENSORFLOW: TensorFlow 1.x's timeline (Timeline.generate_chrome_trace_format):
  *    device streams counted once, host launch and device time apart, runs as steps */
-#define OPPROF_PRODUCERS(X)                                                           \
-    X(OPPROF, 0, "opprof", "PyTorch")                                                 \
-    X(KINETO, 1, "PyTorch (Kineto)", "PyTorch")                                       \
-    X(PYTORCH_LEGACY, 2, "PyTorch (legacy exporter)", "PyTorch")                      \
-    X(OTHER, 3, "another trace-event writer", "trace events")                         \
-    X(ONNXRUNTIME, 4, "ONNX Runtime", "ONNX")                                         \
-    X(TENSORRT, 5, "TensorRT (per-layer profile)", "TensorRT")                        \
-    X(TENSORFLOW, 6, "TensorFlow (timeline)", "TensorFlow")                          \
+#define OPPROF_PRODUCERS(X)                                      \
+    X(OPPROF, 0, "opprof", "PyTorch")                            \
+    X(KINETO, 1, "PyTorch (Kineto)", "PyTorch")                  \
+    X(PYTORCH_LEGACY, 2, "PyTorch (legacy exporter)", "PyTorch") \
+    X(OTHER, 3, "another trace-event writer", "trace events")    \
+    X(ONNXRUNTIME, 4, "ONNX Runtime", "ONNX")                    \
+    X(TENSORRT, 5, "TensorRT (per-layer profile)", "TensorRT")   \
+    X(TENSORFLOW, 6, "TensorFlow (timeline)", "TensorFlow")      \
     OPPROF_EXTRA_PRODUCERS(X)
 /* A build may add producers of its own (tests/extra_producer.h does); none. */
 #ifndef OPPROF_EXTRA_PRODUCERS
@@ -191,34 +191,34 @@ typedef enum opprof_producer {
 OPPROF_API const char *opprof_producer_name(opprof_producer producer);
 
 typedef struct opprof_capture_info {
-    int64_t step_num;          /* the session's step number when it ended (-1 if none) */
+    int64_t step_num; /* the session's step number when it ended (-1 if none) */
     int64_t pid;
-    int64_t base_time_ns;      /* wall clock (ns since 1970) of the capture's start */
-    int64_t duration_ns;       /* from the capture's start to its end */
-    uint64_t dropped_events;   /* events past the budget, not recorded */
-    bool profile_memory;       /* memory events were recorded */
-    opprof_schedule schedule;  /* the session's schedule */
-    double overhead_range_ns;  /* measured cost of one range (begin + end) on this
-                                  machine when the session started; 0 if unknown */
-    double overhead_memory_event_ns; /* ... of one memory event */
+    int64_t base_time_ns;                       /* wall clock (ns since 1970) of the capture's start */
+    int64_t duration_ns;                        /* from the capture's start to its end */
+    uint64_t dropped_events;                    /* events past the budget, not recorded */
+    bool profile_memory;                        /* memory events were recorded */
+    opprof_schedule schedule;                   /* the session's schedule */
+    double overhead_range_ns;                   /* measured cost of one range (begin + end) on this
+                                                   machine when the session started; 0 if unknown */
+    double overhead_memory_event_ns;            /* ... of one memory event */
     bool record_shapes, with_stack, with_flops; /* the session's options */
-    int64_t process_peak_rss_bytes; /* the process's peak resident memory at the capture's end, or 0 */
-    char device_name[16];      /* traces with device activities: "CUDA" (ROCm too, as Kineto
-                                  labels it) or "MTIA", as PyTorch names its columns; else "" */
-    opprof_rank rank;          /* the session's (config.rank) or the trace's "distributedInfo";
-                                  backend "" when not distributed */
-    opprof_producer producer;  /* who wrote the trace it was read from (OPPROF when recorded) */
-    int64_t unended_ns;        /* traces read back: the longest time given to a begin event that
-                                  never ended (read as lasting to the trace's end), 0 if none */
-    opprof_flight_info flight; /* a flight recorder's save: its reason and steps */
-    int64_t sample_period_ns;  /* sampling (opprof_config.sample_hz): the CPU time between two
-                                  samples of a thread; 0: not sampled */
-    bool off_cpu;              /* switches were recorded (opprof_config.off_cpu): off-CPU times */
-    uint64_t samples_lost;     /* samples the kernel could not hand over (its buffer was full) */
-    int64_t aggregate_runs;    /* an aggregate profile's runs ("count": the iterations that its
-                                  totals add up), its steps; 0: none */
-    int read_threads;          /* traces read back: the threads that read it (2: the event array
-                                  in two halves, opprof_read_options.threads); 0 when recorded */
+    int64_t process_peak_rss_bytes;             /* the process's peak resident memory at the capture's end, or 0 */
+    char device_name[16];                       /* traces with device activities: "CUDA" (ROCm too, as Kineto
+                                                   labels it) or "MTIA", as PyTorch names its columns; else "" */
+    opprof_rank rank;                           /* the session's (config.rank) or the trace's "distributedInfo";
+                                                   backend "" when not distributed */
+    opprof_producer producer;                   /* who wrote the trace it was read from (OPPROF when recorded) */
+    int64_t unended_ns;                         /* traces read back: the longest time given to a begin event that
+                                                   never ended (read as lasting to the trace's end), 0 if none */
+    opprof_flight_info flight;                  /* a flight recorder's save: its reason and steps */
+    int64_t sample_period_ns;                   /* sampling (opprof_config.sample_hz): the CPU time between two
+                                                   samples of a thread; 0: not sampled */
+    bool off_cpu;                               /* switches were recorded (opprof_config.off_cpu): off-CPU times */
+    uint64_t samples_lost;                      /* samples the kernel could not hand over (its buffer was full) */
+    int64_t aggregate_runs;                     /* an aggregate profile's runs ("count": the iterations that its
+                                                   totals add up), its steps; 0: none */
+    int read_threads;                           /* traces read back: the threads that read it (2: the event array
+                                                   in two halves, opprof_read_options.threads); 0 when recorded */
 } opprof_capture_info;
 
 /** The capture's facts. */
@@ -237,10 +237,8 @@ OPPROF_API int opprof_capture_set_last_category(opprof_capture *capture, const c
 /** The marks, by thread then time (arguments, FLOPs and bytes: by event). */
 OPPROF_API const opprof_mark *opprof_capture_marks(const opprof_capture *capture, size_t *count);
 /** The memory events, sorted by thread then time. */
-OPPROF_API const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *capture,
-                                                                    size_t *count);
-OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture *capture,
-                                                            size_t *count);
+OPPROF_API const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *capture, size_t *count);
+OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture *capture, size_t *count);
 /** An event's name; NULL for an index out of range. Owned by the capture. */
 OPPROF_API const char *opprof_capture_name(const opprof_capture *capture, uint32_t name);
 /** C++ names are demangled when a capture is finished (opprof_demangle, within
@@ -254,8 +252,8 @@ OPPROF_API const char *opprof_capture_mangled_name(const opprof_capture *capture
  *  `calls` calls of `total_ns` in all, self time and wall time alike, on the
  *  device when `device` (the capture's device then names the columns). */
 typedef struct opprof_aggregate_row {
-    uint32_t name;    /* opprof_capture_name */
-    bool device;      /* device time (TensorRT's layers: CUDA events around each) */
+    uint32_t name; /* opprof_capture_name */
+    bool device;   /* device time (TensorRT's layers: CUDA events around each) */
     int64_t calls;
     int64_t total_ns;
 } opprof_aggregate_row;
@@ -325,24 +323,23 @@ OPPROF_API void opprof_capture_free(opprof_capture *capture);
  *  profile_memory, schedule). duration_ns is computed by finish. */
 OPPROF_API void opprof_capture_set_info(opprof_capture *capture, const opprof_capture_info *info);
 /** Add a thread; *index receives its index. The name is copied. */
-OPPROF_API int opprof_capture_add_thread(opprof_capture *capture, int64_t tid, const char *name,
-                                         uint32_t *index);
+OPPROF_API int opprof_capture_add_thread(opprof_capture *capture, int64_t tid, const char *name, uint32_t *index);
 /** Times in a capture: within +-2^61 ns (73 years) of its start, so that
  *  every sum of a start and a duration fits, and every capture survives its
  *  own trace read back (the reader takes the same range). */
 #define OPPROF_MAX_TIME_NS (INT64_C(1) << 61)
 /** Add an event (name copied). OPPROF_EINVAL for a bad thread index, a
  *  negative duration, or a start or end beyond OPPROF_MAX_TIME_NS. */
-OPPROF_API int opprof_capture_add_event(opprof_capture *capture, uint32_t thread, const char *name,
-                                        opprof_kind kind, int64_t start_ns, int64_t duration_ns);
+OPPROF_API int opprof_capture_add_event(opprof_capture *capture, uint32_t thread, const char *name, opprof_kind kind,
+                                        int64_t start_ns, int64_t duration_ns);
 /** Give the event added last a call site (strings copied; file or function
  *  may be NULL) and input shapes (NULL: none). */
 OPPROF_API int opprof_capture_set_last_site(opprof_capture *capture, const char *file, const char *function,
                                             uint32_t line, const opprof_shapes *shapes);
 /** Add a memory event. total_allocated -1: computed as the running sum.
  *  OPPROF_EINVAL for a bad thread index or a time beyond OPPROF_MAX_TIME_NS. */
-OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
-                                         uint64_t addr, int64_t bytes, int64_t total_allocated);
+OPPROF_API int opprof_capture_add_memory(opprof_capture *capture, uint32_t thread, int64_t ts_ns, uint64_t addr,
+                                         int64_t bytes, int64_t total_allocated);
 /** Add a sample: its frames' names, innermost first (copied, interned). */
 OPPROF_API int opprof_capture_add_sample(opprof_capture *capture, uint32_t thread, int64_t ts_ns,
                                          const char *const *frames, size_t n_frames);
@@ -375,8 +372,8 @@ typedef struct opprof_averages opprof_averages;
 
 /** One row of key averages: all events of one key. */
 typedef struct opprof_average_row {
-    const char *key;          /* the name; ProfilerStep#N rows merge as "ProfilerStep*" */
-    const char *mangled;      /* a demangled C++ name's mangled form, or NULL */
+    const char *key;     /* the name; ProfilerStep#N rows merge as "ProfilerStep*" */
+    const char *mangled; /* a demangled C++ name's mangled form, or NULL */
     int64_t calls;
     int64_t self_ns;          /* durations minus direct children's */
     int64_t total_ns;         /* durations */
@@ -404,26 +401,26 @@ typedef struct opprof_average_row {
     int64_t self_off_cpu_ns;  /* ... less its children's */
     /* Operators computed by several threads (opprof_range_part_of): a call is one
      * run of parts; total_ns sums the parts' thread time, wall_ns their spans. */
-    int64_t wall_ns;          /* each call's first start to last end, summed (CPU rows:
-                                 total_ns where no call has parts) */
-    int64_t wait_ns;          /* within its calls' wall times, the time each part's thread
-                                 was not in the part, summed over parts (barriers, skew) */
-    int32_t threads;          /* the most threads one call ran on (1 for plain calls) */
-    double imbalance;         /* the longest part over the parts' mean, weighted by the
-                                 runs' wall times; 0 when no call has parts */
-    int32_t layer;            /* grouped by layer: the layer its tensor is named for
-                                 (opprof_tensor_name_layer), -1: none or not grouped */
+    int64_t wall_ns;  /* each call's first start to last end, summed (CPU rows:
+                         total_ns where no call has parts) */
+    int64_t wait_ns;  /* within its calls' wall times, the time each part's thread
+                         was not in the part, summed over parts (barriers, skew) */
+    int32_t threads;  /* the most threads one call ran on (1 for plain calls) */
+    double imbalance; /* the longest part over the parts' mean, weighted by the
+                         runs' wall times; 0 when no call has parts */
+    int32_t layer;    /* grouped by layer: the layer its tensor is named for
+                         (opprof_tensor_name_layer), -1: none or not grouped */
 } opprof_average_row;
 
 typedef struct opprof_averages_options {
-    bool group_by_input_shape;  /* one row per (name, input shapes) */
-    int group_by_stack_n;       /* > 0: one row per (name, top N call sites); at most 16 */
-    bool distributions;         /* also each row's times per step and per call, and their
-                                   distributions (opprof_averages_row_distributions) */
-    bool group_by_layer;        /* one row per (name, layer): the layer of the tensor that a
-                                   call's "name" argument names (ggml's nodes, as llama.cpp
-                                   names them: "ffn_gate-7"); a run of parts on several
-                                   threads takes the layer that any of its parts names */
+    bool group_by_input_shape; /* one row per (name, input shapes) */
+    int group_by_stack_n;      /* > 0: one row per (name, top N call sites); at most 16 */
+    bool distributions;        /* also each row's times per step and per call, and their
+                                  distributions (opprof_averages_row_distributions) */
+    bool group_by_layer;       /* one row per (name, layer): the layer of the tensor that a
+                                  call's "name" argument names (ggml's nodes, as llama.cpp
+                                  names them: "ffn_gate-7"); a run of parts on several
+                                  threads takes the layer that any of its parts names */
 } opprof_averages_options;
 
 /** The layer that a tensor's name is for, as llama.cpp names a layer's tensors:
@@ -440,8 +437,7 @@ OPPROF_API int opprof_capture_averages_ex(const opprof_capture *capture, const o
                                           opprof_averages **out);
 OPPROF_API void opprof_averages_free(opprof_averages *averages);
 /** The rows in first-seen order (by the start of each key's first event). */
-OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages *averages,
-                                                          size_t *count);
+OPPROF_API const opprof_average_row *opprof_averages_rows(const opprof_averages *averages, size_t *count);
 /** The samples of the capture (in rows or outside every range), and the CPU
  *  time between two samples of a thread (0: not sampled). */
 OPPROF_API int64_t opprof_averages_sample_count(const opprof_averages *averages);
@@ -494,22 +490,22 @@ OPPROF_API int opprof_averages_step_durations(const opprof_averages *averages, d
  *  expanded from (a new key is one line).
  *  X(NAME, "PyTorch's name", "its older name" or NULL, the opprof_average_row
  *  field sorted by, 1 when divided by the calls) */
-#define OPPROF_SORT_KEYS(X)                                                                      \
-    X(SELF_CPU_TIME, "self_cpu_time_total", NULL, self_ns, 0)                                   \
-    X(CPU_TIME_TOTAL, "cpu_time_total", NULL, total_ns, 0)                                      \
-    X(CPU_TIME_AVG, "cpu_time", NULL, total_ns, 1)                                              \
-    X(SELF_CPU_MEMORY, "self_cpu_memory_usage", NULL, self_cpu_mem, 0)                          \
-    X(CPU_MEMORY, "cpu_memory_usage", NULL, cpu_mem, 0)                                         \
-    X(COUNT, "count", NULL, calls, 0)                                                           \
-    X(PEAK_MEMORY, "cpu_memory_peak", NULL, peak_mem, 0) /* opprof's */                         \
-    X(FLOPS, "flops", NULL, flops, 0)                                                           \
-    X(SELF_DEVICE_TIME, "self_device_time_total", "self_cuda_time_total", self_device_ns, 0)    \
-    X(DEVICE_TIME_TOTAL, "device_time_total", "cuda_time_total", total_device_ns, 0)            \
-    X(DEVICE_TIME_AVG, "device_time", "cuda_time", total_device_ns, 1)                          \
+#define OPPROF_SORT_KEYS(X)                                                                         \
+    X(SELF_CPU_TIME, "self_cpu_time_total", NULL, self_ns, 0)                                       \
+    X(CPU_TIME_TOTAL, "cpu_time_total", NULL, total_ns, 0)                                          \
+    X(CPU_TIME_AVG, "cpu_time", NULL, total_ns, 1)                                                  \
+    X(SELF_CPU_MEMORY, "self_cpu_memory_usage", NULL, self_cpu_mem, 0)                              \
+    X(CPU_MEMORY, "cpu_memory_usage", NULL, cpu_mem, 0)                                             \
+    X(COUNT, "count", NULL, calls, 0)                                                               \
+    X(PEAK_MEMORY, "cpu_memory_peak", NULL, peak_mem, 0) /* opprof's */                             \
+    X(FLOPS, "flops", NULL, flops, 0)                                                               \
+    X(SELF_DEVICE_TIME, "self_device_time_total", "self_cuda_time_total", self_device_ns, 0)        \
+    X(DEVICE_TIME_TOTAL, "device_time_total", "cuda_time_total", total_device_ns, 0)                \
+    X(DEVICE_TIME_AVG, "device_time", "cuda_time", total_device_ns, 1)                              \
     X(SELF_DEVICE_MEMORY, "self_device_memory_usage", "self_cuda_memory_usage", self_device_mem, 0) \
-    X(DEVICE_MEMORY, "device_memory_usage", "cuda_memory_usage", device_mem, 0)                 \
+    X(DEVICE_MEMORY, "device_memory_usage", "cuda_memory_usage", device_mem, 0)                     \
     /* opprof's: the roofline's time above roof, computed by a view with a machine            \
-     * (opprof_averages_roofline_to_string; its field unused); without one, first-seen order */ \
+     * (opprof_averages_roofline_to_string; its field unused); without one, first-seen order */     \
     X(TIME_ABOVE_ROOF, "time_above_roof", NULL, total_ns, 0)
 
 typedef enum opprof_sort_key {
@@ -559,7 +555,7 @@ typedef struct opprof_machine_level {
 /** The ceilings with `threads` threads, each on a buffer of its own. */
 typedef struct opprof_machine_ceilings {
     int threads;
-    double fma_peak_gflops;                       /* float32 FMAs of the ISA, all threads */
+    double fma_peak_gflops; /* float32 FMAs of the ISA, all threads */
     opprof_machine_level levels[OPPROF_MACHINE_LEVELS];
 } opprof_machine_ceilings;
 
@@ -607,30 +603,28 @@ OPPROF_API int opprof_machine_read(const char *path, opprof_machine *out, opprof
  *  it (never above: a roof too high is a wrong one); NULL for an empty profile. */
 OPPROF_API const opprof_machine_ceilings *opprof_machine_for_threads(const opprof_machine *machine, int threads);
 
-
-
 typedef struct opprof_table_options {
     opprof_sort_key sort;
-    int row_limit;          /* <= 0: every row */
-    bool peak_memory;       /* a "Peak Mem" column after "Self CPU Mem" (memory captures) */
-    bool flops;             /* PyTorch's "Total MFLOPs"-style column, then "GFLOP/s" (total
-                               FLOPs over total CPU time), even when none were recorded */
-    bool profiler_cost;     /* a "Profiler (est.)" column: the profiler's own cost estimated in
-                               each row's self time (the events nested in it, each at the range
-                               cost the capture measured at start). Without it, the table still
-                               says under it which rows' self time that cost is most of. */
-    bool samples;           /* "Samples", "Samples %" (of all samples) and "Top native frame":
-                               each row's self samples and the function most of them were in
-                               (captures with samples) */
-    bool cpu_time;          /* "Off CPU" and "On CPU total": each row's time off and on the CPU
-                               within its CPU total (captures with off-CPU times) */
-    bool stats;             /* "Self min", "Self med", "Self p90", "Self p99", "Self max",
-                               "Self IQR" and "Self CV": the distribution of each row's self
-                               time per step (per call when the capture has fewer than 2
-                               steps; a line under the table says which). Needs averages
-                               built with `distributions` (else OPPROF_EINVAL). The JSON of
-                               averages built with them always has every row's
-                               "distributions" (per step and per call, self and total). */
+    int row_limit;      /* <= 0: every row */
+    bool peak_memory;   /* a "Peak Mem" column after "Self CPU Mem" (memory captures) */
+    bool flops;         /* PyTorch's "Total MFLOPs"-style column, then "GFLOP/s" (total
+                           FLOPs over total CPU time), even when none were recorded */
+    bool profiler_cost; /* a "Profiler (est.)" column: the profiler's own cost estimated in
+                           each row's self time (the events nested in it, each at the range
+                           cost the capture measured at start). Without it, the table still
+                           says under it which rows' self time that cost is most of. */
+    bool samples;       /* "Samples", "Samples %" (of all samples) and "Top native frame":
+                           each row's self samples and the function most of them were in
+                           (captures with samples) */
+    bool cpu_time;      /* "Off CPU" and "On CPU total": each row's time off and on the CPU
+                           within its CPU total (captures with off-CPU times) */
+    bool stats;         /* "Self min", "Self med", "Self p90", "Self p99", "Self max",
+                           "Self IQR" and "Self CV": the distribution of each row's self
+                           time per step (per call when the capture has fewer than 2
+                           steps; a line under the table says which). Needs averages
+                           built with `distributions` (else OPPROF_EINVAL). The JSON of
+                           averages built with them always has every row's
+                           "distributions" (per step and per call, self and total). */
 } opprof_table_options;
 
 /**
@@ -662,14 +656,14 @@ OPPROF_API int opprof_averages_json_to_string(const opprof_averages *averages, c
  *  it ran on; its working set (bytes per call) names the level whose
  *  bandwidth bounds it. */
 typedef struct opprof_roofline {
-    bool modelled;             /* false: no FLOPs and no bytes ("no model") */
-    double intensity;          /* FLOPs per byte (NAN without bytes) */
-    double gflops, gbs;        /* attained */
-    int level;                 /* index into the ceilings' levels */
-    bool compute_bound;        /* FLOPs / peak >= bytes / bandwidth */
-    double roof_ns;            /* max(FLOPs / peak, bytes / bandwidth of its level) */
-    double roof_percent;       /* roof_ns over its time, x 100 (above 100: a roof exceeded) */
-    double above_roof_ns;      /* its time minus roof_ns: the most a faster kernel gains */
+    bool modelled;        /* false: no FLOPs and no bytes ("no model") */
+    double intensity;     /* FLOPs per byte (NAN without bytes) */
+    double gflops, gbs;   /* attained */
+    int level;            /* index into the ceilings' levels */
+    bool compute_bound;   /* FLOPs / peak >= bytes / bandwidth */
+    double roof_ns;       /* max(FLOPs / peak, bytes / bandwidth of its level) */
+    double roof_percent;  /* roof_ns over its time, x 100 (above 100: a roof exceeded) */
+    double above_roof_ns; /* its time minus roof_ns: the most a faster kernel gains */
 } opprof_roofline;
 /** Row `row` of averages against `machine` (its threads' ceilings). */
 OPPROF_API opprof_roofline opprof_averages_roofline(const opprof_averages *averages, size_t row,
@@ -683,19 +677,19 @@ typedef enum opprof_what_if_kind { OPPROF_WHAT_IF_ROOF, OPPROF_WHAT_IF_SCALE, OP
 typedef struct opprof_what_if_change {
     char name[128];
     opprof_what_if_kind kind;
-    double value;          /* SCALE: the factor; ADD: ns */
+    double value; /* SCALE: the factor; ADD: ns */
 } opprof_what_if_change;
 /** Parse "NAME=CHANGE[,NAME=CHANGE...]", appending to out (at most max,
  *  *n counting them); OPPROF_EINVAL with the reason in why. */
 OPPROF_API int opprof_what_if_parse(const char *text, opprof_what_if_change *out, size_t max, size_t *n, char *why,
                                     size_t why_size);
 typedef struct opprof_what_if_result {
-    size_t steps;                /* ProfilerStep#N ranges replayed (a capture without: 1, itself) */
-    double measured_step_ns;     /* their median, as measured */
-    double predicted_step_ns;    /* ... replayed with the changes */
-    double replay_error_percent; /* the replay without changes against the measured median */
-    size_t changed_calls;        /* calls that a change applied to */
-    size_t unmodelled_calls;     /* ... of them, "=roof" without FLOPs or bytes: unchanged */
+    size_t steps;                               /* ProfilerStep#N ranges replayed (a capture without: 1, itself) */
+    double measured_step_ns;                    /* their median, as measured */
+    double predicted_step_ns;                   /* ... replayed with the changes */
+    double replay_error_percent;                /* the replay without changes against the measured median */
+    size_t changed_calls;                       /* calls that a change applied to */
+    size_t unmodelled_calls;                    /* ... of them, "=roof" without FLOPs or bytes: unchanged */
     double changed_before_ns, changed_after_ns; /* those calls' time, measured and replayed */
 } opprof_what_if_result;
 /** Replay a finished capture's steps with `changes` (machine: for "=roof";
@@ -820,14 +814,13 @@ typedef enum opprof_diff_match {
                                     aten::relu...: docs/TRACE_FORMAT.md, "Across runtimes") */
 } opprof_diff_match;
 typedef struct opprof_diff_options {
-    int row_limit;             /* <= 0: every row */
+    int row_limit; /* <= 0: every row */
     opprof_diff_format format;
     opprof_diff_match match;
 } opprof_diff_options;
 /** opprof_capture_diff_to_string with options (NULL: every row, text, auto). */
 OPPROF_API int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_capture *after,
                                                 const opprof_diff_options *options, char **out_text);
-
 
 /* ------------------------------------------------------------------------- */
 /* Comparing with confidence (`opprof diff --stat`)                          */
@@ -852,21 +845,21 @@ typedef struct opprof_stat_options {
 } opprof_stat_options;
 
 typedef struct opprof_stat_row {
-    const char *key;                    /* "total" for the total */
-    bool device;                        /* a row of device activities (their time) */
-    opprof_distribution before, after;  /* its self time per step, ns */
-    opprof_shift shift;                 /* after - before, ns */
+    const char *key;                     /* "total" for the total */
+    bool device;                         /* a row of device activities (their time) */
+    opprof_distribution before, after;   /* its self time per step, ns */
+    opprof_shift shift;                  /* after - before, ns */
     double change, change_lo, change_hi; /* shift and interval / before's median; NAN when that
                                             median is 0 */
-    double p_adjusted;                  /* Holm over the rows, the total and the step */
-    bool significant;                   /* p_adjusted < alpha */
-    double spread;                      /* the larger IQR / median of the two sides */
-    size_t steps_needed;                /* per side, to detect `detect` with power 0.8 at that
-                                           spread's upper 80 % bound (x (1 + 0.73 / sqrt(n)),
-                                           n the smaller side's steps: opprof_steps_needed),
-                                           at alpha / (rows + 2)
-                                           (the first step of Holm's correction); 0 when both
-                                           medians are 0 */
+    double p_adjusted;                   /* Holm over the rows, the total and the step */
+    bool significant;                    /* p_adjusted < alpha */
+    double spread;                       /* the larger IQR / median of the two sides */
+    size_t steps_needed;                 /* per side, to detect `detect` with power 0.8 at that
+                                            spread's upper 80 % bound (x (1 + 0.73 / sqrt(n)),
+                                            n the smaller side's steps: opprof_steps_needed),
+                                            at alpha / (rows + 2)
+                                            (the first step of Holm's correction); 0 when both
+                                            medians are 0 */
 } opprof_stat_row;
 
 typedef struct opprof_stat_diff opprof_stat_diff;
@@ -932,18 +925,17 @@ OPPROF_API int opprof_capture_chrome_write(const opprof_capture *capture, const 
 /** How opprof_capture_chrome_write_ex writes a trace. {0}: as
  *  opprof_capture_chrome_write. */
 typedef struct opprof_chrome_options {
-    bool gzip;          /* gzip-compressed (name the file .json.gz; every reader of opprof's takes it) */
-    size_t max_events;  /* 0: every range; else at most this many, the longest (a caller lasts at
-                           least as long as what it calls, so each one kept has its callers).
-                           Memory events, counters and marks are all kept; the trace's warnings
-                           say how many ranges were left out and from what duration. */
+    bool gzip;         /* gzip-compressed (name the file .json.gz; every reader of opprof's takes it) */
+    size_t max_events; /* 0: every range; else at most this many, the longest (a caller lasts at
+                          least as long as what it calls, so each one kept has its callers).
+                          Memory events, counters and marks are all kept; the trace's warnings
+                          say how many ranges were left out and from what duration. */
 } opprof_chrome_options;
 /** opprof_capture_chrome_write with options (NULL: none). */
 OPPROF_API int opprof_capture_chrome_write_ex(const opprof_capture *capture, const char *path,
                                               const opprof_chrome_options *options);
 /** Write the capture as a Chrome trace to an open stream (no temporary file). */
-OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture, FILE *out,
-                                                  const char *trace_name);
+OPPROF_API int opprof_capture_chrome_write_stream(const opprof_capture *capture, FILE *out, const char *trace_name);
 /** Write the capture as a Perfetto trace in Perfetto's native protobuf format
  *  (perfetto_trace.proto's Trace: TracePackets of track descriptors and
  *  track events; name the file .pftrace): ui.perfetto.dev and Perfetto's
@@ -1001,11 +993,11 @@ OPPROF_API int opprof_write_text_file(const char *path, const char *text);
  * Returns 0 or a negative code (the session then counts a callback failure).
  */
 typedef struct opprof_trace_dir {
-    const char *dir;          /* the directory; required */
-    const char *worker_name;  /* NULL: "HOST_PID" ('/' becomes '_') */
-    bool use_gzip;            /* gzip-compressed (the reader takes both) */
-    char last_path[4096];     /* out: the path of the last file written */
-    int written;              /* out: files written so far */
+    const char *dir;         /* the directory; required */
+    const char *worker_name; /* NULL: "HOST_PID" ('/' becomes '_') */
+    bool use_gzip;           /* gzip-compressed (the reader takes both) */
+    char last_path[4096];    /* out: the path of the last file written */
+    int written;             /* out: files written so far */
 } opprof_trace_dir;
 
 OPPROF_API int opprof_trace_dir_handler(const opprof_capture *capture, void *trace_dir);
@@ -1040,10 +1032,10 @@ OPPROF_API int opprof_trace_dir_handler(const opprof_capture *capture, void *tra
 
 /** Where and why a read failed (yyjson style). */
 typedef struct opprof_read_error {
-    int code;        /* 0, -errno, OPPROF_EFORMAT (syntax, limits), OPPROF_ENOMEM */
-    int64_t offset;  /* byte offset in the (uncompressed) text, -1 if none */
-    int64_t line;    /* 1-based, 0 if none */
-    int64_t column;  /* 1-based byte column, 0 if none */
+    int code;       /* 0, -errno, OPPROF_EFORMAT (syntax, limits), OPPROF_ENOMEM */
+    int64_t offset; /* byte offset in the (uncompressed) text, -1 if none */
+    int64_t line;   /* 1-based, 0 if none */
+    int64_t column; /* 1-based byte column, 0 if none */
     char message[256];
 } opprof_read_error;
 
@@ -1076,12 +1068,12 @@ typedef struct opprof_read_options {
      * number: `kind` names them ("flow events (s/t/f)"). Metadata events and
      * opprof's own memory counter are not counted. */
     void (*on_unused)(void *ctx, const char *kind, uint64_t count);
-    int max_depth;           /* nesting limit of JSON values; 0: 64 */
-    bool events_only;        /* with on_problem: only the problems of single events (what
-                                leaves an event out), not the checks that need the whole
-                                trace (overlaps, memory totals, which cost memory a complete
-                                event): what `opprof report` wants, `opprof check` not */
-    int64_t max_string;      /* longest string accepted, bytes; 0: 1 MiB */
+    int max_depth;      /* nesting limit of JSON values; 0: 64 */
+    bool events_only;   /* with on_problem: only the problems of single events (what
+                           leaves an event out), not the checks that need the whole
+                           trace (overlaps, memory totals, which cost memory a complete
+                           event): what `opprof report` wants, `opprof check` not */
+    int64_t max_string; /* longest string accepted, bytes; 0: 1 MiB */
     /* Threads that read a plain (not gzip) trace file: 0, two when the
      * trace is 32 MiB or more and two CPUs are usable, else one; 1: one;
      * 2: two whatever the size (tests). The second reads the event array's
@@ -1200,8 +1192,8 @@ OPPROF_API void opprof_summary_free(opprof_summary *summary);
 /** Add a top-level field (key and value copied). */
 OPPROF_API int opprof_summary_set_string(opprof_summary *summary, const char *key, const char *value);
 OPPROF_API int opprof_summary_set_int(opprof_summary *summary, const char *key, int64_t value);
-OPPROF_API int opprof_summary_set_int_array(opprof_summary *summary, const char *key,
-                                            const int64_t *values, size_t count);
+OPPROF_API int opprof_summary_set_int_array(opprof_summary *summary, const char *key, const int64_t *values,
+                                            size_t count);
 /** Add a capture's entry: its step, its averages in first-seen order (with
  *  "self_cpu_per_step", each operator's self time per step, when the averages
  *  were built with distributions), its dropped events and warnings. The

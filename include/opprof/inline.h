@@ -41,15 +41,15 @@ extern OPPROF_API int opprof__recording;
 
 /* One range in a thread's buffer: 32 bytes. */
 typedef struct opprof__slot {
-    uint64_t begin;            /* ticks */
-    uint64_t end;              /* ticks, 0 while open; atomic */
-    const char *name;          /* the call site's name, or a copy in the thread's name arena */
+    uint64_t begin;   /* ticks */
+    uint64_t end;     /* ticks, 0 while open; atomic */
+    const char *name; /* the call site's name, or a copy in the thread's name arena */
     const opprof_srcloc *loc;
 } opprof__slot;
 
 /* One memory event in a thread's buffer: 32 bytes. */
 typedef struct opprof__memory_slot {
-    uint64_t ts;               /* ticks */
+    uint64_t ts; /* ticks */
     uint64_t addr;
     int64_t bytes;
     int64_t total;
@@ -58,11 +58,11 @@ typedef struct opprof__memory_slot {
 /* A counter sample, instant, argument, flow, async edge, FLOPs or bytes in a
  * thread's buffer: 32 bytes. kind: opprof_mark_kind (<opprof/capture.h>). */
 typedef struct opprof__mark_slot {
-    uint64_t ts;       /* ticks; arguments, FLOPs, bytes: their range's sequence number */
+    uint64_t ts; /* ticks; arguments, FLOPs, bytes: their range's sequence number */
     uint32_t kind;
     uint32_t pad;
-    const char *name;  /* the caller's string (a literal), or a copy in the thread's arena */
-    uint64_t value;    /* int64_t, double's bits, an arena string, or an id */
+    const char *name; /* the caller's string (a literal), or a copy in the thread's arena */
+    uint64_t value;   /* int64_t, double's bits, an arena string, or an id */
 } opprof__mark_slot;
 enum {
 #define OPPROF__MARK_KIND_INLINE(name, value, phase, of_range, has_id, category) OPPROF__MARK_##name = value,
@@ -74,22 +74,22 @@ OPPROF_API void opprof__mark_slow(uint32_t kind, const char *name, uint64_t valu
 
 /* Where the next item of a thread's stream goes. */
 typedef struct opprof__cursor {
-    unsigned char *next;       /* owner only */
-    unsigned char *limit;      /* next may advance up to here (chunk end or budget) */
-    uint64_t count;            /* items published; atomic */
+    unsigned char *next;  /* owner only */
+    unsigned char *limit; /* next may advance up to here (chunk end or budget) */
+    uint64_t count;       /* items published; atomic */
 } opprof__cursor;
 
 /* The part of a thread's recording state that the inline path uses. */
 typedef struct opprof__fast {
-    int busy;                  /* atomic: inside a record (the close handshake) */
-    uint32_t depth;            /* open ranges */
-    uint64_t ready;            /* the opprof__window value this thread's buffers are
-                                  ready for inline recording; 0: never */
-    uint64_t token;            /* epoch and thread bits of this thread's range handles */
-    uint64_t last_ticks;       /* the library's own path keeps timestamps increasing */
+    int busy;            /* atomic: inside a record (the close handshake) */
+    uint32_t depth;      /* open ranges */
+    uint64_t ready;      /* the opprof__window value this thread's buffers are
+                            ready for inline recording; 0: never */
+    uint64_t token;      /* epoch and thread bits of this thread's range handles */
+    uint64_t last_ticks; /* the library's own path keeps timestamps increasing */
     opprof__cursor ranges, memory, marks;
-    opprof__slot *stack[OPPROF__MAX_DEPTH];     /* open slots, innermost last */
-    uint64_t stack_seq[OPPROF__MAX_DEPTH];      /* their sequence numbers */
+    opprof__slot *stack[OPPROF__MAX_DEPTH]; /* open slots, innermost last */
+    uint64_t stack_seq[OPPROF__MAX_DEPTH];  /* their sequence numbers */
 } opprof__fast;
 
 /* Odd while a window records: (epoch << 1) | 1; atomic. */
@@ -108,7 +108,9 @@ extern OPPROF_API __thread opprof__fast *opprof__tls __attribute__((tls_model("i
 
 /* The TSC: a thread is ready only where its reads never go back (the
  * library checks that the kernel trusts the TSC). */
-static inline OPPROF__NOINSTR __attribute__((always_inline)) uint64_t opprof__now(void) { return __builtin_ia32_rdtsc(); }
+static inline OPPROF__NOINSTR __attribute__((always_inline)) uint64_t opprof__now(void) {
+    return __builtin_ia32_rdtsc();
+}
 
 /* Enter: flag busy, then check the window (the closer's membarrier makes the
  * compiler fence a full one). 1 when the inline path may record, 0 when it
@@ -128,7 +130,8 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__leave(
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
-static inline OPPROF__NOINSTR __attribute__((always_inline)) opprof_range opprof__range_begin(const opprof_srcloc *loc) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) opprof_range
+opprof__range_begin(const opprof_srcloc *loc) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
@@ -172,7 +175,7 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__range_
 }
 
 static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__record_memory(const void *addr, int64_t bytes,
-                                                                        int64_t total_allocated) {
+                                                                                        int64_t total_allocated) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         int in = opprof__enter(t);
@@ -194,8 +197,8 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__record
     opprof_record_memory(addr, bytes, total_allocated);
 }
 /* A mark: a timestamp (or the innermost range's sequence number) and three stores. */
-static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(uint32_t kind, const char *name, uint64_t value,
-                                                               int of_range) {
+static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(uint32_t kind, const char *name,
+                                                                               uint64_t value, int of_range) {
     opprof__fast *t = opprof__tls;
     if (__builtin_expect(t != 0, 1)) {
         uint32_t depth = t->depth;
@@ -229,7 +232,10 @@ static inline OPPROF__NOINSTR __attribute__((always_inline)) void opprof__mark(u
  * the inline path ((opprof_counter_int)(...) or a pointer reaches the
  * library's function, which does the same). */
 static inline OPPROF__NOINSTR uint64_t opprof__double_bits(double v) {
-    union { double d; uint64_t u; } x;
+    union {
+        double d;
+        uint64_t u;
+    } x;
     x.d = v;
     return x.u;
 }

@@ -16,7 +16,7 @@
 #ifndef OPPROF_MARK_KINDS_H
 #define OPPROF_MARK_KINDS_H
 
-#define OPPROF_MARK_KINDS(X)                                                               \
+#define OPPROF_MARK_KINDS(X)                                                                \
     X(COUNTER, 0, 'C', 0, 0, "counter")   /* value.d: a sample of the counter `name` */     \
     X(INSTANT, 1, 'i', 0, 0, "instant")   /* value.i: its opprof_instant_scope */           \
     X(ARG_INT, 2, 0, 1, 0, "arg")         /* of `event`: key `name`, value.i */             \

@@ -98,25 +98,25 @@ OPPROF_API const char *opprof_version(void);
  * -ENOENT, and any other -errno may be returned by a file operation);
  * opprof's own codes lie below -4095.
  */
-#define OPPROF_ERRNO_MAP(XX)                                                   \
-    XX(EINVAL, -EINVAL, "invalid argument")                                    \
-    XX(ENOMEM, -ENOMEM, "out of memory")                                       \
-    XX(ENOENT, -ENOENT, "no such file or directory")                           \
-    XX(EEXIST, -EEXIST, "file exists")                                         \
-    XX(EACCES, -EACCES, "permission denied")                                   \
-    XX(ENOSPC, -ENOSPC, "no space left on device")                             \
-    XX(EIO, -EIO, "input/output error")                                        \
-    XX(EPERM, -EPERM, "operation not permitted")                               \
-    XX(ENOTDIR, -ENOTDIR, "not a directory")                                   \
-    XX(EISDIR, -EISDIR, "is a directory")                                      \
-    XX(EROFS, -EROFS, "read-only file system")                                 \
-    XX(ENAMETOOLONG, -ENAMETOOLONG, "file name too long")                      \
-    XX(ESCHEDULE, -5001, "invalid schedule: active must be at least 1")        \
-    XX(EACTIVE, -5002, "a profiler session is already active in this process") \
-    XX(ESTOPPED, -5003, "the profiler session is stopped")                     \
-    XX(ECALLBACK, -5004, "the on_trace_ready callback failed")                 \
-    XX(EFORMAT, -5005, "malformed input")                                      \
-    XX(EACTIVITY, -5006, "unsupported activity: only OPPROF_ACTIVITY_CPU exists")  \
+#define OPPROF_ERRNO_MAP(XX)                                                      \
+    XX(EINVAL, -EINVAL, "invalid argument")                                       \
+    XX(ENOMEM, -ENOMEM, "out of memory")                                          \
+    XX(ENOENT, -ENOENT, "no such file or directory")                              \
+    XX(EEXIST, -EEXIST, "file exists")                                            \
+    XX(EACCES, -EACCES, "permission denied")                                      \
+    XX(ENOSPC, -ENOSPC, "no space left on device")                                \
+    XX(EIO, -EIO, "input/output error")                                           \
+    XX(EPERM, -EPERM, "operation not permitted")                                  \
+    XX(ENOTDIR, -ENOTDIR, "not a directory")                                      \
+    XX(EISDIR, -EISDIR, "is a directory")                                         \
+    XX(EROFS, -EROFS, "read-only file system")                                    \
+    XX(ENAMETOOLONG, -ENAMETOOLONG, "file name too long")                         \
+    XX(ESCHEDULE, -5001, "invalid schedule: active must be at least 1")           \
+    XX(EACTIVE, -5002, "a profiler session is already active in this process")    \
+    XX(ESTOPPED, -5003, "the profiler session is stopped")                        \
+    XX(ECALLBACK, -5004, "the on_trace_ready callback failed")                    \
+    XX(EFORMAT, -5005, "malformed input")                                         \
+    XX(EACTIVITY, -5006, "unsupported activity: only OPPROF_ACTIVITY_CPU exists") \
     XX(EVERSION, -5007, "another version than the one it was built for")
 
 typedef enum opprof_error {
@@ -299,41 +299,41 @@ OPPROF_API int opprof_parse_dump_signal(const char *text, int *out);
 OPPROF_API int opprof_parse_sample(const char *text, int *hz, bool *dwarf);
 
 typedef struct opprof_config {
-    unsigned activities;            /* OPPROF_ACTIVITY_CPU */
-    opprof_schedule schedule;       /* all zero: record from start to stop */
+    unsigned activities;      /* OPPROF_ACTIVITY_CPU */
+    opprof_schedule schedule; /* all zero: record from start to stop */
     opprof_trace_ready_fn on_trace_ready;
-    void *user_data;                /* passed to on_trace_ready */
-    bool profile_memory;            /* record allocations and frees */
-    bool record_shapes;             /* keep operators' input shapes (opprof_set_inputs) */
-    bool with_stack;                /* traces carry each event's "Call stack" (call sites of
-                                       the event and its enclosing ranges) */
-    bool with_flops;                /* tables show FLOPs (needs record_shapes) */
-    bool with_native_stack;         /* also the native call stack of each range (glibc's
-                                       backtrace at begin, about 12 frames, symbolized with
-                                       dladdr at capture time: exported symbols only; link
-                                       executables with -rdynamic to see theirs). Costs
-                                       about 1 us a range: see bench_overhead */
-    bool record_steps;              /* a ProfilerStep#N range around each step (default true) */
-    uint64_t max_events;            /* event budget of one capture; 0 = unlimited.
-                                       Events past it are dropped and counted. */
-    const char *categories;         /* "io,net": record only ranges of these categories
-                                       (and those without one); NULL: OPPROF_CATEGORIES
-                                       from the environment, or every category */
-    opprof_rank rank;               /* distributed runs: this process's rank (backend "":
-                                       not distributed); nn_mpi_rank fills it for MPI */
-    int sample_hz;                  /* > 0: sample every thread's native call stack every
-                                       1/sample_hz of its CPU time (perf events: the kernel's
-                                       frame-pointer walk), symbolized at capture time. Without
-                                       permission for perf events, recording goes on without
-                                       samples and each capture says why */
-    bool sample_dwarf;              /* with sample_hz: each sample's user stack (8 KiB) and
-                                       registers are copied by the kernel and unwound with
-                                       DWARF unwind tables (libunwind), so that functions
-                                       built without frame pointers keep their callers */
-    bool off_cpu;                   /* record when each thread leaves and regains the CPU
-                                       (switch records): every event's time off the CPU */
-    opprof_flight flight;           /* the flight recorder (keep_steps > 0): the schedule
-                                       must then be all zero */
+    void *user_data;        /* passed to on_trace_ready */
+    bool profile_memory;    /* record allocations and frees */
+    bool record_shapes;     /* keep operators' input shapes (opprof_set_inputs) */
+    bool with_stack;        /* traces carry each event's "Call stack" (call sites of
+                               the event and its enclosing ranges) */
+    bool with_flops;        /* tables show FLOPs (needs record_shapes) */
+    bool with_native_stack; /* also the native call stack of each range (glibc's
+                               backtrace at begin, about 12 frames, symbolized with
+                               dladdr at capture time: exported symbols only; link
+                               executables with -rdynamic to see theirs). Costs
+                               about 1 us a range: see bench_overhead */
+    bool record_steps;      /* a ProfilerStep#N range around each step (default true) */
+    uint64_t max_events;    /* event budget of one capture; 0 = unlimited.
+                               Events past it are dropped and counted. */
+    const char *categories; /* "io,net": record only ranges of these categories
+                               (and those without one); NULL: OPPROF_CATEGORIES
+                               from the environment, or every category */
+    opprof_rank rank;       /* distributed runs: this process's rank (backend "":
+                               not distributed); nn_mpi_rank fills it for MPI */
+    int sample_hz;          /* > 0: sample every thread's native call stack every
+                               1/sample_hz of its CPU time (perf events: the kernel's
+                               frame-pointer walk), symbolized at capture time. Without
+                               permission for perf events, recording goes on without
+                               samples and each capture says why */
+    bool sample_dwarf;      /* with sample_hz: each sample's user stack (8 KiB) and
+                               registers are copied by the kernel and unwound with
+                               DWARF unwind tables (libunwind), so that functions
+                               built without frame pointers keep their callers */
+    bool off_cpu;           /* record when each thread leaves and regains the CPU
+                               (switch records): every event's time off the CPU */
+    opprof_flight flight;   /* the flight recorder (keep_steps > 0): the schedule
+                               must then be all zero */
 } opprof_config;
 
 /** The defaults: CPU, no schedule, no callback, memory off, record_steps on. */
@@ -468,11 +468,11 @@ OPPROF_API bool opprof_is_active(void);
 
 /** The kind of a range: a user annotation (record_function) or an operator. */
 typedef enum opprof_kind {
-    OPPROF_KIND_USER_ANNOTATION = 0, /* trace category "user_annotation" */
-    OPPROF_KIND_CPU_OP = 1,          /* trace category "cpu_op" */
-    OPPROF_KIND_STEP = 2,            /* ProfilerStep#N, category "user_annotation" */
-    OPPROF_KIND_DEVICE = 3,          /* read from traces: a device activity (kernel, memcpy,
-                                        memset, sync); no CPU time */
+    OPPROF_KIND_USER_ANNOTATION = 0,  /* trace category "user_annotation" */
+    OPPROF_KIND_CPU_OP = 1,           /* trace category "cpu_op" */
+    OPPROF_KIND_STEP = 2,             /* ProfilerStep#N, category "user_annotation" */
+    OPPROF_KIND_DEVICE = 3,           /* read from traces: a device activity (kernel, memcpy,
+                                         memset, sync); no CPU time */
     OPPROF_KIND_DEVICE_ANNOTATION = 4 /* read from traces: "gpu_user_annotation", a device
                                         range, never counted in device totals */
 } opprof_kind;
@@ -488,7 +488,7 @@ typedef struct opprof_srcloc {
     const char *function;
     const char *file;
     uint32_t line;
-    uint32_t kind; /* opprof_kind */
+    uint32_t kind;        /* opprof_kind */
     const char *category; /* OPPROF_SCOPE_IN's category, or NULL */
 } opprof_srcloc;
 
@@ -573,8 +573,8 @@ OPPROF_API void opprof_range_part_of(uint64_t op_id);
 /* Input shapes                                                              */
 /* ------------------------------------------------------------------------- */
 
-#define OPPROF_MAX_INPUTS 8      /* inputs kept per operator */
-#define OPPROF_MAX_INPUT_DIMS 8  /* dimensions kept per input */
+#define OPPROF_MAX_INPUTS 8     /* inputs kept per operator */
+#define OPPROF_MAX_INPUT_DIMS 8 /* dimensions kept per input */
 
 /** One input of an operator: its dims and dtype name ("float", "double",
  *  "int", "long", "half", "bool", "bfloat16", "int8", "uint8", "int16",
@@ -708,57 +708,53 @@ extern "C++" {
 template <typename T> struct opprof__literal_name { static const bool value = false; };
 template <__SIZE_TYPE__ N> struct opprof__literal_name<const char (&)[N]> { static const bool value = true; };
 }
-#define OPPROF__CHECK_LITERAL(name_)                                                                       \
-    static_assert(opprof__literal_name<decltype((name_))>::value,                                          \
-                  "opprof: a range's name must be a string literal (the call site keeps it for every "   \
+#define OPPROF__CHECK_LITERAL(name_)                                                                   \
+    static_assert(opprof__literal_name<decltype((name_))>::value,                                      \
+                  "opprof: a range's name must be a string literal (the call site keeps it for every " \
                   "call); for a name computed at run time write OPPROF_SCOPE(\"%s\", name)");
 #else
 #define OPPROF__CHECK_LITERAL(name_)
 #endif
 
 /** A pointer to a static call-site record of kind `kind` named `name`. */
-#define OPPROF_SRCLOC(name_, kind_)                                              \
-    __extension__({                                                            \
-        OPPROF__CHECK_LITERAL(name_)                                           \
-        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
-                                                  (uint32_t)__LINE__, (kind_), 0}; \
-        &opprof__loc;                                                          \
+#define OPPROF_SRCLOC(name_, kind_)                                                                             \
+    __extension__({                                                                                             \
+        OPPROF__CHECK_LITERAL(name_)                                                                            \
+        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__, (uint32_t)__LINE__, (kind_), 0}; \
+        &opprof__loc;                                                                                           \
     })
 
-#define OPPROF__BEGIN_1(kind, name)                                              \
+#define OPPROF__BEGIN_1(kind, name) \
     (OPPROF__RECORDING() ? opprof__range_begin(OPPROF_SRCLOC(name, kind)) : (opprof_range)0)
-#define OPPROF__BEGIN_N(kind, ...)                                               \
-    (OPPROF__RECORDING()                                                         \
-         ? opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__) \
-         : (opprof_range)0)
+#define OPPROF__BEGIN_N(kind, ...)                                                                              \
+    (OPPROF__RECORDING() ? opprof_range_beginf(OPPROF_SRCLOC(OPPROF__FIRST(__VA_ARGS__, _), kind), __VA_ARGS__) \
+                         : (opprof_range)0)
 /* OPPROF_SCOPE_IN's: a call site with a category, and its cached filter answer. */
-#define OPPROF__SRCLOC_IN(name_, kind_, cat_)                                     \
-    __extension__({                                                            \
-        OPPROF__CHECK_LITERAL(name_)                                           \
-        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__,  \
-                                                  (uint32_t)__LINE__, (kind_), (cat_)}; \
-        &opprof__loc;                                                          \
+#define OPPROF__SRCLOC_IN(name_, kind_, cat_)                                                                        \
+    __extension__({                                                                                                  \
+        OPPROF__CHECK_LITERAL(name_)                                                                                 \
+        static const opprof_srcloc opprof__loc = {(name_), __func__, __FILE__, (uint32_t)__LINE__, (kind_), (cat_)}; \
+        &opprof__loc;                                                                                                \
     })
-#define OPPROF__CATEGORY_ON(cat)                                                  \
-    __extension__({                                                            \
-        static uint32_t opprof__seen;                                          \
-        static int opprof__on;                                                 \
-        uint32_t opprof__g = __atomic_load_n(&opprof__category_gen, __ATOMIC_ACQUIRE); \
+#define OPPROF__CATEGORY_ON(cat)                                                                  \
+    __extension__({                                                                               \
+        static uint32_t opprof__seen;                                                             \
+        static int opprof__on;                                                                    \
+        uint32_t opprof__g = __atomic_load_n(&opprof__category_gen, __ATOMIC_ACQUIRE);            \
         if (__builtin_expect(__atomic_load_n(&opprof__seen, __ATOMIC_ACQUIRE) != opprof__g, 0)) { \
-            __atomic_store_n(&opprof__on, opprof_category_enabled(cat), __ATOMIC_RELAXED); \
-            __atomic_store_n(&opprof__seen, opprof__g, __ATOMIC_RELEASE);     \
-        }                                                                      \
-        __atomic_load_n(&opprof__on, __ATOMIC_RELAXED);                        \
+            __atomic_store_n(&opprof__on, opprof_category_enabled(cat), __ATOMIC_RELAXED);        \
+            __atomic_store_n(&opprof__seen, opprof__g, __ATOMIC_RELEASE);                         \
+        }                                                                                         \
+        __atomic_load_n(&opprof__on, __ATOMIC_RELAXED);                                           \
     })
 #define OPPROF__BEGIN_IN_1(kind, cat, name) opprof__range_begin(OPPROF__SRCLOC_IN(name, kind, cat))
 #define OPPROF__BEGIN_IN_N(kind, cat, ...) \
     opprof_range_beginf(OPPROF__SRCLOC_IN(OPPROF__FIRST(__VA_ARGS__, _), kind, cat), __VA_ARGS__)
-#define OPPROF__BEGIN_IN(kind, cat, ...)                                          \
-    (OPPROF__RECORDING() && OPPROF__CATEGORY_ON(cat)                             \
+#define OPPROF__BEGIN_IN(kind, cat, ...)                                                      \
+    (OPPROF__RECORDING() && OPPROF__CATEGORY_ON(cat)                                          \
          ? OPPROF__CAT(OPPROF__BEGIN_IN_, OPPROF__ARITY(__VA_ARGS__))(kind, cat, __VA_ARGS__) \
          : (opprof_range)0)
-#define OPPROF__BEGIN(kind, ...)                                                 \
-    OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
+#define OPPROF__BEGIN(kind, ...) OPPROF__CAT(OPPROF__BEGIN_, OPPROF__ARITY(__VA_ARGS__))(kind, __VA_ARGS__)
 
 static inline OPPROF__NOINSTR void opprof__range_cleanup(opprof_range *range) {
     if (*range) opprof__range_end(*range);
@@ -774,7 +770,11 @@ static inline OPPROF__NOINSTR void opprof__counter_d(const char *name, double v)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static inline OPPROF__NOINSTR int opprof__format_unused(const char *format, ...) { (void)format; return 0; }
+static inline OPPROF__NOINSTR int
+opprof__format_unused(const char *format, ...) {
+    (void)format;
+    return 0;
+}
 #define OPPROF__CONSUME_1(name) ((void)sizeof(name))
 #define OPPROF__CONSUME_N(...) ((void)sizeof(opprof__format_unused(__VA_ARGS__)))
 #define OPPROF__CONSUME(...) OPPROF__CAT(OPPROF__CONSUME_, OPPROF__ARITY(__VA_ARGS__))(__VA_ARGS__)
@@ -816,47 +816,58 @@ static inline OPPROF__NOINSTR int opprof__format_unused(const char *format, ...)
 #if OPPROF_ENABLE
 #define OPPROF_SCOPE(...) OPPROF__SCOPE(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
 #define OPPROF_OP_SCOPE(...) OPPROF__SCOPE(__COUNTER__, OPPROF_KIND_CPU_OP, __VA_ARGS__)
-#define OPPROF__SCOPE(n, kind, ...)                                              \
-    opprof_range OPPROF__CAT(opprof__scope, n)                                   \
-        __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN(kind, __VA_ARGS__)
+#define OPPROF__SCOPE(n, kind, ...)                                                                      \
+    opprof_range OPPROF__CAT(opprof__scope, n) __attribute__((cleanup(opprof__range_cleanup), unused)) = \
+        OPPROF__BEGIN(kind, __VA_ARGS__)
 #define OPPROF_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_USER_ANNOTATION, __VA_ARGS__)
 #define OPPROF_OP_BEGIN(...) OPPROF__BEGIN(OPPROF_KIND_CPU_OP, __VA_ARGS__)
 /** OPPROF_SCOPE_IN("category", "name"...), OPPROF_OP_SCOPE_IN: a scope in a category. */
 #define OPPROF_SCOPE_IN(cat, ...) OPPROF__SCOPE_IN(__COUNTER__, OPPROF_KIND_USER_ANNOTATION, cat, __VA_ARGS__)
 #define OPPROF_OP_SCOPE_IN(cat, ...) OPPROF__SCOPE_IN(__COUNTER__, OPPROF_KIND_CPU_OP, cat, __VA_ARGS__)
-#define OPPROF__SCOPE_IN(n, kind, cat, ...)                                       \
-    opprof_range OPPROF__CAT(opprof__scope, n)                                   \
-        __attribute__((cleanup(opprof__range_cleanup), unused)) = OPPROF__BEGIN_IN(kind, cat, __VA_ARGS__)
-#define OPPROF_END(range)                 \
-    do {                                  \
-        opprof_range opprof__e = (range); \
+#define OPPROF__SCOPE_IN(n, kind, cat, ...)                                                              \
+    opprof_range OPPROF__CAT(opprof__scope, n) __attribute__((cleanup(opprof__range_cleanup), unused)) = \
+        OPPROF__BEGIN_IN(kind, cat, __VA_ARGS__)
+#define OPPROF_END(range)                            \
+    do {                                             \
+        opprof_range opprof__e = (range);            \
         if (opprof__e) opprof__range_end(opprof__e); \
     } while (0)
 /** OPPROF_STEP(): the end of a step of OPPROF_TRACE's session (opprof_step). */
 #define OPPROF_STEP() ((void)opprof_step())
 /** OPPROF_COUNTER(name, value): an integer or floating-point sample. */
 #ifdef __cplusplus
-#define OPPROF_COUNTER(name, value) \
-    do { if (OPPROF__RECORDING()) opprof_counter_double((name), (double)(value)); } while (0)
+#define OPPROF_COUNTER(name, value)                                              \
+    do {                                                                         \
+        if (OPPROF__RECORDING()) opprof_counter_double((name), (double)(value)); \
+    } while (0)
 #else
-#define OPPROF_COUNTER(name, value)                                               \
-    do {                                                                        \
-        if (OPPROF__RECORDING())                                                \
-            _Generic((value), float: opprof__counter_d, double: opprof__counter_d, \
-                     long double: opprof__counter_d, default: opprof__counter_i)((name), (value)); \
+#define OPPROF_COUNTER(name, value)                         \
+    do {                                                    \
+        if (OPPROF__RECORDING())                            \
+            _Generic((value), float                         \
+                     : opprof__counter_d, double            \
+                     : opprof__counter_d, long double       \
+                     : opprof__counter_d, default           \
+                     : opprof__counter_i)((name), (value)); \
     } while (0)
 #endif
 /** OPPROF_INSTANT(name): an instant event on this thread; _PROCESS, _GLOBAL. */
-#define OPPROF_INSTANT(name) \
-    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_THREAD); } while (0)
-#define OPPROF_INSTANT_PROCESS(name) \
-    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_PROCESS); } while (0)
-#define OPPROF_INSTANT_GLOBAL(name) \
-    do { if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_GLOBAL); } while (0)
+#define OPPROF_INSTANT(name)                                                    \
+    do {                                                                        \
+        if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_THREAD); \
+    } while (0)
+#define OPPROF_INSTANT_PROCESS(name)                                             \
+    do {                                                                         \
+        if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_PROCESS); \
+    } while (0)
+#define OPPROF_INSTANT_GLOBAL(name)                                             \
+    do {                                                                        \
+        if (OPPROF__RECORDING()) opprof_instant((name), OPPROF_INSTANT_GLOBAL); \
+    } while (0)
 /** OPPROF_MEMORY(addr, bytes, total_allocated): opprof_record_memory, with
  *  the inline fast path; what an allocator's hook should call. */
-#define OPPROF_MEMORY(addr, bytes, total_allocated)                              \
-    do {                                                                       \
+#define OPPROF_MEMORY(addr, bytes, total_allocated)                                         \
+    do {                                                                                    \
         if (OPPROF__RECORDING()) opprof__record_memory((addr), (bytes), (total_allocated)); \
     } while (0)
 #else
@@ -884,8 +895,7 @@ static inline OPPROF__NOINSTR int opprof__format_unused(const char *format, ...)
 #endif
 #define OPPROF_RANGE(...) \
     OPPROF__REMOVED("OPPROF_RANGE(...) { } was removed: write OPPROF_SCOPE(...); inside the block")
-#define OPPROF_OP(...) \
-    OPPROF__REMOVED("OPPROF_OP(...) { } was removed: write OPPROF_OP_SCOPE(...); inside the block")
+#define OPPROF_OP(...) OPPROF__REMOVED("OPPROF_OP(...) { } was removed: write OPPROF_OP_SCOPE(...); inside the block")
 
 #ifdef __cplusplus
 }

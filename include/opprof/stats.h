@@ -30,9 +30,9 @@ extern "C" {
 typedef struct opprof_distribution {
     size_t n;
     double min, q1, median, q3, p90, p99, max;
-    double iqr;  /* q3 - q1 */
+    double iqr; /* q3 - q1 */
     double mean;
-    double cv;   /* coefficient of variation: standard deviation (n - 1) / mean; 0 when the mean is 0 */
+    double cv; /* coefficient of variation: standard deviation (n - 1) / mean; 0 when the mean is 0 */
 } opprof_distribution;
 
 /** The distribution of n values (n 0: all zero). values is not changed.
@@ -50,22 +50,22 @@ OPPROF_API int opprof_median_interval(const double *values, size_t n, double lev
 /** How `after` moved from `before`. */
 typedef struct opprof_shift {
     size_t n_before, n_after;
-    double estimate;    /* Hodges-Lehmann: the median of all after[j] - before[i] */
-    double lo, hi;      /* its interval at the asked level (the differences of ranks
-                           k and n_before * n_after + 1 - k); lo = -inf, hi = +inf when
-                           the samples are too small for that level */
-    double u;           /* Mann-Whitney U of `after`: pairs with after > before, ties 1/2 */
-    double z;           /* (u - mean) / sd, continuity-corrected; 0 when sd is 0 */
-    double p;           /* two-sided p-value; 1 when every value is equal */
-    double p_greater;   /* one-sided: after tends to be greater than before */
-    double p_less;      /* one-sided: after tends to be less */
-    double level;       /* the interval's confidence, e.g. 0.95 */
+    double estimate;  /* Hodges-Lehmann: the median of all after[j] - before[i] */
+    double lo, hi;    /* its interval at the asked level (the differences of ranks
+                         k and n_before * n_after + 1 - k); lo = -inf, hi = +inf when
+                         the samples are too small for that level */
+    double u;         /* Mann-Whitney U of `after`: pairs with after > before, ties 1/2 */
+    double z;         /* (u - mean) / sd, continuity-corrected; 0 when sd is 0 */
+    double p;         /* two-sided p-value; 1 when every value is equal */
+    double p_greater; /* one-sided: after tends to be greater than before */
+    double p_less;    /* one-sided: after tends to be less */
+    double level;     /* the interval's confidence, e.g. 0.95 */
 } opprof_shift;
 
 /** The shift between two samples at confidence `level` (in (0, 1)).
  *  OPPROF_EINVAL for an empty side, NULL, or a level out of range. */
-OPPROF_API int opprof_shift_of(const double *before, size_t n_before, const double *after, size_t n_after,
-                               double level, opprof_shift *out);
+OPPROF_API int opprof_shift_of(const double *before, size_t n_before, const double *after, size_t n_after, double level,
+                               opprof_shift *out);
 
 /** Holm's step-down correction: adjusted[i] for p[i] (monotone, at most 1),
  *  so that "adjusted[i] < alpha" rejects with a family-wise error <= alpha.

@@ -28,21 +28,21 @@ extern "C" {
 typedef void (*opprof_timer_fn)(void *ctx);
 
 typedef struct opprof_timer {
-    opprof_timer_fn stmt;     /* what is measured (required) */
-    opprof_timer_fn setup;    /* run once before each block (may be NULL) */
-    opprof_timer_fn teardown; /* run once after each block (may be NULL) */
-    void *ctx;                /* passed to all three */
-    const char *label;        /* "forward" */
-    const char *sub_label;    /* "batch 128": compare table rows */
-    const char *description;  /* "1 thread": compare table columns */
-    int num_threads;          /* recorded in the measurement (set your runtime's threads yourself) */
-    int pin_cpu;              /* >= 0: run on this CPU while measuring; -1: do not pin */
+    opprof_timer_fn stmt;       /* what is measured (required) */
+    opprof_timer_fn setup;      /* run once before each block (may be NULL) */
+    opprof_timer_fn teardown;   /* run once after each block (may be NULL) */
+    void *ctx;                  /* passed to all three */
+    const char *label;          /* "forward" */
+    const char *sub_label;      /* "batch 128": compare table rows */
+    const char *description;    /* "1 thread": compare table columns */
+    int num_threads;            /* recorded in the measurement (set your runtime's threads yourself) */
+    int pin_cpu;                /* >= 0: run on this CPU while measuring; -1: do not pin */
     double (*clock)(void *ctx); /* seconds from any origin, called with ctx; NULL:
                                    CLOCK_MONOTONIC. Another clock measures in its own
                                    unit (cycles, a simulator's time, a test's fake). */
-    double precision;         /* the precision asked of blocked_autorange: the median's 95 %
-                                 interval within +-precision of it (0.01: +-1 %); 0: none.
-                                 The measurement says whether it was reached. */
+    double precision;           /* the precision asked of blocked_autorange: the median's 95 %
+                                   interval within +-precision of it (0.01: +-1 %); 0: none.
+                                   The measurement says whether it was reached. */
 } opprof_timer;
 
 /** label, sub_label, description NULL; one thread; no pinning; CLOCK_MONOTONIC. */
@@ -50,18 +50,18 @@ OPPROF_API opprof_timer opprof_timer_default(void);
 
 /** A measurement: per-run times of each block, and their statistics. */
 typedef struct opprof_measurement {
-    double *times;            /* seconds per run, one per block (block time / number_per_run) */
+    double *times; /* seconds per run, one per block (block time / number_per_run) */
     size_t n_times;
-    int64_t number_per_run;   /* runs per block */
+    int64_t number_per_run;           /* runs per block */
     double median, q1, q3, iqr, mean; /* seconds per run; quantiles interpolated linearly */
-    double median_low, median_high; /* the median's 95 % interval (opprof_median_interval of
-                                       the runs' times); NAN with fewer than 6 blocks */
-    double precision_asked;   /* the timer's precision, 0: none */
-    bool precision_reached;   /* the interval is within +-precision_asked of the median (true
-                                 when none was asked) */
+    double median_low, median_high;   /* the median's 95 % interval (opprof_median_interval of
+                                         the runs' times); NAN with fewer than 6 blocks */
+    double precision_asked;           /* the timer's precision, 0: none */
+    bool precision_reached;           /* the interval is within +-precision_asked of the median (true
+                                         when none was asked) */
     int num_threads;
-    double overhead_per_run;  /* seconds subtracted from each run: the timer's own cost */
-    bool profiler_active;     /* a profiler session was active while measuring */
+    double overhead_per_run; /* seconds subtracted from each run: the timer's own cost */
+    bool profiler_active;    /* a profiler session was active while measuring */
     char label[128], sub_label[128], description[128];
 } opprof_measurement;
 
@@ -70,8 +70,7 @@ OPPROF_API int opprof_timer_timeit(const opprof_timer *timer, int64_t number, op
 /** PyTorch's blocked_autorange: the block size grows by 10x until the timer's
  *  overhead is negligible (<= 1e-4) and a block lasts >= min_run_time / 1000
  *  (or any block lasts > min_run_time); then blocks until min_run_time is spent. */
-OPPROF_API int opprof_timer_blocked_autorange(const opprof_timer *timer, double min_run_time,
-                                              opprof_measurement **out);
+OPPROF_API int opprof_timer_blocked_autorange(const opprof_timer *timer, double min_run_time, opprof_measurement **out);
 /** PyTorch's adaptive_autorange: blocks (sized as above for 0.05 s) until
  *  IQR / median < threshold with at least 4 blocks and min_run_time spent, or
  *  max_run_time is spent. */
@@ -109,9 +108,9 @@ OPPROF_API bool opprof_measurement_meets_confidence(const opprof_measurement *m,
 OPPROF_API int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text);
 
 typedef struct opprof_compare_options {
-    int baseline;     /* column index whose medians the others are divided by; -1: no ratio columns */
-    bool colorize;    /* green for faster, red for slower than the baseline (ANSI); callers
-                         usually pass isatty(1) */
+    int baseline;  /* column index whose medians the others are divided by; -1: no ratio columns */
+    bool colorize; /* green for faster, red for slower than the baseline (ANSI); callers
+                      usually pass isatty(1) */
 } opprof_compare_options;
 
 /**

@@ -8,15 +8,15 @@
 #include <string.h>
 
 #define COMMON_ERROR_TEXT_CASE(name, value, text) \
-    case (value): return text;
+    case (value):                                 \
+        return text;
 
-#define COMMON_DEFINE_STRERROR(function, map)                                 \
-    const char *function(int code) {                                          \
-        switch (code) {                                                       \
-            map(COMMON_ERROR_TEXT_CASE)                                       \
-        case 0: return "success";                                             \
-        default: break;                                                       \
-        }                                                                     \
+#define COMMON_DEFINE_STRERROR(function, map)                                \
+    const char *function(int code) {                                         \
+        switch (code) {                                                      \
+            map(COMMON_ERROR_TEXT_CASE) case 0 : return "success";           \
+        default: break;                                                      \
+        }                                                                    \
         return code < 0 && code > -4096 ? strerror(-code) : "unknown error"; \
     }
 

@@ -14,15 +14,15 @@
 enum { OPPROF__SIZED_HEADER = 16 };
 
 /* A library's default hook, over the C allocator's realloc and free. */
-#define OPPROF__DEFINE_DEFAULT_REALLOC(name, realloc_fn, free_fn)                      \
-    static void *name(void *ctx, void *ptr, size_t old_size, size_t new_size) {         \
-        (void)ctx;                                                                      \
-        (void)old_size;                                                                 \
-        if (new_size == 0) {                                                            \
-            free_fn(ptr);                                                               \
-            return NULL;                                                                \
-        }                                                                               \
-        return realloc_fn(ptr, new_size);                                               \
+#define OPPROF__DEFINE_DEFAULT_REALLOC(name, realloc_fn, free_fn)               \
+    static void *name(void *ctx, void *ptr, size_t old_size, size_t new_size) { \
+        (void)ctx;                                                              \
+        (void)old_size;                                                         \
+        if (new_size == 0) {                                                    \
+            free_fn(ptr);                                                       \
+            return NULL;                                                        \
+        }                                                                       \
+        return realloc_fn(ptr, new_size);                                       \
     }
 
 static inline size_t opprof__sized_size(const void *ptr) {

@@ -53,12 +53,12 @@ typedef struct op_sites {
 static op_sites *g_sites;
 static pthread_once_t g_sites_once = PTHREAD_ONCE_INIT;
 static int g_sites_rc;
-static const opprof_srcloc g_graph_site = {"ggml::graph_compute", "ggml_graph_compute", __FILE__, __LINE__,
-                                           OPPROF_KIND_USER_ANNOTATION, NULL};
+static const opprof_srcloc g_graph_site = {
+    "ggml::graph_compute", "ggml_graph_compute", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
 /* A thread's time from the end of its part of a node to the start of its part
  * of the next node of the same graph: the barrier after each node, the hook. */
-static const opprof_srcloc g_between_site = {"ggml::between_ops", "ggml_graph_compute_thread", __FILE__, __LINE__,
-                                             OPPROF_KIND_USER_ANNOTATION, NULL};
+static const opprof_srcloc g_between_site = {
+    "ggml::between_ops", "ggml_graph_compute_thread", __FILE__, __LINE__, OPPROF_KIND_USER_ANNOTATION, NULL};
 static struct {
     struct ggml_cgraph *graph; /* atomic */
     uint64_t serial;           /* atomic; written before `graph` */
@@ -80,12 +80,11 @@ static int sites_fill(void) {
     op_sites *s = calloc(1, sizeof *s);
     if (!s) return OPPROF_ENOMEM;
     char buf[96];
-#define SITE(dst, text)                                                                  \
-    do {                                                                                 \
-        snprintf(buf, sizeof buf, "ggml::%s", (text));                                   \
-        (dst) = (opprof_srcloc){strdup(buf), "ggml_compute_forward", "ggml-cpu.c", 0,     \
-                                OPPROF_KIND_CPU_OP, NULL};                               \
-        if (!(dst).name) return free(s), OPPROF_ENOMEM; /* the names made so far: kept */ \
+#define SITE(dst, text)                                                                                          \
+    do {                                                                                                         \
+        snprintf(buf, sizeof buf, "ggml::%s", (text));                                                           \
+        (dst) = (opprof_srcloc){strdup(buf), "ggml_compute_forward", "ggml-cpu.c", 0, OPPROF_KIND_CPU_OP, NULL}; \
+        if (!(dst).name) return free(s), OPPROF_ENOMEM; /* the names made so far: kept */                        \
     } while (0)
     for (int i = 0; i < GGML_OP_COUNT; i++) SITE(s->op[i], ggml_op_name((enum ggml_op)i));
     for (int i = 0; i < GGML_UNARY_OP_COUNT; i++) SITE(s->unary[i], ggml_unary_op_name((enum ggml_unary_op)i));
@@ -99,13 +98,14 @@ static int sites_fill(void) {
  * names read back at their places in the headers' enums (another ggml's
  * enums would give every node another op's name). */
 static bool same_layout(void) {
-#define OP(e, prefix) {(int)(e), #e + sizeof(prefix) - 1}
+#define OP(e, prefix) \
+    { (int)(e), #e + sizeof(prefix) - 1 }
     static const struct {
         int value;
         const char *name;
-    } ops[] = {OP(GGML_OP_ADD, "GGML_OP_"),          OP(GGML_OP_MUL_MAT, "GGML_OP_"),
-               OP(GGML_OP_GET_ROWS, "GGML_OP_"),     OP(GGML_OP_SET_ROWS, "GGML_OP_"),
-               OP(GGML_OP_SOFT_MAX, "GGML_OP_"),     OP(GGML_OP_FLASH_ATTN_EXT, "GGML_OP_"),
+    } ops[] = {OP(GGML_OP_ADD, "GGML_OP_"),      OP(GGML_OP_MUL_MAT, "GGML_OP_"),
+               OP(GGML_OP_GET_ROWS, "GGML_OP_"), OP(GGML_OP_SET_ROWS, "GGML_OP_"),
+               OP(GGML_OP_SOFT_MAX, "GGML_OP_"), OP(GGML_OP_FLASH_ATTN_EXT, "GGML_OP_"),
                OP(GGML_OP_GLU, "GGML_OP_")},
       unary[] = {OP(GGML_UNARY_OP_SILU, "GGML_UNARY_OP_"), OP(GGML_UNARY_OP_GELU, "GGML_UNARY_OP_")},
       glu[] = {OP(GGML_GLU_OP_SWIGLU, "GGML_GLU_OP_")};
@@ -246,7 +246,7 @@ static void hook(enum ggml_cpu_hook_event event, struct ggml_cgraph *graph, int 
             opprof_thread_set_name(name);
             t_named = 1;
         }
-        uint64_t serial = serial_of(graph); /* once a node: its end takes it from here */
+        uint64_t serial = serial_of(graph);                  /* once a node: its end takes it from here */
         if (t_part_end && serial && serial == t_part_serial) /* since its part of the node before */
             opprof_range_end_at(opprof_range_begin_at(&g_between_site, t_part_end), opprof_now());
         t_part_serial = serial;

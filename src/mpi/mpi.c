@@ -114,7 +114,8 @@ int nn_mpi_gather_rows(const nn_tensor *part, int root, MPI_Comm comm, nn_tensor
     collective_args((int64_t)mine * (int64_t)sizeof(float), size);
     /* every rank takes part even when the root failed, or the others would wait forever */
     if (MPI_Gatherv(part->data, mine, MPI_FLOAT, *out ? (*out)->data : NULL, counts, counts ? counts + size : NULL,
-                    MPI_FLOAT, root, comm) != MPI_SUCCESS && !rc)
+                    MPI_FLOAT, root, comm) != MPI_SUCCESS &&
+        !rc)
         rc = NN_EMPI;
     free(counts);
     if (rc) {
@@ -140,13 +141,14 @@ int nn_mpi_shard_linear(nn_module *linear, nn_mpi_split split, int part, int par
     nn_tensor *mw = nn_module_parameter(m, "weight"), *mb = nn_module_parameter(m, "bias");
     for (int64_t o = 0; o < mw->shape[0]; o++)
         for (int64_t i = 0; i < mw->shape[1]; i++) {
-            int64_t so = split == NN_MPI_SPLIT_OUTPUTS ? first + o : o, si = split == NN_MPI_SPLIT_OUTPUTS ? i : first + i;
+            int64_t so = split == NN_MPI_SPLIT_OUTPUTS ? first + o : o,
+                    si = split == NN_MPI_SPLIT_OUTPUTS ? i : first + i;
             mw->data[o * mw->strides[0] + i * mw->strides[1]] = w->data[so * w->strides[0] + si * w->strides[1]];
         }
     for (int64_t o = 0; o < mb->shape[0]; o++)
         mb->data[o * mb->strides[0]] = split == NN_MPI_SPLIT_OUTPUTS ? b->data[(first + o) * b->strides[0]]
-                                       : part == 0                  ? b->data[o * b->strides[0]]
-                                                                    : 0.0f;
+                                       : part == 0                   ? b->data[o * b->strides[0]]
+                                                                     : 0.0f;
     rc = nn_module_parameters_changed(m);
     if (rc) {
         nn_module_free(m);

@@ -60,7 +60,10 @@ static struct {
     pthread_mutex_t lock;
     size_t bytes;
     size_t count;
-    struct cached { size_t size; float *data; } slots[CACHE_SLOTS];
+    struct cached {
+        size_t size;
+        float *data;
+    } slots[CACHE_SLOTS];
 } g_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {{0, NULL}}};
 
 void nn_release_cached_memory(void) {
@@ -114,9 +117,7 @@ nn_storage *nn__storage_new(size_t bytes) {
     s->refcount = 1;
     int64_t now = __atomic_add_fetch(&g_allocated, (int64_t)bytes, __ATOMIC_RELAXED);
     int64_t peak = __atomic_load_n(&g_peak, __ATOMIC_RELAXED);
-    while (now > peak &&
-           !__atomic_compare_exchange_n(&g_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+    while (now > peak && !__atomic_compare_exchange_n(&g_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
     OPPROF_MEMORY(s->data, (int64_t)bytes, now);
     return s;
 }

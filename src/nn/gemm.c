@@ -82,14 +82,13 @@ typedef struct col_block {
 /* Plain rows are at least N long; panel rows are NN__PANEL long. */
 static bool plain_rows(const nn__gemm_problem *g) { return g->b_row_step >= (size_t)g->n; }
 
-static int col_blocks(const nn__gemm_problem *g) {
-    return plain_rows(g) ? 1 : (g->n + NN__PANEL - 1) / NN__PANEL;
-}
+static int col_blocks(const nn__gemm_problem *g) { return plain_rows(g) ? 1 : (g->n + NN__PANEL - 1) / NN__PANEL; }
 
 static col_block col_block_at(const nn__gemm_problem *g, int i) {
     if (plain_rows(g)) return (col_block){0, g->n, (int)g->b_row_step, g->b};
     int j0 = i * NN__PANEL;
-    return (col_block){j0, g->n - j0 < NN__PANEL ? g->n - j0 : NN__PANEL, NN__PANEL, g->b + (size_t)i * g->b_panel_stride};
+    return (col_block){j0, g->n - j0 < NN__PANEL ? g->n - j0 : NN__PANEL, NN__PANEL,
+                       g->b + (size_t)i * g->b_panel_stride};
 }
 
 static void lay_bias(const nn__gemm_problem *g, int row0, int row1) {
@@ -136,17 +135,17 @@ static void run_openblas(const nn__gemm_problem *g) {
     openblas_set_num_threads(g_threads);
     for (int i = 0; i < col_blocks(g); i++) {
         col_block blk = col_block_at(g, i);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, blk.width, g->k, 1.0f, g->a, g->lda, blk.b,
-                    blk.ld, beta, g->c + blk.j0, g->ldc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, blk.width, g->k, 1.0f, g->a, g->lda, blk.b, blk.ld,
+                    beta, g->c + blk.j0, g->ldc);
     }
     openblas_set_num_threads(1);
 }
 
-int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b,
-              const float *b_panels, const float *bias, float beta, float *c, int ldc) {
+int nn__sgemm(int m, int n, int k, const float *a, int lda, const float *b, int ldb, int trans_b, const float *b_panels,
+              const float *bias, float beta, float *c, int ldc) {
     pthread_once(&g_once, gemm_init);
-    nn__gemm_problem g = {.m = m, .n = n, .k = k, .a = a, .lda = lda, .bias = bias, .accumulate = beta != 0.0f,
-                          .c = c, .ldc = ldc};
+    nn__gemm_problem g = {
+        .m = m, .n = n, .k = k, .a = a, .lda = lda, .bias = bias, .accumulate = beta != 0.0f, .c = c, .ldc = ldc};
     float *packed = NULL;
     if (!b_panels && trans_b) { /* B^T's columns are strided: into panels */
         if (!(packed = nn__alloc(nn__panels_size(k, n) * sizeof(float)))) return NN_ENOMEM;

@@ -6,7 +6,7 @@
  * (kernels.h), so the choice changes the speed and nothing else; libxsmm and
  * OpenBLAS round differently and run only when asked. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#define _GNU_SOURCE /* secure_getenv */
+#define _GNU_SOURCE             /* secure_getenv */
 #include "kernels.h"
 
 #include <pthread.h>
@@ -156,9 +156,16 @@ int nn_gemm_choice_for(int64_t m, int64_t n, int64_t k, nn_gemm_choice *out) {
     float *buf = nn__calloc(1, bytes);
     if (!buf) return NN_ENOMEM;
     /* the layout a Linear layer's product reads: B in panels */
-    nn__gemm_problem g = {.m = (int)m, .n = (int)n, .k = (int)k, .a = buf, .lda = (int)k, .b = buf + m * k,
-                          .b_row_step = NN__PANEL, .b_panel_stride = (size_t)k * NN__PANEL,
-                          .c = buf + m * k + panels, .ldc = (int)n};
+    nn__gemm_problem g = {.m = (int)m,
+                          .n = (int)n,
+                          .k = (int)k,
+                          .a = buf,
+                          .lda = (int)k,
+                          .b = buf + m * k,
+                          .b_row_step = NN__PANEL,
+                          .b_panel_stride = (size_t)k * NN__PANEL,
+                          .c = buf + m * k + panels,
+                          .ldc = (int)n};
     nn__gemm_choice c;
     int rc = nn__gemm_choose(&g, &c);
     nn__free(buf);

@@ -8,7 +8,7 @@
 #define NN__HIDDEN __attribute__((visibility("hidden")))
 
 struct nn_storage {
-    int refcount; /* atomic */
+    int refcount;    /* atomic */
     size_t bytes;    /* as asked */
     size_t capacity; /* as allocated (64-byte multiple) */
     float *data;
@@ -65,7 +65,6 @@ NN__HIDDEN void nn__slowdown_finish(int64_t started);
 /* W^T ([out, in] weights) in the kernels' panels, as a 1-D tensor of
  * nn__panels_size(in, out) floats, made outside any operator. */
 NN__HIDDEN int nn__pack_weight(const nn_tensor *w, nn_tensor **out);
-
 
 /* rng.c */
 NN__HIDDEN uint64_t nn__rng_next(void);

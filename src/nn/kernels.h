@@ -37,8 +37,16 @@ static inline const float *nn__gemm_b_at(const nn__gemm_problem *g, int p, int j
 typedef void nn__gemm_block_fn(const nn__gemm_problem *g, int row0, int row1, int col0, int col1);
 
 /* gemm_choice.c: the kernels, and which one runs a problem. */
-enum { NN__K_AUTO = -1, NN__K_AVX512, NN__K_AVX2, NN__K_SCALAR, NN__K_OWN = 3, NN__K_XSMM = 3, NN__K_OPENBLAS,
-       NN__K_COUNT };
+enum {
+    NN__K_AUTO = -1,
+    NN__K_AVX512,
+    NN__K_AVX2,
+    NN__K_SCALAR,
+    NN__K_OWN = 3,
+    NN__K_XSMM = 3,
+    NN__K_OPENBLAS,
+    NN__K_COUNT
+};
 typedef struct nn__gemm_choice {
     int m, n, k, kernel;
     double gflops; /* measured by auto, one thread; 0 when set by hand */

@@ -11,9 +11,9 @@ typedef enum { MODULE_LINEAR, MODULE_RELU, MODULE_SEQUENTIAL } module_kind;
 struct nn_module {
     module_kind kind;
     bool eval;
-    nn_tensor *weight, *bias;  /* Linear */
-    nn_tensor *weight_panels;  /* W^T in the kernels' panels: what the GEMM reads */
-    nn_module **children;      /* Sequential */
+    nn_tensor *weight, *bias; /* Linear */
+    nn_tensor *weight_panels; /* W^T in the kernels' panels: what the GEMM reads */
+    nn_module **children;     /* Sequential */
     size_t n_children;
 };
 

@@ -10,7 +10,6 @@
 #include <immintrin.h>
 #endif
 
-
 /* record_shapes: the operator's inputs as PyTorch lists them; NULL stands
  * for a non-tensor argument (a scalar, a dim), which prints as []. */
 void nn__record_inputs(int n, const nn_tensor *const *inputs) {
@@ -22,8 +21,8 @@ void nn__record_inputs(int n, const nn_tensor *const *inputs) {
     opprof_set_inputs(n, in);
 }
 
-int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides,
-                  int64_t offset, nn_tensor **out) {
+int nn_as_strided(const nn_tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                  nn_tensor **out) {
     if (out) *out = NULL; /* on any error, *out is NULL */
     if (!t || !out || !strides || nn__check_shape(ndim, shape)) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
@@ -228,8 +227,7 @@ static int mm(const nn_tensor *a, const nn_tensor *b, const float *b_panels, nn_
 
 int nn_mm(const nn_tensor *a, const nn_tensor *b, nn_tensor **out) { return mm(a, b, NULL, out); }
 
-int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_panels, const nn_tensor *b,
-               nn_tensor **out) {
+int nn__linear(const nn_tensor *x, const nn_tensor *w, const nn_tensor *w_panels, const nn_tensor *b, nn_tensor **out) {
     if (!x || !w || !out || x->ndim != 2 || w->ndim != 2) return NN_EINVAL;
     *out = NULL; /* on any error, *out is NULL */
     if (x->shape[1] != w->shape[1]) return NN_ESHAPE;
@@ -269,8 +267,8 @@ int nn__pack_weight(const nn_tensor *w, nn_tensor **out) {
 /* max(x, lo) with NaN passing through, as in PyTorch: MAXPS returns its
  * second operand when either is NaN, so x goes second. */
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) static void clamp_min_avx512(const float *restrict x, float *restrict y,
-                                                                 int64_t n, float lo) {
+__attribute__((target("avx512f"))) static void clamp_min_avx512(const float *restrict x, float *restrict y, int64_t n,
+                                                                float lo) {
     const __m512 vlo = _mm512_set1_ps(lo);
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {

@@ -104,7 +104,9 @@ static int st_find(const st_file *f, const char *name, int *ndim, int64_t *shape
              off = yajl_tree_get(t, ko, yajl_t_array);
     if (!dtype || !sh || !off)
         return fail(msg, size, NN_EFORMAT, "%s: tensor '%s': entry lacks %s", f->path, name,
-                    !dtype ? "a string dtype" : !sh ? "a shape array" : "a data_offsets array");
+                    !dtype ? "a string dtype"
+                    : !sh  ? "a shape array"
+                           : "a data_offsets array");
     const char *dt = YAJL_GET_STRING(dtype);
     if (!dt || strcmp(dt, "F32") != 0)
         return fail(msg, size, NN_EDTYPE, "%s: tensor '%s': dtype %s is not supported (only F32)", f->path, name,
@@ -142,8 +144,7 @@ static int st_find(const st_file *f, const char *name, int *ndim, int64_t *shape
 
 static int st_read(const st_file *f, const char *name, uint64_t offset, float *dst, int64_t numel, char *msg,
                    size_t size) {
-    if (fseeko(f->fp, (off_t)offset, SEEK_SET) != 0 ||
-        fread(dst, sizeof(float), (size_t)numel, f->fp) != (size_t)numel)
+    if (fseeko(f->fp, (off_t)offset, SEEK_SET) != 0 || fread(dst, sizeof(float), (size_t)numel, f->fp) != (size_t)numel)
         return fail(msg, size, NN_EFORMAT, "%s: tensor '%s': cannot read its data", f->path, name);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     for (int64_t i = 0; i < numel; i++) {
@@ -256,8 +257,7 @@ int nn_module_load_safetensors(nn_module *m, const char *path, char *message, si
         if (rc) fail(message, size, rc, "%s: %s", path, nn_strerror(rc));
     }
     st_close(&f);
-    for (int i = 0; staged && i < count; i++)
-        nn__free(staged[i]);
+    for (int i = 0; staged && i < count; i++) nn__free(staged[i]);
     nn__free(staged);
     nn__free(offsets);
     nn__free(params);
@@ -272,7 +272,8 @@ int nn_tensor_save_safetensors(const char *path, const char *name, const nn_tens
     int64_t numel = nn_tensor_numel(t);
     char header[512];
     int n = snprintf(header, sizeof header, "{\"%s\":{\"dtype\":\"F32\",\"shape\":[", name);
-    for (int d = 0; d < t->ndim; d++) n += snprintf(header + n, sizeof header - (size_t)n, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+    for (int d = 0; d < t->ndim; d++)
+        n += snprintf(header + n, sizeof header - (size_t)n, "%s%lld", d ? "," : "", (long long)t->shape[d]);
     n += snprintf(header + n, sizeof header - (size_t)n, "],\"data_offsets\":[0,%lld]}}", (long long)numel * 4);
     while (n % 8) header[n++] = ' '; /* the data starts 8-byte aligned */
     char tmp[4096];

@@ -24,13 +24,13 @@ typedef struct job {
 typedef struct pool {
     pthread_mutex_t lock;
     pthread_cond_t wake, done;
-    int workers;          /* started */
-    unsigned generation;  /* atomic: bumped for each job */
-    job *current;         /* under the lock; NULL between jobs */
+    int workers;         /* started */
+    unsigned generation; /* atomic: bumped for each job */
+    job *current;        /* under the lock; NULL between jobs */
 } pool;
 
-static pool g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-                      .done = PTHREAD_COND_INITIALIZER};
+static pool g_pool = {
+    .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t g_run_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 
 static void run_tasks(job *j) {

@@ -47,7 +47,8 @@ static int g_functions; /* record functions */
 /* What the program did through the hooks, said at exit when it did nothing
  * that was asked for (stored once: then the hot path only reads a cached line). */
 static int g_saw_allocation, g_saw_function;
-static __thread int t_inside __attribute__((tls_model("initial-exec"))); /* naming a function: its own allocations are not the program's */
+static __thread int t_inside
+    __attribute__((tls_model("initial-exec"))); /* naming a function: its own allocations are not the program's */
 
 /* ---- allocations ---- */
 
@@ -153,22 +154,58 @@ static void *new_block(size_t n, size_t align, bool nothrow) {
 #define NOTHROW const void *t /* std::nothrow_t, unused */
 EXPORT void *_Znwm(size_t n) { return new_block(n, 0, false); }
 EXPORT void *_Znam(size_t n) { return new_block(n, 0, false); }
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, NOTHROW) { (void)t; return new_block(n, 0, true); }
-EXPORT void *_ZnamRKSt9nothrow_t(size_t n, NOTHROW) { (void)t; return new_block(n, 0, true); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, NOTHROW) {
+    (void)t;
+    return new_block(n, 0, true);
+}
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, NOTHROW) {
+    (void)t;
+    return new_block(n, 0, true);
+}
 EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_block(n, a, false); }
 EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return new_block(n, a, false); }
-EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) { (void)t; return new_block(n, a, true); }
-EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) { (void)t; return new_block(n, a, true); }
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) {
+    (void)t;
+    return new_block(n, a, true);
+}
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, NOTHROW) {
+    (void)t;
+    return new_block(n, a, true);
+}
 EXPORT void _ZdlPv(void *p) { free(p); }
 EXPORT void _ZdaPv(void *p) { free(p); }
-EXPORT void _ZdlPvRKSt9nothrow_t(void *p, NOTHROW) { (void)t; free(p); }
-EXPORT void _ZdaPvRKSt9nothrow_t(void *p, NOTHROW) { (void)t; free(p); }
-EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; free(p); }
-EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; free(p); }
-EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
-EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
-EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
-EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; free(p); }
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, NOTHROW) {
+    (void)t;
+    free(p);
+}
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, NOTHROW) {
+    (void)t;
+    free(p);
+}
+EXPORT void _ZdlPvm(void *p, size_t n) {
+    (void)n;
+    free(p);
+}
+EXPORT void _ZdaPvm(void *p, size_t n) {
+    (void)n;
+    free(p);
+}
+EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) {
+    (void)a;
+    free(p);
+}
+EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) {
+    (void)a;
+    free(p);
+}
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) {
+    (void)n, (void)a;
+    free(p);
+}
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) {
+    (void)n, (void)a;
+    free(p);
+}
 #undef NOTHROW
 
 /* ---- function names: opprof_symbolize (the ELF symbols of each object) ---- */
@@ -205,10 +242,10 @@ static bool g_step_by_entry;
 static uint64_t g_call_cap = 100000;
 
 static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
-static size_t g_filled;                 /* atomic: slots filled */
+static size_t g_filled;               /* atomic: slots filled */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
-static function g_overflow = {{"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
-                              NULL, false, 0};
+static function g_overflow = {
+    {"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL}, NULL, false, 0};
 
 static function *new_function(void *fn) {
     opprof_symbolize(fn, g_name_buf, sizeof g_name_buf, NULL, 0);
@@ -308,8 +345,9 @@ static void budget_said(void) {
             }
     }
     if (!over) return;
-    fprintf(stderr, "opprof record: --functions: %llu call(s) of %llu function(s) not recorded, past each function's "
-                    "first %llu (OPPROF_FUNCTION_CALLS; the tables count the recorded calls): most called",
+    fprintf(stderr,
+            "opprof record: --functions: %llu call(s) of %llu function(s) not recorded, past each function's "
+            "first %llu (OPPROF_FUNCTION_CALLS; the tables count the recorded calls): most called",
             (unsigned long long)over, (unsigned long long)functions, (unsigned long long)g_call_cap);
     for (int i = 0; i < 3 && top[i]; i++) {
         char *readable = opprof_demangle(top[i]->name);

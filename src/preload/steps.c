@@ -103,7 +103,8 @@ static int patch_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size, (void)data;
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     if (!dyn) return 0;
     const ElfW(Sym) *symtab = NULL;
     const char *strtab = NULL;
@@ -150,17 +151,21 @@ void opprof__steps_setup(const char *name) {
 void opprof__steps_said(void) {
     uint64_t reentered = __atomic_load_n(&g_reentered, __ATOMIC_RELAXED);
     if (g_name && reentered)
-        fprintf(stderr, "opprof record: --step %s: %llu call(s) made while their thread was making a step (from a "
-                        "signal handler, or by opprof itself) ran without a step of their own\n",
+        fprintf(stderr,
+                "opprof record: --step %s: %llu call(s) made while their thread was making a step (from a "
+                "signal handler, or by opprof itself) ran without a step of their own\n",
                 g_name, (unsigned long long)reentered);
     if (!g_name || __atomic_load_n(&g_calls, __ATOMIC_RELAXED)) return;
     if (!opprof__step_target)
-        fprintf(stderr, "opprof record: --step %s: no function of that name is exported by the program or its "
-                        "libraries, so no step was made (a static function is seen only in a program built with "
-                        "-finstrument-functions, with --functions)\n", g_name);
+        fprintf(stderr,
+                "opprof record: --step %s: no function of that name is exported by the program or its "
+                "libraries, so no step was made (a static function is seen only in a program built with "
+                "-finstrument-functions, with --functions)\n",
+                g_name);
     else
-        fprintf(stderr, "opprof record: --step %s: no call of it was seen (%llu call slot(s) redirected): only calls "
-                        "from another object (a shared library's function) are seen, or every call in a program "
-                        "built with -finstrument-functions, with --functions\n",
+        fprintf(stderr,
+                "opprof record: --step %s: no call of it was seen (%llu call slot(s) redirected): only calls "
+                "from another object (a shared library's function) are seen, or every call in a program "
+                "built with -finstrument-functions, with --functions\n",
                 g_name, (unsigned long long)g_slots);
 }

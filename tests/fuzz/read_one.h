@@ -29,8 +29,8 @@ static inline int read_one(const uint8_t *data, size_t size, opprof_read_error *
         opprof_averages *avg;
         char *text = NULL;
         if (opprof_capture_averages(c, &avg) == 0) {
-            opprof_averages_table_to_string(avg,
-                    &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 20}, &text);
+            opprof_averages_table_to_string(
+                avg, &(opprof_table_options){.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 20}, &text);
             opprof_free(text);
             opprof_averages_free(avg);
         }
@@ -174,7 +174,8 @@ static inline int round_trip_differs(const uint8_t *data, size_t size) {
         opprof_capture *back = read_back(c, pftrace, &opt);
         char *after = back ? read_seen(back) : NULL;
         if (!after || strcmp(before, after)) {
-            fprintf(stderr, "read:\n%s\nback from %s:\n%s\n", before, pftrace ? ".pftrace" : "JSON", after ? after : "(refused)");
+            fprintf(stderr, "read:\n%s\nback from %s:\n%s\n", before, pftrace ? ".pftrace" : "JSON",
+                    after ? after : "(refused)");
             differ = 1;
         }
         free(after);

@@ -7,17 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HELP[] =
-    "Validate a trace; list each problem as FILE:LINE:COLUMN: message (byte offset):\n"
-    "not JSON, unknown phases, missing or mistyped fields, negative durations,\n"
-    "complete events that overlap without nesting on a thread, memory totals that do\n"
-    "not add up, events dropped at record time.\n";
+static const char HELP[] = "Validate a trace; list each problem as FILE:LINE:COLUMN: message (byte offset):\n"
+                           "not JSON, unknown phases, missing or mistyped fields, negative durations,\n"
+                           "complete events that overlap without nesting on a thread, memory totals that do\n"
+                           "not add up, events dropped at record time.\n";
 
-#define CHECK_OPTIONS(X)                                                                   \
-    X(MAX_PROBLEMS, "max-problems", "N",                                                   \
-      "print at most N problems (default 1000; -1: all); all are counted")                 \
-    X(JSON, "json", NULL,                                                                  \
-      "{\"file\", \"readable\", \"problems\": [...], \"problem_count\", \"events\"}")
+#define CHECK_OPTIONS(X)                                                                                      \
+    X(MAX_PROBLEMS, "max-problems", "N", "print at most N problems (default 1000; -1: all); all are counted") \
+    X(JSON, "json", NULL, "{\"file\", \"readable\", \"problems\": [...], \"problem_count\", \"events\"}")
 TOOL_OPTIONS(CHECK_OPTIONS);
 
 typedef struct checker {
@@ -31,8 +28,10 @@ typedef struct checker {
 /* A JSON string literal, escaped by the library (as its own outputs are). */
 static void print_json_string(const char *s) {
     char *quoted = NULL;
-    if (opprof_json_string_to_string(s, &quoted) == 0) fputs(quoted, stdout);
-    else fputs("null", stdout);
+    if (opprof_json_string_to_string(s, &quoted) == 0)
+        fputs(quoted, stdout);
+    else
+        fputs("null", stdout);
     opprof_free(quoted);
 }
 
@@ -53,7 +52,9 @@ static void on_problem(void *ctx, const opprof_trace_problem *p) {
     }
 }
 
-static void check_progress(void *ctx, int64_t done, int64_t total) { tool_on_progress(&((checker *)ctx)->pr, done, total); }
+static void check_progress(void *ctx, int64_t done, int64_t total) {
+    tool_on_progress(&((checker *)ctx)->pr, done, total);
+}
 
 static int run(int argc, char **argv) {
     checker ck = {.max = 1000};
@@ -113,5 +114,4 @@ static const char EXAMPLES[] =
     "  opprof check trace.json                  # every problem as FILE:LINE:COLUMN: message\n"
     "  opprof check --json --max-problems 20 trace.json.gz\n";
 
-TOOL_COMMAND(check, "check TRACE [OPTIONS]",
-             "validate a trace and list every problem with its position", NULL);
+TOOL_COMMAND(check, "check TRACE [OPTIONS]", "validate a trace and list every problem with its position", NULL);

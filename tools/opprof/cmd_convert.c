@@ -8,14 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HELP[] =
-    "Write TRACE (any trace opprof reads: opprof's, PyTorch's, another trace-event\n"
-    "writer's; plain or gzip) as OUT, in the format OUT's name says:\n"
-    "  *.pftrace, *.perfetto-trace   Perfetto's native protobuf trace (ui.perfetto.dev)\n"
-    "  *.pftrace.gz                   the same, gzip-compressed\n"
-    "  *.json                         a Chrome trace (Kineto's JSON object form)\n"
-    "  *.json.gz                      the same, gzip-compressed\n"
-    "OUT appears whole or not at all.\n";
+static const char HELP[] = "Write TRACE (any trace opprof reads: opprof's, PyTorch's, another trace-event\n"
+                           "writer's; plain or gzip) as OUT, in the format OUT's name says:\n"
+                           "  *.pftrace, *.perfetto-trace   Perfetto's native protobuf trace (ui.perfetto.dev)\n"
+                           "  *.pftrace.gz                   the same, gzip-compressed\n"
+                           "  *.json                         a Chrome trace (Kineto's JSON object form)\n"
+                           "  *.json.gz                      the same, gzip-compressed\n"
+                           "OUT appears whole or not at all.\n";
 
 #define CONVERT_OPTIONS(X) /* none */
 TOOL_OPTIONS(CONVERT_OPTIONS);
@@ -25,8 +24,10 @@ static int run(int argc, char **argv) {
     if (optind != argc - 2) return tool_usage_error("convert", "convert takes a TRACE and an OUT file");
     const char *in = argv[optind], *out = argv[optind + 1];
     if (tool_format_of(out) == TOOL_FORMAT_UNKNOWN)
-        return tool_usage_error("convert", "OUT's name must end in .pftrace, .pftrace.gz, .perfetto-trace, .json "
-                                           "or .json.gz, not '%s'", out);
+        return tool_usage_error("convert",
+                                "OUT's name must end in .pftrace, .pftrace.gz, .perfetto-trace, .json "
+                                "or .json.gz, not '%s'",
+                                out);
     opprof_capture *cap;
     int rc = tool_load(in, &cap);
     if (rc) return rc;

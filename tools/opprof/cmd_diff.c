@@ -8,48 +8,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HELP[] =
-    "Compare two traces per operator: calls, self and total CPU time, self CPU memory,\n"
-    "and self device time (Self CUDA...) when both traces have it, before and after, the\n"
-    "change and the ratio, sorted by the largest change in self time (CPU or device);\n"
-    "kernels are rows of their own; totals; notes where the two captures' configurations\n"
-    "differ. Each side's times are its means per step (ProfilerStep#N; an aggregate\n"
-    "profile's runs), so that traces of different step counts compare.\n";
+static const char HELP[] = "Compare two traces per operator: calls, self and total CPU time, self CPU memory,\n"
+                           "and self device time (Self CUDA...) when both traces have it, before and after, the\n"
+                           "change and the ratio, sorted by the largest change in self time (CPU or device);\n"
+                           "kernels are rows of their own; totals; notes where the two captures' configurations\n"
+                           "differ. Each side's times are its means per step (ProfilerStep#N; an aggregate\n"
+                           "profile's runs), so that traces of different step counts compare.\n";
 
-#define DIFF_OPTIONS(X)                                                                                      \
-    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 30; -1 or 0: all)")                               \
-    X(JSON, "json", NULL, "the comparison as JSON")                                                          \
-    X(HTML, "html", "OUT",                                                                                   \
-      "write it as a self-contained HTML page (a sortable table with\n"                                      \
-      "before/after bars) to OUT instead")                                                                   \
-    X(MATCH, "match", "HOW",                                                                                 \
-      "name: rows of the same name; layers: the same model's layers in order,\n"                             \
-      "each side's operators read as classes of work (aten::linear = Gemm,\n"                                \
-      "FusedGemm = aten::linear + aten::relu); default: layers when the\n"                                   \
-      "runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name")                         \
-    X(STAT, "stat", NULL,                                                                                    \
-      "BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"                                \
-      "*.json.gz, *.pftrace, in it or below it; not summary.json): every row's self\n"                       \
-      "time per step (ProfilerStep#N; a trace without steps is one) is its sample.\n"                        \
-      "Per row: the medians, IQRs, the shift of the median (Hodges-Lehmann) with its\n"                      \
-      "interval, the Mann-Whitney p-value Holm-corrected over the rows and the total\n"                      \
-      "(self time per step), significant or not; significant rows first; notes when a\n"                     \
-      "side is too noisy to detect the change asked, with the steps it would need.\n"                        \
-      "Samples must be independent: interleave the runs of the two sides. With it:")                         \
-    X(ALPHA, "alpha", "A", "significance level (default 0.05); intervals at 1 - A")                          \
-    X(DETECT, "detect", "PCT",                                                                               \
-      "the change the noise notes are about (default 5%, or the\n"                                           \
-      "first gate's bound)")                                                                                 \
-    X(FAIL_IF, "fail-if", "GATE",                                                                            \
-      "'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"                                       \
-      "when ROW's change is beyond the bound and significant as a test of\n"                                 \
-      "its own, one-sided in the gate's direction (p < alpha / the number\n"                                 \
-      "of gates); repeatable")                                                                               \
-    X(WHAT_IF, "what-if", "CHANGES",                                                                         \
-      "the prediction to test: BEFORE's steps replayed with these changes\n"                                 \
-      "(as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"                        \
-      "AFTER's measured one: confirmed when the predicted shift is within the\n"                             \
-      "step row's interval, else refuted, with how far off it is")                                           \
+#define DIFF_OPTIONS(X)                                                                  \
+    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 30; -1 or 0: all)")           \
+    X(JSON, "json", NULL, "the comparison as JSON")                                      \
+    X(HTML, "html", "OUT",                                                               \
+      "write it as a self-contained HTML page (a sortable table with\n"                  \
+      "before/after bars) to OUT instead")                                               \
+    X(MATCH, "match", "HOW",                                                             \
+      "name: rows of the same name; layers: the same model's layers in order,\n"         \
+      "each side's operators read as classes of work (aten::linear = Gemm,\n"            \
+      "FusedGemm = aten::linear + aten::relu); default: layers when the\n"               \
+      "runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name")     \
+    X(STAT, "stat", NULL,                                                                \
+      "BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"            \
+      "*.json.gz, *.pftrace, in it or below it; not summary.json): every row's self\n"   \
+      "time per step (ProfilerStep#N; a trace without steps is one) is its sample.\n"    \
+      "Per row: the medians, IQRs, the shift of the median (Hodges-Lehmann) with its\n"  \
+      "interval, the Mann-Whitney p-value Holm-corrected over the rows and the total\n"  \
+      "(self time per step), significant or not; significant rows first; notes when a\n" \
+      "side is too noisy to detect the change asked, with the steps it would need.\n"    \
+      "Samples must be independent: interleave the runs of the two sides. With it:")     \
+    X(ALPHA, "alpha", "A", "significance level (default 0.05); intervals at 1 - A")      \
+    X(DETECT, "detect", "PCT",                                                           \
+      "the change the noise notes are about (default 5%, or the\n"                       \
+      "first gate's bound)")                                                             \
+    X(FAIL_IF, "fail-if", "GATE",                                                        \
+      "'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"                   \
+      "when ROW's change is beyond the bound and significant as a test of\n"             \
+      "its own, one-sided in the gate's direction (p < alpha / the number\n"             \
+      "of gates); repeatable")                                                           \
+    X(WHAT_IF, "what-if", "CHANGES",                                                     \
+      "the prediction to test: BEFORE's steps replayed with these changes\n"             \
+      "(as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"    \
+      "AFTER's measured one: confirmed when the predicted shift is within the\n"         \
+      "step row's interval, else refuted, with how far off it is")                       \
     X(MACHINE, "machine", "FILE", "the ceilings for NAME=roof (default: this machine's, measured)")
 TOOL_OPTIONS(DIFF_OPTIONS);
 

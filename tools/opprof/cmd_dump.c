@@ -15,15 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char HELP[] =
-    "Ask the flight recorder of a running program (started with OPPROF_TRACE=DIR and\n"
-    "OPPROF_FLIGHT=N) to save the steps it holds: dump sends the program its dump signal\n"
-    "(OPPROF_FLIGHT_SIGNAL, SIGUSR2 by default), waits until the save is in DIR, and prints\n"
-    "its files. A program without a flight recorder is refused, never signalled.\n";
+static const char HELP[] = "Ask the flight recorder of a running program (started with OPPROF_TRACE=DIR and\n"
+                           "OPPROF_FLIGHT=N) to save the steps it holds: dump sends the program its dump signal\n"
+                           "(OPPROF_FLIGHT_SIGNAL, SIGUSR2 by default), waits until the save is in DIR, and prints\n"
+                           "its files. A program without a flight recorder is refused, never signalled.\n";
 
-#define DUMP_OPTIONS(X)                              \
-    X(TIMEOUT, "timeout", "DUR",                     \
-      "how long to wait for the save (default 10s)")
+#define DUMP_OPTIONS(X) X(TIMEOUT, "timeout", "DUR", "how long to wait for the save (default 10s)")
 TOOL_OPTIONS(DUMP_OPTIONS);
 
 typedef struct target {
@@ -43,8 +40,10 @@ static int read_target(long pid, target *t) {
     for (int c; !err && (c = getc(f)) != EOF;) {
         if (len + 1 >= cap) {
             char *grown = realloc(env, cap = cap ? cap * 2 : 65536);
-            if (!grown) err = -ENOMEM;
-            else env = grown;
+            if (!grown)
+                err = -ENOMEM;
+            else
+                env = grown;
         }
         if (!err) env[len++] = (char)c;
     }
@@ -145,8 +144,10 @@ static int run(int argc, char **argv) {
         return TOOL_EXIT_UNREADABLE;
     }
     if (!t.has_flight || !t.has_trace) {
-        fprintf(stderr, "opprof: dump: process %ld has no flight recorder (its environment has no %s): it is not "
-                        "signalled, as the signal could end it\n", pid, t.has_trace ? "OPPROF_FLIGHT" : "OPPROF_TRACE");
+        fprintf(stderr,
+                "opprof: dump: process %ld has no flight recorder (its environment has no %s): it is not "
+                "signalled, as the signal could end it\n",
+                pid, t.has_trace ? "OPPROF_FLIGHT" : "OPPROF_TRACE");
         return TOOL_EXIT_FAILED;
     }
     int sig = SIGUSR2;
@@ -155,9 +156,11 @@ static int run(int argc, char **argv) {
         return TOOL_EXIT_FAILED;
     }
     if (!catches(pid, sig)) {
-        fprintf(stderr, "opprof: dump: process %ld does not catch %s, so its flight recorder did not start (see its "
-                        "stderr: a bad OPPROF_FLIGHT or OPPROF_FLIGHT_TRIGGER, or an existing DIR): it is not "
-                        "signalled, as the signal would end it\n", pid, strsignal(sig));
+        fprintf(stderr,
+                "opprof: dump: process %ld does not catch %s, so its flight recorder did not start (see its "
+                "stderr: a bad OPPROF_FLIGHT or OPPROF_FLIGHT_TRIGGER, or an existing DIR): it is not "
+                "signalled, as the signal would end it\n",
+                pid, strsignal(sig));
         return TOOL_EXIT_FAILED;
     }
     char dir[8200];
@@ -170,8 +173,10 @@ static int run(int argc, char **argv) {
     }
     int k = wait_save(dir, before, timeout);
     if (!k) {
-        fprintf(stderr, "opprof: dump: no save appeared in %s within %.1f s (a dump saves the steps that have "
-                        "ended: has the program ended one?)\n", dir, (double)timeout / 1e9);
+        fprintf(stderr,
+                "opprof: dump: no save appeared in %s within %.1f s (a dump saves the steps that have "
+                "ended: has the program ended one?)\n",
+                dir, (double)timeout / 1e9);
         return TOOL_EXIT_FAILED;
     }
     print_save(dir, k);

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HELP[] =
-    "Write a self-contained HTML report of TRACE (no network, no other file): the\n"
-    "capture's facts and warnings, the key averages (click a column to sort), a flame\n"
-    "graph of total CPU time, a timeline with a track per thread, and the memory\n"
-    "allocated over time with its peak. OUT appears whole or not at all.\n";
+static const char HELP[] = "Write a self-contained HTML report of TRACE (no network, no other file): the\n"
+                           "capture's facts and warnings, the key averages (click a column to sort), a flame\n"
+                           "graph of total CPU time, a timeline with a track per thread, and the memory\n"
+                           "allocated over time with its peak. OUT appears whole or not at all.\n";
 
 #define HTML_OPTIONS(X)                                                        \
     X(MACHINE, "machine", "FILE",                                              \
@@ -46,8 +45,7 @@ static int run(int argc, char **argv) {
     return tool_emit(trace, rc, page, out);
 }
 
-static const char EXAMPLES[] =
-    "  opprof html trace.json report.html       # then open report.html in a browser\n";
+static const char EXAMPLES[] = "  opprof html trace.json report.html       # then open report.html in a browser\n";
 
 TOOL_COMMAND(html, "html TRACE OUT.html [OPTIONS]",
              "a self-contained HTML report: table, flame graph, timeline, memory", NULL);

@@ -9,21 +9,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char HELP[] =
-    "Measure this machine's ceilings, as a roofline needs them: the float32 FMA peak of\n"
-    "the widest ISA the CPU has (AVX-512, AVX2 or scalar), and the bandwidth of a stream\n"
-    "that loads and of one that copies a buffer held in L1, L2, the last-level cache and\n"
-    "DRAM (sizes from sysfs), for 1..N threads, each figure the best of nine runs of\n"
-    "about 15 ms. On a busy machine the figures are low: measure on a quiet one.\n";
+static const char HELP[] = "Measure this machine's ceilings, as a roofline needs them: the float32 FMA peak of\n"
+                           "the widest ISA the CPU has (AVX-512, AVX2 or scalar), and the bandwidth of a stream\n"
+                           "that loads and of one that copies a buffer held in L1, L2, the last-level cache and\n"
+                           "DRAM (sizes from sysfs), for 1..N threads, each figure the best of nine runs of\n"
+                           "about 15 ms. On a busy machine the figures are low: measure on a quiet one.\n";
 
-#define MACHINE_OPTIONS(X)                                                             \
-    X(THREADS, "threads", "N",                                                         \
-      "measure for 1..N threads (default: the CPUs this process may use, at most 16)") \
-    X(JSON, "json", NULL,                                                              \
-      "the profile as JSON: cpu, isa, threads, fma_peak_gflops, levels\n"              \
-      "[{name, bytes, load_gbs, copy_gbs}], by_threads (what --machine reads)")        \
-    X(O, "-o", "FILE",                                                                 \
-      "write it to FILE (whole or not at all) instead of stdout")
+#define MACHINE_OPTIONS(X)                                                                                      \
+    X(THREADS, "threads", "N", "measure for 1..N threads (default: the CPUs this process may use, at most 16)") \
+    X(JSON, "json", NULL,                                                                                       \
+      "the profile as JSON: cpu, isa, threads, fma_peak_gflops, levels\n"                                       \
+      "[{name, bytes, load_gbs, copy_gbs}], by_threads (what --machine reads)")                                 \
+    X(O, "-o", "FILE", "write it to FILE (whole or not at all) instead of stdout")
 TOOL_OPTIONS(MACHINE_OPTIONS);
 
 static const char EXAMPLES[] =
@@ -37,8 +34,10 @@ static void text_of(const opprof_machine *m, FILE *out) {
     for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
         const opprof_machine_level *lv = &m->by_threads[0].levels[l];
         char head[48];
-        if (lv->bytes) snprintf(head, sizeof head, "%s (%lld KiB)", lv->name, (long long)(lv->bytes / 1024));
-        else snprintf(head, sizeof head, "%s", lv->name);
+        if (lv->bytes)
+            snprintf(head, sizeof head, "%s (%lld KiB)", lv->name, (long long)(lv->bytes / 1024));
+        else
+            snprintf(head, sizeof head, "%s", lv->name);
         fprintf(out, " %22s", head);
     }
     fputc('\n', out);
@@ -65,7 +64,8 @@ static int run(int argc, char **argv) {
         case OPT_THREADS:
             if (tool_parse_count(optarg, "--threads", &threads)) return TOOL_EXIT_USAGE;
             if (threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS)
-                return tool_usage_error("machine", "--threads takes 1 to %d, not '%s'", OPPROF_MACHINE_MAX_THREADS, optarg);
+                return tool_usage_error("machine", "--threads takes 1 to %d, not '%s'", OPPROF_MACHINE_MAX_THREADS,
+                                        optarg);
             break;
         case OPT_JSON: json = true; break;
         case OPT_O: out_path = optarg; break;
@@ -91,5 +91,5 @@ static int run(int argc, char **argv) {
     return tool_emit("machine", rc, text, out_path);
 }
 
-TOOL_COMMAND(machine, "machine [OPTIONS]",
-             "measure this machine's ceilings: FMA peak, each memory level's bandwidth", NULL);
+TOOL_COMMAND(machine, "machine [OPTIONS]", "measure this machine's ceilings: FMA peak, each memory level's bandwidth",
+             NULL);

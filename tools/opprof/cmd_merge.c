@@ -7,15 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char HELP[] =
-    "One trace from the traces of several ranks (opprof's rank-K/ captures, or PyTorch's\n"
-    "per-rank Kineto traces; gzip accepted), read as streams: memory stays small.\n"
-    "Timestamps move onto rank 0's clock with each trace's distributedInfo clock offset;\n"
-    "each rank's processes are labelled \"rank K\". OUT appears whole or not at all.\n"
-    "OUT.json streams (memory stays small whatever the traces' sizes); OUT.pftrace\n"
-    "(Perfetto's native format, .pftrace.gz gzip-compressed) is the merged trace read as\n"
-    "a capture, then written: memory near the merged capture's size, and a merged JSON\n"
-    "beside OUT while it is made (removed after).\n";
+static const char HELP[] = "One trace from the traces of several ranks (opprof's rank-K/ captures, or PyTorch's\n"
+                           "per-rank Kineto traces; gzip accepted), read as streams: memory stays small.\n"
+                           "Timestamps move onto rank 0's clock with each trace's distributedInfo clock offset;\n"
+                           "each rank's processes are labelled \"rank K\". OUT appears whole or not at all.\n"
+                           "OUT.json streams (memory stays small whatever the traces' sizes); OUT.pftrace\n"
+                           "(Perfetto's native format, .pftrace.gz gzip-compressed) is the merged trace read as\n"
+                           "a capture, then written: memory near the merged capture's size, and a merged JSON\n"
+                           "beside OUT while it is made (removed after).\n";
 
 #define MERGE_OPTIONS(X) X(OUTPUT, "o|output", "OUT", "the merged trace: OUT.json, OUT.pftrace or OUT.pftrace.gz")
 TOOL_OPTIONS(MERGE_OPTIONS);
@@ -56,8 +55,8 @@ static int run(int argc, char **argv) {
     }
     tool_trace_format f = tool_format_of(out);
     if (f == TOOL_FORMAT_UNKNOWN || f == TOOL_FORMAT_JSON_GZ)
-        return tool_usage_error("merge", "OUT's name must end in .json, .pftrace, .pftrace.gz or .perfetto-trace, not '%s'",
-                                out);
+        return tool_usage_error(
+            "merge", "OUT's name must end in .json, .pftrace, .pftrace.gz or .perfetto-trace, not '%s'", out);
     opprof_merge_result res;
     const char *const *inputs = (const char *const *)argv + optind;
     size_t n = (size_t)(argc - optind);
@@ -77,9 +76,7 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
-static const char EXAMPLES[] =
-    "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
-    "  opprof merge runs/rank-*.json -o merged.pftrace\n";
+static const char EXAMPLES[] = "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
+                               "  opprof merge runs/rank-*.json -o merged.pftrace\n";
 
-TOOL_COMMAND(merge, "merge TRACE... [OPTIONS]",
-             "the traces of several ranks on one timeline", NULL);
+TOOL_COMMAND(merge, "merge TRACE... [OPTIONS]", "the traces of several ranks on one timeline", NULL);

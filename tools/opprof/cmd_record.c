@@ -26,61 +26,57 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char HELP[] =
-    "Profile CMD without changing it: libopprof_record.so is preloaded and records\n";
+static const char HELP[] = "Profile CMD without changing it: libopprof_record.so is preloaded and records\n";
 
-#define RECORD_OPTIONS(X)                                                                                                                                                                                                                                                                                                                                            \
-    X(MEMORY, "memory", NULL,                                                                                                                                                                                                                                                                                                                                        \
-      "every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"                                                                                                                                                                                                                                                                                \
-      "attributed to the open range or function (Self CPU Mem, Peak Mem)")                                                                                                                                                                                                                                                                                           \
-    X(FUNCTIONS, "functions", NULL,                                                                                                                                                                                                                                                                                                                                  \
-      "every function of a program compiled with -finstrument-functions, as a\n"                                                                                                                                                                                                                                                                                     \
-      "range named from its ELF symbols (static functions too); bounded: each\n"                                                                                                                                                                                                                                                                                     \
-      "function's first 100000 calls are ranges, the rest counted and said at exit\n"                                                                                                                                                                                                                                                                                \
-      "(OPPROF_FUNCTION_CALLS=N), a capture holds at most 8388608 ranges in memory\n"                                                                                                                                                                                                                                                                                \
-      "(OPPROF_MAX_EVENTS=N, 256 MiB) and its trace the 2000000 longest (--max-events)")                                                                                                                                                                                                                                                                             \
-    X(SAMPLE, "sample", "[=HZ[,dwarf]]",                                                                                                                                                                                                                                                                                                                             \
-      "sample every thread's native call stack HZ times a second of its CPU\n"                                                                                                                                                                                                                                                                                       \
-      "time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD;\n"                                                                                                                                                                                                                                                                                  \
-      "dwarf: unwind a copy of the stack, so that code without frame pointers keeps\n"                                                                                                                                                                                                                                                                               \
-      "its callers): the table gains Samples and Top native frame columns and the\n"                                                                                                                                                                                                                                                                                 \
-      "native functions by samples; times off the CPU too (report --cpu-time,\n"                                                                                                                                                                                                                                                                                     \
-      "stacks --samples)")                                                                                                                                                                                                                                                                                                                                           \
-    X(GGML, "ggml", NULL,                                                                                                                                                                                                                                                                                                                                            \
-      "each op of the program's ggml (its CPU backend, built with opprof's hook:\n"                                                                                                                                                                                                                                                                                  \
-      "src/ggml/ggml-cpu-hook.patch) on the threads that compute it, as the ggml\n"                                                                                                                                                                                                                                                                                  \
-      "adapter records them (ggml::MUL_MAT, wall time, threads, FLOPs; shapes with\n"                                                                                                                                                                                                                                                                                \
-      "--record-shapes); with --step ggml_graph_compute, each graph a step")                                                                                                                                                                                                                                                                                         \
-    X(RECORD_SHAPES, "record-shapes", NULL,                                                                                                                                                                                                                                                                                                                          \
-      "the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"                                                                                                                                                                                                                                                                                \
-      "adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)")                                                                                                                                                                                                                                                                                            \
-    X(STEP, "step", "FUNCTION",                                                                                                                                                                                                                                                                                                                                      \
-      "each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"                                                                                                                                                                                                                                                                                    \
-      "first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"                                                                                                                                                                                                                                                                                     \
-      "`diff --stat` see the program's iterations: calls from another object\n"                                                                                                                                                                                                                                                                                      \
-      "(a shared library's exported function, as llama_decode), or every call with\n"                                                                                                                                                                                                                                                                                \
-      "--functions in a program built with -finstrument-functions")                                                                                                                                                                                                                                                                                                  \
-    X(ROOFLINE, "roofline", NULL,                                                                                                                                                                                                                                                                                                                                    \
-      "the captures carry this machine's ceilings (FMA peak, each cache level's and\n"                                                                                                                                                                                                                                                                               \
-      "DRAM's bandwidth), taken before CMD runs from the user's cache of them, else\n"                                                                                                                                                                                                                                                                               \
-      "measured then (about 2 s a thread the first time) and kept: `report --roofline`\n"                                                                                                                                                                                                                                                                            \
-      "of the capture then needs no --machine")                                                                                                                                                                                                                                                                                                                      \
-    X(OUTPUT, "o|output", "DIR",                                                                                                                                                                                                                                                                                                                                                \
-      "where the capture goes (a new directory; default opprof-record-TIME)")                                                                                                                                                                                                                                                                                        \
-    X(OUTPUTS, "outputs", "LIST",                                                                                                                                                                                                                                                                                                                                    \
-      "what each capture becomes: trace, tables, html (default these three),\n"                                                                                                                                                                                                                                                                                      \
-      "perfetto (trace-step-N.pftrace: Perfetto's native format)")                                                                                                                                                                                                                                                                                                   \
-    X(NO_HTML, "no-html", NULL,                                                                                                                                                                                                                                                                                                                                      \
-      "--outputs trace,tables (the report is most of the exit's work)")                                                                                                                                                                                                                                                                                              \
-    X(GZIP, "gzip", NULL,                                                                                                                                                                                                                                                                                                                                            \
-      "the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)")                                                                                                                                                                                                                                                                             \
-    X(MAX_EVENTS, "max-events", "N",                                                                                                                                                                                                                                                                                                                                 \
-      "the trace holds the N longest ranges, with a note (the tables and the report\n"                                                                                                                                                                                                                                                                               \
-      "are made from all of them)")                                                                                                                                                                                                                                                                                                                                  \
-    X(TEXT_1, NULL, NULL,                                                                           \
-      "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"      \
-      "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"    \
-      "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n" \
+#define RECORD_OPTIONS(X)                                                                                    \
+    X(MEMORY, "memory", NULL,                                                                                \
+      "every malloc, calloc, realloc, free, aligned allocation and C++ new/delete,\n"                        \
+      "attributed to the open range or function (Self CPU Mem, Peak Mem)")                                   \
+    X(FUNCTIONS, "functions", NULL,                                                                          \
+      "every function of a program compiled with -finstrument-functions, as a\n"                             \
+      "range named from its ELF symbols (static functions too); bounded: each\n"                             \
+      "function's first 100000 calls are ranges, the rest counted and said at exit\n"                        \
+      "(OPPROF_FUNCTION_CALLS=N), a capture holds at most 8388608 ranges in memory\n"                        \
+      "(OPPROF_MAX_EVENTS=N, 256 MiB) and its trace the 2000000 longest (--max-events)")                     \
+    X(SAMPLE, "sample", "[=HZ[,dwarf]]",                                                                     \
+      "sample every thread's native call stack HZ times a second of its CPU\n"                               \
+      "time (default 1000; `--sample HZ CMD` too; perf events, no change to CMD;\n"                          \
+      "dwarf: unwind a copy of the stack, so that code without frame pointers keeps\n"                       \
+      "its callers): the table gains Samples and Top native frame columns and the\n"                         \
+      "native functions by samples; times off the CPU too (report --cpu-time,\n"                             \
+      "stacks --samples)")                                                                                   \
+    X(GGML, "ggml", NULL,                                                                                    \
+      "each op of the program's ggml (its CPU backend, built with opprof's hook:\n"                          \
+      "src/ggml/ggml-cpu-hook.patch) on the threads that compute it, as the ggml\n"                          \
+      "adapter records them (ggml::MUL_MAT, wall time, threads, FLOPs; shapes with\n"                        \
+      "--record-shapes); with --step ggml_graph_compute, each graph a step")                                 \
+    X(RECORD_SHAPES, "record-shapes", NULL,                                                                  \
+      "the input shapes that operators describe (opprof_set_inputs: nn's, the ggml\n"                        \
+      "adapter's), the tables' FLOPs from them (OPPROF_RECORD_SHAPES=1)")                                    \
+    X(STEP, "step", "FUNCTION",                                                                              \
+      "each call of FUNCTION begins a step (ProfilerStep#N; the run before the\n"                            \
+      "first call is step 0), so that the flight recorder (OPPROF_FLIGHT) and\n"                             \
+      "`diff --stat` see the program's iterations: calls from another object\n"                              \
+      "(a shared library's exported function, as llama_decode), or every call with\n"                        \
+      "--functions in a program built with -finstrument-functions")                                          \
+    X(ROOFLINE, "roofline", NULL,                                                                            \
+      "the captures carry this machine's ceilings (FMA peak, each cache level's and\n"                       \
+      "DRAM's bandwidth), taken before CMD runs from the user's cache of them, else\n"                       \
+      "measured then (about 2 s a thread the first time) and kept: `report --roofline`\n"                    \
+      "of the capture then needs no --machine")                                                              \
+    X(OUTPUT, "o|output", "DIR", "where the capture goes (a new directory; default opprof-record-TIME)")     \
+    X(OUTPUTS, "outputs", "LIST",                                                                            \
+      "what each capture becomes: trace, tables, html (default these three),\n"                              \
+      "perfetto (trace-step-N.pftrace: Perfetto's native format)")                                           \
+    X(NO_HTML, "no-html", NULL, "--outputs trace,tables (the report is most of the exit's work)")            \
+    X(GZIP, "gzip", NULL, "the trace gzip-compressed (trace-step-N.json.gz; every opprof command reads it)") \
+    X(MAX_EVENTS, "max-events", "N",                                                                         \
+      "the trace holds the N longest ranges, with a note (the tables and the report\n"                       \
+      "are made from all of them)")                                                                          \
+    X(TEXT_1, NULL, NULL,                                                                                    \
+      "Ranges of a program linked with opprof are recorded too. DIR holds trace-step-N.json\n"               \
+      "(Perfetto), .time.txt and .memory.txt tables and .html, whole or not at all, also when\n"             \
+      "SIGINT or SIGTERM ends CMD. The self CPU time table is printed on stderr (CMD's stdout is\n"          \
       "CMD's alone). Its exit status is CMD's (128 + N for signal N).")
 TOOL_OPTIONS(RECORD_OPTIONS);
 
@@ -188,12 +184,13 @@ static int parse(int argc, char **argv, record_options *ro) {
             if (!optarg && optind + 1 < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
                 ro->sample_hz = argv[optind++];
             if (opprof_parse_sample(ro->sample_hz, &hz, &dwarf))
-                return tool_usage_error("record", "--sample takes HZ[,fp|dwarf], a rate in Hz from 1 to 1000000, not '%s'",
-                                        ro->sample_hz);
+                return tool_usage_error(
+                    "record", "--sample takes HZ[,fp|dwarf], a rate in Hz from 1 to 1000000, not '%s'", ro->sample_hz);
             break;
         }
         case OPT_MAX_EVENTS:
-            if (!is_count(optarg)) return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
+            if (!is_count(optarg))
+                return tool_usage_error("record", "--max-events takes a number >= 1, not '%s'", optarg);
             ro->max_events = optarg;
             break;
         default: fputs("Run 'opprof record --help' for the options.\n", stderr); return TOOL_EXIT_USAGE;
@@ -276,7 +273,8 @@ static int machine_file(char *path, size_t size) {
     if (!f && fd >= 0) close(fd);
     opprof_free(json);
     if (rc) {
-        fprintf(stderr, "opprof record: --roofline: cannot write '%s': %s (nothing was run)\n", path, opprof_strerror(rc));
+        fprintf(stderr, "opprof record: --roofline: cannot write '%s': %s (nothing was run)\n", path,
+                opprof_strerror(rc));
         if (fd >= 0) unlink(path);
         path[0] = '\0';
     }
@@ -302,11 +300,12 @@ static void say_if_setuid(const char *cmd) {
     char path[4096];
     struct stat st;
     if (!find_program(cmd, path, sizeof path) || stat(path, &st) != 0) return;
-    bool secure = ((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
-                  ((st.st_mode & S_ISGID) && st.st_gid != getgid());
+    bool secure =
+        ((st.st_mode & S_ISUID) && st.st_uid != getuid()) || ((st.st_mode & S_ISGID) && st.st_gid != getgid());
     if (secure) /* the kernel runs it as another user: AT_SECURE */
-        fprintf(stderr, "opprof record: '%s' is setuid or setgid: the loader ignores LD_PRELOAD for it and opprof "
-                        "ignores OPPROF_TRACE, so nothing of it can be recorded (profile a copy without the bit)\n",
+        fprintf(stderr,
+                "opprof record: '%s' is setuid or setgid: the loader ignores LD_PRELOAD for it and opprof "
+                "ignores OPPROF_TRACE, so nothing of it can be recorded (profile a copy without the bit)\n",
                 path);
 }
 
@@ -315,21 +314,25 @@ static void say_if_setuid(const char *cmd) {
 static void say_lost(const record_options *ro, const char *cmd, int status, bool started, bool exited) {
     const char *flight = getenv("OPPROF_FLIGHT");
     if (WIFSIGNALED(status))
-        fprintf(stderr, "opprof record: %s was killed by %s: its exit handlers did not run, so the capture being "
-                        "recorded is lost (nothing was written into '%s')\n",
+        fprintf(stderr,
+                "opprof record: %s was killed by %s: its exit handlers did not run, so the capture being "
+                "recorded is lost (nothing was written into '%s')\n",
                 cmd, strsignal(WTERMSIG(status)), ro->dir);
-    else if (exited && flight && *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
+    else if (exited && flight &&
+             *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
         return;
     else if (exited) /* its exit handlers ran: opprof said why above (nothing recorded, OPPROF_TRACE ignored) */
         fprintf(stderr, "opprof record: %s ended normally and wrote no capture into '%s': opprof's reason is above\n",
                 cmd, ro->dir);
     else if (started)
-        fprintf(stderr, "opprof record: %s wrote no capture into '%s': it ended by _exit (a shell does: `sh -c "
-                        "'exec PROG'` hands PROG the profile)\n",
+        fprintf(stderr,
+                "opprof record: %s wrote no capture into '%s': it ended by _exit (a shell does: `sh -c "
+                "'exec PROG'` hands PROG the profile)\n",
                 cmd, ro->dir);
     else
-        fprintf(stderr, "opprof record: %s wrote no capture into '%s': it never loaded libopprof_record.so (it is "
-                        "statically linked, or setuid) or ended by _exit before its start\n",
+        fprintf(stderr,
+                "opprof record: %s wrote no capture into '%s': it never loaded libopprof_record.so (it is "
+                "statically linked, or setuid) or ended by _exit before its start\n",
                 cmd, ro->dir);
 }
 
@@ -345,8 +348,9 @@ static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int 
     for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) files += e->d_name[0] != '.';
     if (d) closedir(d);
     if (d && files && renameat2(AT_FDCWD, twin, AT_FDCWD, ro->dir, RENAME_NOREPLACE) == 0) {
-        fprintf(stderr, "opprof record: %s ended without its exit handlers (by _exit or SIGKILL): the capture being "
-                        "recorded is lost; the %zu file(s) of the steps saved before are in '%s'\n",
+        fprintf(stderr,
+                "opprof record: %s ended without its exit handlers (by _exit or SIGKILL): the capture being "
+                "recorded is lost; the %zu file(s) of the steps saved before are in '%s'\n",
                 cmd, files, ro->dir);
         return true;
     }
@@ -387,8 +391,10 @@ static int run(int argc, char **argv) {
     }
     char exited[64] = "/tmp/opprof-record-exited-XXXXXX"; /* empty: CMD ended without its exit handlers */
     int efd = mkstemp(exited);
-    if (efd < 0) exited[0] = '\0';
-    else close(efd);
+    if (efd < 0)
+        exited[0] = '\0';
+    else
+        close(efd);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "opprof record: cannot fork: %s\n", strerror(errno));
@@ -404,20 +410,17 @@ static int run(int argc, char **argv) {
     signal(SIGINT, forward);
     signal(SIGTERM, forward);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     char byte;
     ssize_t got;
-    while ((got = read(said[0], &byte, 1)) < 0 && errno == EINTR) {
-    }
+    while ((got = read(said[0], &byte, 1)) < 0 && errno == EINTR) {}
     close(said[0]);
     struct stat st;
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
     if (exited[0]) unlink(exited);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
-    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran))
-        print_table(ro.dir);
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }

@@ -9,66 +9,58 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char HELP[] =
-    "The key averages table of a trace, in PyTorch's layout.\n";
+static const char HELP[] = "The key averages table of a trace, in PyTorch's layout.\n";
 
-#define REPORT_OPTIONS(X)                                                                         \
-    X(SORT, "sort", "KEY",                                                                        \
-      "the column to sort by (default self_cpu_time_total; the keys below)")                      \
-    X(ROW_LIMIT, "row-limit", "N",                                                                \
-      "rows to print (default 100; -1 or 0: all)")                                                \
-    X(MEMORY, "memory", NULL,                                                                     \
-      "sort by self CPU memory (the memory table of profile_cpu)")                                \
-    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                         \
-      "one row per (name, input shapes) (traces with \"Input Dims\")")                            \
-    X(GROUP_BY_STACK, "group-by-stack", "N",                                                      \
-      "one row per (name, top N call sites) (traces with \"Call stack\")")                        \
-    X(GROUP_BY, "group-by", "node|layer",                                                         \
-      "node: an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator\n"         \
-      "type; layer: one row per (name, layer), with a Layer column: the layer of the\n"           \
-      "tensor each operator names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\")") \
-    X(PEAK_MEMORY, "peak-memory", NULL,                                                           \
-      "a Peak Mem column (sort key cpu_memory_peak)")                                             \
-    X(FLOPS, "flops", NULL,                                                                       \
-      "Total FLOPs and GFLOP/s columns (sort key flops)")                                         \
-    X(PROFILER_COST, "profiler-cost", NULL,                                                       \
-      "a Profiler (est.) column: the profiler's own cost in each row's self time\n"               \
-      "(the ranges nested in it, each at the cost the capture measured at start)")                \
-    X(STATS, "stats", NULL,                                                                       \
-      "Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"               \
-      "per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps")             \
-    X(SAMPLES, "samples", NULL,                                                                   \
-      "Samples, Samples % and Top native frame columns: each row's native samples\n"              \
-      "in its self time and the function most of them were in (sampled captures:\n"               \
-      "opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)")                             \
-    X(CPU_TIME, "cpu-time", NULL,                                                                 \
-      "On CPU total and Off CPU columns: each row's time on and off the CPU within\n"             \
-      "its CPU total (captures with off-CPU times)")                                              \
-    X(ROOFLINE, "roofline", NULL,                                                                 \
-      "each row against its roof: Bytes, FLOPs/B, Bound (compute, L1, L2, LLC,\n"                 \
-      "DRAM, or \"no model\" without FLOPs and bytes), % of roof, Above roof (its\n"              \
-      "time minus the roof's); under the table the time above roof per step and the\n"            \
-      "time in rows without a model. Bytes: stated ones, else each input read and\n"              \
-      "the output written once (a model from shapes). Sort key time_above_roof")                  \
-    X(MACHINE, "machine", "FILE",                                                                 \
-      "the ceilings of the machine the trace ran on (opprof machine --json);\n"                   \
-      "without it, the trace's own (profile_cpu --roofline records them), else\n"                 \
-      "this machine's, measured now, said on stderr")                                             \
-    X(WHAT_IF, "what-if", "CHANGES",                                                              \
-      "each step replayed with operators' times changed, its median\n"                            \
-      "predicted beside the measured one: NAME=roof (its roof: --machine, or\n"                   \
-      "this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"                \
-      "the option repeated. Nesting is honoured, and a run over a pool ends with\n"               \
-      "its slowest part; the replay without changes is given as its error")                       \
-    X(JSON, "json", NULL,                                                                         \
-      "the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"             \
-      "the warnings' texts, and each row's distributions per step and per call,\n"                \
-      "self and total; raw values)")                                                              \
-    X(WARNINGS, "warnings", NULL,                                                                 \
-      "every warning on stderr (default: the first 3 and their count)")                           \
-    X(RANKS, "ranks", NULL,                                                                       \
-      "TRACE is a DIR of rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"           \
-      "min / median / max self time across ranks and the slowest rank; per\n"                     \
+#define REPORT_OPTIONS(X)                                                                                         \
+    X(SORT, "sort", "KEY", "the column to sort by (default self_cpu_time_total; the keys below)")                 \
+    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 100; -1 or 0: all)")                                   \
+    X(MEMORY, "memory", NULL, "sort by self CPU memory (the memory table of profile_cpu)")                        \
+    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                                         \
+      "one row per (name, input shapes) (traces with \"Input Dims\")")                                            \
+    X(GROUP_BY_STACK, "group-by-stack", "N", "one row per (name, top N call sites) (traces with \"Call stack\")") \
+    X(GROUP_BY, "group-by", "node|layer",                                                                         \
+      "node: an ONNX Runtime profile's rows by node name (\"/fc1/Gemm\"), not operator\n"                         \
+      "type; layer: one row per (name, layer), with a Layer column: the layer of the\n"                           \
+      "tensor each operator names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\")")                 \
+    X(PEAK_MEMORY, "peak-memory", NULL, "a Peak Mem column (sort key cpu_memory_peak)")                           \
+    X(FLOPS, "flops", NULL, "Total FLOPs and GFLOP/s columns (sort key flops)")                                   \
+    X(PROFILER_COST, "profiler-cost", NULL,                                                                       \
+      "a Profiler (est.) column: the profiler's own cost in each row's self time\n"                               \
+      "(the ranges nested in it, each at the cost the capture measured at start)")                                \
+    X(STATS, "stats", NULL,                                                                                       \
+      "Self min / med / p90 / p99 / max / IQR / CV columns: each row's self time\n"                               \
+      "per step (ProfilerStep#N), or per call when the trace has fewer than 2 steps")                             \
+    X(SAMPLES, "samples", NULL,                                                                                   \
+      "Samples, Samples % and Top native frame columns: each row's native samples\n"                              \
+      "in its self time and the function most of them were in (sampled captures:\n"                               \
+      "opprof record --sample, profile_cpu --sample, OPPROF_SAMPLE)")                                             \
+    X(CPU_TIME, "cpu-time", NULL,                                                                                 \
+      "On CPU total and Off CPU columns: each row's time on and off the CPU within\n"                             \
+      "its CPU total (captures with off-CPU times)")                                                              \
+    X(ROOFLINE, "roofline", NULL,                                                                                 \
+      "each row against its roof: Bytes, FLOPs/B, Bound (compute, L1, L2, LLC,\n"                                 \
+      "DRAM, or \"no model\" without FLOPs and bytes), % of roof, Above roof (its\n"                              \
+      "time minus the roof's); under the table the time above roof per step and the\n"                            \
+      "time in rows without a model. Bytes: stated ones, else each input read and\n"                              \
+      "the output written once (a model from shapes). Sort key time_above_roof")                                  \
+    X(MACHINE, "machine", "FILE",                                                                                 \
+      "the ceilings of the machine the trace ran on (opprof machine --json);\n"                                   \
+      "without it, the trace's own (profile_cpu --roofline records them), else\n"                                 \
+      "this machine's, measured now, said on stderr")                                                             \
+    X(WHAT_IF, "what-if", "CHANGES",                                                                              \
+      "each step replayed with operators' times changed, its median\n"                                            \
+      "predicted beside the measured one: NAME=roof (its roof: --machine, or\n"                                   \
+      "this machine's), NAME=0.5x, NAME=+20us or NAME=-20us; comma-separated or\n"                                \
+      "the option repeated. Nesting is honoured, and a run over a pool ends with\n"                               \
+      "its slowest part; the replay without changes is given as its error")                                       \
+    X(JSON, "json", NULL,                                                                                         \
+      "the table's rows as JSON (the same columns, profiler_cost_us, the producer,\n"                             \
+      "the warnings' texts, and each row's distributions per step and per call,\n"                                \
+      "self and total; raw values)")                                                                              \
+    X(WARNINGS, "warnings", NULL, "every warning on stderr (default: the first 3 and their count)")               \
+    X(RANKS, "ranks", NULL,                                                                                       \
+      "TRACE is a DIR of rank-0/, rank-1/... (profile_cpu --parallel): per operator,\n"                           \
+      "min / median / max self time across ranks and the slowest rank; per\n"                                     \
       "rank, communication against compute, and the skew of collective starts")
 TOOL_OPTIONS(REPORT_OPTIONS);
 
@@ -76,14 +68,14 @@ TOOL_OPTIONS(REPORT_OPTIONS);
 static void sort_keys_help(FILE *out) {
     fputs("Sort keys (PyTorch's names):", out);
     int column = 80;
-#define SORT_KEY_HELP(name, pytorch, older, field, per_call)                                     \
-    {                                                                                            \
-        const char *older_name = older;                                                          \
-        int n = (int)strlen(pytorch) + (older_name ? (int)strlen(older_name) + 3 : 0) + 2;      \
+#define SORT_KEY_HELP(name, pytorch, older, field, per_call)                                      \
+    {                                                                                             \
+        const char *older_name = older;                                                           \
+        int n = (int)strlen(pytorch) + (older_name ? (int)strlen(older_name) + 3 : 0) + 2;        \
         if (column + n > 78) fputs("\n ", out), column = 1;                                       \
         fprintf(out, " %s%s%s%s,", pytorch, older_name ? " (" : "", older_name ? older_name : "", \
-                older_name ? ")" : "");                                                          \
-        column += n;                                                                             \
+                older_name ? ")" : "");                                                           \
+        column += n;                                                                              \
     }
     OPPROF_SORT_KEYS(SORT_KEY_HELP)
 #undef SORT_KEY_HELP
@@ -100,9 +92,12 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
     for (size_t k = 0, used = 0; k < n && used < sizeof list; k++) {
         const opprof_what_if_change *c = &changes[k];
         char value[48];
-        if (c->kind == OPPROF_WHAT_IF_ROOF) snprintf(value, sizeof value, "roof");
-        else if (c->kind == OPPROF_WHAT_IF_SCALE) snprintf(value, sizeof value, "%gx", c->value);
-        else snprintf(value, sizeof value, "%+gus", c->value / 1e3);
+        if (c->kind == OPPROF_WHAT_IF_ROOF)
+            snprintf(value, sizeof value, "roof");
+        else if (c->kind == OPPROF_WHAT_IF_SCALE)
+            snprintf(value, sizeof value, "%gx", c->value);
+        else
+            snprintf(value, sizeof value, "%+gus", c->value / 1e3);
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s=%s", k ? "," : "", c->name, value);
     }
     size_t size = 0;
@@ -112,9 +107,10 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
     if (json) {
         char *quoted = NULL;
         opprof_json_string_to_string(list, &quoted);
-        fprintf(f, "{\"changes\": %s, \"steps\": %zu, \"measured_step_us\": %.3f, \"predicted_step_us\": %.3f, "
-                   "\"predicted_change_percent\": %.3f, \"replay_error_percent\": %.3f, \"changed_calls\": %zu, "
-                   "\"unmodelled_calls\": %zu, \"changed_before_us\": %.3f, \"changed_after_us\": %.3f}",
+        fprintf(f,
+                "{\"changes\": %s, \"steps\": %zu, \"measured_step_us\": %.3f, \"predicted_step_us\": %.3f, "
+                "\"predicted_change_percent\": %.3f, \"replay_error_percent\": %.3f, \"changed_calls\": %zu, "
+                "\"unmodelled_calls\": %zu, \"changed_before_us\": %.3f, \"changed_after_us\": %.3f}",
                 quoted ? quoted : "null", w.steps, w.measured_step_ns / 1e3, w.predicted_step_ns / 1e3, change,
                 w.replay_error_percent, w.changed_calls, w.unmodelled_calls, w.changed_before_ns / 1e3,
                 w.changed_after_ns / 1e3);
@@ -125,10 +121,12 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
         opprof_format_time_us(w.predicted_step_ns / 1e3, predicted, sizeof predicted);
         opprof_format_time_us(w.changed_before_ns / 1e3, before, sizeof before);
         opprof_format_time_us(w.changed_after_ns / 1e3, after, sizeof after);
-        fprintf(f, "What if %s: the median step (of %zu) %s measured, %s predicted (%+.1f%%); the replay without "
-                   "changes is %.2f%% off the measured. %zu call(s) changed, %s -> %s",
+        fprintf(f,
+                "What if %s: the median step (of %zu) %s measured, %s predicted (%+.1f%%); the replay without "
+                "changes is %.2f%% off the measured. %zu call(s) changed, %s -> %s",
                 list, w.steps, measured, predicted, change, w.replay_error_percent, w.changed_calls, before, after);
-        if (w.unmodelled_calls) fprintf(f, "; %zu of them without a model (no FLOPs or bytes) kept their time", w.unmodelled_calls);
+        if (w.unmodelled_calls)
+            fprintf(f, "; %zu of them without a model (no FLOPs or bytes) kept their time", w.unmodelled_calls);
         fprintf(f, "\n");
     }
     fclose(f);
@@ -141,8 +139,10 @@ static void say_no_layers(const char *path, const opprof_averages *avg) {
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     for (size_t i = 0; i < n; i++)
         if (rows[i].layer >= 0) return;
-    fprintf(stderr, "opprof: %s: --group-by layer: no operator of this trace names a layer's tensor (a \"name\" "
-                    "argument such as ggml's \"ffn_gate-7\"); its rows are by name, as without it\n", path);
+    fprintf(stderr,
+            "opprof: %s: --group-by layer: no operator of this trace names a layer's tensor (a \"name\" "
+            "argument such as ggml's \"ffn_gate-7\"); its rows are by name, as without it\n",
+            path);
 }
 
 /* What `opprof report` was asked. */
@@ -245,7 +245,8 @@ static int extras_text(const opprof_capture *cap, const report_args *a, const op
     opprof_capture_samples(cap, &n_samples);
     if (!rc && !a->json && n_samples)
         rc = opprof_capture_functions_to_string(cap, a->row_limit > 0 ? a->row_limit : 50, &x->functions);
-    if (!rc && a->json && n_samples) rc = opprof_capture_functions_json_to_string(cap, a->row_limit, &x->functions_json);
+    if (!rc && a->json && n_samples)
+        rc = opprof_capture_functions_json_to_string(cap, a->row_limit, &x->functions_json);
     if (!rc && a->n_changes)
         rc = what_if_text(cap, a->needs_machine ? machine : NULL, a->changes, a->n_changes, a->json, &x->what_if);
     if (!rc && a->json && (x->functions_json || x->what_if)) {
@@ -273,7 +274,8 @@ static int run(int argc, char **argv) {
     report_args a = {.sort = OPPROF_SORT_SELF_CPU_TIME, .row_limit = 100};
     for (int c, rc; (c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END;)
         if ((rc = take_option(c, &a))) return rc;
-    if (optind != argc - 1) return tool_usage_error("report", "%s", a.ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
+    if (optind != argc - 1)
+        return tool_usage_error("report", "%s", a.ranks ? "report --ranks takes one DIR" : "report takes one TRACE");
     const char *path = argv[optind];
     if (a.ranks) return tool_ranks_report(path, a.json);
     if (a.sort == OPPROF_SORT_TIME_ABOVE_ROOF && !a.roofline)
@@ -289,9 +291,11 @@ static int run(int argc, char **argv) {
         return rc;
     }
     tool_say_warnings(path, cap, a.all_warnings);
-    if (a.by_node && opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
-        fprintf(stderr, "opprof: %s: --group-by node applies to ONNX Runtime's profiles (their rows by node name); "
-                        "this trace was written by %s: its rows are by name, as without it\n",
+    if (a.by_node &&
+        opprof_capture_get_info(cap).producer != OPPROF_PRODUCER_ONNXRUNTIME) /* said, not silently ignored */
+        fprintf(stderr,
+                "opprof: %s: --group-by node applies to ONNX Runtime's profiles (their rows by node name); "
+                "this trace was written by %s: its rows are by name, as without it\n",
                 path, opprof_producer_name(opprof_capture_get_info(cap).producer));
     char *text = NULL;
     report_extras x = {0};
@@ -310,5 +314,5 @@ static const char EXAMPLES[] =
     "  opprof report --group-by-input-shape --stats trace.json\n"
     "  opprof report --group-by node onnxruntime_profile.json   # ONNX Runtime's nodes\n";
 
-TOOL_COMMAND(report, "report TRACE [OPTIONS]",
-             "the key averages table of a trace (as key_averages().table())", sort_keys_help);
+TOOL_COMMAND(report, "report TRACE [OPTIONS]", "the key averages table of a trace (as key_averages().table())",
+             sort_keys_help);

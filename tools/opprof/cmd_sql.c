@@ -28,15 +28,15 @@ static const char HELP[] =
     "rank 0's clock as opprof merge aligns them. opprof(1) has every table and column.\n"
     "QUERY, the last operand unless it is a file, holds the statements to run.\n";
 
-#define SQL_OPTIONS(X)                                                                 \
-    X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")              \
-    X(DB, "db", "FILE",                                                               \
-      "keep the database in FILE; a later run with the same traces, none\n"           \
-      "newer than FILE, queries it without reading them again")                       \
+#define SQL_OPTIONS(X)                                                                    \
+    X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")                  \
+    X(DB, "db", "FILE",                                                                   \
+      "keep the database in FILE; a later run with the same traces, none\n"               \
+      "newer than FILE, queries it without reading them again")                           \
     X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
-    X(TEXT_PROMPT, NULL, NULL,                                                        \
-      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n" \
-      "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n" \
+    X(TEXT_PROMPT, NULL, NULL,                                                            \
+      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n"    \
+      "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n"  \
       "written, 64 bad usage.")
 TOOL_OPTIONS(SQL_OPTIONS);
 
@@ -52,7 +52,9 @@ typedef struct sql_opts {
     int n_traces;
 } sql_opts;
 
-static int64_t mtime_ns(const struct stat *st) { return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec; }
+static int64_t mtime_ns(const struct stat *st) {
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
 
 /* The reader's counts and the capture's own as the stats table's rows. */
 static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, sql_stat *out, size_t max) {
@@ -94,7 +96,8 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_ids *
     int rc = tool_load_counted(path, false, &counts, &cap);
     if (rc) return rc;
     sql_stat stats[8 + TOOL_LOAD_UNUSED_KINDS];
-    sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats, trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
+    sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats,
+                   trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
     rc = sql_load_capture(db, cap, &t, ids);
     opprof_capture_free(cap);
     if (rc) {
@@ -129,9 +132,9 @@ static bool db_is_current(const sql_opts *o) {
     if (stat(o->db_path, &dbst)) return false;
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
-    bool current = sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-                   sqlite3_prepare_v2(db, "SELECT file, mtime_ns, size_bytes FROM trace ORDER BY id", -1, &st, NULL) ==
-                       SQLITE_OK;
+    bool current =
+        sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT file, mtime_ns, size_bytes FROM trace ORDER BY id", -1, &st, NULL) == SQLITE_OK;
     int k = 0;
     for (; current && sqlite3_step(st) == SQLITE_ROW; k++) {
         struct stat ts;
@@ -159,11 +162,15 @@ static int open_db(const sql_opts *o, sqlite3 **out) {
         return tool_usage_error("sql", "--db: the path is too long");
     const char *where = o->db_path ? tmp : ":memory:";
     /* one thread: SQLite's own mutexes are a quarter of a load's time */
-    if (sqlite3_open_v2(where, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(where, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         fprintf(stderr, "opprof: %s: %s\n", o->db_path ? o->db_path : "sql", sqlite3_errmsg(*out));
         return TOOL_EXIT_UNREADABLE;
     }
-    sqlite3_exec(*out, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536", NULL, NULL, NULL);
+    sqlite3_exec(
+        *out,
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536",
+        NULL, NULL, NULL);
     int rc = load_all(*out, o);
     if (!o->db_path) return rc;
     if (rc == 0 && sqlite3_close(*out) == SQLITE_OK) {
@@ -216,9 +223,12 @@ static int parse(int argc, char **argv, sql_opts *o) {
         case OPT_DB: o->db_path = optarg; break;
         case OPT_FILE: o->file = optarg; break;
         case OPT_MODE:
-            if (!strcmp(optarg, "csv")) o->mode = SQL_MODE_CSV;
-            else if (!strcmp(optarg, "list")) o->mode = SQL_MODE_LIST;
-            else return tool_usage_error("sql", "--mode is csv or list, not '%s'", optarg);
+            if (!strcmp(optarg, "csv"))
+                o->mode = SQL_MODE_CSV;
+            else if (!strcmp(optarg, "list"))
+                o->mode = SQL_MODE_LIST;
+            else
+                return tool_usage_error("sql", "--mode is csv or list, not '%s'", optarg);
             break;
         default: return TOOL_EXIT_USAGE;
         }
@@ -226,8 +236,7 @@ static int parse(int argc, char **argv, sql_opts *o) {
     o->traces = argv + optind;
     o->n_traces = argc - optind;
     struct stat st;
-    if (!o->file && o->n_traces > 1 && stat(o->traces[o->n_traces - 1], &st) != 0)
-        o->query = o->traces[--o->n_traces];
+    if (!o->file && o->n_traces > 1 && stat(o->traces[o->n_traces - 1], &st) != 0) o->query = o->traces[--o->n_traces];
     if (o->n_traces < 1) return tool_usage_error("sql", "sql takes one TRACE or more, then QUERY");
     return 0;
 }
@@ -247,7 +256,10 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof: sql: %s\n", sqlite3_errmsg(db));
         rc = TOOL_EXIT_FAILED;
     }
-    if (rc == 0) rc = text ? run_text(db, text, o.mode) : o.query ? run_text(db, o.query, o.mode) : sql_shell(db, o.mode, stdin, stdout);
+    if (rc == 0)
+        rc = text      ? run_text(db, text, o.mode)
+             : o.query ? run_text(db, o.query, o.mode)
+                       : sql_shell(db, o.mode, stdin, stdout);
     free(text);
     sqlite3_close(db);
     return rc;

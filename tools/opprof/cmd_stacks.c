@@ -6,13 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char HELP[] =
-    "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
-    "speedscope. COUNT is self CPU time in integer microseconds, or:\n";
+static const char HELP[] = "Folded stacks on stdout: 'outer;inner;op COUNT' lines for flamegraph.pl and\n"
+                           "speedscope. COUNT is self CPU time in integer microseconds, or:\n";
 
-#define STACKS_OPTIONS(X)                                                     \
-    X(MEMORY, "memory", NULL, "the bytes each frame allocated itself")       \
-    X(SAMPLES, "samples", NULL,                                               \
+#define STACKS_OPTIONS(X)                                                   \
+    X(MEMORY, "memory", NULL, "the bytes each frame allocated itself")      \
+    X(SAMPLES, "samples", NULL,                                             \
       "the native samples: the ranges and operators open at each sample,\n" \
       "then its native frames (a sampled trace)")
 TOOL_OPTIONS(STACKS_OPTIONS);
@@ -35,7 +34,8 @@ static int run(int argc, char **argv) {
     size_t n_samples;
     opprof_capture_samples(cap, &n_samples);
     if (metric == OPPROF_STACKS_SAMPLES && !n_samples)
-        fprintf(stderr, "opprof: %s: the trace has no samples (record with --sample, or OPPROF_SAMPLE=HZ)\n", argv[optind]);
+        fprintf(stderr, "opprof: %s: the trace has no samples (record with --sample, or OPPROF_SAMPLE=HZ)\n",
+                argv[optind]);
     rc = opprof_capture_stacks_to_string(cap, metric, &text);
     opprof_capture_free(cap);
     return tool_emit(argv[optind], rc, text, NULL);
@@ -45,5 +45,4 @@ static const char EXAMPLES[] =
     "  opprof stacks trace.json > trace.folded            # flamegraph.pl trace.folded > flame.svg\n"
     "  opprof stacks --samples trace.json                 # the native samples' stacks\n";
 
-TOOL_COMMAND(stacks, "stacks TRACE [OPTIONS]",
-             "folded stacks of a trace for flamegraph.pl and speedscope", NULL);
+TOOL_COMMAND(stacks, "stacks TRACE [OPTIONS]", "folded stacks of a trace for flamegraph.pl and speedscope", NULL);

@@ -6,7 +6,8 @@
 
 #include "tool.h"
 
-#define TOOL_COMMANDS(X) X(report) X(machine) X(sql) X(stacks) X(html) X(check) X(diff) X(merge) X(convert) X(record) X(dump)
+#define TOOL_COMMANDS(X) \
+    X(report) X(machine) X(sql) X(stacks) X(html) X(check) X(diff) X(merge) X(convert) X(record) X(dump)
 
 #define TOOL_COMMAND_DECLARE(name) extern const tool_command tool_cmd_##name;
 TOOL_COMMANDS(TOOL_COMMAND_DECLARE)

@@ -43,7 +43,7 @@ typedef struct load_problems {
     tool_progress pr;
     long count;
     char first[600];
-    char unused[1024]; /* "9096 flow events (s/t/f), 2 instant events (i)" */
+    char unused[1024];        /* "9096 flow events (s/t/f), 2 instant events (i)" */
     tool_load_counts *counts; /* NULL, or the counts for the caller */
 } load_problems;
 
@@ -58,7 +58,9 @@ static void load_unused(void *ctx, const char *kind, uint64_t count) {
     snprintf(lp->unused + n, sizeof lp->unused - n, "%s%llu %s", n ? ", " : "", (unsigned long long)count, kind);
 }
 
-static void load_progress(void *ctx, int64_t done, int64_t total) { tool_on_progress(&((load_problems *)ctx)->pr, done, total); }
+static void load_progress(void *ctx, int64_t done, int64_t total) {
+    tool_on_progress(&((load_problems *)ctx)->pr, done, total);
+}
 
 static void load_problem(void *ctx, const opprof_trace_problem *p) {
     load_problems *lp = ctx;
@@ -88,7 +90,9 @@ int tool_need_timeline(const char *path, const opprof_capture *cap, const char *
     return TOOL_EXIT_UNREADABLE;
 }
 
-int tool_load_by(const char *path, bool by_node, opprof_capture **out) { return tool_load_counted(path, by_node, NULL, out); }
+int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
+    return tool_load_counted(path, by_node, NULL, out);
+}
 
 int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out) {
     load_problems lp = {.count = 0, .unused = "", .counts = counts};
@@ -140,8 +144,10 @@ void tool_write_error(const char *path, int rc) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    else snprintf(dir, sizeof dir, ".");
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
     struct stat st;
     if (rc == -ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
         fprintf(stderr, "opprof: cannot write '%s': %s (the directory '%s' exists but takes no new file)\n", path,
@@ -149,7 +155,6 @@ void tool_write_error(const char *path, int rc) {
     else
         fprintf(stderr, "opprof: cannot write '%s': %s\n", path, opprof_strerror(rc));
 }
-
 
 int tool_emit(const char *what, int rc, char *text, const char *out_path) {
     if (rc)
@@ -183,19 +188,20 @@ static bool ends_with(const char *s, const char *tail) {
 }
 
 tool_trace_format tool_format_of(const char *path) {
-    return ends_with(path, ".pftrace.gz")                                     ? TOOL_FORMAT_PERFETTO_GZ
+    return ends_with(path, ".pftrace.gz")                                      ? TOOL_FORMAT_PERFETTO_GZ
            : ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace") ? TOOL_FORMAT_PERFETTO
-           : ends_with(path, ".json.gz")                                      ? TOOL_FORMAT_JSON_GZ
-           : ends_with(path, ".json")                                         ? TOOL_FORMAT_JSON
-                                                                              : TOOL_FORMAT_UNKNOWN;
+           : ends_with(path, ".json.gz")                                       ? TOOL_FORMAT_JSON_GZ
+           : ends_with(path, ".json")                                          ? TOOL_FORMAT_JSON
+                                                                               : TOOL_FORMAT_UNKNOWN;
 }
 
 int tool_write_trace(const opprof_capture *cap, const char *path) {
     tool_trace_format f = tool_format_of(path);
     opprof_chrome_options o = {.gzip = f == TOOL_FORMAT_JSON_GZ};
     opprof_perfetto_options po = {.gzip = f == TOOL_FORMAT_PERFETTO_GZ};
-    int rc = f == TOOL_FORMAT_PERFETTO || f == TOOL_FORMAT_PERFETTO_GZ ? opprof_capture_perfetto_write_ex(cap, path, &po)
-                                                                       : opprof_capture_chrome_write_ex(cap, path, &o);
+    int rc = f == TOOL_FORMAT_PERFETTO || f == TOOL_FORMAT_PERFETTO_GZ
+                 ? opprof_capture_perfetto_write_ex(cap, path, &po)
+                 : opprof_capture_chrome_write_ex(cap, path, &o);
     if (!rc) return 0;
     tool_write_error(path, rc);
     return TOOL_EXIT_UNREADABLE;
@@ -209,7 +215,8 @@ int tool_load_machine(const char *path, opprof_machine *m) {
         int rc = opprof_machine_read(path, m, &err);
         if (rc == 0) return 0;
         if (err.line > 0)
-            fprintf(stderr, "opprof: %s:%lld:%lld: %s\n", path, (long long)err.line, (long long)err.column, err.message);
+            fprintf(stderr, "opprof: %s:%lld:%lld: %s\n", path, (long long)err.line, (long long)err.column,
+                    err.message);
         else
             fprintf(stderr, "opprof: %s: %s\n", path, err.message[0] ? err.message : opprof_strerror(rc));
         return TOOL_EXIT_UNREADABLE;
@@ -218,16 +225,18 @@ int tool_load_machine(const char *path, opprof_machine *m) {
     int threads = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : (int)cpus;
     char said[4400];
     int rc = opprof_machine_cached(threads, m, said, sizeof said); /* measured once per CPU, then kept */
-    if (rc) fprintf(stderr, "opprof: the ceilings could not be measured: %s\n", opprof_strerror(rc));
-    else fprintf(stderr, "opprof: the roofs are this machine's (--machine FILE: another's): %s\n", said);
+    if (rc)
+        fprintf(stderr, "opprof: the ceilings could not be measured: %s\n", opprof_strerror(rc));
+    else
+        fprintf(stderr, "opprof: the roofs are this machine's (--machine FILE: another's): %s\n", said);
     return rc ? TOOL_EXIT_FAILED : 0;
 }
-
 
 int tool_machine_for(const char *path, const opprof_capture *cap, opprof_machine *m) {
     const opprof_machine *own = opprof_capture_machine(cap);
     if (path || !own) return tool_load_machine(path, m);
     *m = *own;
-    fprintf(stderr, "opprof: the roofs are those of the machine the trace was recorded on (%s, %s)\n", own->cpu, own->isa);
+    fprintf(stderr, "opprof: the roofs are those of the machine the trace was recorded on (%s, %s)\n", own->cpu,
+            own->isa);
     return 0;
 }

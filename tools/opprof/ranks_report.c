@@ -31,7 +31,7 @@ static int rank_traces(const char *dir, char (*paths)[4096], int *n) {
 }
 
 int tool_ranks_report(const char *dir, bool json) {
-    char (*paths)[4096] = calloc(MAX_RANKS, sizeof *paths);
+    char(*paths)[4096] = calloc(MAX_RANKS, sizeof *paths);
     opprof_capture **caps = calloc(MAX_RANKS, sizeof *caps);
     int n = 0, rc = paths && caps ? rank_traces(dir, paths, &n) : TOOL_EXIT_UNREADABLE;
     for (int k = 0; k < n && !rc; k++) rc = tool_load(paths[k], &caps[k]);

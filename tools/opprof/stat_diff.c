@@ -99,7 +99,8 @@ static int list_traces(const char *dir, char ***out, size_t *n) {
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (!rc && !l.n) {
-        fprintf(stderr, "opprof: %s has no trace (*.json, *.pftrace, either .gz, but summary.json, in it or below it)\n", dir);
+        fprintf(stderr,
+                "opprof: %s has no trace (*.json, *.pftrace, either .gz, but summary.json, in it or below it)\n", dir);
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (rc) {
@@ -200,15 +201,17 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
     FILE *f = open_memstream(&out, &size);
     if (!f) return NULL;
     if (json)
-        fprintf(f, "{\"changed\": \"%s\", \"before_step_us\": %.3f, \"predicted_step_us\": %.3f, "
-                   "\"measured_step_us\": %.3f, \"predicted_shift_us\": %.3f, \"measured_shift_us\": %.3f, "
-                   "\"interval_us\": [%.3f, %.3f], \"confirmed\": %s, \"shift_off_percent\": %.3f}",
-                list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3,
-                lo / 1e3, hi / 1e3, confirmed ? "true" : "false", off);
+        fprintf(f,
+                "{\"changed\": \"%s\", \"before_step_us\": %.3f, \"predicted_step_us\": %.3f, "
+                "\"measured_step_us\": %.3f, \"predicted_shift_us\": %.3f, \"measured_shift_us\": %.3f, "
+                "\"interval_us\": [%.3f, %.3f], \"confirmed\": %s, \"shift_off_percent\": %.3f}",
+                list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3, lo / 1e3,
+                hi / 1e3, confirmed ? "true" : "false", off);
     else
-        fprintf(f, "Prediction (%s changed, BEFORE replayed): step %.3fus -> %.3fus predicted, %.3fus measured; "
-                   "the shift %+.3fus predicted, %+.3fus measured (interval %+.3fus to %+.3fus): %s, the predicted "
-                   "shift %+.1f%% of the step off the measured one\n",
+        fprintf(f,
+                "Prediction (%s changed, BEFORE replayed): step %.3fus -> %.3fus predicted, %.3fus measured; "
+                "the shift %+.3fus predicted, %+.3fus measured (interval %+.3fus to %+.3fus): %s, the predicted "
+                "shift %+.1f%% of the step off the measured one\n",
                 list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3, lo / 1e3,
                 hi / 1e3, confirmed ? "confirmed" : "refuted", off);
     fclose(f);
@@ -247,9 +250,12 @@ int tool_stat_diff(const char *before, const char *after, const tool_stat_reques
     }
     int status = tool_emit("diff", err, text, req->html);
     if (prediction && !status) {
-        if (req->format == OPPROF_DIFF_JSON) printf(",\n  \"prediction\": %s\n}\n", prediction);
-        else if (req->format == OPPROF_DIFF_TEXT) printf("\n%s", prediction);
-        else fprintf(stderr, "opprof: %s", prediction);
+        if (req->format == OPPROF_DIFF_JSON)
+            printf(",\n  \"prediction\": %s\n}\n", prediction);
+        else if (req->format == OPPROF_DIFF_TEXT)
+            printf("\n%s", prediction);
+        else
+            fprintf(stderr, "opprof: %s", prediction);
     }
     free(prediction);
     if (!status) status = check_gates(d, req->gates, req->n_gates);

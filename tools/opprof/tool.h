@@ -18,12 +18,12 @@
  *  --help`) is made of its fields by main.c, so it is written once. */
 typedef struct tool_command {
     const char *name;
-    const char *synopsis; /* "report TRACE [OPTIONS]": the usage after "opprof " (lines), its
-                             [OPTIONS] made of the options' list */
-    const char *summary;  /* one line, for `opprof help` */
-    const char *help;     /* what it does, before its options */
-    const tool_option *options; /* its options (options.h), their help lines after `help` */
-    const char *examples; /* command lines, one a line, each with what it does after "#" */
+    const char *synopsis;         /* "report TRACE [OPTIONS]": the usage after "opprof " (lines), its
+                                     [OPTIONS] made of the options' list */
+    const char *summary;          /* one line, for `opprof help` */
+    const char *help;             /* what it does, before its options */
+    const tool_option *options;   /* its options (options.h), their help lines after `help` */
+    const char *examples;         /* command lines, one a line, each with what it does after "#" */
     void (*more_help)(FILE *out); /* NULL, or lists that come from elsewhere (the sort keys) */
     /** argv[0] is the program, argv[1...] the command's options and operands
      *  (never --help: main.c answers it). Returns an exit status. */
@@ -96,10 +96,10 @@ int tool_machine_for(const char *path, const opprof_capture *cap, opprof_machine
 /** The trace format a file name asks for (load.c: the one list of the names). */
 typedef enum tool_trace_format {
     TOOL_FORMAT_UNKNOWN,
-    TOOL_FORMAT_JSON,        /* *.json */
-    TOOL_FORMAT_JSON_GZ,     /* *.json.gz */
-    TOOL_FORMAT_PERFETTO,    /* *.pftrace, *.perfetto-trace */
-    TOOL_FORMAT_PERFETTO_GZ  /* *.pftrace.gz */
+    TOOL_FORMAT_JSON,       /* *.json */
+    TOOL_FORMAT_JSON_GZ,    /* *.json.gz */
+    TOOL_FORMAT_PERFETTO,   /* *.pftrace, *.perfetto-trace */
+    TOOL_FORMAT_PERFETTO_GZ /* *.pftrace.gz */
 } tool_trace_format;
 tool_trace_format tool_format_of(const char *path);
 /** Write cap to path in the format its name asks for (whole or not at all);
@@ -111,7 +111,7 @@ void tool_write_error(const char *path, int rc);
 
 /** What `opprof diff --stat` was asked (stat_diff.c). */
 typedef struct tool_stat_request {
-    double alpha, detect;          /* 0: the library's defaults */
+    double alpha, detect; /* 0: the library's defaults */
     int row_limit;
     opprof_diff_format format;
     const char *html;              /* the HTML page's path, or NULL */
@@ -119,7 +119,7 @@ typedef struct tool_stat_request {
     size_t n_gates;
     const opprof_what_if_change *what_if; /* --what-if: BEFORE replayed, set against AFTER */
     size_t n_what_if;
-    const char *machine_path;      /* --machine (for NAME=roof), or NULL */
+    const char *machine_path; /* --machine (for NAME=roof), or NULL */
 } tool_stat_request;
 /** Compare BEFORE and AFTER (each a trace or a directory of traces); the
  *  exit status (TOOL_EXIT_REGRESSED when a gate trips). */

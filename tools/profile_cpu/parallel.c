@@ -16,9 +16,12 @@
 #include <string.h>
 
 int parallel_mode_parse(const char *word, parallel_mode *mode) {
-    if (!strcmp(word, "data")) *mode = PARALLEL_DATA;
-    else if (!strcmp(word, "tensor")) *mode = PARALLEL_TENSOR;
-    else return -1;
+    if (!strcmp(word, "data"))
+        *mode = PARALLEL_DATA;
+    else if (!strcmp(word, "tensor"))
+        *mode = PARALLEL_TENSOR;
+    else
+        return -1;
     return 0;
 }
 
@@ -79,7 +82,7 @@ static void *watch_signals(void *arg) {
 /* Rank 0, every rank done: OUTDIR/<name> merged from the ranks' last
  * captures, OUTDIR/ranks.txt comparing them; then the rename. */
 static int finish(const char *outdir) {
-    char (*paths)[4096] = calloc((size_t)g.size, sizeof *paths);
+    char(*paths)[4096] = calloc((size_t)g.size, sizeof *paths);
     const char **list = calloc((size_t)g.size, sizeof *list);
     opprof_capture **caps = calloc((size_t)g.size, sizeof *caps);
     int rc = paths && list && caps ? 0 : OPPROF_ENOMEM;

@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 typedef struct options {
     const char *outdir;
     const char *stem;
@@ -45,9 +44,9 @@ typedef struct options {
     bool roofline;          /* --roofline: the machine's ceilings measured, kept in the traces */
     char slow_op[64];       /* --slow-op NAME=F: the operator made slower by F of its own time */
     double slow_op_by;
-    int sample_hz;          /* --sample */
-    bool sample_dwarf;      /* --sample HZ,dwarf */
-    bool cpu_time;          /* --cpu-time */
+    int sample_hz;     /* --sample */
+    bool sample_dwarf; /* --sample HZ,dwarf */
+    bool cpu_time;     /* --cpu-time */
 } options;
 
 /* SIGINT and SIGTERM: noted here, acted on between steps and files, so that
@@ -73,119 +72,93 @@ typedef struct context {
 /* Bad usage: the error is said (getopt or the caller), then where the help is. */
 static void usage_hint(void) { fputs("Run 'profile_cpu --help' for the options.\n", stderr); }
 
-#define PROFILE_CPU_OPTIONS(X)                                                                                                                                                                                                      \
-    X(THREADS, "threads", "N",                                                                                                                                                                                                      \
-      "threads for matrix products (default 1)")                                                                                                                                                                                    \
-    X(BATCH, "batch", "N",                                                                                                                                                                                                          \
-      "rows of the input batch (default 128)")                                                                                                                                                                                      \
-    X(IN, "in", "N",                                                                                                                                                                                                                \
-      "input features (default 256)")                                                                                                                                                                                               \
-    X(HIDDEN, "hidden", "N",                                                                                                                                                                                                        \
-      "hidden features (default 512)")                                                                                                                                                                                              \
-    X(OUT, "out", "N",                                                                                                                                                                                                              \
-      "output features (default 64)")                                                                                                                                                                                               \
-    X(STEPS, "steps", "N",                                                                                                                                                                                                          \
-      "profiled loop iterations (default 6)")                                                                                                                                                                                       \
-    X(SKIP_FIRST, "skip-first", "N",                                                                                                                                                                                                \
-      "schedule: steps skipped before the first cycle (default 0)")                                                                                                                                                                 \
-    X(WAIT, "wait", "N",                                                                                                                                                                                                            \
-      "schedule: idle steps per cycle (default 1)")                                                                                                                                                                                 \
-    X(WARMUP, "warmup", "N",                                                                                                                                                                                                        \
-      "schedule: warm-up steps per cycle (default 1)")                                                                                                                                                                              \
-    X(ACTIVE, "active", "N",                                                                                                                                                                                                        \
-      "schedule: recorded steps per cycle (default 2)")                                                                                                                                                                             \
-    X(REPEAT, "repeat", "N",                                                                                                                                                                                                        \
-      "schedule: cycles, 0 = forever (default 1)")                                                                                                                                                                                  \
-    X(STEM, "stem", "NAME",                                                                                                                                                                                                         \
-      "file name stem of each capture (default cpu-step)")                                                                                                                                                                          \
-    X(WEIGHTS, "weights", "FILE",                                                                                                                                                                                                   \
-      "load the model's weights from a safetensors file (names as\n"                                                                                                                                                                \
-      "nn.Sequential's state_dict: 0.weight, 0.bias, 2.weight, 2.bias)")                                                                                                                                                            \
-    X(INPUT, "input", "FILE",                                                                                                                                                                                                       \
-      "take the input batch from a safetensors file (tensor 'input',\n"                                                                                                                                                             \
-      "[batch, in]); --batch and --in follow it")                                                                                                                                                                                   \
-    X(SAVE_OUTPUT, "save-output", "FILE",                                                                                                                                                                                           \
-      "write the forward's result as a safetensors file (tensor 'output')")                                                                                                                                                         \
-    X(RECORD_SHAPES, "record-shapes", NULL,                                                                                                                                                                                         \
-      "record operators' input shapes (trace args \"Input Dims\")")                                                                                                                                                                 \
-    X(WITH_STACK, "with-stack", NULL,                                                                                                                                                                                               \
-      "record call sites (trace args \"Call stack\")")                                                                                                                                                                              \
-    X(WITH_NATIVE_STACK, "with-native-stack", NULL,                                                                                                                                                                                 \
-      "record native call stacks instead (backtrace; ~1 us a range)")                                                                                                                                                               \
-    X(WITH_FLOPS, "with-flops", NULL,                                                                                                                                                                                               \
-      "add the Total FLOPs and GFLOP/s columns (implies --record-shapes)")                                                                                                                                                          \
-    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                                                                                                                                                           \
-      "one table row per (name, input shapes) (implies --record-shapes)")                                                                                                                                                           \
-    X(GROUP_BY_STACK, "group-by-stack", "N",                                                                                                                                                                                        \
-      "one table row per (name, top N call sites) (implies --with-stack)")                                                                                                                                                          \
-    X(PEAK_MEMORY, "peak-memory", NULL,                                                                                                                                                                                             \
-      "add the Peak Mem column to the tables")                                                                                                                                                                                      \
-    X(STATS, "stats", NULL,                                                                                                                                                                                                         \
-      "add Self min / med / p90 / p99 / max / IQR / CV to the tables: each\n"                                                                                                                                                       \
-      "row's self time per step (per call with fewer than 2 steps);\n"                                                                                                                                                              \
-      "summary.json has each operator's self_cpu_per_step either way")                                                                                                                                                              \
-    X(STACKS, "stacks", NULL,                                                                                                                                                                                                       \
-      "also write STEM-N.stacks: folded stacks of self CPU time (us)\n"                                                                                                                                                             \
-      "for flamegraph.pl and speedscope")                                                                                                                                                                                           \
-    X(HTML, "html", NULL,                                                                                                                                                                                                           \
-      "also write STEM-N.html: a self-contained report (sortable table,\n"                                                                                                                                                          \
-      "flame graph, timeline, memory over time)")                                                                                                                                                                                   \
-    X(PERFETTO, "perfetto", NULL,                                                                                                                                                                                                   \
-      "also write STEM-N.pftrace: the capture in Perfetto's native format")                                                                                                                                                         \
-    X(QUIET, "quiet", NULL,                                                                                                                                                                                                         \
-      "do not print the tables")                                                                                                                                                                                                    \
-    X(FAIL_ALLOC, "fail-alloc", "N",                                                                                                                                                                                                \
-      "for testing: the Nth allocation through opprof's and nn's\n"                                                                                                                                                                 \
-      "allocator fails (0: none); their count is printed on stderr at exit")                                                                                                                                                        \
-    X(PARALLEL, "parallel", "MODE",                                                                                                                                                                                                 \
-      "run under mpirun across ranks: data (each rank its rows of the\n"                                                                                                                                                            \
-      "batch) or tensor (Linear layers split, partial outputs summed with\n"                                                                                                                                                        \
-      "mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"                                                                                                                                                            \
-      "ranks.txt (opprof report --ranks) in OUTDIR")                                                                                                                                                                                \
-    X(SAMPLE, "sample", "HZ[,dwarf]",                                                                                                                                                                                               \
-      "sample every thread's native call stack HZ times a second of its\n"                                                                                                                                                          \
-      "CPU time (perf events; 1000 is perf's default; dwarf: unwind a copy of\n"                                                                                                                                                    \
-      "the stack instead of the frame-pointer walk): Samples, Samples % and\n"                                                                                                                                                      \
-      "Top native frame columns, and STEM-N.samples.stacks (folded: the\n"                                                                                                                                                          \
-      "operators above the native frames); off-CPU times too")                                                                                                                                                                      \
-    X(CPU_TIME, "cpu-time", NULL,                                                                                                                                                                                                   \
-      "On CPU total and Off CPU columns (each row's time off the CPU)")                                                                                                                                                             \
-    X(FLIGHT, "flight", "N[,Ts][,MMiB]",                                                                                                                                                                                            \
-      "a flight recorder instead of the schedule: every step is\n"                                                                                                                                                                  \
-      "recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"                                                                                                                                                      \
-      "triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"                                                                                                                                                   \
-      "with STEM-N.flight.txt: why, and the step against the median step")                                                                                                                                                          \
-    X(FLIGHT_TRIGGER, "flight-trigger", "LIST",                                                                                                                                                                                     \
-      "what triggers: Kx (slower than K x the median of the steps\n"                                                                                                                                                                \
-      "before it), DURATION (longer than it: 50ms), NAME>DURATION (a range\n"                                                                                                                                                       \
-      "named NAME longer than it); comma-separated (default 2x)")                                                                                                                                                                   \
-    X(FLIGHT_BEFORE, "flight-before", "K",                                                                                                                                                                                          \
-      "steps saved before the triggering one (default 4)")                                                                                                                                                                          \
-    X(FLIGHT_AFTER, "flight-after", "J",                                                                                                                                                                                            \
-      "steps saved after it (default 0)")                                                                                                                                                                                           \
-    X(FLIGHT_MEDIAN_OF, "flight-median-of", "W",                                                                                                                                                                                    \
-      "steps of the rolling median (default 50)")                                                                                                                                                                                   \
-    X(FLIGHT_COOLDOWN, "flight-cooldown", "DUR",                                                                                                                                                                                    \
-      "at most one save per DUR (default 1s; 0: none)")                                                                                                                                                                             \
-    X(SLOW_STEPS, "slow-steps", "LIST",                                                                                                                                                                                             \
-      "for testing: these steps (\"100,250\") are made slower: their\n"                                                                                                                                                             \
-      "first aten::addmm waits longer, busy (nn_debug_delay_next)")                                                                                                                                                                 \
-    X(SLOW_BY, "slow-by", "X",                                                                                                                                                                                                      \
-      "by how much: Kx (K times the median of the last 50 steps, default\n"                                                                                                                                                         \
-      "2x) or a duration (\"20ms\")")                                                                                                                                                                                               \
-    X(ROOFLINE, "roofline", NULL,                                                                                                                                                                                                   \
-      "this machine's ceilings (opprof machine: a few seconds the first time,\n"                                                                                                                                                    \
-      "then from the user's cache, as opprof record --roofline), kept in every\n"                                                                                                                                                   \
-      "trace: `opprof report --roofline` of the trace sets each operator\n"                                                                                                                                                         \
-      "against the roofs of the machine it ran on")                                                                                                                                                                                 \
-    X(SLOW_OP, "slow-op", "NAME=F",                                                                                                                                                                                                 \
-      "for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"                                                                                                                                                       \
-      "made slower by F of its own time, busy (nn_debug_slow_down;\n"                                                                                                                                                               \
-      "\"aten::addmm=1\": twice as long)")                                                                                                                                                                                          \
-    X(HELP, "h|help", NULL, "this help") \
-    X(VERSION, "version", NULL,                                                                                                                                                                                                     \
-      "print the version and exit")                                                                                                                                                                                                 \
-    X(TEXT_1, NULL, NULL, "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\nfor each capture (N = the step number when it was saved), and summary.json; on a\nfailure, nothing is left behind.")
+#define PROFILE_CPU_OPTIONS(X)                                                                                      \
+    X(THREADS, "threads", "N", "threads for matrix products (default 1)")                                           \
+    X(BATCH, "batch", "N", "rows of the input batch (default 128)")                                                 \
+    X(IN, "in", "N", "input features (default 256)")                                                                \
+    X(HIDDEN, "hidden", "N", "hidden features (default 512)")                                                       \
+    X(OUT, "out", "N", "output features (default 64)")                                                              \
+    X(STEPS, "steps", "N", "profiled loop iterations (default 6)")                                                  \
+    X(SKIP_FIRST, "skip-first", "N", "schedule: steps skipped before the first cycle (default 0)")                  \
+    X(WAIT, "wait", "N", "schedule: idle steps per cycle (default 1)")                                              \
+    X(WARMUP, "warmup", "N", "schedule: warm-up steps per cycle (default 1)")                                       \
+    X(ACTIVE, "active", "N", "schedule: recorded steps per cycle (default 2)")                                      \
+    X(REPEAT, "repeat", "N", "schedule: cycles, 0 = forever (default 1)")                                           \
+    X(STEM, "stem", "NAME", "file name stem of each capture (default cpu-step)")                                    \
+    X(WEIGHTS, "weights", "FILE",                                                                                   \
+      "load the model's weights from a safetensors file (names as\n"                                                \
+      "nn.Sequential's state_dict: 0.weight, 0.bias, 2.weight, 2.bias)")                                            \
+    X(INPUT, "input", "FILE",                                                                                       \
+      "take the input batch from a safetensors file (tensor 'input',\n"                                             \
+      "[batch, in]); --batch and --in follow it")                                                                   \
+    X(SAVE_OUTPUT, "save-output", "FILE", "write the forward's result as a safetensors file (tensor 'output')")     \
+    X(RECORD_SHAPES, "record-shapes", NULL, "record operators' input shapes (trace args \"Input Dims\")")           \
+    X(WITH_STACK, "with-stack", NULL, "record call sites (trace args \"Call stack\")")                              \
+    X(WITH_NATIVE_STACK, "with-native-stack", NULL, "record native call stacks instead (backtrace; ~1 us a range)") \
+    X(WITH_FLOPS, "with-flops", NULL, "add the Total FLOPs and GFLOP/s columns (implies --record-shapes)")          \
+    X(GROUP_BY_INPUT_SHAPE, "group-by-input-shape", NULL,                                                           \
+      "one table row per (name, input shapes) (implies --record-shapes)")                                           \
+    X(GROUP_BY_STACK, "group-by-stack", "N", "one table row per (name, top N call sites) (implies --with-stack)")   \
+    X(PEAK_MEMORY, "peak-memory", NULL, "add the Peak Mem column to the tables")                                    \
+    X(STATS, "stats", NULL,                                                                                         \
+      "add Self min / med / p90 / p99 / max / IQR / CV to the tables: each\n"                                       \
+      "row's self time per step (per call with fewer than 2 steps);\n"                                              \
+      "summary.json has each operator's self_cpu_per_step either way")                                              \
+    X(STACKS, "stacks", NULL,                                                                                       \
+      "also write STEM-N.stacks: folded stacks of self CPU time (us)\n"                                             \
+      "for flamegraph.pl and speedscope")                                                                           \
+    X(HTML, "html", NULL,                                                                                           \
+      "also write STEM-N.html: a self-contained report (sortable table,\n"                                          \
+      "flame graph, timeline, memory over time)")                                                                   \
+    X(PERFETTO, "perfetto", NULL, "also write STEM-N.pftrace: the capture in Perfetto's native format")             \
+    X(QUIET, "quiet", NULL, "do not print the tables")                                                              \
+    X(FAIL_ALLOC, "fail-alloc", "N",                                                                                \
+      "for testing: the Nth allocation through opprof's and nn's\n"                                                 \
+      "allocator fails (0: none); their count is printed on stderr at exit")                                        \
+    X(PARALLEL, "parallel", "MODE",                                                                                 \
+      "run under mpirun across ranks: data (each rank its rows of the\n"                                            \
+      "batch) or tensor (Linear layers split, partial outputs summed with\n"                                        \
+      "mpi::allreduce); OUTDIR/rank-K/ per rank, the merged trace and\n"                                            \
+      "ranks.txt (opprof report --ranks) in OUTDIR")                                                                \
+    X(SAMPLE, "sample", "HZ[,dwarf]",                                                                               \
+      "sample every thread's native call stack HZ times a second of its\n"                                          \
+      "CPU time (perf events; 1000 is perf's default; dwarf: unwind a copy of\n"                                    \
+      "the stack instead of the frame-pointer walk): Samples, Samples % and\n"                                      \
+      "Top native frame columns, and STEM-N.samples.stacks (folded: the\n"                                          \
+      "operators above the native frames); off-CPU times too")                                                      \
+    X(CPU_TIME, "cpu-time", NULL, "On CPU total and Off CPU columns (each row's time off the CPU)")                 \
+    X(FLIGHT, "flight", "N[,Ts][,MMiB]",                                                                            \
+      "a flight recorder instead of the schedule: every step is\n"                                                  \
+      "recorded, the last N (or T seconds, M MiB) are kept, and a step that\n"                                      \
+      "triggers is saved with the steps before it, as STEM-N.* (N = that step)\n"                                   \
+      "with STEM-N.flight.txt: why, and the step against the median step")                                          \
+    X(FLIGHT_TRIGGER, "flight-trigger", "LIST",                                                                     \
+      "what triggers: Kx (slower than K x the median of the steps\n"                                                \
+      "before it), DURATION (longer than it: 50ms), NAME>DURATION (a range\n"                                       \
+      "named NAME longer than it); comma-separated (default 2x)")                                                   \
+    X(FLIGHT_BEFORE, "flight-before", "K", "steps saved before the triggering one (default 4)")                     \
+    X(FLIGHT_AFTER, "flight-after", "J", "steps saved after it (default 0)")                                        \
+    X(FLIGHT_MEDIAN_OF, "flight-median-of", "W", "steps of the rolling median (default 50)")                        \
+    X(FLIGHT_COOLDOWN, "flight-cooldown", "DUR", "at most one save per DUR (default 1s; 0: none)")                  \
+    X(SLOW_STEPS, "slow-steps", "LIST",                                                                             \
+      "for testing: these steps (\"100,250\") are made slower: their\n"                                             \
+      "first aten::addmm waits longer, busy (nn_debug_delay_next)")                                                 \
+    X(SLOW_BY, "slow-by", "X",                                                                                      \
+      "by how much: Kx (K times the median of the last 50 steps, default\n"                                         \
+      "2x) or a duration (\"20ms\")")                                                                               \
+    X(ROOFLINE, "roofline", NULL,                                                                                   \
+      "this machine's ceilings (opprof machine: a few seconds the first time,\n"                                    \
+      "then from the user's cache, as opprof record --roofline), kept in every\n"                                   \
+      "trace: `opprof report --roofline` of the trace sets each operator\n"                                         \
+      "against the roofs of the machine it ran on")                                                                 \
+    X(SLOW_OP, "slow-op", "NAME=F",                                                                                 \
+      "for testing: every call of aten::addmm or aten::clamp_min (NAME) is\n"                                       \
+      "made slower by F of its own time, busy (nn_debug_slow_down;\n"                                               \
+      "\"aten::addmm=1\": twice as long)")                                                                          \
+    X(HELP, "h|help", NULL, "this help")                                                                            \
+    X(VERSION, "version", NULL, "print the version and exit")                                                       \
+    X(TEXT_1, NULL, NULL,                                                                                           \
+      "Writes STEM-N.json (Chrome trace for Perfetto), STEM-N.time.txt, STEM-N.memory.txt\nfor each capture (N = the step number when it was saved), and summary.json; on a\nfailure, nothing is left behind.")
 TOOL_OPTIONS(PROFILE_CPU_OPTIONS);
 
 static void usage(FILE *f) {
@@ -220,7 +193,8 @@ static int say_bad(const char *flag, const char *why) {
 /* The options with more to check than a number (optarg): 0, or -1 said on stderr. */
 static int take_cooldown(options *o) {
     int64_t ns;
-    if (opprof_parse_duration_ns(optarg, &ns)) return say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
+    if (opprof_parse_duration_ns(optarg, &ns))
+        return say_bad("--flight-cooldown", "not a duration (\"1s\", \"250ms\", 0)");
     o->flight.cooldown_ms = ns / 1000000;
     return 0;
 }
@@ -229,8 +203,8 @@ static int take_slow_op(options *o) {
     const char *eq = strchr(optarg, '=');
     char *end = NULL;
     double f = eq ? strtod(eq + 1, &end) : -1;
-    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->slow_op || end == eq + 1 || *end || !(f > 0 && f <= 100) ||
-        (strncmp(optarg, "aten::addmm=", 12) && strncmp(optarg, "aten::clamp_min=", 16)))
+    if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->slow_op || end == eq + 1 || *end ||
+        !(f > 0 && f <= 100) || (strncmp(optarg, "aten::addmm=", 12) && strncmp(optarg, "aten::clamp_min=", 16)))
         return say_bad("--slow-op", "not NAME=F (aten::addmm or aten::clamp_min, F from 0 to 100: the share of its "
                                     "own time added)");
     snprintf(o->slow_op, sizeof o->slow_op, "%.*s", (int)(eq - optarg), optarg);
@@ -524,9 +498,9 @@ static int make_model(const options *o, nn_module **model) {
 typedef struct work {
     nn_module *model;
     nn_tensor *inputs, *reference;
-    const char *what;   /* "running the model": for "failed %s" */
-    char message[512];  /* a file's error in words, when load_failed */
-    bool load_failed;   /* loading or saving a safetensors file failed */
+    const char *what;  /* "running the model": for "failed %s" */
+    char message[512]; /* a file's error in words, when load_failed */
+    bool load_failed;  /* loading or saving a safetensors file failed */
 } work;
 
 /* The model, its weights and inputs, this rank's share; the reference
@@ -789,8 +763,8 @@ static int profile_into(const char *outdir) {
     nn_release_cached_memory();
     if (g_signal) {
         outdir_remove(workdir);
-        fprintf(stderr, "profile_cpu: interrupted by %s: '%s' was not created\n", g_signal == SIGINT ? "SIGINT" : "SIGTERM",
-                o.outdir);
+        fprintf(stderr, "profile_cpu: interrupted by %s: '%s' was not created\n",
+                g_signal == SIGINT ? "SIGINT" : "SIGTERM", o.outdir);
         return 128 + g_signal;
     }
     if (rc) {

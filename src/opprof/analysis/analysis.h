@@ -68,7 +68,6 @@ OPPROF__HIDDEN bool opprof__counts_flops(const char *name);
 /* ... and whether opprof_bytes models its traffic. */
 OPPROF__HIDDEN bool opprof__counts_bytes(const char *name);
 
-
 /* ---- parallel operators (analysis/parallel.c): the parts of one run ---- */
 typedef struct opprof__parallel_run {
     int64_t start_ns, end_ns; /* the first part's start, the last part's end */
@@ -90,14 +89,14 @@ typedef struct opprof__step_self {
     double self;  /* ns */
 } opprof__step_self;
 typedef struct opprof__distributions {
-    size_t n_rows, steps;           /* steps >= 1 once built */
-    size_t *first;                  /* row r's calls: calls[first[r] .. first[r + 1]) */
+    size_t n_rows, steps; /* steps >= 1 once built */
+    size_t *first;        /* row r's calls: calls[first[r] .. first[r + 1]) */
     opprof__step_self *calls;
-    double *step_totals;            /* per step: the self time of every CPU event */
-    double *step_durations;         /* per step: its wall time (ProfilerStep#N's duration; without
-                                       steps, the capture's) */
-    double *walls;                  /* per call (as calls): a run's span on its key part, 0 on its
-                                       other parts, any other call's duration; NULL without runs */
+    double *step_totals;    /* per step: the self time of every CPU event */
+    double *step_durations; /* per step: its wall time (ProfilerStep#N's duration; without
+                               steps, the capture's) */
+    double *walls;          /* per call (as calls): a run's span on its key part, 0 on its
+                               other parts, any other call's duration; NULL without runs */
     opprof_row_distributions *rows;
 } opprof__distributions;
 /* row_of_event: each event's row (n_rows rows); runs: the capture's runs of parts (or NULL). */
@@ -112,7 +111,7 @@ OPPROF__HIDDEN const opprof__distributions *opprof__averages_distributions(const
 
 /* ---- stack tree (analysis/stack_tree.c): events merged by their path of names ---- */
 typedef struct opprof__stack_node {
-    int32_t parent;   /* node index, -1 for a root */
+    int32_t parent; /* node index, -1 for a root */
     uint32_t name;
     uint32_t depth;   /* 1 for a root */
     int64_t self_ns;  /* durations of its events minus their children's */
@@ -121,8 +120,8 @@ typedef struct opprof__stack_node {
 typedef struct opprof__stack_tree {
     opprof__stack_node *nodes; /* in first-seen order: a parent before its children */
     size_t n, cap;
-    opprof__index index;       /* (parent, name) -> node */
-    int32_t *node_of_event;    /* n_events entries */
+    opprof__index index;    /* (parent, name) -> node */
+    int32_t *node_of_event; /* n_events entries */
     size_t n_events;
 } opprof__stack_tree;
 /* The paths merge the steps, as the tables do: every ProfilerStep#N is one
@@ -150,25 +149,25 @@ OPPROF__HIDDEN void opprof__layers_free(opprof__layers *l);
 typedef struct opprof__diff_pair {
     const char *key;
     const opprof_average_row *before, *after; /* either may be NULL */
-    int64_t self_delta;   /* self CPU time, after - before */
-    int64_t device_delta; /* self device time, after - before */
-    bool device;          /* a row of device activities (paired with its kind only) */
+    int64_t self_delta;                       /* self CPU time, after - before */
+    int64_t device_delta;                     /* self device time, after - before */
+    bool device;                              /* a row of device activities (paired with its kind only) */
 } opprof__diff_pair;
 enum { OPPROF__NOTE_BYTES = 240 };
 typedef struct opprof__diff {
     const opprof_capture *before, *after;
     opprof_averages *avg_before, *avg_after;
-    int64_t steps_before, steps_after; /* each side's steps (>= 1): its rows are means per step */
+    int64_t steps_before, steps_after;            /* each side's steps (>= 1): its rows are means per step */
     opprof_average_row *rows_before, *rows_after; /* the rows paired: per step, by name or by layer */
     size_t n_rows_before, n_rows_after;
-    opprof__layers layers;    /* by layer: the layers; else n == 0 */
-    opprof__diff_pair *pairs; /* both sides' rows paired by (device, key), largest change of self
-                                 CPU or self device time first */
-    size_t n, shown;          /* shown: the first rows within the row limit */
-    int64_t self_before, self_after; /* ns */
+    opprof__layers layers;               /* by layer: the layers; else n == 0 */
+    opprof__diff_pair *pairs;            /* both sides' rows paired by (device, key), largest change of self
+                                            CPU or self device time first */
+    size_t n, shown;                     /* shown: the first rows within the row limit */
+    int64_t self_before, self_after;     /* ns */
     int64_t device_before, device_after; /* self device time totals, ns */
-    const char *device_name;  /* "CUDA", "MTIA": both sides have device time; else NULL */
-    char notes[10][OPPROF__NOTE_BYTES]; /* configuration differences, the pairing */
+    const char *device_name;             /* "CUDA", "MTIA": both sides have device time; else NULL */
+    char notes[10][OPPROF__NOTE_BYTES];  /* configuration differences, the pairing */
     int n_notes;
 } opprof__diff;
 /* Both captures' key averages paired; free with opprof__diff_free (also on an error). */
@@ -184,7 +183,7 @@ struct opprof_stat_diff {
     opprof_stat_row step;         /* each step's wall time: what the user waits for */
     size_t steps[2], captures[2]; /* before, after */
     double alpha, detect;
-    char *keys;            /* the rows' keys, NUL-separated */
+    char *keys; /* the rows' keys, NUL-separated */
 };
 
 /* ---- ranks compared (analysis/ranks.c) ---- */
@@ -192,7 +191,7 @@ typedef struct opprof__ranks_op {
     const char *name; /* the first rank's row key that has it (owned by avgs) */
     int64_t *self_ns; /* per rank, 0 where the rank has no such operator */
     int64_t calls, min_ns, median_ns, max_ns;
-    int slowest;      /* the rank with max_ns */
+    int slowest; /* the rank with max_ns */
 } opprof__ranks_op;
 
 typedef struct opprof__ranks_rank {

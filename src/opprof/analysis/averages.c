@@ -18,25 +18,25 @@ enum { MAX_STACK = 16 };
 struct opprof_averages {
     opprof_average_row *rows;
     size_t n_rows;
-    char *text;          /* keys, shapes and stacks, NUL-separated */
+    char *text; /* keys, shapes and stacks, NUL-separated */
     size_t text_size;
     int64_t self_total_ns;
     int64_t self_device_total_ns;
     char device_name[16];
-    bool device_memory;  /* memory events of a device other than the CPU */
-    bool profile_memory; /* memory was recorded: the capture has memory events */
-    bool flops_recorded; /* with_flops, or operators stated FLOPs or bytes */
-    int64_t *children;   /* per row: the events nested directly in its events */
+    bool device_memory;   /* memory events of a device other than the CPU */
+    bool profile_memory;  /* memory was recorded: the capture has memory events */
+    bool flops_recorded;  /* with_flops, or operators stated FLOPs or bytes */
+    int64_t *children;    /* per row: the events nested directly in its events */
     int64_t *model_bytes; /* per row: opprof_bytes of its calls */
     double range_cost_ns; /* the capture's measured cost of one range (begin + end), 0: unknown */
     bool by_shape, by_layer;
     int stack_n;
     uint64_t dropped_events;
     size_t n_warnings;
-    char **warnings;     /* the capture's warnings, copied */
+    char **warnings; /* the capture's warnings, copied */
     opprof_producer producer;
-    int64_t unended_ns, duration_ns; /* the longest begin never ended, and the capture's span */
-    opprof__distributions dist;      /* with options->distributions, else steps 0 */
+    int64_t unended_ns, duration_ns;   /* the longest begin never ended, and the capture's span */
+    opprof__distributions dist;        /* with options->distributions, else steps 0 */
     int64_t samples, sample_period_ns; /* the capture's samples and their period */
     bool off_cpu;                      /* the capture has off-CPU times */
     bool parallel;                     /* some operator ran as parts on several threads */
@@ -55,13 +55,13 @@ static const char *key_of(const char *name) {
 typedef struct group {
     opprof_average_row row;
     int64_t model_bytes; /* opprof_bytes of its calls (the roofline's bytes where none were stated) */
-    int64_t children;  /* events nested directly in this group's events: each one's recording cost
-                          lands in this group's self time */
+    int64_t children;    /* events nested directly in this group's events: each one's recording cost
+                            lands in this group's self time */
     int64_t first_start;
     uint32_t first_thread;
     size_t first_index;
-    uint32_t index;    /* in the builder, before make_rows keeps the groups that have events */
-    uint32_t top_source; /* name id of the top frame's most sampled "file:line", or UINT32_MAX */
+    uint32_t index;                   /* in the builder, before make_rows keeps the groups that have events */
+    uint32_t top_source;              /* name id of the top frame's most sampled "file:line", or UINT32_MAX */
     double longest_parts, mean_parts; /* parallel runs: their longest parts and mean parts, summed */
     /* the extended key */
     uint32_t name_group;
@@ -155,9 +155,9 @@ typedef struct work {
     uint32_t *device_group;   /* device activities: [2 * name + (annotation)] -> group, or NULL */
     uint32_t *group_of_event; /* extended keys: event -> group */
     int32_t *layer_of_event;  /* grouped by layer: each event's, -1: none */
-    uint8_t *flops_name;      /* names whose FLOPs opprof_flops counts (bit 0), whose bytes opprof_bytes models (bit 1) */
-    int64_t *peaks;           /* per event, or NULL without memory */
-    uint32_t *row_of_group;   /* after make_rows: a group's row (UINT32_MAX: none) */
+    uint8_t *flops_name;    /* names whose FLOPs opprof_flops counts (bit 0), whose bytes opprof_bytes models (bit 1) */
+    int64_t *peaks;         /* per event, or NULL without memory */
+    uint32_t *row_of_group; /* after make_rows: a group's row (UINT32_MAX: none) */
     opprof__parallel_runs runs; /* operators computed by several threads */
     opprof_averages *avg;
 } work;
@@ -282,7 +282,8 @@ static int extended_groups(work *w) {
         if (w->by_shape) key.shapes = opprof_capture_site(w->c, w->ev[i].site)->shapes;
         key.layer = w->by_layer ? w->layer_of_event[i] : -1;
         for (int32_t e = (int32_t)i; e >= 0 && key.n_frames < w->stack_n; e = w->ev[e].parent)
-            if (w->ev[e].site && opprof_capture_site(w->c, w->ev[e].site)->file) key.frames[key.n_frames++] = w->ev[e].site;
+            if (w->ev[e].site && opprof_capture_site(w->c, w->ev[e].site)->file)
+                key.frames[key.n_frames++] = w->ev[e].site;
         int rc = find_group(&w->b, &key, &w->group_of_event[i]);
         if (rc) return rc;
     }
@@ -489,7 +490,8 @@ static void top_frames(work *w, group_frame *gf, size_t n) {
         uint32_t source = UINT32_MAX;
         for (size_t j = i, sub; j < n && gf[j].group == gf[i].group && gf[j].frame == gf[i].frame; j += sub) {
             for (sub = 1; j + sub < n && !by_group_frame(&gf[j], &gf[j + sub]);) sub++;
-            if (gf[j].source != UINT32_MAX && (int64_t)sub > best_source) best_source = (int64_t)sub, source = gf[j].source;
+            if (gf[j].source != UINT32_MAX && (int64_t)sub > best_source)
+                best_source = (int64_t)sub, source = gf[j].source;
         }
         for (run = 1; i + run < n && gf[i + run].group == gf[i].group && gf[i + run].frame == gf[i].frame;) run++;
         if (i == 0 || gf[i].group != gf[i - 1].group) best = 0;
@@ -527,7 +529,8 @@ static int add_samples(work *w) {
         const uint32_t *sources = opprof_capture_stack_sources(c, sm->stack, &n_frames);
         while (f + 1 < n_frames && inlined(c->names[frames[f]])) f++;
         if (n_frames)
-            gf[n_gf++] = (group_frame){group_index_of(w, (size_t)sm->owner), frames[f], sources ? sources[f] : UINT32_MAX};
+            gf[n_gf++] =
+                (group_frame){group_index_of(w, (size_t)sm->owner), frames[f], sources ? sources[f] : UINT32_MAX};
     }
     for (size_t after = w->n_events; after > 0; after--) {
         size_t i = after - 1;
@@ -603,7 +606,8 @@ static int make_rows(work *w) {
         if (gr->row.mangled) opprof__sb_put(&text, gr->row.mangled, strlen(gr->row.mangled) + 1);
         offsets[TEXTS * g + TEXT_TOP] = text.len;
         if (gr->row.top_frame && gr->top_source != UINT32_MAX)
-            opprof__sb_printf(&text, "%s (%s)", gr->row.top_frame, w->c->names[gr->top_source]), opprof__sb_put(&text, "", 1);
+            opprof__sb_printf(&text, "%s (%s)", gr->row.top_frame, w->c->names[gr->top_source]),
+                opprof__sb_put(&text, "", 1);
         else if (gr->row.top_frame)
             opprof__sb_put(&text, gr->row.top_frame, strlen(gr->row.top_frame) + 1);
         offsets[TEXTS * g + TEXT_SHAPES] = text.len;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static uint64_t magnitude(int64_t d) { return d < 0 ? -(uint64_t)d : (uint64_t)d; }
 
 /* The size of a row's change: the larger of its self CPU time's and its self
@@ -89,7 +88,9 @@ static int64_t steps_of(const opprof_capture *c) {
     return steps > 0 ? steps : 1;
 }
 
-static int64_t per(int64_t v, int64_t steps) { return steps > 1 ? (v >= 0 ? v + steps / 2 : v - steps / 2) / steps : v; }
+static int64_t per(int64_t v, int64_t steps) {
+    return steps > 1 ? (v >= 0 ? v + steps / 2 : v - steps / 2) / steps : v;
+}
 
 /* A side's rows, per step: times, memory, FLOPs, bytes and calls (rounded)
  * divided by its steps; names and the rest as they are. */
@@ -99,9 +100,9 @@ static int per_step(const opprof_averages *avg, int64_t steps, opprof_average_ro
     if (!*out) return OPPROF_ENOMEM;
     for (size_t i = 0; i < *n; i++) {
         opprof_average_row r = rows[i];
-        int64_t *fields[] = {&r.calls,        &r.self_ns,       &r.total_ns,       &r.cpu_mem,         &r.self_cpu_mem,
-                             &r.flops,        &r.bytes,         &r.self_device_ns, &r.total_device_ns, &r.device_mem,
-                             &r.self_device_mem, &r.wall_ns,    &r.wait_ns,        &r.off_cpu_ns,      &r.self_off_cpu_ns};
+        int64_t *fields[] = {&r.calls,           &r.self_ns, &r.total_ns,       &r.cpu_mem,         &r.self_cpu_mem,
+                             &r.flops,           &r.bytes,   &r.self_device_ns, &r.total_device_ns, &r.device_mem,
+                             &r.self_device_mem, &r.wall_ns, &r.wait_ns,        &r.off_cpu_ns,      &r.self_off_cpu_ns};
         for (size_t k = 0; k < sizeof fields / sizeof *fields; k++) *fields[k] = per(*fields[k], steps);
         (*out)[i] = r;
     }
@@ -113,9 +114,8 @@ static int per_step(const opprof_averages *avg, int64_t steps, opprof_average_ro
  * layers align), else by name; each side per step. */
 static int rows_to_pair(opprof__diff *d, opprof_diff_match match) {
     bool layers = match == OPPROF_DIFF_MATCH_LAYERS ||
-                  (match == OPPROF_DIFF_MATCH_AUTO &&
-                   strcmp(opprof__producer_family(d->before->info.producer),
-                          opprof__producer_family(d->after->info.producer)) != 0);
+                  (match == OPPROF_DIFF_MATCH_AUTO && strcmp(opprof__producer_family(d->before->info.producer),
+                                                             opprof__producer_family(d->after->info.producer)) != 0);
     if (layers) {
         int rc = opprof__layers_build(d->before, d->after, &d->layers);
         if (rc) return rc;
@@ -136,7 +136,8 @@ static void notes(opprof__diff *d) {
     char(*out)[OPPROF__NOTE_BYTES] = d->notes;
     int n = 0;
     if (d->steps_before > 1 || d->steps_after > 1)
-        snprintf(out[n++], OPPROF__NOTE_BYTES, "per step: each side's times are its means per step (%lld step(s) before, %lld after)",
+        snprintf(out[n++], OPPROF__NOTE_BYTES,
+                 "per step: each side's times are its means per step (%lld step(s) before, %lld after)",
                  (long long)d->steps_before, (long long)d->steps_after);
     if (d->layers.n)
         snprintf(out[n++], OPPROF__NOTE_BYTES,
@@ -144,7 +145,8 @@ static void notes(opprof__diff *d) {
                  "%zu of %zu after, in the first step); --match name pairs rows by name",
                  d->layers.paired_ops_before, d->layers.ops_before, d->layers.paired_ops_after, d->layers.ops_after);
     if (b->n_threads != a->n_threads)
-        snprintf(out[n++], OPPROF__NOTE_BYTES, "thread tracks differ: %zu before, %zu after", b->n_threads, a->n_threads);
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "thread tracks differ: %zu before, %zu after", b->n_threads,
+                 a->n_threads);
     const opprof_schedule *sb = &b->info.schedule, *sa = &a->info.schedule;
     if (memcmp(sb, sa, sizeof *sb) != 0)
         snprintf(out[n++], OPPROF__NOTE_BYTES,
@@ -153,14 +155,16 @@ static void notes(opprof__diff *d) {
                  sb->skip_first, sb->wait, sb->warmup, sb->active, sb->repeat, sa->skip_first, sa->wait, sa->warmup,
                  sa->active, sa->repeat);
     if (b->info.profile_memory != a->info.profile_memory)
-        snprintf(out[n++], OPPROF__NOTE_BYTES, "memory was recorded %s only", b->info.profile_memory ? "before" : "after");
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "memory was recorded %s only",
+                 b->info.profile_memory ? "before" : "after");
     if (b->info.dropped_events || a->info.dropped_events)
         snprintf(out[n++], OPPROF__NOTE_BYTES, "events were dropped at record time: %llu before, %llu after",
                  (unsigned long long)b->info.dropped_events, (unsigned long long)a->info.dropped_events);
     bool db = b->info.device_name[0], da = a->info.device_name[0];
     if (db != da) snprintf(out[n++], OPPROF__NOTE_BYTES, "device time was recorded %s only", db ? "before" : "after");
     if (b->n_warnings || a->n_warnings)
-        snprintf(out[n++], OPPROF__NOTE_BYTES, "captures carry warnings: %zu before, %zu after", b->n_warnings, a->n_warnings);
+        snprintf(out[n++], OPPROF__NOTE_BYTES, "captures carry warnings: %zu before, %zu after", b->n_warnings,
+                 a->n_warnings);
     d->n_notes = n;
 }
 

@@ -31,7 +31,8 @@ static int cmp_span(const void *a, const void *b) {
 static int find_steps(const opprof_capture *c, step_span **out, size_t *n) {
     size_t count = 0;
     for (size_t i = 0; i < c->n_events; i++)
-        count += !is_device(&c->events[i]) && !strncmp(c->names[c->events[i].name], STEP_PREFIX, sizeof STEP_PREFIX - 1);
+        count +=
+            !is_device(&c->events[i]) && !strncmp(c->names[c->events[i].name], STEP_PREFIX, sizeof STEP_PREFIX - 1);
     step_span *s = opprof__alloc((count ? count : 1) * sizeof *s);
     if (!s) return OPPROF_ENOMEM;
     size_t k = 0;

@@ -10,8 +10,8 @@ static int64_t numel(const opprof_shapes *s, int i) {
     return n;
 }
 
-static const char *const FLOPS_OPS[] = {"aten::addmm", "aten::mm", "aten::bmm", "aten::add", "aten::add_", "aten::mul",
-                                        "aten::mul_", "Gemm", "FusedGemm", "MatMul"};
+static const char *const FLOPS_OPS[] = {"aten::addmm", "aten::mm",   "aten::bmm", "aten::add", "aten::add_",
+                                        "aten::mul",   "aten::mul_", "Gemm",      "FusedGemm", "MatMul"};
 
 /* ONNX Runtime's Gemm as its profile records it: A [M, K] and, the weight being an
  * initializer that the profile leaves out, either B [K, N] or the bias [N]: M, K, N
@@ -19,9 +19,12 @@ static const char *const FLOPS_OPS[] = {"aten::addmm", "aten::mm", "aten::bmm", 
 static bool onnx_gemm(const opprof_shapes *s, int64_t *m, int64_t *k, int64_t *n) {
     if (s->n_inputs < 2 || s->ndim[0] != 2) return false;
     *m = s->dims[0][0], *k = s->dims[0][1];
-    if (s->ndim[1] == 2 && s->dims[1][0] == *k) *n = s->dims[1][1];
-    else if (s->ndim[1] == 1) *n = s->dims[1][0];
-    else return false;
+    if (s->ndim[1] == 2 && s->dims[1][0] == *k)
+        *n = s->dims[1][1];
+    else if (s->ndim[1] == 1)
+        *n = s->dims[1][0];
+    else
+        return false;
     return true;
 }
 
@@ -56,10 +59,11 @@ int64_t opprof_flops(const char *name, const opprof_shapes *s) {
  * counted twice in the time above roof. */
 
 static const char *const ELEMENTWISE_OPS[] = {
-    "aten::add",  "aten::add_", "aten::mul",       "aten::mul_",  "aten::sub",     "aten::sub_", "aten::div",
-    "aten::div_", "aten::clamp", "aten::clamp_min", "aten::sigmoid",
-    "aten::tanh", "aten::gelu", "aten::copy_",
-    "Relu", "Add", "Mul", "Sub", "Div", "Sigmoid", "Tanh", "Gelu", "Clip"}; /* ONNX Runtime's */
+    "aten::add",     "aten::add_", "aten::mul",  "aten::mul_",  "aten::sub",
+    "aten::sub_",    "aten::div",  "aten::div_", "aten::clamp", "aten::clamp_min",
+    "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::copy_", "Relu",
+    "Add",           "Mul",        "Sub",        "Div",         "Sigmoid",
+    "Tanh",          "Gelu",       "Clip"}; /* ONNX Runtime's */
 
 static int64_t element_size(const char *dtype) {
     if (!dtype[0] || strstr(dtype, "float") || !strcmp(dtype, "int")) return 4;
@@ -78,8 +82,8 @@ static int64_t inputs_bytes(const opprof_shapes *s) {
 }
 
 bool opprof__counts_bytes(const char *name) {
-    if (!strcmp(name, "aten::addmm") || !strcmp(name, "aten::mm") || !strcmp(name, "aten::bmm") || !strcmp(name, "Gemm") ||
-        !strcmp(name, "FusedGemm") || !strcmp(name, "MatMul"))
+    if (!strcmp(name, "aten::addmm") || !strcmp(name, "aten::mm") || !strcmp(name, "aten::bmm") ||
+        !strcmp(name, "Gemm") || !strcmp(name, "FusedGemm") || !strcmp(name, "MatMul"))
         return true;
     for (size_t i = 0; i < sizeof ELEMENTWISE_OPS / sizeof *ELEMENTWISE_OPS; i++)
         if (!strcmp(name, ELEMENTWISE_OPS[i])) return true;
@@ -100,8 +104,8 @@ int64_t opprof_bytes(const char *name, const opprof_shapes *s) {
         out = s->dims[0][0] * s->dims[1][1] * element_size(s->dtype[0]);
     else if (!strcmp(name, "aten::bmm") && s->n_inputs >= 2 && s->ndim[0] == 3 && s->ndim[1] == 3)
         out = s->dims[0][0] * s->dims[0][1] * s->dims[1][2] * element_size(s->dtype[0]);
-    else if (strcmp(name, "aten::addmm") && strcmp(name, "aten::mm") && strcmp(name, "aten::bmm") && strcmp(name, "Gemm") &&
-             strcmp(name, "FusedGemm") && strcmp(name, "MatMul") && s->ndim[0] > 0)
+    else if (strcmp(name, "aten::addmm") && strcmp(name, "aten::mm") && strcmp(name, "aten::bmm") &&
+             strcmp(name, "Gemm") && strcmp(name, "FusedGemm") && strcmp(name, "MatMul") && s->ndim[0] > 0)
         out = numel(s, 0) * element_size(s->dtype[0]);
     else
         return 0; /* a product whose shapes are not its own */

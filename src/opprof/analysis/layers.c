@@ -25,38 +25,85 @@
 
 enum { MAX_CLASSES = 3, KEY_BYTES = 240 };
 
-typedef enum layer_class { CLS_NONE, CLS_LINEAR, CLS_CONV, CLS_ACTIVATION, CLS_POOL, CLS_RESHAPE, CLS_SOFTMAX,
-                           CLS_ADD, CLS_MUL, CLS_NORM, CLS_LAYOUT, CLS_BIAS } layer_class;
+typedef enum layer_class {
+    CLS_NONE,
+    CLS_LINEAR,
+    CLS_CONV,
+    CLS_ACTIVATION,
+    CLS_POOL,
+    CLS_RESHAPE,
+    CLS_SOFTMAX,
+    CLS_ADD,
+    CLS_MUL,
+    CLS_NORM,
+    CLS_LAYOUT,
+    CLS_BIAS
+} layer_class;
 
 /* The map: an operator's name, the classes of work it stands for. */
 static const struct {
     const char *name;
     layer_class classes[MAX_CLASSES];
 } MAP[] = {
-    {"aten::linear", {CLS_LINEAR}},         {"aten::addmm", {CLS_LINEAR}},        {"aten::mm", {CLS_LINEAR}},
-    {"aten::matmul", {CLS_LINEAR}},         {"aten::bmm", {CLS_LINEAR}},          {"Gemm", {CLS_LINEAR}},
-    {"MatMul", {CLS_LINEAR}},               {"FusedMatMul", {CLS_LINEAR}},
+    {"aten::linear", {CLS_LINEAR}},
+    {"aten::addmm", {CLS_LINEAR}},
+    {"aten::mm", {CLS_LINEAR}},
+    {"aten::matmul", {CLS_LINEAR}},
+    {"aten::bmm", {CLS_LINEAR}},
+    {"Gemm", {CLS_LINEAR}},
+    {"MatMul", {CLS_LINEAR}},
+    {"FusedMatMul", {CLS_LINEAR}},
     {"FusedGemm", {CLS_LINEAR, CLS_ACTIVATION}},
-    {"aten::conv2d", {CLS_CONV}},           {"aten::convolution", {CLS_CONV}},   {"aten::_convolution", {CLS_CONV}},
-    {"Conv", {CLS_CONV}},                   {"FusedConv", {CLS_CONV, CLS_ACTIVATION}},
-    {"aten::relu", {CLS_ACTIVATION}},       {"aten::relu_", {CLS_ACTIVATION}},   {"aten::clamp_min", {CLS_ACTIVATION}},
-    {"aten::sigmoid", {CLS_ACTIVATION}},    {"aten::tanh", {CLS_ACTIVATION}},    {"aten::gelu", {CLS_ACTIVATION}},
-    {"aten::silu", {CLS_ACTIVATION}},       {"Relu", {CLS_ACTIVATION}},          {"Sigmoid", {CLS_ACTIVATION}},
-    {"Tanh", {CLS_ACTIVATION}},             {"Gelu", {CLS_ACTIVATION}},          {"FastGelu", {CLS_ACTIVATION}},
-    {"aten::max_pool2d", {CLS_POOL}},       {"aten::avg_pool2d", {CLS_POOL}},    {"aten::adaptive_avg_pool2d", {CLS_POOL}},
-    {"MaxPool", {CLS_POOL}},                {"AveragePool", {CLS_POOL}},         {"GlobalAveragePool", {CLS_POOL}},
-    {"aten::flatten", {CLS_RESHAPE}},       {"aten::view", {CLS_RESHAPE}},       {"aten::reshape", {CLS_RESHAPE}},
-    {"Flatten", {CLS_RESHAPE}},             {"Reshape", {CLS_RESHAPE}},
-    {"aten::softmax", {CLS_SOFTMAX}},       {"aten::_softmax", {CLS_SOFTMAX}},   {"Softmax", {CLS_SOFTMAX}},
-    {"aten::add", {CLS_ADD}},               {"aten::add_", {CLS_ADD}},           {"Add", {CLS_ADD}},
-    {"aten::mul", {CLS_MUL}},               {"Mul", {CLS_MUL}},
-    {"aten::layer_norm", {CLS_NORM}},       {"LayerNormalization", {CLS_NORM}},  {"aten::batch_norm", {CLS_NORM}},
+    {"aten::conv2d", {CLS_CONV}},
+    {"aten::convolution", {CLS_CONV}},
+    {"aten::_convolution", {CLS_CONV}},
+    {"Conv", {CLS_CONV}},
+    {"FusedConv", {CLS_CONV, CLS_ACTIVATION}},
+    {"aten::relu", {CLS_ACTIVATION}},
+    {"aten::relu_", {CLS_ACTIVATION}},
+    {"aten::clamp_min", {CLS_ACTIVATION}},
+    {"aten::sigmoid", {CLS_ACTIVATION}},
+    {"aten::tanh", {CLS_ACTIVATION}},
+    {"aten::gelu", {CLS_ACTIVATION}},
+    {"aten::silu", {CLS_ACTIVATION}},
+    {"Relu", {CLS_ACTIVATION}},
+    {"Sigmoid", {CLS_ACTIVATION}},
+    {"Tanh", {CLS_ACTIVATION}},
+    {"Gelu", {CLS_ACTIVATION}},
+    {"FastGelu", {CLS_ACTIVATION}},
+    {"aten::max_pool2d", {CLS_POOL}},
+    {"aten::avg_pool2d", {CLS_POOL}},
+    {"aten::adaptive_avg_pool2d", {CLS_POOL}},
+    {"MaxPool", {CLS_POOL}},
+    {"AveragePool", {CLS_POOL}},
+    {"GlobalAveragePool", {CLS_POOL}},
+    {"aten::flatten", {CLS_RESHAPE}},
+    {"aten::view", {CLS_RESHAPE}},
+    {"aten::reshape", {CLS_RESHAPE}},
+    {"Flatten", {CLS_RESHAPE}},
+    {"Reshape", {CLS_RESHAPE}},
+    {"aten::softmax", {CLS_SOFTMAX}},
+    {"aten::_softmax", {CLS_SOFTMAX}},
+    {"Softmax", {CLS_SOFTMAX}},
+    {"aten::add", {CLS_ADD}},
+    {"aten::add_", {CLS_ADD}},
+    {"Add", {CLS_ADD}},
+    {"aten::mul", {CLS_MUL}},
+    {"Mul", {CLS_MUL}},
+    {"aten::layer_norm", {CLS_NORM}},
+    {"LayerNormalization", {CLS_NORM}},
+    {"aten::batch_norm", {CLS_NORM}},
     {"BatchNormalization", {CLS_NORM}},
-    {"ReorderInput", {CLS_LAYOUT}},         {"ReorderOutput", {CLS_LAYOUT}},
+    {"ReorderInput", {CLS_LAYOUT}},
+    {"ReorderOutput", {CLS_LAYOUT}},
     {"BiasAdd", {CLS_BIAS}}, /* TensorFlow's linear is MatMul then BiasAdd: the bias joins its layer */
-    {"Conv2D", {CLS_CONV}},                 {"AvgPool", {CLS_POOL}},             {"Relu6", {CLS_ACTIVATION}},
+    {"Conv2D", {CLS_CONV}},
+    {"AvgPool", {CLS_POOL}},
+    {"Relu6", {CLS_ACTIVATION}},
     {"Elu", {CLS_ACTIVATION}},
-    {"AddV2", {CLS_ADD}},                   {"FusedBatchNormV3", {CLS_NORM}},    {"_FusedMatMul", {CLS_LINEAR, CLS_ACTIVATION}},
+    {"AddV2", {CLS_ADD}},
+    {"FusedBatchNormV3", {CLS_NORM}},
+    {"_FusedMatMul", {CLS_LINEAR, CLS_ACTIVATION}},
     {"_FusedConv2D", {CLS_CONV, CLS_ACTIVATION}},
 };
 
@@ -76,13 +123,15 @@ static int n_classes(const layer_class *c) {
 typedef struct side {
     const opprof_capture *c;
     const layer_class **by_name; /* each name's classes (NULL: none), looked up once */
-    uint32_t *ops;     /* every step's outermost classified operators, in start order */
-    size_t *first;     /* step s: ops[first[s] .. first[s + 1]) */
+    uint32_t *ops;               /* every step's outermost classified operators, in start order */
+    size_t *first;               /* step s: ops[first[s] .. first[s + 1]) */
     size_t n_steps;
-    bool *like_first;  /* step s holds the first step's operators, by name, in order: its times count */
+    bool *like_first; /* step s holds the first step's operators, by name, in order: its times count */
 } side;
 
-static bool is_cpu(const opprof_event *e) { return e->kind == OPPROF_KIND_CPU_OP || e->kind == OPPROF_KIND_USER_ANNOTATION; }
+static bool is_cpu(const opprof_event *e) {
+    return e->kind == OPPROF_KIND_CPU_OP || e->kind == OPPROF_KIND_USER_ANNOTATION;
+}
 
 /* The layer operators: classified events with no classified ancestor, in
  * one pass (a parent comes before its children in the capture's order). */
@@ -184,9 +233,7 @@ static void push(queue *q, const side *s, size_t op) {
     for (int i = 0; i < n_classes(c) && q->n < (int)(sizeof q->c / sizeof *q->c); i++) q->c[q->n++] = c[i];
 }
 
-static void pop(queue *q) {
-    memmove(q->c, q->c + 1, (size_t)--q->n * sizeof *q->c);
-}
+static void pop(queue *q) { memmove(q->c, q->c + 1, (size_t)--q->n * sizeof *q->c); }
 
 static bool absorbable(layer_class c) { return c == CLS_ACTIVATION || c == CLS_LAYOUT || c == CLS_BIAS; }
 
@@ -258,7 +305,8 @@ static void names_of(const side *s, size_t from, size_t to, char *buf, size_t si
     size_t used = 0;
     buf[0] = '\0';
     for (size_t k = from; k < to && used + 1 < size; k++) {
-        int w = snprintf(buf + used, size - used, "%s%s", k > from ? "+" : "", s->c->names[s->c->events[s->ops[k]].name]);
+        int w =
+            snprintf(buf + used, size - used, "%s%s", k > from ? "+" : "", s->c->names[s->c->events[s->ops[k]].name]);
         if (w < 0) break;
         used += (size_t)w < size - used ? (size_t)w : size - used - 1;
     }
@@ -299,10 +347,10 @@ int opprof__layers_build(const opprof_capture *before, const opprof_capture *aft
         char *key = out->keys + k * KEY_BYTES;
         snprintf(key, KEY_BYTES, "L%zu %s | %s", k + 1, na, nb);
         int64_t tb = layer_mean(&a, ls[k].a0, ls[k].a1), ta = layer_mean(&b, ls[k].b0, ls[k].b1);
-        out->before[k] = (opprof_average_row){.key = key, .calls = 1, .self_ns = tb, .total_ns = tb, .wall_ns = tb,
-                                              .threads = 1};
-        out->after[k] = (opprof_average_row){.key = key, .calls = 1, .self_ns = ta, .total_ns = ta, .wall_ns = ta,
-                                             .threads = 1};
+        out->before[k] =
+            (opprof_average_row){.key = key, .calls = 1, .self_ns = tb, .total_ns = tb, .wall_ns = tb, .threads = 1};
+        out->after[k] =
+            (opprof_average_row){.key = key, .calls = 1, .self_ns = ta, .total_ns = ta, .wall_ns = ta, .threads = 1};
     }
     if (!rc) {
         out->n = n;

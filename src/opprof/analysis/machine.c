@@ -55,12 +55,12 @@ static int64_t cache_bytes(int level) {
 
 typedef struct job {
     opprof__machine_isa isa;
-    int kind;          /* 0: FMAs, 1: load, 2: copy */
-    float *a, *b;      /* the thread's buffers */
-    size_t n;          /* floats each */
-    int64_t reps;      /* iterations (FMAs) or passes over the buffer */
+    int kind;     /* 0: FMAs, 1: load, 2: copy */
+    float *a, *b; /* the thread's buffers */
+    size_t n;     /* floats each */
+    int64_t reps; /* iterations (FMAs) or passes over the buffer */
     double seconds, sink;
-    _Atomic int *go;   /* the threads start together */
+    _Atomic int *go; /* the threads start together */
 } job;
 
 static void *run_job(void *arg) {
@@ -68,9 +68,12 @@ static void *run_job(void *arg) {
     while (!*j->go) {}
     double t0 = now_s();
     for (int64_t r = 0; r < (j->kind == 2 ? j->reps : 1); r++) {
-        if (j->kind == 0) j->sink += opprof__machine_fma(j->isa, j->reps);
-        else if (j->kind == 1) j->sink += opprof__machine_load(j->isa, j->a, j->n, j->reps);
-        else opprof__machine_copy(j->isa, j->b, j->a, j->n), j->sink += j->b[(size_t)r % j->n];
+        if (j->kind == 0)
+            j->sink += opprof__machine_fma(j->isa, j->reps);
+        else if (j->kind == 1)
+            j->sink += opprof__machine_load(j->isa, j->a, j->n, j->reps);
+        else
+            opprof__machine_copy(j->isa, j->b, j->a, j->n), j->sink += j->b[(size_t)r % j->n];
     }
     j->seconds = now_s() - t0;
     return NULL;
@@ -103,8 +106,12 @@ static double rate(opprof__machine_isa isa, int kind, float **bufs, size_t n, in
     double best = 0;
     for (int tries = 0, kept = 0; tries < 60 && kept < 9; tries++) {
         for (int t = 0; t < threads; t++)
-            jobs[t] = (job){.isa = isa, .kind = kind, .a = bufs ? bufs[2 * t] : NULL, .b = bufs ? bufs[2 * t + 1] : NULL,
-                            .n = n, .reps = reps};
+            jobs[t] = (job){.isa = isa,
+                            .kind = kind,
+                            .a = bufs ? bufs[2 * t] : NULL,
+                            .b = bufs ? bufs[2 * t + 1] : NULL,
+                            .n = n,
+                            .reps = reps};
         double s = run_threads(jobs, threads);
         if (isnan(s)) return NAN;
         if (s < 0.015) {
@@ -127,15 +134,18 @@ static int measure_threads(opprof__machine_isa isa, int threads, const int64_t *
         lv->bytes = l < 3 ? sizes[l] : 0;
         /* the working set of each thread: half of L1 or L2, a quarter of the LLC shared out
          * (a VM's LLC is other tenants' too: at half of it a copy spilled to DRAM), DRAM 4 LLCs */
-        int64_t set = l == 0 ? sizes[0] / 2 : l == 1 ? sizes[1] / 2 : l == 2 ? sizes[2] / 4 / threads
-                                                                              : sizes[2] * 4 / threads;
+        int64_t set = l == 0   ? sizes[0] / 2
+                      : l == 1 ? sizes[1] / 2
+                      : l == 2 ? sizes[2] / 4 / threads
+                               : sizes[2] * 4 / threads;
         size_t n = (size_t)(set / 2 / (int64_t)sizeof(float)) & ~(size_t)127; /* two buffers for a copy */
         if (n < 128) n = 128;
         float *bufs[2 * OPPROF_MACHINE_MAX_THREADS] = {0};
         int ok = 1;
         for (int t = 0; t < 2 * threads && ok; t++) {
             ok = posix_memalign((void **)&bufs[t], 64, n * sizeof(float)) == 0;
-            if (ok) for (size_t i = 0; i < n; i++) bufs[t][i] = (float)(i & 7);
+            if (ok)
+                for (size_t i = 0; i < n; i++) bufs[t][i] = (float)(i & 7);
         }
         if (ok) {
             lv->load_gbs = rate(isa, 1, bufs, n, threads) * (double)n * sizeof(float) / 1e9;
@@ -165,8 +175,10 @@ int opprof_machine_identify(opprof_machine *out) {
     memset(out, 0, sizeof *out);
     opprof__machine_isa isa = opprof__machine_best_isa();
     cpu_model(out->cpu, sizeof out->cpu);
-    snprintf(out->isa, sizeof out->isa, "%s", isa == OPPROF__ISA_AVX512 ? "AVX-512" : isa == OPPROF__ISA_AVX2 ? "AVX2"
-                                                                                                        : "scalar");
+    snprintf(out->isa, sizeof out->isa, "%s",
+             isa == OPPROF__ISA_AVX512 ? "AVX-512"
+             : isa == OPPROF__ISA_AVX2 ? "AVX2"
+                                       : "scalar");
     return 0;
 }
 

@@ -19,7 +19,8 @@
 static uint64_t machine_key(int threads) {
     opprof_machine id;
     opprof_machine_identify(&id);
-    uint64_t h = opprof__hash_pair(opprof__hash_bytes(id.cpu, strlen(id.cpu)), opprof__hash_bytes(id.isa, strlen(id.isa)));
+    uint64_t h =
+        opprof__hash_pair(opprof__hash_bytes(id.cpu, strlen(id.cpu)), opprof__hash_bytes(id.isa, strlen(id.isa)));
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[8192];
     while (f && fgets(line, sizeof line, f))
@@ -37,8 +38,8 @@ static uint64_t machine_key(int threads) {
 static int cache_dir(char *out, size_t size) {
     const char *own = secure_getenv("OPPROF_MACHINE_CACHE"), *xdg = secure_getenv("XDG_CACHE_HOME"),
                *home = secure_getenv("HOME");
-    int n = own && own[0]   ? snprintf(out, size, "%s", own)
-            : xdg && xdg[0] ? snprintf(out, size, "%s/opprof", xdg)
+    int n = own && own[0]     ? snprintf(out, size, "%s", own)
+            : xdg && xdg[0]   ? snprintf(out, size, "%s/opprof", xdg)
             : home && home[0] ? snprintf(out, size, "%s/.cache/opprof", home)
                               : -1;
     return n < 0 ? OPPROF_ENOENT : (size_t)n >= size ? OPPROF_EINVAL : 0;
@@ -123,10 +124,13 @@ int opprof_machine_cached(int threads, opprof_machine *out, char *said, size_t s
     if (where)
         snprintf(said, said_size, "the machine's ceilings measured now (no cache directory: $HOME unset)");
     else if (kept)
-        snprintf(said, said_size, "the machine's ceilings measured now; not kept in %s: %s", path, opprof_strerror(kept));
+        snprintf(said, said_size, "the machine's ceilings measured now; not kept in %s: %s", path,
+                 opprof_strerror(kept));
     else if (why[0])
-        snprintf(said, said_size, "the machine's ceilings measured now and kept in %s (the file there was not "
-                                  "trusted: %s)", path, why);
+        snprintf(said, said_size,
+                 "the machine's ceilings measured now and kept in %s (the file there was not "
+                 "trusted: %s)",
+                 path, why);
     else
         snprintf(said, said_size, "the machine's ceilings measured now and kept in %s", path);
     return 0;

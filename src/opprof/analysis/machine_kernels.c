@@ -49,10 +49,11 @@ __attribute__((target("avx512f"))) static double load_avx512(const float *buf, s
     __m512i a[8];
     for (int k = 0; k < 8; k++) a[k] = _mm512_setzero_si512();
     for (int64_t p = 0; p < passes; p++)
-    for (size_t i = 0; i + 128 <= n; i += 128) {
+        for (size_t i = 0; i + 128 <= n; i += 128) {
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) a[k] = _mm512_xor_si512(a[k], _mm512_load_si512((const void *)(buf + i + 16 * k)));
-    }
+            for (int k = 0; k < 8; k++)
+                a[k] = _mm512_xor_si512(a[k], _mm512_load_si512((const void *)(buf + i + 16 * k)));
+        }
     for (int k = 1; k < 8; k++) a[0] = _mm512_xor_si512(a[0], a[k]);
     return (double)_mm512_reduce_add_epi32(a[0]);
 }
@@ -61,10 +62,11 @@ __attribute__((target("avx2"))) static double load_avx2(const float *buf, size_t
     __m256i a[8];
     for (int k = 0; k < 8; k++) a[k] = _mm256_setzero_si256();
     for (int64_t p = 0; p < passes; p++)
-    for (size_t i = 0; i + 64 <= n; i += 64) {
+        for (size_t i = 0; i + 64 <= n; i += 64) {
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) a[k] = _mm256_xor_si256(a[k], _mm256_load_si256((const __m256i *)(buf + i + 8 * k)));
-    }
+            for (int k = 0; k < 8; k++)
+                a[k] = _mm256_xor_si256(a[k], _mm256_load_si256((const __m256i *)(buf + i + 8 * k)));
+        }
     for (int k = 1; k < 8; k++) a[0] = _mm256_xor_si256(a[0], a[k]);
     int out[8];
     _mm256_storeu_si256((__m256i *)out, a[0]);

@@ -11,8 +11,8 @@
 
 static bool is_comm(const char *name) {
     static const char *const prefixes[] = {"mpi::", "c10d::", "nccl", "gloo", "record_param_comms"};
-    static const char *const words[] = {"allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
-                                        "reducescatter", "alltoall", "all_to_all", "broadcast"};
+    static const char *const words[] = {"allreduce",     "all_reduce", "allgather",  "all_gather", "reduce_scatter",
+                                        "reducescatter", "alltoall",   "all_to_all", "broadcast"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncasecmp(name, prefixes[i], strlen(prefixes[i]))) return true;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -188,4 +188,3 @@ int opprof_ranks_analyze(opprof_capture *const *captures, size_t n, opprof_ranks
     *out = r;
     return 0;
 }
-

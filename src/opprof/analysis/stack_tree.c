@@ -31,7 +31,8 @@ static bool node_equal(const void *ctx, uint32_t item, const void *key) {
 static int node_of(tree *t, int32_t parent, uint32_t name, int32_t *out) {
     node_key key = {parent, name};
     size_t k;
-    int64_t found = opprof__index_lookup(&t->index, t->n, node_hash_of, node_equal, t, node_hash(parent, name), &key, &k);
+    int64_t found =
+        opprof__index_lookup(&t->index, t->n, node_hash_of, node_equal, t, node_hash(parent, name), &key, &k);
     if (found) return found < 0 ? OPPROF_ENOMEM : (*out = (int32_t)found - 1, 0);
     if (opprof__grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes)) return OPPROF_ENOMEM;
     t->nodes[t->n] = (node){parent, name, parent >= 0 ? t->nodes[parent].depth + 1 : 1, 0, 0};
@@ -118,4 +119,3 @@ void opprof__stack_tree_free(opprof__stack_tree *t) {
     opprof__index_free(&t->index);
     memset(t, 0, sizeof *t);
 }
-

@@ -296,12 +296,12 @@ int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, s
     while (end && (*end == ' ' || *end == '\t')) end++;
     const char *key_end = op;
     while (key_end && key_end > text && (key_end[-1] == ' ' || key_end[-1] == '\t')) key_end--;
-    const char *why_not = !op                               ? "it has no '>' or '<'"
-                          : !number || !isfinite(bound)           ? "its bound is no number"
-                          : *end != '%' || end[1]           ? "its bound is not a percentage (write '+3%')"
-                          : key_end == text                 ? "it names no row (a name, or 'total')"
+    const char *why_not = !op                                           ? "it has no '>' or '<'"
+                          : !number || !isfinite(bound)                 ? "its bound is no number"
+                          : *end != '%' || end[1]                       ? "its bound is not a percentage (write '+3%')"
+                          : key_end == text                             ? "it names no row (a name, or 'total')"
                           : (size_t)(key_end - text) >= sizeof out->key ? "its row's name is too long"
-                                                                       : NULL;
+                                                                        : NULL;
     if (why_not) {
         if (why) snprintf(why, size, "'%s' is no gate: %s (e.g. 'total > +3%%', 'aten::addmm > +5%%')", text, why_not);
         return OPPROF_EINVAL;
@@ -331,6 +331,8 @@ int opprof_stat_gate_check(const opprof_stat_diff *d, const opprof_stat_gate *g,
         snprintf(why, size, "gate '%s %c %+g%%': change %+.2f%% [%+.2f%%, %+.2f%%], one-sided p %.3g (%s at %.3g): %s",
                  g->key, g->above ? '>' : '<', 100 * g->bound, 100 * r->change, 100 * r->change_lo, 100 * r->change_hi,
                  p, significant ? "significant" : "not significant", level,
-                 *tripped ? "FAILED" : beyond ? "passed (beyond the bound, but not significant)" : "passed");
+                 *tripped ? "FAILED"
+                 : beyond ? "passed (beyond the bound, but not significant)"
+                          : "passed");
     return 0;
 }

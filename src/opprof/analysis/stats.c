@@ -192,7 +192,9 @@ typedef struct ranked {
     int after;
 } ranked;
 
-static int cmp_ranked(const void *a, const void *b) { return cmp_double(&((const ranked *)a)->value, &((const ranked *)b)->value); }
+static int cmp_ranked(const void *a, const void *b) {
+    return cmp_double(&((const ranked *)a)->value, &((const ranked *)b)->value);
+}
 
 /* U of `after` with mid-ranks for ties, and the ties' sum of (t^3 - t). */
 static int mann_whitney_u(const double *x, size_t m, const double *y, size_t n, double *u, double *ties) {

@@ -38,7 +38,8 @@ static double quantile(const double *sorted, size_t n, double q) {
 static void copy_label(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
 
 int opprof_measurement_new(const double *block_times, size_t count, int64_t number_per_run, int num_threads,
-                           const char *label, const char *sub_label, const char *description, opprof_measurement **out) {
+                           const char *label, const char *sub_label, const char *description,
+                           opprof_measurement **out) {
     if (!out || (count && !block_times) || number_per_run < 1) return OPPROF_EINVAL;
     opprof_measurement *m = opprof__calloc(1, sizeof *m);
     if (!m) return OPPROF_ENOMEM;
@@ -263,8 +264,8 @@ int opprof_timer_blocked_autorange(const opprof_timer *t, double min_run_time, o
     return rc;
 }
 
-int opprof_timer_adaptive_autorange(const opprof_timer *t, double threshold, double min_run_time,
-                                    double max_run_time, opprof_measurement **out) {
+int opprof_timer_adaptive_autorange(const opprof_timer *t, double threshold, double min_run_time, double max_run_time,
+                                    opprof_measurement **out) {
     int rc = check_timer(t);
     if (rc) return rc;
     if (!out || !(threshold > 0) || min_run_time < 0 || !(max_run_time > 0)) return OPPROF_EINVAL;

@@ -27,7 +27,8 @@ int opprof_what_if_parse(const char *text, opprof_what_if_change *out, size_t ma
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
-        if (len == 0 || (end && !end[1])) return snprintf(why, why_size, "an empty change in '%s'", text), OPPROF_EINVAL;
+        if (len == 0 || (end && !end[1]))
+            return snprintf(why, why_size, "an empty change in '%s'", text), OPPROF_EINVAL;
         if (*n >= max) return snprintf(why, why_size, "more than %zu changes", max), OPPROF_EINVAL;
         opprof_what_if_change *c = &out[*n];
         memset(c, 0, sizeof *c);
@@ -68,7 +69,7 @@ typedef struct replay {
     double step_bytes;     /* what a step moves: the sum of bytes over the steps (opprof__roof_level) */
     double *dur;           /* per event: its replayed duration */
     opprof__parallel_runs runs;
-    double *run_delta;     /* per run: its wall time's change (old - new) */
+    double *run_delta; /* per run: its wall time's change (old - new) */
     opprof_what_if_result *out;
 } replay;
 
@@ -84,12 +85,16 @@ static double changed(replay *r, const opprof_what_if_change *ch, double old, do
     r->out->changed_calls++;
     r->out->changed_before_ns += old;
     double now = old;
-    if (ch->kind == OPPROF_WHAT_IF_SCALE) now = old * ch->value;
-    else if (ch->kind == OPPROF_WHAT_IF_ADD) now = fmax(0, old + ch->value);
+    if (ch->kind == OPPROF_WHAT_IF_SCALE)
+        now = old * ch->value;
+    else if (ch->kind == OPPROF_WHAT_IF_ADD)
+        now = fmax(0, old + ch->value);
     else {
         double roof = roof_ns(r, flops, bytes, threads);
-        if (isnan(roof)) r->out->unmodelled_calls++;
-        else now = fmin(old, roof); /* never slower than it was */
+        if (isnan(roof))
+            r->out->unmodelled_calls++;
+        else
+            now = fmin(old, roof); /* never slower than it was */
     }
     r->out->changed_after_ns += now;
     return now;
@@ -138,7 +143,7 @@ static void replay_runs(replay *r) {
 static void replay_events(replay *r) {
     const opprof_capture *c = r->c;
     size_t n = c->n_events;
-    double *lost = calloc(n + 1, sizeof *lost); /* per event: what its children lost */
+    double *lost = calloc(n + 1, sizeof *lost);         /* per event: what its children lost */
     uint32_t *counted = calloc(n + 1, sizeof *counted); /* per event: the last run counted in it, + 1 */
     if (!lost || !counted) goto done;
     for (size_t after = n; after > 0; after--) {
@@ -207,7 +212,8 @@ static int summarize(replay *r, const double *identity) {
         for (size_t t = 0; t < c->n_threads; t++) {
             double lost = 0;
             for (size_t i = 0; i < c->n_events; i++)
-                if (c->events[i].thread == t && c->events[i].parent < 0) lost += (double)c->events[i].duration_ns - r->dur[i];
+                if (c->events[i].thread == t && c->events[i].parent < 0)
+                    lost += (double)c->events[i].duration_ns - r->dur[i];
             if (fabs(lost) > fabs(lost_most)) lost_most = lost;
         }
         predicted[0] = measured[0] - lost_most;
@@ -235,7 +241,7 @@ int opprof_capture_what_if(const opprof_capture *c, const opprof_machine *m, con
     r.dur = calloc(n + 1, sizeof *r.dur);
     double *identity = calloc(n + 1, sizeof *identity);
     int rc = r.change_of_name && r.flops && r.bytes && r.dur && identity ? opprof__parallel_runs_build(c, &r.runs)
-                                                                          : OPPROF_ENOMEM;
+                                                                         : OPPROF_ENOMEM;
     r.run_delta = rc ? NULL : calloc(r.runs.n_runs + 1, sizeof *r.run_delta);
     if (!rc && !r.run_delta) rc = OPPROF_ENOMEM;
     if (!rc) {

@@ -41,20 +41,20 @@ static struct {
     char dir[4096], work[4200];
     int captures, failed; /* written (their trace whole), and not */
     int incomplete;       /* of those written, without some of their other files (a full disk) */
-    sem_t wake;       /* posted by the signal handler (sem_post is async-signal-safe): no
-                         descriptor that the program could close or reuse */
-    int fatal;        /* atomic: the first SIGINT or SIGTERM received, 0: none */
-    int finished;     /* atomic: 0 running, 1 finishing or done */
-    int done;         /* atomic: the directory is in place (or given up) */
-    pid_t saver;      /* atomic: the thread that saves */
-    pid_t owner;      /* the process profiled: a child forked from it records nothing of its own */
+    sem_t wake;           /* posted by the signal handler (sem_post is async-signal-safe): no
+                             descriptor that the program could close or reuse */
+    int fatal;            /* atomic: the first SIGINT or SIGTERM received, 0: none */
+    int finished;         /* atomic: 0 running, 1 finishing or done */
+    int done;             /* atomic: the directory is in place (or given up) */
+    pid_t saver;          /* atomic: the thread that saves */
+    pid_t owner;          /* the process profiled: a child forked from it records nothing of its own */
     struct sigaction old_int, old_term;
-    bool flight;      /* OPPROF_FLIGHT: DIR itself is written, save by save */
-    int flight_signal; /* the dump signal, 0: none */
-    int dumps;        /* atomic: dump signals received */
-    int saves;        /* flight saves named so far (the saver thread's) */
+    bool flight;          /* OPPROF_FLIGHT: DIR itself is written, save by save */
+    int flight_signal;    /* the dump signal, 0: none */
+    int dumps;            /* atomic: dump signals received */
+    int saves;            /* flight saves named so far (the saver thread's) */
     pthread_mutex_t lock; /* the session pointer, between the watcher's dumps and the save at exit */
-    dev_t made_dev;   /* the directory opprof made (DIR, or its twin): saves go there only */
+    dev_t made_dev;       /* the directory opprof made (DIR, or its twin): saves go there only */
     ino_t made_ino;
 } g_auto = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -86,8 +86,9 @@ static unsigned parse_outputs(const char *list) {
 static void outputs_setup(void) {
     const char *list = secure_getenv("OPPROF_OUTPUTS");
     if (list && *list && !(g_out.outputs = parse_outputs(list))) {
-        fprintf(stderr, "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html, perfetto; "
-                        "writing trace, tables, html\n",
+        fprintf(stderr,
+                "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html, perfetto; "
+                "writing trace, tables, html\n",
                 list);
         g_out.outputs = OUT_ALL;
     }
@@ -116,10 +117,12 @@ static int write_tables(const opprof_capture *c, const char *stem, char *path, s
     char *table = NULL;
     int rc = opprof_capture_averages(c, &avg);
     for (int memory = 0; !rc && memory < 2; memory++) {
-        rc = opprof_averages_table_to_string(avg,
-                &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
-                                        .row_limit = -1, .samples = true},
-                &table);
+        rc = opprof_averages_table_to_string(
+            avg,
+            &(opprof_table_options){.sort = memory ? OPPROF_SORT_SELF_CPU_MEMORY : OPPROF_SORT_SELF_CPU_TIME,
+                                    .row_limit = -1,
+                                    .samples = true},
+            &table);
         snprintf(path, size, "%s.%s.txt", stem, memory ? "memory" : "time");
         if (!rc) rc = write_table(c, table, !memory && opprof_averages_sample_count(avg) > 0, path);
         opprof_free(table);
@@ -146,11 +149,14 @@ static int open_made(const char *made, char *base, size_t size) {
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != g_auto.made_dev || st.st_ino != g_auto.made_ino) {
         int e = errno;
         struct stat l;
-        const char *now = fd >= 0 ? "another directory is there now"
+        const char *now = fd >= 0                                      ? "another directory is there now"
                           : lstat(made, &l) == 0 && S_ISLNK(l.st_mode) ? "a symlink now"
-                          : lstat(made, &l) == 0 ? "not a directory now" : strerror(e);
-        fprintf(stderr, "opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
-                        "written\n", made, now);
+                          : lstat(made, &l) == 0                       ? "not a directory now"
+                                                                       : strerror(e);
+        fprintf(stderr,
+                "opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
+                "written\n",
+                made, now);
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -196,8 +202,10 @@ static int write_capture(const opprof_capture *c, void *user) {
         fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s%s': %s%s\n", g_auto.dir,
                 strncmp(path, base, n) ? path : path + n, opprof_strerror(rc),
                 trace_whole ? " (its trace is whole and kept; this file and the ones after it are missing)" : "");
-        if (trace_whole) g_auto.incomplete++;
-        else g_auto.failed++;
+        if (trace_whole)
+            g_auto.incomplete++;
+        else
+            g_auto.failed++;
     }
     if (!rc || trace_whole) g_auto.captures++;
     close(made);
@@ -271,8 +279,7 @@ static int publish(char *where, size_t size) {
 static const char *lost_said(void) {
     static char said[160];
     said[0] = '\0';
-    if (g_auto.failed)
-        snprintf(said, sizeof said, " (%d more could not be written: said above)", g_auto.failed);
+    if (g_auto.failed) snprintf(said, sizeof said, " (%d more could not be written: said above)", g_auto.failed);
     if (g_auto.incomplete)
         snprintf(said + strlen(said), sizeof said - strlen(said), " (%d of them without all their files: said above)",
                  g_auto.incomplete);
@@ -308,8 +315,10 @@ static void save(void) {
         return;
     }
     if (strcmp(where, g_auto.dir) != 0)
-        fprintf(stderr, "opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
-                        "and is left as it is: the capture is in '%s'\n", g_auto.dir, where);
+        fprintf(stderr,
+                "opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
+                "and is left as it is: the capture is in '%s'\n",
+                g_auto.dir, where);
     fprintf(stderr, "opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
 }
 
@@ -356,8 +365,7 @@ static void dump(void) {
 static void *watcher(void *arg) {
     (void)arg;
     for (;;) {
-        while (sem_wait(&g_auto.wake) != 0 && errno == EINTR) {
-        }
+        while (sem_wait(&g_auto.wake) != 0 && errno == EINTR) {}
         if (__atomic_load_n(&g_auto.fatal, __ATOMIC_ACQUIRE)) break;
         if (__atomic_load_n(&g_auto.dumps, __ATOMIC_ACQUIRE)) {
             __atomic_sub_fetch(&g_auto.dumps, 1, __ATOMIC_ACQ_REL);
@@ -434,15 +442,17 @@ static int flight_setup(opprof_config *cfg) {
     const char *sig = secure_getenv("OPPROF_FLIGHT_SIGNAL");
     int64_t ns;
     const char *bad = NULL;
-    if (opprof_flight_parse_keep(f, keep, why, sizeof why)) bad = "OPPROF_FLIGHT";
-    else if (trig && opprof_flight_parse_triggers(f, trig, why, sizeof why)) bad = "OPPROF_FLIGHT_TRIGGER";
+    if (opprof_flight_parse_keep(f, keep, why, sizeof why))
+        bad = "OPPROF_FLIGHT";
+    else if (trig && opprof_flight_parse_triggers(f, trig, why, sizeof why))
+        bad = "OPPROF_FLIGHT_TRIGGER";
     else if (cool && opprof_parse_duration_ns(cool, &ns)) {
         bad = "OPPROF_FLIGHT_COOLDOWN";
         snprintf(why, sizeof why, "'%s': not a duration (\"1s\", \"250ms\", \"0\")", cool);
     } else if (sig && opprof_parse_dump_signal(sig, &g_auto.flight_signal)) {
         bad = "OPPROF_FLIGHT_SIGNAL";
-        snprintf(why, sizeof why, "'%s': not USR1, USR2, a real-time signal's number (%d to %d) or none", sig,
-                 SIGRTMIN, SIGRTMAX);
+        snprintf(why, sizeof why, "'%s': not USR1, USR2, a real-time signal's number (%d to %d) or none", sig, SIGRTMIN,
+                 SIGRTMAX);
     }
     if (bad) {
         fprintf(stderr, "opprof: %s=%s; nothing is recorded\n", bad, why);
@@ -492,8 +502,9 @@ static void name_leftover(const char *entry, long pid, void *user) {
     for (struct dirent *e; d && (e = readdir(d));)
         files += !strncmp(e->d_name, "trace-step-", 11) && !strstr(e->d_name, ".tmp.");
     if (d) closedir(d);
-    fprintf(stderr, "opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
-                    "or ended by _exit or abort): ",
+    fprintf(stderr,
+            "opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
+            "or ended by _exit or abort): ",
             entry, pid);
     if (files)
         fprintf(stderr, "%zu file(s) of saved steps in it; rename it to keep them, or remove it\n", files);
@@ -544,8 +555,10 @@ __attribute__((constructor)) static void autostart(void) {
     cfg.max_events = (uint64_t)opprof__env_int("OPPROF_MAX_EVENTS", 0, INT64_MAX, 0);
     const char *sched = secure_getenv("OPPROF_SCHEDULE");
     if (sched && parse_schedule(sched, &cfg.schedule)) {
-        fprintf(stderr, "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
-                        "(whole numbers, active >= 1); recording from start to exit\n", sched);
+        fprintf(stderr,
+                "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
+                "(whole numbers, active >= 1); recording from start to exit\n",
+                sched);
         cfg.schedule = (opprof_schedule){0};
     }
     int flight_rc = flight_setup(&cfg);
@@ -589,5 +602,3 @@ int opprof_step(void) {
     if (!g_auto.session || __atomic_load_n(&g_auto.finished, __ATOMIC_ACQUIRE)) return OPPROF_ESTOPPED;
     return opprof_session_step(g_auto.session);
 }
-
-

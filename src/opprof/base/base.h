@@ -33,7 +33,7 @@ OPPROF__HIDDEN _Noreturn void opprof__assert_failed(const char *cond, const char
 OPPROF__HIDDEN void *opprof__alloc(size_t size);
 OPPROF__HIDDEN void *opprof__calloc(size_t count, size_t size);
 OPPROF__HIDDEN void *opprof__realloc(void *ptr, size_t new_size); /* ptr NULL: allocates */
-OPPROF__HIDDEN void opprof__free(void *ptr);                       /* NULL: nothing */
+OPPROF__HIDDEN void opprof__free(void *ptr);                      /* NULL: nothing */
 OPPROF__HIDDEN char *opprof__strdup(const char *s);
 /* The bytes of text[0, len) that fit in dst (size > 0: a field of a fixed
  * size), ended by a NUL. */
@@ -111,8 +111,7 @@ typedef struct opprof__strbuf {
 } opprof__strbuf;
 OPPROF__HIDDEN void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n);
 OPPROF__HIDDEN void opprof__sb_puts(opprof__strbuf *sb, const char *s);
-OPPROF__HIDDEN void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+OPPROF__HIDDEN void opprof__sb_printf(opprof__strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 OPPROF__HIDDEN void opprof__sb_repeat(opprof__strbuf *sb, char c, size_t n);
 /* Numbers as JSON and the traces write them, without printf: the text is
  * written backwards to end just before `end` (room: OPPROF__NUMBER_TEXT), and
@@ -122,7 +121,7 @@ enum { OPPROF__NUMBER_TEXT = 32 };
 /* (inline: the Chrome writer formats a few numbers per event) */
 static inline char *opprof__int_text(int64_t v, char *end) {
     char *p = end;
-    uint64_t u = v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v; /* INT64_MIN too */
+    uint64_t u = v < 0 ? (uint64_t) - (v + 1) + 1 : (uint64_t)v; /* INT64_MIN too */
     do {
         *--p = (char)('0' + u % 10);
         u /= 10;
@@ -162,7 +161,6 @@ OPPROF__HIDDEN void opprof__sb_free(opprof__strbuf *sb);
  * buffer had no error), *out becomes a public string (opprof_free); the
  * buffer is freed either way. Returns the first error. */
 OPPROF__HIDDEN int opprof__sb_finish(opprof__strbuf *sb, int rc, char **out);
-
 
 /* ---- environment (base/env.c) ---- */
 /* The index of the variable's value among choices; fallback when unset or
@@ -206,9 +204,9 @@ typedef struct opprof__file {
     char *path;     /* path_len + 1 bytes */
     char *tmp_path; /* path_len + 32 bytes */
     size_t path_len;
-    bool created;   /* tmp_path exists on disk */
-    bool masked;    /* SIGXFSZ blocked here; old_mask to restore */
-    bool xfsz_pending_before; /* ... and one was pending already: not ours to take */
+    bool created;                    /* tmp_path exists on disk */
+    bool masked;                     /* SIGXFSZ blocked here; old_mask to restore */
+    bool xfsz_pending_before;        /* ... and one was pending already: not ours to take */
     unsigned long long old_mask[16]; /* the thread's sigset_t (base/file.c; signal.h's needs POSIX) */
 } opprof__file;
 OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
@@ -361,6 +359,5 @@ static inline OPPROF__HASH uint64_t opprof__hash_pair(uint64_t a, uint64_t b) {
     uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
     return h ^ (h >> 29);
 }
-
 
 #endif /* OPPROF_BASE_H */

@@ -21,14 +21,11 @@ COMMON_DEFINE_STRERROR(opprof_strerror, OPPROF_ERRNO_MAP)
 const char *opprof_err_name(int code) {
     switch (code) {
 #define OPPROF__ERR_NAME(name, value, text) \
-    case (value):                            \
-        return "OPPROF_" #name;
+    case (value): return "OPPROF_" #name;
         OPPROF_ERRNO_MAP(OPPROF__ERR_NAME)
 #undef OPPROF__ERR_NAME
-    case 0:
-        return "OPPROF_OK";
-    default:
-        break;
+    case 0: return "OPPROF_OK";
+    default: break;
     }
     const char *sys = code < 0 && code > -4096 ? strerrorname_np(-code) : NULL;
     return sys ? sys : "OPPROF_UNKNOWN";

@@ -33,7 +33,7 @@ static int create_temporary(char *path, size_t len) {
     return OPPROF_EEXIST;
 }
 
-_Static_assert(sizeof(sigset_t) <= sizeof ((opprof__file *)0)->old_mask, "opprof__file.old_mask holds a sigset_t");
+_Static_assert(sizeof(sigset_t) <= sizeof((opprof__file *)0)->old_mask, "opprof__file.old_mask holds a sigset_t");
 
 /* SIGXFSZ blocked in this thread while the file is written (see opprof__file). */
 static void xfsz_block(opprof__file *f) {

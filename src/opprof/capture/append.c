@@ -127,13 +127,14 @@ static int append_samples(opprof_capture *dst, const opprof_capture *src, maps *
             ids[k] = m->name[frames[k]];
             where[k] = sources && sources[k] != UINT32_MAX ? m->name[sources[k]] : UINT32_MAX;
         }
-        int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids, sources ? where : NULL,
-                                                n < 4096 ? n : 4096);
+        int rc = opprof__capture_add_sample_ids(dst, m->thread[sm->thread], sm->ts_ns + offset, ids,
+                                                sources ? where : NULL, n < 4096 ? n : 4096);
         if (rc) return rc;
     }
     for (size_t j = 0; j < src->n_off_cpu; j++) {
         const opprof_off_cpu *o = &src->off_cpu[j];
-        int rc = opprof_capture_add_off_cpu(dst, m->thread[o->thread], o->start_ns + offset, o->duration_ns, o->preempted);
+        int rc =
+            opprof_capture_add_off_cpu(dst, m->thread[o->thread], o->start_ns + offset, o->duration_ns, o->preempted);
         if (rc) return rc;
     }
     return 0;

@@ -19,8 +19,7 @@ void opprof_capture_free(opprof_capture *c) {
     for (size_t i = 0; i < c->n_names; i++) opprof__free(c->names[i]);
     for (size_t i = 0; i < c->n_mangled; i++) opprof__free(c->mangled[i]);
     opprof__free(c->mangled);
-    for (size_t i = 0; i < c->n_warnings; i++)
-        opprof__free(c->warnings[i]);
+    for (size_t i = 0; i < c->n_warnings; i++) opprof__free(c->warnings[i]);
     opprof__free(c->names);
     opprof__index_free(&c->name_index);
     opprof__free(c->warnings);
@@ -140,9 +139,9 @@ int opprof_capture_add_warning(opprof_capture *c, const char *text) {
     if (!c || !text) return OPPROF_EINVAL;
     opprof__index_text key = {text, strlen(text)};
     size_t slot;
-    int64_t have = opprof__index_lookup(&c->warning_index, c->n_warnings, opprof__index_text_hash,
-                                        opprof__index_text_equal, c->warnings, opprof__hash_bytes(text, key.len), &key,
-                                        &slot);
+    int64_t have =
+        opprof__index_lookup(&c->warning_index, c->n_warnings, opprof__index_text_hash, opprof__index_text_equal,
+                             c->warnings, opprof__hash_bytes(text, key.len), &key, &slot);
     if (have < 0) return OPPROF_ENOMEM;
     if (have > 0) return 0;
     if (opprof__grow((void **)&c->warnings, &c->cap_warnings, c->n_warnings + 1, sizeof *c->warnings))
@@ -174,7 +173,7 @@ static unsigned producer_at(opprof_producer producer) {
 }
 
 const char *opprof_kind_category(opprof_kind kind) {
-    return kind == OPPROF_KIND_CPU_OP                ? "cpu_op"
+    return kind == OPPROF_KIND_CPU_OP              ? "cpu_op"
            : kind == OPPROF_KIND_DEVICE            ? "kernel"
            : kind == OPPROF_KIND_DEVICE_ANNOTATION ? "gpu_user_annotation"
                                                    : "user_annotation";
@@ -192,8 +191,7 @@ int opprof__producer_of_name(const char *name) {
 
 int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, uint32_t *index) {
     if (!c || c->finished || c->n_threads >= OPPROF_MAX_THREADS) return OPPROF_EINVAL;
-    if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads))
-        return OPPROF_ENOMEM;
+    if (opprof__grow((void **)&c->threads, &c->cap_threads, c->n_threads + 1, sizeof *c->threads)) return OPPROF_ENOMEM;
     opprof_thread_info *t = &c->threads[c->n_threads];
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -207,8 +205,8 @@ int opprof_capture_add_thread(opprof_capture *c, int64_t tid, const char *name, 
     return 0;
 }
 
-int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind,
-                             int64_t start_ns, int64_t duration_ns) {
+int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *name, opprof_kind kind, int64_t start_ns,
+                             int64_t duration_ns) {
     if (!c || !name || c->finished || thread >= c->n_threads || duration_ns < 0 || !opprof__time_in_range(start_ns) ||
         duration_ns > OPPROF_MAX_TIME_NS || !opprof__time_in_range(start_ns + duration_ns))
         return OPPROF_EINVAL;
@@ -226,11 +224,10 @@ int opprof_capture_add_event(opprof_capture *c, uint32_t thread, const char *nam
     return 0;
 }
 
-int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint64_t addr,
-                              int64_t bytes, int64_t total_allocated) {
+int opprof_capture_add_memory(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint64_t addr, int64_t bytes,
+                              int64_t total_allocated) {
     if (!c || c->finished || thread >= c->n_threads || !opprof__time_in_range(ts_ns)) return OPPROF_EINVAL;
-    if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem))
-        return OPPROF_ENOMEM;
+    if (opprof__grow_pages((void **)&c->mem, &c->cap_mem, c->n_mem + 1, sizeof *c->mem)) return OPPROF_ENOMEM;
     c->mem[c->n_mem++] = (opprof_memory_event){.device_id = -1,
                                                .ts_ns = ts_ns,
                                                .addr = addr,
@@ -278,7 +275,8 @@ const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) 
 
 int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char *name, const char *str) {
     if (!c || !m || !name || c->finished || m->thread >= c->n_threads || m->kind >= OPPROF_MARK_KIND_COUNT ||
-        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events || !opprof__time_in_range(m->ts_ns))
+        (m->kind == OPPROF_MARK_ARG_STR && !str) || m->event >= (int64_t)c->n_events ||
+        !opprof__time_in_range(m->ts_ns))
         return OPPROF_EINVAL;
     if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + 1, sizeof *c->marks)) return OPPROF_ENOMEM;
     opprof_mark k = *m;
@@ -317,7 +315,6 @@ int opprof__arg_index_build(opprof__arg_index *x, const opprof_capture *c) {
         if (c->marks[k].event >= 0) x->order[x->first[c->marks[k].event + 1]++] = (uint32_t)k;
     return 0;
 }
-
 
 const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *c, size_t *count) {
     if (count) *count = c ? c->n_mem : 0;
@@ -374,7 +371,9 @@ static uint64_t shapes_hash_of(const void *ctx, uint32_t item) {
 static bool shapes_equal(const void *ctx, uint32_t item, const void *key) {
     return memcmp(&((const opprof_capture *)ctx)->shapes[item], key, sizeof(opprof_shapes)) == 0;
 }
-static uint64_t site_hash_of(const void *ctx, uint32_t item) { return site_hash(&((const opprof_capture *)ctx)->sites[item]); }
+static uint64_t site_hash_of(const void *ctx, uint32_t item) {
+    return site_hash(&((const opprof_capture *)ctx)->sites[item]);
+}
 static bool site_equal(const void *ctx, uint32_t item, const void *key) {
     return memcmp(&((const opprof_capture *)ctx)->sites[item], key, sizeof(opprof_site)) == 0;
 }

@@ -30,10 +30,10 @@ struct opprof_capture {
     /* names: interned strings, looked up by a hash table */
     char **names;
     size_t n_names, cap_names;
-    size_t name_bytes;     /* the names' text, for opprof__capture_bytes */
+    size_t name_bytes; /* the names' text, for opprof__capture_bytes */
     opprof__index name_index;
-    char **mangled;        /* per name below n_mangled: its C++ mangled form when names[i] was
-                              demangled (opprof__capture_demangle), else NULL */
+    char **mangled; /* per name below n_mangled: its C++ mangled form when names[i] was
+                       demangled (opprof__capture_demangle), else NULL */
     size_t n_mangled;
     char **warnings;
     size_t n_warnings, cap_warnings;
@@ -48,17 +48,17 @@ struct opprof_capture {
     opprof__index shape_index;
     uint32_t category_names[256]; /* event.category k (1..255) is names[category_names[k]] */
     uint32_t n_categories;
-    opprof_mark *marks;       /* counters, instants, args, flows, async, FLOPs, bytes */
+    opprof_mark *marks; /* counters, instants, args, flows, async, FLOPs, bytes */
     size_t n_marks, cap_marks;
     opprof_aggregate_row *aggregates; /* rows of a profile without a timeline */
     size_t n_aggregates, cap_aggregates;
-    opprof_sample *samples;   /* capture/samples.c */
+    opprof_sample *samples; /* capture/samples.c */
     size_t n_samples, cap_samples;
-    uint32_t *frames;         /* every stack's frames (name ids, innermost first), one after another */
+    uint32_t *frames; /* every stack's frames (name ids, innermost first), one after another */
     size_t n_frames, cap_frames;
-    uint32_t *frame_sources;  /* parallel to frames: name id of "file:line", or UINT32_MAX; NULL
-                                 while no frame has one (cap_frames entries when not NULL) */
-    uint32_t *stack_first;    /* stack k's frames are frames[stack_first[k] .. stack_first[k + 1]) */
+    uint32_t *frame_sources; /* parallel to frames: name id of "file:line", or UINT32_MAX; NULL
+                                while no frame has one (cap_frames entries when not NULL) */
+    uint32_t *stack_first;   /* stack k's frames are frames[stack_first[k] .. stack_first[k + 1]) */
     size_t n_stacks, cap_stack_first;
     opprof__index stack_index;
     opprof_off_cpu *off_cpu;
@@ -72,42 +72,41 @@ struct opprof_capture {
 
 /* A stable merge sort, generic over the element's "before" relation (a
  * function `fn` of this file: the capture layer's sorts). */
-#define DEFINE_MERGE_SORT(fn, type, before)                                       \
-    static int fn(type *items, size_t n) {                                         \
-        size_t i = 1;                                                              \
-        while (i < n && !before(&items[i], &items[i - 1])) i++;                    \
-        if (i >= n) return 0; /* already sorted */                                 \
-        type *tmp = opprof__alloc(n * sizeof *tmp);                                \
-        if (!tmp) return OPPROF_ENOMEM;                                            \
-        /* runs of 16 by insertion (stable), then merges of runs */                \
-        for (size_t lo = 0; lo < n; lo += 16) {                                    \
-            size_t hi = lo + 16 < n ? lo + 16 : n;                                 \
-            for (size_t j = lo + 1; j < hi; j++) {                                 \
-                if (!before(&items[j], &items[j - 1])) continue;                   \
-                type moving = items[j];                                            \
-                size_t k = j;                                                      \
-                for (; k > lo && before(&moving, &items[k - 1]); k--) items[k] = items[k - 1]; \
-                items[k] = moving;                                                 \
-            }                                                                      \
-        }                                                                          \
-        type *src = items, *dst = tmp;                                             \
-        for (size_t width = 16; width < n; width *= 2) {                           \
-            for (size_t lo = 0; lo < n; lo += 2 * width) {                         \
-                size_t mid = lo + width < n ? lo + width : n;                      \
-                size_t hi = lo + 2 * width < n ? lo + 2 * width : n;               \
-                size_t a = lo, b = mid, k = lo;                                    \
-                while (a < mid && b < hi)                                          \
-                    dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++];     \
-                while (a < mid) dst[k++] = src[a++];                               \
-                while (b < hi) dst[k++] = src[b++];                                \
-            }                                                                      \
-            type *swap = src;                                                      \
-            src = dst;                                                             \
-            dst = swap;                                                            \
-        }                                                                          \
-        if (src != items) memcpy(items, src, n * sizeof *items);                   \
-        opprof__free(tmp);                                     \
-        return 0;                                                                  \
+#define DEFINE_MERGE_SORT(fn, type, before)                                                          \
+    static int fn(type *items, size_t n) {                                                           \
+        size_t i = 1;                                                                                \
+        while (i < n && !before(&items[i], &items[i - 1])) i++;                                      \
+        if (i >= n) return 0; /* already sorted */                                                   \
+        type *tmp = opprof__alloc(n * sizeof *tmp);                                                  \
+        if (!tmp) return OPPROF_ENOMEM;                                                              \
+        /* runs of 16 by insertion (stable), then merges of runs */                                  \
+        for (size_t lo = 0; lo < n; lo += 16) {                                                      \
+            size_t hi = lo + 16 < n ? lo + 16 : n;                                                   \
+            for (size_t j = lo + 1; j < hi; j++) {                                                   \
+                if (!before(&items[j], &items[j - 1])) continue;                                     \
+                type moving = items[j];                                                              \
+                size_t k = j;                                                                        \
+                for (; k > lo && before(&moving, &items[k - 1]); k--) items[k] = items[k - 1];       \
+                items[k] = moving;                                                                   \
+            }                                                                                        \
+        }                                                                                            \
+        type *src = items, *dst = tmp;                                                               \
+        for (size_t width = 16; width < n; width *= 2) {                                             \
+            for (size_t lo = 0; lo < n; lo += 2 * width) {                                           \
+                size_t mid = lo + width < n ? lo + width : n;                                        \
+                size_t hi = lo + 2 * width < n ? lo + 2 * width : n;                                 \
+                size_t a = lo, b = mid, k = lo;                                                      \
+                while (a < mid && b < hi) dst[k++] = before(&src[b], &src[a]) ? src[b++] : src[a++]; \
+                while (a < mid) dst[k++] = src[a++];                                                 \
+                while (b < hi) dst[k++] = src[b++];                                                  \
+            }                                                                                        \
+            type *swap = src;                                                                        \
+            src = dst;                                                                               \
+            dst = swap;                                                                              \
+        }                                                                                            \
+        if (src != items) memcpy(items, src, n * sizeof *items);                                     \
+        opprof__free(tmp);                                                                           \
+        return 0;                                                                                    \
     }
 
 /* The marks that are arguments (and FLOPs, bytes), by event: those of event
@@ -132,7 +131,8 @@ OPPROF__HIDDEN int64_t opprof__capture_longest_bound(const opprof_capture *c, si
 /* The kind belongs to its range (an argument, FLOPs, bytes). */
 static inline bool opprof__mark_of_range(uint32_t kind) {
     switch (kind) {
-#define OPPROF__OF_RANGE(name, value, phase, of_range, has_id, category) case value: return of_range;
+#define OPPROF__OF_RANGE(name, value, phase, of_range, has_id, category) \
+    case value: return of_range;
         OPPROF_MARK_KINDS(OPPROF__OF_RANGE)
 #undef OPPROF__OF_RANGE
     default: return false;
@@ -141,7 +141,8 @@ static inline bool opprof__mark_of_range(uint32_t kind) {
 /* The Chrome phase a kind is written as (0: inside its range's event). */
 static inline char opprof__mark_phase(uint32_t kind) {
     switch (kind) {
-#define OPPROF__PHASE(name, value, phase, of_range, has_id, category) case value: return phase;
+#define OPPROF__PHASE(name, value, phase, of_range, has_id, category) \
+    case value: return phase;
         OPPROF_MARK_KINDS(OPPROF__PHASE)
 #undef OPPROF__PHASE
     default: return 0;
@@ -149,7 +150,8 @@ static inline char opprof__mark_phase(uint32_t kind) {
 }
 /* The kind written as a phase (-1: none). */
 static inline int opprof__mark_of_phase(char ph) {
-#define OPPROF__OF_PHASE(name, value, phase, of_range, has_id, category) if (phase && ph == phase) return value;
+#define OPPROF__OF_PHASE(name, value, phase, of_range, has_id, category) \
+    if (phase && ph == phase) return value;
     OPPROF_MARK_KINDS(OPPROF__OF_PHASE)
 #undef OPPROF__OF_PHASE
     return -1;
@@ -157,7 +159,8 @@ static inline int opprof__mark_of_phase(char ph) {
 /* The kind's value is an id that pairs it with other marks (flows, async ranges). */
 static inline bool opprof__mark_has_id(uint32_t kind) {
     switch (kind) {
-#define OPPROF__HAS_ID(name, value, phase, of_range, has_id, category) case value: return has_id;
+#define OPPROF__HAS_ID(name, value, phase, of_range, has_id, category) \
+    case value: return has_id;
         OPPROF_MARK_KINDS(OPPROF__HAS_ID)
 #undef OPPROF__HAS_ID
     default: return false;
@@ -166,7 +169,8 @@ static inline bool opprof__mark_has_id(uint32_t kind) {
 /* The "cat" of a kind's events. */
 static inline const char *opprof__mark_category(uint32_t kind) {
     switch (kind) {
-#define OPPROF__CATEGORY(name, value, phase, of_range, has_id, category) case value: return category;
+#define OPPROF__CATEGORY(name, value, phase, of_range, has_id, category) \
+    case value: return category;
         OPPROF_MARK_KINDS(OPPROF__CATEGORY)
 #undef OPPROF__CATEGORY
     default: return "";
@@ -192,13 +196,12 @@ static inline bool opprof__is_device(const opprof_event *e) {
 OPPROF__HIDDEN uint8_t opprof__capture_category_index(opprof_capture *c, const char *category);
 /* Intern a name; *id receives its index. */
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
-OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Intern input shapes (unused entries must be zero); *index >= 1. */
 OPPROF__HIDDEN int opprof__capture_intern_shapes(opprof_capture *c, const opprof_shapes *shapes, uint32_t *index);
 /* Intern a call site (file/function/native may be NULL) with a shapes index; *site >= 1. */
-OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function,
-                                               uint32_t line, uint32_t shapes, const char *native, uint32_t *site);
+OPPROF__HIDDEN int opprof__capture_intern_site(opprof_capture *c, const char *file, const char *function, uint32_t line,
+                                               uint32_t shapes, const char *native, uint32_t *site);
 /* Add a finished capture's events, marks, memory events, samples, off-CPU
  * times, warnings and dropped counts to an unfinished one, its times moved by offset_ns
  * (capture/append.c). */
@@ -214,17 +217,18 @@ OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const oppr
                                                  const uint32_t *thread, const char *const *names);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
  * Perfetto's "flight_" notes) and summary.json name them: one list. */
-#define OPPROF__FLIGHT_NUMBERS(X)                                                                            \
-    X(trigger_step) X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step)              \
-    X(steps_dropped) X(triggers_suppressed) X(saves_failed)
+#define OPPROF__FLIGHT_NUMBERS(X)                                                                 \
+    X(trigger_step)                                                                               \
+    X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step) X(steps_dropped) \
+        X(triggers_suppressed) X(saves_failed)
 /* Add a sample whose frames (and sources: NULL, none) are name ids already
  * (capture/samples.c); a source is UINT32_MAX where unknown. */
-OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns, const uint32_t *ids,
-                                                  const uint32_t *sources, size_t n);
+OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns,
+                                                  const uint32_t *ids, const uint32_t *sources, size_t n);
 /* The same in two steps, for readers that meet one stack many times: the
  * stack's index (added if new), then a sample of it. */
-OPPROF__HIDDEN int opprof__capture_intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n,
-                                                uint32_t *stack);
+OPPROF__HIDDEN int opprof__capture_intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources,
+                                                size_t n, uint32_t *stack);
 OPPROF__HIDDEN int opprof__capture_add_sample_stack(opprof_capture *c, uint32_t thread, int64_t ts_ns, uint32_t stack);
 /* The samples' and off-CPU times' order, at finish. */
 OPPROF__HIDDEN int opprof__capture_sort_samples(opprof_capture *c);
@@ -234,6 +238,5 @@ OPPROF__HIDDEN size_t opprof__capture_bytes(const opprof_capture *c);
 /* The names of dtypes by code, for recorded shapes; code 0 is "" (not a tensor). */
 OPPROF__HIDDEN const char *opprof__dtype_name(unsigned code);
 OPPROF__HIDDEN unsigned opprof__dtype_code(const char *name);
-
 
 #endif /* OPPROF_CAPTURE_LAYER_H */

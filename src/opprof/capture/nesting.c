@@ -56,10 +56,10 @@ enum { TWO_THREADS_MIN_EVENTS = 1 << 16 };
 typedef struct buckets {
     const opprof_event *events;
     event_key *keys;
-    const size_t *first;   /* thread t's keys: keys[first[t] .. first[t + 1]) */
-    opprof_event *moved;   /* the events in order */
-    uint32_t *position;    /* an event's index in `moved` */
-    size_t from, to;       /* the threads sorted here */
+    const size_t *first; /* thread t's keys: keys[first[t] .. first[t + 1]) */
+    opprof_event *moved; /* the events in order */
+    uint32_t *position;  /* an event's index in `moved` */
+    size_t from, to;     /* the threads sorted here */
     int rc;
 } buckets;
 
@@ -165,9 +165,9 @@ static int link_parents(opprof_capture *c) {
         e->parent = depth ? stack[depth - 1] : -1;
         /* the invariant every reader of `parent` relies on: an earlier event of the thread that holds it whole */
         OPPROF__ASSERT(e->parent < (int32_t)i);
-        OPPROF__ASSERT(e->parent < 0 || (c->events[e->parent].thread == e->thread &&
-                                         c->events[e->parent].start_ns <= e->start_ns &&
-                                         end_of(e) <= end_of(&c->events[e->parent])));
+        OPPROF__ASSERT(e->parent < 0 ||
+                       (c->events[e->parent].thread == e->thread && c->events[e->parent].start_ns <= e->start_ns &&
+                        end_of(e) <= end_of(&c->events[e->parent])));
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) {
             opprof__free(stack);
             return OPPROF_ENOMEM;
@@ -289,10 +289,18 @@ static int link_owners_of(const opprof_capture *c, const timed_items *it) {
 }
 
 static int link_owners(opprof_capture *c) {
-    timed_items mem = {(char *)c->mem, c->n_mem, sizeof *c->mem, offsetof(opprof_memory_event, ts_ns),
-                       offsetof(opprof_memory_event, thread), offsetof(opprof_memory_event, owner)};
-    timed_items samples = {(char *)c->samples, c->n_samples, sizeof *c->samples, offsetof(opprof_sample, ts_ns),
-                           offsetof(opprof_sample, thread), offsetof(opprof_sample, owner)};
+    timed_items mem = {(char *)c->mem,
+                       c->n_mem,
+                       sizeof *c->mem,
+                       offsetof(opprof_memory_event, ts_ns),
+                       offsetof(opprof_memory_event, thread),
+                       offsetof(opprof_memory_event, owner)};
+    timed_items samples = {(char *)c->samples,
+                           c->n_samples,
+                           sizeof *c->samples,
+                           offsetof(opprof_sample, ts_ns),
+                           offsetof(opprof_sample, thread),
+                           offsetof(opprof_sample, owner)};
     int rc = link_owners_of(c, &mem);
     return rc ? rc : link_owners_of(c, &samples);
 }
@@ -336,8 +344,10 @@ static int resolve_free_sizes(opprof_capture *c) {
     }
     opprof__free(order);
     if (!rc && before_capture)
-        rc = opprof__capture_warnf(c, "%zu free(s) of blocks allocated before the capture: their sizes are unknown, "
-                                      "counted as 0", before_capture);
+        rc = opprof__capture_warnf(c,
+                                   "%zu free(s) of blocks allocated before the capture: their sizes are unknown, "
+                                   "counted as 0",
+                                   before_capture);
     return rc;
 }
 
@@ -366,9 +376,7 @@ static int fill_totals(opprof_capture *c) {
     for (;;) {
         size_t best = SIZE_MAX;
         for (size_t t = 0; t < nt; t++)
-            if (head[t] < end[t] &&
-                (best == SIZE_MAX || c->mem[head[t]].ts_ns < c->mem[head[best]].ts_ns))
-                best = t;
+            if (head[t] < end[t] && (best == SIZE_MAX || c->mem[head[t]].ts_ns < c->mem[head[best]].ts_ns)) best = t;
         if (best == SIZE_MAX) break;
         opprof_memory_event *m = &c->mem[head[best]++];
         int a = 0;

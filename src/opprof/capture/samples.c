@@ -17,14 +17,16 @@ static const uint32_t NO_SOURCE = UINT32_MAX;
  * one hashes as NO_SOURCE, so that NULL and all-unknown sources agree). */
 static OPPROF__HASH uint64_t hash_ids(const uint32_t *ids, const uint32_t *sources, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (size_t i = 0; i < n; i++) h = (h ^ ids[i] ^ (uint64_t)(sources ? sources[i] : NO_SOURCE) << 32) * 0x100000001B3ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ids[i] ^ (uint64_t)(sources ? sources[i] : NO_SOURCE) << 32) * 0x100000001B3ull;
     return h ^ (h >> 29);
 }
 
 static uint64_t stack_hash_of(const void *ctx, uint32_t item) {
     const opprof_capture *c = ctx;
     size_t first = c->stack_first[item];
-    return hash_ids(c->frames + first, c->frame_sources ? c->frame_sources + first : NULL, c->stack_first[item + 1] - first);
+    return hash_ids(c->frames + first, c->frame_sources ? c->frame_sources + first : NULL,
+                    c->stack_first[item + 1] - first);
 }
 
 static bool same_sources(const uint32_t *a, const uint32_t *b, size_t n) {
@@ -70,7 +72,8 @@ static int grow_frames(opprof_capture *c, size_t n) {
 /* The index of the stack of these frames (and sources: NULL, none known), added if new. */
 static int intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n, uint32_t *stack) {
     if (!c->cap_stack_first) { /* stack 0 starts at frame 0 */
-        if (opprof__grow((void **)&c->stack_first, &c->cap_stack_first, 1, sizeof *c->stack_first)) return OPPROF_ENOMEM;
+        if (opprof__grow((void **)&c->stack_first, &c->cap_stack_first, 1, sizeof *c->stack_first))
+            return OPPROF_ENOMEM;
         c->stack_first[0] = 0;
     }
     stack_key key = {ids, sources, n};
@@ -83,7 +86,8 @@ static int intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *
         opprof__grow((void **)&c->stack_first, &c->cap_stack_first, c->n_stacks + 2, sizeof *c->stack_first))
         return OPPROF_ENOMEM;
     if (n) memcpy(c->frames + c->n_frames, ids, n * sizeof *ids); /* a stack may be empty: no array yet */
-    for (size_t i = 0; c->frame_sources && i < n; i++) c->frame_sources[c->n_frames + i] = sources ? sources[i] : NO_SOURCE;
+    for (size_t i = 0; c->frame_sources && i < n; i++)
+        c->frame_sources[c->n_frames + i] = sources ? sources[i] : NO_SOURCE;
     c->n_frames += n;
     c->stack_first[c->n_stacks + 1] = (uint32_t)c->n_frames;
     c->stack_index.slots[slot] = (uint32_t)++c->n_stacks;
@@ -92,7 +96,7 @@ static int intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *
 }
 
 int opprof__capture_intern_stack(opprof_capture *c, const uint32_t *ids, const uint32_t *sources, size_t n,
-                                  uint32_t *stack) {
+                                 uint32_t *stack) {
     if (!c || c->finished || n > 4096 || c->n_frames + n > UINT32_MAX - 1) return OPPROF_EINVAL;
     return intern_stack(c, ids, sources, n, stack);
 }

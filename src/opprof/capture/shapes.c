@@ -10,51 +10,51 @@
  * types, 8-bit floats, unsigned and complex types), "" for a non-tensor and
  * "unknown" last; the ALIASes are other spellings of it (short ones, and
  * PyTorch's "Input type"), NULL when there are fewer. */
-#define DTYPES(X)                                                             \
-    X(0, "", NULL, NULL, NULL)                                                \
-    X(1, "float", "f32", "float32", NULL)                                     \
-    X(2, "double", "f64", "float64", NULL)                                    \
-    X(3, "int", "int32", "i32", NULL)                                         \
-    X(4, "long", "int64", "i64", "long int")                                  \
-    X(5, "half", "f16", "float16", "c10::Half")                               \
-    X(6, "bool", NULL, NULL, NULL)                                            \
-    X(7, "bfloat16", "bf16", "c10::BFloat16", NULL)                           \
-    X(8, "int8", "i8", "signed char", NULL)                                   \
-    X(9, "uint8", "u8", "unsigned char", NULL)                                \
-    X(10, "int16", "short int", "i16", NULL)                                  \
-    X(11, "uint16", "u16", NULL, NULL)                                        \
-    X(12, "uint32", "u32", NULL, NULL)                                        \
-    X(13, "uint64", "u64", NULL, NULL)                                        \
-    X(14, "complex64", "c10::complex<float>", NULL, NULL)                     \
-    X(15, "complex128", "c10::complex<double>", NULL, NULL)                   \
-    X(16, "float8_e4m3fn", NULL, NULL, NULL)                                  \
-    X(17, "float8_e5m2", NULL, NULL, NULL)                                    \
-    X(18, "int4", NULL, NULL, NULL)                                           \
-    X(19, "uint4", NULL, NULL, NULL)                                          \
-    X(20, "q4_0", NULL, NULL, NULL)                                           \
-    X(21, "q4_1", NULL, NULL, NULL)                                           \
-    X(22, "q5_0", NULL, NULL, NULL)                                           \
-    X(23, "q5_1", NULL, NULL, NULL)                                           \
-    X(24, "q8_0", NULL, NULL, NULL)                                           \
-    X(25, "q8_1", NULL, NULL, NULL)                                           \
-    X(26, "q2_K", NULL, NULL, NULL)                                           \
-    X(27, "q3_K", NULL, NULL, NULL)                                           \
-    X(28, "q4_K", NULL, NULL, NULL)                                           \
-    X(29, "q5_K", NULL, NULL, NULL)                                           \
-    X(30, "q6_K", NULL, NULL, NULL)                                           \
-    X(31, "q8_K", NULL, NULL, NULL)                                           \
-    X(32, "iq2_xxs", NULL, NULL, NULL)                                        \
-    X(33, "iq2_xs", NULL, NULL, NULL)                                         \
-    X(34, "iq3_xxs", NULL, NULL, NULL)                                        \
-    X(35, "iq1_s", NULL, NULL, NULL)                                          \
-    X(36, "iq4_nl", NULL, NULL, NULL)                                         \
-    X(37, "iq3_s", NULL, NULL, NULL)                                          \
-    X(38, "iq2_s", NULL, NULL, NULL)                                          \
-    X(39, "iq4_xs", NULL, NULL, NULL)                                         \
-    X(40, "iq1_m", NULL, NULL, NULL)                                          \
-    X(41, "tq1_0", NULL, NULL, NULL)                                          \
-    X(42, "tq2_0", NULL, NULL, NULL)                                          \
-    X(43, "mxfp4", NULL, NULL, NULL)                                          \
+#define DTYPES(X)                                           \
+    X(0, "", NULL, NULL, NULL)                              \
+    X(1, "float", "f32", "float32", NULL)                   \
+    X(2, "double", "f64", "float64", NULL)                  \
+    X(3, "int", "int32", "i32", NULL)                       \
+    X(4, "long", "int64", "i64", "long int")                \
+    X(5, "half", "f16", "float16", "c10::Half")             \
+    X(6, "bool", NULL, NULL, NULL)                          \
+    X(7, "bfloat16", "bf16", "c10::BFloat16", NULL)         \
+    X(8, "int8", "i8", "signed char", NULL)                 \
+    X(9, "uint8", "u8", "unsigned char", NULL)              \
+    X(10, "int16", "short int", "i16", NULL)                \
+    X(11, "uint16", "u16", NULL, NULL)                      \
+    X(12, "uint32", "u32", NULL, NULL)                      \
+    X(13, "uint64", "u64", NULL, NULL)                      \
+    X(14, "complex64", "c10::complex<float>", NULL, NULL)   \
+    X(15, "complex128", "c10::complex<double>", NULL, NULL) \
+    X(16, "float8_e4m3fn", NULL, NULL, NULL)                \
+    X(17, "float8_e5m2", NULL, NULL, NULL)                  \
+    X(18, "int4", NULL, NULL, NULL)                         \
+    X(19, "uint4", NULL, NULL, NULL)                        \
+    X(20, "q4_0", NULL, NULL, NULL)                         \
+    X(21, "q4_1", NULL, NULL, NULL)                         \
+    X(22, "q5_0", NULL, NULL, NULL)                         \
+    X(23, "q5_1", NULL, NULL, NULL)                         \
+    X(24, "q8_0", NULL, NULL, NULL)                         \
+    X(25, "q8_1", NULL, NULL, NULL)                         \
+    X(26, "q2_K", NULL, NULL, NULL)                         \
+    X(27, "q3_K", NULL, NULL, NULL)                         \
+    X(28, "q4_K", NULL, NULL, NULL)                         \
+    X(29, "q5_K", NULL, NULL, NULL)                         \
+    X(30, "q6_K", NULL, NULL, NULL)                         \
+    X(31, "q8_K", NULL, NULL, NULL)                         \
+    X(32, "iq2_xxs", NULL, NULL, NULL)                      \
+    X(33, "iq2_xs", NULL, NULL, NULL)                       \
+    X(34, "iq3_xxs", NULL, NULL, NULL)                      \
+    X(35, "iq1_s", NULL, NULL, NULL)                        \
+    X(36, "iq4_nl", NULL, NULL, NULL)                       \
+    X(37, "iq3_s", NULL, NULL, NULL)                        \
+    X(38, "iq2_s", NULL, NULL, NULL)                        \
+    X(39, "iq4_xs", NULL, NULL, NULL)                       \
+    X(40, "iq1_m", NULL, NULL, NULL)                        \
+    X(41, "tq1_0", NULL, NULL, NULL)                        \
+    X(42, "tq2_0", NULL, NULL, NULL)                        \
+    X(43, "mxfp4", NULL, NULL, NULL)                        \
     X(44, "unknown", NULL, NULL, NULL)
 
 static const struct {

@@ -18,9 +18,7 @@
 
 enum { MIN_HISTORY = 8 }; /* steps seen before the median rule may trigger */
 
-opprof_flight opprof_flight_default(void) {
-    return (opprof_flight){.median_of = 50, .before = 4, .cooldown_ms = 1000};
-}
+opprof_flight opprof_flight_default(void) { return (opprof_flight){.median_of = 50, .before = 4, .cooldown_ms = 1000}; }
 
 static int why_not(char *why, size_t size, const char *text) {
     if (why && size) snprintf(why, size, "%s", text);
@@ -36,8 +34,9 @@ int opprof_flight_check(const opprof_flight *f, char *why, size_t size) {
     if (!(f->keep_seconds >= 0) || !(f->keep_mib >= 0) || f->keep_seconds > 1e9 || f->keep_mib > 1e9)
         return why_not(why, size, "keep_seconds and keep_mib must be 0 (no bound) or positive");
     if (f->slower_than_median != 0 && !(f->slower_than_median > 1 && f->slower_than_median <= 1e6))
-        return why_not(why, size, "slower_than_median (k) must be 0 (off) or above 1: a step slower than k times "
-                                  "the rolling median triggers");
+        return why_not(why, size,
+                       "slower_than_median (k) must be 0 (off) or above 1: a step slower than k times "
+                       "the rolling median triggers");
     if (f->median_of < 1 || f->median_of > 100000)
         return why_not(why, size, "median_of (the steps of the rolling median) must be 1 to 100000");
     if (f->slower_than_ns < 0 || f->range_bound_ns < 0 || f->cooldown_ms < 0)
@@ -45,12 +44,15 @@ int opprof_flight_check(const opprof_flight *f, char *why, size_t size) {
     if (f->range_name && (!f->range_name[0] || strlen(f->range_name) > 255 || f->range_bound_ns <= 0))
         return why_not(why, size, "range_name needs a name of 1 to 255 bytes and a range_bound_ns above 0");
     if (f->before < 0 || f->after < 0 || (int64_t)f->before + f->after + 1 > f->keep_steps)
-        return why_not(why, size, "before and after must be 0 or more, and the ring must hold them with the "
-                                  "triggering step: before + 1 + after <= keep_steps");
+        return why_not(why, size,
+                       "before and after must be 0 or more, and the ring must hold them with the "
+                       "triggering step: before + 1 + after <= keep_steps");
     return 0;
 }
 
-static int64_t clock_now(const opprof__flight *f) { return f->cfg.clock_ns ? f->cfg.clock_ns() : opprof__monotonic_ns(); }
+static int64_t clock_now(const opprof__flight *f) {
+    return f->cfg.clock_ns ? f->cfg.clock_ns() : opprof__monotonic_ns();
+}
 
 void opprof__flight_free_dropped_list(opprof__flight_slot *st) {
     while (st) {
@@ -299,9 +301,13 @@ void opprof__flight_step(opprof__flight *f, opprof_capture *cap, int64_t step_nu
         opprof_capture_free(cap);
         f->stats.steps_dropped++;
     } else {
-        *st = (opprof__flight_slot){.cap = cap, .step_num = step_num, .start_ticks = start_ticks,
-                                    .start_ns = f->step_start_ns, .end_ns = now,
-                                    .bytes = opprof__capture_bytes(cap), .refs = 1};
+        *st = (opprof__flight_slot){.cap = cap,
+                                    .step_num = step_num,
+                                    .start_ticks = start_ticks,
+                                    .start_ns = f->step_start_ns,
+                                    .end_ns = now,
+                                    .bytes = opprof__capture_bytes(cap),
+                                    .refs = 1};
         ring_push(f, st);
         char why[sizeof f->pending[0].info.reason];
         opprof_flight_info info = {.trigger_step = -1};
@@ -326,7 +332,8 @@ int opprof__flight_dump(opprof__flight *f, const char *reason) {
 
 void opprof__flight_trigger(opprof__flight *f, const char *reason) {
     pthread_mutex_lock(&f->lock);
-    if (!f->trigger_reason[0]) snprintf(f->trigger_reason, sizeof f->trigger_reason, "%s", reason ? reason : "opprof_trigger");
+    if (!f->trigger_reason[0])
+        snprintf(f->trigger_reason, sizeof f->trigger_reason, "%s", reason ? reason : "opprof_trigger");
     pthread_mutex_unlock(&f->lock);
 }
 

@@ -9,23 +9,22 @@
 #include <pthread.h>
 
 enum {
-    OPPROF__FLIGHT_PENDING = 64,      /* saves waiting for their `after` steps */
-    OPPROF__FLIGHT_QUEUED = 64,       /* saves waiting for the saver: past it, the least slow goes */
+    OPPROF__FLIGHT_PENDING = 64,       /* saves waiting for their `after` steps */
+    OPPROF__FLIGHT_QUEUED = 64,        /* saves waiting for the saver: past it, the least slow goes */
     OPPROF__FLIGHT_DROPPED_BATCH = 32, /* steps dropped before the saver is woken to free them */
     OPPROF__FLIGHT_DROPPED_MAX = 256   /* steps dropped and not yet freed, at most: past it, a
                                         * saver that lags behind (a slow save, a slow free) is
                                         * not waited for, the dropping thread frees them */
 };
 
-
 /* One step's capture, shared by the ring and the saves that hold it. */
 typedef struct opprof__flight_slot {
     opprof_capture *cap;
     int64_t step_num;
-    uint64_t start_ticks;    /* its window's start: the offset between two steps */
+    uint64_t start_ticks;     /* its window's start: the offset between two steps */
     int64_t start_ns, end_ns; /* by the rules' clock */
     size_t bytes;
-    int refs;                /* the ring and the saves that hold it; under the recorder's lock */
+    int refs;                                 /* the ring and the saves that hold it; under the recorder's lock */
     struct opprof__flight_slot *next_dropped; /* on the saver's list of steps to free */
 } opprof__flight_slot;
 
@@ -51,8 +50,8 @@ struct opprof__flight {
     opprof_flight cfg;
     opprof__flight_sink sink;
     char *range_name;
-    pthread_mutex_t lock; /* everything below */
-    pthread_cond_t wake;  /* the saver: a save is queued, or stop */
+    pthread_mutex_t lock;       /* everything below */
+    pthread_cond_t wake;        /* the saver: a save is queued, or stop */
     opprof__flight_slot **ring; /* keep_steps slots, a circle from ring_first */
     int ring_first, ring_count;
     size_t ring_bytes;

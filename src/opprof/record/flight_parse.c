@@ -31,7 +31,10 @@ static bool number_of(const char *text, size_t len, double *value, size_t *unit)
 }
 
 static int duration_of(const char *text, size_t len, int64_t *out) {
-    static const struct { const char *unit; double ns; } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
     double v;
     size_t u;
     if (!number_of(text, len, &v, &u)) return OPPROF_EINVAL;
@@ -56,7 +59,7 @@ static const char KEEP_FORM[] = "not N[,Ts][,MMiB]: N steps (1 to 1000000), then
 
 int opprof_flight_parse_keep(opprof_flight *f, const char *text, char *why, size_t size) {
     if (!f || !text) return OPPROF_EINVAL;
-    for (const char *p = text, *q; ; p = q + 1) {
+    for (const char *p = text, *q;; p = q + 1) {
         q = p + strcspn(p, ",");
         size_t len = (size_t)(q - p), u;
         double v;
@@ -87,8 +90,7 @@ static int one_trigger(opprof_flight *f, const char *p, size_t len, char *why, s
     int64_t ns;
     if (gt) {
         size_t name_len = (size_t)(gt - p);
-        if (f->range_name)
-            return fail(why, size, p, len, "a second range bound: one NAME>DURATION at a time");
+        if (f->range_name) return fail(why, size, p, len, "a second range bound: one NAME>DURATION at a time");
         if (!name_len || name_len > 255 || duration_of(gt + 1, len - name_len - 1, &ns) || ns <= 0)
             return fail(why, size, p, len, TRIGGER_FORM);
         char *name = opprof__alloc(name_len + 1);

@@ -33,7 +33,6 @@ OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
 /* The calling thread recorded in the current window and dropped nothing. */
 OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
 
-
 /* ---- the flight recorder (record/flight.c, record/flight_save.c) ---- */
 typedef struct opprof__flight opprof__flight;
 /* Where saves go, called on the saver thread: on_trace_ready's rule (the

@@ -47,27 +47,26 @@
 #include <unistd.h>
 
 /* ---- global state ---- */
-int opprof__recording;          /* atomic: a window is open (read by the macros) */
-uint64_t opprof__window;        /* atomic: (epoch << 1) | open; the inline path compares it */
-int g_memory; /* atomic: ... and memory events are wanted */
-int g_shapes; /* atomic: ... and input shapes are wanted */
-int g_native; /* atomic: ... and native call stacks are wanted */
-uint64_t g_epoch; /* atomic */
-uint64_t g_max_events; /* atomic: 0 = unlimited */
-int64_t g_budget; /* atomic: events left in the window's budget */
-uint64_t g_foreign_end; /* atomic: ends of ranges begun on other threads */
-int64_t g_foreign_tid; /* atomic: the system id of the first thread that did so */
-uint64_t g_lost; /* atomic: records lost because a thread's state could not be allocated */
-uint64_t g_inputs_unrecorded; /* atomic: opprof_set_inputs in a window that records no shapes */
-uint64_t g_window_start; /* ticks */
-int g_membarrier = -1; /* 1: registered, 0: unavailable, -1: not tried */
+int opprof__recording;                  /* atomic: a window is open (read by the macros) */
+uint64_t opprof__window;                /* atomic: (epoch << 1) | open; the inline path compares it */
+int g_memory;                           /* atomic: ... and memory events are wanted */
+int g_shapes;                           /* atomic: ... and input shapes are wanted */
+int g_native;                           /* atomic: ... and native call stacks are wanted */
+uint64_t g_epoch;                       /* atomic */
+uint64_t g_max_events;                  /* atomic: 0 = unlimited */
+int64_t g_budget;                       /* atomic: events left in the window's budget */
+uint64_t g_foreign_end;                 /* atomic: ends of ranges begun on other threads */
+int64_t g_foreign_tid;                  /* atomic: the system id of the first thread that did so */
+uint64_t g_lost;                        /* atomic: records lost because a thread's state could not be allocated */
+uint64_t g_inputs_unrecorded;           /* atomic: opprof_set_inputs in a window that records no shapes */
+uint64_t g_window_start;                /* ticks */
+int g_membarrier = -1;                  /* 1: registered, 0: unavailable, -1: not tried */
 size_t g_retain_chunks = RETAIN_CHUNKS; /* set once, before the first window */
-opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
+opprof__recorder_config g_window_cfg;   /* of the open or last window (under the session lock) */
 pthread_mutex_t g_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 opprof__thread *g_threads;
 uint32_t g_thread_count;
 __thread opprof__fast *opprof__tls __attribute__((tls_model("initial-exec")));
-
 
 /* ---- thread registration, exit and reuse ----
  * A state is made at a thread's first record and stays on g_threads, which
@@ -185,7 +184,7 @@ static opprof__thread *thread_state_locked(void) {
 
 static opprof__thread *thread_register_locked(void) {
     pthread_once(&g_exit_once, exit_key_create);
-    char name[sizeof ((opprof__thread *)0)->name];
+    char name[sizeof((opprof__thread *)0)->name];
     if (pthread_getname_np(pthread_self(), name, sizeof name) != 0) name[0] = '\0';
     pthread_mutex_lock(&g_threads_lock);
     opprof__thread *t = thread_state_locked();
@@ -289,8 +288,7 @@ static size_t budget_claim(stream *s) {
     while (left > 0) {
         int64_t share = left / 16 > 0 ? left / 16 : 1;
         int64_t take = share < (int64_t)want ? share : (int64_t)want;
-        if (__atomic_compare_exchange_n(&g_budget, &left, left - take, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED))
+        if (__atomic_compare_exchange_n(&g_budget, &left, left - take, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return (size_t)take;
     }
     return 0;
@@ -299,7 +297,7 @@ static size_t budget_claim(stream *s) {
 /* Slow path of reserving an item: the next chunk, or more budget. The fast
  * path is one compare: cursor < limit. */
 __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk,
-                                                                  uint64_t *dropped) {
+                                                                 uint64_t *dropped) {
     if (!s->tail || s->at->next == s->tail->data + per_chunk * item) {
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
@@ -373,7 +371,7 @@ __attribute__((cold, noinline)) static void record_native(opprof__thread *t, uin
 
 /* Record a begin; the caller has entered (t busy) and leaves after. */
 static inline __attribute__((always_inline)) opprof_range begin_record(opprof__thread *t, const opprof_srcloc *loc,
-                                                                        const char *name) {
+                                                                       const char *name) {
     if (__builtin_expect(t->fast.depth >= MAX_DEPTH, 0)) {
         if (LOAD_RELAXED(&t->misused[MISUSE_TOO_DEEP]) == 0)
             t->first_misuse[MISUSE_TOO_DEEP] = (misuse){name, NULL, thread_now(t)};
@@ -562,8 +560,12 @@ void opprof__mark_slow(uint32_t kind, const char *name, uint64_t value, int of_r
 }
 
 #define mark opprof__mark_slow
-void opprof_counter_int(const char *name, int64_t value) { mark(OPPROF_MARK_COUNTER, name, opprof__double_bits((double)value), false); }
-void opprof_counter_double(const char *name, double value) { mark(OPPROF_MARK_COUNTER, name, opprof__double_bits(value), false); }
+void opprof_counter_int(const char *name, int64_t value) {
+    mark(OPPROF_MARK_COUNTER, name, opprof__double_bits((double)value), false);
+}
+void opprof_counter_double(const char *name, double value) {
+    mark(OPPROF_MARK_COUNTER, name, opprof__double_bits(value), false);
+}
 void opprof_instant(const char *name, opprof_instant_scope scope) {
     mark(OPPROF_MARK_INSTANT, name, (uint64_t)scope, false);
 }
@@ -720,4 +722,3 @@ bool opprof__recorder_thread_clean(void) {
     opprof__thread *t = tls_thread;
     return t && t->epoch == LOAD_RELAXED(&g_epoch) && LOAD_RELAXED(&t->dropped) == 0 && LOAD_RELAXED(&g_lost) == 0;
 }
-

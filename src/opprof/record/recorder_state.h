@@ -9,14 +9,13 @@
 #include <pthread.h>
 #include <stddef.h>
 
-
 enum {
-    CHUNK_EVENTS = 65536,      /* 2 MiB of range slots: one huge page (alloc.c) */
-    CHUNK_MEMORY = 65536,      /* 2 MiB of memory events */
-    BUDGET_CLAIM = 8192,       /* events a thread takes from the event budget at a time */
-    NAME_ARENA_BYTES = 65536,  /* formatted names */
-    RETAIN_CHUNKS = 32,        /* chunks a stream keeps across windows (64 MiB), unless
-                                  OPPROF_RETAIN_CHUNKS says otherwise */
+    CHUNK_EVENTS = 65536,          /* 2 MiB of range slots: one huge page (alloc.c) */
+    CHUNK_MEMORY = 65536,          /* 2 MiB of memory events */
+    BUDGET_CLAIM = 8192,           /* events a thread takes from the event budget at a time */
+    NAME_ARENA_BYTES = 65536,      /* formatted names */
+    RETAIN_CHUNKS = 32,            /* chunks a stream keeps across windows (64 MiB), unless
+                                      OPPROF_RETAIN_CHUNKS says otherwise */
     MAX_DEPTH = OPPROF__MAX_DEPTH, /* open ranges per thread */
     MAX_NAME = 256
 };
@@ -54,15 +53,15 @@ enum { CHUNK_MARKS = 65536 }; /* 2 MiB of marks */
 
 typedef struct chunk {
     struct chunk *next;
-    size_t size;               /* bytes of the whole chunk */
+    size_t size; /* bytes of the whole chunk */
     _Alignas(64) unsigned char data[];
 } chunk;
 
 typedef struct stream {
     chunk *head, *tail;
-    opprof__cursor *at;        /* next item in tail, and the count published */
-    size_t budget;             /* items claimed from the window's budget, not yet under limit */
-    size_t claim;              /* the size of its next claim */
+    opprof__cursor *at; /* next item in tail, and the count published */
+    size_t budget;      /* items claimed from the window's budget, not yet under limit */
+    size_t claim;       /* the size of its next claim */
 } stream;
 
 typedef struct name_arena {
@@ -76,9 +75,9 @@ typedef struct name_arena {
  * "N WHAT (first: where)" (record/snapshot.c). */
 #define RECORDER_TEXT_(x) #x
 #define RECORDER_TEXT(x) RECORDER_TEXT_(x)
-#define RECORDER_MISUSES(X)                                                                          \
-    X(UNMATCHED_END, "range end(s) without a matching open range on their thread")                   \
-    X(OUT_OF_ORDER_END, "range(s) closed early because an enclosing range ended first")              \
+#define RECORDER_MISUSES(X)                                                             \
+    X(UNMATCHED_END, "range end(s) without a matching open range on their thread")      \
+    X(OUT_OF_ORDER_END, "range(s) closed early because an enclosing range ended first") \
     X(TOO_DEEP, "range(s) dropped: more than " RECORDER_TEXT(OPPROF__MAX_DEPTH) " ranges open on one thread")
 enum {
 #define MISUSE_ENUM(name, what) MISUSE_##name,
@@ -96,19 +95,19 @@ typedef struct misuse {
 typedef struct opprof__thread {
     struct opprof__thread *next_all;
     struct opprof__thread *next_free; /* on g_free_threads or g_exited_threads (under g_threads_lock) */
-    uint64_t exited_in;        /* the epoch in which its thread exited holding events; 0: none */
-    int exit_rounds;           /* destructor rounds seen at its thread's exit */
-    uint32_t index;            /* 1-based, stable */
+    uint64_t exited_in;               /* the epoch in which its thread exited holding events; 0: none */
+    int exit_rounds;                  /* destructor rounds seen at its thread's exit */
+    uint32_t index;                   /* 1-based, stable */
     int64_t tid;
     char name[64];
-    uint64_t epoch;            /* epoch of the buffered data; atomic */
+    uint64_t epoch; /* epoch of the buffered data; atomic */
     stream ranges, memory, shapes, natives, marks;
     opprof__cursor shapes_at, natives_at;
     name_arena *names_head, *names_tail;
     /* misuse and loss counters of this epoch; atomic (read by collector) */
     uint64_t dropped;
     uint64_t misused[MISUSE_KINDS];
-    uint64_t reentered;        /* records from a signal handler while the thread was inside one: dropped */
+    uint64_t reentered; /* records from a signal handler while the thread was inside one: dropped */
     /* the first misuse of each kind in this epoch, named in the warnings */
     misuse first_misuse[MISUSE_KINDS];
     /* last, so that the stack of open ranges (its bulk: 16 KiB) ends the
@@ -117,21 +116,20 @@ typedef struct opprof__thread {
     opprof__fast fast;
 } opprof__thread;
 
-
 /* ---- global state ---- */
-extern OPPROF__HIDDEN int g_memory; /* atomic: ... and memory events are wanted */
-extern OPPROF__HIDDEN int g_shapes; /* atomic: ... and input shapes are wanted */
-extern OPPROF__HIDDEN int g_native; /* atomic: ... and native call stacks are wanted */
-extern OPPROF__HIDDEN uint64_t g_epoch; /* atomic */
-extern OPPROF__HIDDEN uint64_t g_max_events; /* atomic: 0 = unlimited */
-extern OPPROF__HIDDEN int64_t g_budget; /* atomic: events left in the window's budget */
+extern OPPROF__HIDDEN int g_memory;           /* atomic: ... and memory events are wanted */
+extern OPPROF__HIDDEN int g_shapes;           /* atomic: ... and input shapes are wanted */
+extern OPPROF__HIDDEN int g_native;           /* atomic: ... and native call stacks are wanted */
+extern OPPROF__HIDDEN uint64_t g_epoch;       /* atomic */
+extern OPPROF__HIDDEN uint64_t g_max_events;  /* atomic: 0 = unlimited */
+extern OPPROF__HIDDEN int64_t g_budget;       /* atomic: events left in the window's budget */
 extern OPPROF__HIDDEN uint64_t g_foreign_end; /* atomic: ends of ranges begun on other threads */
-extern OPPROF__HIDDEN int64_t g_foreign_tid; /* atomic: the system id of the first thread that did so */
-extern OPPROF__HIDDEN uint64_t g_lost; /* atomic: records lost because a thread's state could not be allocated */
+extern OPPROF__HIDDEN int64_t g_foreign_tid;  /* atomic: the system id of the first thread that did so */
+extern OPPROF__HIDDEN uint64_t g_lost;        /* atomic: records lost because a thread's state could not be allocated */
 extern OPPROF__HIDDEN uint64_t g_inputs_unrecorded; /* atomic: opprof_set_inputs in a window that records no shapes */
-extern OPPROF__HIDDEN uint64_t g_window_start; /* ticks */
-extern OPPROF__HIDDEN int g_membarrier; /* 1: registered, 0: unavailable, -1: not tried */
-extern OPPROF__HIDDEN size_t g_retain_chunks; /* set once, before the first window */
+extern OPPROF__HIDDEN uint64_t g_window_start;      /* ticks */
+extern OPPROF__HIDDEN int g_membarrier;             /* 1: registered, 0: unavailable, -1: not tried */
+extern OPPROF__HIDDEN size_t g_retain_chunks;       /* set once, before the first window */
 extern OPPROF__HIDDEN opprof__recorder_config g_window_cfg; /* of the open or last window (under the session lock) */
 extern OPPROF__HIDDEN pthread_mutex_t g_threads_lock;
 extern OPPROF__HIDDEN opprof__thread *g_threads;

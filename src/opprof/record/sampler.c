@@ -36,7 +36,7 @@ enum { RING_PAGES = 16, MAX_RINGS = 1024, MAX_FRAMES = 127, DRAIN_MS = 10 };
  * sized for it (8 KiB a sample: a 1 kHz thread fills 256 KiB in 30 ms). */
 enum { STACK_COPY = 8192, DWARF_RING_PAGES = 64, DWARF_DRAIN_MS = 2, RECORD_MAX = STACK_COPY + 8 * (MAX_FRAMES + 40) };
 static const uint64_t KERNEL_SPACE = 0xffff800000000000ull; /* x86-64: addresses above are the kernel's */
-static const uint64_t KERNEL_FRAME = 1; /* "[kernel]": time in a system call or a fault */
+static const uint64_t KERNEL_FRAME = 1;                     /* "[kernel]": time in a system call or a fault */
 
 typedef struct ring {
     int fd;
@@ -73,7 +73,7 @@ struct opprof__sampler {
     unsigned char *record; /* one record copied out of its ring: RECORD_MAX bytes */
     pthread_t drainer;
     int32_t drainer_tid;
-    int stop; /* atomic */
+    int stop;             /* atomic */
     pthread_mutex_t lock; /* the store, below */
     raw_sample *samples;
     size_t n_samples, cap_samples;
@@ -120,13 +120,14 @@ static bool stack_equal(const void *ctx, uint32_t item, const void *key) {
 
 static int intern_stack(opprof__sampler *s, const uint64_t *ips, size_t n, uint32_t *out) {
     if (!s->cap_stack_first) { /* stack 0 starts at frame 0 */
-        if (opprof__grow((void **)&s->stack_first, &s->cap_stack_first, 1, sizeof *s->stack_first)) return OPPROF_ENOMEM;
+        if (opprof__grow((void **)&s->stack_first, &s->cap_stack_first, 1, sizeof *s->stack_first))
+            return OPPROF_ENOMEM;
         s->stack_first[0] = 0;
     }
     ips_key key = {ips, n};
     size_t slot;
-    int64_t found = opprof__index_lookup(&s->stack_index, s->n_stacks, stack_hash_of, stack_equal, s,
-                                         hash_ips(ips, n), &key, &slot);
+    int64_t found = opprof__index_lookup(&s->stack_index, s->n_stacks, stack_hash_of, stack_equal, s, hash_ips(ips, n),
+                                         &key, &slot);
     if (found < 0) return OPPROF_ENOMEM;
     if (found) return *out = (uint32_t)found - 1, 0;
     if (opprof__grow((void **)&s->ips, &s->cap_ips, s->n_ips + n, sizeof *s->ips) ||
@@ -192,7 +193,7 @@ static void on_sample(opprof__sampler *s, const unsigned char *p, size_t len) {
         uint64_t ip;
         memcpy(&ip, p + 32 + 8 * i, 8);
         if (ip >= (uint64_t)PERF_CONTEXT_MAX) continue; /* a context marker (user, kernel) */
-        ips[n++] = user++ ? ip - 1 : ip; /* a return address: its call is the byte before */
+        ips[n++] = user++ ? ip - 1 : ip;                /* a return address: its call is the byte before */
     }
     uint32_t stack;
     if (intern_stack(s, ips, n, &stack) ||
@@ -317,8 +318,10 @@ static int open_ring(opprof__sampler *s, struct perf_event_attr *a, pid_t tid, i
 /* Why opening failed, for the capture's warning. */
 static void say_why(char *why, size_t size, int err, long paranoid) {
     if (err == -EACCES || err == -EPERM)
-        snprintf(why, size, "perf_event_open was refused (%s; perf_event_paranoid is %ld, and a container's seccomp "
-                            "policy may forbid it)", strerror(-err), paranoid);
+        snprintf(why, size,
+                 "perf_event_open was refused (%s; perf_event_paranoid is %ld, and a container's seccomp "
+                 "policy may forbid it)",
+                 strerror(-err), paranoid);
     else if (err == -ENOSYS || err == -ENOENT || err == -EOPNOTSUPP)
         snprintf(why, size, "this kernel has no software perf events (%s)", strerror(-err));
     else
@@ -335,8 +338,10 @@ static int open_all(opprof__sampler *s, struct perf_event_attr *a) {
         pid_t tid = (pid_t)atoi(e->d_name);
         for (int cpu = 0; tid > 0 && cpu < cpus; cpu++) {
             int rc = open_ring(s, a, tid, cpu);
-            if (!rc) opened++;
-            else if (!err && rc != -ENODEV && rc != -ESRCH) err = rc; /* an offline CPU, a thread gone */
+            if (!rc)
+                opened++;
+            else if (!err && rc != -ENODEV && rc != -ESRCH)
+                err = rc; /* an offline CPU, a thread gone */
         }
     }
     closedir(d);
@@ -367,8 +372,10 @@ int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cp
     read_sysctl("/proc/sys/kernel/perf_event_paranoid", &paranoid);
     if (hz && read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate) == 0 && max_rate > 0 &&
         hz > max_rate) {
-        snprintf(note, note_size, "sampling at %ld Hz, the kernel's limit (perf_event_max_sample_rate), not the %d Hz "
-                                  "asked", max_rate, hz);
+        snprintf(note, note_size,
+                 "sampling at %ld Hz, the kernel's limit (perf_event_max_sample_rate), not the %d Hz "
+                 "asked",
+                 max_rate, hz);
         hz = (int)max_rate;
     }
     opprof__sampler *s = opprof__calloc(1, sizeof *s);

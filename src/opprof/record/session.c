@@ -23,12 +23,12 @@ struct opprof_session {
     bool window_open;
     int64_t window_base_ns; /* wall clock of the window's start */
     opprof_range step_range;
-    int captures;           /* atomic: the flight recorder's saver counts too */
-    opprof__flight *flight; /* config.flight.keep_steps > 0 */
+    int captures;             /* atomic: the flight recorder's saver counts too */
+    opprof__flight *flight;   /* config.flight.keep_steps > 0 */
     opprof__sampler *sampler; /* config.sample_hz or .off_cpu */
     char sampler_note[256];   /* why there are no samples, or a clamped rate: said in every capture */
     int64_t window_mono;      /* CLOCK_MONOTONIC at the window's open */
-    opprof_capture **kept;  /* without on_trace_ready: captures not yet taken, oldest first */
+    opprof_capture **kept;    /* without on_trace_ready: captures not yet taken, oldest first */
     size_t kept_count, kept_cap;
     int callback_failures;
     int lost_captures;
@@ -40,7 +40,7 @@ static pthread_mutex_t g_session_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_kept_lock = PTHREAD_MUTEX_INITIALIZER;   /* a session's kept captures */
 static pthread_mutex_t g_flight_lock = PTHREAD_MUTEX_INITIALIZER; /* g_flight */
 static opprof__flight *g_flight; /* the active session's flight recorder, for opprof_trigger */
-static int g_active; /* atomic */
+static int g_active;             /* atomic */
 
 /* The calling thread holds the session lock: a signal handler that would
  * wait for a save (autostart/'s) must not, or the save would wait for it. */
@@ -81,8 +81,8 @@ static void forked_child(void) {
 
 static void register_fork_handler(void) { pthread_atfork(NULL, NULL, forked_child); }
 
-static const opprof_srcloc STEP_LOC = {"ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__,
-                                       OPPROF_KIND_STEP, NULL};
+static const opprof_srcloc STEP_LOC = {
+    "ProfilerStep#%lld", "opprof_session_step", __FILE__, __LINE__, OPPROF_KIND_STEP, NULL};
 
 bool opprof_is_active(void) { return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) != 0; }
 
@@ -136,8 +136,7 @@ static bool schedule_is_zero(const opprof_schedule *s) {
 
 int opprof_schedule_check(const opprof_schedule *s) {
     if (!s) return OPPROF_EINVAL;
-    if (s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0)
-        return OPPROF_EINVAL;
+    if (s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0) return OPPROF_EINVAL;
     if (schedule_is_zero(s)) return 0;
     if (s->active < 1) return OPPROF_ESCHEDULE;
     return 0;
@@ -166,9 +165,7 @@ const char *opprof_action_name(opprof_action a) {
     return "?";
 }
 
-static bool is_recording(opprof_action a) {
-    return a == OPPROF_ACTION_RECORD || a == OPPROF_ACTION_RECORD_AND_SAVE;
-}
+static bool is_recording(opprof_action a) { return a == OPPROF_ACTION_RECORD || a == OPPROF_ACTION_RECORD_AND_SAVE; }
 
 static void window_open(opprof_session *s) {
     opprof__recorder_config rc = {.profile_memory = s->cfg.profile_memory,
@@ -266,7 +263,8 @@ static int window_capture(opprof_session *s, opprof_capture **out) {
     if (failures) opprof__capture_warnf(cap, "%d earlier on_trace_ready call(s) of this session failed", failures);
     if (s->sampler_note[0]) opprof__capture_warnf(cap, "%s%s", s->sampler ? "" : "no samples: ", s->sampler_note);
     if (cap->info.samples_lost)
-        opprof__capture_warnf(cap, "%llu sample(s) lost: the kernel's buffer was full (a rate too high for this machine?)",
+        opprof__capture_warnf(cap,
+                              "%llu sample(s) lost: the kernel's buffer was full (a rate too high for this machine?)",
                               (unsigned long long)cap->info.samples_lost);
     if (lost) opprof__capture_warnf(cap, "%d earlier capture(s) of this session were lost (out of memory)", lost);
     *out = cap;
@@ -305,7 +303,7 @@ static int transit(opprof_session *s, opprof_action prev, opprof_action next, bo
  * events through the real hot path, in a window of their own that the next
  * window discards (~0.2 ms, once per session). */
 static int calibrate(opprof_session *s) {
-    static const opprof_srcloc loc = {"opprof::calibration", "calibrate", __FILE__, __LINE__,
+    static const opprof_srcloc loc = {"opprof::calibration",       "calibrate", __FILE__, __LINE__,
                                       OPPROF_KIND_USER_ANNOTATION, NULL};
     enum { N = 4096 };
     opprof__recorder_config rc = {.profile_memory = true, .max_events = 0};
@@ -329,7 +327,8 @@ static int calibrate(opprof_session *s) {
 }
 
 static void open_step_range(opprof_session *s) {
-    if (s->cfg.record_steps) s->step_range = opprof_range_beginf(&STEP_LOC, "ProfilerStep#%lld", (long long)s->step_num);
+    if (s->cfg.record_steps)
+        s->step_range = opprof_range_beginf(&STEP_LOC, "ProfilerStep#%lld", (long long)s->step_num);
 }
 
 static void close_step_range(opprof_session *s) {

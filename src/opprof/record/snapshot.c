@@ -24,7 +24,7 @@
 typedef struct name_cache {
     const char **keys; /* static name pointers */
     uint32_t *ids;
-    size_t size;       /* power of two */
+    size_t size; /* power of two */
     size_t used;
 } name_cache;
 
@@ -52,7 +52,6 @@ static int64_t to_ns(uint64_t ticks, uint64_t origin, double ns_per_tick) {
     if (ticks <= origin) return 0;
     return (int64_t)((double)(ticks - origin) * ns_per_tick + 0.5);
 }
-
 
 /* Free a chain of chunks. */
 static void free_chain(chunk *ch) {
@@ -210,7 +209,8 @@ static int site_of_range(opprof_capture *c, site_cursor *sc, const slot *s, size
         if (sh->seq > i) break;
         if (sh->seq == i && (rc = shapes_of(c, sh, &shapes))) return rc;
         sc->next_shape++;
-        if (sc->next_shape % CHUNK_SHAPES == 0 && sc->next_shape < sc->n_shapes) sc->shape_chunk = sc->shape_chunk->next;
+        if (sc->next_shape % CHUNK_SHAPES == 0 && sc->next_shape < sc->n_shapes)
+            sc->shape_chunk = sc->shape_chunk->next;
     }
     const char *native_stack = NULL;
     while (sc->next_native < sc->n_natives) {
@@ -255,8 +255,8 @@ static int range_event(opprof_capture *c, name_cache *nc, const slot *s, uint32_
     return 0;
 }
 
-static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start,
-                          uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
+static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start, uint64_t end,
+                          double npt, uint64_t *open_count, const char **open_name) {
     bool want_sites = g_window_cfg.with_stack || g_window_cfg.record_shapes || g_window_cfg.with_native_stack;
     uint32_t thread_index;
     int rc = opprof_capture_add_thread(c, t->tid, t->name, &thread_index);
@@ -392,9 +392,11 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
     c->info.profile_memory = LOAD_RELAXED(&g_memory) || c->n_mem > 0;
     uint64_t foreign = LOAD_RELAXED(&g_foreign_end), inputs = LOAD_RELAXED(&g_inputs_unrecorded);
     if (inputs)
-        opprof__capture_warnf(c, "%llu operator(s) described their inputs (opprof_set_inputs) while the session "
+        opprof__capture_warnf(c,
+                              "%llu operator(s) described their inputs (opprof_set_inputs) while the session "
                               "recorded no shapes: set record_shapes (OPPROF_RECORD_SHAPES=1, opprof record "
-                              "--record-shapes) to keep them", (unsigned long long)inputs);
+                              "--record-shapes) to keep them",
+                              (unsigned long long)inputs);
     static const char *const MISUSE_WHAT[] = {
 #define MISUSE_WORDS(name, what) what,
         RECORDER_MISUSES(MISUSE_WORDS)
@@ -405,14 +407,18 @@ int opprof__recorder_snapshot(opprof_capture **out, uint64_t start, uint64_t end
             opprof__capture_warnf(c, "%llu %s (first: %s%s)", (unsigned long long)misused[k], MISUSE_WHAT[k],
                                   where[k].context, where[k].place);
     if (foreign)
-        opprof__capture_warnf(c, "%llu range end(s) called on another thread than their begin; ignored (first: "
-                              "on tid %lld)", (unsigned long long)foreign, (long long)LOAD_RELAXED(&g_foreign_tid));
+        opprof__capture_warnf(c,
+                              "%llu range end(s) called on another thread than their begin; ignored (first: "
+                              "on tid %lld)",
+                              (unsigned long long)foreign, (long long)LOAD_RELAXED(&g_foreign_tid));
     if (reentered)
-        opprof__capture_warnf(c, "%llu record(s) made by a signal handler while its thread was recording were "
+        opprof__capture_warnf(c,
+                              "%llu record(s) made by a signal handler while its thread was recording were "
                               "dropped (recording is not reentrant; counted among the dropped events)",
                               (unsigned long long)reentered);
     if (open_count)
-        opprof__capture_warnf(c, "%llu range(s) still open at the end of the capture (first: '%s'); "
+        opprof__capture_warnf(c,
+                              "%llu range(s) still open at the end of the capture (first: '%s'); "
                               "cut at the capture's end",
                               (unsigned long long)open_count, open_name);
     c->info.duration_ns = to_ns(end, start, npt);

@@ -63,8 +63,9 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, char *out, size_t size) {
     Dwarf_Files *files;
     size_t n_files;
     out[0] = '\0';
-    if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &file) || dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &line) ||
-        dwarf_getsrcfiles(cu, &files, &n_files) || file >= n_files)
+    if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &file) ||
+        dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &line) || dwarf_getsrcfiles(cu, &files, &n_files) ||
+        file >= n_files)
         return;
     put_source(out, size, dwarf_filesrc(files, file, NULL, NULL), (int)line);
 }

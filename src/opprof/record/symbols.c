@@ -26,7 +26,7 @@ typedef struct object {
     bool relative;  /* ET_DYN: symbol values are offsets from base */
     symbol *symbols;
     size_t n;
-    char *names;    /* the symbols' names, one block */
+    char *names; /* the symbols' names, one block */
     struct object *next;
 } object;
 

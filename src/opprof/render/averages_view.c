@@ -55,10 +55,10 @@ const opprof_distribution *opprof__view_self_distribution(const opprof__view *v,
     return d->steps >= 2 ? &rd->step_self : &rd->call_self;
 }
 
-#define DISTRIBUTION(fn, expr)                                                   \
-    static double fn(const opprof_average_row *r, const opprof__view *v) {       \
-        const opprof_distribution *d = opprof__view_self_distribution(v, r);     \
-        return d && d->n ? (expr) : NAN;                                         \
+#define DISTRIBUTION(fn, expr)                                               \
+    static double fn(const opprof_average_row *r, const opprof__view *v) {   \
+        const opprof_distribution *d = opprof__view_self_distribution(v, r); \
+        return d && d->n ? (expr) : NAN;                                     \
     }
 DISTRIBUTION(self_min_us, d->min / 1e3)
 DISTRIBUTION(self_median_us, d->median / 1e3)
@@ -78,7 +78,7 @@ static double profiler_cost(const opprof_average_row *r, const opprof__view *v) 
 static opprof_roofline roof_of(const opprof_average_row *r, const opprof__view *v) {
     return opprof_averages_roofline(v->avg, (size_t)(r - v->rows), v->machine);
 }
-#define ROOF(fn, expr)                                                      \
+#define ROOF(fn, expr)                                                     \
     static double fn(const opprof_average_row *r, const opprof__view *v) { \
         opprof_roofline f = roof_of(r, v);                                 \
         return f.modelled ? (expr) : NAN;                                  \
@@ -103,7 +103,9 @@ static const char *name_text(const opprof_average_row *r, const opprof__view *v)
 static const char *shapes_text(const opprof_average_row *r, const opprof__view *v) {
     return (void)v, r->input_shapes ? r->input_shapes : "[]";
 }
-static const char *stack_text(const opprof_average_row *r, const opprof__view *v) { return (void)v, r->stack ? r->stack : ""; }
+static const char *stack_text(const opprof_average_row *r, const opprof__view *v) {
+    return (void)v, r->stack ? r->stack : "";
+}
 static const char *top_frame_text(const opprof_average_row *r, const opprof__view *v) {
     return (void)v, r->top_frame ? r->top_frame : "";
 }
@@ -264,9 +266,11 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
             if (len > longest) longest = len;
             f += len + (f[len] == '\n');
         }
-    size_t cap = c->unit == OPPROF__UNIT_NAME ? OPPROF__MAX_NAME_WIDTH : c->unit == OPPROF__UNIT_TEXT ? MAX_SHAPES_WIDTH
-                                                                                            : MAX_SOURCE_WIDTH;
-    if ((c->needs & OPPROF__SHOW_SAMPLES) && longest < strlen(c->title)) /* ours fits its title; PyTorch's keep its widths */
+    size_t cap = c->unit == OPPROF__UNIT_NAME   ? OPPROF__MAX_NAME_WIDTH
+                 : c->unit == OPPROF__UNIT_TEXT ? MAX_SHAPES_WIDTH
+                                                : MAX_SOURCE_WIDTH;
+    if ((c->needs & OPPROF__SHOW_SAMPLES) &&
+        longest < strlen(c->title)) /* ours fits its title; PyTorch's keep its widths */
         longest = strlen(c->title);
     return longest + 4 < cap ? longest + 4 : cap;
 }
@@ -308,7 +312,9 @@ int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg, con
         if ((COLUMNS[k].needs & v->flags) != COLUMNS[k].needs) continue;
         OPPROF__ASSERT(v->n_columns < OPPROF__MAX_COLUMNS);
         OPPROF__ASSERT(COLUMNS[k].unit == OPPROF__UNIT_NAME || COLUMNS[k].unit == OPPROF__UNIT_TEXT ||
-                       COLUMNS[k].unit == OPPROF__UNIT_LINES ? COLUMNS[k].text != NULL : COLUMNS[k].number != NULL);
+                               COLUMNS[k].unit == OPPROF__UNIT_LINES
+                           ? COLUMNS[k].text != NULL
+                           : COLUMNS[k].number != NULL);
         v->width[v->n_columns] = width_of(v, &COLUMNS[k]);
         v->columns[v->n_columns++] = &COLUMNS[k];
     }
@@ -331,8 +337,7 @@ void opprof__column_title(const opprof__view *v, const opprof__column *c, char *
         snprintf(buf, size, "%s", c->title);
 }
 
-void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf,
-                  size_t size) {
+void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf, size_t size) {
     size_t w = v->width[0];
     for (size_t k = 0; k < v->n_columns; k++)
         if (v->columns[k] == c) w = v->width[k];

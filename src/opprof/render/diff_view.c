@@ -17,7 +17,7 @@ typedef struct diff_column {
     opprof__unit unit;
     enum side side;
     double (*number)(const opprof__diff_pair *p); /* NAN: no value */
-    unsigned needs; /* SHOW_*: shown only when a side recorded it */
+    unsigned needs;                               /* SHOW_*: shown only when a side recorded it */
 } diff_column;
 
 enum { SHOW_MEMORY = 1u << 0, SHOW_FLOPS = 1u << 1, SHOW_DEVICE = 1u << 2 };
@@ -139,7 +139,7 @@ static int diff_text(opprof__strbuf *sb, const opprof__diff *d) {
     char named[N_COLUMNS][CELL];
     for (size_t k = 0; k < nc; k++) titles[k] = title_of(sc.col[k], d, named[k], CELL);
     size_t n_cells = (d->shown ? d->shown : 1) * nc;
-    char (*cells)[CELL] = opprof__calloc(n_cells, CELL);
+    char(*cells)[CELL] = opprof__calloc(n_cells, CELL);
     const char **ptrs = opprof__calloc(n_cells, sizeof *ptrs);
     const char **keys = opprof__calloc(d->shown ? d->shown : 1, sizeof *keys);
     size_t *at = opprof__calloc(d->shown ? d->shown : 1, sizeof *at); /* names that would read the same */
@@ -182,9 +182,12 @@ static void diff_json(opprof__strbuf *sb, const opprof__diff *d) {
             opprof__sb_puts(sb, num);
         }
         opprof__sb_printf(sb, ", \"device\": %s, \"present\": \"%s\"}", p->device ? "true" : "false",
-                          !p->before ? "after" : !p->after ? "before" : "both");
+                          !p->before  ? "after"
+                          : !p->after ? "before"
+                                      : "both");
     }
-    opprof__sb_puts(sb, d->shown ? "\n  ],\n  \"totals\": {\"self_cpu_us_before\": " : "],\n  \"totals\": {\"self_cpu_us_before\": ");
+    opprof__sb_puts(sb, d->shown ? "\n  ],\n  \"totals\": {\"self_cpu_us_before\": "
+                                 : "],\n  \"totals\": {\"self_cpu_us_before\": ");
     opprof__number_text((double)d->self_before / 1e3, num, sizeof num);
     opprof__sb_printf(sb, "%s, \"self_cpu_us_after\": ", num);
     opprof__number_text((double)d->self_after / 1e3, num, sizeof num);
@@ -208,7 +211,8 @@ static void diff_json(opprof__strbuf *sb, const opprof__diff *d) {
 static void html_facts(opprof__strbuf *sb, const opprof__diff *d) {
     const opprof_capture *side[2] = {d->before, d->after};
     char t[2][48];
-    opprof__sb_puts(sb, "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>\n<tr><td>captured</td>");
+    opprof__sb_puts(sb,
+                    "<table class=\"facts\"><tr><th></th><th>before</th><th>after</th></tr>\n<tr><td>captured</td>");
     for (int s = 0; s < 2; s++) {
         opprof_format_time_us((double)side[s]->info.duration_ns / 1e3, t[s], sizeof t[s]);
         opprof__sb_printf(sb, "<td>%s</td>", t[s]);

@@ -38,7 +38,8 @@ static double median_without(double *v, size_t n, size_t skip, double *scratch) 
 static void head(opprof__strbuf *sb, const opprof_flight_info *f) {
     opprof__sb_printf(sb, "Flight recorder: %s\n", f->reason);
     opprof__sb_printf(sb, "Holds steps %lld to %lld", (long long)f->first_step, (long long)f->last_step);
-    if (f->steps_dropped) opprof__sb_printf(sb, "; the ring had dropped %llu older step(s)", (unsigned long long)f->steps_dropped);
+    if (f->steps_dropped)
+        opprof__sb_printf(sb, "; the ring had dropped %llu older step(s)", (unsigned long long)f->steps_dropped);
     if (f->triggers_suppressed)
         opprof__sb_printf(sb, "; %llu trigger(s) since the last save were suppressed (cool-down)",
                           (unsigned long long)f->triggers_suppressed);
@@ -71,7 +72,10 @@ static int comparison(opprof__strbuf *sb, const opprof_averages *avg, size_t ste
         opprof__unit_text(OPPROF__UNIT_TIME, fr[r].step_ns / 1e3, buf[1], sizeof buf[1]);
         opprof__unit_text(OPPROF__UNIT_TIME, fr[r].median_ns / 1e3, buf[2], sizeof buf[2]);
         opprof__unit_text(OPPROF__UNIT_CHANGE, (fr[r].step_ns - fr[r].median_ns) / 1e3, buf[3], sizeof buf[3]);
-        opprof__unit_text(OPPROF__UNIT_RATIO, fr[r].median_ns > 0 ? fr[r].step_ns / fr[r].median_ns : fr[r].step_ns > 0 ? INFINITY : NAN,
+        opprof__unit_text(OPPROF__UNIT_RATIO,
+                          fr[r].median_ns > 0 ? fr[r].step_ns / fr[r].median_ns
+                          : fr[r].step_ns > 0 ? INFINITY
+                                              : NAN,
                           buf[4], sizeof buf[4]);
         for (int k = 0; k < 5 && !rc; k++)
             if (!(cells[r * 5 + k] = opprof__strdup(buf[k]))) rc = OPPROF_ENOMEM;
@@ -100,8 +104,9 @@ int opprof_capture_flight_to_string(const opprof_capture *c, int row_limit, char
     size_t n_steps = rc ? 0 : opprof_averages_steps(avg);
     int64_t step = f->trigger_step - f->first_step;
     if (!rc && f->trigger_step >= 0 && step >= 0 && (size_t)step < n_steps && n_steps >= 2) {
-        opprof__sb_printf(&sb, "Step %lld against the median of the other %zu step(s) it holds: its duration, then "
-                               "each row's self time in the step (on or off the CPU), largest changes first:\n",
+        opprof__sb_printf(&sb,
+                          "Step %lld against the median of the other %zu step(s) it holds: its duration, then "
+                          "each row's self time in the step (on or off the CPU), largest changes first:\n",
                           (long long)f->trigger_step, n_steps - 1);
         rc = comparison(&sb, avg, (size_t)step, row_limit);
     } else if (!rc) {

@@ -41,7 +41,8 @@ typedef struct node_stack {
 
 static int by_node_stack(const void *a, const void *b) {
     const node_stack *x = a, *y = b;
-    return x->node != y->node ? (x->node > y->node) - (x->node < y->node) : (x->stack > y->stack) - (x->stack < y->stack);
+    return x->node != y->node ? (x->node > y->node) - (x->node < y->node)
+                              : (x->stack > y->stack) - (x->stack < y->stack);
 }
 
 /* Samples: counted by (node of their owner, native stack). */
@@ -69,7 +70,8 @@ static int sample_lines(opprof__strbuf *sb, const opprof_capture *c, const tree 
 
 int opprof_capture_stacks_to_string(const opprof_capture *c, opprof_stacks_metric metric, char **out_text) {
     if (!c || !out_text ||
-        (metric != OPPROF_STACKS_SELF_TIME && metric != OPPROF_STACKS_ALLOCATED_BYTES && metric != OPPROF_STACKS_SAMPLES))
+        (metric != OPPROF_STACKS_SELF_TIME && metric != OPPROF_STACKS_ALLOCATED_BYTES &&
+         metric != OPPROF_STACKS_SAMPLES))
         return OPPROF_EINVAL;
     tree t;
     int rc = opprof__stack_tree_build(c, &t);
@@ -84,10 +86,12 @@ int opprof_capture_stacks_to_string(const opprof_capture *c, opprof_stacks_metri
     int64_t *value = opprof__calloc(t.n ? t.n : 1, sizeof *value);
     if (!value) rc = OPPROF_ENOMEM;
     for (size_t k = 0; k < t.n && !rc; k++)
-        if (metric == OPPROF_STACKS_SELF_TIME) value[k] = t.nodes[k].self_ns / 1000 + (t.nodes[k].self_ns % 1000 >= 500); /* integer microseconds */
+        if (metric == OPPROF_STACKS_SELF_TIME)
+            value[k] = t.nodes[k].self_ns / 1000 + (t.nodes[k].self_ns % 1000 >= 500); /* integer microseconds */
     if (!rc && metric == OPPROF_STACKS_ALLOCATED_BYTES)
         for (size_t j = 0; j < c->n_mem; j++)
-            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0) OPPROF__SAT_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
+            if (c->mem[j].owner >= 0 && c->mem[j].bytes > 0)
+                OPPROF__SAT_ADD(value[t.node_of_event[c->mem[j].owner]], c->mem[j].bytes);
     opprof__strbuf sb = {0};
     for (size_t k = 0; k < t.n && !rc; k++) {
         if (value[k] <= 0) continue;

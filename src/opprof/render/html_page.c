@@ -47,4 +47,3 @@ void opprof__html_end(opprof__strbuf *sb) {
     opprof__sb_printf(sb, "<p class=\"note\">Written by opprof %s.</p>\n<script>%s</script>\n</body>\n</html>\n",
                       OPPROF_VERSION_STRING, SCRIPT);
 }
-

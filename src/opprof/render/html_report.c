@@ -12,9 +12,9 @@
 #include <time.h>
 
 enum {
-    WIDTH = 1200,           /* px, of every picture */
-    FLAME_ROW = 18,         /* px */
-    MAX_FLAME_DEPTH = 64    /* flame graph rows */
+    WIDTH = 1200,        /* px, of every picture */
+    FLAME_ROW = 18,      /* px */
+    MAX_FLAME_DEPTH = 64 /* flame graph rows */
 };
 
 /* A stable colour per name: warm for operators, cool for ranges. */
@@ -39,8 +39,9 @@ static void facts(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_printf(sb, "<tr><td>Started</td><td>%s</td></tr>\n", when);
     opprof__sb_printf(sb, "<tr><td>Duration</td><td>%s</td></tr>\n", duration);
     if (in->step_num >= 0) opprof__sb_printf(sb, "<tr><td>Step</td><td>%lld</td></tr>\n", (long long)in->step_num);
-    opprof__sb_printf(sb, "<tr><td>Events</td><td>%zu range(s) and operator(s), %zu memory event(s), %zu thread(s)"
-                          "</td></tr>\n",
+    opprof__sb_printf(sb,
+                      "<tr><td>Events</td><td>%zu range(s) and operator(s), %zu memory event(s), %zu thread(s)"
+                      "</td></tr>\n",
                       c->n_events, c->n_mem, c->n_threads);
     if (in->overhead_range_ns > 0)
         opprof__sb_printf(sb, "<tr><td>Profiler's cost</td><td>%.1f ns a range, %.1f ns a memory event</td></tr>\n",
@@ -90,9 +91,9 @@ static void distribution_cell(opprof__strbuf *sb, const opprof__view *v, const o
                       "IQR %s to %s, p99 %s, max %s</title><line x1=\"%.1f\" y1=\"7\" x2=\"%.1f\" y2=\"7\"/>"
                       "<rect x=\"%.1f\" y=\"2\" width=\"%.1f\" height=\"10\"/><line x1=\"%.1f\" y1=\"1\" "
                       "x2=\"%.1f\" y2=\"13\" class=\"med\"/></svg></td>",
-                      d->cv, W, H, d->n, opprof_averages_steps(v->avg) >= 2 ? "steps" : "calls", med, q1, q3, p99,
-                      mx, 1 + d->min * k, 1 + d->max * k, 1 + d->q1 * k, fmax(1, (d->q3 - d->q1) * k),
-                      1 + d->median * k, 1 + d->median * k);
+                      d->cv, W, H, d->n, opprof_averages_steps(v->avg) >= 2 ? "steps" : "calls", med, q1, q3, p99, mx,
+                      1 + d->min * k, 1 + d->max * k, 1 + d->q1 * k, fmax(1, (d->q3 - d->q1) * k), 1 + d->median * k,
+                      1 + d->median * k);
 }
 
 static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
@@ -112,9 +113,11 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_html(sb, buf);
         opprof__sb_puts(sb, "</th>");
     }
-    opprof__sb_printf(sb, "<th title=\"self time per %s: min to max, the box from q1 to q3, the median; "
-                          "sorts by the coefficient of variation\">Self per %s</th></tr></thead>\n<tbody>\n",
-                      opprof_averages_steps(avg) >= 2 ? "step" : "call", opprof_averages_steps(avg) >= 2 ? "step" : "call");
+    opprof__sb_printf(sb,
+                      "<th title=\"self time per %s: min to max, the box from q1 to q3, the median; "
+                      "sorts by the coefficient of variation\">Self per %s</th></tr></thead>\n<tbody>\n",
+                      opprof_averages_steps(avg) >= 2 ? "step" : "call",
+                      opprof_averages_steps(avg) >= 2 ? "step" : "call");
     for (size_t i = 0; !rc && i < v.shown; i++) {
         const opprof_average_row *r = &v.rows[v.order[i]];
         opprof__sb_puts(sb, "<tr>");
@@ -164,9 +167,10 @@ static int functions_table(opprof__strbuf *sb, const opprof_capture *c) {
     int rc = opprof__functions_cells(c, 100, &cells, &n);
     if (rc) return rc;
     const char *const *titles = opprof__functions_titles(&columns);
-    opprof__sb_printf(sb, "<h2>Native functions by samples <span class=\"note\">(%zu samples, one per %.3f ms of a "
-                          "thread's CPU time; click a column to sort)</span></h2>\n"
-                          "<table class=\"sortable\" id=\"functions\">\n<thead><tr>",
+    opprof__sb_printf(sb,
+                      "<h2>Native functions by samples <span class=\"note\">(%zu samples, one per %.3f ms of a "
+                      "thread's CPU time; click a column to sort)</span></h2>\n"
+                      "<table class=\"sortable\" id=\"functions\">\n<thead><tr>",
                       c->n_samples, (double)c->info.sample_period_ns / 1e6);
     for (size_t k = 0; k < columns; k++) {
         opprof__sb_puts(sb, k == 0 || k + 1 == columns ? "<th data-text=\"1\">" : "<th>");
@@ -195,8 +199,8 @@ static int functions_table(opprof__strbuf *sb, const opprof_capture *c) {
 }
 
 /* One box of the flame graph: a node of the stack tree at x, its name when it fits. */
-static void flame_box(opprof__strbuf *sb, const opprof_capture *c, const opprof__stack_node *nd, double x,
-                      double scale, double root_total) {
+static void flame_box(opprof__strbuf *sb, const opprof_capture *c, const opprof__stack_node *nd, double x, double scale,
+                      double root_total) {
     double w = (double)nd->total_ns * scale;
     if (nd->depth > MAX_FLAME_DEPTH || w < 0.1) return;
     const char *name = opprof__stack_name(c, nd->name); /* the steps merged, as in the table */
@@ -327,10 +331,11 @@ static int counter_charts(opprof__strbuf *sb, const opprof_capture *c) {
         opprof__sb_puts(sb, "<h2>Counter <span class=\"note\">");
         opprof__sb_html(sb, c->names[name]);
         opprof__sb_printf(sb, " (%zu samples, %g to %g)</span></h2>\n", last - first, low, high);
-        opprof__sb_printf(sb, "<svg class=\"counter\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                              "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"2\" y=\"12\">%g</text>"
-                              "<text x=\"2\" y=\"%d\">%g</text>\n<polyline fill=\"none\" stroke=\"#a50\" "
-                              "stroke-width=\"1.5\" points=\"",
+        opprof__sb_printf(sb,
+                          "<svg class=\"counter\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                          "xmlns=\"http://www.w3.org/2000/svg\">\n<text x=\"2\" y=\"12\">%g</text>"
+                          "<text x=\"2\" y=\"%d\">%g</text>\n<polyline fill=\"none\" stroke=\"#a50\" "
+                          "stroke-width=\"1.5\" points=\"",
                           WIDTH, HEIGHT + 10, WIDTH, HEIGHT + 10, high, HEIGHT + 5, low);
         double y_prev = -1;
         for (size_t j = first; j < last; j++) {
@@ -389,13 +394,14 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     opprof_format_memory(high, high_text, sizeof high_text);
     opprof_format_memory(low, low_text, sizeof low_text);
     opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
-    opprof__sb_printf(sb, "<svg class=\"memory\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                          "xmlns=\"http://www.w3.org/2000/svg\">\n"
-                          "<line x1=\"%d\" y1=\"5\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
-                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n"
-                          "<text x=\"2\" y=\"12\">%s</text><text x=\"2\" y=\"%d\">%s</text>"
-                          "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n"
-                          "<polyline class=\"m\" fill=\"none\" stroke=\"#36c\" stroke-width=\"1.5\" points=\"",
+    opprof__sb_printf(sb,
+                      "<svg class=\"memory\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                      "xmlns=\"http://www.w3.org/2000/svg\">\n"
+                      "<line x1=\"%d\" y1=\"5\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+                      "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n"
+                      "<text x=\"2\" y=\"12\">%s</text><text x=\"2\" y=\"%d\">%s</text>"
+                      "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n"
+                      "<polyline class=\"m\" fill=\"none\" stroke=\"#36c\" stroke-width=\"1.5\" points=\"",
                       WIDTH, HEIGHT + 24, WIDTH, HEIGHT + 24, LEFT - 2, LEFT - 2, HEIGHT + 5, LEFT - 2, HEIGHT + 5,
                       WIDTH - 1, HEIGHT + 5, high_text, HEIGHT + 5, low_text, LEFT, HEIGHT + 20, WIDTH - 1, HEIGHT + 20,
                       span_text);
@@ -421,8 +427,9 @@ static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     double peak_y = Y(peak->total_allocated);
 #undef Y
 #undef X
-    opprof__sb_printf(sb, "\"/>\n<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c33\">"
-                          "<title>peak: %s at %s</title></circle>\n</svg>\n",
+    opprof__sb_printf(sb,
+                      "\"/>\n<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#c33\">"
+                      "<title>peak: %s at %s</title></circle>\n</svg>\n",
                       peak_x, peak_y, peak_text, at_text);
     opprof__free(by_time);
     return 0;

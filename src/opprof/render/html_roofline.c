@@ -58,24 +58,28 @@ static void ceilings(opprof__strbuf *sb, const axes *a, const opprof_machine_cei
                           px_x(a, pow(10, a->x_hi)), px_y(a, c->fma_peak_gflops), c->levels[l].name, bw, ridge,
                           LEFT + 8.0, TOP + 14.0 + 14 * l, COLOURS[l], c->levels[l].name, bw); /* a legend */
     }
-    opprof__sb_printf(sb, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">FMA peak %.1f GFLOP/s</text>\n",
+    opprof__sb_printf(sb,
+                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">FMA peak %.1f GFLOP/s</text>\n",
                       (double)CHART_W - RIGHT, px_y(a, c->fma_peak_gflops) - 4, c->fma_peak_gflops);
 }
 
 static void grid(opprof__strbuf *sb, const axes *a) {
     for (double d = a->x_lo; d <= a->x_hi + 1e-9; d++)
-        opprof__sb_printf(sb, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
-                              "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%g</text>\n",
+        opprof__sb_printf(sb,
+                          "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
+                          "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%g</text>\n",
                           px_x(a, pow(10, d)), TOP, px_x(a, pow(10, d)), CHART_H - BOTTOM, px_x(a, pow(10, d)),
                           CHART_H - BOTTOM + 12, pow(10, d));
     for (double d = ceil(a->y_lo); d <= a->y_hi; d++)
-        opprof__sb_printf(sb, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                              "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">%g</text>\n",
+        opprof__sb_printf(sb,
+                          "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                          "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">%g</text>\n",
                           LEFT, px_y(a, pow(10, d)), CHART_W - RIGHT, px_y(a, pow(10, d)), LEFT - 4,
                           px_y(a, pow(10, d)) + 3, pow(10, d));
-    opprof__sb_printf(sb, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">FLOPs per byte</text>"
-                          "<text x=\"12\" y=\"%d\" font-size=\"11\" transform=\"rotate(-90 12 %d)\" "
-                          "text-anchor=\"middle\">GFLOP/s</text>\n",
+    opprof__sb_printf(sb,
+                      "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">FLOPs per byte</text>"
+                      "<text x=\"12\" y=\"%d\" font-size=\"11\" transform=\"rotate(-90 12 %d)\" "
+                      "text-anchor=\"middle\">GFLOP/s</text>\n",
                       (LEFT + CHART_W) / 2, CHART_H - 4, CHART_H / 2, CHART_H / 2);
 }
 
@@ -87,9 +91,10 @@ int opprof__html_roofline(opprof__strbuf *sb, const opprof_averages *avg, const 
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     int64_t total = 0;
     for (size_t i = 0; i < n; i++) total += rows[i].device ? 0 : rows[i].self_ns;
-    opprof__sb_printf(sb, "<h2>Roofline <span class=\"note\">(%s, %s FMAs; hover a dot for its row)</span></h2>\n"
-                          "<svg class=\"roofline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                          "xmlns=\"http://www.w3.org/2000/svg\">\n",
+    opprof__sb_printf(sb,
+                      "<h2>Roofline <span class=\"note\">(%s, %s FMAs; hover a dot for its row)</span></h2>\n"
+                      "<svg class=\"roofline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                      "xmlns=\"http://www.w3.org/2000/svg\">\n",
                       m->cpu, m->isa, CHART_W, CHART_H, CHART_W, CHART_H);
     grid(sb, &a);
     ceilings(sb, &a, one);
@@ -99,25 +104,32 @@ int opprof__html_roofline(opprof__strbuf *sb, const opprof_averages *avg, const 
             without += f.modelled;
             continue;
         }
-        double share = total > 0 ? (double)(rows[i].wall_ns > 0 ? rows[i].wall_ns : rows[i].total_ns) / (double)total : 0;
+        double share =
+            total > 0 ? (double)(rows[i].wall_ns > 0 ? rows[i].wall_ns : rows[i].total_ns) / (double)total : 0;
         double r = 3 + 20 * sqrt(fmin(1, share));
         char time[32];
-        opprof_format_time_us((double)(rows[i].wall_ns > 0 ? rows[i].wall_ns : rows[i].total_ns) / 1e3, time, sizeof time);
-        opprof__sb_printf(sb, "<circle class=\"op\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#c33\" fill-opacity=\"0.6\">"
-                              "<title>", px_x(&a, f.intensity), px_y(&a, f.gflops), r);
+        opprof_format_time_us((double)(rows[i].wall_ns > 0 ? rows[i].wall_ns : rows[i].total_ns) / 1e3, time,
+                              sizeof time);
+        opprof__sb_printf(sb,
+                          "<circle class=\"op\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#c33\" fill-opacity=\"0.6\">"
+                          "<title>",
+                          px_x(&a, f.intensity), px_y(&a, f.gflops), r);
         opprof__sb_html(sb, rows[i].key);
-        opprof__sb_printf(sb, ": %lld calls, %s; %.2f FLOPs/B, %.1f GFLOP/s; %s bound, %.1f %% of roof, %.3f us above it"
-                              "</title></circle>\n",
+        opprof__sb_printf(sb,
+                          ": %lld calls, %s; %.2f FLOPs/B, %.1f GFLOP/s; %s bound, %.1f %% of roof, %.3f us above it"
+                          "</title></circle>\n",
                           (long long)rows[i].calls, time, f.intensity, f.gflops,
-                          f.compute_bound ? "compute" : opprof_machine_for_threads(m, rows[i].threads)->levels[f.level].name,
+                          f.compute_bound ? "compute"
+                                          : opprof_machine_for_threads(m, rows[i].threads)->levels[f.level].name,
                           f.roof_percent, f.above_roof_ns / 1e3);
         dots++;
     }
     opprof__sb_puts(sb, "</svg>\n");
-    opprof__sb_printf(sb, "<p class=\"note\">%zu operator(s) on the chart; %zu modelled without FLOPs (bytes only: "
-                          "memory-bound by construction) are in the table's roofline columns only. Bytes where an "
-                          "operator states none are its compulsory traffic from its input shapes: a model, not "
-                          "measured traffic.</p>\n",
+    opprof__sb_printf(sb,
+                      "<p class=\"note\">%zu operator(s) on the chart; %zu modelled without FLOPs (bytes only: "
+                      "memory-bound by construction) are in the table's roofline columns only. Bytes where an "
+                      "operator states none are its compulsory traffic from its input shapes: a model, not "
+                      "measured traffic.</p>\n",
                       dots, without);
     return 0;
 }

@@ -34,9 +34,9 @@ enum { DEFAULT_MAX_EVENTS = 2000000 };
 
 typedef struct shown {
     const opprof_capture *c;
-    int32_t *at;     /* event -> its place in the page, -1: left out; NULL: all, in order */
-    size_t n;        /* events in the page */
-    int64_t min_ns;  /* when some are left out: the shortest duration shown */
+    int32_t *at;    /* event -> its place in the page, -1: left out; NULL: all, in order */
+    size_t n;       /* events in the page */
+    int64_t min_ns; /* when some are left out: the shortest duration shown */
 } shown;
 
 static int choose_events(shown *sh, const opprof_capture *c) {
@@ -203,8 +203,10 @@ static int counter_series(opprof__strbuf *sb, const opprof_capture *c, bool any)
             opprof__sb_puts(sb, part ? "],v:[" : ",t:[");
             for (size_t j = first; j < end; j++) {
                 if (j > first) opprof__sb_puts(sb, ",");
-                if (part) opprof__sb_printf(sb, "%.17g", order[j]->value.d);
-                else opprof__sb_us(sb, order[j]->ts_ns);
+                if (part)
+                    opprof__sb_printf(sb, "%.17g", order[j]->value.d);
+                else
+                    opprof__sb_us(sb, order[j]->ts_ns);
             }
         }
         opprof__sb_puts(sb, "]}");
@@ -267,8 +269,9 @@ static void cpu_marks(opprof__strbuf *sb, const opprof_capture *c) {
 static void timeline_heading(opprof__strbuf *sb, const shown *sh, int64_t span) {
     char span_text[32], min_text[32];
     opprof_format_time_us((double)span / 1e3, span_text, sizeof span_text);
-    opprof__sb_printf(sb, "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
-                          "A/D: pan, click: details%s)</span></h2>\n",
+    opprof__sb_printf(sb,
+                      "<h2>Timeline <span class=\"note\">(%s across, %zu events; wheel or W/S: zoom, drag or "
+                      "A/D: pan, click: details%s)</span></h2>\n",
                       span_text, sh->n,
                       sh->c->n_off_cpu || sh->c->n_samples ? "; under a thread's name, grey: off the CPU, red: a sample"
                                                            : "");

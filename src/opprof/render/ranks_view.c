@@ -11,15 +11,15 @@ static void us_cell(char *cell, int64_t ns) { opprof__unit_text(OPPROF__UNIT_TIM
 static void name_cell(char *cell, const char *name) { opprof__name_cell(name, cell, CELL); }
 
 static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
-    static const char *const titles[] = {"Name", "Calls", "Min self", "Median self", "Max self", "Slowest rank",
-                                         "Max / min"};
+    static const char *const titles[] = {"Name",     "Calls",        "Min self", "Median self",
+                                         "Max self", "Slowest rank", "Max / min"};
     enum { COLS = 7 };
-    char (*cells)[CELL] = opprof__calloc((r->n_ops ? r->n_ops : 1) * COLS, CELL);
+    char(*cells)[CELL] = opprof__calloc((r->n_ops ? r->n_ops : 1) * COLS, CELL);
     const char **ptrs = opprof__calloc((r->n_ops ? r->n_ops : 1) * COLS, sizeof *ptrs);
     int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
     for (size_t j = 0; !rc && j < r->n_ops; j++) {
         const opprof__ranks_op *o = &r->ops[j];
-        char (*c)[CELL] = cells + j * COLS;
+        char(*c)[CELL] = cells + j * COLS;
         name_cell(c[0], o->name);
         snprintf(c[1], CELL, "%lld", (long long)o->calls);
         us_cell(c[2], o->min_ns);
@@ -42,15 +42,15 @@ static int ops_table(const opprof_ranks *r, opprof__strbuf *sb) {
 }
 
 static int ranks_table(const opprof_ranks *r, opprof__strbuf *sb) {
-    static const char *const titles[] = {"Rank", "Busy", "Communication", "Compute", "Comm share", "Collectives",
-                                         "Waiting for the last", "Last to arrive"};
+    static const char *const titles[] = {"Rank",       "Busy",        "Communication",        "Compute",
+                                         "Comm share", "Collectives", "Waiting for the last", "Last to arrive"};
     enum { COLS = 8 };
-    char (*cells)[CELL] = opprof__calloc(r->n_ranks * COLS, CELL);
+    char(*cells)[CELL] = opprof__calloc(r->n_ranks * COLS, CELL);
     const char **ptrs = opprof__calloc(r->n_ranks * COLS, sizeof *ptrs);
     int rc = cells && ptrs ? 0 : OPPROF_ENOMEM;
     for (size_t k = 0; !rc && k < r->n_ranks; k++) {
         const opprof__ranks_rank *x = &r->ranks[k];
-        char (*c)[CELL] = cells + k * COLS;
+        char(*c)[CELL] = cells + k * COLS;
         snprintf(c[0], CELL, "%d", (int)x->rank);
         us_cell(c[1], x->busy_ns);
         us_cell(c[2], x->comm_ns);
@@ -106,11 +106,13 @@ int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
         const opprof__ranks_op *o = &r->ops[j];
         opprof__sb_puts(&sb, j ? ",\n    {\"name\": " : "\n    {\"name\": ");
         opprof__sb_json_string(&sb, o->name);
-        opprof__sb_printf(&sb, ", \"calls\": %lld, \"min_self_us\": %.3f, \"median_self_us\": %.3f, \"max_self_us\": %.3f, "
+        opprof__sb_printf(&sb,
+                          ", \"calls\": %lld, \"min_self_us\": %.3f, \"median_self_us\": %.3f, \"max_self_us\": %.3f, "
                           "\"slowest_rank\": %d, \"self_us_by_rank\": [",
                           (long long)o->calls, (double)o->min_ns / 1e3, (double)o->median_ns / 1e3,
                           (double)o->max_ns / 1e3, (int)r->ranks[o->slowest].rank);
-        for (size_t k = 0; k < r->n_ranks; k++) opprof__sb_printf(&sb, "%s%.3f", k ? ", " : "", (double)o->self_ns[k] / 1e3);
+        for (size_t k = 0; k < r->n_ranks; k++)
+            opprof__sb_printf(&sb, "%s%.3f", k ? ", " : "", (double)o->self_ns[k] / 1e3);
         opprof__sb_puts(&sb, "]}");
     }
     opprof__sb_puts(&sb, "\n  ],\n  \"by_rank\": [");
@@ -125,8 +127,8 @@ int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
                           x->busy_ns ? (double)x->comm_ns / (double)x->busy_ns : 0.0, (long long)x->collectives,
                           (double)x->wait_ns / 1e3, (long long)x->last, (long long)x->uncertainty_ns);
     }
-    opprof__sb_printf(&sb,
-                      "\n  ],\n  \"collectives_compared\": %lld,\n  \"skew_median_us\": %.3f,\n  \"skew_max_us\": %.3f\n}\n",
-                      (long long)r->compared, (double)r->skew_median_ns / 1e3, (double)r->skew_max_ns / 1e3);
+    opprof__sb_printf(
+        &sb, "\n  ],\n  \"collectives_compared\": %lld,\n  \"skew_median_us\": %.3f,\n  \"skew_max_us\": %.3f\n}\n",
+        (long long)r->compared, (double)r->skew_median_ns / 1e3, (double)r->skew_max_ns / 1e3);
     return opprof__sb_finish(&sb, sb.error, out);
 }

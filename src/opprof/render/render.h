@@ -13,20 +13,20 @@
 #include "analysis/analysis.h"
 
 typedef enum opprof__unit {
-    OPPROF__UNIT_NAME,    /* the row's key, cut to the column */
-    OPPROF__UNIT_PERCENT, /* a share: "12.34%", "NaN" when the whole is 0 */
-    OPPROF__UNIT_TIME,    /* microseconds: "1.234ms" */
-    OPPROF__UNIT_BYTES,   /* "1.50 MB" */
-    OPPROF__UNIT_COUNT,   /* "12" */
-    OPPROF__UNIT_FLOPS,   /* in the table's FLOPs unit: "  12.345", "--" */
-    OPPROF__UNIT_RATE1,   /* per nanosecond, one decimal (GFLOP/s): "12.3", "--" */
-    OPPROF__UNIT_RATE2,   /* ... two decimals (GB/s) */
-    OPPROF__UNIT_TEXT,    /* a string cut to the column ("Input Shapes") */
-    OPPROF__UNIT_LINES,   /* lines, one per table line, left-aligned ("Source Location") */
-    OPPROF__UNIT_CHANGE,  /* a signed change of microseconds: "+1.234ms", "-5.000us" */
-    OPPROF__UNIT_RATIO,   /* after / before: "1.25x", "inf" */
+    OPPROF__UNIT_NAME,     /* the row's key, cut to the column */
+    OPPROF__UNIT_PERCENT,  /* a share: "12.34%", "NaN" when the whole is 0 */
+    OPPROF__UNIT_TIME,     /* microseconds: "1.234ms" */
+    OPPROF__UNIT_BYTES,    /* "1.50 MB" */
+    OPPROF__UNIT_COUNT,    /* "12" */
+    OPPROF__UNIT_FLOPS,    /* in the table's FLOPs unit: "  12.345", "--" */
+    OPPROF__UNIT_RATE1,    /* per nanosecond, one decimal (GFLOP/s): "12.3", "--" */
+    OPPROF__UNIT_RATE2,    /* ... two decimals (GB/s) */
+    OPPROF__UNIT_TEXT,     /* a string cut to the column ("Input Shapes") */
+    OPPROF__UNIT_LINES,    /* lines, one per table line, left-aligned ("Source Location") */
+    OPPROF__UNIT_CHANGE,   /* a signed change of microseconds: "+1.234ms", "-5.000us" */
+    OPPROF__UNIT_RATIO,    /* after / before: "1.25x", "inf" */
     OPPROF__UNIT_RELATIVE, /* a signed change as a fraction: "+5.30%", "--" */
-    OPPROF__UNIT_PVALUE   /* a probability: "0.031", "2.1e-05" */
+    OPPROF__UNIT_PVALUE    /* a probability: "0.031", "2.1e-05" */
 } opprof__unit;
 
 typedef struct opprof__view opprof__view;
@@ -36,8 +36,8 @@ typedef struct opprof__column {
                           "%s", a "%" of the title is written "%%" */
     const char *key;   /* in JSON */
     opprof__unit unit;
-    unsigned needs;    /* OPPROF__SHOW_... that must all hold for it to be shown */
-    double (*number)(const opprof_average_row *r, const opprof__view *v); /* NAN: no value ("--", null) */
+    unsigned needs; /* OPPROF__SHOW_... that must all hold for it to be shown */
+    double (*number)(const opprof_average_row *r, const opprof__view *v);    /* NAN: no value ("--", null) */
     const char *(*text)(const opprof_average_row *r, const opprof__view *v); /* text units */
 } opprof__column;
 
@@ -65,25 +65,24 @@ struct opprof__view {
     const opprof_averages *avg;
     const opprof_average_row *rows;
     size_t n_rows;
-    size_t *order;       /* row indexes in display order */
-    size_t shown;        /* order[0..shown) are displayed */
+    size_t *order; /* row indexes in display order */
+    size_t shown;  /* order[0..shown) are displayed */
     const opprof__column *columns[OPPROF__MAX_COLUMNS];
     size_t n_columns;
     size_t width[OPPROF__MAX_COLUMNS]; /* text table: characters */
-    unsigned flags;      /* OPPROF__SHOW_... */
+    unsigned flags;                    /* OPPROF__SHOW_... */
     int64_t self_total, device_total;
-    const char *device;  /* "CUDA", "MTIA", or "" */
-    double flops_scale;  /* the FLOPs column's unit: 1, 1e-3 (KFLOPs), ... */
-    const char *flops_prefix; /* "", "K", "M", "G", "T", "P" */
+    const char *device;            /* "CUDA", "MTIA", or "" */
+    double flops_scale;            /* the FLOPs column's unit: 1, 1e-3 (KFLOPs), ... */
+    const char *flops_prefix;      /* "", "K", "M", "G", "T", "P" */
     const opprof_machine *machine; /* options.machine, or NULL */
-    size_t *name_at;     /* per row: its name cell's window (opprof__name_windows) */
+    size_t *name_at;               /* per row: its name cell's window (opprof__name_windows) */
 };
 
 /* The rows and columns that `options` shows of `avg`: rows sorted (ties in
  * first-seen order) and cut to the row limit. Free with opprof__view_free
  * (on an error, nothing is left to free). */
-OPPROF__HIDDEN int opprof__view_build(opprof__view *v, const opprof_averages *avg,
-                                      const opprof_table_options *options);
+OPPROF__HIDDEN int opprof__view_build(opprof__view *v, const opprof_averages *avg, const opprof_table_options *options);
 /* The same with the roofline's columns, against `machine` (NULL: none). */
 OPPROF__HIDDEN int opprof__view_build_roofline(opprof__view *v, const opprof_averages *avg,
                                                const opprof_table_options *options, const opprof_machine *machine);
@@ -92,8 +91,8 @@ OPPROF__HIDDEN void opprof__view_free(opprof__view *v);
 OPPROF__HIDDEN void opprof__column_title(const opprof__view *v, const opprof__column *c, char *buf, size_t size);
 /* The cell of a row in a column, as the text table shows it (the first line
  * of LINES cells). */
-OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r,
-                                 char *buf, size_t size);
+OPPROF__HIDDEN void opprof__cell(const opprof__view *v, const opprof__column *c, const opprof_average_row *r, char *buf,
+                                 size_t size);
 
 /* The one formatter of each numeric unit (not NAME, TEXT, LINES; FLOPS in
  * its own unit, as the view scales it): the text every output shows for x. */
@@ -150,7 +149,6 @@ OPPROF__HIDDEN void opprof__html_end(opprof__strbuf *sb);
 /* A table's name cell: the whole name to sort by and on hover, shown cut to
  * 80 characters (a kernel's 300-character name leaves the numbers on screen). */
 OPPROF__HIDDEN void opprof__html_name_cell(opprof__strbuf *sb, const char *name);
-
 
 /* ---- native functions by samples (render/samples_view.c): the cells of
  * opprof_capture_functions_to_string's table, row by row, for the HTML report ---- */

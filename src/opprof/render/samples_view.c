@@ -22,7 +22,8 @@ typedef struct name_source {
 
 static int by_name_source(const void *a, const void *b) {
     const name_source *x = a, *y = b;
-    return x->name != y->name ? (x->name > y->name) - (x->name < y->name) : (x->source > y->source) - (x->source < y->source);
+    return x->name != y->name ? (x->name > y->name) - (x->name < y->name)
+                              : (x->source > y->source) - (x->source < y->source);
 }
 
 /* Each function's hottest line: the source most of its self samples had. */
@@ -83,8 +84,8 @@ static void cells_of(const function_row *r, const opprof_capture *c, int64_t per
     opprof__name_cell(r->line != UINT32_MAX ? c->names[r->line] : "", buf[7], sizeof buf[7]);
 }
 
-static const char *const TITLES[COLUMNS] = {"Function", "Self samples", "Self %", "Self (est.)",
-                                            "Total samples", "Total %", "Total (est.)", "Hottest line"};
+static const char *const TITLES[COLUMNS] = {"Function",      "Self samples", "Self %",       "Self (est.)",
+                                            "Total samples", "Total %",      "Total (est.)", "Hottest line"};
 
 const char *const *opprof__functions_titles(size_t *n_columns) {
     *n_columns = COLUMNS;
@@ -160,11 +161,13 @@ int opprof_capture_functions_json_to_string(const opprof_capture *c, int row_lim
         const function_row *f = &rows[r];
         opprof__sb_puts(&sb, r ? ",\n    {\"name\": " : "\n    {\"name\": ");
         opprof__sb_json_string(&sb, c->names[f->name]);
-        opprof__sb_printf(&sb, ", \"self_samples\": %lld, \"self_percent\": %.6g, \"self_est_us\": ",
-                          (long long)f->self, 100.0 * (double)f->self / all);
+        opprof__sb_printf(&sb,
+                          ", \"self_samples\": %lld, \"self_percent\": %.6g, \"self_est_us\": ", (long long)f->self,
+                          100.0 * (double)f->self / all);
         opprof__sb_us(&sb, f->self * period);
-        opprof__sb_printf(&sb, ", \"total_samples\": %lld, \"total_percent\": %.6g, \"total_est_us\": ",
-                          (long long)f->total, 100.0 * (double)f->total / all);
+        opprof__sb_printf(&sb,
+                          ", \"total_samples\": %lld, \"total_percent\": %.6g, \"total_est_us\": ", (long long)f->total,
+                          100.0 * (double)f->total / all);
         opprof__sb_us(&sb, f->total * period);
         opprof__sb_puts(&sb, ", \"hottest_line\": ");
         if (f->line != UINT32_MAX)

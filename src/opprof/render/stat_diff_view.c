@@ -122,7 +122,8 @@ static void step_line(const opprof_stat_diff *d, char *buf, size_t size) {
  * of 1 % of the total's or more), the total first; at most 5. */
 static bool too_noisy(const opprof_stat_diff *d, const opprof_stat_row *r) {
     size_t have = d->steps[0] < d->steps[1] ? d->steps[0] : d->steps[1];
-    double weight = fmax(r->before.median, r->after.median), whole = fmax(d->total.before.median, d->total.after.median);
+    double weight = fmax(r->before.median, r->after.median),
+           whole = fmax(d->total.before.median, d->total.after.median);
     return r->steps_needed > have && (r == &d->total || weight >= 0.01 * whole);
 }
 
@@ -231,8 +232,8 @@ static void interval_cell(opprof__strbuf *sb, const opprof_stat_row *r, double s
                       "<td data-v=\"%g\"><svg width=\"%d\" height=\"14\"><line x1=\"%d\" y1=\"0\" x2=\"%d\" "
                       "y2=\"14\" class=\"zero\"/><line x1=\"%.1f\" y1=\"7\" x2=\"%.1f\" y2=\"7\" class=\"%s\"/>"
                       "<circle cx=\"%.1f\" cy=\"7\" r=\"3\" class=\"%s\"/></svg></td>",
-                      c, W, W / 2, W / 2, X(lo), X(hi), r->significant ? (c > 0 ? "worse" : "better") : "same",
-                      X(c), r->significant ? (c > 0 ? "worse" : "better") : "same");
+                      c, W, W / 2, W / 2, X(lo), X(hi), r->significant ? (c > 0 ? "worse" : "better") : "same", X(c),
+                      r->significant ? (c > 0 ? "worse" : "better") : "same");
 #undef X
 }
 
@@ -267,7 +268,8 @@ static void stat_html(opprof__strbuf *sb, const opprof_stat_diff *d, int row_lim
     opprof__sb_puts(sb, "<table class=\"sortable\" id=\"stat\">\n<thead><tr>");
     for (size_t k = 0; k < nc; k++)
         opprof__sb_printf(sb, "<th%s>%s</th>", COLUMNS[k].number ? "" : " data-text=\"1\"", COLUMNS[k].title);
-    opprof__sb_printf(sb, "<th data-text=\"1\">Significant</th><th>Change (&plusmn;%.0f%%)</th></tr></thead>\n<tbody>\n",
+    opprof__sb_printf(sb,
+                      "<th data-text=\"1\">Significant</th><th>Change (&plusmn;%.0f%%)</th></tr></thead>\n<tbody>\n",
                       100 * scale);
     char text[CELL], num[64];
     for (size_t i = 0; i < shown; i++) {

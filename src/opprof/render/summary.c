@@ -61,9 +61,7 @@ static int set_field(opprof_summary *s, const char *key, opprof__strbuf *value) 
     return 0;
 }
 
-static bool reserved_key(const char *key) {
-    return strcmp(key, "opprof") == 0 || strcmp(key, "captures") == 0;
-}
+static bool reserved_key(const char *key) { return strcmp(key, "opprof") == 0 || strcmp(key, "captures") == 0; }
 
 int opprof_summary_set_string(opprof_summary *s, const char *key, const char *value) {
     if (!s || !key || !value || reserved_key(key)) return OPPROF_EINVAL;
@@ -135,7 +133,8 @@ static void capture_facts(opprof__strbuf *sb, const opprof_capture *c, const opp
     opprof__sb_printf(sb, ",\n      \"events\": %zu,\n      \"memory_events\": %zu,\n", c->n_events, c->n_mem);
     int64_t flops_total = 0;
     for (size_t i = 0; i < n; i++) flops_total += rows[i].flops;
-    if (c->info.with_flops || flops_total) opprof__sb_printf(sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
+    if (c->info.with_flops || flops_total)
+        opprof__sb_printf(sb, "      \"flops_total\": %lld,\n", (long long)flops_total);
     opprof__sb_printf(sb, "      \"process_peak_rss_bytes\": %lld,\n", (long long)c->info.process_peak_rss_bytes);
     char *machine = NULL; /* the machine it ran on (opprof_session_set_machine) */
     if (c->machine && opprof_machine_json_to_string(c->machine, &machine) == 0) {
@@ -150,9 +149,9 @@ static void capture_facts(opprof__strbuf *sb, const opprof_capture *c, const opp
     if (r->backend[0]) {
         opprof__sb_puts(sb, "      \"distributedInfo\": {\"backend\": ");
         opprof__sb_json_string(sb, r->backend);
-        opprof__sb_printf(sb, ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
-                          (int)r->rank, (int)r->world_size, (long long)r->clock_offset_ns,
-                          (long long)r->clock_uncertainty_ns);
+        opprof__sb_printf(
+            sb, ", \"rank\": %d, \"world_size\": %d, \"clock_offset_ns\": %lld, \"clock_uncertainty_ns\": %lld},\n",
+            (int)r->rank, (int)r->world_size, (long long)r->clock_offset_ns, (long long)r->clock_uncertainty_ns);
     }
     const opprof_flight_info *f = &c->info.flight;
     if (f->reason[0]) { /* a flight recorder's save: why, and the rolling statistics */

@@ -126,9 +126,12 @@ static void off_cpu_note(opprof__strbuf *sb, const opprof__view *v) {
     char off[64], total[64];
     opprof_format_time_us((double)first->off_cpu_ns / 1e3, off, sizeof off);
     opprof_format_time_us((double)first->total_ns / 1e3, total, sizeof total);
-    opprof__sb_printf(sb, "Note: %zu row(s) spent a quarter or more of their time off the CPU (waiting, not computing), "
-                          "such as '%.80s' (%s of its %s)%s\n",
-                      n, first->key, off, total, v->flags & OPPROF__SHOW_CPU_TIME ? "" : "; the On CPU total and Off CPU columns (--cpu-time) show them");
+    opprof__sb_printf(
+        sb,
+        "Note: %zu row(s) spent a quarter or more of their time off the CPU (waiting, not computing), "
+        "such as '%.80s' (%s of its %s)%s\n",
+        n, first->key, off, total,
+        v->flags & OPPROF__SHOW_CPU_TIME ? "" : "; the On CPU total and Off CPU columns (--cpu-time) show them");
 }
 
 /* Under a roofline: the time above roof of the modelled rows (the most that
@@ -143,8 +146,10 @@ static void roofline_note(opprof__strbuf *sb, const opprof__view *v) {
         if (!strcmp(r->key, "ProfilerStep*")) steps = r->calls;
         if (r->device || !strcmp(r->key, "ProfilerStep*")) continue;
         opprof_roofline f = opprof_averages_roofline(v->avg, i, v->machine);
-        if (f.modelled) above += f.above_roof_ns, modelled++, exceeded += f.roof_percent > 105;
-        else unmodelled += (double)r->self_ns;
+        if (f.modelled)
+            above += f.above_roof_ns, modelled++, exceeded += f.roof_percent > 105;
+        else
+            unmodelled += (double)r->self_ns;
     }
     char a[64], u[64];
     double per = steps > 0 ? (double)steps : 1;
@@ -158,8 +163,9 @@ static void roofline_note(opprof__strbuf *sb, const opprof__view *v) {
                       steps > 0 ? " per step" : "", a, modelled, u, v->machine->cpu, v->machine->isa,
                       c ? c->fma_peak_gflops : 0, c ? c->levels[OPPROF_MACHINE_LEVELS - 1].load_gbs : 0);
     if (exceeded)
-        opprof__sb_printf(sb, "Note: %zu row(s) ran above 105 %% of their roof: a roof exceeded is a wrong one (measured "
-                              "on a busy machine, or another machine's?): measure again on a quiet one\n",
+        opprof__sb_printf(sb,
+                          "Note: %zu row(s) ran above 105 %% of their roof: a roof exceeded is a wrong one (measured "
+                          "on a busy machine, or another machine's?): measure again on a quiet one\n",
                           exceeded);
 }
 
@@ -198,9 +204,10 @@ static void totals(opprof__strbuf *sb, const opprof__view *v) {
                           (double)opprof_averages_sample_period_ns(v->avg) / 1e6);
     size_t steps = opprof_averages_steps(v->avg);
     if (v->flags & OPPROF__SHOW_STATS)
-        opprof__sb_printf(sb, steps >= 2 ? "Self min to Self CV: each row's self time per step, over %zu steps\n"
-                                         : "Self min to Self CV: each row's self time per call (%zu step: no "
-                                           "ProfilerStep ranges to compare)\n",
+        opprof__sb_printf(sb,
+                          steps >= 2 ? "Self min to Self CV: each row's self time per step, over %zu steps\n"
+                                     : "Self min to Self CV: each row's self time per call (%zu step: no "
+                                       "ProfilerStep ranges to compare)\n",
                           steps);
 }
 
@@ -234,7 +241,6 @@ int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_tab
     return view_to_string(avg, opt, NULL, out_text, text_view);
 }
 
-
 /* ---- JSON ---- */
 
 static void json_number(opprof__strbuf *sb, double x) {
@@ -247,10 +253,11 @@ void opprof__json_distribution(opprof__strbuf *sb, const char *key, const opprof
     const struct {
         const char *key;
         double value;
-    } fields[] = {{"min_us", d->min / 1e3},   {"q1_us", d->q1 / 1e3},   {"median_us", d->median / 1e3},
-                  {"q3_us", d->q3 / 1e3},     {"p90_us", d->p90 / 1e3}, {"p99_us", d->p99 / 1e3},
-                  {"max_us", d->max / 1e3},   {"iqr_us", d->iqr / 1e3}, {"mean_us", d->mean / 1e3},
-                  {"cv", d->cv}};
+    } fields[] = {{"min_us", d->min / 1e3},       {"q1_us", d->q1 / 1e3},
+                  {"median_us", d->median / 1e3}, {"q3_us", d->q3 / 1e3},
+                  {"p90_us", d->p90 / 1e3},       {"p99_us", d->p99 / 1e3},
+                  {"max_us", d->max / 1e3},       {"iqr_us", d->iqr / 1e3},
+                  {"mean_us", d->mean / 1e3},     {"cv", d->cv}};
     opprof__sb_printf(sb, "\"%s\": {\"n\": %zu", key, d->n);
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         opprof__sb_printf(sb, ", \"%s\": ", fields[i].key);
@@ -312,8 +319,8 @@ static void json_view(opprof__strbuf *sb, const opprof__view *v) {
         json_number(sb, (double)v->device_total / 1e3);
     }
     if (opprof_averages_steps(v->avg)) opprof__sb_printf(sb, ",\n  \"steps\": %zu", opprof_averages_steps(v->avg));
-    opprof__sb_printf(sb, ",\n  \"dropped_events\": %llu,\n  \"producer\": ",
-                      (unsigned long long)opprof__averages_dropped(v->avg));
+    opprof__sb_printf(
+        sb, ",\n  \"dropped_events\": %llu,\n  \"producer\": ", (unsigned long long)opprof__averages_dropped(v->avg));
     opprof__sb_json_string(sb, opprof_producer_name(opprof__averages_producer(v->avg)));
     opprof__sb_puts(sb, ",\n  \"warnings\": [");
     for (size_t i = 0; i < opprof__averages_warnings(v->avg); i++) {

@@ -40,14 +40,16 @@ static void precision_warning(const opprof_measurement *m, opprof__strbuf *sb) {
     if (m->precision_reached || !(m->precision_asked > 0)) return;
     double got = opprof_measurement_precision(m);
     if (isnan(got)) {
-        opprof__sb_printf(sb, "  WARNING: %zu measurement(s) give the median no 95%% interval (6 are needed); "
-                              "+-%.1f%% was asked.\n",
+        opprof__sb_printf(sb,
+                          "  WARNING: %zu measurement(s) give the median no 95%% interval (6 are needed); "
+                          "+-%.1f%% was asked.\n",
                           m->n_times, 100 * m->precision_asked);
         return;
     }
     double blocks = ceil((double)m->n_times * (got / m->precision_asked) * (got / m->precision_asked));
-    opprof__sb_printf(sb, "  WARNING: the median's 95%% interval is +-%.1f%%, wider than the +-%.1f%% asked: "
-                          "about %.0f measurements would reach it.\n",
+    opprof__sb_printf(sb,
+                      "  WARNING: the median's 95%% interval is +-%.1f%%, wider than the +-%.1f%% asked: "
+                      "about %.0f measurements would reach it.\n",
                       100 * got, 100 * m->precision_asked, blocks);
 }
 
@@ -63,7 +65,8 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
     if (m->description[0]) opprof__sb_printf(&sb, "%s\n", m->description);
     opprof__sb_printf(&sb, "  %s%.2f %s\n", n > 1 ? "Median: " : "", m->median / scale, unit);
     if (n >= 4)
-        opprof__sb_printf(&sb, "  IQR:    %.2f %s (%.2f to %.2f)\n", m->iqr / scale, unit, m->q1 / scale, m->q3 / scale);
+        opprof__sb_printf(&sb, "  IQR:    %.2f %s (%.2f to %.2f)\n", m->iqr / scale, unit, m->q1 / scale,
+                          m->q3 / scale);
     if (!isnan(m->median_low) && m->median > 0)
         opprof__sb_printf(&sb, "  95%% CI: %.2f to %.2f %s (%+.1f%% to %+.1f%% of the median)\n", m->median_low / scale,
                           m->median_high / scale, unit, 100 * (m->median_low / m->median - 1),
@@ -73,12 +76,13 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
                       m->num_threads > 1 ? "s" : "");
     if (m->median > 0) {
         double rel = m->iqr / m->median * 100;
-        const char *msg = !opprof_measurement_meets_confidence(m, 0.25) ? "This suggests significant environmental influence."
+        const char *msg = !opprof_measurement_meets_confidence(m, 0.25)
+                              ? "This suggests significant environmental influence."
                           : !opprof_measurement_meets_confidence(m, 0.1) ? "This could indicate system fluctuation."
-                                                                          : NULL;
+                                                                         : NULL;
         if (msg)
-            opprof__sb_printf(&sb, "  WARNING: Interquartile range is %.1f%% of the median measurement.\n           %s\n",
-                              rel, msg);
+            opprof__sb_printf(
+                &sb, "  WARNING: Interquartile range is %.1f%% of the median measurement.\n           %s\n", rel, msg);
     }
     precision_warning(m, &sb);
     if (m->profiler_active)
@@ -217,8 +221,10 @@ int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t c
         const char *unit;
         double scale;
         select_unit(isinf(smallest) ? 0 : smallest, &unit, &scale);
-        const char *long_unit = !strcmp(unit, "ns") ? "nanoseconds" : !strcmp(unit, "us") ? "microseconds"
-                                : !strcmp(unit, "ms") ? "milliseconds" : "seconds";
+        const char *long_unit = !strcmp(unit, "ns")   ? "nanoseconds"
+                                : !strcmp(unit, "us") ? "microseconds"
+                                : !strcmp(unit, "ms") ? "milliseconds"
+                                                      : "seconds";
         cell_texts(g, baseline, scale);
         layout(&sb, g, ms[0]->label[0] ? ms[0]->label : "", baseline, options && options->colorize);
         opprof__sb_printf(&sb, "\nTimes are in %s (%s).\n", long_unit, unit);

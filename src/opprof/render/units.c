@@ -53,23 +53,31 @@ static int64_t saturated(double x) {
 void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
     switch (unit) {
     case OPPROF__UNIT_PERCENT:
-        if (isnan(x)) snprintf(buf, size, "NaN");
-        else snprintf(buf, size, "%.2f%%", 100.0 * x);
+        if (isnan(x))
+            snprintf(buf, size, "NaN");
+        else
+            snprintf(buf, size, "%.2f%%", 100.0 * x);
         return;
     case OPPROF__UNIT_TIME: opprof_format_time_us(x, buf, size); return;
     case OPPROF__UNIT_BYTES: opprof_format_memory(saturated(x), buf, size); return;
     case OPPROF__UNIT_COUNT:
-        if (isnan(x)) snprintf(buf, size, "--"); /* none (a row of no layer) */
-        else snprintf(buf, size, "%lld", (long long)saturated(x));
+        if (isnan(x))
+            snprintf(buf, size, "--"); /* none (a row of no layer) */
+        else
+            snprintf(buf, size, "%lld", (long long)saturated(x));
         return;
     case OPPROF__UNIT_FLOPS:
-        if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, "%8.3f", x);
+        if (isnan(x))
+            snprintf(buf, size, "--");
+        else
+            snprintf(buf, size, "%8.3f", x);
         return;
     case OPPROF__UNIT_RATE1:
     case OPPROF__UNIT_RATE2:
-        if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, unit == OPPROF__UNIT_RATE1 ? "%.1f" : "%.2f", x);
+        if (isnan(x))
+            snprintf(buf, size, "--");
+        else
+            snprintf(buf, size, unit == OPPROF__UNIT_RATE1 ? "%.1f" : "%.2f", x);
         return;
     case OPPROF__UNIT_CHANGE: {
         char t[48];
@@ -78,18 +86,26 @@ void opprof__unit_text(opprof__unit unit, double x, char *buf, size_t size) {
         return;
     }
     case OPPROF__UNIT_RATIO:
-        if (isinf(x)) snprintf(buf, size, "inf");
-        else if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, "%.2fx", x);
+        if (isinf(x))
+            snprintf(buf, size, "inf");
+        else if (isnan(x))
+            snprintf(buf, size, "--");
+        else
+            snprintf(buf, size, "%.2fx", x);
         return;
     case OPPROF__UNIT_RELATIVE:
-        if (isnan(x)) snprintf(buf, size, "--");
-        else if (isinf(x)) snprintf(buf, size, "%sinf", x < 0 ? "-" : "+");
-        else snprintf(buf, size, "%+.2f%%", 100.0 * x);
+        if (isnan(x))
+            snprintf(buf, size, "--");
+        else if (isinf(x))
+            snprintf(buf, size, "%sinf", x < 0 ? "-" : "+");
+        else
+            snprintf(buf, size, "%+.2f%%", 100.0 * x);
         return;
     case OPPROF__UNIT_PVALUE:
-        if (isnan(x)) snprintf(buf, size, "--");
-        else snprintf(buf, size, x >= 0.001 ? "%.3f" : "%.1e", x);
+        if (isnan(x))
+            snprintf(buf, size, "--");
+        else
+            snprintf(buf, size, x >= 0.001 ? "%.3f" : "%.1e", x);
         return;
     case OPPROF__UNIT_NAME:
     case OPPROF__UNIT_TEXT:
@@ -182,4 +198,3 @@ int opprof__name_windows(const char *const *names, size_t n, size_t *at) {
     opprof__free(k);
     return 0;
 }
-

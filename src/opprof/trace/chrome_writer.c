@@ -170,8 +170,8 @@ static void write_facts(out *o, const opprof_capture_info *info) {
     if (info->flight.reason[0]) {
         OUT_LIT(o, ",\n  \"opprof_flight\": {\"reason\": ");
         out_json_string(o, info->flight.reason);
-#define FLIGHT_NUMBER(name)                                                                                   \
-    OUT_LIT(o, ", \"" #name "\": ");                                                                         \
+#define FLIGHT_NUMBER(name)          \
+    OUT_LIT(o, ", \"" #name "\": "); \
     out_i64(o, (int64_t)info->flight.name);
         OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
 #undef FLIGHT_NUMBER
@@ -236,9 +236,7 @@ static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t
 }
 
 /* A thread's process: its own pid, or the capture's when it has none. */
-static int64_t pid_of(const writer *w, uint32_t thread) {
-    return opprof__thread_pid(w->c, thread);
-}
+static int64_t pid_of(const writer *w, uint32_t thread) { return opprof__thread_pid(w->c, thread); }
 
 /* A metadata record up to its args: {"ph": "M", "name": NAME, "pid": P, "tid": T, "args": { */
 static void metadata_head(writer *w, const char *name, int64_t pid, int64_t tid) {

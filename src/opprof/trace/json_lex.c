@@ -198,8 +198,10 @@ int opprof__json_refill(opprof__json *p) {
     p->pos = 0;
     int64_t n = source_read(&p->src, p->buf + p->len, WINDOW - p->len);
     if (n == SOURCE_CUT_SHORT)
-        return FAIL(p, "the gzip stream is cut short (its end and checksum are missing): the file was not written whole");
-    if (n < 0) return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : opprof__json_fail_code(p, (int)n, "read");
+        return FAIL(p,
+                    "the gzip stream is cut short (its end and checksum are missing): the file was not written whole");
+    if (n < 0)
+        return n == OPPROF_EFORMAT ? FAIL(p, "the gzip data is corrupt") : opprof__json_fail_code(p, (int)n, "read");
     if (n == 0) p->eof = true;
     p->len += (size_t)n;
     OPPROF__ASSERT(p->pos == 0 && p->len <= WINDOW);
@@ -216,8 +218,9 @@ int opprof__json_refill(opprof__json *p) {
 int opprof__json_expect_slow(opprof__json *p, int want, const char *what) {
     int c = opprof__json_skip_ws(p);
     if (c == -2) return OPPROF_EFORMAT;
-    if (c != want) return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
-                                  : FAIL(p, "expected %s, found '%c'", what, c);
+    if (c != want)
+        return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
+                       : FAIL(p, "expected %s, found '%c'", what, c);
     p->pos++;
     return 0;
 }
@@ -225,7 +228,7 @@ int opprof__json_expect_slow(opprof__json *p, int want, const char *what) {
 static int str_push(opprof__json *p, const void *data, size_t n) {
     if ((int64_t)(p->str_len + n) > p->max_string) /* the n bytes were just consumed: point at the excess */
         return opprof__json_fail_at(p, HERE(p) - (int64_t)n + (p->max_string - (int64_t)p->str_len),
-                       "string longer than %lld bytes", (long long)p->max_string);
+                                    "string longer than %lld bytes", (long long)p->max_string);
     if (p->str_len + n + 1 > p->str_cap) {
         size_t cap = p->str_cap ? p->str_cap : 256;
         while (cap < p->str_len + n + 1) cap *= 2;
@@ -245,7 +248,10 @@ static int hex4(opprof__json *p, unsigned *out) {
     for (int i = 0; i < 4; i++) {
         int c = opprof__json_peek(p);
         if (c < 0) return c == -2 ? OPPROF_EFORMAT : FAIL(p, "unexpected end of the file in a \\u escape");
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0) return FAIL(p, "invalid \\u escape");
         v = v * 16 + (unsigned)d;
         p->pos++;

@@ -31,33 +31,33 @@ typedef struct opprof__json_source {
     gzFile gz;
     const unsigned char *mem; /* memory input (plain) */
     size_t mem_len, mem_pos;
-    z_stream z;               /* memory input (gzip) */
+    z_stream z; /* memory input (gzip) */
     bool z_active;
-    int64_t size;             /* bytes of the file or buffer */
+    int64_t size; /* bytes of the file or buffer */
 } opprof__json_source;
 
 typedef struct opprof__json {
     opprof__json_source src;
-    unsigned char *buf;    /* the window */
+    unsigned char *buf; /* the window */
     size_t len, pos;
-    int64_t base;          /* offset of buf[0] in the text */
-    int64_t lc_off;        /* line counting has reached this offset (>= base) */
-    int64_t lc_lines;      /* newlines before lc_off */
-    int64_t lc_last;       /* offset of the last newline before lc_off, or -1 */
-    int64_t uncounted;     /* > 0: the newlines before this offset are not in lc_lines (nor
-                              lc_last) yet: counted from the file (lines_fd) when a place is
-                              first asked (opprof__json_open_file_at) */
+    int64_t base;      /* offset of buf[0] in the text */
+    int64_t lc_off;    /* line counting has reached this offset (>= base) */
+    int64_t lc_lines;  /* newlines before lc_off */
+    int64_t lc_last;   /* offset of the last newline before lc_off, or -1 */
+    int64_t uncounted; /* > 0: the newlines before this offset are not in lc_lines (nor
+                          lc_last) yet: counted from the file (lines_fd) when a place is
+                          first asked (opprof__json_open_file_at) */
     int lines_fd;
-    bool lines_lost;       /* that count failed: the places said are from `uncounted` on */
+    bool lines_lost; /* that count failed: the places said are from `uncounted` on */
     bool eof;
     int depth, max_depth;
     int64_t max_string;
-    const char *s;         /* the last string, decoded, NUL-terminated: in the window
-                              (valid until the next read) or in str */
+    const char *s; /* the last string, decoded, NUL-terminated: in the window
+                      (valid until the next read) or in str */
     size_t s_len;
-    char *str;             /* scratch for strings that need decoding or span windows */
+    char *str; /* scratch for strings that need decoding or span windows */
     size_t str_len, str_cap;
-    opprof_read_error *err; /* the first error */
+    opprof_read_error *err;         /* the first error */
     const opprof_read_options *opt; /* progress, limits */
     int64_t next_progress;
 } opprof__json;
@@ -219,7 +219,7 @@ static inline int opprof__json_string(opprof__json *p) {
 }
 
 static inline __attribute__((always_inline)) int opprof__json_object(opprof__json *p, opprof__json_key_fn on_key,
-                                                                   void *ctx) {
+                                                                     void *ctx) {
     char key[64];
     int more = opprof__json_open(p, '{', '}', "an object");
     while (more == 1) {

@@ -53,13 +53,15 @@ OPPROF__HASH static inline int eight_digits(const unsigned char *q, uint64_t *va
     uint64_t x;
     memcpy(&x, q, 8);
     uint64_t low = x & 0x0F0F0F0F0F0F0F0Fu;
-    uint64_t not_digit = ((x & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u) | ((low + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u);
+    uint64_t not_digit =
+        ((x & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u) | ((low + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u);
     int n = not_digit ? __builtin_ctzll(not_digit) >> 3 : 8;
     if (n == 0) return *value = 0, 0;
     uint64_t v = low << (8 * (8 - n)); /* the n digits in the high bytes, zeros before them */
     v = v * 10 + (v >> 8);
     v = (((v & 0x000000FF000000FFu) * (100 + (1000000ull << 32))) +
-         (((v >> 16) & 0x000000FF000000FFu) * (1 + (10000ull << 32)))) >> 32;
+         (((v >> 16) & 0x000000FF000000FFu) * (1 + (10000ull << 32)))) >>
+        32;
     *value = v;
     return n;
 }
@@ -215,11 +217,25 @@ double opprof__json_number_value(const opprof__json_number *n) {
 
 /* INT64_MAX / 10^e: the largest mantissa that 10^e scales within int64,
  * looked up rather than divided for each time read. */
-static const uint64_t NS_LIMIT[19] = {
-    9223372036854775807u, 922337203685477580u, 92233720368547758u, 9223372036854775u, 922337203685477u,
-    92233720368547u,      9223372036854u,      922337203685u,      92233720368u,      9223372036u,
-    922337203u,           92233720u,           9223372u,           922337u,           92233u,
-    9223u,                922u,                92u,                9u};
+static const uint64_t NS_LIMIT[19] = {9223372036854775807u,
+                                      922337203685477580u,
+                                      92233720368547758u,
+                                      9223372036854775u,
+                                      922337203685477u,
+                                      92233720368547u,
+                                      9223372036854u,
+                                      922337203685u,
+                                      92233720368u,
+                                      9223372036u,
+                                      922337203u,
+                                      92233720u,
+                                      9223372u,
+                                      922337u,
+                                      92233u,
+                                      9223u,
+                                      922u,
+                                      92u,
+                                      9u};
 
 static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int digits, int exp10, bool is_int) {
     (void)digits;
@@ -246,4 +262,3 @@ static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int
         out->ns = out->ns_ok ? (int64_t)llround(v * 1000.0) : 0;
     }
 }
-

@@ -22,8 +22,7 @@ typedef struct out {
 } out;
 
 static inline void out_flush(out *o) {
-    if (o->len && !o->error && fwrite(o->buf, 1, o->len, o->fp) != o->len)
-        o->error = errno ? -errno : OPPROF_EIO;
+    if (o->len && !o->error && fwrite(o->buf, 1, o->len, o->fp) != o->len) o->error = errno ? -errno : OPPROF_EIO;
     o->len = 0;
 }
 

@@ -55,13 +55,14 @@ typedef struct reading {
     opprof_machine *m;
     opprof_machine_ceilings *c; /* the by_threads entry being read */
     int level;
-    unsigned seen;               /* the keys found, a bit each */
+    unsigned seen; /* the keys found, a bit each */
 } reading;
 
 static int number(opprof__json *j, double *out, const char *what) {
     int c = opprof__json_skip_ws(j);
     opprof__json_number v;
-    if (!(c == '-' || (c >= '0' && c <= '9'))) return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "%s is not a number", what);
+    if (!(c == '-' || (c >= '0' && c <= '9')))
+        return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "%s is not a number", what);
     if (opprof__json_parse_number(j, &v)) return OPPROF_EFORMAT;
     *out = opprof__json_number_value(&v);
     if (!isfinite(*out) || *out < 0) return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "%s is negative", what);
@@ -69,7 +70,8 @@ static int number(opprof__json *j, double *out, const char *what) {
 }
 
 static int text(opprof__json *j, char *out, size_t size, const char *what) {
-    if (opprof__json_skip_ws(j) != '"') return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "%s is not a string", what);
+    if (opprof__json_skip_ws(j) != '"')
+        return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "%s is not a string", what);
     if (opprof__json_string(j)) return OPPROF_EFORMAT;
     snprintf(out, size, "%s", j->s);
     return 0;
@@ -80,7 +82,8 @@ static int on_level_key(opprof__json *j, void *ctx, const char *k, size_t n) {
     opprof_machine_level *lv = &r->c->levels[r->level];
     double v = 0;
     if (KEY_IS(k, n, "name")) return text(j, lv->name, sizeof lv->name, "a level's \"name\"");
-    if (KEY_IS(k, n, "bytes")) return number(j, &v, "a level's \"bytes\"") ? OPPROF_EFORMAT : (lv->bytes = (int64_t)v, 0);
+    if (KEY_IS(k, n, "bytes"))
+        return number(j, &v, "a level's \"bytes\"") ? OPPROF_EFORMAT : (lv->bytes = (int64_t)v, 0);
     if (KEY_IS(k, n, "load_gbs")) return number(j, &lv->load_gbs, "a level's \"load_gbs\"");
     if (KEY_IS(k, n, "copy_gbs")) return number(j, &lv->copy_gbs, "a level's \"copy_gbs\"");
     return opprof__json_skip(j);
@@ -88,7 +91,8 @@ static int on_level_key(opprof__json *j, void *ctx, const char *k, size_t n) {
 
 static int on_level(opprof__json *j, void *ctx, int index) {
     reading *r = ctx;
-    if (index >= OPPROF_MACHINE_LEVELS) return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "more than %d levels", OPPROF_MACHINE_LEVELS);
+    if (index >= OPPROF_MACHINE_LEVELS)
+        return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "more than %d levels", OPPROF_MACHINE_LEVELS);
     r->level = index;
     int rc = opprof__json_object(j, on_level_key, r) < 0 ? OPPROF_EFORMAT : 0;
     const opprof_machine_level *lv = &r->c->levels[index];
@@ -113,8 +117,8 @@ static int on_ceilings(opprof__json *j, void *ctx, int index) {
     r->c = &r->m->by_threads[index];
     if (opprof__json_object(j, on_ceilings_key, r) < 0) return OPPROF_EFORMAT;
     if (r->c->threads != index + 1 || !(r->c->fma_peak_gflops > 0) || !r->c->levels[OPPROF_MACHINE_LEVELS - 1].name[0])
-        return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "by_threads[%d] is not the ceilings of %d thread(s)", index,
-                                    index + 1);
+        return opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "by_threads[%d] is not the ceilings of %d thread(s)",
+                                    index, index + 1);
     r->m->threads = index + 1;
     return 0;
 }
@@ -151,13 +155,15 @@ int opprof__machine_parse(opprof__json *j, opprof_machine *out) {
     memset(out, 0, sizeof *out);
     reading r = {.m = out};
     int rc = 0;
-    if (opprof__json_skip_ws(j) != '{') rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "not a machine profile (a JSON object)");
+    if (opprof__json_skip_ws(j) != '{')
+        rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "not a machine profile (a JSON object)");
     if (!rc && opprof__json_object(j, on_machine_key, &r) < 0) rc = OPPROF_EFORMAT;
     if (!rc && r.seen != 7)
         rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "not a machine profile: no %s",
-                                  !(r.seen & 1) ? "\"cpu\"" : !(r.seen & 2) ? "\"isa\"" : "\"by_threads\"");
+                                  !(r.seen & 1)   ? "\"cpu\""
+                                  : !(r.seen & 2) ? "\"isa\""
+                                                  : "\"by_threads\"");
     if (!rc && out->threads < 1) rc = opprof__json_fail_at(j, OPPROF__JSON_HERE(j), "\"by_threads\" is empty");
     if (rc) memset(out, 0, sizeof *out);
     return rc;
 }
-

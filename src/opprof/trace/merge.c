@@ -27,10 +27,10 @@ typedef struct in_stream {
     gzFile gz;
     unsigned char *buf;
     size_t len, pos;
-    int64_t offset; /* of buf[0] in the uncompressed text */
-    int err;        /* first read error */
-    bool bad_utf8;  /* a string held bytes that are not UTF-8: merge writes no such trace */
-    bool bad_time;  /* a timestamp moved onto the merged clock left int64's range */
+    int64_t offset;    /* of buf[0] in the uncompressed text */
+    int err;           /* first read error */
+    bool bad_utf8;     /* a string held bytes that are not UTF-8: merge writes no such trace */
+    bool bad_time;     /* a timestamp moved onto the merged clock left int64's range */
     opprof__utf8 utf8; /* across buffer refills */
 } in_stream;
 
@@ -134,9 +134,11 @@ static int unescape(in_stream *s, sink *o, int e, char out[4], size_t *n) {
     } else if (cp < 0x800) {
         out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), *n = 2;
     } else if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | (cp >> 6 & 0x3F)), out[2] = (char)(0x80 | (cp & 0x3F)), *n = 3;
+        out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | (cp >> 6 & 0x3F)), out[2] = (char)(0x80 | (cp & 0x3F)),
+        *n = 3;
     } else {
-        out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | (cp >> 12 & 0x3F)), out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | (cp >> 12 & 0x3F)),
+        out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
         out[3] = (char)(0x80 | (cp & 0x3F)), *n = 4;
     }
     return 0;
@@ -188,8 +190,7 @@ static int string(in_stream *s, sink *o, char *tok, size_t *tok_len) {
 static int scalar(in_stream *s, char *tok) {
     size_t n = 0;
     int c;
-    while ((c = peek(s)) >= 0 && c != ',' && c != '}' && c != ']' && c != ' ' && c != '\n' && c != '\r' &&
-           c != '\t') {
+    while ((c = peek(s)) >= 0 && c != ',' && c != '}' && c != ']' && c != ' ' && c != '\n' && c != '\r' && c != '\t') {
         if (n == TOKEN - 1) return OPPROF_EFORMAT;
         tok[n++] = (char)c;
         s->pos++;
@@ -252,7 +253,7 @@ static int object(in_stream *s, int (*on_key)(void *ctx, const char *key, in_str
  * was a twentieth of a merge. */
 static void put_ns_as_micros(sink *o, int64_t ns) {
     char text[2 * OPPROF__NUMBER_TEXT], *end = text + OPPROF__NUMBER_TEXT;
-    uint64_t a = ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns; /* INT64_MIN too */
+    uint64_t a = ns < 0 ? (uint64_t) - (ns + 1) + 1 : (uint64_t)ns; /* INT64_MIN too */
     char frac[3] = {(char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10)};
     char *p = opprof__int_text((int64_t)(a / 1000), end);
     if (ns < 0) *--p = '-';
@@ -268,8 +269,8 @@ typedef struct input {
     int64_t base_ns;
     opprof_rank rank;
     bool has_rank, ours;
-    bool kineto;   /* Kineto's top-level keys: the merged trace keeps its "schemaVersion" */
-    int slot;      /* the rank, or the input's index when ranks repeat or are missing */
+    bool kineto; /* Kineto's top-level keys: the merged trace keeps its "schemaVersion" */
+    int slot;    /* the rank, or the input's index when ranks repeat or are missing */
     int64_t shift_ns;
     char (*pids)[TOKEN]; /* raw tokens, in order of first appearance */
     int n_pids;
@@ -330,8 +331,9 @@ static inline const unsigned char *past_blanks(const unsigned char *q, const uns
  * starts or ends a token. */
 enum { BLANK = 1, STRUCTURAL = 2 };
 static const unsigned char BYTE_KIND[256] = {
-    [' '] = BLANK, ['\n'] = BLANK, ['\r'] = BLANK, ['\t'] = BLANK, ['"'] = STRUCTURAL, [','] = STRUCTURAL,
-    [':'] = STRUCTURAL, ['{'] = STRUCTURAL, ['}'] = STRUCTURAL, ['['] = STRUCTURAL, [']'] = STRUCTURAL,
+    [' '] = BLANK,      ['\n'] = BLANK,     ['\r'] = BLANK,     ['\t'] = BLANK,
+    ['"'] = STRUCTURAL, [','] = STRUCTURAL, [':'] = STRUCTURAL, ['{'] = STRUCTURAL,
+    ['}'] = STRUCTURAL, ['['] = STRUCTURAL, [']'] = STRUCTURAL,
 };
 
 static int span_of_event(const in_stream *s, event_span *sp) {
@@ -345,7 +347,9 @@ static int span_of_event(const in_stream *s, event_span *sp) {
             q++;
             continue;
         }
-        if (depth == 1 && (valued ? c != ',' && c != '}' : want_key ? c != '"' && (c != '}' || keyed) : c == ',' || c == '}'))
+        if (depth == 1 && (valued     ? c != ',' && c != '}'
+                           : want_key ? c != '"' && (c != '}' || keyed)
+                                      : c == ',' || c == '}'))
             return 0; /* two values, a value or key missing, a stray ',' */
         if (c == '"') {
             const unsigned char *str = q++;
@@ -668,14 +672,14 @@ static int pass(input *in, sink *o, bool *first, opprof_read_error *err) {
     if (s.err) rc = s.err;
     if (rc)
         fail(err, rc, in->path, &s,
-             rc == OPPROF_ENOMEM          ? "out of memory"
-             : s.bad_utf8                 ? "a string holds bytes that are not UTF-8 (no reader takes such a trace)"
-             : s.bad_time                 ? "a timestamp moved to the merged trace's clock (by the inputs' "
-                                            "baseTimeNanoseconds and clock offsets) is out of range"
-             : in->n_pids == MAX_PIDS     ? "more than 4096 processes in one trace"
-             : rc == OPPROF_EFORMAT       ? "not a trace that can be merged (a JSON object with \"traceEvents\", or an "
-                                            "array of events)"
-                                          : opprof_strerror(rc));
+             rc == OPPROF_ENOMEM      ? "out of memory"
+             : s.bad_utf8             ? "a string holds bytes that are not UTF-8 (no reader takes such a trace)"
+             : s.bad_time             ? "a timestamp moved to the merged trace's clock (by the inputs' "
+                                        "baseTimeNanoseconds and clock offsets) is out of range"
+             : in->n_pids == MAX_PIDS ? "more than 4096 processes in one trace"
+             : rc == OPPROF_EFORMAT   ? "not a trace that can be merged (a JSON object with \"traceEvents\", or an "
+                                        "array of events)"
+                                      : opprof_strerror(rc));
     close_stream(&s);
     return rc;
 }
@@ -759,9 +763,11 @@ static int put_header(sink *o, const input *in, size_t n, int64_t base, const ch
 static void put_rank_metadata(sink *o, const input *in, bool *first) {
     for (int p = 0; p < in->n_pids; p++) {
         int pid = (in->slot + 1) * PID_BLOCK + p;
-        fprintf(o->fp, "%s\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"tid\":0,\"args\":{\"labels\":\"rank %d\"}}",
+        fprintf(o->fp,
+                "%s\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"tid\":0,\"args\":{\"labels\":\"rank %d\"}}",
                 *first ? "" : ",", pid, in->has_rank ? (int)in->rank.rank : in->slot);
-        fprintf(o->fp, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
+        fprintf(o->fp,
+                ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
                 pid, pid);
         *first = false;
     }

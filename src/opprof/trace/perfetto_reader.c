@@ -24,24 +24,30 @@
 enum { MAX_OPEN = 4096, MAX_NOTES = 1 << 16, MAX_PACKET = 256 << 20, WINDOW = 1 << 16 };
 
 typedef enum track_kind {
-    TRACK_OTHER, TRACK_OF_THREAD, TRACK_MEMORY, TRACK_COUNTER_OF, TRACK_ASYNC, TRACK_OFF_CPU, TRACK_OF_PROCESS
+    TRACK_OTHER,
+    TRACK_OF_THREAD,
+    TRACK_MEMORY,
+    TRACK_COUNTER_OF,
+    TRACK_ASYNC,
+    TRACK_OFF_CPU,
+    TRACK_OF_PROCESS
 } track_kind;
 
 typedef struct track {
     uint64_t uuid;
     track_kind kind;
-    int64_t tid;        /* a thread's, or a lane's thread's */
-    int64_t pid;        /* a process's, a thread's (or its lane's), as its descriptor says */
-    bool has_pid;       /* its descriptor (or its lane's thread's) says a pid; else the capture's */
-    bool thread;        /* a thread's own (not a lane) */
-    char name[128];     /* a counter's, or the thread's */
-    int64_t off_since;  /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
-    int64_t total;      /* TRACK_MEMORY: the total of its sample before (0 before the first) */
+    int64_t tid;       /* a thread's, or a lane's thread's */
+    int64_t pid;       /* a process's, a thread's (or its lane's), as its descriptor says */
+    bool has_pid;      /* its descriptor (or its lane's thread's) says a pid; else the capture's */
+    bool thread;       /* a thread's own (not a lane) */
+    char name[128];    /* a counter's, or the thread's */
+    int64_t off_since; /* TRACK_OFF_CPU: when its thread left the CPU, -1: on it */
+    int64_t total;     /* TRACK_MEMORY: the total of its sample before (0 before the first) */
     bool preempted;
-    struct begun *open;   /* its slices not out yet, in the order they began: a stack */
+    struct begun *open;             /* its slices not out yet, in the order they began: a stack */
     size_t n_open, cap_open, depth; /* depth: those not ended */
-    size_t top;           /* the innermost of them not ended: its index + 1, or 0 */
-    opprof__strbuf pending; /* their JSON */
+    size_t top;                     /* the innermost of them not ended: its index + 1, or 0 */
+    opprof__strbuf pending;         /* their JSON */
 } track;
 
 /* A slice begun: its JSON's head ({"ph":"X", ... "ts":...) and its args in
@@ -61,7 +67,7 @@ typedef struct begun {
 typedef struct annotation {
     const char *name;
     size_t name_len;
-    int type;         /* NOTE_INT, NOTE_UINT, NOTE_DOUBLE, NOTE_STRING */
+    int type; /* NOTE_INT, NOTE_UINT, NOTE_DOUBLE, NOTE_STRING */
     uint64_t value;
     const uint8_t *s;
     size_t s_len;
@@ -89,7 +95,7 @@ typedef struct preader {
     int (*emit)(void *ctx, const char *data, size_t len); /* where the JSON goes, in order */
     void *emit_ctx;
     int emit_error;
-    size_t open_slices; /* on every track */
+    size_t open_slices;                                                   /* on every track */
     iid_table names, categories, notes, functions, paths, frames, stacks; /* the interned, by kind */
     opprof__strbuf interned; /* their bytes, copied: a packet's go when the next is read */
     track *tracks;
@@ -103,21 +109,21 @@ typedef struct preader {
     opprof__strbuf samples, offs; /* JSON of "samples" and "opprof_off_cpu" so far */
     bool off_cpu;
     int64_t sample_period_ns, samples_lost;
-    uint32_t default_clock;   /* the sequence's TracePacketDefaults timestamp_clock_id, or 0 */
-    uint64_t default_track;   /* ... its track_event_defaults' track_uuid, or 0 */
-    uint64_t default_extra;   /* ... their first extra_counter_track_uuids: the memory events' addresses, or 0 */
-    int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
-    bool delta_known;         /* a clock snapshot set the delta clock */
+    uint32_t default_clock;          /* the sequence's TracePacketDefaults timestamp_clock_id, or 0 */
+    uint64_t default_track;          /* ... its track_event_defaults' track_uuid, or 0 */
+    uint64_t default_extra;          /* ... their first extra_counter_track_uuids: the memory events' addresses, or 0 */
+    int64_t memory_thread;           /* the thread of the memory sample before, or -1 */
+    bool delta_known;                /* a clock snapshot set the delta clock */
     int64_t delta_at, delta_to_boot; /* the delta clock's time, and BOOTTIME less it */
-    opprof__read_fn read; /* where the bytes come from, into the window */
+    opprof__read_fn read;            /* where the bytes come from, into the window */
     void *read_ctx;
-    uint8_t *win;     /* the bytes read and not yet decoded: the packet being read at least */
+    uint8_t *win;                               /* the bytes read and not yet decoded: the packet being read at least */
     size_t win_len, win_pos, win_cap, win_base; /* win_base: the offset of win[0] in the trace */
     bool eof;
     annotation *note_buf; /* the event being read's debug annotations */
     size_t cap_note_buf;
-    size_t packet;    /* the packet being read, for the errors */
-    size_t offset;    /* its byte offset */
+    size_t packet; /* the packet being read, for the errors */
+    size_t offset; /* its byte offset */
     char why[200];
 } preader;
 
@@ -129,7 +135,9 @@ static int fail(preader *r, const char *what) {
 /* ---- interning: iid -> what it names ---- */
 
 static uint64_t iid_hash(uint64_t iid) { return opprof__hash_pair(iid, 0x1d); }
-static uint64_t entry_hash_of(const void *ctx, uint32_t item) { return iid_hash(((const iid_table *)ctx)->v[item].iid); }
+static uint64_t entry_hash_of(const void *ctx, uint32_t item) {
+    return iid_hash(((const iid_table *)ctx)->v[item].iid);
+}
 static bool entry_equal(const void *ctx, uint32_t item, const void *key) {
     return ((const iid_table *)ctx)->v[item].iid == *(const uint64_t *)key;
 }
@@ -221,12 +229,14 @@ static int callstack_of(preader *r, const uint8_t *p, size_t len) {
         for (const uint8_t *q = f.data, *qe = f.data + f.len; f.wire == OPPROF__PB_BYTES && q < qe;) {
             uint64_t v;
             if (!opprof__pb_read_varint(&q, qe, &v)) return fail(r, "a callstack's frame_ids are no varints");
-            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1, sizeof *r->stack_frames))
+            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1,
+                             sizeof *r->stack_frames))
                 return OPPROF_ENOMEM;
             r->stack_frames[r->n_stack_frames++] = v;
         }
         if (f.wire == OPPROF__PB_VARINT) {
-            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1, sizeof *r->stack_frames))
+            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1,
+                             sizeof *r->stack_frames))
                 return OPPROF_ENOMEM;
             r->stack_frames[r->n_stack_frames++] = f.value;
         }
@@ -296,8 +306,9 @@ static int samples_out(preader *r, opprof__strbuf *sb) {
     }
     opprof__sb_puts(sb, "},\n  \"samples\": [");
     opprof__sb_put(sb, r->samples.data ? r->samples.data : "", r->samples.len);
-    opprof__sb_printf(sb, "],\n  \"opprof_sampling\": {\"period_ns\": %" PRId64 ", \"off_cpu\": %d, \"samples_lost\": %" PRId64
-                          "},\n  \"opprof_off_cpu\": [",
+    opprof__sb_printf(sb,
+                      "],\n  \"opprof_sampling\": {\"period_ns\": %" PRId64
+                      ", \"off_cpu\": %d, \"samples_lost\": %" PRId64 "},\n  \"opprof_off_cpu\": [",
                       r->sample_period_ns, r->off_cpu, r->samples_lost);
     opprof__sb_put(sb, r->offs.data ? r->offs.data : "", r->offs.len);
     opprof__sb_puts(sb, "]");
@@ -364,20 +375,26 @@ static void flush(preader *r, opprof__strbuf *sb) {
  * again when it has one ("rank 1"; "CPU" and "device" are none), its order. */
 static void process_metadata(preader *r, int64_t pid, const char *name, int64_t index) {
     bool label = name[0] != '\0'; /* a process the writer named: its label */
-    opprof__sb_printf(&r->events, "%s  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_name\", \"pid\": %" PRId64
-                                  ", \"tid\": 0, \"args\": {\"name\": ",
+    opprof__sb_printf(&r->events,
+                      "%s  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_name\", \"pid\": %" PRId64
+                      ", \"tid\": 0, \"args\": {\"name\": ",
                       r->first_event ? "\n" : ",\n", pid);
     opprof__sb_json_string(&r->events, label ? name : "CPU");
     opprof__sb_puts(&r->events, "}}");
     if (label) {
-        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_labels\", \"pid\": %" PRId64
-                                      ", \"tid\": 0, \"args\": {\"labels\": ", pid);
+        opprof__sb_printf(
+            &r->events,
+            ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_labels\", \"pid\": %" PRId64
+            ", \"tid\": 0, \"args\": {\"labels\": ",
+            pid);
         opprof__sb_json_string(&r->events, name);
         opprof__sb_puts(&r->events, "}}");
     }
-    opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_sort_index\", \"pid\": %" PRId64
-                                  ", \"tid\": 0, \"args\": {\"sort_index\": %" PRId64 "}}",
-                      pid, index);
+    opprof__sb_printf(
+        &r->events,
+        ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"process_sort_index\", \"pid\": %" PRId64
+        ", \"tid\": 0, \"args\": {\"sort_index\": %" PRId64 "}}",
+        pid, index);
     r->first_event = false;
 }
 
@@ -387,22 +404,27 @@ static int64_t pid_of(const preader *r, const track *t) { return t && t->has_pid
 static void metadata(preader *r) {
     int64_t index = 0;
     for (size_t k = 0; k < r->n_tracks; k++)
-        if (r->tracks[k].kind == TRACK_OF_PROCESS) process_metadata(r, pid_of(r, &r->tracks[k]), r->tracks[k].name, index++);
+        if (r->tracks[k].kind == TRACK_OF_PROCESS)
+            process_metadata(r, pid_of(r, &r->tracks[k]), r->tracks[k].name, index++);
     if (!index) process_metadata(r, r->pid, "", index++);
     index = 0;
     for (size_t k = 0; k < r->n_tracks; k++) {
         const track *t = &r->tracks[k];
         if (!t->thread) continue;
         if (t->name[0]) { /* a thread with no name has none */
-            opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_name\", \"pid\": %" PRId64
-                                          ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
-                              pid_of(r, t), t->tid);
+            opprof__sb_printf(
+                &r->events,
+                ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
+                pid_of(r, t), t->tid);
             opprof__sb_json_string(&r->events, t->name);
             opprof__sb_puts(&r->events, "}}");
         }
-        opprof__sb_printf(&r->events, ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
-                                      ", \"tid\": %" PRId64 ", \"args\": {\"sort_index\": %" PRId64 "}}",
-                          pid_of(r, t), t->tid, index++);
+        opprof__sb_printf(
+            &r->events,
+            ",\n  {\"ph\": \"M\", \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"pid\": %" PRId64
+            ", \"tid\": %" PRId64 ", \"args\": {\"sort_index\": %" PRId64 "}}",
+            pid_of(r, t), t->tid, index++);
     }
 }
 
@@ -458,7 +480,8 @@ static int track_descriptor(preader *r, const uint8_t *p, size_t len) {
         t.off_since = -1;
     } else if (counter) {
         size_t m = sizeof MEMORY_TRACK_SUFFIX - 1;
-        t.kind = name_len >= m && !memcmp(name + name_len - m, MEMORY_TRACK_SUFFIX, m) ? TRACK_MEMORY : TRACK_COUNTER_OF;
+        t.kind =
+            name_len >= m && !memcmp(name + name_len - m, MEMORY_TRACK_SUFFIX, m) ? TRACK_MEMORY : TRACK_COUNTER_OF;
     } else if (parent && find_track(r, parent) && find_track(r, parent)->kind == TRACK_OF_THREAD) {
         t.kind = TRACK_OF_THREAD; /* a lane: its thread's events that overlap */
         t.tid = find_track(r, parent)->tid;
@@ -505,8 +528,10 @@ static int annotation_of(preader *r, const uint8_t *p, size_t len, annotation *a
             if (!(a->name = iid_text(r, &r->notes, f.value, &a->name_len)))
                 return fail(r, "an annotation's name iid was never interned");
         }
-        if (f.number == NOTE_STRING && f.wire == OPPROF__PB_BYTES) a->type = NOTE_STRING, a->s = f.data, a->s_len = f.len;
-        if ((f.number == NOTE_INT || f.number == NOTE_UINT) && f.wire == OPPROF__PB_VARINT) a->type = (int)f.number, a->value = f.value;
+        if (f.number == NOTE_STRING && f.wire == OPPROF__PB_BYTES)
+            a->type = NOTE_STRING, a->s = f.data, a->s_len = f.len;
+        if ((f.number == NOTE_INT || f.number == NOTE_UINT) && f.wire == OPPROF__PB_VARINT)
+            a->type = (int)f.number, a->value = f.value;
         if (f.number == NOTE_DOUBLE && f.wire == OPPROF__PB_FIXED64) a->type = NOTE_DOUBLE, a->value = f.value;
     }
     if (got < 0 || !a->name) return fail(r, "a debug annotation that is no protobuf or has no name");
@@ -588,10 +613,14 @@ static bool plain_array(const uint8_t *s, size_t n) {
             if (c == '"') in_string = false;
             continue;
         }
-        if (c == '"') in_string = true;
-        else if (c == '[') depth++;
-        else if (c == ']' && --depth == 0) return k + 1 == n;
-        else if (c == '{' || c == '}' || c == ':' || depth <= 0) return false;
+        if (c == '"')
+            in_string = true;
+        else if (c == '[')
+            depth++;
+        else if (c == ']' && --depth == 0)
+            return k + 1 == n;
+        else if (c == '{' || c == '}' || c == ':' || depth <= 0)
+            return false;
     }
     return false;
 }
@@ -716,7 +745,8 @@ static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
     int64_t thread = note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_THREAD], r->memory_thread), bytes;
     if (thread < 0) return fail(r, "a memory sample without its thread");
     if (!e->has_extra || !r->default_extra)
-        return fail(r, "a memory sample without its address (a value of the extra counter track that the defaults name)");
+        return fail(r,
+                    "a memory sample without its address (a value of the extra counter track that the defaults name)");
     r->memory_thread = thread;
     if (note(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_BYTES]))
         bytes = note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_BYTES], 0);
@@ -729,8 +759,9 @@ static int memory_event(preader *r, track *t, const event *e, int64_t ts) {
     sep(r);
     opprof__sb_puts(&r->events, "{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\"");
     place(r, &r->events, th, ts);
-    opprof__sb_printf(&r->events, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
-                                  ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
+    opprof__sb_printf(&r->events,
+                      ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%" PRId64 ",\"Bytes\":%" PRId64
+                      ",\"Total Allocated\":%" PRId64 ",\"Total Reserved\":%" PRId64 "}}",
                       device_type, device_id, e->extra, bytes, e->counter, e->counter);
     return 0;
 }
@@ -755,7 +786,8 @@ static const track *async_thread(preader *r, const event *e) {
 
 static int mark(preader *r, const track *t, const event *e, int64_t ts) {
     if (t->kind == TRACK_COUNTER_OF && (e->has_dcounter || e->has_counter)) {
-        mark_head(r, "C", "counter", e->name ? e : &(event){.name = (const uint8_t *)t->name, .name_len = strlen(t->name)});
+        mark_head(r, "C", "counter",
+                  e->name ? e : &(event){.name = (const uint8_t *)t->name, .name_len = strlen(t->name)});
         place(r, &r->events, NULL, ts);
         opprof__sb_puts(&r->events, ",\"args\":{");
         r->text.len = 0;
@@ -792,7 +824,8 @@ static int mangled_names(preader *r, opprof__strbuf *head, const event *e) {
     for (int k = 0; k < e->n_notes; k++) {
         const annotation *a = &e->notes[k], *b = k + 1 < e->n_notes ? &e->notes[k + 1] : NULL;
         if (!named(a, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEMANGLED])) continue;
-        if (!b || !named(b, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MANGLED]) || a->type != NOTE_STRING || b->type != NOTE_STRING)
+        if (!b || !named(b, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MANGLED]) || a->type != NOTE_STRING ||
+            b->type != NOTE_STRING)
             return fail(r, "the capture's facts have a demangled name without its mangled one after it");
         opprof__sb_puts(head, pairs++ ? ", [" : ",\n  \"opprof_mangled_names\": [[");
         json_bytes(head, a->s, a->s_len, &r->text);
@@ -820,7 +853,8 @@ static int machine_of(preader *r, opprof__strbuf *head, const annotation *a) {
     if (rc == OPPROF_ENOMEM) return rc;
     if (rc) {
         char what[180];
-        snprintf(what, sizeof what, "the capture's machine profile, byte %lld: %.100s", (long long)err.offset, err.message);
+        snprintf(what, sizeof what, "the capture's machine profile, byte %lld: %.100s", (long long)err.offset,
+                 err.message);
         return fail(r, what);
     }
     char *text = NULL;
@@ -876,8 +910,9 @@ static int facts(preader *r, const event *e) {
     if (backend && backend->type == NOTE_STRING) {
         opprof__sb_puts(&head, ",\n  \"distributedInfo\": {\"backend\": ");
         json_bytes(&head, backend->s, backend->s_len, &r->text);
-        opprof__sb_printf(&head, ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"clock_offset_ns\": %" PRId64
-                                    ", \"clock_uncertainty_ns\": %" PRId64 "}",
+        opprof__sb_printf(&head,
+                          ", \"rank\": %" PRId64 ", \"world_size\": %" PRId64 ", \"clock_offset_ns\": %" PRId64
+                          ", \"clock_uncertainty_ns\": %" PRId64 "}",
                           note_int(e, "rank", 0), note_int(e, "world_size", 0), note_int(e, "clock_offset_ns", 0),
                           note_int(e, "clock_uncertainty_ns", 0));
     }
@@ -930,7 +965,8 @@ static int track_event(preader *r, const uint8_t *p, size_t len, int64_t ts) {
     if (!rc && !e->track) e->track = r->default_track; /* none named: the sequence's default */
     track *t = rc ? NULL : find_track(r, e->track);
     if (!rc && !t) rc = fail(r, "an event on a track that no descriptor named before it");
-    if (!rc && e->type == INSTANT && e->name_len == sizeof FACTS_EVENT - 1 && !memcmp(e->name, FACTS_EVENT, e->name_len)) {
+    if (!rc && e->type == INSTANT && e->name_len == sizeof FACTS_EVENT - 1 &&
+        !memcmp(e->name, FACTS_EVENT, e->name_len)) {
         rc = facts(r, e);
     } else if (!rc && !r->facts) {
         rc = fail(r, "an event before the capture's facts (no .pftrace of opprof's)");
@@ -963,7 +999,8 @@ static int packet_defaults(preader *r, const uint8_t *p, size_t len) {
         opprof__pb_field d;
         int got_d;
         while ((got_d = opprof__pb_next(&q, qe, &d)) > 0)
-            if (d.number == TRACK_EVENT_DEFAULT_TRACK && d.wire == OPPROF__PB_VARINT) r->default_track = d.value;
+            if (d.number == TRACK_EVENT_DEFAULT_TRACK && d.wire == OPPROF__PB_VARINT)
+                r->default_track = d.value;
             else if (d.number == TRACK_EVENT_DEFAULT_EXTRA_COUNTERS && d.wire == OPPROF__PB_VARINT && !r->default_extra)
                 r->default_extra = d.value;
         if (got_d < 0) return fail(r, "track_event_defaults that are no protobuf");
@@ -988,12 +1025,14 @@ static int clock_snapshot(preader *r, const uint8_t *p, size_t len) {
             if (c.number == CLOCK_ID && c.wire == OPPROF__PB_VARINT) id = c.value;
             if (c.number == CLOCK_TIMESTAMP && c.wire == OPPROF__PB_VARINT) ts = c.value;
         }
-        if (got_c < 0 || ts > (uint64_t)INT64_MAX) return fail(r, "a clock of a clock snapshot that is no {clock_id, timestamp}");
+        if (got_c < 0 || ts > (uint64_t)INT64_MAX)
+            return fail(r, "a clock of a clock snapshot that is no {clock_id, timestamp}");
         if (id == CLOCK_DELTAS) delta = (int64_t)ts, have_delta = true;
         if (id == CLOCK_BOOTTIME) boot = (int64_t)ts, have_boot = true;
     }
     if (got < 0) return fail(r, "a clock snapshot that is no protobuf");
-    if (have_delta != have_boot) return fail(r, "a clock snapshot with the delta clock (64) without BOOTTIME (6), or the other way");
+    if (have_delta != have_boot)
+        return fail(r, "a clock snapshot with the delta clock (64) without BOOTTIME (6), or the other way");
     if (have_delta) {
         r->delta_known = true;
         r->delta_at = delta;
@@ -1012,7 +1051,8 @@ static int packet_time(preader *r, uint64_t ts, uint32_t clock, int64_t *out) {
         *out = (int64_t)ts;
         return 0;
     }
-    if (clock != CLOCK_DELTAS) return fail(r, "a timestamp on a clock other than BOOTTIME (6) and the delta clock (64)");
+    if (clock != CLOCK_DELTAS)
+        return fail(r, "a timestamp on a clock other than BOOTTIME (6) and the delta clock (64)");
     if (!r->delta_known) return fail(r, "a timestamp on the delta clock before a clock snapshot set it");
     if (ts > (uint64_t)INT64_MAX || __builtin_add_overflow(r->delta_at, (int64_t)ts, &r->delta_at) ||
         __builtin_add_overflow(r->delta_at, r->delta_to_boot, out))
@@ -1080,7 +1120,8 @@ static int next_packet(preader *r, const uint8_t **data, size_t *len) {
     r->packet++;
     const uint8_t *p = r->win + r->win_pos, *end = r->win + r->win_len;
     uint64_t key, n;
-    if (!opprof__pb_read_varint(&p, end, &key) || ((key & 7) == OPPROF__PB_BYTES && !opprof__pb_read_varint(&p, end, &n)))
+    if (!opprof__pb_read_varint(&p, end, &key) ||
+        ((key & 7) == OPPROF__PB_BYTES && !opprof__pb_read_varint(&p, end, &n)))
         return fail(r, "bytes that are no protobuf (a Trace of TracePackets)");
     if (key >> 3 != TRACE_PACKET || (key & 7) != OPPROF__PB_BYTES) return fail(r, "a field of Trace that is no packet");
     if (n > MAX_PACKET) {
@@ -1091,7 +1132,8 @@ static int next_packet(preader *r, const uint8_t **data, size_t *len) {
     }
     size_t head = (size_t)(p - (r->win + r->win_pos));
     if ((rc = fill(r, head + (size_t)n))) return rc;
-    if (r->win_len - r->win_pos < head + n) return fail(r, "bytes that are no protobuf (a Trace of TracePackets): it ends inside a packet");
+    if (r->win_len - r->win_pos < head + n)
+        return fail(r, "bytes that are no protobuf (a Trace of TracePackets): it ends inside a packet");
     *data = r->win + r->win_pos + head;
     *len = (size_t)n;
     r->win_pos += head + (size_t)n;
@@ -1100,9 +1142,11 @@ static int next_packet(preader *r, const uint8_t **data, size_t *len) {
 
 /* The trace's JSON, the same capture's as the JSON writer's, given to emit
  * piece by piece in order. */
-int opprof__perfetto_translate(opprof__read_fn read, void *read_ctx, int (*emit)(void *ctx, const char *data, size_t len),
-                               void *ctx, char *why, size_t why_size) {
-    preader r = {.first_event = true, .emit = emit, .emit_ctx = ctx, .memory_thread = -1, .read = read, .read_ctx = read_ctx};
+int opprof__perfetto_translate(opprof__read_fn read, void *read_ctx,
+                               int (*emit)(void *ctx, const char *data, size_t len), void *ctx, char *why,
+                               size_t why_size) {
+    preader r = {
+        .first_event = true, .emit = emit, .emit_ctx = ctx, .memory_thread = -1, .read = read, .read_ctx = read_ctx};
     int rc = 0;
     while (!rc && !r.emit_error) {
         const uint8_t *data = NULL;

@@ -49,34 +49,34 @@ typedef struct pwriter {
     char *buf;
     size_t len;
     opprof__strbuf packet, event, note, interned, scratch, text; /* text: a call stack's */
-    uint8_t *name_done;       /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
-                                 counter's track written, 8 its plain frame, 16 as a source path,
-                                 32 as a function name */
-    uint8_t *stack_done;      /* per sample stack: interned as a callstack */
-    struct sourced {          /* frames with a source: (name, source) -> frame iid past the names' */
+    uint8_t *name_done;  /* per name: 1 interned as an event name, 2 as an annotation name, 4 its
+                            counter's track written, 8 its plain frame, 16 as a source path,
+                            32 as a function name */
+    uint8_t *stack_done; /* per sample stack: interned as a callstack */
+    struct sourced {     /* frames with a source: (name, source) -> frame iid past the names' */
         uint32_t name, source;
-    } *sourced;
+    } * sourced;
     size_t n_sourced, cap_sourced;
     opprof__index sourced_index;
-    char **files;             /* source files, each interned once: its iid is its index + 1 */
+    char **files; /* source files, each interned once: its iid is its index + 1 */
     size_t n_files, cap_files;
     opprof__index file_index;
     bool category_done[256 + 16];
     bool own_done[N_OWN_NOTES]; /* opprof's own annotation names interned */
-    int64_t origin;           /* the timestamp of the capture's time 0 */
-    int64_t last;             /* the capture time the delta clock is at */
+    int64_t origin;             /* the timestamp of the capture's time 0 */
+    int64_t last;               /* the capture time the delta clock is at */
     opprof__arg_index args;
-    uint32_t *external;        /* each event's "External id" (opprof__external_ids), or NULL */
-    int64_t *pids;            /* the distinct pids, in first-seen order */
+    uint32_t *external; /* each event's "External id" (opprof__external_ids), or NULL */
+    int64_t *pids;      /* the distinct pids, in first-seen order */
     size_t n_pids;
-    uint64_t default_track;   /* the sequence's default track: the first memory event's allocator, or 0 */
-    struct allocator {        /* each allocator's counter track, and its total last written */
+    uint64_t default_track; /* the sequence's default track: the first memory event's allocator, or 0 */
+    struct allocator {      /* each allocator's counter track, and its total last written */
         uint64_t uuid;
         int64_t total;
-    } *allocators;
+    } * allocators;
     size_t n_allocators, cap_allocators;
     opprof__index allocator_index;
-    int64_t memory_thread;    /* the thread of the memory sample before, or -1 */
+    int64_t memory_thread; /* the thread of the memory sample before, or -1 */
 } pwriter;
 
 /* ---- output ---- */
@@ -404,7 +404,8 @@ static int counter_tracks(pwriter *w) {
 
 static void slice_edge(pwriter *w, size_t i, int type, uint64_t track) {
     const opprof_event *e = &w->c->events[i];
-    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, type == SLICE_BEGIN ? e->start_ns : e->start_ns + e->duration_ns));
+    opprof__pb_uint(&w->packet, PACKET_TIMESTAMP,
+                    stamp(w, type == SLICE_BEGIN ? e->start_ns : e->start_ns + e->duration_ns));
     opprof__pb_uint(&w->event, EVENT_TYPE, (uint64_t)type);
     opprof__pb_uint(&w->event, EVENT_TRACK, track);
     if (type == SLICE_BEGIN) {
@@ -629,16 +630,19 @@ static void facts(pwriter *w) {
         OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
 #undef FLIGHT_NUMBER
     }
-    for (size_t i = 0; i < w->c->n_warnings; i++) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_WARNING], w->c->warnings[i]);
+    for (size_t i = 0; i < w->c->n_warnings; i++)
+        note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_WARNING], w->c->warnings[i]);
     if (info->device_name[0]) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEVICE_NAME], info->device_name);
-    if (info->producer != OPPROF_PRODUCER_OPPROF) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_READ_FROM], opprof_producer_name(info->producer));
+    if (info->producer != OPPROF_PRODUCER_OPPROF)
+        note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_READ_FROM], opprof_producer_name(info->producer));
     for (size_t i = 0; i < w->c->n_mangled; i++) /* the C++ names demangled, with their symbols */
         if (w->c->mangled[i]) {
             note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEMANGLED], w->c->names[i]);
             note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MANGLED], w->c->mangled[i]);
         }
     char *machine = NULL; /* the ceilings of the machine it ran on, as its profile's JSON */
-    if (w->c->machine && opprof_machine_json_to_string(w->c->machine, &machine) == 0) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MACHINE], machine);
+    if (w->c->machine && opprof_machine_json_to_string(w->c->machine, &machine) == 0)
+        note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_MACHINE], machine);
     opprof_free(machine);
     end_packet(w, SEQ_NEEDS_STATE);
 }
@@ -668,7 +672,9 @@ static OPPROF__HASH uint64_t sourced_hash(const struct sourced *k) {
     uint64_t h = ((uint64_t)k->name << 32 | k->source) * 0x9E3779B97F4A7C15ull;
     return h ^ (h >> 29);
 }
-static uint64_t sourced_hash_of(const void *ctx, uint32_t item) { return sourced_hash(&((const struct sourced *)ctx)[item]); }
+static uint64_t sourced_hash_of(const void *ctx, uint32_t item) {
+    return sourced_hash(&((const struct sourced *)ctx)[item]);
+}
 static bool sourced_equal(const void *ctx, uint32_t item, const void *key) {
     const struct sourced *a = &((const struct sourced *)ctx)[item], *b = key;
     return a->name == b->name && a->source == b->source;
@@ -885,7 +891,8 @@ static int write_gzip(const opprof_capture *c, FILE *file) {
     return opprof__gzip_close(fp, write_stream(c, fp));
 }
 
-int opprof_capture_perfetto_write_ex(const opprof_capture *c, const char *path, const opprof_perfetto_options *options) {
+int opprof_capture_perfetto_write_ex(const opprof_capture *c, const char *path,
+                                     const opprof_perfetto_options *options) {
     if (!c || !path) return OPPROF_EINVAL;
     opprof__file f;
     int rc = opprof__file_open(&f, path);

@@ -85,8 +85,8 @@ static inline void opprof__pb_double(opprof__strbuf *b, uint32_t field, double d
 typedef struct opprof__pb_field {
     uint32_t number;
     int wire;
-    uint64_t value;            /* varint, fixed64, fixed32 */
-    const uint8_t *data;       /* bytes: data[0 .. len) */
+    uint64_t value;      /* varint, fixed64, fixed32 */
+    const uint8_t *data; /* bytes: data[0 .. len) */
     size_t len;
 } opprof__pb_field;
 

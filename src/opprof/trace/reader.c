@@ -106,7 +106,7 @@ static int on_flight_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
     int64_t i = v.is_int ? v.as_int : 0;
-#define FLIGHT_NUMBER(name)                                                                                   \
+#define FLIGHT_NUMBER(name) \
     if (KEY_IS(k, n, #name)) f->name = (__typeof__(f->name))i;
     OPPROF__FLIGHT_NUMBERS(FLIGHT_NUMBER)
 #undef FLIGHT_NUMBER
@@ -185,7 +185,8 @@ static int parse_document(parser *p) {
     } else if (c == '{') {
         top t = {0};
         if (opprof__json_object(&p->lx, on_top_key, &t)) return OPPROF_EFORMAT;
-        if (!t.saw_events) return opprof__json_fail_at(&p->lx, 0, "not a trace: the object has no \"traceEvents\" array");
+        if (!t.saw_events)
+            return opprof__json_fail_at(&p->lx, 0, "not a trace: the object has no \"traceEvents\" array");
     } else {
         return FAIL(p, "not a trace: expected '{' or '[' at the start, found '%c'", c);
     }
@@ -256,8 +257,10 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         rc = parse_document(p);
     }
     if (!rc && p->string_times)
-        opprof__capture_warnf(p->cap, "%llu time(s) (\"ts\", \"dur\") written as strings were read as numbers "
-                              "(first: line %lld)", (unsigned long long)p->string_times, (long long)p->first_string_time);
+        opprof__capture_warnf(p->cap,
+                              "%llu time(s) (\"ts\", \"dur\") written as strings were read as numbers "
+                              "(first: line %lld)",
+                              (unsigned long long)p->string_times, (long long)p->first_string_time);
     if (!rc) rc = opprof__reader_samples_finish(p);
     if (!rc) rc = opprof__reader_profiles_finish(p);
     if (!rc) rc = opprof__reader_runtime_finish(p);
@@ -276,7 +279,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         if (p->min_ts != INT64_MAX) shift_times(p->cap, p->min_ts);
         opprof__reader_check_whole(p);
         p->cap->info.producer = p->ours && p->read_from ? (opprof_producer)(p->read_from - 1) /* converted by opprof */
-                                : p->ours           ? OPPROF_PRODUCER_OPPROF
+                                : p->ours               ? OPPROF_PRODUCER_OPPROF
                                 : p->rt.ort         ? OPPROF_PRODUCER_ONNXRUNTIME /* its GPU "Kernel" is Kineto's too */
                                 : p->rt.trt         ? OPPROF_PRODUCER_TENSORRT
                                 : p->rt.tf          ? OPPROF_PRODUCER_TENSORFLOW
@@ -286,8 +289,8 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         /* PyTorch's _remove_dup_nodes (an only child named as its parent is
          * merged into it) is PyTorch's rule, for its traces only: in another
          * writer's trace a call nested in a call of the same name is recursion */
-        p->cap->merge_only_children = p->cap->info.producer == OPPROF_PRODUCER_KINETO ||
-                                      p->cap->info.producer == OPPROF_PRODUCER_PYTORCH_LEGACY;
+        p->cap->merge_only_children =
+            p->cap->info.producer == OPPROF_PRODUCER_KINETO || p->cap->info.producer == OPPROF_PRODUCER_PYTORCH_LEGACY;
         rc = opprof__reader_runtime_links(p);
         if (!rc) rc = opprof__link_devices(p->cap, p->links, p->n_links);
         if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
@@ -351,7 +354,7 @@ static int read_perfetto_bytes(const void *data, size_t len, const opprof_read_o
  * whole in memory (a socket, not a pipe: send with MSG_NOSIGNAL, so that a
  * reader that stops early raises no SIGPIPE). */
 typedef struct translation {
-    gzFile gz;       /* the trace's bytes, read by the translation only */
+    gzFile gz; /* the trace's bytes, read by the translation only */
     int fd, rc;
     char why[200];
 } translation;
@@ -380,10 +383,10 @@ static void *translate(void *arg) {
     return NULL;
 }
 
-
 /* A .pftrace file (plain or gzip): its packets decoded as they are read,
  * its JSON streamed to the JSON reader. A translation's error is the one said. */
-static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error) {
+static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_capture **out,
+                         opprof_read_error *error) {
     int rc = 0, fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
         rc = -errno;
@@ -422,8 +425,8 @@ static int foreign_error(opprof_read_error *error, const char *what) {
 
 /* Whether path holds a Perfetto trace, or a file of another kind that opprof
  * names: its first bytes (through gzip). */
-static int sniff(const char *path, const opprof_read_options *options, opprof_capture **out,
-                 opprof_read_error *error, bool *done) {
+static int sniff(const char *path, const opprof_read_options *options, opprof_capture **out, opprof_read_error *error,
+                 bool *done) {
     *done = false;
     struct stat st; /* a regular file only: a pipe's first bytes, once read, are gone */
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
@@ -463,8 +466,8 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
     return read_trace(&p, rc, options, out, error);
 }
 
-int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options,
-                               opprof_capture **out, opprof_read_error *error) {
+int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options, opprof_capture **out,
+                               opprof_read_error *error) {
     if ((!data && len) || !out) return OPPROF_EINVAL;
     const char *foreign = opprof__foreign_file(data, len < 64 ? len : 64);
     if (foreign) return foreign_error(error, foreign);
@@ -474,4 +477,3 @@ int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_o
     int rc = opprof__json_open_buffer(&p.lx, data, len, options);
     return read_trace(&p, rc, options, out, error);
 }
-

@@ -27,8 +27,10 @@ void opprof__reader_assumed(parser *p, int64_t offset, bool warning, const char 
     int64_t line = 0, column = 0;
     opprof__json_locate(&p->lx, offset, &line, &column);
     opprof__reader_assumed_placed(p, offset, line, column, "%s", what);
-    if (warning && p->translated) opprof__capture_warnf(p->cap, "%s", what);
-    else if (warning) opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
+    if (warning && p->translated)
+        opprof__capture_warnf(p->cap, "%s", what);
+    else if (warning)
+        opprof__capture_warnf(p->cap, "line %lld: %s", (long long)line, what);
 }
 
 void opprof__reader_assumed_placed(parser *p, int64_t offset, int64_t line, int64_t column, const char *fmt, ...) {
@@ -69,12 +71,12 @@ typedef struct allocator_name {
     char text[48];
 } allocator_name;
 static allocator_name allocator_text(const opprof_memory_event *m) {
-    static const char *const types[] = {"CPU", "CUDA", "MKLDNN", "OpenGL", "OpenCL", "IDEEP", "HIP", "FPGA", "MAIA",
-                                        "XLA", "Vulkan", "Metal", "XPU", "MPS", "Meta", "HPU", "VE", "Lazy", "IPU",
-                                        "MTIA"};
+    static const char *const types[] = {"CPU",  "CUDA", "MKLDNN", "OpenGL", "OpenCL", "IDEEP", "HIP",
+                                        "FPGA", "MAIA", "XLA",    "Vulkan", "Metal",  "XPU",   "MPS",
+                                        "Meta", "HPU",  "VE",     "Lazy",   "IPU",    "MTIA"};
     allocator_name a;
-    const char *type = m->device_type >= 0 && (size_t)m->device_type < sizeof types / sizeof *types
-                           ? types[m->device_type] : "device";
+    const char *type =
+        m->device_type >= 0 && (size_t)m->device_type < sizeof types / sizeof *types ? types[m->device_type] : "device";
     if (m->device_type == 0 && m->device_id < 0)
         snprintf(a.text, sizeof a.text, "the CPU's allocator");
     else
@@ -125,9 +127,9 @@ static void check_nesting(parser *p) {
             else
                 snprintf(where, sizeof where, "line %lld", (long long)outer->line);
             opprof__reader_problem_placed(p, x->offset, x->line, x->column,
-                           "complete event '%s' overlaps '%s' (%s) without nesting on its thread",
-                           opprof_capture_name(p->cap, e->name), opprof_capture_name(p->cap, ev[outer->event].name),
-                           where);
+                                          "complete event '%s' overlaps '%s' (%s) without nesting on its thread",
+                                          opprof_capture_name(p->cap, e->name),
+                                          opprof_capture_name(p->cap, ev[outer->event].name), where);
             continue;
         }
         if (opprof__grow((void **)&stack, &cap, depth + 1, sizeof *stack)) break;
@@ -146,11 +148,12 @@ static void check_memory_totals(parser *p) {
         if (a->device_type != b->device_type || a->device_id != b->device_id) continue; /* another allocator */
         int64_t sum;
         if (__builtin_add_overflow(a->total_allocated, b->bytes, &sum) || sum != b->total_allocated)
-            opprof__reader_problem_placed(p, p->ms[i].offset, p->ms[i].line, p->ms[i].column,
-                           "memory totals do not add up: Total Allocated %lld after %lld, but Bytes is %lld "
-                           "(%s)",
-                           (long long)b->total_allocated, (long long)a->total_allocated, (long long)b->bytes,
-                           allocator_text(b).text);
+            opprof__reader_problem_placed(
+                p, p->ms[i].offset, p->ms[i].line, p->ms[i].column,
+                "memory totals do not add up: Total Allocated %lld after %lld, but Bytes is %lld "
+                "(%s)",
+                (long long)b->total_allocated, (long long)a->total_allocated, (long long)b->bytes,
+                allocator_text(b).text);
     }
 }
 
@@ -164,4 +167,3 @@ void opprof__reader_check_whole(parser *p) {
                                   "from a signal handler when the warnings say so)",
                                   (unsigned long long)p->cap->info.dropped_events);
 }
-

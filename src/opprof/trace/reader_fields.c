@@ -30,9 +30,9 @@ static int number_field(parser *p, event *e, int64_t *out, const char *field, bo
 int opprof__reader_string_id(parser *p, const char *text, size_t len, int64_t *out) {
     size_t slot;
     opprof__index_text key = {text, len};
-    int64_t found = opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash,
-                                         opprof__index_text_equal, p->string_ids, opprof__hash_bytes(text, len), &key,
-                                         &slot);
+    int64_t found =
+        opprof__index_lookup(&p->string_index, p->n_string_ids, opprof__index_text_hash, opprof__index_text_equal,
+                             p->string_ids, opprof__hash_bytes(text, len), &key, &slot);
     if (found < 0) return OPPROF_ENOMEM;
     if (found) {
         *out = p->string_base - found;
@@ -67,7 +67,8 @@ static int parse_id(parser *p, event *e, int64_t *out, const char *field) {
          * memory events' as numbers) */
         char *end;
         errno = 0;
-        long long v = p->lx.s_len && p->lx.s_len < 19 && p->lx.s[0] >= '0' && p->lx.s[0] <= '9' ? strtoll(p->lx.s, &end, 10) : -1;
+        long long v =
+            p->lx.s_len && p->lx.s_len < 19 && p->lx.s[0] >= '0' && p->lx.s[0] <= '9' ? strtoll(p->lx.s, &end, 10) : -1;
         if (v >= 0 && !errno && end == p->lx.s + p->lx.s_len) {
             *out = v;
             return 0;
@@ -130,7 +131,6 @@ static int time_field(parser *p, event *e, int64_t *out, const char *field) {
 static int int_field(parser *p, event *e, int64_t *out, const char *field) {
     return number_field(p, e, out, field, false);
 }
-
 
 typedef struct dims_ctx {
     event *e;
@@ -274,32 +274,46 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len))
-            return opprof__reader_no_memory(p, "args");
+        if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len)) return opprof__reader_no_memory(p, "args");
         /* an operator's "name" (ggml's tensor) is also one of its arguments; a metadata event's is not used as one */
         if (KEY_IS(k, n, "name") && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
             own_string_arg(p, e, k, n);
         return 0;
     }
     /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
-    if ((p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) && e->n_args < (int)(sizeof e->args / sizeof *e->args) &&
-        n < sizeof e->args[0].key)
+    if ((p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) &&
+        e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
         return own_arg(p, e, k, n);
     return opprof__json_skip(&p->lx);
 }
 
 /* Kineto's categories: what is a CPU row, a device row, or no row. */
 static cat_class classify(const char *c, size_t n, bool *mtia) {
-#define CAT(lit, cls) {lit, sizeof lit - 1, cls}
-    static const struct { const char *name; size_t len; cat_class cls; } known[] = {
-        CAT("cpu_op", CAT_CPU_OP),        CAT("Operator", CAT_CPU_OP),     CAT("user_annotation", CAT_USER),
-        CAT("cuda_runtime", CAT_RUNTIME),  CAT("cuda_driver", CAT_RUNTIME), CAT("Runtime", CAT_RUNTIME),
-        CAT("mtia_runtime", CAT_RUNTIME),  CAT("kernel", CAT_DEVICE),       CAT("gpu_memcpy", CAT_DEVICE),
-        CAT("gpu_memset", CAT_DEVICE),     CAT("cuda_sync", CAT_DEVICE),    CAT("Kernel", CAT_DEVICE),
-        CAT("Memcpy", CAT_DEVICE),         CAT("Memset", CAT_DEVICE),       CAT("mtia_ccp_events", CAT_DEVICE),
-        CAT("cuda_profiler_range", CAT_DEVICE), /* CUPTI's range profiler: one per kernel, on the device */
-        CAT("gpu_user_annotation", CAT_DEVICE_ANNOTATION),                  CAT("Trace", CAT_SPAN),
-        CAT("python_function", CAT_PYTHON)};
+#define CAT(lit, cls) \
+    { lit, sizeof lit - 1, cls }
+    static const struct {
+        const char *name;
+        size_t len;
+        cat_class cls;
+    } known[] = {CAT("cpu_op", CAT_CPU_OP),
+                 CAT("Operator", CAT_CPU_OP),
+                 CAT("user_annotation", CAT_USER),
+                 CAT("cuda_runtime", CAT_RUNTIME),
+                 CAT("cuda_driver", CAT_RUNTIME),
+                 CAT("Runtime", CAT_RUNTIME),
+                 CAT("mtia_runtime", CAT_RUNTIME),
+                 CAT("kernel", CAT_DEVICE),
+                 CAT("gpu_memcpy", CAT_DEVICE),
+                 CAT("gpu_memset", CAT_DEVICE),
+                 CAT("cuda_sync", CAT_DEVICE),
+                 CAT("Kernel", CAT_DEVICE),
+                 CAT("Memcpy", CAT_DEVICE),
+                 CAT("Memset", CAT_DEVICE),
+                 CAT("mtia_ccp_events", CAT_DEVICE),
+                 CAT("cuda_profiler_range", CAT_DEVICE), /* CUPTI's range profiler: one per kernel, on the device */
+                 CAT("gpu_user_annotation", CAT_DEVICE_ANNOTATION),
+                 CAT("Trace", CAT_SPAN),
+                 CAT("python_function", CAT_PYTHON)};
 #undef CAT
     *mtia = n >= 4 && memcmp(c, "mtia", 4) == 0;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
@@ -331,8 +345,7 @@ static int name_field(parser *p, event *e) {
         e->bad_why = "holds \\u0000, which no name can keep: the event is left out";
     }
     e->memory_name = p->lx.s_len == 8 && memcmp(p->lx.s, "[memory]", 8) == 0;
-    if (copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len))
-        return opprof__reader_no_memory(p, "name");
+    if (copy_into(&e->name, &e->name_cap, p->lx.s, p->lx.s_len)) return opprof__reader_no_memory(p, "name");
     e->name_len = p->lx.s_len;
     return 0;
 }
@@ -348,7 +361,9 @@ static int id_field(parser *p, event *e) {
         int base = len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
         uint64_t v = 0;
         for (i = base == 16 ? 2 : 0; i < len && i < 18; i++) {
-            int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : base == 16 && (s[i] | 32) >= 'a' && (s[i] | 32) <= 'f' ? (s[i] | 32) - 'a' + 10 : -1;
+            int d = s[i] >= '0' && s[i] <= '9'                               ? s[i] - '0'
+                    : base == 16 && (s[i] | 32) >= 'a' && (s[i] | 32) <= 'f' ? (s[i] | 32) - 'a' + 10
+                                                                             : -1;
             if (d < 0) break;
             v = v * (uint64_t)base + (uint64_t)d;
         }
@@ -430,4 +445,3 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
     if (runtime != 1) return runtime;
     return opprof__json_skip(&p->lx);
 }
-

@@ -91,13 +91,13 @@ void opprof__reader_apply_labels(parser *p) {
         if (!l->device[0]) continue;
         c->threads[t].device = devices = true;
         if (!c->info.device_name[0])
-            snprintf(c->info.device_name, sizeof c->info.device_name, "%s", strcmp(l->device, "MTIA") ? "CUDA" : "MTIA");
+            snprintf(c->info.device_name, sizeof c->info.device_name, "%s",
+                     strcmp(l->device, "MTIA") ? "CUDA" : "MTIA");
     }
     for (size_t i = 0; devices && i < c->n_events; i++)
         if (c->threads[c->events[i].thread].device && !opprof__is_device(&c->events[i]))
             c->events[i].kind = OPPROF_KIND_DEVICE;
 }
-
 
 int opprof__reader_join_labels(parser *p, const parser *q, const int64_t *ids) {
     for (size_t i = 0; i < q->n_labels; i++) {

@@ -67,11 +67,11 @@ int64_t opprof__reader_find_thread(parser *p, int64_t pid, int64_t tid) {
 /* ---- complete events, and begins waiting for their ends ---- */
 
 opprof_kind opprof__reader_complete_kind(uint8_t cat, const char *name) {
-    return cat == CAT_DEVICE                                          ? OPPROF_KIND_DEVICE
-           : cat == CAT_DEVICE_ANNOTATION                             ? OPPROF_KIND_DEVICE_ANNOTATION
+    return cat == CAT_DEVICE                                           ? OPPROF_KIND_DEVICE
+           : cat == CAT_DEVICE_ANNOTATION                              ? OPPROF_KIND_DEVICE_ANNOTATION
            : name[0] == 'P' && strncmp(name, "ProfilerStep#", 13) == 0 ? OPPROF_KIND_STEP
-           : cat == CAT_USER                                          ? OPPROF_KIND_USER_ANNOTATION
-                                                                      : OPPROF_KIND_CPU_OP;
+           : cat == CAT_USER                                           ? OPPROF_KIND_USER_ANNOTATION
+                                                                       : OPPROF_KIND_CPU_OP;
 }
 
 /* Add a complete event (an "X", or a "B" and its "E"); `e`, when given,
@@ -86,15 +86,21 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
         if (kind == OPPROF_KIND_DEVICE || kind == OPPROF_KIND_DEVICE_ANNOTATION) {
             snprintf(p->cap->info.device_name, sizeof p->cap->info.device_name, "%s", e->mtia ? "MTIA" : "CUDA");
         }
-        int role = kind == OPPROF_KIND_DEVICE ? OPPROF__LINK_DEVICE
-                   : cat == CAT_RUNTIME       ? OPPROF__LINK_RUNTIME
+        int role = kind == OPPROF_KIND_DEVICE              ? OPPROF__LINK_DEVICE
+                   : cat == CAT_RUNTIME                    ? OPPROF__LINK_RUNTIME
                    : cat == CAT_CPU_OP || cat == CAT_OTHER ? OPPROF__LINK_OP
                                                            : -1;
         if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
                 return opprof__reader_no_memory(p, "device links");
-            p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower,
-                                                    (uint32_t)thread, ts, ts + dur, e->ext_id, e->corr_id};
+            p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1),
+                                                    (uint8_t)role,
+                                                    e->ext_lower,
+                                                    (uint32_t)thread,
+                                                    ts,
+                                                    ts + dur,
+                                                    e->ext_id,
+                                                    e->corr_id};
         }
     }
     if (e && (e->has_dims || (e->frame && e->frame[0]))) {
@@ -209,7 +215,8 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
     const begun *b = &p->begins[i];
     int rc = 0;
     if (ts < b->ts)
-        opprof__reader_problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name, (long long)b->line);
+        opprof__reader_problem_at(p, offset, "end event of '%s' (line %lld) is earlier than its begin", b->name,
+                                  (long long)b->line);
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
     opprof__reader_close_begin(p, thread);
@@ -244,10 +251,10 @@ int opprof__reader_unended_begins(parser *p) {
                                       b->name, (long long)p->cap->threads[b->thread].tid, (double)(end - b->ts) / 1e6,
                                       share_of_trace(p, end - b->ts));
     }
-    if (count &&
-        opprof__capture_warnf(p->cap, "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's "
-                              "end, the longest %.1f %% of the trace",
-                              count, first, share_of_trace(p, p->cap->info.unended_ns)))
+    if (count && opprof__capture_warnf(p->cap,
+                                       "%zu begin event(s) never ended (first: '%s'): read as lasting to the trace's "
+                                       "end, the longest %.1f %% of the trace",
+                                       count, first, share_of_trace(p, p->cap->info.unended_ns)))
         return opprof__reader_no_memory(p, "warnings");
     return 0;
 }
@@ -266,11 +273,19 @@ void opprof__reader_free_begins(parser *p) {
  * compared only at a length of theirs (every operator's name starts with
  * "aten::", so a first byte decides nothing). */
 static bool filtered_name(const char *name, size_t len) {
-#define FILTERED(lit) {lit, sizeof lit - 1}
-    static const struct { const char *text; size_t len; } names[] = {
-        FILTERED("[memory]"), FILTERED("[OutOfMemory]"), FILTERED("profiler::_record_function_enter"),
-        FILTERED("profiler::_record_function_enter_new"), FILTERED("profiler::_record_function_exit"),
-        FILTERED("aten::is_leaf"), FILTERED("aten::output_nr"), FILTERED("aten::_version")};
+#define FILTERED(lit) \
+    { lit, sizeof lit - 1 }
+    static const struct {
+        const char *text;
+        size_t len;
+    } names[] = {FILTERED("[memory]"),
+                 FILTERED("[OutOfMemory]"),
+                 FILTERED("profiler::_record_function_enter"),
+                 FILTERED("profiler::_record_function_enter_new"),
+                 FILTERED("profiler::_record_function_exit"),
+                 FILTERED("aten::is_leaf"),
+                 FILTERED("aten::output_nr"),
+                 FILTERED("aten::_version")};
 #undef FILTERED
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (len == names[i].len && memcmp(name, names[i].text, len) == 0) return true;
@@ -310,8 +325,9 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
             m.value.d = e->args[0].d;
         } else if (e->ph == 'i' || e->ph == 'I') {
             m.kind = OPPROF_MARK_INSTANT;
-            m.value.i = e->scope == 'g' ? OPPROF_INSTANT_GLOBAL : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
-                                                                                   : OPPROF_INSTANT_THREAD;
+            m.value.i = e->scope == 'g'   ? OPPROF_INSTANT_GLOBAL
+                        : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
+                                          : OPPROF_INSTANT_THREAD;
         } else {
             m.kind = (uint32_t)opprof__mark_of_phase(e->ph); /* a flow or async edge */
             m.value.id = e->id;
@@ -335,9 +351,10 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
 
 static int take_complete(parser *p, event *e, int64_t offset) {
     if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
-        opprof__reader_problem_at(p, offset, "complete event without %s", !(e->have & HAS_NAME) ? "\"name\""
-                                                            : !(e->have & HAS_TS) ? "\"ts\""
-                                                                                  : "\"dur\"");
+        opprof__reader_problem_at(p, offset, "complete event without %s",
+                                  !(e->have & HAS_NAME) ? "\"name\""
+                                  : !(e->have & HAS_TS) ? "\"ts\""
+                                                        : "\"dur\"");
         return 0;
     }
     if (e->dur < 0) {
@@ -371,7 +388,8 @@ static int take_instant(parser *p, event *e, int64_t offset) {
         return 0;
     }
     if (!(e->have & HAS_TS) || !(e->have & HAS_BYTES)) {
-        opprof__reader_problem_at(p, offset, "memory event without %s", !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
+        opprof__reader_problem_at(p, offset, "memory event without %s",
+                                  !(e->have & HAS_TS) ? "\"ts\"" : "args \"Bytes\"");
         return 0;
     }
     if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
@@ -388,12 +406,11 @@ static int take_instant(parser *p, event *e, int64_t offset) {
             return opprof__reader_no_memory(p, "checks");
         int64_t line, column;
         opprof__json_locate(&p->lx, offset, &line, &column);
-        p->ms[p->n_ms++] = (mrecord){offset, column, (uint32_t)(p->cap->n_mem - 1),
-                                     line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
+        p->ms[p->n_ms++] =
+            (mrecord){offset, column, (uint32_t)(p->cap->n_mem - 1), line > UINT32_MAX ? UINT32_MAX : (uint32_t)line};
     }
     return 0;
 }
-
 
 /* "M": thread names (and threads that only a sort index names: a thread of
  * the trace with no event and no name); opprof merge's process labels ("rank K"). */
@@ -534,7 +551,8 @@ static int take_event(parser *p, event *e, int64_t offset) {
                                   e->bad_why ? e->bad_why : "has the wrong type or is out of range");
         return 0;
     }
-    if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts) p->max_ts = e->ts; /* the trace's end: its latest time */
+    if ((e->have & HAS_TS) && e->ph != 'M' && e->ts > p->max_ts)
+        p->max_ts = e->ts; /* the trace's end: its latest time */
     const phase *ph = phase_of(e->ph);
     if (ph && ph->take) return ph->take(p, e, offset);
     if (opprof__mark_of_phase(e->ph) >= 0) return take_mark(p, e, offset);

@@ -21,7 +21,7 @@
 enum { MAX_DEPTH = 4096 };
 
 typedef struct pnode {
-    int64_t id, parent; /* parent 0: none */
+    int64_t id, parent;  /* parent 0: none */
     char *name, *source; /* source: "file:line", or NULL */
     bool range;
 } pnode;
@@ -105,8 +105,8 @@ static int on_call_frame_key(opprof__json *lx, void *ctx, const char *k, size_t 
         return rc < 0 ? rc : 0;
     }
     if (!name && !url) return opprof__json_skip(&p->lx);
-    if (opprof__json_skip_ws(&p->lx) != '"') return x->c->bad = "a callFrame's functionName or url is not a string",
-                                                     opprof__json_skip(&p->lx);
+    if (opprof__json_skip_ws(&p->lx) != '"')
+        return x->c->bad = "a callFrame's functionName or url is not a string", opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     char **to = name ? &x->n->name : &x->url;
     opprof__free(*to);
@@ -134,7 +134,7 @@ static int on_node_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "children") && c == '[') return opprof__json_array(&p->lx, on_child, x);
     int64_t v = 0;
     int rc = KEY_IS(k, n, "id") || KEY_IS(k, n, "parent") || KEY_IS(k, n, "opprof_range") ? number(p, &v, false)
-                                                                                           : opprof__json_skip(&p->lx);
+                                                                                          : opprof__json_skip(&p->lx);
     if (rc < 0) return rc;
     if (rc || !(KEY_IS(k, n, "id") || KEY_IS(k, n, "parent") || KEY_IS(k, n, "opprof_range"))) return 0;
     if (k[0] == 'i') x->n->id = v;
@@ -262,12 +262,12 @@ static profile *profile_of(parser *p, const event *e) {
 
 /* Append src's arrays to dst's (src's are moved: src is left empty). */
 static int absorb(chunk *dst, chunk *src) {
-#define MOVE(arr, n, cap)                                                                                 \
-    if (src->n) {                                                                                         \
+#define MOVE(arr, n, cap)                                                                                         \
+    if (src->n) {                                                                                                 \
         if (opprof__grow((void **)&dst->arr, &dst->cap, dst->n + src->n, sizeof *dst->arr)) return OPPROF_ENOMEM; \
-        memcpy(dst->arr + dst->n, src->arr, src->n * sizeof *src->arr);                                   \
-        dst->n += src->n;                                                                                 \
-        src->n = 0;                                                                                       \
+        memcpy(dst->arr + dst->n, src->arr, src->n * sizeof *src->arr);                                           \
+        dst->n += src->n;                                                                                         \
+        src->n = 0;                                                                                               \
     }
     MOVE(nodes, n_nodes, cap_nodes)
     MOVE(edges, n_edges, cap_edges)
@@ -327,8 +327,8 @@ static pnode *find(const opprof__index *ix, chunk *c, int64_t id) {
 static int index_nodes(parser *p, chunk *c, opprof__index *ix) {
     for (size_t i = 0; i < c->n_nodes; i++) {
         size_t slot;
-        int64_t found = opprof__index_lookup(ix, i, node_hash_of, node_equal, c->nodes,
-                                             id_hash(c->nodes[i].id), &c->nodes[i].id, &slot);
+        int64_t found = opprof__index_lookup(ix, i, node_hash_of, node_equal, c->nodes, id_hash(c->nodes[i].id),
+                                             &c->nodes[i].id, &slot);
         if (found < 0) return nomem(p);
         if (found) return FAIL(p, "a CPU profile gives node %lld twice", (long long)c->nodes[i].id);
         ix->slots[slot] = (uint32_t)i + 1;
@@ -345,7 +345,7 @@ static int index_nodes(parser *p, chunk *c, opprof__index *ix) {
  * stack once, so that a sample costs a lookup, not its depth times its
  * names' lengths. UINT32_MAX in *stack: no frame (the root, ranges only). */
 typedef struct node_memo {
-    uint32_t *name, *source, *stack; /* per node; UINT32_MAX - 1: not yet */
+    uint32_t *name, *source, *stack;           /* per node; UINT32_MAX - 1: not yet */
     uint32_t ids[MAX_DEPTH], where[MAX_DEPTH]; /* a stack being interned */
 } node_memo;
 
@@ -413,8 +413,9 @@ static int add_samples(parser *p, profile *pf, opprof__index *ix) {
     opprof__free(m->stack);
     opprof__free(m);
     if (!rc && unknown &&
-        opprof__capture_warnf(p->cap, "a CPU profile (pid %lld, id %lld): %zu of its %zu samples name a "
-                                      "node that it does not give (a profile cut short): left out",
+        opprof__capture_warnf(p->cap,
+                              "a CPU profile (pid %lld, id %lld): %zu of its %zu samples name a "
+                              "node that it does not give (a profile cut short): left out",
                               (long long)pf->pid, (long long)pf->key, unknown, c->n_samples))
         return nomem(p);
     return rc;
@@ -426,7 +427,8 @@ int opprof__reader_profiles_finish(parser *p) {
     for (size_t i = 0; r && !rc && i < r->n; i++) {
         profile *pf = &r->profiles[i];
         if (!pf->declared || !pf->all.has_start) {
-            opprof__capture_warnf(p->cap, "a CPU profile (pid %lld, id %lld) has chunks but no \"Profile\" event with "
+            opprof__capture_warnf(p->cap,
+                                  "a CPU profile (pid %lld, id %lld) has chunks but no \"Profile\" event with "
                                   "its startTime: its %zu samples are left out",
                                   (long long)pf->pid, (long long)pf->key, pf->all.n_samples);
             continue;

@@ -125,8 +125,10 @@ static int on_main_thread_key(opprof__json *lx, void *ctx, const char *k, size_t
     parser *p = (parser *)lx;
     event *e = ctx;
     int c = opprof__json_skip_ws(&p->lx);
-    const char *key = KEY_IS(k, n, "Run") ? "pool_run" : KEY_IS(k, n, "Wait") ? "pool_wait"
-                      : KEY_IS(k, n, "Distribution") ? "pool_distribution" : NULL;
+    const char *key = KEY_IS(k, n, "Run")            ? "pool_run"
+                      : KEY_IS(k, n, "Wait")         ? "pool_wait"
+                      : KEY_IS(k, n, "Distribution") ? "pool_distribution"
+                                                     : NULL;
     if (!key || (c != '-' && (c < '0' || c > '9'))) return opprof__json_skip(&p->lx);
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
@@ -163,7 +165,7 @@ int opprof__reader_runtime_arg(parser *p, event *e, const char *k, size_t n) {
     if (KEY_IS(k, n, "provider")) return keep_string(p, e, "provider");
     if (KEY_IS(k, n, "thread_scheduling_stats")) /* an object, or "" without a pool */
         return opprof__json_skip_ws(&p->lx) == '{' ? opprof__json_object(&p->lx, on_pool_key, e)
-                                                  : opprof__json_skip(&p->lx);
+                                                   : opprof__json_skip(&p->lx);
     if (KEY_IS(k, n, "input_type_shape")) {
         if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
         e->has_dims = e->has_types = true;
@@ -283,7 +285,8 @@ int opprof__reader_runtime_finish(parser *p) {
         rc = opprof__capture_warnf(p->cap, "ONNX Runtime's start-up, not in the totals (the runs are): %s",
                                    p->rt.startup.data);
     if (!rc && p->rt.fences)
-        rc = opprof__capture_warnf(p->cap, "ONNX Runtime's fences (%llu, %.3f ms in all, before and after its kernels) "
+        rc = opprof__capture_warnf(p->cap,
+                                   "ONNX Runtime's fences (%llu, %.3f ms in all, before and after its kernels) "
                                    "are no rows: ORT's own tool counts them apart",
                                    (unsigned long long)p->rt.fences, (double)p->rt.fence_us / 1e3);
     return rc ? opprof__json_fail_code(&p->lx, rc, "warnings") : 0;
@@ -304,8 +307,10 @@ static int drop_aggregates(parser *p) {
     for (size_t i = 0; i < c->n_events; i++) {
         bool drop = opprof__reader_aggregate_pid(p, c->threads[c->events[i].thread].pid);
         to[i] = drop ? UINT32_MAX : (uint32_t)kept;
-        if (drop) p->rt.tf_aggregate++;
-        else c->events[kept++] = c->events[i];
+        if (drop)
+            p->rt.tf_aggregate++;
+        else
+            c->events[kept++] = c->events[i];
     }
     c->n_events = kept;
     size_t m = 0;
@@ -336,7 +341,9 @@ static int by_node_then_start(const void *a, const void *b, void *capture) {
     return (sx > sy) - (sx < sy);
 }
 
-static bool on_device(const opprof_capture *c, const struct tf_op *o) { return c->threads[c->events[o->event].thread].device; }
+static bool on_device(const opprof_capture *c, const struct tf_op *o) {
+    return c->threads[c->events[o->event].thread].device;
+}
 
 /* Each device op to its node's latest host launch before it, as Kineto's
  * External id links them (trace/device_links.c). */
@@ -358,10 +365,10 @@ static int link_ops(parser *p) {
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 2, sizeof *p->links)) return OPPROF_ENOMEM;
             const opprof_event *h = &c->events[host];
             int64_t id = INT64_MIN / 4 + host; /* an id of the reader's own, apart from any trace's */
-            p->links[p->n_links++] = (opprof__link){(uint32_t)host, OPPROF__LINK_OP, false, h->thread, h->start_ns,
-                                                    h->start_ns + h->duration_ns, id, -1};
-            p->links[p->n_links++] = (opprof__link){ops[k].event, OPPROF__LINK_DEVICE, true, e->thread, e->start_ns,
-                                                    e->start_ns + e->duration_ns, id, -1};
+            p->links[p->n_links++] = (opprof__link){
+                (uint32_t)host, OPPROF__LINK_OP, false, h->thread, h->start_ns, h->start_ns + h->duration_ns, id, -1};
+            p->links[p->n_links++] = (opprof__link){ops[k].event, OPPROF__LINK_DEVICE,          true, e->thread,
+                                                    e->start_ns,  e->start_ns + e->duration_ns, id,   -1};
         }
     }
     return 0;
@@ -392,7 +399,8 @@ static int runs_as_steps(parser *p) {
     qsort_r(host, n_host, sizeof *host, by_start, c);
     int64_t end = 0;
     for (size_t i = 0; i < c->n_events; i++)
-        if (c->events[i].start_ns + c->events[i].duration_ns > end) end = c->events[i].start_ns + c->events[i].duration_ns;
+        if (c->events[i].start_ns + c->events[i].duration_ns > end)
+            end = c->events[i].start_ns + c->events[i].duration_ns;
     int rc = 0;
     uint32_t thread = n_host ? c->events[host[0]].thread : 0;
     for (size_t k = 0, run = 0; !rc && k < n_host; k++) {
@@ -418,7 +426,8 @@ int opprof__reader_runtime_links(parser *p) {
     if (!rc) rc = link_ops(p);
     if (!rc) rc = runs_as_steps(p);
     if (!rc && p->rt.tf_aggregate)
-        rc = opprof__capture_warnf(p->cap, "TensorFlow's stream:all (%llu events: every device stream's ops again) "
+        rc = opprof__capture_warnf(p->cap,
+                                   "TensorFlow's stream:all (%llu events: every device stream's ops again) "
                                    "left out, each op's device time counted once",
                                    (unsigned long long)p->rt.tf_aggregate);
     return rc ? opprof__json_fail_code(&p->lx, rc, "TensorFlow's ops") : 0;

@@ -63,7 +63,8 @@ static int id_text(parser *p, char **out) {
         len = p->lx.s_len;
     } else {
         opprof__json_number v;
-        if (opprof__json_parse_number(&p->lx, &v) || !v.is_int) return FAIL(p, "a frame id is not a string or a whole number");
+        if (opprof__json_parse_number(&p->lx, &v) || !v.is_int)
+            return FAIL(p, "a frame id is not a string or a whole number");
         len = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v.as_int);
     }
     *out = opprof__alloc(len + 1);
@@ -132,7 +133,8 @@ static int number_of(parser *p, int64_t *out, bool micros) {
                 return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is a string that holds no time");
             return 0;
         }
-        if (c != '-' && (c < '0' || c > '9')) return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a number");
+        if (c != '-' && (c < '0' || c > '9'))
+            return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a number");
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
         if (!v.ns_ok || !opprof__time_in_range(v.ns))
             return FAIL(p, "a sample's or off-CPU time's \"ts\" or \"dur\" is not a time in microseconds");
@@ -158,7 +160,8 @@ static int on_timed_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (KEY_IS(k, n, "tid")) return t->have |= 2, number_of(p, &t->s.tid, false);
     if (KEY_IS(k, n, "ts")) return t->have |= 4, number_of(p, &t->s.ts, true);
     if (KEY_IS(k, n, "dur")) return t->have |= 8, number_of(p, &t->dur, true);
-    if (KEY_IS(k, n, "sf")) return opprof__free(t->s.sf), t->s.sf = NULL, id_text(p, &t->s.sf); /* given twice: the last */
+    if (KEY_IS(k, n, "sf"))
+        return opprof__free(t->s.sf), t->s.sf = NULL, id_text(p, &t->s.sf); /* given twice: the last */
     if (KEY_IS(k, n, "preempted")) {
         int64_t v;
         int rc = number_of(p, &v, false);
@@ -197,7 +200,8 @@ static int on_off_cpu(opprof__json *lx, void *ctx, int index) {
     int rc = opprof__json_object(&p->lx, on_timed_key, &t);
     opprof__free(t.s.sf);
     if (rc) return rc;
-    if (t.have != 15 || t.dur < 0) return FAIL(p, "opprof_off_cpu: item %d lacks \"pid\", \"tid\", \"ts\" or \"dur\"", index);
+    if (t.have != 15 || t.dur < 0)
+        return FAIL(p, "opprof_off_cpu: item %d lacks \"pid\", \"tid\", \"ts\" or \"dur\"", index);
     uint32_t thread;
     if (opprof__reader_thread_of(p, t.s.pid, t.s.tid, &thread)) return OPPROF_EFORMAT;
     if (opprof_capture_add_off_cpu(p->cap, thread, t.s.ts, t.dur, t.preempted))
@@ -208,8 +212,8 @@ static int on_off_cpu(opprof__json *lx, void *ctx, int index) {
 static int on_sampling_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     parser *p = (parser *)lx;
     opprof_capture_info *info = ctx;
-    if (opprof__json_skip_ws(&p->lx) == '"' || !(KEY_IS(k, n, "period_ns") || KEY_IS(k, n, "off_cpu") ||
-                                                 KEY_IS(k, n, "samples_lost")))
+    if (opprof__json_skip_ws(&p->lx) == '"' ||
+        !(KEY_IS(k, n, "period_ns") || KEY_IS(k, n, "off_cpu") || KEY_IS(k, n, "samples_lost")))
         return opprof__json_skip(&p->lx);
     int64_t v;
     if (number_of(p, &v, false)) return OPPROF_EFORMAT;
@@ -287,7 +291,9 @@ static int resolve(parser *p, struct sample_reader *s, const pending *sm) {
         }
     if (opprof__reader_thread_of(p, pid, sm->tid, &thread)) return OPPROF_EFORMAT;
     int rc = opprof__capture_add_sample_stack(p->cap, thread, sm->ts, stack);
-    return rc == OPPROF_ENOMEM ? opprof__reader_no_memory(p, "samples") : rc ? FAIL(p, "samples: a sample out of range") : 0;
+    return rc == OPPROF_ENOMEM ? opprof__reader_no_memory(p, "samples")
+           : rc                ? FAIL(p, "samples: a sample out of range")
+                               : 0;
 }
 
 int opprof__reader_samples_finish(parser *p) {

@@ -57,19 +57,19 @@ struct split {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    bool known, done;        /* under lock: the start is known (or that there is none); the half is read */
-    int64_t start;           /* where the half starts; -1: no event start was found */
-    atomic_bool stop;        /* this thread no longer wants the half */
-    int fd;                  /* the file, opened again (the half's lexer owns it once opened) */
-    int64_t from, size;      /* where the search starts (the middle); the file's size */
-    int depth;               /* the lexer's depth at the array's events */
-    parser half;             /* the second thread's reader */
+    bool known, done;            /* under lock: the start is known (or that there is none); the half is read */
+    int64_t start;               /* where the half starts; -1: no event start was found */
+    atomic_bool stop;            /* this thread no longer wants the half */
+    int fd;                      /* the file, opened again (the half's lexer owns it once opened) */
+    int64_t from, size;          /* where the search starts (the middle); the file's size */
+    int depth;                   /* the lexer's depth at the array's events */
+    parser half;                 /* the second thread's reader */
     opprof_read_options options; /* the reader's, its problems held */
     opprof_read_error error;
     held_problem *held;
     size_t n_held, cap_held, held_bytes;
     bool held_full;
-    bool ok;                 /* the half was read to the array's end and can join */
+    bool ok;                          /* the half was read to the array's end and can join */
     int64_t end, end_lines, end_last; /* the byte after the array, the newlines before it, the last one */
     const char **held_names;          /* by the half's name id: the "B" name a held end's placeholder stands for */
     bool end_counted;                 /* ... all of them; else those from the half's start on */
@@ -114,8 +114,7 @@ static int64_t find_start(int fd, int64_t from, int64_t size) {
         ssize_t k = i + 1;
         while (k < n && is_space(b[k])) k++;
         if (k >= n || b[k] != ',') continue;
-        for (k++; k < n && is_space(b[k]); k++) {
-        }
+        for (k++; k < n && is_space(b[k]); k++) {}
         if (k < n && b[k] == '{') found = from + k;
     }
     opprof__free(b);
@@ -232,7 +231,7 @@ void opprof__reader_split_start(parser *p) {
     q->split = s;
     q->is_half = true;
     q->string_base = INT64_MIN / 2; /* its string ids apart from numbers: numbered again at the join */
-    q->split_at = 0; /* each event asks whether to stop */
+    q->split_at = 0;                /* each event asks whether to stop */
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     if (s->fd < 0 || opprof__helper_start(&s->thread, half_main, s)) {
@@ -286,8 +285,10 @@ static bool held_ends_pair(parser *p, split *s) {
         top[h->thread] = p->begins[top[h->thread]].outer;
     }
     opprof__free(top);
-    if (pair) s->held_names = names;
-    else opprof__free(names);
+    if (pair)
+        s->held_names = names;
+    else
+        opprof__free(names);
     return pair;
 }
 

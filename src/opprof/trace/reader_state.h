@@ -18,10 +18,10 @@ typedef struct xrecord {
 
 typedef struct begun { /* a "B" event waiting for its "E" */
     uint32_t thread;
-    int32_t outer;         /* the one open before it on its thread, or -1 */
-    uint8_t cat;        /* cat_class */
+    int32_t outer; /* the one open before it on its thread, or -1 */
+    uint8_t cat;   /* cat_class */
     int64_t ts, offset, line, column;
-    char *name;            /* owned */
+    char *name; /* owned */
 } begun;
 
 /* A memory event with a total, for the checks: its index in the capture
@@ -34,15 +34,15 @@ typedef struct mrecord {
 
 /* Valid events that become no part of a capture, counted by kind, and the
  * words the reader's on_unused says them with: X(NAME, WORDS). */
-#define UNUSED_EVENT_KINDS(X)                                                      \
-    X(FLOW, "flow events (s/t/f)")                                                 \
-    X(ASYNC, "async events (b/n/e, S/T/p/F)")                                      \
-    X(COUNTER, "counter samples (C)")                                              \
-    X(INSTANT, "instant events (i)")                                               \
-    X(OBJECT, "object events (N/O/D)")                                             \
-    X(OTHER_PHASE, "events of other phases (P/R/V/v/c)")                           \
-    X(SPAN, "Kineto spans (cat Trace)")                                            \
-    X(PYTHON, "Python function events (left out, as key_averages does)")           \
+#define UNUSED_EVENT_KINDS(X)                                            \
+    X(FLOW, "flow events (s/t/f)")                                       \
+    X(ASYNC, "async events (b/n/e, S/T/p/F)")                            \
+    X(COUNTER, "counter samples (C)")                                    \
+    X(INSTANT, "instant events (i)")                                     \
+    X(OBJECT, "object events (N/O/D)")                                   \
+    X(OTHER_PHASE, "events of other phases (P/R/V/v/c)")                 \
+    X(SPAN, "Kineto spans (cat Trace)")                                  \
+    X(PYTHON, "Python function events (left out, as key_averages does)") \
     X(FILTERED, "events PyTorch's key_averages leaves out by name")
 enum {
 #define UNUSED_ENUM(name, words) UNUSED_##name,
@@ -52,13 +52,13 @@ enum {
 };
 
 typedef struct parser {
-    opprof__json lx;       /* first: a lexer callback gets its parser back from it */
+    opprof__json lx; /* first: a lexer callback gets its parser back from it */
     opprof_read_error *err;
     const opprof_read_options *opt;
     opprof_capture *cap;
     opprof__index thread_index; /* (pid, tid) -> the capture's thread */
     uint32_t last_thread;       /* the capture's thread + 1 of the last hit */
-    char **string_ids;     /* string pids/tids ("CPU functions") */
+    char **string_ids;          /* string pids/tids ("CPU functions") */
     size_t n_string_ids, cap_string_ids;
     opprof__index string_index; /* string id -> its index: hostile traces name millions */
     struct process_label {
@@ -66,113 +66,112 @@ typedef struct parser {
         char text[32];
         char device[8]; /* "GPU", "MTIA"...: a device's process (Kineto's "GPU 0", "MTIA 17"), else "" */
         bool aggregate; /* TensorFlow's "/device:GPU:0/stream:all": its streams' events again */
-    } *labels;                  /* process_labels and process_name, applied at the end */
+    } * labels;         /* process_labels and process_name, applied at the end */
     size_t n_labels, cap_labels;
-    opprof__index label_index;  /* pid -> its label */
+    opprof__index label_index; /* pid -> its label */
     xrecord *xs;
     size_t n_xs, cap_xs;
     mrecord *ms;
     size_t n_ms, cap_ms;
-    begun *begins;         /* "B" events not yet ended; a stack per thread through `outer` */
+    begun *begins; /* "B" events not yet ended; a stack per thread through `outer` */
     size_t n_begins, cap_begins;
-    int32_t *innermost;    /* capture thread -> its innermost open "B", or -1 */
+    int32_t *innermost; /* capture thread -> its innermost open "B", or -1 */
     size_t cap_innermost;
     int64_t min_ts, max_ts; /* the earliest time, the latest end */
     uint64_t problems;
-    opprof__link *links;   /* operators, runtime calls and device activities, by their ids */
+    opprof__link *links; /* operators, runtime calls and device activities, by their ids */
     size_t n_links, cap_links;
-    bool ours;             /* the trace names opprof_version: opprof wrote it */
-    bool translated;       /* the JSON is a .pftrace's translation: its places are none of the file's */
-    char device_said[16];  /* its "opprof_device_name" ("MTIA"), which decides over the categories */
-    int read_from;         /* its "opprof_read_from": the producer of the trace opprof converted, + 1; 0: none */
-    bool keep_marks;       /* opprof_read_options.keep_marks: every writer's marks kept as ours */
-    struct runtime_state {    /* other runtimes' rules (trace/reader_runtimes.c) */
-        bool ort;             /* events of ONNX Runtime's categories were read */
-        bool by_node;         /* ONNX Runtime's nodes are rows by node name (--group-by node) */
-        bool trt;             /* rows of TensorRT's per-layer profile were read */
-        bool tf;              /* TensorFlow's timeline: ops ("cat": "Op") were read */
+    bool ours;                 /* the trace names opprof_version: opprof wrote it */
+    bool translated;           /* the JSON is a .pftrace's translation: its places are none of the file's */
+    char device_said[16];      /* its "opprof_device_name" ("MTIA"), which decides over the categories */
+    int read_from;             /* its "opprof_read_from": the producer of the trace opprof converted, + 1; 0: none */
+    bool keep_marks;           /* opprof_read_options.keep_marks: every writer's marks kept as ours */
+    struct runtime_state {     /* other runtimes' rules (trace/reader_runtimes.c) */
+        bool ort;              /* events of ONNX Runtime's categories were read */
+        bool by_node;          /* ONNX Runtime's nodes are rows by node name (--group-by node) */
+        bool trt;              /* rows of TensorRT's per-layer profile were read */
+        bool tf;               /* TensorFlow's timeline: ops ("cat": "Op") were read */
         uint64_t tf_aggregate; /* its stream:all events, left out */
-        struct tf_op {        /* each op: its event, node (args.name) */
+        struct tf_op {         /* each op: its event, node (args.name) */
             uint32_t event;
             uint64_t node;
-        } *tf_ops;
+        } * tf_ops;
         size_t n_tf_ops, cap_tf_ops;
-        int64_t trt_runs;     /* its "count" */
+        int64_t trt_runs; /* its "count" */
         uint64_t runs, fences;
         int64_t fence_us;
         opprof__strbuf startup; /* "name 1.234 ms, ..." of ORT's session start-up */
     } rt;
-    opprof__strbuf mangled; /* "opprof_mangled_names": name, mangled name, ... each ending in '\0' */
-    bool kineto;           /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
-    bool legacy_pytorch;   /* "pid": "CPU functions": PyTorch's legacy exporter */
-    bool array_form;       /* the trace is a bare event array ("[...]") */
-    uint64_t string_times; /* "ts" or "dur" written as strings, read as numbers */
-    int64_t first_string_time; /* the line of the first */
-    uint64_t unused[UNUSED_KINDS]; /* valid events that are no part of the capture, by kind */
-    struct sample_reader *samples; /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
+    opprof__strbuf mangled;          /* "opprof_mangled_names": name, mangled name, ... each ending in '\0' */
+    bool kineto;                     /* Kineto's top-level keys or categories: PyTorch 1.8 and later */
+    bool legacy_pytorch;             /* "pid": "CPU functions": PyTorch's legacy exporter */
+    bool array_form;                 /* the trace is a bare event array ("[...]") */
+    uint64_t string_times;           /* "ts" or "dur" written as strings, read as numbers */
+    int64_t first_string_time;       /* the line of the first */
+    uint64_t unused[UNUSED_KINDS];   /* valid events that are no part of the capture, by kind */
+    struct sample_reader *samples;   /* "stackFrames" and "samples" until the end (trace/reader_samples.c) */
     struct profile_reader *profiles; /* Chrome's CPU profiles until the end (trace/reader_profiles.c) */
-    uint64_t unmatched_ends;  /* "E" events with no "B" open on their thread */
-    struct held_end {         /* a second thread's "E" with no "B" open on its thread in the half: a
-                                 placeholder event that the join completes with the first half's "B" */
-        uint32_t event, thread; /* the placeholder, its thread (the half's) */
+    uint64_t unmatched_ends;         /* "E" events with no "B" open on their thread */
+    struct held_end {                /* a second thread's "E" with no "B" open on its thread in the half: a
+                                        placeholder event that the join completes with the first half's "B" */
+        uint32_t event, thread;      /* the placeholder, its thread (the half's) */
         int64_t ts;
-    } *held_ends;
+    } * held_ends;
     size_t n_held_ends, cap_held_ends;
-    int64_t string_base;      /* ids written as strings are string_base - 1, - 2...: 0, or a second thread's */
-    bool odd_ids;             /* a pid or tid below INT64_MIN / 4, where a second thread's string ids are */
-    bool is_half;             /* the second thread's reader (trace/reader_split.c) */
-    uint32_t *named;          /* ... the threads a "thread_name" named, in order */
+    int64_t string_base; /* ids written as strings are string_base - 1, - 2...: 0, or a second thread's */
+    bool odd_ids;        /* a pid or tid below INT64_MIN / 4, where a second thread's string ids are */
+    bool is_half;        /* the second thread's reader (trace/reader_split.c) */
+    uint32_t *named;     /* ... the threads a "thread_name" named, in order */
     size_t n_named, cap_named;
-    const char *path;         /* the plain file read (opprof_capture_read), for a second thread; or NULL */
+    const char *path;            /* the plain file read (opprof_capture_read), for a second thread; or NULL */
     uint64_t file_dev, file_ino; /* ... the file that path named when it was opened */
-    struct split *split;      /* the second thread reading the event array's second half (trace/reader_split.c) */
-    int64_t split_at;         /* an event at or past this offset asks opprof__reader_split_reached */
+    struct split *split;         /* the second thread reading the event array's second half (trace/reader_split.c) */
+    int64_t split_at;            /* an event at or past this offset asks opprof__reader_split_reached */
 } parser;
 typedef struct split split;
 
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
 #define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
 
-
 enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };
 
 /* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
 typedef enum cat_class {
-    CAT_OTHER = 0,          /* no category, or one of another tool: a CPU operator */
-    CAT_CPU_OP,             /* "cpu_op", "Operator" */
-    CAT_USER,               /* "user_annotation" */
-    CAT_RUNTIME,            /* "cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime": CPU rows */
-    CAT_DEVICE,             /* kernels, copies, sets, syncs on a device */
-    CAT_DEVICE_ANNOTATION,  /* "gpu_user_annotation": a device row, never in totals */
-    CAT_SPAN,               /* "Trace": Kineto's own span, never a row */
-    CAT_PYTHON              /* "python_function": left out, as key_averages does */
+    CAT_OTHER = 0,         /* no category, or one of another tool: a CPU operator */
+    CAT_CPU_OP,            /* "cpu_op", "Operator" */
+    CAT_USER,              /* "user_annotation" */
+    CAT_RUNTIME,           /* "cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime": CPU rows */
+    CAT_DEVICE,            /* kernels, copies, sets, syncs on a device */
+    CAT_DEVICE_ANNOTATION, /* "gpu_user_annotation": a device row, never in totals */
+    CAT_SPAN,              /* "Trace": Kineto's own span, never a row */
+    CAT_PYTHON             /* "python_function": left out, as key_averages does */
 } cat_class;
 
 typedef struct event {
     char ph;
     char ph_text[8];
-    uint8_t cat;        /* cat_class */
-    bool mtia;          /* the category names MTIA */
-    bool memory_name;   /* name == "[memory]" */
+    uint8_t cat;      /* cat_class */
+    bool mtia;        /* the category names MTIA */
+    bool memory_name; /* name == "[memory]" */
     int have;
     int64_t pid, tid;
     int64_t ts, dur;
     int64_t bytes, addr, total;
-    char *name;         /* copy (owned by parser scratch) */
+    char *name; /* copy (owned by parser scratch) */
     size_t name_len, name_cap;
-    char *arg_name;     /* args.name of "M" events */
+    char *arg_name; /* args.name of "M" events */
     size_t arg_name_cap;
     bool bad_type;
     const char *bad_field;
-    const char *bad_why;  /* NULL: "has the wrong type or is out of range" */
+    const char *bad_why; /* NULL: "has the wrong type or is out of range" */
     bool has_dims, has_types;
     opprof_shapes shapes; /* args "Input Dims" and "Input type" */
     char *frame;          /* the first frame of args "Call stack" */
     size_t frame_cap;
     int64_t ext_id, corr_id; /* args "External id" ("external id": ext_lower), "correlation"; -1 */
     bool ext_lower;
-    int64_t device_type;     /* args "Device Type" of memory events (0: CPU) */
-    int64_t device_id;       /* args "Device Id" (-1: none) */
+    int64_t device_type; /* args "Device Type" of memory events (0: CPU) */
+    int64_t device_id;   /* args "Device Id" (-1: none) */
     /* opprof's own traces: the arguments, ids and scopes its marks were written as */
     int n_args;
     struct {
@@ -182,16 +181,16 @@ typedef struct event {
         int64_t i;
         double d;
     } args[8];
-    uint64_t id;             /* "id" of flow, async and profile events: a number, or a string's
-                                hexadecimal ("0x1f") or decimal number, or else its hash */
+    uint64_t id; /* "id" of flow, async and profile events: a number, or a string's
+                    hexadecimal ("0x1f") or decimal number, or else its hash */
     bool has_id;
-    char category[64];       /* opprof's traces: a range's category ("cat" after its kind) */
-    uint8_t runtime;         /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */
-    char op_name[64];        /* ONNX Runtime: a node's operator type (args.op_name) */
-    uint8_t layer;           /* TensorRT's per-layer profile: LAYER_... of the keys read */
-    int64_t layer_count;     /* "count" */
-    double layer_ms;         /* "timeMs": the layer's time over every run */
-    char scope;              /* "s" of instants: 't', 'p', 'g' */
+    char category[64];   /* opprof's traces: a range's category ("cat" after its kind) */
+    uint8_t runtime;     /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */
+    char op_name[64];    /* ONNX Runtime: a node's operator type (args.op_name) */
+    uint8_t layer;       /* TensorRT's per-layer profile: LAYER_... of the keys read */
+    int64_t layer_count; /* "count" */
+    double layer_ms;     /* "timeMs": the layer's time over every run */
+    char scope;          /* "s" of instants: 't', 'p', 'g' */
 } event;
 
 /* The reader's one way out of memory: the error, naming what was being

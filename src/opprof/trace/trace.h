@@ -17,9 +17,9 @@
 /* What links a device activity to the CPU operator that launched it. */
 enum { OPPROF__LINK_OP, OPPROF__LINK_RUNTIME, OPPROF__LINK_DEVICE };
 typedef struct opprof__link {
-    uint32_t event;   /* index in the capture, before opprof_capture_finish */
-    uint8_t role;     /* OPPROF__LINK_* */
-    bool ext_lower;   /* the activity's id is "external id" (PyTorch 1.8/1.9) */
+    uint32_t event; /* index in the capture, before opprof_capture_finish */
+    uint8_t role;   /* OPPROF__LINK_* */
+    bool ext_lower; /* the activity's id is "external id" (PyTorch 1.8/1.9) */
     uint32_t thread;
     int64_t start, end;
     int64_t ext, corr; /* "External id" / "external id", "correlation"; -1: none */
@@ -35,7 +35,9 @@ OPPROF__HIDDEN int opprof__external_ids(const opprof_capture *c, uint32_t **ids)
 
 /* distributedInfo's "rank" and "world_size" as read: a number in int32's
  * range from 0, else `none` (a hostile number is no rank, not a truncated one). */
-static inline int32_t opprof__rank_number(int64_t v, int32_t none) { return v >= 0 && v <= INT32_MAX ? (int32_t)v : none; }
+static inline int32_t opprof__rank_number(int64_t v, int32_t none) {
+    return v >= 0 && v <= INT32_MAX ? (int32_t)v : none;
+}
 
 /* ---- gzip (trace/gzip_stream.c): a FILE that compresses into file's descriptor ---- */
 OPPROF__HIDDEN int opprof__gzip_open(FILE *file, FILE **out);

@@ -197,8 +197,10 @@ static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
     sqlite3_bind_value(st, 1, argv[0]);
     sqlite3_bind_value(st, 2, argv[1]);
-    if (sqlite3_step(st) == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
-    else sqlite3_result_null(ctx);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+    else
+        sqlite3_result_null(ctx);
     sqlite3_finalize(st);
 }
 
@@ -277,8 +279,8 @@ static void regexp_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int sql_register_functions(sqlite3 *db) {
-    int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg,
-                                     NULL, NULL);
+    int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg, NULL,
+                                     NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "PERCENTILE", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
                                      percentile_step, percentile_final);

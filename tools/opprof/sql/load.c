@@ -27,15 +27,19 @@ int sql_row(sqlite3_stmt *st, const char *types, ...) {
         case 'i': sqlite3_bind_int64(st, col, va_arg(ap, int64_t)); break;
         case 'I': { /* an id, or NULL when negative */
             int64_t v = va_arg(ap, int64_t);
-            if (v < 0) sqlite3_bind_null(st, col);
-            else sqlite3_bind_int64(st, col, v);
+            if (v < 0)
+                sqlite3_bind_null(st, col);
+            else
+                sqlite3_bind_int64(st, col, v);
             break;
         }
         case 'd': sqlite3_bind_double(st, col, va_arg(ap, double)); break;
         case 's': { /* text, or NULL for NULL and "": read by the step below, not kept */
             const char *s = va_arg(ap, const char *);
-            if (s && *s) sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
-            else sqlite3_bind_null(st, col);
+            if (s && *s)
+                sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+            else
+                sqlite3_bind_null(st, col);
             break;
         }
         default: sqlite3_bind_null(st, col); break;
@@ -85,8 +89,8 @@ typedef struct loader {
 
 static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
 
-static int64_t new_track(loader *L, const char *name, const char *type, const char *cls, int64_t utid,
-                         int64_t upid, int counter) {
+static int64_t new_track(loader *L, const char *name, const char *type, const char *cls, int64_t utid, int64_t upid,
+                         int counter) {
     int64_t id = L->ids->track++;
     int rc = sql_row(L->st[ST_TRACK], "isssIIi", id, name, type, cls, utid, upid, (int64_t)counter);
     return rc ? -1 : id;
@@ -158,8 +162,10 @@ static int64_t enclosing(const loader *L, uint32_t thread, int64_t ts, bool or_n
     size_t a = lo, b = hi; /* the first event starting after ts */
     while (a < b) {
         size_t m = a + (b - a) / 2;
-        if (L->ev[m].start_ns <= ts) a = m + 1;
-        else b = m;
+        if (L->ev[m].start_ns <= ts)
+            a = m + 1;
+        else
+            b = m;
     }
     for (int64_t i = (int64_t)a - 1; i >= (int64_t)lo; i = L->ev[i].parent) {
         if (L->ev[i].start_ns + L->ev[i].duration_ns >= ts) return i;
@@ -341,8 +347,8 @@ static int load_async(loader *L, pending *p, size_t n) {
         const char *name = opprof_capture_name(L->cap, p[k].name);
         if (track < 0) track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0);
         if (track < 0) return sqlite3_errcode(L->db);
-        int rc = sql_row(L->st[ST_SLICE], "iiiissi--", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts,
-                         track, "async", name, (int64_t)0);
+        int rc = sql_row(L->st[ST_SLICE], "iiiissi--", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts, track,
+                         "async", name, (int64_t)0);
         if (rc) return rc;
         k++;
     }
@@ -416,8 +422,10 @@ static int load_trace_row(loader *L, const sql_trace *t) {
                      t->size_bytes);
     sqlite3_finalize(st);
     if (rc) return rc;
-    rc = sql_prepare(L->db, "INSERT INTO stats(name, idx, severity, source, value, description, trace_id)"
-                            " VALUES (?, ?, ?, 'trace', ?, ?, ?)", &st);
+    rc = sql_prepare(L->db,
+                     "INSERT INTO stats(name, idx, severity, source, value, description, trace_id)"
+                     " VALUES (?, ?, ?, 'trace', ?, ?, ?)",
+                     &st);
     for (size_t k = 0; k < t->n_stats && rc == SQLITE_OK; k++)
         rc = sql_row(st, "sisisi", t->stats[k].name, (int64_t)k, "info", t->stats[k].value, t->stats[k].description,
                      L->trace_id);

@@ -63,8 +63,8 @@ static void event_work(const opprof_capture *cap, const opprof_event *ev, size_t
     for (size_t i = 0; i < n; i++) {
         if (flops[i]) continue;
         const opprof_site *site = opprof_capture_site(cap, ev[i].site);
-        flops[i] = opprof_flops(opprof_capture_name(cap, ev[i].name),
-                                site ? opprof_capture_shapes(cap, site->shapes) : NULL);
+        flops[i] =
+            opprof_flops(opprof_capture_name(cap, ev[i].name), site ? opprof_capture_shapes(cap, site->shapes) : NULL);
     }
 }
 
@@ -107,8 +107,8 @@ static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
 
 static int load_steps(own *o, const opprof_event *ev, size_t n) {
     sqlite3_stmt *st = NULL;
-    int rc = sql_prepare(o->db, "INSERT INTO step(trace_id, number, name, ts, dur, slice_id, utid) VALUES (?,?,?,?,?,?,?)",
-                         &st);
+    int rc = sql_prepare(
+        o->db, "INSERT INTO step(trace_id, number, name, ts, dur, slice_id, utid) VALUES (?,?,?,?,?,?,?)", &st);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         if (ev[i].kind != OPPROF_KIND_STEP) continue;
         const char *name = opprof_capture_name(o->cap, ev[i].name), *hash = name ? strchr(name, '#') : NULL;
@@ -152,13 +152,17 @@ static int64_t find_or_add(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *add) {
 }
 
 static void bind_text(sqlite3_stmt *st, int col, const char *s) {
-    if (s) sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, col);
+    if (s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, col);
 }
 
 static void bind_id(sqlite3_stmt *st, int col, int64_t id) {
-    if (id < 0) sqlite3_bind_null(st, col);
-    else sqlite3_bind_int64(st, col, id);
+    if (id < 0)
+        sqlite3_bind_null(st, col);
+    else
+        sqlite3_bind_int64(st, col, id);
 }
 
 static int64_t frame_id(own *o, stacks_st *q, const char *name, const char *source) {
@@ -206,16 +210,20 @@ static int load_samples(own *o) {
     sqlite3_stmt *add = NULL;
     int64_t *site_of = calloc(opprof_capture_stack_count(o->cap) + 1, sizeof *site_of);
     int rc = site_of ? SQLITE_OK : SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = sql_prepare(o->db, "SELECT id FROM stack_profile_frame WHERE name = ? AND source IS ?", &q.find_frame);
     if (rc == SQLITE_OK)
-        rc = sql_prepare(o->db, "INSERT INTO stack_profile_frame(name, mapping, source) VALUES (?, 0, ?)", &q.add_frame);
+        rc = sql_prepare(o->db, "SELECT id FROM stack_profile_frame WHERE name = ? AND source IS ?", &q.find_frame);
     if (rc == SQLITE_OK)
-        rc = sql_prepare(o->db, "SELECT id FROM stack_profile_callsite WHERE parent_id IS ? AND frame_id = ?", &q.find_site);
+        rc =
+            sql_prepare(o->db, "INSERT INTO stack_profile_frame(name, mapping, source) VALUES (?, 0, ?)", &q.add_frame);
+    if (rc == SQLITE_OK)
+        rc = sql_prepare(o->db, "SELECT id FROM stack_profile_callsite WHERE parent_id IS ? AND frame_id = ?",
+                         &q.find_site);
     if (rc == SQLITE_OK)
         rc = sql_prepare(o->db, "INSERT INTO stack_profile_callsite(depth, parent_id, frame_id) VALUES (?, ?, ?)",
                          &q.add_site);
     if (rc == SQLITE_OK)
-        rc = sqlite3_exec(o->db, "INSERT OR IGNORE INTO stack_profile_mapping(id, name) VALUES (0, '[unknown]')", 0, 0, 0);
+        rc = sqlite3_exec(o->db, "INSERT OR IGNORE INTO stack_profile_mapping(id, name) VALUES (0, '[unknown]')", 0, 0,
+                          0);
     if (rc == SQLITE_OK) rc = stack_callsites(o, &q, site_of);
     if (rc == SQLITE_OK)
         rc = sql_prepare(o->db,

@@ -116,8 +116,8 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
         if (rc) {
             const char *eol = strchr(p, '\n');
             int len = eol ? (int)(eol - p) : (int)strlen(p);
-            snprintf(why, why_size, "line %d: %s (in: %.*s)", line_of(text, p), sqlite3_errmsg(db), len > 120 ? 120 : len,
-                     p);
+            snprintf(why, why_size, "line %d: %s (in: %.*s)", line_of(text, p), sqlite3_errmsg(db),
+                     len > 120 ? 120 : len, p);
             sqlite3_finalize(st);
             return rc;
         }

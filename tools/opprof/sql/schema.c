@@ -65,13 +65,11 @@ static const char SCHEMA[] =
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
 /* Made once the rows are in: a bulk load into indexed tables costs more. */
-static const char INDEXES[] =
-    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
-    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
-    "CREATE INDEX args_by_set ON args(arg_set_id, key);\n"
-    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-    "CREATE INDEX flow_by_in ON flow(slice_in);\n"
-    ;
+static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
+                              "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+                              "CREATE INDEX args_by_set ON args(arg_set_id, key);\n"
+                              "CREATE INDEX flow_by_out ON flow(slice_out);\n"
+                              "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 
 int sql_create_schema(sqlite3 *db) { return sqlite3_exec(db, SCHEMA, NULL, NULL, NULL); }
 

@@ -9,11 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char SHELL_HELP[] =
-    ".tables          the tables and views\n"
-    ".schema [NAME]   the CREATE statements (of NAME)\n"
-    ".mode csv|list   how results print\n"
-    ".quit            end (also .exit, or the end of input)\n";
+static const char SHELL_HELP[] = ".tables          the tables and views\n"
+                                 ".schema [NAME]   the CREATE statements (of NAME)\n"
+                                 ".mode csv|list   how results print\n"
+                                 ".quit            end (also .exit, or the end of input)\n";
 
 static void list_names(sqlite3 *db, const char *query, const char *name, FILE *out) {
     sqlite3_stmt *st = NULL;
@@ -23,7 +22,7 @@ static void list_names(sqlite3 *db, const char *query, const char *name, FILE *o
     sqlite3_finalize(st);
 }
 
-#define SCHEMA_ROWS                                                                                             \
+#define SCHEMA_ROWS                                                                                               \
     "SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' UNION ALL " \
     "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view')"
 
@@ -35,8 +34,9 @@ static bool dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
     if (!strcmp(cmd, "tables")) {
         list_names(db, "SELECT name FROM (" SCHEMA_ROWS ") ORDER BY name", NULL, out);
     } else if (!strcmp(cmd, "schema")) {
-        list_names(db, arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
-                           : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
+        list_names(db,
+                   arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
+                       : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
                    arg, out);
     } else if (!strcmp(cmd, "mode") && arg && (!strcmp(arg, "csv") || !strcmp(arg, "list"))) {
         *mode = !strcmp(arg, "csv") ? SQL_MODE_CSV : SQL_MODE_LIST;
