@@ -260,29 +260,18 @@ int opprof_shift_of(const double *before, size_t m, const double *after, size_t 
     return 0;
 }
 
-typedef struct indexed {
-    double p;
-    size_t i;
-} indexed;
-
-static int cmp_indexed(const void *a, const void *b) {
-    const indexed *x = a, *y = b;
-    if (x->p != y->p) return x->p < y->p ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 int opprof_holm_adjust(const double *p, size_t n, double *adjusted) {
     if (n && (!p || !adjusted)) return OPPROF_EINVAL;
-    indexed *order = opprof__alloc((n ? n : 1) * sizeof *order);
+    opprof__keyed *order = opprof__alloc((n ? n : 1) * sizeof *order);
     if (!order) return OPPROF_ENOMEM;
-    for (size_t i = 0; i < n; i++) order[i] = (indexed){p[i], i};
-    qsort(order, n, sizeof *order, cmp_indexed);
+    for (size_t i = 0; i < n; i++) order[i] = (opprof__keyed){opprof__double_key(p[i]), i};
+    opprof__sort_keyed(order, n);
     double running = 0;
     for (size_t r = 0; r < n; r++) {
-        double a = (double)(n - r) * order[r].p;
+        double a = (double)(n - r) * p[order[r].index];
         if (a > 1) a = 1;
         if (a > running) running = a;
-        adjusted[order[r].i] = running;
+        adjusted[order[r].index] = running;
     }
     opprof__free(order);
     return 0;

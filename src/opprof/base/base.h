@@ -246,6 +246,25 @@ OPPROF__HIDDEN double opprof__ns_per_tick(void);
 OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
 OPPROF__HIDDEN int64_t opprof__realtime_ns(void);
 
+/* ---- sorting by a key (base/sort.c) ----
+ * An item to sort: its key, and an index (its place before the sort, or what
+ * it stands for) that breaks ties, so that equal keys keep their order. */
+typedef struct opprof__keyed {
+    int64_t key;
+    size_t index;
+} opprof__keyed;
+/* Ascending by key, then by index. */
+OPPROF__HIDDEN void opprof__sort_keyed(opprof__keyed *items, size_t n);
+/* Keys that order as the values do: a double's (NaN first), an unsigned's;
+ * ~key orders the other way. */
+static inline int64_t opprof__double_key(double d) {
+    if (d != d) return INT64_MIN;
+    int64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return bits < 0 ? bits ^ INT64_MAX : bits;
+}
+static inline int64_t opprof__unsigned_key(uint64_t u) { return (int64_t)(u ^ 0x8000000000000000ull); }
+
 /* ---- the one hash table (base/index.c) ----
  * Slots hold an item's index + 1 (0: empty); the items are the caller's. To
  * find or add: reserve room for one more item, probe for the key, then use

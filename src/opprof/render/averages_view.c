@@ -173,21 +173,9 @@ static double metric(const opprof_average_row *r, opprof_sort_key key) {
     }
 }
 
-typedef struct sort_item {
-    double value;
-    size_t index;
-} sort_item;
-
-/* Descending by value; ties keep first-seen order (Python's stable sort). */
-static int sort_item_compare(const void *pa, const void *pb) {
-    const sort_item *a = pa, *b = pb;
-    if (a->value != b->value) return a->value > b->value ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
 static int order_rows(opprof__view *v, const opprof_table_options *o) {
     size_t n = v->n_rows;
-    sort_item *items = opprof__alloc((n ? n : 1) * sizeof *items);
+    opprof__keyed *items = opprof__alloc((n ? n : 1) * sizeof *items);
     v->order = opprof__alloc((n ? n : 1) * sizeof *v->order);
     if (!items || !v->order) {
         opprof__free(items);
@@ -199,9 +187,9 @@ static int order_rows(opprof__view *v, const opprof_table_options *o) {
     for (size_t i = 0; i < n; i++) {
         opprof_roofline f = above_roof ? opprof_averages_roofline(v->avg, i, v->machine) : (opprof_roofline){0};
         double x = above_roof ? (f.modelled ? f.above_roof_ns : -INFINITY) : metric(&v->rows[i], o->sort);
-        items[i] = (sort_item){x, i};
+        items[i] = (opprof__keyed){~opprof__double_key(x), i}; /* descending; ties in first-seen order (Python's stable sort) */
     }
-    if (o->sort != OPPROF_SORT_NONE && (!above_roof || v->machine)) qsort(items, n, sizeof *items, sort_item_compare);
+    if (o->sort != OPPROF_SORT_NONE && (!above_roof || v->machine)) opprof__sort_keyed(items, n);
     for (size_t i = 0; i < n; i++) v->order[i] = items[i].index;
     opprof__free(items);
     v->shown = o->row_limit > 0 && (size_t)o->row_limit < n ? (size_t)o->row_limit : n;

@@ -286,28 +286,18 @@ static void write_process_metadata(writer *w, int64_t pid, const char *label, in
     OUT_LIT(w->o, "}}");
 }
 
-typedef struct pid_thread {
-    int64_t pid;
-    uint32_t thread;
-} pid_thread;
-
-static int by_pid_thread(const void *a, const void *b) {
-    const pid_thread *x = a, *y = b;
-    return x->pid != y->pid ? (x->pid > y->pid) - (x->pid < y->pid) : (x->thread > y->thread) - (x->thread < y->thread);
-}
-
 /* Each process's names and order, in the order of its first thread (the
  * capture's own when it has no thread), then each thread's. Sorted by pid
  * once: a merged trace has thousands of threads. */
 static void write_metadata(writer *w) {
     const opprof_capture *c = w->c;
     int64_t index = 0;
-    pid_thread *v = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *v);
+    opprof__keyed *v = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *v); /* by pid, then thread */
     bool *first = opprof__calloc(c->n_threads ? c->n_threads : 1, sizeof *first);
     if (!v || !first) w->o->error = OPPROF_ENOMEM;
-    for (size_t t = 0; v && first && t < c->n_threads; t++) v[t] = (pid_thread){pid_of(w, (uint32_t)t), (uint32_t)t};
-    if (v && first) qsort(v, c->n_threads, sizeof *v, by_pid_thread);
-    for (size_t k = 0; v && first && k < c->n_threads; k++) first[v[k].thread] = k == 0 || v[k].pid != v[k - 1].pid;
+    for (size_t t = 0; v && first && t < c->n_threads; t++) v[t] = (opprof__keyed){pid_of(w, (uint32_t)t), t};
+    if (v && first) opprof__sort_keyed(v, c->n_threads);
+    for (size_t k = 0; v && first && k < c->n_threads; k++) first[v[k].index] = k == 0 || v[k].key != v[k - 1].key;
     if (!c->n_threads) write_process_metadata(w, w->pid, "", index++);
     for (size_t t = 0; first && t < c->n_threads; t++)
         if (first[t]) write_process_metadata(w, pid_of(w, (uint32_t)t), c->threads[t].process, index++);

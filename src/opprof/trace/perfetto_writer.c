@@ -553,16 +553,6 @@ static void async_track(pwriter *w, const opprof_mark *m) {
     opprof__sb_free(&track);
 }
 
-typedef struct async_id {
-    uint64_t id;
-    size_t mark;
-} async_id;
-
-static int by_id(const void *a, const void *b) {
-    const async_id *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return x->mark < y->mark ? -1 : x->mark > y->mark;
-}
 
 /* Every async range's track, once per id (named by its first mark), before
  * any of their events: an end may come first, on another thread. */
@@ -572,15 +562,15 @@ static int async_tracks(pwriter *w) {
     for (size_t k = 0; k < c->n_marks; k++)
         n += c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END;
     if (!n) return 0;
-    async_id *ids = opprof__alloc(n * sizeof *ids);
+    opprof__keyed *ids = opprof__alloc(n * sizeof *ids); /* by id, then mark */
     if (!ids) return OPPROF_ENOMEM;
     size_t m = 0;
     for (size_t k = 0; k < c->n_marks; k++)
         if (c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END)
-            ids[m++] = (async_id){c->marks[k].value.id, k};
-    qsort(ids, n, sizeof *ids, by_id);
+            ids[m++] = (opprof__keyed){opprof__unsigned_key(c->marks[k].value.id), k};
+    opprof__sort_keyed(ids, n);
     for (size_t k = 0; k < n; k++)
-        if (!k || ids[k].id != ids[k - 1].id) async_track(w, &c->marks[ids[k].mark]);
+        if (!k || ids[k].key != ids[k - 1].key) async_track(w, &c->marks[ids[k].index]);
     opprof__free(ids);
     return w->error;
 }
