@@ -259,6 +259,7 @@ OPPROF__HIDDEN void opprof__sort_keyed(opprof__keyed *items, size_t n);
  * ~key orders the other way. */
 static inline int64_t opprof__double_key(double d) {
     if (d != d) return INT64_MIN;
+    if (d == 0) d = 0; /* -0 is 0 */
     int64_t bits;
     memcpy(&bits, &d, sizeof bits);
     return bits < 0 ? bits ^ INT64_MAX : bits;
