@@ -1090,9 +1090,13 @@ typedef struct opprof_read_options {
     /* Every writer's counters, instants, flows, async ranges, arguments (numbers
      * and strings) and categories kept as marks, as opprof's own are (`opprof
      * sql`'s tables); otherwise only opprof's are, and the others counted as
-     * unused. The tables and reports are the same either way. */
+     * unused. The tables and reports are the same either way. A complete
+     * event's thread clock ("tts", "tdur", as Chrome writes them) becomes two of
+     * its integer arguments in ns, OPPROF_THREAD_TS_ARG and OPPROF_THREAD_DUR_ARG. */
     bool keep_marks;
 } opprof_read_options;
+#define OPPROF_THREAD_TS_ARG "opprof:tts"
+#define OPPROF_THREAD_DUR_ARG "opprof:tdur"
 
 /** Whether a file's name (no directory) is a trace's, as the tools write them
  *  and as directories are searched for them (ranks, diff --stat): NAME.json,

@@ -132,6 +132,21 @@ static int int_field(parser *p, event *e, int64_t *out, const char *field) {
     return number_field(p, e, out, field, false);
 }
 
+/* "tts", "tdur": the thread clock's time (Perfetto's thread_ts, thread_dur),
+ * kept for `opprof sql`; a value that is no time is left out, as Perfetto
+ * does, and the event stays good. */
+static int thread_time_field(parser *p, event *e, int64_t *out, int flag) {
+    int c = opprof__json_skip_ws(&p->lx);
+    if (!p->keep_marks || (c != '-' && (c < '0' || c > '9'))) return opprof__json_skip(&p->lx);
+    opprof__json_number v;
+    if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (v.ns_ok && opprof__time_in_range(v.ns)) {
+        *out = v.ns;
+        e->have |= flag;
+    }
+    return 0;
+}
+
 typedef struct dims_ctx {
     event *e;
     int input;
@@ -410,6 +425,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             e->have |= HAS_DUR;
             return time_field(p, e, &e->dur, "dur");
         }
+        if (KEY_IS(k, n, "tts")) return thread_time_field(p, e, &e->tts, HAS_TTS);
         if (KEY_IS(k, n, "pid")) return parse_id(p, e, &e->pid, "pid");
         if (KEY_IS(k, n, "tid")) return parse_id(p, e, &e->tid, "tid");
         if (KEY_IS(k, n, "cat")) {
@@ -433,6 +449,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         }
         break;
     case 4:
+        if (KEY_IS(k, n, "tdur")) return thread_time_field(p, e, &e->tdur, HAS_TDUR);
         if (KEY_IS(k, n, "name")) return name_field(p, e);
         if (KEY_IS(k, n, "args")) {
             if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);

@@ -349,6 +349,22 @@ static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
     return 0;
 }
 
+/* The thread time of a complete event (keep_marks) as two of its arguments,
+ * where there is room for them. */
+static void thread_time_args(event *e) {
+    static const struct {
+        int flag;
+        const char *key;
+    } times[] = {{HAS_TTS, OPPROF_THREAD_TS_ARG}, {HAS_TDUR, OPPROF_THREAD_DUR_ARG}};
+    for (size_t k = 0; k < sizeof times / sizeof *times; k++) {
+        if (!(e->have & times[k].flag) || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) continue;
+        __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+        snprintf(a->key, sizeof a->key, "%s", times[k].key);
+        a->kind = OPPROF_MARK_ARG_INT;
+        a->i = times[k].flag == HAS_TTS ? e->tts : e->tdur;
+    }
+}
+
 static int take_complete(parser *p, event *e, int64_t offset) {
     if ((e->have & (HAS_NAME | HAS_TS | HAS_DUR)) != (HAS_NAME | HAS_TS | HAS_DUR)) {
         opprof__reader_problem_at(p, offset, "complete event without %s",
@@ -373,6 +389,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__reader_no_memory(p, "categories");
+    thread_time_args(e);
     return e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
 }
 

@@ -133,7 +133,7 @@ typedef struct split split;
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
 #define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
 
-enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32 };
+enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32, HAS_TTS = 64, HAS_TDUR = 128 };
 
 /* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
 typedef enum cat_class {
@@ -181,6 +181,7 @@ typedef struct event {
         int64_t i;
         double d;
     } args[8];
+    int64_t tts, tdur; /* keep_marks: "tts" and "tdur", the thread clock's (HAS_TTS, HAS_TDUR) */
     uint64_t id; /* "id" of flow, async and profile events: a number, or a string's
                     hexadecimal ("0x1f") or decimal number, or else its hash */
     bool has_id;

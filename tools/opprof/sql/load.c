@@ -60,8 +60,8 @@ static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO process(upid, pid, name, trace_id) VALUES (?, ?, ?, ?)",
     "INSERT INTO thread(utid, tid, name, upid, is_main_thread, trace_id) VALUES (?, ?, ?, ?, ?, ?)",
     "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO args(id, arg_set_id, key, int_value, string_value, real_value, value_type)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
@@ -81,6 +81,7 @@ typedef struct loader {
     int64_t *utid, *upid, *track; /* by capture thread */
     size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;             /* by event, -1: none */
+    int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none */
     uint32_t *order;              /* the events by start (then capture order): Perfetto's slice order */
     int64_t *slice_id;            /* by event: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
@@ -197,10 +198,18 @@ static int load_args(loader *L) {
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
     for (size_t k = 0; k < n_marks; k++) {
         if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev) continue;
-        int64_t set = arg_set_of(L, (size_t)m[k].event);
         const char *key = opprof_capture_name(L->cap, m[k].name);
+        if (m[k].kind == OPPROF_MARK_ARG_INT && !strcmp(key, OPPROF_THREAD_TS_ARG)) {
+            L->thread_ts[m[k].event] = m[k].value.i; /* slice.thread_ts, no argument */
+            continue;
+        }
+        if (m[k].kind == OPPROF_MARK_ARG_INT && !strcmp(key, OPPROF_THREAD_DUR_ARG)) {
+            L->thread_dur[m[k].event] = m[k].value.i;
+            continue;
+        }
+        int64_t set = arg_set_of(L, (size_t)m[k].event);
         int rc = SQLITE_OK;
-        switch (m[k].kind) {
+        switch ((opprof_mark_kind)m[k].kind) {
         case OPPROF_MARK_ARG_INT: rc = add_arg(L, set, key, "int", m[k].value.i, NULL, 0); break;
         case OPPROF_MARK_ARG_DOUBLE: rc = add_arg(L, set, key, "real", 0, NULL, m[k].value.d); break;
         case OPPROF_MARK_ARG_STR:
@@ -208,7 +217,13 @@ static int load_args(loader *L) {
             break;
         case OPPROF_MARK_FLOPS: rc = add_arg(L, set, "flops", "int", m[k].value.i, NULL, 0); break;
         case OPPROF_MARK_BYTES: rc = add_arg(L, set, "bytes", "int", m[k].value.i, NULL, 0); break;
-        default: break;
+        case OPPROF_MARK_COUNTER:
+        case OPPROF_MARK_INSTANT:
+        case OPPROF_MARK_FLOW_BEGIN:
+        case OPPROF_MARK_FLOW_END:
+        case OPPROF_MARK_ASYNC_BEGIN:
+        case OPPROF_MARK_ASYNC_END:
+        case OPPROF_MARK_KIND_COUNT: break; /* of no range: load_marks */
         }
         if (rc) return rc;
     }
@@ -258,9 +273,9 @@ static int load_slices(loader *L) {
         depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
         const char *cat = opprof_capture_category(L->cap, e);
         if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
-        rc = sql_row(L->st[ST_SLICE], "iiiissiII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
+        rc = sql_row(L->st[ST_SLICE], "iiiissiIIII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
                      L->track[e->thread], cat, opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
-                     slice_of(L, parent), L->arg_set[i]);
+                     slice_of(L, parent), L->arg_set[i], L->thread_ts[i], L->thread_dur[i]);
         if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
             rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, e->parent), L->slice_id[i], L->trace_id);
     }
@@ -303,7 +318,7 @@ static int load_instant(loader *L, const opprof_mark *m) {
         track = L->global_track;
     }
     if (track < 0) return sqlite3_errcode(L->db);
-    return sql_row(L->st[ST_SLICE], "iiiissiI-", L->ids->slice++, ts_of(L, m->ts_ns), (int64_t)0, track, "instant",
+    return sql_row(L->st[ST_SLICE], "iiiissiI---", L->ids->slice++, ts_of(L, m->ts_ns), (int64_t)0, track, "instant",
                    opprof_capture_name(L->cap, m->name), depth, slice_of(L, parent));
 }
 
@@ -347,7 +362,7 @@ static int load_async(loader *L, pending *p, size_t n) {
         const char *name = opprof_capture_name(L->cap, p[k].name);
         if (track < 0) track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0);
         if (track < 0) return sqlite3_errcode(L->db);
-        int rc = sql_row(L->st[ST_SLICE], "iiiissi--", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts, track,
+        int rc = sql_row(L->st[ST_SLICE], "iiiissi----", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts, track,
                          "async", name, (int64_t)0);
         if (rc) return rc;
         k++;
@@ -438,8 +453,10 @@ static int load_all(loader *L, const sql_trace *t) {
     if (rc == SQLITE_OK) rc = load_threads(L);
     L->first_event = calloc(L->n_th + 2, sizeof *L->first_event);
     L->arg_set = malloc((L->n_ev + 1) * sizeof *L->arg_set);
-    if (!L->first_event || !L->arg_set) return SQLITE_NOMEM;
-    for (size_t i = 0; i < L->n_ev; i++) L->arg_set[i] = -1;
+    L->thread_ts = malloc((L->n_ev + 1) * sizeof *L->thread_ts);
+    L->thread_dur = malloc((L->n_ev + 1) * sizeof *L->thread_dur);
+    if (!L->first_event || !L->arg_set || !L->thread_ts || !L->thread_dur) return SQLITE_NOMEM;
+    for (size_t i = 0; i < L->n_ev; i++) L->arg_set[i] = L->thread_ts[i] = L->thread_dur[i] = -1;
     for (size_t i = 0; i < L->n_ev; i++) L->first_event[L->ev[i].thread + 1]++;
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
@@ -468,6 +485,8 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     free(L.track);
     free(L.first_event);
     free(L.arg_set);
+    free(L.thread_ts);
+    free(L.thread_dur);
     free(L.order);
     free(L.slice_id);
     return rc;
