@@ -162,12 +162,14 @@ TEST_CASE(slice_ids_in_time_order) {
 /* A complete event's thread clock ("tts", "tdur", as Chrome writes them):
  * thread_ts and thread_dur in ns, as Perfetto's JSON importer maps them, and
  * no argument of the slice; a slice without them has NULL; a "tts" that is
- * no number is left out. */
+ * no number is left out; a B/E pair's from the B's "tts" to the E's. */
 TEST_CASE(thread_time_of_complete_events) {
     static const char THREAD_TIME[] = "{\"traceEvents\": [\n"
                                       "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,\"tts\":7,\"tdur\":4},\n"
                                       "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},\n"
-                                      "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,\"tts\":\"x\",\"tdur\":1.5}\n"
+                                      "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,\"tts\":\"x\",\"tdur\":1.5},\n"
+                                      "{\"ph\":\"B\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":40,\"tts\":20},\n"
+                                      "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":48,\"tts\":26}\n"
                                       "]}\n";
     const char *t = write_file("thread_time.json", THREAD_TIME);
     char args[1024];
@@ -175,7 +177,7 @@ TEST_CASE(thread_time_of_complete_events) {
              "'%s' 'SELECT name, thread_ts, thread_dur FROM slice ORDER BY id; SELECT COUNT(*) FROM args'", t);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"name\",\"thread_ts\",\"thread_dur\"\n\"a\",7000,4000\n\"b\",\"[NULL]\",\"[NULL]\"\n"
-                   "\"c\",\"[NULL]\",1500\n\n\"COUNT(*)\"\n0\n");
+                   "\"c\",\"[NULL]\",1500\n\"d\",20000,6000\n\n\"COUNT(*)\"\n0\n");
     free(out);
     /* the report of the same trace is as without them */
     out = NULL;

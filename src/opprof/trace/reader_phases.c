@@ -156,7 +156,7 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, name};
+    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name};
     opprof__json_locate(&p->lx, offset, &b->line, &b->column);
     p->innermost[thread] = (int32_t)p->n_begins++;
     return 0;
@@ -204,7 +204,20 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     return 0;
 }
 
-static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
+/* The thread clock of a "B" and its "E" (keep_marks), as Perfetto reads it:
+ * the "B"'s "tts", and the time from it to the "E"'s. */
+static int begin_end_thread_time(parser *p, const begun *b, const event *end) {
+    opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = b->thread, .event = (int32_t)(p->cap->n_events - 1)};
+    if (b->tts < 0) return 0;
+    m.value.i = b->tts;
+    if (opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_TS_ARG, NULL)) return opprof__reader_no_memory(p, "marks");
+    if (!(end->have & HAS_TTS) || end->tts < b->tts) return 0;
+    m.value.i = end->tts - b->tts;
+    return opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_DUR_ARG, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
+}
+
+static int pop_begin(parser *p, uint32_t thread, const event *end, int64_t offset) {
+    int64_t ts = end->ts;
     int32_t i = opprof__reader_open_begin(p, thread);
     if (i < 0 && p->is_half) return hold_end(p, thread, ts);
     if (i < 0) {
@@ -219,6 +232,7 @@ static int pop_begin(parser *p, uint32_t thread, int64_t ts, int64_t offset) {
                                   (long long)b->line);
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
+    if (!rc && ts >= b->ts) rc = begin_end_thread_time(p, b, end);
     opprof__reader_close_begin(p, thread);
     return rc;
 }
@@ -495,7 +509,7 @@ static int take_end(parser *p, event *e, int64_t offset) {
     }
     uint32_t thread;
     if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-    return pop_begin(p, thread, e->ts, offset);
+    return pop_begin(p, thread, e, offset);
 }
 
 static int take_metadata_at(parser *p, event *e, int64_t offset) {

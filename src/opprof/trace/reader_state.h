@@ -21,7 +21,8 @@ typedef struct begun { /* a "B" event waiting for its "E" */
     int32_t outer; /* the one open before it on its thread, or -1 */
     uint8_t cat;   /* cat_class */
     int64_t ts, offset, line, column;
-    char *name; /* owned */
+    int64_t tts; /* its thread clock's time (keep_marks: "tts"), or -1 */
+    char *name;  /* owned */
 } begun;
 
 /* A memory event with a total, for the checks: its index in the capture
