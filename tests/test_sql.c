@@ -186,6 +186,27 @@ TEST_CASE(thread_time_of_complete_events) {
     free(out);
 }
 
+/* The host a trace says it ran on (Kineto's "host_name"): trace.host, kept
+ * through a .pftrace and a JSON written again; NULL for a trace without it. */
+TEST_CASE(host_of_each_trace) {
+    char kineto[700], pf[700], json[700], args[3000];
+    snprintf(kineto, sizeof kineto, "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz",
+             source_dir());
+    snprintf(pf, sizeof pf, "%s/host.pftrace", dir());
+    snprintf(json, sizeof json, "%s/host.json", dir());
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s' && '%s/opprof' convert '%s' '%s'", bin_dir(), kineto,
+                           pf, bin_dir(), pf, json),
+              0);
+    free(out);
+    const char *plain = write_file("no_host.json", MAPPING);
+    snprintf(args, sizeof args, "'%s' '%s' '%s' '%s' 'SELECT id, host FROM trace ORDER BY id'", kineto, pf, json, plain);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"id\",\"host\"\n0,\"twshared38393.01.cco6.facebook.com\"\n1,\"twshared38393.01.cco6.facebook.com\"\n"
+                   "2,\"twshared38393.01.cco6.facebook.com\"\n3,\"[NULL]\"\n");
+    free(out);
+}
+
 TEST_CASE(perfetto_functions_and_modules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[2048];
@@ -389,6 +410,16 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     CHECK_STR(out, "\"n\"\n7\n");
     free(out);
     CHECK(inode_of(db) == first);
+    /* a database of another version of opprof's tables (its user_version): rebuilt */
+    snprintf(args, sizeof args, "--db '%s' '%s' 'PRAGMA user_version = 1'", db, t);
+    free(sql(NULL, args));
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n2\n");
+    free(out);
+    CHECK(inode_of(db) != first);
+    first = inode_of(db);
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice'", db, t);
     /* the trace changes: rebuilt as a new file */
     write_file("cached.json", TF_TIMELINE);
     out = sql(NULL, args);

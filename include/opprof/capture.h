@@ -702,6 +702,10 @@ OPPROF_API int opprof_capture_what_if(const opprof_capture *capture, const oppro
  *  or a trace's "opprof_machine"), written into its trace and read back;
  *  NULL when none was given. Owned by the capture. */
 OPPROF_API const opprof_machine *opprof_capture_machine(const opprof_capture *capture);
+/** The name of the host the capture ran on, as its trace says it (Kineto's
+ *  "host_name", kept by opprof's traces read from one), or NULL when it does
+ *  not; owned by the capture. opprof does not record its own host's name. */
+OPPROF_API const char *opprof_capture_host_name(const opprof_capture *capture);
 /** Give a capture its machine (copied; NULL: none). */
 OPPROF_API int opprof_capture_set_machine(opprof_capture *capture, const opprof_machine *machine);
 

@@ -126,6 +126,16 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
     return 0;
 }
 
+/* The database's PRAGMA user_version: the version of the tables it holds. */
+static int schema_version(sqlite3 *db) {
+    sqlite3_stmt *st = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return version;
+}
+
 /* --db FILE holds these traces, as they are now, and is newer than each. */
 static bool db_is_current(const sql_opts *o) {
     struct stat dbst;
@@ -134,6 +144,7 @@ static bool db_is_current(const sql_opts *o) {
     sqlite3_stmt *st = NULL;
     bool current =
         sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        schema_version(db) == SQL_SCHEMA_VERSION && /* a database of another opprof's tables is made again */
         sqlite3_prepare_v2(db, "SELECT file, mtime_ns, size_bytes FROM trace ORDER BY id", -1, &st, NULL) == SQLITE_OK;
     int k = 0;
     for (; current && sqlite3_step(st) == SQLITE_ROW; k++) {

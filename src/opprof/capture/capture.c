@@ -538,3 +538,5 @@ int opprof_capture_set_machine(opprof_capture *c, const opprof_machine *m) {
 }
 
 const opprof_machine *opprof_capture_machine(const opprof_capture *c) { return c ? c->machine : NULL; }
+
+const char *opprof_capture_host_name(const opprof_capture *c) { return c && c->host_name[0] ? c->host_name : NULL; }

@@ -21,6 +21,7 @@ OPPROF__HIDDEN int opprof__producer_of_name(const char *name);
 OPPROF__HIDDEN int opprof__capture_set_mangled(opprof_capture *c, const char *name, const char *mangled);
 struct opprof_capture {
     opprof_capture_info info;
+    char host_name[256]; /* the machine's, as the trace says it (Kineto's "host_name"); "" */
     opprof_event *events;
     size_t n_events, cap_events;
     opprof_memory_event *mem;

@@ -228,6 +228,10 @@ static void write_names_and_machine(out *o, const opprof_capture *c) {
 static void write_header(out *o, const opprof_capture *c, int64_t min_ns, size_t left_out) {
     OUT_LIT(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
     write_facts(o, &c->info);
+    if (c->host_name[0]) { /* read from a trace that says it (Kineto's key) */
+        OUT_LIT(o, ",\n  \"host_name\": ");
+        out_json_string(o, c->host_name);
+    }
     write_warnings(o, c, min_ns, left_out);
     write_names_and_machine(o, c);
     OUT_LIT(o, ",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");

@@ -122,7 +122,7 @@ enum { UNIT_SIZE_BYTES = 3 };
 #define OPPROF__PFTRACE_FACT_TEXTS(X)                                                                       \
     X(WARNING, "warning")                                                                                   \
     X(DEVICE_NAME, "device_name") X(READ_FROM, "read_from") X(DEMANGLED, "demangled") X(MANGLED, "mangled") \
-        X(MACHINE, "opprof_machine")
+        X(MACHINE, "opprof_machine") X(HOST_NAME, "host_name")
 enum {
 #define OPPROF__PFTRACE_NOTE_ENUM(id, text) NOTE_##id,
     OPPROF__PFTRACE_NOTES(OPPROF__PFTRACE_NOTE_ENUM) N_OWN_NOTES,

@@ -623,6 +623,7 @@ static void facts(pwriter *w) {
     for (size_t i = 0; i < w->c->n_warnings; i++)
         note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_WARNING], w->c->warnings[i]);
     if (info->device_name[0]) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_DEVICE_NAME], info->device_name);
+    if (w->c->host_name[0]) note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_HOST_NAME], w->c->host_name);
     if (info->producer != OPPROF_PRODUCER_OPPROF)
         note_string(w, OPPROF__PFTRACE_NOTE_TEXT[NOTE_READ_FROM], opprof_producer_name(info->producer));
     for (size_t i = 0; i < w->c->n_mangled; i++) /* the C++ names demangled, with their symbols */

@@ -155,6 +155,11 @@ static int on_top_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         p->read_from = opprof__producer_of_name(p->lx.s) + 1;
         return 0;
     }
+    if (KEY_IS(k, n, "host_name") && c == '"') { /* Kineto's: where it ran */
+        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        opprof__copy_text(p->cap->host_name, sizeof p->cap->host_name, p->lx.s, p->lx.s_len);
+        return 0;
+    }
     if (KEY_IS(k, n, "opprof_device_name") && c == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         snprintf(p->device_said, sizeof p->device_said, "%s", p->lx.s);

@@ -7,8 +7,8 @@
 static const char SCHEMA[] =
     /* What opprof adds: one row a trace of the database. */
     "CREATE TABLE trace(id INTEGER PRIMARY KEY, file TEXT, producer TEXT, rank INTEGER, world_size INTEGER,"
-    " backend TEXT, pid INTEGER, first_step INTEGER, last_step INTEGER, start_ts INTEGER, end_ts INTEGER,"
-    " mtime_ns INTEGER, size_bytes INTEGER);\n"
+    " backend TEXT, host TEXT, pid INTEGER, first_step INTEGER, last_step INTEGER, start_ts INTEGER,"
+    " end_ts INTEGER, mtime_ns INTEGER, size_bytes INTEGER);\n"
     /* Perfetto's. */
     "CREATE TABLE process(upid INTEGER PRIMARY KEY, id INTEGER GENERATED ALWAYS AS (upid) VIRTUAL, pid INTEGER,"
     " name TEXT, start_ts INTEGER, end_ts INTEGER, parent_upid INTEGER, uid INTEGER, cmdline TEXT,"
@@ -71,7 +71,12 @@ static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);
                               "CREATE INDEX flow_by_out ON flow(slice_out);\n"
                               "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 
-int sql_create_schema(sqlite3 *db) { return sqlite3_exec(db, SCHEMA, NULL, NULL, NULL); }
+int sql_create_schema(sqlite3 *db) {
+    char version[64];
+    snprintf(version, sizeof version, "PRAGMA user_version = %d;", SQL_SCHEMA_VERSION);
+    int rc = sqlite3_exec(db, SCHEMA, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? sqlite3_exec(db, version, NULL, NULL, NULL) : rc;
+}
 
 int sql_create_indexes(sqlite3 *db) { return sqlite3_exec(db, INDEXES, NULL, NULL, NULL); }
 

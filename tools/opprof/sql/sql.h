@@ -29,6 +29,10 @@ int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 
 /** Create every table and view (a new, empty database). */
 int sql_create_schema(sqlite3 *db);
+/* The version of the tables, in a database's PRAGMA user_version: one more
+ * each time a table or column changes, so that --db's file of another version
+ * is made again. 2: trace.host, slice.thread_ts and thread_dur. */
+enum { SQL_SCHEMA_VERSION = 2 };
 /** Index what the functions and joins look up (slices by parent and track,
  *  args by set, flows by end): once every trace is loaded. */
 int sql_create_indexes(sqlite3 *db);
