@@ -207,6 +207,27 @@ TEST_CASE(host_of_each_trace) {
     free(out);
 }
 
+/* A B/E pair's arguments: the B's and the E's on the slice they make, as
+ * Perfetto's JSON importer merges them (they were not read). */
+TEST_CASE(begin_end_arguments_merged) {
+    static const char BEGIN_END[] = "{\"traceEvents\": [\n"
+                                    "{\"ph\":\"B\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":40,\"args\":{\"a\":1}},\n"
+                                    "{\"ph\":\"B\",\"name\":\"e\",\"pid\":1,\"tid\":1,\"ts\":41},\n"
+                                    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":42},\n"
+                                    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":48,\"args\":{\"b\":\"x\"}}\n"
+                                    "]}\n";
+    const char *t = write_file("begin_end.json", BEGIN_END);
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT s.name, a.key, a.int_value, a.string_value FROM slice s JOIN args a USING(arg_set_id) "
+             "ORDER BY s.name, a.key'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"name\",\"key\",\"int_value\",\"string_value\"\n\"d\",\"args.a\",1,\"[NULL]\"\n"
+                   "\"d\",\"args.b\",\"[NULL]\",\"x\"\n");
+    free(out);
+}
+
 TEST_CASE(perfetto_functions_and_modules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[2048];

@@ -142,7 +142,8 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
 
 /* "B" and "E" events: an "E" ends the innermost "B" still open on its thread
  * (as Chrome's viewer pairs them), making one complete event. Their names
- * and categories come from the "B"; other arguments are not read. */
+ * and categories come from the "B"; the arguments kept (keep_marks, opprof's
+ * own) of both are the event's. */
 static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset) {
     if (opprof__grow((void **)&p->begins, &p->cap_begins, p->n_begins + 1, sizeof *p->begins))
         return opprof__reader_no_memory(p, "begin events");
@@ -156,7 +157,16 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name};
+    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name,
+                 NULL, 0};
+    if (e->n_args) { /* its arguments wait for its end, as Perfetto merges a B's and its E's */
+        if (!(b->args = opprof__alloc((size_t)e->n_args * sizeof e->args[0]))) {
+            opprof__free(name);
+            return opprof__reader_no_memory(p, "begin events");
+        }
+        memcpy(b->args, e->args, (size_t)e->n_args * sizeof e->args[0]);
+        b->n_args = e->n_args;
+    }
     opprof__json_locate(&p->lx, offset, &b->line, &b->column);
     p->innermost[thread] = (int32_t)p->n_begins++;
     return 0;
@@ -174,7 +184,10 @@ void opprof__reader_close_begin(parser *p, uint32_t thread) {
     begun *b = &p->begins[p->innermost[thread]];
     p->innermost[thread] = b->outer;
     opprof__free(b->name);
+    opprof__free(b->args);
     b->name = NULL;
+    b->args = NULL;
+    b->n_args = 0;
     /* The stack's top is the last slot when threads do not interleave. */
     while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
 }
@@ -216,6 +229,25 @@ static int begin_end_thread_time(parser *p, const begun *b, const event *end) {
     return opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_DUR_ARG, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
 }
 
+static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event);
+
+/* The arguments of a "B" and of its "E" (keep_marks, or opprof's own) on the
+ * slice they make, as Perfetto's JSON importer merges them. */
+static int begin_end_args(parser *p, const begun *b, const event *end) {
+    if (!b->n_args && !end->n_args) return 0;
+    int32_t of_event = (int32_t)(p->cap->n_events - 1);
+    event args = {0};
+    args.n_args = b->n_args;
+    if (b->n_args) memcpy(args.args, b->args, (size_t)b->n_args * sizeof args.args[0]);
+    int rc = args.n_args ? own_marks(p, &args, b->thread, of_event) : 0;
+    if (!rc && end->n_args) {
+        memcpy(args.args, end->args, (size_t)end->n_args * sizeof args.args[0]);
+        args.n_args = end->n_args;
+        rc = own_marks(p, &args, b->thread, of_event);
+    }
+    return rc;
+}
+
 static int pop_begin(parser *p, uint32_t thread, const event *end, int64_t offset) {
     int64_t ts = end->ts;
     int32_t i = opprof__reader_open_begin(p, thread);
@@ -233,6 +265,7 @@ static int pop_begin(parser *p, uint32_t thread, const event *end, int64_t offse
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
     if (!rc && ts >= b->ts) rc = begin_end_thread_time(p, b, end);
+    if (!rc && ts >= b->ts) rc = begin_end_args(p, b, end);
     opprof__reader_close_begin(p, thread);
     return rc;
 }
@@ -274,8 +307,10 @@ int opprof__reader_unended_begins(parser *p) {
 }
 
 void opprof__reader_free_begins(parser *p) {
-    for (size_t i = 0; i < p->n_begins; i++)
-        if (p->begins[i].name) opprof__free(p->begins[i].name);
+    for (size_t i = 0; i < p->n_begins; i++) {
+        opprof__free(p->begins[i].name);
+        opprof__free(p->begins[i].args);
+    }
     opprof__free(p->begins);
     opprof__free(p->innermost);
     opprof__free(p->held_ends);

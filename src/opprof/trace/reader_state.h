@@ -23,6 +23,8 @@ typedef struct begun { /* a "B" event waiting for its "E" */
     int64_t ts, offset, line, column;
     int64_t tts; /* its thread clock's time (keep_marks: "tts"), or -1 */
     char *name;  /* owned */
+    void *args;  /* keep_marks: a copy of its arguments (the event's args[0, n_args)), owned; or NULL */
+    int n_args;
 } begun;
 
 /* A memory event with a total, for the checks: its index in the capture
