@@ -230,4 +230,36 @@ TEST_CASE(usage_and_options) {
     remove_tree(dir);
 }
 
+/* One list gives each option's parser, help line and synopsis (tools/options.h):
+ * a letter and a long name alike, an optional argument, a missing one said. */
+TEST_CASE(options_from_their_list) {
+    runs r;
+    capture(&r, false);
+    char *out = NULL;
+    CHECK_INT(run(&out, "help merge%s%s", "", ""), 0);
+    CHECK_CONTAINS(out, "usage: opprof merge TRACE... [-o OUT]\n");
+    CHECK_CONTAINS(out, "  -o, --output OUT  the merged trace");
+    free(out);
+    char merged[800];
+    snprintf(merged, sizeof merged, "%s/merged.json", dir);
+    CHECK_INT(run(&out, "merge '%s' --output '%s'", r.trace1, merged), 0);
+    free(out);
+    CHECK_INT(run(&out, "check '%s'%s", merged, ""), 0);
+    free(out);
+    CHECK_INT(run(&out, "help record%s%s", "", ""), 0);
+    CHECK_CONTAINS(out, "[--sample[=HZ[,dwarf]]]");
+    CHECK_CONTAINS(out, "-- CMD [ARGS...]");
+    free(out);
+    CHECK_INT(run(&out, "report --row-limit%s%s", "", ""), 64); /* its argument missing: getopt says so */
+    CHECK_CONTAINS(out, "option '--row-limit' requires an argument");
+    free(out);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s/profile_cpu' -h", bin_dir());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "usage: profile_cpu [--threads N]");
+    CHECK_CONTAINS(out, "  -h, --help ");
+    free(out);
+    remove_tree(dir);
+}
+
 int main(int argc, char **argv) { return check_main(argc, argv, "test_cli"); }
