@@ -164,13 +164,14 @@ TEST_CASE(slice_ids_in_time_order) {
  * no argument of the slice; a slice without them has NULL; a "tts" that is
  * no number is left out; a B/E pair's from the B's "tts" to the E's. */
 TEST_CASE(thread_time_of_complete_events) {
-    static const char THREAD_TIME[] = "{\"traceEvents\": [\n"
-                                      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,\"tts\":7,\"tdur\":4},\n"
-                                      "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},\n"
-                                      "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,\"tts\":\"x\",\"tdur\":1.5},\n"
-                                      "{\"ph\":\"B\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":40,\"tts\":20},\n"
-                                      "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":48,\"tts\":26}\n"
-                                      "]}\n";
+    static const char THREAD_TIME[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,\"tts\":7,\"tdur\":4},\n"
+        "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5},\n"
+        "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,\"tts\":\"x\",\"tdur\":1.5},\n"
+        "{\"ph\":\"B\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":40,\"tts\":20},\n"
+        "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":48,\"tts\":26}\n"
+        "]}\n";
     const char *t = write_file("thread_time.json", THREAD_TIME);
     char args[1024];
     snprintf(args, sizeof args,
@@ -190,8 +191,8 @@ TEST_CASE(thread_time_of_complete_events) {
  * through a .pftrace and a JSON written again; NULL for a trace without it. */
 TEST_CASE(host_of_each_trace) {
     char kineto[700], pf[700], json[700], args[3000];
-    snprintf(kineto, sizeof kineto, "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz",
-             source_dir());
+    snprintf(kineto, sizeof kineto,
+             "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", source_dir());
     snprintf(pf, sizeof pf, "%s/host.pftrace", dir());
     snprintf(json, sizeof json, "%s/host.json", dir());
     char *out = NULL;
@@ -200,10 +201,12 @@ TEST_CASE(host_of_each_trace) {
               0);
     free(out);
     const char *plain = write_file("no_host.json", MAPPING);
-    snprintf(args, sizeof args, "'%s' '%s' '%s' '%s' 'SELECT id, host FROM trace ORDER BY id'", kineto, pf, json, plain);
+    snprintf(args, sizeof args, "'%s' '%s' '%s' '%s' 'SELECT id, host FROM trace ORDER BY id'", kineto, pf, json,
+             plain);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"id\",\"host\"\n0,\"twshared38393.01.cco6.facebook.com\"\n1,\"twshared38393.01.cco6.facebook.com\"\n"
-                   "2,\"twshared38393.01.cco6.facebook.com\"\n3,\"[NULL]\"\n");
+    CHECK_STR(out,
+              "\"id\",\"host\"\n0,\"twshared38393.01.cco6.facebook.com\"\n1,\"twshared38393.01.cco6.facebook.com\"\n"
+              "2,\"twshared38393.01.cco6.facebook.com\"\n3,\"[NULL]\"\n");
     free(out);
 }
 

@@ -187,7 +187,8 @@ static int order_rows(opprof__view *v, const opprof_table_options *o) {
     for (size_t i = 0; i < n; i++) {
         opprof_roofline f = above_roof ? opprof_averages_roofline(v->avg, i, v->machine) : (opprof_roofline){0};
         double x = above_roof ? (f.modelled ? f.above_roof_ns : -INFINITY) : metric(&v->rows[i], o->sort);
-        items[i] = (opprof__keyed){~opprof__double_key(x), i}; /* descending; ties in first-seen order (Python's stable sort) */
+        items[i] = (opprof__keyed){~opprof__double_key(x),
+                                   i}; /* descending; ties in first-seen order (Python's stable sort) */
     }
     if (o->sort != OPPROF_SORT_NONE && (!above_roof || v->machine)) opprof__sort_keyed(items, n);
     for (size_t i = 0; i < n; i++) v->order[i] = items[i].index;

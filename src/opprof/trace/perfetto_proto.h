@@ -119,10 +119,11 @@ enum { UNIT_SIZE_BYTES = 3 };
     X(BYTES, "Bytes")                                                                                         \
     X(THREAD, "Thread") X(DIMS, "Input Dims") X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope") \
         X(EXTERNAL, "External id")
-#define OPPROF__PFTRACE_FACT_TEXTS(X)                                                                       \
-    X(WARNING, "warning")                                                                                   \
-    X(DEVICE_NAME, "device_name") X(READ_FROM, "read_from") X(DEMANGLED, "demangled") X(MANGLED, "mangled") \
-        X(MACHINE, "opprof_machine") X(HOST_NAME, "host_name")
+#define OPPROF__PFTRACE_FACT_TEXTS(X)                                                                      \
+    X(WARNING, "warning")                                                                                  \
+    X(DEVICE_NAME, "device_name")                                                                          \
+    X(READ_FROM, "read_from") X(DEMANGLED, "demangled") X(MANGLED, "mangled") X(MACHINE, "opprof_machine") \
+        X(HOST_NAME, "host_name")
 enum {
 #define OPPROF__PFTRACE_NOTE_ENUM(id, text) NOTE_##id,
     OPPROF__PFTRACE_NOTES(OPPROF__PFTRACE_NOTE_ENUM) N_OWN_NOTES,

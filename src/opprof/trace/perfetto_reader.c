@@ -897,7 +897,8 @@ static int facts(preader *r, const event *e) {
     static const struct {
         int note;
         const char *key;
-    } said[] = {{NOTE_DEVICE_NAME, "opprof_device_name"}, {NOTE_READ_FROM, "opprof_read_from"}, {NOTE_HOST_NAME, "host_name"}};
+    } said[] = {
+        {NOTE_DEVICE_NAME, "opprof_device_name"}, {NOTE_READ_FROM, "opprof_read_from"}, {NOTE_HOST_NAME, "host_name"}};
     for (size_t k = 0; k < sizeof said / sizeof *said; k++) {
         const annotation *a = note(e, OPPROF__PFTRACE_NOTE_TEXT[said[k].note]);
         if (!a || a->type != NOTE_STRING) continue;

@@ -553,7 +553,6 @@ static void async_track(pwriter *w, const opprof_mark *m) {
     opprof__sb_free(&track);
 }
 
-
 /* Every async range's track, once per id (named by its first mark), before
  * any of their events: an end may come first, on another thread. */
 static int async_tracks(pwriter *w) {

@@ -222,7 +222,7 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
  * counter's value): kept, to become a mark of the capture. */
 /* A string argument of opprof's own (the string just read), kept as far as it fits. */
 static void own_string_arg(parser *p, event *e, const char *k, size_t n) {
-    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    event_arg *a = &e->args[e->n_args++];
     opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
     a->kind = OPPROF_MARK_ARG_STR;
     memcpy(a->key, k, n);
@@ -231,7 +231,7 @@ static void own_string_arg(parser *p, event *e, const char *k, size_t n) {
 
 static int own_arg(parser *p, event *e, const char *k, size_t n) {
     int c = opprof__json_skip_ws(&p->lx);
-    __typeof__(e->args[0]) *a = &e->args[e->n_args];
+    event_arg *a = &e->args[e->n_args];
     if (c == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         own_string_arg(p, e, k, n);

@@ -157,8 +157,8 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name,
-                 NULL, 0};
+    *b = (begun){
+        thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name, NULL, 0};
     if (e->n_args) { /* its arguments wait for its end, as Perfetto merges a B's and its E's */
         if (!(b->args = opprof__alloc((size_t)e->n_args * sizeof e->args[0]))) {
             opprof__free(name);
@@ -217,35 +217,43 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     return 0;
 }
 
-/* The thread clock of a "B" and its "E" (keep_marks), as Perfetto reads it:
- * the "B"'s "tts", and the time from it to the "E"'s. */
-static int begin_end_thread_time(parser *p, const begun *b, const event *end) {
-    opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = b->thread, .event = (int32_t)(p->cap->n_events - 1)};
-    if (b->tts < 0) return 0;
-    m.value.i = b->tts;
-    if (opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_TS_ARG, NULL)) return opprof__reader_no_memory(p, "marks");
-    if (!(end->have & HAS_TTS) || end->tts < b->tts) return 0;
-    m.value.i = end->tts - b->tts;
-    return opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_DUR_ARG, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
+/* An event's arguments (args[0, n)) as its marks: the last event of the
+ * capture, on `thread`. */
+static int arg_marks(parser *p, const event_arg *args, int n, uint32_t thread) {
+    opprof_mark m = {.thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
+    for (int k = 0; k < n; k++) {
+        const char *name = args[k].key;
+        m.kind = args[k].kind;
+        m.value.i = args[k].i;
+        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = args[k].d;
+        if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
+            m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
+        if (opprof_capture_add_mark(p->cap, &m, name, args[k].str)) return opprof__reader_no_memory(p, "marks");
+    }
+    return 0;
 }
 
-static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event);
+/* The last event's thread clock (keep_marks), each -1 when unknown: two of
+ * its integer arguments, the ones `opprof sql` makes thread_ts and thread_dur. */
+static int thread_time_marks(parser *p, uint32_t thread, int64_t tts, int64_t tdur) {
+    opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
+    m.value.i = tts;
+    if (tts >= 0 && opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_TS_ARG, NULL))
+        return opprof__reader_no_memory(p, "marks");
+    m.value.i = tdur;
+    if (tdur >= 0 && opprof_capture_add_mark(p->cap, &m, OPPROF_THREAD_DUR_ARG, NULL))
+        return opprof__reader_no_memory(p, "marks");
+    return 0;
+}
 
-/* The arguments of a "B" and of its "E" (keep_marks, or opprof's own) on the
- * slice they make, as Perfetto's JSON importer merges them. */
-static int begin_end_args(parser *p, const begun *b, const event *end) {
-    if (!b->n_args && !end->n_args) return 0;
-    int32_t of_event = (int32_t)(p->cap->n_events - 1);
-    event args = {0};
-    args.n_args = b->n_args;
-    if (b->n_args) memcpy(args.args, b->args, (size_t)b->n_args * sizeof args.args[0]);
-    int rc = args.n_args ? own_marks(p, &args, b->thread, of_event) : 0;
-    if (!rc && end->n_args) {
-        memcpy(args.args, end->args, (size_t)end->n_args * sizeof args.args[0]);
-        args.n_args = end->n_args;
-        rc = own_marks(p, &args, b->thread, of_event);
-    }
-    return rc;
+/* What a "B" and its "E" carry, on the event they make, as Perfetto's JSON
+ * importer merges them: both's arguments kept; the thread clock from the
+ * "B"'s "tts" to the "E"'s. */
+static int begin_end_marks(parser *p, const begun *b, const event *end) {
+    int rc = arg_marks(p, b->args, b->n_args, b->thread);
+    if (!rc) rc = arg_marks(p, end->args, end->n_args, b->thread);
+    bool ended = b->tts >= 0 && (end->have & HAS_TTS) && end->tts >= b->tts;
+    return rc ? rc : thread_time_marks(p, b->thread, b->tts, ended ? end->tts - b->tts : -1);
 }
 
 static int pop_begin(parser *p, uint32_t thread, const event *end, int64_t offset) {
@@ -264,8 +272,7 @@ static int pop_begin(parser *p, uint32_t thread, const event *end, int64_t offse
                                   (long long)b->line);
     else
         rc = add_complete(p, thread, b->name, b->cat, b->ts, ts - b->ts, b->offset, b->line, b->column, NULL);
-    if (!rc && ts >= b->ts) rc = begin_end_thread_time(p, b, end);
-    if (!rc && ts >= b->ts) rc = begin_end_args(p, b, end);
+    if (!rc && ts >= b->ts) rc = begin_end_marks(p, b, end);
     opprof__reader_close_begin(p, thread);
     return rc;
 }
@@ -360,58 +367,28 @@ static int foreign_counters(parser *p, event *e, opprof_mark *m) {
     return 0;
 }
 
-/* What opprof wrote of its capture's marks, read back: an event's
- * arguments (FLOPs and bytes among them) when `event` >= 0, else the event
- * itself (a counter sample, an instant, a flow or async edge). */
-static int own_marks(parser *p, event *e, uint32_t thread, int32_t of_event) {
-    opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = of_event};
-    const char *name = e->name, *str = NULL;
-    if (of_event < 0) {
-        if (e->ph == 'C' && !p->ours) return foreign_counters(p, e, &m);
-        if (e->ph == 'C') {
-            if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
-            m.kind = OPPROF_MARK_COUNTER;
-            m.value.d = e->args[0].d;
-        } else if (e->ph == 'i' || e->ph == 'I') {
-            m.kind = OPPROF_MARK_INSTANT;
-            m.value.i = e->scope == 'g'   ? OPPROF_INSTANT_GLOBAL
-                        : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
-                                          : OPPROF_INSTANT_THREAD;
-        } else {
-            m.kind = (uint32_t)opprof__mark_of_phase(e->ph); /* a flow or async edge */
-            m.value.id = e->id;
-        }
-        if (e->ts < p->min_ts) p->min_ts = e->ts;
-        return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
+/* A mark that is an event of its own, read back (opprof's, or with
+ * keep_marks every writer's): a counter sample, an instant, a flow or async
+ * edge. (An event's arguments are arg_marks.) */
+static int own_marks(parser *p, event *e, uint32_t thread) {
+    opprof_mark m = {.ts_ns = e->ts, .thread = thread, .event = -1};
+    const char *name = e->name;
+    if (e->ph == 'C' && !p->ours) return foreign_counters(p, e, &m);
+    if (e->ph == 'C') {
+        if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
+        m.kind = OPPROF_MARK_COUNTER;
+        m.value.d = e->args[0].d;
+    } else if (e->ph == 'i' || e->ph == 'I') {
+        m.kind = OPPROF_MARK_INSTANT;
+        m.value.i = e->scope == 'g'   ? OPPROF_INSTANT_GLOBAL
+                    : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
+                                      : OPPROF_INSTANT_THREAD;
+    } else {
+        m.kind = (uint32_t)opprof__mark_of_phase(e->ph); /* a flow or async edge */
+        m.value.id = e->id;
     }
-    m.ts_ns = 0;
-    for (int k = 0; k < e->n_args; k++) {
-        name = e->args[k].key;
-        m.kind = e->args[k].kind;
-        m.value.i = e->args[k].i;
-        str = e->args[k].str;
-        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = e->args[k].d;
-        if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
-            m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
-        if (opprof_capture_add_mark(p->cap, &m, name, str)) return opprof__reader_no_memory(p, "marks");
-    }
-    return 0;
-}
-
-/* The thread time of a complete event (keep_marks) as two of its arguments,
- * where there is room for them. */
-static void thread_time_args(event *e) {
-    static const struct {
-        int flag;
-        const char *key;
-    } times[] = {{HAS_TTS, OPPROF_THREAD_TS_ARG}, {HAS_TDUR, OPPROF_THREAD_DUR_ARG}};
-    for (size_t k = 0; k < sizeof times / sizeof *times; k++) {
-        if (!(e->have & times[k].flag) || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) continue;
-        __typeof__(e->args[0]) *a = &e->args[e->n_args++];
-        snprintf(a->key, sizeof a->key, "%s", times[k].key);
-        a->kind = OPPROF_MARK_ARG_INT;
-        a->i = times[k].flag == HAS_TTS ? e->tts : e->tdur;
-    }
+    if (e->ts < p->min_ts) p->min_ts = e->ts;
+    return opprof_capture_add_mark(p->cap, &m, name, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
 }
 
 static int take_complete(parser *p, event *e, int64_t offset) {
@@ -438,8 +415,9 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__reader_no_memory(p, "categories");
-    thread_time_args(e);
-    return e->n_args ? own_marks(p, e, thread, (int32_t)(p->cap->n_events - 1)) : 0;
+    int rc = arg_marks(p, e->args, e->n_args, thread);
+    return rc ? rc
+              : thread_time_marks(p, thread, (e->have & HAS_TTS) ? e->tts : -1, (e->have & HAS_TDUR) ? e->tdur : -1);
 }
 
 /* "i"/"I": Kineto's [memory] events; opprof's own instants. */
@@ -448,7 +426,7 @@ static int take_instant(parser *p, event *e, int64_t offset) {
     if (!e->memory_name) {
         if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
             if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-            return own_marks(p, e, thread, -1);
+            return own_marks(p, e, thread);
         }
         p->unused[UNUSED_INSTANT]++;
         return 0;
@@ -514,14 +492,14 @@ static int take_mark(parser *p, event *e, int64_t offset) {
              * (keep_marks) its own thread, so that its process is known */
             if ((!p->cap->n_threads || !p->ours) && opprof__reader_thread_of(p, e->pid, e->tid, &thread))
                 return OPPROF_EFORMAT;
-            return own_marks(p, e, thread, -1);
+            return own_marks(p, e, thread);
         }
         p->unused[UNUSED_COUNTER]++;
         return 0;
     }
     if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
         if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
-        return own_marks(p, e, thread, -1);
+        return own_marks(p, e, thread);
     }
     p->unused[unused_kind(e->ph)]++;
     return 0;

@@ -99,7 +99,7 @@ static int keep_string(parser *p, event *e, const char *key) {
     if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
     if (!p->lx.s_len || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return 0;
-    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    event_arg *a = &e->args[e->n_args++];
     opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
     snprintf(a->key, sizeof a->key, "%s", key);
     a->kind = OPPROF_MARK_ARG_STR;
@@ -109,7 +109,7 @@ static int keep_string(parser *p, event *e, const char *key) {
 /* An integer argument kept for the event's marks. */
 static void keep_int(event *e, const char *key, int64_t v) {
     if (e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return;
-    __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+    event_arg *a = &e->args[e->n_args++];
     snprintf(a->key, sizeof a->key, "%s", key);
     a->kind = OPPROF_MARK_ARG_INT;
     a->i = v;
@@ -214,7 +214,7 @@ static int node_event(parser *p, event *e) {
     size_t node_len = ends_with(e->name, e->name_len, "_kernel_time") ? e->name_len - 12 : e->name_len;
     if (!p->rt.by_node && e->op_name[0]) { /* the row is the operator type's, whatever slots are left */
         if (e->n_args == (int)(sizeof e->args / sizeof *e->args)) e->n_args--; /* the node wins a slot */
-        __typeof__(e->args[0]) *a = &e->args[e->n_args++];
+        event_arg *a = &e->args[e->n_args++];
         snprintf(a->key, sizeof a->key, "node");
         snprintf(a->str, sizeof a->str, "%.*s", (int)node_len, e->name);
         a->kind = OPPROF_MARK_ARG_STR;

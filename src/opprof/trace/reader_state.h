@@ -16,14 +16,23 @@ typedef struct xrecord {
     uint32_t line; /* past 2^32 - 1 lines: that */
 } xrecord;
 
+/* An argument kept of an event (opprof's own; every writer's with keep_marks). */
+typedef struct event_arg {
+    char key[48];
+    char str[128];
+    uint8_t kind; /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
+    int64_t i;
+    double d;
+} event_arg;
+
 typedef struct begun { /* a "B" event waiting for its "E" */
     uint32_t thread;
     int32_t outer; /* the one open before it on its thread, or -1 */
     uint8_t cat;   /* cat_class */
     int64_t ts, offset, line, column;
-    int64_t tts; /* its thread clock's time (keep_marks: "tts"), or -1 */
-    char *name;  /* owned */
-    void *args;  /* keep_marks: a copy of its arguments (the event's args[0, n_args)), owned; or NULL */
+    int64_t tts;     /* its thread clock's time (keep_marks: "tts"), or -1 */
+    char *name;      /* owned */
+    event_arg *args; /* a copy of its arguments kept, owned; or NULL */
     int n_args;
 } begun;
 
@@ -136,7 +145,16 @@ typedef struct split split;
 #define HERE(p) OPPROF__JSON_HERE(&(p)->lx)
 #define FAIL(p, ...) opprof__json_fail_at(&(p)->lx, HERE(p), __VA_ARGS__)
 
-enum { HAS_TS = 1, HAS_DUR = 2, HAS_NAME = 4, HAS_PH = 8, HAS_BYTES = 16, HAS_TOTAL = 32, HAS_TTS = 64, HAS_TDUR = 128 };
+enum {
+    HAS_TS = 1,
+    HAS_DUR = 2,
+    HAS_NAME = 4,
+    HAS_PH = 8,
+    HAS_BYTES = 16,
+    HAS_TOTAL = 32,
+    HAS_TTS = 64,
+    HAS_TDUR = 128
+};
 
 /* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
 typedef enum cat_class {
@@ -177,16 +195,10 @@ typedef struct event {
     int64_t device_id;   /* args "Device Id" (-1: none) */
     /* opprof's own traces: the arguments, ids and scopes its marks were written as */
     int n_args;
-    struct {
-        char key[48];
-        char str[128];
-        uint8_t kind; /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
-        int64_t i;
-        double d;
-    } args[8];
+    event_arg args[8];
     int64_t tts, tdur; /* keep_marks: "tts" and "tdur", the thread clock's (HAS_TTS, HAS_TDUR) */
-    uint64_t id; /* "id" of flow, async and profile events: a number, or a string's
-                    hexadecimal ("0x1f") or decimal number, or else its hash */
+    uint64_t id;       /* "id" of flow, async and profile events: a number, or a string's
+                          hexadecimal ("0x1f") or decimal number, or else its hash */
     bool has_id;
     char category[64];   /* opprof's traces: a range's category ("cat" after its kind) */
     uint8_t runtime;     /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */

@@ -78,12 +78,12 @@ typedef struct loader {
     size_t n_ev;
     const opprof_thread_info *th;
     size_t n_th;
-    int64_t *utid, *upid, *track; /* by capture thread */
-    size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
-    int64_t *arg_set;             /* by event, -1: none */
+    int64_t *utid, *upid, *track;    /* by capture thread */
+    size_t *first_event;             /* by thread: its first event (n_th + 1 entries) */
+    int64_t *arg_set;                /* by event, -1: none */
     int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none */
-    uint32_t *order;              /* the events by start (then capture order): Perfetto's slice order */
-    int64_t *slice_id;            /* by event: first_slice + its place in `order` */
+    uint32_t *order;                 /* the events by start (then capture order): Perfetto's slice order */
+    int64_t *slice_id;               /* by event: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
     bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
 } loader;
@@ -362,8 +362,8 @@ static int load_async(loader *L, pending *p, size_t n) {
         const char *name = opprof_capture_name(L->cap, p[k].name);
         if (track < 0) track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0);
         if (track < 0) return sqlite3_errcode(L->db);
-        int rc = sql_row(L->st[ST_SLICE], "iiiissi----", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts, track,
-                         "async", name, (int64_t)0);
+        int rc = sql_row(L->st[ST_SLICE], "iiiissi----", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts,
+                         track, "async", name, (int64_t)0);
         if (rc) return rc;
         k++;
     }
@@ -433,8 +433,8 @@ static int load_trace_row(loader *L, const sql_trace *t) {
     if (rc == SQLITE_OK)
         rc = sql_row(st, "issIIssiIIiiii", L->trace_id, t->path, opprof_producer_name(info.producer),
                      ranked ? (int64_t)info.rank.rank : -1, ranked ? (int64_t)info.rank.world_size : -1,
-                     info.rank.backend, opprof_capture_host_name(L->cap), info.pid, first, last, L->base_ns, L->base_ns + info.duration_ns, t->mtime_ns,
-                     t->size_bytes);
+                     info.rank.backend, opprof_capture_host_name(L->cap), info.pid, first, last, L->base_ns,
+                     L->base_ns + info.duration_ns, t->mtime_ns, t->size_bytes);
     sqlite3_finalize(st);
     if (rc) return rc;
     rc = sql_prepare(L->db,
