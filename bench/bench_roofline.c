@@ -6,7 +6,9 @@
  *     LLC 8 MB, DRAM 1 GB), their ratios;
  *   - the seed's model (256 -> 512 -> 64, batch 128) recorded with its shapes:
  *     aten::addmm's and aten::clamp_min's bound and % of roof, and the largest
- *     % of roof of any row (above 100: a roof exceeded, a wrong roof).
+ *     % of roof of any row (above 100: a roof exceeded, a wrong roof);
+ *   - the quick measurement a capture makes (opprof_machine_measure_quick,
+ *     1..N threads): its time, and its one-thread figures over the full ones.
  * likwid-bench counts no hardware event here: it needs no PMU. Without it the
  * peer's keys are null.
  *
@@ -68,9 +70,16 @@ int main(int argc, char **argv) {
             return 64;
         }
     }
-    opprof_machine m;
+    opprof_machine m, quick;
     int rc = opprof_machine_measure(1, &m);
     if (rc) die("machine", rc);
+    /* a capture's measurement (the cache's first, and a long run's end): 1..N threads, timed */
+    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    cpus = cpus < 1 ? 1 : cpus > OPPROF_MACHINE_MAX_THREADS ? OPPROF_MACHINE_MAX_THREADS : cpus;
+    int64_t t0 = bench_now_ns();
+    if ((rc = opprof_machine_measure_quick(cpus, &quick))) die("quick machine", rc);
+    double quick_s = (double)(bench_now_ns() - t0) / 1e9;
+    const opprof_machine_ceilings *q1 = &quick.by_threads[0];
     bool wide = !strcmp(m.isa, "AVX-512");
     const char *sizes[4] = {"16kB", "256kB", "8MB", "1GB"};
     char test[64];
@@ -120,6 +129,14 @@ int main(int argc, char **argv) {
             snprintf(key, sizeof key, "%s_copy_over_likwid", name);
             bench_json_number(stdout, key, one->levels[l].copy_gbs / peer_copy[l], false);
         }
+        bench_json_number(stdout, "quick_s", quick_s, false);
+        bench_json_number(stdout, "quick_threads", cpus, false);
+        bench_json_number(stdout, "quick_fma_over_full", q1->fma_peak_gflops / one->fma_peak_gflops, false);
+        for (int l = 0; l < 4; l++) {
+            char key[64];
+            snprintf(key, sizeof key, "quick_%s_load_over_full", one->levels[l].name);
+            bench_json_number(stdout, key, q1->levels[l].load_gbs / one->levels[l].load_gbs, false);
+        }
         bench_json_number(stdout, "addmm_roof_pct", addmm_pct, false);
         bench_json_number(stdout, "addmm_compute_bound", addmm_compute, false);
         bench_json_number(stdout, "clamp_min_roof_pct", clamp_pct, false);
@@ -137,6 +154,11 @@ int main(int argc, char **argv) {
             printf("%-5s load %.1f GB/s (likwid %.1f, %.3fx), copy %.1f GB/s (likwid %.1f, %.3fx)\n",
                    one->levels[l].name, one->levels[l].load_gbs, peer_load[l], one->levels[l].load_gbs / peer_load[l],
                    one->levels[l].copy_gbs, peer_copy[l], one->levels[l].copy_gbs / peer_copy[l]);
+        printf("quick measurement, 1..%d threads: %.3f s; one thread's over the full one's: FMA %.3fx", cpus, quick_s,
+               q1->fma_peak_gflops / one->fma_peak_gflops);
+        for (int l = 0; l < 4; l++)
+            printf(", %s load %.3fx", one->levels[l].name, q1->levels[l].load_gbs / one->levels[l].load_gbs);
+        printf("\n");
         printf("aten::addmm: %s, %.1f %% of roof; aten::clamp_min: %s, %.1f %%; largest %% of roof %.1f\n",
                addmm_compute ? "compute" : "memory", addmm_pct,
                clamp_level >= 0 ? one->levels[clamp_level].name : "compute", clamp_pct, max_pct);

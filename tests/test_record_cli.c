@@ -6,8 +6,8 @@
 #include "check.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <opprof/capture.h>
-
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
 
@@ -198,25 +198,24 @@ TEST_CASE(usage_errors) {
     remove_tree(dir);
 }
 
-/* --roofline: the captures carry this machine's profile from the user's cache, taken before
- * CMD runs (one CPU given: the cache's one-thread profile, seeded here as if measured before) */
-TEST_CASE(roofline_from_the_users_cache) {
-    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    char cmd[4096], *out = NULL;
-    char cache[1024], path[1500];
+/* The user's cache (OPPROF_MACHINE_CACHE, under dir) seeded with this machine's one-thread
+ * profile as if measured before: an FMA peak of `gflops`, each level's bandwidth `gbs` / its
+ * rank; its path in path. */
+static void seed_cache(double gflops, double gbs, char *path, size_t size) {
+    char cache[1024], cmd[4096];
     snprintf(cache, sizeof cache, "%s/machine-cache", dir);
     setenv("OPPROF_MACHINE_CACHE", cache, 1);
-    CHECK_INT(opprof_machine_cache_path(1, path, sizeof path), 0);
+    CHECK_INT(opprof_machine_cache_path(1, path, size), 0);
     opprof_machine m;
     CHECK_INT(opprof_machine_identify(&m), 0);
     m.threads = 1;
     m.by_threads[0].threads = 1;
-    m.by_threads[0].fma_peak_gflops = 100;
+    m.by_threads[0].fma_peak_gflops = gflops;
     static const char *const levels[] = {"L1", "L2", "LLC", "DRAM"};
     for (int l = 0; l < 4; l++) {
         snprintf(m.by_threads[0].levels[l].name, sizeof m.by_threads[0].levels[l].name, "%s", levels[l]);
         m.by_threads[0].levels[l].bytes = l < 3 ? (int64_t)32768 << (4 * l) : 0;
-        m.by_threads[0].levels[l].load_gbs = m.by_threads[0].levels[l].copy_gbs = 50.0 / (l + 1);
+        m.by_threads[0].levels[l].load_gbs = m.by_threads[0].levels[l].copy_gbs = gbs / (l + 1);
     }
     char *json = NULL;
     CHECK_INT(opprof_machine_json_to_string(&m, &json), 0);
@@ -228,6 +227,14 @@ TEST_CASE(roofline_from_the_users_cache) {
         CHECK_INT(pclose(w), 0);
     }
     opprof_free(json);
+}
+
+/* --roofline: the captures carry this machine's profile from the user's cache, taken before
+ * CMD runs (one CPU given: the cache's one-thread profile, seeded here as if measured before) */
+TEST_CASE(roofline_from_the_users_cache) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL, path[1500];
+    seed_cache(100, 50, path, sizeof path);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && taskset -c 0 '%s/opprof' record --roofline -o roof -- '%s/first_capture' "
              "2>&1 >/dev/null && '%s/opprof' report --roofline roof/trace-step-0.json 2>&1",
@@ -246,6 +253,59 @@ TEST_CASE(roofline_from_the_users_cache) {
     CHECK_CONTAINS(out, "profile_cpu: the machine's ceilings from");
     CHECK_CONTAINS(out, "1 thread 100.0 GFLOP/s");
     free(out);
+    unsetenv("OPPROF_MACHINE_CACHE");
+    remove_tree(dir);
+}
+
+/* The FMA peak and each level's load bandwidth of a trace's machine (one thread), into v[5];
+ * 0 when it has none. */
+static int machine_of(const char *trace, double v[5]) {
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read(trace, NULL, &c, &err), 0);
+    const opprof_machine *m = c ? opprof_capture_machine(c) : NULL;
+    if (m) {
+        v[0] = m->by_threads[0].fma_peak_gflops;
+        for (int l = 0; l < 4; l++) v[1 + l] = m->by_threads[0].levels[l].load_gbs;
+    }
+    opprof_capture_free(c);
+    return m != NULL;
+}
+
+/* The end of a long run measures the machine again and keeps the best of each ceiling, in the
+ * capture and in the cache (OPPROF_MACHINE_REMEASURE_AFTER=0: every run is long); a short run,
+ * or one that says never (-1), keeps the start's. The cache is seeded with ceilings far below
+ * any machine's (0.01 GFLOP/s, 0.04 GB/s and less), so that what was measured shows whatever
+ * the load. */
+TEST_CASE(roofline_best_of_the_start_and_the_end) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], path[1500], trace[1200];
+    static const char *const after[] = {"-1", "10", "0"};
+    for (int k = 0; k < 3; k++) {
+        seed_cache(0.01, 0.04, path, sizeof path);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && OPPROF_MACHINE_REMEASURE_AFTER=%s taskset -c 0 '%s/opprof' record --roofline "
+                 "-o end%d -- '%s/first_capture' >/dev/null 2>&1",
+                 dir, after[k], bin_dir(), k, bin_dir());
+        CHECK_INT(system(cmd), 0);
+        snprintf(trace, sizeof trace, "%s/end%d/trace-step-0.json", dir, k);
+        double v[5] = {0}, cached[5] = {0};
+        CHECK(machine_of(trace, v));
+        opprof_machine m;
+        CHECK_INT(opprof_machine_read(path, &m, NULL), 0);
+        cached[0] = m.by_threads[0].fma_peak_gflops;
+        for (int l = 0; l < 4; l++) cached[1 + l] = m.by_threads[0].levels[l].load_gbs;
+        for (int f = 0; f < 5; f++) {
+            double seeded = f ? 0.04 / f : 0.01;
+            if (k < 2) {                            /* the start's, as the cache had them */
+                CHECK(fabs(v[f] - seeded) < 0.001); /* as the JSON writes them: 3 decimals */
+                CHECK(fabs(cached[f] - seeded) < 0.001);
+            } else { /* measured again: every figure a real one, the cache's the same */
+                CHECK(v[f] > 1);
+                CHECK(fabs(cached[f] - v[f]) < 0.001);
+            }
+        }
+    }
     unsetenv("OPPROF_MACHINE_CACHE");
     remove_tree(dir);
 }

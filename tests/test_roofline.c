@@ -612,6 +612,42 @@ TEST_CASE(machine_cache_trusted_only_when_it_is_this_machines) {
     remove_tree(dir);
 }
 
+/* Best of two measurements: each figure the larger, for the thread counts both have; two
+ * machines' figures never mix (opprof_machine_keep_best, opprof_machine_remeasure). */
+TEST_CASE(best_of_two_measurements) {
+    opprof_machine a, b, before;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &a, NULL), 0);
+    b = a;
+    b.by_threads[0].fma_peak_gflops = 120;     /* higher: taken */
+    b.by_threads[0].levels[0].load_gbs = 150;  /* lower: not */
+    b.by_threads[0].levels[3].copy_gbs = 12.5; /* higher: taken */
+    CHECK_INT(opprof_machine_keep_best(&a, &b), 0);
+    CHECK_NEAR(a.by_threads[0].fma_peak_gflops, 120);
+    CHECK_NEAR(a.by_threads[0].levels[0].load_gbs, 200);
+    CHECK_NEAR(a.by_threads[0].levels[3].copy_gbs, 12.5);
+    CHECK_NEAR(a.by_threads[0].levels[3].load_gbs, 20);
+    CHECK_INT(a.by_threads[0].levels[1].bytes, 1048576);
+    before = a;
+    snprintf(b.isa, sizeof b.isa, "AVX-512"); /* another ISA's: refused, unchanged */
+    b.by_threads[0].fma_peak_gflops = 1000;
+    CHECK_INT(opprof_machine_keep_best(&a, &b), OPPROF_EFORMAT);
+    CHECK(memcmp(&a, &before, sizeof a) == 0);
+    CHECK_INT(opprof_machine_keep_best(NULL, &b), OPPROF_EINVAL);
+    /* "Test CPU" is not this machine: not measured again, unchanged */
+    CHECK_INT(opprof_machine_remeasure(&a), OPPROF_EFORMAT);
+    CHECK(memcmp(&a, &before, sizeof a) == 0);
+    /* a quick measurement is a whole profile of this machine */
+    opprof_machine q, id;
+    CHECK_INT(opprof_machine_identify(&id), 0);
+    CHECK_INT(opprof_machine_measure_quick(1, &q), 0);
+    CHECK_STR(q.cpu, id.cpu);
+    CHECK_INT(q.threads, 1);
+    CHECK(q.by_threads[0].fma_peak_gflops > 0);
+    for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++)
+        CHECK(q.by_threads[0].levels[l].load_gbs > 0 && q.by_threads[0].levels[l].copy_gbs > 0);
+    CHECK_INT(opprof_machine_measure_quick(0, &q), OPPROF_EINVAL);
+}
+
 int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_roofline");
     if (g_dir[0]) remove_tree(g_dir);

@@ -50,9 +50,9 @@ OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 typedef enum opprof__machine_isa { OPPROF__ISA_SCALAR, OPPROF__ISA_AVX2, OPPROF__ISA_AVX512 } opprof__machine_isa;
 OPPROF__HIDDEN opprof__machine_isa opprof__machine_best_isa(void);
 /* The kernels' revision, bumped when one changes what it measures (2: loads
- * folded by XOR in one loop), so that a profile cached from other kernels is
- * measured again (analysis/machine_cache.c). */
-enum { OPPROF__MACHINE_KERNELS = 2 };
+ * folded by XOR in one loop; 3: buffers past 2 MiB on huge pages), so that a
+ * profile cached from other kernels is measured again (analysis/machine_cache.c). */
+enum { OPPROF__MACHINE_KERNELS = 3 };
 /* The FLOPs of one iteration of opprof__machine_fma's loop. */
 OPPROF__HIDDEN double opprof__machine_fma_flops_per_iter(opprof__machine_isa isa);
 /* `iters` iterations of independent FMA chains; a value that keeps them. */

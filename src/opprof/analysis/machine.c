@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static const char *const LEVEL_NAMES[OPPROF_MACHINE_LEVELS] = {"L1", "L2", "LLC", "DRAM"};
@@ -86,7 +87,8 @@ static double run_threads(job *jobs, int threads) {
     _Atomic int go = 0;
     int started = 1;
     for (int t = 0; t < threads; t++) jobs[t].go = &go;
-    while (started < threads && pthread_create(&tid[started], NULL, run_job, &jobs[started]) == 0) started++;
+    /* helper threads (every signal blocked): a capture's start and end measure inside the program */
+    while (started < threads && opprof__helper_start(&tid[started], run_job, &jobs[started]) == 0) started++;
     go = 1;
     run_job(&jobs[0]);
     double worst = jobs[0].seconds;
@@ -97,14 +99,23 @@ static double run_threads(job *jobs, int threads) {
     return started == threads ? worst : NAN;
 }
 
-/* Units of work per second for the kind: reps grown until a run takes about
- * 15 ms, then the best of nine: the ceilings are the best seen (a busy
+/* How long a measurement takes: runs of run_s seconds, the best of `kept`.
+ * The full one (opprof machine): nine of 15 ms; the quick one (a capture's
+ * start and end, about 0.15 s a thread count): three of 3 ms. */
+typedef struct plan {
+    double run_s;
+    int kept;
+} plan;
+static const plan FULL = {0.015, 9}, QUICK = {0.003, 3};
+
+/* Units of work per second for the kind: reps grown until a run takes
+ * p->run_s, then the best of p->kept: the ceilings are the best seen (a busy
  * host lowers some runs, never raises one). */
-static double rate(opprof__machine_isa isa, int kind, float **bufs, size_t n, int threads) {
+static double rate(const plan *p, opprof__machine_isa isa, int kind, float **bufs, size_t n, int threads) {
     job jobs[OPPROF_MACHINE_MAX_THREADS];
     int64_t reps = kind == 0 ? 4096 : 1;
     double best = 0;
-    for (int tries = 0, kept = 0; tries < 60 && kept < 9; tries++) {
+    for (int tries = 0, kept = 0; tries < 60 && kept < p->kept; tries++) {
         for (int t = 0; t < threads; t++)
             jobs[t] = (job){.isa = isa,
                             .kind = kind,
@@ -114,8 +125,8 @@ static double rate(opprof__machine_isa isa, int kind, float **bufs, size_t n, in
                             .reps = reps};
         double s = run_threads(jobs, threads);
         if (isnan(s)) return NAN;
-        if (s < 0.015) {
-            reps *= s > 0 ? (int64_t)(0.018 / s) + 1 : 16;
+        if (s < p->run_s) {
+            reps *= s > 0 ? (int64_t)(p->run_s * 1.2 / s) + 1 : 16;
             continue;
         }
         kept++;
@@ -125,9 +136,26 @@ static double rate(opprof__machine_isa isa, int kind, float **bufs, size_t n, in
     return best;
 }
 
-static int measure_threads(opprof__machine_isa isa, int threads, const int64_t *sizes, opprof_machine_ceilings *c) {
+/* A buffer of n floats, written (a page never written reads as the one zero
+ * page, from L1). Past 2 MiB on huge pages where the kernel gives them: the
+ * DRAM buffers' 4 KiB page faults were most of a quick measurement (0.2 s of
+ * it on a VM). Mapped populated instead, on 4 KiB pages, a quick measurement
+ * took twice as long and its DRAM figure halved (the host's faults came
+ * during the runs), while the full one's DRAM load stayed 1.7x likwid-bench's
+ * on that host: the pages were not what set it apart. */
+static float *buffer(size_t n) {
+    size_t bytes = n * sizeof(float), huge = (size_t)2 << 20;
+    void *b = NULL;
+    if (posix_memalign(&b, bytes >= huge ? huge : 64, bytes)) return NULL;
+    if (bytes >= huge) madvise(b, bytes, MADV_HUGEPAGE); /* advice: without it, 4 KiB pages */
+    memset(b, 0x3f, bytes);
+    return b;
+}
+
+static int measure_threads(const plan *p, opprof__machine_isa isa, int threads, const int64_t *sizes,
+                           opprof_machine_ceilings *c) {
     c->threads = threads;
-    c->fma_peak_gflops = rate(isa, 0, NULL, 0, threads) * opprof__machine_fma_flops_per_iter(isa) / 1e9;
+    c->fma_peak_gflops = rate(p, isa, 0, NULL, 0, threads) * opprof__machine_fma_flops_per_iter(isa) / 1e9;
     for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
         opprof_machine_level *lv = &c->levels[l];
         snprintf(lv->name, sizeof lv->name, "%s", LEVEL_NAMES[l]);
@@ -142,14 +170,10 @@ static int measure_threads(opprof__machine_isa isa, int threads, const int64_t *
         if (n < 128) n = 128;
         float *bufs[2 * OPPROF_MACHINE_MAX_THREADS] = {0};
         int ok = 1;
-        for (int t = 0; t < 2 * threads && ok; t++) {
-            ok = posix_memalign((void **)&bufs[t], 64, n * sizeof(float)) == 0;
-            if (ok)
-                for (size_t i = 0; i < n; i++) bufs[t][i] = (float)(i & 7);
-        }
+        for (int t = 0; t < 2 * threads && ok; t++) ok = (bufs[t] = buffer(n)) != NULL;
         if (ok) {
-            lv->load_gbs = rate(isa, 1, bufs, n, threads) * (double)n * sizeof(float) / 1e9;
-            lv->copy_gbs = rate(isa, 2, bufs, n, threads) * 2.0 * (double)n * sizeof(float) / 1e9;
+            lv->load_gbs = rate(p, isa, 1, bufs, n, threads) * (double)n * sizeof(float) / 1e9;
+            lv->copy_gbs = rate(p, isa, 2, bufs, n, threads) * 2.0 * (double)n * sizeof(float) / 1e9;
         }
         for (int t = 0; t < 2 * threads; t++) free(bufs[t]);
         if (!ok) return OPPROF_ENOMEM;
@@ -182,7 +206,7 @@ int opprof_machine_identify(opprof_machine *out) {
     return 0;
 }
 
-int opprof_machine_measure(int threads, opprof_machine *out) {
+static int measure(const plan *p, int threads, opprof_machine *out) {
     if (!out || threads < 1 || threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
     opprof_machine_identify(out);
     opprof__machine_isa isa = opprof__machine_best_isa();
@@ -191,9 +215,31 @@ int opprof_machine_measure(int threads, opprof_machine *out) {
     if (!sizes[1]) sizes[1] = 1024 * 1024;
     if (!sizes[2]) sizes[2] = 32 * 1024 * 1024;
     for (int t = 1; t <= threads; t++) {
-        int rc = measure_threads(isa, t, sizes, &out->by_threads[t - 1]);
+        int rc = measure_threads(p, isa, t, sizes, &out->by_threads[t - 1]);
         if (rc) return rc;
         out->threads = t;
+    }
+    return 0;
+}
+
+int opprof_machine_measure(int threads, opprof_machine *out) { return measure(&FULL, threads, out); }
+
+int opprof_machine_measure_quick(int threads, opprof_machine *out) { return measure(&QUICK, threads, out); }
+
+static double larger(double a, double b) { return b > a ? b : a; }
+
+int opprof_machine_keep_best(opprof_machine *into, const opprof_machine *other) {
+    if (!into || !other) return OPPROF_EINVAL;
+    if (strcmp(into->cpu, other->cpu) || strcmp(into->isa, other->isa)) return OPPROF_EFORMAT;
+    int common = into->threads < other->threads ? into->threads : other->threads;
+    for (int t = 0; t < common; t++) {
+        opprof_machine_ceilings *c = &into->by_threads[t];
+        const opprof_machine_ceilings *o = &other->by_threads[t];
+        c->fma_peak_gflops = larger(c->fma_peak_gflops, o->fma_peak_gflops);
+        for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
+            c->levels[l].load_gbs = larger(c->levels[l].load_gbs, o->levels[l].load_gbs);
+            c->levels[l].copy_gbs = larger(c->levels[l].copy_gbs, o->levels[l].copy_gbs);
+        }
     }
     return 0;
 }

@@ -1,8 +1,10 @@
 /* machine_cache.c - a machine's profile kept between runs
  * (opprof_machine_cached): measured once per CPU, ISA, thread count and
- * opprof version, then read from the user's cache. A file there is trusted
- * only when it reads as a profile of this CPU and ISA with the threads
- * asked; anything else is measured again and replaced, and said. */
+ * opprof version, then read from the user's cache; measured again at the end
+ * of a long capture, the file keeping the best of each figure
+ * (opprof_machine_remeasure). A file there is trusted only when it reads as
+ * a profile of this CPU and ISA with the threads asked; anything else is
+ * measured again and replaced, and said. */
 #define _GNU_SOURCE
 #include "analysis/analysis.h"
 
@@ -119,7 +121,7 @@ int opprof_machine_cached(int threads, opprof_machine *out, char *said, size_t s
         snprintf(said, said_size, "the machine's ceilings from %s (measured on this CPU before)", path);
         return 0;
     }
-    if ((rc = opprof_machine_measure(threads, out))) return rc;
+    if ((rc = opprof_machine_measure_quick(threads, out))) return rc;
     int kept = where ? where : store(path, out);
     if (where)
         snprintf(said, said_size, "the machine's ceilings measured now (no cache directory: $HOME unset)");
@@ -134,4 +136,21 @@ int opprof_machine_cached(int threads, opprof_machine *out, char *said, size_t s
     else
         snprintf(said, said_size, "the machine's ceilings measured now and kept in %s", path);
     return 0;
+}
+
+int opprof_machine_remeasure(opprof_machine *m) {
+    if (!m || m->threads < 1 || m->threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
+    opprof_machine now, id;
+    opprof_machine_identify(&id);
+    if (strcmp(m->cpu, id.cpu) || strcmp(m->isa, id.isa)) return OPPROF_EFORMAT;
+    int rc = opprof_machine_measure_quick(m->threads, &now);
+    if (!rc) rc = opprof_machine_keep_best(m, &now);
+    char path[4096];
+    if (!rc && !opprof_machine_cache_path(m->threads, path, sizeof path)) {
+        opprof_machine kept; /* a file of another's (or none) is replaced; one of this machine's is improved */
+        char why[8];
+        if (!cached(path, m->threads, &kept, why, sizeof why)) opprof_machine_keep_best(m, &kept);
+        store(path, m); /* best effort: the capture has its figures either way */
+    }
+    return rc;
 }

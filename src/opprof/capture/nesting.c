@@ -288,19 +288,15 @@ static int link_owners_of(const opprof_capture *c, const timed_items *it) {
     return 0;
 }
 
+/* The timed_items of an array of n items of TYPE, each with ts_ns, thread and owner. */
+#define TIMED_ITEMS(array, n, TYPE)                                                                              \
+    (timed_items) {                                                                                              \
+        (char *)(array), (n), sizeof(TYPE), offsetof(TYPE, ts_ns), offsetof(TYPE, thread), offsetof(TYPE, owner) \
+    }
+
 static int link_owners(opprof_capture *c) {
-    timed_items mem = {(char *)c->mem,
-                       c->n_mem,
-                       sizeof *c->mem,
-                       offsetof(opprof_memory_event, ts_ns),
-                       offsetof(opprof_memory_event, thread),
-                       offsetof(opprof_memory_event, owner)};
-    timed_items samples = {(char *)c->samples,
-                           c->n_samples,
-                           sizeof *c->samples,
-                           offsetof(opprof_sample, ts_ns),
-                           offsetof(opprof_sample, thread),
-                           offsetof(opprof_sample, owner)};
+    timed_items mem = TIMED_ITEMS(c->mem, c->n_mem, opprof_memory_event);
+    timed_items samples = TIMED_ITEMS(c->samples, c->n_samples, opprof_sample);
     int rc = link_owners_of(c, &mem);
     return rc ? rc : link_owners_of(c, &samples);
 }

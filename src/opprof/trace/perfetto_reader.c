@@ -216,6 +216,13 @@ static int frame_of(preader *r, const uint8_t *p, size_t len) {
     return 0;
 }
 
+static int push_stack_frame(preader *r, uint64_t iid) {
+    if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1, sizeof *r->stack_frames))
+        return OPPROF_ENOMEM;
+    r->stack_frames[r->n_stack_frames++] = iid;
+    return 0;
+}
+
 /* A callstack's frame iids, packed or one by one, outermost first. */
 static int callstack_of(preader *r, const uint8_t *p, size_t len) {
     uint64_t iid = 0;
@@ -229,17 +236,9 @@ static int callstack_of(preader *r, const uint8_t *p, size_t len) {
         for (const uint8_t *q = f.data, *qe = f.data + f.len; f.wire == OPPROF__PB_BYTES && q < qe;) {
             uint64_t v;
             if (!opprof__pb_read_varint(&q, qe, &v)) return fail(r, "a callstack's frame_ids are no varints");
-            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1,
-                             sizeof *r->stack_frames))
-                return OPPROF_ENOMEM;
-            r->stack_frames[r->n_stack_frames++] = v;
+            if (push_stack_frame(r, v)) return OPPROF_ENOMEM;
         }
-        if (f.wire == OPPROF__PB_VARINT) {
-            if (opprof__grow((void **)&r->stack_frames, &r->cap_stack_frames, r->n_stack_frames + 1,
-                             sizeof *r->stack_frames))
-                return OPPROF_ENOMEM;
-            r->stack_frames[r->n_stack_frames++] = f.value;
-        }
+        if (f.wire == OPPROF__PB_VARINT && push_stack_frame(r, f.value)) return OPPROF_ENOMEM;
     }
     if (got < 0 || iid == 0) return fail(r, "an interned callstack that is no {iid, frame_ids}");
     interned_entry *e = iid_put(&r->stacks, iid);
