@@ -27,6 +27,7 @@
     X(FLOW_BEGIN, 7, 's', 0, 1, "flow")   /* value.id */                                    \
     X(FLOW_END, 8, 'f', 0, 1, "flow")     /* value.id */                                    \
     X(ASYNC_BEGIN, 9, 'b', 0, 1, "async") /* `name`, value.id */                            \
-    X(ASYNC_END, 10, 'e', 0, 1, "async")  /* `name`, value.id */
+    X(ASYNC_END, 10, 'e', 0, 1, "async")  /* `name`, value.id */                            \
+    X(FLOW_STEP, 11, 't', 0, 1, "flow")   /* value.id: the flow goes on through here */
 
 #endif /* OPPROF_MARK_KINDS_H */

@@ -118,7 +118,7 @@ enum { UNIT_SIZE_BYTES = 3 };
 #define OPPROF__PFTRACE_NOTES(X)                                                                              \
     X(BYTES, "Bytes")                                                                                         \
     X(THREAD, "Thread") X(DIMS, "Input Dims") X(TYPES, "Input type") X(STACK, "Call stack") X(SCOPE, "scope") \
-        X(EXTERNAL, "External id")
+        X(EXTERNAL, "External id") X(FLOW_STEP, "flow step")
 #define OPPROF__PFTRACE_FACT_TEXTS(X)                                                                      \
     X(WARNING, "warning")                                                                                  \
     X(DEVICE_NAME, "device_name")                                                                          \

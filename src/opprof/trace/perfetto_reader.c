@@ -803,7 +803,8 @@ static int mark(preader *r, const track *t, const event *e, int64_t ts) {
         return 0;
     }
     if (t->kind == TRACK_OF_THREAD && e->type == INSTANT) {
-        const char *ph = e->has_flow ? "s" : e->has_end_flow ? "f" : "i";
+        bool step = e->has_flow && note_int(e, OPPROF__PFTRACE_NOTE_TEXT[NOTE_FLOW_STEP], 0) == 1;
+        const char *ph = step ? "t" : e->has_flow ? "s" : e->has_end_flow ? "f" : "i";
         mark_head(r, ph, e->has_flow || e->has_end_flow ? "flow" : "instant", e);
         if (e->has_flow || e->has_end_flow)
             opprof__sb_printf(&r->events, ",\"id\":%" PRId64, (int64_t)(e->has_flow ? e->flow : e->end_flow));

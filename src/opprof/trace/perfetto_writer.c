@@ -529,12 +529,15 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
         break;
     case OPPROF_MARK_INSTANT:
     case OPPROF_MARK_FLOW_BEGIN:
-    case OPPROF_MARK_FLOW_END: /* a flow's end or start is an instant that carries it */
+    case OPPROF_MARK_FLOW_STEP: /* Perfetto's flow_ids: from the flow's last slice to this one, going on */
+    case OPPROF_MARK_FLOW_END:  /* a flow's end, start or step is an instant that carries it */
         opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
         opprof__pb_uint(&w->event, EVENT_TYPE, INSTANT);
         opprof__pb_uint(&w->event, EVENT_TRACK, THREAD_UUID(m->thread));
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
-        if (m->kind == OPPROF_MARK_FLOW_BEGIN) opprof__pb_fixed64(&w->event, EVENT_FLOW_IDS, m->value.id);
+        if (m->kind == OPPROF_MARK_FLOW_BEGIN || m->kind == OPPROF_MARK_FLOW_STEP)
+            opprof__pb_fixed64(&w->event, EVENT_FLOW_IDS, m->value.id);
+        if (m->kind == OPPROF_MARK_FLOW_STEP) note_own_int(w, NOTE_FLOW_STEP, 1); /* else read back as a start */
         if (m->kind == OPPROF_MARK_FLOW_END) opprof__pb_fixed64(&w->event, EVENT_TERMINATING_FLOWS, m->value.id);
         if (m->kind == OPPROF_MARK_INSTANT) note_own_int(w, NOTE_SCOPE, m->value.i);
         break;

@@ -220,6 +220,7 @@ static int load_args(loader *L) {
         case OPPROF_MARK_COUNTER:
         case OPPROF_MARK_INSTANT:
         case OPPROF_MARK_FLOW_BEGIN:
+        case OPPROF_MARK_FLOW_STEP:
         case OPPROF_MARK_FLOW_END:
         case OPPROF_MARK_ASYNC_BEGIN:
         case OPPROF_MARK_ASYNC_END:
@@ -335,11 +336,14 @@ static int load_counter(loader *L, const opprof_mark *m, size_t k, const size_t 
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
 }
 
-/* Flows: the marks of one id in time order, each to the next (s -> t -> f). */
+/* Flows: the marks of one id in time order, each to the next (s -> t -> t -> f), as
+ * Perfetto's JSON importer links v1 flows: a step or an end takes the flow from the
+ * start or step before it; an end closes it. */
 static int load_flows(loader *L, pending *p, size_t n) {
     qsort(p, n, sizeof *p, by_pair);
     for (size_t k = 0; k + 1 < n; k++) {
-        if (p[k].id != p[k + 1].id || p[k + 1].kind != OPPROF_MARK_FLOW_END) continue;
+        if (p[k].id != p[k + 1].id || p[k].kind == OPPROF_MARK_FLOW_END || p[k + 1].kind == OPPROF_MARK_FLOW_BEGIN)
+            continue;
         int64_t out = enclosing(L, p[k].thread, p[k].ts, true), in = enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
         if (out < 0 || in < 0) continue;
         int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, out), slice_of(L, in), L->trace_id);
@@ -391,6 +395,7 @@ static int load_marks(loader *L) {
         case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
         case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
         case OPPROF_MARK_FLOW_BEGIN:
+        case OPPROF_MARK_FLOW_STEP:
         case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
         case OPPROF_MARK_ASYNC_BEGIN:
         case OPPROF_MARK_ASYNC_END: async[n_async++] = pd; break;
