@@ -336,20 +336,38 @@ static int load_counter(loader *L, const opprof_mark *m, size_t k, const size_t 
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
 }
 
+/* A stats row of the loader's own (Perfetto's name for what it counts), after the reader's. */
+static int stat_row(loader *L, const char *name, int64_t value, const char *description) {
+    sqlite3_stmt *st = NULL;
+    int rc = sql_prepare(L->db,
+                         "INSERT INTO stats(name, idx, severity, source, value, description, trace_id)"
+                         " VALUES (?, (SELECT COUNT(*) FROM stats WHERE trace_id = ?), 'info', 'analysis', ?, ?, ?)",
+                         &st);
+    if (rc == SQLITE_OK) rc = sql_row(st, "siisi", name, L->trace_id, value, description, L->trace_id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Flows: the marks of one id in time order, each to the next (s -> t -> t -> f), as
  * Perfetto's JSON importer links v1 flows: a step or an end takes the flow from the
  * start or step before it; an end closes it. */
 static int load_flows(loader *L, pending *p, size_t n) {
     qsort(p, n, sizeof *p, by_pair);
+    int64_t unplaced = 0; /* links with an end that no slice holds or follows on its thread */
     for (size_t k = 0; k + 1 < n; k++) {
         if (p[k].id != p[k + 1].id || p[k].kind == OPPROF_MARK_FLOW_END || p[k + 1].kind == OPPROF_MARK_FLOW_BEGIN)
             continue;
         int64_t out = enclosing(L, p[k].thread, p[k].ts, true), in = enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
-        if (out < 0 || in < 0) continue;
+        if (out < 0 || in < 0) {
+            unplaced++;
+            continue;
+        }
         int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, out), slice_of(L, in), L->trace_id);
         if (rc) return rc;
     }
-    return SQLITE_OK;
+    return unplaced ? stat_row(L, "flow_no_enclosing_slice", unplaced,
+                               "flow links left out: an end of theirs had no slice on its thread at or after its time")
+                    : SQLITE_OK;
 }
 
 /* Async ranges: a begin and the next end of the same name and id, on a
