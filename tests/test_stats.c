@@ -418,6 +418,77 @@ TEST_CASE(stat_diff_step_duration_on_thread_scaling) {
     opprof_capture_free(two);
 }
 
+/* 20 steps, each with a MUL_MAT of layer 0 (300 us), of layer 1 (300 us x slow1) and
+ * one of no layer's tensor (100 us), as the ggml adapter records them: the tensor's
+ * name in the "name" argument (a +-1 % wobble). */
+static opprof_capture *layered_capture(double slow1, int seed) {
+    opprof_capture *c;
+    uint32_t t;
+    uint64_t st = (uint64_t)seed;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 1, "main", &t), 0);
+    static const char *const tensors[] = {"ffn_up-0", "ffn_up-1", "result_output"};
+    const double us[] = {300, 300 * slow1, 100};
+    for (int k = 0; k < 20; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", k);
+        int64_t s = k * 1000000, at = s + 1000;
+        CHECK_INT(opprof_capture_add_event(c, t, name, OPPROF_KIND_STEP, s, 1000000), 0);
+        for (int l = 0; l < 3; l++) {
+            double wobble = 0.99 + 0.02 * (double)(lcg(&st) % 1000) / 1000;
+            int64_t dur = (int64_t)(us[l] * wobble * 1000);
+            CHECK_INT(opprof_capture_add_event(c, t, "ggml::MUL_MAT", OPPROF_KIND_CPU_OP, at, dur), 0);
+            size_t n_events;
+            opprof_capture_events(c, &n_events);
+            opprof_mark arg = {.thread = t, .event = (int32_t)n_events - 1, .kind = OPPROF_MARK_ARG_STR};
+            CHECK_INT(opprof_capture_add_mark(c, &arg, "name", tensors[l]), 0);
+            at += dur + 1000;
+        }
+    }
+    CHECK_INT(opprof_capture_finish(c), 0);
+    return c;
+}
+
+/* diff --stat by layer (issue 48): one layer's MUL_MAT made 1.5x slower is that layer's row,
+ * significant, and gated by its name; the other layer's and the row of no layer stay; by
+ * name, the one MUL_MAT row moves by the average. */
+TEST_CASE(stat_diff_by_layer) {
+    opprof_capture *b = layered_capture(1.0, 1), *a = layered_capture(1.5, 2);
+    const opprof_capture *bs[] = {b}, *as[] = {a};
+    opprof_averages_options by_layer = {.group_by_layer = true};
+    opprof_stat_diff *d = NULL;
+    CHECK_INT(opprof_stat_diff_new_ex(bs, 1, as, 1, NULL, &by_layer, &d), 0);
+    const opprof_stat_row *l0 = opprof_stat_diff_find(d, "ggml::MUL_MAT (layer 0)"),
+                          *l1 = opprof_stat_diff_find(d, "ggml::MUL_MAT (layer 1)"),
+                          *none = opprof_stat_diff_find(d, "ggml::MUL_MAT");
+    CHECK(l0 && l1 && none);
+    if (l0 && l1 && none) {
+        CHECK(l1->significant && l1->change > 0.45 && l1->change < 0.55);
+        CHECK(!l0->significant && fabs(l0->change) < 0.03);
+        CHECK(!none->significant && fabs(none->change) < 0.03);
+        CHECK(fabs(none->before.median - 100000) < 2000); /* the call of no layer's tensor alone */
+    }
+    opprof_stat_gate g;
+    bool tripped = false;
+    CHECK_INT(opprof_stat_gate_parse("ggml::MUL_MAT (layer 1) > +10%", &g, NULL, 0), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, NULL, 0), 0);
+    CHECK(tripped);
+    CHECK_INT(opprof_stat_gate_parse("ggml::MUL_MAT (layer 0) > +10%", &g, NULL, 0), 0);
+    CHECK_INT(opprof_stat_gate_check(d, &g, 1, &tripped, NULL, 0), 0);
+    CHECK(!tripped);
+    opprof_stat_diff_free(d);
+    /* by name: one row, all three calls a step: +150 us of 700 */
+    CHECK_INT(opprof_stat_diff_new_ex(bs, 1, as, 1, NULL, NULL, &d), 0);
+    const opprof_stat_row *all = opprof_stat_diff_find(d, "ggml::MUL_MAT");
+    CHECK(all && all->significant && all->change > 0.19 && all->change < 0.24);
+    CHECK(opprof_stat_diff_find(d, "ggml::MUL_MAT (layer 1)") == NULL);
+    opprof_stat_diff_free(d);
+    opprof_averages_options shapes = {.group_by_input_shape = true};
+    CHECK_INT(opprof_stat_diff_new_ex(bs, 1, as, 1, NULL, &shapes, &d), OPPROF_EINVAL);
+    opprof_capture_free(b);
+    opprof_capture_free(a);
+}
+
 TEST_CASE(stat_diff_finds_a_shift_and_gates_it) {
     opprof_capture *b = noisy_capture(200, 1.0, 1), *a = noisy_capture(200, 1.10, 2);
     opprof_stat_diff *d;
@@ -599,6 +670,45 @@ static int opprof_cmd(char **out, const char *fmt, const char *d) {
     snprintf(args, sizeof args, fmt, d, d, d, d);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s/opprof' %s", d, bin_dir(), args);
     return run_command(cmd, out);
+}
+
+/* diff --stat --group-by layer from the command line: rows and gates by layer, through
+ * traces written and read back; its errors; traces of no layer said. */
+TEST_CASE(diff_stat_by_layer_command) {
+    char dir[256], path[1200];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    opprof_capture *b = layered_capture(1.0, 1), *a = layered_capture(1.5, 2), *plain = noisy_capture(200, 1.0, 1);
+    snprintf(path, sizeof path, "%s/before.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(b, path), 0);
+    snprintf(path, sizeof path, "%s/after.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(a, path), 0);
+    snprintf(path, sizeof path, "%s/plain.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(plain, path), 0);
+    char *out = NULL;
+    CHECK_INT(opprof_cmd(&out, "diff --stat --group-by layer before.json after.json 2>&1", dir), 0);
+    CHECK_CONTAINS(out, "ggml::MUL_MAT (layer 1)");
+    CHECK_CONTAINS(out, "ggml::MUL_MAT (layer 0)");
+    free(out);
+    CHECK_INT(opprof_cmd(&out,
+                         "diff --stat --group-by layer before.json after.json --fail-if "
+                         "'ggml::MUL_MAT (layer 1) > +10%%' 2>&1",
+                         dir),
+              3);
+    CHECK_CONTAINS(out, "gate 'ggml::MUL_MAT (layer 1) > +10%': change +");
+    free(out);
+    CHECK_INT(opprof_cmd(&out, "diff --stat --group-by layer plain.json plain.json 2>&1", dir), 0);
+    CHECK_CONTAINS(out, "no operator names a layer's tensor");
+    free(out);
+    CHECK_INT(opprof_cmd(&out, "diff --group-by layer before.json after.json 2>&1", dir), 64);
+    CHECK_CONTAINS(out, "--group-by go with --stat");
+    free(out);
+    CHECK_INT(opprof_cmd(&out, "diff --stat --group-by node before.json after.json 2>&1", dir), 64);
+    CHECK_CONTAINS(out, "--group-by takes layer, not 'node'");
+    free(out);
+    opprof_capture_free(b);
+    opprof_capture_free(a);
+    opprof_capture_free(plain);
+    remove_tree(dir);
 }
 
 TEST_CASE(diff_stat_command_and_exit_statuses) {

@@ -890,6 +890,14 @@ typedef struct opprof_stat_diff opprof_stat_diff;
 OPPROF_API int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before,
                                     const opprof_capture *const *after, size_t n_after,
                                     const opprof_stat_options *options, opprof_stat_diff **out);
+/** The same with the rows grouped (NULL: by name): group_by_layer gives a row per
+ *  (name, layer), keyed "NAME (layer N)" (and "NAME (layer N) (wall)" for a pool's
+ *  operator), the layer of the tensor each call names (opprof_tensor_name_layer);
+ *  calls of no layer keep "NAME". Grouping by shapes or stacks: OPPROF_EINVAL. */
+OPPROF_API int opprof_stat_diff_new_ex(const opprof_capture *const *before, size_t n_before,
+                                       const opprof_capture *const *after, size_t n_after,
+                                       const opprof_stat_options *options, const opprof_averages_options *grouping,
+                                       opprof_stat_diff **out);
 OPPROF_API void opprof_stat_diff_free(opprof_stat_diff *diff);
 /** The rows: significant ones first, each group by the size of its shift. */
 OPPROF_API const opprof_stat_row *opprof_stat_diff_rows(const opprof_stat_diff *diff, size_t *count);

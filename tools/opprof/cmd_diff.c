@@ -15,41 +15,45 @@ static const char HELP[] = "Compare two traces per operator: calls, self and tot
                            "differ. Each side's times are its means per step (ProfilerStep#N; an aggregate\n"
                            "profile's runs), so that traces of different step counts compare.\n";
 
-#define DIFF_OPTIONS(X)                                                                  \
-    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 30; -1 or 0: all)")           \
-    X(JSON, "json", NULL, "the comparison as JSON")                                      \
-    X(HTML, "html", "OUT",                                                               \
-      "write it as a self-contained HTML page (a sortable table with\n"                  \
-      "before/after bars) to OUT instead")                                               \
-    X(MATCH, "match", "HOW",                                                             \
-      "name: rows of the same name; layers: the same model's layers in order,\n"         \
-      "each side's operators read as classes of work (aten::linear = Gemm,\n"            \
-      "FusedGemm = aten::linear + aten::relu); default: layers when the\n"               \
-      "runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name")     \
-    X(STAT, "stat", NULL,                                                                \
-      "BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"            \
-      "*.json.gz, *.pftrace, in it or below it; not summary.json): every row's self\n"   \
-      "time per step (ProfilerStep#N; a trace without steps is one) is its sample.\n"    \
-      "Per row: the medians, IQRs, the shift of the median (Hodges-Lehmann) with its\n"  \
-      "interval, the Mann-Whitney p-value Holm-corrected over the rows and the total\n"  \
-      "(self time per step), significant or not; significant rows first; notes when a\n" \
-      "side is too noisy to detect the change asked, with the steps it would need.\n"    \
-      "Samples must be independent: interleave the runs of the two sides. With it:")     \
-    X(ALPHA, "alpha", "A", "significance level (default 0.05); intervals at 1 - A")      \
-    X(DETECT, "detect", "PCT",                                                           \
-      "the change the noise notes are about (default 5%, or the\n"                       \
-      "first gate's bound)")                                                             \
-    X(FAIL_IF, "fail-if", "GATE",                                                        \
-      "'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"                   \
-      "when ROW's change is beyond the bound and significant as a test of\n"             \
-      "its own, one-sided in the gate's direction (p < alpha / the number\n"             \
-      "of gates); repeatable")                                                           \
-    X(WHAT_IF, "what-if", "CHANGES",                                                     \
-      "the prediction to test: BEFORE's steps replayed with these changes\n"             \
-      "(as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"    \
-      "AFTER's measured one: confirmed when the predicted shift is within the\n"         \
-      "step row's interval, else refuted, with how far off it is")                       \
-    X(MACHINE, "machine", "FILE", "the ceilings for NAME=roof (default: this machine's, measured)")
+#define DIFF_OPTIONS(X)                                                                             \
+    X(ROW_LIMIT, "row-limit", "N", "rows to print (default 30; -1 or 0: all)")                      \
+    X(JSON, "json", NULL, "the comparison as JSON")                                                 \
+    X(HTML, "html", "OUT",                                                                          \
+      "write it as a self-contained HTML page (a sortable table with\n"                             \
+      "before/after bars) to OUT instead")                                                          \
+    X(MATCH, "match", "HOW",                                                                        \
+      "name: rows of the same name; layers: the same model's layers in order,\n"                    \
+      "each side's operators read as classes of work (aten::linear = Gemm,\n"                       \
+      "FusedGemm = aten::linear + aten::relu); default: layers when the\n"                          \
+      "runtimes differ (ONNX Runtime or TensorRT against PyTorch or nn), else name")                \
+    X(STAT, "stat", NULL,                                                                           \
+      "BEFORE and AFTER are each a trace or a directory of traces (*.json,\n"                       \
+      "*.json.gz, *.pftrace, in it or below it; not summary.json): every row's self\n"              \
+      "time per step (ProfilerStep#N; a trace without steps is one) is its sample.\n"               \
+      "Per row: the medians, IQRs, the shift of the median (Hodges-Lehmann) with its\n"             \
+      "interval, the Mann-Whitney p-value Holm-corrected over the rows and the total\n"             \
+      "(self time per step), significant or not; significant rows first; notes when a\n"            \
+      "side is too noisy to detect the change asked, with the steps it would need.\n"               \
+      "Samples must be independent: interleave the runs of the two sides. With it:")                \
+    X(ALPHA, "alpha", "A", "significance level (default 0.05); intervals at 1 - A")                 \
+    X(DETECT, "detect", "PCT",                                                                      \
+      "the change the noise notes are about (default 5%, or the\n"                                  \
+      "first gate's bound)")                                                                        \
+    X(FAIL_IF, "fail-if", "GATE",                                                                   \
+      "'ROW > +3%' or 'ROW < -3%' (ROW: a name, or 'total'): exit 3\n"                              \
+      "when ROW's change is beyond the bound and significant as a test of\n"                        \
+      "its own, one-sided in the gate's direction (p < alpha / the number\n"                        \
+      "of gates); repeatable")                                                                      \
+    X(WHAT_IF, "what-if", "CHANGES",                                                                \
+      "the prediction to test: BEFORE's steps replayed with these changes\n"                        \
+      "(as report --what-if: NAME=roof, =0.5x, =+20us), the predicted step against\n"               \
+      "AFTER's measured one: confirmed when the predicted shift is within the\n"                    \
+      "step row's interval, else refuted, with how far off it is")                                  \
+    X(MACHINE, "machine", "FILE", "the ceilings for NAME=roof (default: this machine's, measured)") \
+    X(GROUP_BY, "group-by", "layer",                                                                \
+      "rows per (name, layer), \"NAME (layer N)\": the layer of the tensor each call\n"             \
+      "names (ggml's nodes, named as llama.cpp names them: \"ffn_gate-7\"), gated\n"                \
+      "like any row ('ggml::MUL_MAT (layer 7) > +3%')")
 TOOL_OPTIONS(DIFF_OPTIONS);
 
 enum { MAX_GATES = 32 };
@@ -132,13 +136,20 @@ static int parse(int argc, char **argv, diff_args *a) {
             r->machine_path = optarg;
             stat_only = true;
             break;
+        case OPT_GROUP_BY:
+            if (strcmp(optarg, "layer"))
+                return tool_usage_error("diff", "--group-by takes layer, not '%s' (report --group-by groups one trace)",
+                                        optarg);
+            r->by_layer = stat_only = true;
+            break;
         default: return TOOL_EXIT_USAGE;
         }
     }
     if (optind != argc - 2) return tool_usage_error("diff", "diff takes two traces, BEFORE and AFTER");
     if (a->json && a->html) return tool_usage_error("diff", "diff takes --json or --html, not both");
     if (stat_only && !a->stat)
-        return tool_usage_error("diff", "--alpha, --detect, --fail-if, --what-if and --machine go with --stat");
+        return tool_usage_error("diff",
+                                "--alpha, --detect, --fail-if, --what-if, --machine and --group-by go with --stat");
     if (!r->detect && r->n_gates) r->detect = fabs(a->gates[0].bound) > 0 ? fabs(a->gates[0].bound) : 0;
     return 0;
 }

@@ -218,6 +218,15 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
     return out;
 }
 
+/* Whether a row is a layer's ("NAME (layer N)"). */
+static bool any_layer(const opprof_stat_diff *d) {
+    size_t n = 0;
+    const opprof_stat_row *rows = opprof_stat_diff_rows(d, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(rows[i].key, " (layer ")) return true;
+    return false;
+}
+
 int tool_stat_diff(const char *before, const char *after, const tool_stat_request *req) {
     side sides[2] = {{0}, {0}};
     int rc = load_side(before, &sides[0]);
@@ -225,8 +234,12 @@ int tool_stat_diff(const char *before, const char *after, const tool_stat_reques
     opprof_stat_diff *d = NULL;
     if (!rc) {
         opprof_stat_options o = {.alpha = req->alpha, .detect = req->detect};
-        int err = opprof_stat_diff_new((const opprof_capture *const *)sides[0].caps, sides[0].n,
-                                       (const opprof_capture *const *)sides[1].caps, sides[1].n, &o, &d);
+        opprof_averages_options grouping = {.group_by_layer = req->by_layer};
+        int err = opprof_stat_diff_new_ex((const opprof_capture *const *)sides[0].caps, sides[0].n,
+                                          (const opprof_capture *const *)sides[1].caps, sides[1].n, &o, &grouping, &d);
+        if (!err && req->by_layer && !any_layer(d))
+            fprintf(stderr, "opprof: diff --stat --group-by layer: no operator names a layer's tensor (llama.cpp's "
+                            "\"ffn_gate-7\"); the rows are by name\n");
         if (err) {
             fprintf(stderr, "opprof: diff --stat: %s\n", opprof_strerror(err));
             rc = TOOL_EXIT_UNREADABLE;

@@ -120,6 +120,7 @@ typedef struct tool_stat_request {
     const opprof_what_if_change *what_if; /* --what-if: BEFORE replayed, set against AFTER */
     size_t n_what_if;
     const char *machine_path; /* --machine (for NAME=roof), or NULL */
+    bool by_layer;            /* --group-by layer: rows per (name, layer) */
 } tool_stat_request;
 /** Compare BEFORE and AFTER (each a trace or a directory of traces); the
  *  exit status (TOOL_EXIT_REGRESSED when a gate trips). */

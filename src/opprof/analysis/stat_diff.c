@@ -13,6 +13,7 @@
 /* One side's row of one capture, before pairing. */
 typedef struct entry {
     const char *key;
+    int32_t layer; /* grouped by layer: its layer, -1 none */
     bool device;
     int side;
     size_t capture, row;
@@ -27,11 +28,12 @@ typedef struct side {
 static int entry_cmp(const void *a, const void *b) {
     const entry *x = a, *y = b;
     if (x->device != y->device) return x->device ? 1 : -1;
-    return strcmp(x->key, y->key);
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->layer > y->layer) - (x->layer < y->layer);
 }
 
-static int side_build(side *s, const opprof_capture *const *caps, size_t n) {
-    opprof_averages_options with = {.distributions = true};
+static int side_build(side *s, const opprof_capture *const *caps, size_t n, bool by_layer) {
+    opprof_averages_options with = {.distributions = true, .group_by_layer = by_layer};
     s->n = n;
     s->avg = opprof__calloc(n, sizeof *s->avg);
     s->offset = opprof__calloc(n, sizeof *s->offset);
@@ -63,7 +65,7 @@ static entry *all_entries(const side sides[2], size_t *count) {
     for (int s = 0; s < 2; s++)
         for (size_t k = 0; k < sides[s].n; k++) {
             const opprof_average_row *r = opprof_averages_rows(sides[s].avg[k], &rows);
-            for (size_t i = 0; i < rows; i++) e[m++] = (entry){r[i].key, r[i].device, s, k, i};
+            for (size_t i = 0; i < rows; i++) e[m++] = (entry){r[i].key, r[i].layer, r[i].device, s, k, i};
         }
     qsort(e, n, sizeof *e, entry_cmp);
     *count = n;
@@ -146,9 +148,11 @@ static int pair_rows(opprof_stat_diff *d, const side sides[2], opprof__strbuf *k
             if (rc) break;
             opprof_stat_row *row = &d->rows[d->n_rows];
             row->device = e[i].device;
-            key_at[d->n_rows++] = keys->len;
-            opprof__sb_put(keys, e[i].key, strlen(e[i].key) + (wall ? 0 : 1));
-            if (wall) opprof__sb_put(keys, " (wall)", sizeof " (wall)");
+            key_at[d->n_rows++] = keys->len; /* "KEY", "KEY (layer N)", each "... (wall)" too */
+            opprof__sb_put(keys, e[i].key, strlen(e[i].key));
+            if (e[i].layer >= 0) opprof__sb_printf(keys, " (layer %d)", (int)e[i].layer);
+            if (wall) opprof__sb_puts(keys, " (wall)");
+            opprof__sb_put(keys, "", 1); /* the key's end */
             rc = compare(row, sample[0], sides[0].steps, sample[1], sides[1].steps, d);
             i = end;
         }
@@ -207,6 +211,14 @@ static int correct_and_sort(opprof_stat_diff *d) {
 
 int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before, const opprof_capture *const *after,
                          size_t n_after, const opprof_stat_options *options, opprof_stat_diff **out) {
+    return opprof_stat_diff_new_ex(before, n_before, after, n_after, options, NULL, out);
+}
+
+int opprof_stat_diff_new_ex(const opprof_capture *const *before, size_t n_before, const opprof_capture *const *after,
+                            size_t n_after, const opprof_stat_options *options, const opprof_averages_options *grouping,
+                            opprof_stat_diff **out) {
+    bool by_layer = grouping && grouping->group_by_layer;
+    if (grouping && (grouping->group_by_input_shape || grouping->group_by_stack_n)) return OPPROF_EINVAL;
     double alpha = options && options->alpha != 0 ? options->alpha : 0.05;
     double detect = options && options->detect != 0 ? options->detect : 0.05;
     if (!before || !after || !out || !n_before || !n_after || !(alpha > 0 && alpha <= 0.5) || !(detect > 0))
@@ -216,8 +228,8 @@ int opprof_stat_diff_new(const opprof_capture *const *before, size_t n_before, c
     if (!d) return OPPROF_ENOMEM;
     d->alpha = alpha;
     d->detect = detect;
-    int rc = side_build(&sides[0], before, n_before);
-    if (!rc) rc = side_build(&sides[1], after, n_after);
+    int rc = side_build(&sides[0], before, n_before, by_layer);
+    if (!rc) rc = side_build(&sides[1], after, n_after, by_layer);
     opprof__strbuf keys = {0};
     size_t n_entries = 0, rows;
     for (int s = 0; !rc && s < 2; s++)
