@@ -546,6 +546,69 @@ TEST_CASE(machine_kept_in_the_trace) {
     opprof_capture_free(c);
 }
 
+/* The machine a session gave its capture, kept whole through every format opprof writes
+ * (JSON, gzip, .pftrace, .pftrace.gz) and in summary.json: each figure read back. */
+TEST_CASE(machine_kept_in_every_format) {
+    opprof_machine m;
+    CHECK_INT(opprof_machine_read(file("m.json", MACHINE), &m, NULL), 0);
+    opprof_capture *c = NULL;
+    opprof_read_error err;
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, &err), 0);
+    CHECK_INT(opprof_capture_set_machine(c, &m), 0);
+    static const char *const names[] = {"k.json", "k.json.gz", "k.pftrace", "k.pftrace.gz"};
+    for (int f = 0; f < 4; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", g_dir, names[f]);
+        opprof_chrome_options gz = {.gzip = true};
+        opprof_perfetto_options pgz = {.gzip = true};
+        CHECK_INT(f == 0   ? opprof_capture_chrome_write(c, path)
+                  : f == 1 ? opprof_capture_chrome_write_ex(c, path, &gz)
+                  : f == 2 ? opprof_capture_perfetto_write(c, path)
+                           : opprof_capture_perfetto_write_ex(c, path, &pgz),
+                  0);
+        opprof_capture *back = NULL;
+        CHECK_INT(opprof_capture_read(path, NULL, &back, &err), 0);
+        const opprof_machine *b = back ? opprof_capture_machine(back) : NULL;
+        CHECK(b != NULL);
+        if (b) {
+            CHECK_STR(b->cpu, "Test CPU");
+            CHECK_STR(b->isa, "AVX2");
+            CHECK_INT(b->threads, 1);
+            CHECK_NEAR(b->by_threads[0].fma_peak_gflops, 100);
+            static const double load[] = {200, 100, 50, 20}, copy[] = {100, 80, 40, 10};
+            for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
+                CHECK_NEAR(b->by_threads[0].levels[l].load_gbs, load[l]);
+                CHECK_NEAR(b->by_threads[0].levels[l].copy_gbs, copy[l]);
+                CHECK_INT(b->by_threads[0].levels[l].bytes, m.by_threads[0].levels[l].bytes);
+            }
+        }
+        opprof_capture_free(back);
+    }
+    /* summary.json: the capture's entry carries it, as the profile's JSON */
+    opprof_summary *sum = NULL;
+    opprof_averages *avg = NULL;
+    char *json = NULL;
+    CHECK_INT(opprof_summary_new(&sum), 0);
+    CHECK_INT(opprof_capture_averages(c, &avg), 0);
+    CHECK_INT(opprof_summary_add_capture(sum, c, avg), 0);
+    CHECK_INT(opprof_summary_json_to_string(sum, &json), 0);
+    yajl_val root = json ? yajl_tree_parse(json, NULL, 0) : NULL;
+    CHECK(root != NULL);
+    yajl_val caps = root ? yajl_tree_get(root, (const char *[]){"captures", NULL}, yajl_t_array) : NULL;
+    yajl_val first = caps && YAJL_GET_ARRAY(caps)->len ? YAJL_GET_ARRAY(caps)->values[0] : NULL;
+    yajl_val fma =
+        first ? yajl_tree_get(first, (const char *[]){"machine", "fma_peak_gflops", NULL}, yajl_t_number) : NULL;
+    yajl_val cpu = first ? yajl_tree_get(first, (const char *[]){"machine", "cpu", NULL}, yajl_t_string) : NULL;
+    CHECK(fma && fabs(YAJL_GET_DOUBLE(fma) - 100) < 1e-9);
+    const char *cpu_name = cpu ? YAJL_GET_STRING(cpu) : NULL;
+    CHECK(cpu_name && !strcmp(cpu_name, "Test CPU"));
+    yajl_tree_free(root);
+    opprof_free(json);
+    opprof_averages_free(avg);
+    opprof_summary_free(sum);
+    opprof_capture_free(c);
+}
+
 /* Write text to path. */
 static void write_text(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
