@@ -272,8 +272,8 @@ static int machine_of(const char *trace, double v[5]) {
     return m != NULL;
 }
 
-/* The end of a long run measures the machine again and keeps the best of each ceiling, in the
- * capture and in the cache (OPPROF_MACHINE_REMEASURE_AFTER=0: every run is long); a short run,
+/* The end of a long run measures the machine again, DRAM aside, and keeps the best of each
+ * ceiling, in the capture and in the cache (OPPROF_MACHINE_REMEASURE_AFTER=0: every run is long); a short run,
  * or one that says never (-1), keeps the start's. The cache is seeded with ceilings far below
  * any machine's (0.01 GFLOP/s, 0.04 GB/s and less), so that what was measured shows whatever
  * the load. */
@@ -297,8 +297,10 @@ TEST_CASE(roofline_best_of_the_start_and_the_end) {
         for (int l = 0; l < 4; l++) cached[1 + l] = m.by_threads[0].levels[l].load_gbs;
         for (int f = 0; f < 5; f++) {
             double seeded = f ? 0.04 / f : 0.01;
-            if (k < 2) {                            /* the start's, as the cache had them */
-                CHECK(fabs(v[f] - seeded) < 0.001); /* as the JSON writes them: 3 decimals */
+            /* the start's, as the cache had them (DRAM's always: it is never measured in the program,
+             * whose memory its buffer of 16 LLCs is not to take); the JSON writes 3 decimals */
+            if (k < 2 || f == 4) {
+                CHECK(fabs(v[f] - seeded) < 0.001);
                 CHECK(fabs(cached[f] - seeded) < 0.001);
             } else { /* measured again: every figure a real one, the cache's the same */
                 CHECK(v[f] > 1);

@@ -573,10 +573,11 @@ typedef struct opprof_machine {
  *  OPPROF_MACHINE_MAX_THREADS; about two seconds a thread count): each
  *  figure the best of nine runs of about 15 ms (a busy host lowers some). */
 OPPROF_API int opprof_machine_measure(int threads, opprof_machine *out);
-/** The same, quicker (a capture's start and end: about 0.14 s a thread
- *  count): each figure the best of three runs of about 4 ms, DRAM on a
- *  buffer of twice the LLC. Lower than opprof_machine_measure's on a busy
- *  host, never higher: keep the best of several (opprof_machine_keep_best). */
+/** The same, quicker (a capture's start: a fraction of a second, which
+ *  bench_roofline times): each figure the best of three runs of about 3 ms.
+ *  Both stream DRAM through a buffer of 16 LLCs (at most 1 GiB), made once a
+ *  measurement. Lower than opprof_machine_measure's on a busy host, never
+ *  higher: keep the best of several (opprof_machine_keep_best). */
 OPPROF_API int opprof_machine_measure_quick(int threads, opprof_machine *out);
 /** Each figure of *into the larger of its own and other's, for the thread
  *  counts both have (a roof is the best the machine was seen to do: "best
@@ -587,8 +588,8 @@ OPPROF_API int opprof_machine_keep_best(opprof_machine *into, const opprof_machi
  *  (the ceilings are left 0). */
 OPPROF_API int opprof_machine_identify(opprof_machine *out);
 /** The profile of this machine for 1..threads threads from the user's cache
- *  of them, else measured (opprof_machine_measure_quick: about 0.3 s on two
- *  CPUs) and kept there for the next time. The cache is a file per CPU (its model and flags), ISA, thread
+ *  of them, else measured (opprof_machine_measure_quick) and kept there for
+ *  the next time. The cache is a file per CPU (its model and flags), ISA, thread
  *  count and opprof version: opprof_machine_cache_path says which, under
  *  $OPPROF_MACHINE_CACHE, else $XDG_CACHE_HOME/opprof, else ~/.cache/opprof.
  *  A cache file that is not such a profile of this CPU and ISA (corrupt,
@@ -601,10 +602,11 @@ OPPROF_API int opprof_machine_cached(int threads, opprof_machine *out, char *sai
  *  opprof_machine_cached); OPPROF_ENOENT when there is no cache directory
  *  ($HOME unset), OPPROF_EINVAL for a bad argument. */
 OPPROF_API int opprof_machine_cache_path(int threads, char *path, size_t path_size);
-/** The end of a long capture: this machine measured again
- *  (opprof_machine_measure_quick) for machine->threads, each figure of
- *  *machine the best of the two, kept in the user's cache too (a cache file
- *  holds the best seen). OPPROF_EFORMAT, *machine unchanged, when it is
+/** The end of a long capture: this machine measured again as
+ *  opprof_machine_measure_quick does, DRAM aside (made to run inside the
+ *  program, it takes no buffer past the LLC's: DRAM's figures stay), for
+ *  machine->threads; each figure of *machine the best of the two, kept in the
+ *  user's cache too (a cache file holds the best seen). OPPROF_EFORMAT, *machine unchanged, when it is
  *  another CPU's or ISA's profile: figures of two machines never mix. */
 OPPROF_API int opprof_machine_remeasure(opprof_machine *machine);
 /** The profile as JSON: "cpu", "isa", "threads", "fma_peak_gflops" and

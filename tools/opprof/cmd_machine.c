@@ -21,8 +21,8 @@ static const char HELP[] = "Measure this machine's ceilings, as a roofline needs
       "the profile as JSON: cpu, isa, threads, fma_peak_gflops, levels\n"                                       \
       "[{name, bytes, load_gbs, copy_gbs}], by_threads (what --machine reads)")                                 \
     X(QUICK, "quick", NULL,                                                                                     \
-      "each figure the best of three runs of about 4 ms (about 0.14 s a thread\n"                               \
-      "count), as a capture's start measures it when the user's cache has none")                                \
+      "each figure the best of three runs of about 3 ms (a fraction of a second),\n"                            \
+      "as a capture's start measures it when the user's cache has none")                                        \
     X(O, "-o", "FILE", "write it to FILE (whole or not at all) instead of stdout")
 TOOL_OPTIONS(MACHINE_OPTIONS);
 

@@ -50,9 +50,14 @@ OPPROF__HIDDEN int opprof__averages_stack_n(const opprof_averages *avg);
 typedef enum opprof__machine_isa { OPPROF__ISA_SCALAR, OPPROF__ISA_AVX2, OPPROF__ISA_AVX512 } opprof__machine_isa;
 OPPROF__HIDDEN opprof__machine_isa opprof__machine_best_isa(void);
 /* The kernels' revision, bumped when one changes what it measures (2: loads
- * folded by XOR in one loop; 3: buffers past 2 MiB on huge pages), so that a
+ * folded by XOR in one loop; 3: buffers past 2 MiB on huge pages;
+ * 4: DRAM on 16 LLCs), so that a
  * profile cached from other kernels is measured again (analysis/machine_cache.c). */
-enum { OPPROF__MACHINE_KERNELS = 3 };
+enum { OPPROF__MACHINE_KERNELS = 4 };
+/* A quick measurement (opprof_machine_measure_quick) of every level but DRAM,
+ * whose figures are left 0: what the end of a long run measures inside the
+ * program (opprof_machine_remeasure), which allocates no buffer past the LLC's. */
+OPPROF__HIDDEN int opprof__machine_measure_in_program(int threads, opprof_machine *out);
 /* The FLOPs of one iteration of opprof__machine_fma's loop. */
 OPPROF__HIDDEN double opprof__machine_fma_flops_per_iter(opprof__machine_isa isa);
 /* `iters` iterations of independent FMA chains; a value that keeps them. */

@@ -99,14 +99,17 @@ static double run_threads(job *jobs, int threads) {
     return started == threads ? worst : NAN;
 }
 
-/* How long a measurement takes: runs of run_s seconds, the best of `kept`.
- * The full one (opprof machine): nine of 15 ms; the quick one (a capture's
- * start and end, about 0.15 s a thread count): three of 3 ms. */
+/* How long a measurement takes: runs of run_s seconds, the best of `kept`,
+ * of the first `levels` levels. The full one (opprof machine): nine of 15 ms;
+ * the quick one (a capture's start): three of 3 ms; the end of a long run,
+ * inside the program, the same without DRAM (its buffer is not the program's
+ * to take: the start's figure stays). */
 typedef struct plan {
     double run_s;
-    int kept;
+    int kept, levels;
 } plan;
-static const plan FULL = {0.015, 9}, QUICK = {0.003, 3};
+static const plan FULL = {0.015, 9, OPPROF_MACHINE_LEVELS}, QUICK = {0.003, 3, OPPROF_MACHINE_LEVELS},
+                  IN_PROGRAM = {0.003, 3, OPPROF_MACHINE_LEVELS - 1};
 
 /* Units of work per second for the kind: reps grown until a run takes
  * p->run_s, then the best of p->kept: the ceilings are the best seen (a busy
@@ -138,11 +141,9 @@ static double rate(const plan *p, opprof__machine_isa isa, int kind, float **buf
 
 /* A buffer of n floats, written (a page never written reads as the one zero
  * page, from L1). Past 2 MiB on huge pages where the kernel gives them: the
- * DRAM buffers' 4 KiB page faults were most of a quick measurement (0.2 s of
- * it on a VM). Mapped populated instead, on 4 KiB pages, a quick measurement
- * took twice as long and its DRAM figure halved (the host's faults came
- * during the runs), while the full one's DRAM load stayed 1.7x likwid-bench's
- * on that host: the pages were not what set it apart. */
+ * DRAM buffer's 4 KiB page faults were most of a quick measurement (0.2 s of
+ * 64 MiB on a VM); on 4 KiB pages the DRAM figures were the same, within the
+ * host's noise. */
 static float *buffer(size_t n) {
     size_t bytes = n * sizeof(float), huge = (size_t)2 << 20;
     void *b = NULL;
@@ -152,31 +153,52 @@ static float *buffer(size_t n) {
     return b;
 }
 
-static int measure_threads(const plan *p, opprof__machine_isa isa, int threads, const int64_t *sizes,
-                           opprof_machine_ceilings *c) {
+/* The DRAM level's working set, all threads: 16 LLCs, at most 1 GiB (likwid-bench's
+ * size) and at least 4 LLCs. At 4 LLCs (128 MiB) a VM's stream ran at 1.4-2.2x
+ * likwid-bench's 1 GB one, at 16 at its speed: caches beyond the LLC that sysfs names
+ * (the host's) held part of it. Made and written once a measurement, each thread
+ * count's threads taking equal shares. */
+static size_t dram_floats(int64_t llc) {
+    int64_t set = 16 * llc, gib = (int64_t)1 << 30;
+    if (set > gib) set = 4 * llc > gib ? 4 * llc : gib;
+    return (size_t)set / sizeof(float);
+}
+
+/* The buffers of one level for `threads` threads (two each, for a copy) into bufs,
+ * of n floats each: the DRAM level's from `dram`, the others made (own = true). */
+static size_t level_buffers(int l, int threads, const int64_t *sizes, float *dram, size_t dram_n, float **bufs,
+                            bool *own) {
+    /* the working set of each thread: half of L1 or L2, a quarter of the LLC shared out
+     * (a VM's LLC is other tenants' too: at half of it a copy spilled to DRAM) */
+    int64_t set = l == 0 ? sizes[0] / 2 : l == 1 ? sizes[1] / 2 : sizes[2] / 4 / threads;
+    size_t n = l == 3 ? dram_n / (size_t)(2 * threads) : (size_t)(set / 2 / (int64_t)sizeof(float));
+    n &= ~(size_t)127;
+    if (n < 128) n = 128;
+    *own = l < 3;
+    for (int t = 0; t < 2 * threads; t++) bufs[t] = *own ? buffer(n) : dram + (size_t)t * n;
+    for (int t = 0; t < 2 * threads; t++)
+        if (!bufs[t]) return 0;
+    return n;
+}
+
+static int measure_threads(const plan *p, opprof__machine_isa isa, int threads, const int64_t *sizes, float *dram,
+                           size_t dram_n, opprof_machine_ceilings *c) {
     c->threads = threads;
     c->fma_peak_gflops = rate(p, isa, 0, NULL, 0, threads) * opprof__machine_fma_flops_per_iter(isa) / 1e9;
     for (int l = 0; l < OPPROF_MACHINE_LEVELS; l++) {
         opprof_machine_level *lv = &c->levels[l];
         snprintf(lv->name, sizeof lv->name, "%s", LEVEL_NAMES[l]);
         lv->bytes = l < 3 ? sizes[l] : 0;
-        /* the working set of each thread: half of L1 or L2, a quarter of the LLC shared out
-         * (a VM's LLC is other tenants' too: at half of it a copy spilled to DRAM), DRAM 4 LLCs */
-        int64_t set = l == 0   ? sizes[0] / 2
-                      : l == 1 ? sizes[1] / 2
-                      : l == 2 ? sizes[2] / 4 / threads
-                               : sizes[2] * 4 / threads;
-        size_t n = (size_t)(set / 2 / (int64_t)sizeof(float)) & ~(size_t)127; /* two buffers for a copy */
-        if (n < 128) n = 128;
+        if (l >= p->levels) continue; /* not measured: 0 GB/s */
         float *bufs[2 * OPPROF_MACHINE_MAX_THREADS] = {0};
-        int ok = 1;
-        for (int t = 0; t < 2 * threads && ok; t++) ok = (bufs[t] = buffer(n)) != NULL;
-        if (ok) {
+        bool own;
+        size_t n = level_buffers(l, threads, sizes, dram, dram_n, bufs, &own);
+        if (n) {
             lv->load_gbs = rate(p, isa, 1, bufs, n, threads) * (double)n * sizeof(float) / 1e9;
             lv->copy_gbs = rate(p, isa, 2, bufs, n, threads) * 2.0 * (double)n * sizeof(float) / 1e9;
         }
-        for (int t = 0; t < 2 * threads; t++) free(bufs[t]);
-        if (!ok) return OPPROF_ENOMEM;
+        for (int t = 0; own && t < 2 * threads; t++) free(bufs[t]);
+        if (!n) return OPPROF_ENOMEM;
     }
     return 0;
 }
@@ -214,17 +236,22 @@ static int measure(const plan *p, int threads, opprof_machine *out) {
     if (!sizes[0]) sizes[0] = 32 * 1024; /* no sysfs: the common sizes, said in the profile */
     if (!sizes[1]) sizes[1] = 1024 * 1024;
     if (!sizes[2]) sizes[2] = 32 * 1024 * 1024;
-    for (int t = 1; t <= threads; t++) {
-        int rc = measure_threads(p, isa, t, sizes, &out->by_threads[t - 1]);
-        if (rc) return rc;
-        out->threads = t;
+    size_t dram_n = p->levels == OPPROF_MACHINE_LEVELS ? dram_floats(sizes[2]) : 0;
+    float *dram = dram_n ? buffer(dram_n) : NULL;
+    int rc = dram_n && !dram ? OPPROF_ENOMEM : 0;
+    for (int t = 1; !rc && t <= threads; t++) {
+        rc = measure_threads(p, isa, t, sizes, dram, dram_n, &out->by_threads[t - 1]);
+        if (!rc) out->threads = t;
     }
-    return 0;
+    free(dram);
+    return rc;
 }
 
 int opprof_machine_measure(int threads, opprof_machine *out) { return measure(&FULL, threads, out); }
 
 int opprof_machine_measure_quick(int threads, opprof_machine *out) { return measure(&QUICK, threads, out); }
+
+int opprof__machine_measure_in_program(int threads, opprof_machine *out) { return measure(&IN_PROGRAM, threads, out); }
 
 static double larger(double a, double b) { return b > a ? b : a; }
 

@@ -143,7 +143,7 @@ int opprof_machine_remeasure(opprof_machine *m) {
     opprof_machine now, id;
     opprof_machine_identify(&id);
     if (strcmp(m->cpu, id.cpu) || strcmp(m->isa, id.isa)) return OPPROF_EFORMAT;
-    int rc = opprof_machine_measure_quick(m->threads, &now);
+    int rc = opprof__machine_measure_in_program(m->threads, &now); /* DRAM's stays the start's */
     if (!rc) rc = opprof_machine_keep_best(m, &now);
     char path[4096];
     if (!rc && !opprof_machine_cache_path(m->threads, path, sizeof path)) {

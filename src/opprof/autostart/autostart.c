@@ -296,8 +296,9 @@ static double seconds_now(void) {
 }
 
 /* The end of a run longer than OPPROF_MACHINE_REMEASURE_AFTER seconds (default
- * 10; -1: never): this machine measured again (about 0.3 s on two CPUs: under
- * 3 % of such a run) and each ceiling the best of the start's and the end's,
+ * 10; -1: never): this machine measured again, DRAM aside (opprof_machine_remeasure:
+ * a fraction of a second, a few % of such a run at most; no buffer past the LLC's
+ * in the program) and each ceiling the best of the start's and the end's,
  * for the captures written now and the user's cache, as bench_forward takes
  * its bound. Another machine's profile (a file the user gave) stays as it is. */
 static void remeasure_machine(opprof_session *session) {
