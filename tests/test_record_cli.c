@@ -308,6 +308,15 @@ TEST_CASE(roofline_best_of_the_start_and_the_end) {
             }
         }
     }
+    /* a threshold that is no number: said, and the default kept */
+    char *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && OPPROF_MACHINE_REMEASURE_AFTER=soon taskset -c 0 '%s/opprof' record --roofline -o bad -- "
+             "'%s/first_capture' 2>&1 >/dev/null",
+             dir, bin_dir(), bin_dir());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "OPPROF_MACHINE_REMEASURE_AFTER='soon' ignored: not a whole number from -1 to");
+    free(out);
     unsetenv("OPPROF_MACHINE_CACHE");
     remove_tree(dir);
 }
