@@ -141,6 +141,26 @@ TEST_CASE(flow_steps_link_in_turn) {
     }
 }
 
+/* A mark event ("R", Chrome's navigation timing) is an instant on its thread, as Perfetto's
+ * JSON importer reads "R", "I" and "i"; other writers' instants are not rows of report. */
+TEST_CASE(mark_events_are_instants) {
+    const char *t =
+        write_file("marks.json", "{\"traceEvents\": [\n"
+                                 "{\"ph\":\"X\",\"name\":\"load\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":50},\n"
+                                 "{\"ph\":\"R\",\"name\":\"firstPaint\",\"pid\":1,\"tid\":2,\"ts\":20},\n"
+                                 "{\"ph\":\"I\",\"name\":\"old\",\"pid\":1,\"tid\":2,\"ts\":30}\n"
+                                 "]}\n");
+    char args[1024];
+    snprintf(args, sizeof args, "'%s' 'SELECT name, ts, dur, depth, parent_id FROM slice ORDER BY ts'", t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"name\",\"ts\",\"dur\",\"depth\",\"parent_id\"\n\"load\",0,50000,0,\"[NULL]\"\n"
+                   "\"firstPaint\",20000,0,1,0\n\"old\",30000,0,1,0\n");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s' 2>&1", bin_dir(), t), 0);
+    CHECK_CONTAINS(out, "2 instant events (i/I/R)");
+    free(out);
+}
+
 TEST_CASE(json_import_rules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[1024];

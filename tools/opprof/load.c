@@ -43,7 +43,7 @@ typedef struct load_problems {
     tool_progress pr;
     long count;
     char first[600];
-    char unused[1024];        /* "9096 flow events (s/t/f), 2 instant events (i)" */
+    char unused[1024];        /* "9096 flow events (s/t/f), 2 instant events (i/I/R)" */
     tool_load_counts *counts; /* NULL, or the counts for the caller */
 } load_problems;
 

@@ -378,7 +378,7 @@ static int own_marks(parser *p, event *e, uint32_t thread) {
         if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
         m.kind = OPPROF_MARK_COUNTER;
         m.value.d = e->args[0].d;
-    } else if (e->ph == 'i' || e->ph == 'I') {
+    } else if (e->ph == 'i' || e->ph == 'I' || e->ph == 'R') {
         m.kind = OPPROF_MARK_INSTANT;
         m.value.i = e->scope == 'g'   ? OPPROF_INSTANT_GLOBAL
                     : e->scope == 'p' ? OPPROF_INSTANT_PROCESS
@@ -567,7 +567,7 @@ static const phase PHASES[128] = {
     ['P'] = {'P', opprof__reader_take_profile, UNUSED_OTHER_PHASE},
     ['V'] = {'V', NULL, UNUSED_OTHER_PHASE},
     ['v'] = {'v', NULL, UNUSED_OTHER_PHASE},
-    ['R'] = {'R', NULL, UNUSED_OTHER_PHASE},
+    ['R'] = {'R', take_instant, 0}, /* a mark: an instant, as Perfetto's JSON importer reads it */
     ['c'] = {'c', NULL, UNUSED_OTHER_PHASE},
     ['('] = {'(', NULL, UNUSED_OTHER_PHASE},
     [')'] = {')', NULL, UNUSED_OTHER_PHASE},

@@ -50,9 +50,9 @@ typedef struct mrecord {
     X(FLOW, "flow events (s/t/f)")                                       \
     X(ASYNC, "async events (b/n/e, S/T/p/F)")                            \
     X(COUNTER, "counter samples (C)")                                    \
-    X(INSTANT, "instant events (i)")                                     \
+    X(INSTANT, "instant events (i/I/R)")                                 \
     X(OBJECT, "object events (N/O/D)")                                   \
-    X(OTHER_PHASE, "events of other phases (P/R/V/v/c)")                 \
+    X(OTHER_PHASE, "events of other phases (P/V/v/c)")                   \
     X(SPAN, "Kineto spans (cat Trace)")                                  \
     X(PYTHON, "Python function events (left out, as key_averages does)") \
     X(FILTERED, "events PyTorch's key_averages leaves out by name")
@@ -60,7 +60,7 @@ enum {
 #define UNUSED_ENUM(name, words) UNUSED_##name,
     UNUSED_EVENT_KINDS(UNUSED_ENUM)
 #undef UNUSED_ENUM
-    UNUSED_KINDS
+        UNUSED_KINDS
 };
 
 typedef struct parser {
