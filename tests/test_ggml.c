@@ -292,6 +292,24 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
     for (int l = 0; l < LAYERS; l++) CHECK(matmuls[l] == 1 && adds[l] == 1);
     CHECK_INT(softmax_of_no_layer, 1);
     opprof_averages_free(avg);
+    /* the same graph recorded again, compared by layer (diff --stat --group-by layer): a row per
+     * layer's matmul, CPU and wall, each with both sides' steps; the softmax of no layer by name */
+    opprof_capture *again = recorded(graph, &plan, false);
+    const opprof_capture *before[] = {c}, *after[] = {again};
+    opprof_stat_diff *d = NULL;
+    CHECK_INT(opprof_stat_diff_new_ex(before, 1, after, 1, NULL, &by_layer, &d), 0);
+    for (int l = 0; l < LAYERS; l++) {
+        char key[64];
+        snprintf(key, sizeof key, "ggml::MUL_MAT (layer %d)", l);
+        const opprof_stat_row *row = opprof_stat_diff_find(d, key);
+        CHECK(row && row->before.n == row->after.n && row->before.n >= 2 && row->before.median > 0);
+        snprintf(key, sizeof key, "ggml::MUL_MAT (layer %d) (wall)", l);
+        CHECK(opprof_stat_diff_find(d, key) != NULL);
+    }
+    CHECK(opprof_stat_diff_find(d, "ggml::SOFT_MAX") != NULL);
+    CHECK(opprof_stat_diff_find(d, "ggml::MUL_MAT") == NULL); /* every matmul is a layer's */
+    opprof_stat_diff_free(d);
+    opprof_capture_free(again);
     opprof_capture_free(c);
     free(work);
     ggml_free(ctx);
