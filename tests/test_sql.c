@@ -161,6 +161,34 @@ TEST_CASE(mark_events_are_instants) {
     free(out);
 }
 
+/* opprof_slice.layer: the layer of the tensor a slice's "name" argument names (ggml's
+ * nodes, as llama.cpp names them); a run's parts on other threads, which ggml describes
+ * on one part only, take the run's; NULL for a tensor of no layer or no name. */
+TEST_CASE(slices_know_their_layer) {
+    const char *t = write_file(
+        "layers.json",
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10,"
+        "\"args\":{\"name\":\"ffn_up-3\",\"part_of\":7}},\n"
+        "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":9,\"args\":{\"part_of\":7}},\n"
+        "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":10,"
+        "\"args\":{\"name\":\"cache_k_l12 (view)\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"ggml::MUL_MAT\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":10,"
+        "\"args\":{\"name\":\"result_output\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"ggml::ADD\",\"pid\":1,\"tid\":2,\"ts\":60,\"dur\":5}\n"
+        "]}\n");
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT s.ts, o.layer FROM opprof_slice o JOIN slice s ON s.id = o.slice_id ORDER BY s.ts;"
+             " SELECT o.layer, SUM(s.dur) AS ns FROM opprof_slice o JOIN slice s ON s.id = o.slice_id"
+             " WHERE s.name = \"ggml::MUL_MAT\" GROUP BY o.layer ORDER BY o.layer'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"ts\",\"layer\"\n0,3\n1000,3\n20000,12\n40000,\"[NULL]\"\n60000,\"[NULL]\"\n"
+                   "\n\"layer\",\"ns\"\n\"[NULL]\",10000\n3,19000\n12,10000\n");
+    free(out);
+}
+
 TEST_CASE(json_import_rules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[1024];
@@ -505,7 +533,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n2\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n3\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

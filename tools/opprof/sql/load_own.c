@@ -1,7 +1,7 @@
 /* load_own.c - what opprof knows of a capture that Perfetto's tables do not
  * hold: key averages (the rows of `opprof report`, by the producer's rules,
  * device time and pools included), each slice's call site, input shapes,
- * FLOPs, bytes, time off the CPU, memory peak and samples (opprof_slice),
+ * FLOPs, bytes, time off the CPU, memory peak, samples and layer (opprof_slice),
  * the steps, the memory events, and the samples in Perfetto's perf_sample /
  * stack_profile_* layout. */
 #define _GNU_SOURCE
@@ -68,11 +68,55 @@ static void event_work(const opprof_capture *cap, const opprof_event *ev, size_t
     }
 }
 
+typedef struct part {
+    int64_t run;
+    size_t event;
+} part;
+
+static int by_run(const void *a, const void *b) {
+    const part *x = a, *y = b;
+    return x->run != y->run ? (x->run < y->run ? -1 : 1) : (x->event > y->event) - (x->event < y->event);
+}
+
+/* Each event's layer: that of the tensor its "name" argument names, as ggml's nodes carry
+ * theirs (opprof_tensor_name_layer; -1: none); the parts of a run over a pool (one
+ * "part_of" id) all take the layer any of them names, as report --group-by layer does. */
+static int32_t *event_layers(const opprof_capture *cap, size_t n) {
+    size_t n_marks = 0, n_parts = 0;
+    const opprof_mark *m = opprof_capture_marks(cap, &n_marks);
+    int32_t *layer = malloc((n + 1) * sizeof *layer);
+    part *parts = malloc((n_marks + 1) * sizeof *parts);
+    if (!layer || !parts) {
+        free(layer);
+        free(parts);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) layer[i] = -1;
+    for (size_t k = 0; k < n_marks; k++) {
+        if (m[k].event < 0 || (size_t)m[k].event >= n) continue;
+        const char *key = opprof_capture_name(cap, m[k].name);
+        if (m[k].kind == OPPROF_MARK_ARG_STR && key && !strcmp(key, "name"))
+            layer[m[k].event] = opprof_tensor_name_layer(opprof_capture_name(cap, m[k].value.str));
+        if (m[k].kind == OPPROF_MARK_ARG_INT && key && !strcmp(key, OPPROF_PART_OF_KEY))
+            parts[n_parts++] = (part){m[k].value.i, (size_t)m[k].event};
+    }
+    qsort(parts, n_parts, sizeof *parts, by_run);
+    for (size_t a = 0, b; a < n_parts; a = b) {
+        int32_t named = -1;
+        for (b = a; b < n_parts && parts[b].run == parts[a].run; b++)
+            if (layer[parts[b].event] >= 0) named = layer[parts[b].event];
+        for (size_t k = a; named >= 0 && k < b; k++) layer[parts[k].event] = named;
+    }
+    free(parts);
+    return layer;
+}
+
 static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
     int64_t *flops = calloc(n + 1, sizeof *flops), *bytes = calloc(n + 1, sizeof *bytes), *samples = calloc(n + 1, 8);
     int64_t *off = NULL, *peak = NULL;
+    int32_t *layer = event_layers(o->cap, n);
     sqlite3_stmt *st = NULL;
-    int rc = flops && bytes && samples && !opprof_capture_event_off_cpu(o->cap, &off) &&
+    int rc = flops && bytes && samples && layer && !opprof_capture_event_off_cpu(o->cap, &off) &&
                      !opprof_capture_peak_memory(o->cap, &peak)
                  ? SQLITE_OK
                  : SQLITE_NOMEM;
@@ -84,7 +128,7 @@ static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
             if (s[k].owner >= 0 && (size_t)s[k].owner < n) samples[s[k].owner]++;
         rc = sql_prepare(o->db,
                          "INSERT INTO opprof_slice(slice_id, kind, file, function, line, input_dims, flops, bytes,"
-                         " off_cpu_ns, peak_memory_bytes, samples) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         " off_cpu_ns, peak_memory_bytes, samples, layer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                          &st);
     }
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
@@ -92,14 +136,15 @@ static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
         const opprof_shapes *sh = site ? opprof_capture_shapes(o->cap, site->shapes) : NULL;
         char dims[1024] = "";
         if (sh) opprof_shapes_format(sh, dims, sizeof dims);
-        rc = sql_row(st, "isssIsiiiii", o->slice_id[i], kind_name(ev[i].kind), site ? site->file : NULL,
+        rc = sql_row(st, "isssIsiiiiiI", o->slice_id[i], kind_name(ev[i].kind), site ? site->file : NULL,
                      site ? site->function : NULL, site && site->line ? (int64_t)site->line : -1, dims, flops[i],
-                     bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i]);
+                     bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i], (int64_t)layer[i]);
     }
     sqlite3_finalize(st);
     free(flops);
     free(bytes);
     free(samples);
+    free(layer);
     opprof_free(off);
     opprof_free(peak);
     return rc;

@@ -49,7 +49,7 @@ static const char SCHEMA[] =
     /* opprof's own, joined to Perfetto's by slice_id, utid and trace_id. */
     "CREATE TABLE opprof_slice(slice_id INTEGER PRIMARY KEY, kind TEXT, file TEXT, function TEXT,"
     " line INTEGER, input_dims TEXT, flops INTEGER, bytes INTEGER, off_cpu_ns INTEGER, peak_memory_bytes INTEGER,"
-    " samples INTEGER);\n"
+    " samples INTEGER, layer INTEGER);\n"
     "CREATE TABLE step(id INTEGER PRIMARY KEY, trace_id INTEGER, number INTEGER, name TEXT, ts INTEGER,"
     " dur INTEGER, slice_id INTEGER, utid INTEGER);\n"
     "CREATE TABLE memory(id INTEGER PRIMARY KEY, trace_id INTEGER, ts INTEGER, utid INTEGER, addr INTEGER,"

@@ -31,8 +31,8 @@ int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 int sql_create_schema(sqlite3 *db);
 /* The version of the tables, in a database's PRAGMA user_version: one more
  * each time a table or column changes, so that --db's file of another version
- * is made again. 2: trace.host, slice.thread_ts and thread_dur. */
-enum { SQL_SCHEMA_VERSION = 2 };
+ * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer. */
+enum { SQL_SCHEMA_VERSION = 3 };
 /** Index what the functions and joins look up (slices by parent and track,
  *  args by set, flows by end): once every trace is loaded. */
 int sql_create_indexes(sqlite3 *db);
