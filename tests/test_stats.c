@@ -675,15 +675,16 @@ static int opprof_cmd(char **out, const char *fmt, const char *d) {
 /* diff --stat --group-by layer from the command line: rows and gates by layer, through
  * traces written and read back; its errors; traces of no layer said. */
 TEST_CASE(diff_stat_by_layer_command) {
-    char dir[256], path[1200];
+    char dir[256];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     opprof_capture *b = layered_capture(1.0, 1), *a = layered_capture(1.5, 2), *plain = noisy_capture(200, 1.0, 1);
-    snprintf(path, sizeof path, "%s/before.json", dir);
-    CHECK_INT(opprof_capture_chrome_write(b, path), 0);
-    snprintf(path, sizeof path, "%s/after.json", dir);
-    CHECK_INT(opprof_capture_chrome_write(a, path), 0);
-    snprintf(path, sizeof path, "%s/plain.json", dir);
-    CHECK_INT(opprof_capture_chrome_write(plain, path), 0);
+    const opprof_capture *caps[] = {b, a, plain};
+    static const char *const names[] = {"before.json", "after.json", "plain.json"};
+    for (int k = 0; k < 3; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        CHECK_INT(opprof_capture_chrome_write(caps[k], path), 0);
+    }
     char *out = NULL;
     CHECK_INT(opprof_cmd(&out, "diff --stat --group-by layer before.json after.json 2>&1", dir), 0);
     CHECK_CONTAINS(out, "ggml::MUL_MAT (layer 1)");
