@@ -61,6 +61,8 @@ static struct {
     double machine_at; /* when it was read (CLOCK_MONOTONIC, seconds) */
 } g_auto = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* ---- each capture's files ---- */
+
 /* What each capture becomes: OPPROF_OUTPUTS=trace,tables,html,perfetto (any
  * of them; default the first three), OPPROF_GZIP=1 (trace-step-N.json.gz), OPPROF_TRACE_EVENTS=N
  * (the trace holds the N longest ranges; the tables and report keep every one). */
@@ -215,6 +217,8 @@ static int write_capture(const opprof_capture *c, void *user) {
     return rc;
 }
 
+/* ---- the save at exit ---- */
+
 /* The twin and the files this process wrote in it. */
 static void remove_work(void) {
     DIR *d = opendir(g_auto.work);
@@ -344,6 +348,8 @@ static void save(void) {
     fprintf(stderr, "opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
 }
 
+/* ---- signals and the watcher ---- */
+
 /* SIGINT, SIGTERM: the watcher saves; the interrupted thread waits until
  * the process ends by the signal (it must not run on, nor exit with a status
  * of its own), unless it is the one saving already (atexit). Only
@@ -420,6 +426,8 @@ static void handle(int sig, struct sigaction *old) {
     sigaction(sig, NULL, old);
     if (old->sa_handler != SIG_IGN) sigaction(sig, &sa, NULL);
 }
+
+/* ---- the environment's settings ---- */
 
 /* OPPROF_SCHEDULE=wait,warmup,active,repeat (skip_first may come fifth). */
 static int parse_schedule(const char *text, opprof_schedule *s) {
@@ -550,6 +558,8 @@ static void machine_setup(void) {
                 err.message[0] && rc == OPPROF_EFORMAT ? err.message : opprof_strerror(rc));
     unsetenv("OPPROF_MACHINE_FILE");
 }
+
+/* ---- the start ---- */
 
 __attribute__((constructor)) static void autostart(void) {
     const char *dir = secure_getenv("OPPROF_TRACE");
