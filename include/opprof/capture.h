@@ -606,8 +606,9 @@ OPPROF_API int opprof_machine_cache_path(int threads, char *path, size_t path_si
  *  opprof_machine_measure_quick does, DRAM aside (made to run inside the
  *  program, it takes no buffer past the LLC's: DRAM's figures stay), for
  *  machine->threads; each figure of *machine the best of the two, kept in the
- *  user's cache too (a cache file holds the best seen). OPPROF_EFORMAT, *machine unchanged, when it is
- *  another CPU's or ISA's profile: figures of two machines never mix. */
+ *  user's cache too (a cache file holds the best seen). OPPROF_EFORMAT,
+ *  *machine unchanged, when it is another CPU's or ISA's profile: figures of
+ *  two machines never mix. */
 OPPROF_API int opprof_machine_remeasure(opprof_machine *machine);
 /** The profile as JSON: "cpu", "isa", "threads", "fma_peak_gflops" and
  *  "levels" (the most threads'), then "by_threads" (each count's). The

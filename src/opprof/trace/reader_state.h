@@ -60,7 +60,7 @@ enum {
 #define UNUSED_ENUM(name, words) UNUSED_##name,
     UNUSED_EVENT_KINDS(UNUSED_ENUM)
 #undef UNUSED_ENUM
-        UNUSED_KINDS
+    UNUSED_KINDS
 };
 
 typedef struct parser {
