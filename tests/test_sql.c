@@ -189,6 +189,87 @@ TEST_CASE(slices_know_their_layer) {
     free(out);
 }
 
+/* Arguments as Perfetto's JSON importer flattens them: an array's items under KEY[i]
+ * (flat_key without the indices), an object's members under KEY.MEMBER, null and empty
+ * containers left out, true as 1, "" kept as a string; as many as the event gives (the
+ * reader kept 8, cut strings at 127 bytes and dropped arrays). */
+TEST_CASE(arguments_flattened_as_perfetto_does) {
+    char long_text[400];
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    char trace[2048];
+    snprintf(trace, sizeof trace,
+             "{\"traceEvents\": [\n"
+             "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5,\"args\":{\"grid\":[4,1,2],"
+             "\"obj\":{\"a\":1.5,\"b\":[true,null,\"x\"]},\"nul\":null,\"e\":[],\"s\":\"\",\"a1\":1,\"a2\":2,"
+             "\"a3\":3,\"a4\":4,\"a5\":5,\"a6\":6,\"a7\":7,\"a8\":8,\"long\":\"%s\"}}\n]}\n",
+             long_text);
+    const char *t = write_file("flat_args.json", trace);
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT key, flat_key, value_type, int_value, string_value, real_value FROM args"
+             " WHERE key NOT LIKE \"args.a_\" AND key != \"args.long\";"
+             " SELECT COUNT(*) AS n, LENGTH(EXTRACT_ARG(0, \"args.long\")) AS long_len FROM args'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"key\",\"flat_key\",\"value_type\",\"int_value\",\"string_value\",\"real_value\"\n"
+                   "\"args.grid[0]\",\"args.grid\",\"int\",4,\"[NULL]\",\"[NULL]\"\n"
+                   "\"args.grid[1]\",\"args.grid\",\"int\",1,\"[NULL]\",\"[NULL]\"\n"
+                   "\"args.grid[2]\",\"args.grid\",\"int\",2,\"[NULL]\",\"[NULL]\"\n"
+                   "\"args.obj.a\",\"args.obj.a\",\"real\",\"[NULL]\",\"[NULL]\",1.500000\n"
+                   "\"args.obj.b[0]\",\"args.obj.b\",\"int\",1,\"[NULL]\",\"[NULL]\"\n"
+                   "\"args.obj.b[1]\",\"args.obj.b\",\"string\",\"[NULL]\",\"x\",\"[NULL]\"\n"
+                   "\"args.s\",\"args.s\",\"string\",\"[NULL]\",\"\",\"[NULL]\"\n"
+                   "\n\"n\",\"long_len\"\n16,399\n");
+    free(out);
+}
+
+/* PyTorch's array arguments in a real Kineto trace: a kernel's grid and block, an
+ * operator's "Input Dims" and "Input type" item by item, its ids and call stack kept
+ * as arguments too (the reader also takes them for its links and frames). */
+TEST_CASE(kineto_array_arguments) {
+    char path[4200], args[5000];
+    snprintf(path, sizeof path,
+             "%s/tests/fixtures/real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+             source_dir());
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT EXTRACT_ARG(arg_set_id, \"args.Input Dims[0][1]\") AS c, EXTRACT_ARG(arg_set_id,"
+             " \"args.Input Dims[1][3]\") AS k, EXTRACT_ARG(arg_set_id, \"args.Input type[2]\") AS t2,"
+             " EXTRACT_ARG(arg_set_id, \"args.External id\") AS ext FROM slice WHERE name = \"aten::conv2d\""
+             " ORDER BY ts LIMIT 1;"
+             " SELECT COUNT(*) AS n FROM args WHERE flat_key = \"args.grid\";"
+             " SELECT COUNT(*) AS n FROM slice WHERE category = \"Kernel\"'",
+             path);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"c\",\"k\",\"t2\",\"ext\"\n3,7,\"\",541\n\n\"n\"\n26316\n\n\"n\"\n8772\n");
+    free(out);
+}
+
+/* Async instants ("n"), as Perfetto's JSON importer reads them: a slice of no duration on
+ * the async track of its name and id, inside the range open there; async ranges of one
+ * track nest. */
+TEST_CASE(async_instants_and_nesting) {
+    const char *t = write_file(
+        "async.json", "{\"traceEvents\": [\n"
+                      "{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":10},\n"
+                      "{\"ph\":\"n\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":20},\n"
+                      "{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":30},\n"
+                      "{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":40},\n"
+                      "{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":50},\n"
+                      "{\"ph\":\"n\",\"name\":\"ping\",\"cat\":\"net\",\"id\":\"0x7\",\"pid\":1,\"tid\":1,\"ts\":60},\n"
+                      "{\"ph\":\"b\",\"name\":\"never\",\"cat\":\"net\",\"id\":\"0x8\",\"pid\":1,\"tid\":1,\"ts\":60}\n"
+                      "]}\n");
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT s.ts, s.dur, t.name AS track, s.depth, p.ts AS parent_ts FROM slice s JOIN track t ON"
+             " t.id = s.track_id LEFT JOIN slice p ON p.id = s.parent_id ORDER BY s.ts, s.depth'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"ts\",\"dur\",\"track\",\"depth\",\"parent_ts\"\n10000,40000,\"req\",0,\"[NULL]\"\n"
+                   "20000,0,\"req\",1,10000\n30000,10000,\"req\",1,10000\n60000,0,\"ping\",0,\"[NULL]\"\n");
+    free(out);
+}
+
 TEST_CASE(json_import_rules) {
     const char *t = write_file("mapping.json", MAPPING);
     char args[1024];
@@ -533,7 +614,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n3\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n4\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

@@ -28,6 +28,7 @@
     X(FLOW_END, 8, 'f', 0, 1, "flow")     /* value.id */                                    \
     X(ASYNC_BEGIN, 9, 'b', 0, 1, "async") /* `name`, value.id */                            \
     X(ASYNC_END, 10, 'e', 0, 1, "async")  /* `name`, value.id */                            \
-    X(FLOW_STEP, 11, 't', 0, 1, "flow")   /* value.id: the flow goes on through here */
+    X(FLOW_STEP, 11, 't', 0, 1, "flow")   /* value.id: the flow goes on through here */ \
+    X(ASYNC_INSTANT, 12, 'n', 0, 1, "async") /* `name`, value.id: an instant of the async ranges of its id */
 
 #endif /* OPPROF_MARK_KINDS_H */

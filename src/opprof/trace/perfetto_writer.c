@@ -521,8 +521,12 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
         break;
     case OPPROF_MARK_ASYNC_BEGIN:
     case OPPROF_MARK_ASYNC_END:
+    case OPPROF_MARK_ASYNC_INSTANT: /* an instant on its async ranges' track */
         opprof__pb_uint(&w->packet, PACKET_TIMESTAMP, stamp(w, m->ts_ns));
-        opprof__pb_uint(&w->event, EVENT_TYPE, m->kind == OPPROF_MARK_ASYNC_BEGIN ? SLICE_BEGIN : SLICE_END);
+        opprof__pb_uint(&w->event, EVENT_TYPE,
+                        m->kind == OPPROF_MARK_ASYNC_BEGIN ? SLICE_BEGIN
+                        : m->kind == OPPROF_MARK_ASYNC_END ? SLICE_END
+                                                           : INSTANT);
         opprof__pb_uint(&w->event, EVENT_TRACK, ASYNC_UUID(m->value.id));
         opprof__pb_uint(&w->event, EVENT_NAME_IID, name_iid(w, m->name));
         note_own_int(w, NOTE_THREAD, (int64_t)m->thread);
@@ -558,18 +562,20 @@ static void async_track(pwriter *w, const opprof_mark *m) {
 
 /* Every async range's track, once per id (named by its first mark), before
  * any of their events: an end may come first, on another thread. */
+static bool is_async(const opprof_mark *m) {
+    return m->kind == OPPROF_MARK_ASYNC_BEGIN || m->kind == OPPROF_MARK_ASYNC_END || m->kind == OPPROF_MARK_ASYNC_INSTANT;
+}
+
 static int async_tracks(pwriter *w) {
     const opprof_capture *c = w->c;
     size_t n = 0;
-    for (size_t k = 0; k < c->n_marks; k++)
-        n += c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END;
+    for (size_t k = 0; k < c->n_marks; k++) n += is_async(&c->marks[k]);
     if (!n) return 0;
     opprof__keyed *ids = opprof__alloc(n * sizeof *ids); /* by id, then mark */
     if (!ids) return OPPROF_ENOMEM;
     size_t m = 0;
     for (size_t k = 0; k < c->n_marks; k++)
-        if (c->marks[k].kind == OPPROF_MARK_ASYNC_BEGIN || c->marks[k].kind == OPPROF_MARK_ASYNC_END)
-            ids[m++] = (opprof__keyed){opprof__unsigned_key(c->marks[k].value.id), k};
+        if (is_async(&c->marks[k])) ids[m++] = (opprof__keyed){opprof__unsigned_key(c->marks[k].value.id), k};
     opprof__sort_keyed(ids, n);
     for (size_t k = 0; k < n; k++)
         if (!k || ids[k].key != ids[k - 1].key) async_track(w, &c->marks[ids[k].index]);

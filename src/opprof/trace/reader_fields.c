@@ -24,6 +24,8 @@ static int copy_into(char **dst, size_t *cap, const char *src, size_t n) {
 }
 
 static int number_field(parser *p, event *e, int64_t *out, const char *field, bool as_time);
+static bool keep_all_args(const parser *p);
+static int also_int_arg(parser *p, event *e, const char *k, size_t n, int64_t value);
 
 /* A pid or tid written as a string that is no number: string_base - 1 for
  * the first distinct one, string_base - 2 for the next... */
@@ -160,14 +162,23 @@ typedef struct dims_ctx {
 static int on_dim(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     dims_ctx *d = ctx;
+    char key[48];
+    int key_len = keep_all_args(p) ? snprintf(key, sizeof key, "Input Dims[%d][%d]", d->input, index) : 0;
     int c = opprof__json_skip_ws(&p->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         if (d->input < OPPROF_MAX_INPUTS) d->e->shapes.ndim[d->input] = 0; /* a list of tensors */
         d->list = true;
-        return opprof__json_skip(&p->lx);
+        return key_len ? opprof__reader_arg_flat(p, d->e, key, (size_t)key_len) : opprof__json_skip(&p->lx);
     }
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
+    if (key_len) { /* as an argument too */
+        event_arg *a = opprof__reader_arg_add(&d->e->args, key, (size_t)key_len,
+                                              v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE, NULL, 0);
+        if (!a) return opprof__reader_no_memory(p, "args");
+        a->i = v.as_int;
+        a->d = opprof__json_number_value(&v);
+    }
     if (!v.is_int || d->list) return 0;
     if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
         d->e->shapes.dims[d->input][index] = v.as_int;
@@ -180,7 +191,11 @@ static int on_input_dims(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     event *e = ctx;
     if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
-    if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx); /* a scalar: no dims */
+    if (opprof__json_skip_ws(&p->lx) != '[') { /* a scalar: no dims */
+        if (!keep_all_args(p)) return opprof__json_skip(&p->lx);
+        char key[32];
+        return opprof__reader_arg_flat(p, e, key, (size_t)snprintf(key, sizeof key, "Input Dims[%d]", index));
+    }
     dims_ctx d = {e, index, false};
     return opprof__json_array(&p->lx, on_dim, &d);
 }
@@ -188,8 +203,13 @@ static int on_input_dims(opprof__json *lx, void *ctx, int index) {
 static int on_input_type(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     event *e = ctx;
-    if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
+    char key[32];
+    int key_len = keep_all_args(p) ? snprintf(key, sizeof key, "Input type[%d]", index) : 0;
+    if (opprof__json_skip_ws(&p->lx) != '"')
+        return key_len ? opprof__reader_arg_flat(p, e, key, (size_t)key_len) : opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+    if (key_len && !opprof__reader_arg_add(&e->args, key, (size_t)key_len, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
+        return opprof__reader_no_memory(p, "args");
     if (index < OPPROF_MAX_INPUTS) {
         opprof__copy_text(e->shapes.dtype[index], sizeof e->shapes.dtype[index], p->lx.s, p->lx.s_len);
     }
@@ -205,6 +225,7 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
     if (!v.is_int) return 0;
+    if (also_int_arg(p, e, k, n, v.as_int)) return OPPROF_ENOMEM;
     if (KEY_IS(k, n, "correlation"))
         e->corr_id = v.as_int;
     else if (KEY_IS(k, n, "Device Type"))
@@ -218,37 +239,25 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
     return 0;
 }
 
-/* An argument that opprof wrote (opprof_range_arg_*, FLOPs, bytes, a
- * counter's value): kept, to become a mark of the capture. */
-/* A string argument of opprof's own (the string just read), kept as far as it fits. */
-static void own_string_arg(parser *p, event *e, const char *k, size_t n) {
-    event_arg *a = &e->args[e->n_args++];
-    opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
-    a->kind = OPPROF_MARK_ARG_STR;
-    memcpy(a->key, k, n);
-    a->key[n] = '\0';
+/* keep_marks on another writer's trace (`opprof sql`): its arguments kept
+ * whole, as Perfetto keeps them, those whose value a field takes too. */
+static bool keep_all_args(const parser *p) { return p->keep_marks && !p->ours; }
+
+/* An integer that a field took (an id, bytes), kept as an argument too. */
+static int also_int_arg(parser *p, event *e, const char *k, size_t n, int64_t value) {
+    if (!keep_all_args(p)) return 0;
+    event_arg *a = opprof__reader_arg_add(&e->args, k, strnlen(k, n), OPPROF_MARK_ARG_INT, NULL, 0);
+    if (!a) return opprof__reader_no_memory(p, "args");
+    a->i = value;
+    return 0;
 }
 
-static int own_arg(parser *p, event *e, const char *k, size_t n) {
-    int c = opprof__json_skip_ws(&p->lx);
-    event_arg *a = &e->args[e->n_args];
-    if (c == '"') {
-        if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        own_string_arg(p, e, k, n);
-        return 0;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-        opprof__json_number v;
-        if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-        a->kind = v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE;
-        a->i = v.as_int;
-        a->d = opprof__json_number_value(&v);
-    } else {
-        return opprof__json_skip(&p->lx);
-    }
-    memcpy(a->key, k, n);
-    a->key[n] = '\0';
-    e->n_args++;
-    return 0;
+/* An integer field of args (int_field), kept as an argument too when it was one. */
+static int int_arg_field(parser *p, event *e, const char *k, size_t n, int64_t *out, const char *field) {
+    bool was_bad = e->bad_type;
+    int rc = int_field(p, e, out, field);
+    if (rc || (e->bad_type && !was_bad)) return rc;
+    return also_int_arg(p, e, k, n, *out);
 }
 
 static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
@@ -257,33 +266,38 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     int runtime = opprof__reader_runtime_arg(p, e, k, n);
     if (runtime != 1) return runtime;
     if (KEY_IS(k, n, "Input Dims")) {
-        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+        if (opprof__json_skip_ws(&p->lx) != '[') return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n)
+                                                                          : opprof__json_skip(&p->lx);
         e->has_dims = true;
         return opprof__json_array(&p->lx, on_input_dims, e);
     }
     if (KEY_IS(k, n, "Input type")) {
-        if (opprof__json_skip_ws(&p->lx) != '[') return opprof__json_skip(&p->lx);
+        if (opprof__json_skip_ws(&p->lx) != '[') return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n)
+                                                                          : opprof__json_skip(&p->lx);
         e->has_types = true;
         return opprof__json_array(&p->lx, on_input_type, e);
     }
     if (KEY_IS(k, n, "Call stack")) {
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
+        if (keep_all_args(p) &&
+            !opprof__reader_arg_add(&e->args, k, n, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
+            return opprof__reader_no_memory(p, "args");
         const char *semi = memchr(p->lx.s, ';', p->lx.s_len);
         size_t len = semi ? (size_t)(semi - p->lx.s) : p->lx.s_len;
         return copy_into(&e->frame, &e->frame_cap, p->lx.s, len) ? opprof__reader_no_memory(p, "args") : 0;
     }
     if (KEY_IS(k, n, "Bytes")) {
         e->have |= HAS_BYTES;
-        return int_field(p, e, &e->bytes, "args.Bytes");
+        return int_arg_field(p, e, k, n, &e->bytes, "args.Bytes");
     }
-    if (KEY_IS(k, n, "Addr")) return int_field(p, e, &e->addr, "args.Addr");
+    if (KEY_IS(k, n, "Addr")) return int_arg_field(p, e, k, n, &e->addr, "args.Addr");
     if (KEY_IS(k, n, "External id") || KEY_IS(k, n, "external id") || KEY_IS(k, n, "correlation") ||
         KEY_IS(k, n, "Device Type") || KEY_IS(k, n, "Device Id"))
         return id_arg(p, e, k, n);
     if (KEY_IS(k, n, "Total Allocated")) {
         e->have |= HAS_TOTAL;
-        return int_field(p, e, &e->total, "args.Total Allocated");
+        return int_arg_field(p, e, k, n, &e->total, "args.Total Allocated");
     }
     if (KEY_IS(k, n, "data") && opprof__json_skip_ws(&p->lx) == '{') return opprof__reader_profile_data(p);
     if (KEY_IS(k, n, "name") || KEY_IS(k, n, "labels")) { /* of thread_name, process_labels */
@@ -291,14 +305,14 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
         if (copy_into(&e->arg_name, &e->arg_name_cap, p->lx.s, p->lx.s_len)) return opprof__reader_no_memory(p, "args");
         /* an operator's "name" (ggml's tensor) is also one of its arguments; a metadata event's is not used as one */
-        if (KEY_IS(k, n, "name") && (p->ours || p->keep_marks) && e->n_args < (int)(sizeof e->args / sizeof *e->args))
-            own_string_arg(p, e, k, n);
+        if (KEY_IS(k, n, "name") && (p->ours || p->keep_marks) &&
+            !opprof__reader_arg_add(&e->args, k, n, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
+            return opprof__reader_no_memory(p, "args");
         return 0;
     }
     /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
-    if ((p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) &&
-        e->n_args < (int)(sizeof e->args / sizeof *e->args) && n < sizeof e->args[0].key)
-        return own_arg(p, e, k, n);
+    if (p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY))
+        return opprof__reader_arg_flat(p, e, k, strnlen(k, n));
     return opprof__json_skip(&p->lx);
 }
 
@@ -440,7 +454,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             e->runtime = opprof__reader_runtime_category(p->lx.s, first);
             if (e->cat != CAT_OTHER) p->kineto = true; /* no other writer uses Kineto's categories */
             e->category[0] = '\0';
-            if (p->keep_marks && !p->ours && e->cat == CAT_OTHER) { /* another writer's category, whole */
+            if (p->keep_marks && !p->ours) { /* another writer's category, whole, as Perfetto keeps it */
                 opprof__copy_text(e->category, sizeof e->category, p->lx.s, p->lx.s_len);
             } else if (comma && p->ours) {
                 opprof__copy_text(e->category, sizeof e->category, comma + 1, p->lx.s_len - first - 1);

@@ -158,14 +158,11 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
     *b = (begun){
-        thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name, NULL, 0};
-    if (e->n_args) { /* its arguments wait for its end, as Perfetto merges a B's and its E's */
-        if (!(b->args = opprof__alloc((size_t)e->n_args * sizeof e->args[0]))) {
-            opprof__free(name);
-            return opprof__reader_no_memory(p, "begin events");
-        }
-        memcpy(b->args, e->args, (size_t)e->n_args * sizeof e->args[0]);
-        b->n_args = e->n_args;
+        thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name, {0}};
+    /* its arguments wait for its end, as Perfetto merges a B's and its E's */
+    if (opprof__reader_args_copy(&b->args, &e->args)) {
+        opprof__free(name);
+        return opprof__reader_no_memory(p, "begin events");
     }
     opprof__json_locate(&p->lx, offset, &b->line, &b->column);
     p->innermost[thread] = (int32_t)p->n_begins++;
@@ -184,10 +181,9 @@ void opprof__reader_close_begin(parser *p, uint32_t thread) {
     begun *b = &p->begins[p->innermost[thread]];
     p->innermost[thread] = b->outer;
     opprof__free(b->name);
-    opprof__free(b->args);
+    opprof__free(b->args.at);
     b->name = NULL;
-    b->args = NULL;
-    b->n_args = 0;
+    b->args = (event_args){0};
     /* The stack's top is the last slot when threads do not interleave. */
     while (p->n_begins && !p->begins[p->n_begins - 1].name) p->n_begins--;
 }
@@ -217,18 +213,19 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     return 0;
 }
 
-/* An event's arguments (args[0, n)) as its marks: the last event of the
- * capture, on `thread`. */
-static int arg_marks(parser *p, const event_arg *args, int n, uint32_t thread) {
+/* An event's arguments as its marks: the last event of the capture, on `thread`. */
+static int arg_marks(parser *p, const event_args *args, uint32_t thread) {
     opprof_mark m = {.thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
-    for (int k = 0; k < n; k++) {
-        const char *name = args[k].key;
-        m.kind = args[k].kind;
-        m.value.i = args[k].i;
-        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = args[k].d;
+    for (int k = 0; k < args->n; k++) {
+        const event_arg *a = &args->at[k];
+        const char *name = opprof__reader_arg_key(args, a);
+        m.kind = a->kind;
+        m.value.i = a->i;
+        if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = a->d;
         if (m.kind == OPPROF_MARK_ARG_INT && (!strcmp(name, "flops") || !strcmp(name, "bytes")))
             m.kind = name[0] == 'f' ? OPPROF_MARK_FLOPS : OPPROF_MARK_BYTES;
-        if (opprof_capture_add_mark(p->cap, &m, name, args[k].str)) return opprof__reader_no_memory(p, "marks");
+        if (opprof_capture_add_mark(p->cap, &m, name, opprof__reader_arg_str(args, a)))
+            return opprof__reader_no_memory(p, "marks");
     }
     return 0;
 }
@@ -250,8 +247,8 @@ static int thread_time_marks(parser *p, uint32_t thread, int64_t tts, int64_t td
  * importer merges them: both's arguments kept; the thread clock from the
  * "B"'s "tts" to the "E"'s. */
 static int begin_end_marks(parser *p, const begun *b, const event *end) {
-    int rc = arg_marks(p, b->args, b->n_args, b->thread);
-    if (!rc) rc = arg_marks(p, end->args, end->n_args, b->thread);
+    int rc = arg_marks(p, &b->args, b->thread);
+    if (!rc) rc = arg_marks(p, &end->args, b->thread);
     bool ended = b->tts >= 0 && (end->have & HAS_TTS) && end->tts >= b->tts;
     return rc ? rc : thread_time_marks(p, b->thread, b->tts, ended ? end->tts - b->tts : -1);
 }
@@ -316,7 +313,7 @@ int opprof__reader_unended_begins(parser *p) {
 void opprof__reader_free_begins(parser *p) {
     for (size_t i = 0; i < p->n_begins; i++) {
         opprof__free(p->begins[i].name);
-        opprof__free(p->begins[i].args);
+        opprof__free(p->begins[i].args.at);
     }
     opprof__free(p->begins);
     opprof__free(p->innermost);
@@ -355,12 +352,14 @@ static bool filtered_name(const char *name, size_t len) {
 static int foreign_counters(parser *p, event *e, opprof_mark *m) {
     m->kind = OPPROF_MARK_COUNTER;
     if (e->ts < p->min_ts) p->min_ts = e->ts;
-    for (int k = 0; k < e->n_args; k++) {
+    for (int k = 0; k < e->args.n; k++) {
+        const event_arg *a = &e->args.at[k];
+        const char *str = opprof__reader_arg_str(&e->args, a);
         char *end = NULL;
-        double v = e->args[k].kind == OPPROF_MARK_ARG_STR ? strtod(e->args[k].str, &end) : e->args[k].d;
-        if (end && (end == e->args[k].str || *end)) continue; /* a string that is no number, as Perfetto skips it */
-        char name[sizeof e->args[k].key + 256];
-        snprintf(name, sizeof name, "%.200s %s", e->name, e->args[k].key);
+        double v = str ? strtod(str, &end) : a->kind == OPPROF_MARK_ARG_INT ? (double)a->i : a->d;
+        if (end && (end == str || *end)) continue; /* a string that is no number, as Perfetto skips it */
+        char name[512];
+        snprintf(name, sizeof name, "%.200s %.300s", e->name, opprof__reader_arg_key(&e->args, a));
         m->value.d = v;
         if (opprof_capture_add_mark(p->cap, m, name, NULL)) return opprof__reader_no_memory(p, "marks");
     }
@@ -375,9 +374,9 @@ static int own_marks(parser *p, event *e, uint32_t thread) {
     const char *name = e->name;
     if (e->ph == 'C' && !p->ours) return foreign_counters(p, e, &m);
     if (e->ph == 'C') {
-        if (e->args[0].kind == OPPROF_MARK_ARG_STR) return 0;
+        if (e->args.at[0].kind == OPPROF_MARK_ARG_STR) return 0;
         m.kind = OPPROF_MARK_COUNTER;
-        m.value.d = e->args[0].d;
+        m.value.d = e->args.at[0].d;
     } else if (e->ph == 'i' || e->ph == 'I' || e->ph == 'R') {
         m.kind = OPPROF_MARK_INSTANT;
         m.value.i = e->scope == 'g'   ? OPPROF_INSTANT_GLOBAL
@@ -415,7 +414,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (add_complete(p, thread, e->name, e->cat, e->ts, e->dur, offset, -1, -1, e)) return OPPROF_EFORMAT;
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__reader_no_memory(p, "categories");
-    int rc = arg_marks(p, e->args, e->n_args, thread);
+    int rc = arg_marks(p, &e->args, thread);
     return rc ? rc
               : thread_time_marks(p, thread, (e->have & HAS_TTS) ? e->tts : -1, (e->have & HAS_TDUR) ? e->tdur : -1);
 }
@@ -487,7 +486,7 @@ static int take_mark(parser *p, event *e, int64_t offset) {
     if (e->ph == 'C') {
         /* opprof writes its memory events again as a counter track, for Perfetto */
         if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
-        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->n_args) {
+        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->args.n) {
             /* a counter is the process's: opprof's first thread carries it; another writer's
              * (keep_marks) its own thread, so that its process is known */
             if ((!p->cap->n_threads || !p->ours) && opprof__reader_thread_of(p, e->pid, e->tid, &thread))
@@ -555,7 +554,7 @@ static const phase PHASES[128] = {
     ['t'] = {'t', NULL, UNUSED_FLOW},
     ['f'] = {'f', NULL, UNUSED_FLOW},
     ['b'] = {'b', NULL, UNUSED_ASYNC},
-    ['n'] = {'n', NULL, UNUSED_ASYNC},
+    ['n'] = {'n', NULL, UNUSED_ASYNC}, /* with keep_marks an instant of async ranges */
     ['e'] = {'e', NULL, UNUSED_ASYNC},
     ['S'] = {'S', NULL, UNUSED_ASYNC},
     ['T'] = {'T', NULL, UNUSED_ASYNC},
@@ -660,7 +659,8 @@ int opprof__reader_parse_items(parser *p, int more) {
         e.ext_id = e.corr_id = -1;
         e.device_type = 0;
         e.device_id = -1;
-        e.n_args = 0;
+        e.args.n = 0;
+        e.args.text_len = 0;
         e.category[0] = '\0';
         e.runtime = RT_NONE;
         e.op_name[0] = '\0';
@@ -690,6 +690,9 @@ int opprof__reader_parse_items(parser *p, int more) {
     opprof__free(e.name);
     opprof__free(e.arg_name);
     opprof__free(e.frame);
+    opprof__free(e.args.at);
+    opprof__free(e.args.text);
+    opprof__free(e.flat_key);
     return more < 0 ? more : 0;
 }
 

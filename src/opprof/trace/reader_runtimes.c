@@ -98,21 +98,18 @@ static int on_input_shape(opprof__json *lx, void *ctx, int index) {
 static int keep_string(parser *p, event *e, const char *key) {
     if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-    if (!p->lx.s_len || e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return 0;
-    event_arg *a = &e->args[e->n_args++];
-    opprof__copy_text(a->str, sizeof a->str, p->lx.s, p->lx.s_len);
-    snprintf(a->key, sizeof a->key, "%s", key);
-    a->kind = OPPROF_MARK_ARG_STR;
-    return 0;
+    if (!p->lx.s_len) return 0;
+    return opprof__reader_arg_add(&e->args, key, strlen(key), OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len)
+               ? 0
+               : opprof__reader_no_memory(p, "args");
 }
 
 /* An integer argument kept for the event's marks. */
-static void keep_int(event *e, const char *key, int64_t v) {
-    if (e->n_args >= (int)(sizeof e->args / sizeof *e->args)) return;
-    event_arg *a = &e->args[e->n_args++];
-    snprintf(a->key, sizeof a->key, "%s", key);
-    a->kind = OPPROF_MARK_ARG_INT;
+static int keep_int(parser *p, event *e, const char *key, int64_t v) {
+    event_arg *a = opprof__reader_arg_add(&e->args, key, strlen(key), OPPROF_MARK_ARG_INT, NULL, 0);
+    if (!a) return opprof__reader_no_memory(p, "args");
     a->i = v;
+    return 0;
 }
 
 /* args.thread_scheduling_stats (ORT 1.1x and later, with an intra-op pool):
@@ -132,8 +129,7 @@ static int on_main_thread_key(opprof__json *lx, void *ctx, const char *k, size_t
     if (!key || (c != '-' && (c < '0' || c > '9'))) return opprof__json_skip(&p->lx);
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-    if (v.is_int) keep_int(e, key, v.as_int);
-    return 0;
+    return v.is_int ? keep_int(p, e, key, v.as_int) : 0;
 }
 
 static int on_sub_thread(opprof__json *lx, void *ctx, const char *k, size_t n) {
@@ -150,8 +146,7 @@ static int on_pool_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     if (!KEY_IS(k, n, "sub_threads")) return opprof__json_skip(&p->lx);
     int64_t threads = 0;
     if (opprof__json_object(&p->lx, on_sub_thread, &threads)) return OPPROF_EFORMAT;
-    keep_int(e, "pool_sub_threads", threads);
-    return 0;
+    return keep_int(p, e, "pool_sub_threads", threads);
 }
 
 int opprof__reader_runtime_arg(parser *p, event *e, const char *k, size_t n) {
@@ -213,11 +208,8 @@ static int node_event(parser *p, event *e) {
     }
     size_t node_len = ends_with(e->name, e->name_len, "_kernel_time") ? e->name_len - 12 : e->name_len;
     if (!p->rt.by_node && e->op_name[0]) { /* the row is the operator type's, whatever slots are left */
-        if (e->n_args == (int)(sizeof e->args / sizeof *e->args)) e->n_args--; /* the node wins a slot */
-        event_arg *a = &e->args[e->n_args++];
-        snprintf(a->key, sizeof a->key, "node");
-        snprintf(a->str, sizeof a->str, "%.*s", (int)node_len, e->name);
-        a->kind = OPPROF_MARK_ARG_STR;
+        if (!opprof__reader_arg_add(&e->args, "node", 4, OPPROF_MARK_ARG_STR, e->name, node_len))
+            return opprof__reader_no_memory(p, "args");
         e->cat = CAT_CPU_OP;
         return rename_event(p, e, e->op_name);
     }

@@ -16,14 +16,22 @@ typedef struct xrecord {
     uint32_t line; /* past 2^32 - 1 lines: that */
 } xrecord;
 
-/* An argument kept of an event (opprof's own; every writer's with keep_marks). */
+/* An argument kept of an event (opprof's own; every writer's with keep_marks),
+ * its key and string at offsets into its event's text (NUL-terminated). */
 typedef struct event_arg {
-    char key[48];
-    char str[128];
-    uint8_t kind; /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
+    uint32_t key, str; /* str: of OPPROF_MARK_ARG_STR */
+    uint8_t kind;      /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
     int64_t i;
     double d;
 } event_arg;
+
+/* An event's arguments: as many as it gives, their text in one buffer. */
+typedef struct event_args {
+    event_arg *at;
+    int n, cap;
+    char *text;
+    size_t text_len, text_cap;
+} event_args;
 
 typedef struct begun { /* a "B" event waiting for its "E" */
     uint32_t thread;
@@ -32,8 +40,7 @@ typedef struct begun { /* a "B" event waiting for its "E" */
     int64_t ts, offset, line, column;
     int64_t tts;     /* its thread clock's time (keep_marks: "tts"), or -1 */
     char *name;      /* owned */
-    event_arg *args; /* a copy of its arguments kept, owned; or NULL */
-    int n_args;
+    event_args args; /* a copy of its arguments kept, owned (text in the same block); n 0: none */
 } begun;
 
 /* A memory event with a total, for the checks: its index in the capture
@@ -193,9 +200,11 @@ typedef struct event {
     bool ext_lower;
     int64_t device_type; /* args "Device Type" of memory events (0: CPU) */
     int64_t device_id;   /* args "Device Id" (-1: none) */
-    /* opprof's own traces: the arguments, ids and scopes its marks were written as */
-    int n_args;
-    event_arg args[8];
+    /* opprof's own traces: the arguments, ids and scopes its marks were written as; with
+     * keep_marks every writer's, flattened as Perfetto's JSON importer flattens them */
+    event_args args;
+    char *flat_key; /* scratch: the key of a flattened argument being read */
+    size_t flat_key_cap;
     int64_t tts, tdur; /* keep_marks: "tts" and "tdur", the thread clock's (HAS_TTS, HAS_TDUR) */
     uint64_t id;       /* "id" of flow, async and profile events: a number, or a string's
                           hexadecimal ("0x1f") or decimal number, or else its hash */
@@ -267,6 +276,26 @@ OPPROF__HIDDEN int opprof__reader_string_id(parser *p, const char *text, size_t 
 OPPROF__HIDDEN const char *opprof__reader_string_of(const parser *p, int64_t id);
 /* The 1-based index of an id among p's string ids, 0 when it is none. */
 OPPROF__HIDDEN int64_t opprof__reader_string_index(const parser *p, int64_t id);
+/* ---- an event's arguments (trace/reader_args.c) ---- */
+/* An argument added: its key and (OPPROF_MARK_ARG_STR) string copied, the
+ * value left for the caller; NULL when out of memory. */
+OPPROF__HIDDEN event_arg *opprof__reader_arg_add(event_args *a, const char *key, size_t key_len, uint8_t kind,
+                                                 const char *str, size_t str_len);
+/* The key and string of an argument. */
+static inline const char *opprof__reader_arg_key(const event_args *a, const event_arg *arg) {
+    return a->text + arg->key;
+}
+static inline const char *opprof__reader_arg_str(const event_args *a, const event_arg *arg) {
+    return arg->kind == OPPROF_MARK_ARG_STR ? a->text + arg->str : NULL;
+}
+/* `to` made a copy of `from` in one block (free `to->at`). */
+OPPROF__HIDDEN int opprof__reader_args_copy(event_args *to, const event_args *from);
+/* The value at the lexer as an argument KEY: a string, number or true/false
+ * (null and containers skipped). */
+OPPROF__HIDDEN int opprof__reader_arg_scalar(parser *p, event *e, const char *key, size_t key_len);
+/* ... any value, flattened: KEY.MEMBER, KEY[i]. */
+OPPROF__HIDDEN int opprof__reader_arg_flat(parser *p, event *e, const char *key, size_t key_len);
+
 /* The lexer's callback for each key of an event object. */
 OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n);
 

@@ -42,6 +42,14 @@ int sql_row(sqlite3_stmt *st, const char *types, ...) {
                 sqlite3_bind_null(st, col);
             break;
         }
+        case 'S': { /* text, "" kept (an argument's value), NULL for NULL */
+            const char *s = va_arg(ap, const char *);
+            if (s)
+                sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+            else
+                sqlite3_bind_null(st, col);
+            break;
+        }
         default: sqlite3_bind_null(st, col); break;
         }
     }
@@ -62,8 +70,8 @@ static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    "INSERT INTO args(id, arg_set_id, key, int_value, string_value, real_value, value_type)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
     "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
 };
@@ -175,16 +183,32 @@ static int64_t enclosing(const loader *L, uint32_t thread, int64_t ts, bool or_n
     return or_next && a < hi ? (int64_t)a : -1;
 }
 
+/* An argument's key under "args." and its flat key, the key without the
+ * array indices ("args.grid[0]": "args.grid"), as Perfetto names them. */
+static void arg_keys(const char *key, char *full, size_t cap, char *flat) {
+    snprintf(full, cap, "args.%s", key);
+    size_t f = 0;
+    for (const char *c = full; *c; c++) {
+        if (*c == '[') {
+            const char *d = c + 1;
+            while (*d >= '0' && *d <= '9') d++;
+            if (d > c + 1 && *d == ']') {
+                c = d;
+                continue;
+            }
+        }
+        flat[f++] = *c;
+    }
+    flat[f] = '\0';
+}
+
 static int add_arg(loader *L, int64_t set, const char *key, const char *type, int64_t i, const char *s, double d) {
-    char full[320] = "args.";
-    size_t n = strlen(key);
-    if (n > sizeof full - 6) n = sizeof full - 6;
-    memcpy(full + 5, key, n);
-    full[5 + n] = '\0';
+    char full[320], flat[320];
+    arg_keys(key, full, sizeof full, flat);
     int64_t id = L->ids->arg++;
-    if (type[0] == 'i') return sql_row(L->st[ST_ARG], "iisi--s", id, set, full, i, type);
-    if (type[0] == 'r') return sql_row(L->st[ST_ARG], "iis--ds", id, set, full, d, type);
-    return sql_row(L->st[ST_ARG], "iis-s-s", id, set, full, s, type);
+    if (type[0] == 'i') return sql_row(L->st[ST_ARG], "iissi--s", id, set, flat, full, i, type);
+    if (type[0] == 'r') return sql_row(L->st[ST_ARG], "iiss--ds", id, set, flat, full, d, type);
+    return sql_row(L->st[ST_ARG], "iiss-S-s", id, set, flat, full, s ? s : "", type);
 }
 
 static int64_t arg_set_of(loader *L, size_t e) {
@@ -224,20 +248,40 @@ static int load_args(loader *L) {
         case OPPROF_MARK_FLOW_END:
         case OPPROF_MARK_ASYNC_BEGIN:
         case OPPROF_MARK_ASYNC_END:
+        case OPPROF_MARK_ASYNC_INSTANT:
         case OPPROF_MARK_KIND_COUNT: break; /* of no range: load_marks */
         }
         if (rc) return rc;
     }
-    for (size_t e = 0; e < L->n_ev; e++) {
+    return SQLITE_OK;
+}
+
+/* Input shapes that the trace's own arguments did not give (opprof's
+ * captures and .pftrace; another writer's "Input Dims" are its arguments,
+ * kept whole by the reader): "Input Dims[i][j]", as Perfetto flattens the
+ * JSON that PyTorch writes. */
+static int load_shape_args(loader *L) {
+    size_t n_marks = 0;
+    const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
+    unsigned char *given = calloc(L->n_ev + 1, 1);
+    if (!given) return SQLITE_NOMEM;
+    for (size_t k = 0; k < n_marks; k++)
+        if (m[k].event >= 0 && (size_t)m[k].event < L->n_ev && m[k].kind >= OPPROF_MARK_ARG_INT && m[k].kind <= OPPROF_MARK_ARG_STR &&
+            !strncmp(opprof_capture_name(L->cap, m[k].name), "Input Dims", 10))
+            given[m[k].event] = 1;
+    int rc = SQLITE_OK;
+    for (size_t e = 0; e < L->n_ev && rc == SQLITE_OK; e++) {
         const opprof_site *site = opprof_capture_site(L->cap, L->ev[e].site);
         const opprof_shapes *sh = site ? opprof_capture_shapes(L->cap, site->shapes) : NULL;
-        if (!sh) continue;
-        char dims[1024];
-        opprof_shapes_format(sh, dims, sizeof dims);
-        int rc = add_arg(L, arg_set_of(L, e), "Input Dims", "string", 0, dims, 0);
-        if (rc) return rc;
+        for (int i = 0; sh && !given[e] && i < sh->n_inputs && rc == SQLITE_OK; i++)
+            for (int j = 0; j < sh->ndim[i] && rc == SQLITE_OK; j++) {
+                char key[48];
+                snprintf(key, sizeof key, "Input Dims[%d][%d]", i, j);
+                rc = add_arg(L, arg_set_of(L, e), key, "int", sh->dims[i][j], NULL, 0);
+            }
     }
-    return SQLITE_OK;
+    free(given);
+    return rc;
 }
 
 /* Slice ids in time order, as trace_processor gives them (it sorts a trace's
@@ -293,13 +337,15 @@ typedef struct pending {
     uint32_t kind;
     int64_t ts;
     uint32_t thread;
+    size_t order; /* the mark's index: its place among marks of the same time */
 } pending;
 
 static int by_pair(const void *a, const void *b) {
     const pending *x = a, *y = b;
     if (x->name != y->name) return x->name < y->name ? -1 : 1;
     if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 static int load_instant(loader *L, const opprof_mark *m) {
@@ -370,26 +416,53 @@ static int load_flows(loader *L, pending *p, size_t n) {
                     : SQLITE_OK;
 }
 
-/* Async ranges: a begin and the next end of the same name and id, on a
- * process track of that name and id. */
+/* Async ranges and instants ("b", "e", "n"), as Perfetto's JSON importer
+ * reads them: on a process track of each name and id, an end closing the
+ * innermost begin open there, an instant a slice of no duration inside what
+ * is open; a begin never ended is left out. p[first, end): one track's. */
+enum { ASYNC_DEPTH = 64 };
+static int async_track_slices(loader *L, const pending *p, size_t first, size_t end) {
+    size_t *ended = malloc((end - first) * sizeof *ended); /* by begin: its end's index, or SIZE_MAX */
+    if (!ended) return SQLITE_NOMEM;
+    size_t open[ASYNC_DEPTH], depth = 0;
+    for (size_t k = first; k < end; k++) {
+        ended[k - first] = SIZE_MAX;
+        if (p[k].kind == OPPROF_MARK_ASYNC_BEGIN && depth < ASYNC_DEPTH) open[depth++] = k;
+        if (p[k].kind == OPPROF_MARK_ASYNC_END && depth) ended[open[--depth] - first] = k;
+    }
+    const char *name = opprof_capture_name(L->cap, p[first].name);
+    int64_t track = -1, ids[ASYNC_DEPTH];
+    int rc = SQLITE_OK;
+    depth = 0;
+    for (size_t k = first; k < end && rc == SQLITE_OK; k++) {
+        while (depth && ended[open[depth - 1] - first] < k) depth--; /* what ended before this */
+        bool begin = p[k].kind == OPPROF_MARK_ASYNC_BEGIN && ended[k - first] != SIZE_MAX;
+        if (!begin && p[k].kind != OPPROF_MARK_ASYNC_INSTANT) continue;
+        if (track < 0 && (track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0)) < 0)
+            rc = sqlite3_errcode(L->db);
+        int64_t id = L->ids->slice++;
+        int64_t dur = begin ? p[ended[k - first]].ts - p[k].ts : 0;
+        if (rc == SQLITE_OK)
+            rc = sql_row(L->st[ST_SLICE], "iiiissiI---", id, ts_of(L, p[k].ts), dur, track, "async", name,
+                         (int64_t)depth, depth ? ids[depth - 1] : (int64_t)-1);
+        if (begin && depth < ASYNC_DEPTH) {
+            open[depth] = k;
+            ids[depth++] = id;
+        }
+    }
+    free(ended);
+    return rc;
+}
+
 static int load_async(loader *L, pending *p, size_t n) {
     qsort(p, n, sizeof *p, by_pair);
-    int64_t track = -1;
-    for (size_t k = 0; k < n; k++) {
-        bool same = k > 0 && p[k - 1].name == p[k].name && p[k - 1].id == p[k].id;
-        if (!same) track = -1;
-        if (p[k].kind != OPPROF_MARK_ASYNC_BEGIN || k + 1 >= n || p[k + 1].kind != OPPROF_MARK_ASYNC_END ||
-            p[k + 1].name != p[k].name || p[k + 1].id != p[k].id)
-            continue;
-        const char *name = opprof_capture_name(L->cap, p[k].name);
-        if (track < 0) track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0);
-        if (track < 0) return sqlite3_errcode(L->db);
-        int rc = sql_row(L->st[ST_SLICE], "iiiissi----", L->ids->slice++, ts_of(L, p[k].ts), p[k + 1].ts - p[k].ts,
-                         track, "async", name, (int64_t)0);
-        if (rc) return rc;
-        k++;
-    }
-    return SQLITE_OK;
+    int rc = SQLITE_OK;
+    for (size_t first = 0, k = 1; k <= n && rc == SQLITE_OK; k++)
+        if (k == n || p[k].name != p[first].name || p[k].id != p[first].id) {
+            rc = async_track_slices(L, p, first, k);
+            first = k;
+        }
+    return rc;
 }
 
 static int load_marks(loader *L) {
@@ -408,7 +481,7 @@ static int load_marks(loader *L) {
     if (rc == SQLITE_OK && !(first = first_of_key(keys, n_marks))) rc = SQLITE_NOMEM;
     for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
         if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
-        pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread};
+        pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread, k};
         switch ((opprof_mark_kind)m[k].kind) {
         case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
         case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
@@ -416,7 +489,8 @@ static int load_marks(loader *L) {
         case OPPROF_MARK_FLOW_STEP:
         case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
         case OPPROF_MARK_ASYNC_BEGIN:
-        case OPPROF_MARK_ASYNC_END: async[n_async++] = pd; break;
+        case OPPROF_MARK_ASYNC_END:
+        case OPPROF_MARK_ASYNC_INSTANT: async[n_async++] = pd; break;
         case OPPROF_MARK_ARG_INT:
         case OPPROF_MARK_ARG_DOUBLE:
         case OPPROF_MARK_ARG_STR:
@@ -483,6 +557,7 @@ static int load_all(loader *L, const sql_trace *t) {
     for (size_t i = 0; i < L->n_ev; i++) L->first_event[L->ev[i].thread + 1]++;
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
+    if (rc == SQLITE_OK) rc = load_shape_args(L);
     if (rc == SQLITE_OK) rc = order_slices(L);
     if (rc == SQLITE_OK) rc = load_slices(L);
     if (rc == SQLITE_OK) rc = load_marks(L);

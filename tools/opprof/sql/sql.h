@@ -22,7 +22,7 @@
 
 /** Bind `types` to st's parameters and run it once: 'i' an int64_t, 'I' an
  *  int64_t or NULL when negative (an id), 'd' a double, 's' a string or NULL
- *  for NULL and "", '-' NULL (no argument). */
+ *  for NULL and "", 'S' a string ("" kept) or NULL for NULL, '-' NULL (no argument). */
 int sql_row(sqlite3_stmt *st, const char *types, ...);
 /** sqlite3_prepare_v3 for a statement run many times. */
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
@@ -31,8 +31,9 @@ int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 int sql_create_schema(sqlite3 *db);
 /* The version of the tables, in a database's PRAGMA user_version: one more
  * each time a table or column changes, so that --db's file of another version
- * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer. */
-enum { SQL_SCHEMA_VERSION = 3 };
+ * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
+ * 4: args.flat_key without array indices, arrays and objects flattened. */
+enum { SQL_SCHEMA_VERSION = 4 };
 /** Index what the functions and joins look up (slices by parent and track,
  *  args by set, flows by end): once every trace is loaded. */
 int sql_create_indexes(sqlite3 *db);
