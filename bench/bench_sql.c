@@ -4,11 +4,16 @@
  * in the same run, rounds interleaved; and the next query on the kept
  * database. Rates: the trace's events (slices, flows, memory events,
  * counters) and all rows (args too) per second of the load; peak RSS of each
- * child. Medians over the rounds.
+ * child. Medians over the rounds. The limit, measured in the same rounds:
+ * SQLite alone inserting as many rows of the args table's shape (the most
+ * numerous) through one prepared statement in one transaction, with
+ * `opprof sql --db`'s settings, into a file of the same directory: the rate
+ * no loader on this engine can pass, and the events a second it allows.
  *
  *   build/bin/bench_sql [--json] [--copies N] [--rounds N] */
 #include "bench_util.h"
 
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,6 +43,41 @@ static double count_rows(const char *opprof, const char *db, const char *trace, 
     if (p && fscanf(p, "%lf", &n) != 1) n = NAN;
     if (p) pclose(p);
     return n;
+}
+
+/* SQLite alone: `rows` rows like args' (id, set, two keys of 20 bytes, an
+ * integer, a type) into a new file, as opprof sql --db sets it up. Seconds, or NAN. */
+static double engine_alone(const char *path, double rows) {
+    unlink(path);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    bool ok = sqlite3_open(path, &db) == SQLITE_OK &&
+              sqlite3_exec(db,
+                           "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+                           " PRAGMA cache_size = -65536; CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER,"
+                           " flat_key TEXT, key TEXT, int_value INTEGER, string_value TEXT, real_value REAL,"
+                           " value_type TEXT); BEGIN",
+                           NULL, NULL, NULL) == SQLITE_OK &&
+              sqlite3_prepare_v3(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)", -1,
+                                 SQLITE_PREPARE_PERSISTENT, &st, NULL) == SQLITE_OK;
+    int64_t t0 = bench_now_ns();
+    for (int64_t i = 0; ok && i < (int64_t)rows; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "args.argument %06d", (int)(i % 13));
+        sqlite3_bind_int64(st, 1, i);
+        sqlite3_bind_int64(st, 2, i / 8);
+        sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, key, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, i * 7);
+        sqlite3_bind_text(st, 6, "int", 3, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE && sqlite3_reset(st) == SQLITE_OK;
+    }
+    ok = ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_finalize(st);
+    ok = sqlite3_close(db) == SQLITE_OK && ok;
+    double s = (double)(bench_now_ns() - t0) / 1e9;
+    unlink(path);
+    return ok ? s : NAN;
 }
 
 int main(int argc, char **argv) {
@@ -70,7 +110,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_sql: cannot make %s\n", trace);
         return 1;
     }
-    double report_s[32], report_rss[32], load_s[32], load_rss[32], query_s[32], query_rss[32];
+    double report_s[32], report_rss[32], load_s[32], load_rss[32], query_s[32], query_rss[32], engine_s[32];
+    double rows_guess = NAN; /* the engine's rows: the first load's, counted once it is made */
+    char engine_db[4300];
+    snprintf(engine_db, sizeof engine_db, "%s/engine.sqlite", dir);
     bool ok = true;
     for (int r = 0; r < rounds && ok; r++) {
         snprintf(cmd, sizeof cmd, "'%s' report '%s' > /dev/null 2>&1", opprof, trace);
@@ -82,6 +125,13 @@ int main(int argc, char **argv) {
                  "'%s' sql --db '%s' '%s' 'SELECT name, SUM(dur) FROM slice GROUP BY name' > /dev/null", opprof, db,
                  trace);
         ok = ok && timed(cmd, &query_s[r], &query_rss[r]);
+        if (ok && isnan(rows_guess))
+            rows_guess = count_rows(opprof, db, trace,
+                                    "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) + (SELECT COUNT(*)"
+                                    " FROM memory) + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM args) +"
+                                    " (SELECT COUNT(*) FROM opprof_slice)");
+        engine_s[r] = ok ? engine_alone(engine_db, rows_guess) : NAN;
+        ok = ok && !isnan(engine_s[r]);
     }
     double events = count_rows(opprof, db, trace,
                                "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) +"
@@ -103,7 +153,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; r++) ratio[r] = load_s[r] / report_s[r];
     bench_stats load = bench_stats_of(load_s, rounds), report = bench_stats_of(report_s, rounds),
                 query = bench_stats_of(query_s, rounds), over = bench_stats_of(ratio, rounds),
-                lrss = bench_stats_of(load_rss, rounds), rrss = bench_stats_of(report_rss, rounds);
+                lrss = bench_stats_of(load_rss, rounds), rrss = bench_stats_of(report_rss, rounds),
+                engine = bench_stats_of(engine_s, rounds);
     double mb = (double)st.st_size / 1e6;
     char model[256];
     const char *isa;
@@ -124,6 +175,9 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "report_mb_s", mb / report.median, false);
         bench_json_number(stdout, "report_peak_rss_mb", rrss.median / 1e6, false);
         bench_json_number(stdout, "load_over_report", over.median, false);
+        bench_json_number(stdout, "engine_rows_per_s", rows / engine.median, false);
+        bench_json_number(stdout, "engine_events_per_s", events / engine.median, false);
+        bench_json_number(stdout, "load_share_of_engine", engine.median / load.median, false);
         bench_json_number(stdout, "second_query_s", query.median, true);
         printf("}\n");
     } else {
@@ -134,6 +188,8 @@ int main(int argc, char **argv) {
         printf("opprof report:  %.2f s, %.0f MB/s, peak RSS %.0f MB; load over report %.1fx\n", report.median,
                mb / report.median, rrss.median / 1e6, over.median);
         printf("second query on the kept database: %.2f s\n", query.median);
+        printf("SQLite alone, the same rows: %.2f s, %.0f rows/s: at most %.0f events/s; the load %.0f%% of it\n",
+               engine.median, rows / engine.median, events / engine.median, 100 * engine.median / load.median);
     }
     return 0;
 }
