@@ -563,7 +563,8 @@ static void async_track(pwriter *w, const opprof_mark *m) {
 /* Every async range's track, once per id (named by its first mark), before
  * any of their events: an end may come first, on another thread. */
 static bool is_async(const opprof_mark *m) {
-    return m->kind == OPPROF_MARK_ASYNC_BEGIN || m->kind == OPPROF_MARK_ASYNC_END || m->kind == OPPROF_MARK_ASYNC_INSTANT;
+    return m->kind == OPPROF_MARK_ASYNC_BEGIN || m->kind == OPPROF_MARK_ASYNC_END ||
+           m->kind == OPPROF_MARK_ASYNC_INSTANT;
 }
 
 static int async_tracks(pwriter *w) {

@@ -225,7 +225,8 @@ static int id_arg(parser *p, event *e, const char *k, size_t n) {
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
     if (!v.is_int) return 0;
-    if (also_int_arg(p, e, k, n, v.as_int)) return OPPROF_ENOMEM;
+    int rc = also_int_arg(p, e, k, n, v.as_int);
+    if (rc) return rc;
     if (KEY_IS(k, n, "correlation"))
         e->corr_id = v.as_int;
     else if (KEY_IS(k, n, "Device Type"))
@@ -266,22 +267,21 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
     int runtime = opprof__reader_runtime_arg(p, e, k, n);
     if (runtime != 1) return runtime;
     if (KEY_IS(k, n, "Input Dims")) {
-        if (opprof__json_skip_ws(&p->lx) != '[') return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n)
-                                                                          : opprof__json_skip(&p->lx);
+        if (opprof__json_skip_ws(&p->lx) != '[')
+            return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n) : opprof__json_skip(&p->lx);
         e->has_dims = true;
         return opprof__json_array(&p->lx, on_input_dims, e);
     }
     if (KEY_IS(k, n, "Input type")) {
-        if (opprof__json_skip_ws(&p->lx) != '[') return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n)
-                                                                          : opprof__json_skip(&p->lx);
+        if (opprof__json_skip_ws(&p->lx) != '[')
+            return keep_all_args(p) ? opprof__reader_arg_flat(p, e, k, n) : opprof__json_skip(&p->lx);
         e->has_types = true;
         return opprof__json_array(&p->lx, on_input_type, e);
     }
     if (KEY_IS(k, n, "Call stack")) {
         if (opprof__json_skip_ws(&p->lx) != '"') return opprof__json_skip(&p->lx);
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-        if (keep_all_args(p) &&
-            !opprof__reader_arg_add(&e->args, k, n, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
+        if (keep_all_args(p) && !opprof__reader_arg_add(&e->args, k, n, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
             return opprof__reader_no_memory(p, "args");
         const char *semi = memchr(p->lx.s, ';', p->lx.s_len);
         size_t len = semi ? (size_t)(semi - p->lx.s) : p->lx.s_len;

@@ -157,8 +157,8 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){
-        thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name, {0}};
+    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name,
+                 {0}};
     /* its arguments wait for its end, as Perfetto merges a B's and its E's */
     if (opprof__reader_args_copy(&b->args, &e->args)) {
         opprof__free(name);

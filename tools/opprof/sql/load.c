@@ -203,7 +203,7 @@ static void arg_keys(const char *key, char *full, size_t cap, char *flat) {
 }
 
 static int add_arg(loader *L, int64_t set, const char *key, const char *type, int64_t i, const char *s, double d) {
-    char full[320], flat[320];
+    char full[1024], flat[1024];
     arg_keys(key, full, sizeof full, flat);
     int64_t id = L->ids->arg++;
     if (type[0] == 'i') return sql_row(L->st[ST_ARG], "iissi--s", id, set, flat, full, i, type);
@@ -266,8 +266,8 @@ static int load_shape_args(loader *L) {
     unsigned char *given = calloc(L->n_ev + 1, 1);
     if (!given) return SQLITE_NOMEM;
     for (size_t k = 0; k < n_marks; k++)
-        if (m[k].event >= 0 && (size_t)m[k].event < L->n_ev && m[k].kind >= OPPROF_MARK_ARG_INT && m[k].kind <= OPPROF_MARK_ARG_STR &&
-            !strncmp(opprof_capture_name(L->cap, m[k].name), "Input Dims", 10))
+        if (m[k].event >= 0 && (size_t)m[k].event < L->n_ev && m[k].kind >= OPPROF_MARK_ARG_INT &&
+            m[k].kind <= OPPROF_MARK_ARG_STR && !strncmp(opprof_capture_name(L->cap, m[k].name), "Input Dims", 10))
             given[m[k].event] = 1;
     int rc = SQLITE_OK;
     for (size_t e = 0; e < L->n_ev && rc == SQLITE_OK; e++) {
