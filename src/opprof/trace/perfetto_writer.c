@@ -560,13 +560,14 @@ static void async_track(pwriter *w, const opprof_mark *m) {
     opprof__sb_free(&track);
 }
 
-/* Every async range's track, once per id (named by its first mark), before
- * any of their events: an end may come first, on another thread. */
+/* A mark of an async range's track: its begin, end or instant. */
 static bool is_async(const opprof_mark *m) {
     return m->kind == OPPROF_MARK_ASYNC_BEGIN || m->kind == OPPROF_MARK_ASYNC_END ||
            m->kind == OPPROF_MARK_ASYNC_INSTANT;
 }
 
+/* Every async range's track, once per id (named by its first mark), before
+ * any of their events: an end may come first, on another thread. */
 static int async_tracks(pwriter *w) {
     const opprof_capture *c = w->c;
     size_t n = 0;

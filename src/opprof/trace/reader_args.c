@@ -59,6 +59,7 @@ typedef struct flat_frame {
 } flat_frame;
 
 static int flat_value(parser *p, event *e, size_t len);
+static int arg_scalar(parser *p, event *e, const char *key, size_t key_len);
 
 static int key_append(event *e, size_t len, const char *s, size_t n) {
     if (opprof__grow((void **)&e->flat_key, &e->flat_key_cap, len + n + 1, 1)) return OPPROF_ENOMEM;
@@ -94,10 +95,21 @@ static int flat_value(parser *p, event *e, size_t len) {
     if (c == '{') return opprof__json_object(&p->lx, on_flat_member, &f);
     if (c == '[') return opprof__json_array(&p->lx, on_flat_item, &f);
     if (c == 'n') return opprof__json_skip(&p->lx);
-    return opprof__reader_arg_scalar(p, e, e->flat_key, len);
+    return arg_scalar(p, e, e->flat_key, len);
 }
 
-int opprof__reader_arg_scalar(parser *p, event *e, const char *key, size_t key_len) {
+event_arg *opprof__reader_arg_number(event_args *a, const char *key, size_t key_len, const opprof__json_number *v) {
+    event_arg *arg =
+        opprof__reader_arg_add(a, key, key_len, v->is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE, NULL, 0);
+    if (arg) {
+        arg->i = v->as_int;
+        arg->d = opprof__json_number_value(v);
+    }
+    return arg;
+}
+
+/* A string, number or true/false at the lexer as an argument KEY (null skipped). */
+static int arg_scalar(parser *p, event *e, const char *key, size_t key_len) {
     int c = opprof__json_skip_ws(&p->lx);
     event_arg *a;
     if (c == '"') {
@@ -109,11 +121,7 @@ int opprof__reader_arg_scalar(parser *p, event *e, const char *key, size_t key_l
     } else if (c == '-' || (c >= '0' && c <= '9')) {
         opprof__json_number v;
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-        uint8_t kind = v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE;
-        if ((a = opprof__reader_arg_add(&e->args, key, key_len, kind, NULL, 0))) {
-            a->i = v.as_int;
-            a->d = opprof__json_number_value(&v);
-        }
+        a = opprof__reader_arg_number(&e->args, key, key_len, &v);
     } else {
         return opprof__json_skip(&p->lx); /* null, or what the lexer refuses */
     }

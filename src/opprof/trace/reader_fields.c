@@ -172,13 +172,8 @@ static int on_dim(opprof__json *lx, void *ctx, int index) {
     }
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-    if (key_len) { /* as an argument too */
-        event_arg *a = opprof__reader_arg_add(&d->e->args, key, (size_t)key_len,
-                                              v.is_int ? OPPROF_MARK_ARG_INT : OPPROF_MARK_ARG_DOUBLE, NULL, 0);
-        if (!a) return opprof__reader_no_memory(p, "args");
-        a->i = v.as_int;
-        a->d = opprof__json_number_value(&v);
-    }
+    if (key_len && !opprof__reader_arg_number(&d->e->args, key, (size_t)key_len, &v)) /* as an argument too */
+        return opprof__reader_no_memory(p, "args");
     if (!v.is_int || d->list) return 0;
     if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
         d->e->shapes.dims[d->input][index] = v.as_int;

@@ -290,10 +290,11 @@ static inline const char *opprof__reader_arg_str(const event_args *a, const even
 }
 /* `to` made a copy of `from` in one block (free `to->at`). */
 OPPROF__HIDDEN int opprof__reader_args_copy(event_args *to, const event_args *from);
-/* The value at the lexer as an argument KEY: a string, number or true/false
- * (null and containers skipped). */
-OPPROF__HIDDEN int opprof__reader_arg_scalar(parser *p, event *e, const char *key, size_t key_len);
-/* ... any value, flattened: KEY.MEMBER, KEY[i]. */
+/* A number read (opprof__json_parse_number) as an argument KEY; NULL when out of memory. */
+OPPROF__HIDDEN event_arg *opprof__reader_arg_number(event_args *a, const char *key, size_t key_len,
+                                                    const opprof__json_number *v);
+/* The value at the lexer as an argument KEY, any value, flattened: KEY.MEMBER,
+ * KEY[i]; null left out, true and false 1 and 0. */
 OPPROF__HIDDEN int opprof__reader_arg_flat(parser *p, event *e, const char *key, size_t key_len);
 
 /* The lexer's callback for each key of an event object. */
