@@ -4,9 +4,13 @@
  *   record_toy        leaf x 12 (through mid x 6), grow x 3 (3 x 1000 bytes
  *                     kept until exit, then freed), a worker thread calling
  *                     leaf x 4
- *   record_toy wait   "ready" on stdout, then calls mid until a signal */
+ *   record_toy wait   "ready" on stdout, then calls mid until a signal
+ *   record_toy budget N   leaf x N on a thread that ends, then x N on a thread
+ *                     still running at exit, then x N on main: one at a time */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <semaphore.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +35,39 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static long g_calls;
+static sem_t g_called;
+
+static void *calls_leaf(void *arg) {
+    (void)arg;
+    for (long i = 0; i < g_calls; i++) leaf(i);
+    return NULL;
+}
+
+/* Not instrumented: no range stays open while it waits for the exit. */
+static __attribute__((no_instrument_function)) void *calls_leaf_then_waits(void *arg) {
+    calls_leaf(arg);
+    sem_post(&g_called);
+    for (;;) pause();
+    return NULL;
+}
+
+static int budget(long n) {
+    g_calls = n;
+    sem_init(&g_called, 0, 0);
+    pthread_t ends, waits;
+    pthread_create(&ends, NULL, calls_leaf, NULL);
+    pthread_join(ends, NULL);
+    pthread_create(&waits, NULL, calls_leaf_then_waits, NULL);
+    while (sem_wait(&g_called) != 0) {
+    }
+    calls_leaf(NULL);
+    printf("leaf called %ld times\n", 3 * n);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "budget") == 0) return budget(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {
         puts("ready");
         fflush(stdout);

@@ -73,6 +73,32 @@ TEST_CASE(functions_memory_and_threads) {
     remove_tree(dir);
 }
 
+/* The budget of --functions over threads: one that ended, one still running
+ * at exit, and main, calling leaf 100 times each, one after the other, with a
+ * budget of 150: exactly the first 150 calls are ranges, and the 150 others
+ * are said at exit, none counted twice or lost with the threads' claims. */
+TEST_CASE(budget_over_threads) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "OPPROF_FUNCTION_CALLS=150 '%s/opprof' record --functions -o '%s/run' -- '%s' budget 100",
+                           bin_dir(), dir, toy()),
+              0);
+    CHECK_CONTAINS(out, "leaf called 300 times");
+    CHECK_CONTAINS(out, ": 150 call(s) of 1 function(s) not recorded, past each function's first 150");
+    CHECK_CONTAINS(out, "most called leaf (300 calls)");
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json --row-limit 0 --sort none '%s/run/trace-step-0.json'",
+                           bin_dir(), dir),
+              0);
+    char err[256];
+    yajl_val root = out ? yajl_tree_parse(out, err, sizeof err) : NULL;
+    CHECK(root != NULL);
+    CHECK_INT(field(row_of(root, "leaf"), "calls"), 150);
+    yajl_tree_free(root);
+    free(out);
+    remove_tree(dir);
+}
+
 /* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
 TEST_CASE(sigint_passed_on) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

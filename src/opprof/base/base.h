@@ -219,9 +219,6 @@ OPPROF__HIDDEN void opprof__clock_init(void);
 /* Ticks: the TSC where it is invariant, else CLOCK_MONOTONIC nanoseconds.
  * Inline: it is half the cost of a range. */
 extern OPPROF__HIDDEN int opprof__use_tsc;
-/* ... and the kernel trusts it (see clock.c): a thread's reads never go
- * back, so the inline path may skip the per-thread monotonic guard. */
-extern OPPROF__HIDDEN int opprof__tsc_monotonic;
 OPPROF__HIDDEN uint64_t opprof__ticks_fallback(void);
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

@@ -6,8 +6,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,7 +17,6 @@
 #endif
 
 int opprof__use_tsc;
-int opprof__tsc_monotonic;
 static double g_ns_per_tick = 1.0;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -42,21 +39,6 @@ static int tsc_is_invariant(void) {
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
     return (d >> 8) & 1; /* invariant TSC */
 }
-
-/* The kernel offers "tsc" as a clocksource only if it found the TSCs of all
- * CPUs in step (no warp between them) and keeps watching them: then the
- * reads of one thread never go back, even when it moves between CPUs. */
-static int kernel_trusts_tsc(void) {
-    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/available_clocksource", "r");
-    if (!f) return 0;
-    char line[256], *save = NULL;
-    int found = 0;
-    if (fgets(line, sizeof line, f))
-        for (char *word = strtok_r(line, " \n", &save); word; word = strtok_r(NULL, " \n", &save))
-            if (strcmp(word, "tsc") == 0) found = 1;
-    fclose(f);
-    return found;
-}
 #endif
 
 static void clock_setup(void) {
@@ -75,7 +57,6 @@ static void clock_setup(void) {
         if (c1 > c0) {
             g_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
             opprof__use_tsc = 1;
-            opprof__tsc_monotonic = kernel_trusts_tsc();
         }
     }
 #else

@@ -237,9 +237,9 @@ __attribute__((cold, noinline)) static void thread_reset(opprof__thread *t, uint
     t->names_tail = t->names_head;
     t->fast.depth = 0;
     t->fast.token = ((epoch & 0xFFFFFFu) << 40) | ((uint64_t)(t->index & 0xFFFFFu) << 20);
-    /* The inline path writes only what it knows how: TSC timestamps that a
-     * thread reads in order (clock.c), no native stacks. */
-    t->fast.ready = opprof__use_tsc && opprof__tsc_monotonic && !LOAD_RELAXED(&g_native) ? (epoch << 1) | 1 : 0;
+    /* The inline path writes only what it knows how: TSC timestamps (clock.c),
+     * no native stacks. */
+    t->fast.ready = opprof__use_tsc && !LOAD_RELAXED(&g_native) ? (epoch << 1) | 1 : 0;
     STORE_RELAXED(&t->dropped, 0);
     for (int k = 0; k < MISUSE_KINDS; k++) {
         STORE_RELAXED(&t->misused[k], 0);
