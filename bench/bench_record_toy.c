@@ -4,7 +4,8 @@
  *   bench_record_toy calls N    N x mid(), each calling leaf() twice: 3N functions
  *   bench_record_toy mallocs N  N x malloc(64) + free
  * It prints "loop_s: S", the time of the loop alone: what recording costs,
- * apart from what a tool does at exit (writing its files). */
+ * apart from what a tool does at exit (writing its files); and "loop_cpu_s:
+ * S", the CPU time of its thread in the loop (the rest: waiting for a CPU). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ __attribute__((noinline)) static long mid(long x) { return leaf(x) + leaf(x + 1)
 int main(int argc, char **argv) {
     if (argc != 3) return 64;
     long n = atol(argv[2]);
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (strcmp(argv[1], "calls") == 0) {
         for (long i = 0; i < n; i++) mid(i);
@@ -30,6 +32,8 @@ int main(int argc, char **argv) {
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     printf("loop_s: %.9f\n", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+    printf("loop_cpu_s: %.9f\n", (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9);
     return (int)(sink & 0);
 }

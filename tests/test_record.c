@@ -5,8 +5,11 @@
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct saved {
@@ -93,6 +96,69 @@ static void *worker(void *arg) {
         }
     }
     return NULL;
+}
+
+/* A thread of this process is named `name` (/proc/self/task/TID/comm). */
+static bool thread_named(const char *name) {
+    DIR *d = opendir("/proc/self/task");
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f)) found = strncmp(comm, name, strlen(name)) == 0 && comm[strlen(name)] == '\n';
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* Ranges and memory events over several chunks, then the same in a child
+ * forked after it (each on a new thread): each capture whole and nested,
+ * whichever thread made its chunks; where a second CPU can run it, the helper that makes them ahead
+ * ("opprof-spares") was started, in the parent and again in the child. */
+enum { MANY = 5 * 65536 };
+static int record_many(saved *s) {
+    opprof_session *session = start(s, (opprof_schedule){0}, 0);
+    for (int i = 0; i < MANY / 2; i++) {
+        OPPROF_SCOPE("outer");
+        OPPROF_OP_SCOPE("inner");
+        OPPROF_MEMORY((void *)(intptr_t)(i + 1), 16, -1);
+    }
+    opprof_session_stop(session);
+    opprof_session_free(session);
+    return s->calls == 1 && s->events == MANY && s->memory == MANY / 2 && s->nested_ok && s->dropped == 0;
+}
+
+/* record_many on a thread of its own: a new thread's buffers are new (a
+ * thread keeps its chunks from one session to the next, and a forked child
+ * the forking thread's). */
+static void *record_many_on_a_thread(void *s) { return record_many(s) ? s : NULL; }
+static bool record_many_anew(saved *s) {
+    pthread_t t;
+    void *ok = NULL;
+    return pthread_create(&t, NULL, record_many_on_a_thread, s) == 0 && pthread_join(t, &ok) == 0 && ok == s;
+}
+
+TEST_CASE(chunks_made_ahead) {
+    /* each stream keeps one chunk between sessions (read at this process's
+     * first window: ctest runs each case alone), so that the child's thread
+     * needs new ones too */
+    setenv("OPPROF_RETAIN_CHUNKS", "1", 1);
+    cpu_set_t set;
+    CHECK_INT(sched_getaffinity(0, sizeof set, &set), 0);
+    bool two_cpus = CPU_COUNT(&set) >= 2;
+    saved *s = calloc(1, sizeof *s);
+    CHECK(record_many_anew(s));
+    CHECK_INT(thread_named("opprof-spares"), two_cpus);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) _exit(!record_many_anew(s) ? 1 : thread_named("opprof-spares") != two_cpus ? 2 : 0);
+    int status = -1;
+    CHECK_INT(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status));
+    CHECK_INT(WEXITSTATUS(status), 0); /* 1: the child's capture, 2: its helper */
+    free(s);
 }
 
 static int keep_native(const opprof_capture *c, void *user) {

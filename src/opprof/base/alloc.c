@@ -100,6 +100,16 @@ static char *map_at_huge_boundary(size_t length) {
     return base;
 }
 
+char *opprof__map_populated(size_t length) {
+    char *base = map_at_huge_boundary(length);
+    if (!base) return NULL;
+    madvise(base, length, MADV_HUGEPAGE);
+    if (madvise(base, length, MADV_POPULATE_WRITE) != 0) memset(base, 0, length); /* kernels before 5.14 */
+    return base;
+}
+
+void opprof__unmap_populated(char *base, size_t length) { munmap(base, length); }
+
 /* The header: the block's length, and where it came from. */
 typedef struct page_header {
     size_t length;
@@ -116,9 +126,7 @@ static void *map_pages(size_t size, pages_kind kind) {
     size_t length = (size + PAGE_HEADER + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1);
     char *base;
     if (kind == PAGES_POPULATED) {
-        if (!(base = map_at_huge_boundary(length))) return NULL;
-        madvise(base, length, MADV_HUGEPAGE);
-        if (madvise(base, length, MADV_POPULATE_WRITE) != 0) memset(base, 0, length); /* kernels before 5.14 */
+        if (!(base = opprof__spare_take(length)) && !(base = opprof__map_populated(length))) return NULL;
     } else if (kind == PAGES_CARVED) {
         if (!(base = opprof__region_take(length))) return NULL;
     } else {

@@ -60,6 +60,14 @@ OPPROF__HIDDEN int opprof__allocator_set(const opprof_allocator *allocator);
  * (it cannot: it is refused while a session is active). populate: map every
  * page now, in one call, rather than one fault at a time. */
 OPPROF__HIDDEN void *opprof__alloc_chunk(size_t size, bool populate);
+/* A mapping of `length` bytes on a 2 MiB boundary, on huge pages where the
+ * kernel gives them, every page populated (zero); NULL when mmap fails. */
+OPPROF__HIDDEN char *opprof__map_populated(size_t length);
+OPPROF__HIDDEN void opprof__unmap_populated(char *base, size_t length);
+/* A populated mapping of `length` bytes made ahead (base/spare_chunks.c), or
+ * NULL when none is ready; either way the next one of that length is asked
+ * for, on a helper thread where a second CPU can run it. */
+OPPROF__HIDDEN char *opprof__spare_take(size_t length);
 OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
 /* Page-aligned blocks of `length` bytes (a multiple of 4 KiB) whose pages
  * are zero and fault in as written, carved from large regions so that they
