@@ -34,18 +34,21 @@ static const char *g_dir;
 
 typedef struct timing {
     double whole_s, loop_s; /* medians: the whole run (the tool's exit work included), the loop */
+    double thread_cpu_s, process_cpu_s; /* medians: the CPU time of the loop's thread, of its process */
 } timing;
 
 enum { ROUNDS = 7 };
 
 /* A command's runs, one per round: the whole run and the loop the toy times. */
 typedef struct series {
-    double whole[ROUNDS], loop[ROUNDS];
+    double whole[ROUNDS], loop[ROUNDS], thread_cpu[ROUNDS], process_cpu[ROUNDS];
     bool failed, absent;
 } series;
 
-/* One run of a shell command; the toy prints its loop's time. False if it fails. */
-static bool run_once(const char *cmd, double *whole, double *loop) {
+/* One run of a shell command (round r of s); the toy prints its loop's time
+ * and CPU times. False if it fails. */
+static bool run_once(const char *cmd, series *s, int r) {
+    double *whole = &s->whole[r], *loop = &s->loop[r];
     char full[9600];
     snprintf(full, sizeof full, "rm -rf '%s/out' '%s/uftrace.data'; cd '%s' && %s 2>/dev/null", g_dir, g_dir, g_dir,
              cmd);
@@ -53,8 +56,12 @@ static bool run_once(const char *cmd, double *whole, double *loop) {
     FILE *p = popen(full, "r");
     char line[256];
     *loop = NAN;
-    while (p && fgets(line, sizeof line, p))
+    s->thread_cpu[r] = s->process_cpu[r] = NAN;
+    while (p && fgets(line, sizeof line, p)) {
         if (!strncmp(line, "loop_s: ", 8)) *loop = atof(line + 8);
+        if (!strncmp(line, "loop_cpu_s: ", 12)) s->thread_cpu[r] = atof(line + 12);
+        if (!strncmp(line, "loop_process_cpu_s: ", 20)) s->process_cpu[r] = atof(line + 20);
+    }
     int st = p ? pclose(p) : -1;
     *whole = (double)(bench_now_ns() - t0) / 1e9;
     return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && !isnan(*loop);
@@ -66,17 +73,20 @@ static void interleaved(const char *const *cmds, int n, series *out) {
     for (int c = 0; c < n; c++) out[c] = (series){.absent = cmds[c] == NULL};
     for (int r = 0; r < ROUNDS; r++)
         for (int c = 0; c < n; c++)
-            if (!out[c].absent && !out[c].failed && !run_once(cmds[c], &out[c].whole[r], &out[c].loop[r]))
+            if (!out[c].absent && !out[c].failed && !run_once(cmds[c], &out[c], r))
                 out[c].failed = true;
 }
 
 /* The medians of a command's runs; NAN if it is absent or failed. */
 static timing median_of(const series *s) {
-    if (s->absent || s->failed) return (timing){NAN, NAN};
-    double whole[ROUNDS], loop[ROUNDS];
+    if (s->absent || s->failed) return (timing){NAN, NAN, NAN, NAN};
+    double whole[ROUNDS], loop[ROUNDS], thread[ROUNDS], process[ROUNDS];
     memcpy(whole, s->whole, sizeof whole);
     memcpy(loop, s->loop, sizeof loop);
-    return (timing){bench_stats_of(whole, ROUNDS).median, bench_stats_of(loop, ROUNDS).median};
+    memcpy(thread, s->thread_cpu, sizeof thread);
+    memcpy(process, s->process_cpu, sizeof process);
+    return (timing){bench_stats_of(whole, ROUNDS).median, bench_stats_of(loop, ROUNDS).median,
+                    bench_stats_of(thread, ROUNDS).median, bench_stats_of(process, ROUNDS).median};
 }
 
 /* The peer's added loop time over opprof's, round by round. */
@@ -183,6 +193,11 @@ int main(int argc, char **argv) {
     /* recording: the loop's time added, per call or pair; exit: what is left of the whole run */
     double n_m = (double)mallocs;
     double opprof_fn = (opprof_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
+    /* where the time went: the program's thread's CPU, and its process's (opprof's helper too) */
+    double opprof_fn_thread = (opprof_calls.thread_cpu_s - plain_calls.thread_cpu_s) / functions * 1e9;
+    double opprof_fn_process = (opprof_calls.process_cpu_s - plain_calls.process_cpu_s) / functions * 1e9;
+    double opprof_pair_thread = (opprof_mallocs.thread_cpu_s - plain_mallocs.thread_cpu_s) / (double)mallocs * 1e9;
+    double opprof_pair_process = (opprof_mallocs.process_cpu_s - plain_mallocs.process_cpu_s) / (double)mallocs * 1e9;
     double uftrace_fn = (uftrace_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
     double opprof_pair = (opprof_mallocs.loop_s - plain_mallocs.loop_s) / n_m * 1e9;
     double heaptrack_pair = (heaptrack_mallocs.loop_s - plain_mallocs.loop_s) / n_m * 1e9;
@@ -199,6 +214,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "functions", functions, false);
         bench_json_number(stdout, "plain_function_ns", plain_calls.loop_s / functions * 1e9, false);
         bench_json_number(stdout, "opprof_function_ns", opprof_fn, false);
+        bench_json_number(stdout, "opprof_function_thread_cpu_ns", opprof_fn_thread, false);
+        bench_json_number(stdout, "opprof_function_process_cpu_ns", opprof_fn_process, false);
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
         bench_json_ratio(stdout, "uftrace_over_opprof", uftrace_over, false);
         bench_json_number(stdout, "timestamp_ns", stamp, false);
@@ -213,6 +230,8 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "mallocs", n_m, false);
         bench_json_number(stdout, "plain_malloc_free_ns", plain_mallocs.loop_s / n_m * 1e9, false);
         bench_json_number(stdout, "opprof_malloc_free_ns", opprof_pair, false);
+        bench_json_number(stdout, "opprof_malloc_free_thread_cpu_ns", opprof_pair_thread, false);
+        bench_json_number(stdout, "opprof_malloc_free_process_cpu_ns", opprof_pair_process, false);
         bench_json_number(stdout, "heaptrack_malloc_free_ns", heaptrack_pair, false);
         bench_json_ratio(stdout, "heaptrack_over_opprof", heaptrack_over, false);
         bench_json_number(stdout, "malloc_free_floor_ns", pair_floor, false);
@@ -229,6 +248,8 @@ int main(int argc, char **argv) {
         bench_ratio_text(uftrace_over, r1, sizeof r1);
         printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%s)\n",
                opprof_fn, uftrace_fn, r1);
+        printf("  opprof's CPU time in the loop, per function: %.1f ns on the program's thread, %.1f ns in its process\n",
+               opprof_fn_thread, opprof_fn_process);
         printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace; %.1f ns with the store of "
                "24 bytes to fresh memory\n",
                stamp, fn_floor, uftrace_fn / fn_floor, fn_floor + fn_store);
@@ -238,6 +259,8 @@ int main(int argc, char **argv) {
         bench_ratio_text(heaptrack_over, r1, sizeof r1);
         printf("while recording, added per malloc+free pair: opprof record %.1f ns, heaptrack %.1f ns (%s)\n",
                opprof_pair, heaptrack_pair, r1);
+        printf("  opprof's CPU time in the loop, per pair: %.1f ns on the program's thread, %.1f ns in its process\n",
+               opprof_pair_thread, opprof_pair_process);
         printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack; %.1f ns with the store of 40 bytes to "
                "fresh memory\n",
                pair_floor, heaptrack_pair / pair_floor, pair_floor + pair_store);
