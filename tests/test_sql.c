@@ -278,12 +278,13 @@ TEST_CASE(json_import_rules) {
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"id\",\"ts\",\"dur\",\"track_id\",\"category\",\"name\",\"depth\",\"parent_id\",\"arg_set_id\"\n"
                    "0,10000,100000,0,\"app\",\"outer\",0,\"[NULL]\",0\n"
-                   "1,20000,30000,0,\"[NULL]\",\"inner\",1,0,\"[NULL]\"\n"
-                   "2,55000,20000,1,\"app\",\"other\",0,\"[NULL]\",\"[NULL]\"\n"
-                   "3,30000,0,0,\"instant\",\"tick\",2,1,\"[NULL]\"\n"
+                   "1,12000,78000,6,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n" /* two counter tracks before it */
+                   "2,20000,30000,0,\"[NULL]\",\"inner\",1,0,\"[NULL]\"\n"
+                   "3,30000,0,0,\"instant\",\"tick\",2,2,\"[NULL]\"\n"
                    "4,35000,0,2,\"instant\",\"ptick\",0,\"[NULL]\",\"[NULL]\"\n"
                    "5,36000,0,3,\"instant\",\"gtick\",0,\"[NULL]\",\"[NULL]\"\n"
-                   "6,12000,78000,6,\"async\",\"req\",0,\"[NULL]\",\"[NULL]\"\n"); /* two counter tracks before it */
+                   "6,55000,20000,1,\"app\",\"other\",0,\"[NULL]\",\"[NULL]\"\n"); /* ids in time order over
+                                                                                every track */
     free(out);
     snprintf(
         args, sizeof args,
@@ -301,16 +302,37 @@ TEST_CASE(json_import_rules) {
               "0,\"args.r\",\"[NULL]\",\"[NULL]\",0.500000,\"real\"\n"
               "\n\"ts\",\"name\",\"value\"\n45000,\"queue cap\",8.000000\n40000,\"queue depth\",5.000000\n"
               "45000,\"queue depth\",2.500000\n"
-              "\n\"slice_out\",\"slice_in\"\n1,2\n"
+              "\n\"slice_out\",\"slice_in\"\n2,6\n"
               "\n\"utid\",\"tid\",\"name\",\"pid\",\"name\"\n1,8,\"worker\",7,\"server\"\n2,9,\"[NULL]\",7,\"server\"\n"
               "\n\"id\",\"utid\"\n0,1\n1,2\n"
               "\n\"id\",\"upid\"\n2,1\n6,1\n");
     free(out);
 }
 
-/* Slice ids in time order over every thread, as trace_processor numbers them
+/* A counter event's values as Perfetto's JSON importer takes them: a number,
+ * or a string that is one, each a track "NAME KEY"; true, false, a word, an
+ * object or an array left out, and counted in stats. */
+TEST_CASE(counter_values_as_perfetto_takes_them) {
+    const char *t = write_file(
+        "counters.json", "{\"traceEvents\": [\n"
+                         "{\"ph\":\"C\",\"name\":\"q\",\"pid\":1,\"tid\":1,\"ts\":10,\"args\":{\"depth\":2,"
+                         "\"cap\":\"8\",\"unit\":\"jobs\",\"busy\":true,\"nested\":{\"a\":1},\"arr\":[1,2],\"none\":null}}\n"
+                         "]}\n");
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id"
+             " ORDER BY t.name; SELECT value FROM stats WHERE description LIKE \"counter values%%\"'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"name\",\"value\"\n\"q cap\",8.000000\n\"q depth\",2.000000\n"
+                   "\n\"value\"\n5\n"); /* jobs, true, nested.a, arr[0], arr[1] */
+    free(out);
+}
+
+/* Slice ids in time order over every track, as trace_processor numbers them
  * (it sorts the events before importing them): a thread's later slices after
- * another thread's earlier ones; a parent before what it holds. */
+ * another thread's earlier ones; a parent before what it holds; instants and
+ * async slices among them (json_import_rules). */
 TEST_CASE(slice_ids_in_time_order) {
     static const char TWO_THREADS[] = "{\"traceEvents\": [\n"
                                       "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5},\n"
@@ -413,26 +435,26 @@ TEST_CASE(perfetto_functions_and_modules) {
         args, sizeof args,
         "'%s' 'SELECT id FROM ancestor_slice(3); SELECT id FROM descendant_slice(0);"
         " SELECT EXTRACT_ARG(arg_set_id, \"args.s\") AS s, EXTRACT_ARG(arg_set_id, \"args.n\") AS n FROM slice WHERE id = 0;"
-        " SELECT slice_out, slice_in FROM following_flow(0); SELECT slice_out FROM preceding_flow(2);"
-        " SELECT COUNT(*) AS n FROM directly_connected_flow(1);"
+        " SELECT slice_out, slice_in FROM following_flow(0); SELECT slice_out FROM preceding_flow(6);"
+        " SELECT COUNT(*) AS n FROM directly_connected_flow(2);"
         " INCLUDE PERFETTO MODULE slices.with_context;"
         " SELECT name, thread_name, tid, pid FROM thread_slice WHERE depth = 1;"
         " SELECT name, pid FROM process_slice ORDER BY id;"
         " INCLUDE PERFETTO MODULE slices.self_dur;"
-        " SELECT id, self_dur FROM slice_self_dur WHERE id < 2'",
+        " SELECT id, self_dur FROM slice_self_dur WHERE id IN (0, 2)'",
         t);
     char *out = sql(NULL, args);
-    CHECK_STR(out, "\"id\"\n0\n1\n" /* tick's ancestors, outermost first */
-                   "\n\"id\"\n1\n3\n"
+    CHECK_STR(out, "\"id\"\n0\n2\n" /* tick's ancestors, outermost first */
+                   "\n\"id\"\n2\n3\n"
                    "\n\"s\",\"n\"\n\"x\",3\n"
-                   "\n\"slice_out\",\"slice_in\"\n1,2\n" /* reached through outer's child */
-                   "\n\"slice_out\"\n1\n"
+                   "\n\"slice_out\",\"slice_in\"\n2,6\n" /* reached through outer's child */
+                   "\n\"slice_out\"\n2\n"
                    "\n\"n\"\n1\n"
                    "\n" /* INCLUDE: a statement without columns */
                    "\n\"name\",\"thread_name\",\"tid\",\"pid\"\n\"inner\",\"worker\",8,7\n"
-                   "\n\"name\",\"pid\"\n\"ptick\",7\n\"req\",7\n"
+                   "\n\"name\",\"pid\"\n\"req\",7\n\"ptick\",7\n"
                    "\n"
-                   "\n\"id\",\"self_dur\"\n0,70000\n1,30000\n");
+                   "\n\"id\",\"self_dur\"\n0,70000\n2,30000\n");
     free(out);
     int st = 0;
     snprintf(args, sizeof args, "'%s' 'INCLUDE PERFETTO MODULE android.startup'", t);

@@ -58,8 +58,8 @@ typedef struct flat_frame {
     int index; /* an array's next index: its items that are not null */
 } flat_frame;
 
-static int flat_value(parser *p, event *e, size_t len);
-static int arg_scalar(parser *p, event *e, const char *key, size_t key_len);
+static int flat_value(parser *p, event *e, size_t len, bool top);
+static int arg_scalar(parser *p, event *e, const char *key, size_t key_len, bool top);
 
 static int key_append(event *e, size_t len, const char *s, size_t n) {
     if (opprof__grow((void **)&e->flat_key, &e->flat_key_cap, len + n + 1, 1)) return OPPROF_ENOMEM;
@@ -76,7 +76,7 @@ static int on_flat_item(opprof__json *lx, void *ctx, int index) {
     char at[24];
     int n = snprintf(at, sizeof at, "[%d]", f->index++);
     if (key_append(f->e, f->len, at, (size_t)n)) return opprof__reader_no_memory(p, "args");
-    return flat_value(p, f->e, f->len + (size_t)n);
+    return flat_value(p, f->e, f->len + (size_t)n, false);
 }
 
 static int on_flat_member(opprof__json *lx, void *ctx, const char *k, size_t n) {
@@ -85,17 +85,18 @@ static int on_flat_member(opprof__json *lx, void *ctx, const char *k, size_t n) 
     size_t klen = strnlen(k, n);
     if (key_append(f->e, f->len, ".", 1) || key_append(f->e, f->len + 1, k, klen))
         return opprof__reader_no_memory(p, "args");
-    return flat_value(p, f->e, f->len + 1 + klen);
+    return flat_value(p, f->e, f->len + 1 + klen, false);
 }
 
-/* The value at the lexer, under the key e->flat_key[0, len). */
-static int flat_value(parser *p, event *e, size_t len) {
+/* The value at the lexer, under the key e->flat_key[0, len); top: a member of
+ * "args" itself. */
+static int flat_value(parser *p, event *e, size_t len, bool top) {
     int c = opprof__json_skip_ws(&p->lx);
     flat_frame f = {e, len, 0};
     if (c == '{') return opprof__json_object(&p->lx, on_flat_member, &f);
     if (c == '[') return opprof__json_array(&p->lx, on_flat_item, &f);
     if (c == 'n') return opprof__json_skip(&p->lx);
-    return arg_scalar(p, e, e->flat_key, len);
+    return arg_scalar(p, e, e->flat_key, len, top);
 }
 
 event_arg *opprof__reader_arg_number(event_args *a, const char *key, size_t key_len, const opprof__json_number *v) {
@@ -109,7 +110,7 @@ event_arg *opprof__reader_arg_number(event_args *a, const char *key, size_t key_
 }
 
 /* A string, number or true/false at the lexer as an argument KEY (null skipped). */
-static int arg_scalar(parser *p, event *e, const char *key, size_t key_len) {
+static int arg_scalar(parser *p, event *e, const char *key, size_t key_len, bool top) {
     int c = opprof__json_skip_ws(&p->lx);
     event_arg *a;
     if (c == '"') {
@@ -117,7 +118,10 @@ static int arg_scalar(parser *p, event *e, const char *key, size_t key_len) {
         a = opprof__reader_arg_add(&e->args, key, key_len, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len);
     } else if (c == 't' || c == 'f') {
         if (opprof__json_skip(&p->lx)) return OPPROF_EFORMAT;
-        if ((a = opprof__reader_arg_add(&e->args, key, key_len, OPPROF_MARK_ARG_INT, NULL, 0))) a->i = c == 't';
+        if ((a = opprof__reader_arg_add(&e->args, key, key_len, OPPROF_MARK_ARG_INT, NULL, 0))) {
+            a->i = c == 't';
+            a->flattened = true;
+        }
     } else if (c == '-' || (c >= '0' && c <= '9')) {
         opprof__json_number v;
         if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
@@ -125,10 +129,12 @@ static int arg_scalar(parser *p, event *e, const char *key, size_t key_len) {
     } else {
         return opprof__json_skip(&p->lx); /* null, or what the lexer refuses */
     }
-    return a ? 0 : opprof__reader_no_memory(p, "args");
+    if (!a) return opprof__reader_no_memory(p, "args");
+    a->flattened |= !top;
+    return 0;
 }
 
 int opprof__reader_arg_flat(parser *p, event *e, const char *key, size_t key_len) {
     if (key_append(e, 0, key, key_len)) return opprof__reader_no_memory(p, "args");
-    return flat_value(p, e, key_len);
+    return flat_value(p, e, key_len, true);
 }

@@ -348,7 +348,10 @@ static bool filtered_name(const char *name, size_t len) {
 /* Another writer's counter event (keep_marks: `opprof sql`): a sample of a
  * counter per numeric argument, named as Perfetto's JSON importer names its
  * track: "NAME KEY" ({"name": "cpu", "args": {"user": 3, "sys": 1}} is "cpu
- * user" and "cpu sys"). opprof's own counters carry their name once. */
+ * user" and "cpu sys"). As there, a number written as a string counts, and a
+ * value that is no number (true, false, an array, an object, a word) is left
+ * out and counted (its stats' json_parser_failure, our events_not_in_tables).
+ * opprof's own counters carry their name once. */
 static int foreign_counters(parser *p, event *e, opprof_mark *m) {
     m->kind = OPPROF_MARK_COUNTER;
     if (e->ts < p->min_ts) p->min_ts = e->ts;
@@ -357,7 +360,10 @@ static int foreign_counters(parser *p, event *e, opprof_mark *m) {
         const char *str = opprof__reader_arg_str(&e->args, a);
         char *end = NULL;
         double v = str ? strtod(str, &end) : a->kind == OPPROF_MARK_ARG_INT ? (double)a->i : a->d;
-        if (end && (end == str || *end)) continue; /* a string that is no number, as Perfetto skips it */
+        if (a->flattened || (end && (end == str || *end))) {
+            p->unused[UNUSED_COUNTER_VALUE]++;
+            continue;
+        }
         char name[512];
         snprintf(name, sizeof name, "%.200s %.300s", e->name, opprof__reader_arg_key(&e->args, a));
         m->value.d = v;

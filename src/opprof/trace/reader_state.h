@@ -21,6 +21,7 @@ typedef struct xrecord {
 typedef struct event_arg {
     uint32_t key, str; /* str: of OPPROF_MARK_ARG_STR */
     uint8_t kind;      /* OPPROF_MARK_ARG_INT, _DOUBLE, _STR */
+    bool flattened;    /* from true or false, or inside an array or object: no counter's value */
     int64_t i;
     double d;
 } event_arg;
@@ -62,7 +63,8 @@ typedef struct mrecord {
     X(OTHER_PHASE, "events of other phases (P/V/v/c)")                   \
     X(SPAN, "Kineto spans (cat Trace)")                                  \
     X(PYTHON, "Python function events (left out, as key_averages does)") \
-    X(FILTERED, "events PyTorch's key_averages leaves out by name")
+    X(FILTERED, "events PyTorch's key_averages leaves out by name")        \
+    X(COUNTER_VALUE, "counter values that are no number (C: true, false, arrays, objects, words)")
 enum {
 #define UNUSED_ENUM(name, words) UNUSED_##name,
     UNUSED_EVENT_KINDS(UNUSED_ENUM)

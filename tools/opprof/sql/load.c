@@ -90,8 +90,10 @@ typedef struct loader {
     size_t *first_event;             /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;                /* by event, -1: none */
     int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none */
-    uint32_t *order;                 /* the events by start (then capture order): Perfetto's slice order */
-    int64_t *slice_id;               /* by event: first_slice + its place in `order` */
+    struct mark_slice *marks;        /* instants and async slices, placed in the id order with the events */
+    size_t n_marks, cap_marks;
+    uint32_t *order;   /* events, then mark slices (n_ev + their index), by start: Perfetto's slice order */
+    int64_t *slice_id; /* by event, then by mark slice: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
     bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
 } loader;
@@ -284,23 +286,39 @@ static int load_shape_args(loader *L) {
     return rc;
 }
 
-/* Slice ids in time order, as trace_processor gives them (it sorts a trace's
- * events by time before it imports them): by start, then capture order, so
- * that a parent comes before what it holds. */
+/* An instant or an async slice: numbered with the events before any is inserted. */
+typedef struct mark_slice {
+    int64_t ts, dur, track, depth;
+    int64_t parent; /* an instant's: the event it is in; an async slice's: the mark slice it is in; or -1 */
+    uint32_t name;
+    bool async;
+} mark_slice;
+
+static int64_t start_of(const loader *L, uint32_t r) {
+    return r < L->n_ev ? L->ev[r].start_ns : L->marks[r - L->n_ev].ts;
+}
+
+/* Slice ids in time order over every track, as trace_processor gives them (it
+ * sorts a trace's events by time before it imports them): by start, then the
+ * events before the marks' slices, then capture order, so that a parent comes
+ * before what it holds. */
 static int by_start(const void *a, const void *b, void *ctx) {
-    const opprof_event *ev = ctx;
+    const loader *L = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (ev[x].start_ns != ev[y].start_ns) return ev[x].start_ns < ev[y].start_ns ? -1 : 1;
+    int64_t sx = start_of(L, x), sy = start_of(L, y);
+    if (sx != sy) return sx < sy ? -1 : 1;
     return (x > y) - (x < y);
 }
 
 static int order_slices(loader *L) {
-    L->order = malloc((L->n_ev + 1) * sizeof *L->order);
-    L->slice_id = malloc((L->n_ev + 1) * sizeof *L->slice_id);
+    size_t n = L->n_ev + L->n_marks;
+    L->order = malloc((n + 1) * sizeof *L->order);
+    L->slice_id = malloc((n + 1) * sizeof *L->slice_id);
     if (!L->order || !L->slice_id) return SQLITE_NOMEM;
-    for (size_t i = 0; i < L->n_ev; i++) L->order[i] = (uint32_t)i;
-    qsort_r(L->order, L->n_ev, sizeof *L->order, by_start, (void *)L->ev);
-    for (size_t r = 0; r < L->n_ev; r++) L->slice_id[L->order[r]] = L->first_slice + (int64_t)r;
+    for (size_t i = 0; i < n; i++) L->order[i] = (uint32_t)i;
+    qsort_r(L->order, n, sizeof *L->order, by_start, L);
+    for (size_t r = 0; r < n; r++) L->slice_id[L->order[r]] = L->first_slice + (int64_t)r;
+    L->ids->slice += (int64_t)n;
     return SQLITE_OK;
 }
 
@@ -310,8 +328,9 @@ static int load_slices(loader *L) {
     int *depth = malloc((L->n_ev + 1) * sizeof *depth);
     if (!depth) return SQLITE_NOMEM;
     int rc = SQLITE_OK;
-    for (size_t r = 0; r < L->n_ev && rc == SQLITE_OK; r++) { /* in id order: a parent's depth is known */
+    for (size_t r = 0; r < L->n_ev + L->n_marks && rc == SQLITE_OK; r++) { /* in id order: a parent's depth is known */
         size_t i = L->order[r];
+        if (i >= L->n_ev) continue; /* a mark's slice: load_mark_slices */
         const opprof_event *e = &L->ev[i];
         bool device = e->kind == OPPROF_KIND_DEVICE;
         int64_t parent = !device && e->parent >= 0 ? e->parent : -1;
@@ -325,7 +344,17 @@ static int load_slices(loader *L) {
             rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, e->parent), L->slice_id[i], L->trace_id);
     }
     free(depth);
-    L->ids->slice += (int64_t)L->n_ev;
+    return rc;
+}
+
+static int load_mark_slices(loader *L) {
+    int rc = SQLITE_OK;
+    for (size_t k = 0; k < L->n_marks && rc == SQLITE_OK; k++) {
+        const mark_slice *m = &L->marks[k];
+        int64_t parent = m->parent < 0 ? -1 : m->async ? L->slice_id[L->n_ev + (size_t)m->parent] : L->slice_id[m->parent];
+        rc = sql_row(L->st[ST_SLICE], "iiiissiI---", L->slice_id[L->n_ev + k], ts_of(L, m->ts), m->dur, m->track,
+                     m->async ? "async" : "instant", opprof_capture_name(L->cap, m->name), m->depth, parent);
+    }
     return rc;
 }
 
@@ -348,7 +377,21 @@ static int by_pair(const void *a, const void *b) {
     return (x->order > y->order) - (x->order < y->order);
 }
 
-static int load_instant(loader *L, const opprof_mark *m) {
+/* A mark's slice, numbered later (order_slices); its index, or -1 when out of memory. */
+static int64_t add_mark_slice(loader *L, mark_slice m) {
+    if (L->n_marks >= UINT32_MAX - L->n_ev - 1) return -1;
+    if (L->n_marks == L->cap_marks) {
+        size_t cap = L->cap_marks ? L->cap_marks * 2 : 64;
+        mark_slice *grown = realloc(L->marks, cap * sizeof *grown);
+        if (!grown) return -1;
+        L->marks = grown;
+        L->cap_marks = cap;
+    }
+    L->marks[L->n_marks] = m;
+    return (int64_t)L->n_marks++;
+}
+
+static int plan_instant(loader *L, const opprof_mark *m) {
     int64_t track, parent = -1, depth = 0;
     if (m->value.i == OPPROF_INSTANT_THREAD) {
         track = L->track[m->thread];
@@ -365,8 +408,8 @@ static int load_instant(loader *L, const opprof_mark *m) {
         track = L->global_track;
     }
     if (track < 0) return sqlite3_errcode(L->db);
-    return sql_row(L->st[ST_SLICE], "iiiissiI---", L->ids->slice++, ts_of(L, m->ts_ns), (int64_t)0, track, "instant",
-                   opprof_capture_name(L->cap, m->name), depth, slice_of(L, parent));
+    return add_mark_slice(L, (mark_slice){m->ts_ns, 0, track, depth, parent, m->name, false}) < 0 ? SQLITE_NOMEM
+                                                                                                    : SQLITE_OK;
 }
 
 /* A counter's track: one per (process, name), made at its first sample;
@@ -431,30 +474,31 @@ static int async_track_slices(loader *L, const pending *p, size_t first, size_t 
         if (p[k].kind == OPPROF_MARK_ASYNC_END && depth) ended[open[--depth] - first] = k;
     }
     const char *name = opprof_capture_name(L->cap, p[first].name);
-    int64_t track = -1, ids[ASYNC_DEPTH];
+    int64_t track = -1, slices[ASYNC_DEPTH];
     int rc = SQLITE_OK;
     depth = 0;
     for (size_t k = first; k < end && rc == SQLITE_OK; k++) {
         while (depth && ended[open[depth - 1] - first] < k) depth--; /* what ended before this */
         bool begin = p[k].kind == OPPROF_MARK_ASYNC_BEGIN && ended[k - first] != SIZE_MAX;
         if (!begin && p[k].kind != OPPROF_MARK_ASYNC_INSTANT) continue;
-        if (track < 0 && (track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0)) < 0)
+        if (track < 0 && (track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0)) < 0) {
             rc = sqlite3_errcode(L->db);
-        int64_t id = L->ids->slice++;
+            break;
+        }
         int64_t dur = begin ? p[ended[k - first]].ts - p[k].ts : 0;
-        if (rc == SQLITE_OK)
-            rc = sql_row(L->st[ST_SLICE], "iiiissiI---", id, ts_of(L, p[k].ts), dur, track, "async", name,
-                         (int64_t)depth, depth ? ids[depth - 1] : (int64_t)-1);
+        int64_t slice = add_mark_slice(
+            L, (mark_slice){p[k].ts, dur, track, (int64_t)depth, depth ? slices[depth - 1] : -1, p[k].name, true});
+        if (slice < 0) rc = SQLITE_NOMEM;
         if (begin && depth < ASYNC_DEPTH) {
             open[depth] = k;
-            ids[depth++] = id;
+            slices[depth++] = slice;
         }
     }
     free(ended);
     return rc;
 }
 
-static int load_async(loader *L, pending *p, size_t n) {
+static int plan_async(loader *L, pending *p, size_t n) {
     qsort(p, n, sizeof *p, by_pair);
     int rc = SQLITE_OK;
     for (size_t first = 0, k = 1; k <= n && rc == SQLITE_OK; k++)
@@ -465,7 +509,10 @@ static int load_async(loader *L, pending *p, size_t n) {
     return rc;
 }
 
-static int load_marks(loader *L) {
+/* The marks between events: counters loaded, instants and async slices
+ * planned (their ids come with the events'), flows kept for after the ids
+ * (*flow: malloc'd, the caller's). */
+static int plan_marks(loader *L, pending **flow_out, size_t *n_flow_out) {
     size_t n_marks = 0, n_flow = 0, n_async = 0;
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
     pending *flow = malloc((n_marks + 1) * sizeof *flow), *async = malloc((n_marks + 1) * sizeof *async);
@@ -483,7 +530,7 @@ static int load_marks(loader *L) {
         if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
         pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread, k};
         switch ((opprof_mark_kind)m[k].kind) {
-        case OPPROF_MARK_INSTANT: rc = load_instant(L, &m[k]); break;
+        case OPPROF_MARK_INSTANT: rc = plan_instant(L, &m[k]); break;
         case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
         case OPPROF_MARK_FLOW_BEGIN:
         case OPPROF_MARK_FLOW_STEP:
@@ -499,9 +546,9 @@ static int load_marks(loader *L) {
         case OPPROF_MARK_KIND_COUNT: break; /* of a range: its slice's args */
         }
     }
-    if (rc == SQLITE_OK) rc = load_flows(L, flow, n_flow);
-    if (rc == SQLITE_OK) rc = load_async(L, async, n_async);
-    free(flow);
+    if (rc == SQLITE_OK) rc = plan_async(L, async, n_async);
+    *flow_out = flow;
+    *n_flow_out = n_flow;
     free(async);
     free(keys);
     free(track_of_mark);
@@ -558,9 +605,14 @@ static int load_all(loader *L, const sql_trace *t) {
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
     if (rc == SQLITE_OK) rc = load_shape_args(L);
+    pending *flow = NULL;
+    size_t n_flow = 0;
+    if (rc == SQLITE_OK) rc = plan_marks(L, &flow, &n_flow);
     if (rc == SQLITE_OK) rc = order_slices(L);
     if (rc == SQLITE_OK) rc = load_slices(L);
-    if (rc == SQLITE_OK) rc = load_marks(L);
+    if (rc == SQLITE_OK) rc = load_mark_slices(L);
+    if (rc == SQLITE_OK) rc = load_flows(L, flow, n_flow);
+    free(flow);
     if (rc == SQLITE_OK) rc = sql_load_own(L->db, L->cap, L->trace_id, L->utid, L->slice_id, L->ids);
     return rc;
 }
@@ -587,5 +639,6 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     free(L.thread_dur);
     free(L.order);
     free(L.slice_id);
+    free(L.marks);
     return rc;
 }
