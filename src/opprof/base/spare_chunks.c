@@ -8,29 +8,44 @@
  * that needs one takes a spare of its length when one is ready and asks for
  * the next; the helper (started at the first ask, where a second CPU can run
  * it) maps and populates it. A thread that finds none populates its own, as
- * before. At most SPARES chunks wait (4 MiB); they are kept for the next
- * window, as a stream keeps its chunks.
+ * before. At most SPARES chunks of each length wait (4 MiB for ranges'); they
+ * are kept for the next window, as a stream keeps its chunks.
  *
  * The helper, "opprof-spares", blocks every signal (helper_thread.c) and
- * records nothing. In a
- * child just forked it does not exist: the child starts its own at its next
- * ask, and keeps the spares it inherited. */
+ * records nothing. In a child just forked it does not exist: the child starts
+ * its own at its next ask, and keeps the spares it inherited. */
 #define _GNU_SOURCE
 #include "base/base.h"
 
 #include <pthread.h>
 #include <sched.h>
 
-enum { SPARES = 2 };
+/* A stream's chunks have one length (ranges, memory events and marks share
+ * theirs; shapes and native stacks have their own): a pool each, up to
+ * LENGTHS, so that streams that alternate do not take each other's. */
+enum { SPARES = 2, LENGTHS = 4 };
+
+typedef struct pool {
+    size_t length; /* 0: unused */
+    size_t count;  /* spares ready */
+    char *spare[SPARES];
+} pool;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_asked = PTHREAD_COND_INITIALIZER;
-static char *g_spare[SPARES]; /* under g_lock */
-static size_t g_count;        /* spares ready; all of g_length bytes */
-static size_t g_length;       /* the length last asked for; 0: none */
+static pool g_pools[LENGTHS]; /* under g_lock */
 static bool g_started;        /* the helper runs (or could not be started: g_failed) */
 static bool g_failed;
+static bool g_resting; /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+/* A pool that wants a spare, or NULL. */
+static pool *wanting(void) {
+    if (g_resting) return NULL;
+    for (int k = 0; k < LENGTHS; k++)
+        if (g_pools[k].length && g_pools[k].count < SPARES) return &g_pools[k];
+    return NULL;
+}
 
 static void *populate_ahead(void *arg) {
     (void)arg;
@@ -41,20 +56,34 @@ static void *populate_ahead(void *arg) {
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){0});
     pthread_mutex_lock(&g_lock);
     for (;;) {
-        while (!g_length || g_count == SPARES) pthread_cond_wait(&g_asked, &g_lock);
-        size_t length = g_length;
+        pool *p;
+        while (!(p = wanting())) pthread_cond_wait(&g_asked, &g_lock);
+        size_t length = p->length;
         pthread_mutex_unlock(&g_lock);
         char *made = opprof__map_populated(length);
         pthread_mutex_lock(&g_lock);
-        if (!made) {
-            g_length = 0; /* out of memory: the next ask tries again */
-        } else if (length == g_length && g_count < SPARES) {
-            g_spare[g_count++] = made;
-        } else {
+        if (made && p->length == length && p->count < SPARES)
+            p->spare[p->count++] = made;
+        else if (made)
             opprof__unmap_populated(made, length);
-        }
+        else
+            g_resting = true; /* out of memory: the next ask tries again */
     }
     return NULL;
+}
+
+/* The pool of `length`: its own, else an unused one, else the first (its
+ * spares given back). */
+static pool *pool_of(size_t length) {
+    pool *unused = NULL;
+    for (int k = 0; k < LENGTHS; k++) {
+        if (g_pools[k].length == length) return &g_pools[k];
+        if (!g_pools[k].length && !unused) unused = &g_pools[k];
+    }
+    pool *p = unused ? unused : &g_pools[0];
+    for (size_t i = 0; i < p->count; i++) opprof__unmap_populated(p->spare[i], p->length);
+    *p = (pool){.length = length};
+    return p;
 }
 
 static void lock_for_fork(void) { pthread_mutex_lock(&g_lock); }
@@ -71,14 +100,9 @@ static void register_fork_handlers(void) { pthread_atfork(lock_for_fork, unlock_
 char *opprof__spare_take(size_t length) {
     pthread_once(&g_fork_once, register_fork_handlers);
     if (pthread_mutex_trylock(&g_lock) != 0) return NULL;
-    char *taken = NULL;
-    if (g_count && g_length == length) {
-        taken = g_spare[--g_count];
-    } else {
-        for (size_t i = 0; i < g_count; i++) opprof__unmap_populated(g_spare[i], g_length);
-        g_count = 0;
-    }
-    g_length = length;
+    pool *p = pool_of(length);
+    char *taken = p->count ? p->spare[--p->count] : NULL;
+    g_resting = false;
     if (!g_started && !g_failed) {
         pthread_t helper;
         g_started = opprof__usable_cpus() >= 2 && opprof__helper_start(&helper, populate_ahead, NULL) == 0;
