@@ -68,6 +68,9 @@ OPPROF__HIDDEN void opprof__unmap_populated(char *base, size_t length);
  * NULL when none is ready; either way the next one of that length is asked
  * for, on a helper thread where a second CPU can run it. */
 OPPROF__HIDDEN char *opprof__spare_take(size_t length);
+/* The session stopped: the helper ends (joined) and the spares are given
+ * back; the next take starts it again. */
+OPPROF__HIDDEN void opprof__spare_stop(void);
 OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
 /* Page-aligned blocks of `length` bytes (a multiple of 4 KiB) whose pages
  * are zero and fault in as written, carved from large regions so that they

@@ -9,7 +9,9 @@
  * the next; the helper (started at the first ask, where a second CPU can run
  * it) maps and populates it. A thread that finds none populates its own, as
  * before. At most SPARES chunks of each length wait (4 MiB for ranges'); they
- * are kept for the next window, as a stream keeps its chunks.
+ * are kept for the next window, as a stream keeps its chunks, until the
+ * session stops: then the helper ends (joined: no thread of opprof's outlives
+ * its session) and the spares are given back.
  *
  * The helper, "opprof-spares", blocks every signal (helper_thread.c) and
  * records nothing. In a child just forked it does not exist: the child starts
@@ -34,8 +36,10 @@ typedef struct pool {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_asked = PTHREAD_COND_INITIALIZER;
 static pool g_pools[LENGTHS]; /* under g_lock */
-static bool g_started;        /* the helper runs (or could not be started: g_failed) */
+static pthread_t g_helper;
+static bool g_started;  /* the helper runs (or could not be started: g_failed) */
 static bool g_failed;
+static bool g_stopping; /* the helper is asked to end (opprof__spare_stop) */
 static bool g_resting; /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
@@ -57,7 +61,8 @@ static void *populate_ahead(void *arg) {
     pthread_mutex_lock(&g_lock);
     for (;;) {
         pool *p;
-        while (!(p = wanting())) pthread_cond_wait(&g_asked, &g_lock);
+        while (!g_stopping && !(p = wanting())) pthread_cond_wait(&g_asked, &g_lock);
+        if (g_stopping) break;
         size_t length = p->length;
         pthread_mutex_unlock(&g_lock);
         char *made = opprof__map_populated(length);
@@ -69,6 +74,7 @@ static void *populate_ahead(void *arg) {
         else
             g_resting = true; /* out of memory: the next ask tries again */
     }
+    pthread_mutex_unlock(&g_lock);
     return NULL;
 }
 
@@ -104,14 +110,26 @@ char *opprof__spare_take(size_t length) {
     char *taken = p->count ? p->spare[--p->count] : NULL;
     g_resting = false;
     if (!g_started && !g_failed) {
-        pthread_t helper;
-        g_started = opprof__usable_cpus() >= 2 && opprof__helper_start(&helper, populate_ahead, NULL) == 0;
-        if (g_started)
-            pthread_detach(helper);
-        else
-            g_failed = true;
+        g_started = opprof__usable_cpus() >= 2 && opprof__helper_start(&g_helper, populate_ahead, NULL) == 0;
+        g_failed = !g_started;
     }
     pthread_cond_signal(&g_asked);
     pthread_mutex_unlock(&g_lock);
     return taken;
+}
+
+void opprof__spare_stop(void) {
+    pthread_mutex_lock(&g_lock);
+    bool started = g_started;
+    g_stopping = true;
+    pthread_cond_signal(&g_asked);
+    pthread_mutex_unlock(&g_lock);
+    if (started) pthread_join(g_helper, NULL);
+    pthread_mutex_lock(&g_lock);
+    for (int k = 0; k < LENGTHS; k++) {
+        for (size_t i = 0; i < g_pools[k].count; i++) opprof__unmap_populated(g_pools[k].spare[i], g_pools[k].length);
+        g_pools[k] = (pool){0};
+    }
+    g_started = g_failed = g_stopping = g_resting = false;
+    pthread_mutex_unlock(&g_lock);
 }

@@ -443,6 +443,7 @@ int opprof_session_stop(opprof_session *s) {
     s->stopped = true;
     opprof__sampler_stop(s->sampler);
     s->sampler = NULL;
+    opprof__spare_stop(); /* the window is closed: no thread takes a spare */
     g_categories[0] = '\0'; /* no session, no filter */
     __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
