@@ -4,7 +4,7 @@
 Each ```sh block but the first (the two commands, which this suite is part of) runs
 in order with `bash -euo pipefail`, in a fresh directory that stands for the top of a
 clone after `make run`: build/ is the build tree, and the sources that the recipes
-name (README.md, examples/, tests/) are links to the clone's. A block must exit 0;
+name (README.md, examples/, tests/, src/) are links to the clone's. A block must exit 0;
 then the files the recipes say they write must hold what they say. A ```c block
 introduced by a sentence that names `examples/NAME.c` must be a part of that file,
 line for line, so that the README's code is code that compiles.
@@ -28,7 +28,7 @@ readme = open(os.path.join(src_dir, "README.md")).read()
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 os.symlink(build_dir, os.path.join(work, "build"))
-for name in ("README.md", "examples", "tests"):
+for name in ("README.md", "examples", "tests", "src"):
     os.symlink(os.path.join(src_dir, name), os.path.join(work, name))
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -62,7 +62,7 @@ expected = [
     ("rec-cxx.json", "Accumulator<double>::add(double)"),         # demangled
     ("rec-cxx.json", '"mangled": "_ZN11AccumulatorIdE3addEd"'),
     ("first.txt", "my::scale"), ("trace.json", "batch_2"), ("report.html", "<html"),
-    ("rec-ggml/trace-step-5.json", "ggml::MUL_MAT"),
+    ("rec-ggml/trace-step-5.json", "ggml::MUL_MAT"), (one("rec-llama/trace-step-*.json"), '"cache_k_l3'),
     ("flow.html", "<html"), ("guide.folded", "aten::addmm"), ("guide.pftrace", "aten::addmm"),
     (one("flight/cpu-step-1500.flight.txt"), "ProfilerStep*"),
     ("inside-forward.csv", '"aten::linear",590000'), ("addmm-p99.csv", '"p99_ns"\n'),
@@ -74,6 +74,11 @@ for path, text in expected:
     content = read(path)
     check(text in content, f"{path} holds {text!r} ({len(content)} characters)")
 check(len(glob.glob(os.path.join(work, "before/run-*/cpu-step-*.json"))) == 3, "3 runs before")
+# llama.cpp's 4 layers, each with its matmuls and its flash attention (an unnamed node)
+layer_rows = [line.split()[:2] for line in read("layers.txt").splitlines() if line.strip().startswith("ggml::")]
+for op in ("ggml::MUL_MAT", "ggml::FLASH_ATTN_EXT"):
+    layers = sorted(layer for name, layer in layer_rows if name == op and layer.isdigit())
+    check(layers == ["0", "1", "2", "3"], f"layers.txt: a row of {op} for each layer ({layers})")
 xz_steps = set(re.findall(r'"ProfilerStep#(\d+)"', read(one("rec-xz/trace-step-*.json"))))
 check(len(xz_steps) >= 3, f"xz's lzma_code calls are steps ({len(xz_steps)})")
 

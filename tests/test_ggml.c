@@ -247,10 +247,11 @@ TEST_CASE(graph_through_the_adapter) {
     model_free(&m);
 }
 
-/* Two layers named as llama.cpp names them ("ffn_up-0", "ffn_out-1"), then
- * a node ggml names itself ("node_4"): grouped by layer, each layer's matmul
- * is a row of its calls, both pool threads included, though ggml describes a
- * node on one thread's part only; the softmax is of no layer. */
+/* Two layers named as llama.cpp names them ("ffn_up-0", "ffn_out-1"), an
+ * unnamed node that reads layer 1's cache, then a softmax: grouped by layer,
+ * each layer's matmul is a row of its calls, both pool threads included,
+ * though ggml describes a node on one thread's part only; the unnamed node is
+ * of layer 1 and the softmax of none. */
 TEST_CASE(rows_by_layer_of_a_real_graph) {
     enum { LAYERS = 2 };
     struct ggml_init_params ip = {32u << 20, NULL, false};
@@ -264,6 +265,13 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
         h = ggml_format_name(ggml_mul_mat(ctx, w, h), "ffn_up-%d", l);
         h = ggml_format_name(ggml_add(ctx, h, b), "ffn_out-%d", l);
     }
+    /* an unnamed node that reads a layer's state (llama.cpp's flash attention
+     * reads "cache_k_l1 (view)") is of that layer; the softmax after it, which
+     * reads only activations, is of none */
+    struct ggml_tensor *cache = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+    fill(cache, 30);
+    ggml_set_name(cache, "cache_k_l1");
+    h = ggml_mul(ctx, h, ggml_view_2d(ctx, cache, K, N, cache->nb[1], 0));
     struct ggml_tensor *out = ggml_soft_max(ctx, h);
     struct ggml_cgraph *graph = ggml_new_graph(ctx);
     ggml_build_forward_expand(graph, out);
@@ -278,7 +286,7 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
     CHECK_INT(opprof_capture_averages_ex(c, &by_layer, &avg), 0);
     size_t n;
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
-    int matmuls[LAYERS] = {0}, adds[LAYERS] = {0}, softmax_of_no_layer = 0;
+    int matmuls[LAYERS] = {0}, adds[LAYERS] = {0}, softmax_of_no_layer = 0, mul_of_layer_1 = 0;
     for (size_t i = 0; i < n; i++) {
         const opprof_average_row *r = &rows[i];
         bool layered = r->layer >= 0 && r->layer < LAYERS;
@@ -286,11 +294,14 @@ TEST_CASE(rows_by_layer_of_a_real_graph) {
             matmuls[r->layer]++;
         if (!strcmp(r->key, "ggml::ADD") && layered && r->calls == ACTIVE) adds[r->layer]++;
         if (!strcmp(r->key, "ggml::SOFT_MAX") && r->layer == -1 && r->calls == ACTIVE) softmax_of_no_layer++;
-        bool of_a_layer = !strcmp(r->key, "ggml::MUL_MAT") || !strcmp(r->key, "ggml::ADD");
+        if (!strcmp(r->key, "ggml::MUL") && r->layer == 1 && r->calls == ACTIVE) mul_of_layer_1++;
+        bool of_a_layer =
+            !strcmp(r->key, "ggml::MUL_MAT") || !strcmp(r->key, "ggml::ADD") || !strcmp(r->key, "ggml::MUL");
         CHECK(of_a_layer == layered);
     }
     for (int l = 0; l < LAYERS; l++) CHECK(matmuls[l] == 1 && adds[l] == 1);
     CHECK_INT(softmax_of_no_layer, 1);
+    CHECK_INT(mul_of_layer_1, 1);
     opprof_averages_free(avg);
     /* the same graph recorded again, compared by layer (diff --stat --group-by layer): a row per
      * layer's matmul, CPU and wall, each with both sides' steps; the softmax of no layer by name */
@@ -386,6 +397,20 @@ TEST_CASE(record_an_unchanged_program) {
     /* a program without ggml: said, and run as it is */
     CHECK_INT(run_commandf(&out, "'%s/opprof' record --ggml --outputs trace -o '%s/none' -- true", bin_dir(), dir), 0);
     CHECK_CONTAINS(out, "--ggml: the program has no ggml with opprof's CPU hook");
+    free(out);
+    /* wrappers that exec the ggml program (llama.cpp is benchmarked under
+     * taskset): its ops, and no word of a missing ggml (the wrapper had none) */
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --ggml --step ggml_graph_compute --outputs trace -o '%s/wrapped' -- "
+                           "env OPPROF_TEST_WRAPPED=1 taskset -c 0,1 '%s/../tests/ggml_target' 2 2>&1",
+                           bin_dir(), dir, bin_dir()),
+              0);
+    CHECK_CONTAINS(out, "ggml_target: 2 computes");
+    CHECK(out && !strstr(out, "no ggml with opprof's CPU hook"));
+    free(out);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report --json '%s'/wrapped/trace-step-*.json", bin_dir(), dir), 0);
+    mm = out ? strstr(out, "\"name\": \"ggml::MUL_MAT\"") : NULL;
+    CHECK(mm && strstr(mm, "\"calls\": 2,"));
     free(out);
     run_commandf(&out, "rm -rf '%s'", dir);
     free(out);

@@ -7,7 +7,8 @@
  * Serials are kept per graph in a small table, so that graphs computed at
  * once by different threads keep their own. */
 #define _GNU_SOURCE
-#include <opprof/ggml.h> /* built as a user of opprof: the recording macros' inline path */
+#include <opprof/ggml.h>    /* built as a user of opprof: the recording macros' inline path */
+#include <opprof/capture.h> /* opprof_tensor_name_layer */
 
 #include <ggml-cpu.h>
 #include <ggml.h>
@@ -196,6 +197,18 @@ static void describe(struct ggml_cgraph *graph, int first, int n_nodes) {
     }
     const struct ggml_tensor *node = ggml_graph_node(graph, first);
     if (node->name[0]) opprof_range_arg_str("name", node->name);
+    /* A node whose name gives no layer ("node_21": llama.cpp's flash attention)
+     * is of the layer of the state it reads: an input that the graph does not
+     * compute (a leaf, or a view of one: "cache_k_l0 (view)"), not an activation. */
+    if (opprof_tensor_name_layer(node->name) < 0)
+        for (int s = 0; s < GGML_MAX_SRC && node->src[s]; s++) {
+            const struct ggml_tensor *src = node->src[s], *base = src->view_src ? src->view_src : src;
+            int32_t layer = base->op == GGML_OP_NONE ? opprof_tensor_name_layer(src->name) : -1;
+            if (layer >= 0) {
+                opprof_range_arg_int("layer", layer);
+                break;
+            }
+        }
     if (n_nodes > 1) opprof_range_arg_int("fused", n_nodes);
     if (flops) opprof_range_flops(flops);
     opprof_range_bytes(bytes);

@@ -2,23 +2,37 @@
  * preloads (after libopprof_record.so) into a program that was not changed:
  * it attaches the ggml adapter to the program's own ggml as the program
  * starts, so that OPPROF_TRACE's session records each op on the threads that
- * compute it. A ggml without opprof's CPU hook, or none, is said at start;
- * the program runs as without it. (A ggml-cpu that the program loads later,
- * with GGML_BACKEND_DL, is not there yet: said the same way.) */
+ * compute it. A ggml that numbers its ops otherwise is said at start; a
+ * ggml without opprof's CPU hook, or none, is said when the program exits,
+ * not at start: the program that record started may be a wrapper (`env`,
+ * `taskset`, `sh -c`) that execs the one with ggml, and exec runs no exit
+ * handler. The program runs as without it either way. (A ggml-cpu that the
+ * program loads later, with GGML_BACKEND_DL, is not there at start: said the
+ * same way.) */
+#define _POSIX_C_SOURCE 200809L
 #include <opprof/ggml.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-__attribute__((constructor)) static void record_ggml(void) {
-    int rc = opprof_ggml_attach();
-    if (rc == OPPROF_ENOENT)
+static pid_t g_unattached; /* the process whose start found no hooked ggml */
+
+static void say_unattached(void) {
+    if (getpid() == g_unattached) /* not a child it forked */
         fputs("opprof record: --ggml: the program has no ggml with opprof's CPU hook loaded at start "
               "(ggml_cpu_set_hook: build its ggml with src/ggml/ggml-cpu-hook.patch, as scripts/ggml.sh does; "
               "a ggml-cpu that ggml_backend_load_all() loads later, GGML_BACKEND_DL, is not there at start: "
               "build ggml with GGML_BACKEND_DL=OFF); no ggml op is recorded\n",
               stderr);
-    else if (rc == OPPROF_EVERSION)
+}
+
+__attribute__((constructor)) static void record_ggml(void) {
+    int rc = opprof_ggml_attach();
+    if (rc == OPPROF_ENOENT) {
+        g_unattached = getpid();
+        atexit(say_unattached);
+    } else if (rc == OPPROF_EVERSION)
         fputs("opprof record: --ggml: the program's ggml numbers its ops otherwise than the ggml 0.22 this "
               "adapter was built for (its op names are not at their places): not attached, rather than give "
               "every op another's name; rebuild opprof against that ggml (scripts/ggml.sh)\n",

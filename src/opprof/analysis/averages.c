@@ -247,8 +247,10 @@ int32_t opprof_tensor_name_layer(const char *name) {
 }
 
 /* Grouped by layer: each event's layer, from the tensor its "name" argument
- * names; a run's key part (which its parts' group follows: join_parts) takes
- * the layer that any of its parts names (ggml describes a node on one part). */
+ * names, or its "layer" argument (the ggml adapter's, for a node whose name
+ * gives none: the layer of its inputs); a run's key part (which its parts'
+ * group follows: join_parts) takes the layer that any of its parts names
+ * (ggml describes a node on one part). */
 static int event_layers(work *w) {
     const opprof_capture *c = w->c;
     w->layer_of_event = opprof__alloc((w->n_events ? w->n_events : 1) * sizeof *w->layer_of_event);
@@ -256,10 +258,12 @@ static int event_layers(work *w) {
     for (size_t i = 0; i < w->n_events; i++) w->layer_of_event[i] = -1;
     for (size_t k = 0; k < c->n_marks; k++) {
         const opprof_mark *m = &c->marks[k];
-        if (m->kind != OPPROF_MARK_ARG_STR || m->event < 0 || (size_t)m->event >= w->n_events ||
-            strcmp(c->names[m->name], "name") != 0)
-            continue;
-        int32_t layer = opprof_tensor_name_layer(c->names[m->value.str]);
+        if (m->event < 0 || (size_t)m->event >= w->n_events) continue;
+        bool named = m->kind == OPPROF_MARK_ARG_STR && strcmp(c->names[m->name], "name") == 0;
+        bool given = m->kind == OPPROF_MARK_ARG_INT && strcmp(c->names[m->name], "layer") == 0;
+        int32_t layer = named ? opprof_tensor_name_layer(c->names[m->value.str])
+                        : given && m->value.i >= 0 && m->value.i < INT32_MAX ? (int32_t)m->value.i
+                                                                             : -1;
         if (layer < 0) continue;
         w->layer_of_event[m->event] = layer;
         uint32_t run = w->runs.run_of_event ? w->runs.run_of_event[m->event] : UINT32_MAX;
