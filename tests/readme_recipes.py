@@ -30,7 +30,11 @@ os.makedirs(work)
 os.symlink(build_dir, os.path.join(work, "build"))
 for name in ("README.md", "examples", "tests", "src"):
     os.symlink(os.path.join(src_dir, name), os.path.join(work, name))
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+# The llama.cpp recipe's compiles (through ccache, which llama.cpp's CMake takes
+# where it is installed) with paths relative to the clone: a new clone's build
+# of llama.cpp is the last one's, out of the cache.
+clone = os.path.commonpath([os.path.realpath(p) for p in (src_dir, build_dir, work)])
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", CCACHE_BASEDIR=clone)
 
 shell = [b for b in fenced_blocks(readme) if b[0] == "sh"]
 check(shell and "make run" in shell[0][1] and "make test" in shell[0][1],
