@@ -412,6 +412,15 @@ TEST_CASE(record_an_unchanged_program) {
     mm = out ? strstr(out, "\"name\": \"ggml::MUL_MAT\"") : NULL;
     CHECK(mm && strstr(mm, "\"calls\": 2,"));
     free(out);
+    /* a wrapper that forks: the child it runs is named, not a ggml it lacks */
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record --ggml --outputs trace -o '%s/forked' -- "
+                           "sh -c \"'%s/../tests/ggml_target' 1; true\" 2>&1",
+                           bin_dir(), dir, bin_dir()),
+              0);
+    CHECK_CONTAINS(out, "in child processes (the first: ");
+    CHECK(out && !strstr(out, "no ggml with opprof's CPU hook"));
+    free(out);
     run_commandf(&out, "rm -rf '%s'", dir);
     free(out);
 }

@@ -80,7 +80,8 @@ TEST_CASE(functions_memory_and_threads) {
 TEST_CASE(budget_over_threads) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "OPPROF_FUNCTION_CALLS=150 '%s/opprof' record --functions -o '%s/run' -- '%s' budget 100",
+    CHECK_INT(run_commandf(&out,
+                           "OPPROF_FUNCTION_CALLS=150 '%s/opprof' record --functions -o '%s/run' -- '%s' budget 100",
                            bin_dir(), dir, toy()),
               0);
     CHECK_CONTAINS(out, "leaf called 300 times");
@@ -194,6 +195,34 @@ TEST_CASE(a_program_that_ends_by_exit) {
     snprintf(cmd, sizeof cmd, "ls -d '%s'/quit0* 2>/dev/null | wc -l", dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_STR(out, "0\n");
+    free(out);
+    remove_tree(dir);
+}
+
+/* A wrapper that forks (`time prog`; dash's `sh -c 'prog; ...'`) runs the
+ * program in a child, which is not profiled: record names it and says what
+ * to do; a wrapper that execs (`sh -c 'exec prog'`) hands it the profile and
+ * draws no such word. */
+TEST_CASE(a_wrapper_that_forks) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/forks' -- sh -c \"'%s'; true\" 2>&1", bin_dir(),
+             dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "opprof record: sh started 1 program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "record_toy), which are not profiled");
+    CHECK_CONTAINS(out, "(time opprof record -- prog)");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/execs' -- sh -c \"exec '%s'\" 2>&1", bin_dir(),
+             dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK(out && !strstr(out, "in child processes"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report --json --row-limit 0 '%s/execs/trace-step-0.json'", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "\"name\": \"leaf\"");
     free(out);
     remove_tree(dir);
 }

@@ -12,14 +12,23 @@
 #define _POSIX_C_SOURCE 200809L
 #include <opprof/ggml.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static pid_t g_unattached; /* the process whose start found no hooked ggml */
 
+/* Its child ran another program (a wrapper that forks: `time prog`), which
+ * opprof record names: the file where the child said so (src/preload/exec.h). */
+static bool child_ran(void) {
+    const char *exited = getenv("OPPROF_RECORD_EXITED");
+    char path[4096];
+    return exited && snprintf(path, sizeof path, "%s.ran", exited) < (int)sizeof path && access(path, F_OK) == 0;
+}
+
 static void say_unattached(void) {
-    if (getpid() == g_unattached) /* not a child it forked */
+    if (getpid() == g_unattached && !child_ran()) /* not a child it forked, nor a wrapper that forks */
         fputs("opprof record: --ggml: the program has no ggml with opprof's CPU hook loaded at start "
               "(ggml_cpu_set_hook: build its ggml with src/ggml/ggml-cpu-hook.patch, as scripts/ggml.sh does; "
               "a ggml-cpu that ggml_backend_load_all() loads later, GGML_BACKEND_DL, is not there at start: "

@@ -19,6 +19,7 @@
  * Only async-signal-safe calls (a vfork child may exec): no allocation, the
  * new environment on the stack. */
 #define _GNU_SOURCE
+#include "preload/exec.h"
 #include "preload/steps.h"
 
 #include <dlfcn.h>
@@ -59,6 +60,31 @@ static long number(const char *s) {
 static bool is_record_process(void) {
     const char *pid = getenv("OPPROF_RECORD_PID");
     return pid && number(pid) == (long)getpid();
+}
+
+bool opprof__child_ran_path(char *path, size_t size) {
+    const char *exited = getenv("OPPROF_RECORD_EXITED");
+    size_t n = exited ? strlen(exited) : 0;
+    if (!n || n + sizeof ".ran" > size) return false;
+    memcpy(path, exited, n);
+    memcpy(path + n, ".ran", sizeof ".ran");
+    return true;
+}
+
+/* A child of the process that record started execs FILE: that process is a
+ * wrapper that forks (`time prog`, `sh -c 'prog; x'`), and FILE will not be
+ * profiled. Said in OPPROF_RECORD_EXITED's twin (opprof__child_ran_path), so
+ * that record names FILE and the wrapper blames nothing else. */
+static void note_child_exec(const char *file) {
+    const char *pid = getenv("OPPROF_RECORD_PID");
+    char path[PATH_MAX];
+    if (!pid || number(pid) != (long)getppid() || !opprof__child_ran_path(path, sizeof path)) return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    size_t n = strlen(file);
+    if (write(fd, file, n) == (ssize_t)n && write(fd, "\n", 1) == 1) { /* best effort: record then says less */
+    }
+    close(fd);
 }
 
 /* LD_PRELOAD without opprof record's libraries, into e->text; NULL when nothing is left. */
@@ -167,6 +193,7 @@ __attribute__((constructor)) static void exec_setup(void) {
 static int exec_with(bool search, const char *file, char *const argv[], char *const envp[]) {
     new_env e; /* on the stack: exec is rare, and a vfork child shares the heap */
     bool record_process = is_record_process();
+    if (!record_process && file) note_child_exec(file);
     make_env(&e, envp, record_process);
     char made[PATH_MAX];
     bool removed = record_process && remove_own_dir(made, sizeof made);

@@ -309,6 +309,29 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
+/* The programs that CMD's children ran (src/preload/exec.h: EXITED's ".ran"
+ * file, a line each), which are not profiled: said with the first one's
+ * name, and the file removed. A wrapper that forks (`time prog`) is the case
+ * where the program to profile is one of them. */
+static void say_children_ran(const char *exited, const char *cmd) {
+    char path[128], first[256] = "";
+    snprintf(path, sizeof path, "%s.ran", exited);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t n = 0;
+    for (char line[4096]; fgets(line, sizeof line, f); n++)
+        if (!n) snprintf(first, sizeof first, "%.*s", (int)strcspn(line, "\n"), line);
+    fclose(f);
+    unlink(path);
+    if (!n) return;
+    fprintf(stderr,
+            "opprof record: %s started %zu program(s) in child processes (the first: %s), which are not profiled: "
+            "record profiles the program it starts and what that program execs (env, taskset, sh -c 'exec prog'), not "
+            "its children; to profile a program that a forking wrapper runs, put record inside it "
+            "(time opprof record -- prog)\n",
+            cmd, n, first);
+}
+
 /* Why CMD left no capture, each cause its own words. `started`: its session
  * made its directory (so the preload was loaded). */
 static void say_lost(const record_options *ro, const char *cmd, int status, bool started, bool exited) {
@@ -417,7 +440,7 @@ static int run(int argc, char **argv) {
     close(said[0]);
     struct stat st;
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
-    if (exited[0]) unlink(exited);
+    if (exited[0]) say_children_ran(exited, argv[optind]), unlink(exited);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
