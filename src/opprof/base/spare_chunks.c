@@ -94,10 +94,13 @@ static pool *pool_of(size_t length) {
 
 static void lock_for_fork(void) { pthread_mutex_lock(&g_lock); }
 static void unlock_after_fork(void) { pthread_mutex_unlock(&g_lock); }
+/* The child's one thread is the one that forked, which holds the lock
+ * (lock_for_fork): it unlocks it; the helper is not there (a cond that it
+ * waited on is made anew). */
 static void forked_child(void) {
-    pthread_mutex_init(&g_lock, NULL);
     pthread_cond_init(&g_asked, NULL);
-    g_started = g_failed = false;
+    g_started = g_failed = g_stopping = g_resting = false;
+    pthread_mutex_unlock(&g_lock);
 }
 static void register_fork_handlers(void) { pthread_atfork(lock_for_fork, unlock_after_fork, forked_child); }
 
