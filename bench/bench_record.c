@@ -33,15 +33,16 @@
 static const char *g_dir;
 
 typedef struct timing {
-    double whole_s, loop_s; /* medians: the whole run (the tool's exit work included), the loop */
+    double whole_s, loop_s;             /* medians: the whole run (the tool's exit work included), the loop */
     double thread_cpu_s, process_cpu_s; /* medians: the CPU time of the loop's thread, of its process */
+    double start_cpu_s;                 /* median: the process's CPU time when main began */
 } timing;
 
 enum { ROUNDS = 7 };
 
 /* A command's runs, one per round: the whole run and the loop the toy times. */
 typedef struct series {
-    double whole[ROUNDS], loop[ROUNDS], thread_cpu[ROUNDS], process_cpu[ROUNDS];
+    double whole[ROUNDS], loop[ROUNDS], thread_cpu[ROUNDS], process_cpu[ROUNDS], start_cpu[ROUNDS];
     bool failed, absent;
 } series;
 
@@ -56,11 +57,12 @@ static bool run_once(const char *cmd, series *s, int r) {
     FILE *p = popen(full, "r");
     char line[256];
     *loop = NAN;
-    s->thread_cpu[r] = s->process_cpu[r] = NAN;
+    s->thread_cpu[r] = s->process_cpu[r] = s->start_cpu[r] = NAN;
     while (p && fgets(line, sizeof line, p)) {
         if (!strncmp(line, "loop_s: ", 8)) *loop = atof(line + 8);
         if (!strncmp(line, "loop_cpu_s: ", 12)) s->thread_cpu[r] = atof(line + 12);
         if (!strncmp(line, "loop_process_cpu_s: ", 20)) s->process_cpu[r] = atof(line + 20);
+        if (!strncmp(line, "start_cpu_s: ", 13)) s->start_cpu[r] = atof(line + 13);
     }
     int st = p ? pclose(p) : -1;
     *whole = (double)(bench_now_ns() - t0) / 1e9;
@@ -73,20 +75,21 @@ static void interleaved(const char *const *cmds, int n, series *out) {
     for (int c = 0; c < n; c++) out[c] = (series){.absent = cmds[c] == NULL};
     for (int r = 0; r < ROUNDS; r++)
         for (int c = 0; c < n; c++)
-            if (!out[c].absent && !out[c].failed && !run_once(cmds[c], &out[c], r))
-                out[c].failed = true;
+            if (!out[c].absent && !out[c].failed && !run_once(cmds[c], &out[c], r)) out[c].failed = true;
 }
 
 /* The medians of a command's runs; NAN if it is absent or failed. */
 static timing median_of(const series *s) {
-    if (s->absent || s->failed) return (timing){NAN, NAN, NAN, NAN};
-    double whole[ROUNDS], loop[ROUNDS], thread[ROUNDS], process[ROUNDS];
+    if (s->absent || s->failed) return (timing){NAN, NAN, NAN, NAN, NAN};
+    double whole[ROUNDS], loop[ROUNDS], thread[ROUNDS], process[ROUNDS], start[ROUNDS];
     memcpy(whole, s->whole, sizeof whole);
     memcpy(loop, s->loop, sizeof loop);
     memcpy(thread, s->thread_cpu, sizeof thread);
     memcpy(process, s->process_cpu, sizeof process);
+    memcpy(start, s->start_cpu, sizeof start);
     return (timing){bench_stats_of(whole, ROUNDS).median, bench_stats_of(loop, ROUNDS).median,
-                    bench_stats_of(thread, ROUNDS).median, bench_stats_of(process, ROUNDS).median};
+                    bench_stats_of(thread, ROUNDS).median, bench_stats_of(process, ROUNDS).median,
+                    bench_stats_of(start, ROUNDS).median};
 }
 
 /* The peer's added loop time over opprof's, round by round. */
@@ -219,6 +222,12 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
         bench_json_ratio(stdout, "uftrace_over_opprof", uftrace_over, false);
         bench_json_number(stdout, "timestamp_ns", stamp, false);
+        /* the profiled process's start: what opprof's constructors add before main (CPU time) */
+        bench_json_number(stdout, "plain_start_cpu_ms", plain_calls.start_cpu_s * 1e3, false);
+        bench_json_number(stdout, "opprof_start_cpu_ms", (opprof_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
+                          false);
+        bench_json_number(stdout, "uftrace_start_cpu_ms", (uftrace_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
+                          false);
         bench_json_number(stdout, "function_floor_ns", fn_floor, false);
         bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
         bench_json_number(stdout, "function_store_ns", fn_store, false);
@@ -246,10 +255,14 @@ int main(int argc, char **argv) {
     } else {
         char r1[96];
         bench_ratio_text(uftrace_over, r1, sizeof r1);
+        printf("at start, before main: opprof %.2f ms of CPU, uftrace %.2f ms (the program alone: %.2f ms)\n",
+               (opprof_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
+               (uftrace_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3, plain_calls.start_cpu_s * 1e3);
         printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%s)\n",
                opprof_fn, uftrace_fn, r1);
-        printf("  opprof's CPU time in the loop, per function: %.1f ns on the program's thread, %.1f ns in its process\n",
-               opprof_fn_thread, opprof_fn_process);
+        printf(
+            "  opprof's CPU time in the loop, per function: %.1f ns on the program's thread, %.1f ns in its process\n",
+            opprof_fn_thread, opprof_fn_process);
         printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace; %.1f ns with the store of "
                "24 bytes to fresh memory\n",
                stamp, fn_floor, uftrace_fn / fn_floor, fn_floor + fn_store);

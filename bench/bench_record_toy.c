@@ -6,7 +6,9 @@
  * It prints "loop_s: S", the time of the loop alone: what recording costs,
  * apart from what a tool does at exit (writing its files); and "loop_cpu_s:
  * S", the CPU time of its thread in the loop (the rest: waiting), and
- * "loop_process_cpu_s: S", of all its threads (a tool's own threads too). */
+ * "loop_process_cpu_s: S", of all its threads (a tool's own threads too);
+ * "start_cpu_s: S", the process's CPU time when main begins (the loader's
+ * and the constructors': a tool's start). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+    printf("start_cpu_s: %.9f\n", (double)p0.tv_sec + (double)p0.tv_nsec * 1e-9);
     printf("loop_s: %.9f\n", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
     printf("loop_cpu_s: %.9f\n", (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9);
     printf("loop_process_cpu_s: %.9f\n", (double)(p1.tv_sec - p0.tv_sec) + (double)(p1.tv_nsec - p0.tv_nsec) * 1e-9);

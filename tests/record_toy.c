@@ -6,9 +6,12 @@
  *                     leaf x 4
  *   record_toy wait   "ready" on stdout, then calls mid until a signal
  *   record_toy budget N   leaf x N on a thread that ends, then x N on a thread
- *                     still running at exit, then x N on main: one at a time */
+ *                     still running at exit, then x N on main: one at a time
+ *   record_toy run PROG ARGS...   mid x 2, then PROG in a child process, waited
+ *                     for: a program that runs another, as system() does */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sys/wait.h>
 #include <semaphore.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -59,14 +62,27 @@ static int budget(long n) {
     pthread_create(&ends, NULL, calls_leaf, NULL);
     pthread_join(ends, NULL);
     pthread_create(&waits, NULL, calls_leaf_then_waits, NULL);
-    while (sem_wait(&g_called) != 0) {
-    }
+    while (sem_wait(&g_called) != 0) {}
     calls_leaf(NULL);
     printf("leaf called %ld times\n", 3 * n);
     return 0;
 }
 
+static int run(char **argv) {
+    for (int i = 0; i < 2; i++) mid(i);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("child ended with %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argv + 2);
     if (argc == 3 && strcmp(argv[1], "budget") == 0) return budget(atol(argv[2]));
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {
         puts("ready");

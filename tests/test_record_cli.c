@@ -6,6 +6,8 @@
 #include "check.h"
 #include "testutil.h"
 
+#include "../src/common/record_files.h"
+
 #include <math.h>
 #include <opprof/capture.h>
 #include <stdlib.h>
@@ -199,30 +201,93 @@ TEST_CASE(a_program_that_ends_by_exit) {
     remove_tree(dir);
 }
 
-/* A wrapper that forks (`time prog`; dash's `sh -c 'prog; ...'`) runs the
- * program in a child, which is not profiled: record names it and says what
- * to do; a wrapper that execs (`sh -c 'exec prog'`) hands it the profile and
- * draws no such word. */
+/* The report of a capture's trace, for CHECK_CONTAINS. */
+static char *report_of(const char *capture) {
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' report --json --row-limit 0 '%s/%s/trace-step-0.json'", bin_dir(), dir,
+             capture);
+    CHECK_INT(run_command(cmd, &out), 0);
+    return out;
+}
+
+static bool exists_in_dir(const char *name) {
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return lstat(path, &st) == 0;
+}
+
+/* A wrapper that forks (`timeout 60 prog`; dash's `sh -c 'prog; ...'`) runs
+ * the program in a child: its first child to exec takes a profile, which
+ * becomes DIR since the wrapper recorded no range; the exit status stays the
+ * wrapper's; a second program is named as not profiled. A wrapper that execs
+ * (`sh -c 'exec prog'`) hands it the profile itself. */
 TEST_CASE(a_wrapper_that_forks) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;
-    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/forks' -- sh -c \"'%s'; true\" 2>&1", bin_dir(),
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/forks' -- sh -c \"'%s'; exit 3\" 2>&1", bin_dir(),
              dir, toy());
-    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_INT(run_command(cmd, &out), 3);
     CHECK_CONTAINS(out, "sum 42");
-    CHECK_CONTAINS(out, "opprof record: sh started 1 program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "opprof record: sh ran ");
+    CHECK_CONTAINS(out, "record_toy in a child process, which was profiled too");
+    CHECK(out && !strstr(out, "not profiled"));
+    free(out);
+    CHECK_CONTAINS(out = report_of("forks"), "\"name\": \"leaf\"");
+    free(out);
+    CHECK(!exists_in_dir("forks" RECORD_CHILD_SUFFIX));
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/timeout' -- timeout 60 '%s' 2>&1", bin_dir(), dir,
+             toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "opprof record: timeout ran ");
+    CHECK(out && !strstr(out, "called no instrumented function")); /* nothing said of the wrapper */
+    free(out);
+    CHECK_CONTAINS(out = report_of("timeout"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/two' -- sh -c \"'%s'; '%s' >/dev/null; true\" 2>&1", bin_dir(), dir,
+             toy(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "opprof record: sh started 1 more program(s) in child processes (the first: ");
     CHECK_CONTAINS(out, "record_toy), which are not profiled");
-    CHECK_CONTAINS(out, "(time opprof record -- prog)");
+    free(out);
+    CHECK_CONTAINS(out = report_of("two"), "\"name\": \"leaf\"");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/execs' -- sh -c \"exec '%s'\" 2>&1", bin_dir(),
              dir, toy());
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "sum 42");
-    CHECK(out && !strstr(out, "in child processes"));
+    CHECK(out && !strstr(out, "in a child process") && !strstr(out, "in child processes"));
     free(out);
-    snprintf(cmd, sizeof cmd, "'%s/opprof' report --json --row-limit 0 '%s/execs/trace-step-0.json'", bin_dir(), dir);
+    CHECK_CONTAINS(out = report_of("execs"), "\"name\": \"leaf\"");
+    free(out);
+    remove_tree(dir);
+}
+
+/* A program that records ranges of its own and runs another (system(), a
+ * helper) keeps DIR; the child's capture stays beside it, said. */
+TEST_CASE(a_program_that_runs_another) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/own' -- '%s' run '%s' 2>&1", bin_dir(), dir, toy(),
+             toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "\"name\": \"leaf\"");
+    CHECK_CONTAINS(out, "child ended with 0");
+    CHECK_CONTAINS(out, "has its own capture in '");
+    CHECK_CONTAINS(out, "own" RECORD_CHILD_SUFFIX "'; this process's is '");
+    CHECK_CONTAINS(out, "(it recorded ranges of its own)");
+    free(out);
+    CHECK_CONTAINS(out = report_of("own"), "\"name\": \"mid\"");
+    CHECK(out && !strstr(out, "\"name\": \"grow\"")); /* the child's function, not the parent's */
+    free(out);
+    CHECK_CONTAINS(out = report_of("own" RECORD_CHILD_SUFFIX), "\"name\": \"grow\"");
+    free(out);
+    /* the child's place is taken: record runs nothing */
+    snprintf(cmd, sizeof cmd, "%s/own", dir);
+    remove_tree(cmd);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/own' -- true 2>&1", bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 64);
+    CHECK_CONTAINS(out, "own" RECORD_CHILD_SUFFIX "' exists; name a new directory");
     free(out);
     remove_tree(dir);
 }

@@ -12,6 +12,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <opprof/ggml.h>
 
+#include "../common/record_files.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +22,14 @@
 static pid_t g_unattached; /* the process whose start found no hooked ggml */
 
 /* Its child ran another program (a wrapper that forks: `time prog`), which
- * opprof record names: the file where the child said so (src/preload/exec.h). */
+ * took the profile or which opprof record names: the files where the child
+ * said so (src/common/record_files.h). */
 static bool child_ran(void) {
     const char *exited = getenv("OPPROF_RECORD_EXITED");
-    char path[4096];
-    return exited && snprintf(path, sizeof path, "%s.ran", exited) < (int)sizeof path && access(path, F_OK) == 0;
+    char ran[4096], took[4096];
+    return exited && snprintf(ran, sizeof ran, "%s" RECORD_RAN_SUFFIX, exited) < (int)sizeof ran &&
+           snprintf(took, sizeof took, "%s" RECORD_TOOK_SUFFIX, exited) < (int)sizeof took &&
+           (access(ran, F_OK) == 0 || access(took, F_OK) == 0);
 }
 
 static void say_unattached(void) {

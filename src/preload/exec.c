@@ -1,7 +1,8 @@
 /* exec.c - `opprof record` across exec: the program that record started may
  * be a wrapper that replaces itself with the program to profile (`env X=1
  * prog`, `taskset -c 0 prog`, `numactl`, `nice`, `sh -c 'prog'`, a script's
- * `exec`), and the programs it starts are not profiled.
+ * `exec`), or one that runs it in a child process (`time prog`, `timeout`,
+ * `sh -c 'prog; x'`).
  *
  * OPPROF_TRACE's session lives in the process image; exec ends the image
  * without its exit handlers, and autostart took OPPROF_TRACE and its kin out
@@ -13,14 +14,19 @@
  *   began with), and the directory that this image's session made and left
  *   empty is removed so that the next one can make it (made again when the
  *   exec fails);
- * - any other process (a child the program forked) execs without opprof:
- *   libopprof_record.so leaves LD_PRELOAD and the OPPROF_RECORD_ variables go,
- *   so that its children print none of record's notes.
+ * - the first child of that process to exec a program takes a profile of its
+ *   own (src/common/record_files.h): OPPROF_TRACE=DIR.opprof-child, itself
+ *   the process record follows across its execs. The profiled process puts
+ *   that capture in DIR's place at its exit when it was a wrapper (autostart);
+ * - any other process execs without opprof: libopprof_record.so leaves
+ *   LD_PRELOAD and the OPPROF_RECORD_ variables go, so that its children
+ *   print none of record's notes; its program is named in EXITED.ran.
  * Only async-signal-safe calls (a vfork child may exec): no allocation, the
  * new environment on the stack. */
 #define _GNU_SOURCE
 #include "preload/exec.h"
-#include "preload/steps.h"
+
+#include "common/record_files.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -62,29 +68,40 @@ static bool is_record_process(void) {
     return pid && number(pid) == (long)getpid();
 }
 
-bool opprof__child_ran_path(char *path, size_t size) {
+/* OPPROF_RECORD_EXITED's path + suffix (src/common/record_files.h) into
+ * `path`; false without it or when `size` is short. */
+static bool record_file(char *path, size_t size, const char *suffix) {
     const char *exited = getenv("OPPROF_RECORD_EXITED");
-    size_t n = exited ? strlen(exited) : 0;
-    if (!n || n + sizeof ".ran" > size) return false;
+    size_t n = exited ? strlen(exited) : 0, k = strlen(suffix);
+    if (!n || n + k + 1 > size) return false;
     memcpy(path, exited, n);
-    memcpy(path + n, ".ran", sizeof ".ran");
+    memcpy(path + n, suffix, k + 1);
     return true;
 }
 
-/* A child of the process that record started execs FILE: that process is a
- * wrapper that forks (`time prog`, `sh -c 'prog; x'`), and FILE will not be
- * profiled. Said in OPPROF_RECORD_EXITED's twin (opprof__child_ran_path), so
- * that record names FILE and the wrapper blames nothing else. */
-static void note_child_exec(const char *file) {
-    const char *pid = getenv("OPPROF_RECORD_PID");
+bool opprof__child_took_profile(void) {
     char path[PATH_MAX];
-    if (!pid || number(pid) != (long)getppid() || !opprof__child_ran_path(path, sizeof path)) return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return;
+    return record_file(path, sizeof path, RECORD_TOOK_SUFFIX) && access(path, F_OK) == 0;
+}
+
+static bool is_child_of_record_process(void) {
+    const char *pid = getenv("OPPROF_RECORD_PID");
+    return pid && number(pid) == (long)getppid();
+}
+
+/* FILE, a line appended to the record file of `suffix`; `exclusive`: only
+ * when this call makes the file (one claim per record). True when written. */
+static bool write_record_file(const char *suffix, const char *file, bool exclusive) {
+    char path[PATH_MAX];
+    if (!record_file(path, sizeof path, suffix)) return false;
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : O_APPEND);
+    int fd = open(path, flags, 0600);
+    if (fd < 0) return false;
     size_t n = strlen(file);
     if (write(fd, file, n) == (ssize_t)n && write(fd, "\n", 1) == 1) { /* best effort: record then says less */
     }
     close(fd);
+    return true;
 }
 
 /* LD_PRELOAD without opprof record's libraries, into e->text; NULL when nothing is left. */
@@ -113,42 +130,80 @@ static char *preload_without_ours(new_env *e, const char *value) {
     return out;
 }
 
-/* The environment this image began with: TAKEN's values that autostart removed. */
-static void add_taken(new_env *e, char *const envp[]) {
+/* How a program is exec'd: without opprof (a child of the profiled process),
+ * as the profiled process (record's, across its execs), or as the child that
+ * takes a profile of its own. */
+typedef enum { EXEC_WITHOUT, EXEC_RECORD, EXEC_CHILD } exec_mode;
+
+/* "NAME=" + value + suffix, made in e->text; NULL when it does not fit. */
+static char *make_var(new_env *e, const char *name, const char *value, const char *suffix) {
+    size_t a = strlen(name), b = strlen(value), c = strlen(suffix);
+    if (e->used + a + b + c + 1 > TEXT_MAX) return NULL;
+    char *out = e->text + e->used;
+    memcpy(out, name, a), memcpy(out + a, value, b), memcpy(out + a + b, suffix, c + 1);
+    e->used += a + b + c + 1;
+    return out;
+}
+
+/* The environment this image began with: TAKEN's values that autostart
+ * removed; for EXEC_CHILD, OPPROF_TRACE's DIR as DIR.opprof-child. False
+ * when such a child cannot take a profile: no OPPROF_TRACE to take, or a
+ * flight recorder's (its DIR is made at start and written save by save). */
+static bool add_taken(new_env *e, char *const envp[], exec_mode mode) {
     int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) return false;
     char *buf = e->text + e->used;
     size_t room = TEXT_MAX - e->used - 1, len = 0;
     for (ssize_t got; len < room && (got = read(fd, buf + len, room - len)) > 0;) len += (size_t)got;
     close(fd);
     buf[len] = '\0';
+    e->used += len + 1;
+    bool trace = false, flight = false;
     for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
         for (size_t k = 0; k < sizeof TAKEN / sizeof *TAKEN; k++) {
             if (!starts(buf + i, TAKEN[k]) || e->n >= ENV_MAX) continue;
             bool present = false;
             for (int j = 0; envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
-            if (!present) e->v[e->n++] = buf + i;
+            if (present) continue;
+            char *v = buf + i;
+            if (mode == EXEC_CHILD && k == 0) /* OPPROF_TRACE */
+                trace = (v = make_var(e, "", v, RECORD_CHILD_SUFFIX)) != NULL;
+            flight |= k == 2 && v[strlen(TAKEN[k])] != '\0';
+            if (v) e->v[e->n++] = v;
         }
-    e->used += len + 1;
+    return mode != EXEC_CHILD || (trace && !flight);
 }
 
-static void make_env(new_env *e, char *const envp[], bool record_process) {
+/* The environment of the new image; false when EXEC_CHILD cannot be had. */
+static bool make_env(new_env *e, char *const envp[], exec_mode mode) {
     e->n = 0;
     e->used = 0;
     for (int i = 0; envp && envp[i] && e->n < ENV_MAX; i++) {
         const char *v = envp[i];
         bool drop = false;
-        for (size_t k = 0; !record_process && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
+        for (size_t k = 0; mode == EXEC_WITHOUT && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
             drop |= starts(v, RECORD_ONLY[k]);
-        if (!record_process && starts(v, "LD_PRELOAD=")) {
+        if (mode == EXEC_WITHOUT && starts(v, "LD_PRELOAD=")) {
             char *kept = preload_without_ours(e, v + 11);
             if (kept) e->v[e->n++] = kept;
             continue;
         }
+        /* the child is the process record follows now; its exit is not the one record waits for */
+        if (mode == EXEC_CHILD) drop |= starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=");
         if (!drop) e->v[e->n++] = (char *)v;
     }
-    if (record_process) add_taken(e, envp);
+    bool ok = mode == EXEC_WITHOUT || add_taken(e, envp, mode);
+    if (ok && mode == EXEC_CHILD) {
+        char digits[24];
+        int d = (int)sizeof digits - 1;
+        digits[d] = '\0';
+        for (long pid = (long)getpid(); pid; pid /= 10) digits[--d] = (char)('0' + pid % 10);
+        char *v = make_var(e, "OPPROF_RECORD_PID=", digits + d, "");
+        ok = v && e->n < ENV_MAX + 15;
+        if (ok) e->v[e->n++] = v;
+    }
     e->v[e->n] = NULL;
+    return ok;
 }
 
 /* The directory this image's session made: removed while empty (it is its
@@ -190,17 +245,32 @@ __attribute__((constructor)) static void exec_setup(void) {
     g_execvpe = (exec_fn)dlsym(RTLD_NEXT, "execvpe");
 }
 
+/* A program that exec may run: a path that is an executable file, or a name
+ * for the PATH search (a shell tries each directory of PATH by execve: the
+ * ones that fail are no program run). */
+static bool may_run(bool search, const char *file) {
+    return file && ((search && !strchr(file, '/')) || access(file, X_OK) == 0);
+}
+
 static int exec_with(bool search, const char *file, char *const argv[], char *const envp[]) {
     new_env e; /* on the stack: exec is rare, and a vfork child shares the heap */
-    bool record_process = is_record_process();
-    if (!record_process && file) note_child_exec(file);
-    make_env(&e, envp, record_process);
+    exec_mode mode = is_record_process() ? EXEC_RECORD : EXEC_WITHOUT;
+    if (mode == EXEC_WITHOUT && is_child_of_record_process() && may_run(search, file)) {
+        /* a wrapper that forks: its first child to exec takes a profile (once per record) */
+        if (make_env(&e, envp, EXEC_CHILD) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
+            mode = EXEC_CHILD;
+        else
+            write_record_file(RECORD_RAN_SUFFIX, file, false);
+    }
+    if (mode != EXEC_CHILD) make_env(&e, envp, mode);
     char made[PATH_MAX];
-    bool removed = record_process && remove_own_dir(made, sizeof made);
+    bool removed = mode == EXEC_RECORD && remove_own_dir(made, sizeof made);
     exec_fn real = search ? g_execvpe : g_execve;
     int rc = real ? real(file, argv, e.v) : (errno = ENOSYS, -1);
     int saved = errno;
     if (removed) mkdir(made, 0777); /* the exec failed: this image goes on, and saves there */
+    char took[PATH_MAX];            /* ...nor did it take the profile */
+    if (mode == EXEC_CHILD && record_file(took, sizeof took, RECORD_TOOK_SUFFIX)) unlink(took);
     errno = saved;
     return rc;
 }

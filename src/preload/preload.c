@@ -13,6 +13,7 @@
  * (OPPROF_FREE_UNKNOWN_SIZE), which the capture takes from the allocation at
  * the same address. Functions: functions.c. */
 #define _GNU_SOURCE
+#include "preload/exec.h"
 #include "preload/functions.h"
 #include "preload/steps.h"
 
@@ -199,7 +200,6 @@ EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) {
 }
 #undef NOTHROW
 
-
 /* The program's exit handlers ran: opprof record learns it from the file it
  * named (OPPROF_RECORD_EXITED, made by it), so that a capture that is not there
  * is blamed on its real cause. Only the process record started says so. */
@@ -216,6 +216,7 @@ static void say_exited(void) {
 /* `opprof record` says what it could not see, once, when the program ends. */
 __attribute__((destructor)) static void record_said(void) {
     say_exited();
+    if (opprof__child_took_profile()) return; /* a wrapper that forks: the child's session speaks */
     opprof__steps_said();
     opprof__functions_said();
     if (g_memory && !__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED))

@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include "tool.h"
 
+#include "../../src/common/record_files.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -210,8 +212,11 @@ static int parse(int argc, char **argv, record_options *ro) {
         strftime(ro->dir, sizeof ro->dir, "opprof-record-%Y%m%d-%H%M%S", &tm);
     }
     struct stat st;
-    if (lstat(ro->dir, &st) == 0) {
-        fprintf(stderr, "opprof record: '%s' exists; name a new directory with -o (nothing was run)\n", ro->dir);
+    char child[sizeof ro->dir + 16]; /* where a child of CMD's capture goes (src/common/record_files.h) */
+    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
+    const char *there = lstat(ro->dir, &st) == 0 ? ro->dir : lstat(child, &st) == 0 ? child : NULL;
+    if (there) {
+        fprintf(stderr, "opprof record: '%s' exists; name a new directory with -o (nothing was run)\n", there);
         return TOOL_EXIT_USAGE;
     }
     return -1;
@@ -309,27 +314,49 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
-/* The programs that CMD's children ran (src/preload/exec.h: EXITED's ".ran"
- * file, a line each), which are not profiled: said with the first one's
- * name, and the file removed. A wrapper that forks (`time prog`) is the case
- * where the program to profile is one of them. */
-static void say_children_ran(const char *exited, const char *cmd) {
-    char path[128], first[256] = "";
-    snprintf(path, sizeof path, "%s.ran", exited);
+/* The first line of EXITED + suffix (src/common/record_files.h) into
+ * `first`, the file removed; the number of lines. */
+static size_t read_record_file(const char *exited, const char *suffix, char *first, size_t size) {
+    char path[128];
+    snprintf(path, sizeof path, "%s%s", exited, suffix);
     FILE *f = fopen(path, "r");
-    if (!f) return;
+    if (!f) return 0;
     size_t n = 0;
     for (char line[4096]; fgets(line, sizeof line, f); n++)
-        if (!n) snprintf(first, sizeof first, "%.*s", (int)strcspn(line, "\n"), line);
+        if (!n) snprintf(first, size, "%.*s", (int)strcspn(line, "\n"), line);
     fclose(f);
     unlink(path);
-    if (!n) return;
-    fprintf(stderr,
-            "opprof record: %s started %zu program(s) in child processes (the first: %s), which are not profiled: "
-            "record profiles the program it starts and what that program execs (env, taskset, sh -c 'exec prog'), not "
-            "its children; to profile a program that a forking wrapper runs, put record inside it "
-            "(time opprof record -- prog)\n",
-            cmd, n, first);
+    return n;
+}
+
+/* The programs that CMD's children ran: the first one took a profile of its
+ * own (a wrapper that forks: `time prog`; autostart put its capture in DIR's
+ * place, or beside it, and said which), the others are not profiled. */
+static void say_children_ran(const char *exited, const char *cmd) {
+    char took[256] = "", ran[256] = "";
+    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took);
+    size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran);
+    if (took_n) fprintf(stderr, "opprof record: %s ran %s in a child process, which was profiled too\n", cmd, took);
+    if (ran_n)
+        fprintf(stderr,
+                "opprof record: %s started %zu %sprogram(s) in child processes (the first: %s), which are not "
+                "profiled: record profiles the program it starts, what that program execs (env, taskset, sh -c "
+                "'exec prog') and the first program that its children run (time prog); to profile another, put "
+                "record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
+                cmd, ran_n, took_n ? "more " : "", ran);
+}
+
+/* DIR is not there, but the capture of the program that a child of CMD ran
+ * is (CMD ended before it could take it, by _exit or a signal): it becomes
+ * DIR, and CMD's own twin goes when empty. True when it did. */
+static bool keep_child_capture(const record_options *ro, pid_t pid) {
+    char child[sizeof ro->dir + 16], twin[sizeof ro->dir + 32];
+    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
+    if (renameat2(AT_FDCWD, child, AT_FDCWD, ro->dir, RENAME_NOREPLACE) != 0) return false;
+    snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
+    rmdir(twin);
+    fprintf(stderr, "opprof record: the capture of the program that a child of the command ran is '%s'\n", ro->dir);
+    return true;
 }
 
 /* Why CMD left no capture, each cause its own words. `started`: its session
@@ -443,7 +470,9 @@ static int run(int argc, char **argv) {
     if (exited[0]) say_children_ran(exited, argv[optind]), unlink(exited);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
-    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
+    if (stat(ro.dir, &st) == 0 || keep_child_capture(&ro, pid) ||
+        keep_twin(&ro, pid, argv[optind], status, handlers_ran))
+        print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }

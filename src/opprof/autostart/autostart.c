@@ -22,6 +22,8 @@
 #include "record/record.h" /* opprof__tls: the thread is inside a record */
 #include "render/render.h"
 
+#include "../../common/record_files.h" /* a child's capture, beside DIR */
+
 #include <dirent.h>
 #include <stdint.h>
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,15 +42,18 @@
 static struct {
     opprof_session *session;
     char dir[4096], work[4200];
-    int captures, failed; /* written (their trace whole), and not */
-    int incomplete;       /* of those written, without some of their other files (a full disk) */
-    sem_t wake;           /* posted by the signal handler (sem_post is async-signal-safe): no
+    int captures, failed;   /* written (their trace whole), and not */
+    int incomplete;         /* of those written, without some of their other files (a full disk) */
+    size_t ranges;          /* the ranges those captures hold, steps aside */
+    double cpu_started;     /* the process's CPU time when its session had started (s): its loading aside */
+    double cpu_before_save; /* ...and when its save began: the writing of its capture aside */
+    sem_t wake;             /* posted by the signal handler (sem_post is async-signal-safe): no
                              descriptor that the program could close or reuse */
-    int fatal;            /* atomic: the first SIGINT or SIGTERM received, 0: none */
-    int finished;         /* atomic: 0 running, 1 finishing or done */
-    int done;             /* atomic: the directory is in place (or given up) */
-    pid_t saver;          /* atomic: the thread that saves */
-    pid_t owner;          /* the process profiled: a child forked from it records nothing of its own */
+    int fatal;              /* atomic: the first SIGINT or SIGTERM received, 0: none */
+    int finished;           /* atomic: 0 running, 1 finishing or done */
+    int done;               /* atomic: the directory is in place (or given up) */
+    pid_t saver;            /* atomic: the thread that saves */
+    pid_t owner;            /* the process profiled: a child forked from it records nothing of its own */
     struct sigaction old_int, old_term;
     bool flight;          /* OPPROF_FLIGHT: DIR itself is written, save by save */
     int flight_signal;    /* the dump signal, 0: none */
@@ -213,6 +219,9 @@ static int write_capture(const opprof_capture *c, void *user) {
             g_auto.failed++;
     }
     if (!rc || trace_whole) g_auto.captures++;
+    size_t events = 0;
+    const opprof_event *e = opprof_capture_events(c, &events);
+    for (size_t i = 0; i < events; i++) g_auto.ranges += e[i].kind != OPPROF_KIND_STEP;
     close(made);
     return rc;
 }
@@ -311,12 +320,59 @@ static void remeasure_machine(opprof_session *session) {
     if (opprof_machine_remeasure(&g_auto.machine) == 0) opprof_session_set_machine(session, &g_auto.machine);
 }
 
+static double cpu_seconds(int who) {
+    struct rusage u;
+    if (getrusage(who, &u) != 0) return 0;
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* A child of this process took a profile of its own (src/common/record_files.h:
+ * `opprof record -- time prog`), and its capture is DIR.opprof-child: it
+ * becomes DIR when this process was the wrapper, that is, when it wrote no
+ * capture, or one without a range while its children took more CPU time than
+ * it did between its start and its save (its own loading and writing aside,
+ * which are opprof's and the loader's; theirs in). Otherwise it stays beside
+ * DIR, said. True when it is DIR now. */
+static bool take_child_capture(void) {
+    char child[4300];
+    struct stat st;
+    snprintf(child, sizeof child, "%s%s", g_auto.dir, RECORD_CHILD_SUFFIX);
+    if (lstat(child, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    if (g_auto.captures &&
+        (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) <= g_auto.cpu_before_save - g_auto.cpu_started)) {
+        fprintf(stderr,
+                "opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
+                "in '%s'; this process's is '%s' (it %s)\n",
+                child, g_auto.dir,
+                g_auto.ranges ? "recorded ranges of its own" : "took more CPU time than its children");
+        return false;
+    }
+    if (renameat2(AT_FDCWD, child, AT_FDCWD, g_auto.dir, RENAME_NOREPLACE) != 0) {
+        fprintf(stderr, "opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", child, g_auto.dir, strerror(errno));
+        return false;
+    }
+    remove_work();
+    fprintf(stderr,
+            "opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
+            "own, its children took the CPU time): that program's capture is %s/\n",
+            g_auto.dir);
+    return true;
+}
+
+/* A child that took a profile (DIR.opprof-child) and recorded nothing says nothing:
+ * its parent, the one profiled, speaks for the directory. */
+static bool is_child_session(void) {
+    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
+    return n > k && strcmp(g_auto.dir + n - k, RECORD_CHILD_SUFFIX) == 0;
+}
+
 static void save(void) {
     pthread_mutex_lock(&g_auto.lock);
     opprof_session *session = g_auto.session;
     g_auto.session = NULL;
     pthread_mutex_unlock(&g_auto.lock);
     if (!session) return;
+    g_auto.cpu_before_save = cpu_seconds(RUSAGE_SELF); /* the process's own work, not the writing of its capture */
     remeasure_machine(session);
     opprof_session_free(session); /* a capture being recorded is written now */
     if (g_auto.flight) {
@@ -327,10 +383,12 @@ static void save(void) {
                     lost_said());
         return;
     }
+    if (take_child_capture()) return;
     if (g_auto.captures == 0) {
         remove_work();
-        fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
-                g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
+        if (!is_child_session() || g_auto.failed)
+            fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
+                    g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
         return;
     }
     char where[4200];
@@ -622,6 +680,7 @@ __attribute__((constructor)) static void autostart(void) {
         return;
     }
     machine_setup();
+    g_auto.cpu_started = cpu_seconds(RUSAGE_SELF);
     g_auto.owner = getpid();
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */

@@ -1,6 +1,7 @@
 /* clock.c - timestamps for the hot path: the TSC where the CPU says it is
- * invariant (constant and non-stop), calibrated against CLOCK_MONOTONIC;
- * CLOCK_MONOTONIC itself elsewhere. */
+ * invariant (constant and non-stop), calibrated against CLOCK_MONOTONIC
+ * over the span it converts (opprof__ns_per_tick); CLOCK_MONOTONIC itself
+ * elsewhere. */
 #define _GNU_SOURCE
 #include "base/base.h"
 
@@ -17,8 +18,9 @@
 #endif
 
 int opprof__use_tsc;
-static double g_ns_per_tick = 1.0;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int64_t g_anchor_ns; /* CLOCK_MONOTONIC and the TSC read together at setup */
+static uint64_t g_anchor_ticks;
 
 int64_t opprof__monotonic_ns(void) {
     struct timespec ts;
@@ -39,6 +41,18 @@ static int tsc_is_invariant(void) {
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
     return (d >> 8) & 1; /* invariant TSC */
 }
+
+/* CLOCK_MONOTONIC and the TSC at one instant: the tick halfway between two
+ * TSC reads around the clock's, of the closest pair of 3. */
+static void read_pair(int64_t *ns, uint64_t *ticks) {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        uint64_t a = __rdtsc();
+        int64_t t = opprof__monotonic_ns();
+        uint64_t b = __rdtsc();
+        if (b >= a && b - a < best) best = b - a, *ns = t, *ticks = a + (b - a) / 2;
+    }
+}
 #endif
 
 static void clock_setup(void) {
@@ -46,18 +60,8 @@ static void clock_setup(void) {
     bool monotonic = opprof__env_choice("OPPROF_CLOCK", clocks, 2, 0) == 1;
 #if OPPROF__HAVE_TSC
     if (!monotonic && tsc_is_invariant()) {
-        /* Calibrate over ~20 ms: error well under 0.1 %. */
-        int64_t t0 = opprof__monotonic_ns();
-        uint64_t c0 = __rdtsc();
-        int64_t t1;
-        do {
-            t1 = opprof__monotonic_ns();
-        } while (t1 - t0 < 20000000);
-        uint64_t c1 = __rdtsc();
-        if (c1 > c0) {
-            g_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
-            opprof__use_tsc = 1;
-        }
+        read_pair(&g_anchor_ns, &g_anchor_ticks);
+        opprof__use_tsc = 1;
     }
 #else
     (void)monotonic;
@@ -68,4 +72,21 @@ void opprof__clock_init(void) { pthread_once(&g_once, clock_setup); }
 
 uint64_t opprof__ticks_fallback(void) { return (uint64_t)opprof__monotonic_ns(); }
 
-double opprof__ns_per_tick(void) { return g_ns_per_tick; }
+/* Calibrated when asked, not at setup (a 20 ms wait at each program's start,
+ * before): the TSC against CLOCK_MONOTONIC from the setup's pair to one read
+ * now. Every tick converted is from before this call (a capture's, a
+ * flight save's), so each lies inside that span, and its error in
+ * nanoseconds stays that of the two pairs, whatever the span's length. */
+double opprof__ns_per_tick(void) {
+#if OPPROF__HAVE_TSC
+    if (!opprof__use_tsc) return 1.0;
+    int64_t ns;
+    uint64_t ticks;
+    read_pair(&ns, &ticks);
+    if (ticks <= g_anchor_ticks || ns <= g_anchor_ns)
+        return 1.0 / 3.0; /* no span yet, so no tick to convert but these: a 3 GHz TSC's rate */
+    return (double)(ns - g_anchor_ns) / (double)(ticks - g_anchor_ticks);
+#else
+    return 1.0;
+#endif
+}
