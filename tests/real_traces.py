@@ -19,8 +19,10 @@ import decimal
 import re
 import gzip
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 CPU_OP = {"cpu_op", "Operator"}
 RUNTIME = {"cuda_runtime", "cuda_driver", "Runtime", "mtia_runtime"}
@@ -233,6 +235,29 @@ def owned_memory_bytes(events):
     return per_device, count
 
 
+KEPT_PHASES = ("s", "t", "f", "i", "I", "b", "e", "n")  # flows, instants, async edges: kept by convert
+
+
+def converted_same(bin_dir, path, events, doc, check):
+    """opprof convert writes the trace again without losing its flows,
+    instants and async edges, and the converted trace reports the same rows."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "converted.json")
+        run = subprocess.run([bin_dir + "/opprof", "convert", path, out], capture_output=True, text=True)
+        check(run.returncode == 0, "%s: opprof convert exit %d: %s" % (path, run.returncode, run.stderr))
+        if run.returncode != 0:
+            return
+        again = load(out)["traceEvents"]
+        for ph in KEPT_PHASES:
+            n_in = sum(1 for e in events if e.get("ph") == ph and "name" in e and "ts" in e)
+            n_out = sum(1 for e in again if e.get("ph") == ph)
+            check(n_in == n_out, "%s: convert: %d '%s' events in, %d out" % (path, n_in, ph, n_out))
+        rep = subprocess.run([bin_dir + "/opprof", "report", "--json", "--row-limit", "0", "--sort", "none", out],
+                             capture_output=True, text=True)
+        rows = json.loads(rep.stdout)["rows"] if rep.returncode == 0 else None
+        check(rows == doc["rows"], "%s: the converted trace's rows differ: %s" % (path, rep.stderr[:300]))
+
+
 def main():
     bin_dir, traces = sys.argv[1], sys.argv[2:]
     passed = failed = 0
@@ -287,6 +312,7 @@ def main():
             check(chk.returncode == (1 if want_unended else 0) and unended == want_unended,
                   "%s: opprof check: %d begins never ended listed, %d in the trace: %s" % (
                       path, unended, want_unended, chk.stdout[:500]))
+        converted_same(bin_dir, path, events, doc, check)
         for key in got:
             if key[0].startswith("PyTorch Profiler ("):
                 check(False, "%s: Kineto's span is a row" % path)

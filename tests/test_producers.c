@@ -264,6 +264,52 @@ TEST_CASE(commands_say_it) {
     remove_tree(dir);
 }
 
+/* Another writer's counters, instants, flows and async ranges written again
+ * by convert (and merge into .pftrace): none lost, its arguments not made
+ * opprof's (a "bytes" argument stays out of the tables); what convert cannot
+ * write (legacy async "S"/"F") is said as not written again. */
+static const char FOREIGN_MARKS[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"name\": \"copy\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10, \"args\": {\"bytes\": 640}},\n"
+    "{\"ph\": \"C\", \"name\": \"cpu\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"args\": {\"user\": 3, \"sys\": 1}},\n"
+    "{\"ph\": \"i\", \"name\": \"tick\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"s\": \"t\"},\n"
+    "{\"ph\": \"s\", \"name\": \"hop\", \"id\": 7, \"pid\": 1, \"tid\": 1, \"ts\": 3},\n"
+    "{\"ph\": \"f\", \"name\": \"hop\", \"id\": 7, \"bp\": \"e\", \"pid\": 1, \"tid\": 1, \"ts\": 5},\n"
+    "{\"ph\": \"b\", \"name\": \"load\", \"id\": 9, \"cat\": \"io\", \"pid\": 1, \"tid\": 1, \"ts\": 4},\n"
+    "{\"ph\": \"e\", \"name\": \"load\", \"id\": 9, \"cat\": \"io\", \"pid\": 1, \"tid\": 1, \"ts\": 8},\n"
+    "{\"ph\": \"S\", \"name\": \"old\", \"id\": 5, \"pid\": 1, \"tid\": 1, \"ts\": 4},\n"
+    "{\"ph\": \"F\", \"name\": \"old\", \"id\": 5, \"pid\": 1, \"tid\": 1, \"ts\": 9}\n"
+    "]}\n";
+
+TEST_CASE(convert_keeps_another_writers_marks) {
+    char dir[256], path[512], *out = NULL;
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/in.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(FOREIGN_MARKS, f);
+    fclose(f);
+    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s/out.json'", bin_dir(), path, dir), 0);
+    CHECK_CONTAINS(out, "in.json: not written again: 2 async events (b/n/e, S/T/p/F)");
+    free(out);
+    CHECK_INT(run_commandf(&out, "cat '%s/out.json'", dir), 0);
+    CHECK_CONTAINS(out, "{\"ph\":\"C\",\"cat\":\"counter\",\"name\":\"cpu user\"");
+    CHECK_CONTAINS(out, "\"args\":{\"cpu user\":3}");
+    CHECK_CONTAINS(out, "\"args\":{\"cpu sys\":1}");
+    CHECK_CONTAINS(out, "{\"ph\":\"i\",\"cat\":\"instant\",\"s\":\"t\",\"name\":\"tick\"");
+    CHECK_CONTAINS(out, "{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"hop\",\"id\":7");
+    CHECK_CONTAINS(out, "{\"ph\":\"f\",\"cat\":\"flow\",\"bp\":\"e\",\"name\":\"hop\",\"id\":7");
+    CHECK_CONTAINS(out, "{\"ph\":\"b\",\"cat\":\"async\",\"name\":\"load\",\"id\":9");
+    CHECK_CONTAINS(out, "{\"ph\":\"e\",\"cat\":\"async\",\"name\":\"load\",\"id\":9");
+    CHECK(out && !strstr(out, "\"bytes\""));
+    free(out);
+    /* read again, the same rows: no FLOPs or bytes column from the writer's "bytes" */
+    CHECK_INT(run_commandf(&out, "'%s/opprof' report '%s/out.json' 2>&1", bin_dir(), dir), 0);
+    CHECK_CONTAINS(out, "copy");
+    CHECK(out && !strstr(out, "GB/s"));
+    free(out);
+    remove_tree(dir);
+}
+
 /* Begins never ended (a trace cut while they ran): read to the trace's end
  * as Chrome's viewer does, each listed by check with its share, and the
  * table says so under it when one covers much of the trace. */

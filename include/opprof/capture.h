@@ -1125,6 +1125,11 @@ typedef struct opprof_read_options {
      * event's thread clock ("tts", "tdur", as Chrome writes them) becomes two of
      * its integer arguments in ns, OPPROF_THREAD_TS_ARG and OPPROF_THREAD_DUR_ARG. */
     bool keep_marks;
+    /* Every writer's counters, instants, flows and async ranges kept as marks,
+     * as opprof's own are, but not its arguments nor its categories: what a
+     * trace written again from the capture must not lose (`opprof convert`,
+     * `opprof merge -o OUT.pftrace`). Implied by keep_marks. */
+    bool keep_event_marks;
 } opprof_read_options;
 #define OPPROF_THREAD_TS_ARG "opprof:tts"
 #define OPPROF_THREAD_DUR_ARG "opprof:tdur"

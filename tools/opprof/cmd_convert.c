@@ -29,7 +29,7 @@ static int run(int argc, char **argv) {
                                 "or .json.gz, not '%s'",
                                 out);
     opprof_capture *cap;
-    int rc = tool_load(in, &cap);
+    int rc = tool_load_to_write(in, &cap);
     if (rc) return rc;
     rc = tool_need_timeline(in, cap, "convert");
     if (!rc) rc = tool_write_trace(cap, out);

@@ -33,7 +33,7 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
         return TOOL_EXIT_UNREADABLE;
     }
     opprof_capture *cap = NULL;
-    rc = tool_load(tmp, &cap);
+    rc = tool_load_to_write(tmp, &cap);
     if (!rc) rc = tool_write_trace(cap, out);
     opprof_capture_free(cap);
     unlink(tmp);

@@ -90,11 +90,17 @@ int tool_need_timeline(const char *path, const opprof_capture *cap, const char *
     return TOOL_EXIT_UNREADABLE;
 }
 
-int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
-    return tool_load_counted(path, by_node, NULL, out);
-}
+static int load(const char *path, bool by_node, bool event_marks, tool_load_counts *counts, opprof_capture **out);
+
+int tool_load_by(const char *path, bool by_node, opprof_capture **out) { return load(path, by_node, false, NULL, out); }
+
+int tool_load_to_write(const char *path, opprof_capture **out) { return load(path, false, true, NULL, out); }
 
 int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out) {
+    return load(path, by_node, false, counts, out);
+}
+
+static int load(const char *path, bool by_node, bool event_marks, tool_load_counts *counts, opprof_capture **out) {
     load_problems lp = {.count = 0, .unused = "", .counts = counts};
     if (counts) *counts = (tool_load_counts){0};
     tool_progress_init(&lp.pr, path);
@@ -104,7 +110,8 @@ int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, 
                                .ctx = &lp,
                                .events_only = true,
                                .by_node = by_node,
-                               .keep_marks = counts != NULL};
+                               .keep_marks = counts != NULL,
+                               .keep_event_marks = event_marks};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {
@@ -115,7 +122,9 @@ int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, 
             fprintf(stderr, "opprof: %s: %s\n", path, err.message);
         return TOOL_EXIT_UNREADABLE;
     }
-    if (lp.unused[0]) fprintf(stderr, "opprof: %s: not in the tables: %s\n", path, lp.unused);
+    if (lp.unused[0])
+        fprintf(stderr, "opprof: %s: %s: %s\n", path, event_marks ? "not written again" : "not in the tables",
+                lp.unused);
     if (counts) {
         counts->problems = lp.count;
         snprintf(counts->first_problem, sizeof counts->first_problem, "%s", lp.first);

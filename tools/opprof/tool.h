@@ -66,6 +66,9 @@ int tool_load(const char *path, opprof_capture **out);
 int tool_need_timeline(const char *path, const opprof_capture *cap, const char *command);
 /* The same, an ONNX Runtime profile's rows by node (by_node: --group-by node). */
 int tool_load_by(const char *path, bool by_node, opprof_capture **out);
+/* tool_load, every writer's counters, instants, flows and async ranges kept
+ * (opprof_read_options.keep_event_marks): for a trace written again. */
+int tool_load_to_write(const char *path, opprof_capture **out);
 /* What tool_load_counted says besides: the problems and the kinds of valid
  * events that are in no table (the reader's on_unused). */
 #define TOOL_LOAD_UNUSED_KINDS 32

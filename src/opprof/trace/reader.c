@@ -254,6 +254,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     p->split_at = INT64_MAX;
     p->rt.by_node = options && options->by_node;
     p->keep_marks = options && options->keep_marks;
+    p->keep_event_marks = options && (options->keep_marks || options->keep_event_marks);
     int rc = open_rc ? open_rc : opprof_capture_new(&p->cap);
     if (rc) read_error_set(p->err, rc, "", "");
     if (!rc) {

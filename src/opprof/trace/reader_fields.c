@@ -306,7 +306,7 @@ static int on_args_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
         return 0;
     }
     /* opprof's own arguments; from any writer, the parts of a parallel operator (opprof.h) */
-    if (p->ours || p->keep_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY))
+    if (p->ours || p->keep_event_marks || KEY_IS(k, n, OPPROF_PART_OF_KEY)) /* keep_event_marks: a counter's */
         return opprof__reader_arg_flat(p, e, k, strnlen(k, n));
     return opprof__json_skip(&p->lx);
 }

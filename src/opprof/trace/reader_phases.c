@@ -216,9 +216,11 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
 /* An event's arguments as its marks: the last event of the capture, on `thread`. */
 static int arg_marks(parser *p, const event_args *args, uint32_t thread) {
     opprof_mark m = {.thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
+    bool all = p->ours || p->keep_marks; /* keep_event_marks reads another writer's for its counters only */
     for (int k = 0; k < args->n; k++) {
         const event_arg *a = &args->at[k];
         const char *name = opprof__reader_arg_key(args, a);
+        if (!all && strcmp(name, OPPROF_PART_OF_KEY) != 0) continue;
         m.kind = a->kind;
         m.value.i = a->i;
         if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = a->d;
@@ -429,7 +431,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
 static int take_instant(parser *p, event *e, int64_t offset) {
     uint32_t thread;
     if (!e->memory_name) {
-        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+        if ((p->ours || p->keep_event_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
             if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
             return own_marks(p, e, thread);
         }
@@ -492,7 +494,7 @@ static int take_mark(parser *p, event *e, int64_t offset) {
     if (e->ph == 'C') {
         /* opprof writes its memory events again as a counter track, for Perfetto */
         if (p->ours && (e->have & HAS_NAME) && strcmp(e->name, "Allocated bytes") == 0) return 0;
-        if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->args.n) {
+        if ((p->ours || p->keep_event_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS) && e->args.n) {
             /* a counter is the process's: opprof's first thread carries it; another writer's
              * (keep_marks) its own thread, so that its process is known */
             if ((!p->cap->n_threads || !p->ours) && opprof__reader_thread_of(p, e->pid, e->tid, &thread))
@@ -502,7 +504,7 @@ static int take_mark(parser *p, event *e, int64_t offset) {
         p->unused[UNUSED_COUNTER]++;
         return 0;
     }
-    if ((p->ours || p->keep_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
+    if ((p->ours || p->keep_event_marks) && (e->have & (HAS_NAME | HAS_TS)) == (HAS_NAME | HAS_TS)) {
         if (opprof__reader_thread_of(p, e->pid, e->tid, &thread)) return OPPROF_EFORMAT;
         return own_marks(p, e, thread);
     }

@@ -227,6 +227,7 @@ void opprof__reader_split_start(parser *p) {
     q->kineto = p->kineto;
     q->rt.by_node = p->rt.by_node;
     q->keep_marks = p->keep_marks;
+    q->keep_event_marks = p->keep_event_marks;
     q->array_form = p->array_form;
     q->split = s;
     q->is_half = true;
