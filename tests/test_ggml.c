@@ -419,7 +419,7 @@ TEST_CASE(record_an_unchanged_program) {
                            "sh -c \"'%s/../tests/ggml_target' 1; true\" 2>&1",
                            bin_dir(), dir, bin_dir()),
               0);
-    CHECK_CONTAINS(out, "ggml_target in a child process, which was profiled too");
+    CHECK_CONTAINS(out, "ggml_target, which sh ran in a child process");
     CHECK(out && !strstr(out, "no ggml with opprof's CPU hook"));
     free(out);
     CHECK_INT(run_commandf(&out, "'%s/opprof' report --row-limit 0 '%s/forked/trace-step-0.json'", bin_dir(), dir), 0);

@@ -229,8 +229,8 @@ TEST_CASE(a_wrapper_that_forks) {
              dir, toy());
     CHECK_INT(run_command(cmd, &out), 3);
     CHECK_CONTAINS(out, "sum 42");
-    CHECK_CONTAINS(out, "opprof record: sh ran ");
-    CHECK_CONTAINS(out, "record_toy in a child process, which was profiled too");
+    CHECK_CONTAINS(out, "opprof record: the capture in '");
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process");
     CHECK(out && !strstr(out, "not profiled"));
     free(out);
     CHECK_CONTAINS(out = report_of("forks"), "\"name\": \"leaf\"");
@@ -239,7 +239,7 @@ TEST_CASE(a_wrapper_that_forks) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/timeout' -- timeout 60 '%s' 2>&1", bin_dir(), dir,
              toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "opprof record: timeout ran ");
+    CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process");
     CHECK(out && !strstr(out, "called no instrumented function")); /* nothing said of the wrapper */
     free(out);
     CHECK_CONTAINS(out = report_of("timeout"), "\"name\": \"leaf\"");
@@ -252,6 +252,16 @@ TEST_CASE(a_wrapper_that_forks) {
     CHECK_CONTAINS(out, "record_toy), which are not profiled");
     free(out);
     CHECK_CONTAINS(out = report_of("two"), "\"name\": \"leaf\"");
+    free(out);
+    /* bash passes on the environment it was started with (main's envp), OPPROF_TRACE too */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/bash' -- bash -c 'v=$(\"%s\"); echo \"[$v]\"' 2>&1", bin_dir(), dir,
+             toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "[sum 42]");
+    CHECK_CONTAINS(out, "record_toy, which bash ran in a child process");
+    free(out);
+    CHECK_CONTAINS(out = report_of("bash"), "\"name\": \"leaf\"");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/execs' -- sh -c \"exec '%s'\" 2>&1", bin_dir(),
              dir, toy());
@@ -276,6 +286,7 @@ TEST_CASE(a_program_that_runs_another) {
     CHECK_CONTAINS(out, "has its own capture in '");
     CHECK_CONTAINS(out, "own" RECORD_CHILD_SUFFIX "'; this process's is '");
     CHECK_CONTAINS(out, "(it recorded ranges of its own)");
+    CHECK_CONTAINS(out, "record_toy in a child process, whose capture is '");
     free(out);
     CHECK_CONTAINS(out = report_of("own"), "\"name\": \"mid\"");
     CHECK(out && !strstr(out, "\"name\": \"grow\"")); /* the child's function, not the parent's */

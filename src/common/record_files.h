@@ -7,7 +7,8 @@
  * - EXITED + RECORD_RAN_SUFFIX: the programs that children of the profiled
  *   process ran without the profile, one a line;
  * - EXITED + RECORD_TOOK_SUFFIX: the program that a child of the profiled
- *   process ran with the profile (made with O_EXCL: one per record).
+ *   process ran with the profile (made with O_EXCL: one per record), a line;
+ *   then RECORD_MOVED_LINE when the profiled process made its capture DIR.
  * Beside OPPROF_TRACE's DIR:
  * - DIR + RECORD_CHILD_SUFFIX: that program's capture (its own OPPROF_TRACE).
  *   The profiled process puts it in DIR's place at its exit when it recorded
@@ -19,5 +20,6 @@
 #define RECORD_RAN_SUFFIX ".ran"
 #define RECORD_TOOK_SUFFIX ".took"
 #define RECORD_CHILD_SUFFIX ".opprof-child"
+#define RECORD_MOVED_LINE "moved to DIR\n"
 
 #endif

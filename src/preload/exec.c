@@ -163,7 +163,7 @@ static bool add_taken(new_env *e, char *const envp[], exec_mode mode) {
         for (size_t k = 0; k < sizeof TAKEN / sizeof *TAKEN; k++) {
             if (!starts(buf + i, TAKEN[k]) || e->n >= ENV_MAX) continue;
             bool present = false;
-            for (int j = 0; envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
+            for (int j = 0; mode != EXEC_CHILD && envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
             if (present) continue;
             char *v = buf + i;
             if (mode == EXEC_CHILD && k == 0) /* OPPROF_TRACE */
@@ -188,7 +188,10 @@ static bool make_env(new_env *e, char *const envp[], exec_mode mode) {
             if (kept) e->v[e->n++] = kept;
             continue;
         }
-        /* the child is the process record follows now; its exit is not the one record waits for */
+        /* the child is the process record follows now; its exit is not the one record waits for.
+         * OPPROF_TRACE and its kin are record's, made anew below: a program that read its
+         * environment before autostart took them (bash, from main's envp) passes them on as they were */
+        for (size_t k = 0; mode == EXEC_CHILD && k < sizeof TAKEN / sizeof *TAKEN; k++) drop |= starts(v, TAKEN[k]);
         if (mode == EXEC_CHILD) drop |= starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=");
         if (!drop) e->v[e->n++] = (char *)v;
     }

@@ -314,16 +314,32 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
+/* DIR is not there, but the capture of the program that a child of CMD ran
+ * is (CMD ended before it could take it, by _exit or a signal): it becomes
+ * DIR, and CMD's own twin goes when empty. True when it did. (Before the
+ * children are named.) */
+static bool keep_child_capture(const record_options *ro, pid_t pid) {
+    char child[sizeof ro->dir + 16], twin[sizeof ro->dir + 32];
+    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
+    if (renameat2(AT_FDCWD, child, AT_FDCWD, ro->dir, RENAME_NOREPLACE) != 0) return false;
+    snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
+    rmdir(twin);
+    return true; /* said by say_children_ran */
+}
+
 /* The first line of EXITED + suffix (src/common/record_files.h) into
- * `first`, the file removed; the number of lines. */
-static size_t read_record_file(const char *exited, const char *suffix, char *first, size_t size) {
+ * `first`, the file removed; the number of lines; *moved: one is
+ * RECORD_MOVED_LINE. */
+static size_t read_record_file(const char *exited, const char *suffix, char *first, size_t size, bool *moved) {
     char path[128];
     snprintf(path, sizeof path, "%s%s", exited, suffix);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     size_t n = 0;
-    for (char line[4096]; fgets(line, sizeof line, f); n++)
+    for (char line[4096]; fgets(line, sizeof line, f); n++) {
         if (!n) snprintf(first, size, "%.*s", (int)strcspn(line, "\n"), line);
+        if (moved && !strcmp(line, RECORD_MOVED_LINE)) *moved = true;
+    }
     fclose(f);
     unlink(path);
     return n;
@@ -331,12 +347,19 @@ static size_t read_record_file(const char *exited, const char *suffix, char *fir
 
 /* The programs that CMD's children ran: the first one took a profile of its
  * own (a wrapper that forks: `time prog`; autostart put its capture in DIR's
- * place, or beside it, and said which), the others are not profiled. */
-static void say_children_ran(const char *exited, const char *cmd) {
-    char took[256] = "", ran[256] = "";
-    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took);
-    size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran);
-    if (took_n) fprintf(stderr, "opprof record: %s ran %s in a child process, which was profiled too\n", cmd, took);
+ * place, or left it beside, or there was none), the others are not profiled. */
+static void say_children_ran(const char *exited, const record_options *ro, const char *cmd, bool adopted) {
+    char took[256] = "", ran[256] = "", child[sizeof ro->dir + 16];
+    bool moved = false;
+    struct stat st;
+    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took, &moved);
+    size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL);
+    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
+    if (took_n && (moved || adopted))
+        fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process\n", ro->dir,
+                took, cmd);
+    else if (took_n && lstat(child, &st) == 0)
+        fprintf(stderr, "opprof record: %s ran %s in a child process, whose capture is '%s'\n", cmd, took, child);
     if (ran_n)
         fprintf(stderr,
                 "opprof record: %s started %zu %sprogram(s) in child processes (the first: %s), which are not "
@@ -344,19 +367,6 @@ static void say_children_ran(const char *exited, const char *cmd) {
                 "'exec prog') and the first program that its children run (time prog); to profile another, put "
                 "record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
                 cmd, ran_n, took_n ? "more " : "", ran);
-}
-
-/* DIR is not there, but the capture of the program that a child of CMD ran
- * is (CMD ended before it could take it, by _exit or a signal): it becomes
- * DIR, and CMD's own twin goes when empty. True when it did. */
-static bool keep_child_capture(const record_options *ro, pid_t pid) {
-    char child[sizeof ro->dir + 16], twin[sizeof ro->dir + 32];
-    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
-    if (renameat2(AT_FDCWD, child, AT_FDCWD, ro->dir, RENAME_NOREPLACE) != 0) return false;
-    snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
-    rmdir(twin);
-    fprintf(stderr, "opprof record: the capture of the program that a child of the command ran is '%s'\n", ro->dir);
-    return true;
 }
 
 /* Why CMD left no capture, each cause its own words. `started`: its session
@@ -467,12 +477,11 @@ static int run(int argc, char **argv) {
     close(said[0]);
     struct stat st;
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
-    if (exited[0]) say_children_ran(exited, argv[optind]), unlink(exited);
+    bool adopted = got != 1 && stat(ro.dir, &st) != 0 && keep_child_capture(&ro, pid);
+    if (exited[0]) say_children_ran(exited, &ro, argv[optind], adopted), unlink(exited);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
-    if (stat(ro.dir, &st) == 0 || keep_child_capture(&ro, pid) ||
-        keep_twin(&ro, pid, argv[optind], status, handlers_ran))
-        print_table(ro.dir);
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }

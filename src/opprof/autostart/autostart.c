@@ -42,18 +42,20 @@
 static struct {
     opprof_session *session;
     char dir[4096], work[4200];
-    int captures, failed;   /* written (their trace whole), and not */
-    int incomplete;         /* of those written, without some of their other files (a full disk) */
-    size_t ranges;          /* the ranges those captures hold, steps aside */
-    double cpu_started;     /* the process's CPU time when its session had started (s): its loading aside */
-    double cpu_before_save; /* ...and when its save began: the writing of its capture aside */
-    sem_t wake;             /* posted by the signal handler (sem_post is async-signal-safe): no
+    int captures, failed;        /* written (their trace whole), and not */
+    int incomplete;              /* of those written, without some of their other files (a full disk) */
+    size_t ranges;               /* the ranges those captures hold, steps aside */
+    size_t content;              /* ...and their samples, memory events and marks */
+    double cpu_started;          /* the process's CPU time when its session had started (s): its loading aside */
+    double children_cpu_started; /* its children's then: those of the images before this one aside */
+    double cpu_before_save;      /* ...and when its save began: the writing of its capture aside */
+    sem_t wake;                  /* posted by the signal handler (sem_post is async-signal-safe): no
                              descriptor that the program could close or reuse */
-    int fatal;              /* atomic: the first SIGINT or SIGTERM received, 0: none */
-    int finished;           /* atomic: 0 running, 1 finishing or done */
-    int done;               /* atomic: the directory is in place (or given up) */
-    pid_t saver;            /* atomic: the thread that saves */
-    pid_t owner;            /* the process profiled: a child forked from it records nothing of its own */
+    int fatal;                   /* atomic: the first SIGINT or SIGTERM received, 0: none */
+    int finished;                /* atomic: 0 running, 1 finishing or done */
+    int done;                    /* atomic: the directory is in place (or given up) */
+    pid_t saver;                 /* atomic: the thread that saves */
+    pid_t owner;                 /* the process profiled: a child forked from it records nothing of its own */
     struct sigaction old_int, old_term;
     bool flight;          /* OPPROF_FLIGHT: DIR itself is written, save by save */
     int flight_signal;    /* the dump signal, 0: none */
@@ -221,7 +223,13 @@ static int write_capture(const opprof_capture *c, void *user) {
     if (!rc || trace_whole) g_auto.captures++;
     size_t events = 0;
     const opprof_event *e = opprof_capture_events(c, &events);
-    for (size_t i = 0; i < events; i++) g_auto.ranges += e[i].kind != OPPROF_KIND_STEP;
+    size_t ranges = 0, samples = 0, memory = 0, marks = 0;
+    for (size_t i = 0; i < events; i++) ranges += e[i].kind != OPPROF_KIND_STEP;
+    opprof_capture_samples(c, &samples);
+    opprof_capture_memory_events(c, &memory);
+    opprof_capture_marks(c, &marks);
+    g_auto.ranges += ranges;
+    g_auto.content += ranges + samples + memory + marks;
     close(made);
     return rc;
 }
@@ -331,15 +339,28 @@ static double cpu_seconds(int who) {
  * becomes DIR when this process was the wrapper, that is, when it wrote no
  * capture, or one without a range while its children took more CPU time than
  * it did between its start and its save (its own loading and writing aside,
- * which are opprof's and the loader's; theirs in). Otherwise it stays beside
- * DIR, said. True when it is DIR now. */
+ * which are opprof's and the loader's; theirs in; the children of the images
+ * that this process was before its last exec aside). Otherwise it stays
+ * beside DIR, said. True when it is DIR now. */
+/* `opprof record`, which names the child's program, learns that its capture is DIR now. */
+static void say_moved(void) {
+    const char *exited = secure_getenv("OPPROF_RECORD_EXITED");
+    char path[4200];
+    if (!exited || snprintf(path, sizeof path, "%s" RECORD_TOOK_SUFFIX, exited) >= (int)sizeof path) return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return;
+    if (write(fd, RECORD_MOVED_LINE, strlen(RECORD_MOVED_LINE)) < 0) { /* record then names no program: no worse */
+    }
+    close(fd);
+}
+
 static bool take_child_capture(void) {
     char child[4300];
     struct stat st;
     snprintf(child, sizeof child, "%s%s", g_auto.dir, RECORD_CHILD_SUFFIX);
     if (lstat(child, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-    if (g_auto.captures &&
-        (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) <= g_auto.cpu_before_save - g_auto.cpu_started)) {
+    if (g_auto.captures && (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) - g_auto.children_cpu_started <=
+                                                     g_auto.cpu_before_save - g_auto.cpu_started)) {
         fprintf(stderr,
                 "opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
                 "in '%s'; this process's is '%s' (it %s)\n",
@@ -356,6 +377,7 @@ static bool take_child_capture(void) {
             "opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
             "own, its children took the CPU time): that program's capture is %s/\n",
             g_auto.dir);
+    say_moved();
     return true;
 }
 
@@ -384,7 +406,8 @@ static void save(void) {
         return;
     }
     if (take_child_capture()) return;
-    if (g_auto.captures == 0) {
+    /* a child that took a profile and recorded nothing but its steps leaves nothing (a wrapper's helper) */
+    if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
         if (!is_child_session() || g_auto.failed)
             fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
@@ -681,6 +704,7 @@ __attribute__((constructor)) static void autostart(void) {
     }
     machine_setup();
     g_auto.cpu_started = cpu_seconds(RUSAGE_SELF);
+    g_auto.children_cpu_started = cpu_seconds(RUSAGE_CHILDREN);
     g_auto.owner = getpid();
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
