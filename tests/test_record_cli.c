@@ -303,6 +303,33 @@ TEST_CASE(a_program_that_runs_another) {
     remove_tree(dir);
 }
 
+/* elfutils is loaded when first needed: a profiled process that names no
+ * function from ELF symbols and takes no sample never maps libdw; one that
+ * cannot load it (OPPROF_LIBDW) says so and names functions by module and
+ * offset, its capture whole. */
+TEST_CASE(libdw_loaded_when_needed) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record -o '%s/plain' -- sh -c 'echo maps $(grep -c libdw /proc/$$/maps)' 2>&1", bin_dir(),
+             dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "maps 0");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "OPPROF_LIBDW=/nonexistent/libdw.so.1 '%s/opprof' record --functions -o '%s/nodw' -- '%s' 2>&1", bin_dir(),
+             dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "opprof: elfutils: cannot load /nonexistent/libdw.so.1 (");
+    CHECK_CONTAINS(out, "function names from ELF symbols are left out");
+    CHECK_CONTAINS(out, "record_toy+0x");
+    free(out);
+    CHECK_CONTAINS(out = report_of("nodw"), "record_toy+0x");
+    free(out);
+    remove_tree(dir);
+}
+
 /* usage: an unknown option, no command, an existing DIR, a command that cannot run */
 TEST_CASE(usage_errors) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -8,11 +8,9 @@
  * symbol tables): this adds the inlined frames above them and every
  * frame's file:line. */
 #define _GNU_SOURCE
+#include "record/elfutils.h"
 #include "record/record.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,18 +20,18 @@
 static Dwfl *g_dwfl; /* under g_lock; kept for the process's life */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *g_debuginfo_path;
-static const Dwfl_Callbacks CALLBACKS = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .debuginfo_path = &g_debuginfo_path,
-};
+static Dwfl_Callbacks g_callbacks = {.debuginfo_path = &g_debuginfo_path}; /* libdw's, filled with it */
 
 /* The modules of this process, (re)reported. */
 static bool report(void) {
-    if (!g_dwfl && !(g_dwfl = dwfl_begin(&CALLBACKS))) return false;
-    dwfl_report_begin(g_dwfl);
-    int rc = dwfl_linux_proc_report(g_dwfl, getpid());
-    return dwfl_report_end(g_dwfl, NULL, NULL) == 0 && rc == 0;
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
+    if (!elfutils) return false;
+    g_callbacks.find_elf = elfutils->dwfl_linux_proc_find_elf;
+    g_callbacks.find_debuginfo = elfutils->dwfl_standard_find_debuginfo;
+    if (!g_dwfl && !(g_dwfl = elfutils->dwfl_begin(&g_callbacks))) return false;
+    elfutils->dwfl_report_begin(g_dwfl);
+    int rc = elfutils->dwfl_linux_proc_report(g_dwfl, getpid());
+    return elfutils->dwfl_report_end(g_dwfl, NULL, NULL) == 0 && rc == 0;
 }
 
 static const char *basename_of(const char *path) {
@@ -50,24 +48,26 @@ static void put_source(char *out, size_t size, const char *file, int line) {
 
 /* An inlined subroutine's name: its own, or its abstract origin's. */
 static const char *inlined_name(Dwarf_Die *scope) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     Dwarf_Attribute attr;
-    const char *name = dwarf_formstring(dwarf_attr_integrate(scope, DW_AT_name, &attr));
-    if (!name) name = dwarf_formstring(dwarf_attr_integrate(scope, DW_AT_linkage_name, &attr));
+    const char *name = elfutils->dwarf_formstring(elfutils->dwarf_attr_integrate(scope, DW_AT_name, &attr));
+    if (!name) name = elfutils->dwarf_formstring(elfutils->dwarf_attr_integrate(scope, DW_AT_linkage_name, &attr));
     return name ? name : "?";
 }
 
 /* Where an inlined subroutine was called: its DW_AT_call_file and _line. */
 static void call_site(Dwarf_Die *cu, Dwarf_Die *scope, char *out, size_t size) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     Dwarf_Attribute attr;
     Dwarf_Word file = 0, line = 0;
     Dwarf_Files *files;
     size_t n_files;
     out[0] = '\0';
-    if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &file) ||
-        dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &line) || dwarf_getsrcfiles(cu, &files, &n_files) ||
-        file >= n_files)
+    if (elfutils->dwarf_formudata(elfutils->dwarf_attr(scope, DW_AT_call_file, &attr), &file) ||
+        elfutils->dwarf_formudata(elfutils->dwarf_attr(scope, DW_AT_call_line, &attr), &line) ||
+        elfutils->dwarf_getsrcfiles(cu, &files, &n_files) || file >= n_files)
         return;
-    put_source(out, size, dwarf_filesrc(files, file, NULL, NULL), (int)line);
+    put_source(out, size, elfutils->dwarf_filesrc(files, file, NULL, NULL), (int)line);
 }
 
 /* An address in no module is reported again at most this often: code
@@ -76,10 +76,11 @@ enum { REPORT_AGAIN_NS = 100 * 1000 * 1000 };
 static int64_t g_reported_ns; /* under g_lock */
 
 Dwfl *opprof__dwfl_lock(uint64_t ip) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     pthread_mutex_lock(&g_lock);
     int64_t now = opprof__monotonic_ns();
     if (!g_dwfl && (g_reported_ns = now, !report())) return NULL;
-    if (ip && !dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip) && now - g_reported_ns >= REPORT_AGAIN_NS) {
+    if (ip && !elfutils->dwfl_addrmodule(g_dwfl, (Dwarf_Addr)ip) && now - g_reported_ns >= REPORT_AGAIN_NS) {
         g_reported_ns = now;
         report();
     }
@@ -89,25 +90,26 @@ Dwfl *opprof__dwfl_lock(uint64_t ip) {
 void opprof__dwfl_unlock(void) { pthread_mutex_unlock(&g_lock); }
 
 size_t opprof__code_frames(uint64_t ip, opprof__code_frame *frames, size_t max) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     if (!max) return 0;
     frames[0].inlined = false;
     frames[0].source[0] = '\0';
     Dwfl *dwfl = opprof__dwfl_lock(ip);
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, (Dwarf_Addr)ip) : NULL;
+    Dwfl_Module *mod = dwfl ? elfutils->dwfl_addrmodule(dwfl, (Dwarf_Addr)ip) : NULL;
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, (Dwarf_Addr)ip, &bias) : NULL;
+    Dwarf_Die *cu = mod ? elfutils->dwfl_module_addrdie(mod, (Dwarf_Addr)ip, &bias) : NULL;
     size_t n = 0;
     if (cu) {
-        Dwfl_Line *line = dwfl_module_getsrc(mod, (Dwarf_Addr)ip);
+        Dwfl_Line *line = elfutils->dwfl_module_getsrc(mod, (Dwarf_Addr)ip);
         int lineno = 0;
-        const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        const char *file = line ? elfutils->dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
         char where[sizeof frames[0].source];
         put_source(where, sizeof where, file, lineno);
         Dwarf_Die *scopes = NULL;
-        int n_scopes = dwarf_getscopes(cu, (Dwarf_Addr)ip - bias, &scopes);
+        int n_scopes = elfutils->dwarf_getscopes(cu, (Dwarf_Addr)ip - bias, &scopes);
         /* innermost first: each inlined subroutine at its place, then its caller at the call */
         for (int k = 0; k < n_scopes && n + 1 < max; k++) {
-            if (dwarf_tag(&scopes[k]) != DW_TAG_inlined_subroutine) continue;
+            if (elfutils->dwarf_tag(&scopes[k]) != DW_TAG_inlined_subroutine) continue;
             frames[n].inlined = true;
             snprintf(frames[n].name, sizeof frames[n].name, "%s", inlined_name(&scopes[k]));
             snprintf(frames[n].source, sizeof frames[n].source, "%s", where);

@@ -4,12 +4,11 @@
  * without -rdynamic are named too; dladdr finds the object. Shared by the
  * sampler's frames, native call stacks and `opprof record --functions`. */
 #define _GNU_SOURCE
+#include "record/elfutils.h"
 #include "record/record.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +39,16 @@ static int by_start(const void *a, const void *b) {
 
 /* The function symbols of one symbol table section, names copied into one block. */
 static void read_symbols(object *o, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh) {
-    Elf_Data *data = elf_getdata(scn, NULL);
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
+    Elf_Data *data = elfutils->elf_getdata(scn, NULL);
     size_t count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0, bytes = 0;
     for (int pass = 0; data && pass < 2; pass++) { /* sizes, then copies */
         size_t used = 0;
         for (size_t i = 0; i < count; i++) {
             GElf_Sym s;
-            if (!gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value) continue;
-            const char *name = elf_strptr(elf, sh->sh_link, s.st_name);
+            if (!elfutils->gelf_getsym(data, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value)
+                continue;
+            const char *name = elfutils->elf_strptr(elf, sh->sh_link, s.st_name);
             if (!name || !*name) continue;
             size_t len = strlen(name) + 1;
             if (pass == 1) {
@@ -66,23 +67,24 @@ static void read_symbols(object *o, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 }
 
 static object *load_object(const char *path, uintptr_t base) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     object *o = opprof__calloc(1, sizeof *o);
     if (!o) return NULL;
     o->base = base;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    elf_version(EV_CURRENT);
-    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    if (elfutils) elfutils->elf_version(EV_CURRENT);
+    Elf *elf = fd >= 0 && elfutils ? elfutils->elf_begin(fd, ELF_C_READ, NULL) : NULL; /* none: dladdr's names */
     GElf_Ehdr eh;
-    if (elf && gelf_getehdr(elf, &eh)) o->relative = eh.e_type == ET_DYN;
+    if (elf && elfutils->gelf_getehdr(elf, &eh)) o->relative = eh.e_type == ET_DYN;
     for (int pass = 0; elf && pass < 2 && o->n == 0; pass++) {
-        for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        for (Elf_Scn *scn = NULL; (scn = elfutils->elf_nextscn(elf, scn));) {
             GElf_Shdr sh;
-            if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) continue;
+            if (!elfutils->gelf_getshdr(scn, &sh) || sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) continue;
             read_symbols(o, elf, scn, &sh);
             break;
         }
     }
-    if (elf) elf_end(elf);
+    if (elf) elfutils->elf_end(elf);
     if (fd >= 0) close(fd);
     if (o->n) qsort(o->symbols, o->n, sizeof *o->symbols, by_start); /* none: an object not on disk (the vDSO) */
     return o;

@@ -9,10 +9,10 @@
  * frames; so one library does both this and the sources. The drainer
  * thread alone calls it, so that the copies are freed as they are read. */
 #define _GNU_SOURCE
+#include "record/elfutils.h"
 #include "record/record.h"
 
 #include <asm/perf_regs.h>
-#include <elfutils/libdwfl.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -63,18 +63,20 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *out, void *arg)
 }
 
 static bool initial_registers(Dwfl_Thread *thread, void *arg) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     const opprof__stack_copy *sc = (*(unwinding **)arg)->sc;
     Dwarf_Word regs[16];
     for (int r = 0; r < 16; r++) regs[r] = packed_reg(sc, PERF_OF_DWARF[r]);
-    dwfl_thread_state_register_pc(thread, packed_reg(sc, PERF_REG_X86_IP));
-    return dwfl_thread_state_registers(thread, 0, 16, regs);
+    elfutils->dwfl_thread_state_register_pc(thread, packed_reg(sc, PERF_REG_X86_IP));
+    return elfutils->dwfl_thread_state_registers(thread, 0, 16, regs);
 }
 
 static int on_frame(Dwfl_Frame *state, void *arg) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     unwinding *u = arg;
     Dwarf_Addr pc;
     bool activation;
-    if (!dwfl_frame_pc(state, &pc, &activation) || !pc) return DWARF_CB_ABORT;
+    if (!elfutils->dwfl_frame_pc(state, &pc, &activation) || !pc) return DWARF_CB_ABORT;
     u->ips[u->n++] = pc;
     return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -83,15 +85,16 @@ static int on_frame(Dwfl_Frame *state, void *arg) {
 static unwinding *g_current;
 
 size_t opprof__unwind(const opprof__stack_copy *sc, uint64_t *ips, size_t max) {
+    const opprof__elfutils_api *elfutils = opprof__elfutils();
     static const Dwfl_Thread_Callbacks callbacks = {next_thread, NULL, memory_read, initial_registers, NULL, NULL};
     static bool attached;
     unwinding u = {sc, ips, 0, max};
     if (!max) return 0;
     Dwfl *dwfl = opprof__dwfl_lock(packed_reg(sc, PERF_REG_X86_IP));
-    if (dwfl && !attached) attached = dwfl_attach_state(dwfl, NULL, getpid(), &callbacks, &g_current);
+    if (dwfl && !attached) attached = elfutils->dwfl_attach_state(dwfl, NULL, getpid(), &callbacks, &g_current);
     if (dwfl && attached) {
         g_current = &u;
-        dwfl_getthread_frames(dwfl, getpid(), on_frame, &u); /* stops where the unwind information does */
+        elfutils->dwfl_getthread_frames(dwfl, getpid(), on_frame, &u); /* stops where the unwind information does */
         g_current = NULL;
     }
     opprof__dwfl_unlock();
