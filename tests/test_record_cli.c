@@ -261,6 +261,14 @@ TEST_CASE(a_wrapper_that_forks) {
     CHECK_CONTAINS(out, "[sum 42]");
     CHECK_CONTAINS(out, "record_toy, which bash ran in a child process");
     free(out);
+    /* ...and the programs run after it get none of record's variables from it */
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s/opprof' record --functions -o '%s/bash2' -- bash -c '\"%s\"; echo trace=$(env | grep -c ^OPPROF_TRACE=)' 2>&1",
+        bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "trace=0");
+    free(out);
     CHECK_CONTAINS(out = report_of("bash"), "\"name\": \"leaf\"");
     free(out);
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/execs' -- sh -c \"exec '%s'\" 2>&1", bin_dir(),

@@ -145,57 +145,90 @@ static char *make_var(new_env *e, const char *name, const char *value, const cha
     return out;
 }
 
-/* The environment this image began with: TAKEN's values that autostart
- * removed; for EXEC_CHILD, OPPROF_TRACE's DIR as DIR.opprof-child. False
- * when such a child cannot take a profile: no OPPROF_TRACE to take, or a
- * flight recorder's (its DIR is made at start and written save by save). */
-static bool add_taken(new_env *e, char *const envp[], exec_mode mode) {
+/* The environment this image began with (/proc/self/environ), into e->text:
+ * NUL-separated, its length in *len; NULL when it cannot be read. */
+static const char *read_initial(new_env *e, size_t *len) {
     int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) return NULL;
     char *buf = e->text + e->used;
-    size_t room = TEXT_MAX - e->used - 1, len = 0;
-    for (ssize_t got; len < room && (got = read(fd, buf + len, room - len)) > 0;) len += (size_t)got;
+    size_t room = TEXT_MAX - e->used - 1, n = 0;
+    for (ssize_t got; n < room && (got = read(fd, buf + n, room - n)) > 0;) n += (size_t)got;
     close(fd);
-    buf[len] = '\0';
-    e->used += len + 1;
+    buf[n] = '\0';
+    e->used += n + 1;
+    *len = n;
+    return buf;
+}
+
+/* The index in TAKEN of the variable `v` sets, or -1. */
+static int taken_index(const char *v) {
+    for (size_t k = 0; k < sizeof TAKEN / sizeof *TAKEN; k++)
+        if (starts(v, TAKEN[k])) return (int)k;
+    return -1;
+}
+
+/* `v` is one of the image's first variables, as they were. */
+static bool is_initial(const char *initial, size_t len, const char *v) {
+    for (size_t i = 0; initial && i < len; i += strlen(initial + i) + 1)
+        if (!strcmp(initial + i, v)) return true;
+    return false;
+}
+
+/* TAKEN's values that autostart removed, back from the initial environment;
+ * for EXEC_CHILD, OPPROF_TRACE's DIR as DIR.opprof-child. False when such a
+ * child cannot take a profile: no OPPROF_TRACE to take, or a flight
+ * recorder's (its DIR is made at start and written save by save). */
+static bool add_taken(new_env *e, char *const envp[], exec_mode mode, const char *initial, size_t len) {
     bool trace = false, flight = false;
-    for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-        for (size_t k = 0; k < sizeof TAKEN / sizeof *TAKEN; k++) {
-            if (!starts(buf + i, TAKEN[k]) || e->n >= ENV_MAX) continue;
-            bool present = false;
-            for (int j = 0; mode != EXEC_CHILD && envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
-            if (present) continue;
-            char *v = buf + i;
-            if (mode == EXEC_CHILD && k == 0) /* OPPROF_TRACE */
-                trace = (v = make_var(e, "", v, RECORD_CHILD_SUFFIX)) != NULL;
-            flight |= k == 2 && v[strlen(TAKEN[k])] != '\0';
-            if (v) e->v[e->n++] = v;
-        }
+    for (size_t i = 0; initial && i < len; i += strlen(initial + i) + 1) {
+        int k = taken_index(initial + i);
+        if (k < 0 || e->n >= ENV_MAX) continue;
+        bool present = false;
+        for (int j = 0; mode != EXEC_CHILD && envp && envp[j] && !present; j++) present = starts(envp[j], TAKEN[k]);
+        if (present) continue;
+        char *v = (char *)initial + i;
+        if (mode == EXEC_CHILD && k == 0) /* OPPROF_TRACE */
+            trace = (v = make_var(e, "", v, RECORD_CHILD_SUFFIX)) != NULL;
+        flight |= k == 2 && v[strlen(TAKEN[k])] != '\0';
+        if (v) e->v[e->n++] = v;
+    }
     return mode != EXEC_CHILD || (trace && !flight);
 }
 
-/* The environment of the new image; false when EXEC_CHILD cannot be had. */
+/* Whether envp's variable `v` stays in the new image's environment. A
+ * program that read its environment before autostart took record's
+ * OPPROF_TRACE and its kin (bash, from main's envp) passes them on as they
+ * were: they go (record's are added back below where they belong); one that
+ * the program set itself stays. */
+static bool kept(const char *v, exec_mode mode, const char *initial, size_t len) {
+    if (mode != EXEC_RECORD && taken_index(v) >= 0 && is_initial(initial, len, v)) return false;
+    for (size_t k = 0; mode == EXEC_WITHOUT && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
+        if (starts(v, RECORD_ONLY[k])) return false;
+    /* the child is the process record follows now; its exit is not the one record waits for */
+    if (mode == EXEC_CHILD && (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED="))) return false;
+    return true;
+}
+
+/* The environment of the new image; false when EXEC_CHILD cannot be had
+ * (also when the program gives the child an OPPROF_TRACE of its own). */
 static bool make_env(new_env *e, char *const envp[], exec_mode mode) {
     e->n = 0;
     e->used = 0;
+    size_t len = 0;
+    const char *initial = read_initial(e, &len);
+    bool own_trace = false;
     for (int i = 0; envp && envp[i] && e->n < ENV_MAX; i++) {
         const char *v = envp[i];
-        bool drop = false;
-        for (size_t k = 0; mode == EXEC_WITHOUT && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
-            drop |= starts(v, RECORD_ONLY[k]);
         if (mode == EXEC_WITHOUT && starts(v, "LD_PRELOAD=")) {
-            char *kept = preload_without_ours(e, v + 11);
-            if (kept) e->v[e->n++] = kept;
+            char *preload = preload_without_ours(e, v + 11);
+            if (preload) e->v[e->n++] = preload;
             continue;
         }
-        /* the child is the process record follows now; its exit is not the one record waits for.
-         * OPPROF_TRACE and its kin are record's, made anew below: a program that read its
-         * environment before autostart took them (bash, from main's envp) passes them on as they were */
-        for (size_t k = 0; mode == EXEC_CHILD && k < sizeof TAKEN / sizeof *TAKEN; k++) drop |= starts(v, TAKEN[k]);
-        if (mode == EXEC_CHILD) drop |= starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=");
-        if (!drop) e->v[e->n++] = (char *)v;
+        if (!kept(v, mode, initial, len)) continue;
+        own_trace |= taken_index(v) == 0;
+        e->v[e->n++] = (char *)v;
     }
-    bool ok = mode == EXEC_WITHOUT || add_taken(e, envp, mode);
+    bool ok = mode == EXEC_WITHOUT || (!(mode == EXEC_CHILD && own_trace) && add_taken(e, envp, mode, initial, len));
     if (ok && mode == EXEC_CHILD) {
         char digits[24];
         int d = (int)sizeof digits - 1;

@@ -13,6 +13,11 @@
  * (the parent's capture is the directory's), and a signal to it does what it
  * would without opprof.
  *
+ * Under `opprof record`, a child that ran a program with a profile of its
+ * own (src/preload/exec.c: a wrapper that forks, `time prog`) leaves its
+ * capture beside DIR; the process profiled makes it DIR at its exit when it
+ * was that wrapper (take_child_capture).
+ *
  * OPPROF_FLIGHT=N[,Ts][,MMiB] runs the session as a flight recorder
  * (opprof_flight): DIR is made at start and each save appears in it as it is
  * written (flight-K-step-N.json...), from the recorder's saver thread; the
@@ -334,14 +339,6 @@ static double cpu_seconds(int who) {
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-/* A child of this process took a profile of its own (src/common/record_files.h:
- * `opprof record -- time prog`), and its capture is DIR.opprof-child: it
- * becomes DIR when this process was the wrapper, that is, when it wrote no
- * capture, or one without a range while its children took more CPU time than
- * it did between its start and its save (its own loading and writing aside,
- * which are opprof's and the loader's; theirs in; the children of the images
- * that this process was before its last exec aside). Otherwise it stays
- * beside DIR, said. True when it is DIR now. */
 /* `opprof record`, which names the child's program, learns that its capture is DIR now. */
 static void say_moved(void) {
     const char *exited = secure_getenv("OPPROF_RECORD_EXITED");
@@ -354,6 +351,14 @@ static void say_moved(void) {
     close(fd);
 }
 
+/* A child of this process took a profile of its own (src/common/record_files.h:
+ * `opprof record -- time prog`), and its capture is DIR.opprof-child: it
+ * becomes DIR when this process was the wrapper, that is, when it wrote no
+ * capture, or one without a range while its children took more CPU time than
+ * it did between its start and its save (its own loading and writing aside,
+ * which are opprof's and the loader's; theirs in; the children of the images
+ * that this process was before its last exec aside). Otherwise it stays
+ * beside DIR, said. True when it is DIR now. */
 static bool take_child_capture(void) {
     char child[4300];
     struct stat st;
