@@ -222,12 +222,17 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "uftrace_function_ns", uftrace_fn, false);
         bench_json_ratio(stdout, "uftrace_over_opprof", uftrace_over, false);
         bench_json_number(stdout, "timestamp_ns", stamp, false);
-        /* the profiled process's start: what opprof's constructors add before main (CPU time) */
+        /* the profiled process's start: what a tool adds before main (CPU time); --functions names
+         * main as it enters it (libdw loaded then), --memory loads nothing more */
         bench_json_number(stdout, "plain_start_cpu_ms", plain_calls.start_cpu_s * 1e3, false);
         bench_json_number(stdout, "opprof_start_cpu_ms", (opprof_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
                           false);
         bench_json_number(stdout, "uftrace_start_cpu_ms", (uftrace_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
                           false);
+        bench_json_number(stdout, "opprof_memory_start_cpu_ms",
+                          (opprof_mallocs.start_cpu_s - plain_mallocs.start_cpu_s) * 1e3, false);
+        bench_json_number(stdout, "heaptrack_start_cpu_ms",
+                          (heaptrack_mallocs.start_cpu_s - plain_mallocs.start_cpu_s) * 1e3, false);
         bench_json_number(stdout, "function_floor_ns", fn_floor, false);
         bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
         bench_json_number(stdout, "function_store_ns", fn_store, false);
@@ -255,9 +260,12 @@ int main(int argc, char **argv) {
     } else {
         char r1[96];
         bench_ratio_text(uftrace_over, r1, sizeof r1);
-        printf("at start, before main: opprof %.2f ms of CPU, uftrace %.2f ms (the program alone: %.2f ms)\n",
+        printf("at start, before main: opprof --functions %.2f ms of CPU, uftrace %.2f ms; opprof --memory %.2f ms, "
+               "heaptrack %.2f ms (the program alone: %.2f ms)\n",
                (opprof_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
-               (uftrace_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3, plain_calls.start_cpu_s * 1e3);
+               (uftrace_calls.start_cpu_s - plain_calls.start_cpu_s) * 1e3,
+               (opprof_mallocs.start_cpu_s - plain_mallocs.start_cpu_s) * 1e3,
+               (heaptrack_mallocs.start_cpu_s - plain_mallocs.start_cpu_s) * 1e3, plain_calls.start_cpu_s * 1e3);
         printf("while recording, added per function entry+exit: opprof record %.1f ns, uftrace %.1f ns (%s)\n",
                opprof_fn, uftrace_fn, r1);
         printf(

@@ -1,8 +1,8 @@
 /* record/elfutils.h - elfutils (libdw, and the libelf it loads), reached
  * through a table of its functions that record/elfutils.c fills when one is
  * first needed: a program profiled without samples' sources, DWARF
- * unwinding or function names from ELF symbols never loads them (half of
- * what a profiled process's start cost, bench_record opprof_start_cpu_ms).
+ * unwinding or function names from ELF symbols never loads them (nor
+ * liblzma and libbz2, which libdw needs) at its start.
  * Seen by record/sources.c, record/unwind.c and record/symbols.c only. */
 #ifndef OPPROF_RECORD_ELFUTILS_H
 #define OPPROF_RECORD_ELFUTILS_H
