@@ -178,9 +178,11 @@ static int open_db(const sql_opts *o, sqlite3 **out) {
         fprintf(stderr, "opprof: %s: %s\n", o->db_path ? o->db_path : "sql", sqlite3_errmsg(*out));
         return TOOL_EXIT_UNREADABLE;
     }
+    /* rows are appended and indexes made after them: a load of 194 MB of Kineto
+     * took as long with 4 MiB of page cache as with 64 (and 37 MB less RSS) */
     sqlite3_exec(
         *out,
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536",
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192",
         NULL, NULL, NULL);
     int rc = load_all(*out, o);
     if (!o->db_path) return rc;
@@ -261,6 +263,9 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof: %s: %s\n", o.file, strerror(errno ? errno : EIO));
         return TOOL_EXIT_UNREADABLE;
     }
+    /* one thread calls SQLite in this process: none of its mutexes (the page
+     * cache's and the allocator's were 3.6 % of a load with NOMUTEX alone) */
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3 *db = NULL;
     rc = open_db(&o, &db);
     if (rc == 0 && sql_register_functions(db)) {

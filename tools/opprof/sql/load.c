@@ -351,7 +351,9 @@ static int load_mark_slices(loader *L) {
     int rc = SQLITE_OK;
     for (size_t k = 0; k < L->n_marks && rc == SQLITE_OK; k++) {
         const mark_slice *m = &L->marks[k];
-        int64_t parent = m->parent < 0 ? -1 : m->async ? L->slice_id[L->n_ev + (size_t)m->parent] : L->slice_id[m->parent];
+        int64_t parent = m->parent < 0 ? -1
+                         : m->async    ? L->slice_id[L->n_ev + (size_t)m->parent]
+                                       : L->slice_id[m->parent];
         rc = sql_row(L->st[ST_SLICE], "iiiissiI---", L->slice_id[L->n_ev + k], ts_of(L, m->ts), m->dur, m->track,
                      m->async ? "async" : "instant", opprof_capture_name(L->cap, m->name), m->depth, parent);
     }
@@ -409,18 +411,19 @@ static int plan_instant(loader *L, const opprof_mark *m) {
     }
     if (track < 0) return sqlite3_errcode(L->db);
     return add_mark_slice(L, (mark_slice){m->ts_ns, 0, track, depth, parent, m->name, false}) < 0 ? SQLITE_NOMEM
-                                                                                                    : SQLITE_OK;
+                                                                                                  : SQLITE_OK;
 }
 
-/* A counter's track: one per (process, name), made at its first sample;
- * `first` maps each mark to its key's first mark (first_of_key). */
-static int load_counter(loader *L, const opprof_mark *m, size_t k, const size_t *first, int64_t *track_of_mark) {
-    int64_t track = track_of_mark[first[k]];
+/* A counter's track: one per (process, name), made at its first sample.
+ * m is the trace's counter c; `first` maps each counter to its key's first
+ * counter (first_of_key). */
+static int load_counter(loader *L, const opprof_mark *m, size_t c, const size_t *first, int64_t *track_of_counter) {
+    int64_t track = track_of_counter[first[c]];
     if (track < 0) {
         track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1,
                           L->upid[m->thread], 1);
         if (track < 0) return sqlite3_errcode(L->db);
-        track_of_mark[first[k]] = track;
+        track_of_counter[first[c]] = track;
     }
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
 }
@@ -509,29 +512,42 @@ static int plan_async(loader *L, pending *p, size_t n) {
     return rc;
 }
 
+/* A mark between events (not a range's argument) that a table holds. */
+static bool between_events(const loader *L, const opprof_mark *m) { return m->event < 0 && m->thread < L->n_th; }
+
 /* The marks between events: counters loaded, instants and async slices
  * planned (their ids come with the events'), flows kept for after the ids
- * (*flow: malloc'd, the caller's). */
+ * (*flow: malloc'd, the caller's). The arrays hold only the marks of their
+ * kind: a trace's marks are mostly its ranges' arguments (8 a Kineto event). */
 static int plan_marks(loader *L, pending **flow_out, size_t *n_flow_out) {
-    size_t n_marks = 0, n_flow = 0, n_async = 0;
+    size_t n_marks = 0, n_flow = 0, n_async = 0, n_counter = 0;
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
-    pending *flow = malloc((n_marks + 1) * sizeof *flow), *async = malloc((n_marks + 1) * sizeof *async);
-    keyed *keys = malloc((n_marks + 1) * sizeof *keys);
-    int64_t *track_of_mark = malloc((n_marks + 1) * sizeof *track_of_mark);
-    size_t *first = NULL;
-    int rc = flow && async && keys && track_of_mark ? SQLITE_OK : SQLITE_NOMEM;
-    for (size_t k = 0; rc == SQLITE_OK && k < n_marks; k++) { /* counters by (process, name): sorted once */
-        bool counter = m[k].kind == OPPROF_MARK_COUNTER && m[k].event < 0 && m[k].thread < L->n_th;
-        keys[k] = (keyed){counter ? L->upid[m[k].thread] : -1, counter ? (int64_t)m[k].name : -1, k};
-        track_of_mark[k] = -1;
+    for (size_t k = 0; k < n_marks; k++) {
+        if (!between_events(L, &m[k])) continue;
+        n_counter += m[k].kind == OPPROF_MARK_COUNTER;
+        n_flow += m[k].kind == OPPROF_MARK_FLOW_BEGIN || m[k].kind == OPPROF_MARK_FLOW_STEP ||
+                  m[k].kind == OPPROF_MARK_FLOW_END;
+        n_async += m[k].kind == OPPROF_MARK_ASYNC_BEGIN || m[k].kind == OPPROF_MARK_ASYNC_END ||
+                   m[k].kind == OPPROF_MARK_ASYNC_INSTANT;
     }
-    if (rc == SQLITE_OK && !(first = first_of_key(keys, n_marks))) rc = SQLITE_NOMEM;
-    for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
-        if (m[k].event >= 0 || m[k].thread >= L->n_th) continue;
+    pending *flow = malloc((n_flow + 1) * sizeof *flow), *async = malloc((n_async + 1) * sizeof *async);
+    keyed *keys = malloc((n_counter + 1) * sizeof *keys);
+    int64_t *track_of_counter = malloc((n_counter + 1) * sizeof *track_of_counter);
+    size_t *first = NULL;
+    int rc = flow && async && keys && track_of_counter ? SQLITE_OK : SQLITE_NOMEM;
+    for (size_t k = 0, c = 0; rc == SQLITE_OK && k < n_marks; k++) /* counters by (process, name): sorted once */
+        if (between_events(L, &m[k]) && m[k].kind == OPPROF_MARK_COUNTER) {
+            keys[c] = (keyed){L->upid[m[k].thread], (int64_t)m[k].name, c};
+            track_of_counter[c++] = -1;
+        }
+    if (rc == SQLITE_OK && !(first = first_of_key(keys, n_counter))) rc = SQLITE_NOMEM;
+    n_flow = n_async = 0;
+    for (size_t k = 0, c = 0; k < n_marks && rc == SQLITE_OK; k++) {
+        if (!between_events(L, &m[k])) continue;
         pending pd = {m[k].value.id, m[k].name, m[k].kind, m[k].ts_ns, m[k].thread, k};
         switch ((opprof_mark_kind)m[k].kind) {
         case OPPROF_MARK_INSTANT: rc = plan_instant(L, &m[k]); break;
-        case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], k, first, track_of_mark); break;
+        case OPPROF_MARK_COUNTER: rc = load_counter(L, &m[k], c++, first, track_of_counter); break;
         case OPPROF_MARK_FLOW_BEGIN:
         case OPPROF_MARK_FLOW_STEP:
         case OPPROF_MARK_FLOW_END: pd.name = 0, flow[n_flow++] = pd; break;
@@ -551,7 +567,7 @@ static int plan_marks(loader *L, pending **flow_out, size_t *n_flow_out) {
     *n_flow_out = n_flow;
     free(async);
     free(keys);
-    free(track_of_mark);
+    free(track_of_counter);
     free(first);
     return rc;
 }
