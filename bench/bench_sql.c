@@ -54,7 +54,7 @@ static double engine_alone(const char *path, double rows) {
     bool ok = sqlite3_open(path, &db) == SQLITE_OK &&
               sqlite3_exec(db,
                            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-                           " PRAGMA cache_size = -65536; CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER,"
+                           " PRAGMA cache_size = -8192; CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER,"
                            " flat_key TEXT, key TEXT, int_value INTEGER, string_value TEXT, real_value REAL,"
                            " value_type TEXT); BEGIN",
                            NULL, NULL, NULL) == SQLITE_OK &&
@@ -81,6 +81,7 @@ static double engine_alone(const char *path, double rows) {
 }
 
 int main(int argc, char **argv) {
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD); /* as opprof sql runs it: no mutexes */
     bool json = false;
     int copies = 6, rounds = 3;
     for (int i = 1; i < argc; i++) {
