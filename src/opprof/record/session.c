@@ -299,13 +299,17 @@ static int transit(opprof_session *s, opprof_action prev, opprof_action next, bo
     return rc;
 }
 
-/* The capture reports its own cost: time a few thousand ranges and memory
- * events through the real hot path, in a window of their own that the next
- * window discards (~0.2 ms, once per session). */
+/* The capture reports its own cost: time 1024 ranges and memory events
+ * through the real hot path, best of 3 rounds, in a window of their own that
+ * the next window discards, once per session. 4096 a round took 2.5 ms of
+ * every profiled process's start on a 2-vCPU VM (perf, 30 starts of
+ * bench_record_toy under --memory), most of it the first touch of their
+ * buffers; 1024 give the same costs (22-24 ns a range, 11-12 ns a memory
+ * event, either way) for 0.6 ms. */
 static int calibrate(opprof_session *s) {
     static const opprof_srcloc loc = {"opprof::calibration",       "calibrate", __FILE__, __LINE__,
                                       OPPROF_KIND_USER_ANNOTATION, NULL};
-    enum { N = 4096 };
+    enum { N = 1024 };
     opprof__recorder_config rc = {.profile_memory = true, .max_events = 0};
     double best_range = 1e30, best_memory = 1e30;
     for (int round = 0; round < 3; round++) { /* a window each: later rounds reuse the buffers */
