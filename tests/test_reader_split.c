@@ -174,21 +174,26 @@ TEST_CASE(onnxruntime_and_tensorrt_read_as_one_thread_reads) {
 
 /* PyTorch 1.9's ResNet-50 trace from Kineto, decompressed: string tids, flows,
  * device activities linked to their launches across the two halves. */
-TEST_CASE(kineto_trace_joins) {
+static const char *kineto_file(void) {
     char gz[1024];
     snprintf(gz, sizeof gz,
              "%s/tests/fixtures/real-traces/kineto__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
              source_dir());
     gzFile in = gzopen(gz, "rb");
     CHECK(in != NULL);
-    if (!in) return;
+    if (!in) return NULL;
     FILE *out = fopen(path_of("kineto.json"), "wb");
     char buf[1 << 16];
     int n;
     while ((n = gzread(in, buf, sizeof buf)) > 0) CHECK(fwrite(buf, 1, (size_t)n, out) == (size_t)n);
     gzclose(in);
     fclose(out);
-    same_both_ways(path_of("kineto.json"), 2, EVENT_PROBLEMS);
+    return path_of("kineto.json");
+}
+
+TEST_CASE(kineto_trace_joins) {
+    const char *path = kineto_file();
+    if (path) same_both_ways(path, 2, EVENT_PROBLEMS);
 }
 
 /* A string that looks like an event boundary where the second thread looks:
@@ -411,6 +416,142 @@ TEST_CASE(one_thread_where_two_do_not_apply) {
     CHECK_INT(c ? opprof_capture_get_info(c).read_threads : -1, 1);
     opprof_capture_free(c);
     free(t.s);
+}
+
+/* ---- arguments set aside (opprof_read_options.spill_args) ---- */
+
+/* What spill_args was given: each part's records, one text each. */
+typedef struct set_aside {
+    text records[2];
+    size_t *at[2]; /* by record: its offset in records[part] */
+    size_t n[2], cap[2];
+    size_t fail_at; /* the call that fails (0: none) */
+    size_t calls[2];
+} set_aside;
+
+static void put_arg(text *t, const char *key, char type, int64_t i, double d, const char *s) {
+    if (type == 's') put(t, "%s=s:%s;", key, s);
+    if (type == 'd') put(t, "%s=d:%.17g;", key, d);
+    if (type == 'i') put(t, "%s=i:%lld;", key, (long long)i);
+}
+
+static int64_t take_args(void *ctx, int part, const opprof_spilled_arg *args, size_t n) {
+    set_aside *a = ctx; /* each part its own slots: the two threads never meet here */
+    if (a->fail_at && part == 0 && ++a->calls[0] == a->fail_at) return OPPROF_ENOSPC;
+    if (a->n[part] == a->cap[part]) {
+        a->cap[part] = a->cap[part] ? a->cap[part] * 2 : 1024;
+        a->at[part] = realloc(a->at[part], a->cap[part] * sizeof *a->at[part]);
+    }
+    a->at[part][a->n[part]] = a->records[part].len;
+    for (size_t k = 0; k < n; k++)
+        put_arg(&a->records[part], args[k].key,
+                args[k].kind == OPPROF_MARK_ARG_STR      ? 's'
+                : args[k].kind == OPPROF_MARK_ARG_DOUBLE ? 'd'
+                                                         : 'i',
+                args[k].i, args[k].d, args[k].str);
+    put(&a->records[part], "%c", '\0'); /* each record its own string */
+    a->records[part].len++;
+    return (int64_t)(a->n[part]++ * 2 + (size_t)part);
+}
+
+/* Each event's arguments, one line each: its marks' or, where it keeps
+ * OPPROF_SPILLED_ARGS_ARG, the records set aside (then only those). */
+static char *event_args_text(const opprof_capture *c, const set_aside *a, int *spilled_from_part_1) {
+    size_t n_ev = 0, n_marks = 0;
+    opprof_capture_events(c, &n_ev);
+    const opprof_mark *m = opprof_capture_marks(c, &n_marks);
+    text *per = calloc(n_ev + 1, sizeof *per);
+    bool *aside = calloc(n_ev + 1, 1);
+    for (size_t k = 0; k < n_marks; k++)
+        if (m[k].event >= 0 && !strcmp(opprof_capture_name(c, m[k].name), OPPROF_SPILLED_ARGS_ARG))
+            aside[m[k].event] = true;
+    for (size_t k = 0; k < n_marks; k++) {
+        if (m[k].event < 0) continue;
+        const char *key = opprof_capture_name(c, m[k].name);
+        text *t = &per[m[k].event];
+        if (!strcmp(key, OPPROF_SPILLED_ARGS_ARG)) {
+            int64_t id = m[k].value.i;
+            CHECK(a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1]);
+            if (a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1])
+                put(t, "%s", a->records[id & 1].s + a->at[id & 1][id >> 1]);
+            *spilled_from_part_1 += (int)(id & 1);
+        } else if (aside[m[k].event] || !strncmp(key, "opprof:", 7)) {
+            continue; /* repeated among the records; the thread clock */
+        } else if (m[k].kind == OPPROF_MARK_FLOPS || m[k].kind == OPPROF_MARK_BYTES) {
+            put_arg(t, m[k].kind == OPPROF_MARK_FLOPS ? "flops" : "bytes", 'i', m[k].value.i, 0, NULL);
+        } else if (m[k].kind >= OPPROF_MARK_ARG_INT && m[k].kind <= OPPROF_MARK_ARG_STR) {
+            char type = m[k].kind == OPPROF_MARK_ARG_STR ? 's' : m[k].kind == OPPROF_MARK_ARG_DOUBLE ? 'd' : 'i';
+            put_arg(t, key, type, m[k].value.i, m[k].value.d,
+                    type == 's' ? opprof_capture_name(c, m[k].value.str) : NULL);
+        }
+    }
+    text all = {0};
+    put(&all, "%zu events\n", n_ev);
+    for (size_t i = 0; i < n_ev; i++) {
+        put(&all, "%zu %s\n", i, per[i].s ? per[i].s : "");
+        free(per[i].s);
+    }
+    free(per);
+    free(aside);
+    return all.s;
+}
+
+static void free_set_aside(set_aside *a) {
+    for (int k = 0; k < 2; k++) {
+        free(a->records[k].s);
+        free(a->at[k]);
+    }
+}
+
+/* Another writer's arguments given to spill_args as they are read, on both
+ * threads (ids of both parts), stand for the same arguments of the same
+ * events as when the capture keeps them, after every sort, merge and drop;
+ * the tables' own stay marks. */
+static void args_set_aside_as_kept(const char *path) {
+    opprof_read_options kept = {.keep_marks = true, .threads = 1};
+    set_aside a = {0};
+    opprof_read_options aside = {.keep_marks = true, .threads = 2, .spill_args = take_args, .spill_ctx = &a};
+    opprof_capture *one = NULL, *two = NULL;
+    CHECK_INT(opprof_capture_read(path, &kept, &one, NULL), 0);
+    CHECK_INT(opprof_capture_read(path, &aside, &two, NULL), 0);
+    if (!one || !two) return;
+    CHECK_INT(opprof_capture_get_info(two).read_threads, 2);
+    CHECK(a.n[0] > 0 && a.n[1] > 0);
+    int from_1 = 0, none = 0;
+    char *x = event_args_text(one, NULL, &none), *y = event_args_text(two, &a, &from_1);
+    CHECK_STR(y, x);
+    CHECK(from_1 > 0);
+    CHECK(strstr(x, "External id=i:") != NULL); /* arguments there were */
+    opprof_capture_free(one);
+    opprof_capture_free(two);
+    free(x);
+    free(y);
+    free_set_aside(&a);
+}
+
+TEST_CASE(arguments_set_aside_stand_for_the_kept) {
+    text t = mixed_trace(20000, false);
+    write_file(path_of("aside.json"), t.s, t.len);
+    args_set_aside_as_kept(path_of("aside.json"));
+    free(t.s);
+    const char *kineto = kineto_file(); /* device activities, flows, string tids */
+    if (kineto) args_set_aside_as_kept(kineto);
+}
+
+/* A spill_args that fails fails the read, naming what it was doing. */
+TEST_CASE(arguments_not_set_aside_fail_the_read) {
+    text t = mixed_trace(2000, false);
+    write_file(path_of("aside-fails.json"), t.s, t.len);
+    free(t.s);
+    set_aside a = {.fail_at = 100};
+    opprof_read_options aside = {.keep_marks = true, .threads = 1, .spill_args = take_args, .spill_ctx = &a};
+    opprof_capture *c = NULL;
+    opprof_read_error err = {0};
+    CHECK_INT(opprof_capture_read(path_of("aside-fails.json"), &aside, &c, &err), OPPROF_ENOSPC);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err.message, "arguments set aside: no space left on device");
+    CHECK(err.line > 1);
+    free_set_aside(&a);
 }
 
 int main(int argc, char **argv) {

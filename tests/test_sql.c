@@ -313,11 +313,12 @@ TEST_CASE(json_import_rules) {
  * or a string that is one, each a track "NAME KEY"; true, false, a word, an
  * object or an array left out, and counted in stats. */
 TEST_CASE(counter_values_as_perfetto_takes_them) {
-    const char *t = write_file(
-        "counters.json", "{\"traceEvents\": [\n"
-                         "{\"ph\":\"C\",\"name\":\"q\",\"pid\":1,\"tid\":1,\"ts\":10,\"args\":{\"depth\":2,"
-                         "\"cap\":\"8\",\"unit\":\"jobs\",\"busy\":true,\"nested\":{\"a\":1},\"arr\":[1,2],\"none\":null}}\n"
-                         "]}\n");
+    const char *t =
+        write_file("counters.json",
+                   "{\"traceEvents\": [\n"
+                   "{\"ph\":\"C\",\"name\":\"q\",\"pid\":1,\"tid\":1,\"ts\":10,\"args\":{\"depth\":2,"
+                   "\"cap\":\"8\",\"unit\":\"jobs\",\"busy\":true,\"nested\":{\"a\":1},\"arr\":[1,2],\"none\":null}}\n"
+                   "]}\n");
     char args[1024];
     snprintf(args, sizeof args,
              "'%s' 'SELECT t.name, c.value FROM counter c JOIN process_counter_track t ON t.id = c.track_id"
@@ -692,6 +693,56 @@ TEST_CASE(errors_named_and_nothing_half_built) {
     CHECK_INT(st, 64);
     CHECK_CONTAINS(err, "--mode is csv or list");
     free(err);
+}
+
+/* The arguments wait in a file while each trace is read (sql/spill.c): beside
+ * --db's database, else in $TMPDIR. Either way the args come out the same,
+ * ids and all, in the order the trace gives them (a B/E pair's at its E),
+ * not grouped by thread, their sets numbered as they come; a
+ * directory where that file cannot be made is named, and nothing is built. */
+TEST_CASE(arguments_set_aside_the_same_with_db_or_without) {
+    const char *t = write_file(
+        "two-threads.json",
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":5,\"args\":{\"k\":1,\"grid\":[4,2]}},\n"
+        "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":3,\"ts\":11,\"args\":{\"from\":\"B\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":3,\"ts\":5,\"dur\":1,\"args\":{\"s\":\"x\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":2,\"ts\":20,\"dur\":5,\"args\":{\"r\":0.25,\"flops\":7}},\n"
+        "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":30,\"args\":{\"to\":\"E\"}}\n"
+        "]}\n");
+    char db[600], args[1400];
+    snprintf(db, sizeof db, "%s/aside.sqlite", dir());
+    static const char query[] = "'SELECT a.id, s.name, a.arg_set_id, a.key, a.int_value, a.string_value, a.real_value"
+                                " FROM args a JOIN slice s USING (arg_set_id) ORDER BY a.id'";
+    static const char expected[] =
+        "\"id\",\"name\",\"arg_set_id\",\"key\",\"int_value\",\"string_value\",\"real_value\"\n"
+        "0,\"a\",0,\"args.k\",1,\"[NULL]\",\"[NULL]\"\n"
+        "1,\"a\",0,\"args.grid[0]\",4,\"[NULL]\",\"[NULL]\"\n"
+        "2,\"a\",0,\"args.grid[1]\",2,\"[NULL]\",\"[NULL]\"\n"
+        "3,\"d\",1,\"args.s\",\"[NULL]\",\"x\",\"[NULL]\"\n"
+        "4,\"c\",2,\"args.r\",\"[NULL]\",\"[NULL]\",0.250000\n"
+        "5,\"c\",2,\"args.flops\",7,\"[NULL]\",\"[NULL]\"\n"
+        "6,\"b\",3,\"args.from\",\"[NULL]\",\"B\",\"[NULL]\"\n"
+        "7,\"b\",3,\"args.to\",\"[NULL]\",\"E\",\"[NULL]\"\n";
+    snprintf(args, sizeof args, "'%s' %s", t, query);
+    char *in_memory = sql(NULL, args);
+    CHECK_STR(in_memory, expected);
+    free(in_memory);
+    snprintf(args, sizeof args, "--db '%s' '%s' %s", db, t, query);
+    char *on_disk = sql(NULL, args);
+    CHECK_STR(on_disk, expected);
+    free(on_disk);
+    char *err = NULL;
+    int st = run_commandf(&err, "TMPDIR='%s/nowhere' '%s/opprof' sql '%s' 'SELECT 1'", dir(), bin_dir(), t);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "nowhere: a file for the traces' arguments could not be made: No such file or directory");
+    free(err);
+    snprintf(db, sizeof db, "%s/nowhere/x.sqlite", dir());
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), db, t);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "nowhere");
+    free(err);
+    CHECK(inode_of(db) == 0);
 }
 
 TEST_CASE(file_of_statements_and_prompt) {

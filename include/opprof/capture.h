@@ -40,7 +40,7 @@ typedef enum opprof_mark_kind {
 #define OPPROF__MARK_KIND_ENUM(name, value, phase, of_range, has_id, category) OPPROF_MARK_##name = value,
     OPPROF_MARK_KINDS(OPPROF__MARK_KIND_ENUM)
 #undef OPPROF__MARK_KIND_ENUM
-    OPPROF_MARK_KIND_COUNT /* one past the last kind */
+        OPPROF_MARK_KIND_COUNT /* one past the last kind */
 } opprof_mark_kind;
 
 typedef struct opprof_mark {
@@ -513,7 +513,7 @@ typedef enum opprof_sort_key {
 #define OPPROF__SORT_KEY_ENUM(name, pytorch, older, field, per_call) OPPROF_SORT_##name,
     OPPROF_SORT_KEYS(OPPROF__SORT_KEY_ENUM)
 #undef OPPROF__SORT_KEY_ENUM
-    OPPROF_SORT_KEY_COUNT /* one past the last key */
+        OPPROF_SORT_KEY_COUNT /* one past the last key */
 } opprof_sort_key;
 
 /** Parse PyTorch's name of a sort key. OPPROF_EINVAL if unknown. */
@@ -1080,6 +1080,15 @@ typedef struct opprof_trace_problem {
                                      ended (read as lasting to the trace's end) */
 } opprof_trace_problem;
 
+/** One argument given to opprof_read_options.spill_args, valid during the call. */
+typedef struct opprof_spilled_arg {
+    const char *key; /* flattened as Perfetto's JSON importer flattens them ("grid[0]") */
+    uint32_t kind;   /* OPPROF_MARK_ARG_INT (i), OPPROF_MARK_ARG_DOUBLE (d), OPPROF_MARK_ARG_STR (str) */
+    int64_t i;
+    double d;
+    const char *str;
+} opprof_spilled_arg;
+
 typedef struct opprof_read_options {
     /* Called for each problem of a trace that parses: unknown phase, missing
      * or mistyped fields, negative durations, "E" events without an open "B"
@@ -1130,9 +1139,25 @@ typedef struct opprof_read_options {
      * trace written again from the capture must not lose (`opprof convert`,
      * `opprof merge -o OUT.pftrace`). Implied by keep_marks. */
     bool keep_event_marks;
+    /* With keep_marks, another writer's arguments given to this callback as
+     * each event is read (a "B"'s with its "E"'s, at the "E"), not kept in
+     * the capture: a large trace's arguments need not be in memory at once
+     * (`opprof sql --db` writes them to a file of its own). The event keeps
+     * one integer argument instead, OPPROF_SPILLED_ARGS_ARG, whose value is
+     * the id the callback returned (>= 0); the few that reports read stay
+     * arguments as well (flops, bytes, "name", "layer", OPPROF_PART_OF_KEY).
+     * An event that the read leaves out or merges into its parent takes its
+     * argument with it, so an id that no event keeps is of no event. A
+     * negative return (an opprof error code: OPPROF_ENOSPC...) fails the
+     * read. With two `threads` it is called from both at once: `part` is 0
+     * for the first (the only one's) and 1 for the second half's events, and
+     * ids must not repeat across parts. opprof's own traces keep theirs. */
+    int64_t (*spill_args)(void *spill_ctx, int part, const opprof_spilled_arg *args, size_t n);
+    void *spill_ctx;
 } opprof_read_options;
 #define OPPROF_THREAD_TS_ARG "opprof:tts"
 #define OPPROF_THREAD_DUR_ARG "opprof:tdur"
+#define OPPROF_SPILLED_ARGS_ARG "opprof:spilled"
 
 /** Whether a file's name (no directory) is a trace's, as the tools write them
  *  and as directories are searched for them (ranks, diff --stat): NAME.json,

@@ -85,7 +85,7 @@ static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, 
     return n;
 }
 
-static int load_trace(sqlite3 *db, const char *path, const char *what, sql_ids *ids) {
+static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill *spill, sql_ids *ids) {
     struct stat st;
     if (stat(path, &st)) {
         fprintf(stderr, "opprof: %s: %s\n", path, strerror(errno));
@@ -93,18 +93,35 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_ids *
     }
     tool_load_counts counts;
     opprof_capture *cap = NULL;
-    int rc = tool_load_counted(path, false, &counts, &cap);
+    int rc = tool_load_counted(path, &counts, &(tool_spill){sql_spill_args, spill}, &cap);
     if (rc) return rc;
     sql_stat stats[8 + TOOL_LOAD_UNUSED_KINDS];
     sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats,
                    trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
-    rc = sql_load_capture(db, cap, &t, ids);
+    rc = sql_load_capture(db, cap, &t, spill, ids);
     opprof_capture_free(cap);
+    if (rc == SQLITE_OK && sql_spill_reset(spill)) rc = SQLITE_IOERR;
     if (rc) {
         fprintf(stderr, "opprof: %s: %s could not take it: %s\n", path, what, sqlite3_errstr(rc));
         return TOOL_EXIT_UNREADABLE;
     }
     return 0;
+}
+
+/* The files that hold a trace's arguments while it is read: in db_path's
+ * directory, or without one in $TMPDIR (/tmp). In memory too the load sets
+ * them aside, so that its args come in one order with --db or without. */
+static int spill_open(sql_spill *spill, const char *db_path) {
+    char dir[4096];
+    const char *slash = db_path ? strrchr(db_path, '/') : NULL, *tmp = getenv("TMPDIR");
+    if (!db_path)
+        snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db_path) + (slash == db_path) : 1,
+                 slash ? db_path : ".");
+    int rc = sql_spill_open(spill, dir);
+    if (rc) fprintf(stderr, "opprof: %s: a file for the traces' arguments could not be made: %s\n", dir, strerror(-rc));
+    return rc;
 }
 
 /* Every trace into db, in one transaction. */
@@ -114,11 +131,13 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
         fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
         return TOOL_EXIT_UNREADABLE;
     }
+    sql_spill spill = {0};
+    if (spill_open(&spill, o->db_path)) return TOOL_EXIT_UNREADABLE;
     sql_ids ids = sql_ids_start();
-    for (int k = 0; k < o->n_traces; k++) {
-        int rc = load_trace(db, o->traces[k], what, &ids);
-        if (rc) return rc;
-    }
+    int rc = 0;
+    for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, &ids);
+    sql_spill_close(&spill);
+    if (rc) return rc;
     if (sql_create_indexes(db) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
         fprintf(stderr, "opprof: %s: the database could not be written: %s\n", what, sqlite3_errmsg(db));
         return TOOL_EXIT_UNREADABLE;

@@ -90,17 +90,30 @@ int tool_need_timeline(const char *path, const opprof_capture *cap, const char *
     return TOOL_EXIT_UNREADABLE;
 }
 
-static int load(const char *path, bool by_node, bool event_marks, tool_load_counts *counts, opprof_capture **out);
+/* How a command reads: ONNX Runtime's rows by node, every writer's marks
+ * kept (event marks only, or all and counted), arguments set aside. */
+typedef struct load_how {
+    bool by_node, event_marks;
+    tool_load_counts *counts; /* non-NULL: keep_marks, and the counts */
+    const tool_spill *spill;  /* NULL: none */
+} load_how;
+static int load(const char *path, const load_how *how, opprof_capture **out);
 
-int tool_load_by(const char *path, bool by_node, opprof_capture **out) { return load(path, by_node, false, NULL, out); }
-
-int tool_load_to_write(const char *path, opprof_capture **out) { return load(path, false, true, NULL, out); }
-
-int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out) {
-    return load(path, by_node, false, counts, out);
+int tool_load_by(const char *path, bool by_node, opprof_capture **out) {
+    return load(path, &(load_how){.by_node = by_node}, out);
 }
 
-static int load(const char *path, bool by_node, bool event_marks, tool_load_counts *counts, opprof_capture **out) {
+int tool_load_to_write(const char *path, opprof_capture **out) {
+    return load(path, &(load_how){.event_marks = true}, out);
+}
+
+int tool_load_counted(const char *path, tool_load_counts *counts, const tool_spill *spill, opprof_capture **out) {
+    return load(path, &(load_how){.counts = counts, .spill = spill}, out);
+}
+
+static int load(const char *path, const load_how *how, opprof_capture **out) {
+    tool_load_counts *counts = how->counts;
+    bool event_marks = how->event_marks;
     load_problems lp = {.count = 0, .unused = "", .counts = counts};
     if (counts) *counts = (tool_load_counts){0};
     tool_progress_init(&lp.pr, path);
@@ -109,9 +122,15 @@ static int load(const char *path, bool by_node, bool event_marks, tool_load_coun
                                .on_unused = load_unused,
                                .ctx = &lp,
                                .events_only = true,
-                               .by_node = by_node,
+                               .by_node = how->by_node,
                                .keep_marks = counts != NULL,
-                               .keep_event_marks = event_marks};
+                               .keep_event_marks = event_marks,
+                               /* arguments set aside (opprof sql): one thread reads, since two
+                                  hold the second half's events twice where they join (a 1 GB Kineto
+                                  trace's peak 300 MB, not 220) and SQLite's inserts take the time */
+                               .threads = how->spill ? 1 : 0,
+                               .spill_args = how->spill ? how->spill->args : NULL,
+                               .spill_ctx = how->spill ? how->spill->ctx : NULL};
     opprof_read_error err;
     int rc = opprof_capture_read(path, &opt, out, &err);
     if (rc) {

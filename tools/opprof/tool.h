@@ -82,9 +82,15 @@ typedef struct tool_load_counts {
     tool_load_unused unused[TOOL_LOAD_UNUSED_KINDS];
     int n_unused;
 } tool_load_counts;
-/* tool_load_by, every writer's marks kept (opprof_read_options.keep_marks),
- * and those counts into *counts. */
-int tool_load_counted(const char *path, bool by_node, tool_load_counts *counts, opprof_capture **out);
+/* Where another writer's arguments go as they are read, instead of into the
+ * capture (opprof_read_options.spill_args and spill_ctx). */
+typedef struct tool_spill {
+    int64_t (*args)(void *ctx, int part, const opprof_spilled_arg *args, size_t n);
+    void *ctx;
+} tool_spill;
+/* tool_load, every writer's marks kept (opprof_read_options.keep_marks),
+ * those counts into *counts, and the arguments into `spill` (NULL: kept). */
+int tool_load_counted(const char *path, tool_load_counts *counts, const tool_spill *spill, opprof_capture **out);
 /* On stderr: who wrote the trace at path (when not opprof), and its
  * warnings, the first WARNINGS_SHOWN with their count, or all. */
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all);

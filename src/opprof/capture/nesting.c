@@ -32,14 +32,15 @@ DEFINE_MERGE_SORT(sort_marks, opprof_mark, mark_before)
 #define is_device opprof__is_device
 
 /* Events are sorted as keys of 24 bytes, each with the index it had, then
- * gathered once into a new array that replaces the capture's: sorting the
- * 32-byte events moved them through every merge pass (the most of
- * finishing a Kineto trace, whose threads' events come in runs of four).
+ * moved once, in place, to where their keys went: sorting the 32-byte
+ * events moved them through every merge pass (the most of finishing a
+ * Kineto trace, whose threads' events come in runs of four), and gathering
+ * them into a second array held the events twice at the read's peak.
  * The keys are first put in their thread's bucket (in the order they come,
- * so that ties keep it); each bucket is then sorted and its events
- * gathered, a large capture's in two halves of its threads, one half on a
- * helper thread. Device activities' links to their launching operators and
- * arguments' events (indices set before the sort) follow the events. */
+ * so that ties keep it); each bucket is then sorted, a large capture's in
+ * two halves of its threads, one half on a helper thread. Device
+ * activities' links to their launching operators and arguments' events
+ * (indices set before the sort) follow the events. */
 typedef struct event_key {
     int64_t start_ns, duration_ns;
     uint32_t origin;
@@ -54,11 +55,9 @@ DEFINE_MERGE_SORT(sort_keys, event_key, key_before)
 enum { TWO_THREADS_MIN_EVENTS = 1 << 16 };
 
 typedef struct buckets {
-    const opprof_event *events;
     event_key *keys;
     const size_t *first; /* thread t's keys: keys[first[t] .. first[t + 1]) */
-    opprof_event *moved; /* the events in order */
-    uint32_t *position;  /* an event's index in `moved` */
+    uint32_t *position;  /* an event's index once sorted */
     size_t from, to;     /* the threads sorted here */
     int rc;
 } buckets;
@@ -67,11 +66,26 @@ static void *sort_buckets(void *arg) {
     buckets *b = arg;
     for (size_t t = b->from; t < b->to && !b->rc; t++)
         b->rc = sort_keys(b->keys + b->first[t], b->first[t + 1] - b->first[t]);
-    for (size_t k = b->first[b->from]; k < b->first[b->to] && !b->rc; k++) {
-        b->moved[k] = b->events[b->keys[k].origin];
-        b->position[b->keys[k].origin] = (uint32_t)k;
-    }
+    for (size_t k = b->first[b->from]; k < b->first[b->to] && !b->rc; k++) b->position[b->keys[k].origin] = (uint32_t)k;
     return NULL;
+}
+
+/* Each event moved to its position, in place: a cycle at a time (the event
+ * at i goes to position[i]), `done` a bit per place. No second array of
+ * events: that was a third of the peak of reading a large trace. */
+static void move_in_place(opprof_event *events, size_t n, const uint32_t *position, uint64_t *done) {
+    for (size_t i = 0; i < n; i++) {
+        if (done[i / 64] >> (i % 64) & 1) continue;
+        opprof_event carried = events[i];
+        for (size_t j = position[i]; j != i; j = position[j]) {
+            opprof_event next = events[j];
+            events[j] = carried;
+            done[j / 64] |= 1ull << (j % 64);
+            carried = next;
+        }
+        events[i] = carried;
+        done[i / 64] |= 1ull << (i % 64);
+    }
 }
 
 /* The buckets sorted and gathered: threads [0, half) here, the rest beside
@@ -105,32 +119,30 @@ static void fill_buckets(const opprof_capture *c, event_key *keys, size_t *first
 }
 
 static int sort_events(opprof_capture *c) {
-    size_t n = c->n_events, i = 1, cap = 0;
+    size_t n = c->n_events, i = 1;
     while (i < n && !event_before(&c->events[i], &c->events[i - 1])) i++;
     if (i >= n) return 0; /* already in order (opprof's own captures) */
-    buckets b = {.events = c->events};
+    buckets b = {0};
     b.keys = opprof__alloc(n * sizeof *b.keys);
     b.position = opprof__alloc(n * sizeof *b.position);
     size_t *first = opprof__calloc(c->n_threads + 2, sizeof *first);
     b.first = first;
     int rc = b.keys && b.position && first ? 0 : OPPROF_ENOMEM;
-    if (!rc) rc = opprof__grow_pages((void **)&b.moved, &cap, n, sizeof *b.moved);
     if (!rc) fill_buckets(c, b.keys, first);
     if (!rc) rc = sort_all_buckets(c, &b);
+    opprof__free(b.keys);
+    opprof__free(first);
+    uint64_t *done = rc ? NULL : opprof__calloc(n / 64 + 1, sizeof *done);
+    if (!rc && !done) rc = OPPROF_ENOMEM;
     if (!rc) {
-        opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
-        c->events = b.moved;
-        c->cap_events = cap;
-        for (opprof_event *e = b.moved; e < b.moved + n; e++)
+        move_in_place(c->events, n, b.position, done);
+        for (opprof_event *e = c->events; e < c->events + n; e++)
             if (is_device(e) && e->parent >= 0) e->parent = (int32_t)b.position[e->parent];
         for (size_t k = 0; k < c->n_marks; k++) /* arguments follow their events */
             if (c->marks[k].event >= 0) c->marks[k].event = (int32_t)b.position[c->marks[k].event];
-    } else {
-        opprof__free_pages(b.moved, cap * sizeof *b.moved);
     }
-    opprof__free(b.keys);
+    opprof__free(done);
     opprof__free(b.position);
-    opprof__free(first);
     return rc;
 }
 

@@ -224,6 +224,7 @@ void opprof__reader_free_parser(parser *p) {
     opprof__free(p->ms);
     opprof__free(p->links);
     opprof__free(p->named);
+    opprof__free(p->spilled);
     opprof__reader_free_begins(p);
     opprof__reader_samples_free(p);
     opprof__reader_profiles_free(p);
@@ -300,6 +301,9 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         rc = opprof__reader_runtime_links(p);
         if (!rc) rc = opprof__link_devices(p->cap, p->links, p->n_links);
         if (rc) opprof__json_fail_code(&p->lx, rc, "device activities");
+        opprof__free(p->links); /* linked: not held through the capture's sort, its peak */
+        p->links = NULL;
+        p->n_links = p->cap_links = 0;
     }
     if (!rc && options && options->on_unused)
         for (int k = 0; k < UNUSED_KINDS; k++)

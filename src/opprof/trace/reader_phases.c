@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,14 +214,45 @@ static int hold_end(parser *p, uint32_t thread, int64_t ts) {
     return 0;
 }
 
+/* The arguments that the tables read (averages.c, parallel.c), kept as marks
+ * when the others are given to spill_args. */
+static bool read_by_tables(const char *key) {
+    return !strcmp(key, "flops") || !strcmp(key, "bytes") || !strcmp(key, "name") || !strcmp(key, "layer") ||
+           !strcmp(key, OPPROF_PART_OF_KEY);
+}
+
+/* Another writer's arguments given to spill_args (keep_marks): the last
+ * event keeps the id it returns as its OPPROF_SPILLED_ARGS_ARG. */
+static int spill_args(parser *p, const event_args *args, opprof_mark m) {
+    if (opprof__grow((void **)&p->spilled, &p->cap_spilled, (size_t)args->n, sizeof *p->spilled))
+        return opprof__reader_no_memory(p, "arguments");
+    for (int k = 0; k < args->n; k++) {
+        const event_arg *a = &args->at[k];
+        p->spilled[k] =
+            (opprof_spilled_arg){opprof__reader_arg_key(args, a), a->kind, a->i, a->d, opprof__reader_arg_str(args, a)};
+    }
+    int64_t id = p->opt->spill_args(p->opt->spill_ctx, p->is_half, p->spilled, (size_t)args->n);
+    if (id < 0) return opprof__json_fail_code(&p->lx, id < INT_MIN ? OPPROF_EINVAL : (int)id, "arguments set aside");
+    m.kind = OPPROF_MARK_ARG_INT;
+    m.value.i = id;
+    return opprof_capture_add_mark(p->cap, &m, OPPROF_SPILLED_ARGS_ARG, NULL) ? opprof__reader_no_memory(p, "marks")
+                                                                              : 0;
+}
+
 /* An event's arguments as its marks: the last event of the capture, on `thread`. */
 static int arg_marks(parser *p, const event_args *args, uint32_t thread) {
     opprof_mark m = {.thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
     bool all = p->ours || p->keep_marks; /* keep_event_marks reads another writer's for its counters only */
+    bool spilled = args->n && p->keep_marks && !p->ours && p->opt && p->opt->spill_args;
+    if (spilled) {
+        int rc = spill_args(p, args, m);
+        if (rc) return rc;
+    }
     for (int k = 0; k < args->n; k++) {
         const event_arg *a = &args->at[k];
         const char *name = opprof__reader_arg_key(args, a);
         if (!all && strcmp(name, OPPROF_PART_OF_KEY) != 0) continue;
+        if (spilled && !read_by_tables(name)) continue;
         m.kind = a->kind;
         m.value.i = a->i;
         if (m.kind == OPPROF_MARK_ARG_DOUBLE) m.value.d = a->d;

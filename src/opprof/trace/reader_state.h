@@ -108,6 +108,8 @@ typedef struct parser {
     int read_from;             /* its "opprof_read_from": the producer of the trace opprof converted, + 1; 0: none */
     bool keep_marks;           /* opprof_read_options.keep_marks: every writer's marks kept as ours */
     bool keep_event_marks;     /* ...its counters, instants, flows and async ranges (keep_marks too) */
+    opprof_spilled_arg *spilled; /* scratch: an event's arguments as spill_args takes them */
+    size_t cap_spilled;
     struct runtime_state {     /* other runtimes' rules (trace/reader_runtimes.c) */
         bool ort;              /* events of ONNX Runtime's categories were read */
         bool by_node;          /* ONNX Runtime's nodes are rows by node name (--group-by node) */

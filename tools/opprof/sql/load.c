@@ -89,7 +89,11 @@ typedef struct loader {
     int64_t *utid, *upid, *track;    /* by capture thread */
     size_t *first_event;             /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;                /* by event, -1: none */
-    int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none */
+    uint8_t *arg_flags;              /* by event: ARGS_SPILLED, ARGS_DIMS */
+    sql_spill *spill;                /* where the trace's arguments were set aside, or NULL */
+    int32_t *event_of_record[2];     /* by spill part and record: its event, -1: none */
+    int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none;
+                                        NULL while no event has one */
     struct mark_slice *marks;        /* instants and async slices, placed in the id order with the events */
     size_t n_marks, cap_marks;
     uint32_t *order;   /* events, then mark slices (n_ev + their index), by start: Perfetto's slice order */
@@ -218,44 +222,101 @@ static int64_t arg_set_of(loader *L, size_t e) {
     return L->arg_set[e];
 }
 
-/* Each event's arguments (opprof's own, FLOPs, bytes) and input shapes. */
+enum { ARGS_SPILLED = 1, ARGS_DIMS = 2 }; /* an event's arguments set aside; they give "Input Dims" */
+
+static bool is_dims(const char *key) { return !strncmp(key, "Input Dims", 10); }
+
+/* The events whose arguments were set aside while the trace was read: each
+ * record's event (its OPPROF_SPILLED_ARGS_ARG). */
+static int find_spilled(loader *L, const opprof_mark *m, size_t n_marks) {
+    for (int part = 0; part < 2; part++) {
+        size_t n = L->spill ? L->spill->records[part] : 0;
+        if (!(L->event_of_record[part] = malloc((n + 1) * sizeof *L->event_of_record[part]))) return SQLITE_NOMEM;
+        for (size_t r = 0; r < n; r++) L->event_of_record[part][r] = -1;
+    }
+    for (size_t k = 0; L->spill && k < n_marks; k++) {
+        if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev || m[k].kind != OPPROF_MARK_ARG_INT ||
+            strcmp(opprof_capture_name(L->cap, m[k].name), OPPROF_SPILLED_ARGS_ARG) != 0)
+            continue;
+        uint64_t part = (uint64_t)m[k].value.i & 1, record = (uint64_t)m[k].value.i >> 1;
+        if (m[k].value.i < 0 || record >= L->spill->records[part]) continue;
+        L->event_of_record[part][record] = m[k].event;
+        L->arg_flags[m[k].event] |= ARGS_SPILLED;
+    }
+    return SQLITE_OK;
+}
+
+/* One mark's argument (opprof's own, FLOPs, bytes) into args. */
+static int mark_arg(loader *L, const opprof_mark *m, const char *key) {
+    int64_t set = arg_set_of(L, (size_t)m->event);
+    if (m->kind >= OPPROF_MARK_ARG_INT && m->kind <= OPPROF_MARK_ARG_STR && is_dims(key))
+        L->arg_flags[m->event] |= ARGS_DIMS;
+    switch ((opprof_mark_kind)m->kind) {
+    case OPPROF_MARK_ARG_INT: return add_arg(L, set, key, "int", m->value.i, NULL, 0);
+    case OPPROF_MARK_ARG_DOUBLE: return add_arg(L, set, key, "real", 0, NULL, m->value.d);
+    case OPPROF_MARK_ARG_STR: return add_arg(L, set, key, "string", 0, opprof_capture_name(L->cap, m->value.str), 0);
+    case OPPROF_MARK_FLOPS: return add_arg(L, set, "flops", "int", m->value.i, NULL, 0);
+    case OPPROF_MARK_BYTES: return add_arg(L, set, "bytes", "int", m->value.i, NULL, 0);
+    case OPPROF_MARK_COUNTER:
+    case OPPROF_MARK_INSTANT:
+    case OPPROF_MARK_FLOW_BEGIN:
+    case OPPROF_MARK_FLOW_STEP:
+    case OPPROF_MARK_FLOW_END:
+    case OPPROF_MARK_ASYNC_BEGIN:
+    case OPPROF_MARK_ASYNC_END:
+    case OPPROF_MARK_ASYNC_INSTANT:
+    case OPPROF_MARK_KIND_COUNT: break; /* of no range: load_marks */
+    }
+    return SQLITE_OK;
+}
+
+/* A record set aside (sql_spill_fn): its event's arguments. */
+static int spilled_args(void *ctx, int64_t id, const opprof_spilled_arg *a, size_t n) {
+    loader *L = ctx;
+    int32_t e = L->event_of_record[id & 1][id >> 1];
+    if (e < 0) return SQLITE_OK; /* of an event the read left out */
+    int64_t set = arg_set_of(L, (size_t)e);
+    int rc = SQLITE_OK;
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
+        if (is_dims(a[k].key)) L->arg_flags[e] |= ARGS_DIMS;
+        if (a[k].kind == OPPROF_MARK_ARG_STR)
+            rc = add_arg(L, set, a[k].key, "string", 0, a[k].str, 0);
+        else if (a[k].kind == OPPROF_MARK_ARG_DOUBLE)
+            rc = add_arg(L, set, a[k].key, "real", 0, NULL, a[k].d);
+        else
+            rc = add_arg(L, set, a[k].key, "int", a[k].i, NULL, 0);
+    }
+    return rc;
+}
+
+/* Each event's thread clock, none yet. */
+static int thread_clocks(loader *L) {
+    L->thread_ts = malloc((L->n_ev + 1) * sizeof *L->thread_ts);
+    L->thread_dur = malloc((L->n_ev + 1) * sizeof *L->thread_dur);
+    if (!L->thread_ts || !L->thread_dur) return SQLITE_NOMEM;
+    for (size_t i = 0; i < L->n_ev; i++) L->thread_ts[i] = L->thread_dur[i] = -1;
+    return SQLITE_OK;
+}
+
+/* Each event's arguments: its marks' (opprof's own, FLOPs, bytes), or those
+ * set aside while the trace was read (which the marks repeat in part), in
+ * the order the trace gives them, their sets numbered as they come. */
 static int load_args(loader *L) {
     size_t n_marks = 0;
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
-    for (size_t k = 0; k < n_marks; k++) {
+    int rc = find_spilled(L, m, n_marks);
+    for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
         if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev) continue;
         const char *key = opprof_capture_name(L->cap, m[k].name);
-        if (m[k].kind == OPPROF_MARK_ARG_INT && !strcmp(key, OPPROF_THREAD_TS_ARG)) {
-            L->thread_ts[m[k].event] = m[k].value.i; /* slice.thread_ts, no argument */
-            continue;
-        }
-        if (m[k].kind == OPPROF_MARK_ARG_INT && !strcmp(key, OPPROF_THREAD_DUR_ARG)) {
-            L->thread_dur[m[k].event] = m[k].value.i;
-            continue;
-        }
-        int64_t set = arg_set_of(L, (size_t)m[k].event);
-        int rc = SQLITE_OK;
-        switch ((opprof_mark_kind)m[k].kind) {
-        case OPPROF_MARK_ARG_INT: rc = add_arg(L, set, key, "int", m[k].value.i, NULL, 0); break;
-        case OPPROF_MARK_ARG_DOUBLE: rc = add_arg(L, set, key, "real", 0, NULL, m[k].value.d); break;
-        case OPPROF_MARK_ARG_STR:
-            rc = add_arg(L, set, key, "string", 0, opprof_capture_name(L->cap, m[k].value.str), 0);
-            break;
-        case OPPROF_MARK_FLOPS: rc = add_arg(L, set, "flops", "int", m[k].value.i, NULL, 0); break;
-        case OPPROF_MARK_BYTES: rc = add_arg(L, set, "bytes", "int", m[k].value.i, NULL, 0); break;
-        case OPPROF_MARK_COUNTER:
-        case OPPROF_MARK_INSTANT:
-        case OPPROF_MARK_FLOW_BEGIN:
-        case OPPROF_MARK_FLOW_STEP:
-        case OPPROF_MARK_FLOW_END:
-        case OPPROF_MARK_ASYNC_BEGIN:
-        case OPPROF_MARK_ASYNC_END:
-        case OPPROF_MARK_ASYNC_INSTANT:
-        case OPPROF_MARK_KIND_COUNT: break; /* of no range: load_marks */
-        }
-        if (rc) return rc;
+        bool ts = !strcmp(key, OPPROF_THREAD_TS_ARG), dur = !ts && !strcmp(key, OPPROF_THREAD_DUR_ARG);
+        if (m[k].kind == OPPROF_MARK_ARG_INT && (ts || dur)) { /* slice.thread_ts and _dur, no argument */
+            if (!L->thread_ts) rc = thread_clocks(L);
+            if (rc == SQLITE_OK) (ts ? L->thread_ts : L->thread_dur)[m[k].event] = m[k].value.i;
+        } else if (!(L->arg_flags[m[k].event] & ARGS_SPILLED))
+            rc = mark_arg(L, &m[k], key);
     }
-    return SQLITE_OK;
+    if (rc == SQLITE_OK && L->spill) rc = sql_spill_each(L->spill, spilled_args, L);
+    return rc;
 }
 
 /* Input shapes that the trace's own arguments did not give (opprof's
@@ -263,26 +324,18 @@ static int load_args(loader *L) {
  * kept whole by the reader): "Input Dims[i][j]", as Perfetto flattens the
  * JSON that PyTorch writes. */
 static int load_shape_args(loader *L) {
-    size_t n_marks = 0;
-    const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
-    unsigned char *given = calloc(L->n_ev + 1, 1);
-    if (!given) return SQLITE_NOMEM;
-    for (size_t k = 0; k < n_marks; k++)
-        if (m[k].event >= 0 && (size_t)m[k].event < L->n_ev && m[k].kind >= OPPROF_MARK_ARG_INT &&
-            m[k].kind <= OPPROF_MARK_ARG_STR && !strncmp(opprof_capture_name(L->cap, m[k].name), "Input Dims", 10))
-            given[m[k].event] = 1;
     int rc = SQLITE_OK;
     for (size_t e = 0; e < L->n_ev && rc == SQLITE_OK; e++) {
         const opprof_site *site = opprof_capture_site(L->cap, L->ev[e].site);
         const opprof_shapes *sh = site ? opprof_capture_shapes(L->cap, site->shapes) : NULL;
-        for (int i = 0; sh && !given[e] && i < sh->n_inputs && rc == SQLITE_OK; i++)
+        bool given = L->arg_flags[e] & ARGS_DIMS;
+        for (int i = 0; sh && !given && i < sh->n_inputs && rc == SQLITE_OK; i++)
             for (int j = 0; j < sh->ndim[i] && rc == SQLITE_OK; j++) {
                 char key[48];
                 snprintf(key, sizeof key, "Input Dims[%d][%d]", i, j);
                 rc = add_arg(L, arg_set_of(L, e), key, "int", sh->dims[i][j], NULL, 0);
             }
     }
-    free(given);
     return rc;
 }
 
@@ -339,7 +392,8 @@ static int load_slices(loader *L) {
         if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
         rc = sql_row(L->st[ST_SLICE], "iiiissiIIII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
                      L->track[e->thread], cat, opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
-                     slice_of(L, parent), L->arg_set[i], L->thread_ts[i], L->thread_dur[i]);
+                     slice_of(L, parent), L->arg_set[i], L->thread_ts ? L->thread_ts[i] : -1,
+                     L->thread_dur ? L->thread_dur[i] : -1);
         if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
             rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, e->parent), L->slice_id[i], L->trace_id);
     }
@@ -608,15 +662,27 @@ static int load_trace_row(loader *L, const sql_trace *t) {
     return rc;
 }
 
+/* The arrays by event that the slices were made from. */
+static void free_by_event(loader *L) {
+    free(L->arg_set);
+    free(L->arg_flags);
+    free(L->thread_ts);
+    free(L->thread_dur);
+    free(L->event_of_record[0]);
+    free(L->event_of_record[1]);
+    L->arg_set = L->thread_ts = L->thread_dur = NULL;
+    L->arg_flags = NULL;
+    L->event_of_record[0] = L->event_of_record[1] = NULL;
+}
+
 static int load_all(loader *L, const sql_trace *t) {
     int rc = load_trace_row(L, t);
     if (rc == SQLITE_OK) rc = load_threads(L);
     L->first_event = calloc(L->n_th + 2, sizeof *L->first_event);
     L->arg_set = malloc((L->n_ev + 1) * sizeof *L->arg_set);
-    L->thread_ts = malloc((L->n_ev + 1) * sizeof *L->thread_ts);
-    L->thread_dur = malloc((L->n_ev + 1) * sizeof *L->thread_dur);
-    if (!L->first_event || !L->arg_set || !L->thread_ts || !L->thread_dur) return SQLITE_NOMEM;
-    for (size_t i = 0; i < L->n_ev; i++) L->arg_set[i] = L->thread_ts[i] = L->thread_dur[i] = -1;
+    L->arg_flags = calloc(L->n_ev + 1, 1);
+    if (!L->first_event || !L->arg_set || !L->arg_flags) return SQLITE_NOMEM;
+    for (size_t i = 0; i < L->n_ev; i++) L->arg_set[i] = -1;
     for (size_t i = 0; i < L->n_ev; i++) L->first_event[L->ev[i].thread + 1]++;
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
@@ -626,15 +692,24 @@ static int load_all(loader *L, const sql_trace *t) {
     if (rc == SQLITE_OK) rc = plan_marks(L, &flow, &n_flow);
     if (rc == SQLITE_OK) rc = order_slices(L);
     if (rc == SQLITE_OK) rc = load_slices(L);
+    free_by_event(L); /* what load_own needs is slice_id alone: the peak's share of the loader, less */
     if (rc == SQLITE_OK) rc = load_mark_slices(L);
     if (rc == SQLITE_OK) rc = load_flows(L, flow, n_flow);
     free(flow);
+    free(L->order);
+    L->order = NULL;
     if (rc == SQLITE_OK) rc = sql_load_own(L->db, L->cap, L->trace_id, L->utid, L->slice_id, L->ids);
     return rc;
 }
 
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_ids *ids) {
-    loader L = {.db = db, .cap = cap, .ids = ids, .process_track = -1, .global_track = -1, .process_track_upid = -1};
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_ids *ids) {
+    loader L = {.db = db,
+                .cap = cap,
+                .ids = ids,
+                .spill = spill,
+                .process_track = -1,
+                .global_track = -1,
+                .process_track_upid = -1};
     L.ev = opprof_capture_events(cap, &L.n_ev);
     L.th = opprof_capture_threads(cap, &L.n_th);
     L.trace_id = ids->trace++;
@@ -650,9 +725,7 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     free(L.upid);
     free(L.track);
     free(L.first_event);
-    free(L.arg_set);
-    free(L.thread_ts);
-    free(L.thread_dur);
+    free_by_event(&L);
     free(L.order);
     free(L.slice_id);
     free(L.marks);

@@ -6,6 +6,7 @@
  *   schema.c     the tables and views: the one list of their columns
  *   load.c       a capture's timeline into Perfetto's tables
  *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
+ *   spill.c      another writer's arguments on disk while its trace is read
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
  *   run.c        statements run and their results printed
  *   shell.c      the prompt: statements and SQLite's dot commands
@@ -63,9 +64,32 @@ typedef struct sql_trace {
     size_t n_stats;
 } sql_trace;
 
+/** Another writer's arguments set aside while its trace is read: a file
+ *  for each reader thread (opprof_read_options.spill_args' part), unnamed,
+ *  in a directory of the caller's choice; read back by the load. */
+typedef struct sql_spill {
+    FILE *part[2];
+    size_t records[2]; /* written to each */
+} sql_spill;
+/** Its two files in dir; 0 or -errno. */
+int sql_spill_open(sql_spill *s, const char *dir);
+void sql_spill_close(sql_spill *s);
+/** opprof_read_options.spill_args (spill: a sql_spill): one event's
+ *  arguments appended to its part's file; the record's id, or -errno. */
+int64_t sql_spill_args(void *spill, int part, const opprof_spilled_arg *args, size_t n);
+/** Each record in the order written, part 0's then part 1's, given to fn
+ *  with the id it was given; stops at fn's first non-zero (returned), or
+ *  SQLITE_IOERR when the files cannot be read back. */
+typedef int (*sql_spill_fn)(void *ctx, int64_t id, const opprof_spilled_arg *args, size_t n);
+int sql_spill_each(sql_spill *s, sql_spill_fn fn, void *ctx);
+/** Emptied for the next trace: 0 or -errno. */
+int sql_spill_reset(sql_spill *s);
+
 /** Load one capture: Perfetto's tables (load.c), then opprof's (load_own.c);
- *  inside the caller's transaction. */
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_ids *ids);
+ *  inside the caller's transaction. `spill`: where the trace's arguments
+ *  were set aside while it was read (their events are the ones that keep an
+ *  OPPROF_SPILLED_ARGS_ARG), or NULL when the capture holds them. */
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_ids *ids);
 /* slice_ids: each event's slice id (load.c: in time order) */
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
                  const int64_t *slice_ids, sql_ids *ids);
