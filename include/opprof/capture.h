@@ -1158,6 +1158,12 @@ typedef struct opprof_read_options {
 #define OPPROF_THREAD_TS_ARG "opprof:tts"
 #define OPPROF_THREAD_DUR_ARG "opprof:tdur"
 #define OPPROF_SPILLED_ARGS_ARG "opprof:spilled"
+/* keep_marks: a flow bound to its event (the Trace Event Format's v2 flows:
+ * "bind_id" with "flow_out", "flow_in" or both) as an integer argument of
+ * the event, its bind_id the value: the flow leaves it, enters it, or both. */
+#define OPPROF_FLOW_OUT_ARG "opprof:flow_out"
+#define OPPROF_FLOW_IN_ARG "opprof:flow_in"
+#define OPPROF_FLOW_STEP_ARG "opprof:flow_step"
 
 /** Whether a file's name (no directory) is a trace's, as the tools write them
  *  and as directories are searched for them (ranks, diff --stat): NAME.json,

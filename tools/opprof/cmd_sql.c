@@ -32,7 +32,8 @@ static const char HELP[] =
     X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")                  \
     X(DB, "db", "FILE",                                                                   \
       "keep the database in FILE; a later run with the same traces, none\n"               \
-      "newer than FILE, queries it without reading them again")                           \
+      "newer than FILE, queries it without reading them again (a trace's\n"               \
+      "arguments wait beside FILE while it loads; without --db, in $TMPDIR)")             \
     X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
     X(TEXT_PROMPT, NULL, NULL,                                                            \
       "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n"    \

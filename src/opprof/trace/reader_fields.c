@@ -374,9 +374,9 @@ static int name_field(parser *p, event *e) {
     return 0;
 }
 
-/* "id": a number (opprof writes those), or a string: "0x1f" (Chrome's), a
- * decimal number, or else its hash. */
-static int id_field(parser *p, event *e) {
+/* "id" and "bind_id": a number (opprof writes those), or a string: "0x1f"
+ * (Chrome's), a decimal number, or else its hash; *has when there is one. */
+static int id_value(parser *p, uint64_t *id, bool *has) {
     int c = opprof__json_skip_ws(&p->lx);
     if (c == '"') {
         if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
@@ -391,16 +391,28 @@ static int id_field(parser *p, event *e) {
             if (d < 0) break;
             v = v * (uint64_t)base + (uint64_t)d;
         }
-        e->id = len && i == len ? v : opprof__hash_bytes(s, len);
-        e->has_id = true;
+        *id = len && i == len ? v : opprof__hash_bytes(s, len);
+        *has = true;
         return 0;
     }
     if (c != '-' && (c < '0' || c > '9')) return opprof__json_skip(&p->lx);
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-    e->id = v.is_int ? (uint64_t)v.as_int : 0;
-    e->has_id = v.is_int;
+    *id = v.is_int ? (uint64_t)v.as_int : 0;
+    *has = v.is_int;
     return 0;
+}
+
+/* "bind_id", "flow_in", "flow_out": a flow bound to the event (v2). */
+static int bound_field(parser *p, event *e, uint8_t flag) {
+    if (flag == BOUND_ID) {
+        bool has = false;
+        int rc = id_value(p, &e->bind_id, &has);
+        if (has) e->bound |= BOUND_ID;
+        return rc;
+    }
+    if (opprof__json_skip_ws(&p->lx) == 't') e->bound |= flag;
+    return opprof__json_skip(&p->lx);
 }
 
 int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n) {
@@ -415,7 +427,7 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
         }
         break;
     case 2:
-        if (KEY_IS(k, n, "id")) return id_field(p, e); /* of a flow, async or profile event */
+        if (KEY_IS(k, n, "id")) return id_value(p, &e->id, &e->has_id); /* of a flow, async or profile event */
         if (KEY_IS(k, n, "ph")) {
             int got = string_field(p, e, "ph");
             if (got <= 0) return got;
@@ -464,6 +476,13 @@ int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t 
             if (opprof__json_skip_ws(&p->lx) != '{') return opprof__json_skip(&p->lx);
             return opprof__json_object(&p->lx, on_args_key, e);
         }
+        break;
+    case 7:
+        if (KEY_IS(k, n, "bind_id")) return bound_field(p, e, BOUND_ID);
+        if (KEY_IS(k, n, "flow_in")) return bound_field(p, e, BOUND_IN);
+        break;
+    case 8:
+        if (KEY_IS(k, n, "flow_out")) return bound_field(p, e, BOUND_OUT);
         break;
     default: break;
     }

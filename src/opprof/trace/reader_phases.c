@@ -158,8 +158,12 @@ static int push_begin(parser *p, uint32_t thread, const event *e, int64_t offset
     if (!name) return opprof__reader_no_memory(p, "begin events");
     memcpy(name, e->name, len + 1);
     begun *b = &p->begins[p->n_begins];
-    *b = (begun){thread, p->innermost[thread], e->cat, e->ts, offset, 0, 0, (e->have & HAS_TTS) ? e->tts : -1, name,
-                 {0}};
+    *b = (begun){thread,     p->innermost[thread],
+                 e->cat,     e->ts,
+                 offset,     0,
+                 0,          (e->have & HAS_TTS) ? e->tts : -1,
+                 e->bind_id, e->bound,
+                 name,       {0}};
     /* its arguments wait for its end, as Perfetto merges a B's and its E's */
     if (opprof__reader_args_copy(&b->args, &e->args)) {
         opprof__free(name);
@@ -277,12 +281,30 @@ static int thread_time_marks(parser *p, uint32_t thread, int64_t tts, int64_t td
     return 0;
 }
 
+/* The last event's flow (v2: "bind_id" with "flow_out", "flow_in" or both)
+ * as an integer argument of it whose key says the direction (keep_marks,
+ * `opprof sql`'s flow table); else counted as unused, as one without a
+ * direction (Perfetto's stat flow_without_direction). */
+static int bound_flow_mark(parser *p, uint32_t thread, uint64_t bind_id, uint8_t bound) {
+    if (!(bound & BOUND_ID)) return 0;
+    bool out = bound & BOUND_OUT, in = bound & BOUND_IN;
+    if (!p->keep_marks || (!out && !in)) {
+        p->unused[UNUSED_BOUND_FLOW]++;
+        return 0;
+    }
+    opprof_mark m = {.kind = OPPROF_MARK_ARG_INT, .thread = thread, .event = (int32_t)(p->cap->n_events - 1)};
+    m.value.id = bind_id;
+    const char *key = in && out ? OPPROF_FLOW_STEP_ARG : out ? OPPROF_FLOW_OUT_ARG : OPPROF_FLOW_IN_ARG;
+    return opprof_capture_add_mark(p->cap, &m, key, NULL) ? opprof__reader_no_memory(p, "marks") : 0;
+}
+
 /* What a "B" and its "E" carry, on the event they make, as Perfetto's JSON
  * importer merges them: both's arguments kept; the thread clock from the
- * "B"'s "tts" to the "E"'s. */
+ * "B"'s "tts" to the "E"'s; the "B"'s flow. */
 static int begin_end_marks(parser *p, const begun *b, const event *end) {
     int rc = arg_marks(p, &b->args, b->thread);
     if (!rc) rc = arg_marks(p, &end->args, b->thread);
+    if (!rc) rc = bound_flow_mark(p, b->thread, b->bind_id, b->bound);
     bool ended = b->tts >= 0 && (end->have & HAS_TTS) && end->tts >= b->tts;
     return rc ? rc : thread_time_marks(p, b->thread, b->tts, ended ? end->tts - b->tts : -1);
 }
@@ -455,6 +477,7 @@ static int take_complete(parser *p, event *e, int64_t offset) {
     if (e->category[0] && opprof_capture_set_last_category(p->cap, e->category))
         return opprof__reader_no_memory(p, "categories");
     int rc = arg_marks(p, &e->args, thread);
+    if (!rc) rc = bound_flow_mark(p, thread, e->bind_id, e->bound);
     return rc ? rc
               : thread_time_marks(p, thread, (e->have & HAS_TTS) ? e->tts : -1, (e->have & HAS_TDUR) ? e->tdur : -1);
 }
@@ -707,6 +730,7 @@ int opprof__reader_parse_items(parser *p, int more) {
         e.layer = 0;
         e.id = 0;
         e.has_id = false;
+        e.bound = 0;
         e.scope = 't';
         e.pid = e.tid = 0;
         e.ts = e.dur = e.bytes = e.addr = 0;

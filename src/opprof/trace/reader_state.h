@@ -40,6 +40,8 @@ typedef struct begun { /* a "B" event waiting for its "E" */
     uint8_t cat;   /* cat_class */
     int64_t ts, offset, line, column;
     int64_t tts;     /* its thread clock's time (keep_marks: "tts"), or -1 */
+    uint64_t bind_id; /* its flow (v2), as event.bind_id and event.bound */
+    uint8_t bound;
     char *name;      /* owned */
     event_args args; /* a copy of its arguments kept, owned (text in the same block); n 0: none */
 } begun;
@@ -64,7 +66,8 @@ typedef struct mrecord {
     X(SPAN, "Kineto spans (cat Trace)")                                  \
     X(PYTHON, "Python function events (left out, as key_averages does)") \
     X(FILTERED, "events PyTorch's key_averages leaves out by name")        \
-    X(COUNTER_VALUE, "counter values that are no number (C: true, false, arrays, objects, words)")
+    X(COUNTER_VALUE, "counter values that are no number (C: true, false, arrays, objects, words)") \
+    X(BOUND_FLOW, "flows bound to events (bind_id; in opprof sql, those without flow_in or flow_out)")
 enum {
 #define UNUSED_ENUM(name, words) UNUSED_##name,
     UNUSED_EVENT_KINDS(UNUSED_ENUM)
@@ -168,6 +171,9 @@ enum {
     HAS_TDUR = 128
 };
 
+/* A flow bound to its event (the Trace Event Format's v2 flows): event.bound. */
+enum { BOUND_ID = 1, BOUND_IN = 2, BOUND_OUT = 4 };
+
 /* What an event's "cat" says it is (Kineto's categories, PyTorch 1.8 to 2.x). */
 typedef enum cat_class {
     CAT_OTHER = 0,         /* no category, or one of another tool: a CPU operator */
@@ -214,6 +220,8 @@ typedef struct event {
     uint64_t id;       /* "id" of flow, async and profile events: a number, or a string's
                           hexadecimal ("0x1f") or decimal number, or else its hash */
     bool has_id;
+    uint64_t bind_id; /* "bind_id": the flow (v2) bound to this event, read as "id" is */
+    uint8_t bound;    /* BOUND_ID when it has one, BOUND_IN ("flow_in"), BOUND_OUT ("flow_out") */
     char category[64];   /* opprof's traces: a range's category ("cat" after its kind) */
     uint8_t runtime;     /* another runtime's own category (trace/reader_runtimes.c), RT_NONE */
     char op_name[64];    /* ONNX Runtime: a node's operator type (args.op_name) */

@@ -76,6 +76,16 @@ static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
 };
 
+/* A mark kept for after the slice ids: a flow's or an async range's. */
+typedef struct pending {
+    uint64_t id;
+    uint32_t name;
+    uint32_t kind;
+    int64_t ts;
+    uint32_t thread;
+    size_t order; /* the mark's index: its place among marks of the same time (a bound flow's: its event) */
+} pending;
+
 typedef struct loader {
     sqlite3 *db;
     const opprof_capture *cap;
@@ -86,12 +96,14 @@ typedef struct loader {
     size_t n_ev;
     const opprof_thread_info *th;
     size_t n_th;
-    int64_t *utid, *upid, *track;    /* by capture thread */
-    size_t *first_event;             /* by thread: its first event (n_th + 1 entries) */
-    int64_t *arg_set;                /* by event, -1: none */
-    uint8_t *arg_flags;              /* by event: ARGS_SPILLED, ARGS_DIMS */
-    sql_spill *spill;                /* where the trace's arguments were set aside, or NULL */
-    int32_t *event_of_record[2];     /* by spill part and record: its event, -1: none */
+    int64_t *utid, *upid, *track; /* by capture thread */
+    size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
+    int64_t *arg_set;             /* by event, -1: none */
+    uint8_t *arg_flags;           /* by event: ARGS_SPILLED, ARGS_DIMS */
+    sql_spill *spill;             /* where the trace's arguments were set aside, or NULL */
+    int32_t *event_of_record[2];  /* by spill part and record: its event, -1: none */
+    pending *bound;               /* flows bound to events (OPPROF_FLOW_OUT_ARG...), their marks' */
+    size_t n_bound, cap_bound;
     int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none;
                                         NULL while no event has one */
     struct mark_slice *marks;        /* instants and async slices, placed in the id order with the events */
@@ -289,6 +301,22 @@ static int spilled_args(void *ctx, int64_t id, const opprof_spilled_arg *a, size
     return rc;
 }
 
+/* A flow bound to its event (v2), for load_flows: its direction as a flow mark's kind. */
+static int add_bound_flow(loader *L, const opprof_mark *m, const char *key) {
+    if (L->n_bound == L->cap_bound) {
+        size_t cap = L->cap_bound ? L->cap_bound * 2 : 64;
+        pending *grown = realloc(L->bound, cap * sizeof *grown);
+        if (!grown) return SQLITE_NOMEM;
+        L->bound = grown;
+        L->cap_bound = cap;
+    }
+    uint32_t kind = !strcmp(key, OPPROF_FLOW_OUT_ARG)    ? OPPROF_MARK_FLOW_BEGIN
+                    : !strcmp(key, OPPROF_FLOW_STEP_ARG) ? OPPROF_MARK_FLOW_STEP
+                                                         : OPPROF_MARK_FLOW_END;
+    L->bound[L->n_bound++] = (pending){m->value.id, 0, kind, L->ev[m->event].start_ns, m->thread, (size_t)m->event};
+    return SQLITE_OK;
+}
+
 /* Each event's thread clock, none yet. */
 static int thread_clocks(loader *L) {
     L->thread_ts = malloc((L->n_ev + 1) * sizeof *L->thread_ts);
@@ -312,6 +340,8 @@ static int load_args(loader *L) {
         if (m[k].kind == OPPROF_MARK_ARG_INT && (ts || dur)) { /* slice.thread_ts and _dur, no argument */
             if (!L->thread_ts) rc = thread_clocks(L);
             if (rc == SQLITE_OK) (ts ? L->thread_ts : L->thread_dur)[m[k].event] = m[k].value.i;
+        } else if (m[k].kind == OPPROF_MARK_ARG_INT && !strncmp(key, "opprof:flow_", 12)) {
+            rc = add_bound_flow(L, &m[k], key); /* a flow, no argument */
         } else if (!(L->arg_flags[m[k].event] & ARGS_SPILLED))
             rc = mark_arg(L, &m[k], key);
     }
@@ -416,15 +446,6 @@ static int load_mark_slices(loader *L) {
 
 /* ---- marks between events: instants, counters, flows, async ranges ----- */
 
-typedef struct pending {
-    uint64_t id;
-    uint32_t name;
-    uint32_t kind;
-    int64_t ts;
-    uint32_t thread;
-    size_t order; /* the mark's index: its place among marks of the same time */
-} pending;
-
 static int by_pair(const void *a, const void *b) {
     const pending *x = a, *y = b;
     if (x->name != y->name) return x->name < y->name ? -1 : 1;
@@ -496,24 +517,33 @@ static int stat_row(loader *L, const char *name, int64_t value, const char *desc
 
 /* Flows: the marks of one id in time order, each to the next (s -> t -> t -> f), as
  * Perfetto's JSON importer links v1 flows: a step or an end takes the flow from the
- * start or step before it; an end closes it. */
-static int load_flows(loader *L, pending *p, size_t n) {
+ * start or step before it; an end closes it. A v1 mark's slice is the one that
+ * encloses it on its thread (an end's may follow it); a bound flow's (v2), its event. */
+static int link_flows(loader *L, pending *p, size_t n, bool bound, int64_t *unplaced) {
     qsort(p, n, sizeof *p, by_pair);
-    int64_t unplaced = 0; /* links with an end that no slice holds or follows on its thread */
     for (size_t k = 0; k + 1 < n; k++) {
         if (p[k].id != p[k + 1].id || p[k].kind == OPPROF_MARK_FLOW_END || p[k + 1].kind == OPPROF_MARK_FLOW_BEGIN)
             continue;
-        int64_t out = enclosing(L, p[k].thread, p[k].ts, true), in = enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
+        int64_t out = bound ? (int64_t)p[k].order : enclosing(L, p[k].thread, p[k].ts, true);
+        int64_t in = bound ? (int64_t)p[k + 1].order : enclosing(L, p[k + 1].thread, p[k + 1].ts, true);
         if (out < 0 || in < 0) {
-            unplaced++;
+            (*unplaced)++;
             continue;
         }
         int rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, out), slice_of(L, in), L->trace_id);
         if (rc) return rc;
     }
-    return unplaced ? stat_row(L, "flow_no_enclosing_slice", unplaced,
-                               "flow links left out: an end of theirs had no slice on its thread at or after its time")
-                    : SQLITE_OK;
+    return SQLITE_OK;
+}
+
+static int load_flows(loader *L, pending *p, size_t n) {
+    int64_t unplaced = 0; /* links with an end that no slice holds or follows on its thread */
+    int rc = link_flows(L, p, n, false, &unplaced);
+    if (rc == SQLITE_OK) rc = link_flows(L, L->bound, L->n_bound, true, &unplaced);
+    if (rc == SQLITE_OK && unplaced)
+        rc = stat_row(L, "flow_no_enclosing_slice", unplaced,
+                      "flow links left out: an end of theirs had no slice on its thread at or after its time");
+    return rc;
 }
 
 /* Async ranges and instants ("b", "e", "n"), as Perfetto's JSON importer
@@ -725,6 +755,7 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     free(L.upid);
     free(L.track);
     free(L.first_event);
+    free(L.bound);
     free_by_event(&L);
     free(L.order);
     free(L.slice_id);
