@@ -520,6 +520,7 @@ static int stat_row(loader *L, const char *name, int64_t value, const char *desc
  * start or step before it; an end closes it. A v1 mark's slice is the one that
  * encloses it on its thread (an end's may follow it); a bound flow's (v2), its event. */
 static int link_flows(loader *L, pending *p, size_t n, bool bound, int64_t *unplaced) {
+    if (n < 2) return SQLITE_OK; /* no link (and p may be NULL) */
     qsort(p, n, sizeof *p, by_pair);
     for (size_t k = 0; k + 1 < n; k++) {
         if (p[k].id != p[k + 1].id || p[k].kind == OPPROF_MARK_FLOW_END || p[k + 1].kind == OPPROF_MARK_FLOW_BEGIN)
