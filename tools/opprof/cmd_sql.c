@@ -6,6 +6,7 @@
 #include "sql/sql.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,13 +114,10 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill
  * directory, or without one in $TMPDIR (/tmp). In memory too the load sets
  * them aside, so that its args come in one order with --db or without. */
 static int spill_open(sql_spill *spill, const char *db_path) {
-    char dir[4096];
-    const char *slash = db_path ? strrchr(db_path, '/') : NULL, *tmp = getenv("TMPDIR");
-    if (!db_path)
-        snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db_path) + (slash == db_path) : 1,
-                 slash ? db_path : ".");
+    char path[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s", db_path ? db_path : tmp && tmp[0] ? tmp : "/tmp");
+    const char *dir = db_path ? dirname(path) : path;
     int rc = sql_spill_open(spill, dir);
     if (rc) fprintf(stderr, "opprof: %s: a file for the traces' arguments could not be made: %s\n", dir, strerror(-rc));
     return rc;

@@ -59,6 +59,17 @@ int sql_row(sqlite3_stmt *st, const char *types, ...) {
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+bool sql_grow(void **p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return true;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st) {
     return sqlite3_prepare_v3(db, text, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
@@ -303,13 +314,7 @@ static int spilled_args(void *ctx, int64_t id, const opprof_spilled_arg *a, size
 
 /* A flow bound to its event (v2), for load_flows: its direction as a flow mark's kind. */
 static int add_bound_flow(loader *L, const opprof_mark *m, const char *key) {
-    if (L->n_bound == L->cap_bound) {
-        size_t cap = L->cap_bound ? L->cap_bound * 2 : 64;
-        pending *grown = realloc(L->bound, cap * sizeof *grown);
-        if (!grown) return SQLITE_NOMEM;
-        L->bound = grown;
-        L->cap_bound = cap;
-    }
+    if (!sql_grow((void **)&L->bound, &L->cap_bound, L->n_bound + 1, sizeof *L->bound)) return SQLITE_NOMEM;
     uint32_t kind = !strcmp(key, OPPROF_FLOW_OUT_ARG)    ? OPPROF_MARK_FLOW_BEGIN
                     : !strcmp(key, OPPROF_FLOW_STEP_ARG) ? OPPROF_MARK_FLOW_STEP
                                                          : OPPROF_MARK_FLOW_END;
@@ -457,13 +462,7 @@ static int by_pair(const void *a, const void *b) {
 /* A mark's slice, numbered later (order_slices); its index, or -1 when out of memory. */
 static int64_t add_mark_slice(loader *L, mark_slice m) {
     if (L->n_marks >= UINT32_MAX - L->n_ev - 1) return -1;
-    if (L->n_marks == L->cap_marks) {
-        size_t cap = L->cap_marks ? L->cap_marks * 2 : 64;
-        mark_slice *grown = realloc(L->marks, cap * sizeof *grown);
-        if (!grown) return -1;
-        L->marks = grown;
-        L->cap_marks = cap;
-    }
+    if (!sql_grow((void **)&L->marks, &L->cap_marks, L->n_marks + 1, sizeof *L->marks)) return -1;
     L->marks[L->n_marks] = m;
     return (int64_t)L->n_marks++;
 }

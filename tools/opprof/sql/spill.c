@@ -82,24 +82,17 @@ typedef struct record {
     size_t n, cap;
     char *text;
     size_t len, cap_text;
-    size_t *key, *str; /* offsets into text, by argument */
+    struct text_at {
+        size_t key, str;
+    } * offset; /* by argument: its key's and string's offsets into text */
+    size_t cap_offset;
 } record;
-
-static bool grow(void **p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return true;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
 
 /* A length-prefixed string into r->text; its offset in *at. */
 static bool get_text(FILE *f, record *r, size_t *at) {
     uint32_t len;
-    if (fread(&len, sizeof len, 1, f) != 1 || !grow((void **)&r->text, &r->cap_text, r->len + len + 1, 1)) return false;
+    if (fread(&len, sizeof len, 1, f) != 1 || !sql_grow((void **)&r->text, &r->cap_text, r->len + len + 1, 1))
+        return false;
     if (len && fread(r->text + r->len, 1, len, f) != len) return false;
     *at = r->len;
     r->text[r->len + len] = '\0';
@@ -108,28 +101,23 @@ static bool get_text(FILE *f, record *r, size_t *at) {
 }
 
 static bool get_record(FILE *f, record *r, uint32_t count) {
-    size_t old = r->cap;
-    if (!grow((void **)&r->at, &r->cap, count, sizeof *r->at)) return false;
-    if (r->cap != old) {
-        size_t *k = realloc(r->key, r->cap * sizeof *k), *s = k ? realloc(r->str, r->cap * sizeof *s) : NULL;
-        if (k) r->key = k;
-        if (s) r->str = s;
-        if (!k || !s) return false;
-    }
+    if (!sql_grow((void **)&r->at, &r->cap, count, sizeof *r->at) ||
+        !sql_grow((void **)&r->offset, &r->cap_offset, count, sizeof *r->offset))
+        return false;
     r->len = 0;
     for (uint32_t k = 0; k < count; k++) {
         uint8_t kind;
         opprof_spilled_arg *a = &r->at[k];
         *a = (opprof_spilled_arg){.kind = 0};
-        if (fread(&kind, 1, 1, f) != 1 || !get_text(f, r, &r->key[k])) return false;
+        if (fread(&kind, 1, 1, f) != 1 || !get_text(f, r, &r->offset[k].key)) return false;
         a->kind = kind;
-        if (kind == OPPROF_MARK_ARG_STR && !get_text(f, r, &r->str[k])) return false;
+        if (kind == OPPROF_MARK_ARG_STR && !get_text(f, r, &r->offset[k].str)) return false;
         if (kind == OPPROF_MARK_ARG_DOUBLE && fread(&a->d, sizeof a->d, 1, f) != 1) return false;
         if (kind != OPPROF_MARK_ARG_STR && kind != OPPROF_MARK_ARG_DOUBLE && fread(&a->i, 8, 1, f) != 1) return false;
     }
     for (uint32_t k = 0; k < count; k++) { /* the text no longer moves */
-        r->at[k].key = r->text + r->key[k];
-        r->at[k].str = r->at[k].kind == OPPROF_MARK_ARG_STR ? r->text + r->str[k] : NULL;
+        r->at[k].key = r->text + r->offset[k].key;
+        r->at[k].str = r->at[k].kind == OPPROF_MARK_ARG_STR ? r->text + r->offset[k].str : NULL;
     }
     r->n = count;
     return true;
@@ -152,8 +140,7 @@ int sql_spill_each(sql_spill *s, sql_spill_fn fn, void *ctx) {
     }
     free(r.at);
     free(r.text);
-    free(r.key);
-    free(r.str);
+    free(r.offset);
     return rc;
 }
 

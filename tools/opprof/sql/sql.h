@@ -18,6 +18,7 @@
 
 #include <opprof/capture.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,6 +26,9 @@
  *  int64_t or NULL when negative (an id), 'd' a double, 's' a string or NULL
  *  for NULL and "", 'S' a string ("" kept) or NULL for NULL, '-' NULL (no argument). */
 int sql_row(sqlite3_stmt *st, const char *types, ...);
+/** *p holds at least `need` items of `size` bytes (its capacity *cap doubled
+ *  as needed); false, *p unchanged, when out of memory. */
+bool sql_grow(void **p, size_t *cap, size_t need, size_t size);
 /** sqlite3_prepare_v3 for a statement run many times. */
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 
