@@ -224,6 +224,51 @@ TEST_CASE(arguments_flattened_as_perfetto_does) {
     free(out);
 }
 
+/* A set's arguments are one arg_chunk row (sql/args.c) that the args view
+ * unfolds: every value comes back exactly (int64's ends, doubles to the last
+ * bit, JSON's escapes, UTF-8), ids one after another, each key once in
+ * arg_key however many traces and sets use it, and EXTRACT_ARG finds them
+ * with a constant key and with a key that changes row to row. */
+TEST_CASE(arguments_one_row_a_set_values_exact) {
+    const char *t = write_file(
+        "exact_args.json",
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5,\"args\":{\"max\":9223372036854775807,"
+        "\"min\":-9223372036854775808,\"tenth\":0.1,\"one\":1.0,\"big\":1e300,\"tiny\":4.9e-324,"
+        "\"r17\":1.2345678901234567e-30,"
+        "\"s\":\"q\\\"b\\\\n\\nt\\tc\\u0001 \\u00e9 \\ud83d\\ude00 :1\\\":\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"max\":1,\"s\":\"\"}}\n"
+        "]}\n");
+    char args[2048];
+    snprintf(args, sizeof args,
+             "'%s' '%s' 'SELECT COUNT(*) AS chunks FROM arg_chunk; SELECT COUNT(*) AS keys, COUNT(DISTINCT key)"
+             " AS distinct_keys FROM arg_key; SELECT MIN(id) AS first, MAX(id) AS last, COUNT(*) AS n FROM args;"
+             " SELECT key, value_type, int_value = 9223372036854775807 OR int_value = -9223372036854775807 - 1"
+             " AS int_ends, real_value = 0.1 OR real_value = 1.0 OR real_value = 1e300 OR real_value = 4.9e-324"
+             " OR real_value = 1.2345678901234567e-30"
+             " AS real_exact, hex(string_value) AS text, display_value FROM args WHERE arg_set_id = 0 ORDER BY id;"
+             " SELECT a.arg_set_id, a.key, EXTRACT_ARG(a.arg_set_id, a.key) IS a.int_value AS found FROM args a"
+             " WHERE a.key = \"args.max\" ORDER BY a.id;"
+             " SELECT EXTRACT_ARG(0, \"args.none\") AS none, EXTRACT_ARG(NULL, \"args.max\") AS no_set'",
+             t, t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out,
+              "\"chunks\"\n4\n\n\"keys\",\"distinct_keys\"\n8,8\n\n\"first\",\"last\",\"n\"\n0,19,20\n\n"
+              "\"key\",\"value_type\",\"int_ends\",\"real_exact\",\"text\",\"display_value\"\n"
+              "\"args.max\",\"int\",1,\"[NULL]\",\"\",\"9223372036854775807\"\n"
+              "\"args.min\",\"int\",1,\"[NULL]\",\"\",\"-9223372036854775808\"\n"
+              "\"args.tenth\",\"real\",\"[NULL]\",1,\"\",\"0.1\"\n"
+              "\"args.one\",\"real\",\"[NULL]\",1,\"\",\"1.0\"\n"
+              "\"args.big\",\"real\",\"[NULL]\",1,\"\",\"1.0e+300\"\n"
+              "\"args.tiny\",\"real\",\"[NULL]\",1,\"\",\"4.94065645841247e-324\"\n"
+              "\"args.r17\",\"real\",\"[NULL]\",1,\"\",\"1.23456789012346e-30\"\n"
+              "\"args.s\",\"string\",\"[NULL]\",\"[NULL]\",\"7122625C6E0A7409630120C3A920F09F9880203A31223A\","
+              "\"q\"b\\n\nt\tc\x01 \xc3\xa9 \xf0\x9f\x98\x80 :1\":\"\n" /* as trace_processor: quotes not doubled */
+              "\n\"arg_set_id\",\"key\",\"found\"\n0,\"args.max\",1\n1,\"args.max\",1\n"
+              "2,\"args.max\",1\n3,\"args.max\",1\n\n\"none\",\"no_set\"\n\"[NULL]\",\"[NULL]\"\n");
+    free(out);
+}
+
 /* PyTorch's array arguments in a real Kineto trace: a kernel's grid and block, an
  * operator's "Input Dims" and "Input type" item by item, its ids and call stack kept
  * as arguments too (the reader also takes them for its links and frames). */
@@ -637,7 +682,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n4\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n5\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

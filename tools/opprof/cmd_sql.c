@@ -87,7 +87,7 @@ static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, 
     return n;
 }
 
-static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill *spill, sql_ids *ids) {
+static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill *spill, sql_args *args, sql_ids *ids) {
     struct stat st;
     if (stat(path, &st)) {
         fprintf(stderr, "opprof: %s: %s\n", path, strerror(errno));
@@ -100,7 +100,7 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill
     sql_stat stats[8 + TOOL_LOAD_UNUSED_KINDS];
     sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats,
                    trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
-    rc = sql_load_capture(db, cap, &t, spill, ids);
+    rc = sql_load_capture(db, cap, &t, spill, args, ids);
     opprof_capture_free(cap);
     if (rc == SQLITE_OK && sql_spill_reset(spill)) rc = SQLITE_IOERR;
     if (rc) {
@@ -133,8 +133,11 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
     sql_spill spill = {0};
     if (spill_open(&spill, o->db_path)) return TOOL_EXIT_UNREADABLE;
     sql_ids ids = sql_ids_start();
-    int rc = 0;
-    for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, &ids);
+    sql_args *args = NULL;
+    int rc = sql_args_open(db, &ids, &args);
+    if (rc) fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
+    for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, args, &ids);
+    sql_args_close(args);
     sql_spill_close(&spill);
     if (rc) return rc;
     if (sql_create_indexes(db) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {

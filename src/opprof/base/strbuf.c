@@ -85,7 +85,11 @@ void opprof__sb_json_string(opprof__strbuf *sb, const char *str) {
     const unsigned char *s = (const unsigned char *)str;
     opprof__sb_put(sb, "\"", 1);
     while (*s) {
+        const unsigned char *run = s; /* plain ASCII, put in one copy */
+        while (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\') s++;
+        if (s > run) opprof__sb_put(sb, (const char *)run, (size_t)(s - run));
         unsigned c = *s;
+        if (!c) break;
         if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char)c};
             opprof__sb_put(sb, esc, 2);

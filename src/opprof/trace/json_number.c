@@ -5,6 +5,7 @@
 #include "trace/json_lex.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,12 +207,20 @@ int opprof__json_parse_number(opprof__json *p, opprof__json_number *out) {
     return 0;
 }
 
+/* Correctly rounded: one multiplication or division of exact doubles (a
+ * mantissa below 2^53, a power of ten to 10^22) rounds once; any other
+ * number goes to strtod, so that 17 digits come back as the double written
+ * and subnormals are not taken for 0. */
 double opprof__json_number_value(const opprof__json_number *n) {
     double v = (double)n->mant;
-    if (n->exp10 > 0)
-        v *= n->exp10 <= 22 ? POW10[n->exp10] : pow(10.0, n->exp10);
+    if (n->mant > (1ull << 53) || n->exp10 > 22 || n->exp10 < -22) {
+        char text[48];
+        snprintf(text, sizeof text, "%llue%d", (unsigned long long)n->mant, n->exp10);
+        v = strtod(text, NULL);
+    } else if (n->exp10 > 0)
+        v *= POW10[n->exp10];
     else if (n->exp10 < 0)
-        v /= -n->exp10 <= 22 ? POW10[-n->exp10] : pow(10.0, -n->exp10);
+        v /= POW10[-n->exp10];
     return n->neg ? -v : v;
 }
 
@@ -242,8 +251,9 @@ static void number_finish(opprof__json_number *out, bool neg, uint64_t mant, int
     out->neg = neg;
     out->mant = mant;
     out->exp10 = exp10;
-    out->is_int = is_int && exp10 == 0 && mant <= (uint64_t)INT64_MAX;
-    out->as_int = out->is_int ? (neg ? -(int64_t)mant : (int64_t)mant) : 0;
+    bool int64_min = neg && mant == (uint64_t)INT64_MAX + 1;
+    out->is_int = is_int && exp10 == 0 && (mant <= (uint64_t)INT64_MAX || int64_min);
+    out->as_int = !out->is_int ? 0 : int64_min ? INT64_MIN : neg ? -(int64_t)mant : (int64_t)mant;
     /* value x 1000, exact when it can be */
     int e3 = exp10 + 3;
     out->ns_ok = true;

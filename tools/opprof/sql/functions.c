@@ -183,25 +183,54 @@ static const sqlite3_module TABLE_FUNCTION_MODULE = {
 
 /* ---- EXTRACT_ARG ------------------------------------------------------------ */
 
+/* What EXTRACT_ARG keeps while its key is a constant of the query (SQLite's
+ * auxdata, freed with the statement): the key's id and the lookup. */
+typedef struct arg_lookup {
+    sqlite3_stmt *st;
+    char key_id[24]; /* as args.c writes it in a chunk's names, "" when no argument has the key */
+} arg_lookup;
+
+static void free_lookup(void *p) {
+    arg_lookup *l = p;
+    sqlite3_finalize(l->st);
+    sqlite3_free(l);
+}
+
+static arg_lookup *new_lookup(sqlite3 *db, sqlite3_value *key) {
+    arg_lookup *l = sqlite3_malloc(sizeof *l);
+    if (!l) return NULL;
+    *l = (arg_lookup){0};
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT id FROM arg_key WHERE key = ?", -1, &st, NULL);
+    if (rc == SQLITE_OK) sqlite3_bind_value(st, 1, key);
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        snprintf(l->key_id, sizeof l->key_id, "%lld", (long long)sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT j.atom FROM arg_chunk c, json_each(c.args) j WHERE c.arg_set_id = ?"
+                                " AND substr(j.key, instr(j.key, ':') + 1) = ? LIMIT 1",
+                                -1, &l->st, NULL);
+    if (rc != SQLITE_OK) free_lookup(l), l = NULL;
+    return l;
+}
+
+/* EXTRACT_ARG(arg_set_id, key): the value of the set's argument under key,
+ * or NULL. One lookup a query while the key is constant. */
 static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v3(sqlite3_context_db_handle(ctx),
-                                "SELECT CASE value_type WHEN 'int' THEN int_value WHEN 'real' THEN real_value"
-                                " ELSE string_value END FROM args WHERE arg_set_id = ? AND key = ?",
-                                -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-    if (rc) {
-        sqlite3_result_error_code(ctx, rc);
-        return;
+    arg_lookup *l = sqlite3_get_auxdata(ctx, 1), *made = NULL;
+    if (!l && !(l = made = new_lookup(sqlite3_context_db_handle(ctx), argv[1])))
+        return sqlite3_result_error(ctx, sqlite3_errmsg(sqlite3_context_db_handle(ctx)), -1);
+    sqlite3_result_null(ctx);
+    if (l->key_id[0]) {
+        sqlite3_bind_value(l->st, 1, argv[0]);
+        sqlite3_bind_text(l->st, 2, l->key_id, -1, SQLITE_STATIC);
+        if (sqlite3_step(l->st) == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(l->st, 0));
+        sqlite3_reset(l->st);
     }
-    sqlite3_bind_value(st, 1, argv[0]);
-    sqlite3_bind_value(st, 2, argv[1]);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
-    else
-        sqlite3_result_null(ctx);
-    sqlite3_finalize(st);
+    if (made) sqlite3_set_auxdata(ctx, 1, made, free_lookup); /* kept while the key is constant, else freed */
 }
 
 /* ---- PERCENTILE(x, p): the values kept, sorted at the end ---- */

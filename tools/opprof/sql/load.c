@@ -74,15 +74,13 @@ int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st) {
     return sqlite3_prepare_v3(db, text, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
-enum { ST_PROCESS, ST_THREAD, ST_TRACK, ST_SLICE, ST_ARG, ST_COUNTER, ST_FLOW, ST_COUNT };
+enum { ST_PROCESS, ST_THREAD, ST_TRACK, ST_SLICE, ST_COUNTER, ST_FLOW, ST_COUNT };
 static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO process(upid, pid, name, trace_id) VALUES (?, ?, ?, ?)",
     "INSERT INTO thread(utid, tid, name, upid, is_main_thread, trace_id) VALUES (?, ?, ?, ?, ?, ?)",
     "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    "INSERT INTO args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
     "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
 };
@@ -101,6 +99,7 @@ typedef struct loader {
     sqlite3 *db;
     const opprof_capture *cap;
     sql_ids *ids;
+    sql_args *args;
     sqlite3_stmt *st[ST_COUNT];
     int64_t trace_id, base_ns, first_slice;
     const opprof_event *ev;
@@ -212,34 +211,6 @@ static int64_t enclosing(const loader *L, uint32_t thread, int64_t ts, bool or_n
     return or_next && a < hi ? (int64_t)a : -1;
 }
 
-/* An argument's key under "args." and its flat key, the key without the
- * array indices ("args.grid[0]": "args.grid"), as Perfetto names them. */
-static void arg_keys(const char *key, char *full, size_t cap, char *flat) {
-    snprintf(full, cap, "args.%s", key);
-    size_t f = 0;
-    for (const char *c = full; *c; c++) {
-        if (*c == '[') {
-            const char *d = c + 1;
-            while (*d >= '0' && *d <= '9') d++;
-            if (d > c + 1 && *d == ']') {
-                c = d;
-                continue;
-            }
-        }
-        flat[f++] = *c;
-    }
-    flat[f] = '\0';
-}
-
-static int add_arg(loader *L, int64_t set, const char *key, const char *type, int64_t i, const char *s, double d) {
-    char full[1024], flat[1024];
-    arg_keys(key, full, sizeof full, flat);
-    int64_t id = L->ids->arg++;
-    if (type[0] == 'i') return sql_row(L->st[ST_ARG], "iissi--s", id, set, flat, full, i, type);
-    if (type[0] == 'r') return sql_row(L->st[ST_ARG], "iiss--ds", id, set, flat, full, d, type);
-    return sql_row(L->st[ST_ARG], "iiss-S-s", id, set, flat, full, s ? s : "", type);
-}
-
 static int64_t arg_set_of(loader *L, size_t e) {
     if (L->arg_set[e] < 0) L->arg_set[e] = L->ids->arg_set++;
     return L->arg_set[e];
@@ -275,11 +246,12 @@ static int mark_arg(loader *L, const opprof_mark *m, const char *key) {
     if (m->kind >= OPPROF_MARK_ARG_INT && m->kind <= OPPROF_MARK_ARG_STR && is_dims(key))
         L->arg_flags[m->event] |= ARGS_DIMS;
     switch ((opprof_mark_kind)m->kind) {
-    case OPPROF_MARK_ARG_INT: return add_arg(L, set, key, "int", m->value.i, NULL, 0);
-    case OPPROF_MARK_ARG_DOUBLE: return add_arg(L, set, key, "real", 0, NULL, m->value.d);
-    case OPPROF_MARK_ARG_STR: return add_arg(L, set, key, "string", 0, opprof_capture_name(L->cap, m->value.str), 0);
-    case OPPROF_MARK_FLOPS: return add_arg(L, set, "flops", "int", m->value.i, NULL, 0);
-    case OPPROF_MARK_BYTES: return add_arg(L, set, "bytes", "int", m->value.i, NULL, 0);
+    case OPPROF_MARK_ARG_INT: return sql_args_add(L->args, set, key, 'i', m->value.i, NULL, 0);
+    case OPPROF_MARK_ARG_DOUBLE: return sql_args_add(L->args, set, key, 'r', 0, NULL, m->value.d);
+    case OPPROF_MARK_ARG_STR:
+        return sql_args_add(L->args, set, key, 's', 0, opprof_capture_name(L->cap, m->value.str), 0);
+    case OPPROF_MARK_FLOPS: return sql_args_add(L->args, set, "flops", 'i', m->value.i, NULL, 0);
+    case OPPROF_MARK_BYTES: return sql_args_add(L->args, set, "bytes", 'i', m->value.i, NULL, 0);
     case OPPROF_MARK_COUNTER:
     case OPPROF_MARK_INSTANT:
     case OPPROF_MARK_FLOW_BEGIN:
@@ -303,11 +275,11 @@ static int spilled_args(void *ctx, int64_t id, const opprof_spilled_arg *a, size
     for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
         if (is_dims(a[k].key)) L->arg_flags[e] |= ARGS_DIMS;
         if (a[k].kind == OPPROF_MARK_ARG_STR)
-            rc = add_arg(L, set, a[k].key, "string", 0, a[k].str, 0);
+            rc = sql_args_add(L->args, set, a[k].key, 's', 0, a[k].str, 0);
         else if (a[k].kind == OPPROF_MARK_ARG_DOUBLE)
-            rc = add_arg(L, set, a[k].key, "real", 0, NULL, a[k].d);
+            rc = sql_args_add(L->args, set, a[k].key, 'r', 0, NULL, a[k].d);
         else
-            rc = add_arg(L, set, a[k].key, "int", a[k].i, NULL, 0);
+            rc = sql_args_add(L->args, set, a[k].key, 'i', a[k].i, NULL, 0);
     }
     return rc;
 }
@@ -368,7 +340,7 @@ static int load_shape_args(loader *L) {
             for (int j = 0; j < sh->ndim[i] && rc == SQLITE_OK; j++) {
                 char key[48];
                 snprintf(key, sizeof key, "Input Dims[%d][%d]", i, j);
-                rc = add_arg(L, arg_set_of(L, e), key, "int", sh->dims[i][j], NULL, 0);
+                rc = sql_args_add(L->args, arg_set_of(L, e), key, 'i', sh->dims[i][j], NULL, 0);
             }
     }
     return rc;
@@ -717,6 +689,7 @@ static int load_all(loader *L, const sql_trace *t) {
     for (size_t t2 = 0; t2 < L->n_th; t2++) L->first_event[t2 + 1] += L->first_event[t2];
     if (rc == SQLITE_OK) rc = load_args(L);
     if (rc == SQLITE_OK) rc = load_shape_args(L);
+    if (rc == SQLITE_OK) rc = sql_args_flush(L->args); /* the next trace's sets are others */
     pending *flow = NULL;
     size_t n_flow = 0;
     if (rc == SQLITE_OK) rc = plan_marks(L, &flow, &n_flow);
@@ -732,10 +705,12 @@ static int load_all(loader *L, const sql_trace *t) {
     return rc;
 }
 
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_ids *ids) {
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_args *args,
+                     sql_ids *ids) {
     loader L = {.db = db,
                 .cap = cap,
                 .ids = ids,
+                .args = args,
                 .spill = spill,
                 .process_track = -1,
                 .global_track = -1,

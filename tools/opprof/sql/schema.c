@@ -30,9 +30,16 @@ static const char SCHEMA[] =
     "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER, category TEXT,"
     " name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, thread_ts INTEGER, thread_dur INTEGER,"
     " cat TEXT GENERATED ALWAYS AS (category) VIRTUAL, slice_id INTEGER GENERATED ALWAYS AS (id) VIRTUAL);\n"
-    "CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER, flat_key TEXT,"
-    " key TEXT, int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT, display_value TEXT"
-    " GENERATED ALWAYS AS (COALESCE(string_value, CAST(int_value AS TEXT), CAST(real_value AS TEXT))) VIRTUAL);\n"
+    /* args: a set's arguments one after another are one arg_chunk row (args.c), a JSON
+     * object {"n:k": value}: the n-th of the chunk, its id the chunk's plus n, under key k. */
+    "CREATE TABLE arg_key(id INTEGER PRIMARY KEY, key TEXT, flat_key TEXT);\n"
+    "CREATE TABLE arg_chunk(id INTEGER PRIMARY KEY, arg_set_id INTEGER, args TEXT);\n"
+    "CREATE VIEW args AS SELECT c.id + CAST(j.key AS INTEGER) AS id, c.arg_set_id, k.flat_key, k.key,"
+    " CASE j.type WHEN 'integer' THEN j.atom END AS int_value, CASE j.type WHEN 'text' THEN j.atom END AS"
+    " string_value, CASE j.type WHEN 'real' THEN j.atom END AS real_value, CASE j.type WHEN 'integer' THEN 'int'"
+    " WHEN 'text' THEN 'string' ELSE 'real' END AS value_type, CAST(j.atom AS TEXT) AS display_value"
+    " FROM arg_chunk c, json_each(c.args) j JOIN arg_key k ON k.id = CAST(substr(j.key, instr(j.key, ':') + 1)"
+    " AS INTEGER);\n"
     "CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL, arg_set_id INTEGER);\n"
     "CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, trace_id INTEGER,"
     " arg_set_id INTEGER);\n"
@@ -65,11 +72,12 @@ static const char SCHEMA[] =
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
 /* Made once the rows are in: a bulk load into indexed tables costs more. */
-static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
-                              "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
-                              "CREATE INDEX args_by_set ON args(arg_set_id);\n" /* a set's rows in id order */
-                              "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-                              "CREATE INDEX flow_by_in ON flow(slice_in);\n";
+static const char INDEXES[] =
+    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
+    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+    "CREATE INDEX arg_chunk_by_set ON arg_chunk(arg_set_id);\n" /* a set's chunks in id order */
+    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
+    "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 
 int sql_create_schema(sqlite3 *db) {
     char version[64];

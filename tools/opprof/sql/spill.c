@@ -52,7 +52,10 @@ void sql_spill_close(sql_spill *s) {
     *s = (sql_spill){0};
 }
 
-static bool put(FILE *f, const void *data, size_t n) { return fwrite(data, 1, n, f) == n; }
+/* Each part's file is one reader thread's, then the loader's: no lock a call. */
+static bool put(FILE *f, const void *data, size_t n) { return fwrite_unlocked(data, 1, n, f) == n; }
+
+static bool get(FILE *f, void *data, size_t n) { return fread_unlocked(data, 1, n, f) == n; }
 
 static bool put_text(FILE *f, const char *text) {
     size_t n = text ? strlen(text) : 0;
@@ -91,9 +94,8 @@ typedef struct record {
 /* A length-prefixed string into r->text; its offset in *at. */
 static bool get_text(FILE *f, record *r, size_t *at) {
     uint32_t len;
-    if (fread(&len, sizeof len, 1, f) != 1 || !sql_grow((void **)&r->text, &r->cap_text, r->len + len + 1, 1))
-        return false;
-    if (len && fread(r->text + r->len, 1, len, f) != len) return false;
+    if (!get(f, &len, sizeof len) || !sql_grow((void **)&r->text, &r->cap_text, r->len + len + 1, 1)) return false;
+    if (len && !get(f, r->text + r->len, len)) return false;
     *at = r->len;
     r->text[r->len + len] = '\0';
     r->len += len + 1;
@@ -109,11 +111,11 @@ static bool get_record(FILE *f, record *r, uint32_t count) {
         uint8_t kind;
         opprof_spilled_arg *a = &r->at[k];
         *a = (opprof_spilled_arg){.kind = 0};
-        if (fread(&kind, 1, 1, f) != 1 || !get_text(f, r, &r->offset[k].key)) return false;
+        if (!get(f, &kind, 1) || !get_text(f, r, &r->offset[k].key)) return false;
         a->kind = kind;
         if (kind == OPPROF_MARK_ARG_STR && !get_text(f, r, &r->offset[k].str)) return false;
-        if (kind == OPPROF_MARK_ARG_DOUBLE && fread(&a->d, sizeof a->d, 1, f) != 1) return false;
-        if (kind != OPPROF_MARK_ARG_STR && kind != OPPROF_MARK_ARG_DOUBLE && fread(&a->i, 8, 1, f) != 1) return false;
+        if (kind == OPPROF_MARK_ARG_DOUBLE && !get(f, &a->d, sizeof a->d)) return false;
+        if (kind != OPPROF_MARK_ARG_STR && kind != OPPROF_MARK_ARG_DOUBLE && !get(f, &a->i, 8)) return false;
     }
     for (uint32_t k = 0; k < count; k++) { /* the text no longer moves */
         r->at[k].key = r->text + r->offset[k].key;
@@ -132,7 +134,7 @@ int sql_spill_each(sql_spill *s, sql_spill_fn fn, void *ctx) {
         if (fflush(f) || fseek(f, 0, SEEK_SET)) rc = SQLITE_IOERR;
         for (size_t k = 0; k < s->records[part] && rc == SQLITE_OK; k++) {
             uint32_t count;
-            if (fread(&count, sizeof count, 1, f) != 1 || !get_record(f, &r, count))
+            if (!get(f, &count, sizeof count) || !get_record(f, &r, count))
                 rc = ferror(f) || feof(f) ? SQLITE_IOERR : SQLITE_NOMEM;
             else
                 rc = fn(ctx, (int64_t)(k * 2 + (size_t)part), r.at, r.n);

@@ -7,6 +7,7 @@
  *   load.c       a capture's timeline into Perfetto's tables
  *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
  *   spill.c      another writer's arguments on disk while its trace is read
+ *   args.c       the args table's rows, a set's arguments in one row
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
  *   run.c        statements run and their results printed
  *   shell.c      the prompt: statements and SQLite's dot commands
@@ -37,16 +38,17 @@ int sql_create_schema(sqlite3 *db);
 /* The version of the tables, in a database's PRAGMA user_version: one more
  * each time a table or column changes, so that --db's file of another version
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
- * 4: args.flat_key without array indices, arrays and objects flattened. */
-enum { SQL_SCHEMA_VERSION = 4 };
+ * 4: args.flat_key without array indices, arrays and objects flattened;
+ * 5: args a view of arg_chunk and arg_key. */
+enum { SQL_SCHEMA_VERSION = 5 };
 /** Index what the functions and joins look up (slices by parent and track,
- *  args by set, flows by end): once every trace is loaded. */
+ *  argument chunks by set, flows by end): once every trace is loaded. */
 int sql_create_indexes(sqlite3 *db);
 
 /** Where the next rows of each table start: ids go on across the traces of
  *  one database, so that each keeps its own processes, threads and slices. */
 typedef struct sql_ids {
-    int64_t trace, upid, utid, track, slice, arg_set, arg, counter, flow, sample, memory;
+    int64_t trace, upid, utid, track, slice, arg_set, arg, arg_key, counter, flow, sample, memory;
 } sql_ids;
 /** The first ids of a new database (Perfetto's utid 0 and upid 0 are the
  *  placeholder "swapper" thread and process, as its tables have them). */
@@ -89,11 +91,25 @@ int sql_spill_each(sql_spill *s, sql_spill_fn fn, void *ctx);
 /** Emptied for the next trace: 0 or -errno. */
 int sql_spill_reset(sql_spill *s);
 
+/** The args table's writer (args.c): the arguments given one after another
+ *  for one set become one arg_chunk row, their keys arg_key's rows, each
+ *  key written once a database. */
+typedef struct sql_args sql_args;
+int sql_args_open(sqlite3 *db, sql_ids *ids, sql_args **out);
+/** One argument of set `set`, key `key` (without "args."): type 'i' the
+ *  integer i, 'r' the double d, 's' the string s (NULL: ""). */
+int sql_args_add(sql_args *a, int64_t set, const char *key, char type, int64_t i, const char *s, double d);
+/** The chunk begun written (at the end of each trace). */
+int sql_args_flush(sql_args *a);
+/** a freed, what it did not write dropped (NULL accepted). */
+void sql_args_close(sql_args *a);
+
 /** Load one capture: Perfetto's tables (load.c), then opprof's (load_own.c);
  *  inside the caller's transaction. `spill`: where the trace's arguments
  *  were set aside while it was read (their events are the ones that keep an
  *  OPPROF_SPILLED_ARGS_ARG), or NULL when the capture holds them. */
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_ids *ids);
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_args *args,
+                     sql_ids *ids);
 /* slice_ids: each event's slice id (load.c: in time order) */
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
                  const int64_t *slice_ids, sql_ids *ids);
