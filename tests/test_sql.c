@@ -267,6 +267,24 @@ TEST_CASE(arguments_one_row_a_set_values_exact) {
               "\n\"arg_set_id\",\"key\",\"found\"\n0,\"args.max\",1\n1,\"args.max\",1\n"
               "2,\"args.max\",1\n3,\"args.max\",1\n\n\"none\",\"no_set\"\n\"[NULL]\",\"[NULL]\"\n");
     free(out);
+    /* a set of more arguments than a chunk holds (SQL_ARGS_A_CHUNK, 4096): two chunks, one set */
+    static char big[40000];
+    snprintf(big, sizeof big, "%s",
+             "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":1,\"ts\":0,"
+             "\"dur\":1,\"args\":{\"v\":[0");
+    for (int k = 1; k < 5000; k++) snprintf(big + strlen(big), sizeof big - strlen(big), ",%d", k);
+    snprintf(big + strlen(big), sizeof big - strlen(big), "]}}]}\n");
+    t = write_file("big_set.json", big);
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT COUNT(*) AS n, MIN(id) AS first, MAX(id) AS last, SUM(int_value = id) AS in_place,"
+             " COUNT(DISTINCT arg_set_id) AS sets FROM args; SELECT COUNT(*) AS chunks FROM arg_chunk;"
+             " SELECT EXTRACT_ARG(0, \"args.v[4095]\") AS a, EXTRACT_ARG(0, \"args.v[4096]\") AS b,"
+             " EXTRACT_ARG(0, \"args.v[4999]\") AS c'",
+             t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\",\"first\",\"last\",\"in_place\",\"sets\"\n5000,0,4999,5000,1\n\n\"chunks\"\n2\n\n"
+                   "\"a\",\"b\",\"c\"\n4095,4096,4999\n");
+    free(out);
 }
 
 /* PyTorch's array arguments in a real Kineto trace: a kernel's grid and block, an
@@ -682,7 +700,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n5\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n6\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

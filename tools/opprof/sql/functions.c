@@ -187,7 +187,7 @@ static const sqlite3_module TABLE_FUNCTION_MODULE = {
  * auxdata, freed with the statement): the key's id and the lookup. */
 typedef struct arg_lookup {
     sqlite3_stmt *st;
-    char key_id[24]; /* as args.c writes it in a chunk's names, "" when no argument has the key */
+    int64_t key_id; /* arg_key's id, -1 when no argument has the key */
 } arg_lookup;
 
 static void free_lookup(void *p) {
@@ -199,17 +199,16 @@ static void free_lookup(void *p) {
 static arg_lookup *new_lookup(sqlite3 *db, sqlite3_value *key) {
     arg_lookup *l = sqlite3_malloc(sizeof *l);
     if (!l) return NULL;
-    *l = (arg_lookup){0};
+    *l = (arg_lookup){.key_id = -1};
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT id FROM arg_key WHERE key = ?", -1, &st, NULL);
     if (rc == SQLITE_OK) sqlite3_bind_value(st, 1, key);
-    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        snprintf(l->key_id, sizeof l->key_id, "%lld", (long long)sqlite3_column_int64(st, 0));
+    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) l->key_id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db,
                                 "SELECT j.atom FROM arg_chunk c, json_each(c.args) j WHERE c.arg_set_id = ?"
-                                " AND substr(j.key, instr(j.key, ':') + 1) = ? LIMIT 1",
+                                " AND j.key / 4096 = ? LIMIT 1",
                                 -1, &l->st, NULL);
     if (rc != SQLITE_OK) free_lookup(l), l = NULL;
     return l;
@@ -224,9 +223,9 @@ static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if (!l && !(l = made = new_lookup(sqlite3_context_db_handle(ctx), argv[1])))
         return sqlite3_result_error(ctx, sqlite3_errmsg(sqlite3_context_db_handle(ctx)), -1);
     sqlite3_result_null(ctx);
-    if (l->key_id[0]) {
+    if (l->key_id >= 0) {
         sqlite3_bind_value(l->st, 1, argv[0]);
-        sqlite3_bind_text(l->st, 2, l->key_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(l->st, 2, l->key_id);
         if (sqlite3_step(l->st) == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(l->st, 0));
         sqlite3_reset(l->st);
     }

@@ -39,8 +39,8 @@ int sql_create_schema(sqlite3 *db);
  * each time a table or column changes, so that --db's file of another version
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
  * 4: args.flat_key without array indices, arrays and objects flattened;
- * 5: args a view of arg_chunk and arg_key. */
-enum { SQL_SCHEMA_VERSION = 5 };
+ * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place. */
+enum { SQL_SCHEMA_VERSION = 6 };
 /** Index what the functions and joins look up (slices by parent and track,
  *  argument chunks by set, flows by end): once every trace is loaded. */
 int sql_create_indexes(sqlite3 *db);
@@ -95,6 +95,8 @@ int sql_spill_reset(sql_spill *s);
  *  for one set become one arg_chunk row, their keys arg_key's rows, each
  *  key written once a database. */
 typedef struct sql_args sql_args;
+/* The arguments of one chunk at most: its names are key x this + place. */
+enum { SQL_ARGS_A_CHUNK = 4096 };
 int sql_args_open(sqlite3 *db, sql_ids *ids, sql_args **out);
 /** One argument of set `set`, key `key` (without "args."): type 'i' the
  *  integer i, 'r' the double d, 's' the string s (NULL: ""). */
