@@ -68,15 +68,29 @@ static int key_append(event *e, size_t len, const char *s, size_t n) {
     return 0;
 }
 
+size_t opprof__reader_index_key(char *key, const char *prefix, int i, int j) {
+    size_t n = strlen(prefix);
+    memcpy(key, prefix, n);
+    for (int k = 0, v = i; k < 2 && v >= 0; k++, v = j) {
+        char text[OPPROF__NUMBER_TEXT], *end = text + sizeof text, *at = opprof__int_text(v, end);
+        key[n++] = '[';
+        memcpy(key + n, at, (size_t)(end - at));
+        n += (size_t)(end - at);
+        key[n++] = ']';
+    }
+    key[n] = '\0';
+    return n;
+}
+
 static int on_flat_item(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     flat_frame *f = ctx;
     (void)index;
     if (opprof__json_skip_ws(&p->lx) == 'n') return opprof__json_skip(&p->lx); /* null: no item */
-    char at[24];
-    int n = snprintf(at, sizeof at, "[%d]", f->index++);
-    if (key_append(f->e, f->len, at, (size_t)n)) return opprof__reader_no_memory(p, "args");
-    return flat_value(p, f->e, f->len + (size_t)n, false);
+    char at[48];
+    size_t n = opprof__reader_index_key(at, "", f->index++, -1);
+    if (key_append(f->e, f->len, at, n)) return opprof__reader_no_memory(p, "args");
+    return flat_value(p, f->e, f->len + n, false);
 }
 
 static int on_flat_member(opprof__json *lx, void *ctx, const char *k, size_t n) {

@@ -162,17 +162,17 @@ typedef struct dims_ctx {
 static int on_dim(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     dims_ctx *d = ctx;
-    char key[48];
-    int key_len = keep_all_args(p) ? snprintf(key, sizeof key, "Input Dims[%d][%d]", d->input, index) : 0;
+    char key[64];
+    size_t key_len = keep_all_args(p) ? opprof__reader_index_key(key, "Input Dims", d->input, index) : 0;
     int c = opprof__json_skip_ws(&p->lx);
     if (c != '-' && (c < '0' || c > '9')) {
         if (d->input < OPPROF_MAX_INPUTS) d->e->shapes.ndim[d->input] = 0; /* a list of tensors */
         d->list = true;
-        return key_len ? opprof__reader_arg_flat(p, d->e, key, (size_t)key_len) : opprof__json_skip(&p->lx);
+        return key_len ? opprof__reader_arg_flat(p, d->e, key, key_len) : opprof__json_skip(&p->lx);
     }
     opprof__json_number v;
     if (opprof__json_parse_number(&p->lx, &v)) return OPPROF_EFORMAT;
-    if (key_len && !opprof__reader_arg_number(&d->e->args, key, (size_t)key_len, &v)) /* as an argument too */
+    if (key_len && !opprof__reader_arg_number(&d->e->args, key, key_len, &v)) /* as an argument too */
         return opprof__reader_no_memory(p, "args");
     if (!v.is_int || d->list) return 0;
     if (d->input < OPPROF_MAX_INPUTS && index < OPPROF_MAX_INPUT_DIMS) {
@@ -188,8 +188,8 @@ static int on_input_dims(opprof__json *lx, void *ctx, int index) {
     if (index < OPPROF_MAX_INPUTS) e->shapes.n_inputs = index + 1;
     if (opprof__json_skip_ws(&p->lx) != '[') { /* a scalar: no dims */
         if (!keep_all_args(p)) return opprof__json_skip(&p->lx);
-        char key[32];
-        return opprof__reader_arg_flat(p, e, key, (size_t)snprintf(key, sizeof key, "Input Dims[%d]", index));
+        char key[64];
+        return opprof__reader_arg_flat(p, e, key, opprof__reader_index_key(key, "Input Dims", index, -1));
     }
     dims_ctx d = {e, index, false};
     return opprof__json_array(&p->lx, on_dim, &d);
@@ -198,12 +198,12 @@ static int on_input_dims(opprof__json *lx, void *ctx, int index) {
 static int on_input_type(opprof__json *lx, void *ctx, int index) {
     parser *p = (parser *)lx;
     event *e = ctx;
-    char key[32];
-    int key_len = keep_all_args(p) ? snprintf(key, sizeof key, "Input type[%d]", index) : 0;
+    char key[64];
+    size_t key_len = keep_all_args(p) ? opprof__reader_index_key(key, "Input type", index, -1) : 0;
     if (opprof__json_skip_ws(&p->lx) != '"')
-        return key_len ? opprof__reader_arg_flat(p, e, key, (size_t)key_len) : opprof__json_skip(&p->lx);
+        return key_len ? opprof__reader_arg_flat(p, e, key, key_len) : opprof__json_skip(&p->lx);
     if (opprof__json_string(&p->lx)) return OPPROF_EFORMAT;
-    if (key_len && !opprof__reader_arg_add(&e->args, key, (size_t)key_len, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
+    if (key_len && !opprof__reader_arg_add(&e->args, key, key_len, OPPROF_MARK_ARG_STR, p->lx.s, p->lx.s_len))
         return opprof__reader_no_memory(p, "args");
     if (index < OPPROF_MAX_INPUTS) {
         opprof__copy_text(e->shapes.dtype[index], sizeof e->shapes.dtype[index], p->lx.s, p->lx.s_len);

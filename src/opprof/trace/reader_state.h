@@ -309,6 +309,9 @@ OPPROF__HIDDEN event_arg *opprof__reader_arg_number(event_args *a, const char *k
 /* The value at the lexer as an argument KEY, any value, flattened: KEY.MEMBER,
  * KEY[i]; null left out, true and false 1 and 0. */
 OPPROF__HIDDEN int opprof__reader_arg_flat(parser *p, event *e, const char *key, size_t key_len);
+/* "PREFIX[i]", or "PREFIX[i][j]" when j >= 0, into key (room: the prefix and
+ * 48 bytes): its length. Without printf: a Kineto operator has one a dimension. */
+OPPROF__HIDDEN size_t opprof__reader_index_key(char *key, const char *prefix, int i, int j);
 
 /* The lexer's callback for each key of an event object. */
 OPPROF__HIDDEN int opprof__reader_event_key(opprof__json *lx, void *ctx, const char *k, size_t n);
