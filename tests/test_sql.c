@@ -2,8 +2,9 @@
  * blank lines between statements), Perfetto's JSON import rules on small
  * hand-written traces with their expected CSV, Perfetto's functions and
  * modules, key_averages and each producer's slices against `opprof report
- * --json` of the same trace, several traces in one database, --db kept and
- * rebuilt, and every error: a query, a missing or unreadable trace, a full
+ * --json` of the same trace, arguments one row a set read back exactly (and by
+ * SQLite alone from a kept database), several traces in one database, --db
+ * kept and rebuilt, and every error: a query, a missing or unreadable trace, a full
  * disk under --db (never a partial database). */
 #include "check.h"
 #include "testutil.h"
@@ -12,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sqlite3.h>
 #include <yajl/yajl_tree.h>
 
 #define CHECK_MSG(cond, msg)                             \
@@ -285,6 +287,53 @@ TEST_CASE(arguments_one_row_a_set_values_exact) {
     CHECK_STR(out, "\"n\",\"first\",\"last\",\"in_place\",\"sets\"\n5000,0,4999,5000,1\n\n\"chunks\"\n2\n\n"
                    "\"a\",\"b\",\"c\"\n4095,4096,4999\n");
     free(out);
+}
+
+/* Rows of `query` on the database at path, opened by SQLite alone (none of
+ * opprof's functions): columns joined by '|', NULL as "NULL", a line a row. */
+static char *plain_sqlite(const char *path, const char *query) {
+    static char out[4096];
+    out[0] = '\0';
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK)
+        snprintf(out, sizeof out, "error: %s", sqlite3_errmsg(db));
+    while (st && sqlite3_step(st) == SQLITE_ROW)
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const char *v = (const char *)sqlite3_column_text(st, c);
+            snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", v ? v : "NULL",
+                     c + 1 < sqlite3_column_count(st) ? "|" : "\n");
+        }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+/* The args view is SQLite's own SQL over arg_chunk and arg_key: a database
+ * that --db keeps answers it in any SQLite, without opprof. */
+TEST_CASE(args_of_a_kept_database_read_by_sqlite_alone) {
+    const char *t =
+        write_file("plain_args.json", "{\"traceEvents\": [\n"
+                                      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5,"
+                                      "\"args\":{\"n\":-3,\"grid\":[4,2],\"s\":\"x y\",\"r\":0.25}},\n"
+                                      "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,"
+                                      "\"args\":{\"n\":7}}\n]}\n");
+    char db[600], args[1400];
+    snprintf(db, sizeof db, "%s/plain.sqlite", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT 1'", db, t);
+    free(sql(NULL, args));
+    CHECK_STR(plain_sqlite(db, "SELECT id, arg_set_id, flat_key, key, int_value, string_value, real_value,"
+                               " value_type, display_value FROM args ORDER BY id"),
+              "0|0|args.n|args.n|-3|NULL|NULL|int|-3\n"
+              "1|0|args.grid|args.grid[0]|4|NULL|NULL|int|4\n"
+              "2|0|args.grid|args.grid[1]|2|NULL|NULL|int|2\n"
+              "3|0|args.s|args.s|NULL|x y|NULL|string|x y\n"
+              "4|0|args.r|args.r|NULL|NULL|0.25|real|0.25\n"
+              "5|1|args.n|args.n|7|NULL|NULL|int|7\n");
+    CHECK_STR(plain_sqlite(db, "SELECT s.name, a.int_value FROM slice s JOIN args a USING (arg_set_id)"
+                               " WHERE a.key = 'args.n' ORDER BY s.ts"),
+              "a|-3\nb|7\n");
 }
 
 /* PyTorch's array arguments in a real Kineto trace: a kernel's grid and block, an
