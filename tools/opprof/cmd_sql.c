@@ -134,8 +134,11 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
     if (spill_open(&spill, o->db_path)) return TOOL_EXIT_UNREADABLE;
     sql_ids ids = sql_ids_start();
     sql_args *args = NULL;
-    int rc = sql_args_open(db, &ids, &args);
-    if (rc) fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
+    int rc = 0;
+    if (sql_args_open(db, &ids, &args)) { /* out of memory: its statements are the schema's own */
+        fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
+        rc = TOOL_EXIT_UNREADABLE;
+    }
     for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, args, &ids);
     sql_args_close(args);
     sql_spill_close(&spill);
