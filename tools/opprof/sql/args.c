@@ -68,7 +68,7 @@ static void flat_key(const char *full, char *flat) {
 static int key_id(sql_args *a, const char *key, int64_t *id) {
     char full[1024], flat[1024];
     snprintf(full, sizeof full, "args.%s", key);
-    arg_key probe = {full, 0}, *found = bsearch(&probe, a->keys, a->n_keys, sizeof *a->keys, by_key);
+    arg_key probe = {full, 0}, *found = a->n_keys ? bsearch(&probe, a->keys, a->n_keys, sizeof *a->keys, by_key) : NULL;
     if (found) {
         *id = found->id;
         return SQLITE_OK;
