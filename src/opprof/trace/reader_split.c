@@ -325,9 +325,8 @@ static int join_half(parser *p, split *s) {
     }
     for (size_t i = 0; i < q->n_named && !rc; i++) /* a thread_name in the half: the last one said wins */
         memcpy(a->threads[thread[q->named[i]]].name, b->threads[q->named[i]].name, sizeof a->threads->name);
-    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, s->held_names);
-    if (!rc) complete_held(p, q, thread, first_event);
-    for (size_t i = 0; i < b->n_warnings && !rc; i++) rc = opprof_capture_add_warning(a, b->warnings[i]);
+    /* the half's links first, freed once copied: held twice, with its events too, they were
+     * a third of the read's peak */
     if (!rc) rc = opprof__grow((void **)&p->links, &p->cap_links, p->n_links + q->n_links, sizeof *p->links);
     for (size_t i = 0; i < q->n_links && !rc; i++) {
         opprof__link l = q->links[i];
@@ -335,6 +334,14 @@ static int join_half(parser *p, split *s) {
         l.thread = thread[l.thread];
         p->links[p->n_links++] = l;
     }
+    if (!rc) {
+        opprof__free(q->links);
+        q->links = NULL;
+        q->n_links = q->cap_links = 0;
+    }
+    if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, s->held_names);
+    if (!rc) complete_held(p, q, thread, first_event);
+    for (size_t i = 0; i < b->n_warnings && !rc; i++) rc = opprof_capture_add_warning(a, b->warnings[i]);
     if (!rc) rc = opprof__reader_join_labels(p, q, ids);
     opprof__free(thread);
     opprof__free(ids);
