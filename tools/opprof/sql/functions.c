@@ -208,7 +208,7 @@ static arg_lookup *new_lookup(sqlite3 *db, sqlite3_value *key) {
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db,
                                 "SELECT j.atom FROM arg_chunk c, json_each(c.args) j WHERE c.arg_set_id = ?"
-                                " AND j.key / 4096 = ? LIMIT 1",
+                                " AND j.key / " SQL_ARGS_A_CHUNK_SQL " = ? LIMIT 1",
                                 -1, &l->st, NULL);
     if (rc != SQLITE_OK) free_lookup(l), l = NULL;
     return l;

@@ -4,8 +4,6 @@
  * the loaders insert by these names. */
 #include "sql.h"
 
-_Static_assert(SQL_ARGS_A_CHUNK == 4096, "the args view takes names apart by 4096");
-
 static const char SCHEMA[] =
     /* What opprof adds: one row a trace of the database. */
     "CREATE TABLE trace(id INTEGER PRIMARY KEY, file TEXT, producer TEXT, rank INTEGER, world_size INTEGER,"
@@ -37,11 +35,11 @@ static const char SCHEMA[] =
      * id the chunk's plus n, under key k of arg_key. */
     "CREATE TABLE arg_key(id INTEGER PRIMARY KEY, key TEXT, flat_key TEXT);\n"
     "CREATE TABLE arg_chunk(id INTEGER PRIMARY KEY, arg_set_id INTEGER, args TEXT);\n"
-    "CREATE VIEW args AS SELECT c.id + j.key % 4096 AS id, c.arg_set_id, k.flat_key, k.key,"
+    "CREATE VIEW args AS SELECT c.id + j.key % " SQL_ARGS_A_CHUNK_SQL " AS id, c.arg_set_id, k.flat_key, k.key,"
     " CASE j.type WHEN 'integer' THEN j.atom END AS int_value, CASE j.type WHEN 'text' THEN j.atom END AS"
     " string_value, CASE j.type WHEN 'real' THEN j.atom END AS real_value, CASE j.type WHEN 'integer' THEN 'int'"
     " WHEN 'text' THEN 'string' ELSE 'real' END AS value_type, CAST(j.atom AS TEXT) AS display_value"
-    " FROM arg_chunk c, json_each(c.args) j JOIN arg_key k ON k.id = j.key / 4096;\n"
+    " FROM arg_chunk c, json_each(c.args) j JOIN arg_key k ON k.id = j.key / " SQL_ARGS_A_CHUNK_SQL ";\n"
     "CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL, arg_set_id INTEGER);\n"
     "CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER, trace_id INTEGER,"
     " arg_set_id INTEGER);\n"

@@ -95,8 +95,10 @@ int sql_spill_reset(sql_spill *s);
  *  for one set become one arg_chunk row, their keys arg_key's rows, each
  *  key written once a database. */
 typedef struct sql_args sql_args;
-/* The arguments of one chunk at most: its names are key x this + place. */
+/* The arguments of one chunk at most: its names are key x this + place;
+ * SQL_ARGS_A_CHUNK_SQL is the same number in the SQL that takes them apart. */
 enum { SQL_ARGS_A_CHUNK = 4096 };
+#define SQL_ARGS_A_CHUNK_SQL "4096"
 int sql_args_open(sqlite3 *db, sql_ids *ids, sql_args **out);
 /** One argument of set `set`, key `key` (without "args."): type 'i' the
  *  integer i, 'r' the double d, 's' the string s (NULL: ""). */
