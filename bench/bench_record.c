@@ -18,9 +18,16 @@
  * in the same run (the fewest bytes such a record can take: 24 per function,
  * the entry's time and address and the exit's time; 40 per malloc+free pair,
  * time, address and size, then time and address), written into a fresh
- * mapping with huge pages advised; "*_floor_with_store_ns" adds it to the
+ * mapping with huge pages advised, once a round after the round's runs (the
+ * median of 7, as the tools' figures); "*_floor_with_store_ns" adds it to the
  * floor. On a VM whose host backs a guest's pages at their first touch, that
- * store costs more than the timestamps. Each run, and each store, begins
+ * store costs more than the timestamps, and what it costs differs from one
+ * process to the next by as much as opprof's figure does (a malloc+free
+ * pair's store: 4 to 10 ns over the timestamps). So the floor is also run as
+ * a program: bench_floor_preload.c, the least such a recorder does,
+ * preloaded into the toy in the same rounds; "*_minimal_recorder_ns" is what
+ * it adds, and "opprof_*_over_minimal_recorder_ns" the median (and
+ * quartiles) of opprof's run less that recorder's, round by round. Each run, and each store, begins
  * after a touch of 1 GiB (warm_guest_memory), so that none meets a guest
  * page its host has not backed yet.
  * opprof record writes its tables, Chrome trace and HTML report at exit; the
@@ -76,7 +83,7 @@ static bool run_once(const char *cmd, series *s, int r) {
  * guest pages the host never backed pays for the host's work, a cost no
  * machine without that host has: `opprof record --functions` of 9 M calls
  * took 75 ns a call after one run and 21-29 ns after such a touch; the
- * floor's store (fresh_store_ns, 3 mappings in turn) met backed pages from
+ * floor's store (then 3 mappings in turn) met backed pages from
  * its second mapping on. Before each run, so that every command meets the
  * guest as the floor does; the guest still clears each page it gives. In
  * huge pages, given back whole: 4 KiB pages left the next huge mappings to
@@ -90,17 +97,39 @@ static void warm_guest_memory(void) {
     munmap(p, WARM_BYTES);
 }
 
+/* ns per item of storing `bytes` per item into memory this process never
+ * touched (a fresh mapping, huge pages advised, as recorders' buffers are),
+ * after warm_guest_memory. */
+static double fresh_store_once(size_t bytes, double items) {
+    size_t words = bytes / 8, length = (size_t)items * bytes;
+    warm_guest_memory();
+    uint64_t *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NAN;
+    madvise(p, length, MADV_HUGEPAGE);
+    int64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < (size_t)items; i++)
+        for (size_t w = 0; w < words; w++) p[i * words + w] = i + w;
+    double ns = (double)(bench_now_ns() - t0) / items;
+    munmap(p, length);
+    return ns;
+}
+
 /* ROUNDS rounds of every command in turn (NULL: a peer not installed), so
  * that each round's runs share the machine's mood; each run after
- * warm_guest_memory. */
-static void interleaved(const char *const *cmds, int n, series *out) {
+ * warm_guest_memory. Each round ends with the floor's store of store_bytes
+ * an item (store_ns[r]): measured as often as the tools, and beside them,
+ * since on this VM it swings from run to run as much as they do. */
+static void interleaved(const char *const *cmds, int n, series *out, size_t store_bytes, double items,
+                        double store_ns[ROUNDS]) {
     for (int c = 0; c < n; c++) out[c] = (series){.absent = cmds[c] == NULL};
-    for (int r = 0; r < ROUNDS; r++)
+    for (int r = 0; r < ROUNDS; r++) {
         for (int c = 0; c < n; c++) {
             if (out[c].absent || out[c].failed) continue;
             warm_guest_memory();
             if (!run_once(cmds[c], &out[c], r)) out[c].failed = true;
         }
+        store_ns[r] = fresh_store_once(store_bytes, items);
+    }
 }
 
 /* The medians of a command's runs; NAN if it is absent or failed. */
@@ -128,25 +157,18 @@ static bench_ratio added_ratio(const series *peer, const series *ours, const ser
     return bench_ratio_of(num, den, ROUNDS);
 }
 
-/* ns per item of storing `bytes` per item into memory this process never
- * touched (a fresh mapping, huge pages advised, as recorders' buffers are);
- * the median of 3, each on its own mapping, after warm_guest_memory. */
-static double fresh_store_ns(size_t bytes, double items) {
-    double ns[3];
-    size_t words = bytes / 8, length = (size_t)items * bytes;
-    for (int r = 0; r < 3; r++) {
-        warm_guest_memory();
-        uint64_t *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) return NAN;
-        madvise(p, length, MADV_HUGEPAGE);
-        int64_t t0 = bench_now_ns();
-        for (size_t i = 0; i < (size_t)items; i++)
-            for (size_t w = 0; w < words; w++) p[i * words + w] = i + w;
-        ns[r] = (double)(bench_now_ns() - t0) / items;
-        munmap(p, length);
-    }
-    return bench_stats_of(ns, 3).median;
+/* What `ours` adds over `base` per item, round by round (each round's two
+ * runs side by side): median and quartiles. */
+static bench_stats added_per_item(const series *ours, const series *base, double items) {
+    double added[ROUNDS];
+    int n = 0;
+    for (int r = 0; r < ROUNDS && !ours->failed && !base->failed && !ours->absent; r++)
+        added[n++] = (ours->loop[r] - base->loop[r]) / items * 1e9;
+    return bench_stats_of(added, n);
 }
+
+/* The median of a round's figures (sorted in place). */
+static double median_ns(double v[ROUNDS]) { return bench_stats_of(v, ROUNDS).median; }
 
 static bool have(const char *tool) {
     char cmd[256];
@@ -177,7 +199,7 @@ int main(int argc, char **argv) {
     snprintf(toy, sizeof toy, "%s/bench_record_toy", bin);
     double functions = 3.0 * (double)calls;
 
-    char c[5][9000];
+    char c[6][9000];
     bool uft = have("uftrace"), ht = have("heaptrack"), htp = ht && have("heaptrack_print");
     snprintf(c[0], sizeof c[0], "'%s' calls %ld", toy, calls);
     /* every call a range, as uftrace records them: --functions' default budget lifted */
@@ -189,14 +211,16 @@ int main(int argc, char **argv) {
     snprintf(c[4], sizeof c[4],
              "uftrace record '%s' calls %ld && uftrace dump --chrome > chrome.json && uftrace report > report.txt", toy,
              calls);
-    const char *call_cmds[5] = {c[0], c[1], c[2], uft ? c[3] : NULL, uft ? c[4] : NULL};
-    series call_runs[5];
-    interleaved(call_cmds, 5, call_runs);
+    snprintf(c[5], sizeof c[5], "LD_PRELOAD='%s/libbench_floor_preload.so' '%s' calls %ld", bin, toy, calls);
+    const char *call_cmds[6] = {c[0], c[1], c[2], uft ? c[3] : NULL, uft ? c[4] : NULL, c[5]};
+    series call_runs[6];
+    double fn_stores[ROUNDS], pair_stores[ROUNDS];
+    interleaved(call_cmds, 6, call_runs, 24, functions, fn_stores);
     timing plain_calls = median_of(&call_runs[0]), opprof_calls = median_of(&call_runs[1]),
            opprof_calls_no_html = median_of(&call_runs[2]), uftrace_calls = median_of(&call_runs[3]),
            uftrace_chrome = median_of(&call_runs[4]);
     bench_ratio uftrace_over = added_ratio(&call_runs[3], &call_runs[1], &call_runs[0]);
-    char m[5][9000];
+    char m[6][9000];
     snprintf(m[0], sizeof m[0], "'%s' mallocs %ld", toy, mallocs);
     snprintf(m[1], sizeof m[1], "'%s/opprof' record --memory -o out -- '%s' mallocs %ld", bin, toy, mallocs);
     snprintf(m[2], sizeof m[2], "'%s/opprof' record --memory --no-html -o out -- '%s' mallocs %ld", bin, toy, mallocs);
@@ -205,9 +229,10 @@ int main(int argc, char **argv) {
              "mkdir -p out && heaptrack -o out/heaptrack '%s' mallocs %ld && heaptrack_print out/heaptrack.zst > "
              "out/print.txt 2>&1",
              toy, mallocs);
-    const char *malloc_cmds[5] = {m[0], m[1], m[2], ht ? m[3] : NULL, htp ? m[4] : NULL};
-    series malloc_runs[5];
-    interleaved(malloc_cmds, 5, malloc_runs);
+    snprintf(m[5], sizeof m[5], "LD_PRELOAD='%s/libbench_floor_preload.so' '%s' mallocs %ld", bin, toy, mallocs);
+    const char *malloc_cmds[6] = {m[0], m[1], m[2], ht ? m[3] : NULL, htp ? m[4] : NULL, m[5]};
+    series malloc_runs[6];
+    interleaved(malloc_cmds, 6, malloc_runs, 40, (double)mallocs, pair_stores);
     timing plain_mallocs = median_of(&malloc_runs[0]), opprof_mallocs = median_of(&malloc_runs[1]),
            opprof_mallocs_no_html = median_of(&malloc_runs[2]), heaptrack_mallocs = median_of(&malloc_runs[3]),
            heaptrack_print = median_of(&malloc_runs[4]);
@@ -218,7 +243,11 @@ int main(int argc, char **argv) {
     double stamp = bench_timestamp_ns();
     double fn_floor = fmax(0.0, 2 * stamp - plain_calls.loop_s / functions * 1e9);
     double pair_floor = fmax(0.0, 2 * stamp - plain_mallocs.loop_s / (double)mallocs * 1e9);
-    double fn_store = fresh_store_ns(24, functions), pair_store = fresh_store_ns(40, (double)mallocs);
+    bench_stats fn_minimal = added_per_item(&call_runs[5], &call_runs[0], functions);
+    bench_stats fn_over = added_per_item(&call_runs[1], &call_runs[5], functions);
+    bench_stats pair_minimal = added_per_item(&malloc_runs[5], &malloc_runs[0], (double)mallocs);
+    bench_stats pair_over = added_per_item(&malloc_runs[1], &malloc_runs[5], (double)mallocs);
+    double fn_store = median_ns(fn_stores), pair_store = median_ns(pair_stores);
     /* recording: the loop's time added, per call or pair; exit: what is left of the whole run */
     double n_m = (double)mallocs;
     double opprof_fn = (opprof_calls.loop_s - plain_calls.loop_s) / functions * 1e9;
@@ -263,6 +292,10 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "uftrace_over_floor", uftrace_fn / fn_floor, false);
         bench_json_number(stdout, "function_store_ns", fn_store, false);
         bench_json_number(stdout, "function_floor_with_store_ns", fn_floor + fn_store, false);
+        bench_json_number(stdout, "function_minimal_recorder_ns", fn_minimal.median, false);
+        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns", fn_over.median, false);
+        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns_q1", fn_over.q1, false);
+        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns_q3", fn_over.q3, false);
         bench_json_number(stdout, "opprof_function_whole_run_ns", opprof_fn_whole, false);
         bench_json_number(stdout, "opprof_function_whole_run_no_html_ns", opprof_fn_no_html, false);
         bench_json_number(stdout, "uftrace_function_whole_run_ns", uftrace_fn_whole, false);
@@ -278,6 +311,10 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "heaptrack_over_floor", heaptrack_pair / pair_floor, false);
         bench_json_number(stdout, "malloc_free_store_ns", pair_store, false);
         bench_json_number(stdout, "malloc_free_floor_with_store_ns", pair_floor + pair_store, false);
+        bench_json_number(stdout, "malloc_free_minimal_recorder_ns", pair_minimal.median, false);
+        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns", pair_over.median, false);
+        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns_q1", pair_over.q1, false);
+        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns_q3", pair_over.q3, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_no_html_ns", opprof_pair_no_html, false);
         bench_json_number(stdout, "heaptrack_malloc_free_whole_run_ns", heaptrack_pair_whole, false);
@@ -300,6 +337,9 @@ int main(int argc, char **argv) {
         printf("  floor of two timestamps (%.1f ns each): %.1f ns, at best %.1fx uftrace; %.1f ns with the store of "
                "24 bytes to fresh memory\n",
                stamp, fn_floor, uftrace_fn / fn_floor, fn_floor + fn_store);
+        printf("  the least recorder, preloaded (bench_floor_preload.c): %.1f ns; opprof %+.1f ns over it (rounds' "
+               "median; quartiles %+.1f, %+.1f)\n",
+               fn_minimal.median, fn_over.median, fn_over.q1, fn_over.q3);
         printf("  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), uftrace %.1f ns (%.1f ns "
                "with dump --chrome and report)\n",
                opprof_fn_whole, opprof_fn_no_html, uftrace_fn_whole, uftrace_fn_deliverable);
@@ -311,6 +351,9 @@ int main(int argc, char **argv) {
         printf("  floor of two timestamps: %.1f ns, at best %.1fx heaptrack; %.1f ns with the store of 40 bytes to "
                "fresh memory\n",
                pair_floor, heaptrack_pair / pair_floor, pair_floor + pair_store);
+        printf("  the least recorder, preloaded (bench_floor_preload.c): %.1f ns; opprof %+.1f ns over it (rounds' "
+               "median; quartiles %+.1f, %+.1f)\n",
+               pair_minimal.median, pair_over.median, pair_over.q1, pair_over.q3);
         printf(
             "  the whole run, exit work included: opprof %.1f ns (%.1f ns with --no-html), heaptrack %.1f ns (%.1f ns "
             "with heaptrack_print)\n",

@@ -8,7 +8,9 @@
  *   record_toy budget N   leaf x N on a thread that ends, then x N on a thread
  *                     still running at exit, then x N on main: one at a time
  *   record_toy run PROG ARGS...   mid x 2, then PROG in a child process, waited
- *                     for: a program that runs another, as system() does */
+ *                     for: a program that runs another, as system() does
+ *   record_toy mallocs N   N x malloc(64) + free: memory events over several
+ *                     of the recorder's chunks */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <sys/wait.h>
@@ -84,6 +86,13 @@ static int run(char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argv + 2);
     if (argc == 3 && strcmp(argv[1], "budget") == 0) return budget(atol(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "mallocs") == 0) {
+        for (long i = 0, n = atol(argv[2]); i < n; i++) {
+            void *volatile p = malloc(64);
+            free(p);
+        }
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {
         puts("ready");
         fflush(stdout);

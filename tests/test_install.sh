@@ -117,7 +117,7 @@ C
   mkdir -p "$tmp/cmake-ggml"
   cp "$tmp/ggml.c" "$tmp/cmake-ggml/ggml.c"
   printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(user_ggml LANGUAGES C CXX)' \
-      'find_package(opprof 0.5 CONFIG REQUIRED COMPONENTS ggml)' 'add_executable(user_ggml ggml.c)' \
+      'find_package(opprof 0.6 CONFIG REQUIRED COMPONENTS ggml)' 'add_executable(user_ggml ggml.c)' \
       'target_link_libraries(user_ggml PRIVATE opprof::ggml)' > "$tmp/cmake-ggml/CMakeLists.txt"
   cmake -S "$tmp/cmake-ggml" -B "$tmp/cmake-ggml/build" -DCMAKE_PREFIX_PATH="$p;$ggml_prefix" >/dev/null \
       || fail "find_package(opprof COMPONENTS ggml)"
@@ -130,7 +130,7 @@ mkdir -p "$tmp/cmake-user"
 cat > "$tmp/cmake-user/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.20)
 project(user LANGUAGES CXX C)
-find_package(opprof 0.5 CONFIG REQUIRED)
+find_package(opprof 0.6 CONFIG REQUIRED)
 add_executable(user user.cpp)
 target_compile_options(user PRIVATE -Wall -Wextra -pedantic -Werror)
 set_property(TARGET user PROPERTY CXX_STANDARD 17)
@@ -207,7 +207,7 @@ consumer() { # NAME LANGUAGES "COMPONENTS..." SOURCE TARGETS NO_MPI EXPECT(ok|fa
     cat > "$d/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.20)
 project($1 LANGUAGES $2)
-find_package(opprof 0.5 CONFIG REQUIRED $comps)
+find_package(opprof 0.6 CONFIG REQUIRED $comps)
 add_executable(app $(basename "$4"))
 target_link_libraries(app PRIVATE $5)
 CMAKE
@@ -243,7 +243,7 @@ for lib in "$libdir"/libopprof.so "$libdir"/libnn.so "$libdir"/libnn_mpi.so; do
     [ -z "$others" ] || fail "$(basename "$lib") exports: $(echo "$others" | head -n 5 | tr '\n' ' ')"
 done
 ! nm -D --defined-only "$libdir"/libnn.so | grep -q 'libxsmm_\|sgemm_' || fail "libnn.so exports libxsmm/BLAS"; ok
-readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.5' || fail "libopprof's SONAME"; ok
+readelf -d "$libdir/libopprof.so" | grep -q 'SONAME.*libopprof\.so\.0\.6' || fail "libopprof's SONAME"; ok
 
 # -- every public header alone: C11 and C++17, pedantic, warnings as errors
 for h in opprof/opprof.h opprof/capture.h opprof/mark_kinds.h opprof/timer.h nn/nn.h; do

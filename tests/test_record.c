@@ -391,6 +391,80 @@ TEST_CASE(range_across_windows) {
     opprof_session_free(session);
 }
 
+/* Memory events with and without their allocator's total, through the
+ * inline path and the library's function, over several chunks (an event with
+ * a total takes two slots, which may straddle two chunks): every event comes
+ * back with its address, size and total; an unknown total is the running sum. */
+enum { TOTALS = 200000 };
+typedef struct totals_seen {
+    size_t n, wrong;
+    uint64_t dropped;
+    int64_t first_wrong, last_total;
+} totals_seen;
+static int64_t totals_bytes(int i) { return 8 + i % 5; }
+static int64_t totals_given(int i) { return i % 3 ? (int64_t)i * 10 : -1; }
+static int check_totals(const opprof_capture *cap, void *user) {
+    totals_seen *seen = user;
+    const opprof_memory_event *m = opprof_capture_memory_events(cap, &seen->n);
+    seen->dropped = opprof_capture_get_info(cap).dropped_events;
+    int64_t sum = 0;
+    seen->first_wrong = -1;
+    for (size_t i = 0; i < seen->n; i++) {
+        sum += totals_bytes((int)i);
+        int64_t want = totals_given((int)i) >= 0 ? totals_given((int)i) : sum;
+        bool ok = m[i].addr == i + 1 && m[i].bytes == totals_bytes((int)i) && m[i].total_allocated == want &&
+                  (i == 0 || m[i].ts_ns >= m[i - 1].ts_ns);
+        if (!ok && !seen->wrong++) seen->first_wrong = (int64_t)i;
+        seen->last_total = m[i].total_allocated;
+    }
+    return 0;
+}
+static opprof_session *start_totals(totals_seen *seen, uint64_t max_events) {
+    memset(seen, 0, sizeof *seen);
+    opprof_config cfg = opprof_config_default();
+    cfg.on_trace_ready = check_totals;
+    cfg.user_data = seen;
+    cfg.profile_memory = true;
+    cfg.record_steps = false;
+    cfg.max_events = max_events;
+    opprof_session *session = NULL;
+    CHECK_INT(opprof_session_start(&session, &cfg), 0);
+    return session;
+}
+
+TEST_CASE(memory_totals_exact_over_chunks) {
+    totals_seen seen;
+    opprof_session *session = start_totals(&seen, 0);
+    for (int i = 0; i < TOTALS; i++) {
+        void *addr = (void *)(intptr_t)(i + 1);
+        if (i % 2)
+            opprof_record_memory(addr, totals_bytes(i), totals_given(i));
+        else
+            OPPROF_MEMORY(addr, totals_bytes(i), totals_given(i));
+    }
+    opprof_session_free(session);
+    CHECK_INT(seen.n, TOTALS);
+    CHECK_INT(seen.wrong, 0);
+    CHECK_INT(seen.first_wrong, -1);
+    CHECK_INT(seen.dropped, 0);
+}
+
+/* At the event budget's edge, an event whose total finds no room is kept
+ * without it (its total: the running sum) and the drop counted. Claims from
+ * a budget of 4 come one slot at a time: event 0 takes one slot, event 1 two,
+ * event 2 the last one and none for its total. */
+TEST_CASE(memory_total_past_the_budget) {
+    totals_seen seen;
+    opprof_session *session = start_totals(&seen, 4);
+    for (int i = 0; i < 3; i++) OPPROF_MEMORY((void *)(intptr_t)(i + 1), totals_bytes(i), totals_given(i));
+    opprof_session_free(session);
+    CHECK_INT(seen.n, 3);
+    CHECK_INT(seen.dropped, 1);
+    CHECK_INT(seen.wrong, 1);
+    CHECK_INT(seen.first_wrong, 2);
+    CHECK_INT(seen.last_total, totals_bytes(0) + totals_bytes(1) + totals_bytes(2));
+}
+
 TEST_CASE(memory_off) {
     saved s;
     opprof_session *session;

@@ -144,6 +144,28 @@ TEST_CASE(allocator_contract_kept) {
     remove_tree(dir);
 }
 
+/* Memory events over several chunks, on a machine where opprof's helper
+ * starts (at the first chunk it is asked for, inside a record): the helper's
+ * start allocates, and that allocation was taken for the program's, made by
+ * a signal handler inside a record: "1 record(s) made by a signal handler
+ * ... dropped" in every such capture. opprof's own allocations are not the
+ * program's: nothing dropped, no warning. */
+TEST_CASE(own_allocations_not_the_programs) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --memory --no-html -o '%s/own' -- '%s' mallocs 200000 2>&1",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(out && !strstr(out, "Dropped events"));
+    CHECK(out && !strstr(out, "signal handler"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "grep -o '\"dropped_events\": *[0-9]*' '%s/own/trace-step-0.json'", dir);
+    run_command(cmd, &out);
+    CHECK_STR(out, "\"dropped_events\": 0\n");
+    free(out);
+    remove_tree(dir);
+}
+
 TEST_CASE(signal_handlers_that_record) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;

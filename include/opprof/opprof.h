@@ -81,9 +81,9 @@ extern "C" {
 #endif
 
 #define OPPROF_VERSION_MAJOR 0
-#define OPPROF_VERSION_MINOR 5
+#define OPPROF_VERSION_MINOR 6
 #define OPPROF_VERSION_PATCH 0
-#define OPPROF_VERSION_STRING "0.5.0"
+#define OPPROF_VERSION_STRING "0.6.0"
 
 /** The library's version, "MAJOR.MINOR.PATCH". */
 OPPROF_API const char *opprof_version(void);
@@ -454,7 +454,7 @@ OPPROF_API int opprof_step(void);
 OPPROF_API char *opprof_demangle(const char *name);
 /** The name of the function at a code address, from the ELF symbols of the
  *  object that holds it (static functions too), into name (at most name_size
- *  bytes); module (may be NULL) gets the object's file name ("libnn.so.0.5",
+ *  bytes); module (may be NULL) gets the object's file name ("libnn.so.0.6",
  *  "(executable)"). Without a symbol: "module+0xOFFSET" and OPPROF_ENOENT;
  *  in no loaded object (not code): "0x..." and OPPROF_EINVAL. Thread-safe. */
 OPPROF_API int opprof_symbolize(const void *addr, char *name, size_t name_size, char *module, size_t module_size);

@@ -68,6 +68,11 @@ OPPROF__HIDDEN void opprof__unmap_populated(char *base, size_t length);
  * NULL when none is ready; either way the next one of that length is asked
  * for, on a helper thread where a second CPU can run it. */
 OPPROF__HIDDEN char *opprof__spare_take(size_t length);
+/* Nonzero while this thread runs opprof's own code that may call the C
+ * library's allocator (the helper's start inside a record): an allocation
+ * hook that records then is opprof's, not the program's, and what it records
+ * is dropped uncounted (recorder.c), not taken for a signal handler's. */
+extern OPPROF__HIDDEN __thread int opprof__own_allocations;
 /* The session stopped: the helper ends (joined) and the spares are given
  * back; the next take starts it again. */
 OPPROF__HIDDEN void opprof__spare_stop(void);

@@ -37,10 +37,10 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_asked = PTHREAD_COND_INITIALIZER;
 static pool g_pools[LENGTHS]; /* under g_lock */
 static pthread_t g_helper;
-static bool g_started;  /* the helper runs (or could not be started: g_failed) */
+static bool g_started; /* the helper runs (or could not be started: g_failed) */
 static bool g_failed;
 static bool g_stopping; /* the helper is asked to end (opprof__spare_stop) */
-static bool g_resting; /* a mapping failed: no more until the next ask */
+static bool g_resting;  /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 /* A pool that wants a spare, or NULL. */
@@ -104,11 +104,8 @@ static void forked_child(void) {
 }
 static void register_fork_handlers(void) { pthread_atfork(lock_for_fork, unlock_after_fork, forked_child); }
 
-/* Never waits for the lock: the helper, which runs when a CPU is idle, may
- * hold it while the program's threads keep every CPU busy. */
-char *opprof__spare_take(size_t length) {
-    pthread_once(&g_fork_once, register_fork_handlers);
-    if (pthread_mutex_trylock(&g_lock) != 0) return NULL;
+/* A spare of `length`, the lock held (and given back here); the next one asked for. */
+static char *take_locked(size_t length) {
     pool *p = pool_of(length);
     char *taken = p->count ? p->spare[--p->count] : NULL;
     g_resting = false;
@@ -118,6 +115,19 @@ char *opprof__spare_take(size_t length) {
     }
     pthread_cond_signal(&g_asked);
     pthread_mutex_unlock(&g_lock);
+    return taken;
+}
+
+__thread int opprof__own_allocations;
+
+/* Never waits for the lock: the helper, which runs when a CPU is idle, may
+ * hold it while the program's threads keep every CPU busy. Called inside a
+ * record: pthread_atfork and pthread_create allocate (opprof__own_allocations). */
+char *opprof__spare_take(size_t length) {
+    opprof__own_allocations++;
+    pthread_once(&g_fork_once, register_fork_handlers);
+    char *taken = pthread_mutex_trylock(&g_lock) == 0 ? take_locked(length) : NULL;
+    opprof__own_allocations--;
     return taken;
 }
 

@@ -258,9 +258,10 @@ static inline __attribute__((always_inline)) opprof__thread *record_enter(void) 
         return NULL;
     }
     /* a signal handler that records while this thread is inside a record:
-     * dropped and counted, the interrupted record left as it was */
+     * dropped and counted, the interrupted record left as it was; opprof's
+     * own allocations inside a record (opprof__own_allocations): dropped */
     if (__builtin_expect(LOAD_RELAXED(&t->fast.busy), 0)) {
-        if (LOAD_RELAXED(&g_recording)) ADD_RELAXED(&t->reentered, 1);
+        if (LOAD_RELAXED(&g_recording) && !opprof__own_allocations) ADD_RELAXED(&t->reentered, 1);
         return NULL;
     }
     STORE_RELAXED(&t->fast.busy, 1);
@@ -527,11 +528,15 @@ void opprof_record_memory(const void *addr, int64_t bytes, int64_t total_allocat
     /* g_memory closes with the window, which record_enter checked while busy */
     mem_slot *m = stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped);
     if (m) {
-        m->ts = thread_now(t);
+        /* the total in the next slot (opprof.h), which may begin the next
+         * chunk; none left: the event is kept, its total dropped and counted */
+        mem_slot *total =
+            total_allocated >= 0 ? stream_reserve(&t->memory, sizeof(mem_slot), CHUNK_MEMORY, &t->dropped) : NULL;
+        if (total) *total = (mem_slot){.bytes = total_allocated};
+        m->ts = thread_now(t) | (total ? OPPROF__MEMORY_TOTAL_NEXT : 0);
         m->addr = (uint64_t)(uintptr_t)addr;
         m->bytes = bytes;
-        m->total = total_allocated;
-        STORE(&t->memory.at->count, t->memory.at->count + 1);
+        STORE(&t->memory.at->count, t->memory.at->count + 1 + (total != NULL));
     }
     record_leave(t);
 }

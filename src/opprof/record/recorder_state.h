@@ -11,7 +11,7 @@
 
 enum {
     CHUNK_EVENTS = 65536,          /* 2 MiB of range slots: one huge page (alloc.c) */
-    CHUNK_MEMORY = 65536,          /* 2 MiB of memory events */
+    CHUNK_MEMORY = 87381,          /* 2 MiB of 24-byte memory slots */
     BUDGET_CLAIM = 8192,           /* events a thread takes from the event budget at a time */
     NAME_ARENA_BYTES = 65536,      /* formatted names */
     RETAIN_CHUNKS = 32,            /* chunks a stream keeps across windows (64 MiB), unless
@@ -24,7 +24,7 @@ enum {
  * inline path writes them too. */
 typedef opprof__slot slot;
 typedef opprof__memory_slot mem_slot;
-_Static_assert(sizeof(slot) == 32 && sizeof(mem_slot) == 32, "events are 32 bytes");
+_Static_assert(sizeof(slot) == 32 && sizeof(mem_slot) == 24, "ranges are 32 bytes, memory events 24");
 
 /* Input shapes of the range with sequence number `seq` on its thread. */
 enum { SHAPE_DIMS = 12, CHUNK_SHAPES = 2048, NATIVE_FRAMES = 14 };
@@ -83,7 +83,7 @@ enum {
 #define MISUSE_ENUM(name, what) MISUSE_##name,
     RECORDER_MISUSES(MISUSE_ENUM)
 #undef MISUSE_ENUM
-    MISUSE_KINDS
+        MISUSE_KINDS
 };
 
 /* Where a misuse happened: the range (and the range it concerns), and when. */

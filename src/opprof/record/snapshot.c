@@ -166,28 +166,34 @@ static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, 
     return 0;
 }
 
-/* A thread's memory events, in order. Their owners are linked by
+/* Slot i of a memory stream walked in order, from the chunk of slot i - 1. */
+static const mem_slot *memory_slot_at(const chunk **ch, size_t i) {
+    size_t k = i % CHUNK_MEMORY;
+    if (i && k == 0) *ch = (*ch)->next;
+    return (const mem_slot *)(*ch)->data + k;
+}
+
+/* A thread's memory events, in order, from its m published slots (an event
+ * with its allocator's total takes two: opprof.h). Their owners are linked by
  * opprof_capture_finish from the times in nanoseconds, by the rule a trace
  * read back follows too, so that a capture and its trace agree even where a
  * clock's granularity makes times equal. */
 static void collect_memory(opprof_capture *c, opprof__thread *t, uint32_t thread_index, size_t m, uint64_t start,
                            double npt) {
-    chunk *ch = t->memory.head;
+    const chunk *ch = t->memory.head;
     for (size_t i = 0; i < m; i++) {
-        size_t k = i % CHUNK_MEMORY;
-        if (i && k == 0) ch = ch->next;
-        const mem_slot *s = (const mem_slot *)ch->data + k;
-        opprof_memory_event *me = &c->mem[c->n_mem + i];
-        me->ts_ns = to_ns(s->ts, start, npt);
+        const mem_slot *s = memory_slot_at(&ch, i);
+        opprof_memory_event *me = &c->mem[c->n_mem++];
+        me->ts_ns = to_ns(s->ts & ~OPPROF__MEMORY_TOTAL_NEXT, start, npt);
         me->addr = s->addr;
         me->bytes = s->bytes;
-        me->total_allocated = s->total;
+        me->total_allocated = -1;
+        if ((s->ts & OPPROF__MEMORY_TOTAL_NEXT) && i + 1 < m) me->total_allocated = memory_slot_at(&ch, ++i)->bytes;
         me->thread = thread_index;
         me->owner = -1;
         me->device_type = 0; /* the CPU */
         me->device_id = -1;
     }
-    c->n_mem += m;
     trim_stream(&t->memory);
 }
 
