@@ -26,7 +26,7 @@
  * pair's store: 4 to 10 ns over the timestamps). So the floor is also run as
  * a program: bench_floor_preload.c, the least such a recorder does,
  * preloaded into the toy in the same rounds; "*_minimal_recorder_ns" is what
- * it adds, and "opprof_*_over_minimal_recorder_ns" the median (and
+ * it adds, and "opprof_*_above_minimal_recorder_ns" the median (and
  * quartiles) of opprof's run less that recorder's, round by round. Each run, and each store, begins
  * after a touch of 1 GiB (warm_guest_memory), so that none meets a guest
  * page its host has not backed yet.
@@ -293,9 +293,9 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "function_store_ns", fn_store, false);
         bench_json_number(stdout, "function_floor_with_store_ns", fn_floor + fn_store, false);
         bench_json_number(stdout, "function_minimal_recorder_ns", fn_minimal.median, false);
-        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns", fn_over.median, false);
-        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns_q1", fn_over.q1, false);
-        bench_json_number(stdout, "opprof_function_over_minimal_recorder_ns_q3", fn_over.q3, false);
+        bench_json_number(stdout, "opprof_function_above_minimal_recorder_ns", fn_over.median, false);
+        bench_json_number(stdout, "opprof_function_above_minimal_recorder_ns_q1", fn_over.q1, false);
+        bench_json_number(stdout, "opprof_function_above_minimal_recorder_ns_q3", fn_over.q3, false);
         bench_json_number(stdout, "opprof_function_whole_run_ns", opprof_fn_whole, false);
         bench_json_number(stdout, "opprof_function_whole_run_no_html_ns", opprof_fn_no_html, false);
         bench_json_number(stdout, "uftrace_function_whole_run_ns", uftrace_fn_whole, false);
@@ -312,9 +312,9 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "malloc_free_store_ns", pair_store, false);
         bench_json_number(stdout, "malloc_free_floor_with_store_ns", pair_floor + pair_store, false);
         bench_json_number(stdout, "malloc_free_minimal_recorder_ns", pair_minimal.median, false);
-        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns", pair_over.median, false);
-        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns_q1", pair_over.q1, false);
-        bench_json_number(stdout, "opprof_malloc_free_over_minimal_recorder_ns_q3", pair_over.q3, false);
+        bench_json_number(stdout, "opprof_malloc_free_above_minimal_recorder_ns", pair_over.median, false);
+        bench_json_number(stdout, "opprof_malloc_free_above_minimal_recorder_ns_q1", pair_over.q1, false);
+        bench_json_number(stdout, "opprof_malloc_free_above_minimal_recorder_ns_q3", pair_over.q3, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_ns", opprof_pair_whole, false);
         bench_json_number(stdout, "opprof_malloc_free_whole_run_no_html_ns", opprof_pair_no_html, false);
         bench_json_number(stdout, "heaptrack_malloc_free_whole_run_ns", heaptrack_pair_whole, false);
