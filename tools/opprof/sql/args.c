@@ -21,14 +21,20 @@ typedef struct arg_key {
     int64_t id;
 } arg_key;
 
+/* The keys met last, by a hash of the key as the trace names it (without
+ * "args."): a trace repeats a few keys millions of times, and the full
+ * lookup (the "args." name made, then bsearch) was a twentieth of a load. */
+enum { RECENT_KEYS = 256 };
+
 struct sql_args {
     sqlite3 *db;
     sql_ids *ids;
     sqlite3_stmt *chunk_row, *key_row;
     arg_key *keys; /* by key, for bsearch */
     size_t n_keys, cap_keys;
-    int64_t first_id, set; /* the chunk's first argument and its set; set < 0: no chunk */
-    size_t n;              /* arguments in the chunk */
+    arg_key recent[RECENT_KEYS]; /* the trace's own key (no "args.") and its id */
+    int64_t first_id, set;       /* the chunk's first argument and its set; set < 0: no chunk */
+    size_t n;                    /* arguments in the chunk */
     char *text;
     size_t len, cap;
 };
@@ -64,8 +70,14 @@ static void flat_key(const char *full, char *flat) {
     flat[f] = '\0';
 }
 
+static size_t recent_slot(const char *key) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)key; *c; c++) h = (h ^ *c) * 16777619u;
+    return h % RECENT_KEYS;
+}
+
 /* The id of "args." key in arg_key, the row written the first time. */
-static int key_id(sql_args *a, const char *key, int64_t *id) {
+static int key_id_full(sql_args *a, const char *key, int64_t *id) {
     char full[1024], flat[1024];
     snprintf(full, sizeof full, "args.%s", key);
     arg_key probe = {full, 0}, *found = a->n_keys ? bsearch(&probe, a->keys, a->n_keys, sizeof *a->keys, by_key) : NULL;
@@ -90,6 +102,21 @@ static int key_id(sql_args *a, const char *key, int64_t *id) {
     *id = a->keys[at].id;
     flat_key(full, flat);
     return sql_row(a->key_row, "iss", *id, full, flat);
+}
+
+static int key_id(sql_args *a, const char *key, int64_t *id) {
+    arg_key *r = &a->recent[recent_slot(key)];
+    if (r->key && !strcmp(r->key, key)) {
+        *id = r->id;
+        return SQLITE_OK;
+    }
+    int rc = key_id_full(a, key, id);
+    char *copy = rc == SQLITE_OK ? strdup(key) : NULL;
+    if (copy) {
+        free(r->key);
+        *r = (arg_key){copy, *id};
+    }
+    return rc;
 }
 
 static int put(sql_args *a, const char *s, size_t n) {
@@ -165,6 +192,7 @@ void sql_args_close(sql_args *a) {
     sqlite3_finalize(a->chunk_row);
     sqlite3_finalize(a->key_row);
     for (size_t k = 0; k < a->n_keys; k++) free(a->keys[k].key);
+    for (size_t k = 0; k < RECENT_KEYS; k++) free(a->recent[k].key);
     free(a->keys);
     free(a->text);
     free(a);
