@@ -299,16 +299,17 @@ static size_t budget_claim(stream *s) {
  * path is one compare: cursor < limit. */
 __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk,
                                                                  uint64_t *dropped) {
-    if (!s->tail || s->at->next == s->tail->data + per_chunk * item) {
+    if (!s->tail || s->at->next == s->tail->data + chunk_items(s->tail, item) * item) {
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
-            size_t size = sizeof(chunk) + per_chunk * item;
             /* A stream's second chunk on is mapped whole at once, on huge
              * pages where the kernel gives them (a thread that fills one
              * chunk will fill the next: faulting 4 KiB pages one by one cost
              * twice as much an event, bench_overhead "fresh buffers"); the
-             * first is left to fault in, so that a thread with a few events
-             * holds a few pages. */
+             * first is smaller and left to fault in (HEAD_CHUNK_BYTES). */
+            size_t items = per_chunk;
+            if (!s->head && per_chunk * item > HEAD_CHUNK_BYTES) items = HEAD_CHUNK_BYTES / item;
+            size_t size = sizeof(chunk) + items * item;
             next = opprof__alloc_chunk(size, s->head != NULL);
             if (!next) {
                 ADD_RELAXED(dropped, 1);
@@ -329,7 +330,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         ADD_RELAXED(dropped, 1);
         return NULL;
     }
-    size_t room = (size_t)(s->tail->data + per_chunk * item - s->at->next) / item;
+    size_t room = (size_t)(s->tail->data + chunk_items(s->tail, item) * item - s->at->next) / item;
     size_t n = s->budget < room ? s->budget : room;
     s->budget -= n;
     s->at->limit = s->at->next + n * item;

@@ -57,6 +57,37 @@ typedef struct chunk {
     _Alignas(64) unsigned char data[];
 } chunk;
 
+/* A stream's first chunk is HEAD_CHUNK_BYTES (where its others are larger),
+ * its pages faulted in as written, so that a thread with a few events holds
+ * a few pages; the next ones are whole huge pages, populated ahead
+ * (base/spare_chunks.c). A first chunk as large as the others faulted 512
+ * pages one at a time: on these VMs, where a 4 KiB page costs the most, that
+ * was 5 ns of a malloc+free pair's 25 in a 1 M-pair run (bench_record). */
+enum { HEAD_CHUNK_BYTES = 65536 - 128 };
+
+/* The items of `item` bytes that chunk c holds. */
+static inline size_t chunk_items(const chunk *c, size_t item) { return (c->size - sizeof(chunk)) / item; }
+
+/* A stream read in order, chunk by chunk (record/snapshot.c). */
+typedef struct stream_walk {
+    const chunk *ch;
+    size_t first, items; /* ch's first item's index in the stream; its items */
+} stream_walk;
+
+static inline stream_walk stream_walk_start(const chunk *head, size_t item) {
+    return (stream_walk){head, 0, head ? chunk_items(head, item) : 0};
+}
+
+/* Item i of the stream, i at or after the last one asked for. */
+static inline const void *stream_walk_at(stream_walk *w, size_t i, size_t item) {
+    while (i >= w->first + w->items) {
+        w->first += w->items;
+        w->ch = w->ch->next;
+        w->items = chunk_items(w->ch, item);
+    }
+    return w->ch->data + (i - w->first) * item;
+}
+
 typedef struct stream {
     chunk *head, *tail;
     opprof__cursor *at; /* next item in tail, and the count published */

@@ -145,10 +145,9 @@ static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, 
     if (!count) return 0;
     if (opprof__grow_pages((void **)&c->marks, &c->cap_marks, c->n_marks + count, sizeof *c->marks))
         return OPPROF_ENOMEM;
-    const chunk *ch = t->marks.head;
+    stream_walk w = stream_walk_start(t->marks.head, sizeof(mark_slot));
     for (size_t i = 0; i < count; i++) {
-        if (i && i % CHUNK_MARKS == 0) ch = ch->next;
-        const mark_slot *s = (const mark_slot *)ch->data + i % CHUNK_MARKS;
+        const mark_slot *s = stream_walk_at(&w, i, sizeof(mark_slot));
         bool of_range = opprof__mark_of_range(s->kind);
         if (of_range && s->ts >= n_ranges) continue; /* its range was dropped */
         opprof_mark k = {.ts_ns = of_range ? 0 : to_ns(s->ts, start, npt),
@@ -166,13 +165,6 @@ static int collect_marks(opprof_capture *c, opprof__thread *t, uint32_t thread, 
     return 0;
 }
 
-/* Slot i of a memory stream walked in order, from the chunk of slot i - 1. */
-static const mem_slot *memory_slot_at(const chunk **ch, size_t i) {
-    size_t k = i % CHUNK_MEMORY;
-    if (i && k == 0) *ch = (*ch)->next;
-    return (const mem_slot *)(*ch)->data + k;
-}
-
 /* A thread's memory events, in order, from its m published slots (an event
  * with its allocator's total takes two: opprof.h). Their owners are linked by
  * opprof_capture_finish from the times in nanoseconds, by the rule a trace
@@ -180,15 +172,16 @@ static const mem_slot *memory_slot_at(const chunk **ch, size_t i) {
  * clock's granularity makes times equal. */
 static void collect_memory(opprof_capture *c, opprof__thread *t, uint32_t thread_index, size_t m, uint64_t start,
                            double npt) {
-    const chunk *ch = t->memory.head;
+    stream_walk w = stream_walk_start(t->memory.head, sizeof(mem_slot));
     for (size_t i = 0; i < m; i++) {
-        const mem_slot *s = memory_slot_at(&ch, i);
+        const mem_slot *s = stream_walk_at(&w, i, sizeof(mem_slot));
         opprof_memory_event *me = &c->mem[c->n_mem++];
         me->ts_ns = to_ns(s->ts & ~OPPROF__MEMORY_TOTAL_NEXT, start, npt);
         me->addr = s->addr;
         me->bytes = s->bytes;
         me->total_allocated = -1;
-        if ((s->ts & OPPROF__MEMORY_TOTAL_NEXT) && i + 1 < m) me->total_allocated = memory_slot_at(&ch, ++i)->bytes;
+        if ((s->ts & OPPROF__MEMORY_TOTAL_NEXT) && i + 1 < m)
+            me->total_allocated = ((const mem_slot *)stream_walk_at(&w, ++i, sizeof(mem_slot)))->bytes;
         me->thread = thread_index;
         me->owner = -1;
         me->device_type = 0; /* the CPU */
@@ -287,10 +280,9 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
      * soon as they are converted, so memory peaks at the capture's size. */
     bool can_free = g_membarrier == 1;
     chunk *keep_last = NULL, *ch = t->ranges.head;
-    size_t chunk_no = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        size_t k = i % CHUNK_EVENTS;
-        if (i && k == 0) {
+    size_t chunk_no = 0, k = 0, items = ch ? chunk_items(ch, sizeof(slot)) : 0;
+    for (size_t i = 0; i < n && !rc; i++, k++) {
+        if (k == items) {
             chunk *next = ch->next;
             if (can_free && chunk_no >= g_retain_chunks)
                 opprof__free_chunk(ch);
@@ -298,9 +290,10 @@ static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, 
                 keep_last = ch;
             ch = next;
             chunk_no++;
+            OPPROF__ASSERT(ch != NULL); /* the published count never runs past the chain */
+            items = chunk_items(ch, sizeof(slot));
+            k = 0;
         }
-        OPPROF__ASSERT(ch != NULL); /* the published count never runs past the chain */
-        OPPROF__ASSERT((size_t)(CHUNK_EVENTS * sizeof(slot)) + sizeof(chunk) <= ch->size);
         const slot *s = (const slot *)ch->data + k;
         rc = range_event(c, nc, s, thread_index, start, end, npt, open_count, open_name);
         uint32_t site = 0;
