@@ -67,18 +67,24 @@ static int on_ready(const opprof_capture *cap, void *user) {
     return 0;
 }
 
-static opprof_session *start(saved *s, opprof_schedule sched, uint64_t max_events) {
-    memset(s, 0, sizeof *s);
+/* A session with memory events, no steps, whose captures go to ready(user). */
+static opprof_session *start_with(int (*ready)(const opprof_capture *, void *), void *user, opprof_schedule sched,
+                                  uint64_t max_events) {
     opprof_config cfg = opprof_config_default();
     cfg.schedule = sched;
-    cfg.on_trace_ready = on_ready;
-    cfg.user_data = s;
+    cfg.on_trace_ready = ready;
+    cfg.user_data = user;
     cfg.profile_memory = true;
     cfg.max_events = max_events;
     cfg.record_steps = false;
     opprof_session *session = NULL;
     CHECK_INT(opprof_session_start(&session, &cfg), 0);
     return session;
+}
+
+static opprof_session *start(saved *s, opprof_schedule sched, uint64_t max_events) {
+    memset(s, 0, sizeof *s);
+    return start_with(on_ready, s, sched, max_events);
 }
 
 enum { THREADS = 4, PER_THREAD = 20000 };
@@ -421,15 +427,7 @@ static int check_totals(const opprof_capture *cap, void *user) {
 }
 static opprof_session *start_totals(totals_seen *seen, uint64_t max_events) {
     memset(seen, 0, sizeof *seen);
-    opprof_config cfg = opprof_config_default();
-    cfg.on_trace_ready = check_totals;
-    cfg.user_data = seen;
-    cfg.profile_memory = true;
-    cfg.record_steps = false;
-    cfg.max_events = max_events;
-    opprof_session *session = NULL;
-    CHECK_INT(opprof_session_start(&session, &cfg), 0);
-    return session;
+    return start_with(check_totals, seen, (opprof_schedule){0}, max_events);
 }
 
 TEST_CASE(memory_totals_exact_over_chunks) {
