@@ -37,10 +37,10 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_asked = PTHREAD_COND_INITIALIZER;
 static pool g_pools[LENGTHS]; /* under g_lock */
 static pthread_t g_helper;
-static bool g_started; /* the helper runs (or could not be started: g_failed) */
+static bool g_started;  /* the helper runs (or could not be started: g_failed) */
 static bool g_failed;
 static bool g_stopping; /* the helper is asked to end (opprof__spare_stop) */
-static bool g_resting;  /* a mapping failed: no more until the next ask */
+static bool g_resting; /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 /* A pool that wants a spare, or NULL. */

@@ -62,7 +62,8 @@ typedef struct chunk {
  * a few pages; the next ones are whole huge pages, populated ahead
  * (base/spare_chunks.c). A first chunk as large as the others faulted 512
  * pages one at a time: on these VMs, where a 4 KiB page costs the most, that
- * was 5 ns of a malloc+free pair's 25 in a 1 M-pair run (bench_record). */
+ * was 6.6 ns a malloc+free pair in a 1 M-pair run (36.4 ns a pair against
+ * 29.0, 12 interleaved runs by hand; ARCHITECTURE.md). */
 enum { HEAD_CHUNK_BYTES = 65536 - 128 };
 
 /* The items of `item` bytes that chunk c holds. */
@@ -114,7 +115,7 @@ enum {
 #define MISUSE_ENUM(name, what) MISUSE_##name,
     RECORDER_MISUSES(MISUSE_ENUM)
 #undef MISUSE_ENUM
-        MISUSE_KINDS
+    MISUSE_KINDS
 };
 
 /* Where a misuse happened: the range (and the range it concerns), and when. */
