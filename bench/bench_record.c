@@ -22,14 +22,14 @@
  * median of 7, as the tools' figures); "*_floor_with_store_ns" adds it to the
  * floor. On a VM whose host backs a guest's pages at their first touch, that
  * store costs more than the timestamps, and what it costs differs from one
- * process to the next by as much as opprof's figure does (a malloc+free
- * pair's store: 4 to 10 ns over the timestamps). So the floor is also run as
- * a program: bench_floor_preload.c, the least such a recorder does,
- * preloaded into the toy in the same rounds; "*_minimal_recorder_ns" is what
- * it adds, and "opprof_*_above_minimal_recorder_ns" the median (and
- * quartiles) of opprof's run less that recorder's, round by round. Each run, and each store, begins
- * after a touch of 1 GiB (warm_guest_memory), so that none meets a guest
- * page its host has not backed yet.
+ * process to the next by as much as opprof's figure does (the floor with a
+ * malloc+free pair's store: 18.8-25.8 ns in 3 runs at 11376c0). So the floor
+ * is also run as a program: bench_floor_preload.c, the least such a recorder
+ * does, preloaded into the toy in the same rounds; "*_minimal_recorder_ns"
+ * is what it adds, and "opprof_*_above_minimal_recorder_ns" the median (and
+ * quartiles) of opprof's run less that recorder's, round by round. Each run,
+ * and each store, begins after a touch of 1 GiB (warm_guest_memory), so that
+ * none meets a guest page its host has not backed yet.
  * opprof record writes its tables, Chrome trace and HTML report at exit; the
  * peers write raw data and leave the analysis to a second command, so the
  * "same deliverable" figures add it: uftrace dump --chrome + uftrace report,
@@ -83,8 +83,8 @@ static bool run_once(const char *cmd, series *s, int r) {
  * guest pages the host never backed pays for the host's work, a cost no
  * machine without that host has: `opprof record --functions` of 9 M calls
  * took 75 ns a call after one run and 21-29 ns after such a touch; the
- * floor's store (then 3 mappings in turn) met backed pages from
- * its second mapping on. Before each run, so that every command meets the
+ * floor's store (then the median of 3 mappings in turn) met backed pages
+ * from its second mapping on. Before each run, so that every command meets the
  * guest as the floor does; the guest still clears each page it gives. In
  * huge pages, given back whole: 4 KiB pages left the next huge mappings to
  * compaction (the floor's store took 26-50 ns a call instead of 5). */
