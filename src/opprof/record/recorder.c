@@ -299,7 +299,7 @@ static size_t budget_claim(stream *s) {
  * path is one compare: cursor < limit. */
 __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size_t item, size_t per_chunk,
                                                                  uint64_t *dropped) {
-    if (!s->tail || s->at->next == s->tail->data + chunk_items(s->tail, item) * item) {
+    if (!s->tail || s->at->next == chunk_end(s->tail, item)) {
         chunk *next = s->tail ? s->tail->next : s->head;
         if (!next) {
             /* A stream's second chunk on is mapped whole at once, on huge
@@ -330,7 +330,7 @@ __attribute__((cold, noinline)) static void *stream_reserve_slow(stream *s, size
         ADD_RELAXED(dropped, 1);
         return NULL;
     }
-    size_t room = (size_t)(s->tail->data + chunk_items(s->tail, item) * item - s->at->next) / item;
+    size_t room = (size_t)(chunk_end(s->tail, item) - s->at->next) / item;
     size_t n = s->budget < room ? s->budget : room;
     s->budget -= n;
     s->at->limit = s->at->next + n * item;

@@ -69,6 +69,9 @@ enum { HEAD_CHUNK_BYTES = 65536 - 128 };
 /* The items of `item` bytes that chunk c holds. */
 static inline size_t chunk_items(const chunk *c, size_t item) { return (c->size - sizeof(chunk)) / item; }
 
+/* Past chunk c's last item of `item` bytes. */
+static inline unsigned char *chunk_end(chunk *c, size_t item) { return c->data + chunk_items(c, item) * item; }
+
 /* A stream read in order, chunk by chunk (record/snapshot.c). */
 typedef struct stream_walk {
     const chunk *ch;
