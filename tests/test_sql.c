@@ -5,7 +5,8 @@
  * --json` of the same trace, arguments one row a set read back exactly (and by
  * SQLite alone from a kept database), several traces in one database, --db
  * kept and rebuilt, and every error: a query, a missing or unreadable trace, a full
- * disk under --db (never a partial database). */
+ * disk under --db, while the arguments are set aside or the rows inserted
+ * (never a partial database). */
 #include "check.h"
 #include "testutil.h"
 
@@ -888,6 +889,89 @@ TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     free(left);
 }
 
+/* Rows are inserted by the writer's thread (sql/writer.c) while the load goes
+ * on: a disk that fills while it inserts (more rows than SQLite's 8 MiB page
+ * cache holds, so that pages are written before COMMIT) fails the load that
+ * gave them ("could not take it"), not only the COMMIT ("could not be
+ * written"), and leaves no database. */
+TEST_CASE(rows_the_disk_cannot_take_fail_the_load) {
+    char path[600], db[600];
+    snprintf(path, sizeof path, "%s/many-rows.json", dir());
+    snprintf(db, sizeof db, "%s/many.sqlite", dir());
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs("{\"traceEvents\": [\n", f);
+    for (int i = 0; i < 300000; i++) /* no arguments: the spill takes nothing */
+        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}%s\n", i % 50, i * 2,
+                i == 299999 ? "" : ",");
+    fputs("]}\n", f);
+    fclose(f);
+    char *err = NULL;
+    int st = run_commandf(&err, "trap '' XFSZ; ulimit -f 4096; '%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(),
+                          db, path);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "many-rows.json: ");
+    CHECK_CONTAINS(err, "many.sqlite could not take it: ");
+    free(err);
+    CHECK(inode_of(db) == 0);
+    char *left = NULL;
+    run_commandf(&left, "ls -a '%s' | grep -c many.sqlite", dir());
+    CHECK_STR(left, "0\n");
+    free(left);
+    /* without the limit, every row is there: more batches than the writer's ring holds */
+    char args[1400];
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n, SUM(dur) AS d, MAX(id) AS last FROM slice'", db,
+             path);
+    char *out = sql(&st, args);
+    CHECK_INT(st, 0);
+    CHECK_STR(out, "\"n\",\"d\",\"last\"\n300000,300000000,299999\n");
+    free(out);
+}
+
+/* Sampled stacks (the Trace Event Format's "samples" and "stackFrames") in
+ * Perfetto's layout: a perf_sample a sample, on its thread, in the slice it
+ * fell in (none after the last); a stack_profile_callsite a distinct path
+ * from the outermost frame, shared by the stacks that begin alike; a frame a
+ * name, in the one unknown mapping. The callsites are found by queries while
+ * the rows go in (sql/writer.c drains its rows first). */
+TEST_CASE(samples_as_perfettos_stack_profile) {
+    const char *t =
+        write_file("sampled.json",
+                   "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100}],\n"
+                   "\"stackFrames\":{\"1\":{\"name\":\"main\",\"category\":\"app\"},"
+                   "\"2\":{\"name\":\"work\",\"parent\":\"1\",\"category\":\"app\"},"
+                   "\"3\":{\"name\":\"leaf\",\"parent\":\"2\",\"category\":\"app\"},"
+                   "\"4\":{\"name\":\"other\",\"parent\":\"1\",\"category\":\"app\"}},\n"
+                   "\"samples\":[{\"cpu\":0,\"tid\":1,\"ts\":\"10\",\"sf\":3,\"weight\":1},"
+                   "{\"cpu\":0,\"tid\":1,\"ts\":\"20\",\"sf\":2,\"weight\":1},"
+                   "{\"cpu\":0,\"tid\":1,\"ts\":\"30\",\"sf\":3,\"weight\":1},"
+                   "{\"cpu\":0,\"tid\":1,\"ts\":\"150\",\"sf\":4,\"weight\":1}]}\n");
+    char args[1400];
+    snprintf(
+        args, sizeof args,
+        "'%s' 'SELECT s.id, s.ts, s.utid, s.cpu_mode, f.name AS leaf, c.depth, s.slice_id FROM perf_sample s"
+        " JOIN stack_profile_callsite c ON s.callsite_id = c.id JOIN stack_profile_frame f ON c.frame_id = f.id"
+        " ORDER BY s.id; SELECT c.id, c.depth, c.parent_id, f.name, m.name AS mapping FROM stack_profile_callsite c"
+        " JOIN stack_profile_frame f ON c.frame_id = f.id JOIN stack_profile_mapping m ON f.mapping = m.id"
+        " ORDER BY c.id'",
+        t);
+    int st = 0;
+    char *out = sql(&st, args);
+    CHECK_INT(st, 0);
+    CHECK_STR(out, "\"id\",\"ts\",\"utid\",\"cpu_mode\",\"leaf\",\"depth\",\"slice_id\"\n"
+                   "0,10000,1,\"user\",\"leaf\",2,0\n"
+                   "1,20000,1,\"user\",\"work\",1,0\n"
+                   "2,30000,1,\"user\",\"leaf\",2,0\n"
+                   "3,150000,1,\"user\",\"other\",1,\"[NULL]\"\n"
+                   "\n"
+                   "\"id\",\"depth\",\"parent_id\",\"name\",\"mapping\"\n"
+                   "1,0,\"[NULL]\",\"main\",\"[unknown]\"\n"
+                   "2,1,1,\"work\",\"[unknown]\"\n"
+                   "3,2,2,\"leaf\",\"[unknown]\"\n"
+                   "4,1,1,\"other\",\"[unknown]\"\n");
+    free(out);
+}
+
 /* Flows bound to events (the Trace Event Format's v2 flows, as Chrome writes
  * them): "bind_id" with "flow_out" leaves the event, with "flow_in" enters it,
  * with both goes on through it; the event's own slice, not a child starting
@@ -984,7 +1068,7 @@ static const char *const PERFETTO_QUERIES[] = {
 
 TEST_CASE(perfetto_documented_queries_on_each_producer) {
     char own[600], cmd[2400], json[700];
-    snprintf(own, sizeof own, "%s/own", dir());
+    snprintf(own, sizeof own, "%s/own-4-steps", dir()); /* not key_averages_...'s, when one process runs both */
     snprintf(cmd, sizeof cmd, "'%s/profile_cpu' --quiet --record-shapes '%s' > /dev/null 2>&1", bin_dir(), own);
     CHECK_INT(system(cmd), 0);
     snprintf(json, sizeof json, "%s/cpu-step-4.json", own);

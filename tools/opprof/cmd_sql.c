@@ -101,6 +101,7 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill
     sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats,
                    trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
     rc = sql_load_capture(db, cap, &t, spill, args, ids);
+    if (rc == SQLITE_OK) rc = sql_writer_drain(); /* its last rows' error, if any */
     opprof_capture_free(cap);
     if (rc == SQLITE_OK && sql_spill_reset(spill)) rc = SQLITE_IOERR;
     if (rc) {
@@ -139,8 +140,13 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
         fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
         rc = TOOL_EXIT_UNREADABLE;
     }
+    if (!rc && sql_writer_start()) { /* the rows are inserted on a thread while the load goes on */
+        fprintf(stderr, "opprof: %s: no thread to write the database\n", what);
+        rc = TOOL_EXIT_UNREADABLE;
+    }
     for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, args, &ids);
     sql_args_close(args);
+    sql_writer_stop(); /* its errors were load_trace's */
     sql_spill_close(&spill);
     if (rc) return rc;
     if (sql_create_indexes(db) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
@@ -287,8 +293,9 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof: %s: %s\n", o.file, strerror(errno ? errno : EIO));
         return TOOL_EXIT_UNREADABLE;
     }
-    /* one thread calls SQLite in this process: none of its mutexes (the page
-     * cache's and the allocator's were 3.6 % of a load with NOMUTEX alone) */
+    /* one thread at a time calls SQLite in this process (the writer's while it
+     * runs, sql/writer.c): none of its mutexes (the page cache's and the
+     * allocator's were 3.6 % of a load with NOMUTEX alone) */
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3 *db = NULL;
     rc = open_db(&o, &db);

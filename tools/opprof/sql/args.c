@@ -189,8 +189,8 @@ int sql_args_add(sql_args *a, int64_t set, const char *key, char type, int64_t i
 
 void sql_args_close(sql_args *a) {
     if (!a) return;
-    sqlite3_finalize(a->chunk_row);
-    sqlite3_finalize(a->key_row);
+    sql_finalize(a->chunk_row);
+    sql_finalize(a->key_row);
     for (size_t k = 0; k < a->n_keys; k++) free(a->keys[k].key);
     for (size_t k = 0; k < RECENT_KEYS; k++) free(a->recent[k].key);
     free(a->keys);

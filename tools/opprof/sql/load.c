@@ -12,52 +12,10 @@
 #define _GNU_SOURCE
 #include "sql.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- statements ------------------------------------------------------- */
-
-int sql_row(sqlite3_stmt *st, const char *types, ...) {
-    va_list ap;
-    va_start(ap, types);
-    for (int i = 0; types[i]; i++) {
-        int col = i + 1;
-        switch (types[i]) {
-        case 'i': sqlite3_bind_int64(st, col, va_arg(ap, int64_t)); break;
-        case 'I': { /* an id, or NULL when negative */
-            int64_t v = va_arg(ap, int64_t);
-            if (v < 0)
-                sqlite3_bind_null(st, col);
-            else
-                sqlite3_bind_int64(st, col, v);
-            break;
-        }
-        case 'd': sqlite3_bind_double(st, col, va_arg(ap, double)); break;
-        case 's': { /* text, or NULL for NULL and "": read by the step below, not kept */
-            const char *s = va_arg(ap, const char *);
-            if (s && *s)
-                sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
-            else
-                sqlite3_bind_null(st, col);
-            break;
-        }
-        case 'S': { /* text, "" kept (an argument's value), NULL for NULL */
-            const char *s = va_arg(ap, const char *);
-            if (s)
-                sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
-            else
-                sqlite3_bind_null(st, col);
-            break;
-        }
-        default: sqlite3_bind_null(st, col); break;
-        }
-    }
-    va_end(ap);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
 
 bool sql_grow(void **p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return true;
@@ -68,10 +26,6 @@ bool sql_grow(void **p, size_t *cap, size_t need, size_t size) {
     *p = q;
     *cap = c;
     return true;
-}
-
-int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st) {
-    return sqlite3_prepare_v3(db, text, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
 enum { ST_PROCESS, ST_THREAD, ST_TRACK, ST_SLICE, ST_COUNTER, ST_FLOW, ST_COUNT };
@@ -122,6 +76,7 @@ typedef struct loader {
     int64_t *slice_id; /* by event, then by mark slice: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
     bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
+    int track_error;   /* why new_track last gave -1 */
 } loader;
 
 static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
@@ -129,8 +84,8 @@ static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
 static int64_t new_track(loader *L, const char *name, const char *type, const char *cls, int64_t utid, int64_t upid,
                          int counter) {
     int64_t id = L->ids->track++;
-    int rc = sql_row(L->st[ST_TRACK], "isssIIi", id, name, type, cls, utid, upid, (int64_t)counter);
-    return rc ? -1 : id;
+    L->track_error = sql_row(L->st[ST_TRACK], "isssIIi", id, name, type, cls, utid, upid, (int64_t)counter);
+    return L->track_error ? -1 : id;
 }
 
 /* ---- processes, threads, their tracks ------------------------------------ */
@@ -183,7 +138,7 @@ static int load_threads(loader *L) {
         rc = sql_row(L->st[ST_THREAD], "iisiii", L->utid[t], ti->tid, ti->name, L->upid[t],
                      (int64_t)(ti->tid == ti->pid), L->trace_id);
         if (rc == SQLITE_OK && (L->track[t] = new_track(L, NULL, "thread_track", "thread", L->utid[t], -1, 0)) < 0)
-            rc = sqlite3_errcode(L->db);
+            rc = L->track_error;
     }
     free(first);
     return rc;
@@ -455,7 +410,7 @@ static int plan_instant(loader *L, const opprof_mark *m) {
         if (L->global_track < 0) L->global_track = new_track(L, NULL, "global_track", "global", -1, -1, 0);
         track = L->global_track;
     }
-    if (track < 0) return sqlite3_errcode(L->db);
+    if (track < 0) return L->track_error;
     return add_mark_slice(L, (mark_slice){m->ts_ns, 0, track, depth, parent, m->name, false}) < 0 ? SQLITE_NOMEM
                                                                                                   : SQLITE_OK;
 }
@@ -468,7 +423,7 @@ static int load_counter(loader *L, const opprof_mark *m, size_t c, const size_t 
     if (track < 0) {
         track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1,
                           L->upid[m->thread], 1);
-        if (track < 0) return sqlite3_errcode(L->db);
+        if (track < 0) return L->track_error;
         track_of_counter[first[c]] = track;
     }
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
@@ -482,7 +437,7 @@ static int stat_row(loader *L, const char *name, int64_t value, const char *desc
                          " VALUES (?, (SELECT COUNT(*) FROM stats WHERE trace_id = ?), 'info', 'analysis', ?, ?, ?)",
                          &st);
     if (rc == SQLITE_OK) rc = sql_row(st, "siisi", name, L->trace_id, value, description, L->trace_id);
-    sqlite3_finalize(st);
+    sql_finalize(st);
     return rc;
 }
 
@@ -541,7 +496,7 @@ static int async_track_slices(loader *L, const pending *p, size_t first, size_t 
         bool begin = p[k].kind == OPPROF_MARK_ASYNC_BEGIN && ended[k - first] != SIZE_MAX;
         if (!begin && p[k].kind != OPPROF_MARK_ASYNC_INSTANT) continue;
         if (track < 0 && (track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0)) < 0) {
-            rc = sqlite3_errcode(L->db);
+            rc = L->track_error;
             break;
         }
         int64_t dur = begin ? p[ended[k - first]].ts - p[k].ts : 0;
@@ -651,7 +606,7 @@ static int load_trace_row(loader *L, const sql_trace *t) {
                      ranked ? (int64_t)info.rank.rank : -1, ranked ? (int64_t)info.rank.world_size : -1,
                      info.rank.backend, opprof_capture_host_name(L->cap), info.pid, first, last, L->base_ns,
                      L->base_ns + info.duration_ns, t->mtime_ns, t->size_bytes);
-    sqlite3_finalize(st);
+    sql_finalize(st);
     if (rc) return rc;
     rc = sql_prepare(L->db,
                      "INSERT INTO stats(name, idx, severity, source, value, description, trace_id)"
@@ -660,7 +615,7 @@ static int load_trace_row(loader *L, const sql_trace *t) {
     for (size_t k = 0; k < t->n_stats && rc == SQLITE_OK; k++)
         rc = sql_row(st, "sisisi", t->stats[k].name, (int64_t)k, "info", t->stats[k].value, t->stats[k].description,
                      L->trace_id);
-    sqlite3_finalize(st);
+    sql_finalize(st);
     return rc;
 }
 
@@ -725,7 +680,7 @@ int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *tr
     int rc = SQLITE_OK;
     for (int k = 0; k < ST_COUNT && rc == SQLITE_OK; k++) rc = sql_prepare(db, INSERTS[k], &L.st[k]);
     if (rc == SQLITE_OK) rc = load_all(&L, trace);
-    for (int k = 0; k < ST_COUNT; k++) sqlite3_finalize(L.st[k]);
+    for (int k = 0; k < ST_COUNT; k++) sql_finalize(L.st[k]);
     free(L.utid);
     free(L.upid);
     free(L.track);

@@ -41,7 +41,7 @@ static int load_averages(own *o) {
                      r[k].self_cpu_mem, r[k].peak_mem, r[k].device_mem, r[k].self_device_mem, r[k].flops, r[k].bytes,
                      r[k].samples, r[k].total_samples, r[k].top_frame, r[k].off_cpu_ns, r[k].self_off_cpu_ns,
                      r[k].wall_ns, r[k].wait_ns, (int64_t)r[k].threads, r[k].imbalance, r[k].mangled);
-    sqlite3_finalize(st);
+    sql_finalize(st);
     opprof_averages_free(av);
     return rc;
 }
@@ -140,7 +140,7 @@ static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
                      site ? site->function : NULL, site && site->line ? (int64_t)site->line : -1, dims, flops[i],
                      bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i], (int64_t)layer[i]);
     }
-    sqlite3_finalize(st);
+    sql_finalize(st);
     free(flops);
     free(bytes);
     free(samples);
@@ -160,7 +160,7 @@ static int load_steps(own *o, const opprof_event *ev, size_t n) {
         rc = sql_row(st, "iIsiiii", o->trace_id, hash ? strtoll(hash + 1, NULL, 10) : -1, name,
                      o->base_ns + ev[i].start_ns, ev[i].duration_ns, o->slice_id[i], o->utid[ev[i].thread]);
     }
-    sqlite3_finalize(st);
+    sql_finalize(st);
     return rc;
 }
 
@@ -176,7 +176,7 @@ static int load_memory(own *o) {
         rc = sql_row(st, "iiiiiiiIii", o->ids->memory++, o->trace_id, o->base_ns + m[k].ts_ns, o->utid[m[k].thread],
                      (int64_t)m[k].addr, m[k].bytes, m[k].total_allocated, slice_of(o, m[k].owner),
                      (int64_t)m[k].device_type, (int64_t)m[k].device_id);
-    sqlite3_finalize(st);
+    sql_finalize(st);
     return rc;
 }
 
@@ -266,6 +266,7 @@ static int load_samples(own *o) {
     if (rc == SQLITE_OK)
         rc = sql_prepare(o->db, "INSERT INTO stack_profile_callsite(depth, parent_id, frame_id) VALUES (?, ?, ?)",
                          &q.add_site);
+    if (rc == SQLITE_OK) rc = sql_writer_drain(); /* the callsites are found by queries: the writer's rows in first */
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(o->db, "INSERT OR IGNORE INTO stack_profile_mapping(id, name) VALUES (0, '[unknown]')", 0, 0,
                           0);
@@ -279,11 +280,11 @@ static int load_samples(own *o) {
         rc = sql_row(add, "iiiIiI", o->ids->sample++, o->base_ns + s[k].ts_ns, o->utid[s[k].thread],
                      s[k].stack < opprof_capture_stack_count(o->cap) ? site_of[s[k].stack] : -1, o->trace_id,
                      slice_of(o, s[k].owner));
-    sqlite3_finalize(q.find_frame);
-    sqlite3_finalize(q.add_frame);
-    sqlite3_finalize(q.find_site);
-    sqlite3_finalize(q.add_site);
-    sqlite3_finalize(add);
+    sql_finalize(q.find_frame);
+    sql_finalize(q.add_frame);
+    sql_finalize(q.find_site);
+    sql_finalize(q.add_site);
+    sql_finalize(add);
     free(site_of);
     return rc;
 }

@@ -8,6 +8,7 @@
  *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
  *   spill.c      another writer's arguments on disk while its trace is read
  *   args.c       the args table's rows, a set's arguments in one row
+ *   writer.c     rows inserted, on a thread of their own during a load
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
  *   run.c        statements run and their results printed
  *   shell.c      the prompt: statements and SQLite's dot commands
@@ -25,13 +26,27 @@
 
 /** Bind `types` to st's parameters and run it once: 'i' an int64_t, 'I' an
  *  int64_t or NULL when negative (an id), 'd' a double, 's' a string or NULL
- *  for NULL and "", 'S' a string ("" kept) or NULL for NULL, '-' NULL (no argument). */
+ *  for NULL and "", 'S' a string ("" kept) or NULL for NULL, '-' NULL (no
+ *  argument). The values are copied: the caller's strings may change once it
+ *  returns. The row is run later, on the writer's thread (sql_writer_start:
+ *  SQLITE_MISUSE without one), and its error comes back from a later
+ *  sql_row or the drain. */
 int sql_row(sqlite3_stmt *st, const char *types, ...);
+/** The writer (writer.c): a thread that runs sql_row's rows while the
+ *  caller goes on, one at a time in a process. While it runs, the caller
+ *  makes no SQLite call but sql_row, sql_prepare and sql_finalize (which
+ *  wait for it) until sql_writer_drain has returned. Each returns SQLITE_OK
+ *  (or SQLITE_NOMEM: no thread) or the first row's error since the start. */
+int sql_writer_start(void);
+int sql_writer_drain(void);
+int sql_writer_stop(void);
 /** *p holds at least `need` items of `size` bytes (its capacity *cap doubled
  *  as needed); false, *p unchanged, when out of memory. */
 bool sql_grow(void **p, size_t *cap, size_t need, size_t size);
-/** sqlite3_prepare_v3 for a statement run many times. */
+/** sqlite3_prepare_v3 for a statement run many times (after the writer's rows). */
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
+/** sqlite3_finalize, after the writer's rows (NULL accepted). */
+void sql_finalize(sqlite3_stmt *st);
 
 /** Create every table and view (a new, empty database). */
 int sql_create_schema(sqlite3 *db);
