@@ -858,6 +858,21 @@ TEST_CASE(arguments_set_aside_the_same_with_db_or_without) {
     CHECK(inode_of(db) == 0);
 }
 
+/* `opprof sql --db DB TRACE 'SELECT 1'` where no file may pass `kib` KiB (a
+ * disk that fills): its exit status, its stderr in *err. */
+static int load_on_a_full_disk(const char *db, const char *trace, int kib, char **err) {
+    return run_commandf(err, "trap '' XFSZ; ulimit -f %d; '%s/opprof' sql --db '%s' '%s' 'SELECT 1'", kib, bin_dir(),
+                        db, trace);
+}
+
+/* No file of the test's directory whose name holds `part`: nothing half-built. */
+static void check_none_left(const char *part) {
+    char *left = NULL;
+    run_commandf(&left, "ls -a '%s' | grep -c '%s'", dir(), part);
+    CHECK_STR(left, "0\n");
+    free(left);
+}
+
 /* Arguments that the disk cannot take (a file size limit) fail the load as
  * the reader meets them: the message says so, and no database is left. */
 TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
@@ -876,17 +891,12 @@ TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     fputs("]}\n", f);
     fclose(f);
     char *err = NULL;
-    int st = run_commandf(&err, "trap '' XFSZ; ulimit -f 1024; '%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(),
-                          db, path);
-    CHECK_INT(st, 2);
+    CHECK_INT(load_on_a_full_disk(db, path, 1024, &err), 2);
     CHECK_CONTAINS(err, "wide-args.json:");
     CHECK_CONTAINS(err, "arguments set aside: File too large");
     free(err);
     CHECK(inode_of(db) == 0);
-    char *left = NULL;
-    run_commandf(&left, "ls -a '%s' | grep -c tmp", dir());
-    CHECK_STR(left, "0\n");
-    free(left);
+    check_none_left("tmp");
 }
 
 /* Rows are inserted by the writer's thread (sql/writer.c) while the load goes
@@ -907,18 +917,14 @@ TEST_CASE(rows_the_disk_cannot_take_fail_the_load) {
     fputs("]}\n", f);
     fclose(f);
     char *err = NULL;
-    int st = run_commandf(&err, "trap '' XFSZ; ulimit -f 4096; '%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(),
-                          db, path);
-    CHECK_INT(st, 2);
+    CHECK_INT(load_on_a_full_disk(db, path, 4096, &err), 2);
     CHECK_CONTAINS(err, "many-rows.json: ");
     CHECK_CONTAINS(err, "many.sqlite could not take it: ");
     free(err);
     CHECK(inode_of(db) == 0);
-    char *left = NULL;
-    run_commandf(&left, "ls -a '%s' | grep -c many.sqlite", dir());
-    CHECK_STR(left, "0\n");
-    free(left);
+    check_none_left("many.sqlite");
     /* without the limit, every row is there: more batches than the writer's ring holds */
+    int st = 0;
     char args[1400];
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n, SUM(dur) AS d, MAX(id) AS last FROM slice'", db,
              path);
