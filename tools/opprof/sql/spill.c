@@ -20,8 +20,11 @@
 
 enum { SPILL_BUFFER = 1 << 20 };
 
-/* An unnamed file in dir: O_TMPFILE, else a named one unlinked at once. */
-static FILE *unnamed_file(const char *dir) {
+/* An unnamed file in dir: O_TMPFILE, else a named one unlinked at once;
+ * written and read through `buffer` (SPILL_BUFFER bytes: glibc takes
+ * setvbuf's size only with a buffer given, and its own of 4 KiB made a
+ * 194 MB trace's 149 MB of arguments 36,341 writes, and as many reads). */
+static FILE *unnamed_file(const char *dir, char *buffer) {
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) {
         char path[4200];
@@ -31,24 +34,28 @@ static FILE *unnamed_file(const char *dir) {
     }
     FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
     if (!f && fd >= 0) close(fd);
-    if (f) setvbuf(f, NULL, _IOFBF, SPILL_BUFFER);
+    if (f) setvbuf(f, buffer, _IOFBF, SPILL_BUFFER);
     return f;
 }
 
 int sql_spill_open(sql_spill *s, const char *dir) {
     *s = (sql_spill){0};
-    for (int k = 0; k < 2; k++)
-        if (!(s->part[k] = unnamed_file(dir))) {
-            int code = -errno;
+    for (int k = 0; k < 2; k++) {
+        s->buffer[k] = malloc(SPILL_BUFFER);
+        if (!s->buffer[k] || !(s->part[k] = unnamed_file(dir, s->buffer[k]))) {
+            int code = s->buffer[k] ? -errno : -ENOMEM;
             sql_spill_close(s);
             return code;
         }
+    }
     return 0;
 }
 
 void sql_spill_close(sql_spill *s) {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         if (s->part[k]) fclose(s->part[k]);
+        free(s->buffer[k]); /* after its file's last flush */
+    }
     *s = (sql_spill){0};
 }
 

@@ -90,6 +90,7 @@ typedef struct sql_trace {
  *  in a directory of the caller's choice; read back by the load. */
 typedef struct sql_spill {
     FILE *part[2];
+    char *buffer[2];   /* each file's stdio buffer */
     size_t records[2]; /* written to each */
 } sql_spill;
 /** Its two files in dir; 0 or -errno. */
