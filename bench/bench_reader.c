@@ -79,10 +79,11 @@ static const char *PY = "import json, sys, time\n"
 
 typedef struct measured {
     double mb, seconds, peak_mb, capture_mb, python_s, simdjson_s, simdjson_peak_mb; /* medians; peak: the largest */
-    double two_seconds, two_peak_mb;                                                 /* ... on two threads */
+    double simdjson_parse_s;         /* simdjson's parse alone, the file already in memory */
+    double two_seconds, two_peak_mb; /* ... on two threads */
     size_t events, memory;
     int two_threads_read; /* the threads that the two-thread read used */
-    bench_ratio vs_python, simdjson_over, two_over_simdjson, two_over_one;
+    bench_ratio vs_python, simdjson_over, simdjson_parse_over, two_over_simdjson, two_over_one;
 } measured;
 
 /* Read + report `path` as `opprof report` does, on `threads` threads:
@@ -144,20 +145,32 @@ static double python_seconds(const char *path) {
     return seconds;
 }
 
-/* simdjson's On-Demand parser doing the same sum (make bench builds it): seconds, or NAN. */
-static double simdjson_seconds(const char *path, double *peak_mb) {
+/* simdjson's On-Demand parser doing the same sum (make bench builds it):
+ * seconds with its load of the file, or NAN; *parse_s the parse alone. */
+static double simdjson_seconds(const char *path, double *parse_s, double *peak_mb) {
     char peer[4200], cmd[8600];
+    *parse_s = NAN;
     snprintf(peer, sizeof peer, "%s/simdjson_peer", bench_self_dir());
     if (access(peer, X_OK) != 0) return NAN;
-    static const char *const keys[] = {"seconds", "peak_rss_mb"};
-    double v[2];
+    static const char *const keys[] = {"seconds", "parse_seconds", "peak_rss_mb"};
+    double v[3];
     snprintf(cmd, sizeof cmd, "'%s' '%s'", peer, path);
-    if (!bench_run_peer_keys(cmd, 2, keys, v)) return NAN;
-    *peak_mb = v[1];
+    if (!bench_run_peer_keys(cmd, 3, keys, v)) return NAN;
+    *parse_s = v[1];
+    *peak_mb = v[2];
     return v[0];
 }
 
 enum { MAX_ROUNDS = 64 };
+
+/* The median of the runs that gave a time (a peer missing gives NAN). */
+static double median_of_known(const double *runs, int rounds) {
+    double known[MAX_ROUNDS];
+    int n = 0;
+    for (int r = 0; r < rounds; r++)
+        if (!isnan(runs[r])) known[n++] = runs[r];
+    return n ? bench_stats_of(known, n).median : NAN;
+}
 
 /* `rounds` rounds of Python, opprof, simdjson in turn: the medians, and the
  * ratios of each round's pair. */
@@ -167,30 +180,27 @@ static int measure(const char *path, int rounds, measured *m) {
     m->mb = (double)st.st_size / 1e6;
     m->simdjson_peak_mb = NAN;
     double ours[MAX_ROUNDS] = {0}, two[MAX_ROUNDS] = {0}, py[MAX_ROUNDS] = {0}, simd[MAX_ROUNDS] = {0};
+    double simd_parse[MAX_ROUNDS] = {0};
     for (int r = 0; r < rounds; r++) {
         py[r] = python_seconds(path);
         if (measure_ours(path, 1, m) || measure_ours(path, 2, m)) return -1;
         ours[r] = m->seconds;
         two[r] = m->two_seconds;
-        simd[r] = simdjson_seconds(path, &m->simdjson_peak_mb);
+        simd[r] = simdjson_seconds(path, &simd_parse[r], &m->simdjson_peak_mb);
     }
-    m->vs_python = bench_ratio_of(py, ours, rounds);          /* opprof's speed over Python's */
-    m->simdjson_over = bench_ratio_of(ours, simd, rounds);    /* simdjson's speed over opprof's */
-    m->two_over_simdjson = bench_ratio_of(simd, two, rounds); /* opprof on two threads over simdjson */
-    m->two_over_one = bench_ratio_of(ours, two, rounds);      /* ... over opprof on one */
+    m->vs_python = bench_ratio_of(py, ours, rounds);                   /* opprof's speed over Python's */
+    m->simdjson_over = bench_ratio_of(ours, simd, rounds);             /* simdjson's speed over opprof's */
+    m->simdjson_parse_over = bench_ratio_of(ours, simd_parse, rounds); /* ... its parse alone's */
+    m->two_over_simdjson = bench_ratio_of(simd, two, rounds);          /* opprof on two threads over simdjson */
+    m->two_over_one = bench_ratio_of(ours, two, rounds);               /* ... over opprof on one */
     double sorted[MAX_ROUNDS];
     memcpy(sorted, ours, sizeof(double) * (size_t)rounds);
     m->seconds = bench_stats_of(sorted, rounds).median;
     memcpy(sorted, two, sizeof(double) * (size_t)rounds);
     m->two_seconds = bench_stats_of(sorted, rounds).median;
-    int n = 0;
-    for (int r = 0; r < rounds; r++)
-        if (!isnan(py[r])) sorted[n++] = py[r];
-    m->python_s = n ? bench_stats_of(sorted, n).median : NAN;
-    n = 0;
-    for (int r = 0; r < rounds; r++)
-        if (!isnan(simd[r])) sorted[n++] = simd[r];
-    m->simdjson_s = n ? bench_stats_of(sorted, n).median : NAN;
+    m->python_s = median_of_known(py, rounds);
+    m->simdjson_s = median_of_known(simd, rounds);
+    m->simdjson_parse_s = median_of_known(simd_parse, rounds);
     return 0;
 }
 
@@ -212,6 +222,9 @@ static void print_text(const char *what, const measured *m) {
     if (!isnan(m->simdjson_s)) {
         printf("  simdjson On-Demand sum %6.2f s  %6.0f MB/s  peak %.0f MB (the whole file in memory): %s opprof\n",
                m->simdjson_s, m->mb / m->simdjson_s, m->simdjson_peak_mb, ratio);
+        bench_ratio_text(m->simdjson_parse_over, ratio, sizeof ratio);
+        printf("  simdjson's parse alone %6.2f s  %6.0f MB/s  (the file already in memory): %s opprof\n",
+               m->simdjson_parse_s, m->mb / m->simdjson_parse_s, ratio);
         bench_ratio_text(m->two_over_simdjson, ratio, sizeof ratio);
         printf("  opprof on two threads: %s simdjson's speed\n", ratio);
     }
@@ -233,6 +246,8 @@ static void print_json(const char *prefix, const measured *m, bool last) {
     bench_json_number(stdout, KEY("simdjson_peak_rss_mb"), m->simdjson_peak_mb, false);
     bench_json_ratio(stdout, KEY("ratio_vs_python"), m->vs_python, false);
     bench_json_ratio(stdout, KEY("simdjson_over_opprof"), m->simdjson_over, false);
+    bench_json_number(stdout, KEY("simdjson_parse_mb_s"), m->mb / m->simdjson_parse_s, false);
+    bench_json_ratio(stdout, KEY("simdjson_parse_over_opprof"), m->simdjson_parse_over, false);
     bench_json_number(stdout, KEY("two_threads_parse_report_mb_s"), m->mb / m->two_seconds, false);
     bench_json_number(stdout, KEY("two_threads_peak_rss_mb"), m->two_peak_mb, false);
     bench_json_number(stdout, KEY("two_threads_read_by"), m->two_threads_read, false);
