@@ -17,17 +17,6 @@
 
 /* ---- statements ------------------------------------------------------- */
 
-bool sql_grow(void **p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return true;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 enum { ST_PROCESS, ST_THREAD, ST_TRACK, ST_SLICE, ST_COUNTER, ST_FLOW, ST_COUNT };
 static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO process(upid, pid, name, trace_id) VALUES (?, ?, ?, ?)",

@@ -9,6 +9,7 @@
  *   spill.c      another writer's arguments on disk while its trace is read
  *   args.c       the args table's rows, a set's arguments in one row
  *   writer.c     rows inserted, on a thread of their own during a load
+ *   grow.c       sql_grow, the arrays' growth
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
  *   run.c        statements run and their results printed
  *   shell.c      the prompt: statements and SQLite's dot commands
