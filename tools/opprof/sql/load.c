@@ -65,16 +65,15 @@ typedef struct loader {
     int64_t *slice_id; /* by event, then by mark slice: first_slice + its place in `order` */
     int64_t process_track_upid, process_track, global_track;
     bool other_writer; /* a plain trace-event writer's: no category is Kineto's */
-    int track_error;   /* why new_track last gave -1 */
 } loader;
 
 static int64_t ts_of(const loader *L, int64_t ns) { return L->base_ns + ns; }
 
-static int64_t new_track(loader *L, const char *name, const char *type, const char *cls, int64_t utid, int64_t upid,
-                         int counter) {
-    int64_t id = L->ids->track++;
-    L->track_error = sql_row(L->st[ST_TRACK], "isssIIi", id, name, type, cls, utid, upid, (int64_t)counter);
-    return L->track_error ? -1 : id;
+/* A track's row; its id in *id. */
+static int new_track(loader *L, int64_t *id, const char *name, const char *type, const char *cls, int64_t utid,
+                     int64_t upid, int counter) {
+    *id = L->ids->track++;
+    return sql_row(L->st[ST_TRACK], "isssIIi", *id, name, type, cls, utid, upid, (int64_t)counter);
 }
 
 /* ---- processes, threads, their tracks ------------------------------------ */
@@ -126,8 +125,7 @@ static int load_threads(loader *L) {
         L->utid[t] = L->ids->utid++;
         rc = sql_row(L->st[ST_THREAD], "iisiii", L->utid[t], ti->tid, ti->name, L->upid[t],
                      (int64_t)(ti->tid == ti->pid), L->trace_id);
-        if (rc == SQLITE_OK && (L->track[t] = new_track(L, NULL, "thread_track", "thread", L->utid[t], -1, 0)) < 0)
-            rc = L->track_error;
+        if (rc == SQLITE_OK) rc = new_track(L, &L->track[t], NULL, "thread_track", "thread", L->utid[t], -1, 0);
     }
     free(first);
     return rc;
@@ -391,15 +389,16 @@ static int plan_instant(loader *L, const opprof_mark *m) {
         for (int64_t p = parent; p >= 0; p = L->ev[p].parent) depth++;
     } else if (m->value.i == OPPROF_INSTANT_PROCESS) {
         if (L->process_track_upid != L->upid[m->thread] || L->process_track < 0) {
-            L->process_track = new_track(L, NULL, "process_track", "process", -1, L->upid[m->thread], 0);
+            int rc = new_track(L, &L->process_track, NULL, "process_track", "process", -1, L->upid[m->thread], 0);
+            if (rc) return rc;
             L->process_track_upid = L->upid[m->thread];
         }
         track = L->process_track;
     } else {
-        if (L->global_track < 0) L->global_track = new_track(L, NULL, "global_track", "global", -1, -1, 0);
+        int rc = L->global_track < 0 ? new_track(L, &L->global_track, NULL, "global_track", "global", -1, -1, 0) : 0;
+        if (rc) return rc;
         track = L->global_track;
     }
-    if (track < 0) return L->track_error;
     return add_mark_slice(L, (mark_slice){m->ts_ns, 0, track, depth, parent, m->name, false}) < 0 ? SQLITE_NOMEM
                                                                                                   : SQLITE_OK;
 }
@@ -410,9 +409,9 @@ static int plan_instant(loader *L, const opprof_mark *m) {
 static int load_counter(loader *L, const opprof_mark *m, size_t c, const size_t *first, int64_t *track_of_counter) {
     int64_t track = track_of_counter[first[c]];
     if (track < 0) {
-        track = new_track(L, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1,
-                          L->upid[m->thread], 1);
-        if (track < 0) return L->track_error;
+        int rc = new_track(L, &track, opprof_capture_name(L->cap, m->name), "process_counter_track", "counter", -1,
+                           L->upid[m->thread], 1);
+        if (rc) return rc;
         track_of_counter[first[c]] = track;
     }
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
@@ -484,10 +483,8 @@ static int async_track_slices(loader *L, const pending *p, size_t first, size_t 
         while (depth && ended[open[depth - 1] - first] < k) depth--; /* what ended before this */
         bool begin = p[k].kind == OPPROF_MARK_ASYNC_BEGIN && ended[k - first] != SIZE_MAX;
         if (!begin && p[k].kind != OPPROF_MARK_ASYNC_INSTANT) continue;
-        if (track < 0 && (track = new_track(L, name, "process_track", "async", -1, L->upid[p[k].thread], 0)) < 0) {
-            rc = L->track_error;
+        if (track < 0 && (rc = new_track(L, &track, name, "process_track", "async", -1, L->upid[p[k].thread], 0)))
             break;
-        }
         int64_t dur = begin ? p[ended[k - first]].ts - p[k].ts : 0;
         int64_t slice = add_mark_slice(
             L, (mark_slice){p[k].ts, dur, track, (int64_t)depth, depth ? slices[depth - 1] : -1, p[k].name, true});
