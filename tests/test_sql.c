@@ -808,12 +808,12 @@ TEST_CASE(errors_named_and_nothing_half_built) {
     free(err);
 }
 
-/* The arguments wait in a file while each trace is read (sql/spill.c): beside
- * --db's database, else in $TMPDIR. Either way the args come out the same,
- * ids and all, in the order the trace gives them (a B/E pair's at its E),
- * not grouped by thread, their sets numbered as they come; a
- * directory where that file cannot be made is named, and nothing is built. */
-TEST_CASE(arguments_set_aside_the_same_with_db_or_without) {
+/* The arguments go into args as each trace is read (sql/read_args.c), in
+ * memory or on disk alike: the args come out the same, ids and all, in the
+ * order the trace gives them (a B/E pair's at its E), not grouped by
+ * thread, their sets numbered as they come; a directory where --db cannot
+ * be made is named, and nothing is built. */
+TEST_CASE(arguments_as_read_the_same_with_db_or_without) {
     const char *t = write_file(
         "two-threads.json",
         "{\"traceEvents\": [\n"
@@ -846,12 +846,8 @@ TEST_CASE(arguments_set_aside_the_same_with_db_or_without) {
     CHECK_STR(on_disk, expected);
     free(on_disk);
     char *err = NULL;
-    int st = run_commandf(&err, "TMPDIR='%s/nowhere' '%s/opprof' sql '%s' 'SELECT 1'", dir(), bin_dir(), t);
-    CHECK_INT(st, 2);
-    CHECK_CONTAINS(err, "nowhere: a file for the traces' arguments could not be made: No such file or directory");
-    free(err);
     snprintf(db, sizeof db, "%s/nowhere/x.sqlite", dir());
-    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), db, t);
+    int st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), db, t);
     CHECK_INT(st, 2);
     CHECK_CONTAINS(err, "nowhere");
     free(err);
@@ -873,8 +869,10 @@ static void check_none_left(const char *part) {
     free(left);
 }
 
-/* Arguments that the disk cannot take (a file size limit) fail the load as
- * the reader meets them: the message says so, and no database is left. */
+/* Arguments that the disk cannot take (a file size limit) fail the load
+ * while the trace is read: they are written as they come, and more than
+ * SQLite's 8 MiB page cache holds are written to the file before the read
+ * ends. The message names the trace and the database, and none is left. */
 TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     char path[600], db[600];
     snprintf(path, sizeof path, "%s/wide-args.json", dir());
@@ -885,18 +883,74 @@ TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     memset(wide, 'w', 1024);
     wide[1024] = '\0';
     fputs("{\"traceEvents\": [\n", f);
-    for (int i = 0; i < 4000; i++) /* 4 MB of arguments: more than the spill's buffer */
+    for (int i = 0; i < 20000; i++) /* 20 MB of arguments: the page cache's 8 MiB, and more */
         fprintf(f, "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1,\"args\":{\"w\":\"%s\"}}%s\n",
-                i * 2, wide, i == 3999 ? "" : ",");
+                i * 2, wide, i == 19999 ? "" : ",");
     fputs("]}\n", f);
     fclose(f);
     char *err = NULL;
     CHECK_INT(load_on_a_full_disk(db, path, 1024, &err), 2);
     CHECK_CONTAINS(err, "wide-args.json:");
-    CHECK_CONTAINS(err, "arguments set aside: File too large");
+    CHECK_CONTAINS(err, "arguments set aside: input/output error");
+    CHECK_CONTAINS(err, "wide.sqlite could not take it: disk I/O error");
     free(err);
     CHECK(inode_of(db) == 0);
     check_none_left("tmp");
+}
+
+/* A set of arguments written as the trace was read whose event the read
+ * then merged into its parent (PyTorch's only child of the same name) joins
+ * the parent's set; one whose event the read left out (TensorFlow's
+ * stream:all, every stream's ops again) is dropped: no argument of no slice. */
+TEST_CASE(arguments_of_merged_and_dropped_events) {
+    const char *t = write_file(
+        "merged-args.json",
+        "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100,"
+        "\"args\":{\"p\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,"
+        "\"args\":{\"c\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":5,"
+        "\"args\":{\"q\":3}}\n"
+        "]}\n");
+    static const char query[] =
+        "'SELECT s.name, a.arg_set_id, a.key, a.int_value, a.string_value FROM slice s JOIN args a USING (arg_set_id)"
+        " ORDER BY a.id; SELECT COUNT(*) AS args, (SELECT COUNT(*) FROM arg_chunk WHERE arg_set_id NOT IN"
+        " (SELECT arg_set_id FROM slice WHERE arg_set_id IS NOT NULL)) AS of_no_slice FROM args'";
+    char db[600], args[1400];
+    snprintf(db, sizeof db, "%s/merged.sqlite", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' %s", db, t, query);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"name\",\"arg_set_id\",\"key\",\"int_value\",\"string_value\"\n"
+                   "\"aten::linear\",0,\"args.p\",1,\"[NULL]\"\n"
+                   "\"aten::linear\",0,\"args.c\",2,\"[NULL]\"\n"
+                   "\"aten::add\",2,\"args.q\",3,\"[NULL]\"\n"
+                   "\n\"args\",\"of_no_slice\"\n3,0\n");
+    free(out);
+    t = write_file(
+        "stream-all.json",
+        "{\"traceEvents\": [\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"/job:localhost/replica:0/task:0/"
+        "device:GPU:0 Compute\"}},\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4,\"args\":{\"name\":\"/device:GPU:0/stream:all Compute\"}},\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":6,\"args\":{\"name\":\"/device:GPU:0/stream:7 Compute\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":0,\"tid\":0,\"ts\":100,\"dur\":10,"
+        "\"args\":{\"name\":\"dense/MatMul\",\"op\":\"MatMul\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":4,\"tid\":0,\"ts\":112,\"dur\":50,"
+        "\"args\":{\"name\":\"dense/MatMul\",\"op\":\"all\"}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"MatMul\",\"pid\":6,\"tid\":0,\"ts\":112,\"dur\":50,"
+        "\"args\":{\"name\":\"dense/MatMul\",\"op\":\"7\"}}\n"
+        "]}\n");
+    snprintf(db, sizeof db, "%s/stream-all.sqlite", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' %s", db, t, query);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"name\",\"arg_set_id\",\"key\",\"int_value\",\"string_value\"\n"
+                   "\"MatMul\",0,\"args.name\",\"[NULL]\",\"dense/MatMul\"\n"
+                   "\"MatMul\",0,\"args.op\",\"[NULL]\",\"MatMul\"\n"
+                   "\"MatMul\",2,\"args.name\",\"[NULL]\",\"dense/MatMul\"\n"
+                   "\"MatMul\",2,\"args.op\",\"[NULL]\",\"7\"\n"
+                   "\n\"args\",\"of_no_slice\"\n4,0\n");
+    free(out);
 }
 
 /* Rows are inserted by the writer's thread (sql/writer.c) while the load goes

@@ -1142,7 +1142,7 @@ typedef struct opprof_read_options {
     /* With keep_marks, another writer's arguments given to this callback as
      * each event is read (a "B"'s with its "E"'s, at the "E"), not kept in
      * the capture: a large trace's arguments need not be in memory at once
-     * (`opprof sql --db` writes them to a file of its own). The event keeps
+     * (`opprof sql` writes them to its database as they come). The event keeps
      * one integer argument instead, OPPROF_SPILLED_ARGS_ARG, whose value is
      * the id the callback returned (>= 0); the few that reports read stay
      * arguments as well (flops, bytes, "name", "layer", OPPROF_PART_OF_KEY).

@@ -6,7 +6,6 @@
 #include "sql/sql.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,7 +86,8 @@ static size_t trace_stats(const tool_load_counts *c, const opprof_capture *cap, 
     return n;
 }
 
-static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill *spill, sql_args *args, sql_ids *ids) {
+/* A trace into db: its arguments as it is read (sql_read_args), then its capture. */
+static int load_trace(sqlite3 *db, const char *path, const char *what, sql_args *args, sql_ids *ids) {
     struct stat st;
     if (stat(path, &st)) {
         fprintf(stderr, "opprof: %s: %s\n", path, strerror(errno));
@@ -95,33 +95,26 @@ static int load_trace(sqlite3 *db, const char *path, const char *what, sql_spill
     }
     tool_load_counts counts;
     opprof_capture *cap = NULL;
-    int rc = tool_load_counted(path, &counts, &(tool_spill){sql_spill_args, spill}, &cap);
-    if (rc) return rc;
+    sql_read_args read = {0};
+    sql_read_args_begin(&read, args, ids);
+    int rc = tool_load_counted(path, &counts, &(tool_spill){sql_read_args_add, &read}, &cap);
+    if (rc) {
+        if (read.rc) fprintf(stderr, "opprof: %s: %s could not take it: %s\n", path, what, sqlite3_errstr(read.rc));
+        sql_read_args_free(&read);
+        return rc;
+    }
     sql_stat stats[8 + TOOL_LOAD_UNUSED_KINDS];
     sql_trace t = {path, mtime_ns(&st), (int64_t)st.st_size, stats,
                    trace_stats(&counts, cap, stats, 8 + TOOL_LOAD_UNUSED_KINDS)};
-    rc = sql_load_capture(db, cap, &t, spill, args, ids);
+    rc = sql_load_capture(db, cap, &t, &read, args, ids);
     if (rc == SQLITE_OK) rc = sql_writer_drain(); /* its last rows' error, if any */
     opprof_capture_free(cap);
-    if (rc == SQLITE_OK && sql_spill_reset(spill)) rc = SQLITE_IOERR;
+    sql_read_args_free(&read);
     if (rc) {
         fprintf(stderr, "opprof: %s: %s could not take it: %s\n", path, what, sqlite3_errstr(rc));
         return TOOL_EXIT_UNREADABLE;
     }
     return 0;
-}
-
-/* The files that hold a trace's arguments while it is read: in db_path's
- * directory, or without one in $TMPDIR (/tmp). In memory too the load sets
- * them aside, so that its args come in one order with --db or without. */
-static int spill_open(sql_spill *spill, const char *db_path) {
-    char path[4096];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s", db_path ? db_path : tmp && tmp[0] ? tmp : "/tmp");
-    const char *dir = db_path ? dirname(path) : path;
-    int rc = sql_spill_open(spill, dir);
-    if (rc) fprintf(stderr, "opprof: %s: a file for the traces' arguments could not be made: %s\n", dir, strerror(-rc));
-    return rc;
 }
 
 /* Every trace into db, in one transaction. */
@@ -131,8 +124,6 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
         fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
         return TOOL_EXIT_UNREADABLE;
     }
-    sql_spill spill = {0};
-    if (spill_open(&spill, o->db_path)) return TOOL_EXIT_UNREADABLE;
     sql_ids ids = sql_ids_start();
     sql_args *args = NULL;
     int rc = 0;
@@ -144,16 +135,15 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
         fprintf(stderr, "opprof: %s: no thread to write the database\n", what);
         rc = TOOL_EXIT_UNREADABLE;
     }
-    for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, &spill, args, &ids);
-    sql_args_close(args);
+    for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, args, &ids);
     sql_writer_stop(); /* its errors were load_trace's */
-    sql_spill_close(&spill);
-    if (rc) return rc;
-    if (sql_create_indexes(db) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
+    /* the indexes, then the sets of arguments that the loads moved or dropped */
+    if (!rc && (sql_create_indexes(db) || sql_args_settle(args) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL))) {
         fprintf(stderr, "opprof: %s: the database could not be written: %s\n", what, sqlite3_errmsg(db));
-        return TOOL_EXIT_UNREADABLE;
+        rc = TOOL_EXIT_UNREADABLE;
     }
-    return 0;
+    sql_args_close(args);
+    return rc;
 }
 
 /* The database's PRAGMA user_version: the version of the tables it holds. */

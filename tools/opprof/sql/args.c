@@ -37,6 +37,10 @@ struct sql_args {
     size_t n;                    /* arguments in the chunk */
     char *text;
     size_t len, cap;
+    struct set_move {
+        int64_t from, into; /* into < 0: dropped */
+    } * moves;              /* sql_args_move_set's, for sql_args_settle */
+    size_t n_moves, cap_moves;
 };
 
 int sql_args_open(sqlite3 *db, sql_ids *ids, sql_args **out) {
@@ -187,6 +191,39 @@ int sql_args_add(sql_args *a, int64_t set, const char *key, char type, int64_t i
     return rc;
 }
 
+bool sql_args_key_gives_dims(const char *key) { return !strncmp(key, "Input Dims", 10); }
+
+int sql_args_move_set(sql_args *a, int64_t from, int64_t into) {
+    if (!sql_grow((void **)&a->moves, &a->cap_moves, a->n_moves + 1, sizeof *a->moves)) return SQLITE_NOMEM;
+    a->moves[a->n_moves++] = (struct set_move){from, into};
+    return SQLITE_OK;
+}
+
+/* One statement run once with up to two integers (SQLite's calls: the writer has stopped). */
+static int run_once(sqlite3_stmt *st, int64_t x, int64_t y) {
+    sqlite3_bind_int64(st, 1, x);
+    if (sqlite3_bind_parameter_count(st) > 1) sqlite3_bind_int64(st, 2, y);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int sql_args_settle(sql_args *a) {
+    sqlite3_stmt *move = NULL, *drop = NULL;
+    int rc = a->n_moves ? sqlite3_prepare_v2(a->db, "UPDATE arg_chunk SET arg_set_id = ?2 WHERE arg_set_id = ?1", -1,
+                                             &move, NULL)
+                        : SQLITE_OK;
+    if (rc == SQLITE_OK && a->n_moves)
+        rc = sqlite3_prepare_v2(a->db, "DELETE FROM arg_chunk WHERE arg_set_id = ?", -1, &drop, NULL);
+    for (size_t k = 0; k < a->n_moves && rc == SQLITE_OK; k++)
+        rc = a->moves[k].into < 0 ? run_once(drop, a->moves[k].from, 0)
+                                  : run_once(move, a->moves[k].from, a->moves[k].into);
+    sqlite3_finalize(move);
+    sqlite3_finalize(drop);
+    a->n_moves = 0;
+    return rc;
+}
+
 void sql_args_close(sql_args *a) {
     if (!a) return;
     sql_finalize(a->chunk_row);
@@ -195,5 +232,6 @@ void sql_args_close(sql_args *a) {
     for (size_t k = 0; k < RECENT_KEYS; k++) free(a->recent[k].key);
     free(a->keys);
     free(a->text);
+    free(a->moves);
     free(a);
 }

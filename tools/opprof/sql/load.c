@@ -52,9 +52,8 @@ typedef struct loader {
     int64_t *utid, *upid, *track; /* by capture thread */
     size_t *first_event;          /* by thread: its first event (n_th + 1 entries) */
     int64_t *arg_set;             /* by event, -1: none */
-    uint8_t *arg_flags;           /* by event: ARGS_SPILLED, ARGS_DIMS */
-    sql_spill *spill;             /* where the trace's arguments were set aside, or NULL */
-    int32_t *event_of_record[2];  /* by spill part and record: its event, -1: none */
+    uint8_t *arg_flags;           /* by event: ARGS_AS_READ, ARGS_DIMS */
+    const sql_read_args *read;    /* the sets written as the trace was read, or NULL */
     pending *bound;               /* flows bound to events (OPPROF_FLOW_OUT_ARG...), their marks' */
     size_t n_bound, cap_bound;
     int64_t *thread_ts, *thread_dur; /* by event: its thread clock's (OPPROF_THREAD_TS_ARG...), -1: none;
@@ -158,34 +157,46 @@ static int64_t arg_set_of(loader *L, size_t e) {
     return L->arg_set[e];
 }
 
-enum { ARGS_SPILLED = 1, ARGS_DIMS = 2 }; /* an event's arguments set aside; they give "Input Dims" */
+enum { ARGS_AS_READ = 1, ARGS_DIMS = 2 }; /* an event's arguments written as read; they give "Input Dims" */
 
-static bool is_dims(const char *key) { return !strncmp(key, "Input Dims", 10); }
-
-/* The events whose arguments were set aside while the trace was read: each
- * record's event (its OPPROF_SPILLED_ARGS_ARG). */
-static int find_spilled(loader *L, const opprof_mark *m, size_t n_marks) {
-    for (int part = 0; part < 2; part++) {
-        size_t n = L->spill ? L->spill->records[part] : 0;
-        if (!(L->event_of_record[part] = malloc((n + 1) * sizeof *L->event_of_record[part]))) return SQLITE_NOMEM;
-        for (size_t r = 0; r < n; r++) L->event_of_record[part][r] = -1;
-    }
-    for (size_t k = 0; L->spill && k < n_marks; k++) {
-        if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev || m[k].kind != OPPROF_MARK_ARG_INT ||
+/* The sets written as the trace was read (read_args.c), each to the event
+ * that keeps its id (OPPROF_SPILLED_ARGS_ARG). An event that keeps two (a
+ * child merged into it) has the first, the second's arguments moved into
+ * it; a set that no event keeps (the read left its event out) is dropped. */
+static int claim_read_sets(loader *L, const opprof_mark *m, size_t n_marks) {
+    const sql_read_args *r = L->read;
+    size_t n = r ? r->n_sets : 0;
+    uint8_t *claimed = calloc(n + 1, 1);
+    if (!claimed) return SQLITE_NOMEM;
+    int rc = SQLITE_OK;
+    for (size_t k = 0; n && k < n_marks && rc == SQLITE_OK; k++) {
+        int32_t e = m[k].event;
+        if (e < 0 || (size_t)e >= L->n_ev || m[k].kind != OPPROF_MARK_ARG_INT ||
             strcmp(opprof_capture_name(L->cap, m[k].name), OPPROF_SPILLED_ARGS_ARG) != 0)
             continue;
-        uint64_t part = (uint64_t)m[k].value.i & 1, record = (uint64_t)m[k].value.i >> 1;
-        if (m[k].value.i < 0 || record >= L->spill->records[part]) continue;
-        L->event_of_record[part][record] = m[k].event;
-        L->arg_flags[m[k].event] |= ARGS_SPILLED;
+        int64_t set = m[k].value.i;
+        if (set < r->first_set || set - r->first_set >= (int64_t)n) continue;
+        claimed[set - r->first_set] = 1;
+        if (r->dims[set - r->first_set]) L->arg_flags[e] |= ARGS_DIMS;
+        if (!(L->arg_flags[e] & ARGS_AS_READ)) {
+            L->arg_set[e] = set;
+            L->arg_flags[e] |= ARGS_AS_READ;
+        } else if (set < L->arg_set[e]) {
+            rc = sql_args_move_set(L->args, L->arg_set[e], set);
+            L->arg_set[e] = set;
+        } else
+            rc = sql_args_move_set(L->args, set, L->arg_set[e]);
     }
-    return SQLITE_OK;
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+        if (!claimed[k]) rc = sql_args_move_set(L->args, r->first_set + (int64_t)k, -1);
+    free(claimed);
+    return rc;
 }
 
 /* One mark's argument (opprof's own, FLOPs, bytes) into args. */
 static int mark_arg(loader *L, const opprof_mark *m, const char *key) {
     int64_t set = arg_set_of(L, (size_t)m->event);
-    if (m->kind >= OPPROF_MARK_ARG_INT && m->kind <= OPPROF_MARK_ARG_STR && is_dims(key))
+    if (m->kind >= OPPROF_MARK_ARG_INT && m->kind <= OPPROF_MARK_ARG_STR && sql_args_key_gives_dims(key))
         L->arg_flags[m->event] |= ARGS_DIMS;
     switch ((opprof_mark_kind)m->kind) {
     case OPPROF_MARK_ARG_INT: return sql_args_add(L->args, set, key, 'i', m->value.i, NULL, 0);
@@ -207,25 +218,6 @@ static int mark_arg(loader *L, const opprof_mark *m, const char *key) {
     return SQLITE_OK;
 }
 
-/* A record set aside (sql_spill_fn): its event's arguments. */
-static int spilled_args(void *ctx, int64_t id, const opprof_spilled_arg *a, size_t n) {
-    loader *L = ctx;
-    int32_t e = L->event_of_record[id & 1][id >> 1];
-    if (e < 0) return SQLITE_OK; /* of an event the read left out */
-    int64_t set = arg_set_of(L, (size_t)e);
-    int rc = SQLITE_OK;
-    for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
-        if (is_dims(a[k].key)) L->arg_flags[e] |= ARGS_DIMS;
-        if (a[k].kind == OPPROF_MARK_ARG_STR)
-            rc = sql_args_add(L->args, set, a[k].key, 's', 0, a[k].str, 0);
-        else if (a[k].kind == OPPROF_MARK_ARG_DOUBLE)
-            rc = sql_args_add(L->args, set, a[k].key, 'r', 0, NULL, a[k].d);
-        else
-            rc = sql_args_add(L->args, set, a[k].key, 'i', a[k].i, NULL, 0);
-    }
-    return rc;
-}
-
 /* A flow bound to its event (v2), for load_flows: its direction as a flow mark's kind. */
 static int add_bound_flow(loader *L, const opprof_mark *m, const char *key) {
     if (!sql_grow((void **)&L->bound, &L->cap_bound, L->n_bound + 1, sizeof *L->bound)) return SQLITE_NOMEM;
@@ -245,13 +237,13 @@ static int thread_clocks(loader *L) {
     return SQLITE_OK;
 }
 
-/* Each event's arguments: its marks' (opprof's own, FLOPs, bytes), or those
- * set aside while the trace was read (which the marks repeat in part), in
- * the order the trace gives them, their sets numbered as they come. */
+/* Each event's arguments: those written as the trace was read (which its
+ * marks repeat in part), else its marks' (opprof's own, FLOPs, bytes), a
+ * set numbered as it comes. */
 static int load_args(loader *L) {
     size_t n_marks = 0;
     const opprof_mark *m = opprof_capture_marks(L->cap, &n_marks);
-    int rc = find_spilled(L, m, n_marks);
+    int rc = claim_read_sets(L, m, n_marks);
     for (size_t k = 0; k < n_marks && rc == SQLITE_OK; k++) {
         if (m[k].event < 0 || (size_t)m[k].event >= L->n_ev) continue;
         const char *key = opprof_capture_name(L->cap, m[k].name);
@@ -261,10 +253,9 @@ static int load_args(loader *L) {
             if (rc == SQLITE_OK) (ts ? L->thread_ts : L->thread_dur)[m[k].event] = m[k].value.i;
         } else if (m[k].kind == OPPROF_MARK_ARG_INT && !strncmp(key, "opprof:flow_", 12)) {
             rc = add_bound_flow(L, &m[k], key); /* a flow, no argument */
-        } else if (!(L->arg_flags[m[k].event] & ARGS_SPILLED))
+        } else if (!(L->arg_flags[m[k].event] & ARGS_AS_READ))
             rc = mark_arg(L, &m[k], key);
     }
-    if (rc == SQLITE_OK && L->spill) rc = sql_spill_each(L->spill, spilled_args, L);
     return rc;
 }
 
@@ -611,11 +602,8 @@ static void free_by_event(loader *L) {
     free(L->arg_flags);
     free(L->thread_ts);
     free(L->thread_dur);
-    free(L->event_of_record[0]);
-    free(L->event_of_record[1]);
     L->arg_set = L->thread_ts = L->thread_dur = NULL;
     L->arg_flags = NULL;
-    L->event_of_record[0] = L->event_of_record[1] = NULL;
 }
 
 static int load_all(loader *L, const sql_trace *t) {
@@ -646,13 +634,13 @@ static int load_all(loader *L, const sql_trace *t) {
     return rc;
 }
 
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_args *args,
-                     sql_ids *ids) {
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, const sql_read_args *read,
+                     sql_args *args, sql_ids *ids) {
     loader L = {.db = db,
                 .cap = cap,
                 .ids = ids,
                 .args = args,
-                .spill = spill,
+                .read = read,
                 .process_track = -1,
                 .global_track = -1,
                 .process_track_upid = -1};

@@ -6,8 +6,8 @@
  *   schema.c     the tables and views: the one list of their columns
  *   load.c       a capture's timeline into Perfetto's tables
  *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
- *   spill.c      another writer's arguments on disk while its trace is read
  *   args.c       the args table's rows, a set's arguments in one row
+ *   read_args.c  another writer's arguments into args as its trace is read
  *   writer.c     rows inserted, on a thread of their own during a load
  *   grow.c       sql_grow, the arrays' growth
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
@@ -86,28 +86,6 @@ typedef struct sql_trace {
     size_t n_stats;
 } sql_trace;
 
-/** Another writer's arguments set aside while its trace is read: a file
- *  for each reader thread (opprof_read_options.spill_args' part), unnamed,
- *  in a directory of the caller's choice; read back by the load. */
-typedef struct sql_spill {
-    FILE *part[2];
-    char *buffer[2];   /* each file's stdio buffer */
-    size_t records[2]; /* written to each */
-} sql_spill;
-/** Its two files in dir; 0 or -errno. */
-int sql_spill_open(sql_spill *s, const char *dir);
-void sql_spill_close(sql_spill *s);
-/** opprof_read_options.spill_args (spill: a sql_spill): one event's
- *  arguments appended to its part's file; the record's id, or -errno. */
-int64_t sql_spill_args(void *spill, int part, const opprof_spilled_arg *args, size_t n);
-/** Each record in the order written, part 0's then part 1's, given to fn
- *  with the id it was given; stops at fn's first non-zero (returned), or
- *  SQLITE_IOERR when the files cannot be read back. */
-typedef int (*sql_spill_fn)(void *ctx, int64_t id, const opprof_spilled_arg *args, size_t n);
-int sql_spill_each(sql_spill *s, sql_spill_fn fn, void *ctx);
-/** Emptied for the next trace: 0 or -errno. */
-int sql_spill_reset(sql_spill *s);
-
 /** The args table's writer (args.c): the arguments given one after another
  *  for one set become one arg_chunk row, their keys arg_key's rows, each
  *  key written once a database. */
@@ -122,15 +100,43 @@ int sql_args_open(sqlite3 *db, sql_ids *ids, sql_args **out);
 int sql_args_add(sql_args *a, int64_t set, const char *key, char type, int64_t i, const char *s, double d);
 /** The chunk begun written (at the end of each trace). */
 int sql_args_flush(sql_args *a);
+/** Set `from`'s arguments made set `into`'s (into < 0: dropped), once the
+ *  tables are indexed (sql_args_settle): a set written before the load knew
+ *  its event (read_args.c) that is an event's second, or of no event. */
+int sql_args_move_set(sql_args *a, int64_t from, int64_t into);
+/** The moves done: after sql_create_indexes, the writer stopped. */
+int sql_args_settle(sql_args *a);
+/** The key is one of "Input Dims" (a shape's, which load.c adds otherwise). */
+bool sql_args_key_gives_dims(const char *key);
 /** a freed, what it did not write dropped (NULL accepted). */
 void sql_args_close(sql_args *a);
 
+/** Another writer's arguments written to args as its trace is read
+ *  (opprof_read_options.spill_args; read_args.c): each event's are a set
+ *  of their own at once, which the writer's thread inserts while the read
+ *  goes on, and the event keeps the set's id as its OPPROF_SPILLED_ARGS_ARG. */
+typedef struct sql_read_args {
+    sql_args *args;
+    sql_ids *ids;
+    int64_t first_set; /* the trace's first set */
+    size_t n_sets;     /* written for the trace, ids from first_set */
+    uint8_t *dims;     /* by set: its arguments give "Input Dims" */
+    size_t cap;
+    int rc; /* the first error, which failed the read: SQLite's code */
+} sql_read_args;
+/** r made ready for a trace's read (what it held of the last one freed). */
+void sql_read_args_begin(sql_read_args *r, sql_args *args, sql_ids *ids);
+/** opprof_read_options.spill_args (ctx: a sql_read_args): one event's
+ *  arguments as a new set; its id, or an opprof error code (r->rc SQLite's). */
+int64_t sql_read_args_add(void *ctx, int part, const opprof_spilled_arg *args, size_t n);
+void sql_read_args_free(sql_read_args *r);
+
 /** Load one capture: Perfetto's tables (load.c), then opprof's (load_own.c);
- *  inside the caller's transaction. `spill`: where the trace's arguments
- *  were set aside while it was read (their events are the ones that keep an
- *  OPPROF_SPILLED_ARGS_ARG), or NULL when the capture holds them. */
-int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, sql_spill *spill, sql_args *args,
-                     sql_ids *ids);
+ *  inside the caller's transaction. `read`: the sets written as the trace
+ *  was read (their events are the ones that keep an OPPROF_SPILLED_ARGS_ARG),
+ *  or NULL when the capture holds its arguments. */
+int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, const sql_read_args *read,
+                     sql_args *args, sql_ids *ids);
 /* slice_ids: each event's slice id (load.c: in time order) */
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
                  const int64_t *slice_ids, sql_ids *ids);
