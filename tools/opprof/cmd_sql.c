@@ -199,11 +199,14 @@ static int open_db(const sql_opts *o, sqlite3 **out) {
         return TOOL_EXIT_UNREADABLE;
     }
     /* rows are appended and indexes made after them: a load of 64 MB of Kineto
-     * took as long with 4 MiB of page cache as with 64 (and 37 MB less RSS) */
-    sqlite3_exec(
-        *out,
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192",
-        NULL, NULL, NULL);
+     * took as long with 4 MiB of page cache as with 64 (and 37 MB less RSS).
+     * Pages of 16 KiB, not 4: each page is a write of its own (49,000 of them for
+     * a 194 MB Kineto trace), and its load took 0.83x the time (10 pairs of
+     * farm-bench), its database 6 % smaller, queries as fast, the peak the same. */
+    sqlite3_exec(*out,
+                 "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+                 " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192",
+                 NULL, NULL, NULL);
     int rc = load_all(*out, o);
     if (!o->db_path) return rc;
     if (rc == 0 && sqlite3_close(*out) == SQLITE_OK) {

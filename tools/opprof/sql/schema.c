@@ -35,6 +35,11 @@ static const char SCHEMA[] =
      * id the chunk's plus n, under key k of arg_key. */
     "CREATE TABLE arg_key(id INTEGER PRIMARY KEY, key TEXT, flat_key TEXT);\n"
     "CREATE TABLE arg_chunk(id INTEGER PRIMARY KEY, arg_set_id INTEGER, args TEXT);\n"
+    /* a set's chunks in id order; made before the rows, unlike the other indexes: the
+     * sets come in order, but for a few, so it is appended to as they are, where made
+     * after them it read the whole table back (a 194 MB Kineto trace: 51,812 reads of
+     * a page, 18,825 with it first) */
+    "CREATE INDEX arg_chunk_by_set ON arg_chunk(arg_set_id);\n"
     "CREATE VIEW args AS SELECT c.id + j.key % " SQL_ARGS_A_CHUNK_SQL " AS id, c.arg_set_id, k.flat_key, k.key,"
     " CASE j.type WHEN 'integer' THEN j.atom END AS int_value, CASE j.type WHEN 'text' THEN j.atom END AS"
     " string_value, CASE j.type WHEN 'real' THEN j.atom END AS real_value, CASE j.type WHEN 'integer' THEN 'int'"
@@ -71,13 +76,12 @@ static const char SCHEMA[] =
     "INSERT INTO process(upid, pid) VALUES (0, 0);\n"
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
-/* Made once the rows are in: a bulk load into indexed tables costs more. */
-static const char INDEXES[] =
-    "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
-    "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
-    "CREATE INDEX arg_chunk_by_set ON arg_chunk(arg_set_id);\n" /* a set's chunks in id order */
-    "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-    "CREATE INDEX flow_by_in ON flow(slice_in);\n";
+/* Made once the rows are in: a bulk load into indexed tables costs more
+ * (the slices come in time order, not by parent nor by track). */
+static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
+                              "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+                              "CREATE INDEX flow_by_out ON flow(slice_out);\n"
+                              "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 
 int sql_create_schema(sqlite3 *db) {
     char version[64];

@@ -58,7 +58,8 @@ int sql_create_schema(sqlite3 *db);
  * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place. */
 enum { SQL_SCHEMA_VERSION = 6 };
 /** Index what the functions and joins look up (slices by parent and track,
- *  argument chunks by set, flows by end): once every trace is loaded. */
+ *  flows by end): once every trace is loaded (argument chunks by set: with
+ *  the tables, as their rows come in that order). */
 int sql_create_indexes(sqlite3 *db);
 
 /** Where the next rows of each table start: ids go on across the traces of
