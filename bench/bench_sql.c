@@ -49,20 +49,22 @@ static double count_rows(const char *opprof, const char *db, const char *trace, 
 
 /* SQLite alone: `rows` rows of eight columns (an id, a set, two texts of 20
  * bytes, an integer, a type) into a new file, as opprof sql --db sets it
- * up. Seconds, or NAN. */
+ * up (tools/opprof/cmd_sql.c's pragmas, pages of 16 KiB). Seconds, or NAN. */
 static double engine_alone(const char *path, double rows) {
     unlink(path);
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_open(path, &db) == SQLITE_OK &&
-              sqlite3_exec(db,
-                           "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-                           " PRAGMA cache_size = -8192; CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER,"
-                           " flat_key TEXT, key TEXT, int_value INTEGER, string_value TEXT, real_value REAL,"
-                           " value_type TEXT); BEGIN",
-                           NULL, NULL, NULL) == SQLITE_OK &&
-              sqlite3_prepare_v3(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)", -1,
-                                 SQLITE_PREPARE_PERSISTENT, &st, NULL) == SQLITE_OK;
+    bool ok =
+        sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_exec(
+            db,
+            "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+            " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192; CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER,"
+            " flat_key TEXT, key TEXT, int_value INTEGER, string_value TEXT, real_value REAL,"
+            " value_type TEXT); BEGIN",
+            NULL, NULL, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v3(db, "INSERT INTO args VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)", -1, SQLITE_PREPARE_PERSISTENT,
+                           &st, NULL) == SQLITE_OK;
     int64_t t0 = bench_now_ns();
     for (int64_t i = 0; ok && i < (int64_t)rows; i++) {
         char key[32];
