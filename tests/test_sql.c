@@ -869,6 +869,23 @@ static void check_none_left(const char *part) {
     free(left);
 }
 
+/* A trace of n complete events on one thread, 2 us apart: named "op", or
+ * "op0".."op<names - 1>" in turn; each with the argument "w": arg (NULL: none). */
+static void write_events(const char *path, int n, int names, const char *arg) {
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs("{\"traceEvents\": [\n", f);
+    for (int i = 0; i < n; i++) {
+        char name[16] = "";
+        if (names > 1) snprintf(name, sizeof name, "%d", i % names);
+        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%s\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1", name, i * 2);
+        if (arg) fprintf(f, ",\"args\":{\"w\":\"%s\"}", arg);
+        fputs(i == n - 1 ? "}\n" : "},\n", f);
+    }
+    fputs("]}\n", f);
+    fclose(f);
+}
+
 /* Arguments that the disk cannot take (a file size limit) fail the load
  * while the trace is read: they are written as they come, and more than
  * SQLite's 8 MiB page cache holds are written to the file before the read
@@ -877,17 +894,10 @@ TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     char path[600], db[600];
     snprintf(path, sizeof path, "%s/wide-args.json", dir());
     snprintf(db, sizeof db, "%s/wide.sqlite", dir());
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
     char wide[1025];
     memset(wide, 'w', 1024);
     wide[1024] = '\0';
-    fputs("{\"traceEvents\": [\n", f);
-    for (int i = 0; i < 20000; i++) /* 20 MB of arguments: the page cache's 8 MiB, and more */
-        fprintf(f, "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1,\"args\":{\"w\":\"%s\"}}%s\n",
-                i * 2, wide, i == 19999 ? "" : ",");
-    fputs("]}\n", f);
-    fclose(f);
+    write_events(path, 20000, 1, wide); /* 20 MB of arguments: the page cache's 8 MiB, and more */
     char *err = NULL;
     CHECK_INT(load_on_a_full_disk(db, path, 1024, &err), 2);
     CHECK_CONTAINS(err, "wide-args.json:");
@@ -962,14 +972,7 @@ TEST_CASE(rows_the_disk_cannot_take_fail_the_load) {
     char path[600], db[600];
     snprintf(path, sizeof path, "%s/many-rows.json", dir());
     snprintf(db, sizeof db, "%s/many.sqlite", dir());
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs("{\"traceEvents\": [\n", f);
-    for (int i = 0; i < 300000; i++) /* no arguments: the spill takes nothing */
-        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}%s\n", i % 50, i * 2,
-                i == 299999 ? "" : ",");
-    fputs("]}\n", f);
-    fclose(f);
+    write_events(path, 300000, 50, NULL); /* no arguments: rows of slices alone */
     char *err = NULL;
     CHECK_INT(load_on_a_full_disk(db, path, 4096, &err), 2);
     CHECK_CONTAINS(err, "many-rows.json: ");

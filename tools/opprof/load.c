@@ -125,9 +125,10 @@ static int load(const char *path, const load_how *how, opprof_capture **out) {
                                .by_node = how->by_node,
                                .keep_marks = counts != NULL,
                                .keep_event_marks = event_marks,
-                               /* arguments set aside (opprof sql): one thread reads, since two
+                               /* arguments given as they are read (opprof sql): one thread reads,
+                                  as the sets they become are numbered in its order, and two would
                                   hold the second half's events twice where they join (a 1 GB Kineto
-                                  trace's peak 300 MB, not 220) and SQLite's inserts take the time */
+                                  trace's peak 300 MB, not 220) */
                                .threads = how->spill ? 1 : 0,
                                .spill_args = how->spill ? how->spill->args : NULL,
                                .spill_ctx = how->spill ? how->spill->ctx : NULL};
