@@ -1,17 +1,23 @@
 /* test_reliability.c - failures outside the program: a full file system
  * during export (a small tmpfs the test mounts when it may, else a file-size
  * limit), and SIGINT/SIGTERM during a capture. The error names the file, no
- * partial file and no temporary remains, other artifacts stay as they were. */
+ * partial file and no temporary remains, other artifacts stay as they were.
+ * An output named by a link, a FIFO or a pipe nobody reads: written where it
+ * leads, nothing replaced, no signal. */
 #include "check.h"
 #include "testutil.h"
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static opprof_capture *big_capture(void) {
     opprof_capture *c;
@@ -121,6 +127,78 @@ TEST_CASE(signals_leave_no_directory) {
     out = listing(dir);
     CHECK_STR(out, "");
     free(out);
+    remove_tree(dir);
+}
+
+/* The FIFO's reader: reads all of it into got, or (keep_none) closes at once. */
+typedef struct fifo_reader {
+    const char *path;
+    bool keep_none;
+    char got[64];
+    size_t n;
+} fifo_reader;
+
+static void *read_fifo(void *arg) {
+    fifo_reader *r = arg;
+    int fd = open(r->path, O_RDONLY);
+    for (ssize_t k; fd >= 0 && !r->keep_none && (k = read(fd, r->got + r->n, sizeof r->got - 1 - r->n)) > 0;)
+        r->n += (size_t)k;
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+static bool is_kind(const char *path, mode_t kind) {
+    struct stat st;
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == kind;
+}
+
+/* -o LINK writes the link's target and keeps the link (a dangling one makes
+ * it); -o FIFO writes into the FIFO and keeps it (renaming a file over it, as
+ * over /dev/null, replaced it); a FIFO whose reader went away fails with
+ * EPIPE, and no SIGPIPE kills the program. */
+TEST_CASE(outputs_through_links_and_fifos) {
+    char dir[256], target[300], link[300], fifo[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CHECK_INT(symlink("target.txt", link), 0);
+    CHECK_INT(opprof_write_text_file(link, "made through a dangling link\n"), 0);
+    CHECK(is_kind(link, S_IFLNK));
+    char *text = read_text(target);
+    CHECK_STR(text, "made through a dangling link\n");
+    free(text);
+    CHECK_INT(opprof_write_text_file(link, "replaced through it\n"), 0);
+    CHECK(is_kind(link, S_IFLNK));
+    text = read_text(target);
+    CHECK_STR(text, "replaced through it\n");
+    free(text);
+
+    CHECK_INT(mkfifo(fifo, 0600), 0);
+    fifo_reader r = {.path = fifo};
+    pthread_t reader;
+    CHECK_INT(pthread_create(&reader, NULL, read_fifo, &r), 0);
+    CHECK_INT(opprof_write_text_file(fifo, "through the pipe\n"), 0);
+    pthread_join(reader, NULL);
+    CHECK_STR(r.got, "through the pipe\n");
+    CHECK(is_kind(fifo, S_IFIFO));
+
+    size_t big = 1 << 20; /* more than a pipe holds */
+    char *lots = malloc(big + 1);
+    memset(lots, 'x', big);
+    lots[big] = '\0';
+    fifo_reader gone = {.path = fifo, .keep_none = true};
+    CHECK_INT(pthread_create(&reader, NULL, read_fifo, &gone), 0);
+    CHECK_INT(opprof_write_text_file(fifo, lots), -EPIPE);
+    pthread_join(reader, NULL);
+    free(lots);
+    sigset_t pending;
+    CHECK_INT(sigpending(&pending), 0);
+    CHECK(!sigismember(&pending, SIGPIPE)); /* taken back: none left for the program */
+    CHECK(is_kind(fifo, S_IFIFO));
+    text = listing(dir);
+    CHECK_STR(text, "fifo\nlink.txt\ntarget.txt\n");
+    free(text);
     remove_tree(dir);
 }
 

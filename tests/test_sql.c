@@ -798,6 +798,31 @@ TEST_CASE(errors_named_and_nothing_half_built) {
     CHECK_CONTAINS(err, "bad.json");
     free(err);
     CHECK(inode_of(db) == 0); /* no database, not even the first trace's */
+    /* --db naming what opprof did not make (a trace, by a slip of the hand) loses nothing */
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), t, t);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "ok.json: not replaced: it is not a database that opprof made");
+    free(err);
+    char *kept = NULL;
+    run_commandf(&kept, "cat '%s'", t);
+    CHECK_STR(kept, MAPPING);
+    free(kept);
+    /* an empty file (mktemp's) is taken */
+    write_file("empty.sqlite", "");
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s/empty.sqlite' '%s' 'SELECT COUNT(*) FROM slice'", bin_dir(),
+                      dir(), t);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(err, "7\n");
+    free(err);
+    /* through a link: the file it leads to is made again, the link stays */
+    const char *other = write_file("other.json", MAPPING);
+    st = run_commandf(&err,
+                      "cd '%s' && ln -s empty.sqlite via.sqlite && '%s/opprof' sql --db via.sqlite '%s' "
+                      "'SELECT file FROM trace' && test -L via.sqlite && ls | grep -c sqlite",
+                      dir(), bin_dir(), other);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(err, "other.json\"\n2\n"); /* empty.sqlite, via.sqlite */
+    free(err);
     st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s/none.sql'", bin_dir(), t, dir());
     CHECK_INT(st, 2);
     CHECK_CONTAINS(err, "none.sql: No such file or directory");

@@ -32,13 +32,9 @@ static const char HELP[] =
     X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")                  \
     X(DB, "db", "FILE",                                                                   \
       "keep the database in FILE; a later run with the same traces, none\n"               \
-      "newer than FILE, queries it without reading them again (a trace's\n"               \
-      "arguments wait beside FILE while it loads; without --db, in $TMPDIR)")             \
+      "newer than FILE, queries it without reading them again")                           \
     X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
-    X(TEXT_PROMPT, NULL, NULL,                                                            \
-      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).\n"    \
-      "Exit status: 0, 1 a statement failed, 2 a trace unreadable or the database not\n"  \
-      "written, 64 bad usage.")
+    X(TEXT_PROMPT, NULL, NULL, "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).")
 TOOL_OPTIONS(SQL_OPTIONS);
 
 static const char EXAMPLES[] =
@@ -180,12 +176,39 @@ static bool db_is_current(const sql_opts *o) {
     return current;
 }
 
+/* --db FILE may be replaced: it does not exist, or it is a database that
+ * opprof made (its trace and slice tables), of any version, or an empty
+ * file (mktemp's). Anything else
+ * there (a trace named by mistake, the user's own database, /dev/null) is
+ * theirs, and is not lost. */
+static bool db_may_be_replaced(const char *path) {
+    struct stat st;
+    if (stat(path, &st)) return errno == ENOENT;
+    if (S_ISREG(st.st_mode) && st.st_size == 0) return true;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    bool ours = S_ISREG(st.st_mode) && sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+                sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('trace', 'slice')", -1, &q,
+                                   NULL) == SQLITE_OK &&
+                sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 2;
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return ours;
+}
+
 /* The database: in memory, or --db's file (reused while current, else made
  * as a temporary beside it and renamed: never half-built). */
 static int open_db(const sql_opts *o, sqlite3 **out) {
     if (o->db_path && db_is_current(o)) {
         if (sqlite3_open_v2(o->db_path, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) return 0;
         fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
+        return TOOL_EXIT_UNREADABLE;
+    }
+    if (o->db_path && !db_may_be_replaced(o->db_path)) {
+        fprintf(stderr,
+                "opprof: %s: not replaced: it is not a database that opprof made (remove it, or name another "
+                "file)\n",
+                o->db_path);
         return TOOL_EXIT_UNREADABLE;
     }
     char tmp[4096];
@@ -291,6 +314,10 @@ static int run(int argc, char **argv) {
      * allocator's were 3.6 % of a load with NOMUTEX alone) */
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3 *db = NULL;
+    struct stat link;
+    char *target = NULL; /* --db through a symbolic link: the file it leads to is made, the link stays */
+    if (o.db_path && !lstat(o.db_path, &link) && S_ISLNK(link.st_mode) && (target = realpath(o.db_path, NULL)))
+        o.db_path = target;
     rc = open_db(&o, &db);
     if (rc == 0 && sql_register_functions(db)) {
         fprintf(stderr, "opprof: sql: %s\n", sqlite3_errmsg(db));
@@ -301,6 +328,7 @@ static int run(int argc, char **argv) {
              : o.query ? run_text(db, o.query, o.mode)
                        : sql_shell(db, o.mode, stdin, stdout);
     free(text);
+    free(target);
     sqlite3_close(db);
     return rc;
 }

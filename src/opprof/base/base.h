@@ -209,20 +209,25 @@ typedef void (*opprof__leftover_fn)(const char *entry, long pid, void *user);
 OPPROF__HIDDEN int opprof__leftovers(const char *path, const char *infix, opprof__leftover_fn found, void *user);
 
 /* ---- files (base/file.c) ---- */
-/* Atomic file: open a temporary in path's directory (PATH.tmp.PID.XXXXXX;
- * those of writers that died are removed); commit renames it. From open to
- * commit or abort the thread blocks SIGXFSZ: a write past the program's file
- * size limit (ulimit -f) fails with EFBIG, said like a full disk, instead of
- * killing the program that opprof writes in (the SIGXFSZ it raised is taken
- * back before the thread's mask is restored). */
+/* Atomic file: open a temporary in the directory of path (of the file its
+ * symbolic links lead to: the links stay) as PATH.tmp.PID.XXXXXX (those of
+ * writers that died are removed); commit renames it. A path that is a
+ * device, FIFO or socket (/dev/null, /dev/stdout) is written in place, as
+ * renaming over it would replace it. From open to commit or abort the thread
+ * blocks SIGXFSZ and SIGPIPE: a write past the program's file size limit
+ * (ulimit -f) fails with EFBIG, said like a full disk, and one into a pipe
+ * that nobody reads with EPIPE, instead of killing the program that opprof
+ * writes in (a signal they raised is taken back before the thread's mask is
+ * restored). */
 typedef struct opprof__file {
     FILE *fp;
-    char *path;     /* path_len + 1 bytes */
-    char *tmp_path; /* path_len + 32 bytes */
+    char *path;     /* path_len + 1 bytes: where the file goes, links followed */
+    char *tmp_path; /* path_len + 32 bytes; NULL in_place */
     size_t path_len;
+    bool in_place;                   /* path written as it is: no temporary */
     bool created;                    /* tmp_path exists on disk */
-    bool masked;                     /* SIGXFSZ blocked here; old_mask to restore */
-    bool xfsz_pending_before;        /* ... and one was pending already: not ours to take */
+    bool masked;                     /* SIGXFSZ and SIGPIPE blocked here; old_mask to restore */
+    bool pending_before[2];          /* ... and each was pending already: not ours to take */
     unsigned long long old_mask[16]; /* the thread's sigset_t (base/file.c; signal.h's needs POSIX) */
 } opprof__file;
 OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);

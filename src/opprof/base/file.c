@@ -1,6 +1,8 @@
 /* file.c - atomic file output: a temporary in the same directory, renamed into
  * place once flushed, so that a failed or interrupted write leaves no partial
- * file under the destination's name. */
+ * file under the destination's name. A symbolic link is followed (the link
+ * stays); a device, FIFO or socket (/dev/null, /dev/stdout, a pipe's name) is
+ * written in place: renaming a file over it would replace it. */
 #define _GNU_SOURCE
 #include "base/base.h"
 
@@ -35,26 +37,55 @@ static int create_temporary(char *path, size_t len) {
 
 _Static_assert(sizeof(sigset_t) <= sizeof((opprof__file *)0)->old_mask, "opprof__file.old_mask holds a sigset_t");
 
-/* SIGXFSZ blocked in this thread while the file is written (see opprof__file). */
-static void xfsz_block(opprof__file *f) {
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    f->masked = pthread_sigmask(SIG_BLOCK, &xfsz, (sigset_t *)(void *)f->old_mask) == 0;
-    f->xfsz_pending_before = f->masked && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+/* The signals a write can raise: past the file size limit, into a pipe
+ * nobody reads. */
+static const int write_signals[2] = {SIGXFSZ, SIGPIPE};
+
+/* The write signals blocked in this thread while the file is written (see opprof__file). */
+static void signals_block(opprof__file *f) {
+    sigset_t set, pending;
+    sigemptyset(&set);
+    for (int k = 0; k < 2; k++) sigaddset(&set, write_signals[k]);
+    f->masked = pthread_sigmask(SIG_BLOCK, &set, (sigset_t *)(void *)f->old_mask) == 0;
+    bool known = f->masked && sigpending(&pending) == 0;
+    for (int k = 0; k < 2; k++) f->pending_before[k] = known && sigismember(&pending, write_signals[k]);
 }
 
-/* A SIGXFSZ that the file's writes raised taken back, then the thread's mask as it was. */
-static void xfsz_restore(opprof__file *f) {
+/* A write signal that the file's writes raised taken back, then the thread's mask as it was. */
+static void signals_restore(opprof__file *f) {
     if (!f->masked) return;
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
+    sigset_t pending;
     const struct timespec now = {0, 0};
-    if (!f->xfsz_pending_before && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
-        sigtimedwait(&xfsz, NULL, &now);
+    for (int k = 0; k < 2; k++) {
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, write_signals[k]);
+        if (!f->pending_before[k] && sigpending(&pending) == 0 && sigismember(&pending, write_signals[k]))
+            sigtimedwait(&one, NULL, &now);
+    }
     pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)f->old_mask, NULL);
     f->masked = false;
+}
+
+/* A path that is no regular file, directory nor link to one (a device, a
+ * FIFO, a socket, a link to nothing yet): written in place. */
+static bool written_in_place(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode); /* dangling: the link makes its target */
+}
+
+/* path, or the file its links lead to: a malloc'd copy, or NULL. */
+static char *destination(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) return realpath(path, NULL);
+    return strdup(path);
+}
+
+/* f->path opened as it is, truncated: no temporary, nothing to rename. */
+static int open_in_place(opprof__file *f) {
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    return fd >= 0 ? fd : -errno;
 }
 
 /* A partial file of a writer that died: never published, nobody's now. */
@@ -66,23 +97,27 @@ static void remove_leftover(const char *entry, long pid, void *user) {
 int opprof__file_open(opprof__file *f, const char *path) {
     *f = (opprof__file){0};
     if (!path || !*path) return OPPROF_EINVAL;
-    f->path_len = strlen(path);
+    f->in_place = written_in_place(path);
+    char *to = f->in_place ? strdup(path) : destination(path);
+    f->path_len = to ? strlen(to) : 0;
     f->path = opprof__alloc(f->path_len + 1);
-    f->tmp_path = opprof__alloc(f->path_len + 32);
-    if (!f->path || !f->tmp_path) {
+    f->tmp_path = f->in_place ? NULL : opprof__alloc(f->path_len + 32);
+    if (!to || !f->path || (!f->in_place && !f->tmp_path)) {
+        free(to);
         opprof__file_abort(f);
         return OPPROF_ENOMEM;
     }
-    memcpy(f->path, path, f->path_len + 1);
-    memcpy(f->tmp_path, path, f->path_len);
-    xfsz_block(f);
-    int fd = create_temporary(f->tmp_path, f->path_len);
+    memcpy(f->path, to, f->path_len + 1);
+    if (f->tmp_path) memcpy(f->tmp_path, to, f->path_len);
+    free(to);
+    signals_block(f);
+    int fd = f->in_place ? open_in_place(f) : create_temporary(f->tmp_path, f->path_len);
     if (fd < 0) {
         opprof__file_abort(f);
         return fd;
     }
-    f->created = true;
-    opprof__leftovers(f->path, ".tmp.", remove_leftover, NULL);
+    f->created = !f->in_place;
+    if (f->created) opprof__leftovers(f->path, ".tmp.", remove_leftover, NULL);
     f->fp = fdopen(fd, "w");
     if (!f->fp) {
         int err = errno ? -errno : OPPROF_ENOMEM;
@@ -103,7 +138,7 @@ void opprof__file_abort(opprof__file *f) {
         opprof__free(f->tmp_path);
     }
     opprof__free(f->path);
-    xfsz_restore(f);
+    signals_restore(f);
     *f = (opprof__file){0};
 }
 
@@ -114,14 +149,14 @@ int opprof__file_commit(opprof__file *f) {
     int rc = fclose(f->fp);
     f->fp = NULL;
     if (!err && rc != 0) err = errno ? -errno : OPPROF_EIO;
-    if (!err && rename(f->tmp_path, f->path) != 0) err = -errno;
+    if (!err && !f->in_place && rename(f->tmp_path, f->path) != 0) err = -errno;
     if (err) {
         opprof__file_abort(f);
         return err;
     }
     opprof__free(f->tmp_path);
     opprof__free(f->path);
-    xfsz_restore(f);
+    signals_restore(f);
     *f = (opprof__file){0};
     return 0;
 }
