@@ -1121,6 +1121,19 @@ TEST_CASE(file_of_statements_and_prompt) {
     CHECK_CONTAINS(shell, "x\n1\n");
     CHECK(strstr(shell, "2\n") == NULL || strstr(shell, "\"2\"") == NULL);
     free(shell);
+    /* as sqlite3 reads a pipe: the session goes on past a failure, which makes the
+       exit status 1, and the last statement runs without its ';' */
+    st = run_commandf(&shell, "printf 'SELECT nope;\\n.mode table\\nSELECT 3 AS y' | '%s/opprof' sql '%s' 2>&1",
+                      bin_dir(), t);
+    CHECK_INT(st, 1);
+    CHECK_CONTAINS(shell, "line 1: no such column: nope");
+    CHECK_CONTAINS(shell, ".mode is csv or list, not 'table'");
+    CHECK_CONTAINS(shell, "\"y\"\n3\n");
+    free(shell);
+    st = run_commandf(&shell, "printf 'SELECT 4 AS z;\\n-- the end\\n' | '%s/opprof' sql '%s' 2>/dev/null", bin_dir(), t);
+    CHECK_INT(st, 0);
+    CHECK_STR(shell, "\"z\"\n4\n");
+    free(shell);
 }
 
 /* Queries as Perfetto's documentation and its trace_processor tests write

@@ -326,7 +326,7 @@ static int run(int argc, char **argv) {
     if (rc == 0)
         rc = text      ? run_text(db, text, o.mode)
              : o.query ? run_text(db, o.query, o.mode)
-                       : sql_shell(db, o.mode, stdin, stdout);
+                       : (sql_shell(db, o.mode, stdin, stdout) ? TOOL_EXIT_FAILED : 0);
     free(text);
     free(target);
     sqlite3_close(db);

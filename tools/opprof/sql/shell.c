@@ -1,7 +1,9 @@
 /* shell.c - `opprof sql`'s prompt, with SQLite's own shell's conventions:
- * a statement runs once it is complete (ends with ';'), and a line that
- * starts with '.' is a command: .tables, .schema [NAME], .mode csv|list,
- * .help, .quit (.exit). The prompt is shown only on a terminal. */
+ * a statement runs once it is complete (ends with ';') or the input ends,
+ * and a line that starts with '.' is a command: .tables, .schema [NAME],
+ * .mode csv|list, .help, .quit (.exit). The prompt is shown only on a
+ * terminal; read from anything else, a statement or command that failed
+ * makes the exit status 1, as sqlite3's is. */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -26,11 +28,13 @@ static void list_names(sqlite3 *db, const char *query, const char *name, FILE *o
     "SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' UNION ALL " \
     "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view')"
 
-/* A dot command; false for .quit. */
-static bool dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
+typedef enum { DOT_DONE, DOT_FAILED, DOT_QUIT } dot_result;
+
+/* A dot command. */
+static dot_result dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
     char *cmd = strtok(line + 1, " \t\r\n"), *arg = strtok(NULL, " \t\r\n");
-    if (!cmd) return true;
-    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return false;
+    if (!cmd) return DOT_DONE;
+    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return DOT_QUIT;
     if (!strcmp(cmd, "tables")) {
         list_names(db, "SELECT name FROM (" SCHEMA_ROWS ") ORDER BY name", NULL, out);
     } else if (!strcmp(cmd, "schema")) {
@@ -38,18 +42,32 @@ static bool dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
                    arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
                        : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
                    arg, out);
-    } else if (!strcmp(cmd, "mode") && arg && (!strcmp(arg, "csv") || !strcmp(arg, "list"))) {
+    } else if (!strcmp(cmd, "mode")) {
+        if (!arg || (strcmp(arg, "csv") && strcmp(arg, "list"))) {
+            fprintf(stderr, "opprof: sql: .mode is csv or list, not '%s'\n", arg ? arg : "");
+            return DOT_FAILED;
+        }
         *mode = !strcmp(arg, "csv") ? SQL_MODE_CSV : SQL_MODE_LIST;
     } else if (!strcmp(cmd, "help")) {
         fputs(SHELL_HELP, out);
     } else {
         fprintf(stderr, "opprof: sql: .%s: not a command here (.help lists them)\n", cmd);
+        return DOT_FAILED;
     }
-    return true;
+    return DOT_DONE;
+}
+
+/* The statements of stmt; false if one failed. */
+static bool run_statements(sqlite3 *db, const char *stmt, sql_mode mode, FILE *out) {
+    char why[1024];
+    int rc = sql_run(db, stmt, mode, out, why, sizeof why);
+    if (rc) fprintf(stderr, "opprof: sql: %s\n", why);
+    fflush(out);
+    return rc == SQLITE_OK;
 }
 
 int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
-    bool tty = isatty(fileno(in));
+    bool tty = isatty(fileno(in)), failed = false;
     char *line = NULL, *stmt = NULL;
     size_t line_cap = 0, len = 0;
     for (;;) {
@@ -57,21 +75,26 @@ int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
         ssize_t got = getline(&line, &line_cap, in);
         if (got < 0) break;
         if (len == 0 && line[0] == '.') {
-            if (!dot_command(db, line, &mode, out)) break;
+            dot_result r = dot_command(db, line, &mode, out);
+            if (r == DOT_QUIT) break;
+            failed |= r == DOT_FAILED;
             continue;
         }
         char *grown = realloc(stmt, len + (size_t)got + 1);
-        if (!grown) break;
+        if (!grown) {
+            fprintf(stderr, "opprof: sql: out of memory for a statement\n");
+            failed = true;
+            break;
+        }
         stmt = grown;
         memcpy(stmt + len, line, (size_t)got + 1);
         len += (size_t)got;
         if (!sql_is_complete(stmt)) continue;
-        char why[1024];
-        if (sql_run(db, stmt, mode, out, why, sizeof why)) fprintf(stderr, "opprof: sql: %s\n", why);
-        fflush(out);
+        failed |= !run_statements(db, stmt, mode, out);
         len = 0;
     }
+    if (len && stmt[strspn(stmt, " \t\r\n")]) failed |= !run_statements(db, stmt, mode, out); /* no ';' at the end */
     free(line);
     free(stmt);
-    return 0;
+    return failed && !tty ? SQLITE_ERROR : SQLITE_OK;
 }

@@ -161,9 +161,11 @@ typedef enum sql_mode { SQL_MODE_CSV, SQL_MODE_LIST } sql_mode;
  *  and what was printed stays printed. */
 int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size);
 
-/** The prompt: statements from `in` (each when complete), SQLite's shell's
- *  .tables, .schema [NAME], .mode csv|list, .help and .quit; errors said on
- *  stderr, the session goes on. Returns 0 at the end of `in`. */
+/** The prompt: statements from `in` (each when complete, the last at the
+ *  end of `in` even without its ';'), SQLite's shell's .tables, .schema
+ *  [NAME], .mode csv|list, .help and .quit; errors said on stderr, the
+ *  session goes on. Returns SQLITE_OK, or SQLITE_ERROR when `in` is no
+ *  terminal and a statement or command failed (sqlite3's exit status). */
 int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out);
 
 /** The first `n` bytes of text are one or more whole statements (SQLite's
