@@ -555,7 +555,8 @@ TEST_CASE(perfetto_functions_and_modules) {
         " SELECT name, thread_name, tid, pid FROM thread_slice WHERE depth = 1;"
         " SELECT name, pid FROM process_slice ORDER BY id;"
         " INCLUDE PERFETTO MODULE slices.self_dur;"
-        " SELECT id, self_dur FROM slice_self_dur WHERE id IN (0, 2)'",
+        " SELECT id, self_dur FROM slice_self_dur WHERE id IN (0, 2);"
+        " SELECT * FROM trace_bounds; SELECT TRACE_START() AS s, TRACE_END() AS e, TRACE_DUR() AS d'",
         t);
     char *out = sql(NULL, args);
     CHECK_STR(out, "\"id\"\n0\n2\n" /* tick's ancestors, outermost first */
@@ -568,7 +569,10 @@ TEST_CASE(perfetto_functions_and_modules) {
                    "\n\"name\",\"thread_name\",\"tid\",\"pid\"\n\"inner\",\"worker\",8,7\n"
                    "\n\"name\",\"pid\"\n\"req\",7\n\"ptick\",7\n"
                    "\n"
-                   "\n\"id\",\"self_dur\"\n0,70000\n2,30000\n");
+                   "\n\"id\",\"self_dur\"\n0,70000\n2,30000\n"
+                   /* from the first event (outer, at 10 us) to the last end (outer's, 110 us) */
+                   "\n\"start_ts\",\"end_ts\"\n10000,110000\n"
+                   "\n\"s\",\"e\",\"d\"\n10000,110000,100000\n");
     free(out);
     int st = 0;
     snprintf(args, sizeof args, "'%s' 'INCLUDE PERFETTO MODULE android.startup'", t);
@@ -750,7 +754,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n6\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n7\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);
@@ -1130,7 +1134,8 @@ TEST_CASE(file_of_statements_and_prompt) {
     CHECK_CONTAINS(shell, ".mode is csv or list, not 'table'");
     CHECK_CONTAINS(shell, "\"y\"\n3\n");
     free(shell);
-    st = run_commandf(&shell, "printf 'SELECT 4 AS z;\\n-- the end\\n' | '%s/opprof' sql '%s' 2>/dev/null", bin_dir(), t);
+    st = run_commandf(&shell, "printf 'SELECT 4 AS z;\\n-- the end\\n' | '%s/opprof' sql '%s' 2>/dev/null", bin_dir(),
+                      t);
     CHECK_INT(st, 0);
     CHECK_STR(shell, "\"z\"\n4\n");
     free(shell);
@@ -1161,6 +1166,8 @@ static const char *const PERFETTO_QUERIES[] = {
     "SELECT ts, dur, pid, slice.name as slice_name, process_track.name as track_name FROM slice INNER JOIN "
     "process_track ON slice.track_id = process_track.id INNER JOIN process USING (upid);",
     "SELECT * FROM slice WHERE name GLOB '*interesting_slice*' LIMIT 10;",
+    "SELECT ts - TRACE_START() AS rel_ts, name FROM slice WHERE ts >= (SELECT start_ts FROM trace_bounds) AND ts <"
+    " TRACE_END() LIMIT 5;",
     "SELECT name, COUNT(dur) AS count_slice, AVG(dur) / 1000000 AS avg_dur_ms, CAST(MAX(dur) AS DOUBLE) / 1000000 "
     "AS max_dur_ms, CAST(MIN(dur) AS DOUBLE) / 1000000 AS min_dur_ms, PERCENTILE(dur,50) / 1000000 AS P50_dur_ms, "
     "PERCENTILE(dur,90) / 1000000 AS P90_dur_ms, PERCENTILE(dur,99) / 1000000 AS P99_dur_ms FROM slice WHERE name "

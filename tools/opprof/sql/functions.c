@@ -10,6 +10,8 @@
  *   PERCENTILE(x, p)                   the p-th percentile of x (an aggregate;
  *                                      linear between the closest ranks)
  *   x REGEXP pattern                   POSIX extended regular expressions
+ *   TRACE_START(), TRACE_END(),        trace_bounds' start_ts, end_ts, and
+ *   TRACE_DUR()                        the one less the other
  * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
  * slices.self_dur), as views of opprof's own with their documented columns.
  *
@@ -306,6 +308,27 @@ static void regexp_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_int(ctx, regexec(re, text, 0, NULL, 0) == 0);
 }
 
+/* ---- TRACE_START(), TRACE_END(), TRACE_DUR(): which is the user data ---- */
+
+enum { BOUND_START, BOUND_END, BOUND_DUR };
+static const int BOUNDS[] = {BOUND_START, BOUND_END, BOUND_DUR};
+
+static void trace_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc, (void)argv;
+    sqlite3_stmt *st = NULL;
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    if (sqlite3_prepare_v2(db, "SELECT start_ts, end_ts FROM trace_bounds", -1, &st, NULL) != SQLITE_OK)
+        return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+    int which = *(const int *)sqlite3_user_data(ctx);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+        sqlite3_result_int64(ctx, which == BOUND_START ? start : which == BOUND_END ? end : end - start);
+    } else {
+        sqlite3_result_null(ctx);
+    }
+    sqlite3_finalize(st);
+}
+
 int sql_register_functions(sqlite3 *db) {
     int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg, NULL,
                                      NULL);
@@ -314,6 +337,10 @@ int sql_register_functions(sqlite3 *db) {
                                      percentile_step, percentile_final);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, regexp_fn, NULL, NULL);
+    static const char *const bound_names[] = {"TRACE_START", "TRACE_END", "TRACE_DUR"};
+    for (size_t k = 0; k < 3 && rc == SQLITE_OK; k++) /* constant in a statement: computed once */
+        rc = sqlite3_create_function(db, bound_names[k], 0, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&BOUNDS[k],
+                                     trace_bound, NULL, NULL);
     for (size_t k = 0; k < N_TABLE_FUNCTIONS && rc == SQLITE_OK; k++)
         rc = sqlite3_create_module(db, TABLE_FUNCTIONS[k].name, &TABLE_FUNCTION_MODULE, (void *)&TABLE_FUNCTIONS[k]);
     return rc;

@@ -72,16 +72,25 @@ static const char SCHEMA[] =
     " INTEGER, self_device_memory_bytes INTEGER, flops INTEGER, bytes INTEGER, samples INTEGER,"
     " total_samples INTEGER, top_frame TEXT, off_cpu_ns INTEGER, self_off_cpu_ns INTEGER, wall_ns INTEGER,"
     " wait_ns INTEGER, threads INTEGER, imbalance REAL, mangled_name TEXT);\n"
+    /* Perfetto's: the first and last instant of any event (slice, counter, sample,
+       memory event) of any trace, in one row; filled once the rows are in. */
+    "CREATE TABLE trace_bounds(start_ts INTEGER, end_ts INTEGER);\n"
     /* Perfetto's placeholders: utid 0 and upid 0, the idle thread and its process. */
     "INSERT INTO process(upid, pid) VALUES (0, 0);\n"
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
 /* Made once the rows are in: a bulk load into indexed tables costs more
- * (the slices come in time order, not by parent nor by track). */
+ * (the slices come in time order, not by parent nor by track); then the
+ * trace's bounds. */
 static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
                               "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
                               "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-                              "CREATE INDEX flow_by_in ON flow(slice_in);\n";
+                              "CREATE INDEX flow_by_in ON flow(slice_in);\n"
+                              "INSERT INTO trace_bounds SELECT COALESCE(MIN(s), 0), COALESCE(MAX(e), 0) FROM ("
+                              " SELECT MIN(ts) AS s, MAX(ts + dur) AS e FROM slice"
+                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM counter"
+                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM perf_sample"
+                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM memory);\n";
 
 int sql_create_schema(sqlite3 *db) {
     char version[64];

@@ -55,11 +55,12 @@ int sql_create_schema(sqlite3 *db);
  * each time a table or column changes, so that --db's file of another version
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
  * 4: args.flat_key without array indices, arrays and objects flattened;
- * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place. */
-enum { SQL_SCHEMA_VERSION = 6 };
+ * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place;
+ * 7: trace_bounds. */
+enum { SQL_SCHEMA_VERSION = 7 };
 /** Index what the functions and joins look up (slices by parent and track,
- *  flows by end): once every trace is loaded (argument chunks by set: with
- *  the tables, as their rows come in that order). */
+ *  flows by end) and fill trace_bounds: once every trace is loaded (argument
+ *  chunks by set: with the tables, as their rows come in that order). */
 int sql_create_indexes(sqlite3 *db);
 
 /** Where the next rows of each table start: ids go on across the traces of
