@@ -1102,6 +1102,67 @@ TEST_CASE(flows_bound_to_events_link_their_slices) {
     free(err);
 }
 
+/* PerfettoSQL's own statements (CREATE PERFETTO TABLE, VIEW, INDEX, FUNCTION
+ * scalar and table-valued, OR REPLACE, schemas and types read), as its
+ * documentation writes them; what a query makes is its session's: a kept
+ * database stays as it was loaded. */
+TEST_CASE(perfetto_sql_statements) {
+    const char *t = write_file("mapping.json", MAPPING);
+    const char *q = write_file(
+        "perfetto.sql",
+        "CREATE PERFETTO TABLE long_slice(id LONG, name STRING) AS SELECT id, name FROM slice WHERE dur >= 30000;\n"
+        "CREATE OR REPLACE PERFETTO TABLE long_slice AS SELECT id, name FROM slice WHERE dur >= 50000;\n"
+        "CREATE PERFETTO INDEX long_by_name ON long_slice(name);\n"
+        "SELECT * FROM long_slice ORDER BY id;\n"
+        "CREATE PERFETTO VIEW first_name(n STRING) AS SELECT name AS n FROM slice WHERE id = 0;\n"
+        "SELECT n FROM first_name;\n"
+        "CREATE PERFETTO FUNCTION ends(ts LONG, dur LONG) RETURNS LONG AS SELECT $ts + $dur;\n"
+        "CREATE PERFETTO FUNCTION longest() RETURNS STRING AS\n"
+        "  SELECT name FROM slice WHERE depth = 0 ORDER BY dur DESC LIMIT 1;\n"
+        "SELECT ends(ts, dur) AS e, longest() AS o FROM slice WHERE id = 2;\n"
+        "/* a slice's children; its argument named as a column */\n"
+        "CREATE PERFETTO FUNCTION children(id JOINID(slice.id)) RETURNS TABLE(id LONG, name STRING) AS\n"
+        "  SELECT id, name FROM slice WHERE parent_id = $id ORDER BY id;\n"
+        "SELECT p.name AS parent, c.name AS child FROM slice p, children(p.id) c ORDER BY c.id;\n");
+    char db[600], args[1400];
+    snprintf(db, sizeof db, "%s/perfetto.sqlite", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' -f '%s'", db, t, q);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\n\n\n\"id\",\"name\"\n0,\"outer\"\n1,\"req\"\n" /* dur >= 50 us: replaced */
+                   "\n\n\"n\"\n\"outer\"\n"
+                   "\n\n\n\"e\",\"o\"\n50000,\"outer\"\n" /* inner: 20 us + 30 us */
+                   "\n\n\"parent\",\"child\"\n\"outer\",\"inner\"\n\"inner\",\"tick\"\n");
+    free(out);
+    ino_t kept = inode_of(db);
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM sqlite_schema WHERE name LIKE \"long%%\"'",
+             db, t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n0\n"); /* the session's tables went with it */
+    free(out);
+    CHECK(inode_of(db) == kept);
+    const struct {
+        const char *query, *said;
+    } errors[] = {
+        {"SELECT 1;\nCREATE PERFETTO TABLE t SELECT 1", "line 2: CREATE PERFETTO TABLE t: AS select expected"},
+        {"CREATE PERFETTO FUNCTION f(a INT) AS SELECT 1",
+         "CREATE PERFETTO FUNCTION f: (arguments) RETURNS type AS select expected"},
+        {"CREATE PERFETTO MACRO twice(x Expr) RETURNS Expr AS $x * 2",
+         "CREATE PERFETTO MACRO twice: opprof makes PerfettoSQL's TABLE, VIEW, INDEX and FUNCTION"},
+        {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},
+        {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"
+         " SELECT * FROM two(1)",
+         "two needs its arguments: two(a, b)"},
+    };
+    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) {
+        char *err = NULL;
+        const char *file = write_file("bad.sql", errors[k].query);
+        int st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file);
+        CHECK_INT(st, 1);
+        CHECK_CONTAINS(err, errors[k].said);
+        free(err);
+    }
+}
+
 TEST_CASE(file_of_statements_and_prompt) {
     const char *t = write_file("ok.json", MAPPING);
     const char *q = write_file(

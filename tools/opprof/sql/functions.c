@@ -16,7 +16,9 @@
  * slices.self_dur), as views of opprof's own with their documented columns.
  *
  * A table-valued function is one eponymous virtual table kind: each runs an
- * SQL query of its own with the argument bound to ?1. */
+ * SQL query of its own with its arguments bound to the parameters of their
+ * names ($start_id), as PerfettoSQL's CREATE PERFETTO FUNCTION ... RETURNS
+ * TABLE makes them too (perfetto_sql.c). */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -28,28 +30,30 @@
     "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur, cat, slice_id"
 #define FLOW_COLUMNS "id, slice_out, slice_in, trace_id, arg_set_id"
 
+/* Its arguments: names, comma-separated, each a hidden column that a query
+ * must give, bound to the query's parameter "$name". */
 typedef struct table_function {
-    const char *name, *argument, *columns, *query;
+    const char *name, *arguments, *columns, *query;
 } table_function;
 
 static const table_function TABLE_FUNCTIONS[] = {
     {"ancestor_slice", "start_id", SLICE_COLUMNS,
-     "WITH RECURSIVE up(id) AS (SELECT parent_id FROM slice WHERE id = ?1"
+     "WITH RECURSIVE up(id) AS (SELECT parent_id FROM slice WHERE id = $start_id"
      " UNION ALL SELECT s.parent_id FROM slice s JOIN up ON s.id = up.id WHERE s.parent_id IS NOT NULL)"
      " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM up) ORDER BY depth"},
     {"descendant_slice", "start_id", SLICE_COLUMNS,
-     "WITH RECURSIVE down(id) AS (SELECT id FROM slice WHERE parent_id = ?1"
+     "WITH RECURSIVE down(id) AS (SELECT id FROM slice WHERE parent_id = $start_id"
      " UNION ALL SELECT s.id FROM slice s JOIN down ON s.parent_id = down.id)"
      " SELECT " SLICE_COLUMNS " FROM slice WHERE id IN (SELECT id FROM down) ORDER BY id"},
     {"directly_connected_flow", "start_id", FLOW_COLUMNS,
-     "SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out = ?1 OR slice_in = ?1 ORDER BY id"},
+     "SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out = $start_id OR slice_in = $start_id ORDER BY id"},
     {"following_flow", "start_id", FLOW_COLUMNS,
-     "WITH RECURSIVE reached(id) AS (SELECT ?1"
+     "WITH RECURSIVE reached(id) AS (SELECT $start_id"
      " UNION SELECT f.slice_in FROM flow f JOIN reached r ON f.slice_out = r.id"
      " UNION SELECT s.id FROM slice s JOIN reached r ON s.parent_id = r.id)"
      " SELECT " FLOW_COLUMNS " FROM flow WHERE slice_out IN (SELECT id FROM reached) ORDER BY id"},
     {"preceding_flow", "start_id", FLOW_COLUMNS,
-     "WITH RECURSIVE reached(id) AS (SELECT ?1"
+     "WITH RECURSIVE reached(id) AS (SELECT $start_id"
      " UNION SELECT f.slice_out FROM flow f JOIN reached r ON f.slice_in = r.id"
      " UNION SELECT s.parent_id FROM slice s JOIN reached r ON s.id = r.id WHERE s.parent_id IS NOT NULL)"
      " SELECT " FLOW_COLUMNS " FROM flow WHERE slice_in IN (SELECT id FROM reached) ORDER BY id"},
@@ -62,7 +66,7 @@ typedef struct tf_vtab {
     sqlite3_vtab base;
     sqlite3 *db;
     const table_function *fn;
-    int n_columns;
+    int n_columns, n_arguments;
 } tf_vtab;
 
 typedef struct tf_cursor {
@@ -72,20 +76,57 @@ typedef struct tf_cursor {
     bool eof;
 } tf_cursor;
 
+/* The number of names in "a, b, c". */
+static int count_names(const char *list) {
+    int n = *list != '\0';
+    for (const char *c = list; *c; c++) n += *c == ',';
+    return n;
+}
+
+/* The name in "a, b, c" (blanks around it) that is `name`. */
+static bool has_name(const char *list, const char *name, size_t len) {
+    for (const char *start = list, *c = start; *start; c++) {
+        if (*c != ',' && *c) continue;
+        while (*start == ' ') start++;
+        if ((size_t)(c - start) == len && !strncmp(start, name, len)) return true;
+        if (!*c) break;
+        start = c + 1;
+    }
+    return false;
+}
+
+/* "CREATE TABLE x(columns, a HIDDEN, b HIDDEN)", sqlite3_malloc'd; an
+ * argument named as a column is the hidden "$a". */
+static char *declaration(const table_function *fn) {
+    sqlite3_str *d = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(d, "CREATE TABLE x(%s", fn->columns);
+    for (const char *start = fn->arguments, *c = start; *start; c++) {
+        if (*c != ',' && *c) continue;
+        while (*start == ' ') start++;
+        int len = (int)(c - start);
+        bool taken = has_name(fn->columns, start, (size_t)len);
+        sqlite3_str_appendf(d, taken ? ", \"$%.*s\" HIDDEN" : ", %.*s HIDDEN", len, start);
+        if (!*c) break;
+        start = c + 1;
+    }
+    sqlite3_str_appendchar(d, 1, ')');
+    return sqlite3_str_finish(d);
+}
+
 static int tf_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
     (void)argc, (void)argv, (void)err;
     const table_function *fn = aux;
-    char decl[512];
-    snprintf(decl, sizeof decl, "CREATE TABLE x(%s, %s HIDDEN)", fn->columns, fn->argument);
-    int rc = sqlite3_declare_vtab(db, decl);
+    char *decl = declaration(fn);
+    int rc = decl ? sqlite3_declare_vtab(db, decl) : SQLITE_NOMEM;
+    sqlite3_free(decl);
     if (rc) return rc;
     tf_vtab *t = sqlite3_malloc(sizeof *t);
     if (!t) return SQLITE_NOMEM;
     memset(t, 0, sizeof *t);
     t->db = db;
     t->fn = fn;
-    t->n_columns = 1;
-    for (const char *c = fn->columns; *c; c++) t->n_columns += *c == ',';
+    t->n_columns = count_names(fn->columns);
+    t->n_arguments = count_names(fn->arguments);
     *out = &t->base;
     return SQLITE_OK;
 }
@@ -95,21 +136,34 @@ static int tf_disconnect(sqlite3_vtab *v) {
     return SQLITE_OK;
 }
 
-/* The argument is required: an equality on the hidden column. */
+/* Every argument is required: an equality on its hidden column, given to
+ * xFilter in the arguments' order. */
 static int tf_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
     tf_vtab *t = (tf_vtab *)v;
+    int given = 0;
+    bool unusable = false;
     for (int i = 0; i < info->nConstraint; i++) {
         const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-        if (c->iColumn == t->n_columns && c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
-            if (!c->usable) return SQLITE_CONSTRAINT;
-            info->aConstraintUsage[i].argvIndex = 1;
-            info->aConstraintUsage[i].omit = 1;
-            info->estimatedCost = 10;
-            info->idxNum = 1;
-            return SQLITE_OK;
+        int arg = c->iColumn - t->n_columns;
+        if (arg < 0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ || (given >> arg & 1)) continue;
+        if (!c->usable) {
+            unusable = true;
+            continue;
         }
+        info->aConstraintUsage[i].argvIndex = arg + 1;
+        info->aConstraintUsage[i].omit = 1;
+        given |= 1 << arg;
     }
-    info->estimatedCost = 1e99; /* a plan without it is the last resort: tf_filter refuses it */
+    if (given == (1 << t->n_arguments) - 1) {
+        info->estimatedCost = 10;
+        info->idxNum = given;
+        return SQLITE_OK;
+    }
+    if (unusable) return SQLITE_CONSTRAINT;
+    for (int i = 0; i < info->nConstraint; i++)
+        info->aConstraintUsage[i].argvIndex = 0, info->aConstraintUsage[i].omit = 0;
+    info->estimatedCost = 1e99; /* a plan without them is the last resort: tf_filter refuses it */
+    info->idxNum = -1;
     return SQLITE_OK;
 }
 
@@ -137,21 +191,43 @@ static int tf_next(sqlite3_vtab_cursor *cur) {
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* argv[k] bound to the query's "$NAME" of the k-th argument (a query that does
+ * not use it leaves it). */
+static void bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv) {
+    int k = 0;
+    for (const char *start = arguments, *c = start; *start; c++) {
+        if (*c != ',' && *c) continue;
+        while (*start == ' ') start++;
+        char name[128];
+        snprintf(name, sizeof name, "$%.*s", (int)(c - start), start);
+        int at = sqlite3_bind_parameter_index(st, name);
+        if (at) sqlite3_bind_value(st, at, argv[k]);
+        k++;
+        if (!*c) break;
+        start = c + 1;
+    }
+}
+
 static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv) {
-    (void)idx, (void)idx_str;
+    (void)idx_str;
     tf_cursor *c = (tf_cursor *)cur;
     tf_vtab *t = (tf_vtab *)cur->pVtab;
     if (!c->st) {
         int rc = sqlite3_prepare_v2(t->db, t->fn->query, -1, &c->st, NULL);
-        if (rc) return rc;
+        if (rc) {
+            sqlite3_free(t->base.zErrMsg);
+            t->base.zErrMsg = sqlite3_mprintf("%s: %s", t->fn->name, sqlite3_errmsg(t->db));
+            return rc;
+        }
     }
-    if (argc < 1) {
+    if (idx < 0 || argc < t->n_arguments) {
         sqlite3_free(t->base.zErrMsg);
-        t->base.zErrMsg = sqlite3_mprintf("%s needs its argument: %s(%s)", t->fn->name, t->fn->name, t->fn->argument);
+        t->base.zErrMsg = sqlite3_mprintf("%s needs its argument%s: %s(%s)", t->fn->name, t->n_arguments > 1 ? "s" : "",
+                                          t->fn->name, t->fn->arguments);
         return SQLITE_ERROR;
     }
     sqlite3_reset(c->st);
-    sqlite3_bind_value(c->st, 1, argv[0]);
+    bind_arguments(c->st, t->fn->arguments, argv);
     c->row = -1;
     return tf_next(cur);
 }
@@ -344,6 +420,25 @@ int sql_register_functions(sqlite3 *db) {
     for (size_t k = 0; k < N_TABLE_FUNCTIONS && rc == SQLITE_OK; k++)
         rc = sqlite3_create_module(db, TABLE_FUNCTIONS[k].name, &TABLE_FUNCTION_MODULE, (void *)&TABLE_FUNCTIONS[k]);
     return rc;
+}
+
+/* A table_function and its strings in one allocation, the module's to free. */
+static void free_table_function(void *fn) { sqlite3_free(fn); }
+
+int sql_create_table_function(sqlite3 *db, const char *name, const char *arguments, const char *columns,
+                              const char *query) {
+    size_t sizes[4] = {strlen(name) + 1, strlen(arguments) + 1, strlen(columns) + 1, strlen(query) + 1};
+    table_function *fn = sqlite3_malloc64(sizeof *fn + sizes[0] + sizes[1] + sizes[2] + sizes[3]);
+    if (!fn) return SQLITE_NOMEM;
+    char *at = (char *)(fn + 1);
+    const char *texts[4] = {name, arguments, columns, query};
+    const char **fields[4] = {&fn->name, &fn->arguments, &fn->columns, &fn->query};
+    for (int k = 0; k < 4; k++) {
+        memcpy(at, texts[k], sizes[k]);
+        *fields[k] = at;
+        at += sizes[k];
+    }
+    return sqlite3_create_module_v2(db, fn->name, &TABLE_FUNCTION_MODULE, fn, free_table_function);
 }
 
 /* ---- INCLUDE PERFETTO MODULE ----------------------------------------------- */

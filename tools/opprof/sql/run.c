@@ -12,8 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* Past blanks and comments. */
-static const char *skip_blank(const char *p) {
+const char *sql_skip_blank(const char *p) {
     for (;;) {
         while (isspace((unsigned char)*p)) p++;
         if (p[0] == '-' && p[1] == '-') {
@@ -25,13 +24,6 @@ static const char *skip_blank(const char *p) {
             return p;
         }
     }
-}
-
-/* The word at p, case-insensitive, followed by a blank: p past it, or NULL. */
-static const char *word(const char *p, const char *w) {
-    size_t n = strlen(w);
-    if (strncasecmp(p, w, n) || !isspace((unsigned char)p[n])) return NULL;
-    return skip_blank(p + n);
 }
 
 static void print_value(sqlite3_stmt *st, int col, sql_mode mode, FILE *out) {
@@ -74,31 +66,20 @@ static int line_of(const char *text, const char *at) {
     return line;
 }
 
-/* "INCLUDE PERFETTO MODULE name;" at p: run, *next past it; 0 if p is not one. */
-static int include_module(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size) {
-    const char *q = word(p, "include");
-    q = q ? word(q, "perfetto") : NULL;
-    q = q ? word(q, "module") : NULL;
-    if (!q) return -1;
-    char name[128];
-    size_t n = 0;
-    while (q[n] && q[n] != ';' && !isspace((unsigned char)q[n]) && n + 1 < sizeof name) name[n] = q[n], n++;
-    name[n] = '\0';
-    const char *end = skip_blank(q + n);
-    if (*end == ';') end++;
-    *next = end;
-    return sql_include_module(db, name, why, why_size);
-}
-
 int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size) {
-    const char *p = skip_blank(text);
+    const char *p = sql_skip_blank(text);
     bool printed = false;
     while (*p) {
         const char *next = NULL;
-        int rc = include_module(db, p, &next, why, why_size);
-        if (rc > 0) return rc;
+        int rc = sql_perfetto_statement(db, p, &next, why, why_size);
+        if (rc > 0) {
+            char said[1024];
+            snprintf(said, sizeof said, "%s", why);
+            snprintf(why, why_size, "line %d: %s", line_of(text, p), said);
+            return rc;
+        }
         if (rc == 0) {
-            p = skip_blank(next);
+            p = sql_skip_blank(next);
             if (*p) fputc('\n', out);
             continue;
         }
@@ -111,7 +92,7 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
         } else if (rc == SQLITE_OK && st) {
             while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
             if (rc == SQLITE_DONE) rc = SQLITE_OK;
-            if (rc == SQLITE_OK && *skip_blank(next)) fputc('\n', out);
+            if (rc == SQLITE_OK && *sql_skip_blank(next)) fputc('\n', out);
         }
         if (rc) {
             const char *eol = strchr(p, '\n');
@@ -122,7 +103,7 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
             return rc;
         }
         sqlite3_finalize(st);
-        p = skip_blank(next);
+        p = sql_skip_blank(next);
     }
     return SQLITE_OK;
 }

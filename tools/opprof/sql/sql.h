@@ -147,9 +147,24 @@ int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const
  *  descendant_slice, directly_connected_flow, following_flow, preceding_flow). */
 int sql_register_functions(sqlite3 *db);
 
+/** A table-valued function NAME(arguments...) of `columns`, each row one of
+ *  `query`, which names its arguments "$name" ("a, b": $a and $b). The
+ *  strings are copied. SQLite's error code. */
+int sql_create_table_function(sqlite3 *db, const char *name, const char *arguments, const char *columns,
+                              const char *query);
+
 /** "INCLUDE PERFETTO MODULE name": the module's views, created once. An
  *  unknown module is an error that names the ones there are. */
 int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_size);
+
+/** A statement of PerfettoSQL's own at p (INCLUDE PERFETTO MODULE, CREATE
+ *  [OR REPLACE] PERFETTO TABLE, VIEW, INDEX or FUNCTION: perfetto_sql.c) run,
+ *  *next past it and its ';': SQLITE_OK, or SQLite's error with why said;
+ *  -1 when p is no such statement (SQLite's own, then). */
+int sql_perfetto_statement(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size);
+
+/** p past blanks and comments (-- and C's). */
+const char *sql_skip_blank(const char *p);
 
 /** How a result prints: trace_processor's CSV, or SQLite's list mode (the
  *  shell's `.mode list`: values joined by '|', no quotes, a header). */

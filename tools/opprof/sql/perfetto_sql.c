@@ -1,0 +1,286 @@
+/* perfetto_sql.c - the statements that PerfettoSQL adds to SQLite's, on
+ * SQLite, written from its documentation (docs/analysis/perfetto-sql-syntax.md):
+ *   INCLUDE PERFETTO MODULE name                  functions.c's modules
+ *   CREATE [OR REPLACE] PERFETTO TABLE name [(schema)] AS select
+ *   CREATE [OR REPLACE] PERFETTO VIEW name [(schema)] AS select
+ *   CREATE [OR REPLACE] PERFETTO INDEX name ON table(columns)
+ *   CREATE [OR REPLACE] PERFETTO FUNCTION name(arg TYPE, ...) RETURNS TYPE AS select
+ *       a scalar function: the first column of the select's first row (NULL
+ *       for none), each argument the select's parameter $arg
+ *   CREATE [OR REPLACE] PERFETTO FUNCTION name(arg TYPE, ...)
+ *       RETURNS TABLE(column TYPE, ...) AS select
+ *       a table-valued function: the select's rows
+ * Tables and views are TEMP: what a query makes is its session's, and a kept
+ * --db stays as it was loaded. Types are read and not checked (SQLite's
+ * values keep their own). Macros (CREATE PERFETTO MACRO) are not here: an
+ * error says so. */
+#define _GNU_SOURCE
+#include "sql.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static bool is_name_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The keyword w at p (case-insensitive, not the start of a longer name): p
+ * past it and the blanks after, or NULL. */
+static const char *keyword(const char *p, const char *w) {
+    size_t n = strlen(w);
+    if (!p || strncasecmp(p, w, n) || is_name_char(p[n])) return NULL;
+    return sql_skip_blank(p + n);
+}
+
+/* A name at p into out: p past it and the blanks after, or NULL. */
+static const char *name(const char *p, char *out, size_t size) {
+    size_t n = 0;
+    if (!p || !(isalpha((unsigned char)*p) || *p == '_')) return NULL;
+    while (is_name_char(p[n]) && n + 1 < size) out[n] = p[n], n++;
+    out[n] = '\0';
+    return is_name_char(p[n]) ? NULL : sql_skip_blank(p + n);
+}
+
+/* Past a quoted string or identifier, or a comment, that starts at p (p
+ * itself when none does). */
+static const char *past_quoted(const char *p) {
+    char close = *p == '[' ? ']' : *p;
+    if (close == '\'' || close == '"' || close == '`' || close == ']') {
+        for (p++; *p; p++)
+            if (*p == close && *++p != close) return p; /* a doubled quote is one inside */
+        return p;
+    }
+    if (p[0] == '-' && p[1] == '-') return p + strcspn(p, "\n");
+    if (p[0] == '/' && p[1] == '*') {
+        const char *end = strstr(p + 2, "*/");
+        return end ? end + 2 : p + strlen(p);
+    }
+    return p;
+}
+
+/* The ')' that closes the '(' at p, or NULL. */
+static const char *closing(const char *p) {
+    int depth = 0;
+    while (*p) {
+        const char *q = past_quoted(p);
+        if (q != p) {
+            p = q;
+            continue;
+        }
+        depth += *p == '(';
+        if (*p == ')' && --depth == 0) return p;
+        p++;
+    }
+    return NULL;
+}
+
+/* The ';' that ends the statement whose text goes on from p, or its end. */
+static const char *statement_end(const char *p) {
+    while (*p && *p != ';') {
+        const char *q = past_quoted(p);
+        p = q != p ? q : p + 1;
+    }
+    return p;
+}
+
+typedef struct perfetto_statement {
+    bool replace;
+    char kind[16]; /* TABLE, VIEW, INDEX, FUNCTION */
+    char name[128];
+    const char *params, *params_end;   /* FUNCTION: inside its parentheses */
+    const char *columns, *columns_end; /* FUNCTION ... RETURNS TABLE: inside its parentheses */
+    bool returns_table;
+    const char *body, *end; /* after AS (INDEX: after its name), up to the ';' */
+} perfetto_statement;
+
+/* "name TYPE, name TYPE" (types perhaps with parentheses: JOINID(slice.id))
+ * as "name, name", sqlite3_malloc'd. */
+static char *names_of(const char *p, const char *end) {
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    bool first = true;
+    while (p < end) {
+        p = sql_skip_blank(p);
+        char n[128];
+        const char *after = name(p, n, sizeof n);
+        if (!after || after > end) break;
+        sqlite3_str_appendf(out, "%s%s", first ? "" : ", ", n);
+        first = false;
+        int depth = 0; /* past the type, to the next top-level ',' */
+        for (p = after; p < end && (depth || *p != ','); p++) depth += (*p == '(') - (*p == ')');
+        p++;
+    }
+    bool ok = sqlite3_str_errcode(out) == SQLITE_OK;
+    char *names = sqlite3_str_finish(out); /* NULL when empty, too */
+    return names || !ok ? names : sqlite3_mprintf("%s", "");
+}
+
+/* The FUNCTION's "(params) RETURNS type|TABLE(columns)" at p: p past it, or NULL. */
+static const char *signature(const char *p, perfetto_statement *s) {
+    const char *close = *p == '(' ? closing(p) : NULL;
+    if (!close) return NULL;
+    s->params = p + 1, s->params_end = close;
+    p = keyword(sql_skip_blank(close + 1), "returns");
+    const char *table = keyword(p, "table");
+    if (table && *table == '(') {
+        const char *cols_end = closing(table);
+        if (!cols_end) return NULL;
+        s->returns_table = true;
+        s->columns = table + 1, s->columns_end = cols_end;
+        return sql_skip_blank(cols_end + 1);
+    }
+    char type[64];
+    p = name(p, type, sizeof type);
+    if (p && *p == '(') p = closing(p) ? sql_skip_blank(closing(p) + 1) : NULL; /* JOINID(slice.id) */
+    return p;
+}
+
+/* "CREATE [OR REPLACE] PERFETTO KIND name ..." at p into s: where it went
+ * wrong in why, or true. false with why empty: p is not one. */
+static bool parse(const char *p, perfetto_statement *s, char *why, size_t why_size) {
+    *s = (perfetto_statement){0};
+    why[0] = '\0';
+    p = keyword(p, "create");
+    const char *replace = keyword(p, "or");
+    if (replace) p = keyword(replace, "replace"), s->replace = true;
+    if (!(p = keyword(p, "perfetto"))) return false;
+    if (!(p = name(p, s->kind, sizeof s->kind)) || !(p = name(p, s->name, sizeof s->name))) {
+        snprintf(why, why_size, "CREATE PERFETTO: a kind (TABLE, VIEW, INDEX, FUNCTION) and a name expected");
+        return false;
+    }
+    for (char *c = s->kind; *c; c++) *c = (char)toupper((unsigned char)*c);
+    if (!strcmp(s->kind, "INDEX")) {
+        s->body = p, s->end = statement_end(p);
+        return true;
+    }
+    if (!strcmp(s->kind, "FUNCTION")) {
+        p = signature(p, s);
+    } else if (!strcmp(s->kind, "TABLE") || !strcmp(s->kind, "VIEW")) {
+        if (*p == '(') p = closing(p) ? sql_skip_blank(closing(p) + 1) : NULL; /* the schema: not checked */
+    } else {
+        snprintf(why, why_size, "CREATE PERFETTO %s %s: opprof makes PerfettoSQL's TABLE, VIEW, INDEX and FUNCTION",
+                 s->kind, s->name);
+        return false;
+    }
+    if (!(p = keyword(p, "as"))) {
+        snprintf(why, why_size, "CREATE PERFETTO %s %s: %s", s->kind, s->name,
+                 !strcmp(s->kind, "FUNCTION") ? "(arguments) RETURNS type AS select expected" : "AS select expected");
+        return false;
+    }
+    s->body = p, s->end = statement_end(p);
+    return true;
+}
+
+/* ---- a scalar function: its select, run for each call ---- */
+
+typedef struct scalar_function {
+    char *query;     /* the select */
+    char *arguments; /* "a, b" */
+} scalar_function;
+
+static void free_scalar(void *p) {
+    scalar_function *f = p;
+    sqlite3_free(f->query);
+    sqlite3_free(f->arguments);
+    sqlite3_free(f);
+}
+
+static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    const scalar_function *f = sqlite3_user_data(ctx);
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, f->query, -1, &st, NULL) != SQLITE_OK)
+        return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+    int k = 0;
+    for (const char *start = f->arguments, *c = start; *start && k < argc; c++) {
+        if (*c != ',' && *c) continue;
+        while (*start == ' ') start++;
+        char param[130];
+        snprintf(param, sizeof param, "$%.*s", (int)(c - start), start);
+        int at = sqlite3_bind_parameter_index(st, param);
+        if (at) sqlite3_bind_value(st, at, argv[k]);
+        k++;
+        if (!*c) break;
+        start = c + 1;
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+    else if (rc == SQLITE_DONE)
+        sqlite3_result_null(ctx);
+    else
+        sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+    sqlite3_finalize(st);
+}
+
+static int create_function(sqlite3 *db, const perfetto_statement *s, const char *body) {
+    char *arguments = names_of(s->params, s->params_end);
+    if (!arguments) return SQLITE_NOMEM;
+    int n_args = *arguments ? 1 : 0;
+    for (const char *c = arguments; *c; c++) n_args += *c == ',';
+    if (s->returns_table) {
+        char *columns = names_of(s->columns, s->columns_end);
+        int rc = columns ? sql_create_table_function(db, s->name, arguments, columns, body) : SQLITE_NOMEM;
+        sqlite3_free(columns);
+        sqlite3_free(arguments);
+        return rc;
+    }
+    scalar_function *f = sqlite3_malloc(sizeof *f);
+    char *query = sqlite3_mprintf("%s", body);
+    if (!f || !query) {
+        sqlite3_free(f), sqlite3_free(query), sqlite3_free(arguments);
+        return SQLITE_NOMEM;
+    }
+    *f = (scalar_function){query, arguments};
+    return sqlite3_create_function_v2(db, s->name, n_args, SQLITE_UTF8, f, call_scalar, NULL, NULL, free_scalar);
+}
+
+/* The statement s as SQLite's. */
+static int create(sqlite3 *db, const perfetto_statement *s) {
+    char *body = sqlite3_mprintf("%.*s", (int)(s->end - s->body), s->body);
+    if (!body) return SQLITE_NOMEM;
+    int rc;
+    if (!strcmp(s->kind, "FUNCTION")) {
+        rc = create_function(db, s, body);
+    } else {
+        sqlite3_str *q = sqlite3_str_new(db);
+        bool index = !strcmp(s->kind, "INDEX");
+        if (s->replace) sqlite3_str_appendf(q, "DROP %s IF EXISTS \"%w\"; ", s->kind, s->name);
+        if (index)
+            sqlite3_str_appendf(q, "CREATE INDEX \"%w\" %s", s->name, body);
+        else
+            sqlite3_str_appendf(q, "CREATE TEMP %s \"%w\" AS %s", s->kind, s->name, body);
+        char *sql = sqlite3_str_finish(q);
+        rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+    }
+    sqlite3_free(body);
+    return rc;
+}
+
+/* "INCLUDE PERFETTO MODULE name" at p: its name into out, p past it. */
+static const char *include(const char *p, char *out, size_t size) {
+    p = keyword(keyword(keyword(p, "include"), "perfetto"), "module");
+    if (!p) return NULL;
+    size_t n = 0;
+    while (p[n] && p[n] != ';' && !isspace((unsigned char)p[n]) && n + 1 < size) out[n] = p[n], n++;
+    out[n] = '\0';
+    return p + n;
+}
+
+int sql_perfetto_statement(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size) {
+    char module[128];
+    const char *after = include(p, module, sizeof module);
+    if (after) {
+        const char *end = sql_skip_blank(after);
+        *next = *end == ';' ? end + 1 : end;
+        return sql_include_module(db, module, why, why_size);
+    }
+    perfetto_statement s;
+    if (!parse(p, &s, why, why_size)) return why[0] ? SQLITE_ERROR : -1;
+    *next = *s.end ? s.end + 1 : s.end;
+    int rc = create(db, &s);
+    if (rc)
+        snprintf(why, why_size, "CREATE PERFETTO %s %s: %s", s.kind, s.name,
+                 rc == SQLITE_NOMEM ? sqlite3_errstr(rc) : sqlite3_errmsg(db));
+    return rc;
+}
