@@ -76,22 +76,32 @@ typedef struct tf_cursor {
     bool eof;
 } tf_cursor;
 
-/* The number of names in "a, b, c". */
+/* The next name of a list "a, b, c" from *p: its start and length, *p past
+ * it and its ','; false at the list's end. */
+static bool next_name(const char **p, const char **name, int *len) {
+    while (**p == ' ') (*p)++;
+    if (!**p) return false;
+    size_t n = strcspn(*p, ",");
+    *name = *p;
+    *len = (int)n;
+    while (*len > 0 && (*name)[*len - 1] == ' ') (*len)--;
+    *p += n + ((*p)[n] == ',');
+    return true;
+}
+
 static int count_names(const char *list) {
-    int n = *list != '\0';
-    for (const char *c = list; *c; c++) n += *c == ',';
+    const char *name;
+    int n = 0, len;
+    while (next_name(&list, &name, &len)) n++;
     return n;
 }
 
-/* The name in "a, b, c" (blanks around it) that is `name`. */
-static bool has_name(const char *list, const char *name, size_t len) {
-    for (const char *start = list, *c = start; *start; c++) {
-        if (*c != ',' && *c) continue;
-        while (*start == ' ') start++;
-        if ((size_t)(c - start) == len && !strncmp(start, name, len)) return true;
-        if (!*c) break;
-        start = c + 1;
-    }
+/* list ("a, b, c") has `name`. */
+static bool has_name(const char *list, const char *name, int len) {
+    const char *at;
+    int n;
+    while (next_name(&list, &at, &n))
+        if (n == len && !strncmp(at, name, (size_t)len)) return true;
     return false;
 }
 
@@ -100,15 +110,10 @@ static bool has_name(const char *list, const char *name, size_t len) {
 static char *declaration(const table_function *fn) {
     sqlite3_str *d = sqlite3_str_new(NULL);
     sqlite3_str_appendf(d, "CREATE TABLE x(%s", fn->columns);
-    for (const char *start = fn->arguments, *c = start; *start; c++) {
-        if (*c != ',' && *c) continue;
-        while (*start == ' ') start++;
-        int len = (int)(c - start);
-        bool taken = has_name(fn->columns, start, (size_t)len);
-        sqlite3_str_appendf(d, taken ? ", \"$%.*s\" HIDDEN" : ", %.*s HIDDEN", len, start);
-        if (!*c) break;
-        start = c + 1;
-    }
+    const char *list = fn->arguments, *name;
+    int len;
+    while (next_name(&list, &name, &len))
+        sqlite3_str_appendf(d, has_name(fn->columns, name, len) ? ", \"$%.*s\" HIDDEN" : ", %.*s HIDDEN", len, name);
     sqlite3_str_appendchar(d, 1, ')');
     return sqlite3_str_finish(d);
 }
@@ -191,20 +196,14 @@ static int tf_next(sqlite3_vtab_cursor *cur) {
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* argv[k] bound to the query's "$NAME" of the k-th argument (a query that does
- * not use it leaves it). */
-static void bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv) {
-    int k = 0;
-    for (const char *start = arguments, *c = start; *start; c++) {
-        if (*c != ',' && *c) continue;
-        while (*start == ' ') start++;
-        char name[128];
-        snprintf(name, sizeof name, "$%.*s", (int)(c - start), start);
-        int at = sqlite3_bind_parameter_index(st, name);
+void sql_bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv, int argc) {
+    const char *name;
+    int len;
+    for (int k = 0; k < argc && next_name(&arguments, &name, &len); k++) {
+        char param[130];
+        snprintf(param, sizeof param, "$%.*s", len, name);
+        int at = sqlite3_bind_parameter_index(st, param);
         if (at) sqlite3_bind_value(st, at, argv[k]);
-        k++;
-        if (!*c) break;
-        start = c + 1;
     }
 }
 
@@ -227,7 +226,7 @@ static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
         return SQLITE_ERROR;
     }
     sqlite3_reset(c->st);
-    bind_arguments(c->st, t->fn->arguments, argv);
+    sql_bind_arguments(c->st, t->fn->arguments, argv, argc);
     c->row = -1;
     return tf_next(cur);
 }

@@ -190,18 +190,7 @@ static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, f->query, -1, &st, NULL) != SQLITE_OK)
         return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
-    int k = 0;
-    for (const char *start = f->arguments, *c = start; *start && k < argc; c++) {
-        if (*c != ',' && *c) continue;
-        while (*start == ' ') start++;
-        char param[130];
-        snprintf(param, sizeof param, "$%.*s", (int)(c - start), start);
-        int at = sqlite3_bind_parameter_index(st, param);
-        if (at) sqlite3_bind_value(st, at, argv[k]);
-        k++;
-        if (!*c) break;
-        start = c + 1;
-    }
+    sql_bind_arguments(st, f->arguments, argv, argc);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         sqlite3_result_value(ctx, sqlite3_column_value(st, 0));

@@ -153,6 +153,11 @@ int sql_register_functions(sqlite3 *db);
 int sql_create_table_function(sqlite3 *db, const char *name, const char *arguments, const char *columns,
                               const char *query);
 
+/** argv[k] bound to st's parameter "$NAME" of the k-th name of `arguments`
+ *  ("a, b"), as PerfettoSQL's functions take their arguments (a parameter
+ *  that st does not have is left). */
+void sql_bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv, int argc);
+
 /** "INCLUDE PERFETTO MODULE name": the module's views, created once. An
  *  unknown module is an error that names the ones there are. */
 int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_size);
