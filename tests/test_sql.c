@@ -1140,6 +1140,27 @@ TEST_CASE(perfetto_sql_statements) {
     CHECK_STR(out, "\"n\"\n0\n"); /* the session's tables went with it */
     free(out);
     CHECK(inode_of(db) == kept);
+    /* as Chromium's standard library writes one, comments between its arguments */
+    q = write_file("chromium.sql",
+                   "-- Checks if slice has an ancestor with provided name.\n"
+                   "CREATE PERFETTO FUNCTION _has_parent_slice_with_name(\n"
+                   "  -- Id of the slice to check parents of.\n"
+                   "  id LONG,\n"
+                   "  -- Name of potential ancestor slice.\n"
+                   "  parent_name STRING)\n"
+                   "-- Whether `parent_name` is a name of an ancestor slice.\n"
+                   "RETURNS BOOL AS\n"
+                   "SELECT EXISTS(\n"
+                   "  SELECT 1\n"
+                   "  FROM ancestor_slice($id)\n"
+                   "  WHERE name = $parent_name\n"
+                   "  LIMIT 1\n"
+                   ");\n"
+                   "SELECT id FROM slice WHERE _has_parent_slice_with_name(id, \"outer\") ORDER BY id;\n");
+    snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\n\"id\"\n2\n3\n"); /* inner and tick */
+    free(out);
     const struct {
         const char *query, *said;
     } errors[] = {
