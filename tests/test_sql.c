@@ -574,6 +574,21 @@ TEST_CASE(perfetto_functions_and_modules) {
                    "\n\"start_ts\",\"end_ts\"\n10000,110000\n"
                    "\n\"s\",\"e\",\"d\"\n10000,110000,100000\n");
     free(out);
+    /* trace_processor's bounds of an instant alone (one past it) and of nothing (0, 0); DEMANGLE */
+    const char *instant = write_file("instant.json", "{\"traceEvents\": [{\"ph\": \"i\", \"name\": \"x\", \"pid\": 1,"
+                                                     " \"tid\": 1, \"ts\": 5, \"s\": \"t\"}]}");
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT * FROM trace_bounds; SELECT DEMANGLE(\"_ZN11AccumulatorIdE3addEd\") AS d,"
+             " DEMANGLE(name) AS n FROM slice'",
+             instant);
+    out = sql(NULL, args);
+    CHECK_STR(out,
+              "\"start_ts\",\"end_ts\"\n5000,5001\n\n\"d\",\"n\"\n\"Accumulator<double>::add(double)\",\"[NULL]\"\n");
+    free(out);
+    snprintf(args, sizeof args, "'%s' 'SELECT * FROM trace_bounds'", write_file("empty.json", "{\"traceEvents\": []}"));
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"start_ts\",\"end_ts\"\n0,0\n");
+    free(out);
     int st = 0;
     snprintf(args, sizeof args, "'%s' 'INCLUDE PERFETTO MODULE android.startup'", t);
     char *err = NULL;

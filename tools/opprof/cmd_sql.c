@@ -19,7 +19,7 @@ static const char HELP[] =
     "Perfetto's tables: slice (cat, slice_id), thread, process, track, thread_track,\n"
     "process_track, counter, counter_track, process_counter_track, args, flow, stats,\n"
     "perf_sample, stack_profile_callsite/frame/mapping, trace_bounds; its functions EXTRACT_ARG,\n"
-    "PERCENTILE, REGEXP, TRACE_START, TRACE_END, TRACE_DUR,\n"
+    "PERCENTILE, REGEXP, TRACE_START, TRACE_END, TRACE_DUR, DEMANGLE,\n"
     "ancestor_slice, descendant_slice, directly_connected_flow, following_flow,\n"
     "preceding_flow; INCLUDE PERFETTO MODULE slices.with_context (thread_slice,\n"
     "process_slice) and slices.self_dur; CREATE [OR REPLACE] PERFETTO TABLE, VIEW, INDEX,\n"

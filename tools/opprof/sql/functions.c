@@ -12,6 +12,7 @@
  *   x REGEXP pattern                   POSIX extended regular expressions
  *   TRACE_START(), TRACE_END(),        trace_bounds' start_ts, end_ts, and
  *   TRACE_DUR()                        the one less the other
+ *   DEMANGLE(name)                     a C++ name demangled, NULL when it is none
  * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
  * slices.self_dur), as views of opprof's own with their documented columns.
  *
@@ -22,6 +23,7 @@
 #define _GNU_SOURCE
 #include "sql.h"
 
+#include <opprof/opprof.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +406,17 @@ static void trace_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_finalize(st);
 }
 
+/* ---- DEMANGLE(name): opprof_demangle's ---- */
+
+static void demangle_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    char *plain = name ? opprof_demangle(name) : NULL;
+    if (!plain) return sqlite3_result_null(ctx);
+    sqlite3_result_text(ctx, plain, -1, SQLITE_TRANSIENT);
+    opprof_free(plain);
+}
+
 int sql_register_functions(sqlite3 *db) {
     int rc = sqlite3_create_function(db, "EXTRACT_ARG", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, extract_arg, NULL,
                                      NULL);
@@ -412,6 +425,9 @@ int sql_register_functions(sqlite3 *db) {
                                      percentile_step, percentile_final);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, regexp_fn, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "DEMANGLE", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, demangle_fn, NULL,
+                                     NULL);
     static const char *const bound_names[] = {"TRACE_START", "TRACE_END", "TRACE_DUR"};
     for (size_t k = 0; k < 3 && rc == SQLITE_OK; k++) /* constant in a statement: computed once */
         rc = sqlite3_create_function(db, bound_names[k], 0, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&BOUNDS[k],

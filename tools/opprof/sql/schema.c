@@ -86,11 +86,14 @@ static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);
                               "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
                               "CREATE INDEX flow_by_out ON flow(slice_out);\n"
                               "CREATE INDEX flow_by_in ON flow(slice_in);\n"
-                              "INSERT INTO trace_bounds SELECT COALESCE(MIN(s), 0), COALESCE(MAX(e), 0) FROM ("
+                              /* as trace_processor bounds a trace: (0, 0) when empty, an
+                                 instant's end one past its start */
+                              "INSERT INTO trace_bounds SELECT COALESCE(s, 0), COALESCE(e + (e = s), 0) FROM ("
+                              " SELECT MIN(s) AS s, MAX(e) AS e FROM ("
                               " SELECT MIN(ts) AS s, MAX(ts + dur) AS e FROM slice"
                               " UNION ALL SELECT MIN(ts), MAX(ts) FROM counter"
                               " UNION ALL SELECT MIN(ts), MAX(ts) FROM perf_sample"
-                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM memory);\n";
+                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM memory));\n";
 
 int sql_create_schema(sqlite3 *db) {
     char version[64];
