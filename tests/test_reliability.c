@@ -3,12 +3,15 @@
  * limit), and SIGINT/SIGTERM during a capture. The error names the file, no
  * partial file and no temporary remains, other artifacts stay as they were.
  * An output named by a link, a FIFO or a pipe nobody reads: written where it
- * leads, nothing replaced, no signal. */
+ * leads, nothing replaced, no signal. opprof's messages on a stderr that
+ * nobody reads any more raise no SIGPIPE in the program: its exit status
+ * stays its own. */
 #include "check.h"
 #include "testutil.h"
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static opprof_capture *big_capture(void) {
@@ -199,6 +203,55 @@ TEST_CASE(outputs_through_links_and_fifos) {
     text = listing(dir);
     CHECK_STR(text, "fifo\nlink.txt\ntarget.txt\n");
     free(text);
+    remove_tree(dir);
+}
+
+/* argv run with OPPROF_TRACE=trace (when not NULL), stdout to /dev/null and
+ * stderr into a pipe whose reader is gone, SIGPIPE as a program finds it by
+ * default: its wait status. */
+static int run_with_stderr_unread(char *const argv[], const char *trace) {
+    int p[2];
+    if (pipe(p)) return -1;
+    close(p[0]); /* nobody will read */
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(p[1], 2);
+        if (trace) setenv("OPPROF_TRACE", trace, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    int status = -1;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return status;
+}
+
+/* What opprof says at a program's end (autostart's "captures written",
+ * record's table, the preloaded library's --step warning) goes to a stderr
+ * that nobody reads: the program ends as it would without opprof, and the
+ * capture is kept. */
+TEST_CASE(messages_nobody_reads_take_no_exit_status) {
+    char dir[256], trace[300], first[600], opprof[600], toy[600];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(first, sizeof first, "%s/first_capture", bin_dir());
+    snprintf(opprof, sizeof opprof, "%s/opprof", bin_dir());
+    snprintf(toy, sizeof toy, "%s/../tests/record_toy", bin_dir());
+    char *plain[] = {first, NULL};
+    int st = run_with_stderr_unread(plain, NULL);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* without opprof: the reference */
+    snprintf(trace, sizeof trace, "%s/auto", dir);
+    st = run_with_stderr_unread(plain, trace);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* OPPROF_TRACE: the program's own */
+    snprintf(trace, sizeof trace, "%s/auto/trace-step-0.json", dir);
+    CHECK(access(trace, R_OK) == 0);
+    snprintf(trace, sizeof trace, "%s/rec", dir);
+    char *record[] = {opprof, "record", "-o", trace, "--step", "no_such_function", "--", toy, NULL};
+    st = run_with_stderr_unread(record, NULL);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* opprof record: the program's */
+    CHECK(access(trace, R_OK) == 0);
     remove_tree(dir);
 }
 

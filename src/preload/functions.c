@@ -6,6 +6,7 @@
  * object (libelf: static functions too), read without a lock; a stack per
  * thread of the open ranges' handles. */
 #define _GNU_SOURCE
+#include "common/quiet_write.h"
 #include "preload/functions.h"
 #include "preload/steps.h"
 
@@ -50,8 +51,12 @@ static function *g_table[TABLE_SIZE]; /* atomic pointers; filled once each */
 static size_t g_filled;               /* atomic: slots filled */
 static pthread_mutex_t g_fill = PTHREAD_MUTEX_INITIALIZER;
 static function g_overflow = {
-    {"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL}, NULL, FUNCTIONS_MAX,
-    false, 0, 0};
+    {"(more functions than opprof record's table holds)", "?", "?", 0, OPPROF_KIND_CPU_OP, NULL},
+    NULL,
+    FUNCTIONS_MAX,
+    false,
+    0,
+    0};
 
 static function *new_function(void *fn, uint32_t id) {
     opprof_symbolize(fn, g_name_buf, sizeof g_name_buf, NULL, 0);
@@ -149,7 +154,8 @@ static void keep_top(size_t top[3], size_t *shown, const uint64_t *calls, size_t
 static void budget_said(void) {
     size_t n = 0;
     function **functions = __libc_calloc(TABLE_LOAD + 1, sizeof *functions);
-    uint64_t *calls = __libc_calloc(TABLE_LOAD + 1, sizeof *calls), *recorded = __libc_calloc(TABLE_LOAD + 1, sizeof *recorded);
+    uint64_t *calls = __libc_calloc(TABLE_LOAD + 1, sizeof *calls),
+             *recorded = __libc_calloc(TABLE_LOAD + 1, sizeof *recorded);
     if (functions && calls && recorded) {
         for (size_t k = 0; k < TABLE_SIZE; k++) {
             function *f = __atomic_load_n(&g_table[k], __ATOMIC_ACQUIRE);
@@ -167,6 +173,8 @@ static void budget_said(void) {
         keep_top(top, &shown, calls, i);
     }
     if (over) {
+        opprof__quiet q; /* one message of several writes */
+        opprof__quiet_begin(&q);
         fprintf(stderr,
                 "opprof record: --functions: %llu call(s) of %llu function(s) not recorded, past each function's "
                 "first %llu (OPPROF_FUNCTION_CALLS; the tables count the recorded calls): most called",
@@ -178,6 +186,8 @@ static void budget_said(void) {
             opprof_free(readable);
         }
         fputs("\n", stderr);
+        fflush(stderr);
+        opprof__quiet_end(&q);
     }
     __libc_free(functions);
     __libc_free(calls);
@@ -188,9 +198,8 @@ void opprof__functions_said(void) {
     if (!g_functions) return;
     budget_said();
     if (!__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED))
-        fputs("opprof record: --functions: the program called no instrumented function, so none is "
-              "recorded; build it with -finstrument-functions (gcc, clang) to record its functions\n",
-              stderr);
+        opprof__say("opprof record: --functions: the program called no instrumented function, so none is "
+                    "recorded; build it with -finstrument-functions (gcc, clang) to record its functions\n");
 }
 
 void opprof__functions_setup(const char *step) {
@@ -202,8 +211,8 @@ void opprof__functions_setup(const char *step) {
         char *end;
         unsigned long long v = strtoull(cap, &end, 10);
         if (*end || v == 0)
-            fprintf(stderr, "opprof record: OPPROF_FUNCTION_CALLS='%s' ignored: not a number >= 1; %llu kept\n", cap,
-                    (unsigned long long)opprof__budget_cap());
+            opprof__say("opprof record: OPPROF_FUNCTION_CALLS='%s' ignored: not a number >= 1; %llu kept\n", cap,
+                        (unsigned long long)opprof__budget_cap());
         else
             opprof__budget_set(v);
     }

@@ -13,6 +13,7 @@
  * (OPPROF_FREE_UNKNOWN_SIZE), which the capture takes from the allocation at
  * the same address. Functions: functions.c. */
 #define _GNU_SOURCE
+#include "common/quiet_write.h"
 #include "preload/exec.h"
 #include "preload/functions.h"
 #include "preload/steps.h"
@@ -220,9 +221,8 @@ __attribute__((destructor)) static void record_said(void) {
     opprof__steps_said();
     opprof__functions_said();
     if (g_memory && !__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED))
-        fputs("opprof record: --memory: the program allocated nothing through malloc, new and their kin "
-              "(a custom allocator, or allocations made before it started?), so no memory is recorded\n",
-              stderr);
+        opprof__say("opprof record: --memory: the program allocated nothing through malloc, new and their kin "
+                    "(a custom allocator, or allocations made before it started?), so no memory is recorded\n");
 }
 
 __attribute__((constructor)) static void record_setup(void) {

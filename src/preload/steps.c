@@ -18,6 +18,7 @@
  * wrapper's (RUNPATH) instead of the caller's, a change to what the program
  * loads. Said at exit when no call was seen. */
 #define _GNU_SOURCE
+#include "common/quiet_write.h"
 #include "preload/steps.h"
 
 #include <opprof/opprof.h>
@@ -151,21 +152,18 @@ void opprof__steps_setup(const char *name) {
 void opprof__steps_said(void) {
     uint64_t reentered = __atomic_load_n(&g_reentered, __ATOMIC_RELAXED);
     if (g_name && reentered)
-        fprintf(stderr,
-                "opprof record: --step %s: %llu call(s) made while their thread was making a step (from a "
-                "signal handler, or by opprof itself) ran without a step of their own\n",
-                g_name, (unsigned long long)reentered);
+        opprof__say("opprof record: --step %s: %llu call(s) made while their thread was making a step (from a "
+                    "signal handler, or by opprof itself) ran without a step of their own\n",
+                    g_name, (unsigned long long)reentered);
     if (!g_name || __atomic_load_n(&g_calls, __ATOMIC_RELAXED)) return;
     if (!opprof__step_target)
-        fprintf(stderr,
-                "opprof record: --step %s: no function of that name is exported by the program or its "
-                "libraries, so no step was made (a static function is seen only in a program built with "
-                "-finstrument-functions, with --functions)\n",
-                g_name);
+        opprof__say("opprof record: --step %s: no function of that name is exported by the program or its "
+                    "libraries, so no step was made (a static function is seen only in a program built with "
+                    "-finstrument-functions, with --functions)\n",
+                    g_name);
     else
-        fprintf(stderr,
-                "opprof record: --step %s: no call of it was seen (%llu call slot(s) redirected): only calls "
-                "from another object (a shared library's function) are seen, or every call in a program "
-                "built with -finstrument-functions, with --functions\n",
-                g_name, (unsigned long long)g_slots);
+        opprof__say("opprof record: --step %s: no call of it was seen (%llu call slot(s) redirected): only calls "
+                    "from another object (a shared library's function) are seen, or every call in a program "
+                    "built with -finstrument-functions, with --functions\n",
+                    g_name, (unsigned long long)g_slots);
 }

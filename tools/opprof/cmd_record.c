@@ -469,6 +469,10 @@ static int run(int argc, char **argv) {
     g_child = pid;
     signal(SIGINT, forward);
     signal(SIGTERM, forward);
+    /* what record says next goes where CMD's stderr went: a pipe that nobody
+     * reads any more (`2>&1 | head`) fails the write, and the exit status
+     * stays CMD's (not set before the fork: CMD would inherit it) */
+    signal(SIGPIPE, SIG_IGN);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     char byte;

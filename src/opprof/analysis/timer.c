@@ -225,8 +225,8 @@ static bool stop_when_confident(const double *times, size_t n, int64_t number, d
 static int check_timer(const opprof_timer *t) {
     if (!t || !t->stmt || t->num_threads < 1 || !(t->precision >= 0 && t->precision < 1)) return OPPROF_EINVAL;
     if (opprof_is_active())
-        fprintf(stderr, "opprof timer: warning: a profiler session is active: measure without it "
-                        "(the measurement says so too)\n");
+        opprof__say("opprof timer: warning: a profiler session is active: measure without it "
+                    "(the measurement says so too)\n");
     return 0;
 }
 

@@ -104,10 +104,9 @@ static unsigned parse_outputs(const char *list) {
 static void outputs_setup(void) {
     const char *list = secure_getenv("OPPROF_OUTPUTS");
     if (list && *list && !(g_out.outputs = parse_outputs(list))) {
-        fprintf(stderr,
-                "opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html, perfetto; "
-                "writing trace, tables, html\n",
-                list);
+        opprof__say("opprof: OPPROF_OUTPUTS='%s' ignored: not a list of trace, tables, html, perfetto; "
+                    "writing trace, tables, html\n",
+                    list);
         g_out.outputs = OUT_ALL;
     }
     g_out.chrome.gzip = opprof__env_int("OPPROF_GZIP", 0, 1, 0) == 1;
@@ -171,10 +170,9 @@ static int open_made(const char *made, char *base, size_t size) {
                           : lstat(made, &l) == 0 && S_ISLNK(l.st_mode) ? "a symlink now"
                           : lstat(made, &l) == 0                       ? "not a directory now"
                                                                        : strerror(e);
-        fprintf(stderr,
-                "opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
-                "written\n",
-                made, now);
+        opprof__say("opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
+                    "written\n",
+                    made, now);
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -217,9 +215,9 @@ static int write_capture(const opprof_capture *c, void *user) {
     }
     if (rc) { /* the path as the user named it */
         size_t n = strlen(base);
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot write '%s%s': %s%s\n", g_auto.dir,
-                strncmp(path, base, n) ? path : path + n, opprof_strerror(rc),
-                trace_whole ? " (its trace is whole and kept; this file and the ones after it are missing)" : "");
+        opprof__say("opprof: OPPROF_TRACE: cannot write '%s%s': %s%s\n", g_auto.dir,
+                    strncmp(path, base, n) ? path : path + n, opprof_strerror(rc),
+                    trace_whole ? " (its trace is whole and kept; this file and the ones after it are missing)" : "");
         if (trace_whole)
             g_auto.incomplete++;
         else
@@ -366,22 +364,20 @@ static bool take_child_capture(void) {
     if (lstat(child, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
     if (g_auto.captures && (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) - g_auto.children_cpu_started <=
                                                      g_auto.cpu_before_save - g_auto.cpu_started)) {
-        fprintf(stderr,
-                "opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
-                "in '%s'; this process's is '%s' (it %s)\n",
-                child, g_auto.dir,
-                g_auto.ranges ? "recorded ranges of its own" : "took more CPU time than its children");
+        opprof__say("opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
+                    "in '%s'; this process's is '%s' (it %s)\n",
+                    child, g_auto.dir,
+                    g_auto.ranges ? "recorded ranges of its own" : "took more CPU time than its children");
         return false;
     }
     if (renameat2(AT_FDCWD, child, AT_FDCWD, g_auto.dir, RENAME_NOREPLACE) != 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", child, g_auto.dir, strerror(errno));
+        opprof__say("opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", child, g_auto.dir, strerror(errno));
         return false;
     }
     remove_work();
-    fprintf(stderr,
-            "opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
-            "own, its children took the CPU time): that program's capture is %s/\n",
-            g_auto.dir);
+    opprof__say("opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
+                "own, its children took the CPU time): that program's capture is %s/\n",
+                g_auto.dir);
     say_moved();
     return true;
 }
@@ -404,10 +400,10 @@ static void save(void) {
     opprof_session_free(session); /* a capture being recorded is written now */
     if (g_auto.flight) {
         if (g_auto.captures == 0 && rmdir(g_auto.dir) == 0)
-            fprintf(stderr, "opprof: flight recorder: no step was saved (no trigger); '%s' removed\n", g_auto.dir);
+            opprof__say("opprof: flight recorder: no step was saved (no trigger); '%s' removed\n", g_auto.dir);
         else
-            fprintf(stderr, "opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.dir,
-                    lost_said());
+            opprof__say("opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.dir,
+                        lost_said());
         return;
     }
     if (take_child_capture()) return;
@@ -415,23 +411,21 @@ static void save(void) {
     if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
         if (!is_child_session() || g_auto.failed)
-            fprintf(stderr, "opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
-                    g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
+            opprof__say("opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
+                        g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
         return;
     }
     char where[4200];
     if (publish(where, sizeof where) != 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", g_auto.work, g_auto.dir,
-                strerror(errno));
+        opprof__say("opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", g_auto.work, g_auto.dir, strerror(errno));
         remove_work();
         return;
     }
     if (strcmp(where, g_auto.dir) != 0)
-        fprintf(stderr,
-                "opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
-                "and is left as it is: the capture is in '%s'\n",
-                g_auto.dir, where);
-    fprintf(stderr, "opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
+        opprof__say("opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
+                    "and is left as it is: the capture is in '%s'\n",
+                    g_auto.dir, where);
+    opprof__say("opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
 }
 
 /* ---- signals and the watcher ---- */
@@ -541,7 +535,7 @@ static int flight_count(const char *name, int lo, int hi, int *out) {
     char *end;
     long v = strtol(text, &end, 10);
     if (*text && !*end && v >= lo && v <= hi) return *out = (int)v, 0;
-    fprintf(stderr, "opprof: %s='%s': not a whole number from %d to %d; nothing is recorded\n", name, text, lo, hi);
+    opprof__say("opprof: %s='%s': not a whole number from %d to %d; nothing is recorded\n", name, text, lo, hi);
     return -1;
 }
 
@@ -571,7 +565,7 @@ static int flight_setup(opprof_config *cfg) {
                  SIGRTMAX);
     }
     if (bad) {
-        fprintf(stderr, "opprof: %s=%s; nothing is recorded\n", bad, why);
+        opprof__say("opprof: %s=%s; nothing is recorded\n", bad, why);
         return -1;
     }
     if (cool) f->cooldown_ms = ns / 1000000;
@@ -583,11 +577,11 @@ static int flight_setup(opprof_config *cfg) {
     if (!secure_getenv("OPPROF_FLIGHT_BEFORE") && f->before + 1 + f->after > f->keep_steps)
         f->before = f->keep_steps - 1 - f->after > 0 ? f->keep_steps - 1 - f->after : 0; /* the default fits */
     if (opprof_flight_check(f, why, sizeof why)) {
-        fprintf(stderr, "opprof: OPPROF_FLIGHT: %s; nothing is recorded\n", why);
+        opprof__say("opprof: OPPROF_FLIGHT: %s; nothing is recorded\n", why);
         return -1;
     }
     if (cfg->schedule.active) {
-        fprintf(stderr, "opprof: OPPROF_SCHEDULE ignored: the flight recorder (OPPROF_FLIGHT) records every step\n");
+        opprof__say("opprof: OPPROF_SCHEDULE ignored: the flight recorder (OPPROF_FLIGHT) records every step\n");
         cfg->schedule = (opprof_schedule){0};
     }
     g_auto.flight = true;
@@ -618,14 +612,13 @@ static void name_leftover(const char *entry, long pid, void *user) {
     for (struct dirent *e; d && (e = readdir(d));)
         files += !strncmp(e->d_name, "trace-step-", 11) && !strstr(e->d_name, ".tmp.");
     if (d) closedir(d);
-    fprintf(stderr,
-            "opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
-            "or ended by _exit or abort): ",
-            entry, pid);
+    opprof__say("opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
+                "or ended by _exit or abort): ",
+                entry, pid);
     if (files)
-        fprintf(stderr, "%zu file(s) of saved steps in it; rename it to keep them, or remove it\n", files);
+        opprof__say("%zu file(s) of saved steps in it; rename it to keep them, or remove it\n", files);
     else
-        fprintf(stderr, "no saved step in it; remove it\n");
+        opprof__say("no saved step in it; remove it\n");
 }
 
 /* OPPROF_MACHINE_FILE=PATH (opprof record --roofline): a machine profile that
@@ -640,8 +633,8 @@ static void machine_setup(void) {
     g_auto.has_machine = rc == 0;
     g_auto.machine_at = seconds_now();
     if (rc)
-        fprintf(stderr, "opprof: OPPROF_MACHINE_FILE='%s' ignored: %s; the captures carry no machine\n", path,
-                err.message[0] && rc == OPPROF_EFORMAT ? err.message : opprof_strerror(rc));
+        opprof__say("opprof: OPPROF_MACHINE_FILE='%s' ignored: %s; the captures carry no machine\n", path,
+                    err.message[0] && rc == OPPROF_EFORMAT ? err.message : opprof_strerror(rc));
     unsetenv("OPPROF_MACHINE_FILE");
 }
 
@@ -652,11 +645,11 @@ __attribute__((constructor)) static void autostart(void) {
     if (!dir || !*dir) return;
     struct stat st;
     if (strlen(dir) >= sizeof g_auto.dir) {
-        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: the path is too long\n", dir);
+        opprof__say("opprof: OPPROF_TRACE='%s' ignored: the path is too long\n", dir);
         return;
     }
     if (lstat(dir, &st) == 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
+        opprof__say("opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
         return;
     }
     opprof__leftovers(dir, ".opprof-", name_leftover, NULL);
@@ -666,8 +659,8 @@ __attribute__((constructor)) static void autostart(void) {
     cfg.on_trace_ready = write_capture;
     const char *sample = secure_getenv("OPPROF_SAMPLE"); /* HZ[,fp|dwarf]: samples, and off-CPU times */
     if (sample && opprof_parse_sample(sample, &cfg.sample_hz, &cfg.sample_dwarf))
-        fprintf(stderr, "opprof: OPPROF_SAMPLE='%s' ignored: not HZ[,fp|dwarf] (HZ from 1 to 1000000); no samples\n",
-                sample);
+        opprof__say("opprof: OPPROF_SAMPLE='%s' ignored: not HZ[,fp|dwarf] (HZ from 1 to 1000000); no samples\n",
+                    sample);
     cfg.off_cpu = cfg.sample_hz > 0 || opprof__env_int("OPPROF_OFF_CPU", 0, 1, 0) == 1;
     /* OPPROF_RECORD_SHAPES=1: operators' input shapes (opprof_set_inputs), and FLOPs from them */
     cfg.record_shapes = cfg.with_flops = opprof__env_int("OPPROF_RECORD_SHAPES", 0, 1, 0) == 1;
@@ -675,10 +668,9 @@ __attribute__((constructor)) static void autostart(void) {
     cfg.max_events = (uint64_t)opprof__env_int("OPPROF_MAX_EVENTS", 0, INT64_MAX, 0);
     const char *sched = secure_getenv("OPPROF_SCHEDULE");
     if (sched && parse_schedule(sched, &cfg.schedule)) {
-        fprintf(stderr,
-                "opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
-                "(whole numbers, active >= 1); recording from start to exit\n",
-                sched);
+        opprof__say("opprof: OPPROF_SCHEDULE='%s' ignored: not wait,warmup,active,repeat[,skip_first] "
+                    "(whole numbers, active >= 1); recording from start to exit\n",
+                    sched);
         cfg.schedule = (opprof_schedule){0};
     }
     int flight_rc = flight_setup(&cfg);
@@ -694,8 +686,7 @@ __attribute__((constructor)) static void autostart(void) {
     const char *made = g_auto.flight ? g_auto.dir : g_auto.work; /* a flight recorder's saves appear as they come */
     struct stat made_st;
     if (mkdir(made, 0777) != 0 || lstat(made, &made_st) != 0) {
-        fprintf(stderr, "opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, made,
-                strerror(errno));
+        opprof__say("opprof: OPPROF_TRACE='%s' ignored: cannot create '%s': %s\n", g_auto.dir, made, strerror(errno));
         return;
     }
     g_auto.made_dev = made_st.st_dev; /* saves go to this directory, whatever takes its name later */
@@ -703,7 +694,7 @@ __attribute__((constructor)) static void autostart(void) {
     int rc = opprof_session_start(&g_auto.session, &cfg);
     opprof_free((void *)cfg.flight.range_name); /* the session has its copy */
     if (rc) {
-        fprintf(stderr, "opprof: OPPROF_TRACE: cannot start profiling: %s\n", opprof_strerror(rc));
+        opprof__say("opprof: OPPROF_TRACE: cannot start profiling: %s\n", opprof_strerror(rc));
         rmdir(made);
         return;
     }

@@ -1,12 +1,16 @@
 /* base/base.h - the base layer: what every other layer is built on. The
  * allocator, growing strings and the number formatters, atomic files, the
  * environment, the clock and the one hash table; invariants checked in debug
- * builds. Includes nothing of opprof's but the public headers. */
+ * builds. Includes nothing of opprof's but the public headers and
+ * src/common/quiet_write.h (its messages and files raise no signal in the
+ * program: opprof__say, opprof__quiet_begin). */
 #ifndef OPPROF_BASE_H
 #define OPPROF_BASE_H
 
 #include <opprof/capture.h>
 #include <opprof/opprof.h>
+
+#include "../../common/quiet_write.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -224,11 +228,9 @@ typedef struct opprof__file {
     char *path;     /* path_len + 1 bytes: where the file goes, links followed */
     char *tmp_path; /* path_len + 32 bytes; NULL in_place */
     size_t path_len;
-    bool in_place;                   /* path written as it is: no temporary */
-    bool created;                    /* tmp_path exists on disk */
-    bool masked;                     /* SIGXFSZ and SIGPIPE blocked here; old_mask to restore */
-    bool pending_before[2];          /* ... and each was pending already: not ours to take */
-    unsigned long long old_mask[16]; /* the thread's sigset_t (base/file.c; signal.h's needs POSIX) */
+    bool in_place;       /* path written as it is: no temporary */
+    bool created;        /* tmp_path exists on disk */
+    opprof__quiet quiet; /* SIGXFSZ and SIGPIPE blocked from open to commit or abort */
 } opprof__file;
 OPPROF__HIDDEN int opprof__file_open(opprof__file *f, const char *path);
 /* Flush, fsync, close and rename; on any failure removes the temporary. */

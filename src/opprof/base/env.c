@@ -16,7 +16,7 @@ int opprof__env_choice(const char *name, const char *const *choices, int count, 
     char accepted[256] = "";
     for (int i = 0; i < count; i++)
         snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s", i ? ", " : "", choices[i]);
-    fprintf(stderr, "opprof: %s='%s' ignored: not one of %s; using %s\n", name, text, accepted, choices[fallback]);
+    opprof__say("opprof: %s='%s' ignored: not one of %s; using %s\n", name, text, accepted, choices[fallback]);
     return fallback;
 }
 
@@ -27,7 +27,7 @@ long long opprof__env_int(const char *name, long long lo, long long hi, long lon
     errno = 0;
     long long n = strtoll(text, &end, 10);
     if (!errno && end != text && !*end && n >= lo && n <= hi) return n;
-    fprintf(stderr, "opprof: %s='%s' ignored: not a whole number from %lld to %lld; using %lld\n", name, text, lo, hi,
-            fallback);
+    opprof__say("opprof: %s='%s' ignored: not a whole number from %lld to %lld; using %lld\n", name, text, lo, hi,
+                fallback);
     return fallback;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 void opprof__assert_failed(const char *cond, const char *file, int line, const char *func) {
-    fprintf(stderr, "opprof: %s:%d: %s: invariant '%s' does not hold\n", file, line, func, cond);
+    opprof__say("opprof: %s:%d: %s: invariant '%s' does not hold\n", file, line, func, cond);
     abort();
 }
 

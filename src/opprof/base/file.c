@@ -35,38 +35,6 @@ static int create_temporary(char *path, size_t len) {
     return OPPROF_EEXIST;
 }
 
-_Static_assert(sizeof(sigset_t) <= sizeof((opprof__file *)0)->old_mask, "opprof__file.old_mask holds a sigset_t");
-
-/* The signals a write can raise: past the file size limit, into a pipe
- * nobody reads. */
-static const int write_signals[2] = {SIGXFSZ, SIGPIPE};
-
-/* The write signals blocked in this thread while the file is written (see opprof__file). */
-static void signals_block(opprof__file *f) {
-    sigset_t set, pending;
-    sigemptyset(&set);
-    for (int k = 0; k < 2; k++) sigaddset(&set, write_signals[k]);
-    f->masked = pthread_sigmask(SIG_BLOCK, &set, (sigset_t *)(void *)f->old_mask) == 0;
-    bool known = f->masked && sigpending(&pending) == 0;
-    for (int k = 0; k < 2; k++) f->pending_before[k] = known && sigismember(&pending, write_signals[k]);
-}
-
-/* A write signal that the file's writes raised taken back, then the thread's mask as it was. */
-static void signals_restore(opprof__file *f) {
-    if (!f->masked) return;
-    sigset_t pending;
-    const struct timespec now = {0, 0};
-    for (int k = 0; k < 2; k++) {
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, write_signals[k]);
-        if (!f->pending_before[k] && sigpending(&pending) == 0 && sigismember(&pending, write_signals[k]))
-            sigtimedwait(&one, NULL, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)f->old_mask, NULL);
-    f->masked = false;
-}
-
 /* A path that is no regular file, directory nor link to one (a device, a
  * FIFO, a socket, a link to nothing yet): written in place. */
 static bool written_in_place(const char *path) {
@@ -110,7 +78,7 @@ int opprof__file_open(opprof__file *f, const char *path) {
     memcpy(f->path, to, f->path_len + 1);
     if (f->tmp_path) memcpy(f->tmp_path, to, f->path_len);
     free(to);
-    signals_block(f);
+    opprof__quiet_begin(&f->quiet);
     int fd = f->in_place ? open_in_place(f) : create_temporary(f->tmp_path, f->path_len);
     if (fd < 0) {
         opprof__file_abort(f);
@@ -138,7 +106,7 @@ void opprof__file_abort(opprof__file *f) {
         opprof__free(f->tmp_path);
     }
     opprof__free(f->path);
-    signals_restore(f);
+    opprof__quiet_end(&f->quiet);
     *f = (opprof__file){0};
 }
 
@@ -156,7 +124,7 @@ int opprof__file_commit(opprof__file *f) {
     }
     opprof__free(f->tmp_path);
     opprof__free(f->path);
-    signals_restore(f);
+    opprof__quiet_end(&f->quiet);
     *f = (opprof__file){0};
     return 0;
 }

@@ -29,9 +29,9 @@ static void load(void) {
     static const char LEFT_OUT[] = "samples' sources and inlined functions, the DWARF mode's callers and function "
                                    "names from ELF symbols are left out";
     if (!dw)
-        fprintf(stderr, "opprof: elfutils: cannot load %s (%s): %s\n", file, dlerror(), LEFT_OUT);
+        opprof__say("opprof: elfutils: cannot load %s (%s): %s\n", file, dlerror(), LEFT_OUT);
     else
-        fprintf(stderr, "opprof: elfutils: %s has no %s: %s\n", file, missing, LEFT_OUT);
+        opprof__say("opprof: elfutils: %s has no %s: %s\n", file, missing, LEFT_OUT);
     if (dw) dlclose(dw);
 }
 
