@@ -1060,7 +1060,7 @@ TEST_CASE(samples_as_perfettos_stack_profile) {
         " JOIN stack_profile_callsite c ON s.callsite_id = c.id JOIN stack_profile_frame f ON c.frame_id = f.id"
         " ORDER BY s.id; SELECT c.id, c.depth, c.parent_id, f.name, m.name AS mapping FROM stack_profile_callsite c"
         " JOIN stack_profile_frame f ON c.frame_id = f.id JOIN stack_profile_mapping m ON f.mapping = m.id"
-        " ORDER BY c.id'",
+        " ORDER BY c.id; SELECT * FROM trace_bounds'",
         t);
     int st = 0;
     char *out = sql(&st, args);
@@ -1075,7 +1075,8 @@ TEST_CASE(samples_as_perfettos_stack_profile) {
                    "1,0,\"[NULL]\",\"main\",\"[unknown]\"\n"
                    "2,1,1,\"work\",\"[unknown]\"\n"
                    "3,2,2,\"leaf\",\"[unknown]\"\n"
-                   "4,1,1,\"other\",\"[unknown]\"\n");
+                   "4,1,1,\"other\",\"[unknown]\"\n"
+                   "\n\"start_ts\",\"end_ts\"\n0,150000\n"); /* to the last sample, past the slice */
     free(out);
 }
 

@@ -136,7 +136,8 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
     for (int k = 0; k < o->n_traces && !rc; k++) rc = load_trace(db, o->traces[k], what, args, &ids);
     sql_writer_stop(); /* its errors were load_trace's */
     /* the indexes, then the sets of arguments that the loads moved or dropped */
-    if (!rc && (sql_create_indexes(db) || sql_args_settle(args) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL))) {
+    if (!rc && (sql_create_indexes(db) || sql_bounds_insert(db, &ids) || sql_args_settle(args) ||
+                sqlite3_exec(db, "COMMIT", NULL, NULL, NULL))) {
         fprintf(stderr, "opprof: %s: the database could not be written: %s\n", what, sqlite3_errmsg(db));
         rc = TOOL_EXIT_UNREADABLE;
     }

@@ -330,6 +330,7 @@ static int load_slices(loader *L) {
         depth[i] = parent >= 0 ? depth[parent] + 1 : 0;
         const char *cat = opprof_capture_category(L->cap, e);
         if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
+        sql_bounds_take(L->ids, ts_of(L, e->start_ns), ts_of(L, e->start_ns) + e->duration_ns);
         rc = sql_row(L->st[ST_SLICE], "iiiissiIIII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
                      L->track[e->thread], cat, opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
                      slice_of(L, parent), L->arg_set[i], L->thread_ts ? L->thread_ts[i] : -1,
@@ -348,6 +349,7 @@ static int load_mark_slices(loader *L) {
         int64_t parent = m->parent < 0 ? -1
                          : m->async    ? L->slice_id[L->n_ev + (size_t)m->parent]
                                        : L->slice_id[m->parent];
+        sql_bounds_take(L->ids, ts_of(L, m->ts), ts_of(L, m->ts) + m->dur);
         rc = sql_row(L->st[ST_SLICE], "iiiissiI---", L->slice_id[L->n_ev + k], ts_of(L, m->ts), m->dur, m->track,
                      m->async ? "async" : "instant", opprof_capture_name(L->cap, m->name), m->depth, parent);
     }
@@ -405,6 +407,7 @@ static int load_counter(loader *L, const opprof_mark *m, size_t c, const size_t 
         if (rc) return rc;
         track_of_counter[first[c]] = track;
     }
+    sql_bounds_take(L->ids, ts_of(L, m->ts_ns), ts_of(L, m->ts_ns));
     return sql_row(L->st[ST_COUNTER], "iiid", L->ids->counter++, ts_of(L, m->ts_ns), track, m->value.d);
 }
 

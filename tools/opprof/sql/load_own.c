@@ -172,10 +172,12 @@ static int load_memory(own *o) {
                          "INSERT INTO memory(id, trace_id, ts, utid, addr, bytes, total_allocated, slice_id,"
                          " device_type, device_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
                          &st);
-    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
+        sql_bounds_take(o->ids, o->base_ns + m[k].ts_ns, o->base_ns + m[k].ts_ns);
         rc = sql_row(st, "iiiiiiiIii", o->ids->memory++, o->trace_id, o->base_ns + m[k].ts_ns, o->utid[m[k].thread],
                      (int64_t)m[k].addr, m[k].bytes, m[k].total_allocated, slice_of(o, m[k].owner),
                      (int64_t)m[k].device_type, (int64_t)m[k].device_id);
+    }
     sql_finalize(st);
     return rc;
 }
@@ -276,10 +278,12 @@ static int load_samples(own *o) {
                          "INSERT INTO perf_sample(id, ts, utid, cpu_mode, callsite_id, perf_session_id, slice_id)"
                          " VALUES (?, ?, ?, 'user', ?, ?, ?)",
                          &add);
-    for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
+        sql_bounds_take(o->ids, o->base_ns + s[k].ts_ns, o->base_ns + s[k].ts_ns);
         rc = sql_row(add, "iiiIiI", o->ids->sample++, o->base_ns + s[k].ts_ns, o->utid[s[k].thread],
                      s[k].stack < opprof_capture_stack_count(o->cap) ? site_of[s[k].stack] : -1, o->trace_id,
                      slice_of(o, s[k].owner));
+    }
     sql_finalize(q.find_frame);
     sql_finalize(q.add_frame);
     sql_finalize(q.find_site);

@@ -80,20 +80,11 @@ static const char SCHEMA[] =
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";
 
 /* Made once the rows are in: a bulk load into indexed tables costs more
- * (the slices come in time order, not by parent nor by track); then the
- * trace's bounds. */
+ * (the slices come in time order, not by parent nor by track). */
 static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
                               "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
                               "CREATE INDEX flow_by_out ON flow(slice_out);\n"
-                              "CREATE INDEX flow_by_in ON flow(slice_in);\n"
-                              /* as trace_processor bounds a trace: (0, 0) when empty, an
-                                 instant's end one past its start */
-                              "INSERT INTO trace_bounds SELECT COALESCE(s, 0), COALESCE(e + (e = s), 0) FROM ("
-                              " SELECT MIN(s) AS s, MAX(e) AS e FROM ("
-                              " SELECT MIN(ts) AS s, MAX(ts + dur) AS e FROM slice"
-                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM counter"
-                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM perf_sample"
-                              " UNION ALL SELECT MIN(ts), MAX(ts) FROM memory));\n";
+                              "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 
 int sql_create_schema(sqlite3 *db) {
     char version[64];
@@ -104,4 +95,12 @@ int sql_create_schema(sqlite3 *db) {
 
 int sql_create_indexes(sqlite3 *db) { return sqlite3_exec(db, INDEXES, NULL, NULL, NULL); }
 
-sql_ids sql_ids_start(void) { return (sql_ids){.upid = 1, .utid = 1}; }
+sql_ids sql_ids_start(void) { return (sql_ids){.upid = 1, .utid = 1, .first_ts = INT64_MAX, .last_end = INT64_MIN}; }
+
+int sql_bounds_insert(sqlite3 *db, const sql_ids *ids) {
+    bool none = ids->first_ts > ids->last_end;
+    int64_t start = none ? 0 : ids->first_ts, end = none ? 0 : ids->last_end + (ids->last_end == ids->first_ts);
+    char insert[128];
+    snprintf(insert, sizeof insert, "INSERT INTO trace_bounds VALUES (%lld, %lld)", (long long)start, (long long)end);
+    return sqlite3_exec(db, insert, NULL, NULL, NULL);
+}

@@ -59,18 +59,29 @@ int sql_create_schema(sqlite3 *db);
  * 7: trace_bounds. */
 enum { SQL_SCHEMA_VERSION = 7 };
 /** Index what the functions and joins look up (slices by parent and track,
- *  flows by end) and fill trace_bounds: once every trace is loaded (argument
- *  chunks by set: with the tables, as their rows come in that order). */
+ *  flows by end): once every trace is loaded (argument chunks by set: with
+ *  the tables, as their rows come in that order). */
 int sql_create_indexes(sqlite3 *db);
 
 /** Where the next rows of each table start: ids go on across the traces of
  *  one database, so that each keeps its own processes, threads and slices. */
 typedef struct sql_ids {
     int64_t trace, upid, utid, track, slice, arg_set, arg, arg_key, counter, flow, sample, memory;
+    /* trace_bounds so far: the first instant and the last end of the slices,
+       counters, samples and memory events inserted; first > last: none */
+    int64_t first_ts, last_end;
 } sql_ids;
 /** The first ids of a new database (Perfetto's utid 0 and upid 0 are the
  *  placeholder "swapper" thread and process, as its tables have them). */
 sql_ids sql_ids_start(void);
+/** An event from `start` to `end` (ns) widens ids' trace bounds. */
+static inline void sql_bounds_take(sql_ids *ids, int64_t start, int64_t end) {
+    if (start < ids->first_ts) ids->first_ts = start;
+    if (end > ids->last_end) ids->last_end = end;
+}
+/** trace_bounds' row, as trace_processor bounds a trace: (0, 0) when empty,
+ *  an instant alone ending 1 ns after it. */
+int sql_bounds_insert(sqlite3 *db, const sql_ids *ids);
 
 /** What the reader said of a trace that is not in the capture: the stats
  *  table's rows (name, value, description). */
