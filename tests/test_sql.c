@@ -930,6 +930,35 @@ static void write_events(const char *path, int n, int names, const char *arg) {
     fclose(f);
 }
 
+/* A load that SIGTERM stops leaves neither its temporary nor a database,
+ * and ends as the signal does (143); one killed outright (SIGKILL: no handler
+ * runs) leaves its temporary, which the next load beside it removes, its
+ * process being gone, while a live process's is kept. */
+TEST_CASE(a_stopped_load_leaves_nothing) {
+    char path[600], db[600];
+    snprintf(path, sizeof path, "%s/stopped.json", dir());
+    snprintf(db, sizeof db, "%s/stopped.sqlite", dir());
+    write_events(path, 300000, 50, "x"); /* seconds to load: the temporary is seen long before */
+    char *out = NULL;
+    int st = run_commandf(&out,
+                          "'%s/opprof' sql --db '%s' '%s' 'SELECT 1' >/dev/null 2>&1 & p=$!;"
+                          " for i in $(seq 2000); do [ -e '%s'.tmp.$p ] && break; sleep 0.005; done;"
+                          " kill -TERM $p; wait $p 2>/dev/null; echo \"exit $?\"; ls '%s' | grep -c stopped.sqlite",
+                          bin_dir(), db, path, db, dir());
+    CHECK_INT(st, 1); /* grep found none */
+    CHECK_STR(out, "exit 143\n0\n");
+    free(out);
+    const char *small = write_file("small.json", MAPPING);
+    st = run_commandf(
+        &out,
+        "sh -c 'exit 0' & gone=$!; wait $gone; : > '%s'.tmp.$gone; : > '%s'.tmp.$$;"
+        " '%s/opprof' sql --db '%s' '%s' 'SELECT 1' >/dev/null 2>&1;"
+        " [ -e '%s'.tmp.$gone ] && echo dead kept; [ -e '%s'.tmp.$$ ] && echo live kept; rm -f '%s'.tmp.$$",
+        db, db, bin_dir(), db, small, db, db, db);
+    CHECK_STR(out, "live kept\n");
+    free(out);
+}
+
 /* Arguments that the disk cannot take (a file size limit) fail the load
  * while the trace is read: they are written as they come, and more than
  * SQLite's 8 MiB page cache holds are written to the file before the read
