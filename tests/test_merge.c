@@ -343,6 +343,45 @@ TEST_CASE(errors) {
 /* The array form (PyTorch's legacy exporter, Chrome's JSON Array Format)
  * merges like the object form; a merge of writers other than Kineto keeps
  * no Kineto key, so it reads back by the trace-event format's rules. */
+/* The merged JSON that `opprof merge -o OUT.pftrace` writes beside OUT: a
+ * merge that SIGTERM stops removes it and ends as the signal does (143); one
+ * that SIGKILL left is removed by the next merge beside OUT once its process
+ * is gone, a live one's kept. */
+TEST_CASE(a_stopped_merge_leaves_no_merged_json) {
+    char dir[256], big[300], out[300];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    snprintf(out, sizeof out, "%s/out.pftrace", dir);
+    FILE *f = fopen(big, "w");
+    fputs("{\"traceEvents\": [\n", f);
+    for (int i = 0; i < 300000; i++)
+        fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}%s\n", i % 50, i * 2,
+                i == 299999 ? "" : ",");
+    fputs("]}\n", f);
+    fclose(f);
+    char *said = NULL; /* the merged JSON is whole (renamed) long before OUT is written */
+    int st = run_commandf(&said,
+                          "'%s/opprof' merge '%s' '%s' -o '%s' >/dev/null 2>&1 & p=$!;"
+                          " for i in $(seq 4000); do [ -e '%s'.merging-$p.json ] && break; sleep 0.005; done;"
+                          " kill -TERM $p; wait $p 2>/dev/null; echo \"exit $?\"; ls '%s' | grep -c merging",
+                          bin_dir(), big, big, out, out, dir);
+    CHECK_INT(st, 1); /* grep found none */
+    CHECK_STR(said, "exit 143\n0\n");
+    free(said);
+    char small[300];
+    snprintf(small, sizeof small, "%s/small.json", dir);
+    write_rank_trace(small, 0, 1000, 0);
+    st = run_commandf(
+        &said,
+        "sh -c 'exit 0' & gone=$!; wait $gone; : > '%s'.merging-$gone.json; : > '%s'.merging-$$.json;"
+        " '%s/opprof' merge '%s' -o '%s' >/dev/null 2>&1; [ -e '%s'.merging-$gone.json ] && echo dead kept;"
+        " [ -e '%s'.merging-$$.json ] && echo live kept; rm -f '%s'.merging-$$.json",
+        out, out, bin_dir(), small, out, out, out, out);
+    CHECK_STR(said, "live kept\n");
+    free(said);
+    remove_tree(dir);
+}
+
 TEST_CASE(array_form) {
     char dir[256], a[4200], b[4200], out[4200];
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);

@@ -14,7 +14,7 @@ static const char HELP[] = "One trace from the traces of several ranks (opprof's
                            "OUT.json streams (memory stays small whatever the traces' sizes); OUT.pftrace\n"
                            "(Perfetto's native format, .pftrace.gz gzip-compressed) is the merged trace read as\n"
                            "a capture, then written: memory near the merged capture's size, and a merged JSON\n"
-                           "beside OUT while it is made (removed after).\n";
+                           "beside OUT while it is made (removed after, or when a signal stops the merge).\n";
 
 #define MERGE_OPTIONS(X) X(OUTPUT, "o|output", "OUT", "the merged trace: OUT.json, OUT.pftrace or OUT.pftrace.gz")
 TOOL_OPTIONS(MERGE_OPTIONS);
@@ -25,10 +25,13 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
     char *tmp = malloc(len);
     if (!tmp) return tool_usage_error("merge", "out of memory");
     snprintf(tmp, len, "%s.merging-%ld.json", out, (long)getpid());
+    tool_temporary_sweep(out, ".merging-");
+    tool_temporary_guard(tmp);
     opprof_read_error err;
     int rc = opprof_merge_traces(inputs, n, tmp, res, &err);
     if (rc) { /* the error may name the merged JSON: say which OUT it was for */
         fprintf(stderr, "opprof: merge into %s: %s\n", out, err.message[0] ? err.message : opprof_strerror(rc));
+        tool_temporary_unguard();
         free(tmp);
         return TOOL_EXIT_UNREADABLE;
     }
@@ -37,6 +40,7 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
     if (!rc) rc = tool_write_trace(cap, out);
     opprof_capture_free(cap);
     unlink(tmp);
+    tool_temporary_unguard();
     free(tmp);
     return rc;
 }

@@ -5,9 +5,7 @@
 #include "tool.h"
 #include "sql/sql.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -201,61 +199,6 @@ static bool db_may_be_replaced(const char *path) {
     return ours;
 }
 
-/* ---- --db's temporary, FILE.tmp.PID, while it is built --------------------- */
-
-static const int STOP_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
-#define N_STOP_SIGNALS (sizeof STOP_SIGNALS / sizeof *STOP_SIGNALS)
-static char g_building[4096]; /* the temporary being built, for remove_building; "" none */
-static struct sigaction g_stop_before[N_STOP_SIGNALS];
-
-/* A stop signal while the database is built: its temporary removed, then the
- * signal's own end (exit 128 + the signal). */
-static void remove_building(int sig) {
-    if (g_building[0]) unlink(g_building);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-/* tmp removed if SIGINT, SIGTERM or SIGHUP stops the build (one that the
- * caller ignores stays ignored). */
-static void guard_building(const char *tmp) {
-    snprintf(g_building, sizeof g_building, "%s", tmp);
-    struct sigaction on = {.sa_handler = remove_building};
-    sigemptyset(&on.sa_mask);
-    for (size_t k = 0; k < N_STOP_SIGNALS; k++) {
-        sigaction(STOP_SIGNALS[k], NULL, &g_stop_before[k]);
-        if (g_stop_before[k].sa_handler != SIG_IGN) sigaction(STOP_SIGNALS[k], &on, NULL);
-    }
-}
-
-static void unguard_building(void) {
-    for (size_t k = 0; k < N_STOP_SIGNALS; k++) sigaction(STOP_SIGNALS[k], &g_stop_before[k], NULL);
-    g_building[0] = '\0';
-}
-
-/* FILE.tmp.PID beside FILE of a build whose process is gone (killed by
- * SIGKILL: no handler ran) removed; a live one's kept. */
-static void remove_dead_builds(const char *db_path) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", db_path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? slash + 1 : db_path;
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    DIR *d = opendir(dir);
-    size_t n = strlen(base);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, base, n) || strncmp(e->d_name + n, ".tmp.", 5)) continue;
-        char *end;
-        long pid = strtol(e->d_name + n + 5, &end, 10);
-        if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        unlinkat(dirfd(d), e->d_name, 0);
-    }
-    if (d) closedir(d);
-}
-
 static int build_db(const sql_opts *o, const char *tmp, sqlite3 **out);
 
 /* The database: in memory, or --db's file (reused while current, else made
@@ -276,9 +219,9 @@ static int open_db(const sql_opts *o, sqlite3 **out) {
     char tmp[4096];
     if (o->db_path && snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->db_path, (long)getpid()) >= (int)sizeof tmp)
         return tool_usage_error("sql", "--db: the path is too long");
-    if (o->db_path) remove_dead_builds(o->db_path), guard_building(tmp);
+    if (o->db_path) tool_temporary_sweep(o->db_path, ".tmp."), tool_temporary_guard(tmp);
     int rc = build_db(o, o->db_path ? tmp : NULL, out);
-    if (o->db_path) unguard_building();
+    if (o->db_path) tool_temporary_unguard();
     return rc;
 }
 

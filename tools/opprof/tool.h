@@ -118,6 +118,15 @@ int tool_write_trace(const opprof_capture *cap, const char *path);
 /** Say why `path` could not be written (and where, when not obvious). */
 void tool_write_error(const char *path, int rc);
 
+/* A command's temporary (temporary.c): path removed if SIGINT, SIGTERM or
+ * SIGHUP stops the command until unguard (which then ends as the signal
+ * does; a signal the caller ignores stays ignored). */
+void tool_temporary_guard(const char *path);
+void tool_temporary_unguard(void);
+/* PATH + infix + PID (then nothing or ".more") beside path, left by a
+ * process that is gone (SIGKILL), removed. */
+void tool_temporary_sweep(const char *path, const char *infix);
+
 /** What `opprof diff --stat` was asked (stat_diff.c). */
 typedef struct tool_stat_request {
     double alpha, detect; /* 0: the library's defaults */
