@@ -1152,7 +1152,8 @@ TEST_CASE(flows_bound_to_events_link_their_slices) {
  * documentation writes them; what a query makes is its session's: a kept
  * database stays as it was loaded. */
 TEST_CASE(perfetto_sql_statements) {
-    const char *t = write_file("mapping.json", MAPPING);
+    char t[600]; /* write_file's paths are reused: copied */
+    snprintf(t, sizeof t, "%s", write_file("mapping.json", MAPPING));
     const char *q = write_file(
         "perfetto.sql",
         "CREATE PERFETTO TABLE long_slice(id LONG, name STRING) AS SELECT id, name FROM slice WHERE dur >= 30000;\n"
@@ -1185,6 +1186,18 @@ TEST_CASE(perfetto_sql_statements) {
     CHECK_STR(out, "\"n\"\n0\n"); /* the session's tables went with it */
     free(out);
     CHECK(inode_of(db) == kept);
+    /* macros: a table and an expression, one that calls another, an argument with a
+       comma in its string; a macro's text is not expanded where it is defined */
+    q = write_file("macros.sql", "CREATE PERFETTO MACRO named(tab TableOrSubquery, n Expr) RETURNS TableOrSubquery AS\n"
+                                 "  (SELECT id, name, dur FROM $tab WHERE name = $n);\n"
+                                 "CREATE PERFETTO MACRO twice(x Expr) RETURNS Expr AS ($x) * 2;\n"
+                                 "CREATE PERFETTO MACRO four(x Expr) RETURNS Expr AS twice!(twice!($x));\n"
+                                 "SELECT id, twice!(dur) AS d, four!(1) AS f FROM named!(slice, 'inner');\n"
+                                 "SELECT COUNT(*) AS n FROM named!((SELECT * FROM slice), 'a, b');\n");
+    snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\n\n\n\"id\",\"d\",\"f\"\n2,60000,4\n\n\"n\"\n0\n");
+    free(out);
     /* as Chromium's standard library writes one, comments between its arguments */
     q = write_file("chromium.sql",
                    "-- Checks if slice has an ancestor with provided name.\n"
@@ -1211,9 +1224,13 @@ TEST_CASE(perfetto_sql_statements) {
     } errors[] = {
         {"SELECT 1;\nCREATE PERFETTO TABLE t SELECT 1", "line 2: CREATE PERFETTO TABLE t: AS select expected"},
         {"CREATE PERFETTO FUNCTION f(a INT) AS SELECT 1",
-         "CREATE PERFETTO FUNCTION f: (arguments) RETURNS type AS select expected"},
-        {"CREATE PERFETTO MACRO twice(x Expr) RETURNS Expr AS $x * 2",
-         "CREATE PERFETTO MACRO twice: opprof makes PerfettoSQL's TABLE, VIEW, INDEX and FUNCTION"},
+         "CREATE PERFETTO FUNCTION f: (arguments) RETURNS type AS ... expected"},
+        {"CREATE PERFETTO TRIGGER t AS SELECT 1",
+         "CREATE PERFETTO TRIGGER t: opprof makes PerfettoSQL's TABLE, VIEW, INDEX, FUNCTION and MACRO"},
+        {"SELECT 1;\n\nSELECT nope!(1)", "line 3: nope!: no such macro (CREATE PERFETTO MACRO makes one)"},
+        {"CREATE PERFETTO MACRO loop(x Expr) RETURNS Expr AS loop!($x); SELECT loop!(1)",
+         "256 rounds of expansion and still a call"},
+        {"CREATE PERFETTO MACRO one(x Expr) RETURNS Expr AS $x; SELECT one!(1", "one!(: its ')' is missing"},
         {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},
         {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"
          " SELECT * FROM two(1)",

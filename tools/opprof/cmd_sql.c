@@ -23,7 +23,7 @@ static const char HELP[] =
     "ancestor_slice, descendant_slice, directly_connected_flow, following_flow,\n"
     "preceding_flow; INCLUDE PERFETTO MODULE slices.with_context (thread_slice,\n"
     "process_slice) and slices.self_dur; CREATE [OR REPLACE] PERFETTO TABLE, VIEW, INDEX,\n"
-    "FUNCTION (the session's own). opprof's: trace, key_averages, step, memory,\n"
+    "FUNCTION, MACRO (the session's own). opprof's: trace, key_averages, step, memory,\n"
     "opprof_slice (call site, input dims, FLOPs, bytes, off-CPU time, peak memory, samples).\n"
     "Several traces go into one database, each with its own processes and trace_id.\n"
     "Times in ns on each trace's clock; a rank's less its measured offset (distributedInfo), on\n"

@@ -78,9 +78,7 @@ typedef struct tf_cursor {
     bool eof;
 } tf_cursor;
 
-/* The next name of a list "a, b, c" from *p: its start and length, *p past
- * it and its ','; false at the list's end. */
-static bool next_name(const char **p, const char **name, int *len) {
+bool sql_next_name(const char **p, const char **name, int *len) {
     while (**p == ' ') (*p)++;
     if (!**p) return false;
     size_t n = strcspn(*p, ",");
@@ -94,7 +92,7 @@ static bool next_name(const char **p, const char **name, int *len) {
 static int count_names(const char *list) {
     const char *name;
     int n = 0, len;
-    while (next_name(&list, &name, &len)) n++;
+    while (sql_next_name(&list, &name, &len)) n++;
     return n;
 }
 
@@ -102,7 +100,7 @@ static int count_names(const char *list) {
 static bool has_name(const char *list, const char *name, int len) {
     const char *at;
     int n;
-    while (next_name(&list, &at, &n))
+    while (sql_next_name(&list, &at, &n))
         if (n == len && !strncmp(at, name, (size_t)len)) return true;
     return false;
 }
@@ -114,7 +112,7 @@ static char *declaration(const table_function *fn) {
     sqlite3_str_appendf(d, "CREATE TABLE x(%s", fn->columns);
     const char *list = fn->arguments, *name;
     int len;
-    while (next_name(&list, &name, &len))
+    while (sql_next_name(&list, &name, &len))
         sqlite3_str_appendf(d, has_name(fn->columns, name, len) ? ", \"$%.*s\" HIDDEN" : ", %.*s HIDDEN", len, name);
     sqlite3_str_appendchar(d, 1, ')');
     return sqlite3_str_finish(d);
@@ -201,7 +199,7 @@ static int tf_next(sqlite3_vtab_cursor *cur) {
 void sql_bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv, int argc) {
     const char *name;
     int len;
-    for (int k = 0; k < argc && next_name(&arguments, &name, &len); k++) {
+    for (int k = 0; k < argc && sql_next_name(&arguments, &name, &len); k++) {
         char param[130];
         snprintf(param, sizeof param, "$%.*s", len, name);
         int at = sqlite3_bind_parameter_index(st, param);

@@ -10,10 +10,12 @@
  *   CREATE [OR REPLACE] PERFETTO FUNCTION name(arg TYPE, ...)
  *       RETURNS TABLE(column TYPE, ...) AS select
  *       a table-valued function: the select's rows
- * Tables and views are TEMP: what a query makes is its session's, and a kept
- * --db stays as it was loaded. Types are read and not checked (SQLite's
- * values keep their own). Macros (CREATE PERFETTO MACRO) are not here: an
- * error says so. */
+ *   CREATE [OR REPLACE] PERFETTO MACRO name(arg Type, ...) RETURNS Type AS text
+ *       NAME!(a, b) anywhere in a later statement is replaced by its text,
+ *       each $arg by that argument's text (again, for the macros it calls)
+ * Tables and views are TEMP, and so are macros (temp._perfetto_macros): what
+ * a query makes is its session's, and a kept --db stays as it was loaded.
+ * Types are read and not checked (SQLite's values keep their own). */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -85,7 +87,7 @@ static const char *statement_end(const char *p) {
 
 typedef struct perfetto_statement {
     bool replace;
-    char kind[16]; /* TABLE, VIEW, INDEX, FUNCTION */
+    char kind[16]; /* TABLE, VIEW, INDEX, FUNCTION, MACRO */
     char name[128];
     const char *params, *params_end;   /* FUNCTION: inside its parentheses */
     const char *columns, *columns_end; /* FUNCTION ... RETURNS TABLE: inside its parentheses */
@@ -144,7 +146,7 @@ static bool parse(const char *p, perfetto_statement *s, char *why, size_t why_si
     if (replace) p = keyword(replace, "replace"), s->replace = true;
     if (!(p = keyword(p, "perfetto"))) return false;
     if (!(p = name(p, s->kind, sizeof s->kind)) || !(p = name(p, s->name, sizeof s->name))) {
-        snprintf(why, why_size, "CREATE PERFETTO: a kind (TABLE, VIEW, INDEX, FUNCTION) and a name expected");
+        snprintf(why, why_size, "CREATE PERFETTO: a kind (TABLE, VIEW, INDEX, FUNCTION, MACRO) and a name expected");
         return false;
     }
     for (char *c = s->kind; *c; c++) *c = (char)toupper((unsigned char)*c);
@@ -152,18 +154,20 @@ static bool parse(const char *p, perfetto_statement *s, char *why, size_t why_si
         s->body = p, s->end = statement_end(p);
         return true;
     }
-    if (!strcmp(s->kind, "FUNCTION")) {
+    if (!strcmp(s->kind, "FUNCTION") || !strcmp(s->kind, "MACRO")) {
         p = signature(p, s);
     } else if (!strcmp(s->kind, "TABLE") || !strcmp(s->kind, "VIEW")) {
         if (*p == '(') p = closing(p) ? sql_skip_blank(closing(p) + 1) : NULL; /* the schema: not checked */
     } else {
-        snprintf(why, why_size, "CREATE PERFETTO %s %s: opprof makes PerfettoSQL's TABLE, VIEW, INDEX and FUNCTION",
-                 s->kind, s->name);
+        snprintf(why, why_size,
+                 "CREATE PERFETTO %s %s: opprof makes PerfettoSQL's TABLE, VIEW, INDEX, FUNCTION and MACRO", s->kind,
+                 s->name);
         return false;
     }
     if (!(p = keyword(p, "as"))) {
         snprintf(why, why_size, "CREATE PERFETTO %s %s: %s", s->kind, s->name,
-                 !strcmp(s->kind, "FUNCTION") ? "(arguments) RETURNS type AS select expected" : "AS select expected");
+                 !strcmp(s->kind, "FUNCTION") || !strcmp(s->kind, "MACRO") ? "(arguments) RETURNS type AS ... expected"
+                                                                           : "AS select expected");
         return false;
     }
     s->body = p, s->end = statement_end(p);
@@ -223,6 +227,82 @@ static int create_function(sqlite3 *db, const perfetto_statement *s, const char 
     return sqlite3_create_function_v2(db, s->name, n_args, SQLITE_UTF8, f, call_scalar, NULL, NULL, free_scalar);
 }
 
+/* ---- macros: text put in place of NAME!(args) -------------------------- */
+
+#define MACRO_TABLE "temp._perfetto_macros"
+enum { MAX_EXPANSIONS = 256 }; /* a macro that calls itself forever stops here */
+
+static int define_macro(sqlite3 *db, const perfetto_statement *s, const char *body) {
+    char *params = names_of(s->params, s->params_end);
+    if (!params) return SQLITE_NOMEM;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_exec(
+        db, "CREATE TABLE IF NOT EXISTS " MACRO_TABLE "(name TEXT PRIMARY KEY COLLATE NOCASE, params TEXT, body TEXT)",
+        NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                s->replace ? "INSERT OR REPLACE INTO " MACRO_TABLE " VALUES (?, ?, ?)"
+                                           : "INSERT INTO " MACRO_TABLE " VALUES (?, ?, ?)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, params, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, body, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(params);
+    return rc;
+}
+
+/* The next argument of a call from *p (up to its ',' or the call's ')'
+ * at close): its text trimmed; *p past it. */
+static void next_argument(const char **p, const char *close, const char **arg, int *len) {
+    const char *q = *p;
+    int depth = 0;
+    while (q < close && (depth || *q != ',')) {
+        const char *r = past_quoted(q);
+        if (r != q) {
+            q = r;
+            continue;
+        }
+        depth += (*q == '(') - (*q == ')');
+        q++;
+    }
+    const char *start = sql_skip_blank(*p), *stop = q;
+    while (stop > start && isspace((unsigned char)stop[-1])) stop--;
+    *arg = start, *len = (int)(stop - start);
+    *p = q < close ? q + 1 : close;
+}
+
+/* body with each $param of params ("a, b") as the call's argument of that
+ * place (args: inside the call's parentheses, up to close), into out. */
+static void substitute(sqlite3_str *out, const char *body, const char *params, const char *args, const char *close) {
+    for (const char *p = body; *p;) {
+        const char *q = past_quoted(p);
+        if (q != p) {
+            sqlite3_str_append(out, p, (int)(q - p));
+            p = q;
+            continue;
+        }
+        char param[128];
+        const char *after = *p == '$' ? name(p + 1, param, sizeof param) : NULL;
+        int place = -1, k = 0;
+        const char *list = params, *at;
+        for (int n; after && place < 0 && sql_next_name(&list, &at, &n); k++)
+            if ((size_t)n == strlen(param) && !strncmp(at, param, (size_t)n)) place = k;
+        if (place < 0) {
+            sqlite3_str_appendchar(out, 1, *p++);
+            continue;
+        }
+        const char *a = args, *arg = "";
+        int len = 0;
+        for (int i = 0; i <= place; i++) next_argument(&a, close, &arg, &len);
+        sqlite3_str_append(out, arg, len);
+        p = p + 1 + strlen(param); /* the blanks name() skipped stay */
+    }
+}
+
 /* The statement s as SQLite's. */
 static int create(sqlite3 *db, const perfetto_statement *s) {
     char *body = sqlite3_mprintf("%.*s", (int)(s->end - s->body), s->body);
@@ -230,6 +310,8 @@ static int create(sqlite3 *db, const perfetto_statement *s) {
     int rc;
     if (!strcmp(s->kind, "FUNCTION")) {
         rc = create_function(db, s, body);
+    } else if (!strcmp(s->kind, "MACRO")) {
+        rc = define_macro(db, s, body);
     } else {
         sqlite3_str *q = sqlite3_str_new(db);
         bool index = !strcmp(s->kind, "INDEX");
@@ -244,6 +326,87 @@ static int create(sqlite3 *db, const perfetto_statement *s) {
     }
     sqlite3_free(body);
     return rc;
+}
+
+/* One round over text..end: each NAME!(args) replaced by its macro, into
+ * out; *found: how many. */
+static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_str *out, int *found, char *why,
+                       size_t why_size) {
+    sqlite3_stmt *look = NULL;
+    int rc = SQLITE_OK;
+    const char *copied = text;
+    for (const char *p = text; p < end && rc == SQLITE_OK;) {
+        const char *q = past_quoted(p);
+        if (q != p || p[0] != '!' || p[1] != '(' || p == text || !is_name_char(p[-1])) {
+            p = q != p ? q : p + 1;
+            continue;
+        }
+        const char *start = p, *close = closing(p + 1);
+        while (start > text && is_name_char(start[-1])) start--;
+        int n = (int)(p - start);
+        if (!look && sqlite3_prepare_v2(db, "SELECT params, body FROM " MACRO_TABLE " WHERE name = ?", -1, &look,
+                                        NULL) != SQLITE_OK)
+            look = NULL; /* no macro made yet */
+        if (look) sqlite3_reset(look), sqlite3_bind_text(look, 1, start, n, SQLITE_STATIC);
+        if (!close || close >= end) {
+            snprintf(why, why_size, "%.*s!(: its ')' is missing", n, start);
+            rc = SQLITE_ERROR;
+        } else if (!look || sqlite3_step(look) != SQLITE_ROW) {
+            snprintf(why, why_size, "%.*s!: no such macro (CREATE PERFETTO MACRO makes one)", n, start);
+            rc = SQLITE_ERROR;
+        } else {
+            sqlite3_str_append(out, copied, (int)(start - copied));
+            substitute(out, (const char *)sqlite3_column_text(look, 1), (const char *)sqlite3_column_text(look, 0),
+                       p + 2, close);
+            copied = p = close + 1;
+            (*found)++;
+        }
+    }
+    sqlite3_str_append(out, copied, (int)(end - copied));
+    sqlite3_finalize(look);
+    return rc;
+}
+
+static bool has_call(const char *p, const char *end) {
+    for (; p < end; p++) {
+        const char *q = past_quoted(p);
+        if (q != p)
+            p = q - 1;
+        else if (p[0] == '!' && p[1] == '(')
+            return true;
+    }
+    return false;
+}
+
+int sql_expand_macros(sqlite3 *db, const char *p, char **expanded, const char **after, char *why, size_t why_size) {
+    *expanded = NULL;
+    const char *end = statement_end(p);
+    perfetto_statement def;
+    char ignored[8];
+    if (!has_call(p, end) || (parse(p, &def, ignored, sizeof ignored) && !strcmp(def.kind, "MACRO"))) return SQLITE_OK;
+    char *text = sqlite3_mprintf("%.*s", (int)(end - p), p);
+    int rc = text ? SQLITE_OK : SQLITE_NOMEM, rounds = 0;
+    for (int found = 1; rc == SQLITE_OK && found; rounds++) {
+        if (rounds == MAX_EXPANSIONS) {
+            snprintf(why, why_size, "macros: %d rounds of expansion and still a call (one that calls itself?)",
+                     MAX_EXPANSIONS);
+            rc = SQLITE_ERROR;
+            break;
+        }
+        sqlite3_str *out = sqlite3_str_new(db);
+        found = 0;
+        rc = expand_once(db, text, text + strlen(text), out, &found, why, why_size);
+        sqlite3_free(text);
+        text = sqlite3_str_finish(out);
+        if (!text && rc == SQLITE_OK) rc = SQLITE_NOMEM;
+    }
+    if (rc) {
+        sqlite3_free(text);
+        return rc;
+    }
+    *expanded = text;
+    *after = *end ? end + 1 : end;
+    return SQLITE_OK;
 }
 
 /* "INCLUDE PERFETTO MODULE name" at p: its name into out, p past it. */

@@ -66,44 +66,59 @@ static int line_of(const char *text, const char *at) {
     return line;
 }
 
+/* One of SQLite's statements at stmt run, its result printed (one blank
+ * line after the one before); *next past it, *columns whether it had any. */
+static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode mode, FILE *out, bool *printed,
+                      bool *columns) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, stmt, -1, &st, next);
+    *columns = rc == SQLITE_OK && st && sqlite3_column_count(st) > 0;
+    if (*columns) {
+        if (*printed) fputc('\n', out);
+        rc = print_result(st, mode, out);
+        *printed = true;
+    } else if (rc == SQLITE_OK && st) {
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* why: "line N: " and what went wrong (SQLite's message and where, or said already). */
+static void say_where(sqlite3 *db, const char *text, const char *p, bool said, char *why, size_t why_size) {
+    char what[1024];
+    snprintf(what, sizeof what, "%s", said ? why : sqlite3_errmsg(db));
+    const char *eol = strchr(p, '\n');
+    int len = eol ? (int)(eol - p) : (int)strlen(p);
+    if (said)
+        snprintf(why, why_size, "line %d: %s", line_of(text, p), what);
+    else
+        snprintf(why, why_size, "line %d: %s (in: %.*s)", line_of(text, p), what, len > 120 ? 120 : len, p);
+}
+
 int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size) {
     const char *p = sql_skip_blank(text);
     bool printed = false;
     while (*p) {
-        const char *next = NULL;
-        int rc = sql_perfetto_statement(db, p, &next, why, why_size);
-        if (rc > 0) {
-            char said[1024];
-            snprintf(said, sizeof said, "%s", why);
-            snprintf(why, why_size, "line %d: %s", line_of(text, p), said);
-            return rc;
+        const char *next = NULL, *after = NULL;
+        char *expanded = NULL; /* the statement at p with its macro calls in place */
+        bool columns = false;
+        int rc = sql_expand_macros(db, p, &expanded, &after, why, why_size);
+        bool said = rc != SQLITE_OK;
+        if (rc == SQLITE_OK) { /* PerfettoSQL's own, else SQLite's */
+            rc = sql_perfetto_statement(db, expanded ? expanded : p, &next, why, why_size);
+            said = rc > 0;
+            if (rc < 0) rc = run_sqlite(db, expanded ? expanded : p, &next, mode, out, &printed, &columns);
         }
-        if (rc == 0) {
-            p = sql_skip_blank(next);
-            if (*p) fputc('\n', out);
-            continue;
-        }
-        sqlite3_stmt *st = NULL;
-        rc = sqlite3_prepare_v2(db, p, -1, &st, &next);
-        if (rc == SQLITE_OK && st && sqlite3_column_count(st) > 0) {
-            if (printed) fputc('\n', out);
-            rc = print_result(st, mode, out);
-            printed = true;
-        } else if (rc == SQLITE_OK && st) {
-            while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
-            if (rc == SQLITE_DONE) rc = SQLITE_OK;
-            if (rc == SQLITE_OK && *sql_skip_blank(next)) fputc('\n', out);
-        }
+        bool was_expanded = expanded != NULL;
+        sqlite3_free(expanded);
         if (rc) {
-            const char *eol = strchr(p, '\n');
-            int len = eol ? (int)(eol - p) : (int)strlen(p);
-            snprintf(why, why_size, "line %d: %s (in: %.*s)", line_of(text, p), sqlite3_errmsg(db),
-                     len > 120 ? 120 : len, p);
-            sqlite3_finalize(st);
+            say_where(db, text, p, said, why, why_size);
             return rc;
         }
-        sqlite3_finalize(st);
-        p = sql_skip_blank(next);
+        p = sql_skip_blank(was_expanded ? after : next);
+        if (!columns && *p) fputc('\n', out); /* a statement without columns: an empty line, not at the end */
     }
     return SQLITE_OK;
 }

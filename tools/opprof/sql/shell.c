@@ -26,7 +26,7 @@ static void list_names(sqlite3 *db, const char *query, const char *name, FILE *o
 
 #define SCHEMA_ROWS                                                                                               \
     "SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' UNION ALL " \
-    "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view')"
+    "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view') AND name != '_perfetto_macros'"
 
 typedef enum { DOT_DONE, DOT_FAILED, DOT_QUIT } dot_result;
 

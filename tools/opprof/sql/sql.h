@@ -164,6 +164,10 @@ int sql_register_functions(sqlite3 *db);
 int sql_create_table_function(sqlite3 *db, const char *name, const char *arguments, const char *columns,
                               const char *query);
 
+/** The next name of a list "a, b, c" from *p: its start and length, *p
+ *  past it and its ','; false at the list's end. */
+bool sql_next_name(const char **p, const char **name, int *len);
+
 /** argv[k] bound to st's parameter "$NAME" of the k-th name of `arguments`
  *  ("a, b"), as PerfettoSQL's functions take their arguments (a parameter
  *  that st does not have is left). */
@@ -178,6 +182,12 @@ int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_si
  *  *next past it and its ';': SQLITE_OK, or SQLite's error with why said;
  *  -1 when p is no such statement (SQLite's own, then). */
 int sql_perfetto_statement(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size);
+
+/** The statement at p with its macro calls (NAME!(args), CREATE PERFETTO
+ *  MACRO's) expanded into *expanded (sqlite3_malloc'd; NULL when it has
+ *  none: p as it is, *after untouched), *after past its ';' in p. A
+ *  macro's own definition is not expanded. SQLite's error, with why said. */
+int sql_expand_macros(sqlite3 *db, const char *p, char **expanded, const char **after, char *why, size_t why_size);
 
 /** p past blanks and comments (-- and C's). */
 const char *sql_skip_blank(const char *p);
