@@ -208,8 +208,8 @@ static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static int create_function(sqlite3 *db, const perfetto_statement *s, const char *body) {
     char *arguments = names_of(s->params, s->params_end);
     if (!arguments) return SQLITE_NOMEM;
-    int n_args = *arguments ? 1 : 0;
-    for (const char *c = arguments; *c; c++) n_args += *c == ',';
+    int n_args = 0, len;
+    for (const char *list = arguments, *at; sql_next_name(&list, &at, &len);) n_args++;
     if (s->returns_table) {
         char *columns = names_of(s->columns, s->columns_end);
         int rc = columns ? sql_create_table_function(db, s->name, arguments, columns, body) : SQLITE_NOMEM;
