@@ -7,6 +7,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -43,11 +44,15 @@ static bool written_in_place(const char *path) {
     return lstat(path, &st) == 0 && S_ISLNK(st.st_mode); /* dangling: the link makes its target */
 }
 
-/* path, or the file its links lead to: a malloc'd copy, or NULL. */
-static char *destination(const char *path) {
+/* Where path's file goes into out (PATH_MAX bytes): path itself, or the file
+ * its links lead to; false when they lead nowhere it can name. No malloc: a
+ * program's allocator may be recorded, or be opprof's own hook. */
+static bool destination(const char *path, bool in_place, char *out) {
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) return realpath(path, NULL);
-    return strdup(path);
+    if (!in_place && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) return realpath(path, out) != NULL;
+    if (snprintf(out, PATH_MAX, "%s", path) < PATH_MAX) return true;
+    errno = ENAMETOOLONG;
+    return false;
 }
 
 /* f->path opened as it is, truncated: no temporary, nothing to rename. */
@@ -66,18 +71,17 @@ int opprof__file_open(opprof__file *f, const char *path) {
     *f = (opprof__file){0};
     if (!path || !*path) return OPPROF_EINVAL;
     f->in_place = written_in_place(path);
-    char *to = f->in_place ? strdup(path) : destination(path);
-    f->path_len = to ? strlen(to) : 0;
+    char to[PATH_MAX];
+    if (!destination(path, f->in_place, to)) return errno ? -errno : OPPROF_EINVAL;
+    f->path_len = strlen(to);
     f->path = opprof__alloc(f->path_len + 1);
     f->tmp_path = f->in_place ? NULL : opprof__alloc(f->path_len + 32);
-    if (!to || !f->path || (!f->in_place && !f->tmp_path)) {
-        free(to);
+    if (!f->path || (!f->in_place && !f->tmp_path)) {
         opprof__file_abort(f);
         return OPPROF_ENOMEM;
     }
     memcpy(f->path, to, f->path_len + 1);
     if (f->tmp_path) memcpy(f->tmp_path, to, f->path_len);
-    free(to);
     opprof__quiet_begin(&f->quiet);
     int fd = f->in_place ? open_in_place(f) : create_temporary(f->tmp_path, f->path_len);
     if (fd < 0) {
