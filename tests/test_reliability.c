@@ -247,11 +247,15 @@ TEST_CASE(messages_nobody_reads_take_no_exit_status) {
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* OPPROF_TRACE: the program's own */
     snprintf(trace, sizeof trace, "%s/auto/trace-step-0.json", dir);
     CHECK(access(trace, R_OK) == 0);
+#if OPPROF_TEST_PRELOAD /* not in sanitizer builds: their runtime must come first in a process */
     snprintf(trace, sizeof trace, "%s/rec", dir);
     char *record[] = {opprof, "record", "-o", trace, "--step", "no_such_function", "--", toy, NULL};
     st = run_with_stderr_unread(record, NULL);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* opprof record: the program's */
     CHECK(access(trace, R_OK) == 0);
+#else
+    (void)opprof, (void)toy;
+#endif
     remove_tree(dir);
 }
 
