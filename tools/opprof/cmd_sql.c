@@ -180,10 +180,9 @@ static bool db_is_current(const sql_opts *o) {
 }
 
 /* --db FILE may be replaced: it does not exist, or it is a database that
- * opprof made (its trace and slice tables), of any version, or an empty
- * file (mktemp's). Anything else
- * there (a trace named by mistake, the user's own database, /dev/null) is
- * theirs, and is not lost. */
+ * opprof made (its trace and slice tables), of any version, or an empty file
+ * (mktemp's). Anything else there (a trace named by mistake, the user's own
+ * database, /dev/null) is theirs, and is not lost. */
 static bool db_may_be_replaced(const char *path) {
     struct stat st;
     if (stat(path, &st)) return errno == ENOENT;
