@@ -359,24 +359,17 @@ TEST_CASE(a_stopped_merge_leaves_no_merged_json) {
                 i == 299999 ? "" : ",");
     fputs("]}\n", f);
     fclose(f);
-    char *said = NULL; /* the merged JSON is whole (renamed) long before OUT is written */
-    int st = run_commandf(&said,
-                          "'%s/opprof' merge '%s' '%s' -o '%s' >/dev/null 2>&1 & p=$!;"
-                          " for i in $(seq 4000); do [ -e '%s'.merging-$p.json ] && break; sleep 0.005; done;"
-                          " kill -TERM $p; wait $p 2>/dev/null; echo \"exit $?\"; ls '%s' | grep -c merging",
-                          bin_dir(), big, big, out, out, dir);
-    CHECK_INT(st, 1); /* grep found none */
+    char prefix[400], merge[1400];
+    snprintf(prefix, sizeof prefix, "%s.merging-", out);
+    snprintf(merge, sizeof merge, "'%s/opprof' merge '%s' '%s' -o '%s'", bin_dir(), big, big, out);
+    char *said = stopped_once_made(merge, prefix, ".json", dir, "merging"); /* whole long before OUT is written */
     CHECK_STR(said, "exit 143\n0\n");
     free(said);
     char small[300];
     snprintf(small, sizeof small, "%s/small.json", dir);
     write_rank_trace(small, 0, 1000, 0);
-    st = run_commandf(
-        &said,
-        "sh -c 'exit 0' & gone=$!; wait $gone; : > '%s'.merging-$gone.json; : > '%s'.merging-$$.json;"
-        " '%s/opprof' merge '%s' -o '%s' >/dev/null 2>&1; [ -e '%s'.merging-$gone.json ] && echo dead kept;"
-        " [ -e '%s'.merging-$$.json ] && echo live kept; rm -f '%s'.merging-$$.json",
-        out, out, bin_dir(), small, out, out, out, out);
+    snprintf(merge, sizeof merge, "'%s/opprof' merge '%s' -o '%s'", bin_dir(), small, out);
+    said = leftovers_after(prefix, ".json", merge);
     CHECK_STR(said, "live kept\n");
     free(said);
     remove_tree(dir);

@@ -939,22 +939,15 @@ TEST_CASE(a_stopped_load_leaves_nothing) {
     snprintf(path, sizeof path, "%s/stopped.json", dir());
     snprintf(db, sizeof db, "%s/stopped.sqlite", dir());
     write_events(path, 300000, 50, "x"); /* seconds to load: the temporary is seen long before */
-    char *out = NULL;
-    int st = run_commandf(&out,
-                          "'%s/opprof' sql --db '%s' '%s' 'SELECT 1' >/dev/null 2>&1 & p=$!;"
-                          " for i in $(seq 2000); do [ -e '%s'.tmp.$p ] && break; sleep 0.005; done;"
-                          " kill -TERM $p; wait $p 2>/dev/null; echo \"exit $?\"; ls '%s' | grep -c stopped.sqlite",
-                          bin_dir(), db, path, db, dir());
-    CHECK_INT(st, 1); /* grep found none */
+    char prefix[700], load[1900];
+    snprintf(prefix, sizeof prefix, "%s.tmp.", db);
+    snprintf(load, sizeof load, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), db, path);
+    char *out = stopped_once_made(load, prefix, "", dir(), "stopped.sqlite");
     CHECK_STR(out, "exit 143\n0\n");
     free(out);
     const char *small = write_file("small.json", MAPPING);
-    st = run_commandf(
-        &out,
-        "sh -c 'exit 0' & gone=$!; wait $gone; : > '%s'.tmp.$gone; : > '%s'.tmp.$$;"
-        " '%s/opprof' sql --db '%s' '%s' 'SELECT 1' >/dev/null 2>&1;"
-        " [ -e '%s'.tmp.$gone ] && echo dead kept; [ -e '%s'.tmp.$$ ] && echo live kept; rm -f '%s'.tmp.$$",
-        db, db, bin_dir(), db, small, db, db, db);
+    snprintf(load, sizeof load, "'%s/opprof' sql --db '%s' '%s' 'SELECT 1'", bin_dir(), db, small);
+    out = leftovers_after(prefix, "", load);
     CHECK_STR(out, "live kept\n");
     free(out);
 }

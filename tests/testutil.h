@@ -62,6 +62,33 @@ static inline int run_commandf(char **out, const char *fmt, ...) {
 }
 
 /* A new empty directory under /tmp; path written into buf. */
+/* `command` run after two leftovers named PREFIX + PID + SUFFIX are planted:
+ * one of a process that is gone, one of this shell's (alive). What of them
+ * is left after it ("dead kept\n", "live kept\n"); the live one is then
+ * removed. The caller frees it. */
+static inline char *leftovers_after(const char *prefix, const char *suffix, const char *command) {
+    char *out = NULL;
+    run_commandf(&out,
+                 "sh -c 'exit 0' & gone=$!; wait $gone; : > '%s'$gone'%s'; : > '%s'$$'%s'; %s >/dev/null 2>&1;"
+                 " [ -e '%s'$gone'%s' ] && echo dead kept; [ -e '%s'$$'%s' ] && echo live kept; rm -f '%s'$$'%s'",
+                 prefix, suffix, prefix, suffix, command, prefix, suffix, prefix, suffix, prefix, suffix);
+    return out ? out : strdup("");
+}
+
+/* `command` started in the background and sent SIGTERM as soon as the file
+ * PREFIX + its PID + SUFFIX exists (polled every 5 ms, 20 s at most), then
+ * waited for: "exit STATUS\nN\n", N the entries of dir whose names hold
+ * `left`. The caller frees it. */
+static inline char *stopped_once_made(const char *command, const char *prefix, const char *suffix, const char *dir,
+                                      const char *left) {
+    char *out = NULL;
+    run_commandf(&out,
+                 "%s >/dev/null 2>&1 & p=$!; for i in $(seq 4000); do [ -e '%s'$p'%s' ] && break; sleep 0.005;"
+                 " done; kill -TERM $p; wait $p 2>/dev/null; echo \"exit $?\"; ls '%s' | grep -c '%s'",
+                 command, prefix, suffix, dir, left);
+    return out ? out : strdup("");
+}
+
 static inline const char *make_temp_dir(char *buf, size_t size) {
     snprintf(buf, size, "/tmp/opprof-test-XXXXXX");
     return mkdtemp(buf);
