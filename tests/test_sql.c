@@ -1191,6 +1191,15 @@ TEST_CASE(perfetto_sql_statements) {
     out = sql(NULL, args);
     CHECK_STR(out, "\n\n\n\"id\",\"d\",\"f\"\n2,60000,4\n\n\"n\"\n0\n");
     free(out);
+    /* a function over every row (its select kept between calls), and one that calls itself */
+    q = write_file("calls.sql", "CREATE PERFETTO FUNCTION ends(ts LONG, dur LONG) RETURNS LONG AS SELECT $ts + $dur;\n"
+                                "CREATE PERFETTO FUNCTION fact(n LONG) RETURNS LONG AS\n"
+                                "  SELECT CASE WHEN $n <= 1 THEN 1 ELSE $n * fact($n - 1) END;\n"
+                                "SELECT SUM(ends(ts, dur)) AS s, fact(10) AS f FROM slice;\n");
+    snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\n\n\"s\",\"f\"\n426000,3628800\n"); /* the 7 slices' ends, in ns */
+    free(out);
     /* as Chromium's standard library writes one, comments between its arguments */
     q = write_file("chromium.sql",
                    "-- Checks if slice has an ancestor with provided name.\n"

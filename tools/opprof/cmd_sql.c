@@ -341,6 +341,7 @@ static int run(int argc, char **argv) {
                        : (sql_shell(db, o.mode, stdin, stdout) ? TOOL_EXIT_FAILED : 0);
     free(text);
     free(target);
+    sql_release_functions();
     sqlite3_close(db);
     return rc;
 }

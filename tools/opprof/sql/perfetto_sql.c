@@ -177,23 +177,41 @@ static bool parse(const char *p, perfetto_statement *s, char *why, size_t why_si
 /* ---- a scalar function: its select, run for each call ---- */
 
 typedef struct scalar_function {
-    char *query;     /* the select */
-    char *arguments; /* "a, b" */
+    char *query;                  /* the select */
+    char *arguments;              /* "a, b" */
+    sqlite3_stmt *st;             /* the select prepared at the first call, kept for the next */
+    struct scalar_function *next; /* every one made: sql_release_functions */
 } scalar_function;
+
+static scalar_function *g_scalars;
 
 static void free_scalar(void *p) {
     scalar_function *f = p;
+    for (scalar_function **at = &g_scalars; *at; at = &(*at)->next)
+        if (*at == f) {
+            *at = f->next;
+            break;
+        }
+    sqlite3_finalize(f->st);
     sqlite3_free(f->query);
     sqlite3_free(f->arguments);
     sqlite3_free(f);
 }
 
+void sql_release_functions(void) {
+    for (scalar_function *f = g_scalars; f; f = f->next) sqlite3_finalize(f->st), f->st = NULL;
+}
+
+/* One call: the kept statement, or one of its own when the function calls
+ * itself (the kept one is running). */
 static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-    const scalar_function *f = sqlite3_user_data(ctx);
+    scalar_function *f = sqlite3_user_data(ctx);
     sqlite3 *db = sqlite3_context_db_handle(ctx);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, f->query, -1, &st, NULL) != SQLITE_OK)
+    bool kept = f->st && !sqlite3_stmt_busy(f->st);
+    sqlite3_stmt *st = kept ? f->st : NULL;
+    if (!st && sqlite3_prepare_v2(db, f->query, -1, &st, NULL) != SQLITE_OK)
         return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+    if (!f->st) f->st = st, kept = true;
     sql_bind_arguments(st, f->arguments, argv, argc);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
@@ -202,7 +220,10 @@ static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         sqlite3_result_null(ctx);
     else
         sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
-    sqlite3_finalize(st);
+    if (kept)
+        sqlite3_reset(st), sqlite3_clear_bindings(st);
+    else
+        sqlite3_finalize(st);
 }
 
 static int create_function(sqlite3 *db, const perfetto_statement *s, const char *body) {
@@ -223,7 +244,8 @@ static int create_function(sqlite3 *db, const perfetto_statement *s, const char 
         sqlite3_free(f), sqlite3_free(query), sqlite3_free(arguments);
         return SQLITE_NOMEM;
     }
-    *f = (scalar_function){query, arguments};
+    *f = (scalar_function){query, arguments, NULL, g_scalars};
+    g_scalars = f;
     return sqlite3_create_function_v2(db, s->name, n_args, SQLITE_UTF8, f, call_scalar, NULL, NULL, free_scalar);
 }
 

@@ -183,6 +183,11 @@ int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_si
  *  -1 when p is no such statement (SQLite's own, then). */
 int sql_perfetto_statement(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size);
 
+/** Finalize what CREATE PERFETTO FUNCTION's functions keep between calls
+ *  (each its prepared select): before sqlite3_close, which refuses a
+ *  connection with statements left. */
+void sql_release_functions(void);
+
 /** The statement at p with its macro calls (NAME!(args), CREATE PERFETTO
  *  MACRO's) expanded into *expanded (sqlite3_malloc'd; NULL when it has
  *  none: p as it is, *after untouched), *after past its ';' in p. A
