@@ -169,14 +169,20 @@ static int load(const char *path, const load_how *how, opprof_capture **out) {
  * that is not obvious (files are written as a temporary beside OUT, then
  * renamed, so a directory that takes no new file fails even for an OUT that
  * exists, e.g. under /proc). */
-void tool_write_error(const char *path, int rc) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+const char *tool_dir_of(const char *path, char *dir, size_t size) {
+    snprintf(dir, size, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash)
         *(slash == dir ? slash + 1 : slash) = '\0';
     else
-        snprintf(dir, sizeof dir, ".");
+        snprintf(dir, size, ".");
+    const char *last = strrchr(path, '/');
+    return last ? last + 1 : path;
+}
+
+void tool_write_error(const char *path, int rc) {
+    char dir[4096];
+    tool_dir_of(path, dir, sizeof dir);
     struct stat st;
     if (rc == -ENOENT && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
         fprintf(stderr, "opprof: cannot write '%s': %s (the directory '%s' exists but takes no new file)\n", path,

@@ -41,13 +41,7 @@ void tool_temporary_unguard(void) {
 
 void tool_temporary_sweep(const char *path, const char *infix) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? path + (slash - dir) + 1 : path;
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
+    const char *base = tool_dir_of(path, dir, sizeof dir);
     DIR *d = opendir(dir);
     size_t n = strlen(base), m = strlen(infix);
     for (struct dirent *e; d && (e = readdir(d));) {

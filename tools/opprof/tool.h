@@ -117,6 +117,9 @@ int tool_write_trace(const opprof_capture *cap, const char *path);
 
 /** Say why `path` could not be written (and where, when not obvious). */
 void tool_write_error(const char *path, int rc);
+/* path's directory into dir ("." for a bare name, "/" for one at the root);
+ * its last part returned (within path). */
+const char *tool_dir_of(const char *path, char *dir, size_t size);
 
 /* A command's temporary (temporary.c): path removed if SIGINT, SIGTERM or
  * SIGHUP stops the command until unguard (which then ends as the signal
