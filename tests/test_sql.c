@@ -1237,6 +1237,12 @@ TEST_CASE(perfetto_sql_statements) {
         {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"
          " SELECT * FROM two(1)",
          "two needs its arguments: two(a, b)"},
+        /* a recursion without end: an error once the stack is nearly spent, not a crash */
+        {"CREATE PERFETTO FUNCTION down(n LONG) RETURNS LONG AS SELECT 1 + down($n - 1); SELECT down(1)",
+         "down: calls nested "},
+        {"CREATE PERFETTO FUNCTION more(n LONG) RETURNS TABLE(v LONG) AS\n"
+         "  SELECT v FROM more($n + 1);\nSELECT COUNT(*) FROM more(1)",
+         "more: calls nested "},
     };
     for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) {
         char *err = NULL;

@@ -24,6 +24,7 @@
 #include "sql.h"
 
 #include <opprof/opprof.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,12 +189,54 @@ static int tf_close(sqlite3_vtab_cursor *cur) {
     return SQLITE_OK;
 }
 
+/* ---- calls within calls: a function that calls itself ---------------------- */
+
+/* Left below the deepest call for SQLite's frames: an eighth of the stack,
+ * 64 KiB to 512 KiB (a call takes about 600 bytes). */
+static size_t stack_kept(size_t size) {
+    size_t kept = size / 8;
+    return kept < (64 << 10) ? 64 << 10 : kept > (512 << 10) ? 512 << 10 : kept;
+}
+
+/* The lowest address of this thread's stack that a call may reach (found at
+ * the first call; 1 when it cannot be told: then SQLite's own limit on
+ * nested triggers, 1000, limits the calls), and the calls in progress. */
+static _Thread_local uintptr_t g_stack_floor;
+static _Thread_local int g_depth;
+
+bool sql_call_fits(const char *function, char **why) {
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0); /* not a local's: a sanitizer may move those */
+    if (!g_stack_floor) {
+        pthread_attr_t attr;
+        void *low = NULL;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &low, &size) != 0 || size <= 2 * stack_kept(size)) low = NULL;
+            pthread_attr_destroy(&attr);
+        }
+        g_stack_floor = low ? (uintptr_t)low + stack_kept(size) : 1;
+    }
+    if (g_stack_floor > 1 ? here > g_stack_floor : g_depth < 1000) return true;
+    *why = sqlite3_mprintf("%s: calls nested %d deep fill the stack (a function that calls itself without end?)",
+                           function, g_depth);
+    return false;
+}
+
+void sql_call_enter(void) { g_depth++; }
+void sql_call_leave(void) { g_depth--; }
+
 static int tf_next(sqlite3_vtab_cursor *cur) {
     tf_cursor *c = (tf_cursor *)cur;
+    sql_call_enter();
     int rc = sqlite3_step(c->st);
+    sql_call_leave();
     c->eof = rc != SQLITE_ROW;
     c->row++;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return SQLITE_OK;
+    tf_vtab *t = (tf_vtab *)cur->pVtab; /* what went wrong in its query, said by the query that called it */
+    sqlite3_free(t->base.zErrMsg);
+    t->base.zErrMsg = sqlite3_mprintf("%s", sqlite3_errmsg(t->db));
+    return rc;
 }
 
 void sql_bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv, int argc) {
@@ -224,6 +267,12 @@ static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
         t->base.zErrMsg = sqlite3_mprintf("%s needs its argument%s: %s(%s)", t->fn->name, t->n_arguments > 1 ? "s" : "",
                                           t->fn->name, t->fn->arguments);
         return SQLITE_ERROR;
+    }
+    char *why = NULL;
+    if (!sql_call_fits(t->fn->name, &why)) {
+        sqlite3_free(t->base.zErrMsg);
+        t->base.zErrMsg = why;
+        return why ? SQLITE_ERROR : SQLITE_NOMEM;
     }
     sqlite3_reset(c->st);
     sql_bind_arguments(c->st, t->fn->arguments, argv, argc);

@@ -177,7 +177,7 @@ static bool parse(const char *p, perfetto_statement *s, char *why, size_t why_si
 /* ---- a scalar function: its select, run for each call ---- */
 
 typedef struct scalar_function {
-    char *query;                  /* the select */
+    char *name, *query;           /* the function's, and its select */
     char *arguments;              /* "a, b" */
     sqlite3_stmt *st;             /* the select prepared at the first call, kept for the next */
     struct scalar_function *next; /* every one made: sql_release_functions */
@@ -193,6 +193,7 @@ static void free_scalar(void *p) {
             break;
         }
     sqlite3_finalize(f->st);
+    sqlite3_free(f->name);
     sqlite3_free(f->query);
     sqlite3_free(f->arguments);
     sqlite3_free(f);
@@ -207,13 +208,20 @@ void sql_release_functions(void) {
 static void call_scalar(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     scalar_function *f = sqlite3_user_data(ctx);
     sqlite3 *db = sqlite3_context_db_handle(ctx);
+    char *why = NULL;
+    if (!sql_call_fits(f->name, &why)) {
+        why ? sqlite3_result_error(ctx, why, -1) : sqlite3_result_error_nomem(ctx);
+        return sqlite3_free(why);
+    }
     bool kept = f->st && !sqlite3_stmt_busy(f->st);
     sqlite3_stmt *st = kept ? f->st : NULL;
     if (!st && sqlite3_prepare_v2(db, f->query, -1, &st, NULL) != SQLITE_OK)
         return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
     if (!f->st) f->st = st, kept = true;
     sql_bind_arguments(st, f->arguments, argv, argc);
+    sql_call_enter();
     int rc = sqlite3_step(st);
+    sql_call_leave();
     if (rc == SQLITE_ROW)
         sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
     else if (rc == SQLITE_DONE)
@@ -239,12 +247,12 @@ static int create_function(sqlite3 *db, const perfetto_statement *s, const char 
         return rc;
     }
     scalar_function *f = sqlite3_malloc(sizeof *f);
-    char *query = sqlite3_mprintf("%s", body);
-    if (!f || !query) {
-        sqlite3_free(f), sqlite3_free(query), sqlite3_free(arguments);
+    char *query = sqlite3_mprintf("%s", body), *called = sqlite3_mprintf("%s", s->name);
+    if (!f || !query || !called) {
+        sqlite3_free(f), sqlite3_free(query), sqlite3_free(called), sqlite3_free(arguments);
         return SQLITE_NOMEM;
     }
-    *f = (scalar_function){query, arguments, NULL, g_scalars};
+    *f = (scalar_function){called, query, arguments, NULL, g_scalars};
     g_scalars = f;
     return sqlite3_create_function_v2(db, s->name, n_args, SQLITE_UTF8, f, call_scalar, NULL, NULL, free_scalar);
 }

@@ -173,6 +173,15 @@ bool sql_next_name(const char **p, const char **name, int *len);
  *  that st does not have is left). */
 void sql_bind_arguments(sqlite3_stmt *st, const char *arguments, sqlite3_value **argv, int argc);
 
+/** A function of the user's (CREATE PERFETTO FUNCTION) may run its select
+ *  once more on this thread: true while the thread's stack keeps room for
+ *  SQLite's frames; else false with *why (sqlite3_malloc'd, NULL when out of
+ *  memory) naming `function`. A recursion without end is an error, not a
+ *  crash. Each run of a select goes within sql_call_enter and _leave. */
+bool sql_call_fits(const char *function, char **why);
+void sql_call_enter(void);
+void sql_call_leave(void);
+
 /** "INCLUDE PERFETTO MODULE name": the module's views, created once. An
  *  unknown module is an error that names the ones there are. */
 int sql_include_module(sqlite3 *db, const char *module, char *why, size_t why_size);
