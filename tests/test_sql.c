@@ -1232,6 +1232,8 @@ TEST_CASE(perfetto_sql_statements) {
         {"SELECT 1;\n\nSELECT nope!(1)", "line 3: nope!: no such macro (CREATE PERFETTO MACRO makes one)"},
         {"CREATE PERFETTO MACRO loop(x Expr) RETURNS Expr AS loop!($x); SELECT loop!(1)",
          "256 rounds of expansion and still a call"},
+        {"CREATE PERFETTO MACRO d(x Expr) RETURNS Expr AS d!($x) + d!($x); SELECT d!(1)",
+         "macros: the statement grew past 4 MiB as they expanded"},
         {"CREATE PERFETTO MACRO one(x Expr) RETURNS Expr AS $x; SELECT one!(1", "one!(: its ')' is missing"},
         {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},
         {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"

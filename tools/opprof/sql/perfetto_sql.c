@@ -260,7 +260,10 @@ static int create_function(sqlite3 *db, const perfetto_statement *s, const char 
 /* ---- macros: text put in place of NAME!(args) -------------------------- */
 
 #define MACRO_TABLE "temp._perfetto_macros"
-enum { MAX_EXPANSIONS = 256 }; /* a macro that calls itself forever stops here */
+enum {
+    MAX_EXPANSIONS = 256,   /* a macro that calls itself forever stops here */
+    MAX_EXPANDED = 4 << 20, /* and one that calls itself twice, whose text doubles each round, here */
+};
 
 static int define_macro(sqlite3 *db, const perfetto_statement *s, const char *body) {
     char *params = names_of(s->params, s->params_end);
@@ -429,6 +432,11 @@ int sql_expand_macros(sqlite3 *db, const char *p, char **expanded, const char **
         sqlite3_free(text);
         text = sqlite3_str_finish(out);
         if (!text && rc == SQLITE_OK) rc = SQLITE_NOMEM;
+        if (rc == SQLITE_OK && found && strlen(text) > MAX_EXPANDED) {
+            snprintf(why, why_size, "macros: the statement grew past %d MiB as they expanded (one that calls itself?)",
+                     MAX_EXPANDED >> 20);
+            rc = SQLITE_ERROR;
+        }
     }
     if (rc) {
         sqlite3_free(text);
