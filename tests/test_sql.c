@@ -10,10 +10,15 @@
 #include "check.h"
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <sqlite3.h>
 #include <yajl/yajl_tree.h>
 
@@ -1254,6 +1259,79 @@ TEST_CASE(perfetto_sql_statements) {
         CHECK_CONTAINS(err, errors[k].said);
         free(err);
     }
+}
+
+/* ---- the prompt on a terminal (a pseudo-terminal, Ctrl-C typed into it) ---- */
+
+typedef struct terminal {
+    int fd;
+    char seen[8192]; /* the output's end, past the last text found */
+    size_t len;
+} terminal;
+
+/* Read the terminal until `text` is printed (true), or for at most a
+ * minute, a guard against a hang that no busy machine reaches. */
+static bool shows(terminal *t, const char *text) {
+    size_t n = strlen(text);
+    time_t give_up = time(NULL) + 60;
+    for (;;) {
+        t->seen[t->len] = '\0';
+        char *at = strstr(t->seen, text);
+        if (at) {
+            t->len -= (size_t)(at + n - t->seen);
+            memmove(t->seen, at + n, t->len + 1);
+            return true;
+        }
+        if (t->len > sizeof t->seen / 2) { /* rows stream: the end kept, where text may begin */
+            memmove(t->seen, t->seen + t->len - n, n);
+            t->len = n;
+        }
+        struct pollfd p = {t->fd, POLLIN, 0};
+        if (time(NULL) > give_up || poll(&p, 1, 1000) < 0) return false;
+        ssize_t got = p.revents ? read(t->fd, t->seen + t->len, sizeof t->seen - 1 - t->len) : 0;
+        if (got < 0 && errno != EINTR) return false;
+        if (got > 0) t->len += (size_t)got;
+    }
+}
+
+static void type(terminal *t, const char *keys) { CHECK(write(t->fd, keys, strlen(keys)) == (ssize_t)strlen(keys)); }
+
+TEST_CASE(ctrl_c_on_a_terminal_stops_the_statement_not_the_shell) {
+    const char *t = write_file("ok.json", MAPPING);
+    char opprof[600];
+    snprintf(opprof, sizeof opprof, "%s/opprof", bin_dir());
+    terminal term = {0};
+    pid_t pid = forkpty(&term.fd, NULL, NULL, NULL);
+    if (pid == 0) {
+        execl(opprof, "opprof", "sql", t, (char *)NULL);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    CHECK(shows(&term, "opprof> "));
+    /* rows without end: once they print, the statement runs, and Ctrl-C stops it */
+    type(&term, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c;\n");
+    CHECK(shows(&term, "\r\n5000\r\n"));
+    type(&term, "\x03");
+    CHECK(shows(&term, "interrupted"));
+    CHECK(shows(&term, "opprof> "));
+    /* Ctrl-C while a statement is typed drops it */
+    type(&term, "SELECT 6 *\n");
+    CHECK(shows(&term, "   ...> "));
+    type(&term, "\x03");
+    CHECK(shows(&term, "opprof> "));
+    type(&term, "SELECT 6 * 7 AS answer;\n");
+    CHECK(shows(&term, "\r\n42\r\n")); /* the trace still loaded, the shell as it was */
+    type(&term, "SELECT COUNT(*) AS n FROM slice;\n");
+    CHECK(shows(&term, "\r\n7\r\n"));
+    /* three in a row at the prompt: the shell ends as SIGINT ends it */
+    for (int k = 0; k < 3; k++) {
+        CHECK(shows(&term, "opprof> "));
+        type(&term, "\x03");
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+    close(term.fd);
 }
 
 TEST_CASE(file_of_statements_and_prompt) {

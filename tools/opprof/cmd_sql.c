@@ -36,7 +36,9 @@ static const char HELP[] =
       "keep the database in FILE; a later run with the same traces, none\n"               \
       "newer than FILE, queries it without reading them again")                           \
     X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
-    X(TEXT_PROMPT, NULL, NULL, "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit).")
+    X(TEXT_PROMPT, NULL, NULL,                                                            \
+      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit);\n"    \
+      "Ctrl-C stops the statement that runs, the traces still loaded.")
 TOOL_OPTIONS(SQL_OPTIONS);
 
 static const char EXAMPLES[] =

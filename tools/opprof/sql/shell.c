@@ -3,10 +3,15 @@
  * and a line that starts with '.' is a command: .tables, .schema [NAME],
  * .mode csv|list, .help, .quit (.exit). The prompt is shown only on a
  * terminal; read from anything else, a statement or command that failed
- * makes the exit status 1, as sqlite3's is. */
+ * makes the exit status 1, as sqlite3's is. On a terminal, Ctrl-C stops the
+ * statement that runs (sqlite3_interrupt) or drops the one being typed, and
+ * the prompt comes back, the trace still loaded; a third in a row, with no
+ * statement run between, ends the shell as SIGINT does (sqlite3's rule). */
 #define _GNU_SOURCE
 #include "sql.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,13 +71,47 @@ static bool run_statements(sqlite3 *db, const char *stmt, sql_mode mode, FILE *o
     return rc == SQLITE_OK;
 }
 
+/* ---- Ctrl-C on a terminal ---- */
+
+static sqlite3 *g_db;
+static volatile sig_atomic_t g_interrupts; /* in a row, with no statement run between */
+
+static void on_interrupt(int sig) {
+    if (++g_interrupts >= 3) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    sqlite3_interrupt(g_db); /* a flag that the running statement's next step reads */
+}
+
+/* SIGINT while the prompt runs: without SA_RESTART, so that a line being
+ * read ends with EINTR. */
+static void catch_interrupts(sqlite3 *db, struct sigaction *old) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    g_db = db, g_interrupts = 0;
+    sigaction(SIGINT, &sa, old);
+}
+
 int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
     bool tty = isatty(fileno(in)), failed = false;
     char *line = NULL, *stmt = NULL;
     size_t line_cap = 0, len = 0;
+    struct sigaction old_int;
+    if (tty) catch_interrupts(db, &old_int);
     for (;;) {
         if (tty) fputs(len ? "   ...> " : "opprof> ", out), fflush(out);
+        errno = 0;
         ssize_t got = getline(&line, &line_cap, in);
+        if (got < 0 && tty && errno == EINTR) { /* Ctrl-C while typing: the statement dropped */
+            clearerr(in), clearerr(out);
+            fputc('\n', out);
+            len = 0;
+            continue;
+        }
         if (got < 0) break;
         if (len == 0 && line[0] == '.') {
             dot_result r = dot_command(db, line, &mode, out);
@@ -91,8 +130,10 @@ int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
         len += (size_t)got;
         if (!sql_is_complete(stmt)) continue;
         failed |= !run_statements(db, stmt, mode, out);
+        if (tty) clearerr(out), g_interrupts = 0; /* an interrupted row's write may have failed */
         len = 0;
     }
+    if (tty) sigaction(SIGINT, &old_int, NULL);
     if (len && stmt[strspn(stmt, " \t\r\n")]) failed |= !run_statements(db, stmt, mode, out); /* no ';' at the end */
     free(line);
     free(stmt);
