@@ -74,6 +74,59 @@ TEST_CASE(trace_with_an_exploding_name) {
     opprof_capture_free(c);
 }
 
+/* Whether text holds a control character other than the line ends a table
+ * is made of: C0 (but '\n'), DEL, or C1 as UTF-8. */
+static bool has_control(const char *text) {
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        if ((*c < 0x20 && *c != '\n') || *c == 0x7f || (c[0] == 0xc2 && c[1] >= 0x80 && c[1] < 0xa0)) return true;
+    return false;
+}
+
+/* A trace's names printed to a terminal: its escape sequences (here one that
+ * retitles the window and one that clears the screen), newlines and tabs
+ * shown as escapes in every table, warning and problem, never sent; the
+ * JSON keeps the name the trace gave. */
+TEST_CASE(names_that_would_command_the_terminal) {
+    static const char NAME[] = "op\\u001b]0;HACKED\\u0007\\u001b[2J\\n\\tx\\u007f\\u009by";
+    static const char SHOWN[] = "op\\x1b]0;HACKED\\x07\\x1b[2J\\n\\tx\\x7f\\u009by";
+    char path[600], other[600];
+    snprintf(path, sizeof path, "%s/terminal.json", dir);
+    snprintf(other, sizeof other, "%s/plain.json", dir);
+    FILE *f = fopen(path, "w"), *g = fopen(other, "w");
+    CHECK(f != NULL && g != NULL);
+    if (!f || !g) return;
+    fprintf(f, /* a complete event, one never ended (a warning), an end without a begin (a problem) */
+            "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 5},\n"
+            "{\"ph\": \"B\", \"name\": \"%s\", \"pid\": 1, \"tid\": 2, \"ts\": 2},\n"
+            "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 2, \"ts\": 3, \"dur\": 1},\n"
+            "{\"ph\": \"E\", \"name\": \"%s\", \"pid\": 1, \"tid\": 3, \"ts\": 9}]}\n",
+            NAME, NAME, NAME);
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}\n", g);
+    fclose(f);
+    fclose(g);
+    for (int k = 0; k < 3; k++) {
+        char *out = NULL;
+        if (k < 2)
+            run_commandf(&out, "'%s/opprof' %s '%s' 2>&1", bin_dir(), k ? "check" : "report", path);
+        else
+            run_commandf(&out, "'%s/opprof' diff '%s' '%s' 2>&1", bin_dir(), other, path);
+        CHECK(out != NULL && !has_control(out));
+        CHECK_CONTAINS(out, SHOWN);
+        if (k == 0) { /* the table's columns still line up: the name's row (the widest name) as long as the rule */
+            char row_start[64];
+            snprintf(row_start, sizeof row_start, "\n%s  ", SHOWN);
+            const char *row = strstr(out ? out : "", row_start), *rule = strstr(out ? out : "", "\n---");
+            CHECK(row != NULL && rule != NULL);
+            if (row && rule) CHECK_INT(strcspn(row + 1, "\n"), strcspn(rule + 1, "\n"));
+        }
+        free(out);
+    }
+    char *json = NULL;
+    run_commandf(&json, "'%s/opprof' report --json '%s' 2>/dev/null", bin_dir(), path);
+    CHECK_CONTAINS(json, "op\\u001b]0;HACKED\\u0007\\u001b[2J\\n\\tx"); /* JSON's own escapes of the raw name */
+    free(json);
+}
+
 int main(int argc, char **argv) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     int rc = check_main(argc, argv, "test_hostile");

@@ -351,7 +351,9 @@ OPPROF_API int opprof_capture_add_sample_at(opprof_capture *capture, uint32_t th
  *  or a time beyond OPPROF_MAX_TIME_NS. */
 OPPROF_API int opprof_capture_add_off_cpu(opprof_capture *capture, uint32_t thread, int64_t start_ns,
                                           int64_t duration_ns, bool preempted);
-/** Add a warning sentence (copied); a sentence the capture has already is kept once. */
+/** Add a warning sentence (copied, its control characters written as the
+ *  escapes \n, \t, \x1b, \u009b: a terminal that prints it takes no
+ *  command from it); a sentence the capture has already is kept once. */
 OPPROF_API int opprof_capture_add_warning(opprof_capture *capture, const char *text);
 /** Add a mark (`m`'s name and value.str are set from `name` and `str`). */
 OPPROF_API int opprof_capture_add_mark(opprof_capture *capture, const opprof_mark *m, const char *name,

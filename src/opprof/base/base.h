@@ -171,6 +171,11 @@ OPPROF__HIDDEN void opprof__sb_us(opprof__strbuf *sb, int64_t ns);
 /* A JSON string literal with quotes, escaping ", \ and control characters;
  * valid UTF-8 passes through, invalid bytes become U+FFFD. */
 OPPROF__HIDDEN void opprof__sb_json_string(opprof__strbuf *sb, const char *s);
+/* buf's control characters (C0, DEL, and C1 as UTF-8: U+0080 to U+009F) as
+ * escapes that show them (\n, \t, \x1b, \u009b), cut to size: a name a
+ * trace gives, in a table or a message, neither breaks its lines nor sends
+ * the terminal a command (an escape sequence that retitles or clears it). */
+OPPROF__HIDDEN void opprof__show_controls(char *buf, size_t size);
 /* Text for HTML (element text or a quoted attribute): & < > " ' escaped. */
 OPPROF__HIDDEN void opprof__sb_html(opprof__strbuf *sb, const char *s);
 /* The first `max` bytes of s for HTML, "..." when cut (never inside a UTF-8

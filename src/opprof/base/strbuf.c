@@ -167,3 +167,39 @@ int opprof_json_string_to_string(const char *text, char **out_text) {
     opprof__sb_json_string(&sb, text);
     return opprof__sb_finish(&sb, 0, out_text);
 }
+
+/* ---- text for a terminal ---- */
+
+static bool is_c1(const char *s) { /* U+0080 to U+009F as UTF-8 */
+    return (unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xa0;
+}
+
+static bool is_control(const char *s) { return (unsigned char)*s < 0x20 || *s == 0x7f || is_c1(s); }
+
+void opprof__show_controls(char *buf, size_t size) {
+    size_t len = strlen(buf), i = 0;
+    while (i < len && !is_control(buf + i)) i++;
+    if (i == len) return;
+    opprof__strbuf shown = {0};
+    opprof__sb_put(&shown, buf, i);
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (c == '\n' || c == '\t' || c == '\r')
+            opprof__sb_puts(&shown, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
+        else if (c < 0x20 || c == 0x7f)
+            opprof__sb_printf(&shown, "\\x%02x", c);
+        else if (is_c1(buf + i))
+            opprof__sb_printf(&shown, "\\u%04x", (unsigned char)buf[++i]);
+        else
+            opprof__sb_put(&shown, buf + i, 1);
+    }
+    if (!shown.error)
+        snprintf(buf, size, "%s", shown.data);
+    else
+        for (i = 0; i < len; i++) { /* no memory: each byte of a control shown as '?' */
+            size_t n = is_c1(buf + i) ? 2 : is_control(buf + i) ? 1 : 0;
+            for (size_t k = 0; k < n; k++) buf[i + k] = '?';
+            if (n) i += n - 1;
+        }
+    opprof__free(shown.data);
+}

@@ -135,8 +135,7 @@ int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) {
 
 /* A warning said again (a trace read back says its capture's warnings, and
  * the reader finds the same again) is kept once. */
-int opprof_capture_add_warning(opprof_capture *c, const char *text) {
-    if (!c || !text) return OPPROF_EINVAL;
+static int add_warning_shown(opprof_capture *c, const char *text) {
     opprof__index_text key = {text, strlen(text)};
     size_t slot;
     int64_t have =
@@ -151,6 +150,20 @@ int opprof_capture_add_warning(opprof_capture *c, const char *text) {
     c->warnings[c->n_warnings++] = copy;
     c->warning_index.slots[slot] = (uint32_t)c->n_warnings;
     return 0;
+}
+
+/* Its control characters shown as escapes (opprof__show_controls): a
+ * warning read back from a trace is printed as the trace gave it. */
+int opprof_capture_add_warning(opprof_capture *c, const char *text) {
+    if (!c || !text) return OPPROF_EINVAL;
+    size_t size = 4 * strlen(text) + 1;
+    char *shown = opprof__alloc(size);
+    if (!shown) return OPPROF_ENOMEM;
+    memcpy(shown, text, strlen(text) + 1);
+    opprof__show_controls(shown, size);
+    int rc = add_warning_shown(c, shown);
+    opprof__free(shown);
+    return rc;
 }
 
 void opprof_capture_set_info(opprof_capture *c, const opprof_capture_info *info) {

@@ -261,7 +261,13 @@ static size_t width_of(const opprof__view *v, const opprof__column *c) {
     if ((c->needs & OPPROF__SHOW_SAMPLES) &&
         longest < strlen(c->title)) /* ours fits its title; PyTorch's keep its widths */
         longest = strlen(c->title);
-    return longest + 4 < cap ? longest + 4 : cap;
+    size_t w = longest + 4 < cap ? longest + 4 : cap;
+    char buf[4 * OPPROF__MAX_NAME_WIDTH + 64];
+    for (size_t i = 0; c->unit == OPPROF__UNIT_NAME && i < v->n_rows; i++) { /* a control shown as an escape widens */
+        opprof__cell(v, c, &v->rows[i], buf, sizeof buf);
+        if (strlen(buf) > w) w = strlen(buf);
+    }
+    return w;
 }
 
 /* The rows' names that would read the same get a window where they differ. */

@@ -131,7 +131,7 @@ static size_t char_start_on(const char *s, size_t i, size_t len) {
     return i;
 }
 
-void opprof__name_cell_at(const char *name, size_t at, char *buf, size_t size) {
+static void cut_name(const char *name, size_t at, char *buf, size_t size) {
     size_t len = strlen(name);
     if (len < OPPROF__MAX_NAME_WIDTH - 3) {
         snprintf(buf, size, "%s", name);
@@ -149,6 +149,11 @@ void opprof__name_cell_at(const char *name, size_t at, char *buf, size_t size) {
             snprintf(buf, size, "%.*s...%.*s...", (int)head, name, (int)(to > from ? to - from : 0), name + from);
         }
     }
+}
+
+void opprof__name_cell_at(const char *name, size_t at, char *buf, size_t size) {
+    cut_name(name, at, buf, size);
+    opprof__show_controls(buf, size);
 }
 
 void opprof__name_cell(const char *name, char *buf, size_t size) { opprof__name_cell_at(name, 0, buf, size); }

@@ -172,6 +172,7 @@ int opprof__json_fail_at(opprof__json *p, int64_t offset, const char *fmt, ...) 
         va_start(ap, fmt);
         vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
         va_end(ap);
+        opprof__show_controls(p->err->message, sizeof p->err->message); /* a name quoted from the trace */
     }
     return OPPROF_EFORMAT;
 }

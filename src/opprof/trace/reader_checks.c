@@ -18,6 +18,7 @@ static void vproblem(parser *p, int64_t offset, int64_t line, int64_t column, bo
     if (p->translated) offset = -1, line = column = 0; /* a place in the translation is none of the .pftrace's */
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    opprof__show_controls(msg, sizeof msg); /* a name quoted from the trace */
     opprof_trace_problem pr = {.offset = offset, .line = line, .column = column, .message = msg, .assumed = assumed};
     p->opt->on_problem(p->opt->ctx, &pr);
 }
