@@ -17,6 +17,8 @@
  *   autostart_target swapdir DIR OTHER  a flight save asked in step 1; once it is in DIR,
  *                              DIR is moved to DIR.moved and made a symlink to OTHER; a
  *                              second save asked in step 3; then exit
+ *   autostart_target chdir DIR 2 steps, then the working directory changed to DIR,
+ *                              then 1 step and exit
  *   autostart_target mkdir DIR another process's doing, mid-run: DIR made
  *                              (empty), a file put in it, then 2 steps and exit */
 #define _POSIX_C_SOURCE 200809L
@@ -59,6 +61,14 @@ int main(int argc, char **argv) {
             OPPROF_STEP();
         }
         _exit(5);
+    }
+    if (argc == 3 && strcmp(argv[1], "chdir") == 0) {
+        for (int i = 0; i < 3; i++) {
+            if (i == 2 && chdir(argv[2]) != 0) return 3;
+            work(i);
+            OPPROF_STEP();
+        }
+        return 0;
     }
     if (argc == 4 && strcmp(argv[1], "swapdir") == 0) {
         char first[4200], moved[4200];

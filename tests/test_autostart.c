@@ -165,6 +165,27 @@ TEST_CASE(dir_made_meanwhile) {
     remove_tree(dir);
 }
 
+TEST_CASE(a_program_that_changes_its_directory) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char path[1024], cmd[2048], *out = NULL;
+    /* OPPROF_TRACE relative, the program in another directory at its exit: the
+     * capture where DIR named it at the start, said by that name */
+    snprintf(path, sizeof path, "%s/elsewhere", dir);
+    CHECK(mkdir(path, 0777) == 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && OPPROF_TRACE=run '%s/../tests/autostart_target' chdir elsewhere", dir,
+             bin_dir());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "opprof: 1 capture(s) written to run/");
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/run"));
+    CHECK_CONTAINS(out, "trace-step-3.json\n");
+    free(out);
+    out = listing(strcat(strcpy(path, dir), "/elsewhere"));
+    CHECK_STR(out, ""); /* nothing where the program went */
+    free(out);
+    remove_tree(dir);
+}
+
 TEST_CASE(sigterm_ends_it) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char env[1024], *out = NULL;

@@ -304,6 +304,37 @@ TEST_CASE(a_wrapper_that_forks) {
     remove_tree(dir);
 }
 
+/* -o DIR relative, and a wrapper that changes directory before it runs
+ * the program (`sh -c 'cd sub && prog'`, or with exec): the capture is DIR
+ * where record was started, nothing in sub. It went to sub/, and record
+ * said that sh ended by _exit. */
+TEST_CASE(a_wrapper_that_changes_directory) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s/sub", dir);
+    CHECK(mkdir(cmd, 0777) == 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/opprof' record --functions -o forks -- sh -c \"cd sub && '%s'\" 2>&1",
+             dir, bin_dir(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process");
+    free(out);
+    CHECK_CONTAINS(out = report_of("forks"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s/opprof' record --functions -o execs -- sh -c \"cd sub && exec '%s'\" 2>&1", dir, bin_dir(),
+             toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    free(out);
+    CHECK_CONTAINS(out = report_of("execs"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd, "ls -A '%s/sub'", dir);
+    run_command(cmd, &out);
+    CHECK_STR(out, ""); /* nothing where the program went */
+    free(out);
+    remove_tree(dir);
+}
+
 /* A program that records ranges of its own and runs another (system(), a
  * helper) keeps DIR; the child's capture stays beside it, said. */
 TEST_CASE(a_program_that_runs_another) {

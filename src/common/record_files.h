@@ -17,9 +17,28 @@
 #ifndef OPPROF_COMMON_RECORD_FILES_H
 #define OPPROF_COMMON_RECORD_FILES_H
 
+#include <string.h>
+#include <unistd.h>
+
 #define RECORD_RAN_SUFFIX ".ran"
 #define RECORD_TOOK_SUFFIX ".took"
 #define RECORD_CHILD_SUFFIX ".opprof-child"
 #define RECORD_MOVED_LINE "moved to DIR\n"
+
+/* OPPROF_TRACE's DIR under the working directory of now, where it is
+ * relative, into out: a program, or a wrapper that starts it (`sh -c 'cd
+ * sub && prog'`), may change its directory before its capture is written.
+ * DIR as it is where that directory cannot be told or the whole does not
+ * fit. No allocation (the program's allocator may be the one recorded). */
+static inline void record_absolute_dir(const char *dir, char *out, size_t size) {
+    char cwd[4096];
+    size_t n = dir[0] != '/' && getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0, len = strlen(dir);
+    if (n + 1 + len >= size) n = 0;
+    if (len >= size) len = size - 1;
+    if (n) memcpy(out, cwd, n);
+    if (n && cwd[n - 1] != '/') out[n++] = '/'; /* "/" ends with its own */
+    memcpy(out + n, dir, len);
+    out[n + len] = '\0';
+}
 
 #endif

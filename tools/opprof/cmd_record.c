@@ -227,7 +227,9 @@ static int parse(int argc, char **argv, record_options *ro) {
  * (CMD never sees it). */
 static void run_child(const record_options *ro, const char *ld_preload, char **cmd, int said, const char *exited,
                       const char *machine) {
-    setenv("OPPROF_TRACE", ro->dir, 1);
+    char dir[sizeof ro->dir + 4096]; /* absolute: a wrapper that changes directory writes where record looks */
+    record_absolute_dir(ro->dir, dir, sizeof dir);
+    setenv("OPPROF_TRACE", dir, 1);
     if (machine[0]) setenv("OPPROF_MACHINE_FILE", machine, 1); /* --roofline: the captures carry it */
     setenv("LD_PRELOAD", ld_preload, 1);
     char pid[24]; /* the process profiled, across the execs of a wrapper (src/preload/exec.c) */

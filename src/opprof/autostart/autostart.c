@@ -46,7 +46,8 @@
 
 static struct {
     opprof_session *session;
-    char dir[4096], work[4200];
+    char dir[4096], work[4200];  /* DIR made absolute at the start: a program may change its directory */
+    char named[4096];            /* DIR as OPPROF_TRACE names it, for the line that says where the capture is */
     int captures, failed;        /* written (their trace whole), and not */
     int incomplete;              /* of those written, without some of their other files (a full disk) */
     size_t ranges;               /* the ranges those captures hold, steps aside */
@@ -402,7 +403,7 @@ static void save(void) {
         if (g_auto.captures == 0 && rmdir(g_auto.dir) == 0)
             opprof__say("opprof: flight recorder: no step was saved (no trigger); '%s' removed\n", g_auto.dir);
         else
-            opprof__say("opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.dir,
+            opprof__say("opprof: flight recorder: %d capture(s) written to %s/%s\n", g_auto.captures, g_auto.named,
                         lost_said());
         return;
     }
@@ -425,7 +426,8 @@ static void save(void) {
         opprof__say("opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
                     "and is left as it is: the capture is in '%s'\n",
                     g_auto.dir, where);
-    opprof__say("opprof: %d capture(s) written to %s/%s\n", g_auto.captures, where, lost_said());
+    opprof__say("opprof: %d capture(s) written to %s%s/%s\n", g_auto.captures, g_auto.named, where + strlen(g_auto.dir),
+                lost_said()); /* DIR as named, and its .N */
 }
 
 /* ---- signals and the watcher ---- */
@@ -674,8 +676,9 @@ __attribute__((constructor)) static void autostart(void) {
         cfg.schedule = (opprof_schedule){0};
     }
     int flight_rc = flight_setup(&cfg);
-    snprintf(g_auto.dir, sizeof g_auto.dir, "%s", dir);
-    snprintf(g_auto.work, sizeof g_auto.work, "%s.opprof-%ld", dir, (long)getpid());
+    snprintf(g_auto.named, sizeof g_auto.named, "%s", dir);
+    record_absolute_dir(dir, g_auto.dir, sizeof g_auto.dir); /* a program may change its directory */
+    snprintf(g_auto.work, sizeof g_auto.work, "%s.opprof-%ld", g_auto.dir, (long)getpid());
     /* this process is the one profiled: the programs it starts do not inherit it
      * (each would try to write the same DIR) */
     unsetenv("OPPROF_TRACE");
