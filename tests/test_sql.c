@@ -831,6 +831,14 @@ TEST_CASE(errors_named_and_nothing_half_built) {
     run_commandf(&kept, "cat '%s'", t);
     CHECK_STR(kept, MAPPING);
     free(kept);
+    /* a database of opprof's cut short (copied in part): damaged, said so, and kept */
+    st = run_commandf(&err,
+                      "cd '%s' && '%s/opprof' sql --db cut.db '%s' 'SELECT 1' && truncate -s 40000 cut.db && "
+                      "'%s/opprof' sql --db cut.db '%s' 'SELECT 1' 2>&1; echo \"exit $?\"; stat -c %%s cut.db",
+                      dir(), bin_dir(), t, bin_dir(), t);
+    CHECK_CONTAINS(err, "cut.db: not replaced: it is an SQLite database that SQLite cannot read (database disk "
+                        "image is malformed): damaged? (remove it, or name another file)\nexit 2\n40000\n");
+    free(err);
     /* an empty file (mktemp's) is taken */
     write_file("empty.sqlite", "");
     st = run_commandf(&err, "'%s/opprof' sql --db '%s/empty.sqlite' '%s' 'SELECT COUNT(*) FROM slice'", bin_dir(),

@@ -184,17 +184,25 @@ static bool db_is_current(const sql_opts *o) {
 /* --db FILE may be replaced: it does not exist, or it is a database that
  * opprof made (its trace and slice tables), of any version, or an empty file
  * (mktemp's). Anything else there (a trace named by mistake, the user's own
- * database, /dev/null) is theirs, and is not lost. */
-static bool db_may_be_replaced(const char *path) {
+ * database, /dev/null) is theirs, and is not lost: why not, said into why
+ * (false). An SQLite file that SQLite cannot read (damaged: cut short, or
+ * overwritten) may have been opprof's, and is said to be damaged. */
+static bool db_may_be_replaced(const char *path, char *why, size_t size) {
     struct stat st;
-    if (stat(path, &st)) return errno == ENOENT;
+    if (stat(path, &st)) return errno == ENOENT || (snprintf(why, size, "%s", strerror(errno)), false);
     if (S_ISREG(st.st_mode) && st.st_size == 0) return true;
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL;
-    bool ours = S_ISREG(st.st_mode) && sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-                sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('trace', 'slice')", -1, &q,
-                                   NULL) == SQLITE_OK &&
-                sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 2;
+    int rc = S_ISREG(st.st_mode) ? sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) : SQLITE_NOTADB;
+    if (rc == SQLITE_OK)
+        rc =
+            sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('trace', 'slice')", -1, &q, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(q);
+    bool ours = rc == SQLITE_ROW && sqlite3_column_int(q, 0) == 2;
+    if (!ours && rc != SQLITE_ROW && rc != SQLITE_NOTADB && db)
+        snprintf(why, size, "it is an SQLite database that SQLite cannot read (%s): damaged?", sqlite3_errmsg(db));
+    else if (!ours)
+        snprintf(why, size, "it is not a database that opprof made");
     sqlite3_finalize(q);
     sqlite3_close(db);
     return ours;
@@ -210,11 +218,9 @@ static int open_db(const sql_opts *o, sqlite3 **out) {
         fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
         return TOOL_EXIT_UNREADABLE;
     }
-    if (o->db_path && !db_may_be_replaced(o->db_path)) {
-        fprintf(stderr,
-                "opprof: %s: not replaced: it is not a database that opprof made (remove it, or name another "
-                "file)\n",
-                o->db_path);
+    char why[512];
+    if (o->db_path && !db_may_be_replaced(o->db_path, why, sizeof why)) {
+        fprintf(stderr, "opprof: %s: not replaced: %s (remove it, or name another file)\n", o->db_path, why);
         return TOOL_EXIT_UNREADABLE;
     }
     char tmp[4096];
