@@ -304,6 +304,35 @@ TEST_CASE(a_wrapper_that_forks) {
     remove_tree(dir);
 }
 
+/* A wrapper that runs the program by posix_spawn (GNU make's recipes,
+ * ninja, Rust's Command): the C library execs in a child of its own, which
+ * the exec wrappers do not reach; the program's capture is DIR, as a forking
+ * wrapper's. A second program spawned is named as not profiled. It recorded
+ * the wrapper alone, and said the program called no instrumented function. */
+TEST_CASE(a_wrapper_that_spawns) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/spawns' -- '%s/../tests/spawn_target' 1 '%s' 2>&1",
+             bin_dir(), dir, bin_dir(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "tests/record_toy, which ");
+    CHECK_CONTAINS(out, "tests/spawn_target ran in a child process");
+    CHECK(out && !strstr(out, "called no instrumented function"));
+    free(out);
+    CHECK_CONTAINS(out = report_of("spawns"), "\"name\": \"leaf\"");
+    free(out);
+    CHECK(!exists_in_dir("spawns" RECORD_CHILD_SUFFIX));
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/twice' -- '%s/../tests/spawn_target' 2 '%s' 2>&1",
+             bin_dir(), dir, bin_dir(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "tests/spawn_target started 1 more program(s) in child processes (the first: ");
+    free(out);
+    CHECK_CONTAINS(out = report_of("twice"), "\"name\": \"leaf\"");
+    free(out);
+    remove_tree(dir);
+}
+
 /* -o DIR relative, and a wrapper that changes directory before it runs
  * the program (`sh -c 'cd sub && prog'`, or with exec): the capture is DIR
  * where record was started, nothing in sub. It went to sub/, and record

@@ -21,6 +21,12 @@
  * - any other process execs without opprof: libopprof_record.so leaves
  *   LD_PRELOAD and the OPPROF_RECORD_ variables go, so that its children
  *   print none of record's notes; its program is named in EXITED.ran.
+ * posix_spawn and posix_spawnp (GNU make's recipes, ninja, Rust's Command)
+ * exec in the C library's own child, which no wrapper here reaches: they
+ * are wrapped too, and the child's environment made by its parent as a
+ * fork's child would make it. Its pid is not known then: its
+ * OPPROF_RECORD_PID is SPAWNED_PID, which this library's constructor
+ * overwrites, in place, with the pid of the process it starts in.
  * Only async-signal-safe calls (a vfork child may exec): no allocation, the
  * new environment on the stack. */
 #define _GNU_SOURCE
@@ -32,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -62,6 +69,10 @@ static long number(const char *s) {
     while (s && *s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
     return v;
 }
+
+/* A spawned child's OPPROF_RECORD_PID until its constructor makes it its
+ * pid: room for any pid's digits, and no number (number() reads 0). */
+#define SPAWNED_PID "-spawned-----------"
 
 static bool is_record_process(void) {
     const char *pid = getenv("OPPROF_RECORD_PID");
@@ -210,8 +221,9 @@ static bool kept(const char *v, exec_mode mode, const char *initial, size_t len)
 }
 
 /* The environment of the new image; false when EXEC_CHILD cannot be had
- * (also when the program gives the child an OPPROF_TRACE of its own). */
-static bool make_env(new_env *e, char *const envp[], exec_mode mode) {
+ * (also when the program gives the child an OPPROF_TRACE of its own).
+ * `spawned`: the image is a child's that posix_spawn makes (SPAWNED_PID). */
+static bool make_env(new_env *e, char *const envp[], exec_mode mode, bool spawned) {
     e->n = 0;
     e->used = 0;
     size_t len = 0;
@@ -234,7 +246,7 @@ static bool make_env(new_env *e, char *const envp[], exec_mode mode) {
         int d = (int)sizeof digits - 1;
         digits[d] = '\0';
         for (long pid = (long)getpid(); pid; pid /= 10) digits[--d] = (char)('0' + pid % 10);
-        char *v = make_var(e, "OPPROF_RECORD_PID=", digits + d, "");
+        char *v = make_var(e, "OPPROF_RECORD_PID=", spawned ? SPAWNED_PID : digits + d, "");
         ok = v && e->n < ENV_MAX + 15;
         if (ok) e->v[e->n++] = v;
     }
@@ -274,11 +286,29 @@ static bool remove_own_dir(char *made, size_t size) {
 }
 
 typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                        char *const[], char *const[]);
 static exec_fn g_execve, g_execvpe; /* the C library's, found at load (dlsym is no call for a vfork child) */
+static spawn_fn g_spawn, g_spawnp;
+
+/* A spawned child's OPPROF_RECORD_PID made its own pid, in the environment's
+ * own string (no allocation: the program's allocator may be recorded). */
+static void take_spawned_pid(void) {
+    char *pid = getenv("OPPROF_RECORD_PID");
+    if (!pid || strcmp(pid, SPAWNED_PID) != 0) return;
+    char digits[24];
+    int d = (int)sizeof digits;
+    for (long v = (long)getpid(); v; v /= 10) digits[--d] = (char)('0' + v % 10);
+    memcpy(pid, digits + d, sizeof digits - (size_t)d);
+    pid[sizeof digits - (size_t)d] = '\0';
+}
 
 __attribute__((constructor)) static void exec_setup(void) {
     g_execve = (exec_fn)dlsym(RTLD_NEXT, "execve");
     g_execvpe = (exec_fn)dlsym(RTLD_NEXT, "execvpe");
+    g_spawn = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
+    g_spawnp = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
+    take_spawned_pid();
 }
 
 /* A program that exec may run: a path that is an executable file, or a name
@@ -293,12 +323,12 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
     exec_mode mode = is_record_process() ? EXEC_RECORD : EXEC_WITHOUT;
     if (mode == EXEC_WITHOUT && is_child_of_record_process() && may_run(search, file)) {
         /* a wrapper that forks: its first child to exec takes a profile (once per record) */
-        if (make_env(&e, envp, EXEC_CHILD) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
+        if (make_env(&e, envp, EXEC_CHILD, false) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
             mode = EXEC_CHILD;
         else
             write_record_file(RECORD_RAN_SUFFIX, file, false);
     }
-    if (mode != EXEC_CHILD) make_env(&e, envp, mode);
+    if (mode != EXEC_CHILD) make_env(&e, envp, mode, false);
     char made[PATH_MAX];
     bool removed = mode == EXEC_RECORD && remove_own_dir(made, sizeof made);
     exec_fn real = search ? g_execvpe : g_execve;
@@ -309,6 +339,41 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
     if (mode == EXEC_CHILD && record_file(took, sizeof took, RECORD_TOOK_SUFFIX)) unlink(took);
     errno = saved;
     return rc;
+}
+
+/* posix_spawn's child as a fork's child that execs (exec_with): the first
+ * that the process record follows spawns takes a profile of its own; the
+ * others, and every child that another process spawns, run without. */
+static int spawn_with(bool search, pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                      const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+    new_env e;
+    exec_mode mode = EXEC_WITHOUT;
+    if (is_record_process() && may_run(search, file)) {
+        if (make_env(&e, envp, EXEC_CHILD, true) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
+            mode = EXEC_CHILD;
+        else
+            write_record_file(RECORD_RAN_SUFFIX, file, false);
+    }
+    if (mode != EXEC_CHILD) make_env(&e, envp, EXEC_WITHOUT, false);
+    spawn_fn real = search ? g_spawnp : g_spawn;
+    int rc = real ? real(pid, file, actions, attr, argv, e.v) : ENOSYS;
+    char took[PATH_MAX]; /* it ran nothing: nor did it take the profile */
+    if (rc && mode == EXEC_CHILD && record_file(took, sizeof took, RECORD_TOOK_SUFFIX)) unlink(took);
+    return rc;
+}
+
+__attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path,
+                                                       const posix_spawn_file_actions_t *actions,
+                                                       const posix_spawnattr_t *attr, char *const argv[],
+                                                       char *const envp[]) {
+    return spawn_with(false, pid, path, actions, attr, argv, envp);
+}
+
+__attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file,
+                                                        const posix_spawn_file_actions_t *actions,
+                                                        const posix_spawnattr_t *attr, char *const argv[],
+                                                        char *const envp[]) {
+    return spawn_with(true, pid, file, actions, attr, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[]) {
