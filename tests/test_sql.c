@@ -1269,6 +1269,113 @@ TEST_CASE(perfetto_sql_statements) {
     }
 }
 
+/* SPAN_JOIN, SPAN_LEFT_JOIN, SPAN_OUTER_JOIN: the tables and expected CSV of
+ * trace_processor's own tests (test/trace_processor/span_join: unordered
+ * columns both ways, an outer join unpartitioned, partitioned against empty
+ * unpartitioned and the reverse, a left join of disjoint partitions); a
+ * kept --db gets no table of the session's (the same script runs twice);
+ * the errors, each named. */
+TEST_CASE(span_join_as_trace_processor) {
+    char t[600];
+    snprintf(t, sizeof t, "%s", write_file("mapping.json", MAPPING));
+    const char *q = write_file(
+        "span.sql",
+        "create table t1(a1 STRING, a2 BIG INT, dur BIG INT, a3 BIG INT, ts BIG INT PRIMARY KEY) without rowid;\n"
+        "INSERT INTO t1(a1, a2, dur, a3, ts) VALUES (\"A\", 1, 10, 100, 0), (\"B\", 2, 90, 101, 10), (\"C\", 3, 1, 102,"
+        " 100);\n"
+        "create table t2(b1 STRING, ts BIG INT, b2 BIG INT, part BIG INT, dur BIG INT, b3 BIG INT,"
+        " PRIMARY KEY (part, ts)) without rowid;\n"
+        "INSERT INTO t2(b1, ts, b2, part, dur, b3) VALUES (\"A\", 10, 10, 0, 90, 100), (\"B\", 100, 90, 0, 10, 200),"
+        " (\"C\", 110, 1, 0, 5, 300), (\"A\", 5, 10, 1, 45, 100), (\"B\", 50, 90, 1, 40, 200), (\"C\", 90, 1, 1, 100,"
+        " 300);\n"
+        "create virtual table sp using span_join(t1, t2 PARTITIONED part);\n"
+        "select ts,dur,part,b1,b2,b3,a1,a2,a3 from sp;\n"
+        "CREATE VIRTUAL TABLE sp2 USING SPAN_JOIN(t2 PARTITIONED part, t1);\n"
+        "SELECT ts, dur, part, b1, b2, b3, a1, a2, a3 FROM sp2;\n"
+        "create table o1(ts BIG INT, dur BIG INT, a BIG INT);\n"
+        "create table o2(ts BIG INT, dur BIG INT, b BIG INT);\n"
+        "INSERT INTO o1(ts, dur, a) VALUES (100, 400, 1), (500, 50, 2), (600, 100, 3);\n"
+        "INSERT INTO o2(ts, dur, b) VALUES (50, 100, 4), (550, 50, 5), (600, 50, 6), (900, 500, 7);\n"
+        "create virtual table so using span_outer_join(o1, o2);\n"
+        "select * from so;\n"
+        "create table p1(ts BIGINT, dur BIGINT, part BIGINT);\n"
+        "create table u2(ts BIGINT, dur BIGINT, b BIGINT);\n"
+        "INSERT INTO u2(ts, dur) VALUES (100, 400), (500, 50), (600, 100);\n"
+        "create virtual table mr using span_outer_join(u2, p1 PARTITIONED part);\n"
+        "select * from mr;\n"
+        "create table p3(ts BIGINT, dur BIGINT, part BIGINT);\n"
+        "INSERT INTO p3 VALUES (100, 400, 0), (100, 50, 1), (600, 100, 1);\n"
+        "create table u4(ts BIGINT, dur BIGINT);\n"
+        "create virtual table ml using span_outer_join(u4, p3 PARTITIONED part);\n"
+        "select * from ml;\n"
+        "create table l1(ts BIGINT, dur BIGINT, part BIGINT); INSERT INTO l1 VALUES (500, 100, 10);\n"
+        "create table l2(ts BIGINT, dur BIGINT, part BIGINT); INSERT INTO l2 VALUES (500, 100, 5);\n"
+        "create virtual table lj using span_left_join(l1 PARTITIONED part, l2 PARTITIONED part);\n"
+        "select * from lj;\n");
+    char args[1400];
+    snprintf(args, sizeof args, "'%s' -f '%s'", t, q);
+    char *out = sql(NULL, args);
+    static const char JOINED[] = "\"ts\",\"dur\",\"part\",\"b1\",\"b2\",\"b3\",\"a1\",\"a2\",\"a3\"\n"
+                                 "10,90,0,\"A\",10,100,\"B\",2,101\n100,1,0,\"B\",90,200,\"C\",3,102\n"
+                                 "5,5,1,\"A\",10,100,\"A\",1,100\n10,40,1,\"A\",10,100,\"B\",2,101\n"
+                                 "50,40,1,\"B\",90,200,\"B\",2,101\n90,10,1,\"C\",1,300,\"B\",2,101\n"
+                                 "100,1,1,\"C\",1,300,\"C\",3,102\n";
+    CHECK_CONTAINS(out, JOINED);
+    CHECK(out && strstr(out, JOINED) && strstr(strstr(out, JOINED) + 1, JOINED)); /* both ways round */
+    CHECK_CONTAINS(out, "\"ts\",\"dur\",\"a\",\"b\"\n50,50,\"[NULL]\",4\n100,50,1,4\n150,350,1,\"[NULL]\"\n"
+                        "500,50,2,\"[NULL]\"\n550,50,\"[NULL]\",5\n600,50,3,6\n650,50,3,\"[NULL]\"\n"
+                        "900,500,\"[NULL]\",7\n");
+    CHECK_CONTAINS(out, "\n\"ts\",\"dur\",\"part\",\"b\"\n\n"); /* no partition: no row */
+    CHECK_CONTAINS(out, "\"ts\",\"dur\",\"part\"\n100,400,0\n100,50,1\n600,100,1\n");
+    CHECK_CONTAINS(out, "\"ts\",\"dur\",\"part\"\n500,100,10\n");
+    free(out);
+    /* a window of time against a trace's top slices on every thread; on a kept database, twice:
+       the session's tables are not written into it */
+    q = write_file("window.sql", "CREATE PERFETTO VIEW top AS SELECT s.ts, s.dur, s.name, t.utid FROM slice s"
+                                 " JOIN thread_track t ON s.track_id = t.id WHERE s.depth = 0 AND s.dur > 0;\n"
+                                 "CREATE PERFETTO TABLE win AS SELECT 40000 AS ts, 20000 AS dur, 1 AS w;\n"
+                                 "CREATE VIRTUAL TABLE cut USING SPAN_JOIN(win, top PARTITIONED utid);\n"
+                                 "SELECT w, name, SUM(dur) AS ns FROM cut GROUP BY w, name ORDER BY name;\n");
+    char db[600];
+    snprintf(db, sizeof db, "%s/span.sqlite", dir());
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "--db '%s' '%s' -f '%s'", db, t, q);
+        out = sql(NULL, args);
+        CHECK_STR(out, "\n\n\n\"w\",\"name\",\"ns\"\n1,\"other\",5000\n1,\"outer\",20000\n"); /* 55-60 us, 40-60 */
+        free(out);
+    }
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM sqlite_schema WHERE name = \"cut\"'", db, t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n0\n");
+    free(out);
+    const struct {
+        const char *query, *said;
+    } errors[] = {
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice)",
+         "SPAN_JOIN takes two tables: SPAN_JOIN(t1 [PARTITIONED col], t2"},
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice, nope)", "SPAN_JOIN: nope: no such table: nope"},
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice, thread)", "SPAN_JOIN: thread needs the columns ts and dur"},
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITIONED track_id, slice)",
+         "SPAN_JOIN: column id is in both slice and slice (rename it in a view)"},
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITIONED track_id, counter PARTITIONED id)",
+         "SPAN_JOIN: the tables are partitioned by track_id and by id"},
+        {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITION track_id, counter)",
+         "SPAN_JOIN: 'slice PARTITION track_id' is not TABLE or TABLE PARTITIONED COLUMN"},
+        {"CREATE PERFETTO TABLE w AS SELECT 0 AS ts, 1000000 AS dur;\n"
+         "CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITIONED track_id, w); SELECT COUNT(*) FROM x",
+         "SPAN_JOIN: slice's spans overlap (the one at ts 20000 begins before the one at 10000 ends in partition "
+         "track_id 0): each table's spans must be apart"},
+    };
+    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) {
+        char *err = NULL;
+        const char *file = write_file("bad.sql", errors[k].query);
+        int st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file);
+        CHECK_INT(st, 1);
+        CHECK_CONTAINS(err, errors[k].said);
+        free(err);
+    }
+}
+
 /* ---- the prompt on a terminal (a pseudo-terminal, Ctrl-C typed into it) ---- */
 
 typedef struct terminal {

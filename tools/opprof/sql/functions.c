@@ -481,7 +481,7 @@ int sql_register_functions(sqlite3 *db) {
                                      trace_bound, NULL, NULL);
     for (size_t k = 0; k < N_TABLE_FUNCTIONS && rc == SQLITE_OK; k++)
         rc = sqlite3_create_module(db, TABLE_FUNCTIONS[k].name, &TABLE_FUNCTION_MODULE, (void *)&TABLE_FUNCTIONS[k]);
-    return rc;
+    return rc == SQLITE_OK ? sql_register_span_join(db) : rc;
 }
 
 /* A table_function and its strings in one allocation, the module's to free. */

@@ -457,7 +457,38 @@ static const char *include(const char *p, char *out, size_t size) {
     return p + n;
 }
 
+/* "CREATE VIRTUAL TABLE name USING SPAN_JOIN(...)" (or SPAN_LEFT_JOIN,
+ * SPAN_OUTER_JOIN) without a schema: where name begins, else NULL. Such a
+ * table is the session's, as trace_processor's are: made in temp, it is
+ * not written into a kept --db (where the same script run again found it
+ * there, and no other SQLite tool knows its module). */
+static const char *span_join_name(const char *p) {
+    char table[128], module[32];
+    const char *at = keyword(keyword(keyword(p, "create"), "virtual"), "table"), *after = name(at, table, sizeof table);
+    if (!after || *after == '.' || !(after = keyword(after, "using")) || !name(after, module, sizeof module))
+        return NULL;
+    return !strcasecmp(module, "span_join") || !strcasecmp(module, "span_left_join") ||
+                   !strcasecmp(module, "span_outer_join")
+               ? at
+               : NULL;
+}
+
+static int create_span_join(sqlite3 *db, const char *p, const char *at, const char **next) {
+    const char *end = statement_end(p);
+    *next = *end ? end + 1 : end;
+    char *text = sqlite3_mprintf("%.*stemp.%.*s", (int)(at - p), p, (int)(end - at), at);
+    int rc = text ? sqlite3_exec(db, text, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(text);
+    return rc;
+}
+
 int sql_perfetto_statement(sqlite3 *db, const char *p, const char **next, char *why, size_t why_size) {
+    const char *span_join = span_join_name(p);
+    if (span_join) {
+        int rc = create_span_join(db, p, span_join, next);
+        if (rc) snprintf(why, why_size, "%s", rc == SQLITE_NOMEM ? sqlite3_errstr(rc) : sqlite3_errmsg(db));
+        return rc;
+    }
     char module[128];
     const char *after = include(p, module, sizeof module);
     if (after) {

@@ -11,6 +11,7 @@
  *   writer.c     rows inserted, on a thread of their own during a load
  *   grow.c       sql_grow, the arrays' growth
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
+ *   span_join.c  SPAN_JOIN, SPAN_LEFT_JOIN, SPAN_OUTER_JOIN
  *   run.c        statements run and their results printed
  *   shell.c      the prompt: statements and SQLite's dot commands
  *
@@ -157,6 +158,11 @@ int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const
 /** Register EXTRACT_ARG and the table-valued functions (ancestor_slice,
  *  descendant_slice, directly_connected_flow, following_flow, preceding_flow). */
 int sql_register_functions(sqlite3 *db);
+
+/** Perfetto's SPAN_JOIN, SPAN_LEFT_JOIN and SPAN_OUTER_JOIN operator tables
+ *  (CREATE VIRTUAL TABLE x USING SPAN_JOIN(t1 [PARTITIONED col], t2 ...)):
+ *  span_join.c. */
+int sql_register_span_join(sqlite3 *db);
 
 /** A table-valued function NAME(arguments...) of `columns`, each row one of
  *  `query`, which names its arguments "$name" ("a, b": $a and $b). The
