@@ -70,6 +70,7 @@ expected = [
     ("flow.html", "<html"), ("guide.folded", "aten::addmm"), ("guide.pftrace", "aten::addmm"),
     (one("flight/cpu-step-1500.flight.txt"), "ProfilerStep*"),
     ("inside-forward.csv", '"aten::linear",590000'), ("addmm-p99.csv", '"p99_ns"\n'),
+    ("kernels-per-step.csv", '"step","kernel_ns"\n"ProfilerStep#10",96925000\n'),
     ("roofline.txt", "above roof in"), ("what-if.txt", "What if aten::clamp_min=0.5x"),
     ("prediction.txt", "Prediction (aten::clamp_min changed"),
     ("stats.txt", "Self p90"), ("ranks.txt", "rank"), ("merged.json", "aten::linear"),
