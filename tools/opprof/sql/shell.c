@@ -11,6 +11,7 @@
 #include "sql.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,7 @@ static bool run_statements(sqlite3 *db, const char *stmt, sql_mode mode, FILE *o
 
 static sqlite3 *g_db;
 static volatile sig_atomic_t g_interrupts; /* in a row, with no statement run between */
+static volatile sig_atomic_t g_dropped;    /* one came since the last line was read: the one typed goes */
 
 static void on_interrupt(int sig) {
     if (++g_interrupts >= 3) {
@@ -82,18 +84,58 @@ static void on_interrupt(int sig) {
         raise(sig);
         return;
     }
+    g_dropped = 1;
     sqlite3_interrupt(g_db); /* a flag that the running statement's next step reads */
 }
 
-/* SIGINT while the prompt runs: without SA_RESTART, so that a line being
- * read ends with EINTR. */
 static void catch_interrupts(sqlite3 *db, struct sigaction *old) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
-    g_db = db, g_interrupts = 0;
+    g_db = db, g_interrupts = g_dropped = 0;
     sigaction(SIGINT, &sa, old);
+}
+
+/* A line typed at the terminal into *line: its length, -1 at the end of the
+ * input, -2 when Ctrl-C came since the last line (it drops the statement
+ * being typed). SIGINT is blocked but while ppoll waits, so that one that
+ * comes before the wait ends it as well as one during it: with a plain
+ * read, one between the prompt and the read was lost, and the line kept. */
+static ssize_t typed_line(int fd, char **line, size_t *cap) {
+    sigset_t interrupt, old, waiting;
+    sigemptyset(&interrupt);
+    sigaddset(&interrupt, SIGINT);
+    sigprocmask(SIG_BLOCK, &interrupt, &old);
+    waiting = old;
+    sigdelset(&waiting, SIGINT);
+    size_t n = 0;
+    ssize_t result = -1;
+    for (;;) {
+        if (g_dropped) {
+            result = -2;
+            break;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        int ready = ppoll(&p, 1, NULL, &waiting);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0 || !sql_grow((void **)line, cap, n + 4097, 1)) break;
+        ssize_t got = read(fd, *line + n, 4096); /* a terminal gives a line at a time */
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) { /* the end: what came before it, if anything */
+            result = n ? (ssize_t)n : -1;
+            break;
+        }
+        n += (size_t)got;
+        if ((*line)[n - 1] == '\n') {
+            result = (ssize_t)n;
+            break;
+        }
+    }
+    if (result >= 0) (*line)[result] = '\0';
+    g_dropped = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return result;
 }
 
 int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
@@ -104,10 +146,8 @@ int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
     if (tty) catch_interrupts(db, &old_int);
     for (;;) {
         if (tty) fputs(len ? "   ...> " : "opprof> ", out), fflush(out);
-        errno = 0;
-        ssize_t got = getline(&line, &line_cap, in);
-        if (got < 0 && tty && errno == EINTR) { /* Ctrl-C while typing: the statement dropped */
-            clearerr(in), clearerr(out);
+        ssize_t got = tty ? typed_line(fileno(in), &line, &line_cap) : getline(&line, &line_cap, in);
+        if (got == -2) { /* Ctrl-C while typing: the statement dropped */
             fputc('\n', out);
             len = 0;
             continue;
@@ -130,7 +170,7 @@ int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out) {
         len += (size_t)got;
         if (!sql_is_complete(stmt)) continue;
         failed |= !run_statements(db, stmt, mode, out);
-        if (tty) clearerr(out), g_interrupts = 0; /* an interrupted row's write may have failed */
+        if (tty) clearerr(out), g_interrupts = g_dropped = 0; /* an interrupted row's write may have failed */
         len = 0;
     }
     if (tty) sigaction(SIGINT, &old_int, NULL);
