@@ -1269,6 +1269,35 @@ TEST_CASE(perfetto_sql_statements) {
     }
 }
 
+/* STR_SPLIT and the time.conversion module's functions, as Perfetto's
+ * documentation gives them: a field from 0, NULL past the last; whole
+ * numbers of a unit (integer division, toward zero) and back. */
+TEST_CASE(str_split_and_time_conversion) {
+    const char *t = write_file("mapping.json", MAPPING);
+    char args[1400];
+    snprintf(
+        args, sizeof args,
+        "'%s' 'INCLUDE PERFETTO MODULE time.conversion; SELECT STR_SPLIT(\"a.b.c\", \".\", 1) AS f1,"
+        " STR_SPLIT(\"a::b\", \"::\", 1) AS f2, STR_SPLIT(\"a.b\", \".\", 2) AS past, STR_SPLIT(NULL, \".\", 0) AS n,"
+        " time_to_ms(2500000) AS ms, time_to_us(-1500) AS us, time_to_s(TRACE_DUR()) AS s, time_from_ms(3) AS ns,"
+        " time_to_days(time_from_days(2)) AS days'",
+        t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\n\"f1\",\"f2\",\"past\",\"n\",\"ms\",\"us\",\"s\",\"ns\",\"days\"\n"
+                   "\"b\",\"b\",\"[NULL]\",\"[NULL]\",2,-1,0,3000000,2\n");
+    free(out);
+    const char *bad[][2] = {{"SELECT STR_SPLIT(\"a\", \"\", 0)", "STR_SPLIT: the delimiter is empty"},
+                            {"SELECT STR_SPLIT(\"a\", \".\", -1)", "STR_SPLIT: the field\x27s index is negative"},
+                            {"SELECT time_from_days(200000000)", "time_from: the time overflows"}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char *err = NULL;
+        const char *file = write_file("bad.sql", bad[k][0]);
+        CHECK_INT(run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file), 1);
+        CHECK_CONTAINS(err, bad[k][1]);
+        free(err);
+    }
+}
+
 /* SPAN_JOIN, SPAN_LEFT_JOIN, SPAN_OUTER_JOIN: the tables and expected CSV of
  * trace_processor's own tests (test/trace_processor/span_join: unordered
  * columns both ways, an outer join unpartitioned, partitioned against empty

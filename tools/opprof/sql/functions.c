@@ -13,8 +13,12 @@
  *   TRACE_START(), TRACE_END(),        trace_bounds' start_ts, end_ts, and
  *   TRACE_DUR()                        the one less the other
  *   DEMANGLE(name)                     a C++ name demangled, NULL when it is none
+ *   STR_SPLIT(text, delimiter, i)      the i-th field (from 0), NULL past the last
+ *   time_to_us(ns) ... time_to_days,   the time.conversion module's: ns in a unit
+ *   time_from_us(x) ... _from_days     and back, whole numbers (integer division)
  * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
- * slices.self_dur), as views of opprof's own with their documented columns.
+ * slices.self_dur, time.conversion), as views of opprof's own with their
+ * documented columns.
  *
  * A table-valued function is one eponymous virtual table kind: each runs an
  * SQL query of its own with its arguments bound to the parameters of their
@@ -453,6 +457,62 @@ static void trace_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_finalize(st);
 }
 
+/* ---- STR_SPLIT(text, delimiter, i) ---- */
+
+static void str_split(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const char *text = (const char *)sqlite3_value_text(argv[0]), *delim = (const char *)sqlite3_value_text(argv[1]);
+    if (!text) return sqlite3_result_null(ctx);
+    if (!delim || !*delim) return sqlite3_result_error(ctx, "STR_SPLIT: the delimiter is empty", -1);
+    int64_t i = sqlite3_value_int64(argv[2]);
+    if (i < 0) return sqlite3_result_error(ctx, "STR_SPLIT: the field's index is negative", -1);
+    size_t d = strlen(delim);
+    for (; i > 0 && text; i--) text = strstr(text, delim) ? strstr(text, delim) + d : NULL;
+    if (!text) return sqlite3_result_null(ctx);
+    const char *end = strstr(text, delim);
+    sqlite3_result_text(ctx, text, end ? (int)(end - text) : -1, SQLITE_TRANSIENT);
+}
+
+/* ---- time.conversion: time_to_UNIT(ns) and time_from_UNIT(x), by the unit's ns ---- */
+
+static const struct time_unit {
+    const char *to, *from;
+    int64_t ns;
+} TIME_UNITS[] = {
+    {"time_to_ns", "time_from_ns", 1},
+    {"time_to_us", "time_from_us", 1000},
+    {"time_to_ms", "time_from_ms", 1000000},
+    {"time_to_s", "time_from_s", 1000000000},
+    {"time_to_min", "time_from_min", INT64_C(60000000000)},
+    {"time_to_hours", "time_from_hours", INT64_C(3600000000000)},
+    {"time_to_days", "time_from_days", INT64_C(86400000000000)},
+};
+
+static void time_to(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+    sqlite3_result_int64(ctx, sqlite3_value_int64(argv[0]) / ((const struct time_unit *)sqlite3_user_data(ctx))->ns);
+}
+
+static void time_from(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+    int64_t x = sqlite3_value_int64(argv[0]), unit = ((const struct time_unit *)sqlite3_user_data(ctx))->ns, ns;
+    if (__builtin_mul_overflow(x, unit, &ns)) return sqlite3_result_error(ctx, "time_from: the time overflows", -1);
+    sqlite3_result_int64(ctx, ns);
+}
+
+static int register_time_units(sqlite3 *db) {
+    int rc = SQLITE_OK, flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+    for (size_t k = 0; k < sizeof TIME_UNITS / sizeof *TIME_UNITS && rc == SQLITE_OK; k++) {
+        void *unit = (void *)&TIME_UNITS[k];
+        rc = sqlite3_create_function(db, TIME_UNITS[k].to, 1, flags, unit, time_to, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_create_function(db, TIME_UNITS[k].from, 1, flags, unit, time_from, NULL, NULL);
+    }
+    return rc;
+}
+
 /* ---- DEMANGLE(name): opprof_demangle's ---- */
 
 static void demangle_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -475,6 +535,10 @@ int sql_register_functions(sqlite3 *db) {
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(db, "DEMANGLE", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, demangle_fn, NULL,
                                      NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(db, "STR_SPLIT", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, str_split, NULL,
+                                     NULL);
+    if (rc == SQLITE_OK) rc = register_time_units(db);
     static const char *const bound_names[] = {"TRACE_START", "TRACE_END", "TRACE_DUR"};
     for (size_t k = 0; k < 3 && rc == SQLITE_OK; k++) /* constant in a statement: computed once */
         rc = sqlite3_create_function(db, bound_names[k], 0, SQLITE_UTF8 | SQLITE_DETERMINISTIC, (void *)&BOUNDS[k],
@@ -528,6 +592,7 @@ static const module MODULES[] = {
     {"slices.self_dur",
      "CREATE TEMP VIEW IF NOT EXISTS slice_self_dur AS SELECT s.id, s.dur - COALESCE((SELECT SUM(c.dur)"
      " FROM slice c WHERE c.parent_id = s.id), 0) AS self_dur FROM slice s;\n"},
+    {"time.conversion", ""}, /* its functions are always there (time_to_ms...) */
 };
 
 int sql_include_module(sqlite3 *db, const char *name, char *why, size_t why_size) {
