@@ -467,7 +467,7 @@ static void str_split(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     int64_t i = sqlite3_value_int64(argv[2]);
     if (i < 0) return sqlite3_result_error(ctx, "STR_SPLIT: the field's index is negative", -1);
     size_t d = strlen(delim);
-    for (; i > 0 && text; i--) text = strstr(text, delim) ? strstr(text, delim) + d : NULL;
+    for (const char *next; i > 0 && text; i--) text = (next = strstr(text, delim)) ? next + d : NULL;
     if (!text) return sqlite3_result_null(ctx);
     const char *end = strstr(text, delim);
     sqlite3_result_text(ctx, text, end ? (int)(end - text) : -1, SQLITE_TRANSIENT);
