@@ -56,6 +56,15 @@ static char *sql(int *status, const char *args) {
     return out ? out : strdup("");
 }
 
+/* `opprof sql TRACE -f FILE` of statements that fail: exit 1, and stderr says `said`. */
+static void fails_saying(const char *trace, const char *statements, const char *said) {
+    char *err = NULL;
+    const char *file = write_file("bad.sql", statements);
+    CHECK_INT(run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), trace, file), 1);
+    CHECK_CONTAINS(err, said);
+    free(err);
+}
+
 /* Every writer's way of saying what happened, on one process: names, nesting
  * (X and B/E), arguments, instants of each scope, a counter (a track per numeric
  * argument, "NAME KEY" as Perfetto's JSON importer names it), an async range,
@@ -1259,14 +1268,7 @@ TEST_CASE(perfetto_sql_statements) {
          "  SELECT v FROM more($n + 1);\nSELECT COUNT(*) FROM more(1)",
          "more: calls nested "},
     };
-    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) {
-        char *err = NULL;
-        const char *file = write_file("bad.sql", errors[k].query);
-        int st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file);
-        CHECK_INT(st, 1);
-        CHECK_CONTAINS(err, errors[k].said);
-        free(err);
-    }
+    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) fails_saying(t, errors[k].query, errors[k].said);
 }
 
 /* STR_SPLIT and the time.conversion module's functions, as Perfetto's
@@ -1289,13 +1291,7 @@ TEST_CASE(str_split_and_time_conversion) {
     const char *bad[][2] = {{"SELECT STR_SPLIT(\"a\", \"\", 0)", "STR_SPLIT: the delimiter is empty"},
                             {"SELECT STR_SPLIT(\"a\", \".\", -1)", "STR_SPLIT: the field\x27s index is negative"},
                             {"SELECT time_from_days(200000000)", "time_from: the time overflows"}};
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        char *err = NULL;
-        const char *file = write_file("bad.sql", bad[k][0]);
-        CHECK_INT(run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file), 1);
-        CHECK_CONTAINS(err, bad[k][1]);
-        free(err);
-    }
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) fails_saying(t, bad[k][0], bad[k][1]);
 }
 
 /* SPAN_JOIN, SPAN_LEFT_JOIN, SPAN_OUTER_JOIN: the tables and expected CSV of
@@ -1395,14 +1391,7 @@ TEST_CASE(span_join_as_trace_processor) {
          "SPAN_JOIN: slice's spans overlap (the one at ts 20000 begins before the one at 10000 ends in partition "
          "track_id 0): each table's spans must be apart"},
     };
-    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) {
-        char *err = NULL;
-        const char *file = write_file("bad.sql", errors[k].query);
-        int st = run_commandf(&err, "'%s/opprof' sql '%s' -f '%s' 2>&1", bin_dir(), t, file);
-        CHECK_INT(st, 1);
-        CHECK_CONTAINS(err, errors[k].said);
-        free(err);
-    }
+    for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) fails_saying(t, errors[k].query, errors[k].said);
 }
 
 /* ---- the prompt on a terminal (a pseudo-terminal, Ctrl-C typed into it) ---- */
