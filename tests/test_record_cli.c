@@ -304,6 +304,26 @@ TEST_CASE(a_wrapper_that_forks) {
     remove_tree(dir);
 }
 
+/* A wrapper within a wrapper that forks (`timeout 60 sh -c 'a; prog; b'`):
+ * the inner shell takes the profile, its child runs without one, and record
+ * names it as not profiled (with the way to profile it); the shell's empty
+ * twin (dash ends by _exit) does not stay. Before, nothing was said of the
+ * program, and DIR.opprof-child.opprof-PID stayed. */
+TEST_CASE(a_wrapper_within_a_wrapper) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/nested' -- timeout 60 sh -c \"true; '%s'; true\" 2>&1; ls -A '%s'",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "started 1 more program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "record_toy), which are not profiled");
+    CHECK(out && !strstr(out, RECORD_CHILD_SUFFIX)); /* ls: no twin of a child left */
+    free(out);
+    remove_tree(dir);
+}
+
 /* A wrapper that runs the program by posix_spawn (GNU make's recipes,
  * ninja, Rust's Command): the C library execs in a child of its own, which
  * the exec wrappers do not reach; the program's capture is DIR, as a forking

@@ -79,10 +79,19 @@ static bool is_record_process(void) {
     return pid && number(pid) == (long)getpid();
 }
 
-/* OPPROF_RECORD_EXITED's path + suffix (src/common/record_files.h) into
- * `path`; false without it or when `size` is short. */
-static bool record_file(char *path, size_t size, const char *suffix) {
+/* Where record's files are (src/common/record_files.h): OPPROF_RECORD_EXITED
+ * in the process record started, OPPROF_RECORD_FILES (the same path) in a
+ * child that took a profile of its own, whose exit record does not wait
+ * for; NULL in the others. */
+static const char *record_files(void) {
     const char *exited = getenv("OPPROF_RECORD_EXITED");
+    return exited ? exited : getenv("OPPROF_RECORD_FILES");
+}
+
+/* Record's files' path + suffix into `path`; false without it or when
+ * `size` is short. */
+static bool record_file(char *path, size_t size, const char *suffix) {
+    const char *exited = record_files();
     size_t n = exited ? strlen(exited) : 0, k = strlen(suffix);
     if (!n || n + k + 1 > size) return false;
     memcpy(path, exited, n);
@@ -216,7 +225,9 @@ static bool kept(const char *v, exec_mode mode, const char *initial, size_t len)
     for (size_t k = 0; mode == EXEC_WITHOUT && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
         if (starts(v, RECORD_ONLY[k])) return false;
     /* the child is the process record follows now; its exit is not the one record waits for */
-    if (mode == EXEC_CHILD && (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED="))) return false;
+    if (mode == EXEC_CHILD &&
+        (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=") || starts(v, "OPPROF_RECORD_FILES=")))
+        return false;
     return true;
 }
 
@@ -247,8 +258,11 @@ static bool make_env(new_env *e, char *const envp[], exec_mode mode, bool spawne
         digits[d] = '\0';
         for (long pid = (long)getpid(); pid; pid /= 10) digits[--d] = (char)('0' + pid % 10);
         char *v = make_var(e, "OPPROF_RECORD_PID=", spawned ? SPAWNED_PID : digits + d, "");
-        ok = v && e->n < ENV_MAX + 15;
+        ok = v && e->n < ENV_MAX + 14;
         if (ok) e->v[e->n++] = v;
+        /* its own children's programs are named too (a wrapper within a wrapper: timeout sh -c 'a; prog') */
+        const char *files = record_files();
+        if (ok && files && (v = make_var(e, "OPPROF_RECORD_FILES=", files, ""))) e->v[e->n++] = v;
     }
     e->v[e->n] = NULL;
     return ok;

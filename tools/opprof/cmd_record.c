@@ -329,6 +329,22 @@ static bool keep_child_capture(const record_options *ro, pid_t pid) {
     return true; /* said by say_children_ran */
 }
 
+/* The empty twins that children which took a profile of their own left
+ * (DIR.opprof-child.opprof-PID: a shell's session, ended by _exit) go once
+ * the run is over; one that holds files stays. */
+static void remove_children_twins(const record_options *ro) {
+    char dir[sizeof ro->dir], path[sizeof ro->dir + 512], prefix[512];
+    snprintf(prefix, sizeof prefix, "%s" RECORD_CHILD_SUFFIX ".opprof-", tool_dir_of(ro->dir, dir, sizeof dir));
+    DIR *d = opendir(dir);
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        size_t n = strlen(prefix);
+        if (strncmp(e->d_name, prefix, n) || e->d_name[n] < '0' || e->d_name[n] > '9') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        rmdir(path);
+    }
+    if (d) closedir(d);
+}
+
 /* The first line of EXITED + suffix (src/common/record_files.h) into
  * `first`, the file removed; the number of lines; *moved: one is
  * RECORD_MOVED_LINE. */
@@ -485,6 +501,7 @@ static int run(int argc, char **argv) {
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
     bool adopted = got != 1 && stat(ro.dir, &st) != 0 && keep_child_capture(&ro, pid);
     if (exited[0]) say_children_ran(exited, &ro, argv[optind], adopted), unlink(exited);
+    remove_children_twins(&ro);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
     if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
