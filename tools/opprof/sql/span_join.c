@@ -121,25 +121,28 @@ static void free_side(side *s) {
     sqlite3_free(s->partition);
 }
 
+/* A column of t2's that t1 has too (the operator table's columns would clash), or NULL. */
+static const char *shared_column(const sj_vtab *t) {
+    for (int b = 0; b < t->sides[1].n_columns; b++)
+        for (int a = 0; a < t->sides[0].n_columns; a++)
+            if (named(t->sides[1].columns[b], t->sides[0].columns[a])) return t->sides[0].columns[a];
+    return NULL;
+}
+
 /* CREATE TABLE x(ts, dur, [partition,] t1's columns, t2's columns): a name in both is an error. */
 static int declare(sj_vtab *t, char **err) {
+    const char *shared = shared_column(t);
+    if (shared) {
+        *err = sqlite3_mprintf("SPAN_JOIN: column %s is in both %s and %s (rename it in a view)", shared,
+                               t->sides[0].table, t->sides[1].table);
+        return SQLITE_ERROR;
+    }
     const char *partition = t->sides[0].partition ? t->sides[0].partition : t->sides[1].partition;
     sqlite3_str *s = sqlite3_str_new(t->db);
     sqlite3_str_appendf(s, "CREATE TABLE x(ts INTEGER, dur INTEGER");
     if (partition) sqlite3_str_appendf(s, ", \"%w\" INTEGER", partition);
     for (int k = 0; k < 2; k++)
-        for (int c = 0; c < t->sides[k].n_columns; c++) {
-            for (int o = 0; o < c || (k == 1 && o < t->sides[0].n_columns); o++) {
-                const char *other = k == 1 && o < t->sides[0].n_columns ? t->sides[0].columns[o] : NULL;
-                if (other && named(t->sides[1].columns[c], other)) {
-                    *err = sqlite3_mprintf("SPAN_JOIN: column %s is in both %s and %s (rename it in a view)", other,
-                                           t->sides[0].table, t->sides[1].table);
-                    sqlite3_free(sqlite3_str_finish(s));
-                    return SQLITE_ERROR;
-                }
-            }
-            sqlite3_str_appendf(s, ", \"%w\"", t->sides[k].columns[c]);
-        }
+        for (int c = 0; c < t->sides[k].n_columns; c++) sqlite3_str_appendf(s, ", \"%w\"", t->sides[k].columns[c]);
     sqlite3_str_appendf(s, ")");
     char *sql = sqlite3_str_finish(s);
     int rc = sql ? sqlite3_declare_vtab(t->db, sql) : SQLITE_NOMEM;
