@@ -304,6 +304,36 @@ TEST_CASE(arguments_one_row_a_set_values_exact) {
     free(out);
 }
 
+/* An integral double is written by a path of its own (sql/args.c put_real):
+ * it stays a REAL, exact to 2^53 and beyond, negative zero's sign kept, and
+ * a string without escapes (put_string's plain path) beside one with them. */
+TEST_CASE(integral_doubles_and_plain_strings_exact) {
+    const char *t = write_file("integral_args.json",
+                               "{\"traceEvents\": [{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":5,"
+                               "\"args\":{\"neg\":-3.0,\"nz\":-0.0,\"z\":0.0,\"p53\":9007199254740992.0,"
+                               "\"m53\":-9007199254740992.0,\"p54\":18014398509481984.0,\"half\":2.5,"
+                               "\"plain\":\"aten::mm\",\"quoted\":\"a\\\"b\"}}]}\n");
+    char args[1024];
+    snprintf(args, sizeof args,
+             "'%s' 'SELECT key, value_type, real_value = -3.0 OR real_value = 9007199254740992.0 OR"
+             " real_value = -9007199254740992.0 OR real_value = 18014398509481984.0 OR real_value = 2.5"
+             " OR (real_value = 0 AND 1 / real_value IS NULL) AS exact, real_value, string_value"
+             " FROM args ORDER BY id'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\"key\",\"value_type\",\"exact\",\"real_value\",\"string_value\"\n"
+                   "\"args.neg\",\"real\",1,-3.000000,\"[NULL]\"\n"
+                   "\"args.nz\",\"real\",1,-0.000000,\"[NULL]\"\n"
+                   "\"args.z\",\"real\",1,0.000000,\"[NULL]\"\n"
+                   "\"args.p53\",\"real\",1,9007199254740992.000000,\"[NULL]\"\n"
+                   "\"args.m53\",\"real\",1,-9007199254740992.000000,\"[NULL]\"\n"
+                   "\"args.p54\",\"real\",1,18014398509481984.000000,\"[NULL]\"\n"
+                   "\"args.half\",\"real\",1,2.500000,\"[NULL]\"\n"
+                   "\"args.plain\",\"string\",\"[NULL]\",\"[NULL]\",\"aten::mm\"\n"
+                   "\"args.quoted\",\"string\",\"[NULL]\",\"[NULL]\",\"a\"b\"\n");
+    free(out);
+}
+
 /* Rows of `query` on the database at path, opened by SQLite alone (none of
  * opprof's functions): columns joined by '|', NULL as "NULL", a line a row. */
 static char *plain_sqlite(const char *path, const char *query) {
@@ -532,6 +562,44 @@ TEST_CASE(host_of_each_trace) {
     CHECK_STR(out,
               "\"id\",\"host\"\n0,\"twshared38393.01.cco6.facebook.com\"\n1,\"twshared38393.01.cco6.facebook.com\"\n"
               "2,\"twshared38393.01.cco6.facebook.com\"\n3,\"[NULL]\"\n");
+    free(out);
+}
+
+/* Perfetto's metadata table: each trace's trace_size_bytes (the file's
+ * size, a gzip file's compressed) and trace_type ("proto" for a .pftrace,
+ * gzip or not; "json" otherwise), a trace's pair after the one before, and
+ * the query Perfetto's own metric runs on it. */
+TEST_CASE(metadata_of_each_trace) {
+    char kineto[700], pf[700], pfgz[700], args[3000];
+    snprintf(kineto, sizeof kineto,
+             "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", source_dir());
+    snprintf(pf, sizeof pf, "%s/meta.pftrace", dir());
+    snprintf(pfgz, sizeof pfgz, "%s/meta.pftrace.gz", dir());
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s' && '%s/opprof' convert '%s' '%s'", bin_dir(), kineto,
+                           pf, bin_dir(), kineto, pfgz),
+              0);
+    free(out);
+    struct stat a, b, c;
+    CHECK(stat(kineto, &a) == 0 && stat(pf, &b) == 0 && stat(pfgz, &c) == 0);
+    CHECK(c.st_size < b.st_size); /* the .gz's own size is the one given, not what it holds */
+    snprintf(args, sizeof args,
+             "'%s' '%s' '%s' 'SELECT * FROM metadata;"
+             " SELECT int_value FROM metadata WHERE name = \"trace_size_bytes\" AND trace_id = 1'",
+             kineto, pf, pfgz);
+    out = sql(NULL, args);
+    char expected[1024];
+    snprintf(expected, sizeof expected,
+             "\"id\",\"name\",\"key_type\",\"int_value\",\"str_value\",\"trace_id\"\n"
+             "0,\"trace_size_bytes\",\"single\",%lld,\"[NULL]\",0\n"
+             "1,\"trace_type\",\"single\",\"[NULL]\",\"json\",0\n"
+             "2,\"trace_size_bytes\",\"single\",%lld,\"[NULL]\",1\n"
+             "3,\"trace_type\",\"single\",\"[NULL]\",\"proto\",1\n"
+             "4,\"trace_size_bytes\",\"single\",%lld,\"[NULL]\",2\n"
+             "5,\"trace_type\",\"single\",\"[NULL]\",\"proto\",2\n"
+             "\n\"int_value\"\n%lld\n",
+             (long long)a.st_size, (long long)b.st_size, (long long)c.st_size, (long long)b.st_size);
+    CHECK_STR(out, expected);
     free(out);
 }
 
@@ -783,7 +851,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n7\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n8\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

@@ -219,6 +219,9 @@ typedef struct opprof_capture_info {
                                                    totals add up), its steps; 0: none */
     int read_threads;                           /* traces read back: the threads that read it (2: the event array
                                                    in two halves, opprof_read_options.threads); 0 when recorded */
+    char trace_format[8];                       /* traces read back: "json", or "proto" for a Perfetto trace
+                                                   (.pftrace), gzip or not, as trace_processor's trace_type
+                                                   names them; "" when recorded */
 } opprof_capture_info;
 
 /** The capture's facts. */

@@ -261,6 +261,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
     if (!rc) {
         p->cap->info.step_num = -1;
         p->cap->info.read_threads = 1;
+        snprintf(p->cap->info.trace_format, sizeof p->cap->info.trace_format, "%s", p->translated ? "proto" : "json");
         rc = parse_document(p);
     }
     if (!rc && p->string_times)

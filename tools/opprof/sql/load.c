@@ -568,10 +568,11 @@ static int plan_marks(loader *L, pending **flow_out, size_t *n_flow_out) {
 static int load_trace_row(loader *L, const sql_trace *t) {
     opprof_capture_info info = opprof_capture_get_info(L->cap);
     sqlite3_stmt *st = NULL;
-    int rc = sql_prepare(L->db,
-                         "INSERT INTO trace(id, file, producer, rank, world_size, backend, host, pid, first_step,"
-                         " last_step, start_ts, end_ts, mtime_ns, size_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                         &st);
+    int rc = sql_prepare(
+        L->db,
+        "INSERT INTO trace(id, file, producer, rank, world_size, backend, host, pid, first_step,"
+        " last_step, start_ts, end_ts, mtime_ns, size_bytes, format) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        &st);
     int64_t first = -1, last = -1;
     for (size_t i = 0; i < L->n_ev; i++) {
         if (L->ev[i].kind != OPPROF_KIND_STEP) continue;
@@ -582,10 +583,10 @@ static int load_trace_row(loader *L, const sql_trace *t) {
     }
     bool ranked = info.rank.backend[0] || info.rank.world_size > 1;
     if (rc == SQLITE_OK)
-        rc = sql_row(st, "issIIssiIIiiii", L->trace_id, t->path, opprof_producer_name(info.producer),
+        rc = sql_row(st, "issIIssiIIiiiis", L->trace_id, t->path, opprof_producer_name(info.producer),
                      ranked ? (int64_t)info.rank.rank : -1, ranked ? (int64_t)info.rank.world_size : -1,
                      info.rank.backend, opprof_capture_host_name(L->cap), info.pid, first, last, L->base_ns,
-                     L->base_ns + info.duration_ns, t->mtime_ns, t->size_bytes);
+                     L->base_ns + info.duration_ns, t->mtime_ns, t->size_bytes, info.trace_format);
     sql_finalize(st);
     if (rc) return rc;
     rc = sql_prepare(L->db,

@@ -8,7 +8,7 @@ static const char SCHEMA[] =
     /* What opprof adds: one row a trace of the database. */
     "CREATE TABLE trace(id INTEGER PRIMARY KEY, file TEXT, producer TEXT, rank INTEGER, world_size INTEGER,"
     " backend TEXT, host TEXT, pid INTEGER, first_step INTEGER, last_step INTEGER, start_ts INTEGER,"
-    " end_ts INTEGER, mtime_ns INTEGER, size_bytes INTEGER);\n"
+    " end_ts INTEGER, mtime_ns INTEGER, size_bytes INTEGER, format TEXT);\n"
     /* Perfetto's. */
     "CREATE TABLE process(upid INTEGER PRIMARY KEY, id INTEGER GENERATED ALWAYS AS (upid) VIRTUAL, pid INTEGER,"
     " name TEXT, start_ts INTEGER, end_ts INTEGER, parent_upid INTEGER, uid INTEGER, cmdline TEXT,"
@@ -75,6 +75,13 @@ static const char SCHEMA[] =
     /* Perfetto's: the first and last instant of any event (slice, counter, sample,
        memory event) of any trace, in one row; filled once the rows are in. */
     "CREATE TABLE trace_bounds(start_ts INTEGER, end_ts INTEGER);\n"
+    /* Perfetto's metadata, the keys trace_processor sets for a trace file of
+       its own (trace_size_bytes: the file's, gzip or not; trace_type), a trace's
+       pair after the one before: a view of trace's columns, kept once. */
+    "CREATE VIEW metadata AS SELECT t.id * 2 + k.n AS id, k.name, 'single' AS key_type,"
+    " CASE k.n WHEN 0 THEN t.size_bytes END AS int_value, CASE k.n WHEN 1 THEN t.format END AS str_value,"
+    " t.id AS trace_id FROM trace t, (SELECT 0 AS n, 'trace_size_bytes' AS name UNION ALL"
+    " SELECT 1, 'trace_type') k ORDER BY 1;\n"
     /* Perfetto's placeholders: utid 0 and upid 0, the idle thread and its process. */
     "INSERT INTO process(upid, pid) VALUES (0, 0);\n"
     "INSERT INTO thread(utid, tid, upid) VALUES (0, 0, 0);\n";

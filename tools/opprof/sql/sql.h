@@ -57,8 +57,8 @@ int sql_create_schema(sqlite3 *db);
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
  * 4: args.flat_key without array indices, arrays and objects flattened;
  * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place;
- * 7: trace_bounds. */
-enum { SQL_SCHEMA_VERSION = 7 };
+ * 7: trace_bounds; 8: trace.format and the metadata view. */
+enum { SQL_SCHEMA_VERSION = 8 };
 /** Index what the functions and joins look up (slices by parent and track,
  *  flows by end): once every trace is loaded (argument chunks by set: with
  *  the tables, as their rows come in that order). */
