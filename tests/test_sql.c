@@ -685,6 +685,59 @@ TEST_CASE(perfetto_functions_and_modules) {
     free(err);
 }
 
+/* slices.flat_slices, intervals.overlap and slices.hierarchy, each worked
+ * by hand on a trace of two threads: A (0-100 us) holds C (10-30, holding
+ * E 12-17), D (40-70) and F (70-100); G (50-150) is the other thread's; Z
+ * (200) takes no time. Flattened, each instant is the deepest slice's and
+ * no piece is empty; the overlap counts every change at a ts at once (D's
+ * end and F's start at 70: 3 stays 3). Included twice, a module is the same. */
+TEST_CASE(perfetto_modules_flat_overlap_hierarchy) {
+    const char *t = write_file("flat.json", "{\"traceEvents\":[\n"
+                                            "{\"ph\":\"X\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+                                            "{\"ph\":\"X\",\"name\":\"C\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":20},\n"
+                                            "{\"ph\":\"X\",\"name\":\"E\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":5},\n"
+                                            "{\"ph\":\"X\",\"name\":\"D\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":30},\n"
+                                            "{\"ph\":\"X\",\"name\":\"F\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":30},\n"
+                                            "{\"ph\":\"X\",\"name\":\"G\",\"pid\":1,\"tid\":2,\"ts\":50,\"dur\":100},\n"
+                                            "{\"ph\":\"X\",\"name\":\"Z\",\"pid\":1,\"tid\":2,\"ts\":200,\"dur\":0}]}\n");
+    char args[2048];
+    snprintf(args, sizeof args,
+             "'%s' 'INCLUDE PERFETTO MODULE slices.flat_slices; INCLUDE PERFETTO MODULE slices.flat_slices;"
+             " SELECT slice_id, ts, dur, depth, name, tid FROM _slice_flattened;"
+             " INCLUDE PERFETTO MODULE intervals.overlap;"
+             " SELECT * FROM intervals_overlap_count!(slice, ts, dur);"
+             " SELECT * FROM intervals_overlap_count!((SELECT * FROM slice WHERE depth = 0), ts, dur);"
+             " INCLUDE PERFETTO MODULE slices.hierarchy;"
+             " SELECT id, name, depth FROM _slice_ancestor_and_self(2);"
+             " SELECT id, name FROM _slice_descendant_and_self(1)'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\n\n\"slice_id\",\"ts\",\"dur\",\"depth\",\"name\",\"tid\"\n"
+                   "0,0,10000,0,\"A\",1\n1,10000,2000,1,\"C\",1\n2,12000,5000,2,\"E\",1\n1,17000,13000,1,\"C\",1\n"
+                   "0,30000,10000,0,\"A\",1\n3,40000,30000,1,\"D\",1\n4,50000,100000,0,\"G\",2\n"
+                   "5,70000,30000,1,\"F\",1\n"
+                   "\n\n\"ts\",\"value\"\n0,1\n10000,2\n12000,3\n17000,2\n30000,1\n40000,2\n50000,3\n70000,3\n"
+                   "100000,1\n150000,0\n200000,0\n"
+                   "\n\"ts\",\"value\"\n0,1\n50000,2\n100000,1\n150000,0\n200000,0\n"
+                   "\n\n\"id\",\"name\",\"depth\"\n2,\"E\",2\n0,\"A\",0\n1,\"C\",1\n"
+                   "\n\"id\",\"name\"\n1,\"C\"\n2,\"E\"\n");
+    free(out);
+    /* on real traces: each thread slice's flattened pieces add up to its self time (slices.self_dur) */
+    const char *real[] = {"real-traces/hta__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+                          "pytorch-1.13/cpu-step-4.legacy.json"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args,
+                 "'%s/tests/fixtures/%s' 'INCLUDE PERFETTO MODULE slices.flat_slices; INCLUDE PERFETTO MODULE"
+                 " slices.self_dur; WITH f AS (SELECT slice_id AS id, SUM(dur) AS flat FROM _slice_flattened"
+                 " GROUP BY slice_id) SELECT COUNT(*) > 10 AS some, SUM(COALESCE(f.flat, 0) != d.self_dur) AS differ"
+                 " FROM thread_slice s JOIN slice_self_dur d USING (id) LEFT JOIN f USING (id)'",
+                 source_dir(), real[k]);
+        out = sql(NULL, args);
+        CHECK_STR(out, "\n\n\"some\",\"differ\"\n1,0\n");
+        free(out);
+    }
+}
+
 /* ---- against `opprof report --json`: each producer ---------------------------- */
 
 static const char TF_TIMELINE[] =
@@ -1335,6 +1388,9 @@ TEST_CASE(perfetto_sql_statements) {
         {"CREATE PERFETTO FUNCTION more(n LONG) RETURNS TABLE(v LONG) AS\n"
          "  SELECT v FROM more($n + 1);\nSELECT COUNT(*) FROM more(1)",
          "more: calls nested "},
+        /* a module's own statement that fails: the module, its line and SQLite's reason */
+        {"CREATE TEMP TABLE _slice_flattened_id_idx(x); INCLUDE PERFETTO MODULE slices.flat_slices",
+         "INCLUDE PERFETTO MODULE slices.flat_slices: line 3: there is already a table named _slice_flattened_id_idx"},
     };
     for (size_t k = 0; k < sizeof errors / sizeof *errors; k++) fails_saying(t, errors[k].query, errors[k].said);
 }
@@ -1576,8 +1632,8 @@ TEST_CASE(file_of_statements_and_prompt) {
 
 /* Queries as Perfetto's documentation and its trace_processor tests write
  * them (the .sql files of test/trace_processor/ atrace, process_tracking,
- * graphics, parsing, track_event; docs/getting-started/android-trace-analysis.md), run
- * unchanged: each must run on a trace of each producer. */
+ * graphics, parsing, track_event, metadata; docs/getting-started/android-trace-analysis.md;
+ * the stdlib's modules), run unchanged: each must run on a trace of each producer. */
 static const char *const PERFETTO_QUERIES[] = {
     "SELECT slice.ts, slice.dur, slice.name, slice.depth FROM slice JOIN thread_track ON (slice.track_id = "
     "thread_track.id) JOIN thread USING (utid) WHERE tid = 42;",
@@ -1605,6 +1661,13 @@ static const char *const PERFETTO_QUERIES[] = {
     "AS max_dur_ms, CAST(MIN(dur) AS DOUBLE) / 1000000 AS min_dur_ms, PERCENTILE(dur,50) / 1000000 AS P50_dur_ms, "
     "PERCENTILE(dur,90) / 1000000 AS P90_dur_ms, PERCENTILE(dur,99) / 1000000 AS P99_dur_ms FROM slice WHERE name "
     "REGEXP '.*aten.*' GROUP BY name ORDER BY count_slice DESC LIMIT 10;",
+    /* the metadata test's and the trace_metadata metric's */
+    "select name, str_value from metadata where name = \"trace_uuid\";",
+    "SELECT int_value FROM metadata WHERE name = 'trace_size_bytes';",
+    /* the standard library's modules that opprof has, as their documentation calls them */
+    "INCLUDE PERFETTO MODULE slices.flat_slices; SELECT slice_id, ts, dur, depth, name, tid, thread_name, pid,"
+    " process_name FROM _slice_flattened ORDER BY ts LIMIT 10;",
+    "INCLUDE PERFETTO MODULE intervals.overlap; SELECT ts, value FROM intervals_overlap_count!(slice, ts, dur);",
 };
 
 TEST_CASE(perfetto_documented_queries_on_each_producer) {

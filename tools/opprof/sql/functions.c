@@ -16,9 +16,7 @@
  *   STR_SPLIT(text, delimiter, i)      the i-th field (from 0), NULL past the last
  *   time_to_us(ns) ... time_to_days,   the time.conversion module's: ns in a unit
  *   time_from_us(x) ... _from_days     and back, whole numbers (integer division)
- * and the modules that INCLUDE PERFETTO MODULE names (slices.with_context,
- * slices.self_dur, time.conversion), as views of opprof's own with their
- * documented columns.
+ * (the modules that INCLUDE PERFETTO MODULE names: modules.c).
  *
  * A table-valued function is one eponymous virtual table kind: each runs an
  * SQL query of its own with its arguments bound to the parameters of their
@@ -565,48 +563,4 @@ int sql_create_table_function(sqlite3 *db, const char *name, const char *argumen
         at += sizes[k];
     }
     return sqlite3_create_module_v2(db, fn->name, &TABLE_FUNCTION_MODULE, fn, free_table_function);
-}
-
-/* ---- INCLUDE PERFETTO MODULE ----------------------------------------------- */
-
-typedef struct module {
-    const char *name, *views;
-} module;
-
-static const module MODULES[] = {
-    {"slices.with_context",
-     "CREATE TEMP VIEW IF NOT EXISTS thread_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id,"
-     " tr.name AS track_name, t.name AS thread_name, t.utid, t.tid, t.is_main_thread, p.name AS process_name,"
-     " p.upid, p.pid, s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur"
-     " FROM slice s JOIN track tr ON tr.id = s.track_id JOIN thread t ON t.utid = tr.utid"
-     " LEFT JOIN process p ON p.upid = t.upid WHERE tr.is_counter = 0;\n"
-     "CREATE TEMP VIEW IF NOT EXISTS process_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id,"
-     " tr.name AS track_name, p.name AS process_name, p.upid, p.pid, s.depth, s.parent_id, s.arg_set_id,"
-     " s.thread_ts, s.thread_dur FROM slice s JOIN track tr ON tr.id = s.track_id"
-     " JOIN process p ON p.upid = tr.upid WHERE tr.utid IS NULL AND tr.is_counter = 0;\n"
-     "CREATE TEMP VIEW IF NOT EXISTS thread_or_process_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name,"
-     " s.track_id, tr.name AS track_name, t.name AS thread_name, t.utid, t.tid, p.name AS process_name, p.upid,"
-     " p.pid, s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur FROM slice s"
-     " JOIN track tr ON tr.id = s.track_id LEFT JOIN thread t ON t.utid = tr.utid"
-     " LEFT JOIN process p ON p.upid = COALESCE(tr.upid, t.upid) WHERE tr.is_counter = 0;\n"},
-    {"slices.self_dur",
-     "CREATE TEMP VIEW IF NOT EXISTS slice_self_dur AS SELECT s.id, s.dur - COALESCE((SELECT SUM(c.dur)"
-     " FROM slice c WHERE c.parent_id = s.id), 0) AS self_dur FROM slice s;\n"},
-    {"time.conversion", ""}, /* its functions are always there (time_to_ms...) */
-};
-
-int sql_include_module(sqlite3 *db, const char *name, char *why, size_t why_size) {
-    for (size_t k = 0; k < sizeof MODULES / sizeof *MODULES; k++) {
-        if (strcmp(MODULES[k].name, name)) continue;
-        char *err = NULL;
-        int rc = sqlite3_exec(db, MODULES[k].views, NULL, NULL, &err);
-        if (rc) snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: %s", name, err ? err : sqlite3_errstr(rc));
-        sqlite3_free(err);
-        return rc;
-    }
-    size_t n = (size_t)snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: no such module here (opprof has", name);
-    for (size_t k = 0; k < sizeof MODULES / sizeof *MODULES && n < why_size; k++)
-        n += (size_t)snprintf(why + n, why_size - n, "%s %s", k ? "," : "", MODULES[k].name);
-    if (n < why_size) snprintf(why + n, why_size - n, ")");
-    return SQLITE_ERROR;
 }

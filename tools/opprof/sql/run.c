@@ -72,7 +72,7 @@ static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode
                       bool *columns) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, stmt, -1, &st, next);
-    *columns = rc == SQLITE_OK && st && sqlite3_column_count(st) > 0;
+    *columns = rc == SQLITE_OK && st && sqlite3_column_count(st) > 0 && out;
     if (*columns) {
         if (*printed) fputc('\n', out);
         rc = print_result(st, mode, out);
@@ -118,7 +118,7 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
             return rc;
         }
         p = sql_skip_blank(was_expanded ? after : next);
-        if (!columns && *p) fputc('\n', out); /* a statement without columns: an empty line, not at the end */
+        if (!columns && *p && out) fputc('\n', out); /* a statement without columns: an empty line, not at the end */
     }
     return SQLITE_OK;
 }

@@ -220,7 +220,8 @@ typedef enum sql_mode { SQL_MODE_CSV, SQL_MODE_LIST } sql_mode;
  *  trace_processor's shell does: a statement without result columns prints
  *  an empty line, each result its header and rows, results one blank line
  *  apart. On an error: its message (with the statement's first line) in why,
- *  and what was printed stays printed. */
+ *  and what was printed stays printed. out NULL: nothing is printed (a
+ *  module's statements), a result's rows are stepped through. */
 int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size);
 
 /** The prompt: statements from `in` (each when complete, the last at the
