@@ -1243,6 +1243,22 @@ TEST_CASE(samples_as_perfettos_stack_profile) {
                    "4,1,1,\"other\",\"[unknown]\"\n"
                    "\n\"start_ts\",\"end_ts\"\n0,150000\n"); /* to the last sample, past the slice */
     free(out);
+    /* linux.perf.samples: the tree of those stacks, each node's samples as leaf and in all; a
+     * frame's source "file:line" taken apart at its last ':' (none: all of it the file) */
+    snprintf(args, sizeof args,
+             "'%s' 'UPDATE stack_profile_frame SET source = \"C:/src/a.c:42\" WHERE name = \"leaf\";"
+             " UPDATE stack_profile_frame SET source = \"b.c\" WHERE name = \"work\";"
+             " INCLUDE PERFETTO MODULE linux.perf.samples; SELECT * FROM linux_perf_samples_summary_tree'",
+             t);
+    out = sql(&st, args);
+    CHECK_INT(st, 0);
+    CHECK_STR(out, "\n\n\n\"id\",\"parent_id\",\"name\",\"mapping_name\",\"source_file\",\"line_number\","
+                   "\"self_count\",\"cumulative_count\"\n"
+                   "1,\"[NULL]\",\"main\",\"[unknown]\",\"[NULL]\",\"[NULL]\",0,4\n"
+                   "2,1,\"work\",\"[unknown]\",\"b.c\",\"[NULL]\",1,3\n"
+                   "3,2,\"leaf\",\"[unknown]\",\"C:/src/a.c\",42,2,2\n"
+                   "4,1,\"other\",\"[unknown]\",\"[NULL]\",\"[NULL]\",1,1\n");
+    free(out);
 }
 
 /* Flows bound to events (the Trace Event Format's v2 flows, as Chrome writes
@@ -1668,6 +1684,8 @@ static const char *const PERFETTO_QUERIES[] = {
     "INCLUDE PERFETTO MODULE slices.flat_slices; SELECT slice_id, ts, dur, depth, name, tid, thread_name, pid,"
     " process_name FROM _slice_flattened ORDER BY ts LIMIT 10;",
     "INCLUDE PERFETTO MODULE intervals.overlap; SELECT ts, value FROM intervals_overlap_count!(slice, ts, dur);",
+    "INCLUDE PERFETTO MODULE linux.perf.samples; SELECT name, self_count, cumulative_count FROM"
+    " linux_perf_samples_summary_tree ORDER BY cumulative_count DESC;",
 };
 
 TEST_CASE(perfetto_documented_queries_on_each_producer) {

@@ -8,6 +8,8 @@
  *                         nesting, at each instant the deepest slice open
  *   intervals.overlap     intervals_overlap_count!(table, ts, dur): (ts, value),
  *                         how many intervals are open from each ts on
+ *   linux.perf.samples    linux_perf_samples_summary_tree: the sampled stacks
+ *                         as a tree, each node's samples as leaf and in all
  *   time.conversion       its functions are functions.c's, always there
  * A module is a script of statements, SQLite's and PerfettoSQL's (run.c),
  * that makes the session's own views, tables, functions and macros (TEMP,
@@ -81,6 +83,25 @@ static const module MODULES[] = {
      " FROM (SELECT ts, SUM(change) AS change FROM (SELECT $ts_column AS ts, 1 AS change FROM $segments"
      " UNION ALL SELECT $ts_column + $dur_column, -1 FROM $segments WHERE $dur_column != -1) GROUP BY ts)"
      " ORDER BY ts);\n"},
+    /* A node a callsite (a distinct path from the outermost frame) that a
+     * sample has or holds: its frame's name, mapping and source ("file:line",
+     * taken apart), the samples that end at it and those that pass through
+     * it (each sample's callsite walked up to the root). */
+    {"linux.perf.samples",
+     "CREATE TEMP TABLE IF NOT EXISTS linux_perf_samples_summary_tree AS WITH RECURSIVE"
+     " leaf AS (SELECT callsite_id AS id, COUNT(*) AS n FROM perf_sample WHERE callsite_id IS NOT NULL"
+     " GROUP BY callsite_id),"
+     " up(id, n) AS (SELECT id, n FROM leaf UNION ALL SELECT c.parent_id, up.n FROM up"
+     " JOIN stack_profile_callsite c ON c.id = up.id WHERE c.parent_id IS NOT NULL),"
+     " total AS (SELECT id, SUM(n) AS n FROM up GROUP BY id)"
+     " SELECT c.id, c.parent_id, f.name, m.name AS mapping_name,"
+     " CASE WHEN rtrim(f.source, '0123456789') GLOB '?*:' AND rtrim(f.source, '0123456789') != f.source"
+     " THEN substr(f.source, 1, length(rtrim(f.source, '0123456789')) - 1) ELSE f.source END AS source_file,"
+     " CASE WHEN rtrim(f.source, '0123456789') GLOB '?*:' AND rtrim(f.source, '0123456789') != f.source"
+     " THEN CAST(substr(f.source, length(rtrim(f.source, '0123456789')) + 1) AS INT) END AS line_number,"
+     " COALESCE(leaf.n, 0) AS self_count, total.n AS cumulative_count FROM total"
+     " JOIN stack_profile_callsite c ON c.id = total.id JOIN stack_profile_frame f ON f.id = c.frame_id"
+     " LEFT JOIN stack_profile_mapping m ON m.id = f.mapping LEFT JOIN leaf ON leaf.id = c.id ORDER BY c.id;\n"},
     {"time.conversion", ""},
 };
 
