@@ -1394,6 +1394,15 @@ TEST_CASE(perfetto_sql_statements) {
         {"CREATE PERFETTO MACRO d(x Expr) RETURNS Expr AS d!($x) + d!($x); SELECT d!(1)",
          "macros: the statement grew past 4 MiB as they expanded"},
         {"CREATE PERFETTO MACRO one(x Expr) RETURNS Expr AS $x; SELECT one!(1", "one!(: its ')' is missing"},
+        /* a call with more or fewer arguments than its macro takes (a comma in a string or
+           in parentheses separates none) */
+        {"CREATE PERFETTO MACRO two(a Expr, b Expr) RETURNS Expr AS $a || $b; SELECT two!(\"x,y\")",
+         "two!: takes 2 argument(s) (a, b), given 1"},
+        {"CREATE PERFETTO MACRO two(a Expr, b Expr) RETURNS Expr AS $a || $b; SELECT two!(1, (2), 3)",
+         "two!: takes 2 argument(s) (a, b), given 3"},
+        {"CREATE PERFETTO MACRO none() RETURNS Expr AS 5; SELECT none!(1)", "none!: takes 0 argument(s) (), given 1"},
+        {"INCLUDE PERFETTO MODULE intervals.overlap; SELECT * FROM intervals_overlap_count!(slice, ts)",
+         "intervals_overlap_count!: takes 3 argument(s) (segments, ts_column, dur_column), given 2"},
         {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},
         {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"
          " SELECT * FROM two(1)",

@@ -308,6 +308,23 @@ static void next_argument(const char **p, const char *close, const char **arg, i
     *p = q < close ? q + 1 : close;
 }
 
+/* The arguments of a call (inside its parentheses, up to close): none when
+ * only blanks are there. */
+static int count_arguments(const char *args, const char *close) {
+    if (sql_skip_blank(args) >= close) return 0;
+    int n = 0;
+    const char *arg;
+    for (int len; args < close; n++) next_argument(&args, close, &arg, &len);
+    return n + (close[-1] == ','); /* "a," : a second, empty */
+}
+
+static int count_names(const char *list) {
+    int n = 0;
+    const char *at;
+    for (int len; sql_next_name(&list, &at, &len);) n++;
+    return n;
+}
+
 /* body with each $param of params ("a, b") as the call's argument of that
  * place (args: inside the call's parentheses, up to close), into out. */
 static void substitute(sqlite3_str *out, const char *body, const char *params, const char *args, const char *close) {
@@ -386,6 +403,11 @@ static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_s
             rc = SQLITE_ERROR;
         } else if (!look || sqlite3_step(look) != SQLITE_ROW) {
             snprintf(why, why_size, "%.*s!: no such macro (CREATE PERFETTO MACRO makes one)", n, start);
+            rc = SQLITE_ERROR;
+        } else if (count_arguments(p + 2, close) != count_names((const char *)sqlite3_column_text(look, 0))) {
+            snprintf(why, why_size, "%.*s!: takes %d argument(s) (%s), given %d", n, start,
+                     count_names((const char *)sqlite3_column_text(look, 0)),
+                     (const char *)sqlite3_column_text(look, 0), count_arguments(p + 2, close));
             rc = SQLITE_ERROR;
         } else {
             sqlite3_str_append(out, copied, (int)(start - copied));
