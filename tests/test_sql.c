@@ -1401,6 +1401,10 @@ TEST_CASE(perfetto_sql_statements) {
         {"CREATE PERFETTO MACRO two(a Expr, b Expr) RETURNS Expr AS $a || $b; SELECT two!(1, (2), 3)",
          "two!: takes 2 argument(s) (a, b), given 3"},
         {"CREATE PERFETTO MACRO none() RETURNS Expr AS 5; SELECT none!(1)", "none!: takes 0 argument(s) (), given 1"},
+        /* PERCENTILE's percentile out of range, or no number (NULL was taken as 0: the minimum) */
+        {"SELECT PERCENTILE(dur, 101) FROM slice", "PERCENTILE: the percentile is a number from 0 to 100"},
+        {"SELECT PERCENTILE(dur, NULL) FROM slice", "PERCENTILE: the percentile is a number from 0 to 100"},
+        {"SELECT PERCENTILE(dur, \"x\") FROM slice", "PERCENTILE: the percentile is a number from 0 to 100"},
         {"INCLUDE PERFETTO MODULE intervals.overlap; SELECT * FROM intervals_overlap_count!(slice, ts)",
          "intervals_overlap_count!: takes 3 argument(s) (segments, ts_column, dur_column), given 2"},
         {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},

@@ -373,8 +373,9 @@ static void percentile_step(sqlite3_context *ctx, int argc, sqlite3_value **argv
     (void)argc;
     percentile *a = sqlite3_aggregate_context(ctx, sizeof *a);
     if (!a) return sqlite3_result_error_nomem(ctx);
+    int type = sqlite3_value_numeric_type(argv[1]); /* NULL or 'x' is no percentile, not 0 */
     double p = sqlite3_value_double(argv[1]);
-    if (!(p >= 0 && p <= 100)) a->bad_p = true;
+    if ((type != SQLITE_INTEGER && type != SQLITE_FLOAT) || !(p >= 0 && p <= 100)) a->bad_p = true;
     a->p = p;
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
     if (a->n == a->cap) {
@@ -394,7 +395,7 @@ static int by_value(const void *x, const void *y) {
 static void percentile_final(sqlite3_context *ctx) {
     percentile *a = sqlite3_aggregate_context(ctx, 0);
     if (a && a->bad_p) {
-        sqlite3_result_error(ctx, "PERCENTILE: the percentile is from 0 to 100", -1);
+        sqlite3_result_error(ctx, "PERCENTILE: the percentile is a number from 0 to 100", -1);
     } else if (a && a->n) {
         qsort(a->v, a->n, sizeof *a->v, by_value);
         double rank = a->p / 100 * (double)(a->n - 1);
