@@ -304,6 +304,31 @@ TEST_CASE(a_wrapper_that_forks) {
     remove_tree(dir);
 }
 
+/* A wrapper's child that took the profile and recorded nothing but its
+ * steps (no option that sees into it) leaves no capture, and record says
+ * so, and that DIR is the wrapper's own where the wrapper wrote one; it
+ * said the shell "ended by _exit" and offered `exec`, which gives the same
+ * nothing. The exit status stays the wrapper's. */
+TEST_CASE(a_wrappers_child_that_records_nothing) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/plain' -- sh -c \"'%s'; exit 3\" 2>&1", bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 3);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "record_toy in a child process, which took the profile and recorded nothing but its steps, "
+                        "so it left no capture: opprof sees into");
+    CHECK(out && !strstr(out, "_exit") && !strstr(out, "wrapper's own"));
+    free(out);
+    CHECK(!exists_in_dir("plain"));
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/timed' -- timeout 60 '%s' 2>&1", bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "so it left no capture (the one in '");
+    CHECK_CONTAINS(out, "timed' is the wrapper's own)");
+    free(out);
+    CHECK(exists_in_dir("timed"));
+    remove_tree(dir);
+}
+
 /* A wrapper within a wrapper that forks (`timeout 60 sh -c 'a; prog; b'`):
  * the inner shell takes the profile, its child runs without one, and record
  * names it as not profiled (with the way to profile it); the shell's empty

@@ -8,7 +8,9 @@
  *   process ran without the profile, one a line;
  * - EXITED + RECORD_TOOK_SUFFIX: the program that a child of the profiled
  *   process ran with the profile (made with O_EXCL: one per record), a line;
- *   then RECORD_MOVED_LINE when the profiled process made its capture DIR.
+ *   then RECORD_MOVED_LINE when the profiled process made its capture DIR,
+ *   or RECORD_NOTHING_LINE when that program recorded nothing but its steps
+ *   and left no capture (it told by OPPROF_RECORD_FILES, the same path).
  * Beside OPPROF_TRACE's DIR:
  * - DIR + RECORD_CHILD_SUFFIX: that program's capture (its own OPPROF_TRACE).
  *   The profiled process puts it in DIR's place at its exit when it recorded
@@ -24,6 +26,7 @@
 #define RECORD_TOOK_SUFFIX ".took"
 #define RECORD_CHILD_SUFFIX ".opprof-child"
 #define RECORD_MOVED_LINE "moved to DIR\n"
+#define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
 
 /* OPPROF_TRACE's DIR under the working directory of now, where it is
  * relative, into out: a program, or a wrapper that starts it (`sh -c 'cd

@@ -347,8 +347,9 @@ static void remove_children_twins(const record_options *ro) {
 
 /* The first line of EXITED + suffix (src/common/record_files.h) into
  * `first`, the file removed; the number of lines; *moved: one is
- * RECORD_MOVED_LINE. */
-static size_t read_record_file(const char *exited, const char *suffix, char *first, size_t size, bool *moved) {
+ * RECORD_MOVED_LINE; *nothing: one is RECORD_NOTHING_LINE. */
+static size_t read_record_file(const char *exited, const char *suffix, char *first, size_t size, bool *moved,
+                               bool *nothing) {
     char path[128];
     snprintf(path, sizeof path, "%s%s", exited, suffix);
     FILE *f = fopen(path, "r");
@@ -357,6 +358,7 @@ static size_t read_record_file(const char *exited, const char *suffix, char *fir
     for (char line[4096]; fgets(line, sizeof line, f); n++) {
         if (!n) snprintf(first, size, "%.*s", (int)strcspn(line, "\n"), line);
         if (moved && !strcmp(line, RECORD_MOVED_LINE)) *moved = true;
+        if (nothing && !strcmp(line, RECORD_NOTHING_LINE)) *nothing = true;
     }
     fclose(f);
     unlink(path);
@@ -365,15 +367,25 @@ static size_t read_record_file(const char *exited, const char *suffix, char *fir
 
 /* The programs that CMD's children ran: the first one took a profile of its
  * own (a wrapper that forks: `time prog`; autostart put its capture in DIR's
- * place, or left it beside, or there was none), the others are not profiled. */
-static void say_children_ran(const char *exited, const record_options *ro, const char *cmd, bool adopted) {
+ * place, or left it beside, or there was none: it recorded nothing but its
+ * steps), the others are not profiled. True when it said that the first one
+ * recorded nothing (why DIR is not its). */
+static bool say_children_ran(const char *exited, const record_options *ro, const char *cmd, bool adopted) {
     char took[256] = "", ran[256] = "", child[sizeof ro->dir + 16];
-    bool moved = false;
+    bool moved = false, nothing = false;
     struct stat st;
-    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took, &moved);
-    size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL);
+    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took, &moved, &nothing);
+    size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL, NULL);
     snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
-    if (took_n && (moved || adopted))
+    bool wrappers_own = took_n && nothing && stat(ro->dir, &st) == 0; /* CMD wrote DIR itself */
+    if (took_n && nothing)
+        fprintf(stderr,
+                "opprof record: %s ran %s in a child process, which took the profile and recorded nothing but its "
+                "steps, so it left no capture%s%s%s: opprof sees into a program that calls it (OPPROF_ macros, nn, "
+                "ggml with --ggml) and, with --sample, --memory or --functions, into any\n",
+                cmd, took, wrappers_own ? " (the one in '" : "", wrappers_own ? ro->dir : "",
+                wrappers_own ? "' is the wrapper's own)" : "");
+    else if (took_n && (moved || adopted))
         fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process\n", ro->dir,
                 took, cmd);
     else if (took_n && lstat(child, &st) == 0)
@@ -385,6 +397,7 @@ static void say_children_ran(const char *exited, const record_options *ro, const
                 "'exec prog') and the first program that its children run (time prog); to profile another, put "
                 "record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
                 cmd, ran_n, took_n ? "more " : "", ran);
+    return took_n && nothing;
 }
 
 /* Why CMD left no capture, each cause its own words. `started`: its session
@@ -418,7 +431,7 @@ static void say_lost(const record_options *ro, const char *cmd, int status, bool
  * loading the preload: a static binary). OPPROF_TRACE's twin DIR.opprof-PID
  * may hold the captures of steps already saved, each file whole: they become
  * DIR; an empty twin is removed. True when DIR is there now. */
-static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int status, bool exited) {
+static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int status, bool exited, bool said) {
     char twin[4200];
     snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
     DIR *d = opendir(twin);
@@ -433,7 +446,7 @@ static bool keep_twin(const record_options *ro, pid_t pid, const char *cmd, int 
         return true;
     }
     if (d && !files) rmdir(twin);
-    say_lost(ro, cmd, status, d != NULL, exited);
+    if (!said) say_lost(ro, cmd, status, d != NULL, exited);
     return false;
 }
 
@@ -500,11 +513,13 @@ static int run(int argc, char **argv) {
     struct stat st;
     bool handlers_ran = exited[0] && stat(exited, &st) == 0 && st.st_size > 0;
     bool adopted = got != 1 && stat(ro.dir, &st) != 0 && keep_child_capture(&ro, pid);
-    if (exited[0]) say_children_ran(exited, &ro, argv[optind], adopted), unlink(exited);
+    bool explained = exited[0] && say_children_ran(exited, &ro, argv[optind], adopted);
+    if (exited[0]) unlink(exited);
     remove_children_twins(&ro);
     if (machine[0]) unlink(machine);
     if (got == 1) return TOOL_EXIT_CANNOT_RUN; /* CMD never ran: said already, nothing to keep */
-    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran)) print_table(ro.dir);
+    if (stat(ro.dir, &st) == 0 || keep_twin(&ro, pid, argv[optind], status, handlers_ran, explained))
+        print_table(ro.dir);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : TOOL_EXIT_CANNOT_RUN;
 }

@@ -338,14 +338,17 @@ static double cpu_seconds(int who) {
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-/* `opprof record`, which names the child's program, learns that its capture is DIR now. */
-static void say_moved(void) {
-    const char *exited = secure_getenv("OPPROF_RECORD_EXITED");
+/* `opprof record`, which names the child's program, learns what became of
+ * its capture: `line` (RECORD_MOVED_LINE: from the profiled process, it is
+ * DIR now; RECORD_NOTHING_LINE: from that program, there is none). */
+static void tell_record(const char *line) {
+    const char *files = secure_getenv("OPPROF_RECORD_EXITED");
+    if (!files) files = secure_getenv("OPPROF_RECORD_FILES"); /* the program's: its parent's path */
     char path[4200];
-    if (!exited || snprintf(path, sizeof path, "%s" RECORD_TOOK_SUFFIX, exited) >= (int)sizeof path) return;
+    if (!files || snprintf(path, sizeof path, "%s" RECORD_TOOK_SUFFIX, files) >= (int)sizeof path) return;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return;
-    if (write(fd, RECORD_MOVED_LINE, strlen(RECORD_MOVED_LINE)) < 0) { /* record then names no program: no worse */
+    if (write(fd, line, strlen(line)) < 0) { /* record then says less: no worse */
     }
     close(fd);
 }
@@ -379,7 +382,7 @@ static bool take_child_capture(void) {
     opprof__say("opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
                 "own, its children took the CPU time): that program's capture is %s/\n",
                 g_auto.dir);
-    say_moved();
+    tell_record(RECORD_MOVED_LINE);
     return true;
 }
 
@@ -411,6 +414,7 @@ static void save(void) {
     /* a child that took a profile and recorded nothing but its steps leaves nothing (a wrapper's helper) */
     if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
+        if (is_child_session() && !g_auto.failed) tell_record(RECORD_NOTHING_LINE);
         if (!is_child_session() || g_auto.failed)
             opprof__say("opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
                         g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
