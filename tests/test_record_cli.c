@@ -329,22 +329,42 @@ TEST_CASE(a_wrappers_child_that_records_nothing) {
     remove_tree(dir);
 }
 
-/* A wrapper within a wrapper that forks (`timeout 60 sh -c 'a; prog; b'`):
- * the inner shell takes the profile, its child runs without one, and record
- * names it as not profiled (with the way to profile it); the shell's empty
- * twin (dash ends by _exit) does not stay. Before, nothing was said of the
- * program, and DIR.opprof-child.opprof-PID stayed. */
+/* A wrapper within a wrapper that forks (`timeout 60 sh -c 'a; prog; b'`,
+ * the way benchmarks are run): the inner shell takes the profile, and so
+ * does the first program it runs, one level down (DIR.opprof-child twice);
+ * the shell ends by _exit, and timeout, the wrapper, makes that capture
+ * DIR; record names the program and the shell between; the program run
+ * after it is named as not profiled; no twin stays. Before, the program was
+ * named as not profiled and DIR was timeout's own. bash, which ends by exit,
+ * moves it up itself. */
 TEST_CASE(a_wrapper_within_a_wrapper) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;
     snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --functions -o '%s/nested' -- timeout 60 sh -c \"true; '%s'; true\" 2>&1; ls -A '%s'",
-             bin_dir(), dir, toy(), dir);
+             "'%s/opprof' record --functions -o '%s/nested' -- timeout 60 sh -c \"true; '%s'; '%s' >/dev/null; "
+             "exit 4\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, toy(), toy(), dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process (through sh)");
     CHECK_CONTAINS(out, "started 1 more program(s) in child processes (the first: ");
     CHECK_CONTAINS(out, "record_toy), which are not profiled");
-    CHECK(out && !strstr(out, RECORD_CHILD_SUFFIX)); /* ls: no twin of a child left */
+    CHECK_CONTAINS(out, "LEFT");
+    CHECK(out && strstr(out, "LEFT") && !strstr(strstr(out, "LEFT"), RECORD_CHILD_SUFFIX)); /* no twin stays */
+    free(out);
+    CHECK_CONTAINS(out = report_of("nested"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/bash' -- timeout 60 bash -c \"'%s'; exit 5\" 2>&1; "
+             "echo status=$?; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status=5"); /* the wrapper's */
+    CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process (through bash)");
+    CHECK(out && strstr(out, "LEFT") && !strstr(strstr(out, "LEFT"), RECORD_CHILD_SUFFIX) &&
+          !strstr(out, "not profiled"));
+    free(out);
+    CHECK_CONTAINS(out = report_of("bash"), "\"name\": \"leaf\"");
     free(out);
     remove_tree(dir);
 }

@@ -8,6 +8,9 @@
  *   process ran without the profile, one a line;
  * - EXITED + RECORD_TOOK_SUFFIX: the program that a child of the profiled
  *   process ran with the profile (made with O_EXCL: one per record), a line;
+ *   ".took2" ... the same one level down: the first program that a child of
+ *   that program ran (a wrapper within a wrapper: `timeout 60 sh -c 'prog'`),
+ *   its capture DIR.opprof-child.opprof-child (record_took_suffix);
  *   then RECORD_MOVED_LINE when the profiled process made its capture DIR,
  *   or RECORD_NOTHING_LINE when that program recorded nothing but its steps
  *   and left no capture (it told by OPPROF_RECORD_FILES, the same path).
@@ -15,7 +18,10 @@
  * - DIR + RECORD_CHILD_SUFFIX: that program's capture (its own OPPROF_TRACE).
  *   The profiled process puts it in DIR's place at its exit when it recorded
  *   no range of its own and its children took more CPU time than it did: it
- *   was a wrapper that forks (`time prog`, `sh -c 'prog; x'`, `timeout`). */
+ *   was a wrapper that forks (`time prog`, `sh -c 'prog; x'`, `timeout`);
+ *   one level down, DIR + RECORD_CHILD_SUFFIX twice, and so on. A process
+ *   adopts the shallowest capture below its own that is there (a shell that
+ *   ends by _exit adopts none: the one above it does). */
 #ifndef OPPROF_COMMON_RECORD_FILES_H
 #define OPPROF_COMMON_RECORD_FILES_H
 
@@ -27,6 +33,24 @@
 #define RECORD_CHILD_SUFFIX ".opprof-child"
 #define RECORD_MOVED_LINE "moved to DIR\n"
 #define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
+/* The deepest level at which a child takes a profile of its own. */
+#define RECORD_LEVELS 4
+
+/* The level of OPPROF_TRACE's DIR: how many RECORD_CHILD_SUFFIXes end it
+ * (0: the profiled process's, 1: its child's...). */
+static inline int record_child_level(const char *dir) {
+    size_t n = strlen(dir), k = strlen(RECORD_CHILD_SUFFIX);
+    int level = 0;
+    while (n >= k && !memcmp(dir + n - k, RECORD_CHILD_SUFFIX, k)) n -= k, level++;
+    return level;
+}
+
+/* The claim file's suffix of a child at `level` (1 to RECORD_LEVELS), NULL past them. */
+static inline const char *record_took_suffix(int level) {
+    static const char *const suffix[RECORD_LEVELS] = {RECORD_TOOK_SUFFIX, RECORD_TOOK_SUFFIX "2",
+                                                      RECORD_TOOK_SUFFIX "3", RECORD_TOOK_SUFFIX "4"};
+    return level >= 1 && level <= RECORD_LEVELS ? suffix[level - 1] : NULL;
+}
 
 /* OPPROF_TRACE's DIR under the working directory of now, where it is
  * relative, into out: a program, or a wrapper that starts it (`sh -c 'cd

@@ -332,16 +332,30 @@ static bool may_run(bool search, const char *file) {
     return file && ((search && !strchr(file, '/')) || access(file, X_OK) == 0);
 }
 
+/* The claim file's suffix of the child whose environment e is: its level's
+ * (its OPPROF_TRACE's), NULL when none is left. */
+static const char *took_suffix(const new_env *e) {
+    for (int i = 0; i < e->n; i++)
+        if (starts(e->v[i], "OPPROF_TRACE=")) return record_took_suffix(record_child_level(e->v[i] + 13));
+    return NULL;
+}
+
+/* The first child to exec (or be spawned) at its level takes a profile of its
+ * own (make_env's e, EXEC_CHILD): once per record and level; the others are
+ * named in the .ran file. Its claim's suffix into *took. */
+static exec_mode claim(new_env *e, char *const envp[], bool spawned, const char *file, const char **took) {
+    *took = make_env(e, envp, EXEC_CHILD, spawned) ? took_suffix(e) : NULL;
+    if (*took && write_record_file(*took, file, true)) return EXEC_CHILD;
+    write_record_file(RECORD_RAN_SUFFIX, file, false);
+    return EXEC_WITHOUT;
+}
+
 static int exec_with(bool search, const char *file, char *const argv[], char *const envp[]) {
     new_env e; /* on the stack: exec is rare, and a vfork child shares the heap */
     exec_mode mode = is_record_process() ? EXEC_RECORD : EXEC_WITHOUT;
-    if (mode == EXEC_WITHOUT && is_child_of_record_process() && may_run(search, file)) {
-        /* a wrapper that forks: its first child to exec takes a profile (once per record) */
-        if (make_env(&e, envp, EXEC_CHILD, false) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
-            mode = EXEC_CHILD;
-        else
-            write_record_file(RECORD_RAN_SUFFIX, file, false);
-    }
+    const char *took_as = NULL;
+    if (mode == EXEC_WITHOUT && is_child_of_record_process() && may_run(search, file))
+        mode = claim(&e, envp, false, file, &took_as); /* a wrapper that forks: its child runs the program */
     if (mode != EXEC_CHILD) make_env(&e, envp, mode, false);
     char made[PATH_MAX];
     bool removed = mode == EXEC_RECORD && remove_own_dir(made, sizeof made);
@@ -350,7 +364,7 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
     int saved = errno;
     if (removed) mkdir(made, 0777); /* the exec failed: this image goes on, and saves there */
     char took[PATH_MAX];            /* ...nor did it take the profile */
-    if (mode == EXEC_CHILD && record_file(took, sizeof took, RECORD_TOOK_SUFFIX)) unlink(took);
+    if (mode == EXEC_CHILD && record_file(took, sizeof took, took_as)) unlink(took);
     errno = saved;
     return rc;
 }
@@ -362,17 +376,13 @@ static int spawn_with(bool search, pid_t *pid, const char *file, const posix_spa
                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
     new_env e;
     exec_mode mode = EXEC_WITHOUT;
-    if (is_record_process() && may_run(search, file)) {
-        if (make_env(&e, envp, EXEC_CHILD, true) && write_record_file(RECORD_TOOK_SUFFIX, file, true))
-            mode = EXEC_CHILD;
-        else
-            write_record_file(RECORD_RAN_SUFFIX, file, false);
-    }
+    const char *took_as = NULL;
+    if (is_record_process() && may_run(search, file)) mode = claim(&e, envp, true, file, &took_as);
     if (mode != EXEC_CHILD) make_env(&e, envp, EXEC_WITHOUT, false);
     spawn_fn real = search ? g_spawnp : g_spawn;
     int rc = real ? real(pid, file, actions, attr, argv, e.v) : ENOSYS;
     char took[PATH_MAX]; /* it ran nothing: nor did it take the profile */
-    if (rc && mode == EXEC_CHILD && record_file(took, sizeof took, RECORD_TOOK_SUFFIX)) unlink(took);
+    if (rc && mode == EXEC_CHILD && record_file(took, sizeof took, took_as)) unlink(took);
     return rc;
 }
 

@@ -316,29 +316,43 @@ static void say_if_setuid(const char *cmd) {
                 path);
 }
 
+/* A child's capture directory at `level` (DIR + RECORD_CHILD_SUFFIX, level times) into out. */
+static void child_dir(const record_options *ro, int level, char *out, size_t size) {
+    size_t n = (size_t)snprintf(out, size, "%s", ro->dir);
+    for (int k = 0; k < level && n < size; k++) n += (size_t)snprintf(out + n, size - n, "%s", RECORD_CHILD_SUFFIX);
+}
+
 /* DIR is not there, but the capture of the program that a child of CMD ran
- * is (CMD ended before it could take it, by _exit or a signal): it becomes
- * DIR, and CMD's own twin goes when empty. True when it did. (Before the
- * children are named.) */
+ * is (CMD ended before it could take it, by _exit or a signal; or one level
+ * below, where that child was a wrapper too: the shallowest there): it
+ * becomes DIR, and CMD's own twin goes when empty. True when it did.
+ * (Before the children are named.) */
 static bool keep_child_capture(const record_options *ro, pid_t pid) {
-    char child[sizeof ro->dir + 16], twin[sizeof ro->dir + 32];
-    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
-    if (renameat2(AT_FDCWD, child, AT_FDCWD, ro->dir, RENAME_NOREPLACE) != 0) return false;
+    char child[sizeof ro->dir + 16 * RECORD_LEVELS], twin[sizeof ro->dir + 32];
+    bool kept = false;
+    for (int level = 1; level <= RECORD_LEVELS && !kept; level++) {
+        child_dir(ro, level, child, sizeof child);
+        kept = renameat2(AT_FDCWD, child, AT_FDCWD, ro->dir, RENAME_NOREPLACE) == 0;
+    }
+    if (!kept) return false;
     snprintf(twin, sizeof twin, "%s.opprof-%ld", ro->dir, (long)pid);
     rmdir(twin);
     return true; /* said by say_children_ran */
 }
 
 /* The empty twins that children which took a profile of their own left
- * (DIR.opprof-child.opprof-PID: a shell's session, ended by _exit) go once
- * the run is over; one that holds files stays. */
+ * (DIR.opprof-child.opprof-PID, or a level below: a shell's session, ended
+ * by _exit) go once the run is over; one that holds files stays. */
 static void remove_children_twins(const record_options *ro) {
     char dir[sizeof ro->dir], path[sizeof ro->dir + 512], prefix[512];
-    snprintf(prefix, sizeof prefix, "%s" RECORD_CHILD_SUFFIX ".opprof-", tool_dir_of(ro->dir, dir, sizeof dir));
+    snprintf(prefix, sizeof prefix, "%s", tool_dir_of(ro->dir, dir, sizeof dir));
+    size_t n = strlen(prefix), k = strlen(RECORD_CHILD_SUFFIX);
     DIR *d = opendir(dir);
     for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-        size_t n = strlen(prefix);
-        if (strncmp(e->d_name, prefix, n) || e->d_name[n] < '0' || e->d_name[n] > '9') continue;
+        const char *at = e->d_name + n;
+        if (strncmp(e->d_name, prefix, n) || strncmp(at, RECORD_CHILD_SUFFIX, k)) continue;
+        while (!strncmp(at, RECORD_CHILD_SUFFIX, k)) at += k;
+        if (strncmp(at, ".opprof-", 8) || at[8] < '0' || at[8] > '9') continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         rmdir(path);
     }
@@ -365,39 +379,72 @@ static size_t read_record_file(const char *exited, const char *suffix, char *fir
     return n;
 }
 
-/* The programs that CMD's children ran: the first one took a profile of its
- * own (a wrapper that forks: `time prog`; autostart put its capture in DIR's
- * place, or left it beside, or there was none: it recorded nothing but its
- * steps), the others are not profiled. True when it said that the first one
- * recorded nothing (why DIR is not its). */
+/* What a level's claim file says: the program that took the profile there,
+ * whether its capture was moved up (RECORD_MOVED_LINE) or there was none
+ * (RECORD_NOTHING_LINE). */
+typedef struct took_level {
+    char name[256];
+    size_t lines;
+    bool moved, nothing;
+} took_level;
+
+/* The programs of the levels above `level`, as ", through sh, bash" says them, into out. */
+static void through(const took_level *lv, int level, char *out, size_t size) {
+    size_t n = 0;
+    out[0] = '\0';
+    for (int k = 1; k < level && n < size; k++)
+        n += (size_t)snprintf(out + n, size - n, "%s%s", k == 1 ? " (through " : ", ", lv[k].name);
+    if (level > 1 && n < size) snprintf(out + n, size - n, ")");
+}
+
+/* The programs that CMD's children ran: the first one at each level took a
+ * profile of its own (a wrapper that forks: `time prog`; one within it:
+ * `timeout 60 sh -c prog`), whose capture autostart put in DIR's place, or
+ * left beside, or which recorded nothing but its steps; the others are not
+ * profiled. True when it said why DIR is no child's (one recorded nothing). */
 static bool say_children_ran(const char *exited, const record_options *ro, const char *cmd, bool adopted) {
-    char took[256] = "", ran[256] = "", child[sizeof ro->dir + 16];
-    bool moved = false, nothing = false;
+    took_level lv[RECORD_LEVELS + 1] = {0};
+    char ran[256] = "", child[sizeof ro->dir + 16 * RECORD_LEVELS], via[1100];
     struct stat st;
-    size_t took_n = read_record_file(exited, RECORD_TOOK_SUFFIX, took, sizeof took, &moved, &nothing);
+    bool any_moved = adopted, said_nothing = false, dir_there = stat(ro->dir, &st) == 0;
+    int into_dir = 0; /* the deepest level whose capture is DIR now */
+    for (int k = 1; k <= RECORD_LEVELS; k++) {
+        took_level *l = &lv[k];
+        l->lines = read_record_file(exited, record_took_suffix(k), l->name, sizeof l->name, &l->moved, &l->nothing);
+        any_moved |= l->moved;
+        child_dir(ro, k, child, sizeof child);
+        if (l->lines && !l->nothing && lstat(child, &st) != 0) into_dir = k;
+    }
     size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL, NULL);
-    snprintf(child, sizeof child, "%s" RECORD_CHILD_SUFFIX, ro->dir);
-    bool wrappers_own = took_n && nothing && stat(ro->dir, &st) == 0; /* CMD wrote DIR itself */
-    if (took_n && nothing)
-        fprintf(stderr,
-                "opprof record: %s ran %s in a child process, which took the profile and recorded nothing but its "
-                "steps, so it left no capture%s%s%s: opprof sees into a program that calls it (OPPROF_ macros, nn, "
-                "ggml with --ggml) and, with --sample, --memory or --functions, into any\n",
-                cmd, took, wrappers_own ? " (the one in '" : "", wrappers_own ? ro->dir : "",
-                wrappers_own ? "' is the wrapper's own)" : "");
-    else if (took_n && (moved || adopted))
-        fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process\n", ro->dir,
-                took, cmd);
-    else if (took_n && lstat(child, &st) == 0)
-        fprintf(stderr, "opprof record: %s ran %s in a child process, whose capture is '%s'\n", cmd, took, child);
+    for (int k = 1; k <= RECORD_LEVELS; k++) {
+        if (!lv[k].lines) continue;
+        through(lv, k, via, sizeof via);
+        child_dir(ro, k, child, sizeof child);
+        bool wrappers_own = dir_there && !any_moved; /* CMD wrote DIR itself */
+        if (lv[k].nothing) {
+            fprintf(stderr,
+                    "opprof record: %s ran %s in a child process%s, which took the profile and recorded nothing but "
+                    "its steps, so it left no capture%s%s%s: opprof sees into a program that calls it (OPPROF_ "
+                    "macros, nn, ggml with --ggml) and, with --sample, --memory or --functions, into any\n",
+                    cmd, lv[k].name, via, wrappers_own ? " (the one in '" : "", wrappers_own ? ro->dir : "",
+                    wrappers_own ? "' is the wrapper's own)" : "");
+            said_nothing = true;
+        } else if (lstat(child, &st) == 0) {
+            fprintf(stderr, "opprof record: %s ran %s in a child process%s, whose capture is '%s'\n", cmd, lv[k].name,
+                    via, child);
+        } else if (k == into_dir && any_moved && dir_there) {
+            fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process%s\n",
+                    ro->dir, lv[k].name, cmd, via);
+        }
+    }
     if (ran_n)
         fprintf(stderr,
                 "opprof record: %s started %zu %sprogram(s) in child processes (the first: %s), which are not "
                 "profiled: record profiles the program it starts, what that program execs (env, taskset, sh -c "
-                "'exec prog') and the first program that its children run (time prog); to profile another, put "
-                "record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
-                cmd, ran_n, took_n ? "more " : "", ran);
-    return took_n && nothing;
+                "'exec prog') and the first program that its children run (time prog), or theirs (timeout sh -c "
+                "prog); to profile another, put record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
+                cmd, ran_n, lv[1].lines ? "more " : "", ran);
+    return said_nothing && !dir_there;
 }
 
 /* Why CMD left no capture, each cause its own words. `started`: its session

@@ -338,14 +338,15 @@ static double cpu_seconds(int who) {
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-/* `opprof record`, which names the child's program, learns what became of
- * its capture: `line` (RECORD_MOVED_LINE: from the profiled process, it is
- * DIR now; RECORD_NOTHING_LINE: from that program, there is none). */
-static void tell_record(const char *line) {
-    const char *files = secure_getenv("OPPROF_RECORD_EXITED");
+/* `opprof record`, which names the program of each level's child, learns
+ * what became of the capture of the one at `level`: `line`
+ * (RECORD_MOVED_LINE: it was moved up, in the place of this process's;
+ * RECORD_NOTHING_LINE: from that program, there is none). */
+static void tell_record(const char *line, int level) {
+    const char *files = secure_getenv("OPPROF_RECORD_EXITED"), *took = record_took_suffix(level);
     if (!files) files = secure_getenv("OPPROF_RECORD_FILES"); /* the program's: its parent's path */
     char path[4200];
-    if (!files || snprintf(path, sizeof path, "%s" RECORD_TOOK_SUFFIX, files) >= (int)sizeof path) return;
+    if (!files || !took || snprintf(path, sizeof path, "%s%s", files, took) >= (int)sizeof path) return;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return;
     if (write(fd, line, strlen(line)) < 0) { /* record then says less: no worse */
@@ -353,9 +354,18 @@ static void tell_record(const char *line) {
     close(fd);
 }
 
+/* A child that took a profile (DIR.opprof-child) and recorded nothing says nothing:
+ * its parent, the one profiled, speaks for the directory. */
+static bool is_child_session(void) {
+    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
+    return n > k && strcmp(g_auto.dir + n - k, RECORD_CHILD_SUFFIX) == 0;
+}
+
 /* A child of this process took a profile of its own (src/common/record_files.h:
- * `opprof record -- time prog`), and its capture is DIR.opprof-child: it
- * becomes DIR when this process was the wrapper, that is, when it wrote no
+ * `opprof record -- time prog`), and its capture is DIR.opprof-child (or one
+ * level below, where the child was a wrapper too and ended by _exit: the
+ * shallowest there): it becomes DIR when this process was the wrapper, that
+ * is, when it wrote no
  * capture, or one without a range while its children took more CPU time than
  * it did between its start and its save (its own loading and writing aside,
  * which are opprof's and the loader's; theirs in; the children of the images
@@ -364,8 +374,14 @@ static void tell_record(const char *line) {
 static bool take_child_capture(void) {
     char child[4300];
     struct stat st;
-    snprintf(child, sizeof child, "%s%s", g_auto.dir, RECORD_CHILD_SUFFIX);
-    if (lstat(child, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    int level = record_child_level(g_auto.dir), below = 0;
+    bool found = false;
+    snprintf(child, sizeof child, "%s", g_auto.dir);
+    while (!found && level + below < RECORD_LEVELS && strlen(child) + sizeof RECORD_CHILD_SUFFIX < sizeof child) {
+        strcat(child, RECORD_CHILD_SUFFIX), below++;
+        found = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (!found) return false;
     if (g_auto.captures && (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) - g_auto.children_cpu_started <=
                                                      g_auto.cpu_before_save - g_auto.cpu_started)) {
         opprof__say("opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
@@ -379,18 +395,12 @@ static bool take_child_capture(void) {
         return false;
     }
     remove_work();
-    opprof__say("opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of its "
-                "own, its children took the CPU time): that program's capture is %s/\n",
-                g_auto.dir);
-    tell_record(RECORD_MOVED_LINE);
+    if (!is_child_session()) /* a wrapper within a wrapper: the profiled process speaks */
+        opprof__say("opprof: OPPROF_TRACE: this process ran the program in a child process (it recorded no range of "
+                    "its own, its children took the CPU time): that program's capture is %s/\n",
+                    g_auto.dir);
+    tell_record(RECORD_MOVED_LINE, level + below);
     return true;
-}
-
-/* A child that took a profile (DIR.opprof-child) and recorded nothing says nothing:
- * its parent, the one profiled, speaks for the directory. */
-static bool is_child_session(void) {
-    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
-    return n > k && strcmp(g_auto.dir + n - k, RECORD_CHILD_SUFFIX) == 0;
 }
 
 static void save(void) {
@@ -414,7 +424,7 @@ static void save(void) {
     /* a child that took a profile and recorded nothing but its steps leaves nothing (a wrapper's helper) */
     if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
-        if (is_child_session() && !g_auto.failed) tell_record(RECORD_NOTHING_LINE);
+        if (is_child_session() && !g_auto.failed) tell_record(RECORD_NOTHING_LINE, record_child_level(g_auto.dir));
         if (!is_child_session() || g_auto.failed)
             opprof__say("opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
                         g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
