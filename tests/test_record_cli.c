@@ -270,7 +270,7 @@ TEST_CASE(a_wrapper_that_forks) {
              "'%s/opprof' record --functions -o '%s/two' -- sh -c \"'%s'; '%s' >/dev/null; true\" 2>&1", bin_dir(), dir,
              toy(), toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "opprof record: sh started 1 more program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "opprof record: 1 more program(s) ran in child processes under sh (the first: ");
     CHECK_CONTAINS(out, "record_toy), which are not profiled");
     free(out);
     CHECK_CONTAINS(out = report_of("two"), "\"name\": \"leaf\"");
@@ -347,7 +347,7 @@ TEST_CASE(a_wrapper_within_a_wrapper) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "sum 42");
     CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process (through sh)");
-    CHECK_CONTAINS(out, "started 1 more program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "opprof record: 1 more program(s) ran in child processes under timeout (the first: ");
     CHECK_CONTAINS(out, "record_toy), which are not profiled");
     CHECK_CONTAINS(out, "LEFT");
     CHECK(out && strstr(out, "LEFT") && !strstr(strstr(out, "LEFT"), RECORD_CHILD_SUFFIX)); /* no twin stays */
@@ -391,7 +391,8 @@ TEST_CASE(a_wrapper_that_spawns) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/twice' -- '%s/../tests/spawn_target' 2 '%s' 2>&1",
              bin_dir(), dir, bin_dir(), toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "tests/spawn_target started 1 more program(s) in child processes (the first: ");
+    CHECK_CONTAINS(out, "1 more program(s) ran in child processes under ");
+    CHECK_CONTAINS(out, "tests/spawn_target (the first: ");
     free(out);
     CHECK_CONTAINS(out = report_of("twice"), "\"name\": \"leaf\"");
     free(out);

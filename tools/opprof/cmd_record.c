@@ -439,11 +439,11 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
     }
     if (ran_n)
         fprintf(stderr,
-                "opprof record: %s started %zu %sprogram(s) in child processes (the first: %s), which are not "
+                "opprof record: %zu %sprogram(s) ran in child processes under %s (the first: %s), which are not "
                 "profiled: record profiles the program it starts, what that program execs (env, taskset, sh -c "
                 "'exec prog') and the first program that its children run (time prog), or theirs (timeout sh -c "
                 "prog); to profile another, put record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
-                cmd, ran_n, lv[1].lines ? "more " : "", ran);
+                ran_n, lv[1].lines ? "more " : "", cmd, ran);
     return said_nothing && !dir_there;
 }
 
