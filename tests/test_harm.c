@@ -180,18 +180,25 @@ TEST_CASE(exec_wrappers_keep_the_capture) {
     free(want);
 }
 
-/* The programs that the profiled program starts run without opprof: no
- * preload, no OPPROF_RECORD_ variable, none of record's notes. */
+/* The programs that the profiled program starts run without opprof, but
+ * the first at each level of wrappers (which takes a profile of its own):
+ * no preload, no OPPROF_RECORD_ variable, none of record's notes; here env
+ * is the inner shell's second program (its first, /bin/true, took the
+ * profile a level down), and the first program of the outer shell's
+ * second child runs without opprof too. */
 TEST_CASE(children_run_without_opprof) {
     char *out = NULL;
-    CHECK_INT(run_commandf(&out,
-                           "timeout 120 '%s/opprof' record --memory -o '%s/kids' -- sh -c 'sh -c \"env\"; exec \"$0\" "
-                           "mutex 3' '%s' 2>'%s/kids.err'",
-                           bin_dir(), dir, target(), dir),
-              0);
-    CHECK_CONTAINS(out, "mutex: 3");
-    CHECK(out && !strstr(out, "OPPROF_RECORD_") && !strstr(out, "libopprof_record"));
-    free(out);
+    const char *shells[] = {"sh -c \"/bin/true; env\"; exec \"$0\" mutex 3",
+                            "/bin/true; sh -c \"env\"; exec \"$0\" mutex 3"};
+    for (int k = 0; k < 2; k++) {
+        CHECK_INT(run_commandf(
+                      &out, "timeout 120 '%s/opprof' record --memory -o '%s/kids%d' -- sh -c '%s' '%s' 2>'%s/kids.err'",
+                      bin_dir(), dir, k, shells[k], target(), dir),
+                  0);
+        CHECK_CONTAINS(out, "mutex: 3");
+        CHECK(out && strstr(out, "PATH=") && !strstr(out, "OPPROF_RECORD_") && !strstr(out, "libopprof_record"));
+        free(out);
+    }
 }
 
 /* Each lost capture says its own cause: a signal, a shell's _exit; a flight
