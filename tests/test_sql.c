@@ -542,19 +542,29 @@ TEST_CASE(thread_time_of_complete_events) {
     free(out);
 }
 
+/* `opprof convert from to`, which must succeed. */
+static void convert(const char *from, const char *to) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s'", bin_dir(), from, to), 0);
+    free(out);
+}
+
+/* A real Kineto trace (MTIA inference) with a host name, into `path`. */
+static void mtia_trace(char *path, size_t size) {
+    snprintf(path, size, "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz",
+             source_dir());
+}
+
 /* The host a trace says it ran on (Kineto's "host_name"): trace.host, kept
  * through a .pftrace and a JSON written again; NULL for a trace without it. */
 TEST_CASE(host_of_each_trace) {
     char kineto[700], pf[700], json[700], args[3000];
-    snprintf(kineto, sizeof kineto,
-             "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", source_dir());
+    mtia_trace(kineto, sizeof kineto);
     snprintf(pf, sizeof pf, "%s/host.pftrace", dir());
     snprintf(json, sizeof json, "%s/host.json", dir());
+    convert(kineto, pf);
+    convert(pf, json);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s' && '%s/opprof' convert '%s' '%s'", bin_dir(), kineto,
-                           pf, bin_dir(), pf, json),
-              0);
-    free(out);
     const char *plain = write_file("no_host.json", MAPPING);
     snprintf(args, sizeof args, "'%s' '%s' '%s' '%s' 'SELECT id, host FROM trace ORDER BY id'", kineto, pf, json,
              plain);
@@ -571,15 +581,12 @@ TEST_CASE(host_of_each_trace) {
  * the query Perfetto's own metric runs on it. */
 TEST_CASE(metadata_of_each_trace) {
     char kineto[700], pf[700], pfgz[700], args[3000];
-    snprintf(kineto, sizeof kineto,
-             "%s/tests/fixtures/real-traces/hta__mtia_inference_trace__mtia_inference_rank_0.json.gz", source_dir());
+    mtia_trace(kineto, sizeof kineto);
     snprintf(pf, sizeof pf, "%s/meta.pftrace", dir());
     snprintf(pfgz, sizeof pfgz, "%s/meta.pftrace.gz", dir());
+    convert(kineto, pf);
+    convert(kineto, pfgz);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out, "'%s/opprof' convert '%s' '%s' && '%s/opprof' convert '%s' '%s'", bin_dir(), kineto,
-                           pf, bin_dir(), kineto, pfgz),
-              0);
-    free(out);
     struct stat a, b, c;
     CHECK(stat(kineto, &a) == 0 && stat(pf, &b) == 0 && stat(pfgz, &c) == 0);
     CHECK(c.st_size < b.st_size); /* the .gz's own size is the one given, not what it holds */
@@ -692,14 +699,15 @@ TEST_CASE(perfetto_functions_and_modules) {
  * no piece is empty; the overlap counts every change at a ts at once (D's
  * end and F's start at 70: 3 stays 3). Included twice, a module is the same. */
 TEST_CASE(perfetto_modules_flat_overlap_hierarchy) {
-    const char *t = write_file("flat.json", "{\"traceEvents\":[\n"
-                                            "{\"ph\":\"X\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
-                                            "{\"ph\":\"X\",\"name\":\"C\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":20},\n"
-                                            "{\"ph\":\"X\",\"name\":\"E\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":5},\n"
-                                            "{\"ph\":\"X\",\"name\":\"D\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":30},\n"
-                                            "{\"ph\":\"X\",\"name\":\"F\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":30},\n"
-                                            "{\"ph\":\"X\",\"name\":\"G\",\"pid\":1,\"tid\":2,\"ts\":50,\"dur\":100},\n"
-                                            "{\"ph\":\"X\",\"name\":\"Z\",\"pid\":1,\"tid\":2,\"ts\":200,\"dur\":0}]}\n");
+    const char *t =
+        write_file("flat.json", "{\"traceEvents\":[\n"
+                                "{\"ph\":\"X\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+                                "{\"ph\":\"X\",\"name\":\"C\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":20},\n"
+                                "{\"ph\":\"X\",\"name\":\"E\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":5},\n"
+                                "{\"ph\":\"X\",\"name\":\"D\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":30},\n"
+                                "{\"ph\":\"X\",\"name\":\"F\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":30},\n"
+                                "{\"ph\":\"X\",\"name\":\"G\",\"pid\":1,\"tid\":2,\"ts\":50,\"dur\":100},\n"
+                                "{\"ph\":\"X\",\"name\":\"Z\",\"pid\":1,\"tid\":2,\"ts\":200,\"dur\":0}]}\n");
     char args[2048];
     snprintf(args, sizeof args,
              "'%s' 'INCLUDE PERFETTO MODULE slices.flat_slices; INCLUDE PERFETTO MODULE slices.flat_slices;"
