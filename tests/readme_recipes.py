@@ -71,6 +71,8 @@ expected = [
     (one("flight/cpu-step-1500.flight.txt"), "ProfilerStep*"),
     ("inside-forward.csv", '"aten::linear",590000'), ("addmm-p99.csv", '"p99_ns"\n'),
     ("kernels-per-step.csv", '"step","kernel_ns"\n"ProfilerStep#10",96925000\n'),
+    # idle and busy add up to the span from the first kernel to the last end (994.1 ms), busy to their sum
+    ("gpu-idle.csv", '"kernels_running","ns"\n0,402568000\n1,591532000\n'),
     ("roofline.txt", "above roof in"), ("what-if.txt", "What if aten::clamp_min=0.5x"),
     ("prediction.txt", "Prediction (aten::clamp_min changed"),
     ("stats.txt", "Self p90"), ("ranks.txt", "rank"), ("merged.json", "aten::linear"),
