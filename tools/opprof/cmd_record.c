@@ -416,11 +416,11 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
         if (l->lines && !l->nothing && lstat(child, &st) != 0) into_dir = k;
     }
     size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL, NULL);
+    bool wrappers_own = dir_there && !any_moved; /* CMD wrote DIR itself */
     for (int k = 1; k <= RECORD_LEVELS; k++) {
         if (!lv[k].lines) continue;
         through(lv, k, via, sizeof via);
         child_dir(ro, k, child, sizeof child);
-        bool wrappers_own = dir_there && !any_moved; /* CMD wrote DIR itself */
         if (lv[k].nothing) {
             fprintf(stderr,
                     "opprof record: %s ran %s in a child process%s, which took the profile and recorded nothing but "
