@@ -400,6 +400,25 @@ TEST_CASE(a_wrapper_that_spawns) {
     free(out);
     CHECK_CONTAINS(out = report_of("twice"), "\"name\": \"leaf\"");
     free(out);
+    /* a level down, spawned then forked (make's `sh -c 'a && prog'`) and forked then spawned */
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s/opprof' record --functions -o '%s/spawn-sh' -- '%s/../tests/spawn_target' 1 sh -c \"true; '%s'\" 2>&1",
+        bin_dir(), dir, bin_dir(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "tests/spawn_target ran in a child process (through sh)");
+    free(out);
+    CHECK_CONTAINS(out = report_of("spawn-sh"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s/opprof' record --functions -o '%s/sh-spawn' -- sh -c \"'%s/../tests/spawn_target' 1 '%s'; true\" 2>&1",
+        bin_dir(), dir, bin_dir(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "which sh ran in a child process (through ");
+    free(out);
+    CHECK_CONTAINS(out = report_of("sh-spawn"), "\"name\": \"leaf\"");
+    free(out);
     remove_tree(dir);
 }
 
