@@ -378,6 +378,17 @@ TEST_CASE(a_wrapper_within_a_wrapper) {
  * the exec wrappers do not reach; the program's capture is DIR, as a forking
  * wrapper's. A second program spawned is named as not profiled. It recorded
  * the wrapper alone, and said the program called no instrumented function. */
+/* cmd (a record of record_toy under wrappers) ends with status 0 and
+ * says `said`, and DIR `name` holds the toy's leaf range. */
+static void toys_capture_said(const char *cmd, const char *name, const char *said) {
+    char *out = NULL;
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, said);
+    free(out);
+    CHECK_CONTAINS(out = report_of(name), "\"name\": \"leaf\"");
+    free(out);
+}
+
 TEST_CASE(a_wrapper_that_spawns) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;
@@ -405,20 +416,12 @@ TEST_CASE(a_wrapper_that_spawns) {
         cmd, sizeof cmd,
         "'%s/opprof' record --functions -o '%s/spawn-sh' -- '%s/../tests/spawn_target' 1 sh -c \"true; '%s'\" 2>&1",
         bin_dir(), dir, bin_dir(), toy());
-    CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "tests/spawn_target ran in a child process (through sh)");
-    free(out);
-    CHECK_CONTAINS(out = report_of("spawn-sh"), "\"name\": \"leaf\"");
-    free(out);
+    toys_capture_said(cmd, "spawn-sh", "tests/spawn_target ran in a child process (through sh)");
     snprintf(
         cmd, sizeof cmd,
         "'%s/opprof' record --functions -o '%s/sh-spawn' -- sh -c \"'%s/../tests/spawn_target' 1 '%s'; true\" 2>&1",
         bin_dir(), dir, bin_dir(), toy());
-    CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "which sh ran in a child process (through ");
-    free(out);
-    CHECK_CONTAINS(out = report_of("sh-spawn"), "\"name\": \"leaf\"");
-    free(out);
+    toys_capture_said(cmd, "sh-spawn", "which sh ran in a child process (through ");
     remove_tree(dir);
 }
 

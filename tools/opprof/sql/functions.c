@@ -31,8 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLICE_COLUMNS \
-    "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur, cat, slice_id"
+#define SLICE_COLUMNS SQL_SLICE_COLUMNS ", cat, slice_id"
 #define FLOW_COLUMNS "id, slice_out, slice_in, trace_id, arg_set_id"
 
 /* Its arguments: names, comma-separated, each a hidden column that a query

@@ -22,8 +22,7 @@ typedef struct module {
     const char *name, *script;
 } module;
 
-/* The columns of a slice that _slice_ancestor_and_self and its kin return. */
-#define HIERARCHY_COLUMNS "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur"
+/* The types of the slice's columns that _slice_ancestor_and_self and its kin return (SQL_SLICE_COLUMNS). */
 #define HIERARCHY_TYPES                                                                                    \
     "id LONG, ts LONG, dur LONG, track_id LONG, category STRING, name STRING, depth LONG, parent_id LONG," \
     " arg_set_id LONG, thread_ts LONG, thread_dur LONG"
@@ -50,10 +49,10 @@ static const module MODULES[] = {
     /* The slice itself, then what ancestor_slice or descendant_slice gives. */
     {"slices.hierarchy",
      "CREATE OR REPLACE PERFETTO FUNCTION _slice_ancestor_and_self(slice_id LONG) RETURNS TABLE(" HIERARCHY_TYPES
-     ") AS SELECT " HIERARCHY_COLUMNS " FROM slice WHERE id = $slice_id UNION ALL SELECT " HIERARCHY_COLUMNS
+     ") AS SELECT " SQL_SLICE_COLUMNS " FROM slice WHERE id = $slice_id UNION ALL SELECT " SQL_SLICE_COLUMNS
      " FROM ancestor_slice($slice_id);\n"
      "CREATE OR REPLACE PERFETTO FUNCTION _slice_descendant_and_self(slice_id LONG) RETURNS TABLE(" HIERARCHY_TYPES
-     ") AS SELECT " HIERARCHY_COLUMNS " FROM slice WHERE id = $slice_id UNION ALL SELECT " HIERARCHY_COLUMNS
+     ") AS SELECT " SQL_SLICE_COLUMNS " FROM slice WHERE id = $slice_id UNION ALL SELECT " SQL_SLICE_COLUMNS
      " FROM descendant_slice($slice_id);\n"},
     /* A slice's own pieces of time: from its start (or the end of the child
      * before) to each child's start, and from its last child's end (or its

@@ -59,6 +59,10 @@ int sql_create_schema(sqlite3 *db);
  * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place;
  * 7: trace_bounds; 8: trace.format and the metadata view. */
 enum { SQL_SCHEMA_VERSION = 8 };
+/* The slice table's own columns (schema.c's), as the functions that return
+ * slices give them (ancestor_slice and its kin; the cat and slice_id
+ * aliases added where Perfetto adds them). */
+#define SQL_SLICE_COLUMNS "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur"
 /** Index what the functions and joins look up (slices by parent and track,
  *  flows by end): once every trace is loaded (argument chunks by set: with
  *  the tables, as their rows come in that order). */
