@@ -6,6 +6,7 @@
 #include <opprof/capture.h>
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
 static char dir[256];
@@ -179,6 +180,43 @@ TEST_CASE(diff_of_one_thread_and_two) {
     free(out);
     CHECK_INT(run(&out, "diff '%s'%s", trace1, ""), 64);
     CHECK_CONTAINS(out, "diff takes two traces");
+    free(out);
+    remove_tree(dir);
+}
+
+/* A directory, as record and profile_cpu print where their capture went:
+ * one that holds one trace reads as that trace (it said "is a directory");
+ * one of several is an error that counts them and names what takes them
+ * all, one of none says so; opprof sql loads every trace of a directory. */
+TEST_CASE(a_directory_read_as_its_traces) {
+    runs r;
+    capture(&r, true);
+    char *out = NULL, *want = NULL;
+    CHECK_INT(run(&out, "report '%s'%s", r.trace1, ""), 0);
+    CHECK_INT(run(&want, "report '%s'%s", r.one, ""), 0);
+    CHECK_CONTAINS(out, "aten::addmm");
+    CHECK_STR(want, out);
+    free(out);
+    free(want);
+    CHECK_INT(run(&out, "report '%s' 2>&1%s", dir, ""), 2);
+    CHECK_CONTAINS(out, ": a directory of 2 traces (");
+    CHECK_CONTAINS(out, "one/cpu-step-4.json ... ");
+    CHECK_CONTAINS(out, "two/cpu-step-4.json): name one; opprof sql and opprof diff --stat take a directory whole");
+    free(out);
+    char empty[400];
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    CHECK(mkdir(empty, 0777) == 0);
+    CHECK_INT(run(&out, "check '%s' 2>&1%s", empty, ""), 2);
+    CHECK_CONTAINS(out, "empty has no trace");
+    free(out);
+    CHECK_INT(run(&out,
+                  "sql '%s' 'SELECT COUNT(*) AS n, MIN(file) LIKE \"%%/one/cpu-step-4.json\" AS first FROM trace'", dir,
+                  ""),
+              0);
+    CHECK_STR(out, "\"n\",\"first\"\n2,1\n");
+    free(out);
+    CHECK_INT(run(&out, "sql '%s' '%s' 'SELECT COUNT(*) AS n FROM trace' 2>&1", empty, r.trace1), 2);
+    CHECK_CONTAINS(out, "empty has no trace");
     free(out);
     remove_tree(dir);
 }

@@ -181,15 +181,15 @@ TEST_CASE(exec_wrappers_keep_the_capture) {
 }
 
 /* The programs that the profiled program starts run without opprof, but
- * the first at each level of wrappers (which takes a profile of its own):
- * no preload, no OPPROF_RECORD_ variable, none of record's notes; here env
- * is the inner shell's second program (its first, /bin/true, took the
- * profile a level down), and the first program of the outer shell's
- * second child runs without opprof too. */
+ * the first at each level of wrappers that records something (which takes a
+ * profile of its own): no preload, no OPPROF_RECORD_ variable, none of
+ * record's notes; here env is the inner shell's second program (its first,
+ * harm_target, took the profile a level down), and the first program of the
+ * outer shell's second child runs without opprof too. */
 TEST_CASE(children_run_without_opprof) {
     char *out = NULL;
-    const char *shells[] = {"sh -c \"/bin/true; env\"; exec \"$0\" mutex 3",
-                            "/bin/true; sh -c \"env\"; exec \"$0\" mutex 3"};
+    const char *shells[] = {"sh -c \"\\\"$0\\\" mutex 1; env\" \"$0\"; exec \"$0\" mutex 3",
+                            "\"$0\" mutex 1; sh -c \"env\"; exec \"$0\" mutex 3"};
     for (int k = 0; k < 2; k++) {
         CHECK_INT(run_commandf(
                       &out, "timeout 120 '%s/opprof' record --memory -o '%s/kids%d' -- sh -c '%s' '%s' 2>'%s/kids.err'",

@@ -304,6 +304,44 @@ TEST_CASE(a_wrapper_that_forks) {
     remove_tree(dir);
 }
 
+/* A helper that a wrapper runs before the program (`sh -c 'date; prog'`,
+ * a make recipe's `mkdir -p out`) records nothing but its steps, and gives
+ * the profile back at its exit: the program after it takes it, one level
+ * down too (`timeout 60 sh -c 'date; prog'`), and nothing is said of the
+ * helper. Helpers alone: the last one is named as having recorded nothing. */
+TEST_CASE(a_helper_before_the_program) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/helper' -- sh -c \"/bin/true; '%s'; exit 3\" 2>&1",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 3);
+    CHECK_CONTAINS(out, "sum 42");
+    CHECK_CONTAINS(out, "opprof record: the capture in '");
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
+    CHECK(out && !strstr(out, "not profiled") && !strstr(out, "recorded nothing"));
+    free(out);
+    CHECK_CONTAINS(out = report_of("helper"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions -o '%s/deeper' -- timeout 60 sh -c \"/bin/true; '%s'\" 2>&1", bin_dir(),
+             dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process (through sh)");
+    CHECK(out && !strstr(out, "not profiled") && !strstr(out, "recorded nothing"));
+    free(out);
+    CHECK_CONTAINS(out = report_of("deeper"), "\"name\": \"leaf\"");
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/helpers' -- sh -c '/bin/true; /bin/echo x' 2>&1",
+             bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out,
+                   "opprof record: sh ran /bin/echo in a child process, which took the profile and recorded nothing");
+    CHECK(out && !strstr(out, "/bin/true") && !strstr(out, "not profiled"));
+    free(out);
+    CHECK(!exists_in_dir("helpers"));
+    remove_tree(dir);
+}
+
 /* A wrapper's child that took the profile and recorded nothing but its
  * steps (no option that sees into it) leaves no capture, and record says
  * so, and that DIR is the wrapper's own where the wrapper wrote one; it

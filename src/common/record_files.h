@@ -13,7 +13,11 @@
  *   its capture DIR.opprof-child.opprof-child (record_took_suffix);
  *   then RECORD_MOVED_LINE when the profiled process made its capture DIR,
  *   or RECORD_NOTHING_LINE when that program recorded nothing but its steps
- *   and left no capture (it told by OPPROF_RECORD_FILES, the same path).
+ *   and left no capture (it told by OPPROF_RECORD_FILES, the same path);
+ * - the claim + RECORD_GIVEN_BACK_SUFFIX: the claim of such a program, given
+ *   back at its exit (renamed), so that the next program run at its level
+ *   takes the profile (the `prog` of `sh -c 'date; prog'`, run after `date`
+ *   ended); record reads the last one given back where no claim is left.
  * Beside OPPROF_TRACE's DIR:
  * - DIR + RECORD_CHILD_SUFFIX: that program's capture (its own OPPROF_TRACE).
  *   The profiled process puts it in DIR's place at its exit when it recorded
@@ -31,6 +35,7 @@
 #define RECORD_RAN_SUFFIX ".ran"
 #define RECORD_TOOK_SUFFIX ".took"
 #define RECORD_CHILD_SUFFIX ".opprof-child"
+#define RECORD_GIVEN_BACK_SUFFIX "-given-back"
 #define RECORD_MOVED_LINE "moved to DIR\n"
 #define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
 /* The deepest level at which a child takes a profile of its own. */

@@ -69,7 +69,8 @@ static int run(int argc, char **argv) {
         }
     }
     if (optind != argc - 1) return tool_usage_error("check", "check takes one TRACE");
-    ck.path = argv[optind];
+    char *owned = NULL;
+    if (tool_trace_of(argv[optind], &owned, &ck.path)) return TOOL_EXIT_UNREADABLE;
     tool_progress_init(&ck.pr, ck.path);
     if (ck.json) {
         printf("{\n  \"file\": ");
@@ -106,6 +107,7 @@ static int run(int argc, char **argv) {
                opprof_producer_name(opprof_capture_get_info(cap).producer));
     }
     opprof_capture_free(cap);
+    free(owned);
     if (rc) return TOOL_EXIT_UNREADABLE;
     return ck.count ? TOOL_EXIT_FAILED : 0;
 }

@@ -410,7 +410,12 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
     int into_dir = 0; /* the deepest level whose capture is DIR now */
     for (int k = 1; k <= RECORD_LEVELS; k++) {
         took_level *l = &lv[k];
+        char given_back[64];
+        snprintf(given_back, sizeof given_back, "%s%s", record_took_suffix(k), RECORD_GIVEN_BACK_SUFFIX);
+        took_level back = {0}; /* a claim given back: what to say where none was taken after it */
+        back.lines = read_record_file(exited, given_back, back.name, sizeof back.name, NULL, &back.nothing);
         l->lines = read_record_file(exited, record_took_suffix(k), l->name, sizeof l->name, &l->moved, &l->nothing);
+        if (!l->lines) *l = back;
         any_moved |= l->moved;
         child_dir(ro, k, child, sizeof child);
         if (l->lines && !l->nothing && lstat(child, &st) != 0) into_dir = k;
@@ -441,7 +446,8 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
         fprintf(stderr,
                 "opprof record: %zu %sprogram(s) ran in child processes under %s (the first: %s), which are not "
                 "profiled: record profiles the program it starts, what that program execs (env, taskset, sh -c "
-                "'exec prog') and the first program that its children run (time prog), or theirs (timeout sh -c "
+                "'exec prog') and the first program that its children run (time prog; a helper before it that "
+                "records nothing hands it on), or theirs (timeout sh -c "
                 "prog); to profile another, put record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
                 ran_n, lv[1].lines ? "more " : "", cmd, ran);
     return said_nothing && !dir_there;

@@ -27,7 +27,8 @@ static const char HELP[] =
     "(linux_perf_samples_summary_tree); CREATE [OR REPLACE] PERFETTO TABLE, VIEW, INDEX,\n"
     "FUNCTION, MACRO (the session's own). opprof's: trace, key_averages, step, memory,\n"
     "opprof_slice (call site, input dims, FLOPs, bytes, off-CPU time, peak memory, samples).\n"
-    "Several traces go into one database, each with its own processes and trace_id.\n"
+    "Several traces go into one database, each with its own processes and trace_id; a\n"
+    "directory, each trace in it and below it (record's DIR of steps, rank-N/).\n"
     "Times in ns on each trace's clock; a rank's less its measured offset (distributedInfo), on\n"
     "rank 0's clock as opprof merge aligns them. opprof(1) has every table and column.\n"
     "QUERY, the last operand unless it is a file, holds the statements to run.\n";
@@ -322,14 +323,50 @@ static int parse(int argc, char **argv, sql_opts *o) {
     return 0;
 }
 
+/* Each directory among the traces made its traces (record's DIR of steps, a
+ * run's rank-N/), into a list of o's own (*owned, free with tool_free_list). */
+static int expand_directories(sql_opts *o, char ***owned, size_t *n_owned) {
+    size_t n = 0, cap = 0;
+    char **all = NULL;
+    int rc = 0;
+    for (int k = 0; k < o->n_traces && !rc; k++) {
+        struct stat st;
+        char **names = NULL, *one = NULL;
+        size_t m = 1;
+        if (stat(o->traces[k], &st) == 0 && S_ISDIR(st.st_mode))
+            rc = tool_list_traces(o->traces[k], &names, &m);
+        else if (!(one = strdup(o->traces[k])))
+            rc = TOOL_EXIT_UNREADABLE;
+        if (!rc && sql_grow((void **)&all, &cap, n + m, sizeof *all)) {
+            for (size_t i = 0; i < m; i++) all[n++] = names ? names[i] : one;
+            free(names); /* its strings are all's now */
+        } else {
+            if (!rc) fprintf(stderr, "opprof: sql: out of memory listing the traces\n"), rc = TOOL_EXIT_UNREADABLE;
+            tool_free_list(names, m);
+            free(one);
+        }
+    }
+    *owned = all;
+    *n_owned = n;
+    o->traces = all;
+    o->n_traces = (int)n;
+    return rc;
+}
+
 static int run(int argc, char **argv) {
     sql_opts o = {.mode = SQL_MODE_CSV};
     int rc = parse(argc, argv, &o);
-    if (rc) return rc;
+    char **traces = NULL;
+    size_t n_traces = 0;
+    if (rc == 0) rc = expand_directories(&o, &traces, &n_traces);
     char *text = NULL;
-    if (o.file && !(text = read_file(o.file))) {
+    if (rc == 0 && o.file && !(text = read_file(o.file))) {
         fprintf(stderr, "opprof: %s: %s\n", o.file, strerror(errno ? errno : EIO));
-        return TOOL_EXIT_UNREADABLE;
+        rc = TOOL_EXIT_UNREADABLE;
+    }
+    if (rc) {
+        tool_free_list(traces, n_traces);
+        return rc;
     }
     /* one thread at a time calls SQLite in this process (the writer's while it
      * runs, sql/writer.c): none of its mutexes (the page cache's and the
@@ -351,6 +388,7 @@ static int run(int argc, char **argv) {
                        : (sql_shell(db, o.mode, stdin, stdout) ? TOOL_EXIT_FAILED : 0);
     free(text);
     free(target);
+    tool_free_list(traces, n_traces);
     sql_release_functions();
     sqlite3_close(db);
     return rc;

@@ -111,7 +111,18 @@ int tool_load_counted(const char *path, tool_load_counts *counts, const tool_spi
     return load(path, &(load_how){.counts = counts, .spill = spill}, out);
 }
 
+static int load_file(const char *path, const load_how *how, opprof_capture **out);
+
 static int load(const char *path, const load_how *how, opprof_capture **out) {
+    char *owned = NULL;
+    const char *trace = path;
+    int rc = tool_trace_of(path, &owned, &trace);
+    if (rc == 0) rc = load_file(trace, how, out);
+    free(owned);
+    return rc;
+}
+
+static int load_file(const char *path, const load_how *how, opprof_capture **out) {
     tool_load_counts *counts = how->counts;
     bool event_marks = how->event_marks;
     load_problems lp = {.count = 0, .unused = "", .counts = counts};

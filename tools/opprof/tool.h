@@ -58,8 +58,17 @@ void tool_on_progress(void *ctx, int64_t done, int64_t total);
 /** Read a trace; on failure print why (file, position, reason) and return
  *  TOOL_EXIT_UNREADABLE. Events the reader could not use are never dropped
  *  silently: their count and the first reason go to stderr, and a trace with
- *  problems and no event at all is an error. */
+ *  problems and no event at all is an error. A directory (record's DIR) is
+ *  read as its one trace; one of several or none is an error that says so. */
 int tool_load(const char *path, opprof_capture **out);
+/* The traces of a directory and its subdirectories (trace_list.c), by path,
+ * into *out (free with tool_free_list); none is an error, said. */
+int tool_list_traces(const char *dir, char ***out, size_t *n);
+void tool_free_list(char **names, size_t n);
+/* The trace that path names into *trace: path itself, or the one trace of a
+ * directory (record's DIR), a string of its own in *owned (free it); one of
+ * several or none is said, and TOOL_EXIT_UNREADABLE. */
+int tool_trace_of(const char *path, char **owned, const char **trace);
 /* A profile that is a table without a timeline (TensorRT's per-layer profile)
  * gives `command` nothing to write: said (naming what does read it), and
  * TOOL_EXIT_UNREADABLE; 0 for a capture with events. */

@@ -338,20 +338,38 @@ static double cpu_seconds(int who) {
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+/* The claim file of the child at `level` (record_files.h) into path. */
+static bool claim_path(int level, char *path, size_t size) {
+    const char *files = secure_getenv("OPPROF_RECORD_EXITED"), *took = record_took_suffix(level);
+    if (!files) files = secure_getenv("OPPROF_RECORD_FILES"); /* the program's: its parent's path */
+    return files && took && snprintf(path, size, "%s%s", files, took) < (int)size;
+}
+
 /* `opprof record`, which names the program of each level's child, learns
  * what became of the capture of the one at `level`: `line`
  * (RECORD_MOVED_LINE: it was moved up, in the place of this process's;
  * RECORD_NOTHING_LINE: from that program, there is none). */
 static void tell_record(const char *line, int level) {
-    const char *files = secure_getenv("OPPROF_RECORD_EXITED"), *took = record_took_suffix(level);
-    if (!files) files = secure_getenv("OPPROF_RECORD_FILES"); /* the program's: its parent's path */
     char path[4200];
-    if (!files || !took || snprintf(path, sizeof path, "%s%s", files, took) >= (int)sizeof path) return;
+    if (!claim_path(level, path, sizeof path)) return;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return;
     if (write(fd, line, strlen(line)) < 0) { /* record then says less: no worse */
     }
     close(fd);
+}
+
+/* A child that took the profile at `level` and recorded nothing but its steps
+ * (a wrapper's helper: the `date` of `sh -c 'date; prog'`) gives the claim
+ * back, RECORD_NOTHING_LINE in it, so that the next program that its parent
+ * runs at that level takes the profile (record_files.h). */
+static void give_back_claim(int level) {
+    tell_record(RECORD_NOTHING_LINE, level);
+    char path[4200], back[4300];
+    if (!claim_path(level, path, sizeof path)) return;
+    snprintf(back, sizeof back, "%s%s", path, RECORD_GIVEN_BACK_SUFFIX);
+    if (rename(path, back)) { /* record then names it as the one that took the profile: no worse */
+    }
 }
 
 /* A child that took a profile (DIR.opprof-child) and recorded nothing says nothing:
@@ -424,7 +442,7 @@ static void save(void) {
     /* a child that took a profile and recorded nothing but its steps leaves nothing (a wrapper's helper) */
     if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
-        if (is_child_session() && !g_auto.failed) tell_record(RECORD_NOTHING_LINE, record_child_level(g_auto.dir));
+        if (is_child_session() && !g_auto.failed) give_back_claim(record_child_level(g_auto.dir));
         if (!is_child_session() || g_auto.failed)
             opprof__say("opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
                         g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
