@@ -746,6 +746,49 @@ TEST_CASE(perfetto_modules_flat_overlap_hierarchy) {
     }
 }
 
+/* counters.intervals as trace_processor's C++ computes it: a value equal to
+ * the one before it on its track left out, each kept one's interval to the
+ * next kept one's ts (the last to the trace's end), next_value and
+ * delta_value (to the one before) NULL at either end; a trace's counter with
+ * two tracks (Perfetto's doc example). The prelude's casts with no INCLUDE. A
+ * module that fails half-way leaves nothing of its own behind. */
+TEST_CASE(counter_intervals_and_prelude_casts) {
+    const char *t = write_file(
+        "counters.json", "{\"traceEvents\":[\n"
+                         "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"tid\":1,\"ts\":0,\"args\":{\"a\":10,\"b\":10}},\n"
+                         "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"tid\":1,\"ts\":10,\"args\":{\"a\":10,\"b\":20}},\n"
+                         "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"tid\":1,\"ts\":20,\"args\":{\"a\":30}},\n"
+                         "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"tid\":1,\"ts\":25,\"args\":{\"a\":30}},\n"
+                         "{\"ph\":\"X\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":40}]}\n");
+    char args[2048];
+    snprintf(args, sizeof args,
+             "'%s' 'INCLUDE PERFETTO MODULE counters.intervals; SELECT c.*, t.name FROM"
+             " counter_leading_intervals!(counter) c JOIN counter_track t ON t.id = c.track_id ORDER BY t.name, c.ts;"
+             " SELECT ts, dur, cast_int!(value) AS v, cast_string!(cast_int!(value)) AS s, cast_double!(\"2.5\") AS d"
+             " FROM counter_leading_intervals!((SELECT c.* FROM counter c JOIN counter_track t ON t.id = c.track_id"
+             " AND t.name = \"mem b\")) AS cli'",
+             t);
+    char *out = sql(NULL, args);
+    CHECK_STR(out, "\n\"id\",\"ts\",\"dur\",\"track_id\",\"value\",\"next_value\",\"delta_value\",\"name\"\n"
+                   "0,0,20000,1,10.000000,30.000000,\"[NULL]\",\"mem a\"\n"
+                   "4,20000,20000,1,30.000000,\"[NULL]\",20.000000,\"mem a\"\n"
+                   "1,0,10000,2,10.000000,20.000000,\"[NULL]\",\"mem b\"\n"
+                   "3,10000,30000,2,20.000000,\"[NULL]\",10.000000,\"mem b\"\n"
+                   "\n\"ts\",\"dur\",\"v\",\"s\",\"d\"\n0,10000,10,\"10\",2.500000\n10000,30000,20,\"20\",2.500000\n");
+    free(out);
+    /* slices.flat_slices fails at its index (a table of that name): its views and table go with it */
+    const char *q =
+        write_file("half.sql", "CREATE TEMP TABLE _slice_flattened_ts_idx(x);\n"
+                               "INCLUDE PERFETTO MODULE slices.flat_slices;\n"
+                               "SELECT name FROM sqlite_temp_master WHERE type != \"index\" ORDER BY name;\n");
+    char *err = NULL;
+    CHECK_INT(run_commandf(&err, "'%s/opprof' sql '%s' < '%s' 2>&1", bin_dir(), t, q), 1);
+    CHECK_CONTAINS(err, "INCLUDE PERFETTO MODULE slices.flat_slices: line 4: there is already a table named");
+    CHECK_CONTAINS(err, "\"name\"\n\"_slice_flattened_ts_idx\"\n");
+    CHECK(err && !strstr(err, "thread_slice") && !strstr(err, "\"_slice_flattened\""));
+    free(err);
+}
+
 /* ---- against `opprof report --json`: each producer ---------------------------- */
 
 static const char TF_TIMELINE[] =
@@ -1415,6 +1458,9 @@ TEST_CASE(perfetto_sql_statements) {
         {"SELECT PERCENTILE(dur, \"x\") FROM slice", "PERCENTILE: the percentile is a number from 0 to 100"},
         {"INCLUDE PERFETTO MODULE intervals.overlap; SELECT * FROM intervals_overlap_count!(slice, ts)",
          "intervals_overlap_count!: takes 3 argument(s) (segments, ts_column, dur_column), given 2"},
+        {"INCLUDE PERFETTO MODULE counters.intervals; SELECT * FROM counter_leading_intervals!(counter, value)",
+         "counter_leading_intervals!: takes 1 argument(s) (counter_table), given 2"},
+        {"SELECT cast_int!(1, 2)", "cast_int!: takes 1 argument(s) (value), given 2"},
         {"CREATE PERFETTO TABLE t AS SELECT nope FROM slice", "CREATE PERFETTO TABLE t: no such column: nope"},
         {"CREATE PERFETTO FUNCTION two(a INT, b INT) RETURNS TABLE(s INT) AS SELECT $a + $b AS s;"
          " SELECT * FROM two(1)",
@@ -1705,6 +1751,9 @@ static const char *const PERFETTO_QUERIES[] = {
     "INCLUDE PERFETTO MODULE slices.flat_slices; SELECT slice_id, ts, dur, depth, name, tid, thread_name, pid,"
     " process_name FROM _slice_flattened ORDER BY ts LIMIT 10;",
     "INCLUDE PERFETTO MODULE intervals.overlap; SELECT ts, value FROM intervals_overlap_count!(slice, ts, dur);",
+    "INCLUDE PERFETTO MODULE counters.intervals; SELECT ts, dur, cast_int!(value) AS v, next_value, delta_value FROM"
+    " counter_leading_intervals!((SELECT c.* FROM counter c JOIN counter_track t ON t.id = c.track_id)) AS cli"
+    " JOIN counter_track AS t ON t.id = cli.track_id;",
     "INCLUDE PERFETTO MODULE linux.perf.samples; SELECT name, self_count, cumulative_count FROM"
     " linux_perf_samples_summary_tree ORDER BY cumulative_count DESC;",
 };

@@ -8,6 +8,8 @@
  *                         nesting, at each instant the deepest slice open
  *   intervals.overlap     intervals_overlap_count!(table, ts, dur): (ts, value),
  *                         how many intervals are open from each ts on
+ *   counters.intervals    counter_leading_intervals!(table): each counter value's
+ *                         interval on its track, and the values next to it
  *   linux.perf.samples    linux_perf_samples_summary_tree: the sampled stacks
  *                         as a tree, each node's samples as leaf and in all
  *   time.conversion       its functions are functions.c's, always there
@@ -82,6 +84,16 @@ static const module MODULES[] = {
      " FROM (SELECT ts, SUM(change) AS change FROM (SELECT $ts_column AS ts, 1 AS change FROM $segments"
      " UNION ALL SELECT $ts_column + $dur_column, -1 FROM $segments WHERE $dur_column != -1) GROUP BY ts)"
      " ORDER BY ts);\n"},
+    /* On each track, a counter's value from its ts to the next value that
+     * differs (the last one's to the trace's end), a value equal to the one
+     * before it on its track left out; next_value the interval's after, and
+     * delta_value its value less the one before (NULL at either end). */
+    {"counters.intervals",
+     "CREATE OR REPLACE PERFETTO MACRO counter_leading_intervals(counter_table TableOrSubquery) RETURNS"
+     " TableOrSubquery AS (SELECT id, ts, COALESCE(LEAD(ts) OVER track, TRACE_END()) - ts AS dur, track_id, value,"
+     " LEAD(value) OVER track AS next_value, value - LAG(value) OVER track AS delta_value FROM (SELECT id, ts,"
+     " track_id, value, LAG(value) OVER (PARTITION BY track_id ORDER BY ts, id) AS value_before FROM $counter_table)"
+     " WHERE value_before IS NULL OR value_before != value WINDOW track AS (PARTITION BY track_id ORDER BY ts, id));\n"},
     /* A node a callsite (a distinct path from the outermost frame) that a
      * sample has or holds: its frame's name, mapping and source ("file:line",
      * taken apart), the samples that end at it and those that pass through
@@ -108,8 +120,13 @@ int sql_include_module(sqlite3 *db, const char *name, char *why, size_t why_size
     for (size_t k = 0; k < sizeof MODULES / sizeof *MODULES; k++) {
         if (strcmp(MODULES[k].name, name)) continue;
         char said[512] = "";
-        int rc = sql_run(db, MODULES[k].script, SQL_MODE_CSV, NULL, said, sizeof said);
-        if (rc) snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: %s", name, said);
+        /* all of it or nothing: a module that fails half-way (a name of the
+         * session's taken) leaves none of its tables and views behind */
+        int rc = sqlite3_exec(db, "SAVEPOINT opprof_include", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = sql_run(db, MODULES[k].script, SQL_MODE_CSV, NULL, said, sizeof said);
+        if (rc) sqlite3_exec(db, "ROLLBACK TO opprof_include", NULL, NULL, NULL);
+        sqlite3_exec(db, "RELEASE opprof_include", NULL, NULL, NULL);
+        if (rc) snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: %s", name, said[0] ? said : sqlite3_errmsg(db));
         return rc;
     }
     size_t n = (size_t)snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: no such module here (opprof has", name);

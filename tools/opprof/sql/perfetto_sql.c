@@ -378,6 +378,42 @@ static int create(sqlite3 *db, const perfetto_statement *s) {
     return rc;
 }
 
+/* The macros of Perfetto's prelude, there without an INCLUDE (as their
+ * documentation gives them); one of the session's own name goes first. */
+static const struct {
+    const char *name, *params, *body;
+} PRELUDE_MACROS[] = {
+    {"cast_int", "value", "CAST($value AS INT)"},
+    {"cast_double", "value", "CAST($value AS REAL)"},
+    {"cast_string", "value", "CAST($value AS TEXT)"},
+};
+
+/* The macro of the name start..start+n: the session's (by *look, prepared
+ * at the first call) or the prelude's; its params and body, or false. */
+static bool find_macro(sqlite3 *db, sqlite3_stmt **look, const char *start, int n, const char **params,
+                       const char **body) {
+    if (!*look &&
+        sqlite3_prepare_v2(db, "SELECT params, body FROM " MACRO_TABLE " WHERE name = ?", -1, look, NULL) != SQLITE_OK)
+        *look = NULL; /* no macro made yet */
+    if (*look) {
+        sqlite3_reset(*look);
+        sqlite3_bind_text(*look, 1, start, n, SQLITE_STATIC);
+        if (sqlite3_step(*look) == SQLITE_ROW) {
+            *params = (const char *)sqlite3_column_text(*look, 0);
+            *body = (const char *)sqlite3_column_text(*look, 1);
+            return *params && *body;
+        }
+    }
+    for (size_t k = 0; k < sizeof PRELUDE_MACROS / sizeof *PRELUDE_MACROS; k++) {
+        if (strlen(PRELUDE_MACROS[k].name) != (size_t)n || strncasecmp(PRELUDE_MACROS[k].name, start, (size_t)n))
+            continue;
+        *params = PRELUDE_MACROS[k].params;
+        *body = PRELUDE_MACROS[k].body;
+        return true;
+    }
+    return false;
+}
+
 /* One round over text..end: each NAME!(args) replaced by its macro, into
  * out; *found: how many. */
 static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_str *out, int *found, char *why,
@@ -394,25 +430,20 @@ static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_s
         const char *start = p, *close = closing(p + 1);
         while (start > text && is_name_char(start[-1])) start--;
         int n = (int)(p - start);
-        if (!look && sqlite3_prepare_v2(db, "SELECT params, body FROM " MACRO_TABLE " WHERE name = ?", -1, &look,
-                                        NULL) != SQLITE_OK)
-            look = NULL; /* no macro made yet */
-        if (look) sqlite3_reset(look), sqlite3_bind_text(look, 1, start, n, SQLITE_STATIC);
+        const char *params = NULL, *body = NULL;
         if (!close || close >= end) {
             snprintf(why, why_size, "%.*s!(: its ')' is missing", n, start);
             rc = SQLITE_ERROR;
-        } else if (!look || sqlite3_step(look) != SQLITE_ROW) {
+        } else if (!find_macro(db, &look, start, n, &params, &body)) {
             snprintf(why, why_size, "%.*s!: no such macro (CREATE PERFETTO MACRO makes one)", n, start);
             rc = SQLITE_ERROR;
-        } else if (count_arguments(p + 2, close) != count_names((const char *)sqlite3_column_text(look, 0))) {
-            snprintf(why, why_size, "%.*s!: takes %d argument(s) (%s), given %d", n, start,
-                     count_names((const char *)sqlite3_column_text(look, 0)),
-                     (const char *)sqlite3_column_text(look, 0), count_arguments(p + 2, close));
+        } else if (count_arguments(p + 2, close) != count_names(params)) {
+            snprintf(why, why_size, "%.*s!: takes %d argument(s) (%s), given %d", n, start, count_names(params), params,
+                     count_arguments(p + 2, close));
             rc = SQLITE_ERROR;
         } else {
             sqlite3_str_append(out, copied, (int)(start - copied));
-            substitute(out, (const char *)sqlite3_column_text(look, 1), (const char *)sqlite3_column_text(look, 0),
-                       p + 2, close);
+            substitute(out, body, params, p + 2, close);
             copied = p = close + 1;
             (*found)++;
         }
