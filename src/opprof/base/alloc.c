@@ -26,28 +26,75 @@ extern void __libc_free(void *ptr);
 enum { CHUNK_ALIGN = 64, PAGE_HEADER = 64, SMALL_PAGE = 4096 };
 static const size_t HUGE_PAGE = (size_t)2 << 20;
 
-/* Ask for transparent huge pages over the pages that a block touches: each
- * whole 2 MiB within it is then one fault and one clear instead of 512 (what
- * glibc.malloc.hugetlb=1 asks for every block). Faults are dear in a VM:
- * opprof report of a 194 MB Kineto trace took 11 % of its time in them. The
- * pages, not only the block's whole 2 MiB: the C library puts a large block
- * in a mapping of its own, which it grows by mremap, and mremap fails on a
- * mapping that advice on a part of it has split (the C library then copies). */
-static void advise_huge(void *block, size_t size) {
-    uintptr_t first = (uintptr_t)block & ~(uintptr_t)(SMALL_PAGE - 1);
-    uintptr_t last = ((uintptr_t)block + size + SMALL_PAGE - 1) & ~(uintptr_t)(SMALL_PAGE - 1);
-    madvise((void *)first, last - first, MADV_HUGEPAGE);
+/* Blocks of 2 MiB and more are mappings of their own on transparent huge
+ * pages: each 2 MiB is then one fault and one clear instead of 512 (faults
+ * are dear in a VM: opprof report of a 194 MB Kineto trace took 11 % of its
+ * time in them), mremap grows them without a copy, and a free gives them
+ * back to the system. Not the C library's blocks advised in place: in a
+ * recorded program they share the heap's pages with the program's own, which
+ * advice would change. The hook is given each block's size (sized_alloc.h),
+ * which tells the two apart. Under AddressSanitizer and ThreadSanitizer, the
+ * C library's (as the sanitizer's): its checks of the blocks stay. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define OPPROF__SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define OPPROF__SANITIZED 1
+#endif
+#if defined(OPPROF__SANITIZED)
+static const size_t BIG_BLOCK = SIZE_MAX;
+#else
+static const size_t BIG_BLOCK = (size_t)2 << 20;
+#endif
+
+static size_t whole_pages(size_t size) { return (size + SMALL_PAGE - 1) & ~(size_t)(SMALL_PAGE - 1); }
+
+static char *map_at_huge_boundary(size_t length);
+
+/* A big block's mapping, on a 2 MiB boundary (else its first huge page
+ * starts where the kernel happened to put it, and a block of little more
+ * than 2 MiB holds none). */
+static void *map_big(size_t size) {
+    char *p = map_at_huge_boundary(whole_pages(size));
+    if (p) madvise(p, whole_pages(size), MADV_HUGEPAGE); /* advice: refused (THP "never"), 4 KiB pages */
+    return p;
 }
 
-/* The C library's, blocks of 2 MiB and more on huge pages where they can be. */
+/* A big block grown: its pages moved (no copy) onto a new mapping on a 2 MiB
+ * boundary, where its huge pages stay whole. */
+static void *grow_big(void *ptr, size_t old_size, size_t new_size) {
+    char *to = map_big(new_size);
+    if (!to) return NULL;
+    void *moved = mremap(ptr, whole_pages(old_size), whole_pages(new_size), MREMAP_MAYMOVE | MREMAP_FIXED, to);
+    if (moved != MAP_FAILED) return moved;
+    munmap(to, whole_pages(new_size));
+    return NULL;
+}
+
+static void free_block(void *ptr, size_t size) {
+    if (ptr && size >= BIG_BLOCK)
+        munmap(ptr, whole_pages(size));
+    else
+        OPPROF__FREE(ptr);
+}
+
+/* The C library's realloc, blocks of BIG_BLOCK and more mapped (above). */
 static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
     (void)ctx;
+    bool was_big = ptr && old_size >= BIG_BLOCK, big = new_size >= BIG_BLOCK;
     if (new_size == 0) {
-        OPPROF__FREE(ptr);
+        free_block(ptr, old_size);
         return NULL;
     }
-    void *block = OPPROF__REALLOC(ptr, new_size);
-    if (block && new_size >= HUGE_PAGE && new_size > old_size) advise_huge(block, new_size);
+    if (!was_big && !big) return OPPROF__REALLOC(ptr, new_size);
+    if (was_big && big) return grow_big(ptr, old_size, new_size);
+    void *block = big ? map_big(new_size) : OPPROF__REALLOC(NULL, new_size);
+    if (block && ptr) {
+        memcpy(block, ptr, old_size < new_size ? old_size : new_size);
+        free_block(ptr, old_size);
+    }
     return block;
 }
 
@@ -112,7 +159,7 @@ void opprof_free(void *ptr) { opprof__free(ptr); }
  * (THP "never", an old kernel) maps 4 KiB pages as it faults them. */
 static bool default_hook(void) { return g_allocator.realloc == default_realloc; }
 
-static char *map_at_huge_boundary(size_t length) {
+static char *map_at_huge_boundary(size_t length) { /* NULL when no mapping is had */
     if (length > SIZE_MAX - HUGE_PAGE) return NULL;
     char *raw = mmap(NULL, length + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) return NULL;
@@ -221,7 +268,7 @@ static void *remap_pages(void *array, size_t bytes) {
 #else
     char *moved = mremap(base, length, grown, MREMAP_MAYMOVE);
     if (moved == MAP_FAILED) return NULL;
-    if (grown >= HUGE_PAGE) madvise(moved, grown, MADV_HUGEPAGE); /* the whole mapping: one, for the next mremap */
+    if (grown >= HUGE_PAGE) madvise(moved, grown, MADV_HUGEPAGE); /* as a big block's (default_realloc) */
 #endif
     memcpy(moved, &grown, sizeof grown);
     return moved + PAGE_HEADER;
