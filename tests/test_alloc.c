@@ -1,87 +1,81 @@
-/* test_alloc.c - the library's default allocator (base/alloc.c), through its
- * own functions (linked from opprof_static): a block of 2 MiB and more is a
- * mapping of its own on a 2 MiB boundary (its huge pages whole), and every
- * way between the two kinds keeps the block's bytes: grown while big (its
- * pages moved), shrunk below (into the C library's), grown above again (out
- * of it), freed. Under AddressSanitizer or ThreadSanitizer every block is the
- * C library's (the sanitizer's checks kept): the bytes are checked the same. */
+/* test_alloc.c - the library's default allocator (base/alloc.c), seen from
+ * its public functions: a capture large enough that its arrays and its
+ * outputs pass 2 MiB, where a block is a mapping of its own that grows by
+ * moving its pages (a table of 60,000 rows, its text some megabytes), gives
+ * every row as the same capture a tenth its size gives its own: every name
+ * once with its own time and count; and the text freed and made again. */
 #include "check.h"
 
-#include "base/base.h"
-#include "../common/sized_alloc.h"
+#include <opprof/capture.h>
+#include <opprof/opprof.h>
 
-#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
+enum { OPERATORS = 60000 };
 
-static const size_t MIB = (size_t)1 << 20;
-
-/* Bytes across the block, a page apart and a little more, and its last. */
-static size_t at(size_t k, size_t n) { return k < n / 4093 ? k * 4093 : n - 1; }
-
-static void fill(unsigned char *p, size_t n, unsigned seed) {
-    for (size_t k = 0; k <= n / 4093; k++) p[at(k, n)] = (unsigned char)(k * 31 + seed);
-}
-
-/* The first n bytes of a block that fill(p, n, seed) or a larger fill wrote. */
-static bool same(const unsigned char *p, size_t n, unsigned seed) {
-    for (size_t k = 0; k < n / 4093; k++)
-        if (p[at(k, n)] != (unsigned char)(k * 31 + seed)) return false;
-    return true;
-}
-
-/* The block's mapping on a 2 MiB boundary: the library's header (its size)
- * sits at the mapping's start. */
-static bool on_huge_boundary(const void *block) { return ((uintptr_t)block - OPPROF__SIZED_HEADER) % (2 * MIB) == 0; }
-
-TEST_CASE(big_blocks_keep_their_bytes_each_way) {
-    unsigned char *p = opprof__alloc(3 * MIB);
-    CHECK(p != NULL);
-    if (!p) return;
-#if !defined(SANITIZED)
-    CHECK(on_huge_boundary(p));
-#endif
-    fill(p, 3 * MIB, 1);
-    p = opprof__realloc(p, 9 * MIB); /* big to big: moved onto a new boundary, no copy */
-    CHECK(p && same(p, 3 * MIB, 1));
-#if !defined(SANITIZED)
-    CHECK(p && on_huge_boundary(p));
-#endif
-    fill(p, 9 * MIB, 2);
-    p = opprof__realloc(p, MIB / 2); /* big to the C library's */
-    CHECK(p && same(p, MIB / 2, 2));
-    fill(p, MIB / 2, 3);
-    p = opprof__realloc(p, 5 * MIB); /* the C library's to big */
-    CHECK(p && same(p, MIB / 2, 3));
-    fill(p, 5 * MIB, 4);
-    CHECK(same(p, 5 * MIB, 4));
-    opprof__free(p);
-    unsigned char *z = opprof__calloc(4, MIB); /* zero, as calloc's */
-    CHECK(z && z[0] == 0 && z[4 * MIB - 1] == 0 && z[2 * MIB + 7] == 0);
-    opprof__free(z);
-}
-
-/* Many big blocks at once, freed in another order: each its own. */
-TEST_CASE(big_blocks_apart) {
-    enum { N = 12 };
-    unsigned char *b[N];
-    for (int i = 0; i < N; i++) {
-        size_t n = 2 * MIB + (size_t)i * 300000;
-        b[i] = opprof__alloc(n);
-        CHECK(b[i] != NULL);
-        if (b[i]) fill(b[i], n, (unsigned)i);
+/* Operator k: called 1 + k % 3 times, each call k + 1 ns. */
+static opprof_capture *capture_of(int operators) {
+    opprof_capture *cap = NULL;
+    uint32_t thread = 0;
+    if (opprof_capture_new(&cap) || opprof_capture_add_thread(cap, 1, "main", &thread)) return cap;
+    int64_t t = 0;
+    for (int k = 0; k < operators; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "operator_%06d", k);
+        for (int call = 0; call <= k % 3; call++) {
+            if (opprof_capture_add_event(cap, thread, name, OPPROF_KIND_CPU_OP, t, k + 1)) return cap;
+            t += k + 2;
+        }
     }
-    for (int i = N - 1; i >= 0; i -= 2) opprof__free(b[i]), b[i] = NULL;
-    for (int i = 0; i < N; i++)
-        if (b[i]) CHECK(same(b[i], 2 * MIB + (size_t)i * 300000, (unsigned)i));
-    for (int i = 0; i < N; i++) opprof__free(b[i]);
+    opprof_capture_finish(cap);
+    return cap;
+}
+
+static char *table_of(const opprof_capture *cap) {
+    opprof_averages *avg = NULL;
+    char *text = NULL;
+    opprof_table_options o = {.sort = OPPROF_SORT_NONE, .row_limit = -1};
+    if (opprof_capture_averages(cap, &avg) == 0) opprof_averages_table_to_string(avg, &o, &text);
+    opprof_averages_free(avg);
+    return text;
+}
+
+/* The row of operator k in a table's text: its name, its time a call
+ * (k + 1 ns, in us), its count last. */
+static bool row_says(const char *text, int k) {
+    char name[32], avg[32];
+    snprintf(name, sizeof name, "operator_%06d ", k);
+    snprintf(avg, sizeof avg, " %.3fus ", (k + 1) / 1000.0);
+    const char *row = strstr(text, name), *end = row ? strchr(row, '\n') : NULL;
+    if (!end) return false;
+    const char *last = end, *time = strstr(row, avg);
+    while (last > row && last[-1] == ' ') last--;
+    return time && time < end && last > row && last[-1] == (char)('1' + k % 3) && last[-2] == ' ';
+}
+
+TEST_CASE(large_blocks_keep_every_row) {
+    opprof_capture *small = capture_of(OPERATORS / 10), *large = capture_of(OPERATORS);
+    char *few = small ? table_of(small) : NULL, *many = large ? table_of(large) : NULL;
+    CHECK(few != NULL && many != NULL);
+    if (!few || !many) goto done;
+    CHECK(strlen(many) > (size_t)4 << 20); /* past 2 MiB: the large blocks' way */
+    size_t rows = 0;
+    for (const char *p = many; (p = strstr(p, "operator_")); p++) rows++;
+    CHECK_INT((long long)rows, OPERATORS);
+    for (int k = 0; k < OPERATORS; k += 997) CHECK(row_says(many, k));
+    CHECK(row_says(many, OPERATORS - 1));
+    /* each row of the small capture's in the large one's (the shares of the total aside) */
+    for (int k = 0; k < OPERATORS / 10; k += 251) CHECK(row_says(few, k) && row_says(many, k));
+    /* freed, and made again: the same text */
+    char *again = table_of(large);
+    CHECK(again && !strcmp(again, many));
+    opprof_free(again);
+done:
+    opprof_free(few);
+    opprof_free(many);
+    opprof_capture_free(small);
+    opprof_capture_free(large);
 }
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_alloc"); }

@@ -201,7 +201,7 @@ TEST_CASE(a_directory_read_as_its_traces) {
     CHECK_INT(run(&out, "report '%s' 2>&1%s", dir, ""), 2);
     CHECK_CONTAINS(out, ": a directory of 2 traces (");
     CHECK_CONTAINS(out, "one/cpu-step-4.json ... ");
-    CHECK_CONTAINS(out, "two/cpu-step-4.json): name one; opprof sql and opprof diff --stat take a directory whole");
+    CHECK_CONTAINS(out, "two/cpu-step-4.json): name one; opprof sql, merge and diff --stat take a directory whole");
     free(out);
     char empty[400];
     snprintf(empty, sizeof empty, "%s/empty", dir);
@@ -216,6 +216,13 @@ TEST_CASE(a_directory_read_as_its_traces) {
     CHECK_STR(out, "\"n\",\"first\"\n2,1\n");
     free(out);
     CHECK_INT(run(&out, "sql '%s' '%s' 'SELECT COUNT(*) AS n FROM trace' 2>&1", empty, r.trace1), 2);
+    CHECK_CONTAINS(out, "empty has no trace");
+    free(out);
+    /* merge: the ranks of a run's directory */
+    CHECK_INT(run(&out, "merge '%s' -o '%s/merged.json' 2>&1", dir, dir), 0);
+    CHECK_CONTAINS(out, "opprof: 2 traces, ");
+    free(out);
+    CHECK_INT(run(&out, "merge '%s' '%s' -o merged2.json 2>&1", r.trace1, empty), 2);
     CHECK_CONTAINS(out, "empty has no trace");
     free(out);
     remove_tree(dir);

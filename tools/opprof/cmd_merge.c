@@ -45,25 +45,9 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
     return rc;
 }
 
-static int run(int argc, char **argv) {
-    const char *out = NULL;
-    int c;
-    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
-        switch (c) {
-        case OPT_OUTPUT: out = optarg; break;
-        default: return TOOL_EXIT_USAGE;
-        }
-    }
-    if (!out || optind >= argc) {
-        return tool_usage_error("merge", "merge takes traces and -o OUT");
-    }
-    tool_trace_format f = tool_format_of(out);
-    if (f == TOOL_FORMAT_UNKNOWN || f == TOOL_FORMAT_JSON_GZ)
-        return tool_usage_error(
-            "merge", "OUT's name must end in .json, .pftrace, .pftrace.gz or .perfetto-trace, not '%s'", out);
+static int merge(char **traces, size_t n, const char *out, tool_trace_format f) {
+    const char *const *inputs = (const char *const *)traces;
     opprof_merge_result res;
-    const char *const *inputs = (const char *const *)argv + optind;
-    size_t n = (size_t)(argc - optind);
     if (f != TOOL_FORMAT_JSON) {
         int rc = merge_via_json(inputs, n, out, &res);
         if (rc) return rc;
@@ -80,7 +64,33 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
-static const char EXAMPLES[] = "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
-                               "  opprof merge runs/rank-*.json -o merged.pftrace\n";
+static int run(int argc, char **argv) {
+    const char *out = NULL;
+    int c;
+    while ((c = tool_next_option(argc, argv, OPTIONS)) != TOOL_OPTIONS_END) {
+        switch (c) {
+        case OPT_OUTPUT: out = optarg; break;
+        default: return TOOL_EXIT_USAGE;
+        }
+    }
+    if (!out || optind >= argc) {
+        return tool_usage_error("merge", "merge takes traces and -o OUT");
+    }
+    tool_trace_format f = tool_format_of(out);
+    if (f == TOOL_FORMAT_UNKNOWN || f == TOOL_FORMAT_JSON_GZ)
+        return tool_usage_error(
+            "merge", "OUT's name must end in .json, .pftrace, .pftrace.gz or .perfetto-trace, not '%s'", out);
+    char **traces = NULL; /* each directory its traces (a run's rank-K/) */
+    size_t n = 0;
+    int rc = tool_expand_traces((const char *const *)argv + optind, (size_t)(argc - optind), &traces, &n);
+    if (rc == 0) rc = merge(traces, n, out, f);
+    tool_free_list(traces, n);
+    return rc;
+}
+
+static const char EXAMPLES[] =
+    "  opprof merge rank-0.json rank-1.json -o merged.json   # the ranks on one timeline\n"
+    "  opprof merge runs/rank-*.json -o merged.pftrace\n"
+    "  opprof merge run/ -o merged.json                     # every trace in run/ and below\n";
 
 TOOL_COMMAND(merge, "merge TRACE... [OPTIONS]", "the traces of several ranks on one timeline", NULL);

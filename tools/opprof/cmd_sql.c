@@ -324,42 +324,13 @@ static int parse(int argc, char **argv, sql_opts *o) {
     return 0;
 }
 
-/* Each directory among the traces made its traces (record's DIR of steps, a
- * run's rank-N/), into a list of o's own (*owned, free with tool_free_list). */
-static int expand_directories(sql_opts *o, char ***owned, size_t *n_owned) {
-    size_t n = 0, cap = 0;
-    char **all = NULL;
-    int rc = 0;
-    for (int k = 0; k < o->n_traces && !rc; k++) {
-        struct stat st;
-        char **names = NULL, *one = NULL;
-        size_t m = 1;
-        if (stat(o->traces[k], &st) == 0 && S_ISDIR(st.st_mode))
-            rc = tool_list_traces(o->traces[k], &names, &m);
-        else if (!(one = strdup(o->traces[k])))
-            rc = TOOL_EXIT_UNREADABLE;
-        if (!rc && sql_grow((void **)&all, &cap, n + m, sizeof *all)) {
-            for (size_t i = 0; i < m; i++) all[n++] = names ? names[i] : one;
-            free(names); /* its strings are all's now */
-        } else {
-            if (!rc) fprintf(stderr, "opprof: sql: out of memory listing the traces\n"), rc = TOOL_EXIT_UNREADABLE;
-            tool_free_list(names, m);
-            free(one);
-        }
-    }
-    *owned = all;
-    *n_owned = n;
-    o->traces = all;
-    o->n_traces = (int)n;
-    return rc;
-}
-
 static int run(int argc, char **argv) {
     sql_opts o = {.mode = SQL_MODE_CSV};
     int rc = parse(argc, argv, &o);
     char **traces = NULL;
     size_t n_traces = 0;
-    if (rc == 0) rc = expand_directories(&o, &traces, &n_traces);
+    if (rc == 0) rc = tool_expand_traces((const char *const *)o.traces, (size_t)o.n_traces, &traces, &n_traces);
+    if (rc == 0) o.traces = traces, o.n_traces = (int)n_traces; /* each directory its traces */
     char *text = NULL;
     if (rc == 0 && o.file && !(text = read_file(o.file))) {
         fprintf(stderr, "opprof: %s: %s\n", o.file, strerror(errno ? errno : EIO));

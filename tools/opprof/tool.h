@@ -65,6 +65,9 @@ int tool_load(const char *path, opprof_capture **out);
  * into *out (free with tool_free_list); none is an error, said. */
 int tool_list_traces(const char *dir, char ***out, size_t *n);
 void tool_free_list(char **names, size_t n);
+/* paths with each directory among them made its traces (tool_list_traces),
+ * into *out (free with tool_free_list): for the commands that take several. */
+int tool_expand_traces(const char *const *paths, size_t n, char ***out, size_t *n_out);
 /* The trace that path names into *trace: path itself, or the one trace of a
  * directory (record's DIR), a string of its own in *owned (free it); one of
  * several or none is said, and TOOL_EXIT_UNREADABLE. */

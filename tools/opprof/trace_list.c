@@ -128,12 +128,46 @@ int tool_trace_of(const char *path, char **owned, const char **trace) {
     int rc = tool_list_traces(path, &names, &n);
     if (rc == 0 && n > 1) {
         fprintf(stderr,
-                "opprof: %s: a directory of %zu traces (%s ... %s): name one; opprof sql and opprof diff --stat take "
-                "a directory whole\n",
+                "opprof: %s: a directory of %zu traces (%s ... %s): name one; opprof sql, merge and diff --stat "
+                "take a directory whole\n",
                 path, n, names[0], names[n - 1]);
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (rc == 0) *trace = *owned = names[0], names[0] = NULL;
     tool_free_list(names, n);
+    return rc;
+}
+
+int tool_expand_traces(const char *const *paths, size_t n, char ***out, size_t *n_out) {
+    name_list l = {0};
+    int rc = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        struct stat st;
+        char **names = NULL, *one = NULL;
+        size_t m = 0;
+        if (stat(paths[k], &st) == 0 && S_ISDIR(st.st_mode))
+            rc = tool_list_traces(paths[k], &names, &m);
+        else if ((one = strdup(paths[k])))
+            names = &one, m = 1;
+        else
+            l.failed = true;
+        for (size_t i = 0; !rc && i < m; i++) {
+            if (l.failed)
+                free(names[i]);
+            else
+                add_name(&l, names[i]); /* its string is l's now (freed there if not) */
+        }
+        if (names != &one) free(names);
+    }
+    if (!rc && l.failed) {
+        fprintf(stderr, "opprof: out of memory listing the traces\n");
+        rc = TOOL_EXIT_UNREADABLE;
+    }
+    if (rc) {
+        tool_free_list(l.v, l.n);
+        l = (name_list){0};
+    }
+    *out = l.v;
+    *n_out = l.n;
     return rc;
 }
