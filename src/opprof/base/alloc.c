@@ -89,6 +89,7 @@ static void *default_realloc(void *ctx, void *ptr, size_t old_size, size_t new_s
         return NULL;
     }
     if (!was_big && !big) return OPPROF__REALLOC(ptr, new_size);
+    if (new_size > SIZE_MAX / 2) return NULL; /* no such mapping; its pages' count would wrap */
     if (was_big && big) return grow_big(ptr, old_size, new_size);
     void *block = big ? map_big(new_size) : OPPROF__REALLOC(NULL, new_size);
     if (block && ptr) {
