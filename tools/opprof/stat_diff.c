@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct side {
     opprof_capture **caps;
@@ -22,21 +21,12 @@ static void side_free(side *s) {
 
 /* A side: one trace, or every trace of a directory. */
 static int load_side(const char *path, side *s) {
-    struct stat st;
     char **names = NULL;
-    size_t n = 1;
-    int rc = 0;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = tool_list_traces(path, &names, &n);
-        if (rc) return rc;
-    }
-    s->caps = calloc(n, sizeof *s->caps);
+    size_t n = 0;
+    int rc = tool_expand_traces(&path, 1, &names, &n);
+    if (rc == 0 && !(s->caps = calloc(n, sizeof *s->caps))) rc = TOOL_EXIT_UNREADABLE;
     for (size_t i = 0; !rc && i < n; i++) {
-        if (!s->caps) {
-            rc = TOOL_EXIT_UNREADABLE;
-            break;
-        }
-        rc = tool_load(names ? names[i] : path, &s->caps[i]);
+        rc = tool_load(names[i], &s->caps[i]);
         if (!rc) s->n++;
     }
     tool_free_list(names, n);

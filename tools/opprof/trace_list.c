@@ -1,5 +1,5 @@
 /* trace_list.c - the traces of a directory, as `opprof diff --stat`, `opprof
- * sql` and every command that reads one trace take a directory: its files
+ * sql`, `opprof merge` and every command that reads one trace take a directory: its files
  * that name a trace (opprof_is_trace_file_name), its subdirectories' too, a
  * capture written in both forms once (its JSON), in the order of their paths. */
 #define _GNU_SOURCE
