@@ -242,7 +242,8 @@ static bool exists_in_dir(const char *name) {
 /* A wrapper that forks (`timeout 60 prog`; dash's `sh -c 'prog; ...'`) runs
  * the program in a child: its first child to exec takes a profile, which
  * becomes DIR since the wrapper recorded no range; the exit status stays the
- * wrapper's; a second program is named as not profiled. A wrapper that execs
+ * wrapper's; a second program run after it takes the profile in turn, and
+ * the one of less CPU time is named as dropped. A wrapper that execs
  * (`sh -c 'exec prog'`) hands it the profile itself. */
 TEST_CASE(a_wrapper_that_forks) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
@@ -270,8 +271,10 @@ TEST_CASE(a_wrapper_that_forks) {
              "'%s/opprof' record --functions -o '%s/two' -- sh -c \"'%s'; '%s' >/dev/null; true\" 2>&1", bin_dir(), dir,
              toy(), toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "opprof record: 1 more program(s) ran in child processes under sh (the first: ");
-    CHECK_CONTAINS(out, "record_toy), which are not profiled");
+    CHECK_CONTAINS(out, "opprof record: 1 other program(s) that sh ran one after another in child processes took the "
+                        "profile in turn and less CPU time than ");
+    CHECK_CONTAINS(out, "record_toy): their captures were dropped");
+    CHECK(out && !strstr(out, "not profiled"));
     free(out);
     CHECK_CONTAINS(out = report_of("two"), "\"name\": \"leaf\"");
     free(out);
@@ -372,7 +375,8 @@ TEST_CASE(a_wrappers_child_that_records_nothing) {
  * does the first program it runs, one level down (DIR.opprof-child twice);
  * the shell ends by _exit, and timeout, the wrapper, makes that capture
  * DIR; record names the program and the shell between; the program run
- * after it is named as not profiled; no twin stays. Before, the program was
+ * after it takes the profile in turn, and one of the two is named as
+ * dropped; no twin stays. Before, the program was
  * named as not profiled and DIR was timeout's own. bash, which ends by exit,
  * moves it up itself. */
 /* The `ls` after "LEFT" in out names no child's directory (no twin stayed). */
@@ -391,8 +395,9 @@ TEST_CASE(a_wrapper_within_a_wrapper) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "sum 42");
     CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process (through sh)");
-    CHECK_CONTAINS(out, "opprof record: 1 more program(s) ran in child processes under timeout (the first: ");
-    CHECK_CONTAINS(out, "record_toy), which are not profiled");
+    CHECK_CONTAINS(out, "opprof record: 1 other program(s) that timeout ran one after another in child processes "
+                        "(through sh) took the profile in turn");
+    CHECK(out && !strstr(out, "not profiled"));
     CHECK(no_child_dir_left(out));
     free(out);
     CHECK_CONTAINS(out = report_of("nested"), "\"name\": \"leaf\"");
@@ -411,10 +416,42 @@ TEST_CASE(a_wrapper_within_a_wrapper) {
     remove_tree(dir);
 }
 
+/* A helper that records something too (`sh -c 'ls; prog'` under --memory:
+ * ls allocates) takes the profile, gives it back at its exit with its
+ * capture kept, and the program after it takes it in turn: of the two, the
+ * one that took more CPU time keeps DIR, in either order, and the other is
+ * named as dropped. Before, ls kept the profile and the program ran
+ * without. A capture dropped is never written: no file of it stays. */
+TEST_CASE(the_program_of_most_cpu_time_keeps_the_profile) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    const char *orders[] = {"/bin/ls / >/dev/null; '%s' mallocs 300000", "'%s' mallocs 300000; /bin/ls / >/dev/null"};
+    for (int k = 0; k < 2; k++) {
+        char inner[1024], cmd[4096], name[32], *out = NULL;
+        snprintf(inner, sizeof inner, orders[k], toy());
+        snprintf(name, sizeof name, "order%d", k);
+        snprintf(cmd, sizeof cmd,
+                 "'%s/opprof' record --memory --outputs tables -o '%s/%s' -- sh -c \"%s\" 2>&1; echo LEFT; ls -A '%s'",
+                 bin_dir(), dir, name, inner, dir);
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
+        CHECK_CONTAINS(out, "opprof record: 1 other program(s) that sh ran one after another in child processes took "
+                            "the profile in turn and less CPU time than ");
+        CHECK_CONTAINS(out, "record_toy (the first: /bin/ls): their captures were dropped\n");
+        CHECK(out && !strstr(out, "not profiled") && !strstr(out, "recorded nothing"));
+        CHECK(no_child_dir_left(out) && !strstr(strstr(out, "LEFT"), ".opprof-"));
+        free(out);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s/trace-step-0.memory.txt", dir, name);
+        CHECK_CONTAINS(out = read_text(path), "ProfilerStep*");
+        free(out);
+    }
+    remove_tree(dir);
+}
+
 /* A wrapper that runs the program by posix_spawn (GNU make's recipes,
  * ninja, Rust's Command): the C library execs in a child of its own, which
  * the exec wrappers do not reach; the program's capture is DIR, as a forking
- * wrapper's. A second program spawned is named as not profiled. It recorded
+ * wrapper's. A second program spawned takes the profile in turn. It recorded
  * the wrapper alone, and said the program called no instrumented function. */
 /* cmd (a record of record_toy under wrappers) ends with status 0 and
  * says `said`, and DIR `name` holds the toy's leaf range. */
@@ -444,8 +481,8 @@ TEST_CASE(a_wrapper_that_spawns) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/twice' -- '%s/../tests/spawn_target' 2 '%s' 2>&1",
              bin_dir(), dir, bin_dir(), toy());
     CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "1 more program(s) ran in child processes under ");
-    CHECK_CONTAINS(out, "tests/spawn_target (the first: ");
+    CHECK_CONTAINS(out, "1 other program(s) that ");
+    CHECK_CONTAINS(out, "tests/spawn_target ran one after another in child processes took the profile in turn");
     free(out);
     CHECK_CONTAINS(out = report_of("twice"), "\"name\": \"leaf\"");
     free(out);

@@ -7,7 +7,7 @@
  * - EXITED + RECORD_RAN_SUFFIX: the programs that children of the profiled
  *   process ran without the profile, one a line;
  * - EXITED + RECORD_TOOK_SUFFIX: the program that a child of the profiled
- *   process ran with the profile (made with O_EXCL: one per record), a line;
+ *   process ran with the profile (made with O_EXCL: one at a time), a line;
  *   ".took2" ... the same one level down: the first program that a child of
  *   that program ran (a wrapper within a wrapper: `timeout 60 sh -c 'prog'`),
  *   its capture DIR.opprof-child.opprof-child (record_took_suffix);
@@ -17,7 +17,16 @@
  * - the claim + RECORD_GIVEN_BACK_SUFFIX: the claim of such a program, given
  *   back at its exit (renamed), so that the next program run at its level
  *   takes the profile (the `prog` of `sh -c 'date; prog'`, run after `date`
- *   ended); record reads the last one given back where no claim is left.
+ *   ended); record reads the last one given back where no claim is left;
+ * - the claim + RECORD_KEPT_SUFFIX: the claim of a program whose capture is
+ *   its level's DIR (below), given back at its exit too, with a line of its
+ *   CPU time (RECORD_CPU_LINE, ns: its own and its children's since its
+ *   start), so that the programs run after it at its level take the profile
+ *   in turn: each one's capture replaces the kept one when it took more CPU
+ *   time, and is dropped otherwise (`sh -c 'date; prog'` under --memory,
+ *   where `date` allocates: the program is the one that took the time);
+ * - the claim + RECORD_DROPPED_SUFFIX: the programs whose captures were
+ *   dropped so (a kept one replaced, or one of less CPU time), one a line.
  * Beside OPPROF_TRACE's DIR:
  * - DIR + RECORD_CHILD_SUFFIX: that program's capture (its own OPPROF_TRACE).
  *   The profiled process puts it in DIR's place at its exit when it recorded
@@ -29,6 +38,7 @@
 #ifndef OPPROF_COMMON_RECORD_FILES_H
 #define OPPROF_COMMON_RECORD_FILES_H
 
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +46,9 @@
 #define RECORD_TOOK_SUFFIX ".took"
 #define RECORD_CHILD_SUFFIX ".opprof-child"
 #define RECORD_GIVEN_BACK_SUFFIX "-given-back"
+#define RECORD_KEPT_SUFFIX "-kept"
+#define RECORD_DROPPED_SUFFIX "-dropped"
+#define RECORD_CPU_LINE "cpu_ns "
 #define RECORD_MOVED_LINE "moved to DIR\n"
 #define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
 /* The deepest level at which a child takes a profile of its own. */
@@ -55,6 +68,23 @@ static inline const char *record_took_suffix(int level) {
     static const char *const suffix[RECORD_LEVELS] = {RECORD_TOOK_SUFFIX, RECORD_TOOK_SUFFIX "2",
                                                       RECORD_TOOK_SUFFIX "3", RECORD_TOOK_SUFFIX "4"};
     return level >= 1 && level <= RECORD_LEVELS ? suffix[level - 1] : NULL;
+}
+
+/* A child of the profiled process took the profile (record's files at
+ * `files`, NULL: none): its claim is held, or was kept or dropped at its
+ * exit. The profiled process, a wrapper then, leaves the saying to it. */
+static inline bool record_child_took_profile(const char *files) {
+    static const char *const claims[] = {RECORD_TOOK_SUFFIX, RECORD_TOOK_SUFFIX RECORD_KEPT_SUFFIX,
+                                         RECORD_TOOK_SUFFIX RECORD_DROPPED_SUFFIX};
+    char path[4200];
+    size_t n = files ? strlen(files) : 0;
+    for (size_t k = 0; n && k < sizeof claims / sizeof *claims; k++) {
+        if (n + strlen(claims[k]) >= sizeof path) return false;
+        memcpy(path, files, n);
+        strcpy(path + n, claims[k]);
+        if (access(path, F_OK) == 0) return true;
+    }
+    return false;
 }
 
 /* OPPROF_TRACE's DIR under the working directory of now, where it is

@@ -26,10 +26,10 @@ static pid_t g_unattached; /* the process whose start found no hooked ggml */
  * said so (src/common/record_files.h). */
 static bool child_ran(void) {
     const char *exited = getenv("OPPROF_RECORD_EXITED");
-    char ran[4096], took[4096];
-    return exited && snprintf(ran, sizeof ran, "%s" RECORD_RAN_SUFFIX, exited) < (int)sizeof ran &&
-           snprintf(took, sizeof took, "%s" RECORD_TOOK_SUFFIX, exited) < (int)sizeof took &&
-           (access(ran, F_OK) == 0 || access(took, F_OK) == 0);
+    char ran[4096];
+    return exited &&
+           ((snprintf(ran, sizeof ran, "%s" RECORD_RAN_SUFFIX, exited) < (int)sizeof ran && access(ran, F_OK) == 0) ||
+            record_child_took_profile(exited));
 }
 
 static void say_unattached(void) {

@@ -99,10 +99,7 @@ static bool record_file(char *path, size_t size, const char *suffix) {
     return true;
 }
 
-bool opprof__child_took_profile(void) {
-    char path[PATH_MAX];
-    return record_file(path, sizeof path, RECORD_TOOK_SUFFIX) && access(path, F_OK) == 0;
-}
+bool opprof__child_took_profile(void) { return record_child_took_profile(record_files()); }
 
 static bool is_child_of_record_process(void) {
     const char *pid = getenv("OPPROF_RECORD_PID");
@@ -340,9 +337,10 @@ static const char *took_suffix(const new_env *e) {
     return NULL;
 }
 
-/* The first child to exec (or be spawned) at its level takes a profile of its
- * own (make_env's e, EXEC_CHILD): once per record and level; the others are
- * named in the .ran file. Its claim's suffix into *took. */
+/* A child that execs (or is spawned) at its level takes a profile of its
+ * own (make_env's e, EXEC_CHILD) when no other holds the level's claim (one
+ * at a time: a claim is given back at its holder's exit, record_files.h);
+ * the others are named in the .ran file. Its claim's suffix into *took. */
 static exec_mode claim(new_env *e, char *const envp[], bool spawned, const char *file, const char **took) {
     *took = make_env(e, envp, EXEC_CHILD, spawned) ? took_suffix(e) : NULL;
     if (*took && write_record_file(*took, file, true)) return EXEC_CHILD;

@@ -386,7 +386,25 @@ typedef struct took_level {
     char name[256];
     size_t lines;
     bool moved, nothing;
+    char dropped[256]; /* the first program whose capture was dropped at this level */
+    size_t n_dropped;
 } took_level;
+
+/* What record's files say of `level` (record_files.h), read and removed:
+ * the claim still held, else the one kept, else the last given back; and
+ * the programs whose captures were dropped. */
+static void read_level(const char *exited, int level, took_level *l) {
+    char given_back[64], kept_as[64], dropped_as[64];
+    snprintf(given_back, sizeof given_back, "%s%s", record_took_suffix(level), RECORD_GIVEN_BACK_SUFFIX);
+    snprintf(kept_as, sizeof kept_as, "%s%s", record_took_suffix(level), RECORD_KEPT_SUFFIX);
+    snprintf(dropped_as, sizeof dropped_as, "%s%s", record_took_suffix(level), RECORD_DROPPED_SUFFIX);
+    took_level back = {0}, kept = {0};
+    back.lines = read_record_file(exited, given_back, back.name, sizeof back.name, NULL, &back.nothing);
+    kept.lines = read_record_file(exited, kept_as, kept.name, sizeof kept.name, &kept.moved, NULL);
+    l->lines = read_record_file(exited, record_took_suffix(level), l->name, sizeof l->name, &l->moved, &l->nothing);
+    if (!l->lines) *l = kept.lines ? kept : back;
+    l->n_dropped = read_record_file(exited, dropped_as, l->dropped, sizeof l->dropped, NULL, NULL);
+}
 
 /* The programs of the levels above `level`, as ", through sh, bash" says them, into out. */
 static void through(const took_level *lv, int level, char *out, size_t size) {
@@ -407,18 +425,15 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
     char ran[256] = "", child[sizeof ro->dir + 16 * RECORD_LEVELS], via[1100];
     struct stat st;
     bool any_moved = adopted, said_nothing = false, dir_there = stat(ro->dir, &st) == 0;
-    int into_dir = 0; /* the deepest level whose capture is DIR now */
+    int into_dir = 0;         /* the deepest level whose capture is DIR now */
+    bool left_beside = false; /* a level's capture stayed beside DIR: none below it went further up */
     for (int k = 1; k <= RECORD_LEVELS; k++) {
         took_level *l = &lv[k];
-        char given_back[64];
-        snprintf(given_back, sizeof given_back, "%s%s", record_took_suffix(k), RECORD_GIVEN_BACK_SUFFIX);
-        took_level back = {0}; /* a claim given back: what to say where none was taken after it */
-        back.lines = read_record_file(exited, given_back, back.name, sizeof back.name, NULL, &back.nothing);
-        l->lines = read_record_file(exited, record_took_suffix(k), l->name, sizeof l->name, &l->moved, &l->nothing);
-        if (!l->lines) *l = back;
+        read_level(exited, k, l);
         any_moved |= l->moved;
         child_dir(ro, k, child, sizeof child);
-        if (l->lines && !l->nothing && lstat(child, &st) != 0) into_dir = k;
+        left_beside |= lstat(child, &st) == 0;
+        if (l->lines && !l->nothing && !left_beside) into_dir = k;
     }
     size_t ran_n = read_record_file(exited, RECORD_RAN_SUFFIX, ran, sizeof ran, NULL, NULL);
     bool wrappers_own = dir_there && !any_moved; /* CMD wrote DIR itself */
@@ -441,14 +456,20 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
             fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process%s\n",
                     ro->dir, lv[k].name, cmd, via);
         }
+        if (lv[k].n_dropped && !lv[k].nothing)
+            fprintf(stderr,
+                    "opprof record: %zu other program(s) that %s ran one after another in child processes%s took the "
+                    "profile in turn and less CPU time than %s (the first: %s): their captures were dropped\n",
+                    lv[k].n_dropped, cmd, via, lv[k].name, lv[k].dropped);
     }
     if (ran_n)
         fprintf(stderr,
                 "opprof record: %zu %sprogram(s) ran in child processes under %s (the first: %s), which are not "
                 "profiled: record profiles the program it starts, what that program execs (env, taskset, sh -c "
-                "'exec prog') and the first program that its children run (time prog; a helper before it that "
-                "records nothing hands it on), or theirs (timeout sh -c "
-                "prog); to profile another, put record inside the wrapper (sh -c 'a; opprof record -- prog')\n",
+                "'exec prog') and, of the programs that its children run one after another, the one that takes "
+                "the most CPU time (time prog; sh -c 'date; prog'), or theirs (timeout sh -c prog); a program "
+                "started while another held the profile runs without; to profile another, put record inside the "
+                "wrapper (sh -c 'a; opprof record -- prog')\n",
                 ran_n, lv[1].lines ? "more " : "", cmd, ran);
     return said_nothing && !dir_there;
 }

@@ -55,6 +55,7 @@ static struct {
     double cpu_started;          /* the process's CPU time when its session had started (s): its loading aside */
     double children_cpu_started; /* its children's then: those of the images before this one aside */
     double cpu_before_save;      /* ...and when its save began: the writing of its capture aside */
+    bool dropping;               /* a child whose sibling's capture, kept, took more CPU time: none written */
     sem_t wake;                  /* posted by the signal handler (sem_post is async-signal-safe): no
                              descriptor that the program could close or reuse */
     int fatal;                   /* atomic: the first SIGINT or SIGTERM received, 0: none */
@@ -182,11 +183,26 @@ static int open_made(const char *made, char *base, size_t size) {
     return fd;
 }
 
+/* What a capture holds, added to g_auto.ranges and g_auto.content. */
+static void count_content(const opprof_capture *c) {
+    size_t events = 0;
+    const opprof_event *e = opprof_capture_events(c, &events);
+    size_t ranges = 0, samples = 0, memory = 0, marks = 0;
+    for (size_t i = 0; i < events; i++) ranges += e[i].kind != OPPROF_KIND_STEP;
+    opprof_capture_samples(c, &samples);
+    opprof_capture_memory_events(c, &memory);
+    opprof_capture_marks(c, &marks);
+    g_auto.ranges += ranges;
+    g_auto.content += ranges + samples + memory + marks;
+}
+
 /* on_trace_ready: STEP.json (the trace), its two tables, its HTML report and
  * STEP.pftrace (Perfetto's format), those of them that OPPROF_OUTPUTS asks
  * for, in the twin. */
 static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
+    count_content(c);
+    if (g_auto.dropping) return 0; /* a sibling's capture is kept (save) */
     long long step = (long long)opprof_capture_get_info(c).step_num;
     char base[4300], stem[4400], path[4500];
     int made = open_made(g_auto.flight ? g_auto.dir : g_auto.work, base, sizeof base);
@@ -225,15 +241,6 @@ static int write_capture(const opprof_capture *c, void *user) {
             g_auto.failed++;
     }
     if (!rc || trace_whole) g_auto.captures++;
-    size_t events = 0;
-    const opprof_event *e = opprof_capture_events(c, &events);
-    size_t ranges = 0, samples = 0, memory = 0, marks = 0;
-    for (size_t i = 0; i < events; i++) ranges += e[i].kind != OPPROF_KIND_STEP;
-    opprof_capture_samples(c, &samples);
-    opprof_capture_memory_events(c, &memory);
-    opprof_capture_marks(c, &marks);
-    g_auto.ranges += ranges;
-    g_auto.content += ranges + samples + memory + marks;
     close(made);
     return rc;
 }
@@ -338,25 +345,99 @@ static double cpu_seconds(int who) {
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-/* The claim file of the child at `level` (record_files.h) into path. */
-static bool claim_path(int level, char *path, size_t size) {
+/* The claim file of the child at `level` (record_files.h), `more` after it
+ * ("": the claim itself; RECORD_KEPT_SUFFIX...), into path. */
+static bool claim_path(int level, const char *more, char *path, size_t size) {
     const char *files = secure_getenv("OPPROF_RECORD_EXITED"), *took = record_took_suffix(level);
     if (!files) files = secure_getenv("OPPROF_RECORD_FILES"); /* the program's: its parent's path */
-    return files && took && snprintf(path, size, "%s%s", files, took) < (int)size;
+    return files && took && snprintf(path, size, "%s%s%s", files, took, more) < (int)size;
+}
+
+/* `line` appended to the file at `level` that `more` names; false when it is not there. */
+static bool append_to_claim(int level, const char *more, const char *line) {
+    char path[4200];
+    if (!claim_path(level, more, path, sizeof path)) return false;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return false;
+    if (write(fd, line, strlen(line)) < 0) { /* record then says less: no worse */
+    }
+    close(fd);
+    return true;
 }
 
 /* `opprof record`, which names the program of each level's child, learns
  * what became of the capture of the one at `level`: `line`
  * (RECORD_MOVED_LINE: it was moved up, in the place of this process's;
- * RECORD_NOTHING_LINE: from that program, there is none). */
+ * RECORD_NOTHING_LINE: from that program, there is none), in its claim, or
+ * in the claim kept at its exit. */
 static void tell_record(const char *line, int level) {
+    if (!append_to_claim(level, "", line)) append_to_claim(level, RECORD_KEPT_SUFFIX, line);
+}
+
+/* The first KiB of the file at `level` that `more` names, a C string (empty when none). */
+static void read_claim(int level, const char *more, char *text, size_t size) {
     char path[4200];
-    if (!claim_path(level, path, sizeof path)) return;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return;
-    if (write(fd, line, strlen(line)) < 0) { /* record then says less: no worse */
+    ssize_t n = -1;
+    int fd = claim_path(level, more, path, sizeof path) ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    if (fd >= 0) {
+        n = read(fd, text, size - 1);
+        close(fd);
     }
-    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+}
+
+/* The CPU time (ns) of the capture kept at `level` by a program run before
+ * this one (RECORD_CPU_LINE), -1 when none is kept. No stdio: the program's
+ * allocator may be the one recorded. */
+static long long kept_cpu_ns(int level) {
+    char text[1024];
+    read_claim(level, RECORD_KEPT_SUFFIX, text, sizeof text);
+    const char *at = strstr(text, "\n" RECORD_CPU_LINE);
+    if (!at) return -1;
+    long long v = 0;
+    for (at += 1 + strlen(RECORD_CPU_LINE); *at >= '0' && *at <= '9'; at++) v = v * 10 + (*at - '0');
+    return v;
+}
+
+/* The program that the file at `level` named by `more` names (its first
+ * line) added to the level's dropped programs, the file removed. */
+static void move_to_dropped(int level, const char *more) {
+    char text[1024], path[4200];
+    read_claim(level, more, text, sizeof text);
+    size_t n = strcspn(text, "\n");
+    if (n) {
+        text[n] = '\n', text[n + 1] = '\0';
+        if (claim_path(level, RECORD_DROPPED_SUFFIX, path, sizeof path)) {
+            int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (fd >= 0 && write(fd, text, n + 1) < 0) { /* record then names one fewer: no worse */
+            }
+            if (fd >= 0) close(fd);
+        }
+    }
+    if (claim_path(level, more, path, sizeof path)) unlink(path);
+}
+
+/* This child's capture is its level's DIR: its claim kept, with its CPU
+ * time, and given back, so that a program run after it at its level
+ * takes the profile in turn (record_files.h). */
+static void keep_claim(int level, long long cpu_ns) {
+    char line[64], path[4200], kept[4300];
+    snprintf(line, sizeof line, RECORD_CPU_LINE "%lld\n", cpu_ns);
+    if (!append_to_claim(level, "", line) || !claim_path(level, "", path, sizeof path) ||
+        !claim_path(level, RECORD_KEPT_SUFFIX, kept, sizeof kept))
+        return;
+    if (rename(path, kept)) { /* the claim stays held: the programs after it run without, as before */
+    }
+}
+
+/* The capture kept at this child's level (a program run before it, which
+ * took less CPU time) replaced by this process's: the two exchanged, the
+ * old one removed and its program named as dropped. 0, or -1 with errno. */
+static int replace_kept(int level) {
+    if (renameat2(AT_FDCWD, g_auto.work, AT_FDCWD, g_auto.dir, RENAME_EXCHANGE) != 0) return -1;
+    remove_work();
+    move_to_dropped(level, RECORD_KEPT_SUFFIX);
+    return 0;
 }
 
 /* A child that took the profile at `level` and recorded nothing but its steps
@@ -366,8 +447,8 @@ static void tell_record(const char *line, int level) {
 static void give_back_claim(int level) {
     tell_record(RECORD_NOTHING_LINE, level);
     char path[4200], back[4300];
-    if (!claim_path(level, path, sizeof path)) return;
-    snprintf(back, sizeof back, "%s%s", path, RECORD_GIVEN_BACK_SUFFIX);
+    if (!claim_path(level, "", path, sizeof path) || !claim_path(level, RECORD_GIVEN_BACK_SUFFIX, back, sizeof back))
+        return;
     if (rename(path, back)) { /* record then names it as the one that took the profile: no worse */
     }
 }
@@ -428,6 +509,13 @@ static void save(void) {
     pthread_mutex_unlock(&g_auto.lock);
     if (!session) return;
     g_auto.cpu_before_save = cpu_seconds(RUSAGE_SELF); /* the process's own work, not the writing of its capture */
+    int level = record_child_level(g_auto.dir);
+    /* its CPU time and its children's since its start, against that of a capture kept at its level */
+    long long cpu_ns = (long long)((g_auto.cpu_before_save - g_auto.cpu_started + cpu_seconds(RUSAGE_CHILDREN) -
+                                    g_auto.children_cpu_started) *
+                                   1e9),
+              kept_ns = is_child_session() && !g_auto.flight ? kept_cpu_ns(level) : -1;
+    g_auto.dropping = kept_ns >= cpu_ns;
     remeasure_machine(session);
     opprof_session_free(session); /* a capture being recorded is written now */
     if (g_auto.flight) {
@@ -439,17 +527,24 @@ static void save(void) {
         return;
     }
     if (take_child_capture()) return;
+    if (g_auto.dropping && g_auto.content) { /* a program run before it at its level took more CPU time */
+        remove_work();
+        move_to_dropped(level, "");
+        return;
+    }
     /* a child that took a profile and recorded nothing but its steps leaves nothing (a wrapper's helper) */
     if (g_auto.captures == 0 || (is_child_session() && !g_auto.content && !g_auto.failed)) {
         remove_work();
-        if (is_child_session() && !g_auto.failed) give_back_claim(record_child_level(g_auto.dir));
+        if (is_child_session() && !g_auto.failed) give_back_claim(level);
         if (!is_child_session() || g_auto.failed)
             opprof__say("opprof: OPPROF_TRACE: no capture written to '%s'%s\n", g_auto.dir,
                         g_auto.failed ? " (a file could not be written)" : " (nothing was recorded)");
         return;
     }
     char where[4200];
-    if (publish(where, sizeof where) != 0) {
+    snprintf(where, sizeof where, "%s", g_auto.dir);
+    /* of more CPU time than the capture kept at its level: in its place; else DIR, or DIR.N */
+    if (!(kept_ns >= 0 && replace_kept(level) == 0) && publish(where, sizeof where) != 0) {
         opprof__say("opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", g_auto.work, g_auto.dir, strerror(errno));
         remove_work();
         return;
@@ -458,6 +553,8 @@ static void save(void) {
         opprof__say("opprof: OPPROF_TRACE: '%s' appeared while the program ran (another process made it?) "
                     "and is left as it is: the capture is in '%s'\n",
                     g_auto.dir, where);
+    else if (is_child_session())
+        keep_claim(level, cpu_ns);
     opprof__say("opprof: %d capture(s) written to %s%s/%s\n", g_auto.captures, g_auto.named, where + strlen(g_auto.dir),
                 lost_said()); /* DIR as named, and its .N */
 }
@@ -682,7 +779,9 @@ __attribute__((constructor)) static void autostart(void) {
         opprof__say("opprof: OPPROF_TRACE='%s' ignored: the path is too long\n", dir);
         return;
     }
-    if (lstat(dir, &st) == 0) {
+    /* a child's DIR may hold the capture that a program run before it at its level kept (record_files.h) */
+    bool sibling_kept = record_child_level(dir) > 0 && kept_cpu_ns(record_child_level(dir)) >= 0;
+    if (!sibling_kept && lstat(dir, &st) == 0) {
         opprof__say("opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
         return;
     }
