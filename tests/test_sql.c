@@ -112,6 +112,45 @@ TEST_CASE(csv_as_trace_processor_prints_it) {
     free(out);
 }
 
+/* SQLite's shell's other modes, as sqlite3 3.40 prints the same statements
+ * (`.mode column`, `line`, `json`, `tabs`; NULL empty or null, a double as
+ * SQLite makes it text), but that a result of no rows prints its header in
+ * column mode and [] in json; through --mode and the prompt's .mode alike. */
+static const char MODES_QUERY[] =
+    "SELECT 1 AS a, 'hello' AS bb, NULL AS c, 2.5 AS d UNION ALL SELECT 1234567, 'x\"y', 3, -1; "
+    "SELECT 1 AS e WHERE 0";
+
+TEST_CASE(modes_as_sqlite_prints_them) {
+    const char *t = write_file("mapping.json", MAPPING), *q = write_file("modes.sql", MODES_QUERY);
+    static const struct {
+        const char *mode, *want;
+    } cases[] = {
+        {"column", "a        bb     c  d  \n-------  -----  -  ---\n1        hello     2.5\n1234567  x\"y    3  -1 \n"
+                   "\ne\n-\n"},
+        {"line",
+         "    a = 1\n   bb = hello\n    c = \n    d = 2.5\n\n    a = 1234567\n   bb = x\"y\n    c = 3\n    d = -1\n\n"},
+        {"json", "[{\"a\":1,\"bb\":\"hello\",\"c\":null,\"d\":2.5},\n{\"a\":1234567,\"bb\":\"x\\\"y\",\"c\":3,"
+                 "\"d\":-1}]\n\n[]\n"},
+        {"tabs", "a\tbb\tc\td\n1\thello\t\t2.5\n1234567\tx\"y\t3\t-1\n\ne\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char args[1024], *out = NULL;
+        snprintf(args, sizeof args, "--mode %s '%s' -f '%s'", cases[k].mode, t, q);
+        CHECK_STR(out = sql(NULL, args), cases[k].want);
+        free(out);
+        CHECK_INT(run_commandf(&out, "(echo .mode %s; cat '%s') | '%s/opprof' sql '%s' 2>/dev/null", cases[k].mode, q,
+                               bin_dir(), t),
+                  0);
+        CHECK_STR(out, cases[k].want);
+        free(out);
+    }
+    /* json: a string's control bytes escaped, a blob's bytes as a string, no infinite number */
+    char args[1024], *out = NULL;
+    snprintf(args, sizeof args, "--mode json '%s' \"SELECT char(10) || 'q' AS s, x'0102' AS b, 1e999 AS inf\"", t);
+    CHECK_STR(out = sql(NULL, args), "[{\"s\":\"\\nq\",\"b\":\"\\u0001\\u0002\",\"inf\":null}]\n");
+    free(out);
+}
+
 /* A flow's steps ("t"), as Perfetto's JSON importer links a v1 flow: each step and the end
  * take the flow from the start or step before it (A -> B -> C -> D, over three threads); an
  * id's marks after its end start nothing until a new start; a flow whose end no slice holds
@@ -1042,7 +1081,7 @@ TEST_CASE(errors_named_and_nothing_half_built) {
     free(err);
     st = run_commandf(&err, "'%s/opprof' sql --mode table '%s' 'SELECT 1'", bin_dir(), t);
     CHECK_INT(st, 64);
-    CHECK_CONTAINS(err, "--mode is csv or list");
+    CHECK_CONTAINS(err, "--mode is csv, list, tabs, column, line or json, not 'table'");
     free(err);
 }
 
@@ -1703,7 +1742,7 @@ TEST_CASE(file_of_statements_and_prompt) {
                       bin_dir(), t);
     CHECK_INT(st, 1);
     CHECK_CONTAINS(shell, "line 1: no such column: nope");
-    CHECK_CONTAINS(shell, ".mode is csv or list, not 'table'");
+    CHECK_CONTAINS(shell, ".mode is csv, list, tabs, column, line or json, not 'table'");
     CHECK_CONTAINS(shell, "\"y\"\n3\n");
     free(shell);
     st = run_commandf(&shell, "printf 'SELECT 4 AS z;\\n-- the end\\n' | '%s/opprof' sql '%s' 2>/dev/null", bin_dir(),

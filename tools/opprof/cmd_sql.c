@@ -34,14 +34,16 @@ static const char HELP[] =
     "rank 0's clock as opprof merge aligns them. opprof(1) has every table and column.\n"
     "QUERY, the last operand unless it is a file, holds the statements to run.\n";
 
-#define SQL_OPTIONS(X)                                                                    \
-    X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")                  \
-    X(DB, "db", "FILE",                                                                   \
-      "keep the database in FILE; a later run with the same traces, none\n"               \
-      "newer than FILE, queries it without reading them again")                           \
-    X(MODE, "mode", "csv|list", "csv (default): trace_processor's; list: SQLite's a|b|c") \
-    X(TEXT_PROMPT, NULL, NULL,                                                            \
-      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit);\n"    \
+#define SQL_OPTIONS(X)                                                                 \
+    X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")               \
+    X(DB, "db", "FILE",                                                                \
+      "keep the database in FILE; a later run with the same traces, none\n"            \
+      "newer than FILE, queries it without reading them again")                        \
+    X(MODE, "mode", "MODE",                                                            \
+      "csv (default): trace_processor's; SQLite's shell's list (a|b|c),\n"             \
+      "tabs, column, line or json")                                                    \
+    X(TEXT_PROMPT, NULL, NULL,                                                         \
+      "With neither QUERY nor -f: a prompt (.tables, .schema [NAME], .mode, .quit);\n" \
       "Ctrl-C stops the statement that runs, the traces still loaded.")
 TOOL_OPTIONS(SQL_OPTIONS);
 
@@ -306,12 +308,8 @@ static int parse(int argc, char **argv, sql_opts *o) {
         case OPT_DB: o->db_path = optarg; break;
         case OPT_FILE: o->file = optarg; break;
         case OPT_MODE:
-            if (!strcmp(optarg, "csv"))
-                o->mode = SQL_MODE_CSV;
-            else if (!strcmp(optarg, "list"))
-                o->mode = SQL_MODE_LIST;
-            else
-                return tool_usage_error("sql", "--mode is csv or list, not '%s'", optarg);
+            if (sql_mode_by_name(optarg, &o->mode))
+                return tool_usage_error("sql", "--mode is %s, not '%s'", SQL_MODE_NAMES, optarg);
             break;
         default: return TOOL_EXIT_USAGE;
         }

@@ -1,10 +1,8 @@
 /* run.c - statements run one after another and their results printed as
- * trace_processor's shell prints them (src/trace_processor/shell: every
- * column name and string in double quotes, as they are; NULL as "[NULL]";
- * integers plain; doubles "%f"; a blob "<raw bytes>"; a header even with no
- * rows; an empty line for each statement without result columns that is
- * not the last). Several results print one after another, a blank line
- * apart (trace_processor refuses a second: here it is printed). */
+ * trace_processor's shell prints them (src/trace_processor/shell; each
+ * result by print.c: an empty line for each statement without result
+ * columns that is not the last). Several results print one after another, a
+ * blank line apart (trace_processor refuses a second: here it is printed). */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -26,40 +24,6 @@ const char *sql_skip_blank(const char *p) {
     }
 }
 
-static void print_value(sqlite3_stmt *st, int col, sql_mode mode, FILE *out) {
-    int type = sqlite3_column_type(st, col);
-    if (mode == SQL_MODE_LIST) {
-        if (type != SQLITE_NULL) fputs((const char *)sqlite3_column_text(st, col), out);
-        return;
-    }
-    switch (type) {
-    case SQLITE_NULL: fputs("\"[NULL]\"", out); break;
-    case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, col)); break;
-    case SQLITE_FLOAT: fprintf(out, "%f", sqlite3_column_double(st, col)); break;
-    case SQLITE_BLOB: fputs("\"<raw bytes>\"", out); break;
-    default: fprintf(out, "\"%s\"", (const char *)sqlite3_column_text(st, col)); break;
-    }
-}
-
-/* A result: its header, then each row; nothing when its first step fails. */
-static int print_result(sqlite3_stmt *st, sql_mode mode, FILE *out) {
-    int n = sqlite3_column_count(st);
-    const char *sep = mode == SQL_MODE_LIST ? "|" : ",";
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rc;
-    for (int c = 0; c < n; c++)
-        fprintf(out, mode == SQL_MODE_LIST ? "%s%s" : "%s\"%s\"", c ? sep : "", sqlite3_column_name(st, c));
-    fputc('\n', out);
-    for (; rc == SQLITE_ROW; rc = sqlite3_step(st)) {
-        for (int c = 0; c < n; c++) {
-            if (c) fputs(sep, out);
-            print_value(st, c, mode, out);
-        }
-        fputc('\n', out);
-    }
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 static int line_of(const char *text, const char *at) {
     int line = 1;
     for (const char *p = text; p < at; p++) line += *p == '\n';
@@ -75,7 +39,7 @@ static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode
     *columns = rc == SQLITE_OK && st && sqlite3_column_count(st) > 0 && out;
     if (*columns) {
         if (*printed) fputc('\n', out);
-        rc = print_result(st, mode, out);
+        rc = sql_print_result(st, mode, out);
         *printed = true;
     } else if (rc == SQLITE_OK && st) {
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}

@@ -1,7 +1,7 @@
 /* shell.c - `opprof sql`'s prompt, with SQLite's own shell's conventions:
  * a statement runs once it is complete (ends with ';') or the input ends,
  * and a line that starts with '.' is a command: .tables, .schema [NAME],
- * .mode csv|list, .help, .quit (.exit). The prompt is shown only on a
+ * .mode MODE, .help, .quit (.exit). The prompt is shown only on a
  * terminal; read from anything else, a statement or command that failed
  * makes the exit status 1, as sqlite3's is. On a terminal, Ctrl-C stops the
  * statement that runs (sqlite3_interrupt) or drops the one being typed, and
@@ -19,7 +19,7 @@
 
 static const char SHELL_HELP[] = ".tables          the tables and views\n"
                                  ".schema [NAME]   the CREATE statements (of NAME)\n"
-                                 ".mode csv|list   how results print\n"
+                                 ".mode MODE       how results print: csv, list, tabs, column, line, json\n"
                                  ".quit            end (also .exit, or the end of input)\n";
 
 static void list_names(sqlite3 *db, const char *query, const char *name, FILE *out) {
@@ -49,11 +49,10 @@ static dot_result dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out
                        : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
                    arg, out);
     } else if (!strcmp(cmd, "mode")) {
-        if (!arg || (strcmp(arg, "csv") && strcmp(arg, "list"))) {
-            fprintf(stderr, "opprof: sql: .mode is csv or list, not '%s'\n", arg ? arg : "");
+        if (sql_mode_by_name(arg, mode)) {
+            fprintf(stderr, "opprof: sql: .mode is %s, not '%s'\n", SQL_MODE_NAMES, arg ? arg : "");
             return DOT_FAILED;
         }
-        *mode = !strcmp(arg, "csv") ? SQL_MODE_CSV : SQL_MODE_LIST;
     } else if (!strcmp(cmd, "help")) {
         fputs(SHELL_HELP, out);
     } else {

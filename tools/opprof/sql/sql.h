@@ -12,7 +12,8 @@
  *   grow.c       sql_grow, the arrays' growth
  *   functions.c  EXTRACT_ARG, ancestor_slice & co., INCLUDE PERFETTO MODULE
  *   span_join.c  SPAN_JOIN, SPAN_LEFT_JOIN, SPAN_OUTER_JOIN
- *   run.c        statements run and their results printed
+ *   run.c        statements run one after another
+ *   print.c      a result printed in a mode (csv, list, tabs, column, line, json)
  *   shell.c      the prompt: statements and SQLite's dot commands
  *
  * Every function returns 0 or an SQLite error code, with the reason in the
@@ -216,9 +217,28 @@ int sql_expand_macros(sqlite3 *db, const char *p, char **expanded, const char **
 /** p past blanks and comments (-- and C's). */
 const char *sql_skip_blank(const char *p);
 
-/** How a result prints: trace_processor's CSV, or SQLite's list mode (the
- *  shell's `.mode list`: values joined by '|', no quotes, a header). */
-typedef enum sql_mode { SQL_MODE_CSV, SQL_MODE_LIST } sql_mode;
+/** How a result prints: trace_processor's CSV, or one of SQLite's shell's
+ *  modes (`.mode list`: values joined by '|', no quotes, a header; tabs: by
+ *  tabs; column: aligned under a header and dashes; line: `name = value` a
+ *  line, rows a blank line apart; json: an array of objects). */
+typedef enum sql_mode {
+    SQL_MODE_CSV,
+    SQL_MODE_LIST,
+    SQL_MODE_TABS,
+    SQL_MODE_COLUMN,
+    SQL_MODE_LINE,
+    SQL_MODE_JSON
+} sql_mode;
+
+/** The modes' names, as a message lists them: "csv, list, ... or json". */
+extern const char SQL_MODE_NAMES[];
+
+/** The mode named `name` into *mode: 0, or -1 when none is. */
+int sql_mode_by_name(const char *name, sql_mode *mode);
+
+/** A prepared statement run, its result printed in `mode` (print.c's rules);
+ *  nothing printed when its first step fails. */
+int sql_print_result(sqlite3_stmt *st, sql_mode mode, FILE *out);
 
 /** Run every statement of `text` and print each result to out, as
  *  trace_processor's shell does: a statement without result columns prints
@@ -230,7 +250,7 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
 
 /** The prompt: statements from `in` (each when complete, the last at the
  *  end of `in` even without its ';'), SQLite's shell's .tables, .schema
- *  [NAME], .mode csv|list, .help and .quit; errors said on stderr, the
+ *  [NAME], .mode MODE (SQL_MODE_NAMES), .help and .quit; errors said on stderr, the
  *  session goes on. Returns SQLITE_OK, or SQLITE_ERROR when `in` is no
  *  terminal and a statement or command failed (sqlite3's exit status). */
 int sql_shell(sqlite3 *db, sql_mode mode, FILE *in, FILE *out);
