@@ -264,6 +264,7 @@ TEST_CASE(a_wrapper_that_forks) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process");
     CHECK(out && !strstr(out, "called no instrumented function")); /* nothing said of the wrapper */
+    CHECK(out && !strstr(out, "capture(s) written to")); /* nor by the child, of a place it leaves */
     free(out);
     CHECK_CONTAINS(out = report_of("timeout"), "\"name\": \"leaf\"");
     free(out);

@@ -555,6 +555,8 @@ static void save(void) {
                     g_auto.dir, where);
     else if (is_child_session())
         keep_claim(level, cpu_ns);
+    if (is_child_session() && !g_auto.failed && !g_auto.incomplete && !strcmp(where, g_auto.dir))
+        return; /* record says where it went (its parent moves it up, or it stays beside, said) */
     opprof__say("opprof: %d capture(s) written to %s%s/%s\n", g_auto.captures, g_auto.named, where + strlen(g_auto.dir),
                 lost_said()); /* DIR as named, and its .N */
 }
