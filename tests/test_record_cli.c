@@ -264,7 +264,7 @@ TEST_CASE(a_wrapper_that_forks) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "record_toy, which timeout ran in a child process");
     CHECK(out && !strstr(out, "called no instrumented function")); /* nothing said of the wrapper */
-    CHECK(out && !strstr(out, "capture(s) written to")); /* nor by the child, of a place it leaves */
+    CHECK(out && !strstr(out, "capture(s) written to"));           /* nor by the child, of a place it leaves */
     free(out);
     CHECK_CONTAINS(out = report_of("timeout"), "\"name\": \"leaf\"");
     free(out);
@@ -446,6 +446,16 @@ TEST_CASE(the_program_of_most_cpu_time_keeps_the_profile) {
         CHECK_CONTAINS(out = read_text(path), "ProfilerStep*");
         free(out);
     }
+    /* one that takes it after the kept one and is killed holds it still: the kept one is DIR, said */
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs tables -o '%s/killed' -- sh -c \"'%s' mallocs 300000; "
+             "sh -c 'kill -9 \\$\\$'; true\" 2>&1",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
+    CHECK_CONTAINS(out, "sh, which sh ran after it, took the profile in turn and ended without its exit handlers");
+    free(out);
     remove_tree(dir);
 }
 

@@ -388,6 +388,7 @@ typedef struct took_level {
     bool moved, nothing;
     char dropped[256]; /* the first program whose capture was dropped at this level */
     size_t n_dropped;
+    char unsaved[256]; /* one that took the profile after the kept one and never saved */
 } took_level;
 
 /* What record's files say of `level` (record_files.h), read and removed:
@@ -402,7 +403,9 @@ static void read_level(const char *exited, int level, took_level *l) {
     back.lines = read_record_file(exited, given_back, back.name, sizeof back.name, NULL, &back.nothing);
     kept.lines = read_record_file(exited, kept_as, kept.name, sizeof kept.name, &kept.moved, NULL);
     l->lines = read_record_file(exited, record_took_suffix(level), l->name, sizeof l->name, &l->moved, &l->nothing);
-    if (!l->lines) *l = kept.lines ? kept : back;
+    if (l->lines && kept.lines) /* it holds the claim still: ended without its exit handlers */
+        snprintf(kept.unsaved, sizeof kept.unsaved, "%s", l->name);
+    if (!l->lines || kept.lines) *l = kept.lines ? kept : back;
     l->n_dropped = read_record_file(exited, dropped_as, l->dropped, sizeof l->dropped, NULL, NULL);
 }
 
@@ -456,6 +459,11 @@ static bool say_children_ran(const char *exited, const record_options *ro, const
             fprintf(stderr, "opprof record: the capture in '%s' is that of %s, which %s ran in a child process%s\n",
                     ro->dir, lv[k].name, cmd, via);
         }
+        if (lv[k].unsaved[0])
+            fprintf(stderr,
+                    "opprof record: %s, which %s ran after it%s, took the profile in turn and ended without its exit "
+                    "handlers (by a signal, or _exit), so it left no capture\n",
+                    lv[k].unsaved, cmd, via);
         if (lv[k].n_dropped && !lv[k].nothing)
             fprintf(stderr,
                     "opprof record: %zu other program(s) that %s ran one after another in child processes%s took the "
