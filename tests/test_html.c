@@ -117,6 +117,9 @@ TEST_CASE(reports) {
         CHECK(strstr(html, evil) == NULL);
         CHECK_CONTAINS(html, "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;");
         CHECK_CONTAINS(html, "a warning with &lt;b&gt;markup&lt;/b&gt; &amp; more");
+        /* the memory total on the timeline in time order across threads (the capture holds
+           them by thread: 150, 700, then the worker's 200 us) */
+        CHECK_CONTAINS(html, "{name:\"allocated bytes\",t:[150.000,200.000,700.000],v:[4096,12288,8192]}");
         CHECK_CONTAINS(html, "main \\u003cthread\\u003e (tid 10)"); /* in the timeline's data: escaped for a script */
         CHECK_CONTAINS(html, "\\u003cscript\\u003ealert(\\\"x\\u0026y\\\")\\u003c/script\\u003e");
         CHECK(strstr(html, "http://") == NULL ||

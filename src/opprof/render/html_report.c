@@ -353,22 +353,13 @@ static int counter_charts(opprof__strbuf *sb, const opprof_capture *c) {
     return 0;
 }
 
-static int memory_compare(const void *a, const void *b) {
-    const opprof_memory_event *x = *(const opprof_memory_event *const *)a, *y = *(const opprof_memory_event *const *)b;
-    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
-}
-
 /* Bytes allocated over time (the allocator's total after each event), as
  * the highest value in each pixel column, with the peak marked. */
 static int memory_chart(opprof__strbuf *sb, const opprof_capture *c) {
     size_t m = 0; /* the CPU's memory (a device's has a total of its own) */
-    for (size_t j = 0; j < c->n_mem; j++) m += c->mem[j].device_type == 0;
+    const opprof_memory_event **by_time = NULL;
+    if (opprof__cpu_memory_by_time(c, &by_time, &m)) return OPPROF_ENOMEM;
     if (!m) return 0;
-    const opprof_memory_event **by_time = opprof__alloc(m * sizeof *by_time);
-    if (!by_time) return OPPROF_ENOMEM;
-    for (size_t j = 0, k = 0; j < c->n_mem; j++)
-        if (c->mem[j].device_type == 0) by_time[k++] = &c->mem[j];
-    qsort(by_time, m, sizeof *by_time, memory_compare);
     int64_t span = c->info.duration_ns > 0 ? c->info.duration_ns : 1, low = INT64_MAX, high = INT64_MIN;
     const opprof_memory_event *peak = by_time[0];
     for (size_t j = 0; j < m; j++) {

@@ -179,6 +179,28 @@ static int by_time(const void *a, const void *b) {
     return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
+int opprof__cpu_memory_by_time(const opprof_capture *c, const opprof_memory_event ***out, size_t *n) {
+    size_t m = 0;
+    bool ordered = true; /* the capture's are by thread, then time: one thread's need no sort */
+    const opprof_memory_event *last = NULL;
+    for (size_t j = 0; j < c->n_mem; j++) {
+        if (c->mem[j].device_type != 0) continue;
+        ordered = ordered && (!last || last->ts_ns <= c->mem[j].ts_ns);
+        last = &c->mem[j];
+        m++;
+    }
+    *out = NULL;
+    *n = m;
+    if (!m) return 0;
+    const opprof_memory_event **order = opprof__alloc(m * sizeof *order);
+    if (!order) return OPPROF_ENOMEM;
+    for (size_t j = 0, k = 0; j < c->n_mem; j++)
+        if (c->mem[j].device_type == 0) order[k++] = &c->mem[j];
+    if (!ordered) qsort(order, m, sizeof *order, by_time);
+    *out = order;
+    return 0;
+}
+
 static int by_name_then_place(const void *a, const void *b) {
     const opprof_mark *x = *(const opprof_mark *const *)a, *y = *(const opprof_mark *const *)b;
     if (x->name != y->name) return x->name < y->name ? -1 : 1;
@@ -220,14 +242,10 @@ static int counter_series(opprof__strbuf *sb, const opprof_capture *c, bool any)
 static int series(opprof__strbuf *sb, const opprof_capture *c) {
     opprof__sb_puts(sb, ",series:[");
     size_t m = 0;
-    for (size_t j = 0; j < c->n_mem; j++) m += c->mem[j].device_type == 0;
+    const opprof_memory_event **order = NULL;
+    if (opprof__cpu_memory_by_time(c, &order, &m)) return OPPROF_ENOMEM;
     bool any = false;
     if (m) {
-        const opprof_memory_event **order = opprof__alloc(m * sizeof *order);
-        if (!order) return OPPROF_ENOMEM;
-        for (size_t j = 0, k = 0; j < c->n_mem; j++)
-            if (c->mem[j].device_type == 0) order[k++] = &c->mem[j];
-        qsort(order, m, sizeof *order, by_time);
         opprof__sb_puts(sb, "{name:\"allocated bytes\",t:[");
         for (size_t j = 0; j < m; j++) {
             if (j) opprof__sb_puts(sb, ",");

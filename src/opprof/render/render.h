@@ -137,6 +137,10 @@ OPPROF__HIDDEN int opprof__text_table(opprof__strbuf *sb, const char *const *tit
 /* render/html_timeline.c: the explorable timeline's section and data; the viewer
  * script (report.js), once per page, after the sections. */
 OPPROF__HIDDEN int opprof__html_timeline(opprof__strbuf *sb, const opprof_capture *c);
+/* The CPU's memory events (device_type 0) in time order, into *out (the caller
+ * frees it with opprof__free; NULL when there are none), *n of them; sorted
+ * only when the capture's order (by thread, then time) is not already it. */
+OPPROF__HIDDEN int opprof__cpu_memory_by_time(const opprof_capture *c, const opprof_memory_event ***out, size_t *n);
 /* The roofline chart of the averages against a machine (html_roofline.c). */
 OPPROF__HIDDEN int opprof__html_roofline(opprof__strbuf *sb, const opprof_averages *avg, const opprof_machine *m);
 OPPROF__HIDDEN void opprof__html_report_script(opprof__strbuf *sb);
