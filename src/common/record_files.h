@@ -8,8 +8,8 @@
  *   process ran without the profile, one a line;
  * - EXITED + RECORD_TOOK_SUFFIX: the program that a child of the profiled
  *   process ran with the profile (made with O_EXCL: one at a time), a line;
- *   ".took2" ... the same one level down: the first program that a child of
- *   that program ran (a wrapper within a wrapper: `timeout 60 sh -c 'prog'`),
+ *   ".took2" ... the same one level down: a program that a child of that
+ *   program ran (a wrapper within a wrapper: `timeout 60 sh -c 'prog'`),
  *   its capture DIR.opprof-child.opprof-child (record_took_suffix);
  *   then RECORD_MOVED_LINE when the profiled process made its capture DIR,
  *   or RECORD_NOTHING_LINE when that program recorded nothing but its steps
