@@ -48,15 +48,11 @@ static int merge_via_json(const char *const *inputs, size_t n, const char *out, 
 static int merge(char **traces, size_t n, const char *out, tool_trace_format f) {
     const char *const *inputs = (const char *const *)traces;
     opprof_merge_result res;
-    if (f != TOOL_FORMAT_JSON) {
-        int rc = merge_via_json(inputs, n, out, &res);
-        if (rc) return rc;
-        fprintf(stderr, "opprof: %d traces, %lld events merged into %s\n", res.inputs, (long long)res.events, out);
-        return 0;
-    }
     opprof_read_error err;
-    int rc = opprof_merge_traces(inputs, n, out, &res, &err);
-    if (rc) {
+    int rc;
+    if (f != TOOL_FORMAT_JSON) {
+        if ((rc = merge_via_json(inputs, n, out, &res))) return rc;
+    } else if ((rc = opprof_merge_traces(inputs, n, out, &res, &err))) {
         fprintf(stderr, "opprof: merge: %s\n", err.message[0] ? err.message : opprof_strerror(rc));
         return TOOL_EXIT_UNREADABLE;
     }

@@ -200,9 +200,8 @@ static void *map_pages(size_t size, pages_kind kind) {
         if (!(base = opprof__spare_take(length)) && !(base = opprof__map_populated(length))) return NULL;
     } else if (kind == PAGES_CARVED) {
         if (!(base = opprof__region_take(length))) return NULL;
-    } else if (length >= HUGE_PAGE) { /* as a big block (map_big): its huge pages whole from the start */
-        if (!(base = map_at_huge_boundary(length))) return NULL;
-        madvise(base, length, MADV_HUGEPAGE);
+    } else if (length >= HUGE_PAGE) { /* as a big block: its huge pages whole from the start */
+        if (!(base = map_big(length))) return NULL;
     } else {
         base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED) return NULL;
