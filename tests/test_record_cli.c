@@ -459,6 +459,64 @@ TEST_CASE(the_program_of_most_cpu_time_keeps_the_profile) {
     remove_tree(dir);
 }
 
+/* `opprof sql DIR` of a memory capture: how many memory events it holds. */
+static long memory_events(const char *capture) {
+    char *out = NULL;
+    long n = -1;
+    if (run_commandf(&out, "'%s/opprof' sql --mode list '%s' 'SELECT count(*) FROM memory' 2>/dev/null", bin_dir(),
+                     capture) == 0 &&
+        out)
+        sscanf(out, "%*[^\n]\n%ld", &n);
+    free(out);
+    return n;
+}
+
+/* A wrapper (timeout) run after a program whose capture is kept at its
+ * level: the program that the wrapper runs keeps the profile when the two
+ * took more CPU time than the kept one (`mkdir out; timeout 600 ./bench`),
+ * or goes with its wrapper, nothing left. It left the wrapper's own capture
+ * as DIR and the program's beside, or said "cannot move ... File exists".
+ * A capture that a program run before left beside DIR is no later one's
+ * child's: a program that ran none no longer takes it for its own. */
+TEST_CASE(a_wrapper_after_a_kept_program) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], path[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/adopted' -- sh -c \"/bin/ls / >/dev/null; "
+             "timeout 60 '%s' mallocs 300000 >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process (through /usr/bin/timeout)\n");
+    CHECK_CONTAINS(out, "less CPU time than /usr/bin/timeout (the first: /bin/ls): their captures were dropped\n");
+    CHECK(out && !strstr(out, "cannot move") && !strstr(strstr(out, "LEFT"), ".opprof-"));
+    free(out);
+    snprintf(path, sizeof path, "%s/adopted", dir);
+    CHECK(memory_events(path) == 600000);
+    /* the wrapper of less CPU time: its program's capture goes with it (2 M pairs: four times ls's and timeout's) */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/dropped' -- sh -c \"'%s' mallocs 2000000 "
+             ">/dev/null; timeout 60 /bin/ls / >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
+    CHECK_CONTAINS(out, "record_toy (the first: /usr/bin/timeout): their captures were dropped\n");
+    CHECK(out && !strstr(out, "cannot move") && !strstr(strstr(out, "LEFT"), ".opprof-"));
+    free(out);
+    snprintf(path, sizeof path, "%s/dropped", dir);
+    CHECK(memory_events(path) == 4000000);
+    /* a program that runs one that records keeps its own (its ranges), its child's beside; the next one ran none */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --functions --outputs tables -o '%s/beside' -- sh -c \"'%s' run '%s' >/dev/null; "
+             "'%s' >/dev/null\" 2>&1",
+             bin_dir(), dir, toy(), toy(), toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    const char *own = out ? strstr(out, "has its own capture") : NULL;
+    CHECK(own && !strstr(own + 1, "has its own capture") && !strstr(out, "cannot move"));
+    CHECK_CONTAINS(out, "whose capture is '");
+    free(out);
+    remove_tree(dir);
+}
+
 /* Every memory event of a program that allocates 100,000 times is in its
  * capture (its .pftrace, the smaller trace): the capture's array of them,
  * 9.6 MB made at once at the exit, is a mapping of its own on huge pages

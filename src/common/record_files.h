@@ -33,8 +33,11 @@
  *   no range of its own and its children took more CPU time than it did: it
  *   was a wrapper that forks (`time prog`, `sh -c 'prog; x'`, `timeout`);
  *   one level down, DIR + RECORD_CHILD_SUFFIX twice, and so on. A process
- *   adopts the shallowest capture below its own that is there (a shell that
- *   ends by _exit adopts none: the one above it does). */
+ *   adopts the shallowest capture below its own that its children made (one
+ *   there when its session began is that of a program run before it at its
+ *   level; a shell that ends by _exit adopts none: the one above it does);
+ *   where a capture is kept at its level, the wrapper and its children's CPU
+ *   time against the kept one's decide, as for any program run in turn. */
 #ifndef OPPROF_COMMON_RECORD_FILES_H
 #define OPPROF_COMMON_RECORD_FILES_H
 

@@ -71,7 +71,11 @@ static struct {
     pthread_mutex_t lock; /* the session pointer, between the watcher's dumps and the save at exit */
     dev_t made_dev;       /* the directory opprof made (DIR, or its twin): saves go there only */
     ino_t made_ino;
-    opprof_machine machine; /* OPPROF_MACHINE_FILE's, when read: measured again at the end of a long run */
+    struct {
+        dev_t dev;
+        ino_t ino;                   /* 0: none */
+    } below_at_start[RECORD_LEVELS]; /* DIR.opprof-child... there when the session began: not its children's */
+    opprof_machine machine;          /* OPPROF_MACHINE_FILE's, when read: measured again at the end of a long run */
     bool has_machine;
     double machine_at; /* when it was read (CLOCK_MONOTONIC, seconds) */
 } g_auto = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -247,21 +251,24 @@ static int write_capture(const opprof_capture *c, void *user) {
 
 /* ---- the save at exit ---- */
 
-/* The twin and the files this process wrote in it. */
-static void remove_work(void) {
-    DIR *d = opendir(g_auto.work);
+/* A capture's directory and its files. */
+static void remove_capture_dir(const char *dir) {
+    DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
         char path[4500];
         while ((e = readdir(d)))
             if (e->d_name[0] != '.') {
-                snprintf(path, sizeof path, "%s/%s", g_auto.work, e->d_name);
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
                 unlink(path);
             }
         closedir(d);
     }
-    rmdir(g_auto.work);
+    rmdir(dir);
 }
+
+/* The twin and the files this process wrote in it. */
+static void remove_work(void) { remove_capture_dir(g_auto.work); }
 
 /* Stop, save, and put the twin in place: once, from atexit or the watcher;
  * the other one waits for it (a signal just before exit must not let the
@@ -460,27 +467,52 @@ static bool is_child_session(void) {
     return n > k && strcmp(g_auto.dir + n - k, RECORD_CHILD_SUFFIX) == 0;
 }
 
-/* A child of this process took a profile of its own (src/common/record_files.h:
- * `opprof record -- time prog`), and its capture is DIR.opprof-child (or one
- * level below, where the child was a wrapper too and ended by _exit: the
- * shallowest there): it becomes DIR when this process was the wrapper, that
- * is, when it wrote no
- * capture, or one without a range while its children took more CPU time than
- * it did between its start and its save (its own loading and writing aside,
- * which are opprof's and the loader's; theirs in; the children of the images
- * that this process was before its last exec aside). Otherwise it stays
- * beside DIR, said. True when it is DIR now. */
-static bool take_child_capture(void) {
-    char child[4300];
+/* The captures below DIR there when this session began, noted: they are
+ * not this process's children's but those of a program run before it at its
+ * level, left beside DIR (`sh -c 'a_that_runs_b; c'`: b's, when c saves). */
+static void note_captures_below(void) {
+    char below[4300];
     struct stat st;
-    int level = record_child_level(g_auto.dir), below = 0;
-    bool found = false;
-    snprintf(child, sizeof child, "%s", g_auto.dir);
-    while (!found && level + below < RECORD_LEVELS && strlen(child) + sizeof RECORD_CHILD_SUFFIX < sizeof child) {
-        strcat(child, RECORD_CHILD_SUFFIX), below++;
-        found = lstat(child, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(below, sizeof below, "%s", g_auto.dir);
+    for (int k = 0; k < RECORD_LEVELS && strlen(below) + sizeof RECORD_CHILD_SUFFIX < sizeof below; k++) {
+        strcat(below, RECORD_CHILD_SUFFIX);
+        bool there = lstat(below, &st) == 0 && S_ISDIR(st.st_mode);
+        g_auto.below_at_start[k].dev = there ? st.st_dev : 0;
+        g_auto.below_at_start[k].ino = there ? st.st_ino : 0;
     }
-    if (!found) return false;
+}
+
+/* The shallowest capture below DIR that a child of this process made (one
+ * level down, or more where a child was a wrapper too and ended by _exit),
+ * into child; how many levels down, 0: none. */
+static int find_child_capture(char *child, size_t size) {
+    struct stat st;
+    int level = record_child_level(g_auto.dir);
+    snprintf(child, size, "%s", g_auto.dir);
+    for (int below = 1; level + below <= RECORD_LEVELS && strlen(child) + sizeof RECORD_CHILD_SUFFIX < size; below++) {
+        strcat(child, RECORD_CHILD_SUFFIX);
+        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode) &&
+            !(st.st_ino == g_auto.below_at_start[below - 1].ino && st.st_dev == g_auto.below_at_start[below - 1].dev))
+            return below;
+    }
+    return 0;
+}
+
+/* A child of this process took a profile of its own (src/common/record_files.h:
+ * `opprof record -- time prog`), and its capture is below DIR
+ * (find_child_capture): it becomes DIR when this process was the wrapper,
+ * that is, when it wrote no capture, or one without a range while its
+ * children took more CPU time than it did between its start and its save
+ * (its own loading and writing aside, which are opprof's and the loader's;
+ * theirs in; the children of the images that this process was before its
+ * last exec aside). Where a program run before it at its level keeps DIR
+ * (kept_ns >= 0), the one of more CPU time (cpu_ns: this process's, its
+ * children's in) keeps it, as in save. Otherwise it stays beside DIR, said.
+ * True when this process's part is done. */
+static bool take_child_capture(long long cpu_ns, long long kept_ns) {
+    char child[4300];
+    int level = record_child_level(g_auto.dir), below = find_child_capture(child, sizeof child);
+    if (!below) return false;
     if (g_auto.captures && (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) - g_auto.children_cpu_started <=
                                                      g_auto.cpu_before_save - g_auto.cpu_started)) {
         opprof__say("opprof: OPPROF_TRACE: the program that this process ran in a child process has its own capture "
@@ -489,9 +521,22 @@ static bool take_child_capture(void) {
                     g_auto.ranges ? "recorded ranges of its own" : "took more CPU time than its children");
         return false;
     }
-    if (renameat2(AT_FDCWD, child, AT_FDCWD, g_auto.dir, RENAME_NOREPLACE) != 0) {
+    if (g_auto.dropping) { /* the one kept took more: this wrapper's program's capture goes with it */
+        remove_capture_dir(child);
+        move_to_dropped(level + below, RECORD_KEPT_SUFFIX);
+        remove_work();
+        move_to_dropped(level, "");
+        return true;
+    }
+    int moved = kept_ns >= 0 ? renameat2(AT_FDCWD, child, AT_FDCWD, g_auto.dir, RENAME_EXCHANGE)
+                             : renameat2(AT_FDCWD, child, AT_FDCWD, g_auto.dir, RENAME_NOREPLACE);
+    if (moved != 0) {
         opprof__say("opprof: OPPROF_TRACE: cannot move '%s' to '%s': %s\n", child, g_auto.dir, strerror(errno));
         return false;
+    }
+    if (kept_ns >= 0) { /* the one kept before, now at child's name */
+        remove_capture_dir(child);
+        move_to_dropped(level, RECORD_KEPT_SUFFIX);
     }
     remove_work();
     if (!is_child_session()) /* a wrapper within a wrapper: the profiled process speaks */
@@ -499,6 +544,7 @@ static bool take_child_capture(void) {
                     "its own, its children took the CPU time): that program's capture is %s/\n",
                     g_auto.dir);
     tell_record(RECORD_MOVED_LINE, level + below);
+    if (is_child_session()) keep_claim(level, cpu_ns);
     return true;
 }
 
@@ -526,7 +572,7 @@ static void save(void) {
                         lost_said());
         return;
     }
-    if (take_child_capture()) return;
+    if (take_child_capture(cpu_ns, kept_ns)) return;
     if (g_auto.dropping && g_auto.content) { /* a program run before it at its level took more CPU time */
         remove_work();
         move_to_dropped(level, "");
@@ -827,6 +873,7 @@ __attribute__((constructor)) static void autostart(void) {
     }
     g_auto.made_dev = made_st.st_dev; /* saves go to this directory, whatever takes its name later */
     g_auto.made_ino = made_st.st_ino;
+    note_captures_below();
     int rc = opprof_session_start(&g_auto.session, &cfg);
     opprof_free((void *)cfg.flight.range_name); /* the session has its copy */
     if (rc) {
