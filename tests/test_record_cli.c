@@ -514,6 +514,22 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
     CHECK(own && !strstr(own + 1, "has its own capture") && !strstr(out, "cannot move"));
     CHECK_CONTAINS(out, "whose capture is '");
     free(out);
+    /* one that execs its program is named with it (record named env); an exec that fails names nothing */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs tables -o '%s/execd' -- sh -c \"/bin/ls / >/dev/null; env X=1 "
+             "'%s' mallocs 300000 >/dev/null\" 2>&1",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy (exec'd by /usr/bin/env), which sh ran in a child process\n");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs tables -o '%s/failed' -- sh -c \"'%s' mallocs 300000 "
+             ">/dev/null; sh -c 'exec /' 2>/dev/null; true\" 2>&1",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "sh, which sh ran after it, took the profile in turn and ended without its exit handlers");
+    CHECK(out && !strstr(out, "exec'd by"));
+    free(out);
     remove_tree(dir);
 }
 

@@ -25,6 +25,8 @@
  *   in turn: each one's capture replaces the kept one when it took more CPU
  *   time, and is dropped otherwise (`sh -c 'date; prog'` under --memory,
  *   where `date` allocates: the program is the one that took the time);
+ * - a claim's RECORD_EXEC_LINE: the program that its holder exec'd (`env
+ *   X=1 prog`), one a line, which record names with the first;
  * - the claim + RECORD_DROPPED_SUFFIX: the programs whose captures were
  *   dropped so (a kept one replaced, or one of less CPU time), one a line.
  * Beside OPPROF_TRACE's DIR:
@@ -52,6 +54,7 @@
 #define RECORD_KEPT_SUFFIX "-kept"
 #define RECORD_DROPPED_SUFFIX "-dropped"
 #define RECORD_CPU_LINE "cpu_ns "
+#define RECORD_EXEC_LINE "exec "
 #define RECORD_MOVED_LINE "moved to DIR\n"
 #define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
 /* The deepest level at which a child takes a profile of its own. */

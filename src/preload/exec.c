@@ -348,6 +348,27 @@ static exec_mode claim(new_env *e, char *const envp[], bool spawned, const char 
     return EXEC_WITHOUT;
 }
 
+/* A child that holds its level's claim (`suffix`, NULL: none) and execs
+ * another program (`env X=1 prog`, a pyenv shim's python): FILE named in the
+ * claim by a RECORD_EXEC_LINE, so that record names the program the capture
+ * is of. The claim's length before it, to take the line back if the exec
+ * fails (into *path); -1 when nothing was written. */
+static off_t name_exec(const char *suffix, const char *file, char *path, size_t size) {
+    char line[PATH_MAX + 16];
+    size_t k = strlen(RECORD_EXEC_LINE), f = strlen(file);
+    if (!suffix || k + f + 1 > sizeof line || !record_file(path, size, suffix)) return -1;
+    memcpy(line, RECORD_EXEC_LINE, k);
+    memcpy(line + k, file, f);
+    line[k + f] = '\n';
+    ssize_t n = (ssize_t)(k + f + 1);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW); /* never made here: held, it is there */
+    struct stat st;
+    off_t before = fd >= 0 && fstat(fd, &st) == 0 ? st.st_size : -1;
+    if (before >= 0 && write(fd, line, (size_t)n) != n) before = -1;
+    if (fd >= 0) close(fd);
+    return before;
+}
+
 static int exec_with(bool search, const char *file, char *const argv[], char *const envp[]) {
     new_env e; /* on the stack: exec is rare, and a vfork child shares the heap */
     exec_mode mode = is_record_process() ? EXEC_RECORD : EXEC_WITHOUT;
@@ -355,13 +376,18 @@ static int exec_with(bool search, const char *file, char *const argv[], char *co
     if (mode == EXEC_WITHOUT && is_child_of_record_process() && may_run(search, file))
         mode = claim(&e, envp, false, file, &took_as); /* a wrapper that forks: its child runs the program */
     if (mode != EXEC_CHILD) make_env(&e, envp, mode, false);
-    char made[PATH_MAX];
+    char made[PATH_MAX], claim_path[PATH_MAX];
     bool removed = mode == EXEC_RECORD && remove_own_dir(made, sizeof made);
+    off_t named = mode == EXEC_RECORD && may_run(search, file)
+                      ? name_exec(took_suffix(&e), file, claim_path, sizeof claim_path)
+                      : -1;
     exec_fn real = search ? g_execvpe : g_execve;
     int rc = real ? real(file, argv, e.v) : (errno = ENOSYS, -1);
     int saved = errno;
-    if (removed) mkdir(made, 0777); /* the exec failed: this image goes on, and saves there */
-    char took[PATH_MAX];            /* ...nor did it take the profile */
+    if (removed) mkdir(made, 0777);                       /* the exec failed: this image goes on, and saves there */
+    if (named >= 0 && truncate(claim_path, named) != 0) { /* ...as the program it was: record then names one more */
+    }
+    char took[PATH_MAX]; /* ...nor did it take the profile */
     if (mode == EXEC_CHILD && record_file(took, sizeof took, took_as)) unlink(took);
     errno = saved;
     return rc;

@@ -368,9 +368,13 @@ static size_t read_record_file(const char *exited, const char *suffix, char *fir
     snprintf(path, sizeof path, "%s%s", exited, suffix);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
-    size_t n = 0;
+    size_t n = 0, k = strlen(RECORD_EXEC_LINE);
+    char original[256] = "";
     for (char line[4096]; fgets(line, sizeof line, f); n++) {
         if (!n) snprintf(first, size, "%.*s", (int)strcspn(line, "\n"), line);
+        if (!n) snprintf(original, sizeof original, "%s", first);
+        if (n && !strncmp(line, RECORD_EXEC_LINE, k)) /* the claim's holder exec'd it: the last one named */
+            snprintf(first, size, "%.*s (exec'd by %s)", (int)strcspn(line + k, "\n"), line + k, original);
         if (moved && !strcmp(line, RECORD_MOVED_LINE)) *moved = true;
         if (nothing && !strcmp(line, RECORD_NOTHING_LINE)) *nothing = true;
     }
