@@ -533,6 +533,29 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
     remove_tree(dir);
 }
 
+/* make's recipe of several lines, each run by its own child: mkdir (which
+ * allocates, so its capture is kept), then the program with a redirection,
+ * which make hands to /bin/sh (dash: it forks the program and ends by
+ * _exit, so it never adopts its child's capture nor gives its claim back).
+ * The program's capture, of more CPU time, is DIR: it was mkdir's, the
+ * program's left beside. */
+TEST_CASE(a_make_recipe_of_several_lines) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[4096], path[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf 'run:\\n\\tmkdir -p out\\n\\t%s mallocs 300000 > out/x.txt\\n' > Makefile && "
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/made' -- make -s run 2>&1; echo LEFT; ls -A '%s'",
+             dir, toy(), bin_dir(), dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which make ran in a child process (through /bin/sh)\n");
+    CHECK_CONTAINS(out, "less CPU time than /bin/sh (the first: /usr/bin/mkdir): their captures were dropped\n");
+    CHECK(out && !strstr(strstr(out, "LEFT"), ".opprof-"));
+    free(out);
+    snprintf(path, sizeof path, "%s/made", dir);
+    CHECK(memory_events(path) == 600000);
+    remove_tree(dir);
+}
+
 /* Every memory event of a program that allocates 100,000 times is in its
  * capture (its .pftrace, the smaller trace): the capture's array of them,
  * 9.6 MB made at once at the exit, is a mapping of its own on huge pages

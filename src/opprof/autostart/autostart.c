@@ -482,20 +482,51 @@ static void note_captures_below(void) {
     }
 }
 
+/* The capture `below` levels below DIR (DIR + RECORD_CHILD_SUFFIX that many
+ * times) into path: true when it is there and a child of this process's
+ * made it (it was not there, as it is, when the session began). */
+static bool own_capture_below(int below, char *path, size_t size) {
+    struct stat st;
+    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
+    if (below < 1 || below > RECORD_LEVELS || n + (size_t)below * k >= size) return false;
+    memcpy(path, g_auto.dir, n);
+    for (int b = 0; b < below; b++) memcpy(path + n + (size_t)b * k, RECORD_CHILD_SUFFIX, k);
+    path[n + (size_t)below * k] = '\0';
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+           !(st.st_ino == g_auto.below_at_start[below - 1].ino && st.st_dev == g_auto.below_at_start[below - 1].dev);
+}
+
 /* The shallowest capture below DIR that a child of this process made (one
  * level down, or more where a child was a wrapper too and ended by _exit),
  * into child; how many levels down, 0: none. */
 static int find_child_capture(char *child, size_t size) {
-    struct stat st;
     int level = record_child_level(g_auto.dir);
-    snprintf(child, size, "%s", g_auto.dir);
-    for (int below = 1; level + below <= RECORD_LEVELS && strlen(child) + sizeof RECORD_CHILD_SUFFIX < size; below++) {
-        strcat(child, RECORD_CHILD_SUFFIX);
-        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode) &&
-            !(st.st_ino == g_auto.below_at_start[below - 1].ino && st.st_dev == g_auto.below_at_start[below - 1].dev))
-            return below;
-    }
+    for (int below = 1; level + below <= RECORD_LEVELS; below++)
+        if (own_capture_below(below, child, size)) return below;
     return 0;
+}
+
+/* A program that took the profile at a level below after the one kept
+ * there and ended by _exit (dash does: make's recipe line `prog > out`,
+ * after `mkdir -p out`) holds that level's claim for good and adopted
+ * nothing; its children's capture, a level further down, is its. Of that
+ * one and the kept one, the one of more CPU time takes the level's place,
+ * the other dropped, as the shell would have done at its exit. From the
+ * deepest level up, before this process adopts the shallowest. */
+static void settle_levels_left_by_exit(void) {
+    char upper[4300], lower[4300], held[4200];
+    int level = record_child_level(g_auto.dir);
+    for (int below = RECORD_LEVELS - level - 1; below >= 1; below--) {
+        int at = level + below;
+        long long kept = kept_cpu_ns(at), deeper = kept >= 0 ? kept_cpu_ns(at + 1) : -1;
+        if (deeper <= kept || !claim_path(at, "", held, sizeof held) || access(held, F_OK) != 0 ||
+            !own_capture_below(below, upper, sizeof upper) || !own_capture_below(below + 1, lower, sizeof lower))
+            continue;
+        if (renameat2(AT_FDCWD, lower, AT_FDCWD, upper, RENAME_EXCHANGE) != 0) continue;
+        remove_capture_dir(lower); /* the kept one's, now */
+        move_to_dropped(at, RECORD_KEPT_SUFFIX);
+        tell_record(RECORD_MOVED_LINE, at + 1);
+    }
 }
 
 /* A child of this process took a profile of its own (src/common/record_files.h:
@@ -511,6 +542,7 @@ static int find_child_capture(char *child, size_t size) {
  * True when this process's part is done. */
 static bool take_child_capture(long long cpu_ns, long long kept_ns) {
     char child[4300];
+    settle_levels_left_by_exit();
     int level = record_child_level(g_auto.dir), below = find_child_capture(child, sizeof child);
     if (!below) return false;
     if (g_auto.captures && (g_auto.ranges > 0 || cpu_seconds(RUSAGE_CHILDREN) - g_auto.children_cpu_started <=
