@@ -534,24 +534,38 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
 }
 
 /* make's recipe of several lines, each run by its own child: mkdir (which
- * allocates, so its capture is kept), then the program with a redirection,
- * which make hands to /bin/sh (dash: it forks the program and ends by
- * _exit, so it never adopts its child's capture nor gives its claim back).
- * The program's capture, of more CPU time, is DIR: it was mkdir's, the
- * program's left beside. */
+ * allocates, so its capture is kept), a line that /bin/sh runs (a
+ * redirection; dash ends by _exit, so it never gives its claim back), the
+ * program with a redirection (sh forks it), and another such line. The
+ * program's capture, of the most CPU time, is DIR: the claim of a shell that
+ * had ended is taken in turn (the program ran without, and DIR was none),
+ * and the level above settles what such a shell left (DIR was mkdir's, the
+ * program's beside). */
 TEST_CASE(a_make_recipe_of_several_lines) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], path[4200], *out = NULL;
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && printf 'run:\\n\\tmkdir -p out\\n\\t%s mallocs 300000 > out/x.txt\\n' > Makefile && "
-             "'%s/opprof' record --memory --outputs perfetto -o '%s/made' -- make -s run 2>&1; echo LEFT; ls -A '%s'",
+             "cd '%s' && printf 'run:\\n\\tmkdir -p out\\n\\techo start > out/a.txt\\n\\t%s mallocs 1000000 > "
+             "out/x.txt\\n\\techo done > out/b.txt\\n' > Makefile && '%s/opprof' record --memory --outputs perfetto "
+             "-o '%s/made' -- make -s run 2>&1; echo LEFT; ls -A '%s'",
              dir, toy(), bin_dir(), dir, dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "record_toy, which make ran in a child process (through /bin/sh)\n");
-    CHECK_CONTAINS(out, "less CPU time than /bin/sh (the first: /usr/bin/mkdir): their captures were dropped\n");
-    CHECK(out && !strstr(strstr(out, "LEFT"), ".opprof-"));
+    CHECK_CONTAINS(out, "(the first: /usr/bin/mkdir): their captures were dropped\n");
+    CHECK(out && !strstr(out, "was left by") && !strstr(strstr(out, "LEFT"), ".opprof-"));
     free(out);
     snprintf(path, sizeof path, "%s/made", dir);
+    CHECK(memory_events(path) == 2000000);
+    /* the program after a shell that ended by _exit takes the profile */
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/after' -- sh -c \"sh -c 'echo x > /dev/null; "
+             "true'; '%s' mallocs 300000 >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
+    CHECK(out && !strstr(out, "not profiled") && !strstr(strstr(out, "LEFT"), ".opprof-"));
+    free(out);
+    snprintf(path, sizeof path, "%s/after", dir);
     CHECK(memory_events(path) == 600000);
     remove_tree(dir);
 }

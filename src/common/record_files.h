@@ -27,6 +27,13 @@
  *   where `date` allocates: the program is the one that took the time);
  * - a claim's RECORD_EXEC_LINE: the program that its holder exec'd (`env
  *   X=1 prog`), one a line, which record names with the first;
+ * - a claim's RECORD_PID_LINE: its holder's process id, written when its
+ *   session starts; a child that finds the claim held by a process that
+ *   has ended (without its exit handlers: a dash shell ends by _exit, and
+ *   make runs each recipe line that has a redirection by /bin/sh) sets it
+ *   aside as the claim + RECORD_EXITED_SUFFIX and takes the profile in
+ *   turn; the level above settles what that process's children left
+ *   (autostart's settle_levels_left_by_exit);
  * - the claim + RECORD_DROPPED_SUFFIX: the programs whose captures were
  *   dropped so (a kept one replaced, or one of less CPU time), one a line.
  * Beside OPPROF_TRACE's DIR:
@@ -43,6 +50,9 @@
 #ifndef OPPROF_COMMON_RECORD_FILES_H
 #define OPPROF_COMMON_RECORD_FILES_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,6 +65,8 @@
 #define RECORD_DROPPED_SUFFIX "-dropped"
 #define RECORD_CPU_LINE "cpu_ns "
 #define RECORD_EXEC_LINE "exec "
+#define RECORD_PID_LINE "pid "
+#define RECORD_EXITED_SUFFIX "-exited"
 #define RECORD_MOVED_LINE "moved to DIR\n"
 #define RECORD_NOTHING_LINE "recorded nothing but its steps\n"
 /* The deepest level at which a child takes a profile of its own. */
@@ -91,6 +103,21 @@ static inline bool record_child_took_profile(const char *files) {
         if (access(path, F_OK) == 0) return true;
     }
     return false;
+}
+
+/* The claim file at `path` is held by a process that has ended (its
+ * RECORD_PID_LINE names no process): true. No allocation and no stdio: a
+ * vfork child calls it. */
+static inline bool record_claim_holder_ended(const char *path) {
+    char text[2048];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    const char *at = strstr(text, "\n" RECORD_PID_LINE);
+    long pid = 0;
+    for (at = at ? at + 1 + strlen(RECORD_PID_LINE) : ""; *at >= '0' && *at <= '9'; at++) pid = pid * 10 + (*at - '0');
+    return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
 /* OPPROF_TRACE's DIR under the working directory of now, where it is

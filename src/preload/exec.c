@@ -41,6 +41,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h> /* rename: no stream is used */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -341,9 +342,25 @@ static const char *took_suffix(const new_env *e) {
  * own (make_env's e, EXEC_CHILD) when no other holds the level's claim (one
  * at a time: a claim is given back at its holder's exit, record_files.h);
  * the others are named in the .ran file. Its claim's suffix into *took. */
+/* The claim of `suffix` held by a process that has ended without its exit
+ * handlers (record_claim_holder_ended: a dash shell, make's recipe line
+ * `echo x > log`) set aside as RECORD_EXITED_SUFFIX, for the level above to
+ * settle, so that the next program at its level takes the profile: it held
+ * the level for good, and make's later lines ran without. */
+static bool set_aside_ended_claim(const char *suffix) {
+    char path[PATH_MAX], exited[PATH_MAX + sizeof RECORD_EXITED_SUFFIX];
+    if (!record_file(path, sizeof path, suffix) || !record_claim_holder_ended(path)) return false;
+    size_t n = strlen(path);
+    memcpy(exited, path, n);
+    memcpy(exited + n, RECORD_EXITED_SUFFIX, sizeof RECORD_EXITED_SUFFIX);
+    return rename(path, exited) == 0;
+}
+
 static exec_mode claim(new_env *e, char *const envp[], bool spawned, const char *file, const char **took) {
     *took = make_env(e, envp, EXEC_CHILD, spawned) ? took_suffix(e) : NULL;
-    if (*took && write_record_file(*took, file, true)) return EXEC_CHILD;
+    if (*took && (write_record_file(*took, file, true) ||
+                  (set_aside_ended_claim(*took) && write_record_file(*took, file, true))))
+        return EXEC_CHILD;
     write_record_file(RECORD_RAN_SUFFIX, file, false);
     return EXEC_WITHOUT;
 }

@@ -514,18 +514,25 @@ static int find_child_capture(char *child, size_t size) {
  * the other dropped, as the shell would have done at its exit. From the
  * deepest level up, before this process adopts the shallowest. */
 static void settle_levels_left_by_exit(void) {
-    char upper[4300], lower[4300], held[4200];
+    char upper[4300], lower[4300], held[4200], exited[4200];
     int level = record_child_level(g_auto.dir);
     for (int below = RECORD_LEVELS - level - 1; below >= 1; below--) {
         int at = level + below;
         long long kept = kept_cpu_ns(at), deeper = kept >= 0 ? kept_cpu_ns(at + 1) : -1;
-        if (deeper <= kept || !claim_path(at, "", held, sizeof held) || access(held, F_OK) != 0 ||
-            !own_capture_below(below, upper, sizeof upper) || !own_capture_below(below + 1, lower, sizeof lower))
+        bool is_held = claim_path(at, "", held, sizeof held) && access(held, F_OK) == 0,
+             set_aside = claim_path(at, RECORD_EXITED_SUFFIX, exited, sizeof exited) && access(exited, F_OK) == 0;
+        if (deeper <= kept || !(is_held || set_aside) || !own_capture_below(below, upper, sizeof upper) ||
+            !own_capture_below(below + 1, lower, sizeof lower))
             continue;
         if (renameat2(AT_FDCWD, lower, AT_FDCWD, upper, RENAME_EXCHANGE) != 0) continue;
         remove_capture_dir(lower); /* the kept one's, now */
         move_to_dropped(at, RECORD_KEPT_SUFFIX);
         tell_record(RECORD_MOVED_LINE, at + 1);
+        if (!is_held && claim_path(at, RECORD_KEPT_SUFFIX, held, sizeof held) && rename(exited, held) == 0) {
+            char line[64]; /* the one set aside keeps the level now, with its children's time */
+            snprintf(line, sizeof line, RECORD_CPU_LINE "%lld\n", deeper);
+            append_to_claim(at, RECORD_KEPT_SUFFIX, line);
+        }
     }
 }
 
@@ -817,12 +824,12 @@ static void yield_to_program(void) {
 
 /* An earlier run's DIR.opprof-PID, whose process ended without saving it. */
 static void name_leftover(const char *entry, long pid, void *user) {
-    (void)user;
     size_t files = 0;
     DIR *d = opendir(entry);
     for (struct dirent *e; d && (e = readdir(d));)
         files += !strncmp(e->d_name, "trace-step-", 11) && !strstr(e->d_name, ".tmp.");
     if (d) closedir(d);
+    if (!files && *(const bool *)user) return; /* a child's level: a shell's, ended by _exit; record removes it */
     opprof__say("opprof: '%s' was left by process %ld, which ended without saving it (killed by SIGKILL, "
                 "or ended by _exit or abort): ",
                 entry, pid);
@@ -865,7 +872,8 @@ __attribute__((constructor)) static void autostart(void) {
         opprof__say("opprof: OPPROF_TRACE='%s' ignored: it exists; name a new directory\n", dir);
         return;
     }
-    opprof__leftovers(dir, ".opprof-", name_leftover, NULL);
+    bool child_level = record_child_level(dir) > 0;
+    opprof__leftovers(dir, ".opprof-", name_leftover, &child_level);
     outputs_setup();
     opprof_config cfg = opprof_config_default();
     cfg.profile_memory = true;
@@ -917,6 +925,11 @@ __attribute__((constructor)) static void autostart(void) {
     g_auto.cpu_started = cpu_seconds(RUSAGE_SELF);
     g_auto.children_cpu_started = cpu_seconds(RUSAGE_CHILDREN);
     g_auto.owner = getpid();
+    if (is_child_session()) { /* its claim says which process holds it (record_claim_holder_ended) */
+        char line[48];
+        snprintf(line, sizeof line, RECORD_PID_LINE "%ld\n", (long)getpid());
+        append_to_claim(record_child_level(g_auto.dir), "", line);
+    }
     atexit(finish);
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
     if (start_watcher() == 0) {
