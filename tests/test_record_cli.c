@@ -533,6 +533,40 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
     remove_tree(dir);
 }
 
+/* An exec wrapper that changes the environment it passes on: `env
+ * LD_PRELOAD=libjemalloc.so prog` (how allocators are swapped under
+ * inference benchmarks) replaced record's library, `env -u LD_PRELOAD` and
+ * `env -i` removed it (env -i also its own variables, before its exec): the
+ * program ran without, its capture lost, and record blamed _exit or static
+ * linking. The program's capture is DIR; record's library comes first, the
+ * program's own after it. */
+TEST_CASE(an_exec_wrapper_that_changes_the_environment) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char lib[4200], cmd[16384], path[4200], *out = NULL;
+    snprintf(lib, sizeof lib, "%s/../tests/libstep_lib.so", bin_dir());
+    const char *wrappers[] = {"env LD_PRELOAD='%s'", "env -u LD_PRELOAD", "env -i",
+                              "sh -c 'ls / >/dev/null; env -i \"$0\" \"$@\"'"};
+    for (int k = 0; k < 4; k++) {
+        char wrapper[4400];
+        snprintf(wrapper, sizeof wrapper, wrappers[k], lib);
+        snprintf(path, sizeof path, "%s/w%d", dir, k);
+        snprintf(cmd, sizeof cmd,
+                 "'%s/opprof' record --memory --outputs perfetto -o '%s' -- %s '%s' mallocs 300000 2>&1", bin_dir(),
+                 path, wrapper, toy());
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK(out && !strstr(out, "wrote no capture"));
+        free(out);
+        CHECK(memory_events(path) == 600000);
+    }
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/shown' -- env LD_PRELOAD='%s' /usr/bin/env 2>/dev/null",
+             bin_dir(), dir, lib);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "libopprof_record.so:");
+    CHECK_CONTAINS(out, "libstep_lib.so\n");
+    free(out);
+    remove_tree(dir);
+}
+
 /* make's recipe of several lines, each run by its own child: mkdir (which
  * allocates, so its capture is kept), a line that /bin/sh runs (a
  * redirection; dash ends by _exit, so it never gives its claim back), the

@@ -11,7 +11,9 @@
  * - the process that record started (its pid is OPPROF_RECORD_PID) hands the
  *   profile on: the new image's environment gets back the OPPROF_ variables
  *   that autostart took (from /proc/self/environ, the environment this image
- *   began with), and the directory that this image's session made and left
+ *   began with), record's libraries in LD_PRELOAD and its OPPROF_RECORD_
+ *   variables where the program took them out (`env -i`, `env
+ *   LD_PRELOAD=other.so`), and the directory that this image's session made and left
  *   empty is removed so that the next one can make it (made again when the
  *   exec fails);
  * - the first child of that process to exec a program takes a profile of its
@@ -75,18 +77,25 @@ static long number(const char *s) {
  * pid: room for any pid's digits, and no number (number() reads 0). */
 #define SPAWNED_PID "-spawned-----------"
 
-static bool is_record_process(void) {
+/* OPPROF_RECORD_PID and record's files' path as this image began, for a
+ * program that clears its environment before it execs (`env -i prog`). */
+static long g_record_pid;
+static char g_record_files[PATH_MAX];
+
+static long record_pid(void) {
     const char *pid = getenv("OPPROF_RECORD_PID");
-    return pid && number(pid) == (long)getpid();
+    return pid ? number(pid) : g_record_pid;
 }
+
+static bool is_record_process(void) { return record_pid() == (long)getpid(); }
 
 /* Where record's files are (src/common/record_files.h): OPPROF_RECORD_EXITED
  * in the process record started, OPPROF_RECORD_FILES (the same path) in a
  * child that took a profile of its own, whose exit record does not wait
  * for; NULL in the others. */
 static const char *record_files(void) {
-    const char *exited = getenv("OPPROF_RECORD_EXITED");
-    return exited ? exited : getenv("OPPROF_RECORD_FILES");
+    const char *exited = getenv("OPPROF_RECORD_EXITED"), *files = exited ? exited : getenv("OPPROF_RECORD_FILES");
+    return files ? files : g_record_files[0] ? g_record_files : NULL;
 }
 
 /* Record's files' path + suffix into `path`; false without it or when
@@ -102,10 +111,7 @@ static bool record_file(char *path, size_t size, const char *suffix) {
 
 bool opprof__child_took_profile(void) { return record_child_took_profile(record_files()); }
 
-static bool is_child_of_record_process(void) {
-    const char *pid = getenv("OPPROF_RECORD_PID");
-    return pid && number(pid) == (long)getppid();
-}
+static bool is_child_of_record_process(void) { return record_pid() == (long)getppid(); }
 
 /* FILE, a line appended to the record file of `suffix`; `exclusive`: only
  * when this call makes the file (one claim per record). True when written. */
@@ -122,30 +128,51 @@ static bool write_record_file(const char *suffix, const char *file, bool exclusi
     return true;
 }
 
-/* LD_PRELOAD without opprof record's libraries, into e->text; NULL when nothing is left. */
-static char *preload_without_ours(new_env *e, const char *value) {
-    char *out = e->text + e->used, *at = out;
-    size_t room = TEXT_MAX - e->used;
-    memcpy(at, "LD_PRELOAD=", 11), at += 11;
-    bool any = false;
-    for (const char *p = value; *p;) {
+/* Whether LD_PRELOAD's entry p (n bytes) is one of opprof record's libraries. */
+static bool is_our_library(const char *p, size_t n) {
+    const char *slash = memrchr(p, '/', n);
+    const char *base = slash ? slash + 1 : p;
+    size_t bn = n - (size_t)(base - p);
+    return (bn == 19 && !memcmp(base, "libopprof_record.so", 19)) ||
+           (bn == 24 && !memcmp(base, "libopprof_ggml_record.so", 24));
+}
+
+enum { ENTRIES_OTHERS, ENTRIES_OURS, ENTRIES_ALL };
+
+/* The entries of LD_PRELOAD's `value` that `which` names appended at *at,
+ * ':' between them, within out's `room`; *any: one was. */
+static void put_entries(char *out, char **at, size_t room, const char *value, int which, bool *any) {
+    for (const char *p = value; p && *p;) {
         size_t n = strcspn(p, ": ");
-        const char *slash = memrchr(p, '/', n);
-        const char *base = slash ? slash + 1 : p;
-        size_t bn = n - (size_t)(base - p);
-        bool ours = (bn == 19 && !memcmp(base, "libopprof_record.so", 19)) ||
-                    (bn == 24 && !memcmp(base, "libopprof_ggml_record.so", 24));
-        if (n && !ours && (size_t)(at - out) + n + 2 < room) {
-            if (any) *at++ = ':';
-            memcpy(at, p, n), at += n;
-            any = true;
+        bool take = which == ENTRIES_ALL || is_our_library(p, n) == (which == ENTRIES_OURS);
+        if (n && take && (size_t)(*at - out) + n + 2 < room) {
+            if (*any) *(*at)++ = ':';
+            memcpy(*at, p, n), *at += n;
+            *any = true;
         }
         p += n + (p[n] != '\0');
     }
+}
+
+/* "LD_PRELOAD=" with the entries of `value` that `which` names, then all
+ * of `more` (NULL: none), into e->text; NULL when none is left. */
+static char *preload_entries(new_env *e, const char *value, int which, const char *more) {
+    char *out = e->text + e->used, *at = out;
+    size_t room = TEXT_MAX - e->used;
+    if (room < 12) return NULL;
+    memcpy(at, "LD_PRELOAD=", 11), at += 11;
+    bool any = false;
+    put_entries(out, &at, room, value, which, &any);
+    put_entries(out, &at, room, more, ENTRIES_ALL, &any);
     *at++ = '\0';
     if (!any) return NULL;
     e->used += (size_t)(at - out);
     return out;
+}
+
+/* LD_PRELOAD without opprof record's libraries, into e->text; NULL when nothing is left. */
+static char *preload_without_ours(new_env *e, const char *value) {
+    return preload_entries(e, value, ENTRIES_OTHERS, NULL);
 }
 
 /* How a program is exec'd: without opprof (a child of the profiled process),
@@ -229,6 +256,58 @@ static bool kept(const char *v, exec_mode mode, const char *initial, size_t len)
     return true;
 }
 
+/* The first variable of this image's first environment that starts with `name`, or NULL. */
+static const char *initial_var(const char *initial, size_t len, const char *name) {
+    for (size_t i = 0; initial && i < len; i += strlen(initial + i) + 1)
+        if (starts(initial + i, name)) return initial + i;
+    return NULL;
+}
+
+/* Whether e holds a variable of v's name (v: "NAME=value"). */
+static bool has_name(const new_env *e, const char *v) {
+    size_t n = strcspn(v, "=") + 1;
+    for (int i = 0; i < e->n; i++)
+        if (!strncmp(e->v[i], v, n)) return true;
+    return false;
+}
+
+static bool has_our_library(const char *value) {
+    for (const char *p = value; p && *p;) {
+        size_t n = strcspn(p, ": ");
+        if (n && is_our_library(p, n)) return true;
+        p += n + (p[n] != '\0');
+    }
+    return false;
+}
+
+/* What the new image needs to be profiled, back where the program took it
+ * out, from the environment this image began with: record's libraries in
+ * LD_PRELOAD, before the program's own (`env LD_PRELOAD=libjemalloc.so prog`
+ * replaced them: prog ran without, its capture lost), and record's
+ * variables (`env -i prog`). */
+static void restore_record_vars(new_env *e, const char *initial, size_t len, exec_mode mode) {
+    int at = -1;
+    for (int i = 0; i < e->n; i++)
+        if (starts(e->v[i], "LD_PRELOAD=")) at = i;
+    const char *theirs = at >= 0 ? e->v[at] + 11 : NULL, *first = initial_var(initial, len, "LD_PRELOAD=");
+    if (first && !has_our_library(theirs)) {
+        char *v = preload_entries(e, first + 11, ENTRIES_OURS, theirs);
+        if (v && at >= 0)
+            e->v[at] = v;
+        else if (v && e->n < ENV_MAX)
+            e->v[e->n++] = v;
+    }
+    for (size_t i = 0; initial && i < len; i += strlen(initial + i) + 1) {
+        const char *v = initial + i;
+        bool record_only = false;
+        for (size_t k = 0; k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++) record_only |= starts(v, RECORD_ONLY[k]);
+        bool childs_own =
+            mode == EXEC_CHILD && (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=") ||
+                                   starts(v, "OPPROF_RECORD_FILES="));
+        if (record_only && !childs_own && !has_name(e, v) && e->n < ENV_MAX) e->v[e->n++] = (char *)v;
+    }
+}
+
 /* The environment of the new image; false when EXEC_CHILD cannot be had
  * (also when the program gives the child an OPPROF_TRACE of its own).
  * `spawned`: the image is a child's that posix_spawn makes (SPAWNED_PID). */
@@ -249,6 +328,7 @@ static bool make_env(new_env *e, char *const envp[], exec_mode mode, bool spawne
         own_trace |= taken_index(v) == 0;
         e->v[e->n++] = (char *)v;
     }
+    if (mode != EXEC_WITHOUT) restore_record_vars(e, initial, len, mode);
     bool ok = mode == EXEC_WITHOUT || (!(mode == EXEC_CHILD && own_trace) && add_taken(e, envp, mode, initial, len));
     if (ok && mode == EXEC_CHILD) {
         char digits[24];
@@ -321,6 +401,9 @@ __attribute__((constructor)) static void exec_setup(void) {
     g_spawn = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
     g_spawnp = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
     take_spawned_pid();
+    const char *files = record_files();
+    if (files && strlen(files) < sizeof g_record_files) memcpy(g_record_files, files, strlen(files) + 1);
+    g_record_pid = number(getenv("OPPROF_RECORD_PID"));
 }
 
 /* A program that exec may run: a path that is an executable file, or a name
