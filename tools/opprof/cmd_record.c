@@ -495,9 +495,9 @@ static void say_lost(const record_options *ro, const char *cmd, int status, bool
     const char *flight = getenv("OPPROF_FLIGHT");
     if (WIFSIGNALED(status))
         fprintf(stderr,
-                "opprof record: %s was killed by %s: its exit handlers did not run, so the capture being "
+                "opprof record: %s was killed by SIG%s: its exit handlers did not run, so the capture being "
                 "recorded is lost (nothing was written into '%s')\n",
-                cmd, strsignal(WTERMSIG(status)), ro->dir);
+                cmd, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?", ro->dir);
     else if (exited && flight &&
              *flight) /* the flight recorder said why it saved nothing (no trigger, a bad setting) */
         return;
