@@ -10,9 +10,12 @@
  *   record_toy run PROG ARGS...   mid x 2, then PROG in a child process, waited
  *                     for: a program that runs another, as system() does
  *   record_toy mallocs N   N x malloc(64) + free: memory events over several
- *                     of the recorder's chunks */
+ *                     of the recorder's chunks
+ *   record_toy longjmp N   N x (jumper: setjmp, then down 5 x down and a
+ *                     longjmp out of them all), each followed by leaf */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <setjmp.h>
 #include <sys/wait.h>
 #include <semaphore.h>
 #include <unistd.h>
@@ -70,6 +73,22 @@ static int budget(long n) {
     return 0;
 }
 
+static jmp_buf g_jump;
+
+/* n more calls of itself, then a longjmp out of all of them: no exit of any runs */
+static __attribute__((noinline)) void down(int n) {
+    sink += n;
+    if (n > 0)
+        down(n - 1);
+    else if (n == 0)
+        longjmp(g_jump, 1);
+}
+
+static __attribute__((noinline)) void jumper(long i) {
+    if (!setjmp(g_jump)) down(5);
+    sink += i;
+}
+
 static int run(char **argv) {
     for (int i = 0; i < 2; i++) mid(i);
     pid_t pid = fork();
@@ -90,6 +109,13 @@ int main(int argc, char **argv) {
         for (long i = 0, n = atol(argv[2]); i < n; i++) {
             void *volatile p = malloc(64);
             free(p);
+        }
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "longjmp") == 0) {
+        for (long i = 0, n = atol(argv[2]); i < n; i++) {
+            jumper(i);
+            leaf(i);
         }
         return 0;
     }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -106,13 +107,39 @@ static inline function *function_of(void *fn) {
 }
 
 static __thread opprof_range t_open[MAX_OPEN] __attribute__((tls_model("initial-exec")));
+/* each open call's place on its thread's stack: this hook's frame, called from it */
+static __thread uintptr_t t_frame[MAX_OPEN] __attribute__((tls_model("initial-exec")));
 static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
+/* How far apart two frames of one stack can be: the stack's limit
+ * (RLIMIT_STACK, 8 MiB when unlimited). Farther, they are two stacks (a
+ * signal handler's alternate stack). */
+static uintptr_t g_stack_span = 8u << 20;
+
+/* The open calls whose frames are gone, ended: those below `here` on the
+ * stack (a call at `here` itself is its caller's, inlined into it). A
+ * longjmp (libpng's and libjpeg's error paths, an interpreter's) leaves the
+ * functions it jumps out of without their exits: each later call nested in
+ * them, the stack grew by their depth every time, and their times summed to
+ * many times the run's. The handle is read before the depth goes down, as
+ * in exit. */
+static inline void end_calls_left(uintptr_t here) {
+    for (unsigned d = t_depth; d > 0 && d <= MAX_OPEN;) {
+        uintptr_t frame = t_frame[d - 1];
+        if (frame == here || here - frame >= g_stack_span) break; /* here, above it, or another stack */
+        opprof_range r = t_open[--d];
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        t_depth = d;
+        if (r) opprof__range_end(r);
+    }
+}
 
 EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     (void)site;
     if (!g_functions) return;
     if (__builtin_expect(!__atomic_load_n(&g_saw_function, __ATOMIC_RELAXED), 0))
         __atomic_store_n(&g_saw_function, 1, __ATOMIC_RELAXED);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    end_calls_left(here);
     unsigned d = t_depth++;
     opprof_range r = 0;
     /* not while this thread names a function (a signal handler that calls
@@ -124,12 +151,14 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     } else if (__builtin_expect(g_step_by_entry, 0) && !opprof__preload_inside && function_of(fn)->step) {
         opprof__steps_function_entered(); /* outside a window too: the steps are what opens one (OPPROF_SCHEDULE) */
     }
-    if (d < MAX_OPEN) t_open[d] = r;
+    if (d < MAX_OPEN) t_open[d] = r, t_frame[d] = here;
 }
 
 EXPORT void __cyg_profile_func_exit(void *fn, void *site) {
     (void)fn, (void)site;
     if (!g_functions || t_depth == 0) return;
+    end_calls_left((uintptr_t)__builtin_frame_address(0));
+    if (t_depth == 0) return;
     /* the handle read before the depth goes down: a signal handler's
      * instrumented calls in between take the slots above, never this one */
     unsigned d = t_depth - 1;
@@ -206,6 +235,9 @@ void opprof__functions_setup(const char *step) {
     const char *on = secure_getenv("OPPROF_RECORD_FUNCTIONS");
     g_functions = on && strcmp(on, "1") == 0;
     g_step_by_entry = g_functions && step && *step;
+    struct rlimit stack;
+    if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY && stack.rlim_cur > (1u << 20))
+        g_stack_span = (uintptr_t)stack.rlim_cur;
     const char *cap = secure_getenv("OPPROF_FUNCTION_CALLS");
     if (cap && *cap) {
         char *end;
