@@ -12,7 +12,9 @@
  *   record_toy mallocs N   N x malloc(64) + free: memory events over several
  *                     of the recorder's chunks
  *   record_toy longjmp N   N x (jumper: setjmp, then down 5 x down and a
- *                     longjmp out of them all), each followed by leaf */
+ *                     longjmp out of them all), each followed by leaf
+ *   record_toy pthread_exit   a thread that ends by pthread_exit inside
+ *                     quits (inside its thread function), joined; then leaf */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <setjmp.h>
@@ -89,6 +91,16 @@ static __attribute__((noinline)) void jumper(long i) {
     sink += i;
 }
 
+static __attribute__((noinline)) void quits(void) {
+    sink++;
+    pthread_exit(NULL);
+}
+
+static void *ends_inside(void *arg) {
+    quits();
+    return arg;
+}
+
 static int run(char **argv) {
     for (int i = 0; i < 2; i++) mid(i);
     pid_t pid = fork();
@@ -117,6 +129,13 @@ int main(int argc, char **argv) {
             jumper(i);
             leaf(i);
         }
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "pthread_exit") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, ends_inside, NULL);
+        pthread_join(t, NULL);
+        leaf(1);
         return 0;
     }
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {

@@ -552,6 +552,24 @@ TEST_CASE(functions_left_by_longjmp) {
     remove_tree(dir);
 }
 
+/* A thread that ends by pthread_exit inside its ranges: they end with it,
+ * before main's next call (they lasted until the capture's end). */
+TEST_CASE(ranges_end_with_their_thread) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char *out = NULL;
+    CHECK_INT(
+        run_commandf(&out,
+                     "'%s/opprof' record --functions --outputs trace -o '%s/exits' -- '%s' pthread_exit "
+                     ">/dev/null 2>&1 && '%s/opprof' sql --mode list '%s/exits' \"SELECT name, ts + dur <= (SELECT "
+                     "ts FROM slice WHERE name = 'leaf') FROM slice WHERE name IN ('ends_inside', 'quits') "
+                     "ORDER BY name\" 2>/dev/null",
+                     bin_dir(), dir, toy(), bin_dir(), dir),
+        0);
+    CHECK_STR(out, "name|ts + dur <= (SELECT ts FROM slice WHERE name = 'leaf')\nends_inside|1\nquits|1\n");
+    free(out);
+    remove_tree(dir);
+}
+
 /* An exec wrapper that changes the environment it passes on: `env
  * LD_PRELOAD=libjemalloc.so prog` (how allocators are swapped under
  * inference benchmarks) replaced record's library, `env -u LD_PRELOAD` and

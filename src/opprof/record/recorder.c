@@ -132,6 +132,23 @@ static void budget_give_back(opprof__thread *t) {
     STORE(&t->fast.busy, 0);
 }
 
+static inline uint64_t thread_now(opprof__thread *t);
+static inline void record_leave(opprof__thread *t);
+
+/* The ranges a thread left open end with it, not with the capture
+ * (pthread_exit from inside them, or a thread function that returns inside
+ * a range): a thread of microseconds showed the capture's whole length. */
+static void end_open_ranges(opprof__thread *t) {
+    STORE_RELAXED(&t->fast.busy, 1);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint64_t window = LOAD(&opprof__window);
+    if ((window & 1) && t->epoch == window >> 1 && t->fast.depth) {
+        uint64_t now = thread_now(t);
+        while (t->fast.depth) STORE_RELAXED(&t->fast.stack[--t->fast.depth]->end, now);
+    }
+    record_leave(t);
+}
+
 static void thread_exit(void *arg) {
     opprof__thread *t = arg;
     /* run in the destructors' next-to-last round, so that what other keys'
@@ -139,6 +156,7 @@ static void thread_exit(void *arg) {
      * sanitizers' (ThreadSanitizer ends its thread state there: code run
      * after it faults) */
     if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 && pthread_setspecific(g_exit_key, t) == 0) return;
+    end_open_ranges(t);
     budget_give_back(t);
     t_released = 1;
     opprof__tls = NULL;
