@@ -13,6 +13,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,52 @@ TEST_CASE(dwarf_in_process) {
     opprof_free(text);
     opprof_capture_free(c);
     opprof_session_free(s);
+}
+
+/* A thread that runs less than the period between samples is never sampled
+ * (each thread's clock starts anew: perf record misses it too): 400 threads
+ * of 0.2 ms of CPU each, one after another, and the capture says how little
+ * of the threads' CPU time its samples cover; 100 ms on one thread says
+ * nothing of it. */
+static void *short_work(void *arg) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        busy_leaf(2000);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    } while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 200000L);
+    return arg;
+}
+
+static bool says_coverage(void (*work)(void)) {
+    opprof_config cfg = opprof_config_default();
+    cfg.sample_hz = 1000;
+    opprof_session *s = NULL;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    work();
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_capture *c = NULL;
+    opprof_session_take_capture(s, &c);
+    size_t n = 0;
+    const char *const *warnings = c ? opprof_capture_warnings(c, &n) : NULL;
+    bool said = false;
+    for (size_t k = 0; k < n; k++) said |= strstr(warnings[k], "the samples cover ") != NULL;
+    opprof_capture_free(c);
+    opprof_session_free(s);
+    return said;
+}
+
+static void short_threads(void) {
+    for (int k = 0; k < 400; k++) {
+        pthread_t t;
+        CHECK_INT(pthread_create(&t, NULL, short_work, NULL), 0);
+        pthread_join(t, NULL);
+    }
+}
+
+TEST_CASE(short_threads_said_unsampled) {
+    CHECK(says_coverage(short_threads));
+    CHECK(!says_coverage(busy_caller));
 }
 
 /* Samples, stacks, owners and off-CPU times read back from the trace. */

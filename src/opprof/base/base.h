@@ -80,6 +80,11 @@ extern OPPROF__HIDDEN __thread int opprof__own_allocations;
 /* The session stopped: the helper ends (joined) and the spares are given
  * back; the next take starts it again. */
 OPPROF__HIDDEN void opprof__spare_stop(void);
+/* The helper's thread id (0: none runs), and the CPU time (ns) that helpers
+ * took in this process so far (`user`: in user mode only): opprof's, not
+ * the program's (the sampler leaves them out). */
+OPPROF__HIDDEN int32_t opprof__spare_helper_tid(void);
+OPPROF__HIDDEN int64_t opprof__spare_helper_cpu_ns(bool user);
 OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
 /* Page-aligned blocks of `length` bytes (a multiple of 4 KiB) whose pages
  * are zero and fault in as written, carved from large regions so that they

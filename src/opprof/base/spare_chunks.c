@@ -21,6 +21,10 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 /* A stream's chunks have one length (ranges, memory events and marks share
  * theirs; shapes and native stacks have their own): a pool each, up to
@@ -37,11 +41,30 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_asked = PTHREAD_COND_INITIALIZER;
 static pool g_pools[LENGTHS]; /* under g_lock */
 static pthread_t g_helper;
-static bool g_started;  /* the helper runs (or could not be started: g_failed) */
+static bool g_started; /* the helper runs (or could not be started: g_failed) */
 static bool g_failed;
 static bool g_stopping; /* the helper is asked to end (opprof__spare_stop) */
-static bool g_resting; /* a mapping failed: no more until the next ask */
+static bool g_resting;  /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+static int32_t g_helper_tid;        /* atomic */
+static int64_t g_ended_cpu_ns[2];   /* atomic: helpers that ended, [0] all their CPU time, [1] its user part */
+static int64_t g_running_cpu_ns[2]; /* atomic: the running one's, after its last mapping */
+
+/* This thread's CPU time (ns) into cpu: [0] all of it, [1] in user mode. */
+static void own_cpu_ns(int64_t cpu[2]) {
+    struct timespec t;
+    struct rusage ru;
+    cpu[0] = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (int64_t)t.tv_sec * 1000000000 + t.tv_nsec : 0;
+    cpu[1] =
+        getrusage(RUSAGE_THREAD, &ru) == 0 ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + ru.ru_utime.tv_usec * 1000 : 0;
+}
+
+int32_t opprof__spare_helper_tid(void) { return __atomic_load_n(&g_helper_tid, __ATOMIC_ACQUIRE); }
+
+int64_t opprof__spare_helper_cpu_ns(bool user) {
+    return __atomic_load_n(&g_ended_cpu_ns[user], __ATOMIC_ACQUIRE) +
+           __atomic_load_n(&g_running_cpu_ns[user], __ATOMIC_ACQUIRE);
+}
 
 /* A pool that wants a spare, or NULL. */
 static pool *wanting(void) {
@@ -54,6 +77,7 @@ static pool *wanting(void) {
 static void *populate_ahead(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "opprof-spares"); /* what top and gdb show */
+    __atomic_store_n(&g_helper_tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     /* a CPU's idle time only: where the scheduler put it beside the program's
      * thread, it took that thread's CPU (loops of 6 M functions waited up to
      * 125 ms of 270) */
@@ -66,6 +90,9 @@ static void *populate_ahead(void *arg) {
         size_t length = p->length;
         pthread_mutex_unlock(&g_lock);
         char *made = opprof__map_populated(length);
+        int64_t cpu[2];
+        own_cpu_ns(cpu);
+        for (int k = 0; k < 2; k++) __atomic_store_n(&g_running_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
         pthread_mutex_lock(&g_lock);
         if (made && p->length == length && p->count < SPARES)
             p->spare[p->count++] = made;
@@ -75,6 +102,13 @@ static void *populate_ahead(void *arg) {
             g_resting = true; /* out of memory: the next ask tries again */
     }
     pthread_mutex_unlock(&g_lock);
+    __atomic_store_n(&g_helper_tid, 0, __ATOMIC_RELEASE);
+    int64_t cpu[2];
+    own_cpu_ns(cpu);
+    for (int k = 0; k < 2; k++) {
+        __atomic_add_fetch(&g_ended_cpu_ns[k], cpu[k], __ATOMIC_ACQ_REL);
+        __atomic_store_n(&g_running_cpu_ns[k], 0, __ATOMIC_RELEASE);
+    }
     return NULL;
 }
 

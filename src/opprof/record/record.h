@@ -63,6 +63,11 @@ OPPROF__HIDDEN void opprof__sampler_stop(opprof__sampler *s);
  * capture, its times from t0; what came before is dropped. NULL: none. */
 OPPROF__HIDDEN int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1);
 OPPROF__HIDDEN int64_t opprof__sampler_period_ns(const opprof__sampler *s);
+/* A window opens, or closes: the process's CPU time then, its helpers' aside,
+ * against which collect weighs the window's samples (opprof's building and
+ * writing of captures, between a close and the next open, are not the
+ * program's). NULL: nothing. */
+OPPROF__HIDDEN void opprof__sampler_window_mark(opprof__sampler *s, bool open);
 /* Debug information of a code address (record/sources.c, libdw). */
 typedef struct opprof__code_frame {
     char name[256];   /* "" for the holding function: opprof_symbolize names it */

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +88,31 @@ struct opprof__sampler {
     size_t n_stacks, cap_stack_first;
     opprof__index stack_index;
     uint64_t lost;
+    int64_t cpu_open_ns, cpu_closed_ns; /* the process's CPU time at the window's open and close, */
+    int64_t own_open_ns, own_closed_ns; /* ...and its helpers' (the drainer's, the spares') */
+    bool user_only;                     /* the kernel's time not sampled (perf_event_paranoid >= 2) */
+    int64_t drainer_cpu_ns[2];          /* atomic: the drainer's CPU time after its last drain ([1]: user mode) */
 };
+
+/* The CPU time (ns) that the process's threads ran so far, those that
+ * ended in (`user`: in user mode only, when the kernel's is not sampled);
+ * and that of opprof's helper threads, which are no program's. (The
+ * task-clock events' counts would do, their inherited threads' in, but the
+ * helpers' are inherited too.) */
+static int64_t process_cpu_ns(bool user) {
+    struct timespec t;
+    struct rusage ru;
+    if (user)
+        return getrusage(RUSAGE_SELF, &ru) == 0
+                   ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000
+                   : 0;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (int64_t)t.tv_sec * 1000000000 + t.tv_nsec : 0;
+}
+
+static int64_t helpers_cpu_ns(const opprof__sampler *s) {
+    return __atomic_load_n(&s->drainer_cpu_ns[s->user_only], __ATOMIC_ACQUIRE) +
+           opprof__spare_helper_cpu_ns(s->user_only);
+}
 
 static long perf_open(struct perf_event_attr *a, pid_t tid, int cpu, int group) {
     return syscall(SYS_perf_event_open, a, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
@@ -182,7 +207,9 @@ static void on_sample(opprof__sampler *s, const unsigned char *p, size_t len) {
     memcpy(&tid, p + 12, 4);
     memcpy(&time, p + 16, 8);
     memcpy(&nr, p + 24, 8);
-    if ((int32_t)tid == __atomic_load_n(&s->drainer_tid, __ATOMIC_RELAXED) || nr > (len - 32) / 8) return;
+    if ((int32_t)tid == __atomic_load_n(&s->drainer_tid, __ATOMIC_RELAXED) ||
+        (int32_t)tid == opprof__spare_helper_tid() || nr > (len - 32) / 8) /* opprof's own threads */
+        return;
     uint64_t ips[MAX_FRAMES + 1];
     size_t n = 0;
     if (ip0 >= KERNEL_SPACE) ips[n++] = KERNEL_FRAME;
@@ -262,6 +289,14 @@ static void *drainer(void *arg) {
     struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L};
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         drain_all(s);
+        struct timespec t;
+        struct rusage ru;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
+            __atomic_store_n(&s->drainer_cpu_ns[0], (int64_t)t.tv_sec * 1000000000 + t.tv_nsec, __ATOMIC_RELEASE);
+        if (getrusage(RUSAGE_THREAD, &ru) == 0)
+            __atomic_store_n(&s->drainer_cpu_ns[1],
+                             (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000,
+                             __ATOMIC_RELEASE);
         nanosleep(&pause, NULL);
     }
     return NULL;
@@ -393,6 +428,7 @@ int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cp
     pthread_mutex_init(&s->lock, NULL);
     struct perf_event_attr a;
     attr_of(&a, hz, s->dwarf, off_cpu, paranoid < 2);
+    s->user_only = paranoid >= 2;
     int err = open_all(s, &a);
     if (err == -EACCES || err == -EPERM) { /* without kernel samples, as an unprivileged user may */
         close_all(s);
@@ -592,11 +628,42 @@ static int take_offs(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t 
     return rc;
 }
 
+void opprof__sampler_window_mark(opprof__sampler *s, bool open) {
+    if (!s) return;
+    int64_t cpu = process_cpu_ns(s->user_only), own = helpers_cpu_ns(s);
+    if (open)
+        s->cpu_open_ns = s->cpu_closed_ns = cpu, s->own_open_ns = s->own_closed_ns = own;
+    else
+        s->cpu_closed_ns = cpu, s->own_closed_ns = own;
+}
+
+/* Said when the samples cover less than half of the CPU time the threads
+ * ran in the window, opprof's own aside (and that time is 20 periods or
+ * more; the user-mode time only when the kernel's is not sampled): each thread's
+ * clock starts anew, so a thread that runs less than a period is never
+ * sampled (a pool that makes a thread per task: 4,000 threads of 0.15 ms,
+ * no sample at all, and perf record the same). */
+static int say_coverage(opprof__sampler *s, opprof_capture *c, size_t samples) {
+    int64_t spent = (s->cpu_closed_ns - s->cpu_open_ns) - (s->own_closed_ns - s->own_open_ns);
+    uint64_t ran = spent > 0 ? (uint64_t)spent : 0;
+    uint64_t period = (uint64_t)opprof__sampler_period_ns(s), covered = samples * period;
+    if (!period || ran < 20 * period || 2 * covered >= ran) return 0;
+    return opprof__capture_warnf(c,
+                                 "the samples cover %.1f ms of the %.1f ms of CPU time that the threads ran (%.0f%%): "
+                                 "each thread's clock starts anew, so a thread that runs less than the period "
+                                 "between samples (%.3f ms) is not sampled; a higher rate (--sample HZ) sees "
+                                 "shorter threads",
+                                 (double)covered / 1e6, (double)ran / 1e6, 100.0 * (double)covered / (double)ran,
+                                 (double)period / 1e6);
+}
+
 int opprof__sampler_collect(opprof__sampler *s, opprof_capture *c, int64_t t0, int64_t t1) {
     if (!s) return 0;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->n_rings; i++) drain_ring(s, &s->rings[i]);
+    size_t before = c->n_samples;
     int rc = take_samples(s, c, t0, t1);
+    if (!rc && s->hz) rc = say_coverage(s, c, c->n_samples - before);
     if (!rc && s->off_cpu) rc = take_offs(s, c, t0, t1);
     c->info.samples_lost = s->lost;
     s->lost = 0;

@@ -176,6 +176,7 @@ static void window_open(opprof_session *s) {
     s->window_base_ns = opprof__realtime_ns();
     s->window_mono = opprof__monotonic_ns();
     opprof__recorder_window_open(&rc);
+    opprof__sampler_window_mark(s->sampler, true);
     s->window_open = true;
 }
 
@@ -233,6 +234,7 @@ static int deliver(opprof_capture *cap, void *ctx) {
 static int window_capture(opprof_session *s, opprof_capture **out) {
     uint64_t end = opprof__recorder_window_close();
     int64_t end_mono = opprof__monotonic_ns();
+    opprof__sampler_window_mark(s->sampler, false);
     s->window_open = false;
     opprof_capture *cap = NULL;
     int rc = opprof__recorder_snapshot(&cap, opprof__recorder_window_start_ticks(), end, s->sampler, s->window_mono,
@@ -447,7 +449,7 @@ int opprof_session_stop(opprof_session *s) {
     s->stopped = true;
     opprof__sampler_stop(s->sampler);
     s->sampler = NULL;
-    opprof__spare_stop(); /* the window is closed: no thread takes a spare */
+    opprof__spare_stop();   /* the window is closed: no thread takes a spare */
     g_categories[0] = '\0'; /* no session, no filter */
     __atomic_add_fetch(&opprof__category_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&g_active, 0, __ATOMIC_RELEASE);
