@@ -213,6 +213,9 @@ TEST_CASE(sleeping_range_off_cpu) {
     const opprof_average_row *rows = opprof_averages_rows(avg, &n);
     for (size_t i = 0; i < n; i++)
         if (!strcmp(rows[i].key, "sleeping")) CHECK(rows[i].off_cpu_ns >= 20000000); /* half its 40 ms */
+    size_t threads = 0; /* this one: the sampler's drainer, asleep between drains, is opprof's and not there */
+    opprof_capture_threads(c, &threads);
+    CHECK_INT(threads, 1);
     char *text = NULL;
     CHECK_INT(opprof_averages_table_to_string(avg, &(opprof_table_options){.cpu_time = true}, &text), 0);
     CHECK_CONTAINS(text, "Off CPU");
@@ -303,6 +306,35 @@ static void short_threads(void) {
 TEST_CASE(short_threads_said_unsampled) {
     CHECK(says_coverage(short_threads));
     CHECK(!says_coverage(busy_caller));
+}
+
+/* The times off the CPU as `opprof sql`'s thread_state, trace_processor's
+ * table: a row each, in time order across threads, "R+" preempted, "S"
+ * blocked. */
+TEST_CASE(off_cpu_times_in_sql) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_new(&c), 0);
+    uint32_t main_thread, worker;
+    CHECK_INT(opprof_capture_add_thread(c, 7, "main", &main_thread), 0);
+    CHECK_INT(opprof_capture_add_thread(c, 9, "worker", &worker), 0);
+    CHECK_INT(opprof_capture_add_event(c, main_thread, "outer", OPPROF_KIND_USER_ANNOTATION, 0, 10000), 0);
+    CHECK_INT(opprof_capture_add_off_cpu(c, worker, 5000, 2000, true), 0);
+    CHECK_INT(opprof_capture_add_off_cpu(c, main_thread, 1000, 500, false), 0);
+    CHECK_INT(opprof_capture_add_off_cpu(c, main_thread, 6000, 100, true), 0);
+    CHECK_INT(opprof_capture_finish(c), 0);
+    char path[512], *out = NULL;
+    snprintf(path, sizeof path, "%s/off.json", dir);
+    CHECK_INT(opprof_capture_chrome_write(c, path), 0);
+    CHECK_INT(
+        run_commandf(&out,
+                     "'%s/opprof' sql '%s' 'SELECT ts - (SELECT min(ts) FROM thread_state) AS t, dur, tid, state, "
+                     "cpu FROM thread_state JOIN thread USING (utid) ORDER BY thread_state.id' 2>/dev/null",
+                     bin_dir(), path),
+        0);
+    CHECK_STR(out, "\"t\",\"dur\",\"tid\",\"state\",\"cpu\"\n0,500,7,\"S\",\"[NULL]\"\n"
+                   "4000,2000,9,\"R+\",\"[NULL]\"\n5000,100,7,\"R+\",\"[NULL]\"\n");
+    free(out);
+    opprof_capture_free(c);
 }
 
 /* Samples, stacks, owners and off-CPU times read back from the trace. */

@@ -80,10 +80,9 @@ extern OPPROF__HIDDEN __thread int opprof__own_allocations;
 /* The session stopped: the helper ends (joined) and the spares are given
  * back; the next take starts it again. */
 OPPROF__HIDDEN void opprof__spare_stop(void);
-/* The helper's thread id (0: none runs), and the CPU time (ns) that helpers
- * took in this process so far (`user`: in user mode only): opprof's, not
- * the program's (the sampler leaves them out). */
-OPPROF__HIDDEN int32_t opprof__spare_helper_tid(void);
+/* The CPU time (ns) that the spares' helpers took in this process so far
+ * (`user`: in user mode only): opprof's, not the program's (the sampler
+ * leaves it out). */
 OPPROF__HIDDEN int64_t opprof__spare_helper_cpu_ns(bool user);
 OPPROF__HIDDEN void opprof__free_chunk(void *ptr);
 /* Page-aligned blocks of `length` bytes (a multiple of 4 KiB) whose pages
@@ -207,6 +206,8 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
  * handler runs on the program's threads and sigwait finds its signals
  * pending. The CPUs the process may use. */
 OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
+/* tid is a thread of opprof's own that opprof__helper_start made and that runs now. */
+OPPROF__HIDDEN bool opprof__is_own_thread(int32_t tid);
 OPPROF__HIDDEN int opprof__usable_cpus(void);
 
 /* ---- microseconds as text (base/micros.c) ---- */

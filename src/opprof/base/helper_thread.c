@@ -9,17 +9,62 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int opprof__usable_cpus(void) {
     cpu_set_t set;
     return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
+/* opprof's helpers that run now, a slot each: their thread ids (0: none),
+ * which the sampler drops the samples and the times off the CPU of (the
+ * watcher's whole run asleep was a thread of the program's name). A slot is
+ * taken by the start (taken: its function and argument, no allocation: an
+ * allocator the program set may hold a helper's first call), its tid set by
+ * the helper, and given back when it returns. Past OWN_MAX at once, a helper
+ * runs unknown. */
+enum { OWN_MAX = 64 };
+static struct own_slot {
+    int taken;   /* atomic */
+    int32_t tid; /* atomic */
+    void *(*run)(void *);
+    void *arg;
+} g_own[OWN_MAX];
+
+static void *helper_main(void *p) {
+    struct own_slot *slot = p;
+    __atomic_store_n(&slot->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    void *result = slot->run(slot->arg);
+    __atomic_store_n(&slot->tid, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->taken, 0, __ATOMIC_RELEASE);
+    return result;
+}
+
+bool opprof__is_own_thread(int32_t tid) {
+    for (int k = 0; k < OWN_MAX; k++)
+        if (__atomic_load_n(&g_own[k].tid, __ATOMIC_ACQUIRE) == tid) return true;
+    return false;
+}
+
+static struct own_slot *take_slot(void *(*run)(void *), void *arg) {
+    for (int k = 0; k < OWN_MAX; k++) {
+        int free_slot = 0;
+        if (__atomic_compare_exchange_n(&g_own[k].taken, &free_slot, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            g_own[k].run = run, g_own[k].arg = arg;
+            return &g_own[k];
+        }
+    }
+    return NULL;
+}
+
 int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg) {
+    struct own_slot *slot = take_slot(run, arg);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(thread, NULL, run, arg);
+    int rc = slot ? pthread_create(thread, NULL, helper_main, slot) : pthread_create(thread, NULL, run, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc && slot) __atomic_store_n(&slot->taken, 0, __ATOMIC_RELEASE);
     return rc ? -rc : 0;
 }

@@ -22,9 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 /* A stream's chunks have one length (ranges, memory events and marks share
  * theirs; shapes and native stacks have their own): a pool each, up to
@@ -46,7 +44,6 @@ static bool g_failed;
 static bool g_stopping; /* the helper is asked to end (opprof__spare_stop) */
 static bool g_resting;  /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
-static int32_t g_helper_tid;        /* atomic */
 static int64_t g_ended_cpu_ns[2];   /* atomic: helpers that ended, [0] all their CPU time, [1] its user part */
 static int64_t g_running_cpu_ns[2]; /* atomic: the running one's, after its last mapping */
 
@@ -58,8 +55,6 @@ static void own_cpu_ns(int64_t cpu[2]) {
     cpu[1] =
         getrusage(RUSAGE_THREAD, &ru) == 0 ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + ru.ru_utime.tv_usec * 1000 : 0;
 }
-
-int32_t opprof__spare_helper_tid(void) { return __atomic_load_n(&g_helper_tid, __ATOMIC_ACQUIRE); }
 
 int64_t opprof__spare_helper_cpu_ns(bool user) {
     return __atomic_load_n(&g_ended_cpu_ns[user], __ATOMIC_ACQUIRE) +
@@ -77,7 +72,6 @@ static pool *wanting(void) {
 static void *populate_ahead(void *arg) {
     (void)arg;
     pthread_setname_np(pthread_self(), "opprof-spares"); /* what top and gdb show */
-    __atomic_store_n(&g_helper_tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     /* a CPU's idle time only: where the scheduler put it beside the program's
      * thread, it took that thread's CPU (loops of 6 M functions waited up to
      * 125 ms of 270) */
@@ -102,7 +96,6 @@ static void *populate_ahead(void *arg) {
             g_resting = true; /* out of memory: the next ask tries again */
     }
     pthread_mutex_unlock(&g_lock);
-    __atomic_store_n(&g_helper_tid, 0, __ATOMIC_RELEASE);
     int64_t cpu[2];
     own_cpu_ns(cpu);
     for (int k = 0; k < 2; k++) {

@@ -73,7 +73,6 @@ struct opprof__sampler {
     size_t ring_pages;
     unsigned char *record; /* one record copied out of its ring: RECORD_MAX bytes */
     pthread_t drainer;
-    int32_t drainer_tid;
     int stop;             /* atomic */
     pthread_mutex_t lock; /* the store, below */
     raw_sample *samples;
@@ -207,9 +206,7 @@ static void on_sample(opprof__sampler *s, const unsigned char *p, size_t len) {
     memcpy(&tid, p + 12, 4);
     memcpy(&time, p + 16, 8);
     memcpy(&nr, p + 24, 8);
-    if ((int32_t)tid == __atomic_load_n(&s->drainer_tid, __ATOMIC_RELAXED) ||
-        (int32_t)tid == opprof__spare_helper_tid() || nr > (len - 32) / 8) /* opprof's own threads */
-        return;
+    if (nr > (len - 32) / 8 || opprof__is_own_thread((int32_t)tid)) return; /* the drainer's, the watcher's... */
     uint64_t ips[MAX_FRAMES + 1];
     size_t n = 0;
     if (ip0 >= KERNEL_SPACE) ips[n++] = KERNEL_FRAME;
@@ -238,6 +235,7 @@ static void on_switch(opprof__sampler *s, uint16_t misc, const unsigned char *p,
     uint64_t time;
     memcpy(&tid, p + len - 12, 4);
     memcpy(&time, p + len - 8, 8);
+    if (opprof__is_own_thread((int32_t)tid)) return; /* the watcher asleep for the whole run is no program's */
     size_t k = 0;
     while (k < s->n_outs && s->outs[k].tid != (int32_t)tid) k++;
     if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
@@ -285,7 +283,6 @@ static void drain_all(opprof__sampler *s) {
 
 static void *drainer(void *arg) {
     opprof__sampler *s = arg;
-    __atomic_store_n(&s->drainer_tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L};
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         drain_all(s);
@@ -424,7 +421,6 @@ int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cp
         opprof__free(s);
         return OPPROF_ENOMEM;
     }
-    s->drainer_tid = -1;
     pthread_mutex_init(&s->lock, NULL);
     struct perf_event_attr a;
     attr_of(&a, hz, s->dwarf, off_cpu, paranoid < 2);

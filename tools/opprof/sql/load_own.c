@@ -182,6 +182,41 @@ static int load_memory(own *o) {
     return rc;
 }
 
+/* ---- the times threads spent off the CPU: Perfetto's thread_state -------- */
+
+static const opprof_off_cpu *g_offs; /* for by_start: qsort takes no context */
+
+static int by_start(const void *a, const void *b) {
+    int64_t x = g_offs[*(const size_t *)a].start_ns, y = g_offs[*(const size_t *)b].start_ns;
+    return (x > y) - (x < y);
+}
+
+/* Each off-CPU interval a row, in time order, as trace_processor's state
+ * names it: "R+" preempted (runnable), "S" blocked (a sleep, I/O, a lock: the
+ * switch record does not tell them apart). opprof sees no scheduler, so no
+ * "Running" row and no CPU. */
+static int load_thread_states(own *o) {
+    size_t n = 0;
+    const opprof_off_cpu *off = opprof_capture_off_cpu(o->cap, &n);
+    if (n == 0) return SQLITE_OK;
+    size_t *order = malloc(n * sizeof *order);
+    if (!order) return SQLITE_NOMEM;
+    for (size_t k = 0; k < n; k++) order[k] = k;
+    g_offs = off;
+    qsort(order, n, sizeof *order, by_start);
+    sqlite3_stmt *st = NULL;
+    int rc = sql_prepare(o->db, "INSERT INTO thread_state(id, ts, dur, utid, state) VALUES (?,?,?,?,?)", &st);
+    for (size_t k = 0; k < n && rc == SQLITE_OK; k++) {
+        const opprof_off_cpu *i = &off[order[k]];
+        sql_bounds_take(o->ids, o->base_ns + i->start_ns, o->base_ns + i->start_ns + i->duration_ns);
+        rc = sql_row(st, "iiiis", o->ids->thread_state++, o->base_ns + i->start_ns, i->duration_ns, o->utid[i->thread],
+                     i->preempted ? "R+" : "S");
+    }
+    sql_finalize(st);
+    free(order);
+    return rc;
+}
+
 /* ---- samples: Perfetto's callsite tree ------------------------------------ */
 
 typedef struct stacks_st {
@@ -306,5 +341,6 @@ int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const
     if (rc == SQLITE_OK) rc = load_steps(&o, ev, n);
     if (rc == SQLITE_OK) rc = load_memory(&o);
     if (rc == SQLITE_OK) rc = load_samples(&o);
+    if (rc == SQLITE_OK) rc = load_thread_states(&o);
     return rc;
 }

@@ -58,8 +58,8 @@ int sql_create_schema(sqlite3 *db);
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
  * 4: args.flat_key without array indices, arrays and objects flattened;
  * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place;
- * 7: trace_bounds; 8: trace.format and the metadata view. */
-enum { SQL_SCHEMA_VERSION = 8 };
+ * 7: trace_bounds; 8: trace.format and the metadata view; 9: thread_state. */
+enum { SQL_SCHEMA_VERSION = 9 };
 /* The slice table's own columns (schema.c's), as the functions that return
  * slices give them (ancestor_slice and its kin; the cat and slice_id
  * aliases added where Perfetto adds them). */
@@ -72,7 +72,7 @@ int sql_create_indexes(sqlite3 *db);
 /** Where the next rows of each table start: ids go on across the traces of
  *  one database, so that each keeps its own processes, threads and slices. */
 typedef struct sql_ids {
-    int64_t trace, upid, utid, track, slice, arg_set, arg, arg_key, counter, flow, sample, memory;
+    int64_t trace, upid, utid, track, slice, arg_set, arg, arg_key, counter, flow, sample, memory, thread_state;
     /* trace_bounds so far: the first instant and the last end of the slices,
        counters, samples and memory events inserted; first > last: none */
     int64_t first_ts, last_end;
