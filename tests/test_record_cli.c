@@ -478,32 +478,37 @@ static long memory_events(const char *capture) {
  * as DIR and the program's beside, or said "cannot move ... File exists".
  * A capture that a program run before left beside DIR is no later one's
  * child's: a program that ran none no longer takes it for its own. */
+/* `opprof record --memory` of `sh -c "INNER"` into DIR/name: it ends with
+ * status 0, says `said` and `also`, leaves nothing beside DIR (no
+ * .opprof- directory) and says nothing of "cannot move", "not profiled" or
+ * "was left by", and DIR holds `events` memory events (the program's
+ * capture, not another's). */
+static void sh_memory_capture(const char *name, const char *inner, const char *said, const char *also, long events) {
+    char cmd[8192], path[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/%s' -- sh -c \"%s\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, name, inner, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, said);
+    CHECK_CONTAINS(out, also);
+    CHECK(out && !strstr(out, "cannot move") && !strstr(out, "not profiled") && !strstr(out, "was left by") &&
+          !strstr(strstr(out, "LEFT"), ".opprof-"));
+    free(out);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    CHECK(memory_events(path) == events);
+}
+
 TEST_CASE(a_wrapper_after_a_kept_program) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    char cmd[4096], path[4200], *out = NULL;
-    snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --memory --outputs perfetto -o '%s/adopted' -- sh -c \"/bin/ls / >/dev/null; "
-             "timeout 60 '%s' mallocs 300000 >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
-             bin_dir(), dir, toy(), dir);
-    CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process (through /usr/bin/timeout)\n");
-    CHECK_CONTAINS(out, "less CPU time than /usr/bin/timeout (the first: /bin/ls): their captures were dropped\n");
-    CHECK(out && !strstr(out, "cannot move") && !strstr(strstr(out, "LEFT"), ".opprof-"));
-    free(out);
-    snprintf(path, sizeof path, "%s/adopted", dir);
-    CHECK(memory_events(path) == 600000);
+    char inner[4096], cmd[4096], *out = NULL;
+    snprintf(inner, sizeof inner, "/bin/ls / >/dev/null; timeout 60 '%s' mallocs 300000 >/dev/null", toy());
+    sh_memory_capture("adopted", inner, "record_toy, which sh ran in a child process (through /usr/bin/timeout)\n",
+                      "less CPU time than /usr/bin/timeout (the first: /bin/ls): their captures were dropped\n",
+                      600000);
     /* the wrapper of less CPU time: its program's capture goes with it (2 M pairs: four times ls's and timeout's) */
-    snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --memory --outputs perfetto -o '%s/dropped' -- sh -c \"'%s' mallocs 2000000 "
-             ">/dev/null; timeout 60 /bin/ls / >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
-             bin_dir(), dir, toy(), dir);
-    CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
-    CHECK_CONTAINS(out, "record_toy (the first: /usr/bin/timeout): their captures were dropped\n");
-    CHECK(out && !strstr(out, "cannot move") && !strstr(strstr(out, "LEFT"), ".opprof-"));
-    free(out);
-    snprintf(path, sizeof path, "%s/dropped", dir);
-    CHECK(memory_events(path) == 4000000);
+    snprintf(inner, sizeof inner, "'%s' mallocs 2000000 >/dev/null; timeout 60 /bin/ls / >/dev/null", toy());
+    sh_memory_capture("dropped", inner, "record_toy, which sh ran in a child process\n",
+                      "record_toy (the first: /usr/bin/timeout): their captures were dropped\n", 4000000);
     /* a program that runs one that records keeps its own (its ranges), its child's beside; the next one ran none */
     snprintf(cmd, sizeof cmd,
              "'%s/opprof' record --functions --outputs tables -o '%s/beside' -- sh -c \"'%s' run '%s' >/dev/null; "
@@ -533,6 +538,18 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
     remove_tree(dir);
 }
 
+/* `opprof sql` (mode `mode`: csv, list) of the capture of `opprof record
+ * OPTIONS -- record_toy ARGS` in DIR/name: QUERY's output. */
+static char *sql_of_toy(const char *options, const char *args, const char *name, const char *mode, const char *query) {
+    char *out = NULL;
+    CHECK_INT(run_commandf(&out,
+                           "'%s/opprof' record %s -o '%s/%s' -- '%s' %s >/dev/null 2>&1 && '%s/opprof' sql --mode %s "
+                           "'%s/%s' \"%s\" 2>/dev/null",
+                           bin_dir(), options, dir, name, toy(), args, bin_dir(), mode, dir, name, query),
+              0);
+    return out;
+}
+
 /* --functions through longjmp (libpng's and libjpeg's error paths): the
  * calls it jumps out of run no exit, and end at the next call or return of
  * the function that set the jump. Each later call nested in them: 1,000
@@ -540,12 +557,8 @@ TEST_CASE(a_wrapper_after_a_kept_program) {
 TEST_CASE(functions_left_by_longjmp) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out,
-                           "'%s/opprof' record --functions --outputs trace -o '%s/jumps' -- '%s' longjmp 1000 "
-                           ">/dev/null 2>&1 && '%s/opprof' sql '%s/jumps' 'SELECT name, count(*), max(depth) FROM "
-                           "slice GROUP BY name ORDER BY name' 2>/dev/null",
-                           bin_dir(), dir, toy(), bin_dir(), dir),
-              0);
+    out = sql_of_toy("--functions --outputs trace", "longjmp 1000", "jumps", "csv",
+                     "SELECT name, count(*), max(depth) FROM slice GROUP BY name ORDER BY name");
     CHECK_STR(out, "\"name\",\"count(*)\",\"max(depth)\"\n\"ProfilerStep#0\",1,0\n\"down\",6000,8\n"
                    "\"jumper\",1000,2\n\"leaf\",1000,2\n\"main\",1,1\n");
     free(out);
@@ -557,14 +570,9 @@ TEST_CASE(functions_left_by_longjmp) {
 TEST_CASE(ranges_end_with_their_thread) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char *out = NULL;
-    CHECK_INT(
-        run_commandf(&out,
-                     "'%s/opprof' record --functions --outputs trace -o '%s/exits' -- '%s' pthread_exit "
-                     ">/dev/null 2>&1 && '%s/opprof' sql --mode list '%s/exits' \"SELECT name, ts + dur <= (SELECT "
-                     "ts FROM slice WHERE name = 'leaf') FROM slice WHERE name IN ('ends_inside', 'quits') "
-                     "ORDER BY name\" 2>/dev/null",
-                     bin_dir(), dir, toy(), bin_dir(), dir),
-        0);
+    out = sql_of_toy("--functions --outputs trace", "pthread_exit", "exits", "list",
+                     "SELECT name, ts + dur <= (SELECT ts FROM slice WHERE name = 'leaf') FROM slice WHERE name IN "
+                     "('ends_inside', 'quits') ORDER BY name");
     CHECK_STR(out, "name|ts + dur <= (SELECT ts FROM slice WHERE name = 'leaf')\nends_inside|1\nquits|1\n");
     free(out);
     remove_tree(dir);
@@ -628,16 +636,9 @@ TEST_CASE(a_make_recipe_of_several_lines) {
     snprintf(path, sizeof path, "%s/made", dir);
     CHECK(memory_events(path) == 2000000);
     /* the program after a shell that ended by _exit takes the profile */
-    snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --memory --outputs perfetto -o '%s/after' -- sh -c \"sh -c 'echo x > /dev/null; "
-             "true'; '%s' mallocs 300000 >/dev/null\" 2>&1; echo LEFT; ls -A '%s'",
-             bin_dir(), dir, toy(), dir);
-    CHECK_INT(run_command(cmd, &out), 0);
-    CHECK_CONTAINS(out, "record_toy, which sh ran in a child process\n");
-    CHECK(out && !strstr(out, "not profiled") && !strstr(strstr(out, "LEFT"), ".opprof-"));
-    free(out);
-    snprintf(path, sizeof path, "%s/after", dir);
-    CHECK(memory_events(path) == 600000);
+    char inner[4096];
+    snprintf(inner, sizeof inner, "sh -c 'echo x > /dev/null; true'; '%s' mallocs 300000 >/dev/null", toy());
+    sh_memory_capture("after", inner, "record_toy, which sh ran in a child process\n", "", 600000);
     remove_tree(dir);
 }
 
@@ -648,12 +649,8 @@ TEST_CASE(a_make_recipe_of_several_lines) {
 TEST_CASE(every_memory_event_of_a_large_capture) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char *out = NULL;
-    CHECK_INT(run_commandf(&out,
-                           "'%s/opprof' record --memory --outputs perfetto -o '%s/many' -- '%s' mallocs 100000 "
-                           ">/dev/null 2>&1 && '%s/opprof' sql '%s/many' 'SELECT count(*), sum(bytes), "
-                           "sum(bytes = 64), sum(bytes = -64) FROM memory' 2>/dev/null",
-                           bin_dir(), dir, toy(), bin_dir(), dir),
-              0);
+    out = sql_of_toy("--memory --outputs perfetto", "mallocs 100000", "many", "csv",
+                     "SELECT count(*), sum(bytes), sum(bytes = 64), sum(bytes = -64) FROM memory");
     CHECK_STR(out, "\"count(*)\",\"sum(bytes)\",\"sum(bytes = 64)\",\"sum(bytes = -64)\"\n200000,0,100000,100000\n");
     free(out);
     remove_tree(dir);
