@@ -240,6 +240,12 @@ static bool add_taken(new_env *e, char *const envp[], exec_mode mode, const char
     return mode != EXEC_CHILD || (trace && !flight);
 }
 
+/* A variable that a child taking a profile of its own gets anew (make_env):
+ * the process record follows, and where record's files are. */
+static bool is_childs_own(const char *v) {
+    return starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=") || starts(v, "OPPROF_RECORD_FILES=");
+}
+
 /* Whether envp's variable `v` stays in the new image's environment. A
  * program that read its environment before autostart took record's
  * OPPROF_TRACE and its kin (bash, from main's envp) passes them on as they
@@ -250,10 +256,7 @@ static bool kept(const char *v, exec_mode mode, const char *initial, size_t len)
     for (size_t k = 0; mode == EXEC_WITHOUT && k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++)
         if (starts(v, RECORD_ONLY[k])) return false;
     /* the child is the process record follows now; its exit is not the one record waits for */
-    if (mode == EXEC_CHILD &&
-        (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=") || starts(v, "OPPROF_RECORD_FILES=")))
-        return false;
-    return true;
+    return !(mode == EXEC_CHILD && is_childs_own(v));
 }
 
 /* The first variable of this image's first environment that starts with `name`, or NULL. */
@@ -301,10 +304,8 @@ static void restore_record_vars(new_env *e, const char *initial, size_t len, exe
         const char *v = initial + i;
         bool record_only = false;
         for (size_t k = 0; k < sizeof RECORD_ONLY / sizeof *RECORD_ONLY; k++) record_only |= starts(v, RECORD_ONLY[k]);
-        bool childs_own =
-            mode == EXEC_CHILD && (starts(v, "OPPROF_RECORD_PID=") || starts(v, "OPPROF_RECORD_EXITED=") ||
-                                   starts(v, "OPPROF_RECORD_FILES="));
-        if (record_only && !childs_own && !has_name(e, v) && e->n < ENV_MAX) e->v[e->n++] = (char *)v;
+        if (record_only && !(mode == EXEC_CHILD && is_childs_own(v)) && !has_name(e, v) && e->n < ENV_MAX)
+            e->v[e->n++] = (char *)v;
     }
 }
 

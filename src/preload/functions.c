@@ -140,7 +140,13 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
         __atomic_store_n(&g_saw_function, 1, __ATOMIC_RELAXED);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     end_calls_left(here);
-    unsigned d = t_depth++;
+    /* the slot's frame set before the depth goes up: a signal handler's
+     * instrumented calls in between see this call's frame above theirs, and
+     * no range yet */
+    unsigned d = t_depth;
+    if (d < MAX_OPEN) t_open[d] = 0, t_frame[d] = here;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t_depth = d + 1;
     opprof_range r = 0;
     /* not while this thread names a function (a signal handler that calls
      * instrumented code then): the naming holds a lock, taken only here */
@@ -151,7 +157,7 @@ EXPORT void __cyg_profile_func_enter(void *fn, void *site) {
     } else if (__builtin_expect(g_step_by_entry, 0) && !opprof__preload_inside && function_of(fn)->step) {
         opprof__steps_function_entered(); /* outside a window too: the steps are what opens one (OPPROF_SCHEDULE) */
     }
-    if (d < MAX_OPEN) t_open[d] = r, t_frame[d] = here;
+    if (d < MAX_OPEN) t_open[d] = r;
 }
 
 EXPORT void __cyg_profile_func_exit(void *fn, void *site) {

@@ -467,32 +467,36 @@ static bool is_child_session(void) {
     return n > k && strcmp(g_auto.dir + n - k, RECORD_CHILD_SUFFIX) == 0;
 }
 
+/* The path `below` levels below DIR (DIR + RECORD_CHILD_SUFFIX that many
+ * times) into path; false when it does not fit. */
+static bool path_below(int below, char *path, size_t size) {
+    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
+    if (below < 1 || below > RECORD_LEVELS || n + (size_t)below * k >= size) return false;
+    memcpy(path, g_auto.dir, n);
+    for (int b = 0; b < below; b++) memcpy(path + n + (size_t)b * k, RECORD_CHILD_SUFFIX, k);
+    path[n + (size_t)below * k] = '\0';
+    return true;
+}
+
 /* The captures below DIR there when this session began, noted: they are
  * not this process's children's but those of a program run before it at its
  * level, left beside DIR (`sh -c 'a_that_runs_b; c'`: b's, when c saves). */
 static void note_captures_below(void) {
     char below[4300];
     struct stat st;
-    snprintf(below, sizeof below, "%s", g_auto.dir);
-    for (int k = 0; k < RECORD_LEVELS && strlen(below) + sizeof RECORD_CHILD_SUFFIX < sizeof below; k++) {
-        strcat(below, RECORD_CHILD_SUFFIX);
-        bool there = lstat(below, &st) == 0 && S_ISDIR(st.st_mode);
-        g_auto.below_at_start[k].dev = there ? st.st_dev : 0;
-        g_auto.below_at_start[k].ino = there ? st.st_ino : 0;
+    for (int k = 1; k <= RECORD_LEVELS; k++) {
+        bool there = path_below(k, below, sizeof below) && lstat(below, &st) == 0 && S_ISDIR(st.st_mode);
+        g_auto.below_at_start[k - 1].dev = there ? st.st_dev : 0;
+        g_auto.below_at_start[k - 1].ino = there ? st.st_ino : 0;
     }
 }
 
-/* The capture `below` levels below DIR (DIR + RECORD_CHILD_SUFFIX that many
- * times) into path: true when it is there and a child of this process's
- * made it (it was not there, as it is, when the session began). */
+/* The capture `below` levels below DIR into path: true when it is there and
+ * a child of this process's made it (it was not there, as it is, when the
+ * session began). */
 static bool own_capture_below(int below, char *path, size_t size) {
     struct stat st;
-    size_t n = strlen(g_auto.dir), k = strlen(RECORD_CHILD_SUFFIX);
-    if (below < 1 || below > RECORD_LEVELS || n + (size_t)below * k >= size) return false;
-    memcpy(path, g_auto.dir, n);
-    for (int b = 0; b < below; b++) memcpy(path + n + (size_t)b * k, RECORD_CHILD_SUFFIX, k);
-    path[n + (size_t)below * k] = '\0';
-    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+    return path_below(below, path, size) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
            !(st.st_ino == g_auto.below_at_start[below - 1].ino && st.st_dev == g_auto.below_at_start[below - 1].dev);
 }
 
