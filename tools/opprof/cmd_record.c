@@ -411,9 +411,9 @@ static void read_level(const char *exited, int level, took_level *l) {
         snprintf(kept.unsaved, sizeof kept.unsaved, "%s", l->name);
     if (!l->lines || kept.lines) *l = kept.lines ? kept : back;
     l->n_dropped = read_record_file(exited, dropped_as, l->dropped, sizeof l->dropped, NULL, NULL);
-    char set_aside[64], name[256]; /* a claim whose holder had ended, taken in turn: the level above settled it */
-    snprintf(set_aside, sizeof set_aside, "%s%s", record_took_suffix(level), RECORD_EXITED_SUFFIX);
-    read_record_file(exited, set_aside, name, sizeof name, NULL, NULL);
+    char set_aside[128]; /* a claim whose holder had ended, taken in turn: the level above settled it */
+    snprintf(set_aside, sizeof set_aside, "%s%s%s", exited, record_took_suffix(level), RECORD_EXITED_SUFFIX);
+    unlink(set_aside);
 }
 
 /* The programs of the levels above `level`, as ", through sh, bash" says them, into out. */

@@ -276,6 +276,10 @@ static inline uint64_t opprof__ticks_fenced(void) {
 OPPROF__HIDDEN double opprof__ns_per_tick(void);
 OPPROF__HIDDEN int64_t opprof__monotonic_ns(void);
 OPPROF__HIDDEN int64_t opprof__realtime_ns(void);
+/* The CPU time (ns) of this thread (`thread`) or of the process (its threads
+ * that ended in) into cpu: [0] all of it, [1] its user-mode part (0 when
+ * it cannot be read). */
+OPPROF__HIDDEN void opprof__cpu_ns(bool thread, int64_t cpu[2]);
 
 /* ---- sorting by a key (base/sort.c) ----
  * An item to sort: its key, and an index (its place before the sort, or what

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,6 +27,17 @@ int64_t opprof__monotonic_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void opprof__cpu_ns(bool thread, int64_t cpu[2]) {
+    struct timespec t;
+    struct rusage ru;
+    cpu[0] = clock_gettime(thread ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &t) == 0
+                 ? (int64_t)t.tv_sec * 1000000000 + t.tv_nsec
+                 : 0;
+    cpu[1] = getrusage(thread ? RUSAGE_THREAD : RUSAGE_SELF, &ru) == 0
+                 ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000
+                 : 0;
 }
 
 int64_t opprof__realtime_ns(void) {

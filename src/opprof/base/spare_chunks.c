@@ -21,8 +21,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/resource.h>
-#include <time.h>
 
 /* A stream's chunks have one length (ranges, memory events and marks share
  * theirs; shapes and native stacks have their own): a pool each, up to
@@ -46,15 +44,6 @@ static bool g_resting;  /* a mapping failed: no more until the next ask */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static int64_t g_ended_cpu_ns[2];   /* atomic: helpers that ended, [0] all their CPU time, [1] its user part */
 static int64_t g_running_cpu_ns[2]; /* atomic: the running one's, after its last mapping */
-
-/* This thread's CPU time (ns) into cpu: [0] all of it, [1] in user mode. */
-static void own_cpu_ns(int64_t cpu[2]) {
-    struct timespec t;
-    struct rusage ru;
-    cpu[0] = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (int64_t)t.tv_sec * 1000000000 + t.tv_nsec : 0;
-    cpu[1] =
-        getrusage(RUSAGE_THREAD, &ru) == 0 ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + ru.ru_utime.tv_usec * 1000 : 0;
-}
 
 int64_t opprof__spare_helper_cpu_ns(bool user) {
     return __atomic_load_n(&g_ended_cpu_ns[user], __ATOMIC_ACQUIRE) +
@@ -85,7 +74,7 @@ static void *populate_ahead(void *arg) {
         pthread_mutex_unlock(&g_lock);
         char *made = opprof__map_populated(length);
         int64_t cpu[2];
-        own_cpu_ns(cpu);
+        opprof__cpu_ns(true, cpu);
         for (int k = 0; k < 2; k++) __atomic_store_n(&g_running_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
         pthread_mutex_lock(&g_lock);
         if (made && p->length == length && p->count < SPARES)
@@ -97,7 +86,7 @@ static void *populate_ahead(void *arg) {
     }
     pthread_mutex_unlock(&g_lock);
     int64_t cpu[2];
-    own_cpu_ns(cpu);
+    opprof__cpu_ns(true, cpu);
     for (int k = 0; k < 2; k++) {
         __atomic_add_fetch(&g_ended_cpu_ns[k], cpu[k], __ATOMIC_ACQ_REL);
         __atomic_store_n(&g_running_cpu_ns[k], 0, __ATOMIC_RELEASE);

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,13 +98,9 @@ struct opprof__sampler {
  * task-clock events' counts would do, their inherited threads' in, but the
  * helpers' are inherited too.) */
 static int64_t process_cpu_ns(bool user) {
-    struct timespec t;
-    struct rusage ru;
-    if (user)
-        return getrusage(RUSAGE_SELF, &ru) == 0
-                   ? (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000
-                   : 0;
-    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (int64_t)t.tv_sec * 1000000000 + t.tv_nsec : 0;
+    int64_t cpu[2];
+    opprof__cpu_ns(false, cpu);
+    return cpu[user];
 }
 
 static int64_t helpers_cpu_ns(const opprof__sampler *s) {
@@ -286,14 +281,9 @@ static void *drainer(void *arg) {
     struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L};
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         drain_all(s);
-        struct timespec t;
-        struct rusage ru;
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0)
-            __atomic_store_n(&s->drainer_cpu_ns[0], (int64_t)t.tv_sec * 1000000000 + t.tv_nsec, __ATOMIC_RELEASE);
-        if (getrusage(RUSAGE_THREAD, &ru) == 0)
-            __atomic_store_n(&s->drainer_cpu_ns[1],
-                             (int64_t)ru.ru_utime.tv_sec * 1000000000 + (int64_t)ru.ru_utime.tv_usec * 1000,
-                             __ATOMIC_RELEASE);
+        int64_t cpu[2];
+        opprof__cpu_ns(true, cpu);
+        for (int k = 0; k < 2; k++) __atomic_store_n(&s->drainer_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
         nanosleep(&pause, NULL);
     }
     return NULL;
