@@ -144,8 +144,7 @@ int main(int argc, char **argv) {
             rows_guess =
                 count_rows(opprof, db, trace,
                            "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) + (SELECT COUNT(*)"
-                           " FROM memory) + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM arg_chunk) +"
-                           " (SELECT COUNT(*) FROM opprof_slice)");
+                           " FROM memory) + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM arg_chunk)");
         engine_s[r] = ok ? engine_alone(engine_db, rows_guess) : NAN;
         ok = ok && !isnan(engine_s[r]);
     }
@@ -155,8 +154,7 @@ int main(int argc, char **argv) {
     double rows =
         count_rows(opprof, db, trace,
                    "(SELECT COUNT(*) FROM slice) + (SELECT COUNT(*) FROM flow) + (SELECT COUNT(*) FROM memory)"
-                   " + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM arg_chunk) +"
-                   " (SELECT COUNT(*) FROM opprof_slice)");
+                   " + (SELECT COUNT(*) FROM counter) + (SELECT COUNT(*) FROM arg_chunk)");
     double arguments = count_rows(opprof, db, trace, "(SELECT COUNT(*) FROM args)");
     struct stat dbst;
     double db_bytes = stat(db, &dbst) == 0 ? (double)dbst.st_size : NAN;

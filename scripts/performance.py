@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NUMBER = r"(?<![\w.-])\d(?:[\d,.]*\d)?(?:-\d(?:[\d,.]*\d)?)?"
 FIGURE = re.compile(NUMBER + r"\s?(?:ns|µs|us|ms|s|MB/s|GB/s|GFLOP/s|x|×)(?![\w/])"
                     r"|" + NUMBER + r" times (?:as|faster|slower|smaller|larger)")
-BENCH_NAMED = re.compile(r"bench_\w+|farm-bench|PERFORMANCE\.md")
+BENCH_NAMED = re.compile(r"bench_\w+|paired whole runs?|PERFORMANCE\.md")
 SOURCE = re.compile(r"^`(bench_\w+) (\w+(?:\.\w+)*)`$")  # a nested key: batch_1.ratio_vs_torch
 
 

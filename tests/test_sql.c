@@ -482,6 +482,16 @@ TEST_CASE(json_import_rules) {
                    "6,55000,20000,1,\"app\",\"other\",0,\"[NULL]\",\"[NULL]\"\n"); /* ids in time order over
                                                                                 every track */
     free(out);
+    /* slice has Perfetto's columns alone (opprof's facts of a slice are opprof_slice's, the
+       same rows' other columns), and opprof_slice a row for each event, none for an
+       instant or an async slice */
+    snprintf(args, sizeof args, "'%s' 'SELECT * FROM slice WHERE id = 2; SELECT slice_id, kind FROM opprof_slice'", t);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"id\",\"ts\",\"dur\",\"track_id\",\"category\",\"name\",\"depth\",\"parent_id\",\"arg_set_id\","
+                   "\"thread_ts\",\"thread_dur\",\"cat\",\"slice_id\"\n"
+                   "2,20000,30000,0,\"[NULL]\",\"inner\",1,0,\"[NULL]\",\"[NULL]\",\"[NULL]\",\"[NULL]\",2\n\n"
+                   "\"slice_id\",\"kind\"\n0,\"cpu_op\"\n2,\"cpu_op\"\n6,\"cpu_op\"\n");
+    free(out);
     snprintf(
         args, sizeof args,
         "'%s' 'SELECT arg_set_id, key, int_value, string_value, real_value, value_type FROM args;"
@@ -994,7 +1004,7 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(sql(NULL, args));
     snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice; PRAGMA user_version'", db, t);
     out = sql(NULL, args);
-    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n9\n");
+    CHECK_STR(out, "\"n\"\n7\n\n\"user_version\"\n10\n");
     free(out);
     CHECK(inode_of(db) != first);
     first = inode_of(db);

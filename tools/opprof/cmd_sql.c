@@ -250,8 +250,8 @@ static int build_db(const sql_opts *o, const char *tmp, sqlite3 **out) {
     /* rows are appended and indexes made after them: a load of 64 MB of Kineto
      * took as long with 4 MiB of page cache as with 64 (and 37 MB less RSS).
      * Pages of 16 KiB, not 4: each page is a write of its own (49,000 of them for
-     * a 194 MB Kineto trace), and its load took 0.83x the time (10 pairs of
-     * farm-bench), its database 6 % smaller, queries as fast, the peak the same. */
+     * a 194 MB Kineto trace), and its load took 0.83x the time (10 paired
+     * whole runs), its database 6 % smaller, queries as fast, the peak the same. */
     sqlite3_exec(*out,
                  "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
                  " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192",

@@ -22,8 +22,9 @@ static const char *const INSERTS[ST_COUNT] = {
     "INSERT INTO process(upid, pid, name, trace_id) VALUES (?, ?, ?, ?)",
     "INSERT INTO thread(utid, tid, name, upid, is_main_thread, trace_id) VALUES (?, ?, ?, ?, ?, ?)",
     "INSERT INTO track(id, name, type, classification, utid, upid, is_counter) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    "INSERT INTO slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO __intrinsic_slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts,"
+    " thread_dur, kind, file, function, line, input_dims, flops, bytes, off_cpu_ns, peak_memory_bytes, samples,"
+    " layer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT INTO counter(id, ts, track_id, value) VALUES (?, ?, ?, ?)",
     "INSERT INTO flow(id, slice_out, slice_in, trace_id) VALUES (?, ?, ?, ?)",
 };
@@ -317,10 +318,16 @@ static int order_slices(loader *L) {
 
 static int64_t slice_of(const loader *L, int64_t event) { return event >= 0 ? L->slice_id[event] : -1; }
 
+/* The events' slices, with opprof's facts of each (sql_slice_facts). */
 static int load_slices(loader *L) {
     int *depth = malloc((L->n_ev + 1) * sizeof *depth);
-    if (!depth) return SQLITE_NOMEM;
-    int rc = SQLITE_OK;
+    sql_slice_facts facts;
+    int rc = depth ? sql_slice_facts_make(L->cap, &facts) : SQLITE_NOMEM;
+    if (rc != SQLITE_OK) {
+        free(depth);
+        return rc;
+    }
+    sql_slice_fact f;
     for (size_t r = 0; r < L->n_ev + L->n_marks && rc == SQLITE_OK; r++) { /* in id order: a parent's depth is known */
         size_t i = L->order[r];
         if (i >= L->n_ev) continue; /* a mark's slice: load_mark_slices */
@@ -331,13 +338,16 @@ static int load_slices(loader *L) {
         const char *cat = opprof_capture_category(L->cap, e);
         if (!cat && !L->other_writer) cat = opprof_kind_category((opprof_kind)e->kind); /* else it had none */
         sql_bounds_take(L->ids, ts_of(L, e->start_ns), ts_of(L, e->start_ns) + e->duration_ns);
-        rc = sql_row(L->st[ST_SLICE], "iiiissiIIII", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
+        sql_slice_fact_of(&facts, i, &f);
+        rc = sql_row(L->st[ST_SLICE], "iiiissiIIIIsssIsiiiiiI", L->slice_id[i], ts_of(L, e->start_ns), e->duration_ns,
                      L->track[e->thread], cat, opprof_capture_name(L->cap, e->name), (int64_t)depth[i],
                      slice_of(L, parent), L->arg_set[i], L->thread_ts ? L->thread_ts[i] : -1,
-                     L->thread_dur ? L->thread_dur[i] : -1);
+                     L->thread_dur ? L->thread_dur[i] : -1, f.kind, f.file, f.function, f.line, f.input_dims, f.flops,
+                     f.bytes, f.off_cpu_ns, f.peak_memory_bytes, f.samples, f.layer);
         if (rc == SQLITE_OK && device && e->parent >= 0) /* launched by: Kineto's ac2g flow */
             rc = sql_row(L->st[ST_FLOW], "iiii", L->ids->flow++, slice_of(L, e->parent), L->slice_id[i], L->trace_id);
     }
+    sql_slice_facts_free(&facts);
     free(depth);
     return rc;
 }
@@ -350,8 +360,8 @@ static int load_mark_slices(loader *L) {
                          : m->async    ? L->slice_id[L->n_ev + (size_t)m->parent]
                                        : L->slice_id[m->parent];
         sql_bounds_take(L->ids, ts_of(L, m->ts), ts_of(L, m->ts) + m->dur);
-        rc = sql_row(L->st[ST_SLICE], "iiiissiI---", L->slice_id[L->n_ev + k], ts_of(L, m->ts), m->dur, m->track,
-                     m->async ? "async" : "instant", opprof_capture_name(L->cap, m->name), m->depth, parent);
+        rc = sql_row(L->st[ST_SLICE], "iiiissiI--------------", L->slice_id[L->n_ev + k], ts_of(L, m->ts), m->dur,
+                     m->track, m->async ? "async" : "instant", opprof_capture_name(L->cap, m->name), m->depth, parent);
     }
     return rc;
 }

@@ -1,8 +1,8 @@
 /* load_own.c - what opprof knows of a capture that Perfetto's tables do not
  * hold: key averages (the rows of `opprof report`, by the producer's rules,
  * device time and pools included), each slice's call site, input shapes,
- * FLOPs, bytes, time off the CPU, memory peak, samples and layer (opprof_slice),
- * the steps, the memory events, and the samples in Perfetto's perf_sample /
+ * FLOPs, bytes, time off the CPU, memory peak, samples and layer (the facts
+ * that load.c writes into its row: the opprof_slice view), the steps, the memory events, and the samples in Perfetto's perf_sample /
  * stack_profile_* layout. */
 #define _GNU_SOURCE
 #include "sql.h"
@@ -46,26 +46,29 @@ static int load_averages(own *o) {
     return rc;
 }
 
-static const char *kind_name(unsigned kind) {
-    static const char *const NAMES[] = {"user_annotation", "cpu_op", "step", "device", "device_annotation"};
-    return kind < sizeof NAMES / sizeof *NAMES ? NAMES[kind] : "unknown";
-}
+/* ---- each slice's facts: opprof's columns of its row ----------------------- */
 
-/* Each event's FLOPs and bytes: its marks, else PyTorch's formulas from its shapes. */
-static void event_work(const opprof_capture *cap, const opprof_event *ev, size_t n, int64_t *flops, int64_t *bytes) {
+/* The array of n int64_t that *a is, made (zeroed) at its first use: false when out of memory. */
+static bool zeroed(int64_t **a, size_t n) { return *a || (*a = calloc(n + 1, sizeof **a)) != NULL; }
+
+/* The FLOPs and bytes that events' marks give (opprof's own traces); whether
+ * any names a tensor (ggml's nodes: their layers). */
+static bool work_of_marks(sql_slice_facts *f, size_t n, bool *tensors) {
     size_t n_marks = 0;
-    const opprof_mark *m = opprof_capture_marks(cap, &n_marks);
+    const opprof_mark *m = opprof_capture_marks(f->cap, &n_marks);
+    *tensors = false;
     for (size_t k = 0; k < n_marks; k++) {
         if (m[k].event < 0 || (size_t)m[k].event >= n) continue;
-        if (m[k].kind == OPPROF_MARK_FLOPS) flops[m[k].event] += m[k].value.i;
-        if (m[k].kind == OPPROF_MARK_BYTES) bytes[m[k].event] += m[k].value.i;
+        if (m[k].kind == OPPROF_MARK_FLOPS || m[k].kind == OPPROF_MARK_BYTES) {
+            int64_t **a = m[k].kind == OPPROF_MARK_FLOPS ? &f->flops : &f->bytes;
+            if (!zeroed(a, n)) return false;
+            (*a)[m[k].event] += m[k].value.i;
+        } else if (m[k].kind == OPPROF_MARK_ARG_STR && !*tensors) {
+            const char *key = opprof_capture_name(f->cap, m[k].name);
+            *tensors = key && !strcmp(key, "name");
+        }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (flops[i]) continue;
-        const opprof_site *site = opprof_capture_site(cap, ev[i].site);
-        flops[i] =
-            opprof_flops(opprof_capture_name(cap, ev[i].name), site ? opprof_capture_shapes(cap, site->shapes) : NULL);
-    }
+    return true;
 }
 
 typedef struct part {
@@ -111,43 +114,55 @@ static int32_t *event_layers(const opprof_capture *cap, size_t n) {
     return layer;
 }
 
-static int load_slice_facts(own *o, const opprof_event *ev, size_t n) {
-    int64_t *flops = calloc(n + 1, sizeof *flops), *bytes = calloc(n + 1, sizeof *bytes), *samples = calloc(n + 1, 8);
-    int64_t *off = NULL, *peak = NULL;
-    int32_t *layer = event_layers(o->cap, n);
-    sqlite3_stmt *st = NULL;
-    int rc = flops && bytes && samples && layer && !opprof_capture_event_off_cpu(o->cap, &off) &&
-                     !opprof_capture_peak_memory(o->cap, &peak)
-                 ? SQLITE_OK
-                 : SQLITE_NOMEM;
-    if (rc == SQLITE_OK) {
-        event_work(o->cap, ev, n, flops, bytes);
-        size_t n_samples = 0;
-        const opprof_sample *s = opprof_capture_samples(o->cap, &n_samples);
-        for (size_t k = 0; k < n_samples; k++)
-            if (s[k].owner >= 0 && (size_t)s[k].owner < n) samples[s[k].owner]++;
-        rc = sql_prepare(o->db,
-                         "INSERT INTO opprof_slice(slice_id, kind, file, function, line, input_dims, flops, bytes,"
-                         " off_cpu_ns, peak_memory_bytes, samples, layer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                         &st);
-    }
-    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
-        const opprof_site *site = opprof_capture_site(o->cap, ev[i].site);
-        const opprof_shapes *sh = site ? opprof_capture_shapes(o->cap, site->shapes) : NULL;
-        char dims[1024] = "";
-        if (sh) opprof_shapes_format(sh, dims, sizeof dims);
-        rc = sql_row(st, "isssIsiiiiiI", o->slice_id[i], kind_name(ev[i].kind), site ? site->file : NULL,
-                     site ? site->function : NULL, site && site->line ? (int64_t)site->line : -1, dims, flops[i],
-                     bytes[i], off ? off[i] : 0, peak ? peak[i] : 0, samples[i], (int64_t)layer[i]);
-    }
-    sql_finalize(st);
-    free(flops);
-    free(bytes);
-    free(samples);
-    free(layer);
-    opprof_free(off);
-    opprof_free(peak);
-    return rc;
+int sql_slice_facts_make(const opprof_capture *cap, sql_slice_facts *f) {
+    *f = (sql_slice_facts){.cap = cap};
+    size_t n = 0, n_samples = 0, n_memory = 0, n_off = 0;
+    opprof_capture_events(cap, &n);
+    const opprof_sample *s = opprof_capture_samples(cap, &n_samples);
+    opprof_capture_memory_events(cap, &n_memory);
+    opprof_capture_off_cpu(cap, &n_off);
+    bool tensors = false;
+    bool ok = work_of_marks(f, n, &tensors) && (!tensors || (f->layer = event_layers(cap, n)) != NULL) &&
+              (!n_samples || zeroed(&f->samples, n)) && (!n_off || !opprof_capture_event_off_cpu(cap, &f->off_cpu)) &&
+              (!n_memory || !opprof_capture_peak_memory(cap, &f->peak));
+    for (size_t k = 0; ok && k < n_samples; k++)
+        if (s[k].owner >= 0 && (size_t)s[k].owner < n) f->samples[s[k].owner]++;
+    if (!ok) sql_slice_facts_free(f);
+    return ok ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+static const char *kind_name(unsigned kind) {
+    static const char *const NAMES[] = {"user_annotation", "cpu_op", "step", "device", "device_annotation"};
+    return kind < sizeof NAMES / sizeof *NAMES ? NAMES[kind] : "unknown";
+}
+
+void sql_slice_fact_of(const sql_slice_facts *f, size_t event, sql_slice_fact *out) {
+    size_t n = 0;
+    const opprof_event *e = &opprof_capture_events(f->cap, &n)[event];
+    const opprof_site *site = opprof_capture_site(f->cap, e->site);
+    const opprof_shapes *sh = site ? opprof_capture_shapes(f->cap, site->shapes) : NULL;
+    out->kind = kind_name(e->kind);
+    out->file = site ? site->file : NULL;
+    out->function = site ? site->function : NULL;
+    out->line = site && site->line ? (int64_t)site->line : -1;
+    out->input_dims[0] = '\0';
+    if (sh) opprof_shapes_format(sh, out->input_dims, sizeof out->input_dims);
+    out->flops = f->flops && f->flops[event] ? f->flops[event] : opprof_flops(opprof_capture_name(f->cap, e->name), sh);
+    out->bytes = f->bytes ? f->bytes[event] : 0;
+    out->off_cpu_ns = f->off_cpu ? f->off_cpu[event] : 0;
+    out->peak_memory_bytes = f->peak ? f->peak[event] : 0;
+    out->samples = f->samples ? f->samples[event] : 0;
+    out->layer = f->layer ? f->layer[event] : -1;
+}
+
+void sql_slice_facts_free(sql_slice_facts *f) {
+    free(f->flops);
+    free(f->bytes);
+    free(f->samples);
+    free(f->layer);
+    opprof_free(f->off_cpu);
+    opprof_free(f->peak);
+    *f = (sql_slice_facts){.cap = f->cap};
 }
 
 static int load_steps(own *o, const opprof_event *ev, size_t n) {
@@ -337,7 +352,6 @@ int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const
     size_t n = 0;
     const opprof_event *ev = opprof_capture_events(cap, &n);
     int rc = load_averages(&o);
-    if (rc == SQLITE_OK) rc = load_slice_facts(&o, ev, n);
     if (rc == SQLITE_OK) rc = load_steps(&o, ev, n);
     if (rc == SQLITE_OK) rc = load_memory(&o);
     if (rc == SQLITE_OK) rc = load_samples(&o);

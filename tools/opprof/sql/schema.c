@@ -27,9 +27,15 @@ static const char SCHEMA[] =
     " parent_id, upid FROM track WHERE is_counter = 1 AND utid IS NULL AND upid IS NOT NULL;\n"
     "CREATE VIEW thread_counter_track AS SELECT id, name, type, classification, dimension_arg_set_id,"
     " parent_id, utid FROM track WHERE is_counter = 1 AND utid IS NOT NULL;\n"
-    "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER, category TEXT,"
-    " name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, thread_ts INTEGER, thread_dur INTEGER,"
-    " cat TEXT GENERATED ALWAYS AS (category) VIRTUAL, slice_id INTEGER GENERATED ALWAYS AS (id) VIRTUAL);\n"
+    /* a slice's row holds Perfetto's columns and opprof's (one insert a slice, not two);
+     * the slice and opprof_slice views give each its own, as trace_processor's slice is
+     * a view of its __intrinsic_slice */
+    "CREATE TABLE __intrinsic_slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,"
+    " category TEXT, name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER, thread_ts INTEGER,"
+    " thread_dur INTEGER, kind TEXT, file TEXT, function TEXT, line INTEGER, input_dims TEXT, flops INTEGER,"
+    " bytes INTEGER, off_cpu_ns INTEGER, peak_memory_bytes INTEGER, samples INTEGER, layer INTEGER);\n"
+    "CREATE VIEW slice AS SELECT id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts,"
+    " thread_dur, category AS cat, id AS slice_id FROM __intrinsic_slice;\n"
     /* args: a set's arguments one after another are one arg_chunk row (args.c), a JSON
      * object whose names are k x 4096 + n (SQL_ARGS_A_CHUNK): the n-th of the chunk, its
      * id the chunk's plus n, under key k of arg_key. */
@@ -59,9 +65,8 @@ static const char SCHEMA[] =
     "CREATE TABLE stack_profile_mapping(id INTEGER PRIMARY KEY, build_id TEXT, exact_offset INTEGER,"
     " start_offset INTEGER, start INTEGER, end INTEGER, load_bias INTEGER, name TEXT);\n"
     /* opprof's own, joined to Perfetto's by slice_id, utid and trace_id. */
-    "CREATE TABLE opprof_slice(slice_id INTEGER PRIMARY KEY, kind TEXT, file TEXT, function TEXT,"
-    " line INTEGER, input_dims TEXT, flops INTEGER, bytes INTEGER, off_cpu_ns INTEGER, peak_memory_bytes INTEGER,"
-    " samples INTEGER, layer INTEGER);\n"
+    "CREATE VIEW opprof_slice AS SELECT id AS slice_id, kind, file, function, line, input_dims, flops, bytes,"
+    " off_cpu_ns, peak_memory_bytes, samples, layer FROM __intrinsic_slice WHERE kind IS NOT NULL;\n"
     "CREATE TABLE step(id INTEGER PRIMARY KEY, trace_id INTEGER, number INTEGER, name TEXT, ts INTEGER,"
     " dur INTEGER, slice_id INTEGER, utid INTEGER);\n"
     "CREATE TABLE thread_state(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, cpu INTEGER, utid INTEGER,"
@@ -91,8 +96,8 @@ static const char SCHEMA[] =
 
 /* Made once the rows are in: a bulk load into indexed tables costs more
  * (the slices come in time order, not by parent nor by track). */
-static const char INDEXES[] = "CREATE INDEX slice_by_parent ON slice(parent_id);\n"
-                              "CREATE INDEX slice_by_track ON slice(track_id, ts);\n"
+static const char INDEXES[] = "CREATE INDEX slice_by_parent ON __intrinsic_slice(parent_id);\n"
+                              "CREATE INDEX slice_by_track ON __intrinsic_slice(track_id, ts);\n"
                               "CREATE INDEX flow_by_out ON flow(slice_out);\n"
                               "CREATE INDEX flow_by_in ON flow(slice_in);\n";
 

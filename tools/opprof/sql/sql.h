@@ -5,7 +5,8 @@
  *
  *   schema.c     the tables and views: the one list of their columns
  *   load.c       a capture's timeline into Perfetto's tables
- *   load_own.c   what opprof knows besides (averages, steps, memory, samples)
+ *   load_own.c   what opprof knows besides (averages, steps, memory, samples,
+ *                each slice's facts)
  *   args.c       the args table's rows, a set's arguments in one row
  *   read_args.c  another writer's arguments into args as its trace is read
  *   writer.c     rows inserted, on a thread of their own during a load
@@ -58,8 +59,9 @@ int sql_create_schema(sqlite3 *db);
  * is made again. 2: trace.host, slice.thread_ts and thread_dur; 3: opprof_slice.layer;
  * 4: args.flat_key without array indices, arrays and objects flattened;
  * 5: args a view of arg_chunk and arg_key; 6: arg_chunk's names key x 4096 + place;
- * 7: trace_bounds; 8: trace.format and the metadata view; 9: thread_state. */
-enum { SQL_SCHEMA_VERSION = 9 };
+ * 7: trace_bounds; 8: trace.format and the metadata view; 9: thread_state;
+ * 10: slice and opprof_slice views of one __intrinsic_slice. */
+enum { SQL_SCHEMA_VERSION = 10 };
 /* The slice table's own columns (schema.c's), as the functions that return
  * slices give them (ancestor_slice and its kin; the cat and slice_id
  * aliases added where Perfetto adds them). */
@@ -156,6 +158,29 @@ void sql_read_args_free(sql_read_args *r);
  *  or NULL when the capture holds its arguments. */
 int sql_load_capture(sqlite3 *db, const opprof_capture *cap, const sql_trace *trace, const sql_read_args *read,
                      sql_args *args, sql_ids *ids);
+/** What opprof knows of each event that Perfetto's columns do not hold, for
+ *  its slice row (load_own.c; the opprof_slice view's columns). Arrays by
+ *  event, made only where the capture has such facts: NULL gives 0 (-1 for
+ *  layer; flops: PyTorch's formula from the event's name and shapes). */
+typedef struct sql_slice_facts {
+    const opprof_capture *cap;
+    int64_t *flops, *bytes;            /* the events' marks' (opprof's own traces) */
+    int64_t *samples, *off_cpu, *peak; /* samples owned, ns off the CPU, peak bytes above the start */
+    int32_t *layer;                    /* the layer of the tensor its "name" argument names */
+} sql_slice_facts;
+/** One event's facts, as its slice row takes them. */
+typedef struct sql_slice_fact {
+    const char *kind, *file, *function; /* file and function NULL when unknown */
+    int64_t line;                       /* -1: unknown */
+    char input_dims[1024];              /* "" without shapes */
+    int64_t flops, bytes, off_cpu_ns, peak_memory_bytes, samples, layer;
+} sql_slice_fact;
+/** *f made for cap's events: SQLITE_OK or SQLITE_NOMEM (nothing kept). */
+int sql_slice_facts_make(const opprof_capture *cap, sql_slice_facts *f);
+void sql_slice_fact_of(const sql_slice_facts *f, size_t event, sql_slice_fact *out);
+/** f's arrays freed (f made again empty). */
+void sql_slice_facts_free(sql_slice_facts *f);
+
 /* slice_ids: each event's slice id (load.c: in time order) */
 int sql_load_own(sqlite3 *db, const opprof_capture *cap, int64_t trace_id, const int64_t *utids,
                  const int64_t *slice_ids, sql_ids *ids);
