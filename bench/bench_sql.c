@@ -10,7 +10,9 @@
  * inserting as many rows of eight columns through one prepared statement in
  * one transaction, with `opprof sql --db`'s settings, into a file of the
  * same directory: the rate no loader on this engine can pass, and the
- * events a second it allows.
+ * events a second it allows. Then the trace loaded as 4 traces of one
+ * database (hard links, as a run's ranks are files of their own): its peak
+ * against one trace's, for a database over many traces.
  *
  *   build/bin/bench_sql [--json] [--copies N] [--rounds N] */
 #include "bench_util.h"
@@ -85,6 +87,8 @@ static double engine_alone(const char *path, double rows) {
     return ok ? s : NAN;
 }
 
+enum { TRACES_AT_ONCE = 4 };
+
 int main(int argc, char **argv) {
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD); /* as opprof sql runs it: no mutexes */
     bool json = false;
@@ -158,6 +162,21 @@ int main(int argc, char **argv) {
     double arguments = count_rows(opprof, db, trace, "(SELECT COUNT(*) FROM args)");
     struct stat dbst;
     double db_bytes = stat(db, &dbst) == 0 ? (double)dbst.st_size : NAN;
+    /* the same trace as TRACES_AT_ONCE traces of one database (hard links: each a trace of
+       its own, as a run's ranks are): the peak is one trace's, not their sum's */
+    double many_s = NAN, many_rss = NAN;
+    if (ok) {
+        unlink(db);
+        int n = snprintf(cmd, sizeof cmd, "'%s' sql --db '%s' '%s'", opprof, db, trace);
+        for (int k = 1; k < TRACES_AT_ONCE && ok; k++) {
+            char link_path[4300];
+            snprintf(link_path, sizeof link_path, "%s/rank-%d.json", dir, k);
+            ok = link(trace, link_path) == 0;
+            n += snprintf(cmd + n, sizeof cmd - (size_t)n, " '%s'", link_path);
+        }
+        snprintf(cmd + n, sizeof cmd - (size_t)n, " 'SELECT 1' > /dev/null 2>&1");
+        ok = ok && timed(cmd, &many_s, &many_rss);
+    }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench_sql: cannot remove %s\n", dir);
     if (!ok) {
@@ -197,7 +216,11 @@ int main(int argc, char **argv) {
         bench_json_number(stdout, "load_share_of_engine", engine.median / load.median, false);
         bench_json_number(stdout, "second_query_s", query.median, false);
         bench_json_number(stdout, "extract_arg_query_s", args_query.median, false);
-        bench_json_number(stdout, "args_by_key_query_s", scan.median, true);
+        bench_json_number(stdout, "args_by_key_query_s", scan.median, false);
+        bench_json_number(stdout, "traces_at_once", TRACES_AT_ONCE, false);
+        bench_json_number(stdout, "traces_at_once_load_s", many_s, false);
+        bench_json_number(stdout, "traces_at_once_peak_rss_mb", many_rss / 1e6, false);
+        bench_json_number(stdout, "traces_at_once_peak_over_one", many_rss / lrss.median, true);
         printf("}\n");
     } else {
         printf("host: %s (%s); trace %.0f MB, %.0f events, %.0f rows; %d rounds\n", model, isa, mb, events, rows,
@@ -211,6 +234,8 @@ int main(int argc, char **argv) {
                query.median, args_query.median, scan.median, arguments);
         printf("SQLite alone, the same rows: %.2f s, %.0f rows/s: at most %.0f events/s; the load %.0f%% of it\n",
                engine.median, rows / engine.median, events / engine.median, 100 * engine.median / load.median);
+        printf("the trace as %d traces of one database: %.2f s, peak RSS %.0f MB (%.2fx one trace's)\n", TRACES_AT_ONCE,
+               many_s, many_rss / 1e6, many_rss / lrss.median);
     }
     return 0;
 }
