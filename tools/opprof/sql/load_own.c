@@ -2,8 +2,9 @@
  * hold: key averages (the rows of `opprof report`, by the producer's rules,
  * device time and pools included), each slice's call site, input shapes,
  * FLOPs, bytes, time off the CPU, memory peak, samples and layer (the facts
- * that load.c writes into its row: the opprof_slice view), the steps, the memory events, and the samples in Perfetto's perf_sample /
- * stack_profile_* layout. */
+ * that load.c writes into its row: the opprof_slice view), the steps, the
+ * memory events, and the samples in Perfetto's perf_sample / stack_profile_*
+ * layout. */
 #define _GNU_SOURCE
 #include "sql.h"
 

@@ -62,7 +62,7 @@ int sql_create_schema(sqlite3 *db);
  * 7: trace_bounds; 8: trace.format and the metadata view; 9: thread_state;
  * 10: slice and opprof_slice views of one __intrinsic_slice. */
 enum { SQL_SCHEMA_VERSION = 10 };
-/* The slice table's own columns (schema.c's), as the functions that return
+/* The slice view's own columns (schema.c's), as the functions that return
  * slices give them (ancestor_slice and its kin; the cat and slice_id
  * aliases added where Perfetto adds them). */
 #define SQL_SLICE_COLUMNS "id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, thread_ts, thread_dur"
