@@ -984,6 +984,57 @@ static ino_t inode_of(const char *path) {
     return stat(path, &st) ? 0 : st.st_ino;
 }
 
+/* --db FILE with no trace: the database as it is, its traces gone (copied to another
+ * machine, or removed), Perfetto's functions on it; what cannot be queried so is said:
+ * no such file, a file opprof did not make, an empty one, another opprof's tables, and
+ * a lone word, which is a trace that is missing, not a query. */
+TEST_CASE(db_queried_alone_once_made) {
+    const char *t = write_file("alone.json", MAPPING);
+    char args[1200], db[600];
+    snprintf(db, sizeof db, "%s/alone.sqlite", dir());
+    unlink(db);
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT 1'", db, t);
+    free(sql(NULL, args));
+    CHECK(unlink(t) == 0);
+    int st = -1;
+    snprintf(args, sizeof args,
+             "--db '%s' 'SELECT COUNT(*) AS n FROM slice; SELECT name FROM ancestor_slice(3) ORDER BY depth'", db);
+    char *out = sql(&st, args);
+    CHECK_INT(st, 0);
+    CHECK_STR(out, "\"n\"\n7\n\n\"name\"\n\"outer\"\n\"inner\"\n");
+    free(out);
+    char *err = NULL;
+    st = run_commandf(&err, "echo 'SELECT COUNT(*) AS n FROM thread;' | '%s/opprof' sql --db '%s'", bin_dir(), db);
+    CHECK_INT(st, 0);
+    CHECK_CONTAINS(err, "\"n\"\n");
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s/none.sqlite' 'SELECT 1'", bin_dir(), dir());
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "SELECT 1: No such file or directory"); /* no database: the operand was a trace */
+    free(err);
+    const char *other = write_file("theirs.txt", "not a database\n");
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' 'SELECT 1'", bin_dir(), other);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "theirs.txt: no trace named to make it, and it is not a database that opprof made\n");
+    free(err);
+    const char *empty = write_file("empty_alone.sqlite", "");
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' 'SELECT 1'", bin_dir(), empty);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "empty_alone.sqlite: no trace named to make it, and it is empty\n");
+    free(err);
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK && sqlite3_exec(h, "PRAGMA user_version = 3", 0, 0, 0) == SQLITE_OK);
+    sqlite3_close(h);
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' 'SELECT 1'", bin_dir(), db);
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "no trace named to make it, and its tables are another opprof's (version 3, this one's ");
+    free(err);
+    st = run_commandf(&err, "'%s/opprof' sql --db '%s' '%s/gone.json'", bin_dir(), db, dir());
+    CHECK_INT(st, 2);
+    CHECK_CONTAINS(err, "gone.json: No such file or directory");
+    free(err);
+}
+
 TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     const char *t = write_file("cached.json", MAPPING);
     char db[600], args[1400], tmp_glob[700];

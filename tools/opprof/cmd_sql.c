@@ -32,7 +32,9 @@ static const char HELP[] =
     "directory, each trace in it and below it (record's DIR of steps, rank-N/).\n"
     "Times in ns on each trace's clock; a rank's less its measured offset (distributedInfo), on\n"
     "rank 0's clock as opprof merge aligns them. opprof(1) has every table and column.\n"
-    "QUERY, the last operand unless it is a file, holds the statements to run.\n";
+    "QUERY, the last operand unless it is a file, holds the statements to run.\n"
+    "--db FILE with no TRACE queries FILE as it is (a database that opprof made, of\n"
+    "this version): its traces need not be there any more.\n";
 
 #define SQL_OPTIONS(X)                                                                 \
     X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")               \
@@ -50,7 +52,8 @@ TOOL_OPTIONS(SQL_OPTIONS);
 static const char EXAMPLES[] =
     "opprof sql run/cpu-step-5.json 'SELECT name, SUM(dur) FROM slice GROUP BY name ORDER BY 2 DESC LIMIT 5'\n"
     "opprof sql run/cpu-step-5.json 'SELECT name, calls, self_ns FROM key_averages ORDER BY self_ns DESC'  # report's rows\n"
-    "opprof sql --db t.sqlite rank-*/trace.json -f q.sql  # several ranks in one database, kept\n";
+    "opprof sql --db t.sqlite rank-*/trace.json -f q.sql  # several ranks in one database, kept\n"
+    "opprof sql --db t.sqlite 'SELECT COUNT(*) FROM slice'  # that database again, its traces not named\n";
 
 typedef struct sql_opts {
     const char *db_path, *file, *query;
@@ -216,9 +219,39 @@ static bool db_may_be_replaced(const char *path, char *why, size_t size) {
 
 static int build_db(const sql_opts *o, const char *tmp, sqlite3 **out);
 
+/* --db's file as it is, no trace named: a database that opprof made, of
+ * this version of its tables (its traces need not be there any more). */
+static int open_db_alone(const sql_opts *o, sqlite3 **out) {
+    char why[512] = "";
+    struct stat st;
+    if (stat(o->db_path, &st) != 0)
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    else if (!db_may_be_replaced(o->db_path, why, sizeof why))
+        ; /* not opprof's: why says so */
+    else if (st.st_size == 0)
+        snprintf(why, sizeof why, "it is empty");
+    else {
+        sqlite3 *db = NULL;
+        int version =
+            sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK ? schema_version(db) : -1;
+        sqlite3_close(db);
+        if (version != SQL_SCHEMA_VERSION)
+            snprintf(why, sizeof why, "its tables are another opprof's (version %d, this one's %d): name its traces",
+                     version, SQL_SCHEMA_VERSION);
+    }
+    if (why[0]) {
+        fprintf(stderr, "opprof: %s: no trace named to make it, and %s\n", o->db_path, why);
+        return TOOL_EXIT_UNREADABLE;
+    }
+    if (sqlite3_open_v2(o->db_path, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) return 0;
+    fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
+    return TOOL_EXIT_UNREADABLE;
+}
+
 /* The database: in memory, or --db's file (reused while current, else made
  * as a temporary beside it and renamed: never half-built). */
 static int open_db(const sql_opts *o, sqlite3 **out) {
+    if (o->n_traces == 0) return open_db_alone(o, out);
     if (o->db_path && db_is_current(o)) {
         if (sqlite3_open_v2(o->db_path, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK) return 0;
         fprintf(stderr, "opprof: %s: %s\n", o->db_path, sqlite3_errmsg(*out));
@@ -317,8 +350,15 @@ static int parse(int argc, char **argv, sql_opts *o) {
     o->traces = argv + optind;
     o->n_traces = argc - optind;
     struct stat st;
-    if (!o->file && o->n_traces > 1 && stat(o->traces[o->n_traces - 1], &st) != 0) o->query = o->traces[--o->n_traces];
-    if (o->n_traces < 1) return tool_usage_error("sql", "sql takes one TRACE or more, then QUERY");
+    /* --db FILE that exists, and no trace: FILE as it is; its lone operand a query when
+       it is no file and holds a blank (a word alone is a trace's name that is missing) */
+    bool db_alone =
+        o->db_path && stat(o->db_path, &st) == 0 &&
+        (o->n_traces == 0 || (o->n_traces == 1 && stat(o->traces[0], &st) != 0 && strpbrk(o->traces[0], " \t\n")));
+    if (!o->file && o->n_traces > (db_alone ? 0 : 1) && stat(o->traces[o->n_traces - 1], &st) != 0)
+        o->query = o->traces[--o->n_traces];
+    if (o->n_traces < 1 && !db_alone)
+        return tool_usage_error("sql", "sql takes one TRACE or more, then QUERY (or --db FILE that exists alone)");
     return 0;
 }
 
@@ -364,5 +404,5 @@ static int run(int argc, char **argv) {
     return rc;
 }
 
-TOOL_COMMAND(sql, "sql TRACE... [QUERY] [OPTIONS]",
+TOOL_COMMAND(sql, "sql TRACE... [QUERY] [OPTIONS] | sql --db FILE [QUERY]",
              "ask traces anything: Perfetto's SQL tables and opprof's, on SQLite", NULL);
