@@ -55,24 +55,36 @@ static const opprof__link *table_find(const link_table *t, int role, int64_t id)
 
 /* ---- the operator that encloses a runtime call ---- */
 
-static int by_thread_then_start(const opprof__link *x, const opprof__link *y) {
+/* An operator's thread and span (its event's), its id, and its link. */
+typedef struct op_span {
+    int64_t start, end, ext;
+    uint32_t thread, event;
+    const opprof__link *link;
+} op_span;
+
+static op_span span_of(const opprof_capture *c, const opprof__link *l) {
+    const opprof_event *e = &c->events[l->event];
+    return (op_span){e->start_ns, e->start_ns + e->duration_ns, l->ext, e->thread, l->event, l};
+}
+
+static int by_thread_then_start(const op_span *x, const op_span *y) {
     if (x->thread != y->thread) return x->thread < y->thread;
     if (x->start != y->start) return x->start < y->start;
     if (x->end != y->end) return x->end > y->end; /* longer first: parents before children */
     if (x->ext != y->ext) return x->ext < y->ext; /* of equal spans, the inner one (a later id) found first */
     return x->event < y->event;
 }
-DEFINE_MERGE_SORT(sort_by_thread_then_start, opprof__link, by_thread_then_start)
+DEFINE_MERGE_SORT(sort_by_thread_then_start, op_span, by_thread_then_start)
 
 /* The operators, by (thread, start, longer first, id, event). */
-static opprof__link *operators_by_start(const opprof__link *links, size_t n, size_t *n_ops) {
+static op_span *operators_by_start(const opprof_capture *c, const opprof__link *links, size_t n, size_t *n_ops) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) k += links[i].role == OPPROF__LINK_OP;
-    opprof__link *ops = opprof__alloc(k ? k * sizeof *ops : 1);
+    op_span *ops = opprof__alloc(k ? k * sizeof *ops : 1);
     if (!ops) return NULL;
     k = 0;
     for (size_t i = 0; i < n; i++)
-        if (links[i].role == OPPROF__LINK_OP) ops[k++] = links[i];
+        if (links[i].role == OPPROF__LINK_OP) ops[k++] = span_of(c, &links[i]);
     if (sort_by_thread_then_start(ops, k)) {
         opprof__free(ops);
         return NULL;
@@ -85,20 +97,20 @@ static opprof__link *operators_by_start(const opprof__link *links, size_t n, siz
  * start, end >= its end): the last operator starting at or before the call,
  * walking back to the first that encloses it (siblings that ended before it
  * are passed over). */
-static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const opprof__link *rt) {
+static const opprof__link *enclosing_op(const op_span *ops, size_t n, op_span rt) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ops[mid].thread < rt->thread || (ops[mid].thread == rt->thread && ops[mid].start <= rt->start))
+        if (ops[mid].thread < rt.thread || (ops[mid].thread == rt.thread && ops[mid].start <= rt.start))
             lo = mid + 1;
         else
             hi = mid;
     }
     while (lo > 0) {
         lo--;
-        const opprof__link *o = &ops[lo];
-        if (o->thread != rt->thread) return NULL;
-        if (o->end >= rt->end) return o;
+        const op_span *o = &ops[lo];
+        if (o->thread != rt.thread) return NULL;
+        if (o->end >= rt.end) return o->link;
     }
     return NULL;
 }
@@ -106,7 +118,7 @@ static const opprof__link *enclosing_op(const opprof__link *ops, size_t n, const
 /* ---- the links ---- */
 
 static int link_all(opprof_capture *c, const opprof__link *links, size_t n, const link_table *t) {
-    opprof__link *by_start = NULL;
+    op_span *by_start = NULL;
     size_t n_ops = 0;
     for (size_t i = 0; i < n; i++) {
         const opprof__link *d = &links[i];
@@ -116,8 +128,8 @@ static int link_all(opprof_capture *c, const opprof__link *links, size_t n, cons
             op = table_find(t, OPPROF__LINK_OP, d->ext);
         } else if (d->corr >= 0) {
             const opprof__link *rt = table_find(t, OPPROF__LINK_RUNTIME, d->corr);
-            if (rt && !by_start && !(by_start = operators_by_start(links, n, &n_ops))) return OPPROF_ENOMEM;
-            if (rt) op = enclosing_op(by_start, n_ops, rt);
+            if (rt && !by_start && !(by_start = operators_by_start(c, links, n, &n_ops))) return OPPROF_ENOMEM;
+            if (rt) op = enclosing_op(by_start, n_ops, span_of(c, rt));
         }
         c->events[d->event].parent = op ? (int32_t)op->event : -1;
     }

@@ -94,14 +94,8 @@ static int add_complete(parser *p, uint32_t thread, const char *name, uint8_t ca
         if (role >= 0 && (e->ext_id >= 0 || e->corr_id >= 0)) {
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 1, sizeof *p->links))
                 return opprof__reader_no_memory(p, "device links");
-            p->links[p->n_links++] = (opprof__link){(uint32_t)(p->cap->n_events - 1),
-                                                    (uint8_t)role,
-                                                    e->ext_lower,
-                                                    (uint32_t)thread,
-                                                    ts,
-                                                    ts + dur,
-                                                    e->ext_id,
-                                                    e->corr_id};
+            p->links[p->n_links++] =
+                (opprof__link){(uint32_t)(p->cap->n_events - 1), (uint8_t)role, e->ext_lower, e->ext_id, e->corr_id};
         }
     }
     if (e && (e->has_dims || (e->frame && e->frame[0]))) {

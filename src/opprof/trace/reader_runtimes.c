@@ -348,19 +348,15 @@ static int link_ops(parser *p) {
         for (len = 1; i + len < n && ops[i + len].node == ops[i].node;) len++;
         int64_t host = -1; /* the latest host launch of the node so far, in start order */
         for (size_t k = i; k < i + len; k++) {
-            const opprof_event *e = &c->events[ops[k].event];
             if (!on_device(c, &ops[k])) {
                 host = ops[k].event;
                 continue;
             }
             if (host < 0) continue;
             if (opprof__grow((void **)&p->links, &p->cap_links, p->n_links + 2, sizeof *p->links)) return OPPROF_ENOMEM;
-            const opprof_event *h = &c->events[host];
             int64_t id = INT64_MIN / 4 + host; /* an id of the reader's own, apart from any trace's */
-            p->links[p->n_links++] = (opprof__link){
-                (uint32_t)host, OPPROF__LINK_OP, false, h->thread, h->start_ns, h->start_ns + h->duration_ns, id, -1};
-            p->links[p->n_links++] = (opprof__link){ops[k].event, OPPROF__LINK_DEVICE,          true, e->thread,
-                                                    e->start_ns,  e->start_ns + e->duration_ns, id,   -1};
+            p->links[p->n_links++] = (opprof__link){(uint32_t)host, OPPROF__LINK_OP, false, id, -1};
+            p->links[p->n_links++] = (opprof__link){ops[k].event, OPPROF__LINK_DEVICE, true, id, -1};
         }
     }
     return 0;

@@ -331,7 +331,6 @@ static int join_half(parser *p, split *s) {
     for (size_t i = 0; i < q->n_links && !rc; i++) {
         opprof__link l = q->links[i];
         l.event += (uint32_t)first_event;
-        l.thread = thread[l.thread];
         p->links[p->n_links++] = l;
     }
     if (!rc) {
