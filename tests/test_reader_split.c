@@ -454,28 +454,51 @@ static int64_t take_args(void *ctx, int part, const opprof_spilled_arg *args, si
     return (int64_t)(a->n[part]++ * 2 + (size_t)part);
 }
 
-/* Each event's arguments, one line each: its marks' or, where it keeps
- * OPPROF_SPILLED_ARGS_ARG, the records set aside (then only those). */
+/* A set's place in the file: part 0's before part 1's, each in its order. */
+static int64_t file_order(int64_t id) { return (id & 1) << 40 | id >> 1; }
+
+/* The records of the sets that event e keeps (opprof_capture_spilled_set,
+ * then its OPPROF_SPILLED_ARGS_ARG marks: a child merged into it), in the
+ * order the file gave them; the number of sets. */
+static int put_sets(text *t, const opprof_capture *c, const set_aside *a, size_t e, int *from_part_1) {
+    size_t n_marks = 0;
+    const opprof_mark *m = opprof_capture_marks(c, &n_marks);
+    int64_t ids[8];
+    int n = 0;
+    if (opprof_capture_spilled_set(c, e) >= 0) ids[n++] = opprof_capture_spilled_set(c, e);
+    for (size_t k = 0; k < n_marks && n < 8; k++)
+        if (m[k].event == (int32_t)e && !strcmp(opprof_capture_name(c, m[k].name), OPPROF_SPILLED_ARGS_ARG))
+            ids[n++] = m[k].value.i;
+    for (int i = 1; i < n; i++) /* by file order: a handful */
+        for (int j = i; j > 0 && file_order(ids[j]) < file_order(ids[j - 1]); j--) {
+            int64_t swap = ids[j];
+            ids[j] = ids[j - 1];
+            ids[j - 1] = swap;
+        }
+    for (int i = 0; i < n; i++) {
+        int64_t id = ids[i];
+        CHECK(a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1]);
+        if (a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1])
+            put(t, "%s", a->records[id & 1].s + a->at[id & 1][id >> 1]);
+        *from_part_1 += (int)(id & 1);
+    }
+    return n;
+}
+
+/* Each event's arguments, one line each: its marks' or, where it keeps sets
+ * set aside, their records (then only those). */
 static char *event_args_text(const opprof_capture *c, const set_aside *a, int *spilled_from_part_1) {
     size_t n_ev = 0, n_marks = 0;
     opprof_capture_events(c, &n_ev);
     const opprof_mark *m = opprof_capture_marks(c, &n_marks);
     text *per = calloc(n_ev + 1, sizeof *per);
     bool *aside = calloc(n_ev + 1, 1);
-    for (size_t k = 0; k < n_marks; k++)
-        if (m[k].event >= 0 && !strcmp(opprof_capture_name(c, m[k].name), OPPROF_SPILLED_ARGS_ARG))
-            aside[m[k].event] = true;
+    for (size_t e = 0; e < n_ev; e++) aside[e] = put_sets(&per[e], c, a, e, spilled_from_part_1) > 0;
     for (size_t k = 0; k < n_marks; k++) {
         if (m[k].event < 0) continue;
         const char *key = opprof_capture_name(c, m[k].name);
         text *t = &per[m[k].event];
-        if (!strcmp(key, OPPROF_SPILLED_ARGS_ARG)) {
-            int64_t id = m[k].value.i;
-            CHECK(a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1]);
-            if (a && id >= 0 && (size_t)(id >> 1) < a->n[id & 1])
-                put(t, "%s", a->records[id & 1].s + a->at[id & 1][id >> 1]);
-            *spilled_from_part_1 += (int)(id & 1);
-        } else if (aside[m[k].event] || !strncmp(key, "opprof:", 7)) {
+        if (aside[m[k].event] || !strncmp(key, "opprof:", 7)) {
             continue; /* repeated among the records; the thread clock */
         } else if (m[k].kind == OPPROF_MARK_FLOPS || m[k].kind == OPPROF_MARK_BYTES) {
             put_arg(t, m[k].kind == OPPROF_MARK_FLOPS ? "flops" : "bytes", 'i', m[k].value.i, 0, NULL);
@@ -559,4 +582,70 @@ int main(int argc, char **argv) {
     int rc = check_main(argc, argv, "test_reader_split");
     remove_tree(dir);
     return rc;
+}
+
+/* ---- the id each event keeps, through the sort and PyTorch's merge ---- */
+
+static int64_t count_sets(void *ctx, int part, const opprof_spilled_arg *args, size_t n) {
+    (void)part;
+    (void)args;
+    (void)n;
+    return (*(int64_t *)ctx)++;
+}
+
+/* Sets 0.. in the order the file gives them; events out of time order (the
+ * sort), an only child named as its parent (PyTorch's merge: the parent
+ * keeps its set, the child's is a mark of it), a B/E pair (the B's set and
+ * the E's, both at the E: the second a mark). */
+static const char MERGED_TRACE[] =
+    "{\"schemaVersion\":1,\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,"
+    "\"args\":{\"External id\":2}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":40,"
+    "\"args\":{\"External id\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":13,\"dur\":38,"
+    "\"args\":{\"External id\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":5,"
+    "\"args\":{\"External id\":5}},"
+    "{\"ph\":\"B\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":1}},"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":100,\"args\":{\"b\":\"x\"}}]}";
+
+/* The sets that the event named `name` keeps: the array's, then its marks'. */
+static void sets_of(const opprof_capture *c, const char *name, int64_t *first, int64_t *merged) {
+    size_t n_ev = 0, n_marks = 0;
+    const opprof_event *ev = opprof_capture_events(c, &n_ev);
+    const opprof_mark *m = opprof_capture_marks(c, &n_marks);
+    *first = *merged = -2;
+    for (size_t e = 0; e < n_ev; e++) {
+        if (strcmp(opprof_capture_name(c, ev[e].name), name)) continue;
+        *first = opprof_capture_spilled_set(c, e);
+        for (size_t k = 0; k < n_marks; k++)
+            if (m[k].event == (int32_t)e && !strcmp(opprof_capture_name(c, m[k].name), OPPROF_SPILLED_ARGS_ARG))
+                *merged = m[k].value.i;
+    }
+}
+
+TEST_CASE(each_event_keeps_the_set_of_its_arguments) {
+    int64_t next = 0;
+    opprof_read_options o = {.keep_marks = true, .threads = 1, .spill_args = count_sets, .spill_ctx = &next};
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(MERGED_TRACE, sizeof MERGED_TRACE - 1, &o, &c, NULL), 0);
+    if (!c) return;
+    CHECK_INT(next, 6);
+    size_t n_ev = 0;
+    opprof_capture_events(c, &n_ev);
+    CHECK_INT(n_ev, 4); /* the only child merged into its parent */
+    int64_t first, merged;
+    const struct {
+        const char *name;
+        int64_t first, merged;
+    } want[] = {{"aten::linear", 0, -2}, {"aten::addmm", 1, 2}, {"aten::relu", 3, -2}, {"step", 4, 5}};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        sets_of(c, want[k].name, &first, &merged);
+        CHECK_INT(first, want[k].first);
+        CHECK_INT(merged, want[k].merged);
+    }
+    CHECK_INT(opprof_capture_spilled_set(c, n_ev), -1); /* past the events */
+    CHECK_INT(opprof_capture_spilled_set(NULL, 0), -1);
+    opprof_capture_free(c);
 }

@@ -7,7 +7,8 @@
  * written and read back, folded stacks, a diff, the summary, a merge and the
  * ranks compared. (Blocks still live at the end are said, not failed: the
  * recorder keeps its thread buffers for the next session.) TRAP=1 stops at
- * the first wrong size, for a debugger's backtrace. */
+ * the first wrong size, for a debugger's backtrace. And a read out of memory
+ * at each of its allocations in turn: it fails whole, or reads what it would. */
 #include "check.h"
 #include "testutil.h"
 
@@ -140,3 +141,140 @@ TEST_CASE(every_free_and_realloc_gets_the_size_it_allocated) {
 }
 
 int main(int argc, char **argv) { return check_main(argc, argv, "test_sizes"); }
+
+/* ---- a read out of memory at each of its allocations in turn ---- */
+
+static long g_fail_at; /* the call that fails, counted from the read's first; 0: none */
+static long g_read_calls;
+
+static void *failing_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
+    if (new_size > old_size && g_fail_at && ++g_read_calls == g_fail_at) return NULL;
+    return checking_realloc(ctx, ptr, old_size, new_size);
+}
+
+static int64_t next_set(void *ctx, int part, const opprof_spilled_arg *args, size_t n) {
+    (void)part;
+    (void)args;
+    (void)n;
+    return (*(int64_t *)ctx)++;
+}
+
+/* Another writer's trace whose arguments are set aside (opprof sql's read):
+ * events out of order, an only child merged into its parent, a B/E pair,
+ * a device activity and its launch, a flow, a counter. */
+static const char SPILLED_TRACE[] =
+    "{\"schemaVersion\":1,\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,"
+    "\"args\":{\"External id\":2,\"Input Dims\":[[2,3],[3]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":40,"
+    "\"args\":{\"External id\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":13,\"dur\":38,"
+    "\"args\":{\"External id\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":14,\"dur\":3,"
+    "\"args\":{\"correlation\":7,\"External id\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":9,"
+    "\"args\":{\"correlation\":7,\"External id\":4,\"device\":0}},"
+    "{\"ph\":\"s\",\"id\":7,\"pid\":1,\"tid\":1,\"ts\":14,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+    "{\"ph\":\"f\",\"id\":7,\"pid\":0,\"tid\":7,\"ts\":20,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+    "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":15,\"args\":{\"bytes\":64}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":5,"
+    "\"args\":{\"External id\":5}},"
+    "{\"ph\":\"B\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":1,\"ts\":1,\"args\":{\"a\":1}},"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":100,\"args\":{\"b\":\"x\"}}]}";
+
+/* opprof's own trace of a sampled run (opprof record --sample): a range, a
+ * profile chunk of 2 samples, the sampling facts and an off-CPU time. */
+static const char SAMPLED_TRACE[] =
+    "{\"schemaVersion\":1,\"opprof_version\":\"0.6.0\",\"step_num\":0,\"warnings\":[],"
+    "\"baseTimeNanoseconds\":1796652442468496651,\"traceEvents\":["
+    "{\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"pid\":9,\"tid\":9,\"args\":{\"name\":\"main\"}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":9,\"tid\":9,\"ts\":30,\"dur\":784},"
+    "{\"ph\":\"P\",\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"name\":\"Profile\",\"id\":1,\"pid\":9,\"tid\":9,"
+    "\"ts\":394,\"args\":{\"data\":{\"startTime\":394}}},"
+    "{\"ph\":\"P\",\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"name\":\"ProfileChunk\",\"id\":1,\"pid\":9,"
+    "\"tid\":9,\"ts\":394,\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":["
+    "{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1}},"
+    "{\"id\":2,\"parent\":1,\"opprof_range\":1,\"callFrame\":{\"functionName\":\"ProfilerStep#0\",\"url\":\"\"}},"
+    "{\"id\":3,\"parent\":2,\"callFrame\":{\"functionName\":\"gemm\",\"url\":\"gemm.c\",\"lineNumber\":25}}],"
+    "\"samples\":[3,3]},\"timeDeltas\":[0.0,1000.0],\"endTime\":1394}}}],"
+    "\"opprof_sampling\":{\"period_ns\":1000000,\"off_cpu\":1,\"samples_lost\":0},"
+    "\"opprof_off_cpu\":[{\"preempted\":0,\"pid\":9,\"tid\":9,\"ts\":524,\"dur\":182}]}";
+
+/* A bare array cut short by its writer: read, with a warning that says so. */
+static const char CUT_SHORT_TRACE[] = "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},";
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fputs(text, f) >= 0);
+    CHECK_INT(fclose(f), 0);
+}
+
+/* Every allocation of a read failing in turn: the read says out of memory,
+ * gives no capture and frees every block it took (nothing dropped in
+ * silence: a category, a warning, a sample); once none fails, it reads as
+ * it would. The number of allocations. */
+static long read_out_of_memory_at_each(const char *path, bool spill, size_t *events, size_t *warnings) {
+    int rc = OPPROF_ENOMEM;
+    long at = 1;
+    for (; rc == OPPROF_ENOMEM && at < 100000; at++) {
+        int64_t sets = 0;
+        opprof_read_options o = {
+            .keep_marks = spill, .threads = 1, .spill_args = spill ? next_set : NULL, .spill_ctx = &sets};
+        opprof_capture *c = NULL;
+        long live = g_live;
+        g_read_calls = 0;
+        g_fail_at = at;
+        opprof_read_error err = {0};
+        rc = opprof_capture_read(path, &o, &c, &err);
+        g_fail_at = 0;
+        if (rc == OPPROF_ENOMEM) CHECK(c == NULL && strstr(err.message, "out of memory") != NULL);
+        if (rc != OPPROF_ENOMEM) CHECK_INT(rc, 0);
+        if (!rc && c) {
+            opprof_capture_events(c, events);
+            opprof_capture_warnings(c, warnings);
+            if (spill) CHECK_INT(sets, 8); /* SPILLED_TRACE's: each event's, the B's and the E's, the counter's */
+        }
+        opprof_capture_free(c);
+        CHECK_INT(g_live, live); /* nothing kept */
+    }
+    CHECK_INT(at - 2, g_read_calls); /* each failed in turn, then none */
+    return at - 2;
+}
+
+TEST_CASE(a_read_out_of_memory_fails_whole_at_each_allocation) {
+    static const opprof_allocator failing = {failing_realloc, NULL};
+    CHECK_INT(opprof_set_allocator(&failing), 0);
+    char dir[256], path[512], pf[512];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    snprintf(pf, sizeof pf, "%s/sampled.pftrace", dir);
+    size_t events = 0, warnings = 0;
+    write_text(path, SPILLED_TRACE);
+    long n = read_out_of_memory_at_each(path, true, &events, &warnings);
+    printf("test_sizes: a Kineto trace, its arguments set aside: %ld allocations\n", n);
+    CHECK_INT(events, 6);
+    write_text(path, CUT_SHORT_TRACE);
+    read_out_of_memory_at_each(path, false, &events, &warnings);
+    CHECK_INT(events, 1);
+    CHECK_INT(warnings, 1); /* the array has no closing ']' */
+    write_text(path, SAMPLED_TRACE);
+    n = read_out_of_memory_at_each(path, false, &events, &warnings);
+    printf("test_sizes: a sampled trace: %ld allocations\n", n);
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &c, NULL), 0);
+    size_t samples = 0, off = 0;
+    opprof_capture_samples(c, &samples);
+    opprof_capture_off_cpu(c, &off);
+    CHECK_INT(samples, 2);
+    CHECK_INT(off, 1);
+    CHECK_INT(opprof_capture_perfetto_write(c, pf), 0);
+    opprof_capture_free(c);
+    n = read_out_of_memory_at_each(pf, false, &events, &warnings);
+    printf("test_sizes: its .pftrace: %ld allocations\n", n);
+    CHECK(n > 20);
+    CHECK_INT(g_wrong, 0);
+    CHECK_INT(opprof_set_allocator(NULL), 0);
+    remove_tree(dir);
+}

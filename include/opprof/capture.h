@@ -235,10 +235,15 @@ OPPROF_API const opprof_event *opprof_capture_events(const opprof_capture *captu
 OPPROF_API const char *opprof_kind_category(opprof_kind kind);
 /** The category of an event (OPPROF_SCOPE_IN), or NULL. */
 OPPROF_API const char *opprof_capture_category(const opprof_capture *capture, const opprof_event *event);
-/** Set the category of the event added last (traces read back). */
+/** Set the category of the event added last (traces read back): 0, or
+ *  OPPROF_ENOMEM (the event then has none); past 255 categories, none. */
 OPPROF_API int opprof_capture_set_last_category(opprof_capture *capture, const char *category);
 /** The marks, by thread then time (arguments, FLOPs and bytes: by event). */
 OPPROF_API const opprof_mark *opprof_capture_marks(const opprof_capture *capture, size_t *count);
+/** The id of the arguments that the read gave opprof_read_options.spill_args
+ *  for an event (its first set: others are OPPROF_SPILLED_ARGS_ARG marks of
+ *  the event), or -1 when it set none aside. */
+OPPROF_API int64_t opprof_capture_spilled_set(const opprof_capture *capture, size_t event);
 /** The memory events, sorted by thread then time. */
 OPPROF_API const opprof_memory_event *opprof_capture_memory_events(const opprof_capture *capture, size_t *count);
 OPPROF_API const opprof_thread_info *opprof_capture_threads(const opprof_capture *capture, size_t *count);
@@ -1148,11 +1153,12 @@ typedef struct opprof_read_options {
      * each event is read (a "B"'s with its "E"'s, at the "E"), not kept in
      * the capture: a large trace's arguments need not be in memory at once
      * (`opprof sql` writes them to its database as they come). The event keeps
-     * one integer argument instead, OPPROF_SPILLED_ARGS_ARG, whose value is
-     * the id the callback returned (>= 0); the few that reports read stay
-     * arguments as well (flops, bytes, "name", "layer", OPPROF_PART_OF_KEY).
-     * An event that the read leaves out or merges into its parent takes its
-     * argument with it, so an id that no event keeps is of no event. A
+     * the id the callback returned (>= 0) instead: opprof_capture_spilled_set;
+     * the few that reports read stay arguments as well (flops, bytes, "name",
+     * "layer", OPPROF_PART_OF_KEY). An event that the read leaves out takes
+     * its id with it, so an id that no event keeps is of no event; one that it
+     * merges into its parent gives its id to the parent, as an integer
+     * argument OPPROF_SPILLED_ARGS_ARG where the parent keeps one already. A
      * negative return (an opprof error code: OPPROF_ENOSPC...) fails the
      * read. With two `threads` it is called from both at once: `part` is 0
      * for the first (the only one's) and 1 for the second half's events, and

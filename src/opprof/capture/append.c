@@ -33,7 +33,8 @@ static int map_all(opprof_capture *dst, const opprof_capture *src, const char *c
             return OPPROF_ENOMEM;
     }
     for (uint32_t k = 1; k <= src->n_categories; k++)
-        m->category[k] = opprof__capture_category_index(dst, src->names[src->category_names[k]]);
+        if (opprof__capture_category_index(dst, src->names[src->category_names[k]], &m->category[k]))
+            return OPPROF_ENOMEM;
     return 0;
 }
 
@@ -83,6 +84,18 @@ static int append_events(opprof_capture *dst, const opprof_capture *src, maps *m
         e.start_ns += offset;
         dst->events[dst->n_events++] = e;
     }
+    return 0;
+}
+
+/* The ids of src's arguments set aside, after dst's events (-1 where none). */
+static int append_spilled(opprof_capture *dst, const opprof_capture *src, size_t first_event) {
+    if (!src->n_spilled) return 0;
+    OPPROF__ASSERT(dst->n_spilled <= first_event);
+    size_t end = first_event + src->n_spilled;
+    if (opprof__grow_pages((void **)&dst->spilled, &dst->cap_spilled, end, sizeof *dst->spilled)) return OPPROF_ENOMEM;
+    while (dst->n_spilled < first_event) dst->spilled[dst->n_spilled++] = -1;
+    memcpy(dst->spilled + first_event, src->spilled, src->n_spilled * sizeof *src->spilled);
+    dst->n_spilled = end;
     return 0;
 }
 
@@ -158,6 +171,7 @@ int opprof__capture_append_mapped(opprof_capture *dst, const opprof_capture *src
     int rc = !m.name || !m.site || !m.shapes ? OPPROF_ENOMEM : map_all(dst, src, names, &m);
     if (!rc) rc = append_events(dst, src, &m, offset_ns);
     if (!rc) dst->pids_as_read |= src->pids_as_read; /* its threads' pids, as they came */
+    if (!rc) rc = append_spilled(dst, src, first_event);
     if (!rc) rc = append_marks(dst, src, &m, offset_ns, first_event);
     if (!rc) rc = append_memory(dst, src, &m, offset_ns);
     if (!rc) rc = append_samples(dst, src, &m, offset_ns);

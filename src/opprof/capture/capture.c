@@ -27,6 +27,7 @@ void opprof_capture_free(opprof_capture *c) {
     opprof__free_pages(c->events, c->cap_events * sizeof *c->events);
     opprof__free_pages(c->mem, c->cap_mem * sizeof *c->mem);
     opprof__free_pages(c->marks, c->cap_marks * sizeof *c->marks);
+    opprof__free_pages(c->spilled, c->cap_spilled * sizeof *c->spilled);
     opprof__capture_free_samples(c);
     opprof__free(c->threads);
     opprof__free(c->aggregates);
@@ -158,11 +159,14 @@ int opprof_capture_add_warning(opprof_capture *c, const char *text) {
     if (!c || !text) return OPPROF_EINVAL;
     size_t size = 4 * strlen(text) + 1;
     char *shown = opprof__alloc(size);
-    if (!shown) return OPPROF_ENOMEM;
-    memcpy(shown, text, strlen(text) + 1);
-    opprof__show_controls(shown, size);
-    int rc = add_warning_shown(c, shown);
+    int rc = shown ? 0 : OPPROF_ENOMEM;
+    if (shown) {
+        memcpy(shown, text, strlen(text) + 1);
+        opprof__show_controls(shown, size);
+        rc = add_warning_shown(c, shown);
+    }
     opprof__free(shown);
+    if (rc == OPPROF_ENOMEM) c->warning_lost = true;
     return rc;
 }
 
@@ -260,14 +264,16 @@ const opprof_event *opprof_capture_events(const opprof_capture *c, size_t *count
     return c ? c->events : NULL;
 }
 
-uint8_t opprof__capture_category_index(opprof_capture *c, const char *category) {
+int opprof__capture_category_index(opprof_capture *c, const char *category, uint8_t *index) {
     uint32_t id;
-    if (!category || opprof__capture_intern(c, category, strlen(category), &id)) return 0;
+    *index = 0;
+    if (opprof__capture_intern(c, category, strlen(category), &id)) return OPPROF_ENOMEM;
     for (uint32_t k = 1; k <= c->n_categories; k++)
-        if (c->category_names[k] == id) return (uint8_t)k;
+        if (c->category_names[k] == id) return *index = (uint8_t)k, 0;
     if (c->n_categories >= 255) return 0;
     c->category_names[++c->n_categories] = id;
-    return (uint8_t)c->n_categories;
+    *index = (uint8_t)c->n_categories;
+    return 0;
 }
 
 const char *opprof_capture_category(const opprof_capture *c, const opprof_event *e) {
@@ -277,8 +283,10 @@ const char *opprof_capture_category(const opprof_capture *c, const opprof_event 
 
 int opprof_capture_set_last_category(opprof_capture *c, const char *category) {
     if (!c || !category || c->finished || !c->n_events) return OPPROF_EINVAL;
-    c->events[c->n_events - 1].category = opprof__capture_category_index(c, category);
-    return 0;
+    uint8_t index;
+    int rc = opprof__capture_category_index(c, category, &index);
+    c->events[c->n_events - 1].category = index;
+    return rc;
 }
 
 const opprof_mark *opprof_capture_marks(const opprof_capture *c, size_t *count) {
@@ -301,6 +309,33 @@ int opprof_capture_add_mark(opprof_capture *c, const opprof_mark *m, const char 
     }
     c->marks[c->n_marks++] = k;
     return 0;
+}
+
+/* ---- arguments set aside (opprof_read_options.spill_args) ---- */
+
+static int spilled_up_to(opprof_capture *c, size_t n) {
+    if (n <= c->n_spilled) return 0;
+    if (opprof__grow_pages((void **)&c->spilled, &c->cap_spilled, n, sizeof *c->spilled)) return OPPROF_ENOMEM;
+    while (c->n_spilled < n) c->spilled[c->n_spilled++] = -1;
+    return 0;
+}
+
+int opprof__capture_set_spilled(opprof_capture *c, size_t event, int64_t id) {
+    OPPROF__ASSERT(event < c->n_events && id >= 0);
+    if (spilled_up_to(c, event + 1)) return OPPROF_ENOMEM;
+    if (c->spilled[event] < 0) {
+        c->spilled[event] = id;
+        return 0;
+    }
+    opprof_mark m = {
+        .kind = OPPROF_MARK_ARG_INT, .thread = c->events[event].thread, .event = (int32_t)event, .value.i = id};
+    return opprof_capture_add_mark(c, &m, OPPROF_SPILLED_ARGS_ARG, NULL);
+}
+
+int opprof__capture_cover_spilled(opprof_capture *c) { return c->spilled ? spilled_up_to(c, c->n_events) : 0; }
+
+int64_t opprof_capture_spilled_set(const opprof_capture *c, size_t event) {
+    return c && event < c->n_spilled ? c->spilled[event] : -1;
 }
 
 /* The marks that are arguments, by event: a counting sort (first[e] ..

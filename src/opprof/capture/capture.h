@@ -38,6 +38,7 @@ struct opprof_capture {
     size_t n_mangled;
     char **warnings;
     size_t n_warnings, cap_warnings;
+    bool warning_lost;           /* one could not be kept (out of memory): a reader fails rather than drop it */
     opprof__index warning_index; /* the warnings by text: each is said once */
     /* call sites and input shapes, interned; index i lives at [i - 1] */
     opprof_site *sites;
@@ -51,6 +52,11 @@ struct opprof_capture {
     uint32_t n_categories;
     opprof_mark *marks; /* counters, instants, args, flows, async, FLOPs, bytes */
     size_t n_marks, cap_marks;
+    /* by event below n_spilled: the id of the arguments that the read set
+       aside for it (opprof_read_options.spill_args), or -1; NULL when none
+       was. 8 bytes an event instead of a mark's 32: a Kineto event has a set. */
+    int64_t *spilled;
+    size_t n_spilled, cap_spilled;
     opprof_aggregate_row *aggregates; /* rows of a profile without a timeline */
     size_t n_aggregates, cap_aggregates;
     opprof_sample *samples; /* capture/samples.c */
@@ -192,9 +198,16 @@ static inline int64_t opprof__thread_pid(const opprof_capture *c, uint32_t threa
 static inline bool opprof__is_device(const opprof_event *e) {
     return e->kind == OPPROF_KIND_DEVICE || e->kind == OPPROF_KIND_DEVICE_ANNOTATION;
 }
-/* The index (1..255) of a category for opprof_event.category; 0 when the
- * capture already has 255 of them. */
-OPPROF__HIDDEN uint8_t opprof__capture_category_index(opprof_capture *c, const char *category);
+/* *index: the index (1..255) of a category for opprof_event.category; 0 when
+ * the capture already has 255 of them. 0, or OPPROF_ENOMEM. */
+OPPROF__HIDDEN int opprof__capture_category_index(opprof_capture *c, const char *category, uint8_t *index);
+/* The arguments set aside for `event` (opprof_read_options.spill_args):
+ * their id kept, or, when the event already keeps one (a child merged into
+ * it), an OPPROF_SPILLED_ARGS_ARG mark of the event (capture/capture.c). */
+OPPROF__HIDDEN int opprof__capture_set_spilled(opprof_capture *c, size_t event, int64_t id);
+/* spilled made as long as the events (-1 for those past its end), so that
+ * it can follow their reordering; 0 at once when no set was kept. */
+OPPROF__HIDDEN int opprof__capture_cover_spilled(opprof_capture *c);
 /* Intern a name; *id receives its index. */
 OPPROF__HIDDEN int opprof__capture_intern(opprof_capture *c, const char *name, size_t len, uint32_t *id);
 OPPROF__HIDDEN int opprof__capture_warnf(opprof_capture *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -218,10 +231,10 @@ OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const oppr
                                                  const uint32_t *thread, const char *const *names);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
  * Perfetto's "flight_" notes) and summary.json name them: one list. */
-#define OPPROF__FLIGHT_NUMBERS(X)                                                                 \
-    X(trigger_step)                                                                               \
-    X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step) X(steps_dropped) \
-        X(triggers_suppressed) X(saves_failed)
+#define OPPROF__FLIGHT_NUMBERS(X) \
+    X(trigger_step)               \
+    X(trigger_step_ns)            \
+    X(median_step_ns) X(median_of) X(first_step) X(last_step) X(steps_dropped) X(triggers_suppressed) X(saves_failed)
 /* Add a sample whose frames (and sources: NULL, none) are name ids already
  * (capture/samples.c); a source is UINT32_MAX where unknown. */
 OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns,

@@ -73,20 +73,24 @@ static void *sort_buckets(void *arg) {
 /* Each event moved to its position, in place: a cycle at a time (the event
  * at i goes to position[i]), `done` a bit per place. No second array of
  * events: that was a third of the peak of reading a large trace. */
-static void move_in_place(opprof_event *events, size_t n, const uint32_t *position, uint64_t *done) {
-    for (size_t i = 0; i < n; i++) {
-        if (done[i / 64] >> (i % 64) & 1) continue;
-        opprof_event carried = events[i];
-        for (size_t j = position[i]; j != i; j = position[j]) {
-            opprof_event next = events[j];
-            events[j] = carried;
-            done[j / 64] |= 1ull << (j % 64);
-            carried = next;
-        }
-        events[i] = carried;
-        done[i / 64] |= 1ull << (i % 64);
+#define MOVE_IN_PLACE(fn, type)                                                       \
+    static void fn(type *items, size_t n, const uint32_t *position, uint64_t *done) { \
+        memset(done, 0, (n / 64 + 1) * sizeof *done);                                 \
+        for (size_t i = 0; i < n; i++) {                                              \
+            if (done[i / 64] >> (i % 64) & 1) continue;                               \
+            type carried = items[i];                                                  \
+            for (size_t j = position[i]; j != i; j = position[j]) {                   \
+                type next = items[j];                                                 \
+                items[j] = carried;                                                   \
+                done[j / 64] |= 1ull << (j % 64);                                     \
+                carried = next;                                                       \
+            }                                                                         \
+            items[i] = carried;                                                       \
+            done[i / 64] |= 1ull << (i % 64);                                         \
+        }                                                                             \
     }
-}
+MOVE_IN_PLACE(move_in_place, opprof_event)
+MOVE_IN_PLACE(move_ids_in_place, int64_t) /* the arguments set aside follow their events */
 
 /* The buckets sorted and gathered: threads [0, half) here, the rest beside
  * when the capture is large, may use two threads, and has a bucket boundary
@@ -132,10 +136,11 @@ static int sort_events(opprof_capture *c) {
     if (!rc) rc = sort_all_buckets(c, &b);
     opprof__free(b.keys);
     opprof__free(first);
-    uint64_t *done = rc ? NULL : opprof__calloc(n / 64 + 1, sizeof *done);
+    uint64_t *done = rc ? NULL : opprof__alloc((n / 64 + 1) * sizeof *done);
     if (!rc && !done) rc = OPPROF_ENOMEM;
     if (!rc) {
         move_in_place(c->events, n, b.position, done);
+        if (c->spilled) move_ids_in_place(c->spilled, n, b.position, done); /* covered at finish */
         for (opprof_event *e = c->events; e < c->events + n; e++)
             if (is_device(e) && e->parent >= 0) e->parent = (int32_t)b.position[e->parent];
         for (size_t k = 0; k < c->n_marks; k++) /* arguments follow their events */
@@ -213,6 +218,7 @@ static int merge_only_children(opprof_capture *c) {
     /* In (start, longer first) order a parent precedes its child, so one
      * pass resolves chains: the merged-into event of a merged parent. */
     size_t merged = 0;
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         opprof_event *e = &c->events[i];
         remap[i] = (int32_t)i;
@@ -229,22 +235,28 @@ static int merge_only_children(opprof_capture *c) {
         /* compact: keep the events that were not merged; re-point parents,
          * device launches and nothing else (owners are linked after this) */
         int32_t *new_index = (int32_t *)children; /* reuse: n entries */
-        size_t k = 0;
+        size_t k = 0, n_marks = c->n_marks;       /* marks added below have their new index */
         for (size_t i = 0; i < n; i++) new_index[i] = remap[i] == (int32_t)i ? (int32_t)k++ : -1;
-        for (size_t i = 0; i < n; i++) {
-            if (remap[i] != (int32_t)i) continue;
+        for (size_t i = 0; i < n && !rc; i++) {
+            if (remap[i] != (int32_t)i) { /* its arguments set aside go to the event it is merged into */
+                if (c->spilled && c->spilled[i] >= 0)
+                    rc = opprof__capture_set_spilled(c, (size_t)new_index[remap[i]], c->spilled[i]);
+                continue;
+            }
             opprof_event e = c->events[i];
             if (e.parent >= 0) e.parent = new_index[remap[e.parent]];
             OPPROF__ASSERT(e.parent < new_index[i]); /* still before what it holds */
             c->events[new_index[i]] = e;
+            if (c->spilled) c->spilled[new_index[i]] = c->spilled[i];
         }
         c->n_events = k;
-        for (size_t m = 0; m < c->n_marks; m++)
+        c->n_spilled = c->spilled ? k : 0;
+        for (size_t m = 0; m < n_marks; m++)
             if (c->marks[m].event >= 0) c->marks[m].event = new_index[remap[c->marks[m].event]];
     }
     opprof__free(children);
     opprof__free(remap);
-    return 0;
+    return rc;
 }
 
 /* Owners by time: the innermost event with start <= ts < end (an event of
@@ -406,6 +418,7 @@ static int fill_totals(opprof_capture *c) {
 int opprof_capture_finish(opprof_capture *c) {
     if (!c || c->finished) return OPPROF_EINVAL;
     int rc = opprof__capture_demangle(c);
+    if (!rc) rc = opprof__capture_cover_spilled(c);
     if (!rc) rc = sort_events(c);
     if (!rc) rc = sort_memory(c->mem, c->n_mem);
     if (!rc) rc = sort_marks(c->marks, c->n_marks);

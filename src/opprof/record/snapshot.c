@@ -249,9 +249,11 @@ static int range_event(opprof_capture *c, name_cache *nc, const slot *s, uint32_
     ev->thread = (uint32_t)thread_index;
     ev->parent = -1;
     ev->kind = (uint8_t)s->loc->kind;
-    ev->category = s->loc->category ? opprof__capture_category_index(c, s->loc->category) : 0;
+    uint8_t category = 0;
+    rc = s->loc->category ? opprof__capture_category_index(c, s->loc->category, &category) : 0;
+    ev->category = category;
     ev->site = 0;
-    return 0;
+    return rc;
 }
 
 static int collect_thread(opprof_capture *c, opprof__thread *t, name_cache *nc, uint64_t start, uint64_t end,

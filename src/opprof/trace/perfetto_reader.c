@@ -275,6 +275,7 @@ static int perf_sample(preader *r, const uint8_t *p, size_t len, int64_t ts) {
 /* After the events: every callstack's frames (node "S-k": frame k from the
  * outermost, its parent "S-(k - 1)") and the samples. */
 static int samples_out(preader *r, opprof__strbuf *sb) {
+    if (r->samples.error || r->offs.error) return sb->error = OPPROF_ENOMEM; /* a sample not written is lost */
     if (!r->samples.len && !r->sample_period_ns && !r->offs.len && !r->off_cpu) return 0;
     opprof__sb_puts(sb, ",\n  \"stackFrames\": {");
     bool first = true;

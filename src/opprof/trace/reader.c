@@ -314,6 +314,7 @@ static int read_trace(parser *p, int open_rc, const opprof_read_options *options
         p->cap->finish_threads = options && options->threads == 1 ? 1 : 0; /* one thread asked for: one */
         rc = opprof_capture_finish(p->cap);
         if (!rc) rc = apply_mangled(p);
+        if (!rc && p->cap->warning_lost) rc = OPPROF_ENOMEM; /* a warning the read could not keep */
         if (rc) opprof__json_fail_code(&p->lx, rc, "building the capture");
     }
     opprof__json_close(&p->lx);

@@ -227,7 +227,7 @@ static bool read_by_tables(const char *key) {
 }
 
 /* Another writer's arguments given to spill_args (keep_marks): the last
- * event keeps the id it returns as its OPPROF_SPILLED_ARGS_ARG. */
+ * event keeps the id it returns (opprof_capture_spilled_set). */
 static int spill_args(parser *p, const event_args *args, opprof_mark m) {
     if (opprof__grow((void **)&p->spilled, &p->cap_spilled, (size_t)args->n, sizeof *p->spilled))
         return opprof__reader_no_memory(p, "arguments");
@@ -238,10 +238,7 @@ static int spill_args(parser *p, const event_args *args, opprof_mark m) {
     }
     int64_t id = p->opt->spill_args(p->opt->spill_ctx, p->is_half, p->spilled, (size_t)args->n);
     if (id < 0) return opprof__json_fail_code(&p->lx, id < INT_MIN ? OPPROF_EINVAL : (int)id, "arguments set aside");
-    m.kind = OPPROF_MARK_ARG_INT;
-    m.value.i = id;
-    return opprof_capture_add_mark(p->cap, &m, OPPROF_SPILLED_ARGS_ARG, NULL) ? opprof__reader_no_memory(p, "marks")
-                                                                              : 0;
+    return opprof__capture_set_spilled(p->cap, (size_t)m.event, id) ? opprof__reader_no_memory(p, "arguments") : 0;
 }
 
 /* An event's arguments as its marks: the last event of the capture, on `thread`. */

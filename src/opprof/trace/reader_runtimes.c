@@ -295,16 +295,19 @@ static int drop_aggregates(parser *p) {
     if (!any) return 0;
     uint32_t *to = opprof__alloc((c->n_events ? c->n_events : 1) * sizeof *to);
     if (!to) return OPPROF_ENOMEM;
-    size_t kept = 0;
+    size_t kept = 0, spilled_kept = 0;
     for (size_t i = 0; i < c->n_events; i++) {
         bool drop = opprof__reader_aggregate_pid(p, c->threads[c->events[i].thread].pid);
         to[i] = drop ? UINT32_MAX : (uint32_t)kept;
-        if (drop)
+        if (drop) {
             p->rt.tf_aggregate++;
-        else
-            c->events[kept++] = c->events[i];
+            continue;
+        }
+        if (i < c->n_spilled) c->spilled[spilled_kept++] = c->spilled[i];
+        c->events[kept++] = c->events[i];
     }
     c->n_events = kept;
+    c->n_spilled = spilled_kept; /* the ids that follow their events */
     size_t m = 0;
     for (size_t k = 0; k < c->n_marks; k++)
         if (c->marks[k].event < 0 || to[c->marks[k].event] != UINT32_MAX) {

@@ -204,9 +204,9 @@ static int on_off_cpu(opprof__json *lx, void *ctx, int index) {
         return FAIL(p, "opprof_off_cpu: item %d lacks \"pid\", \"tid\", \"ts\" or \"dur\"", index);
     uint32_t thread;
     if (opprof__reader_thread_of(p, t.s.pid, t.s.tid, &thread)) return OPPROF_EFORMAT;
-    if (opprof_capture_add_off_cpu(p->cap, thread, t.s.ts, t.dur, t.preempted))
-        return FAIL(p, "opprof_off_cpu: item %d is out of range", index);
-    return 0;
+    rc = opprof_capture_add_off_cpu(p->cap, thread, t.s.ts, t.dur, t.preempted);
+    if (rc == OPPROF_ENOMEM) return opprof__reader_no_memory(p, "off-CPU times");
+    return rc ? FAIL(p, "opprof_off_cpu: item %d is out of range", index) : 0;
 }
 
 static int on_sampling_key(opprof__json *lx, void *ctx, const char *k, size_t n) {

@@ -341,6 +341,7 @@ static int join_half(parser *p, split *s) {
     if (!rc) rc = opprof__capture_append_mapped(a, b, 0, thread, s->held_names);
     if (!rc) complete_held(p, q, thread, first_event);
     for (size_t i = 0; i < b->n_warnings && !rc; i++) rc = opprof_capture_add_warning(a, b->warnings[i]);
+    if (!rc && b->warning_lost) rc = OPPROF_ENOMEM; /* the second half's: not dropped */
     if (!rc) rc = opprof__reader_join_labels(p, q, ids);
     opprof__free(thread);
     opprof__free(ids);

@@ -160,36 +160,44 @@ static int64_t arg_set_of(loader *L, size_t e) {
 
 enum { ARGS_AS_READ = 1, ARGS_DIMS = 2 }; /* an event's arguments written as read; they give "Input Dims" */
 
-/* The sets written as the trace was read (read_args.c), each to the event
- * that keeps its id (OPPROF_SPILLED_ARGS_ARG). An event that keeps two (a
- * child merged into it) has the first, the second's arguments moved into
- * it; a set that no event keeps (the read left its event out) is dropped. */
-static int claim_read_sets(loader *L, const opprof_mark *m, size_t n_marks) {
+/* Set `set` (written as the trace was read) given to event e: its first
+ * kept as read; a second (a child merged into e) has the first's arguments
+ * moved into the lower id. */
+static int claim_set(loader *L, uint8_t *claimed, size_t e, int64_t set) {
     const sql_read_args *r = L->read;
-    size_t n = r ? r->n_sets : 0;
+    if (set < r->first_set || set - r->first_set >= (int64_t)r->n_sets) return SQLITE_OK;
+    claimed[set - r->first_set] = 1;
+    if (r->dims[set - r->first_set]) L->arg_flags[e] |= ARGS_DIMS;
+    if (!(L->arg_flags[e] & ARGS_AS_READ)) {
+        L->arg_set[e] = set;
+        L->arg_flags[e] |= ARGS_AS_READ;
+        return SQLITE_OK;
+    }
+    if (set > L->arg_set[e]) return sql_args_move_set(L->args, set, L->arg_set[e]);
+    int rc = sql_args_move_set(L->args, L->arg_set[e], set);
+    L->arg_set[e] = set;
+    return rc;
+}
+
+/* The sets written as the trace was read (read_args.c), each to the event
+ * that keeps its id (opprof_capture_spilled_set, then the
+ * OPPROF_SPILLED_ARGS_ARG marks of an event that a child was merged into);
+ * a set that no event keeps (the read left its event out) is dropped. */
+static int claim_read_sets(loader *L, const opprof_mark *m, size_t n_marks) {
+    size_t n = L->read ? L->read->n_sets : 0;
     uint8_t *claimed = calloc(n + 1, 1);
     if (!claimed) return SQLITE_NOMEM;
     int rc = SQLITE_OK;
-    for (size_t k = 0; n && k < n_marks && rc == SQLITE_OK; k++) {
-        int32_t e = m[k].event;
-        if (e < 0 || (size_t)e >= L->n_ev || m[k].kind != OPPROF_MARK_ARG_INT ||
-            strcmp(opprof_capture_name(L->cap, m[k].name), OPPROF_SPILLED_ARGS_ARG) != 0)
-            continue;
-        int64_t set = m[k].value.i;
-        if (set < r->first_set || set - r->first_set >= (int64_t)n) continue;
-        claimed[set - r->first_set] = 1;
-        if (r->dims[set - r->first_set]) L->arg_flags[e] |= ARGS_DIMS;
-        if (!(L->arg_flags[e] & ARGS_AS_READ)) {
-            L->arg_set[e] = set;
-            L->arg_flags[e] |= ARGS_AS_READ;
-        } else if (set < L->arg_set[e]) {
-            rc = sql_args_move_set(L->args, L->arg_set[e], set);
-            L->arg_set[e] = set;
-        } else
-            rc = sql_args_move_set(L->args, set, L->arg_set[e]);
+    for (size_t e = 0; n && e < L->n_ev && rc == SQLITE_OK; e++) {
+        int64_t set = opprof_capture_spilled_set(L->cap, e);
+        if (set >= 0) rc = claim_set(L, claimed, e, set);
     }
+    for (size_t k = 0; n && k < n_marks && rc == SQLITE_OK; k++)
+        if (m[k].event >= 0 && (size_t)m[k].event < L->n_ev && m[k].kind == OPPROF_MARK_ARG_INT &&
+            !strcmp(opprof_capture_name(L->cap, m[k].name), OPPROF_SPILLED_ARGS_ARG))
+            rc = claim_set(L, claimed, (size_t)m[k].event, m[k].value.i);
     for (size_t k = 0; k < n && rc == SQLITE_OK; k++)
-        if (!claimed[k]) rc = sql_args_move_set(L->args, r->first_set + (int64_t)k, -1);
+        if (!claimed[k]) rc = sql_args_move_set(L->args, L->read->first_set + (int64_t)k, -1);
     free(claimed);
     return rc;
 }

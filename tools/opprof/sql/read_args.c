@@ -2,9 +2,9 @@
  * (opprof_read_options.spill_args). They are most of what a Kineto trace
  * carries (about 11 an event) and never stay in memory: each event's become
  * a set of their own at once, which the writer's thread inserts while the
- * read goes on, and the event keeps the set's id (its
- * OPPROF_SPILLED_ARGS_ARG, which follows it through every reordering the
- * read makes). load.c then gives each set to the event that keeps it. Set
+ * read goes on, and the event keeps the set's id
+ * (opprof_capture_spilled_set, which follows it through every reordering
+ * the read makes). load.c then gives each set to the event that keeps it. Set
  * aside in a file and read back once the capture was read, they made the
  * read a third longer and their inserts wait for it. */
 #include "sql.h"
