@@ -144,11 +144,11 @@ int main(int argc, char **argv) { return check_main(argc, argv, "test_sizes"); }
 
 /* ---- a read out of memory at each of its allocations in turn ---- */
 
-static long g_fail_at; /* the call that fails, counted from the read's first; 0: none */
+static long g_fail_at; /* the call that fails, counted from the read's (or output's) first; 0: none */
 static long g_read_calls;
 
 static void *failing_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    if (new_size > old_size && g_fail_at && ++g_read_calls == g_fail_at) return NULL;
+    if (new_size > old_size && ++g_read_calls == g_fail_at) return NULL; /* counted always */
     return checking_realloc(ctx, ptr, old_size, new_size);
 }
 
@@ -274,6 +274,93 @@ TEST_CASE(a_read_out_of_memory_fails_whole_at_each_allocation) {
     n = read_out_of_memory_at_each(pf, false, &events, &warnings);
     printf("test_sizes: its .pftrace: %ld allocations\n", n);
     CHECK(n > 20);
+    CHECK_INT(g_wrong, 0);
+    CHECK_INT(opprof_set_allocator(NULL), 0);
+    remove_tree(dir);
+}
+
+/* ---- each output out of memory at each of its allocations in turn ---- */
+
+typedef struct output {
+    char *data;
+    size_t len;
+} output;
+
+/* Output `which` of c (a table, its JSON, the HTML report, folded stacks, a
+ * diff, the Chrome trace, the .pftrace) into *out (NULL on an error). */
+static int write_output(const opprof_capture *c, int which, output *out) {
+    *out = (output){0};
+    opprof_averages *avg = NULL;
+    opprof_table_options o = {.sort = OPPROF_SORT_SELF_CPU_TIME, .peak_memory = true, .flops = true};
+    char *text = NULL;
+    int rc = which <= 1 ? opprof_capture_averages(c, &avg) : 0;
+    if (which == 0 && !rc) rc = opprof_averages_table_to_string(avg, &o, &text);
+    if (which == 1 && !rc) rc = opprof_averages_json_to_string(avg, &o, &text);
+    if (which == 2) rc = opprof_capture_html_to_string(c, &text);
+    if (which == 3) rc = opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &text);
+    if (which == 4) rc = opprof_capture_diff_to_string(c, c, 10, OPPROF_DIFF_TEXT, &text);
+    opprof_averages_free(avg);
+    if (which >= 5) {
+        FILE *f = open_memstream(&out->data, &out->len);
+        if (!f) return -1;
+        rc = which == 5 ? opprof_capture_chrome_write_stream(c, f, "t") : opprof_capture_perfetto_write_stream(c, f);
+        fclose(f);
+        if (rc) free(out->data), *out = (output){0};
+    } else if (text) {
+        out->len = strlen(text);
+        out->data = malloc(out->len + 1);
+        if (out->data) memcpy(out->data, text, out->len + 1);
+        opprof_free(text);
+    }
+    return rc;
+}
+
+static const char *const OUTPUTS[] = {"table", "json", "html", "stacks", "diff", "chrome", "perfetto"};
+
+/* Each output of the capture that `path` holds, each of its allocations
+ * failing in turn: out of memory and no output, or the same output. */
+static void outputs_out_of_memory_at_each(const char *path) {
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read(path, NULL, &c, NULL), 0);
+    for (int which = 0; c && which < 7; which++) {
+        output whole, got;
+        g_read_calls = 0;
+        CHECK_INT(write_output(c, which, &whole), 0);
+        long n = g_read_calls;
+        for (long at = 1; at <= n; at++) {
+            long live = g_live;
+            g_read_calls = 0;
+            g_fail_at = at;
+            int rc = write_output(c, which, &got);
+            g_fail_at = 0;
+            if (rc != OPPROF_ENOMEM && (rc || got.len != whole.len || memcmp(got.data, whole.data, got.len)))
+                fprintf(stderr, "%s: %s: allocation %ld of %ld failed: %d\n", path, OUTPUTS[which], at, n, rc);
+            CHECK(rc == OPPROF_ENOMEM ? got.data == NULL
+                                      : !rc && got.len == whole.len && !memcmp(got.data, whole.data, got.len));
+            free(got.data);
+            CHECK_INT(g_live, live);
+        }
+        free(whole.data);
+    }
+    opprof_capture_free(c);
+}
+
+/* Found by it: a .pftrace of input shapes written through a NULL string,
+ * averages with warnings freed twice, shapes formatted "[]", a .pftrace's
+ * facts and the HTML's arguments left out with no error. */
+TEST_CASE(each_output_out_of_memory_fails_whole_at_each_allocation) {
+    static const opprof_allocator failing = {failing_realloc, NULL};
+    CHECK_INT(opprof_set_allocator(&failing), 0);
+    char dir[256], path[512];
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    snprintf(path, sizeof path, "%s/sampled.json", dir);
+    write_text(path, SAMPLED_TRACE);
+    outputs_out_of_memory_at_each(path);
+    snprintf(path, sizeof path, "%s/tests/fixtures/onnxruntime-1.30/mlp.json", source_dir());
+    outputs_out_of_memory_at_each(path); /* warnings, shapes */
+    snprintf(path, sizeof path,
+             "%s/tests/fixtures/real-traces/hta__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz", source_dir());
+    outputs_out_of_memory_at_each(path); /* device activities, flows, shapes */
     CHECK_INT(g_wrong, 0);
     CHECK_INT(opprof_set_allocator(NULL), 0);
     remove_tree(dir);

@@ -748,13 +748,10 @@ int opprof_capture_averages_ex(const opprof_capture *c, const opprof_averages_op
         avg->off_cpu = c->info.off_cpu || c->n_off_cpu;
         avg->parallel = w.runs.n_runs > 0;
         rc = copy_warnings(avg, c);
-        if (rc) {
-            opprof_averages_free(avg);
-            work_free(&w);
-            return rc;
+        if (!rc) {
+            *out = avg;
+            w.avg = NULL; /* else work_free frees it, once */
         }
-        *out = avg;
-        w.avg = NULL;
     }
     work_free(&w);
     return rc;

@@ -79,15 +79,26 @@ unsigned opprof__dtype_code(const char *name) {
     return DTYPE_UNKNOWN;
 }
 
+/* Appended at buf + *at, cut at size (NUL kept); *at past size once cut. */
+static void put(char *buf, size_t size, size_t *at, const char *text, long long number) {
+    if (*at >= size) return;
+    int n = text ? snprintf(buf + *at, size - *at, "%s", text) : snprintf(buf + *at, size - *at, "%lld", number);
+    *at += n > 0 ? (size_t)n : 0;
+}
+
+/* Into buf alone: no allocation (so nothing that can fail and leave it "[]"). */
 void opprof_shapes_format(const opprof_shapes *s, char *buf, size_t size) {
-    opprof__strbuf sb = {0};
-    opprof__sb_puts(&sb, "[");
+    if (!buf || !size) return;
+    size_t at = 0;
+    buf[0] = '\0';
+    put(buf, size, &at, "[", 0);
     for (int i = 0; s && i < s->n_inputs; i++) {
-        opprof__sb_puts(&sb, i ? ", [" : "[");
-        for (int d = 0; d < s->ndim[i]; d++) opprof__sb_printf(&sb, "%s%lld", d ? ", " : "", (long long)s->dims[i][d]);
-        opprof__sb_puts(&sb, "]");
+        put(buf, size, &at, i ? ", [" : "[", 0);
+        for (int d = 0; d < s->ndim[i]; d++) {
+            if (d) put(buf, size, &at, ", ", 0);
+            put(buf, size, &at, NULL, (long long)s->dims[i][d]);
+        }
+        put(buf, size, &at, "]", 0);
     }
-    opprof__sb_puts(&sb, "]");
-    snprintf(buf, size, "%s", sb.data && !sb.error ? sb.data : "[]");
-    opprof__sb_free(&sb);
+    put(buf, size, &at, "]", 0);
 }

@@ -117,6 +117,7 @@ static int event_texts(opprof__strbuf *sb, const shown *sh) {
                 opprof__sb_printf(&text, "%lld", (long long)m->value.i);
         }
         opprof__sb_printf(sb, "%s%d:", first ? "" : ",", place(sh, i));
+        if (text.error) sb->error = text.error; /* the page fails: no argument left out */
         js_string(sb, text.error ? "" : text.data);
         first = 0;
     }

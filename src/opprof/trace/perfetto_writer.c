@@ -106,7 +106,8 @@ static void end_packet(pwriter *w, uint32_t flags) {
     char head[11];
     head[0] = (char)(TRACE_PACKET << 3 | OPPROF__PB_BYTES);
     size_t n = 1 + opprof__pb_varint_bytes(p->len, head + 1);
-    if (p->error) w->error = OPPROF_ENOMEM;
+    /* an event or interned data that could not grow at all is empty, not copied: its error said here */
+    if (p->error || w->event.error || w->interned.error) w->error = OPPROF_ENOMEM;
     emit(w, head, n);
     emit(w, p->data, p->len);
     p->len = 0;
@@ -208,6 +209,13 @@ static void note_own_string(pwriter *w, int own, const char *value) {
     opprof__pb_message(&w->event, EVENT_ANNOTATIONS, &w->note);
 }
 
+/* w->text as a note of opprof's own: when it could not be made, the
+ * writer's error (a note left out would be a fact lost in silence). */
+static void note_text(pwriter *w, int own) {
+    if (w->text.error) w->error = OPPROF_ENOMEM;
+    note_own_string(w, own, w->text.data && !w->text.error ? w->text.data : "");
+}
+
 static void note_own_int(pwriter *w, int own, int64_t value) {
     note_name(w, own);
     opprof__pb_int(&w->note, NOTE_INT, value);
@@ -262,7 +270,7 @@ static void event_notes(pwriter *w, size_t i) {
             opprof__sb_json_string(&w->text, sh->dtype[k]);
         }
         opprof__sb_puts(&w->text, "]");
-        note_own_string(w, NOTE_TYPES, w->text.data);
+        note_text(w, NOTE_TYPES);
     }
     if (site && site->native_stack) {
         note_own_string(w, NOTE_STACK, site->native_stack);
@@ -275,7 +283,7 @@ static void event_notes(pwriter *w, size_t i) {
             opprof__sb_printf(&w->text, "%s%s(%u): %s", frames++ ? ";" : "", s->file, s->line,
                               s->function ? s->function : "?");
         }
-        note_own_string(w, NOTE_STACK, w->text.data ? w->text.data : "");
+        note_text(w, NOTE_STACK);
     }
     size_t n_args = w->args.first ? w->args.first[i + 1] - w->args.first[i] : 0;
     for (size_t a = 0; a < n_args; a++) {
