@@ -287,7 +287,8 @@ typedef struct output {
 } output;
 
 /* Output `which` of c (a table, its JSON, the HTML report, folded stacks, a
- * diff, the Chrome trace, the .pftrace) into *out (NULL on an error). */
+ * diff, the Chrome trace, the .pftrace, diff --stat's page, ranks compared,
+ * native functions) into *out (NULL on an error). */
 static int write_output(const opprof_capture *c, int which, output *out) {
     *out = (output){0};
     opprof_averages *avg = NULL;
@@ -299,8 +300,23 @@ static int write_output(const opprof_capture *c, int which, output *out) {
     if (which == 2) rc = opprof_capture_html_to_string(c, &text);
     if (which == 3) rc = opprof_capture_stacks_to_string(c, OPPROF_STACKS_SELF_TIME, &text);
     if (which == 4) rc = opprof_capture_diff_to_string(c, c, 10, OPPROF_DIFF_TEXT, &text);
+    if (which == 7) { /* diff --stat's page, three runs a side */
+        const opprof_capture *runs[] = {c, c, c};
+        opprof_stat_diff *d = NULL;
+        rc = opprof_stat_diff_new(runs, 3, runs, 3, NULL, &d);
+        if (!rc) rc = opprof_stat_diff_to_string(d, 20, OPPROF_DIFF_HTML, &text);
+        opprof_stat_diff_free(d);
+    }
+    if (which == 8) { /* two ranks */
+        opprof_capture *ranks[] = {(opprof_capture *)c, (opprof_capture *)c};
+        opprof_ranks *r = NULL;
+        rc = opprof_ranks_analyze(ranks, 2, &r);
+        if (!rc) rc = opprof_ranks_json_to_string(r, &text);
+        opprof_ranks_free(r);
+    }
+    if (which == 9) rc = opprof_capture_functions_json_to_string(c, 20, &text); /* a sampled capture's */
     opprof_averages_free(avg);
-    if (which >= 5) {
+    if (which == 5 || which == 6) {
         FILE *f = open_memstream(&out->data, &out->len);
         if (!f) return -1;
         rc = which == 5 ? opprof_capture_chrome_write_stream(c, f, "t") : opprof_capture_perfetto_write_stream(c, f);
@@ -315,17 +331,21 @@ static int write_output(const opprof_capture *c, int which, output *out) {
     return rc;
 }
 
-static const char *const OUTPUTS[] = {"table", "json", "html", "stacks", "diff", "chrome", "perfetto"};
+static const char *const OUTPUTS[] = {"table",  "json",     "html",      "stacks", "diff",
+                                      "chrome", "perfetto", "stat html", "ranks",  "functions"};
+enum { N_OUTPUTS = sizeof OUTPUTS / sizeof *OUTPUTS };
 
 /* Each output of the capture that `path` holds, each of its allocations
  * failing in turn: out of memory and no output, or the same output. */
 static void outputs_out_of_memory_at_each(const char *path) {
     opprof_capture *c = NULL;
     CHECK_INT(opprof_capture_read(path, NULL, &c, NULL), 0);
-    for (int which = 0; c && which < 7; which++) {
+    for (int which = 0; c && which < N_OUTPUTS; which++) {
         output whole, got;
         g_read_calls = 0;
-        CHECK_INT(write_output(c, which, &whole), 0);
+        int rc0 = write_output(c, which, &whole);
+        if (which == 9 && rc0 == OPPROF_EINVAL) continue; /* no samples: no functions */
+        CHECK_INT(rc0, 0);
         long n = g_read_calls;
         for (long at = 1; at <= n; at++) {
             long live = g_live;
@@ -347,7 +367,8 @@ static void outputs_out_of_memory_at_each(const char *path) {
 
 /* Found by it: a .pftrace of input shapes written through a NULL string,
  * averages with warnings freed twice, shapes formatted "[]", a .pftrace's
- * facts and the HTML's arguments left out with no error. */
+ * facts, the HTML's arguments and diff --stat's method line left out with no
+ * error. */
 TEST_CASE(each_output_out_of_memory_fails_whole_at_each_allocation) {
     static const opprof_allocator failing = {failing_realloc, NULL};
     CHECK_INT(opprof_set_allocator(&failing), 0);

@@ -245,6 +245,7 @@ static void stat_html(opprof__strbuf *sb, const opprof_stat_diff *d, int row_lim
     opprof__strbuf method = {0};
     method_line(&method, d);
     opprof__sb_html(sb, method.data ? method.data : "");
+    if (method.error) sb->error = method.error; /* the page fails: its method line is not left out */
     opprof__sb_free(&method);
     char line[768], notes[6][256];
     step_line(d, line, sizeof line);
