@@ -231,10 +231,10 @@ OPPROF__HIDDEN int opprof__capture_append_mapped(opprof_capture *dst, const oppr
                                                  const uint32_t *thread, const char *const *names);
 /* The numbers of opprof_flight_info, as its traces (JSON's "opprof_flight",
  * Perfetto's "flight_" notes) and summary.json name them: one list. */
-#define OPPROF__FLIGHT_NUMBERS(X) \
-    X(trigger_step)               \
-    X(trigger_step_ns)            \
-    X(median_step_ns) X(median_of) X(first_step) X(last_step) X(steps_dropped) X(triggers_suppressed) X(saves_failed)
+#define OPPROF__FLIGHT_NUMBERS(X)                                                                 \
+    X(trigger_step)                                                                               \
+    X(trigger_step_ns) X(median_step_ns) X(median_of) X(first_step) X(last_step) X(steps_dropped) \
+        X(triggers_suppressed) X(saves_failed)
 /* Add a sample whose frames (and sources: NULL, none) are name ids already
  * (capture/samples.c); a source is UINT32_MAX where unknown. */
 OPPROF__HIDDEN int opprof__capture_add_sample_ids(opprof_capture *c, uint32_t thread, int64_t ts_ns,
