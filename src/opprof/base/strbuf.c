@@ -17,7 +17,7 @@ static int reserve(opprof__strbuf *sb, size_t extra) {
 
 void opprof__sb_put(opprof__strbuf *sb, const char *s, size_t n) {
     if (reserve(sb, n)) return;
-    memcpy(sb->data + sb->len, s, n);
+    if (n) memcpy(sb->data + sb->len, s, n); /* s may be NULL when n is 0 (an empty buffer's data) */
     sb->len += n;
     sb->data[sb->len] = '\0';
 }

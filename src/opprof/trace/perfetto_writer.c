@@ -92,7 +92,7 @@ static void emit(pwriter *w, const char *p, size_t n) {
         if (!w->error && fwrite(p, 1, n, w->fp) != n) w->error = errno ? -errno : OPPROF_EIO;
         return;
     }
-    memcpy(w->buf + w->len, p, n);
+    if (n) memcpy(w->buf + w->len, p, n); /* p may be NULL when n is 0 (a packet that could not grow) */
     w->len += n;
 }
 

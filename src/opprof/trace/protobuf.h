@@ -17,7 +17,7 @@ enum { OPPROF__PB_VARINT = 0, OPPROF__PB_FIXED64 = 1, OPPROF__PB_BYTES = 2 };
  * through opprof__sb_put, which grows the buffer. */
 static inline void opprof__pb_put(opprof__strbuf *b, const char *s, size_t n) {
     if (b->len + n < b->cap) {
-        memcpy(b->data + b->len, s, n);
+        if (n) memcpy(b->data + b->len, s, n); /* s may be NULL when n is 0 */
         b->len += n;
         b->data[b->len] = '\0';
         return;
