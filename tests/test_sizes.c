@@ -21,15 +21,16 @@ static long g_wrong, g_live, g_calls;
 /* Each block carries its size in a 16-byte header (malloc's alignment). */
 static void *checking_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
     (void)ctx;
-    g_calls++;
+    __atomic_add_fetch(&g_calls, 1, __ATOMIC_RELAXED); /* a read's helper thread allocates too */
     if (ptr) {
         size_t *head = (size_t *)((char *)ptr - 16);
         if (*head != old_size) {
-            if (g_wrong++ < 5) fprintf(stderr, "block of %zu bytes freed or grown as %zu bytes\n", *head, old_size);
+            if (__atomic_fetch_add(&g_wrong, 1, __ATOMIC_RELAXED) < 5)
+                fprintf(stderr, "block of %zu bytes freed or grown as %zu bytes\n", *head, old_size);
             if (getenv("TRAP")) __builtin_trap();
         }
         if (new_size == 0) {
-            g_live--;
+            __atomic_sub_fetch(&g_live, 1, __ATOMIC_RELAXED);
             free(head);
             return NULL;
         }
@@ -42,7 +43,7 @@ static void *checking_realloc(void *ctx, void *ptr, size_t old_size, size_t new_
     size_t *head = malloc(new_size + 16);
     if (!head) return NULL;
     *head = new_size;
-    g_live++;
+    __atomic_add_fetch(&g_live, 1, __ATOMIC_RELAXED);
     return (char *)head + 16;
 }
 
@@ -148,7 +149,8 @@ static long g_fail_at; /* the call that fails, counted from the read's (or outpu
 static long g_read_calls;
 
 static void *failing_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size) {
-    if (new_size > old_size && ++g_read_calls == g_fail_at) return NULL; /* counted always */
+    if (new_size > old_size && __atomic_add_fetch(&g_read_calls, 1, __ATOMIC_RELAXED) == g_fail_at)
+        return NULL; /* counted always */
     return checking_realloc(ctx, ptr, old_size, new_size);
 }
 
@@ -214,8 +216,10 @@ static void write_text(const char *path, const char *text) {
 /* Every allocation of a read failing in turn: the read says out of memory,
  * gives no capture and frees every block it took (nothing dropped in
  * silence: a category, a warning, a sample); once none fails, it reads as
- * it would. The number of allocations. */
-static long read_out_of_memory_at_each(const char *path, bool spill, size_t *events, size_t *warnings) {
+ * it would. The number of allocations: `exact` where one thread reads (a
+ * .pftrace is translated on a thread of its own beside the reader, whose
+ * allocations and the reader's come in either order). */
+static long read_out_of_memory_at_each(const char *path, bool spill, bool exact, size_t *events, size_t *warnings) {
     int rc = OPPROF_ENOMEM;
     long at = 1;
     for (; rc == OPPROF_ENOMEM && at < 100000; at++) {
@@ -239,7 +243,7 @@ static long read_out_of_memory_at_each(const char *path, bool spill, size_t *eve
         opprof_capture_free(c);
         CHECK_INT(g_live, live); /* nothing kept */
     }
-    CHECK_INT(at - 2, g_read_calls); /* each failed in turn, then none */
+    if (exact) CHECK_INT(at - 2, g_read_calls); /* each failed in turn, then none */
     return at - 2;
 }
 
@@ -252,15 +256,15 @@ TEST_CASE(a_read_out_of_memory_fails_whole_at_each_allocation) {
     snprintf(pf, sizeof pf, "%s/sampled.pftrace", dir);
     size_t events = 0, warnings = 0;
     write_text(path, SPILLED_TRACE);
-    long n = read_out_of_memory_at_each(path, true, &events, &warnings);
+    long n = read_out_of_memory_at_each(path, true, true, &events, &warnings);
     printf("test_sizes: a Kineto trace, its arguments set aside: %ld allocations\n", n);
     CHECK_INT(events, 6);
     write_text(path, CUT_SHORT_TRACE);
-    read_out_of_memory_at_each(path, false, &events, &warnings);
+    read_out_of_memory_at_each(path, false, true, &events, &warnings);
     CHECK_INT(events, 1);
     CHECK_INT(warnings, 1); /* the array has no closing ']' */
     write_text(path, SAMPLED_TRACE);
-    n = read_out_of_memory_at_each(path, false, &events, &warnings);
+    n = read_out_of_memory_at_each(path, false, true, &events, &warnings);
     printf("test_sizes: a sampled trace: %ld allocations\n", n);
     opprof_capture *c = NULL;
     CHECK_INT(opprof_capture_read(path, NULL, &c, NULL), 0);
@@ -271,7 +275,7 @@ TEST_CASE(a_read_out_of_memory_fails_whole_at_each_allocation) {
     CHECK_INT(off, 1);
     CHECK_INT(opprof_capture_perfetto_write(c, pf), 0);
     opprof_capture_free(c);
-    n = read_out_of_memory_at_each(pf, false, &events, &warnings);
+    n = read_out_of_memory_at_each(pf, false, false, &events, &warnings);
     printf("test_sizes: its .pftrace: %ld allocations\n", n);
     CHECK(n > 20);
     CHECK_INT(g_wrong, 0);
