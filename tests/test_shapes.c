@@ -319,6 +319,19 @@ TEST_CASE(flops_formulas_and_shape_printing) {
     CHECK_STR(buf, "[[512], [128, 256], [256, 512]]");
     opprof_shapes_format(NULL, buf, sizeof buf);
     CHECK_STR(buf, "[]");
+    /* every number's digits and sign; a buffer too small keeps the text's start */
+    opprof_shapes odd = {.n_inputs = 2, .ndim = {2, 0}, .dims = {{INT64_MAX, -1}}};
+    const char *whole = "[[9223372036854775807, -1], []]";
+    opprof_shapes_format(&odd, buf, sizeof buf);
+    CHECK_STR(buf, whole);
+    for (size_t size = 1; size <= strlen(whole) + 1; size++) {
+        char cut[64];
+        memset(cut, 'x', sizeof cut);
+        opprof_shapes_format(&odd, cut, size);
+        CHECK_INT(strlen(cut), size - 1);
+        CHECK(strncmp(cut, whole, size - 1) == 0);
+        CHECK_INT(cut[size], 'x'); /* nothing written past size */
+    }
 }
 
 TEST_CASE(peak_memory_of_each_event) {
