@@ -1248,7 +1248,7 @@ TEST_CASE(a_stopped_load_leaves_nothing) {
 
 /* Arguments that the disk cannot take (a file size limit) fail the load
  * while the trace is read: they are written as they come, and more than
- * SQLite's 8 MiB page cache holds are written to the file before the read
+ * SQLite's page cache (512 KiB) holds are written to the file before the read
  * ends. The message names the trace and the database, and none is left. */
 TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     char path[600], db[600];
@@ -1257,7 +1257,7 @@ TEST_CASE(arguments_the_disk_cannot_take_fail_the_load) {
     char wide[1025];
     memset(wide, 'w', 1024);
     wide[1024] = '\0';
-    write_events(path, 20000, 1, wide); /* 20 MB of arguments: the page cache's 8 MiB, and more */
+    write_events(path, 20000, 1, wide); /* 20 MB of arguments: more than the page cache holds */
     char *err = NULL;
     CHECK_INT(load_on_a_full_disk(db, path, 1024, &err), 2);
     CHECK_CONTAINS(err, "wide-args.json:");
@@ -1324,7 +1324,7 @@ TEST_CASE(arguments_of_merged_and_dropped_events) {
 }
 
 /* Rows are inserted by the writer's thread (sql/writer.c) while the load goes
- * on: a disk that fills while it inserts (more rows than SQLite's 8 MiB page
+ * on: a disk that fills while it inserts (more rows than SQLite's 512 KiB page
  * cache holds, so that pages are written before COMMIT) fails the load that
  * gave them ("could not take it"), not only the COMMIT ("could not be
  * written"), and leaves no database. */

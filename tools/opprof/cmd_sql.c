@@ -136,8 +136,9 @@ static int load_all(sqlite3 *db, const sql_opts *o) {
     sql_ids ids = sql_ids_start();
     sql_args *args = NULL;
     int rc = 0;
-    if (sql_args_open(db, &ids, &args)) { /* out of memory: its statements are the schema's own */
-        fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errmsg(db));
+    int args_rc = sql_args_open(db, &ids, &args); /* out of memory: its statements are the schema's own */
+    if (args_rc) { /* its code, not the connection's message: a failed calloc sets none */
+        fprintf(stderr, "opprof: %s: the database could not be made: %s\n", what, sqlite3_errstr(args_rc));
         rc = TOOL_EXIT_UNREADABLE;
     }
     if (!rc && sql_writer_start()) { /* the rows are inserted on a thread while the load goes on */
@@ -278,6 +279,9 @@ static int build_db(const sql_opts *o, const char *tmp, sqlite3 **out) {
     if (sqlite3_open_v2(where, out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         fprintf(stderr, "opprof: %s: %s\n", o->db_path ? o->db_path : "sql", sqlite3_errmsg(*out));
+        sqlite3_close(*out); /* the file it may have made (out of memory after the open) is not left */
+        *out = NULL;
+        if (tmp) unlink(tmp);
         return TOOL_EXIT_UNREADABLE;
     }
     /* rows are appended and indexes made after them: a load of 64 MB of Kineto

@@ -47,7 +47,8 @@ int sql_writer_stop(void);
 /** *p holds at least `need` items of `size` bytes (its capacity *cap doubled
  *  as needed); false, *p unchanged, when out of memory. */
 bool sql_grow(void **p, size_t *cap, size_t need, size_t size);
-/** sqlite3_prepare_v3 for a statement run many times (after the writer's rows). */
+/** sqlite3_prepare_v3 for a statement run many times (after the writer's rows);
+ *  *st is NULL on an error (a row's before it included). */
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st);
 /** sqlite3_finalize, after the writer's rows (NULL accepted). */
 void sql_finalize(sqlite3_stmt *st);

@@ -224,6 +224,7 @@ int sql_row(sqlite3_stmt *st, const char *types, ...) {
 }
 
 int sql_prepare(sqlite3 *db, const char *text, sqlite3_stmt **st) {
+    *st = NULL; /* on an error too: its caller finalizes it (a row's error before: no statement) */
     int rc = sql_writer_drain();
     return rc ? rc : sqlite3_prepare_v3(db, text, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }

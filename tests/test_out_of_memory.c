@@ -1,0 +1,148 @@
+/* test_out_of_memory.c - commands run out of memory at each allocation in
+ * turn (tests/fail_alloc.c preloaded: the k-th allocation of the main thread,
+ * or of the others, fails): each gives its whole result, or exit 2 with a
+ * message that says out of memory and nothing left behind; none dies of a
+ * signal. The library's own allocations are swept in test_sizes (its
+ * allocator hook); these are the commands', SQLite's and zlib's. */
+#include "check.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char g_dir[256];
+
+static const char *dir(void) {
+    if (!g_dir[0] && !make_temp_dir(g_dir, sizeof g_dir)) abort();
+    return g_dir;
+}
+
+/* A trace of each kind of event the sql load writes rows for: nesting,
+ * arguments (set aside as the trace is read), a counter and a flow. */
+static const char TRACE[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"worker\"}},\n"
+    "{\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"app\",\"pid\":7,\"tid\":8,\"ts\":10,\"dur\":100,"
+    "\"args\":{\"n\":3,\"s\":\"x\",\"r\":0.5}},\n"
+    "{\"ph\":\"X\",\"name\":\"inner\",\"pid\":7,\"tid\":8,\"ts\":20,\"dur\":30,\"args\":{\"grid\":[1,2]}},\n"
+    "{\"ph\":\"C\",\"name\":\"queue\",\"pid\":7,\"tid\":8,\"ts\":40,\"args\":{\"depth\":5}},\n"
+    "{\"ph\":\"s\",\"name\":\"f\",\"cat\":\"flow\",\"id\":5,\"pid\":7,\"tid\":8,\"ts\":25},\n"
+    "{\"ph\":\"f\",\"name\":\"f\",\"cat\":\"flow\",\"id\":5,\"pid\":7,\"tid\":9,\"ts\":60,\"bp\":\"e\"},\n"
+    "{\"ph\":\"X\",\"name\":\"other\",\"cat\":\"app\",\"pid\":7,\"tid\":9,\"ts\":55,\"dur\":20}\n"
+    "]}\n";
+
+/* dir()/name, written with text; gzip-compressed as name.gz too when gz. */
+static const char *write_trace(const char *name, bool gz) {
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir(), name);
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(TRACE, f);
+    fclose(f);
+    if (gz && run_commandf(NULL, "gzip -kf '%s'", path) != 0) abort();
+    if (gz) strcat(path, ".gz");
+    return path;
+}
+
+/* One run of `opprof ARGS` in dir() with the k-th allocation of `kind`'s
+ * threads failed ("main", "other"; "none": none): "exit N\nL\n", L the files
+ * left whose names begin with `left`; its stdout in *out, its stderr in
+ * *err, and the allocations each kind made in dir()/counts. */
+static char *run_failing(const char *kind, long k, const char *args, const char *left, char **out, char **err) {
+    char *st = NULL, path[700];
+    run_commandf(&st,
+                 "cd '%s' && rm -f '%s'*; OPPROF_TEST_FAIL_ALLOC='%s %ld' OPPROF_TEST_ALLOC_COUNTS=counts"
+                 " LD_PRELOAD='%s/../tests/libfail_alloc.so' '%s/opprof' %s >run.out 2>run.err; echo \"exit $?\";"
+                 " ls | grep -c '^%s'",
+                 dir(), left, kind, k, bin_dir(), bin_dir(), args, left);
+    snprintf(path, sizeof path, "%s/run.out", dir());
+    *out = read_text(path);
+    snprintf(path, sizeof path, "%s/run.err", dir());
+    *err = read_text(path);
+    return st ? st : strdup("");
+}
+
+/* The allocations that `opprof ARGS` makes, by kind, when none fails; its
+ * stdout, the one every run that succeeds must give. */
+static char *whole_run(const char *args, const char *left, long *main_allocs, long *other_allocs) {
+    char *out = NULL, *err = NULL, path[700];
+    char *st = run_failing("none", 0, args, left, &out, &err);
+    CHECK(!strncmp(st, "exit 0\n", 7));
+    snprintf(path, sizeof path, "%s/counts", dir());
+    char *counts = read_text(path);
+    *main_allocs = *other_allocs = 0;
+    CHECK(counts && sscanf(counts, "%ld %ld", main_allocs, other_allocs) == 2);
+    free(st), free(err), free(counts);
+    return out ? out : strdup("");
+}
+
+/* One run with the k-th allocation failed: the whole result (`expected`,
+ * `kept` files named `left` kept), or exit 2 saying out of memory with none
+ * left. Its stderr, for the caller to read further. */
+static char *whole_or_nothing(const char *kind, long k, const char *args, const char *left, int kept,
+                              const char *expected) {
+    char *out = NULL, *err = NULL;
+    char *st = run_failing(kind, k, args, left, &out, &err);
+    int code = -1, files = -1;
+    sscanf(st, "exit %d\n%d", &code, &files);
+    bool whole = code == 0 && out && !strcmp(out, expected) && files == kept;
+    bool nothing = code == 2 && err && strstr(err, "out of memory") && files == 0;
+    if (!whole && !nothing) fprintf(stderr, "%s allocation %ld failed: %s%s\n", kind, k, st, err ? err : "");
+    CHECK(whole || nothing);
+    free(st), free(out);
+    return err ? err : strdup("");
+}
+
+/* `opprof sql --db` out of memory at each allocation of its writer's thread
+ * (the rows, and the arguments' sets made as the trace is read) and at each
+ * of the first 120 of its main thread (its start, the database's open).
+ * Found so: an open that failed left its temporary; a row's error, met by
+ * the next statement's prepare, had the statement before finalized again
+ * (SIGBUS). */
+TEST_CASE(sql_load_fails_whole_at_each_allocation) {
+    char args[1600];
+    snprintf(args, sizeof args,
+             "sql --db oom.sqlite '%s' 'SELECT name, depth FROM slice ORDER BY id;"
+             " SELECT key, display_value FROM args ORDER BY id; SELECT COUNT(*) FROM flow'",
+             write_trace("sql.json", false));
+    long main_allocs, other_allocs;
+    char *expected = whole_run(args, "oom.sqlite", &main_allocs, &other_allocs);
+    CHECK_CONTAINS(expected, "\"args.s\",\"x\"");
+    CHECK(other_allocs > 0 && main_allocs > 120);
+    for (long k = 1; k <= other_allocs; k++) free(whole_or_nothing("other", k, args, "oom.sqlite", 1, expected));
+    int open_failed = 0;
+    for (long k = 1; k <= 120; k++) {
+        char *err = whole_or_nothing("main", k, args, "oom.sqlite", 1, expected);
+        open_failed += strstr(err, "oom.sqlite: out of memory\n") != NULL;
+        free(err);
+    }
+    CHECK(open_failed > 0); /* the open was among them */
+    free(expected);
+}
+
+/* `opprof report --json` of a gzip-compressed trace out of memory at each
+ * allocation: zlib's buffers, when it could not have them, were said to be
+ * "the gzip data is corrupt". */
+TEST_CASE(gzip_read_fails_whole_at_each_allocation) {
+    char args[800];
+    snprintf(args, sizeof args, "report --json '%s'", write_trace("report.json", true));
+    long main_allocs, other_allocs;
+    char *expected = whole_run(args, "none", &main_allocs, &other_allocs);
+    CHECK_CONTAINS(expected, "\"outer\"");
+    CHECK(main_allocs > 0);
+    int read_failed = 0;
+    for (long k = 1; k <= main_allocs; k++) {
+        char *err = whole_or_nothing("main", k, args, "none", 0, expected);
+        CHECK(!strstr(err, "corrupt"));
+        read_failed += strstr(err, "read: out of memory") != NULL;
+        free(err);
+    }
+    CHECK(read_failed > 0); /* zlib's buffers were among them */
+    free(expected);
+}
+
+int main(int argc, char **argv) {
+    int rc = check_main(argc, argv, "test_out_of_memory");
+    if (g_dir[0]) remove_tree(g_dir);
+    return rc;
+}
