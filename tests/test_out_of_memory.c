@@ -120,25 +120,48 @@ TEST_CASE(sql_load_fails_whole_at_each_allocation) {
     free(expected);
 }
 
-/* `opprof report --json` of a gzip-compressed trace out of memory at each
- * allocation: zlib's buffers, when it could not have them, were said to be
- * "the gzip data is corrupt". */
+/* `opprof ARGS` at each allocation of its main thread: whole or nothing,
+ * never a "corrupt" input; how many runs said `said`. */
+static int each_main_allocation(const char *args, const char *left, int kept, const char *said) {
+    long main_allocs, other_allocs;
+    char *expected = whole_run(args, left, &main_allocs, &other_allocs);
+    CHECK(main_allocs > 0);
+    int saying = 0;
+    for (long k = 1; k <= main_allocs; k++) {
+        char *err = whole_or_nothing("main", k, args, left, kept, expected);
+        CHECK(!strstr(err, "corrupt") && !strstr(err, "not a trace"));
+        saying += strstr(err, said) != NULL;
+        free(err);
+    }
+    free(expected);
+    return saying;
+}
+
+/* `opprof report --json` of a gzip-compressed trace: zlib's buffers, when it
+ * could not have them, were said to be "the gzip data is corrupt". */
 TEST_CASE(gzip_read_fails_whole_at_each_allocation) {
     char args[800];
     snprintf(args, sizeof args, "report --json '%s'", write_trace("report.json", true));
-    long main_allocs, other_allocs;
-    char *expected = whole_run(args, "none", &main_allocs, &other_allocs);
-    CHECK_CONTAINS(expected, "\"outer\"");
-    CHECK(main_allocs > 0);
-    int read_failed = 0;
-    for (long k = 1; k <= main_allocs; k++) {
-        char *err = whole_or_nothing("main", k, args, "none", 0, expected);
-        CHECK(!strstr(err, "corrupt"));
-        read_failed += strstr(err, "read: out of memory") != NULL;
-        free(err);
-    }
-    CHECK(read_failed > 0); /* zlib's buffers were among them */
-    free(expected);
+    CHECK(each_main_allocation(args, "none", 0, "read: out of memory") > 0); /* zlib's buffers among them */
+}
+
+/* `opprof merge` of a gzip-compressed trace and a plain one: its own reader's
+ * zlib out of memory was "not a trace that can be merged". No merged file is
+ * left by a merge that fails. */
+TEST_CASE(merge_fails_whole_at_each_allocation) {
+    char args[1600], plain[700];
+    snprintf(plain, sizeof plain, "%s", write_trace("plain.json", false));
+    snprintf(args, sizeof args, "merge '%s' '%s' -o merged.json", write_trace("merge.json", true), plain);
+    CHECK(each_main_allocation(args, "merged.json", 1, "out of memory") > 0);
+}
+
+/* `opprof diff --stat`: a side whose list of captures could not be had
+ * failed with exit 2 and no word. */
+TEST_CASE(diff_stat_fails_whole_at_each_allocation) {
+    char args[1600], before[700];
+    snprintf(before, sizeof before, "%s", write_trace("before.json", false));
+    snprintf(args, sizeof args, "diff --stat '%s' '%s'", before, write_trace("after.json", true));
+    CHECK(each_main_allocation(args, "none", 0, "out of memory") > 0);
 }
 
 int main(int argc, char **argv) {

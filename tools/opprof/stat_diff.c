@@ -24,7 +24,10 @@ static int load_side(const char *path, side *s) {
     char **names = NULL;
     size_t n = 0;
     int rc = tool_expand_traces(&path, 1, &names, &n);
-    if (rc == 0 && !(s->caps = calloc(n, sizeof *s->caps))) rc = TOOL_EXIT_UNREADABLE;
+    if (rc == 0 && !(s->caps = calloc(n, sizeof *s->caps))) {
+        fprintf(stderr, "opprof: %s: %s\n", path, opprof_strerror(OPPROF_ENOMEM));
+        rc = TOOL_EXIT_UNREADABLE;
+    }
     for (size_t i = 0; !rc && i < n; i++) {
         rc = tool_load(names[i], &s->caps[i]);
         if (!rc) s->n++;

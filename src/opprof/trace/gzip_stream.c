@@ -10,6 +10,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+int opprof__zlib_code(int zlib_error) {
+    return zlib_error == Z_ERRNO ? -errno : zlib_error == Z_MEM_ERROR ? OPPROF_ENOMEM : OPPROF_EFORMAT;
+}
+
 static ssize_t gz_cookie_write(void *cookie, const char *buf, size_t size) {
     if (size == 0) return 0;
     int n = gzwrite((gzFile)cookie, buf, (unsigned)size);

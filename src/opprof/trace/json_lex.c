@@ -29,7 +29,7 @@ static int64_t source_read(opprof__json_source *s, unsigned char *dst, size_t ca
         int zerr = Z_OK;
         if (n <= 0) gzerror(s->gz, &zerr);
         if (n == 0 && zerr == Z_BUF_ERROR) return SOURCE_CUT_SHORT;
-        if (n < 0) return zerr == Z_ERRNO ? -errno : zerr == Z_MEM_ERROR ? OPPROF_ENOMEM : OPPROF_EFORMAT;
+        if (n < 0) return opprof__zlib_code(zerr);
         return n;
     }
     if (s->z_active) {
@@ -39,7 +39,7 @@ static int64_t source_read(opprof__json_source *s, unsigned char *dst, size_t ca
             int rc = inflate(&s->z, Z_NO_FLUSH);
             if (rc == Z_STREAM_END) break;
             if (rc == Z_BUF_ERROR && s->z.avail_in == 0) return SOURCE_CUT_SHORT;
-            if (rc != Z_OK) return rc == Z_MEM_ERROR ? OPPROF_ENOMEM : OPPROF_EFORMAT;
+            if (rc != Z_OK) return opprof__zlib_code(rc);
         }
         return (int64_t)(cap - s->z.avail_out);
     }

@@ -41,7 +41,7 @@ static int fill(in_stream *s) {
     if (n < 0) {
         int zerr;
         gzerror(s->gz, &zerr);
-        s->err = zerr == Z_ERRNO ? -errno : OPPROF_EFORMAT;
+        s->err = opprof__zlib_code(zerr);
         n = 0;
     }
     s->len = (size_t)n;

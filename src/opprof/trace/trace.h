@@ -45,6 +45,9 @@ static inline int32_t opprof__rank_number(int64_t v, int32_t none) {
 OPPROF__HIDDEN int opprof__gzip_open(FILE *file, FILE **out);
 /* Close it: rc, or the error of closing when rc is 0. */
 OPPROF__HIDDEN int opprof__gzip_close(FILE *fp, int rc);
+/* A zlib error as opprof's code: Z_ERRNO -errno, Z_MEM_ERROR OPPROF_ENOMEM (its
+ * buffers could not be had), any other OPPROF_EFORMAT (the data is corrupt). */
+OPPROF__HIDDEN int opprof__zlib_code(int zlib_error);
 
 /* ---- Perfetto's format read back (trace/perfetto_reader.c) ---- */
 /* A .pftrace that opprof wrote, as the Chrome trace the same capture's JSON
