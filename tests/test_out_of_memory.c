@@ -86,7 +86,7 @@ static char *whole_or_nothing(const char *kind, long k, const char *args, const 
     int code = -1, files = -1;
     sscanf(st, "exit %d\n%d", &code, &files);
     bool whole = code == 0 && out && !strcmp(out, expected) && files == kept;
-    bool nothing = code == 2 && err && strstr(err, "out of memory") && files == 0;
+    bool nothing = code == 2 && err && (strstr(err, "out of memory") || strstr(err, "no thread")) && files == 0;
     if (!whole && !nothing) fprintf(stderr, "%s allocation %ld failed: %s%s\n", kind, k, st, err ? err : "");
     CHECK(whole || nothing);
     free(st), free(out);
@@ -143,6 +143,29 @@ TEST_CASE(gzip_read_fails_whole_at_each_allocation) {
     char args[800];
     snprintf(args, sizeof args, "report --json '%s'", write_trace("report.json", true));
     CHECK(each_main_allocation(args, "none", 0, "read: out of memory") > 0); /* zlib's buffers among them */
+}
+
+/* A .pftrace (opprof convert) of 30,000 ranges, each around another: more
+ * than a socket's buffer of translation, so that the reader stops while the
+ * translator still has slices open. Out of memory: the first bytes, read to
+ * know the file's kind, then said "not a trace: expected '{'"; the reader's
+ * stop, the translator's "a slice never ended". */
+TEST_CASE(pftrace_read_fails_whole_at_each_allocation) {
+    char json[700], args[1600];
+    snprintf(json, sizeof json, "%s/nested.json", dir());
+    FILE *f = fopen(json, "w");
+    if (!f) abort();
+    fputs("{\"traceEvents\": [\n", f);
+    for (int i = 0; i < 15000; i++)
+        fprintf(f,
+                "{\"ph\":\"X\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":8},\n"
+                "{\"ph\":\"X\",\"name\":\"inner\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":2}%s\n",
+                i * 10, i * 10 + 3, i == 14999 ? "" : ",");
+    fputs("]}\n", f);
+    fclose(f);
+    CHECK_INT(run_commandf(NULL, "cd '%s' && '%s/opprof' convert nested.json nested.pftrace", dir(), bin_dir()), 0);
+    snprintf(args, sizeof args, "report --json '%s/nested.pftrace'", dir());
+    CHECK(each_main_allocation(args, "none", 0, "out of memory") > 0);
 }
 
 /* `opprof merge` of a gzip-compressed trace and a plain one: its own reader's

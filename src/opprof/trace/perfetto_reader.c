@@ -1156,6 +1156,7 @@ int opprof__perfetto_translate(opprof__read_fn read, void *read_ctx,
         if ((rc = next_packet(&r, &data, &len)) || !data) break; /* an error, or the end */
         rc = packet(&r, data, len);
     }
+    if (!rc && r.emit_error) rc = r.emit_error; /* the reader stopped: what is left unsent is no fault of the trace */
     if (!rc && r.open_slices) rc = fail(&r, "a slice never ended");
     if (!rc && !r.facts) rc = fail(&r, "no 'opprof capture' facts: not a trace that opprof wrote");
     if (!rc) {

@@ -410,7 +410,7 @@ static int read_perfetto(gzFile gz, const opprof_read_options *options, opprof_c
     if ((rc = opprof__helper_start(&thread, translate, &t))) {
         close(fds[0]);
         close(fds[1]);
-        perfetto_error(error, rc, "");
+        read_error_set(error, rc, "Perfetto trace: no thread to translate it: ", "");
         return rc;
     }
     parser p;
@@ -443,11 +443,16 @@ static int sniff(const char *path, const opprof_read_options *options, opprof_ca
     struct stat st; /* a regular file only: a pipe's first bytes, once read, are gone */
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     gzFile gz = gzopen(path, "rb");
-    if (!gz) return 0; /* the JSON path says why it cannot be read */
+    if (!gz && errno == ENOMEM) *done = true;
+    if (!gz) return *done ? read_error_set(error, OPPROF_ENOMEM, "", "") : 0; /* else the JSON path says why */
     unsigned char first[64];
-    int rc = 0, got = gzread(gz, first, sizeof first);
+    int rc = 0, got = gzread(gz, first, sizeof first), zerr = Z_OK;
+    if (got < 0) gzerror(gz, &zerr);
     const char *foreign = got > 0 ? opprof__foreign_file(first, (size_t)got) : NULL;
-    if (foreign) {
+    if (zerr == Z_MEM_ERROR) { /* zlib's buffers: what the file is stays unknown */
+        *done = true;
+        rc = read_error_set(error, OPPROF_ENOMEM, "", "");
+    } else if (foreign) {
         *done = true;
         rc = foreign_error(error, foreign);
     } else if (got >= 3 && opprof__looks_perfetto(first, 3)) {
