@@ -84,9 +84,11 @@ static int run(int argc, char **argv) {
     if (!rc && !json) { /* text of our own: written as tool_emit writes, freed with free() */
         size_t size = 0;
         FILE *f = open_memstream(&text, &size);
-        if (!f) return TOOL_EXIT_FAILED;
-        text_of(&m, f);
-        fclose(f);
+        if (f) text_of(&m, f);
+        if (!f || tool_memstream_close(f, &text)) {
+            fprintf(stderr, "opprof: machine: %s\n", opprof_strerror(OPPROF_ENOMEM));
+            return TOOL_EXIT_FAILED;
+        }
         rc = out_path ? opprof_write_text_file(out_path, text) : (fputs(text, stdout), 0);
         free(text);
         if (rc) tool_write_error(out_path, rc);

@@ -106,7 +106,7 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
     double change = w.measured_step_ns > 0 ? 100 * (w.predicted_step_ns / w.measured_step_ns - 1) : 0;
     if (json) {
         char *quoted = NULL;
-        opprof_json_string_to_string(list, &quoted);
+        rc = opprof_json_string_to_string(list, &quoted);
         fprintf(f,
                 "{\"changes\": %s, \"steps\": %zu, \"measured_step_us\": %.3f, \"predicted_step_us\": %.3f, "
                 "\"predicted_change_percent\": %.3f, \"replay_error_percent\": %.3f, \"changed_calls\": %zu, "
@@ -129,8 +129,9 @@ static int what_if_text(const opprof_capture *cap, const opprof_machine *m, cons
             fprintf(f, "; %zu of them without a model (no FLOPs or bytes) kept their time", w.unmodelled_calls);
         fprintf(f, "\n");
     }
-    fclose(f);
-    return 0;
+    int closed = tool_memstream_close(f, out);
+    if (rc) free(*out), *out = NULL; /* the quoting's error */
+    return rc ? rc : closed;
 }
 
 /* --group-by layer on a trace none of whose operators names a layer's tensor: said, not silently ignored. */

@@ -213,6 +213,13 @@ int tool_emit(const char *what, int rc, char *text, const char *out_path) {
     return rc ? TOOL_EXIT_UNREADABLE : TOOL_EXIT_OK;
 }
 
+int tool_memstream_close(FILE *f, char **text) {
+    if (fclose(f) == 0 && *text) return 0;
+    free(*text);
+    *text = NULL;
+    return OPPROF_ENOMEM;
+}
+
 enum { WARNINGS_SHOWN = 3 };
 
 void tool_say_warnings(const char *path, const opprof_capture *cap, bool all) {

@@ -52,28 +52,33 @@ static int check_gates(const opprof_stat_diff *d, const opprof_stat_gate *gates,
 
 /* BEFORE's steps replayed with the changes: the predicted median step, as
  * BEFORE's median step times the mean of each capture's predicted over
- * measured. NAN when a capture cannot be replayed. */
-static double predicted_ratio(const side *s, const tool_stat_request *req) {
+ * measured, in *ratio. The replay's error (out of memory), or OPPROF_EINVAL
+ * when a capture has no step to replay or the roofs cannot be had. */
+static int predicted_ratio(const side *s, const tool_stat_request *req, double *ratio) {
+    *ratio = NAN;
     bool roof = false;
     for (size_t k = 0; k < req->n_what_if; k++) roof |= req->what_if[k].kind == OPPROF_WHAT_IF_ROOF;
     opprof_machine m;
-    if (roof && s->n && tool_machine_for(req->machine_path, s->caps[0], &m)) return NAN;
+    if (!s->n || (roof && tool_machine_for(req->machine_path, s->caps[0], &m))) return OPPROF_EINVAL;
     double sum = 0;
     for (size_t i = 0; i < s->n; i++) {
         opprof_what_if_result w;
-        if (opprof_capture_what_if(s->caps[i], roof ? &m : NULL, req->what_if, req->n_what_if, &w) ||
-            !(w.measured_step_ns > 0))
-            return NAN;
+        int rc = opprof_capture_what_if(s->caps[i], roof ? &m : NULL, req->what_if, req->n_what_if, &w);
+        if (rc || !(w.measured_step_ns > 0)) return rc ? rc : OPPROF_EINVAL;
         sum += w.predicted_step_ns / w.measured_step_ns;
     }
-    return s->n ? sum / (double)s->n : NAN;
+    *ratio = sum / (double)s->n;
+    return 0;
 }
 
 /* The prediction against AFTER's measured step: confirmed when the predicted
- * shift is inside the step row's interval. A line (text) or an object. */
-static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool_stat_request *req, bool json) {
+ * shift is inside the step row's interval. A line (text) or an object, in
+ * *text (NULL: no step row to set it against); OPPROF_ENOMEM. */
+static int prediction_text(const opprof_stat_diff *d, double ratio, const tool_stat_request *req, bool json,
+                           char **text) {
+    *text = NULL;
     const opprof_stat_row *step = opprof_stat_diff_step_duration(d);
-    if (!step || isnan(ratio)) return NULL;
+    if (!step) return 0;
     char list[1024] = "";
     for (size_t k = 0, used = 0; k < req->n_what_if && used < sizeof list; k++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? "," : "", req->what_if[k].name);
@@ -83,10 +88,9 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
     /* how far the predicted shift is from the measured one (Hodges-Lehmann), in BEFORE's step: the
      * medians of whole steps move with the runs' spread, the shift between the sides less */
     double off = before > 0 ? 100 * (shift - step->shift.estimate) / before : NAN;
-    char *out = NULL;
     size_t size = 0;
-    FILE *f = open_memstream(&out, &size);
-    if (!f) return NULL;
+    FILE *f = open_memstream(text, &size);
+    if (!f) return OPPROF_ENOMEM;
     if (json)
         fprintf(f,
                 "{\"changed\": \"%s\", \"before_step_us\": %.3f, \"predicted_step_us\": %.3f, "
@@ -101,8 +105,7 @@ static char *prediction_text(const opprof_stat_diff *d, double ratio, const tool
                 "shift %+.1f%% of the step off the measured one\n",
                 list, before / 1e3, predicted / 1e3, measured / 1e3, shift / 1e3, step->shift.estimate / 1e3, lo / 1e3,
                 hi / 1e3, confirmed ? "confirmed" : "refuted", off);
-    fclose(f);
-    return out;
+    return tool_memstream_close(f, text);
 }
 
 /* Whether a row is a layer's ("NAME (layer N)"). */
@@ -132,18 +135,20 @@ int tool_stat_diff(const char *before, const char *after, const tool_stat_reques
             rc = TOOL_EXIT_UNREADABLE;
         }
     }
-    double ratio = !rc && req->n_what_if ? predicted_ratio(&sides[0], req) : NAN;
+    double ratio = NAN;
+    int replayed = !rc && req->n_what_if ? predicted_ratio(&sides[0], req, &ratio) : 0;
     side_free(&sides[0]);
     side_free(&sides[1]);
     if (rc) return rc;
-    if (req->n_what_if && isnan(ratio)) {
-        fprintf(stderr, "opprof: diff --stat --what-if: BEFORE could not be replayed\n");
+    if (replayed) {
+        fprintf(stderr, "opprof: diff --stat --what-if: BEFORE could not be replayed%s%s\n",
+                replayed == OPPROF_ENOMEM ? ": " : "", replayed == OPPROF_ENOMEM ? opprof_strerror(replayed) : "");
         opprof_stat_diff_free(d);
         return TOOL_EXIT_UNREADABLE;
     }
-    char *text = NULL;
+    char *text = NULL, *prediction = NULL;
     int err = opprof_stat_diff_to_string(d, req->row_limit, req->format, &text);
-    char *prediction = req->n_what_if && !err ? prediction_text(d, ratio, req, req->format == OPPROF_DIFF_JSON) : NULL;
+    if (!err && req->n_what_if) err = prediction_text(d, ratio, req, req->format == OPPROF_DIFF_JSON, &prediction);
     if (prediction && req->format == OPPROF_DIFF_JSON) { /* the object gains "prediction" */
         char *close = strrchr(text, '}');
         if (close) *close = '\0';

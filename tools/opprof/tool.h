@@ -39,6 +39,10 @@ typedef struct tool_command {
  *  (a file, whole or not at all) or, when NULL, to stdout; otherwise why
  *  `what` failed goes to stderr. Frees text; returns the exit status. */
 int tool_emit(const char *what, int rc, char *text, const char *out_path);
+/** Close an open_memstream's f, whose text is *text: 0, or OPPROF_ENOMEM with
+ *  *text freed and NULL (glibc's fclose gives 0 and a NULL text when its last
+ *  growth fails). */
+int tool_memstream_close(FILE *f, char **text);
 
 /** "opprof: " + the message + where help is; TOOL_EXIT_USAGE. */
 int tool_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

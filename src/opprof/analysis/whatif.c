@@ -124,28 +124,31 @@ static void event_models(replay *r) {
 }
 
 /* Runs: each part's new duration at its start offset; the latest end is the new wall. */
-static void replay_runs(replay *r) {
+static int replay_runs(replay *r) {
     const opprof_capture *c = r->c;
     double *new_end = calloc(r->runs.n_runs + 1, sizeof *new_end);
-    for (size_t i = 0; new_end && i < c->n_events; i++) {
+    if (!new_end) return OPPROF_ENOMEM;
+    for (size_t i = 0; i < c->n_events; i++) {
         uint32_t run = r->runs.run_of_event ? r->runs.run_of_event[i] : UINT32_MAX;
         if (run == UINT32_MAX) continue;
         double end = (double)(c->events[i].start_ns - r->runs.runs[run].start_ns) + r->dur[i];
         if (end > new_end[run]) new_end[run] = end;
     }
-    for (size_t k = 0; new_end && k < r->runs.n_runs; k++)
+    for (size_t k = 0; k < r->runs.n_runs; k++)
         r->run_delta[k] = (double)(r->runs.runs[k].end_ns - r->runs.runs[k].start_ns) - new_end[k];
     free(new_end);
+    return 0;
 }
 
 /* Innermost first: each event's new duration; a part's change reaches its
  * enclosing events as its run's wall change, once per run and thread. */
-static void replay_events(replay *r) {
+static int replay_events(replay *r) {
     const opprof_capture *c = r->c;
     size_t n = c->n_events;
     double *lost = calloc(n + 1, sizeof *lost);         /* per event: what its children lost */
     uint32_t *counted = calloc(n + 1, sizeof *counted); /* per event: the last run counted in it, + 1 */
-    if (!lost || !counted) goto done;
+    int rc = lost && counted ? 0 : OPPROF_ENOMEM;
+    if (rc) goto done;
     for (size_t after = n; after > 0; after--) {
         size_t i = after - 1;
         const opprof_event *e = &c->events[i];
@@ -162,7 +165,7 @@ static void replay_events(replay *r) {
             lost[e->parent] += old - r->dur[i];
         }
     }
-    replay_runs(r);
+    if ((rc = replay_runs(r))) goto done;
     /* the runs' wall changes, into the events that enclose their parts (once each) */
     for (size_t i = 0; i < n; i++) {
         uint32_t run = r->runs.run_of_event ? r->runs.run_of_event[i] : UINT32_MAX;
@@ -177,6 +180,7 @@ static void replay_events(replay *r) {
 done:
     free(lost);
     free(counted);
+    return rc;
 }
 
 static int by_double(const void *a, const void *b) {
@@ -247,15 +251,17 @@ int opprof_capture_what_if(const opprof_capture *c, const opprof_machine *m, con
     if (!rc) {
         event_models(&r);
         for (size_t i = 0; i < c->n_names; i++) r.change_of_name[i] = -1;
-        replay_events(&r); /* unchanged: the replay's own error */
+        rc = replay_events(&r); /* unchanged: the replay's own error */
+    }
+    if (!rc) {
         memcpy(identity, r.dur, n * sizeof *identity);
         for (size_t i = 0; i < c->n_names; i++)
             for (size_t k = 0; k < n_changes; k++)
                 if (!strcmp(c->names[i], changes[k].name)) r.change_of_name[i] = (int)k;
         memset(out, 0, sizeof *out);
-        replay_events(&r);
-        rc = summarize(&r, identity);
+        rc = replay_events(&r);
     }
+    if (!rc) rc = summarize(&r, identity);
     opprof__parallel_runs_free(&r.runs);
     free(r.change_of_name);
     free(r.flops);
