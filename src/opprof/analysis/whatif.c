@@ -126,7 +126,7 @@ static void event_models(replay *r) {
 /* Runs: each part's new duration at its start offset; the latest end is the new wall. */
 static int replay_runs(replay *r) {
     const opprof_capture *c = r->c;
-    double *new_end = calloc(r->runs.n_runs + 1, sizeof *new_end);
+    double *new_end = opprof__calloc(r->runs.n_runs + 1, sizeof *new_end);
     if (!new_end) return OPPROF_ENOMEM;
     for (size_t i = 0; i < c->n_events; i++) {
         uint32_t run = r->runs.run_of_event ? r->runs.run_of_event[i] : UINT32_MAX;
@@ -136,7 +136,7 @@ static int replay_runs(replay *r) {
     }
     for (size_t k = 0; k < r->runs.n_runs; k++)
         r->run_delta[k] = (double)(r->runs.runs[k].end_ns - r->runs.runs[k].start_ns) - new_end[k];
-    free(new_end);
+    opprof__free(new_end);
     return 0;
 }
 
@@ -145,8 +145,8 @@ static int replay_runs(replay *r) {
 static int replay_events(replay *r) {
     const opprof_capture *c = r->c;
     size_t n = c->n_events;
-    double *lost = calloc(n + 1, sizeof *lost);         /* per event: what its children lost */
-    uint32_t *counted = calloc(n + 1, sizeof *counted); /* per event: the last run counted in it, + 1 */
+    double *lost = opprof__calloc(n + 1, sizeof *lost);         /* per event: what its children lost */
+    uint32_t *counted = opprof__calloc(n + 1, sizeof *counted); /* per event: the last run counted in it, + 1 */
     int rc = lost && counted ? 0 : OPPROF_ENOMEM;
     if (rc) goto done;
     for (size_t after = n; after > 0; after--) {
@@ -178,8 +178,8 @@ static int replay_events(replay *r) {
         }
     }
 done:
-    free(lost);
-    free(counted);
+    opprof__free(lost);
+    opprof__free(counted);
     return rc;
 }
 
@@ -200,7 +200,7 @@ static int summarize(replay *r, const double *identity) {
     size_t n = 0;
     for (size_t i = 0; i < c->n_events; i++) n += c->events[i].kind == OPPROF_KIND_STEP;
     size_t steps = n ? n : 1;
-    double *v = malloc(3 * steps * sizeof *v);
+    double *v = opprof__alloc(3 * steps * sizeof *v);
     if (!v) return OPPROF_ENOMEM;
     double *measured = v, *predicted = v + steps, *unchanged = v + 2 * steps;
     size_t k = 0;
@@ -227,7 +227,7 @@ static int summarize(replay *r, const double *identity) {
     r->out->predicted_step_ns = median(predicted, steps);
     double m = r->out->measured_step_ns;
     r->out->replay_error_percent = m > 0 ? 100 * (median(unchanged, steps) - m) / m : 0;
-    free(v);
+    opprof__free(v);
     return 0;
 }
 
@@ -239,14 +239,14 @@ int opprof_capture_what_if(const opprof_capture *c, const opprof_machine *m, con
         if (changes[k].kind == OPPROF_WHAT_IF_ROOF && (!m || m->threads < 1)) return OPPROF_EINVAL;
     replay r = {.c = c, .m = m, .changes = changes, .n_changes = n_changes, .out = out};
     size_t n = c->n_events;
-    r.change_of_name = malloc((c->n_names + 1) * sizeof *r.change_of_name);
-    r.flops = calloc(n + 1, sizeof *r.flops);
-    r.bytes = calloc(n + 1, sizeof *r.bytes);
-    r.dur = calloc(n + 1, sizeof *r.dur);
-    double *identity = calloc(n + 1, sizeof *identity);
+    r.change_of_name = opprof__alloc((c->n_names + 1) * sizeof *r.change_of_name);
+    r.flops = opprof__calloc(n + 1, sizeof *r.flops);
+    r.bytes = opprof__calloc(n + 1, sizeof *r.bytes);
+    r.dur = opprof__calloc(n + 1, sizeof *r.dur);
+    double *identity = opprof__calloc(n + 1, sizeof *identity);
     int rc = r.change_of_name && r.flops && r.bytes && r.dur && identity ? opprof__parallel_runs_build(c, &r.runs)
                                                                          : OPPROF_ENOMEM;
-    r.run_delta = rc ? NULL : calloc(r.runs.n_runs + 1, sizeof *r.run_delta);
+    r.run_delta = rc ? NULL : opprof__calloc(r.runs.n_runs + 1, sizeof *r.run_delta);
     if (!rc && !r.run_delta) rc = OPPROF_ENOMEM;
     if (!rc) {
         event_models(&r);
@@ -263,11 +263,11 @@ int opprof_capture_what_if(const opprof_capture *c, const opprof_machine *m, con
     }
     if (!rc) rc = summarize(&r, identity);
     opprof__parallel_runs_free(&r.runs);
-    free(r.change_of_name);
-    free(r.flops);
-    free(r.bytes);
-    free(r.dur);
-    free(r.run_delta);
-    free(identity);
+    opprof__free(r.change_of_name);
+    opprof__free(r.flops);
+    opprof__free(r.bytes);
+    opprof__free(r.dur);
+    opprof__free(r.run_delta);
+    opprof__free(identity);
     return rc;
 }

@@ -126,11 +126,11 @@ static int write_table(const opprof_capture *c, const char *text, bool functions
     int rc = functions ? opprof_capture_functions_to_string(c, 50, &more) : 0;
     if (!rc && more) {
         size_t n = strlen(text) + strlen(more) + 3;
-        if (!(both = malloc(n))) rc = OPPROF_ENOMEM;
+        if (!(both = opprof__alloc(n))) rc = OPPROF_ENOMEM;
         if (both) snprintf(both, n, "%s\n\n%s", text, more);
     }
     if (!rc) rc = opprof_write_text_file(path, both ? both : text);
-    free(both);
+    opprof__free(both);
     opprof_free(more);
     return rc;
 }
