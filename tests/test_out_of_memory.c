@@ -77,8 +77,8 @@ static char *whole_run(const char *args, const char *left, long *main_allocs, lo
 }
 
 /* One run with the k-th allocation failed: the whole result (`expected`,
- * `kept` files named `left` kept), or exit 2 saying out of memory with none
- * left. Its stderr, for the caller to read further. */
+ * `kept` files named `left` kept), or exit 2 (sql's statement: 1) saying out
+ * of memory with none left. Its stderr, for the caller to read further. */
 static char *whole_or_nothing(const char *kind, long k, const char *args, const char *left, int kept,
                               const char *expected) {
     char *out = NULL, *err = NULL;
@@ -86,7 +86,8 @@ static char *whole_or_nothing(const char *kind, long k, const char *args, const 
     int code = -1, files = -1;
     sscanf(st, "exit %d\n%d", &code, &files);
     bool whole = code == 0 && out && !strcmp(out, expected) && files == kept;
-    bool nothing = code == 2 && err && (strstr(err, "out of memory") || strstr(err, "no thread")) && files == 0;
+    bool nothing = (code == 2 || code == 1) && err && (strstr(err, "out of memory") || strstr(err, "no thread")) &&
+                   files == 0; /* 1: sql's statement that failed */
     if (!whole && !nothing) fprintf(stderr, "%s allocation %ld failed: %s%s\n", kind, k, st, err ? err : "");
     CHECK(whole || nothing);
     free(st), free(out);
@@ -135,6 +136,27 @@ static int each_main_allocation(const char *args, const char *left, int kept, co
     }
     free(expected);
     return saying;
+}
+
+/* Perfetto's functions on a kept database (`opprof sql --db FILE QUERY`),
+ * at each of the last 400 allocations (the queries'; those before open the
+ * database): EXTRACT_ARG's lookup out of memory gave NULL, its key's lookup
+ * "not an error", TRACE_START() NULL; each now the query's error. */
+TEST_CASE(sql_functions_fail_whole_at_each_allocation) {
+    CHECK_INT(run_commandf(NULL, "cd '%s' && '%s/opprof' sql --db kept.sqlite '%s' 'SELECT 1' >/dev/null 2>&1", dir(),
+                           bin_dir(), write_trace("functions.json", false)),
+              0);
+    const char *args = "sql --db kept.sqlite \"SELECT name, EXTRACT_ARG(arg_set_id, 'args.s') AS s FROM slice"
+                       " ORDER BY id; SELECT TRACE_START(), TRACE_DUR()\"";
+    long main_allocs, other_allocs;
+    char *expected = whole_run(args, "none", &main_allocs, &other_allocs);
+    CHECK_CONTAINS(expected, "\"outer\",\"x\"");
+    for (long k = main_allocs > 400 ? main_allocs - 400 : 1; k <= main_allocs; k++) {
+        char *err = whole_or_nothing("main", k, args, "none", 0, expected);
+        CHECK(!strstr(err, "not an error"));
+        free(err);
+    }
+    free(expected);
 }
 
 /* `opprof report --json` of a gzip-compressed trace: zlib's buffers, when it

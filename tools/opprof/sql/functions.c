@@ -323,6 +323,14 @@ static void free_lookup(void *p) {
     sqlite3_free(l);
 }
 
+/* A function's result an error: SQLite's out of memory, else db's message. */
+static void result_error(sqlite3_context *ctx, sqlite3 *db, int rc) {
+    if (rc == SQLITE_NOMEM || rc == SQLITE_OK || !db) /* OK: an allocation of ours */
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+}
+
 static arg_lookup *new_lookup(sqlite3 *db, sqlite3_value *key) {
     arg_lookup *l = sqlite3_malloc(sizeof *l);
     if (!l) return NULL;
@@ -330,7 +338,9 @@ static arg_lookup *new_lookup(sqlite3 *db, sqlite3_value *key) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT id FROM arg_key WHERE key = ?", -1, &st, NULL);
     if (rc == SQLITE_OK) sqlite3_bind_value(st, 1, key);
-    if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) l->key_id = sqlite3_column_int64(st, 0);
+    int stepped = rc == SQLITE_OK ? sqlite3_step(st) : rc;
+    if (stepped == SQLITE_ROW) l->key_id = sqlite3_column_int64(st, 0);
+    if (stepped != SQLITE_ROW && stepped != SQLITE_DONE) rc = stepped; /* no key, not "no such key" */
     sqlite3_finalize(st);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db,
@@ -347,13 +357,15 @@ static void extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
     arg_lookup *l = sqlite3_get_auxdata(ctx, 1), *made = NULL;
-    if (!l && !(l = made = new_lookup(sqlite3_context_db_handle(ctx), argv[1])))
-        return sqlite3_result_error(ctx, sqlite3_errmsg(sqlite3_context_db_handle(ctx)), -1);
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    if (!l && !(l = made = new_lookup(db, argv[1]))) return result_error(ctx, db, sqlite3_errcode(db));
     sqlite3_result_null(ctx);
     if (l->key_id >= 0) {
         sqlite3_bind_value(l->st, 1, argv[0]);
         sqlite3_bind_int64(l->st, 2, l->key_id);
-        if (sqlite3_step(l->st) == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(l->st, 0));
+        int rc = sqlite3_step(l->st);
+        if (rc == SQLITE_ROW) sqlite3_result_value(ctx, sqlite3_column_value(l->st, 0));
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) result_error(ctx, db, rc); /* not "no such argument" */
         sqlite3_reset(l->st);
     }
     if (made) sqlite3_set_auxdata(ctx, 1, made, free_lookup); /* kept while the key is constant, else freed */
@@ -443,14 +455,16 @@ static void trace_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc, (void)argv;
     sqlite3_stmt *st = NULL;
     sqlite3 *db = sqlite3_context_db_handle(ctx);
-    if (sqlite3_prepare_v2(db, "SELECT start_ts, end_ts FROM trace_bounds", -1, &st, NULL) != SQLITE_OK)
-        return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+    int rc = sqlite3_prepare_v2(db, "SELECT start_ts, end_ts FROM trace_bounds", -1, &st, NULL);
+    if (rc != SQLITE_OK) return result_error(ctx, db, rc);
     int which = *(const int *)sqlite3_user_data(ctx);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
         sqlite3_result_int64(ctx, which == BOUND_START ? start : which == BOUND_END ? end : end - start);
-    } else {
+    } else if (rc == SQLITE_DONE) {
         sqlite3_result_null(ctx);
+    } else {
+        result_error(ctx, db, rc);
     }
     sqlite3_finalize(st);
 }
