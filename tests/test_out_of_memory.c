@@ -138,25 +138,43 @@ static int each_main_allocation(const char *args, const char *left, int kept, co
     return saying;
 }
 
-/* Perfetto's functions on a kept database (`opprof sql --db FILE QUERY`),
- * at each of the last 400 allocations (the queries'; those before open the
- * database): EXTRACT_ARG's lookup out of memory gave NULL, its key's lookup
- * "not an error", TRACE_START() NULL; each now the query's error. */
-TEST_CASE(sql_functions_fail_whole_at_each_allocation) {
-    CHECK_INT(run_commandf(NULL, "cd '%s' && '%s/opprof' sql --db kept.sqlite '%s' 'SELECT 1' >/dev/null 2>&1", dir(),
-                           bin_dir(), write_trace("functions.json", false)),
+/* `opprof sql --db kept.sqlite QUERY` on a database made of the test's trace,
+ * at its allocations from the `from_end`-th last (those before open the
+ * database), every one of the last 200 and one in `stride` before them. */
+static void query_at_allocations(const char *query, long from_end, long stride) {
+    char args[1200];
+    CHECK_INT(run_commandf(NULL, "cd '%s' && rm -f kept.sqlite && '%s/opprof' sql --db kept.sqlite '%s' 'SELECT 1'"
+                                 " >/dev/null 2>&1",
+                           dir(), bin_dir(), write_trace("functions.json", false)),
               0);
-    const char *args = "sql --db kept.sqlite \"SELECT name, EXTRACT_ARG(arg_set_id, 'args.s') AS s FROM slice"
-                       " ORDER BY id; SELECT TRACE_START(), TRACE_DUR()\"";
+    snprintf(args, sizeof args, "sql --db kept.sqlite \"%s\"", query);
     long main_allocs, other_allocs;
     char *expected = whole_run(args, "none", &main_allocs, &other_allocs);
-    CHECK_CONTAINS(expected, "\"outer\",\"x\"");
-    for (long k = main_allocs > 400 ? main_allocs - 400 : 1; k <= main_allocs; k++) {
+    for (long k = main_allocs > from_end ? main_allocs - from_end : 1; k <= main_allocs; k++) {
+        if (main_allocs - k >= 200 && k % stride) continue;
         char *err = whole_or_nothing("main", k, args, "none", 0, expected);
-        CHECK(!strstr(err, "not an error"));
+        CHECK(!strstr(err, "not an error") && !strstr(err, "no such"));
         free(err);
     }
     free(expected);
+}
+
+/* Perfetto's functions on a kept database: EXTRACT_ARG's lookup out of
+ * memory gave NULL, its key's lookup "not an error", TRACE_START() NULL;
+ * each is now the query's error. */
+TEST_CASE(sql_functions_fail_whole_at_each_allocation) {
+    query_at_allocations("SELECT name, EXTRACT_ARG(arg_set_id, 'args.s') AS s FROM slice ORDER BY id;"
+                         " SELECT TRACE_START(), TRACE_DUR()",
+                         400, 1);
+}
+
+/* PerfettoSQL's INCLUDE and macros: an INCLUDE whose savepoint failed said
+ * "no such savepoint"; a macro's lookup out of memory, "no such macro"; a
+ * macro's expansion that could not grow, nothing at all. */
+TEST_CASE(sql_modules_and_macros_fail_whole_at_each_allocation) {
+    query_at_allocations("INCLUDE PERFETTO MODULE intervals.overlap;"
+                         " SELECT COUNT(*) FROM intervals_overlap_count!((SELECT ts, dur FROM slice), ts, dur)",
+                         2000, 4);
 }
 
 /* `opprof report --json` of a gzip-compressed trace: zlib's buffers, when it

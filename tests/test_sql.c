@@ -1691,6 +1691,9 @@ TEST_CASE(span_join_as_trace_processor) {
          "SPAN_JOIN: column id is in both slice and slice (rename it in a view)"},
         {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITIONED track_id, counter PARTITIONED id)",
          "SPAN_JOIN: the tables are partitioned by track_id and by id"},
+        {"CREATE PERFETTO VIEW a AS SELECT ts, dur, track_id FROM slice;\n" /* was "vtable constructor failed" */
+         "CREATE VIRTUAL TABLE x USING SPAN_JOIN(a, slice PARTITIONED track_id)",
+         "SPAN_JOIN: column track_id of a is slice's partition (partition both by it, or rename it in a view)"},
         {"CREATE VIRTUAL TABLE x USING SPAN_JOIN(slice PARTITION track_id, counter)",
          "SPAN_JOIN: 'slice PARTITION track_id' is not TABLE or TABLE PARTITIONED COLUMN"},
         {"CREATE PERFETTO TABLE w AS SELECT 0 AS ts, 1000000 AS dur;\n"

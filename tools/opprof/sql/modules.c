@@ -123,10 +123,12 @@ int sql_include_module(sqlite3 *db, const char *name, char *why, size_t why_size
         /* all of it or nothing: a module that fails half-way (a name of the
          * session's taken) leaves none of its tables and views behind */
         int rc = sqlite3_exec(db, "SAVEPOINT opprof_include", NULL, NULL, NULL);
-        if (rc == SQLITE_OK) rc = sql_run(db, MODULES[k].script, SQL_MODE_CSV, NULL, said, sizeof said);
-        if (rc) sqlite3_exec(db, "ROLLBACK TO opprof_include", NULL, NULL, NULL);
-        sqlite3_exec(db, "RELEASE opprof_include", NULL, NULL, NULL);
+        bool saved = rc == SQLITE_OK;
+        if (saved) rc = sql_run(db, MODULES[k].script, SQL_MODE_CSV, NULL, said, sizeof said);
+        /* what failed, said before the rollback's own message replaces it */
         if (rc) snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: %s", name, said[0] ? said : sqlite3_errmsg(db));
+        if (rc && saved) sqlite3_exec(db, "ROLLBACK TO opprof_include", NULL, NULL, NULL);
+        if (saved) sqlite3_exec(db, "RELEASE opprof_include", NULL, NULL, NULL);
         return rc;
     }
     size_t n = (size_t)snprintf(why, why_size, "INCLUDE PERFETTO MODULE %s: no such module here (opprof has", name);

@@ -389,29 +389,33 @@ static const struct {
 };
 
 /* The macro of the name start..start+n: the session's (by *look, prepared
- * at the first call) or the prelude's; its params and body, or false. */
-static bool find_macro(sqlite3 *db, sqlite3_stmt **look, const char *start, int n, const char **params,
-                       const char **body) {
-    if (!*look &&
-        sqlite3_prepare_v2(db, "SELECT params, body FROM " MACRO_TABLE " WHERE name = ?", -1, look, NULL) != SQLITE_OK)
-        *look = NULL; /* no macro made yet */
+ * at the first call) or the prelude's; its params and body. SQLITE_ROW when
+ * found, SQLITE_DONE when not, or SQLite's error (out of memory: the
+ * session's macros could not be looked at). */
+static int find_macro(sqlite3 *db, sqlite3_stmt **look, const char *start, int n, const char **params,
+                      const char **body) {
+    int rc = *look ? SQLITE_OK
+                   : sqlite3_prepare_v2(db, "SELECT params, body FROM " MACRO_TABLE " WHERE name = ?", -1, look, NULL);
+    if (rc == SQLITE_NOMEM) return rc;
+    if (rc != SQLITE_OK) *look = NULL; /* no macro made yet: no table of them */
     if (*look) {
         sqlite3_reset(*look);
         sqlite3_bind_text(*look, 1, start, n, SQLITE_STATIC);
-        if (sqlite3_step(*look) == SQLITE_ROW) {
+        if ((rc = sqlite3_step(*look)) == SQLITE_ROW) {
             *params = (const char *)sqlite3_column_text(*look, 0);
             *body = (const char *)sqlite3_column_text(*look, 1);
-            return *params && *body;
+            return *params && *body ? SQLITE_ROW : SQLITE_NOMEM;
         }
+        if (rc != SQLITE_DONE) return rc;
     }
     for (size_t k = 0; k < sizeof PRELUDE_MACROS / sizeof *PRELUDE_MACROS; k++) {
         if (strlen(PRELUDE_MACROS[k].name) != (size_t)n || strncasecmp(PRELUDE_MACROS[k].name, start, (size_t)n))
             continue;
         *params = PRELUDE_MACROS[k].params;
         *body = PRELUDE_MACROS[k].body;
-        return true;
+        return SQLITE_ROW;
     }
-    return false;
+    return SQLITE_DONE;
 }
 
 /* One round over text..end: each NAME!(args) replaced by its macro, into
@@ -431,12 +435,16 @@ static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_s
         while (start > text && is_name_char(start[-1])) start--;
         int n = (int)(p - start);
         const char *params = NULL, *body = NULL;
+        int found_rc = close && close < end ? find_macro(db, &look, start, n, &params, &body) : SQLITE_DONE;
         if (!close || close >= end) {
             snprintf(why, why_size, "%.*s!(: its ')' is missing", n, start);
             rc = SQLITE_ERROR;
-        } else if (!find_macro(db, &look, start, n, &params, &body)) {
+        } else if (found_rc == SQLITE_DONE) {
             snprintf(why, why_size, "%.*s!: no such macro (CREATE PERFETTO MACRO makes one)", n, start);
             rc = SQLITE_ERROR;
+        } else if (found_rc != SQLITE_ROW) {
+            snprintf(why, why_size, "%.*s!: %s", n, start, sqlite3_errstr(found_rc));
+            rc = found_rc;
         } else if (count_arguments(p + 2, close) != count_names(params)) {
             snprintf(why, why_size, "%.*s!: takes %d argument(s) (%s), given %d", n, start, count_names(params), params,
                      count_arguments(p + 2, close));

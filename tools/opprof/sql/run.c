@@ -49,10 +49,13 @@ static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode
     return rc;
 }
 
-/* why: "line N: " and what went wrong (SQLite's message and where, or said already). */
-static void say_where(sqlite3 *db, const char *text, const char *p, bool said, char *why, size_t why_size) {
+/* why: "line N: " and what went wrong (SQLite's message and where, or said
+ * already); rc's own words when the connection holds no error (a text of
+ * ours that could not grow). */
+static void say_where(sqlite3 *db, int rc, const char *text, const char *p, bool said, char *why, size_t why_size) {
     char what[1024];
-    snprintf(what, sizeof what, "%s", said ? why : sqlite3_errmsg(db));
+    snprintf(what, sizeof what, "%s",
+             said ? why : sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     const char *eol = strchr(p, '\n');
     int len = eol ? (int)(eol - p) : (int)strlen(p);
     if (said)
@@ -63,22 +66,23 @@ static void say_where(sqlite3 *db, const char *text, const char *p, bool said, c
 
 int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, size_t why_size) {
     const char *p = sql_skip_blank(text);
+    why[0] = '\0';
     bool printed = false;
     while (*p) {
         const char *next = NULL, *after = NULL;
         char *expanded = NULL; /* the statement at p with its macro calls in place */
         bool columns = false;
         int rc = sql_expand_macros(db, p, &expanded, &after, why, why_size);
-        bool said = rc != SQLITE_OK;
+        bool said = rc != SQLITE_OK && why[0]; /* unsaid: its text could not grow */
         if (rc == SQLITE_OK) { /* PerfettoSQL's own, else SQLite's */
             rc = sql_perfetto_statement(db, expanded ? expanded : p, &next, why, why_size);
-            said = rc > 0;
+            said = rc > 0 && why[0];
             if (rc < 0) rc = run_sqlite(db, expanded ? expanded : p, &next, mode, out, &printed, &columns);
         }
         bool was_expanded = expanded != NULL;
         sqlite3_free(expanded);
         if (rc) {
-            say_where(db, text, p, said, why, why_size);
+            say_where(db, rc, text, p, said, why, why_size);
             return rc;
         }
         p = sql_skip_blank(was_expanded ? after : next);

@@ -138,6 +138,14 @@ static int declare(sj_vtab *t, char **err) {
         return SQLITE_ERROR;
     }
     const char *partition = t->sides[0].partition ? t->sides[0].partition : t->sides[1].partition;
+    for (int k = 0; partition && k < 2; k++)
+        for (int c = 0; c < t->sides[k].n_columns; c++)
+            if (named(t->sides[k].columns[c], partition)) { /* the other side's partition: two columns of one name */
+                *err = sqlite3_mprintf("SPAN_JOIN: column %s of %s is %s's partition (partition both by it, or "
+                                       "rename it in a view)",
+                                       partition, t->sides[k].table, t->sides[1 - k].table);
+                return SQLITE_ERROR;
+            }
     sqlite3_str *s = sqlite3_str_new(t->db);
     sqlite3_str_appendf(s, "CREATE TABLE x(ts INTEGER, dur INTEGER");
     if (partition) sqlite3_str_appendf(s, ", \"%w\" INTEGER", partition);
@@ -146,6 +154,7 @@ static int declare(sj_vtab *t, char **err) {
     sqlite3_str_appendf(s, ")");
     char *sql = sqlite3_str_finish(s);
     int rc = sql ? sqlite3_declare_vtab(t->db, sql) : SQLITE_NOMEM;
+    if (rc && rc != SQLITE_NOMEM) *err = sqlite3_mprintf("SPAN_JOIN: %s", sqlite3_errmsg(t->db));
     sqlite3_free(sql);
     return rc;
 }
