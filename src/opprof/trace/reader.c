@@ -443,8 +443,11 @@ static int sniff(const char *path, const opprof_read_options *options, opprof_ca
     struct stat st; /* a regular file only: a pipe's first bytes, once read, are gone */
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     gzFile gz = gzopen(path, "rb");
-    if (!gz && errno == ENOMEM) *done = true;
-    if (!gz) return *done ? read_error_set(error, OPPROF_ENOMEM, "", "") : 0; /* else the JSON path says why */
+    if (!gz && errno != ENOMEM) return 0; /* the JSON path says why it cannot be read */
+    if (!gz) {
+        *done = true;
+        return read_error_set(error, OPPROF_ENOMEM, "", "");
+    }
     unsigned char first[64];
     int rc = 0, got = gzread(gz, first, sizeof first), zerr = Z_OK;
     if (got < 0) gzerror(gz, &zerr);

@@ -435,8 +435,9 @@ static int expand_once(sqlite3 *db, const char *text, const char *end, sqlite3_s
         while (start > text && is_name_char(start[-1])) start--;
         int n = (int)(p - start);
         const char *params = NULL, *body = NULL;
-        int found_rc = close && close < end ? find_macro(db, &look, start, n, &params, &body) : SQLITE_DONE;
-        if (!close || close >= end) {
+        bool closed = close && close < end;
+        int found_rc = closed ? find_macro(db, &look, start, n, &params, &body) : SQLITE_DONE;
+        if (!closed) {
             snprintf(why, why_size, "%.*s!(: its ')' is missing", n, start);
             rc = SQLITE_ERROR;
         } else if (found_rc == SQLITE_DONE) {
