@@ -277,6 +277,14 @@ TEST_CASE(malformed_input_placed) {
     expect_error("\"just a string\"", "expected '{' or '['", 1, 1);
     expect_error("{\"traceEvents\": []} extra", "after the end of the trace", 1, 21);
     expect_error("{\"traceEvents\": [1]}", "expected an event object", 1, 18);
+    /* A byte that is no printable text is named by its value: a NUL cut the
+     * message ("found '"), a lone 0xFF went to the terminal as it was. */
+    expect_error("\xff\xfe{}", "at the start, found byte 0xFF", 1, 1);
+    expect_error("{\"traceEvents\": [{\"ph\": \"X\"}\x01]}", "after an event, found byte 0x01", 1, 29);
+    expect_error("{\"traceEvents\": [{\"ph\": \x7f}]}", "unexpected byte 0x7F: expected a value", 1, 25);
+    expect_error("{\"traceEvents\": [{\"ph\" \"X\"}]}", "expected ':' after a key, found '\"'", 1, 24);
+    CHECK_INT(opprof_capture_read_buffer("\0{}", 3, NULL, &c, &err), OPPROF_EFORMAT);
+    CHECK_CONTAINS(err.message, "expected '{' or '[' at the start, found byte 0x00");
     /* Deep nesting stops at the limit, not at the stack's end. */
     char deep[4096];
     int k = snprintf(deep, sizeof deep, "{\"traceEvents\": [{\"args\": ");

@@ -177,6 +177,14 @@ int opprof__json_fail_at(opprof__json *p, int64_t offset, const char *fmt, ...) 
     return OPPROF_EFORMAT;
 }
 
+const char *opprof__json_byte_text(int c, char out[16]) {
+    if (c >= 0x20 && c < 0x7f)
+        snprintf(out, 16, "'%c'", c);
+    else
+        snprintf(out, 16, "byte 0x%02X", (unsigned)c & 0xffu);
+    return out;
+}
+
 int opprof__json_fail_code(opprof__json *p, int code, const char *what) {
     if (p->err && p->err->code == 0) {
         p->err->code = code;
@@ -221,7 +229,7 @@ int opprof__json_expect_slow(opprof__json *p, int want, const char *what) {
     if (c == -2) return OPPROF_EFORMAT;
     if (c != want)
         return c == -1 ? FAIL(p, "unexpected end of the file: expected %s", what)
-                       : FAIL(p, "expected %s, found '%c'", what, c);
+                       : FAIL(p, "expected %s, found %s", what, opprof__json_byte_text(c, (char[16]){0}));
     p->pos++;
     return 0;
 }
@@ -413,8 +421,9 @@ int opprof__json_next_slow(opprof__json *p, int close, const char *where) {
     int c = opprof__json_skip_ws(p);
     if (c == ',' || c == close) return opprof__json_next(p, close, where);
     if (c == -2) return OPPROF_EFORMAT;
-    return c == -1 ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
-                   : FAIL(p, "expected ',' or '%c' %s, found '%c'", close, where, c);
+    return c == -1
+               ? FAIL(p, "unexpected end of the file: expected ',' or '%c' %s", close, where)
+               : FAIL(p, "expected ',' or '%c' %s, found %s", close, where, opprof__json_byte_text(c, (char[16]){0}));
 }
 
 /* Validate and skip any value. */
@@ -443,7 +452,7 @@ int opprof__json_skip(opprof__json *p) {
             opprof__json_number n;
             return opprof__json_parse_number(p, &n);
         }
-        return FAIL(p, "unexpected character '%c': expected a value", c);
+        return FAIL(p, "unexpected %s: expected a value", opprof__json_byte_text(c, (char[16]){0}));
     }
 }
 

@@ -93,6 +93,9 @@ OPPROF__HIDDEN int opprof__json_count_lines(int fd, int64_t upto, int64_t *lines
 OPPROF__HIDDEN int opprof__json_fail_at(opprof__json *j, int64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 OPPROF__HIDDEN int opprof__json_fail_code(opprof__json *j, int code, const char *what);
+/* A byte that an error says it found: 'x' when it is printable ASCII, else
+ * "byte 0xNN" (a NUL cut the message, a lone byte of 0x80 or more is no text). */
+OPPROF__HIDDEN const char *opprof__json_byte_text(int c, char out[16]);
 /* Where the lexer is: a byte offset; its line and column (0, 0 before the window). */
 #define OPPROF__JSON_HERE(j) ((j)->base + (int64_t)(j)->pos)
 OPPROF__HIDDEN void opprof__json_locate(opprof__json *j, int64_t offset, int64_t *line, int64_t *column);

@@ -193,7 +193,8 @@ static int parse_document(parser *p) {
         if (!t.saw_events)
             return opprof__json_fail_at(&p->lx, 0, "not a trace: the object has no \"traceEvents\" array");
     } else {
-        return FAIL(p, "not a trace: expected '{' or '[' at the start, found '%c'", c);
+        return FAIL(p, "not a trace: expected '{' or '[' at the start, found %s",
+                    opprof__json_byte_text(c, (char[16]){0}));
     }
     c = opprof__json_skip_ws(&p->lx);
     if (c == -2) return OPPROF_EFORMAT;
