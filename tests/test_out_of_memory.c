@@ -177,6 +177,36 @@ TEST_CASE(sql_modules_and_macros_fail_whole_at_each_allocation) {
                          2000, 4);
 }
 
+/* The prompt's .tables and .schema, read from a file: a step out of memory
+ * listed the names met before it and exited 0; it is now the command's
+ * error and exit status 1, as a statement's is. Its last 250 allocations:
+ * those before are the database's open, swept above. */
+TEST_CASE(sql_shell_commands_fail_whole_at_each_allocation) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/commands.txt", dir());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(".tables\n.schema thread\nSELECT COUNT(*) FROM slice;\n", f);
+    fclose(f);
+    CHECK_INT(run_commandf(NULL, "cd '%s' && rm -f kept.sqlite && '%s/opprof' sql --db kept.sqlite '%s' 'SELECT 1'"
+                                 " >/dev/null 2>&1",
+                           dir(), bin_dir(), write_trace("shell.json", false)),
+              0);
+    long main_allocs, other_allocs;
+    char *expected = whole_run("sql --db kept.sqlite < commands.txt", "none", &main_allocs, &other_allocs);
+    CHECK_CONTAINS(expected, "\nthread_track\n");
+    CHECK_CONTAINS(expected, "CREATE TABLE thread(utid");
+    int said = 0;
+    for (long k = main_allocs > 250 ? main_allocs - 250 : 1; k <= main_allocs; k++) {
+        char *err = whole_or_nothing("main", k, "sql --db kept.sqlite < commands.txt", "none", 0, expected);
+        said += strstr(err, ".tables: out of memory") || strstr(err, ".schema: out of memory");
+        free(err);
+    }
+    CHECK(said > 0); /* the commands' own steps were among them */
+    free(expected);
+}
+
 /* `opprof report --json` of a gzip-compressed trace: zlib's buffers, when it
  * could not have them, were said to be "the gzip data is corrupt". */
 TEST_CASE(gzip_read_fails_whole_at_each_allocation) {

@@ -22,33 +22,42 @@ static const char SHELL_HELP[] = ".tables          the tables and views\n"
                                  ".mode MODE       how results print: csv, list, tabs, column, line, json\n"
                                  ".quit            end (also .exit, or the end of input)\n";
 
-static void list_names(sqlite3 *db, const char *query, const char *name, FILE *out) {
+typedef enum { DOT_DONE, DOT_FAILED, DOT_QUIT } dot_result;
+
+/* The first column of query's rows, a line each; a step that failed (out of
+ * memory) is the command's error, not a list cut short: DOT_FAILED. */
+static dot_result list_names(sqlite3 *db, const char *cmd, const char *query, const char *name, FILE *out) {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, query, -1, &st, NULL) != SQLITE_OK) return;
-    if (name) sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-    while (sqlite3_step(st) == SQLITE_ROW) fprintf(out, "%s\n", (const char *)sqlite3_column_text(st, 0));
+    int rc = sqlite3_prepare_v2(db, query, -1, &st, NULL);
+    if (rc == SQLITE_OK && name) rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *text = sqlite3_column_text(st, 0);
+        rc = text || sqlite3_column_type(st, 0) == SQLITE_NULL ? SQLITE_OK : SQLITE_NOMEM;
+        if (text) fprintf(out, "%s\n", (const char *)text);
+    }
     sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return DOT_DONE;
+    fprintf(stderr, "opprof: sql: .%s: %s\n", cmd, rc == SQLITE_NOMEM ? sqlite3_errstr(rc) : sqlite3_errmsg(db));
+    return DOT_FAILED;
 }
 
 #define SCHEMA_ROWS                                                                                               \
     "SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' UNION ALL " \
     "SELECT name, sql FROM sqlite_temp_schema WHERE type IN ('table', 'view') AND name != '_perfetto_macros'"
 
-typedef enum { DOT_DONE, DOT_FAILED, DOT_QUIT } dot_result;
-
 /* A dot command. */
 static dot_result dot_command(sqlite3 *db, char *line, sql_mode *mode, FILE *out) {
     char *cmd = strtok(line + 1, " \t\r\n"), *arg = strtok(NULL, " \t\r\n");
     if (!cmd) return DOT_DONE;
     if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) return DOT_QUIT;
-    if (!strcmp(cmd, "tables")) {
-        list_names(db, "SELECT name FROM (" SCHEMA_ROWS ") ORDER BY name", NULL, out);
-    } else if (!strcmp(cmd, "schema")) {
-        list_names(db,
-                   arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
-                       : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
-                   arg, out);
-    } else if (!strcmp(cmd, "mode")) {
+    if (!strcmp(cmd, "tables"))
+        return list_names(db, cmd, "SELECT name FROM (" SCHEMA_ROWS ") ORDER BY name", NULL, out);
+    if (!strcmp(cmd, "schema"))
+        return list_names(db, cmd,
+                          arg ? "SELECT sql || ';' FROM (" SCHEMA_ROWS ") WHERE name = ?1"
+                              : "SELECT sql || ';' FROM (" SCHEMA_ROWS ") ORDER BY name",
+                          arg, out);
+    if (!strcmp(cmd, "mode")) {
         if (sql_mode_by_name(arg, mode)) {
             fprintf(stderr, "opprof: sql: .mode is %s, not '%s'\n", SQL_MODE_NAMES, arg ? arg : "");
             return DOT_FAILED;
