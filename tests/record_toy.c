@@ -14,8 +14,11 @@
  *   record_toy longjmp N   N x (jumper: setjmp, then down 5 x down and a
  *                     longjmp out of them all), each followed by leaf
  *   record_toy pthread_exit   a thread that ends by pthread_exit inside
- *                     quits (inside its thread function), joined; then leaf */
+ *                     quits (inside its thread function), joined; then leaf
+ *   record_toy descriptors   opens /dev/null until its RLIMIT_NOFILE is
+ *                     full, keeps them all, then mid x 2; exit status 4 */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <sys/wait.h>
@@ -137,6 +140,13 @@ int main(int argc, char **argv) {
         pthread_join(t, NULL);
         leaf(1);
         return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "descriptors") == 0) {
+        long held = 0;
+        while (open("/dev/null", O_RDONLY) >= 0) held++;
+        for (int i = 0; i < 2; i++) mid(i);
+        printf("descriptors full: %s\n", held > 0 ? "yes" : "no");
+        return 4;
     }
     if (argc == 2 && strcmp(argv[1], "wait") == 0) {
         puts("ready");

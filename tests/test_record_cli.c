@@ -612,6 +612,44 @@ TEST_CASE(an_exec_wrapper_that_changes_the_environment) {
     remove_tree(dir);
 }
 
+/* A program that ends holding every descriptor its RLIMIT_NOFILE allows.
+ * Its capture was lost, said to be "no longer the directory opprof made
+ * (not a directory now)", and record blamed a program that "never loaded
+ * libopprof_record.so". Under a soft limit, opprof lifts it for its save at
+ * the end and puts it back: the capture is whole. Under a full hard limit,
+ * nothing can be opened: both say so. Output and status are the program's. */
+TEST_CASE(a_program_that_ends_with_no_descriptor_left) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], *out = NULL, *plain = NULL;
+    snprintf(cmd, sizeof cmd, "ulimit -Hn");
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(out && (!strcmp(out, "unlimited\n") || atol(out) > 64)); /* room to lift a soft limit of 64 */
+    free(out);
+    snprintf(cmd, sizeof cmd, "ulimit -Sn 64 && '%s' descriptors", toy());
+    CHECK_INT(run_command(cmd, &plain), 4);
+    CHECK_STR(plain, "descriptors full: yes\n");
+    snprintf(cmd, sizeof cmd,
+             "ulimit -Sn 64 && '%s/opprof' record --functions -o '%s/soft' -- '%s' descriptors 2>'%s/err'", bin_dir(),
+             dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 4);
+    CHECK_STR(out, plain);
+    free(out);
+    out = report_of("soft");
+    CHECK_CONTAINS(out, "\"mid\"");
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "ulimit -n 64 && '%s/opprof' record --functions -o '%s/hard' -- '%s' descriptors 2>&1 >/dev/null",
+             bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 4);
+    CHECK_CONTAINS(out, "Too many open files (the program holds every descriptor that its hard RLIMIT_NOFILE allows)");
+    CHECK_CONTAINS(out, "ended normally and wrote no capture into");
+    CHECK(out && !strstr(out, "never loaded") && !strstr(out, "not a directory"));
+    free(out);
+    CHECK(!exists_in_dir("hard"));
+    free(plain);
+    remove_tree(dir);
+}
+
 /* make's recipe of several lines, each run by its own child: mkdir (which
  * allocates, so its capture is kept), a line that /bin/sh runs (a
  * redirection; dash ends by _exit, so it never gives its claim back), the

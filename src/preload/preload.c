@@ -14,6 +14,7 @@
  * the same address. Functions: functions.c. */
 #define _GNU_SOURCE
 #include "common/quiet_write.h"
+#include "common/fd_room.h"
 #include "preload/exec.h"
 #include "preload/functions.h"
 #include "preload/steps.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -208,7 +210,11 @@ static void say_exited(void) {
     const char *path = secure_getenv("OPPROF_RECORD_EXITED"), *pid = secure_getenv("OPPROF_RECORD_PID");
     if (!path || !pid || strtol(pid, NULL, 10) != (long)getpid()) return;
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return;
+    if (fd < 0) { /* no descriptor left (a hard RLIMIT_NOFILE the program filled): its size says it, by path */
+        struct stat st;
+        if (errno == EMFILE && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && truncate(path, 1) != 0) {}
+        return;
+    }
     if (write(fd, "1", 1) < 0) { /* record then says the handlers did not run: no worse */
     }
     close(fd);
@@ -216,13 +222,16 @@ static void say_exited(void) {
 
 /* `opprof record` says what it could not see, once, when the program ends. */
 __attribute__((destructor)) static void record_said(void) {
+    opprof__fd_room room = opprof__fd_room_make();
     say_exited();
-    if (opprof__child_took_profile()) return; /* a wrapper that forks: the child's session speaks */
-    opprof__steps_said();
-    opprof__functions_said();
-    if (g_memory && !__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED))
-        opprof__say("opprof record: --memory: the program allocated nothing through malloc, new and their kin "
-                    "(a custom allocator, or allocations made before it started?), so no memory is recorded\n");
+    if (!opprof__child_took_profile()) { /* else a wrapper that forks: the child's session speaks */
+        opprof__steps_said();
+        opprof__functions_said();
+        if (g_memory && !__atomic_load_n(&g_saw_allocation, __ATOMIC_RELAXED))
+            opprof__say("opprof record: --memory: the program allocated nothing through malloc, new and their kin "
+                        "(a custom allocator, or allocations made before it started?), so no memory is recorded\n");
+    }
+    opprof__fd_room_give_back(room);
 }
 
 __attribute__((constructor)) static void record_setup(void) {

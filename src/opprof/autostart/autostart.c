@@ -28,6 +28,7 @@
 #include "render/render.h"
 
 #include "../../common/record_files.h" /* a child's capture, beside DIR */
+#include "../../common/fd_room.h"      /* a program that ends with no descriptor left */
 
 #include <dirent.h>
 #include <stdint.h>
@@ -173,12 +174,17 @@ static int open_made(const char *made, char *base, size_t size) {
         int e = errno;
         struct stat l;
         const char *now = fd >= 0                                      ? "another directory is there now"
+                          : e == EMFILE || e == ENFILE || e == ENOMEM  ? NULL /* it is there: no room to open it */
                           : lstat(made, &l) == 0 && S_ISLNK(l.st_mode) ? "a symlink now"
                           : lstat(made, &l) == 0                       ? "not a directory now"
                                                                        : strerror(e);
-        opprof__say("opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is not "
-                    "written\n",
-                    made, now);
+        if (now)
+            opprof__say("opprof: OPPROF_TRACE: '%s' is no longer the directory opprof made (%s): the capture is "
+                        "not written\n",
+                        made, now);
+        else
+            opprof__say("opprof: OPPROF_TRACE: cannot open '%s': %s%s: the capture is not written\n", made, strerror(e),
+                        e == EMFILE ? " (the program holds every descriptor that its hard RLIMIT_NOFILE allows)" : "");
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -298,7 +304,9 @@ static void finish(void) {
         return;
     }
     __atomic_store_n(&g_auto.saver, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    opprof__fd_room room = opprof__fd_room_make();
     save();
+    opprof__fd_room_give_back(room);
     end_by_signal(); /* before `done`: a thread waiting for it must not run on */
     __atomic_store_n(&g_auto.done, 1, __ATOMIC_RELEASE);
 }
