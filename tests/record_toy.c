@@ -16,7 +16,9 @@
  *   record_toy pthread_exit   a thread that ends by pthread_exit inside
  *                     quits (inside its thread function), joined; then leaf
  *   record_toy descriptors   opens /dev/null until its RLIMIT_NOFILE is
- *                     full, keeps them all, then mid x 2; exit status 4 */
+ *                     full, keeps them all, then mid x 2; exit status 4
+ *   record_toy reserve MB   mid x 2, then one malloc of MB MiB (untouched):
+ *                     "malloc of MB MiB: ok" (exit 0) or "...: failed" (1) */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <pthread.h>
@@ -140,6 +142,14 @@ int main(int argc, char **argv) {
         pthread_join(t, NULL);
         leaf(1);
         return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "reserve") == 0) {
+        for (int i = 0; i < 2; i++) mid(i);
+        long mb = atol(argv[2]);
+        void *volatile p = malloc((size_t)mb << 20);
+        printf("malloc of %ld MiB: %s\n", mb, p ? "ok" : "failed");
+        free(p);
+        return p ? 0 : 1;
     }
     if (argc == 2 && strcmp(argv[1], "descriptors") == 0) {
         long held = 0;

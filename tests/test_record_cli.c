@@ -650,6 +650,40 @@ TEST_CASE(a_program_that_ends_with_no_descriptor_left) {
     remove_tree(dir);
 }
 
+/* A program under an address-space limit (`ulimit -v`, RLIMIT_AS) that
+ * allocates most of it. opprof reserved a region of 1 GiB for its threads'
+ * blocks (never written, but counted): under 600 MB it could not start
+ * ("out of memory", no capture), under 1.3 GB the program's own malloc of
+ * 1,000 MiB failed where it succeeded without. The program's output and status
+ * are now its own, and its capture is whole, under each way of recording. */
+TEST_CASE(a_program_under_an_address_space_limit) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    const struct { long limit_kb, malloc_mb; } cases[] = {{600000, 400}, {1300000, 1000}};
+    const char *modes[] = {"", "--memory", "--functions --memory", "--sample"};
+    for (int c = 0; c < 2; c++) {
+        char cmd[8192], *out = NULL, *plain = NULL, said[64];
+        snprintf(cmd, sizeof cmd, "ulimit -v %ld && '%s' reserve %ld", cases[c].limit_kb, toy(), cases[c].malloc_mb);
+        CHECK_INT(run_command(cmd, &plain), 0);
+        snprintf(said, sizeof said, "malloc of %ld MiB: ok\n", cases[c].malloc_mb);
+        CHECK_STR(plain, said);
+        for (int k = 0; k < 4; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "limited%d-%d", c, k);
+            snprintf(cmd, sizeof cmd,
+                     "ulimit -v %ld && '%s/opprof' record %s -o '%s/%s' -- '%s' reserve %ld 2>/dev/null",
+                     cases[c].limit_kb, bin_dir(), modes[k], dir, name, toy(), cases[c].malloc_mb);
+            CHECK_INT(run_command(cmd, &out), 0);
+            CHECK_STR(out, plain);
+            free(out);
+            out = report_of(name);
+            CHECK(out && strstr(out, "\"rows\""));
+            free(out);
+        }
+        free(plain);
+    }
+    remove_tree(dir);
+}
+
 /* make's recipe of several lines, each run by its own child: mkdir (which
  * allocates, so its capture is kept), a line that /bin/sh runs (a
  * redirection; dash ends by _exit, so it never gives its claim back), the
