@@ -1081,6 +1081,74 @@ TEST_CASE(db_kept_while_current_and_rebuilt_whole) {
     free(count);
 }
 
+/* `opprof sql --db FILE TRACE 'QUERY'` of a statement that writes to the kept
+ * tables: the next run with the same traces reused the changed file and
+ * answered otherwise (a count of 0 for 7, "table mine already exists") with
+ * the same command. Each run now starts from what the traces make: a write to
+ * main marks the file (said once), and the next run makes it again; TEMP
+ * tables, INCLUDE, a rolled back write and reads leave it as it is. */
+TEST_CASE(db_changed_by_a_statement_made_again) {
+    const char *t = write_file("changed.json", MAPPING);
+    char db[600], args[1600];
+    snprintf(db, sizeof db, "%s/changed.sqlite", dir());
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice'", db, t);
+    char *out = sql(NULL, args), *err = NULL;
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+    ino_t made = inode_of(db);
+    /* read only (a table-valued function among them: SQLite asks for its schema's
+       rows as it connects), TEMP, INCLUDE, a write rolled back: kept, nothing said */
+    CHECK_INT(run_commandf(&err,
+                           "'%s/opprof' sql --db '%s' '%s' 'CREATE PERFETTO TABLE p AS SELECT name FROM slice;"
+                           " INCLUDE PERFETTO MODULE slices.with_context; CREATE TEMP TABLE q AS SELECT 1;"
+                           " BEGIN; DELETE FROM __intrinsic_slice; ROLLBACK; SELECT COUNT(*) FROM ancestor_slice(1);"
+                           " SELECT COUNT(*) AS n FROM p' 2>&1",
+                           bin_dir(), db, t),
+              0);
+    CHECK(err && strstr(err, "\"n\"\n7\n") && !strstr(err, "changed its tables"));
+    free(err);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+    CHECK(inode_of(db) == made);
+    /* a DELETE: this run sees it, the next does not */
+    CHECK_INT(run_commandf(&err,
+                           "'%s/opprof' sql --db '%s' '%s' 'DELETE FROM __intrinsic_slice WHERE depth > 0;"
+                           " SELECT COUNT(*) AS n FROM slice' 2>&1",
+                           bin_dir(), db, t),
+              0);
+    CHECK_CONTAINS(err, "\"n\"\n5\n"); /* depth 0 of the 7 */
+    CHECK_CONTAINS(err, "changed.sqlite: a statement changed its tables: the next run makes it again from the traces");
+    free(err);
+    /* alone, it is not queried as it is */
+    CHECK_INT(run_commandf(&err, "'%s/opprof' sql --db '%s' 'SELECT 1' 2>&1", bin_dir(), db), 2);
+    CHECK_CONTAINS(err, "a statement of an earlier run changed its tables: name its traces");
+    free(err);
+    out = sql(NULL, args);
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+    CHECK(inode_of(db) != made);
+    /* a table of the user's: the same command twice gives the same answer */
+    snprintf(args, sizeof args,
+             "--db '%s' '%s' 'CREATE TABLE mine AS SELECT name FROM slice; SELECT COUNT(*) AS n FROM mine'", db, t);
+    for (int k = 0; k < 2; k++) {
+        int status = -1;
+        out = sql(&status, args);
+        CHECK_INT(status, 0);
+        CHECK_STR(out, "\n\"n\"\n7\n");
+        free(out);
+    }
+    /* its tables dropped: still opprof's, made again, not refused */
+    snprintf(args, sizeof args, "--db '%s' '%s' 'DROP VIEW slice; DROP TABLE trace; SELECT 1 AS one'", db, t);
+    free(sql(NULL, args));
+    snprintf(args, sizeof args, "--db '%s' '%s' 'SELECT COUNT(*) AS n FROM slice'", db, t);
+    int status = -1;
+    out = sql(&status, args);
+    CHECK_INT(status, 0);
+    CHECK_STR(out, "\"n\"\n7\n");
+    free(out);
+}
+
 TEST_CASE(errors_named_and_nothing_half_built) {
     const char *t = write_file("ok.json", MAPPING), *bad = write_file("bad.json", "{\"traceEvents\": [ {\"ph\": ");
     char *err = NULL, db[600];

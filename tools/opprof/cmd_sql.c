@@ -40,7 +40,8 @@ static const char HELP[] =
     X(FILE, "-f", "FILE", "run the statements of FILE instead of QUERY")               \
     X(DB, "db", "FILE",                                                                \
       "keep the database in FILE; a later run with the same traces, none\n"            \
-      "newer than FILE, queries it without reading them again")                        \
+      "newer than FILE, queries it without reading them again (unless a\n"             \
+      "statement wrote to its tables: each run starts from the traces)")               \
     X(MODE, "mode", "MODE",                                                            \
       "csv (default): trace_processor's; SQLite's shell's list (a|b|c),\n"             \
       "tabs, column, line or json")                                                    \
@@ -208,7 +209,7 @@ static bool db_may_be_replaced(const char *path, char *why, size_t size) {
         rc =
             sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('trace', 'slice')", -1, &q, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(q);
-    bool ours = rc == SQLITE_ROW && sqlite3_column_int(q, 0) == 2;
+    bool ours = rc == SQLITE_ROW && (sqlite3_column_int(q, 0) == 2 || schema_version(db) == SQL_CHANGED_VERSION);
     if (!ours && rc != SQLITE_ROW && rc != SQLITE_NOTADB && db)
         snprintf(why, size, "it is an SQLite database that SQLite cannot read (%s): damaged?", sqlite3_errmsg(db));
     else if (!ours)
@@ -236,7 +237,9 @@ static int open_db_alone(const sql_opts *o, sqlite3 **out) {
         int version =
             sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK ? schema_version(db) : -1;
         sqlite3_close(db);
-        if (version != SQL_SCHEMA_VERSION)
+        if (version == SQL_CHANGED_VERSION)
+            snprintf(why, sizeof why, "a statement of an earlier run changed its tables: name its traces");
+        else if (version != SQL_SCHEMA_VERSION)
             snprintf(why, sizeof why, "its tables are another opprof's (version %d, this one's %d): name its traces",
                      version, SQL_SCHEMA_VERSION);
     }
@@ -398,10 +401,14 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "opprof: sql: %s\n", sqlite3_errmsg(db));
         rc = TOOL_EXIT_FAILED;
     }
+    if (rc == 0 && o.db_path) sql_kept_guard(db); /* the next run's database is what the traces make */
     if (rc == 0)
         rc = text      ? run_text(db, text, o.mode)
              : o.query ? run_text(db, o.query, o.mode)
                        : (sql_shell(db, o.mode, stdin, stdout) ? TOOL_EXIT_FAILED : 0);
+    if (db && o.db_path && sql_kept_changed(db))
+        fprintf(stderr, "opprof: %s: a statement changed its tables: the next run makes it again from the traces\n",
+                o.db_path);
     free(text);
     free(target);
     tool_free_list(traces, n_traces);

@@ -36,6 +36,7 @@ static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode
                       bool *columns) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, stmt, -1, &st, next);
+    if (rc == SQLITE_OK) rc = sql_kept_mark(db); /* a kept database that it writes to: marked before it does */
     *columns = rc == SQLITE_OK && st && sqlite3_column_count(st) > 0 && out;
     if (*columns) {
         if (*printed) fputc('\n', out);
@@ -55,7 +56,9 @@ static int run_sqlite(sqlite3 *db, const char *stmt, const char **next, sql_mode
 static void say_where(sqlite3 *db, int rc, const char *text, const char *p, bool said, char *why, size_t why_size) {
     char what[1024];
     snprintf(what, sizeof what, "%s",
-             said ? why : sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+             said                               ? why
+             : sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errmsg(db)
+                                                : sqlite3_errstr(rc));
     const char *eol = strchr(p, '\n');
     int len = eol ? (int)(eol - p) : (int)strlen(p);
     if (said)
@@ -74,11 +77,12 @@ int sql_run(sqlite3 *db, const char *text, sql_mode mode, FILE *out, char *why, 
         bool columns = false;
         int rc = sql_expand_macros(db, p, &expanded, &after, why, why_size);
         bool said = rc != SQLITE_OK && why[0]; /* unsaid: its text could not grow */
-        if (rc == SQLITE_OK) { /* PerfettoSQL's own, else SQLite's */
+        if (rc == SQLITE_OK) {                 /* PerfettoSQL's own, else SQLite's */
             rc = sql_perfetto_statement(db, expanded ? expanded : p, &next, why, why_size);
             said = rc > 0 && why[0];
             if (rc < 0) rc = run_sqlite(db, expanded ? expanded : p, &next, mode, out, &printed, &columns);
         }
+        if (rc == SQLITE_OK) rc = sql_kept_mark(db); /* PerfettoSQL's own, prepared within */
         bool was_expanded = expanded != NULL;
         sqlite3_free(expanded);
         if (rc) {

@@ -63,6 +63,17 @@ int sql_create_schema(sqlite3 *db);
  * 7: trace_bounds; 8: trace.format and the metadata view; 9: thread_state;
  * 10: slice and opprof_slice views of one __intrinsic_slice. */
 enum { SQL_SCHEMA_VERSION = 10 };
+/* The user_version of a kept database whose tables a statement changed
+ * (kept.c): opprof's, made again at the next run, never reused as it is. */
+enum { SQL_CHANGED_VERSION = 0x4f505046 };
+/** --db's kept database: note each statement that writes to main as it is
+ *  prepared (sql_kept_guard, on the connection the statements run on), and
+ *  mark the file changed before the first of them runs (sql_kept_mark, after
+ *  each prepare and after each statement: SQLite's code); whether it is
+ *  marked now (sql_kept_changed). */
+void sql_kept_guard(sqlite3 *db);
+int sql_kept_mark(sqlite3 *db);
+bool sql_kept_changed(sqlite3 *db);
 /* The slice view's own columns (schema.c's), as the functions that return
  * slices give them (ancestor_slice and its kin; the cat and slice_id
  * aliases added where Perfetto adds them). */
