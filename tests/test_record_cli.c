@@ -102,7 +102,8 @@ TEST_CASE(budget_over_threads) {
     remove_tree(dir);
 }
 
-/* SIGINT to opprof record: passed on; the program ends by it, DIR is whole */
+/* SIGINT to opprof record: passed on; the program ends by it, DIR is whole,
+ * and says nothing of opprof's own step */
 TEST_CASE(sigint_passed_on) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
     char cmd[4096], *out = NULL;
@@ -118,6 +119,21 @@ TEST_CASE(sigint_passed_on) {
     snprintf(cmd, sizeof cmd, "'%s/opprof' report '%s/stopped/trace-step-0.json'", bin_dir(), dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, "mid");
+    CHECK(out && !strstr(out, "another thread than their begin"));
+    free(out);
+    /* with no range of the program's open, the capture has no warning: the step
+       that the save on the watcher thread ends was "a range end called on another
+       thread than its begin" and "a range still open at the end" */
+    snprintf(cmd, sizeof cmd,
+             "env --default-signal=INT '%s/opprof' record --memory -o '%s/quiet' -- '%s' wait > '%s/ready2' 2>&1 & "
+             "pid=$!; "
+             "for i in $(seq 500); do grep -q ready '%s/ready2' 2>/dev/null && break; sleep 0.01; done; "
+             "kill -INT $pid; wait $pid; echo \"status $?\"; '%s/opprof' report '%s/quiet/trace-step-0.json' 2>&1",
+             bin_dir(), dir, toy(), dir, dir, bin_dir(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_CONTAINS(out, "status 130");
+    CHECK_CONTAINS(out, "ProfilerStep*");
+    CHECK(out && !strstr(out, "Warnings"));
     free(out);
     remove_tree(dir);
 }

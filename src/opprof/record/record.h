@@ -32,6 +32,8 @@ OPPROF__HIDDEN int opprof__recorder_snapshot(opprof_capture **out, uint64_t wind
 OPPROF__HIDDEN uint64_t opprof__recorder_window_start_ticks(void);
 /* The calling thread recorded in the current window and dropped nothing. */
 OPPROF__HIDDEN bool opprof__recorder_thread_clean(void);
+/* The range was begun on the calling thread (0: none, false). */
+OPPROF__HIDDEN bool opprof__range_is_this_threads(opprof_range range);
 
 /* ---- the flight recorder (record/flight.c, record/flight_save.c) ---- */
 typedef struct opprof__flight opprof__flight;

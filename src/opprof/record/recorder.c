@@ -518,6 +518,11 @@ static void end_record(opprof_range range, opprof_time given) {
 
 void opprof_range_end(opprof_range range) { end_record(range, 0); }
 
+bool opprof__range_is_this_threads(opprof_range range) {
+    const opprof__thread *t = tls_thread;
+    return range != 0 && t && t->index == (uint32_t)((range >> 20) & 0xFFFFFu);
+}
+
 /* ---- ranges known after the fact ---- */
 
 opprof_time opprof_now(void) { return opprof__ticks(); }

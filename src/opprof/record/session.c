@@ -337,8 +337,12 @@ static void open_step_range(opprof_session *s) {
         s->step_range = opprof_range_beginf(&STEP_LOC, "ProfilerStep#%lld", (long long)s->step_num);
 }
 
+/* On another thread than the step's (OPPROF_TRACE's save on its watcher
+ * after SIGINT, exit() called on a worker), the step is left to the capture,
+ * which ends it at the stop (snapshot.c); ended here, it was "a range end
+ * called on another thread than its begin" and "a range still open". */
 static void close_step_range(opprof_session *s) {
-    opprof_range_end(s->step_range);
+    if (opprof__range_is_this_threads(s->step_range)) opprof_range_end(s->step_range);
     s->step_range = 0;
 }
 

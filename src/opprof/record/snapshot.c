@@ -228,14 +228,15 @@ static int site_of_range(opprof_capture *c, site_cursor *sc, const slot *s, size
     return site_of(c, sc->cache, s->loc, shapes, native_stack, site);
 }
 
-/* One range as an event; an open one ends at the window's end. */
+/* One range as an event; an open one ends at the window's end, said but for
+ * the session's step, which a stop on another thread leaves to this end. */
 static int range_event(opprof_capture *c, name_cache *nc, const slot *s, uint32_t thread_index, uint64_t start,
                        uint64_t end, double npt, uint64_t *open_count, const char **open_name) {
     uint64_t e_end = LOAD_RELAXED(&s->end);
     if (e_end == 0 || e_end > end) {
         e_end = end;
-        if (!*open_name) *open_name = s->name;
-        (*open_count)++;
+        if (s->loc->kind != OPPROF_KIND_STEP && !*open_name) *open_name = s->name;
+        *open_count += s->loc->kind != OPPROF_KIND_STEP;
     }
     uint32_t id;
     int rc = s->name == s->loc->name ? intern_static(c, nc, s->name, &id)
