@@ -69,8 +69,10 @@ typedef struct pwriter {
     uint32_t *external; /* each event's "External id" (opprof__external_ids), or NULL */
     int64_t *pids;      /* the distinct pids, in first-seen order */
     size_t n_pids;
-    uint64_t default_track; /* the sequence's default track: the first memory event's allocator, or 0 */
-    struct allocator {      /* each allocator's counter track, and its total last written */
+    opprof__index pid_index; /* pids by value: a linear search took 6.3 s for 200,000 processes */
+    uint32_t *process_of;    /* each thread's process: its index in pids */
+    uint64_t default_track;  /* the sequence's default track: the first memory event's allocator, or 0 */
+    struct allocator {       /* each allocator's counter track, and its total last written */
         uint64_t uuid;
         int64_t total;
     } * allocators;
@@ -298,17 +300,31 @@ static void track_packet(pwriter *w, opprof__strbuf *track) {
     end_packet(w, 0);
 }
 
-static size_t pid_index(const pwriter *w, int64_t pid) {
-    for (size_t k = 0; k < w->n_pids; k++)
-        if (w->pids[k] == pid) return k;
-    return 0;
+static uint64_t pid_hash(int64_t pid) { return opprof__hash_pair((uint64_t)pid, 0x9d); }
+static uint64_t pid_hash_of(const void *pids, uint32_t item) { return pid_hash(((const int64_t *)pids)[item]); }
+static bool pid_equal(const void *pids, uint32_t item, const void *key) {
+    return ((const int64_t *)pids)[item] == *(const int64_t *)key;
+}
+
+/* The index of pid in w->pids, added when new (*added); -1: out of memory. */
+static int64_t process_index(pwriter *w, int64_t pid, bool *added) {
+    size_t slot = 0;
+    int64_t found =
+        opprof__index_lookup(&w->pid_index, w->n_pids, pid_hash_of, pid_equal, w->pids, pid_hash(pid), &pid, &slot);
+    *added = found == 0;
+    if (found < 0) return -1;
+    if (found > 0) return found - 1;
+    w->pids[w->n_pids] = pid;
+    w->pid_index.slots[slot] = (uint32_t)++w->n_pids;
+    return (int64_t)w->n_pids - 1;
 }
 
 /* A track per process (the first thread of each pid names it) and per thread. */
 static int thread_tracks(pwriter *w) {
     const opprof_capture *c = w->c;
     w->pids = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *w->pids);
-    if (!w->pids) return OPPROF_ENOMEM;
+    w->process_of = opprof__alloc((c->n_threads ? c->n_threads : 1) * sizeof *w->process_of);
+    if (!w->pids || !w->process_of) return OPPROF_ENOMEM;
     opprof__strbuf track = {0}, inner = {0};
     if (!c->n_threads) { /* the capture's own process: its facts go there */
         opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(0));
@@ -317,14 +333,15 @@ static int thread_tracks(pwriter *w) {
         opprof__pb_message(&track, TRACK_PROCESS, &inner);
         track_packet(w, &track);
     }
-    for (size_t t = 0; t < c->n_threads; t++) {
+    bool full = false; /* the pids' index could not grow */
+    for (size_t t = 0; t < c->n_threads && !full; t++) {
         const opprof_thread_info *th = &c->threads[t];
         int64_t pid = opprof__thread_pid(c, (uint32_t)t);
-        size_t k = w->n_pids;
-        for (size_t j = 0; j < w->n_pids; j++)
-            if (w->pids[j] == pid) k = j;
-        if (k == w->n_pids) {
-            w->pids[w->n_pids++] = pid;
+        bool added = false;
+        int64_t k = process_index(w, pid, &added);
+        if ((full = k < 0)) break;
+        w->process_of[t] = (uint32_t)k;
+        if (added) {
             opprof__pb_uint(&track, TRACK_UUID, PROCESS_UUID(k));
             opprof__pb_int(&inner, PROCESS_PID, pid);
             if (th->process[0]) opprof__pb_string(&inner, PROCESS_NAME, th->process); /* its label, when it has one */
@@ -339,7 +356,7 @@ static int thread_tracks(pwriter *w) {
         opprof__pb_message(&track, TRACK_THREAD, &inner);
         track_packet(w, &track);
     }
-    int rc = track.error || inner.error ? OPPROF_ENOMEM : 0;
+    int rc = track.error || inner.error || full ? OPPROF_ENOMEM : 0;
     opprof__sb_free(&track);
     opprof__sb_free(&inner);
     return rc;
@@ -561,7 +578,7 @@ static void mark_event(pwriter *w, const opprof_mark *m) {
 static void async_track(pwriter *w, const opprof_mark *m) {
     opprof__strbuf track = {0};
     opprof__pb_uint(&track, TRACK_UUID, ASYNC_UUID(m->value.id));
-    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(pid_index(w, opprof__thread_pid(w->c, m->thread))));
+    opprof__pb_uint(&track, TRACK_PARENT, PROCESS_UUID(w->c->n_threads ? w->process_of[m->thread] : 0));
     opprof__pb_string(&track, TRACK_NAME, w->c->names[m->name]);
     if (track.error) w->error = OPPROF_ENOMEM;
     track_packet(w, &track);
@@ -878,6 +895,8 @@ static int write_stream(const opprof_capture *c, FILE *fp) {
     opprof__free(w.files);
     opprof__index_free(&w.file_index);
     opprof__free(w.pids);
+    opprof__free(w.process_of);
+    opprof__index_free(&w.pid_index);
     opprof__free(w.allocators);
     opprof__index_free(&w.allocator_index);
     opprof__free(w.buf);
