@@ -17,6 +17,9 @@
  *                     quits (inside its thread function), joined; then leaf
  *   record_toy descriptors   opens /dev/null until its RLIMIT_NOFILE is
  *                     full, keeps them all, then mid x 2; exit status 4
+ *   record_toy main_exits   main ends by pthread_exit; a thread it started
+ *                     then calls mid x 2 and prints "worker done": the
+ *                     process ends with it, exit status 0
  *   record_toy reserve MB   mid x 2, then one malloc of MB MiB (untouched):
  *                     "malloc of MB MiB: ok" (exit 0) or "...: failed" (1) */
 #define _POSIX_C_SOURCE 200809L
@@ -106,6 +109,15 @@ static void *ends_inside(void *arg) {
     return arg;
 }
 
+/* record_toy main_exits: the thread left once main has ended. */
+static void *after_main(void *arg) {
+    struct timespec pause = {0, 20000000}; /* main's pthread_exit first */
+    nanosleep(&pause, NULL);
+    for (int i = 0; i < 2; i++) mid(i);
+    puts("worker done");
+    return arg;
+}
+
 static int run(char **argv) {
     for (int i = 0; i < 2; i++) mid(i);
     pid_t pid = fork();
@@ -142,6 +154,11 @@ int main(int argc, char **argv) {
         pthread_join(t, NULL);
         leaf(1);
         return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "main_exits") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, after_main, NULL);
+        pthread_exit(NULL);
     }
     if (argc == 3 && strcmp(argv[1], "reserve") == 0) {
         for (int i = 0; i < 2; i++) mid(i);

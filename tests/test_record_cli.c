@@ -700,6 +700,29 @@ TEST_CASE(a_program_under_an_address_space_limit) {
     remove_tree(dir);
 }
 
+/* A program whose main thread ends by pthread_exit ends, by exit(0), when
+ * its last thread does. opprof's watcher thread kept it running for ever:
+ * `opprof record` waited with it (here, until timeout's 60 s). Now the
+ * process ends with its last thread, with its capture, under each way of
+ * recording. */
+TEST_CASE(a_program_whose_main_thread_ends_first) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    const char *modes[] = {"--functions", "--functions --memory", "--functions --sample"};
+    for (int k = 0; k < 3; k++) {
+        char cmd[8192], *out = NULL, name[32];
+        snprintf(name, sizeof name, "ended%d", k);
+        snprintf(cmd, sizeof cmd, "timeout 60 '%s/opprof' record %s -o '%s/%s' -- '%s' main_exits 2>/dev/null",
+                 bin_dir(), modes[k], dir, name, toy());
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_STR(out, "worker done\n");
+        free(out);
+        out = report_of(name);
+        CHECK_CONTAINS(out, "\"mid\"");
+        free(out);
+    }
+    remove_tree(dir);
+}
+
 /* make's recipe of several lines, each run by its own child: mkdir (which
  * allocates, so its capture is kept), a line that /bin/sh runs (a
  * redirection; dash ends by _exit, so it never gives its claim back), the

@@ -208,6 +208,10 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
 OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
 /* tid is a thread of opprof's own that opprof__helper_start made and that runs now. */
 OPPROF__HIDDEN bool opprof__is_own_thread(int32_t tid);
+/* The program's main thread has ended (pthread_exit) and every thread left is
+ * one of opprof's helpers: without them the process would have ended, as by
+ * exit(0). Reads /proc/self/status (no allocation); false when it cannot. */
+OPPROF__HIDDEN bool opprof__only_helpers_left(void);
 OPPROF__HIDDEN int opprof__usable_cpus(void);
 
 /* ---- microseconds as text (base/micros.c) ---- */

@@ -6,9 +6,11 @@
 #define _GNU_SOURCE
 #include "base/base.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +48,33 @@ bool opprof__is_own_thread(int32_t tid) {
     for (int k = 0; k < OWN_MAX; k++)
         if (__atomic_load_n(&g_own[k].tid, __ATOMIC_ACQUIRE) == tid) return true;
     return false;
+}
+
+/* The number after `field` in text, or -1. */
+static long status_number(const char *text, const char *field) {
+    const char *at = strstr(text, field);
+    if (!at) return -1;
+    at += strlen(field);
+    while (*at == ' ' || *at == '\t') at++;
+    long v = -1;
+    for (; *at >= '0' && *at <= '9'; at++) v = (v < 0 ? 0 : v * 10) + (*at - '0');
+    return v;
+}
+
+bool opprof__only_helpers_left(void) {
+    char text[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) return false;
+    text[n] = '\0';
+    const char *state = strstr(text, "\nState:"), *line = state ? state + 7 : NULL; /* the main thread's */
+    while (line && (*line == ' ' || *line == '\t')) line++;
+    if (!line || *line != 'Z') return false; /* the main thread runs */
+    long threads = status_number(text, "\nThreads:"), helpers = 0;
+    for (int k = 0; k < OWN_MAX; k++) helpers += __atomic_load_n(&g_own[k].taken, __ATOMIC_ACQUIRE) != 0;
+    return threads == helpers + 1; /* the main thread's zombie, and the helpers */
 }
 
 static struct own_slot *take_slot(void *(*run)(void *), void *arg) {
