@@ -17,6 +17,7 @@
  *                     quits (inside its thread function), joined; then leaf
  *   record_toy descriptors   opens /dev/null until its RLIMIT_NOFILE is
  *                     full, keeps them all, then mid x 2; exit status 4
+ *   record_toy quick_exit N   mid x 2, then quick_exit(N)
  *   record_toy main_exits   main ends by pthread_exit; a thread it started
  *                     then calls mid x 2 and prints "worker done": the
  *                     process ends with it, exit status 0
@@ -154,6 +155,10 @@ int main(int argc, char **argv) {
         pthread_join(t, NULL);
         leaf(1);
         return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "quick_exit") == 0) {
+        for (int i = 0; i < 2; i++) mid(i);
+        quick_exit(atoi(argv[2]));
     }
     if (argc == 2 && strcmp(argv[1], "main_exits") == 0) {
         pthread_t t;

@@ -700,6 +700,23 @@ TEST_CASE(a_program_under_an_address_space_limit) {
     remove_tree(dir);
 }
 
+/* quick_exit runs the at_quick_exit handlers, not atexit's: the capture was
+ * lost ("it ended by _exit"). opprof saves in both; the status is the
+ * program's. */
+TEST_CASE(a_program_that_ends_by_quick_exit) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/quick' -- '%s' quick_exit 7 2>&1", bin_dir(), dir,
+             toy());
+    CHECK_INT(run_command(cmd, &out), 7);
+    CHECK(out && !strstr(out, "wrote no capture"));
+    free(out);
+    out = report_of("quick");
+    CHECK_CONTAINS(out, "\"mid\"");
+    free(out);
+    remove_tree(dir);
+}
+
 /* A program whose main thread ends by pthread_exit ends, by exit(0), when
  * its last thread does. opprof's watcher thread kept it running for ever:
  * `opprof record` waited with it (here, until timeout's 60 s). Now the

@@ -960,6 +960,7 @@ __attribute__((constructor)) static void autostart(void) {
         append_to_claim(record_child_level(g_auto.dir), "", line);
     }
     atexit(finish);
+    at_quick_exit(finish); /* quick_exit runs these, not atexit's: its capture was lost as by _exit */
     opprof__before_session_start = yield_to_program; /* a session of the program's own takes over */
     if (start_watcher() == 0) {
         handle(SIGINT, &g_auto.old_int);
