@@ -17,6 +17,8 @@
  *                     quits (inside its thread function), joined; then leaf
  *   record_toy descriptors   opens /dev/null until its RLIMIT_NOFILE is
  *                     full, keeps them all, then mid x 2; exit status 4
+ *   record_toy output FILE   FILE made and "data" written to it, kept open
+ *                     (with stderr closed, it is fd 2), then mid x 2
  *   record_toy quick_exit N   mid x 2, then quick_exit(N)
  *   record_toy main_exits   main ends by pthread_exit; a thread it started
  *                     then calls mid x 2 and prints "worker done": the
@@ -154,6 +156,12 @@ int main(int argc, char **argv) {
         pthread_create(&t, NULL, ends_inside, NULL);
         pthread_join(t, NULL);
         leaf(1);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "output") == 0) {
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || write(fd, "data\n", 5) != 5) return 1;
+        for (int i = 0; i < 2; i++) mid(i);
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "quick_exit") == 0) {

@@ -700,6 +700,27 @@ TEST_CASE(a_program_under_an_address_space_limit) {
     remove_tree(dir);
 }
 
+/* A program started with stderr closed (`prog 2>&-`) whose first file gets
+ * fd 2: opprof's last line ("1 capture(s) written to ...") went into that
+ * file. It holds what the program wrote and nothing else; the capture is
+ * whole. */
+TEST_CASE(a_program_started_with_stderr_closed) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], path[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record --functions -o '%s/closed' -- '%s' output '%s/data.txt' 2>&-",
+             bin_dir(), dir, toy(), dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/data.txt", dir);
+    out = read_text(path);
+    CHECK_STR(out, "data\n");
+    free(out);
+    out = report_of("closed");
+    CHECK_CONTAINS(out, "\"mid\"");
+    free(out);
+    remove_tree(dir);
+}
+
 /* quick_exit runs the at_quick_exit handlers, not atexit's: the capture was
  * lost ("it ended by _exit"). opprof saves in both; the status is the
  * program's. */

@@ -25,6 +25,7 @@ typedef struct opprof__quiet {
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 
 _Static_assert(sizeof(sigset_t) <= sizeof((opprof__quiet *)0)->old_mask, "opprof__quiet.old_mask holds a sigset_t");
@@ -58,8 +59,36 @@ static inline void opprof__quiet_end(opprof__quiet *q) {
     q->masked = false;
 }
 
-/* fprintf(stderr, ...), quietly: opprof's messages inside a program. */
+/* The file that fd 2 was when the program started, taken by a constructor of
+ * each library (OPPROF__STDERR_AT_START, once in each). A program started
+ * with stderr closed (`prog 2>&-`) that opens a file of its own gets fd 2:
+ * opprof's last line ("1 capture(s) written") went into that file. A message
+ * is written only while fd 2 is still the file it started as. */
+typedef struct opprof__stderr_id {
+    bool known, open;
+    unsigned long long dev, ino;
+} opprof__stderr_id;
+static inline opprof__stderr_id opprof__stderr_now(void) {
+    struct stat st;
+    opprof__stderr_id id = {true, fstat(2, &st) == 0, 0, 0};
+    if (id.open) id.dev = (unsigned long long)st.st_dev, id.ino = (unsigned long long)st.st_ino;
+    return id;
+}
+extern opprof__stderr_id opprof__stderr_at_start;
+#define OPPROF__STDERR_AT_START                                                        \
+    opprof__stderr_id opprof__stderr_at_start;                                         \
+    __attribute__((constructor(101))) static void opprof__take_stderr_at_start(void) { \
+        opprof__stderr_at_start = opprof__stderr_now();                                \
+    }
+static inline bool opprof__stderr_is_the_programs(void) {
+    opprof__stderr_id start = opprof__stderr_at_start, now = opprof__stderr_now();
+    return !start.known || (start.open && now.open && start.dev == now.dev && start.ino == now.ino);
+}
+
+/* fprintf(stderr, ...), quietly: opprof's messages inside a program, while
+ * stderr is still the program's. */
 __attribute__((format(printf, 1, 2))) static inline void opprof__say(const char *format, ...) {
+    if (!opprof__stderr_is_the_programs()) return;
     opprof__quiet q;
     opprof__quiet_begin(&q);
     va_list ap;

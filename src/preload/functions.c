@@ -207,7 +207,7 @@ static void budget_said(void) {
         count++;
         keep_top(top, &shown, calls, i);
     }
-    if (over) {
+    if (over && opprof__stderr_is_the_programs()) {
         opprof__quiet q; /* one message of several writes */
         opprof__quiet_begin(&q);
         fprintf(stderr,

@@ -234,7 +234,10 @@ __attribute__((destructor)) static void record_said(void) {
     opprof__fd_room_give_back(room);
 }
 
-__attribute__((constructor)) static void record_setup(void) {
+OPPROF__STDERR_AT_START /* opprof__say's: this library's */
+
+    __attribute__((constructor)) static void
+    record_setup(void) {
     const char *m = secure_getenv("OPPROF_RECORD_MEMORY");
     g_memory = m && strcmp(m, "1") == 0;
     const char *step = secure_getenv("OPPROF_STEP_FUNCTION");

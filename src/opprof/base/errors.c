@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void opprof__assert_failed(const char *cond, const char *file, int line, const char *func) {
+OPPROF__STDERR_AT_START /* opprof__say's: this library's */
+
+    void
+    opprof__assert_failed(const char *cond, const char *file, int line, const char *func) {
     opprof__say("opprof: %s:%d: %s: invariant '%s' does not hold\n", file, line, func, cond);
     abort();
 }
