@@ -10,7 +10,7 @@
 # README's llama.cpp recipe builds llama.cpp once per machine, not per clone.
 set -eu
 
-packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev libsqlite3-dev zlib1g-dev libiberty-dev procps openmpi-bin libopenmpi-dev protobuf-compiler patch python3-onnx xz-utils ccache"
+packages="cmake make gcc g++ binutils man-db python3 pkg-config libelf-dev libdw-dev libopenblas-dev libxsmm-dev libyajl-dev libsqlite3-dev zlib1g-dev libiberty-dev procps openmpi-bin libopenmpi-dev protobuf-compiler patch python3-onnx xz-utils ccache locales"
 case "${1:-}" in
   --bench) packages="$packages python3 python3-torch libtorch-dev libopenblas0-pthread g++ libsimdjson-dev uftrace heaptrack libunwind-dev likwid" ;;
   --fuzz) packages="$packages clang libclang-rt-14-dev" ;;

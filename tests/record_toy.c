@@ -19,6 +19,8 @@
  *                     full, keeps them all, then mid x 2; exit status 4
  *   record_toy output FILE   FILE made and "data" written to it, kept open
  *                     (with stderr closed, it is fd 2), then mid x 2
+ *   record_toy locale NAME   setlocale(LC_ALL, NAME), "1.5" printed in it
+ *                     (de_DE's: "1,5"), then mid x 2
  *   record_toy quick_exit N   mid x 2, then quick_exit(N)
  *   record_toy main_exits   main ends by pthread_exit; a thread it started
  *                     then calls mid x 2 and prints "worker done": the
@@ -27,6 +29,7 @@
  *                     "malloc of MB MiB: ok" (exit 0) or "...: failed" (1) */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <locale.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <sys/wait.h>
@@ -161,6 +164,12 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "output") == 0) {
         int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || write(fd, "data\n", 5) != 5) return 1;
+        for (int i = 0; i < 2; i++) mid(i);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "locale") == 0) {
+        if (!setlocale(LC_ALL, argv[2])) return 1;
+        printf("%.1f\n", 1.5);
         for (int i = 0; i < 2; i++) mid(i);
         return 0;
     }

@@ -8,6 +8,9 @@
 #include <opprof/capture.h>
 #include <zlib.h>
 
+#include <locale.h>
+#include <stdlib.h>
+
 static char dir[256];
 
 /* A growing text, for traces built in a loop. */
@@ -500,6 +503,41 @@ TEST_CASE(numbers_of_every_length) {
         expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 0123}]}", "leading zero", 1, 37);
         expect_error("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 12345678.}]}", "no digit after '.'", 1, 45);
     }
+}
+
+/* A program that set a locale with a decimal comma (de_DE, compiled here by
+ * localedef) reads and writes traces through the library: strtod read
+ * "1.5" as 1, and the writer's doubles were "0,5". Both are C's now, the
+ * program's locale kept. */
+TEST_CASE(numbers_read_and_written_under_a_decimal_comma) {
+    char cmd[1200], *out = NULL;
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' 2>&1", tmp_path("loc"),
+             tmp_path("loc"));
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    setenv("LOCPATH", tmp_path("loc"), 1);
+    CHECK(setlocale(LC_ALL, "de_DE.UTF-8") != NULL);
+    char printed[16];
+    snprintf(printed, sizeof printed, "%.1f", 1.5);
+    CHECK_STR(printed, "1,5"); /* the locale took */
+    static const char TRACE[] = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 10.5, \"dur\": 2.25,"
+                                " \"pid\": 1, \"tid\": 1, \"args\": {\"r\": 0.75}}]}";
+    opprof_capture *c = NULL;
+    CHECK_INT(opprof_capture_read_buffer(TRACE, strlen(TRACE), NULL, &c, NULL), 0);
+    size_t n = 0;
+    const opprof_event *e = c ? opprof_capture_events(c, &n) : NULL;
+    CHECK_INT(n, 1);
+    if (e && n == 1) CHECK_INT(e[0].duration_ns, 2250);
+    CHECK_INT(c ? opprof_capture_chrome_write(c, tmp_path("comma.json")) : -1, 0);
+    opprof_capture *back = NULL;
+    CHECK_INT(opprof_capture_read(tmp_path("comma.json"), NULL, &back, NULL), 0);
+    e = back ? opprof_capture_events(back, &n) : NULL;
+    if (e && n == 1) CHECK_INT(e[0].duration_ns, 2250);
+    snprintf(printed, sizeof printed, "%.1f", 1.5);
+    CHECK_STR(printed, "1,5"); /* and it stays the program's */
+    setlocale(LC_ALL, "C");
+    opprof_capture_free(back);
+    opprof_capture_free(c);
 }
 
 static int run_all(int argc, char **argv) {

@@ -721,6 +721,35 @@ TEST_CASE(a_program_started_with_stderr_closed) {
     remove_tree(dir);
 }
 
+/* A program that sets a locale whose decimal point is a comma (a user's
+ * de_DE, by setlocale(LC_ALL, "")): opprof's trace inside it was no JSON
+ * ("ts": 0,5) and its tables said "100,00%". They are C's now; the
+ * program's own printf keeps its comma. The locale is compiled here
+ * (localedef, Debian's locales). */
+TEST_CASE(a_program_with_a_decimal_comma) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], path[4200], *out = NULL;
+    snprintf(cmd, sizeof cmd, "mkdir '%s/loc' && localedef -i de_DE -f UTF-8 '%s/loc/de_DE.UTF-8' 2>&1", dir, dir);
+    CHECK_INT(run_command(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "LOCPATH='%s/loc' '%s/opprof' record --functions --memory --outputs trace,tables,html -o '%s/comma' -- "
+             "'%s' locale de_DE.UTF-8 2>/dev/null",
+             dir, bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK_STR(out, "1,5\n"); /* the program's own numbers: its locale's */
+    free(out);
+    out = report_of("comma"); /* the trace reads as JSON */
+    CHECK_CONTAINS(out, "\"mid\"");
+    free(out);
+    snprintf(path, sizeof path, "%s/comma/trace-step-0.time.txt", dir);
+    out = read_text(path);
+    CHECK_CONTAINS(out, "100.00%");
+    CHECK(out && !strstr(out, "100,00%"));
+    free(out);
+    remove_tree(dir);
+}
+
 /* quick_exit runs the at_quick_exit handlers, not atexit's: the capture was
  * lost ("it ended by _exit"). opprof saves in both; the status is the
  * program's. */

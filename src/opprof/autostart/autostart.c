@@ -206,11 +206,22 @@ static void count_content(const opprof_capture *c) {
     g_auto.content += ranges + samples + memory + marks;
 }
 
-/* on_trace_ready: STEP.json (the trace), its two tables, its HTML report and
- * STEP.pftrace (Perfetto's format), those of them that OPPROF_OUTPUTS asks
- * for, in the twin. */
+/* STEP.json (the trace), its two tables, its HTML report and STEP.pftrace
+ * (Perfetto's format), those of them that OPPROF_OUTPUTS asks for, in the
+ * twin: write_files, below. */
+static int write_files(const opprof_capture *c);
+
+/* on_trace_ready: the files, their numbers as C writes them whatever locale
+ * the program set (a decimal comma made the trace no JSON). */
 static int write_capture(const opprof_capture *c, void *user) {
     (void)user;
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = write_files(c);
+    opprof__c_numbers_end(numbers);
+    return rc;
+}
+
+static int write_files(const opprof_capture *c) {
     count_content(c);
     if (g_auto.dropping) return 0; /* a sibling's capture is kept (save) */
     long long step = (long long)opprof_capture_get_info(c).step_num;

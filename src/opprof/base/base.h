@@ -208,6 +208,15 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
 OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
 /* tid is a thread of opprof's own that opprof__helper_start made and that runs now. */
 OPPROF__HIDDEN bool opprof__is_own_thread(int32_t tid);
+/* The calling thread's numbers as C writes and reads them ('.' the decimal
+ * point) until opprof__c_numbers_end, whatever locale the program set
+ * (base/c_numbers.c): around each writer and reader the program may call. */
+typedef struct opprof__numbers {
+    bool switched;
+    void *previous; /* the thread's locale_t before */
+} opprof__numbers;
+OPPROF__HIDDEN opprof__numbers opprof__c_numbers_begin(void);
+OPPROF__HIDDEN void opprof__c_numbers_end(opprof__numbers numbers);
 /* The program's main thread has ended (pthread_exit) and every thread left is
  * one of opprof's helpers: without them the process would have ended, as by
  * exit(0). Reads /proc/self/status (no allocation); false when it cannot. */

@@ -37,6 +37,7 @@ static struct own_slot {
 static void *helper_main(void *p) {
     struct own_slot *slot = p;
     pthread_setname_np(pthread_self(), "opprof"); /* what top and gdb show; a helper may name itself further */
+    opprof__c_numbers_begin();                    /* for its whole run: a new thread has the program's locale */
     __atomic_store_n(&slot->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     void *result = slot->run(slot->arg);
     __atomic_store_n(&slot->tid, 0, __ATOMIC_RELEASE);

@@ -91,7 +91,7 @@ static int comparison(opprof__strbuf *sb, const opprof_averages *avg, size_t ste
     return rc;
 }
 
-int opprof_capture_flight_to_string(const opprof_capture *c, int row_limit, char **out) {
+static int capture_flight_to_string_here(const opprof_capture *c, int row_limit, char **out) {
     if (!c || !out) return OPPROF_EINVAL;
     *out = NULL;
     const opprof_flight_info *f = &c->info.flight;
@@ -115,4 +115,12 @@ int opprof_capture_flight_to_string(const opprof_capture *c, int row_limit, char
     }
     opprof_averages_free(avg);
     return opprof__sb_finish(&sb, rc, out);
+}
+
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_flight_to_string(const opprof_capture *c, int row_limit, char **out) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_flight_to_string_here(c, row_limit, out);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

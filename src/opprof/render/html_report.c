@@ -436,8 +436,15 @@ static int roofline_chart(opprof__strbuf *sb, const opprof_capture *c, const opp
     return rc;
 }
 
-int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
+static int capture_html_to_string_here(const opprof_capture *c, char **out_text) {
     return opprof_capture_html_roofline_to_string(c, NULL, out_text);
+}
+
+int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_html_to_string_here(c, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof_machine *m, char **out_text) {
@@ -460,8 +467,16 @@ int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof
     return rc;
 }
 
-int opprof_capture_html_write(const opprof_capture *c, const char *path) {
+static int capture_html_write_here(const opprof_capture *c, const char *path) {
     return opprof_capture_html_roofline_write(c, NULL, path);
+}
+
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_html_write(const opprof_capture *c, const char *path) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_html_write_here(c, path);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 int opprof_capture_html_roofline_write(const opprof_capture *c, const opprof_machine *m, const char *path) {

@@ -232,11 +232,19 @@ static int render(const opprof_summary *s, opprof__strbuf *sb) {
     return sb->error;
 }
 
-int opprof_summary_json_to_string(const opprof_summary *s, char **out_text) {
+static int summary_json_to_string_here(const opprof_summary *s, char **out_text) {
     if (!s || !out_text) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     int rc = render(s, &sb);
     rc = opprof__sb_finish(&sb, rc, out_text);
+    return rc;
+}
+
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_summary_json_to_string(const opprof_summary *s, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = summary_json_to_string_here(s, out_text);
+    opprof__c_numbers_end(numbers);
     return rc;
 }
 

@@ -237,8 +237,16 @@ static int view_to_string(const opprof_averages *avg, const opprof_table_options
     return opprof__sb_finish(&sb, rc, out_text);
 }
 
-int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+static int averages_table_to_string_here(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
     return view_to_string(avg, opt, NULL, out_text, text_view);
+}
+
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_averages_table_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = averages_table_to_string_here(avg, opt, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 /* ---- JSON ---- */
@@ -330,8 +338,15 @@ static void json_view(opprof__strbuf *sb, const opprof__view *v) {
     opprof__sb_puts(sb, opprof__averages_warnings(v->avg) ? "\n  ]\n}\n" : "]\n}\n");
 }
 
-int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+static int averages_json_to_string_here(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
     return view_to_string(avg, opt, NULL, out_text, json_view);
+}
+
+int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_table_options *opt, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = averages_json_to_string_here(avg, opt, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 int opprof_averages_roofline_to_string(const opprof_averages *avg, const opprof_table_options *opt,

@@ -480,9 +480,16 @@ static int write_stream(const opprof_capture *c, FILE *fp, const char *trace_nam
     return rc;
 }
 
-int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+static int capture_chrome_write_stream_here(const opprof_capture *c, FILE *fp, const char *trace_name) {
     if (!c || !fp) return OPPROF_EINVAL;
     return write_stream(c, fp, trace_name, 0);
+}
+
+int opprof_capture_chrome_write_stream(const opprof_capture *c, FILE *fp, const char *trace_name) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_chrome_write_stream_here(c, fp, trace_name);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 /* gzip: through a FILE that compresses (trace/gzip_stream.c) */
@@ -493,7 +500,8 @@ static int write_gzip(const opprof_capture *c, FILE *file, const char *trace_nam
     return opprof__gzip_close(fp, write_stream(c, fp, trace_name, max_events));
 }
 
-int opprof_capture_chrome_write_ex(const opprof_capture *c, const char *path, const opprof_chrome_options *options) {
+static int capture_chrome_write_ex_here(const opprof_capture *c, const char *path,
+                                        const opprof_chrome_options *options) {
     if (!c || !path) return OPPROF_EINVAL;
     opprof_chrome_options o = options ? *options : (opprof_chrome_options){0};
     opprof__file f;
@@ -505,6 +513,14 @@ int opprof_capture_chrome_write_ex(const opprof_capture *c, const char *path, co
         return rc;
     }
     return opprof__file_commit(&f);
+}
+
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_chrome_write_ex(const opprof_capture *c, const char *path, const opprof_chrome_options *options) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_chrome_write_ex_here(c, path, options);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 int opprof_capture_chrome_write(const opprof_capture *c, const char *path) {

@@ -468,8 +468,8 @@ static int sniff(const char *path, const opprof_read_options *options, opprof_ca
     return rc;
 }
 
-int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
-                        opprof_read_error *error) {
+static int capture_read_here(const char *path, const opprof_read_options *options, opprof_capture **out,
+                             opprof_read_error *error) {
     if (!path || !out) return OPPROF_EINVAL;
     bool perfetto;
     int prc = sniff(path, options, out, error, &perfetto);
@@ -487,8 +487,17 @@ int opprof_capture_read(const char *path, const opprof_read_options *options, op
     return read_trace(&p, rc, options, out, error);
 }
 
-int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options, opprof_capture **out,
-                               opprof_read_error *error) {
+/* The numbers as C writes them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_read(const char *path, const opprof_read_options *options, opprof_capture **out,
+                        opprof_read_error *error) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_read_here(path, options, out, error);
+    opprof__c_numbers_end(numbers);
+    return rc;
+}
+
+static int capture_read_buffer_here(const void *data, size_t len, const opprof_read_options *options,
+                                    opprof_capture **out, opprof_read_error *error) {
     if ((!data && len) || !out) return OPPROF_EINVAL;
     const char *foreign = opprof__foreign_file(data, len < 64 ? len : 64);
     if (foreign) return foreign_error(error, foreign);
@@ -497,4 +506,12 @@ int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_o
     memset(&p, 0, sizeof p);
     int rc = opprof__json_open_buffer(&p.lx, data, len, options);
     return read_trace(&p, rc, options, out, error);
+}
+
+int opprof_capture_read_buffer(const void *data, size_t len, const opprof_read_options *options, opprof_capture **out,
+                               opprof_read_error *error) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_read_buffer_here(data, len, options, out, error);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
