@@ -650,8 +650,7 @@ TEST_CASE(a_program_that_ends_with_no_descriptor_left) {
     CHECK_INT(run_command(cmd, &out), 4);
     CHECK_STR(out, plain);
     free(out);
-    out = report_of("soft");
-    CHECK_CONTAINS(out, "\"mid\"");
+    CHECK_CONTAINS(out = report_of("soft"), "\"mid\"");
     free(out);
     snprintf(cmd, sizeof cmd,
              "ulimit -n 64 && '%s/opprof' record --functions -o '%s/hard' -- '%s' descriptors 2>&1 >/dev/null",
@@ -691,8 +690,7 @@ TEST_CASE(a_program_under_an_address_space_limit) {
             CHECK_INT(run_command(cmd, &out), 0);
             CHECK_STR(out, plain);
             free(out);
-            out = report_of(name);
-            CHECK(out && strstr(out, "\"rows\""));
+            CHECK_CONTAINS(out = report_of(name), "\"rows\"");
             free(out);
         }
         free(plain);
@@ -715,8 +713,7 @@ TEST_CASE(a_program_started_with_stderr_closed) {
     out = read_text(path);
     CHECK_STR(out, "data\n");
     free(out);
-    out = report_of("closed");
-    CHECK_CONTAINS(out, "\"mid\"");
+    CHECK_CONTAINS(out = report_of("closed"), "\"mid\"");
     free(out);
     remove_tree(dir);
 }
@@ -739,8 +736,7 @@ TEST_CASE(a_program_with_a_decimal_comma) {
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_STR(out, "1,5\n"); /* the program's own numbers: its locale's */
     free(out);
-    out = report_of("comma"); /* the trace reads as JSON */
-    CHECK_CONTAINS(out, "\"mid\"");
+    CHECK_CONTAINS(out = report_of("comma"), "\"mid\""); /* the trace reads as JSON */
     free(out);
     snprintf(path, sizeof path, "%s/comma/trace-step-0.time.txt", dir);
     out = read_text(path);
@@ -761,8 +757,7 @@ TEST_CASE(a_program_that_ends_by_quick_exit) {
     CHECK_INT(run_command(cmd, &out), 7);
     CHECK(out && !strstr(out, "wrote no capture"));
     free(out);
-    out = report_of("quick");
-    CHECK_CONTAINS(out, "\"mid\"");
+    CHECK_CONTAINS(out = report_of("quick"), "\"mid\"");
     free(out);
     remove_tree(dir);
 }
@@ -783,8 +778,7 @@ TEST_CASE(a_program_whose_main_thread_ends_first) {
         CHECK_INT(run_command(cmd, &out), 0);
         CHECK_STR(out, "worker done\n");
         free(out);
-        out = report_of(name);
-        CHECK_CONTAINS(out, "\"mid\"");
+        CHECK_CONTAINS(out = report_of(name), "\"mid\"");
         free(out);
     }
     remove_tree(dir);
