@@ -19,6 +19,9 @@
  *                     full, keeps them all, then mid x 2; exit status 4
  *   record_toy output FILE   FILE made and "data" written to it, kept open
  *                     (with stderr closed, it is fd 2), then mid x 2
+ *   record_toy numbers   opens /dev/null twice, before and after a thread
+ *                     ran, and prints the descriptors it got ("3 4" when
+ *                     0-2 alone are open), then mid x 2
  *   record_toy locale NAME   setlocale(LC_ALL, NAME), "1.5" printed in it
  *                     (de_DE's: "1,5"), then mid x 2
  *   record_toy quick_exit N   mid x 2, then quick_exit(N)
@@ -164,6 +167,15 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "output") == 0) {
         int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0 || write(fd, "data\n", 5) != 5) return 1;
+        for (int i = 0; i < 2; i++) mid(i);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "numbers") == 0) {
+        int first = open("/dev/null", O_RDONLY);
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
+        int second = open("/dev/null", O_RDONLY);
+        printf("%d %d\n", first, second);
         for (int i = 0; i < 2; i++) mid(i);
         return 0;
     }

@@ -718,6 +718,32 @@ TEST_CASE(a_program_started_with_stderr_closed) {
     remove_tree(dir);
 }
 
+/* A program's files keep the descriptors they get without opprof: the
+ * sampler's perf events, opened before main, took 3 and 4, and the
+ * program's first file got 5. Under each way of recording, the numbers the
+ * program prints are its plain run's, and its capture is whole. */
+TEST_CASE(a_program_whose_files_keep_their_numbers) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], *out = NULL, *plain = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' numbers", toy());
+    CHECK_INT(run_command(cmd, &plain), 0);
+    CHECK(plain && strlen(plain) > 2);
+    const char *modes[] = {"", "--memory", "--functions --memory", "--sample", "--sample=500,dwarf --functions"};
+    for (int k = 0; k < 5; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "numbers%d", k);
+        snprintf(cmd, sizeof cmd, "'%s/opprof' record %s -o '%s/%s' -- '%s' numbers 2>/dev/null", bin_dir(), modes[k],
+                 dir, name, toy());
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_STR(out, plain);
+        free(out);
+        CHECK_CONTAINS(out = report_of(name), "\"rows\"");
+        free(out);
+    }
+    free(plain);
+    remove_tree(dir);
+}
+
 /* A program that sets a locale whose decimal point is a comma (a user's
  * de_DE, by setlocale(LC_ALL, "")): opprof's trace inside it was no JSON
  * ("ts": 0,5) and its tables said "100,00%". They are C's now; the

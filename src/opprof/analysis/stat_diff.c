@@ -303,7 +303,7 @@ int opprof_stat_gate_parse(const char *text, opprof_stat_gate *out, char *why, s
     const char *op = strrchr(text, '>'), *lt = strrchr(text, '<');
     if (!op || (lt && lt > op)) op = lt;
     char *end = NULL;
-    double bound = op ? strtod(op + 1, &end) : NAN;
+    double bound = op ? opprof__c_strtod(op + 1, &end) : NAN;
     bool number = end && end != op + 1;
     while (end && (*end == ' ' || *end == '\t')) end++;
     const char *key_end = op;

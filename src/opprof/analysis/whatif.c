@@ -39,7 +39,7 @@ int opprof_what_if_parse(const char *text, opprof_what_if_change *out, size_t ma
         size_t vlen = len - (size_t)(eq - p) - 1;
         snprintf(value, sizeof value, "%.*s", (int)(vlen < sizeof value ? vlen : sizeof value - 1), eq + 1);
         char *rest = NULL;
-        double v = strtod(value, &rest);
+        double v = opprof__c_strtod(value, &rest);
         if (!strcmp(value, "roof")) {
             c->kind = OPPROF_WHAT_IF_ROOF;
         } else if (rest != value && !strcmp(rest, "x") && v >= 0) {

@@ -217,10 +217,19 @@ typedef struct opprof__numbers {
 } opprof__numbers;
 OPPROF__HIDDEN opprof__numbers opprof__c_numbers_begin(void);
 OPPROF__HIDDEN void opprof__c_numbers_end(opprof__numbers numbers);
+/* strtod as C reads numbers ('.' the point), whatever the thread's locale: the
+ * one strtod of the library's parsers. */
+OPPROF__HIDDEN double opprof__c_strtod(const char *text, char **end);
 /* The program's main thread has ended (pthread_exit) and every thread left is
  * one of opprof's helpers: without them the process would have ended, as by
  * exit(0). Reads /proc/self/status (no allocation); false when it cannot. */
 OPPROF__HIDDEN bool opprof__only_helpers_left(void);
+/* fd moved above the numbers the program is given (base/fd_aside.c), close
+ * to the top of its soft RLIMIT_NOFILE, close-on-exec: the new descriptor,
+ * or fd itself when it cannot move. For a descriptor kept while the program
+ * runs, so that the program's own files get the numbers they get without
+ * opprof. */
+OPPROF__HIDDEN int opprof__fd_aside(int fd);
 OPPROF__HIDDEN int opprof__usable_cpus(void);
 
 /* ---- microseconds as text (base/micros.c) ---- */

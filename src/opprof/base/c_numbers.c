@@ -10,6 +10,7 @@
 
 #include <locale.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 static locale_t g_c_locale;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -25,4 +26,9 @@ opprof__numbers opprof__c_numbers_begin(void) {
 
 void opprof__c_numbers_end(opprof__numbers n) {
     if (n.switched) uselocale((locale_t)n.previous);
+}
+
+double opprof__c_strtod(const char *text, char **end) {
+    pthread_once(&g_once, make_c_locale);
+    return g_c_locale != (locale_t)0 ? strtod_l(text, end, g_c_locale) : opprof__c_strtod(text, end);
 }

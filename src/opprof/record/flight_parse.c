@@ -24,7 +24,7 @@ static bool number_of(const char *text, size_t len, double *value, size_t *unit)
     buf[len] = '\0';
     char *end;
     errno = 0;
-    *value = strtod(buf, &end);
+    *value = opprof__c_strtod(buf, &end);
     if (end == buf || errno || !isfinite(*value) || *value < 0 || buf[0] == '+' || buf[0] == '-') return false;
     *unit = (size_t)(end - buf);
     return true;

@@ -109,7 +109,8 @@ static int64_t helpers_cpu_ns(const opprof__sampler *s) {
 }
 
 static long perf_open(struct perf_event_attr *a, pid_t tid, int cpu, int group) {
-    return syscall(SYS_perf_event_open, a, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+    long fd = syscall(SYS_perf_event_open, a, tid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? fd : opprof__fd_aside((int)fd);
 }
 
 /* ---- the store: stacks interned ---- */

@@ -302,8 +302,8 @@ int opprof_capture_diff_to_string(const opprof_capture *before, const opprof_cap
     return opprof_capture_diff_to_string_ex(before, after, &o, out_text);
 }
 
-int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_capture *after,
-                                     const opprof_diff_options *options, char **out_text) {
+static int capture_diff_to_string_ex_here(const opprof_capture *before, const opprof_capture *after,
+                                          const opprof_diff_options *options, char **out_text) {
     opprof_diff_options o = options ? *options : (opprof_diff_options){0, OPPROF_DIFF_TEXT, OPPROF_DIFF_MATCH_AUTO};
     opprof_diff_format format = o.format;
     if (!before || !after || !out_text ||
@@ -323,4 +323,13 @@ int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_
     }
     opprof__diff_free(&d);
     return opprof__sb_finish(&sb, rc, out_text);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_diff_to_string_ex(const opprof_capture *before, const opprof_capture *after,
+                                     const opprof_diff_options *options, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_diff_to_string_ex_here(before, after, options, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

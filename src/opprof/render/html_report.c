@@ -152,7 +152,7 @@ static int averages_table(opprof__strbuf *sb, const opprof_capture *c) {
 /* A cell's number for sorting: "12.34%" 12.34, "1.234ms" 1234 (microseconds), "7" 7. */
 static double cell_number(const char *cell) {
     char *end;
-    double x = strtod(cell, &end);
+    double x = opprof__c_strtod(cell, &end);
     if (!strncmp(end, "ms", 2)) return x * 1e3;
     if (!strncmp(end, "us", 2)) return x;
     if (end[0] == 's') return x * 1e6;
@@ -447,7 +447,7 @@ int opprof_capture_html_to_string(const opprof_capture *c, char **out_text) {
     return rc;
 }
 
-int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof_machine *m, char **out_text) {
+static int capture_html_roofline_to_string_here(const opprof_capture *c, const opprof_machine *m, char **out_text) {
     if (!c || !out_text || (m && m->threads < 1)) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     char title[64] = "opprof capture";
@@ -467,6 +467,14 @@ int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof
     return rc;
 }
 
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_html_roofline_to_string(const opprof_capture *c, const opprof_machine *m, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_html_roofline_to_string_here(c, m, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
+}
+
 static int capture_html_write_here(const opprof_capture *c, const char *path) {
     return opprof_capture_html_roofline_write(c, NULL, path);
 }
@@ -479,11 +487,19 @@ int opprof_capture_html_write(const opprof_capture *c, const char *path) {
     return rc;
 }
 
-int opprof_capture_html_roofline_write(const opprof_capture *c, const opprof_machine *m, const char *path) {
+static int capture_html_roofline_write_here(const opprof_capture *c, const opprof_machine *m, const char *path) {
     if (!c || !path) return OPPROF_EINVAL;
     char *text = NULL;
     int rc = opprof_capture_html_roofline_to_string(c, m, &text);
     if (!rc) rc = opprof_write_text_file(path, text);
     opprof_free(text);
+    return rc;
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_html_roofline_write(const opprof_capture *c, const opprof_machine *m, const char *path) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_html_roofline_write_here(c, m, path);
+    opprof__c_numbers_end(numbers);
     return rc;
 }

@@ -77,7 +77,7 @@ static int64_t worst_uncertainty(const opprof_ranks *r) {
     return u;
 }
 
-int opprof_ranks_table_to_string(const opprof_ranks *r, char **out) {
+static int ranks_table_to_string_here(const opprof_ranks *r, char **out) {
     if (!r || !out) return OPPROF_EINVAL;
     *out = NULL;
     opprof__strbuf sb = {0};
@@ -97,7 +97,15 @@ int opprof_ranks_table_to_string(const opprof_ranks *r, char **out) {
     return opprof__sb_finish(&sb, rc, out);
 }
 
-int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_ranks_table_to_string(const opprof_ranks *r, char **out) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = ranks_table_to_string_here(r, out);
+    opprof__c_numbers_end(numbers);
+    return rc;
+}
+
+static int ranks_json_to_string_here(const opprof_ranks *r, char **out) {
     if (!r || !out) return OPPROF_EINVAL;
     *out = NULL;
     opprof__strbuf sb = {0};
@@ -131,4 +139,12 @@ int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
         &sb, "\n  ],\n  \"collectives_compared\": %lld,\n  \"skew_median_us\": %.3f,\n  \"skew_max_us\": %.3f\n}\n",
         (long long)r->compared, (double)r->skew_median_ns / 1e3, (double)r->skew_max_ns / 1e3);
     return opprof__sb_finish(&sb, sb.error, out);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_ranks_json_to_string(const opprof_ranks *r, char **out) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = ranks_json_to_string_here(r, out);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

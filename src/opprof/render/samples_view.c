@@ -146,7 +146,7 @@ int opprof__functions_cells(const opprof_capture *c, int row_limit, char ***out,
     return 0;
 }
 
-int opprof_capture_functions_json_to_string(const opprof_capture *c, int row_limit, char **out) {
+static int capture_functions_json_to_string_here(const opprof_capture *c, int row_limit, char **out) {
     if (!c || !out) return OPPROF_EINVAL;
     *out = NULL;
     function_row *rows = NULL;
@@ -181,7 +181,15 @@ int opprof_capture_functions_json_to_string(const opprof_capture *c, int row_lim
     return opprof__sb_finish(&sb, 0, out);
 }
 
-int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_functions_json_to_string(const opprof_capture *c, int row_limit, char **out) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_functions_json_to_string_here(c, row_limit, out);
+    opprof__c_numbers_end(numbers);
+    return rc;
+}
+
+static int capture_functions_to_string_here(const opprof_capture *c, int row_limit, char **out) {
     if (!c || !out) return OPPROF_EINVAL;
     *out = NULL;
     char **cells;
@@ -196,4 +204,12 @@ int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, c
                           c->info.samples_lost ? " (some lost: see the warnings)" : "");
     opprof__functions_cells_free(cells, n);
     return opprof__sb_finish(&sb, rc, out);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_capture_functions_to_string(const opprof_capture *c, int row_limit, char **out) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = capture_functions_to_string_here(c, row_limit, out);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

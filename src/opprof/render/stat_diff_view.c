@@ -294,7 +294,8 @@ static void stat_html(opprof__strbuf *sb, const opprof_stat_diff *d, int row_lim
     opprof__html_end(sb);
 }
 
-int opprof_stat_diff_to_string(const opprof_stat_diff *d, int row_limit, opprof_diff_format format, char **out_text) {
+static int stat_diff_to_string_here(const opprof_stat_diff *d, int row_limit, opprof_diff_format format,
+                                    char **out_text) {
     if (!d || !out_text || (format != OPPROF_DIFF_TEXT && format != OPPROF_DIFF_JSON && format != OPPROF_DIFF_HTML))
         return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
@@ -306,4 +307,12 @@ int opprof_stat_diff_to_string(const opprof_stat_diff *d, int row_limit, opprof_
     else
         rc = stat_text(&sb, d, row_limit);
     return opprof__sb_finish(&sb, rc, out_text);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_stat_diff_to_string(const opprof_stat_diff *d, int row_limit, opprof_diff_format format, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = stat_diff_to_string_here(d, row_limit, format, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

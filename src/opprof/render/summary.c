@@ -248,11 +248,19 @@ int opprof_summary_json_to_string(const opprof_summary *s, char **out_text) {
     return rc;
 }
 
-int opprof_summary_json_write(const opprof_summary *s, const char *path) {
+static int summary_json_write_here(const opprof_summary *s, const char *path) {
     if (!s || !path) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     int rc = render(s, &sb);
     if (!rc) rc = opprof_write_text_file(path, sb.data);
     opprof__sb_free(&sb);
+    return rc;
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_summary_json_write(const opprof_summary *s, const char *path) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = summary_json_write_here(s, path);
+    opprof__c_numbers_end(numbers);
     return rc;
 }

@@ -349,8 +349,17 @@ int opprof_averages_json_to_string(const opprof_averages *avg, const opprof_tabl
     return rc;
 }
 
-int opprof_averages_roofline_to_string(const opprof_averages *avg, const opprof_table_options *opt,
-                                       const opprof_machine *machine, bool json, char **out_text) {
+static int averages_roofline_to_string_here(const opprof_averages *avg, const opprof_table_options *opt,
+                                            const opprof_machine *machine, bool json, char **out_text) {
     if (!machine || machine->threads < 1) return OPPROF_EINVAL;
     return view_to_string(avg, opt, machine, out_text, json ? json_view : text_view);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_averages_roofline_to_string(const opprof_averages *avg, const opprof_table_options *opt,
+                                       const opprof_machine *machine, bool json, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = averages_roofline_to_string_here(avg, opt, machine, json, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

@@ -53,7 +53,7 @@ static void precision_warning(const opprof_measurement *m, opprof__strbuf *sb) {
                       100 * got, 100 * m->precision_asked, blocks);
 }
 
-int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text) {
+static int measurement_text_to_string_here(const opprof_measurement *m, char **out_text) {
     if (!m || !out_text) return OPPROF_EINVAL;
     const char *unit;
     double scale;
@@ -88,6 +88,14 @@ int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_te
     if (m->profiler_active)
         opprof__sb_puts(&sb, "  WARNING: a profiler session was active: these times include its cost.\n");
     int rc = opprof__sb_finish(&sb, 0, out_text);
+    return rc;
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_measurement_text_to_string(const opprof_measurement *m, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = measurement_text_to_string_here(m, out_text);
+    opprof__c_numbers_end(numbers);
     return rc;
 }
 
@@ -208,8 +216,8 @@ static void layout(opprof__strbuf *sb, const grid *g, const char *label, int bas
     }
 }
 
-int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t count,
-                                   const opprof_compare_options *options, char **out_text) {
+static int compare_table_to_string_here(const opprof_measurement *const *ms, size_t count,
+                                        const opprof_compare_options *options, char **out_text) {
     if (!ms || !count || !out_text) return OPPROF_EINVAL;
     grid *g = opprof__calloc(1, sizeof *g);
     if (!g) return OPPROF_ENOMEM;
@@ -237,4 +245,13 @@ int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t c
     }
     opprof__free(g);
     return opprof__sb_finish(&sb, rc, out_text);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_compare_table_to_string(const opprof_measurement *const *ms, size_t count,
+                                   const opprof_compare_options *options, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = compare_table_to_string_here(ms, count, options, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }

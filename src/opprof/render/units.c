@@ -37,7 +37,7 @@ void opprof__number_text(double x, char *buf, size_t size) {
     }
     for (int digits = 15; digits <= 17; digits++) {
         snprintf(buf, size, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x) return;
+        if (opprof__c_strtod(buf, NULL) == x) return;
     }
 }
 

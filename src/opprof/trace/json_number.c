@@ -216,7 +216,7 @@ double opprof__json_number_value(const opprof__json_number *n) {
     if (n->mant > (1ull << 53) || n->exp10 > 22 || n->exp10 < -22) {
         char text[48];
         snprintf(text, sizeof text, "%llue%d", (unsigned long long)n->mant, n->exp10);
-        v = strtod(text, NULL);
+        v = opprof__c_strtod(text, NULL);
     } else if (n->exp10 > 0)
         v *= POW10[n->exp10];
     else if (n->exp10 < 0)

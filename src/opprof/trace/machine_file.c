@@ -27,7 +27,7 @@ static void put_levels(opprof__strbuf *sb, const opprof_machine_ceilings *c, con
     opprof__sb_printf(sb, "\n%s]", indent);
 }
 
-int opprof_machine_json_to_string(const opprof_machine *m, char **out_text) {
+static int machine_json_to_string_here(const opprof_machine *m, char **out_text) {
     if (!m || !out_text || m->threads < 1 || m->threads > OPPROF_MACHINE_MAX_THREADS) return OPPROF_EINVAL;
     opprof__strbuf sb = {0};
     const opprof_machine_ceilings *top = &m->by_threads[m->threads - 1];
@@ -47,6 +47,14 @@ int opprof_machine_json_to_string(const opprof_machine *m, char **out_text) {
     }
     opprof__sb_puts(&sb, "\n  ]\n}\n");
     return opprof__sb_finish(&sb, 0, out_text);
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_machine_json_to_string(const opprof_machine *m, char **out_text) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = machine_json_to_string_here(m, out_text);
+    opprof__c_numbers_end(numbers);
+    return rc;
 }
 
 /* ---- reading ---- */
@@ -131,7 +139,7 @@ static int on_machine_key(opprof__json *j, void *ctx, const char *k, size_t n) {
     return opprof__json_skip(j);
 }
 
-int opprof_machine_read(const char *path, opprof_machine *out, opprof_read_error *err) {
+static int machine_read_here(const char *path, opprof_machine *out, opprof_read_error *err) {
     if (!path || !out) return OPPROF_EINVAL;
     opprof_read_error local;
     if (!err) err = &local;
@@ -148,6 +156,14 @@ int opprof_machine_read(const char *path, opprof_machine *out, opprof_read_error
     j.err = err;
     if (!rc) rc = opprof__machine_parse(&j, out);
     opprof__json_close(&j);
+    return rc;
+}
+
+/* The numbers as C writes and reads them, whatever locale the program set (base/c_numbers.c). */
+int opprof_machine_read(const char *path, opprof_machine *out, opprof_read_error *err) {
+    opprof__numbers numbers = opprof__c_numbers_begin();
+    int rc = machine_read_here(path, out, err);
+    opprof__c_numbers_end(numbers);
     return rc;
 }
 

@@ -413,7 +413,7 @@ static int foreign_counters(parser *p, event *e, opprof_mark *m) {
         const event_arg *a = &e->args.at[k];
         const char *str = opprof__reader_arg_str(&e->args, a);
         char *end = NULL;
-        double v = str ? strtod(str, &end) : a->kind == OPPROF_MARK_ARG_INT ? (double)a->i : a->d;
+        double v = str ? opprof__c_strtod(str, &end) : a->kind == OPPROF_MARK_ARG_INT ? (double)a->i : a->d;
         if (a->flattened || (end && (end == str || *end))) {
             p->unused[UNUSED_COUNTER_VALUE]++;
             continue;
