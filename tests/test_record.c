@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -171,6 +172,49 @@ TEST_CASE(chunks_made_ahead) {
     CHECK(WIFEXITED(status));
     CHECK_INT(WEXITSTATUS(status), 0); /* the same, in the child */
     free(s);
+}
+
+/* A program that runs its own session and ends its main thread by
+ * pthread_exit, the session still running, its worker last: the process
+ * ends with that worker, by exit(0). The thread that makes chunks ahead
+ * (opprof's, every signal blocked) kept it alive for ever, SIGTERM pending.
+ * Waited for 60 s at most, then killed: the status and the worker's line. */
+static void *record_then_say_done(void *arg) {
+    for (int i = 0; i < 200000; i++) {
+        OPPROF_SCOPE("w");
+    }
+    return write(*(int *)arg, "worker done\n", 12) == 12 ? NULL : arg;
+}
+
+TEST_CASE(a_main_thread_that_ends_first_with_the_session_running) {
+    int out[2];
+    CHECK_INT(pipe(out), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        close(out[0]);
+        opprof_config cfg = opprof_config_default();
+        opprof_session *s = NULL;
+        pthread_t t;
+        if (opprof_session_start(&s, &cfg) || pthread_create(&t, NULL, record_then_say_done, &out[1])) _exit(3);
+        pthread_exit(NULL);
+    }
+    close(out[1]);
+    int status = -1;
+    pid_t ended = 0;
+    for (int tenths = 0; tenths < 600 && (ended = waitpid(child, &status, WNOHANG)) == 0; tenths++)
+        nanosleep(&(struct timespec){0, 100000000L}, NULL);
+    if (ended == 0) { /* still running: a hang */
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    CHECK_INT(ended, child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char said[64] = "";
+    ssize_t n = read(out[0], said, sizeof said - 1);
+    said[n > 0 ? n : 0] = '\0';
+    CHECK_STR(said, "worker done\n");
+    close(out[0]);
 }
 
 static int keep_native(const opprof_capture *c, void *user) {

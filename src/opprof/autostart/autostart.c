@@ -711,20 +711,16 @@ static void dump(void) {
     pthread_mutex_unlock(&g_auto.lock);
 }
 
-/* The wake semaphore, or WATCH_MS: true when woken. A program whose main
+/* The wake semaphore, or OPPROF__HELPER_WATCH_MS: true when woken. A program whose main
  * thread ends by pthread_exit ends when its last thread does, by exit(0): the
  * watcher, one thread more, kept it running for ever once its own had ended
- * (`opprof record` waited with it). Each WATCH_MS it looks, and when only
+ * (`opprof record` waited with it). Each OPPROF__HELPER_WATCH_MS it looks, and when only
  * opprof's helpers are left, it calls exit(0) as that last thread would
  * have (the save runs, then the process ends with 0). */
-enum { WATCH_MS = 250 };
 static bool woken(void) {
-    struct timespec at;
-    clock_gettime(CLOCK_MONOTONIC, &at);
-    at.tv_nsec += WATCH_MS * 1000000L;
-    if (at.tv_nsec >= 1000000000L) at.tv_sec++, at.tv_nsec -= 1000000000L;
+    struct timespec at = opprof__helper_deadline();
     if (sem_clockwait(&g_auto.wake, CLOCK_MONOTONIC, &at) == 0) return true;
-    if (errno == ETIMEDOUT && opprof__only_helpers_left()) exit(0);
+    if (errno == ETIMEDOUT) opprof__end_if_only_helpers_left();
     return false;
 }
 

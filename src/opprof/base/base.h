@@ -224,6 +224,20 @@ OPPROF__HIDDEN double opprof__c_strtod(const char *text, char **end);
  * one of opprof's helpers: without them the process would have ended, as by
  * exit(0). Reads /proc/self/status (no allocation); false when it cannot. */
 OPPROF__HIDDEN bool opprof__only_helpers_left(void);
+/* A helper that waits for work wakes each OPPROF__HELPER_WATCH_MS and calls
+ * this: when only opprof's helpers are left (the program's main thread ended
+ * by pthread_exit, and its last thread after), the process ends by exit(0)
+ * as that last thread would have; an idle helper kept it alive for ever,
+ * every signal blocked (SIGTERM pending too). Called without any lock held:
+ * exit's handlers run on the calling thread. One helper calls exit. */
+enum { OPPROF__HELPER_WATCH_MS = 250 };
+OPPROF__HIDDEN void opprof__end_if_only_helpers_left(void);
+/* Now + OPPROF__HELPER_WATCH_MS on CLOCK_MONOTONIC. */
+OPPROF__HIDDEN struct timespec opprof__helper_deadline(void);
+/* pthread_cond_wait (lock held) of a helper: at most OPPROF__HELPER_WATCH_MS,
+ * then opprof__end_if_only_helpers_left with the lock let go. The caller
+ * looks again at what it waits for (spurious returns). */
+OPPROF__HIDDEN void opprof__helper_wait(pthread_cond_t *cond, pthread_mutex_t *lock);
 /* fd moved above the numbers the program is given (base/fd_aside.c), close
  * to the top of its soft RLIMIT_NOFILE, close-on-exec: the new descriptor,
  * or fd itself when it cannot move. For a descriptor kept while the program

@@ -6,12 +6,15 @@
 #define _GNU_SOURCE
 #include "base/base.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int opprof__usable_cpus(void) {
@@ -76,6 +79,27 @@ bool opprof__only_helpers_left(void) {
     long threads = status_number(text, "\nThreads:"), helpers = 0;
     for (int k = 0; k < OWN_MAX; k++) helpers += __atomic_load_n(&g_own[k].taken, __ATOMIC_ACQUIRE) != 0;
     return threads == helpers + 1; /* the main thread's zombie, and the helpers */
+}
+
+void opprof__end_if_only_helpers_left(void) {
+    static int ending; /* atomic: one helper calls exit, the others wait on as they were */
+    if (opprof__only_helpers_left() && !__atomic_exchange_n(&ending, 1, __ATOMIC_ACQ_REL)) exit(0);
+}
+
+struct timespec opprof__helper_deadline(void) {
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_nsec += OPPROF__HELPER_WATCH_MS * 1000000L;
+    if (at.tv_nsec >= 1000000000L) at.tv_sec++, at.tv_nsec -= 1000000000L;
+    return at;
+}
+
+void opprof__helper_wait(pthread_cond_t *cond, pthread_mutex_t *lock) {
+    struct timespec at = opprof__helper_deadline();
+    if (pthread_cond_clockwait(cond, lock, CLOCK_MONOTONIC, &at) != ETIMEDOUT) return;
+    pthread_mutex_unlock(lock); /* exit's handlers may need it (a session's stop) */
+    opprof__end_if_only_helpers_left();
+    pthread_mutex_lock(lock);
 }
 
 static struct own_slot *take_slot(void *(*run)(void *), void *arg) {

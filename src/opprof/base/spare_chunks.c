@@ -68,7 +68,7 @@ static void *populate_ahead(void *arg) {
     pthread_mutex_lock(&g_lock);
     for (;;) {
         pool *p;
-        while (!g_stopping && !(p = wanting())) pthread_cond_wait(&g_asked, &g_lock);
+        while (!g_stopping && !(p = wanting())) opprof__helper_wait(&g_asked, &g_lock);
         if (g_stopping) break;
         size_t length = p->length;
         pthread_mutex_unlock(&g_lock);

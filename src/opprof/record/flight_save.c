@@ -93,7 +93,7 @@ static void *saver(void *arg) {
         opprof__flight_save *job = f->queue_head;
         if (!job) {
             if (f->stopping) break;
-            pthread_cond_wait(&f->wake, &f->lock);
+            opprof__helper_wait(&f->wake, &f->lock);
             continue;
         }
         f->queue_head = job->next;

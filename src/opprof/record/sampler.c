@@ -279,9 +279,15 @@ static void drain_all(opprof__sampler *s) {
 
 static void *drainer(void *arg) {
     opprof__sampler *s = arg;
-    struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L};
+    struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L}, look = opprof__helper_deadline();
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         drain_all(s);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > look.tv_sec || (now.tv_sec == look.tv_sec && now.tv_nsec >= look.tv_nsec)) {
+            opprof__end_if_only_helpers_left();
+            look = opprof__helper_deadline();
+        }
         int64_t cpu[2];
         opprof__cpu_ns(true, cpu);
         for (int k = 0; k < 2; k++) __atomic_store_n(&s->drainer_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
