@@ -228,6 +228,56 @@ TEST_CASE(a_directory_read_as_its_traces) {
     remove_tree(dir);
 }
 
+/* "-" is standard input, as for every Unix tool (`zcat t.json.gz | opprof
+ * report -`); it was "no such file or directory". A pipe is read once:
+ * merge, which reads each input twice, says so and writes nothing, and
+ * `sql --db` never takes a pipe's kept database for the next pipe's trace. */
+static int run_piped(char **out, const char *trace, const char *args) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cat '%s' | '%s/opprof' %s", trace, bin_dir(), args);
+    return run_command(cmd, out);
+}
+
+TEST_CASE(standard_input_named_by_a_dash) {
+    runs r;
+    capture(&r, true);
+    char *out = NULL, *want = NULL, args[1400];
+    CHECK_INT(run(&want, "report '%s' 2>/dev/null%s", r.trace1, ""), 0);
+    CHECK_INT(run_piped(&out, r.trace1, "report - 2>/dev/null"), 0);
+    CHECK_CONTAINS(out, "aten::addmm");
+    CHECK_STR(out, want);
+    free(out);
+    free(want);
+    CHECK_INT(run_piped(&out, r.trace1, "check -"), 0);
+    CHECK_CONTAINS(out, "/dev/stdin: ");
+    free(out);
+    const char *count = "sql - 'SELECT COUNT(*) FROM slice WHERE name = \"aten::addmm\"'";
+    CHECK_INT(run(&want, "sql '%s' 'SELECT COUNT(*) FROM slice WHERE name = \"aten::addmm\"'%s", r.trace1, ""), 0);
+    CHECK_INT(run_piped(&out, r.trace1, count), 0);
+    CHECK_STR(out, want);
+    free(out);
+    free(want);
+    /* --db over a pipe, twice with other traces: each answer its own */
+    const char *slices = "SELECT SUM(dur) FROM slice";
+    char *one = NULL, *two = NULL;
+    CHECK_INT(run(&want, "sql '%s' '%s'", r.trace2, slices), 0);
+    snprintf(args, sizeof args, "sql --db '%s/piped.db' - '%s' 2>/dev/null", dir, slices);
+    CHECK_INT(run_piped(&one, r.trace1, args), 0);
+    CHECK_INT(run_piped(&two, r.trace2, args), 0);
+    CHECK_STR(two, want);
+    CHECK(one && two && strcmp(one, two) != 0);
+    free(one);
+    free(two);
+    free(want);
+    snprintf(args, sizeof args, "merge - '%s' -o '%s/merged.json' 2>&1", r.trace2, dir);
+    CHECK_INT(run_piped(&out, r.trace1, args), 2);
+    CHECK_CONTAINS(out, "/dev/stdin: not a file (a pipe or a device): merge reads each trace twice");
+    free(out);
+    CHECK_INT(run(&out, "check '%s/merged.json' 2>&1%s", dir, ""), 2); /* nothing written */
+    free(out);
+    remove_tree(dir);
+}
+
 /* usage, the help, and options refused or said */
 TEST_CASE(usage_and_options) {
     runs r;

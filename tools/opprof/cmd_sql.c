@@ -183,6 +183,7 @@ static bool db_is_current(const sql_opts *o) {
         struct stat ts;
         const char *file = (const char *)sqlite3_column_text(st, 0);
         current = k < o->n_traces && file && !strcmp(file, o->traces[k]) && !stat(o->traces[k], &ts) &&
+                  S_ISREG(ts.st_mode) && /* a pipe (-, <(zcat ...)) holds another trace each time */
                   mtime_ns(&ts) == sqlite3_column_int64(st, 1) && ts.st_size == sqlite3_column_int64(st, 2) &&
                   mtime_ns(&ts) <= mtime_ns(&dbst);
     }

@@ -31,7 +31,7 @@ static void usage(FILE *out) {
     fputs("\nTRACE: a Chrome trace JSON file (opprof's, PyTorch's export_chrome_trace, PyTorch's legacy\n"
           "array form, ONNX Runtime's or TensorFlow's profile, or any trace-event writer's), TensorRT's\n"
           "per-layer profile (a table), plain or gzip-compressed, or a Perfetto trace (.pftrace)\n"
-          "that opprof wrote; each read by its producer's rules.\n"
+          "that opprof wrote; each read by its producer's rules. - reads standard input.\n"
           "Run 'opprof help COMMAND' (or 'opprof COMMAND --help') for a command's options.\n",
           out);
     tool_exit_codes_text(out);

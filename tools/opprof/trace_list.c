@@ -118,9 +118,14 @@ void tool_free_list(char **names, size_t n) {
     free(names);
 }
 
+/* "-", as every command names its standard input, is /dev/stdin: a pipe
+ * (`zcat trace.json.gz | opprof report -`), read once. */
+static const char *named(const char *path) { return strcmp(path, "-") ? path : "/dev/stdin"; }
+
 int tool_trace_of(const char *path, char **owned, const char **trace) {
     struct stat st;
     *owned = NULL;
+    path = named(path);
     *trace = path;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     char **names = NULL;
@@ -145,9 +150,10 @@ int tool_expand_traces(const char *const *paths, size_t n, char ***out, size_t *
         struct stat st;
         char **names = NULL, *one = NULL;
         size_t m = 0;
-        if (stat(paths[k], &st) == 0 && S_ISDIR(st.st_mode))
-            rc = tool_list_traces(paths[k], &names, &m);
-        else if ((one = strdup(paths[k])))
+        const char *path = named(paths[k]);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = tool_list_traces(path, &names, &m);
+        else if ((one = strdup(path)))
             names = &one, m = 1;
         else
             l.failed = true;

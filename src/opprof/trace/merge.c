@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 enum { WINDOW = 1 << 20, TOKEN = 128, MAX_PIDS = 4096, PID_BLOCK = 100000, MAX_INPUTS = 4096, MAX_DEPTH = 512 };
@@ -784,7 +785,12 @@ int opprof_merge_traces(const char *const *paths, size_t n, const char *out_path
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         in[i].path = paths[i];
-        rc = pass(&in[i], NULL, NULL, error);
+        struct stat st; /* each input is read twice: its facts, then its events */
+        if (stat(paths[i], &st) == 0 && !S_ISREG(st.st_mode))
+            rc = fail(error, OPPROF_EINVAL, paths[i], NULL,
+                      "not a file (a pipe or a device): merge reads each trace twice, its facts then its "
+                      "events; write it to a file first");
+        if (!rc) rc = pass(&in[i], NULL, NULL, error);
     }
     opprof__file f = {0};
     if (!rc && (rc = opprof__file_open(&f, out_path)) != 0) fail(error, rc, out_path, NULL, opprof_strerror(rc));
