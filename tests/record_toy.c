@@ -19,6 +19,10 @@
  *                     full, keeps them all, then mid x 2; exit status 4
  *   record_toy output FILE   FILE made and "data" written to it, kept open
  *                     (with stderr closed, it is fd 2), then mid x 2
+ *   record_toy namespaces   unshare(CLONE_NEWUSER), then setns (nstype 0)
+ *                     into the user namespace a child made: "unshare: ok",
+ *                     "setns: ok" or their errors; then a thread calls leaf
+ *                     x 4 and main mid x 2
  *   record_toy numbers   opens /dev/null twice, before and after a thread
  *                     ran, and prints the descriptors it got ("3 4" when
  *                     0-2 alone are open), then mid x 2
@@ -30,11 +34,15 @@
  *                     process ends with it, exit status 0
  *   record_toy reserve MB   mid x 2, then one malloc of MB MiB (untouched):
  *                     "malloc of MB MiB: ok" (exit 0) or "...: failed" (1) */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <semaphore.h>
 #include <unistd.h>
@@ -140,6 +148,45 @@ static int run(char **argv) {
     return 0;
 }
 
+/* The namespaces mode: what unshare and setns gave, said. */
+static bool write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY);
+    bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    if (fd >= 0) close(fd);
+    return ok;
+}
+
+static int namespaces(void) {
+    char uid_map[32], gid_map[32];
+    snprintf(uid_map, sizeof uid_map, "0 %d 1", (int)geteuid());
+    snprintf(gid_map, sizeof gid_map, "0 %d 1", (int)getegid());
+    printf("unshare: %s\n", unshare(CLONE_NEWUSER) == 0 ? "ok" : strerror(errno));
+    /* as `unshare -r`: this user is root inside, so that a child can make one more */
+    if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", uid_map) ||
+        !write_file("/proc/self/gid_map", gid_map))
+        return 1;
+    int ready[2];
+    if (pipe(ready)) return 1;
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        char made = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+        if (write(ready[1], &made, 1) == 1) pause();
+        _exit(0);
+    }
+    char made = 'n', path[64];
+    if (child < 0 || read(ready[0], &made, 1) != 1 || made != 'y') return 1;
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
+    int fd = open(path, O_RDONLY);
+    printf("setns: %s\n", fd >= 0 && setns(fd, 0) == 0 ? "ok" : strerror(errno));
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
+    for (int i = 0; i < 2; i++) mid(i);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argv + 2);
     if (argc == 3 && strcmp(argv[1], "budget") == 0) return budget(atol(argv[2]));
@@ -170,6 +217,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 2; i++) mid(i);
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "namespaces") == 0) return namespaces();
     if (argc == 2 && strcmp(argv[1], "numbers") == 0) {
         int first = open("/dev/null", O_RDONLY);
         pthread_t t;

@@ -217,6 +217,50 @@ TEST_CASE(a_main_thread_that_ends_first_with_the_session_running) {
     close(out[0]);
 }
 
+/* The threads of the process, from /proc/self/status. */
+static long threads_now(void) {
+    char *status = read_text("/proc/self/status");
+    const char *at = status ? strstr(status, "\nThreads:") : NULL;
+    long n = at ? strtol(at + 9, NULL, 10) : -1;
+    free(status);
+    return n;
+}
+
+static int count_events(const opprof_capture *c, void *user) {
+    opprof_capture_events(c, (size_t *)user);
+    return 0;
+}
+
+/* opprof_threads_pause: the process of this test's one thread alone (the
+ * kernel's condition for a new user namespace), then every helper back
+ * and the session whole: the ranges before and after are in its capture. */
+TEST_CASE(threads_paused_and_resumed) {
+    size_t events = 0;
+    opprof_config cfg = opprof_config_default();
+    cfg.on_trace_ready = count_events;
+    cfg.user_data = &events;
+    opprof_session *s = NULL;
+    CHECK_INT(opprof_session_start(&s, &cfg), 0);
+    for (int i = 0; i < 200000; i++) {
+        OPPROF_SCOPE("before");
+    }
+    cpu_set_t set;
+    CHECK_INT(sched_getaffinity(0, sizeof set, &set), 0);
+    if (CPU_COUNT(&set) >= 2) CHECK(threads_now() >= 2); /* the thread that makes chunks ahead runs */
+    CHECK_INT(opprof_threads_pause(), 0);
+    CHECK_INT(threads_now(), 1);
+    opprof_threads_resume();
+    for (int i = 0; i < 200000; i++) {
+        OPPROF_SCOPE("after");
+    }
+    CHECK_INT(opprof_threads_pause(), 0); /* again: the helpers started anew pause too */
+    CHECK_INT(threads_now(), 1);
+    opprof_threads_resume();
+    CHECK_INT(opprof_session_stop(s), 0);
+    opprof_session_free(s);
+    CHECK(events >= 400000);
+}
+
 static int keep_native(const opprof_capture *c, void *user) {
     size_t n;
     const opprof_event *ev = opprof_capture_events(c, &n);

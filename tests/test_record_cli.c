@@ -744,6 +744,42 @@ TEST_CASE(a_program_whose_files_keep_their_numbers) {
     remove_tree(dir);
 }
 
+/* A program that makes a user namespace (`unshare -r`, bubblewrap, rootless
+ * containers) or joins one: the kernel gives it only to a process of one
+ * thread, and opprof's watcher made every recorded one two: "unshare
+ * failed: Invalid argument". opprof's threads end for the call and start
+ * again: under each way of recording, the program says what its plain run
+ * says, its capture is whole, and what it records after the call too (the
+ * worker's leaf, main's mid). */
+TEST_CASE(a_program_that_makes_a_user_namespace) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char cmd[8192], *out = NULL, *plain = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' namespaces", toy());
+    CHECK_INT(run_command(cmd, &plain), 0);
+    CHECK_STR(plain, "unshare: ok\nsetns: ok\n"); /* the host gives user namespaces */
+    const char *modes[] = {"--functions", "--functions --memory", "--functions --sample",
+                           "--functions --sample=500,dwarf"};
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ns%d", k);
+        snprintf(cmd, sizeof cmd, "'%s/opprof' record %s -o '%s/%s' -- '%s' namespaces 2>/dev/null", bin_dir(), modes[k],
+                 dir, name, toy());
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_STR(out, plain);
+        free(out);
+        out = report_of(name);
+        CHECK_CONTAINS(out, "\"mid\"");
+        CHECK_CONTAINS(out, "\"leaf\"");
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/wrapped' -- unshare -r '%s' 2>&1", bin_dir(), dir, toy());
+    CHECK_INT(run_command(cmd, &out), 0);
+    CHECK(out && !strstr(out, "unshare failed"));
+    free(out);
+    free(plain);
+    remove_tree(dir);
+}
+
 /* A program that sets a locale whose decimal point is a comma (a user's
  * de_DE, by setlocale(LC_ALL, "")): opprof's trace inside it was no JSON
  * ("ts": 0,5) and its tables said "100,00%". They are C's now; the

@@ -110,6 +110,7 @@ OPPROF_API const char *opprof_version(void);
     XX(ENOTDIR, -ENOTDIR, "not a directory")                                      \
     XX(EISDIR, -EISDIR, "is a directory")                                         \
     XX(EROFS, -EROFS, "read-only file system")                                    \
+    XX(EBUSY, -EBUSY, "device or resource busy")                                  \
     XX(ENAMETOOLONG, -ENAMETOOLONG, "file name too long")                         \
     XX(ESCHEDULE, -5001, "invalid schedule: active must be at least 1")           \
     XX(EACTIVE, -5002, "a profiler session is already active in this process")    \
@@ -373,6 +374,21 @@ OPPROF_API int opprof_session_stop(opprof_session *session);
 
 /** Free a session (stops it first if needed). NULL is accepted. */
 OPPROF_API void opprof_session_free(opprof_session *session);
+
+/**
+ * opprof's own threads (the watcher of OPPROF_TRACE and `opprof record`, the
+ * sampler's drainer, the flight recorder's saver, the thread that makes
+ * chunks ahead) end at their next wait, so that the process has the
+ * program's threads alone: the kernel refuses unshare(CLONE_NEWUSER) and
+ * setns into a user namespace (EINVAL) to a process of more than one
+ * thread. opprof_threads_resume starts them again. Nothing recorded is lost;
+ * while they are paused, nothing is saved (a signal's save waits for the
+ * watcher). libopprof_record.so wraps unshare and setns with these. 0, or
+ * OPPROF_EBUSY when one did not end within 2 s (a trace being read on a
+ * second thread): then every one runs on.
+ */
+OPPROF_API int opprof_threads_pause(void);
+OPPROF_API void opprof_threads_resume(void);
 
 /** The current step number (0 at start, +1 per opprof_session_step). */
 OPPROF_API int64_t opprof_session_step_num(const opprof_session *session);

@@ -692,6 +692,9 @@ static void on_signal(int sig) {
     /* interrupted inside a session call (a step being closed): it holds the lock
      * that the save needs; it goes on, and the signal ends the process once saved */
     if (__atomic_load_n(&opprof__in_session, __ATOMIC_RELAXED)) return;
+    /* interrupted while opprof's threads are paused (unshare): the watcher is
+     * not there to save; it is started again, and the signal then ends it */
+    if (opprof__helpers_paused()) return;
     wait_done();
 }
 
@@ -718,6 +721,7 @@ static void dump(void) {
  * opprof's helpers are left, it calls exit(0) as that last thread would
  * have (the save runs, then the process ends with 0). */
 static bool woken(void) {
+    opprof__helper_pause_point(NULL); /* opprof_threads_pause: started again from the top */
     struct timespec at = opprof__helper_deadline();
     if (sem_clockwait(&g_auto.wake, CLOCK_MONOTONIC, &at) == 0) return true;
     if (errno == ETIMEDOUT) opprof__end_if_only_helpers_left();
@@ -726,6 +730,7 @@ static bool woken(void) {
 
 static void *watcher(void *arg) {
     (void)arg;
+    opprof__helper_wakes_by(&g_auto.wake);
     for (;;) {
         while (!woken()) {}
         if (__atomic_load_n(&g_auto.fatal, __ATOMIC_ACQUIRE)) break;
@@ -743,10 +748,7 @@ static void *watcher(void *arg) {
  * program's: like every thread opprof starts, it blocks every signal. */
 static int start_watcher(void) {
     if (sem_init(&g_auto.wake, 0, 0) != 0) return -1;
-    pthread_t t;
-    if (opprof__helper_start(&t, watcher, NULL) != 0) return -1;
-    pthread_detach(t);
-    return 0;
+    return opprof__helper_start(NULL, watcher, NULL) != 0 ? -1 : 0; /* detached */
 }
 
 /* Our handler for sig, unless the program was started with sig ignored

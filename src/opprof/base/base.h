@@ -13,6 +13,7 @@
 #include "../../common/quiet_write.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -204,7 +205,7 @@ OPPROF__HIDDEN long long opprof__env_int(const char *name, long long lo, long lo
  * starts is started here and blocks every signal (the watcher, the sampler's
  * drainer, the flight saver, the reader's second half), so that a program's
  * handler runs on the program's threads and sigwait finds its signals
- * pending. The CPUs the process may use. */
+ * pending. thread NULL: detached. The CPUs the process may use. */
 OPPROF__HIDDEN int opprof__helper_start(pthread_t *thread, void *(*run)(void *), void *arg);
 /* tid is a thread of opprof's own that opprof__helper_start made and that runs now. */
 OPPROF__HIDDEN bool opprof__is_own_thread(int32_t tid);
@@ -238,6 +239,20 @@ OPPROF__HIDDEN struct timespec opprof__helper_deadline(void);
  * then opprof__end_if_only_helpers_left with the lock let go. The caller
  * looks again at what it waits for (spurious returns). */
 OPPROF__HIDDEN void opprof__helper_wait(pthread_cond_t *cond, pthread_mutex_t *lock);
+/* Where a helper may end its thread while opprof_threads_pause holds the
+ * helpers (it is started again on its function and argument, from the top,
+ * by opprof_threads_resume): held, a lock that it holds, let go first.
+ * opprof__helper_wait is one; a helper that sleeps otherwise calls it
+ * between its rounds, with nothing of its own half done. */
+OPPROF__HIDDEN void opprof__helper_pause_point(pthread_mutex_t *held);
+/* The calling helper waits on sem (sem_wait): the pause posts it. */
+OPPROF__HIDDEN void opprof__helper_wakes_by(sem_t *sem);
+/* pthread_join of a helper that opprof__helper_start started into *thread
+ * (its handle follows a pause); nothing when it was not started again. */
+OPPROF__HIDDEN void opprof__helper_join(pthread_t *thread);
+/* Between opprof_threads_pause and opprof_threads_resume (a signal handler
+ * must not wait for the watcher then). */
+OPPROF__HIDDEN bool opprof__helpers_paused(void);
 /* fd moved above the numbers the program is given (base/fd_aside.c), close
  * to the top of its soft RLIMIT_NOFILE, close-on-exec: the new descriptor,
  * or fd itself when it cannot move. For a descriptor kept while the program

@@ -153,7 +153,7 @@ void opprof__spare_stop(void) {
     g_stopping = true;
     pthread_cond_signal(&g_asked);
     pthread_mutex_unlock(&g_lock);
-    if (started) pthread_join(g_helper, NULL);
+    if (started) opprof__helper_join(&g_helper);
     pthread_mutex_lock(&g_lock);
     for (int k = 0; k < LENGTHS; k++) {
         for (size_t i = 0; i < g_pools[k].count; i++) opprof__unmap_populated(g_pools[k].spare[i], g_pools[k].length);

@@ -115,6 +115,6 @@ int opprof__flight_saver_start(opprof__flight *f) {
 
 void opprof__flight_saver_join(opprof__flight *f) {
     if (!f->saver_started) return;
-    pthread_join(f->saver, NULL);
+    opprof__helper_join(&f->saver);
     f->saver_started = false;
 }

@@ -292,6 +292,7 @@ static void *drainer(void *arg) {
         opprof__cpu_ns(true, cpu);
         for (int k = 0; k < 2; k++) __atomic_store_n(&s->drainer_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
         nanosleep(&pause, NULL);
+        opprof__helper_pause_point(NULL); /* opprof_threads_pause: started again from the top */
     }
     return NULL;
 }
@@ -444,7 +445,7 @@ int opprof__sampler_start(opprof__sampler **out, int hz, bool dwarf, bool off_cp
 void opprof__sampler_stop(opprof__sampler *s) {
     if (!s) return;
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
-    pthread_join(s->drainer, NULL);
+    opprof__helper_join(&s->drainer);
     close_all(s);
     pthread_mutex_destroy(&s->lock);
     opprof__free(s->samples);
