@@ -665,6 +665,26 @@ TEST_CASE(a_program_that_ends_with_no_descriptor_left) {
     remove_tree(dir);
 }
 
+/* `opprof record MODE -o DIR/NAMEK -- record_toy ARGS` for each of the n
+ * modes, after `shell &&` when not NULL (a ulimit): the program's output
+ * and status (0) are `plain`'s, and its capture's report names each of
+ * `reported` (NULL-terminated). */
+static void like_its_plain_run(const char *shell, const char *args, const char *const *modes, int n, const char *plain,
+                               const char *name, const char *const *reported) {
+    for (int k = 0; k < n; k++) {
+        char cmd[8192], capture[64], *out = NULL;
+        snprintf(capture, sizeof capture, "%s%d", name, k);
+        snprintf(cmd, sizeof cmd, "%s%s'%s/opprof' record %s -o '%s/%s' -- '%s' %s 2>/dev/null", shell ? shell : "",
+                 shell ? " && " : "", bin_dir(), modes[k], dir, capture, toy(), args);
+        CHECK_INT(run_command(cmd, &out), 0);
+        CHECK_STR(out, plain);
+        free(out);
+        out = report_of(capture);
+        for (const char *const *r = reported; *r; r++) CHECK_CONTAINS(out, *r);
+        free(out);
+    }
+}
+
 /* A program under an address-space limit (`ulimit -v`, RLIMIT_AS) that
  * allocates most of it. opprof reserved a region of 1 GiB for its threads'
  * blocks (never written, but counted): under 600 MB it could not start
@@ -676,23 +696,16 @@ TEST_CASE(a_program_under_an_address_space_limit) {
     const struct { long limit_kb, malloc_mb; } cases[] = {{600000, 400}, {1300000, 1000}};
     const char *modes[] = {"", "--memory", "--functions --memory", "--sample"};
     for (int c = 0; c < 2; c++) {
-        char cmd[8192], *out = NULL, *plain = NULL, said[64];
+        char cmd[8192], *plain = NULL, said[64];
         snprintf(cmd, sizeof cmd, "ulimit -v %ld && '%s' reserve %ld", cases[c].limit_kb, toy(), cases[c].malloc_mb);
         CHECK_INT(run_command(cmd, &plain), 0);
         snprintf(said, sizeof said, "malloc of %ld MiB: ok\n", cases[c].malloc_mb);
         CHECK_STR(plain, said);
-        for (int k = 0; k < 4; k++) {
-            char name[32];
-            snprintf(name, sizeof name, "limited%d-%d", c, k);
-            snprintf(cmd, sizeof cmd,
-                     "ulimit -v %ld && '%s/opprof' record %s -o '%s/%s' -- '%s' reserve %ld 2>/dev/null",
-                     cases[c].limit_kb, bin_dir(), modes[k], dir, name, toy(), cases[c].malloc_mb);
-            CHECK_INT(run_command(cmd, &out), 0);
-            CHECK_STR(out, plain);
-            free(out);
-            CHECK_CONTAINS(out = report_of(name), "\"rows\"");
-            free(out);
-        }
+        char shell[64], args[64], name[32];
+        snprintf(shell, sizeof shell, "ulimit -v %ld", cases[c].limit_kb);
+        snprintf(args, sizeof args, "reserve %ld", cases[c].malloc_mb);
+        snprintf(name, sizeof name, "limited%d-", c);
+        like_its_plain_run(shell, args, modes, 4, plain, name, (const char *const[]){"\"rows\"", NULL});
         free(plain);
     }
     remove_tree(dir);
@@ -724,22 +737,12 @@ TEST_CASE(a_program_started_with_stderr_closed) {
  * program prints are its plain run's, and its capture is whole. */
 TEST_CASE(a_program_whose_files_keep_their_numbers) {
     CHECK(make_temp_dir(dir, sizeof dir) != NULL);
-    char cmd[8192], *out = NULL, *plain = NULL;
+    char cmd[8192], *plain = NULL;
     snprintf(cmd, sizeof cmd, "'%s' numbers", toy());
     CHECK_INT(run_command(cmd, &plain), 0);
     CHECK(plain && strlen(plain) > 2);
     const char *modes[] = {"", "--memory", "--functions --memory", "--sample", "--sample=500,dwarf --functions"};
-    for (int k = 0; k < 5; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "numbers%d", k);
-        snprintf(cmd, sizeof cmd, "'%s/opprof' record %s -o '%s/%s' -- '%s' numbers 2>/dev/null", bin_dir(), modes[k],
-                 dir, name, toy());
-        CHECK_INT(run_command(cmd, &out), 0);
-        CHECK_STR(out, plain);
-        free(out);
-        CHECK_CONTAINS(out = report_of(name), "\"rows\"");
-        free(out);
-    }
+    like_its_plain_run(NULL, "numbers", modes, 5, plain, "numbers", (const char *const[]){"\"rows\"", NULL});
     free(plain);
     remove_tree(dir);
 }
@@ -759,19 +762,7 @@ TEST_CASE(a_program_that_makes_a_user_namespace) {
     CHECK_STR(plain, "unshare: ok\nsetns: ok\n"); /* the host gives user namespaces */
     const char *modes[] = {"--functions", "--functions --memory", "--functions --sample",
                            "--functions --sample=500,dwarf"};
-    for (int k = 0; k < 4; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "ns%d", k);
-        snprintf(cmd, sizeof cmd, "'%s/opprof' record %s -o '%s/%s' -- '%s' namespaces 2>/dev/null", bin_dir(), modes[k],
-                 dir, name, toy());
-        CHECK_INT(run_command(cmd, &out), 0);
-        CHECK_STR(out, plain);
-        free(out);
-        out = report_of(name);
-        CHECK_CONTAINS(out, "\"mid\"");
-        CHECK_CONTAINS(out, "\"leaf\"");
-        free(out);
-    }
+    like_its_plain_run(NULL, "namespaces", modes, 4, plain, "ns", (const char *const[]){"\"mid\"", "\"leaf\"", NULL});
     snprintf(cmd, sizeof cmd, "'%s/opprof' record -o '%s/wrapped' -- unshare -r '%s' 2>&1", bin_dir(), dir, toy());
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK(out && !strstr(out, "unshare failed"));
