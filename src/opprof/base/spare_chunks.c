@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 
 /* A stream's chunks have one length (ranges, memory events and marks share
  * theirs; shapes and native stacks have their own): a pool each, up to
@@ -65,6 +66,9 @@ static void *populate_ahead(void *arg) {
      * thread, it took that thread's CPU (loops of 6 M functions waited up to
      * 125 ms of 270) */
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){0});
+    for (int k = 0; k < 2; k++) /* a helper before this one that opprof_threads_pause ended: its time is done */
+        __atomic_add_fetch(&g_ended_cpu_ns[k], __atomic_exchange_n(&g_running_cpu_ns[k], 0, __ATOMIC_ACQ_REL),
+                           __ATOMIC_ACQ_REL);
     pthread_mutex_lock(&g_lock);
     for (;;) {
         pool *p;
@@ -115,6 +119,8 @@ static void unlock_after_fork(void) { pthread_mutex_unlock(&g_lock); }
  * waited on is made anew). */
 static void forked_child(void) {
     pthread_cond_init(&g_asked, NULL);
+    memset(g_ended_cpu_ns, 0, sizeof g_ended_cpu_ns); /* the child's CPU time starts at 0, its helpers' too */
+    memset(g_running_cpu_ns, 0, sizeof g_running_cpu_ns);
     g_started = g_failed = g_stopping = g_resting = false;
     pthread_mutex_unlock(&g_lock);
 }

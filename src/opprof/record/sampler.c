@@ -89,7 +89,7 @@ struct opprof__sampler {
     int64_t cpu_open_ns, cpu_closed_ns; /* the process's CPU time at the window's open and close, */
     int64_t own_open_ns, own_closed_ns; /* ...and its helpers' (the drainer's, the spares') */
     bool user_only;                     /* the kernel's time not sampled (perf_event_paranoid >= 2) */
-    int64_t drainer_cpu_ns[2];          /* atomic: the drainer's CPU time after its last drain ([1]: user mode) */
+    int64_t drainer_cpu_ns[2];          /* atomic: the drainers' CPU time after the last drain ([1]: user mode) */
 };
 
 /* The CPU time (ns) that the process's threads ran so far, those that
@@ -280,6 +280,8 @@ static void drain_all(opprof__sampler *s) {
 static void *drainer(void *arg) {
     opprof__sampler *s = arg;
     struct timespec pause = {0, (s->dwarf ? DWARF_DRAIN_MS : DRAIN_MS) * 1000000L}, look = opprof__helper_deadline();
+    int64_t before[2]; /* the drainers' before this one (paused by opprof_threads_pause) */
+    for (int k = 0; k < 2; k++) before[k] = __atomic_load_n(&s->drainer_cpu_ns[k], __ATOMIC_ACQUIRE);
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         drain_all(s);
         struct timespec now;
@@ -290,7 +292,7 @@ static void *drainer(void *arg) {
         }
         int64_t cpu[2];
         opprof__cpu_ns(true, cpu);
-        for (int k = 0; k < 2; k++) __atomic_store_n(&s->drainer_cpu_ns[k], cpu[k], __ATOMIC_RELEASE);
+        for (int k = 0; k < 2; k++) __atomic_store_n(&s->drainer_cpu_ns[k], before[k] + cpu[k], __ATOMIC_RELEASE);
         nanosleep(&pause, NULL);
         opprof__helper_pause_point(NULL); /* opprof_threads_pause: started again from the top */
     }
