@@ -494,16 +494,17 @@ static long memory_events(const char *capture) {
  * as DIR and the program's beside, or said "cannot move ... File exists".
  * A capture that a program run before left beside DIR is no later one's
  * child's: a program that ran none no longer takes it for its own. */
-/* `opprof record --memory` of `sh -c "INNER"` into DIR/name: it ends with
- * status 0, says `said` and `also`, leaves nothing beside DIR (no
- * .opprof- directory) and says nothing of "cannot move", "not profiled" or
- * "was left by", and DIR holds `events` memory events (the program's
- * capture, not another's). */
-static void sh_memory_capture(const char *name, const char *inner, const char *said, const char *also, long events) {
+/* `opprof record --memory` of `SHELL -c "INNER"` into DIR/name (shell_memory_capture;
+ * sh_memory_capture: dash's sh): it ends with status 0, says `said` and
+ * `also`, leaves nothing beside DIR (no .opprof- directory) and says
+ * nothing of "cannot move", "not profiled" or "was left by", and DIR holds
+ * `events` memory events (the program's capture, not another's). */
+static void shell_memory_capture(const char *shell, const char *name, const char *inner, const char *said,
+                                 const char *also, long events) {
     char cmd[8192], path[4200], *out = NULL;
     snprintf(cmd, sizeof cmd,
-             "'%s/opprof' record --memory --outputs perfetto -o '%s/%s' -- sh -c \"%s\" 2>&1; echo LEFT; ls -A '%s'",
-             bin_dir(), dir, name, inner, dir);
+             "'%s/opprof' record --memory --outputs perfetto -o '%s/%s' -- %s -c \"%s\" 2>&1; echo LEFT; ls -A '%s'",
+             bin_dir(), dir, name, shell, inner, dir);
     CHECK_INT(run_command(cmd, &out), 0);
     CHECK_CONTAINS(out, said);
     CHECK_CONTAINS(out, also);
@@ -512,6 +513,31 @@ static void sh_memory_capture(const char *name, const char *inner, const char *s
     free(out);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     CHECK(memory_events(path) == events);
+}
+
+static void sh_memory_capture(const char *name, const char *inner, const char *said, const char *also, long events) {
+    shell_memory_capture("sh", name, inner, said, also, events);
+}
+
+/* Two programs run one after the other, each by a wrapper (bash that runs
+ * it in a child), the second one a level deeper (`bash -c 'a'; bash -c
+ * "bash -c 'b'"`, as pyenv's shims run their helpers before python): the
+ * first one's capture, kept at its level, was moved up by its wrapper, and
+ * its claim at that level was taken for the second one's. Its wrapper
+ * then said "cannot move ... No such file or directory", DIR held a
+ * bash's capture (1,225 memory events) and the program's was left beside.
+ * DIR is the second program's (the more CPU time), nothing beside. */
+TEST_CASE(programs_run_by_wrappers_at_two_depths) {
+    CHECK(make_temp_dir(dir, sizeof dir) != NULL);
+    char inner[4096];
+    snprintf(inner, sizeof inner,
+             "bash -c '%s mallocs 1000 >/dev/null; true'; bash -c \\\"bash -c '%s mallocs 300000 >/dev/null; "
+             "true'; true\\\"; true",
+             toy(), toy());
+    shell_memory_capture("bash", "depths", inner,
+                         "record_toy, which bash ran in a child process (through /usr/bin/bash, /usr/bin/bash)\n",
+                         "their captures were dropped\n", 600000);
+    remove_tree(dir);
 }
 
 TEST_CASE(a_wrapper_after_a_kept_program) {

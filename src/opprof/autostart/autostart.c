@@ -610,6 +610,19 @@ static bool take_child_capture(long long cpu_ns, long long kept_ns) {
     return true;
 }
 
+/* The capture kept at this child's level is DIR, as its claim says. Where
+ * its parent, a wrapper, moved it up a level since (a program run before
+ * this one's parent at that level: `bash -c 'a; b'` whose a and b each run
+ * a program in a child), the claim is the level's no more: taken for it,
+ * this process's capture was set against a capture that is not there,
+ * its wrapper's EXCHANGE failed ("cannot move ... No such file or
+ * directory"), and the capture of the program that did the work was left
+ * beside DIR while DIR held a shell's. */
+static bool kept_is_here(void) {
+    struct stat st;
+    return lstat(g_auto.dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void save(void) {
     pthread_mutex_lock(&g_auto.lock);
     opprof_session *session = g_auto.session;
@@ -622,7 +635,7 @@ static void save(void) {
     long long cpu_ns = (long long)((g_auto.cpu_before_save - g_auto.cpu_started + cpu_seconds(RUSAGE_CHILDREN) -
                                     g_auto.children_cpu_started) *
                                    1e9),
-              kept_ns = is_child_session() && !g_auto.flight ? kept_cpu_ns(level) : -1;
+              kept_ns = is_child_session() && !g_auto.flight && kept_is_here() ? kept_cpu_ns(level) : -1;
     g_auto.dropping = kept_ns >= cpu_ns;
     remeasure_machine(session);
     opprof_session_free(session); /* a capture being recorded is written now */
