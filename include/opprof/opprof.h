@@ -382,8 +382,9 @@ OPPROF_API void opprof_session_free(opprof_session *session);
  * program's threads alone: the kernel refuses unshare(CLONE_NEWUSER) and
  * setns into a user namespace (EINVAL) to a process of more than one
  * thread. opprof_threads_resume starts them again. Nothing recorded is lost;
- * while they are paused, nothing is saved (a signal's save waits for the
- * watcher). libopprof_record.so wraps unshare and setns with these. 0, or
+ * while they are paused, nothing is saved (SIGINT's or SIGTERM's save is
+ * made once the watcher is back, which then ends the process by the
+ * signal). libopprof_record.so wraps unshare and setns with these. 0, or
  * OPPROF_EBUSY when one did not end within 2 s (a trace being read on a
  * second thread): then every one runs on.
  */
