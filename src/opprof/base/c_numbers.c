@@ -30,5 +30,5 @@ void opprof__c_numbers_end(opprof__numbers n) {
 
 double opprof__c_strtod(const char *text, char **end) {
     pthread_once(&g_once, make_c_locale);
-    return g_c_locale != (locale_t)0 ? strtod_l(text, end, g_c_locale) : opprof__c_strtod(text, end);
+    return g_c_locale != (locale_t)0 ? strtod_l(text, end, g_c_locale) : strtod(text, end);
 }
